@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package strata needs to build, test and run. Idempotent and non-interactive:
+# packages already present are not fetched again, and `apt-get update` runs only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
+  libsimdjson-dev   # JSON parsing of Kineto traces
+  libfmt-dev        # text formatting
+  libcli11-dev      # command-line parsing
+  nlohmann-json3-dev  # JSON output (reports) and small JSON documents
+  zlib1g-dev        # gzip input (streaming inflate)
+  libzstd-dev       # recorder segment compression
+  libgtest-dev libgmock-dev  # unit and golden tests
+  libbenchmark-dev  # micro benchmarks
+  libbpf-dev bpftool linux-perf  # eBPF recorder
+  python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
+  gzip
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

@@ -1,0 +1,92 @@
+// JobSummary computation (see job_summary.h).
+#include "analysis/job_summary.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/decimal.h"
+
+namespace strata {
+
+std::vector<std::vector<uint32_t>> SlicesByRank(const TraceStore& store) {
+  std::vector<std::vector<uint32_t>> by_rank(store.ranks.size());
+  std::vector<size_t> counts(store.ranks.size(), 0);
+  for (uint32_t track : store.slices.track) ++counts[store.tracks[track].rank];
+  for (size_t r = 0; r < by_rank.size(); ++r) by_rank[r].reserve(counts[r]);
+  for (uint32_t row = 0; row < store.slices.size(); ++row) {
+    by_rank[store.tracks[store.slices.track[row]].rank].push_back(row);
+  }
+  return by_rank;
+}
+
+namespace {
+
+std::vector<int64_t> ProfilerSteps(const TraceStore& store, const std::vector<uint32_t>& rows) {
+  // Decide per distinct name once: names are interned.
+  std::vector<int8_t> is_step(store.strings.size(), -1);
+  std::vector<int64_t> number(store.strings.size(), 0);
+  std::set<int64_t> steps;
+  for (uint32_t row : rows) {
+    if (store.slices.flags[row] & kSliceGpu) continue;
+    const StringId name = store.slices.name[row];
+    if (is_step[name] < 0) {
+      const std::string_view text = store.strings.view(name);
+      int64_t n = 0;
+      is_step[name] = text.substr(0, 13) == "ProfilerStep#" && ParseInt64(text.substr(13), &n) == NumberParse::kOk;
+      number[name] = n;
+    }
+    if (is_step[name]) steps.insert(number[name]);
+  }
+  return {steps.begin(), steps.end()};
+}
+
+}  // namespace
+
+JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
+  JobSummary job;
+  job.include_last_step = options.include_last_step;
+  const auto by_rank = SlicesByRank(store);
+  std::vector<uint32_t> order(store.ranks.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return store.ranks[a].rank < store.ranks[b].rank; });
+  std::set<int64_t> all_steps;
+  for (uint32_t r : order) {
+    const RankInfo& info = store.ranks[r];
+    const auto& rows = by_rank[r];
+    RankSummary rs;
+    rs.rank_index = r;
+    rs.events = info.events;
+    job.events += info.events;
+    rs.steps = ProfilerSteps(store, rows);
+    rs.step_source = rs.steps.empty() ? "none" : "profiler-step";
+    if (rs.steps.empty()) {
+      std::set<int64_t> steps;
+      for (uint32_t row : rows)
+        if (store.slices.step[row] >= 0) steps.insert(store.slices.step[row]);
+      if (!steps.empty()) {
+        rs.steps.assign(steps.begin(), steps.end());
+        rs.step_source = "op-table";
+      }
+    }
+    all_steps.insert(rs.steps.begin(), rs.steps.end());
+    for (uint32_t row : rows) {
+      const int64_t start = store.slices.ts_ns[row];
+      const int64_t end = start + store.slices.dur_ns[row];
+      if (!rs.has_span) {
+        rs.span_start_ns = start;
+        rs.span_end_ns = end;
+        rs.has_span = true;
+      } else {
+        rs.span_start_ns = std::min(rs.span_start_ns, start);
+        rs.span_end_ns = std::max(rs.span_end_ns, end);
+      }
+    }
+    rs.gpu = ComputeGpuBreakdown(store, rows, options);
+    job.ranks.push_back(std::move(rs));
+  }
+  job.steps.assign(all_steps.begin(), all_steps.end());
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,118 @@
+// strata command-line front end: parses arguments (CLI11) and dispatches to the subcommands.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analysis/job_summary.h"
+#include "cli/output.h"
+#include "importers/job_loader.h"
+#include "importers/rank_inference.h"
+#include "reports/summary_report.h"
+
+namespace {
+
+struct CommonInputOptions {
+  std::vector<std::string> paths;
+  std::string rank_map;
+  unsigned threads = 0;
+  bool skip_unreadable = false;
+  bool progress = false;
+  strata::ImportOptions::OpTableColumns columns;
+};
+
+void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
+  cmd->add_option("paths", o.paths, "trace files and/or directories of one job (Kineto/Chrome JSON, op-table CSV; "
+                                    "plain or gzip)")
+      ->required();
+  cmd->add_option("--rank-map", o.rank_map,
+                  "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file says");
+  cmd->add_option("--threads", o.threads, "files parsed at once (default: all cores)");
+  cmd->add_flag("--skip-unreadable", o.skip_unreadable,
+                "leave out files that cannot be read (they are listed) instead of failing");
+  cmd->add_flag("--progress", o.progress, "print loading progress to stderr");
+  cmd->add_option("--col-rank", o.columns.rank, "op-table column holding the global rank")->capture_default_str();
+  cmd->add_option("--col-step", o.columns.step, "op-table column holding the step")->capture_default_str();
+  cmd->add_option("--col-op", o.columns.op, "op-table column holding the op type")->capture_default_str();
+  cmd->add_option("--col-start", o.columns.start, "op-table column holding the start time")->capture_default_str();
+  cmd->add_option("--col-duration", o.columns.duration, "op-table column holding the duration")->capture_default_str();
+  cmd->add_option("--col-dp-rank", o.columns.dp_rank, "op-table column holding the data-parallel rank")
+      ->capture_default_str();
+  cmd->add_option("--col-stage", o.columns.stage, "op-table column holding the pipeline stage")->capture_default_str();
+  cmd->add_option("--time-unit-ns", o.columns.time_unit_ns,
+                  "nanoseconds per op-table time unit (1e9 = seconds, 1e3 = microseconds)")
+      ->capture_default_str();
+}
+
+int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
+  strata::LoadOptions load;
+  load.import.op_table = o.columns;
+  load.threads = o.threads;
+  load.skip_unreadable = o.skip_unreadable;
+  load.progress = o.progress;
+  if (!o.rank_map.empty()) {
+    if (auto st = strata::ParseRankMap(o.rank_map, &load.rank_map); !st.ok()) {
+      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
+  auto loaded = strata::LoadJob(o.paths, load);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "strata: %s\n", loaded.error().c_str());
+    return 1;
+  }
+  *job = std::move(loaded).value();
+  for (const auto& bad : job->unreadable) std::fprintf(stderr, "strata: left out: %s\n", bad.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"strata: finds which worker of a distributed training job is slow, which operation, why, "
+               "and what fixing it would save."};
+  app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
+  app.require_subcommand(1);
+
+  CommonInputOptions summary_in;
+  std::string summary_format = "text";
+  std::string summary_out;
+  bool include_last_step = false;
+  size_t top_kernels = 10;
+  CLI::App* summary = app.add_subcommand(
+      "summary", "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
+                 "(idle/compute/non-compute time, communication-computation overlap, kernel time by type)");
+  AddInputOptions(summary, summary_in);
+  summary->add_option("--format", summary_format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  summary->add_option("-o,--output", summary_out, "write to FILE instead of standard output");
+  summary->add_flag("--include-last-step", include_last_step,
+                    "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
+  summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (summary->parsed()) {
+    strata::LoadedJob job;
+    if (int rc = LoadOrFail(summary_in, &job)) return rc;
+    strata::BreakdownOptions options;
+    options.include_last_step = include_last_step;
+    options.top_kernels = top_kernels;
+    const strata::JobSummary result = strata::Summarize(job.store, options);
+    const std::string text = summary_format == "json"
+                                 ? strata::SummaryToJson(job.store, result).dump(2) + "\n"
+                                 : strata::SummaryToText(job.store, result);
+    if (auto st = strata::WriteOutput(summary_out, text); !st.ok()) {
+      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

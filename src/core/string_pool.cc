@@ -1,0 +1,102 @@
+// StringPool implementation: open-addressing hash table over an append-only arena.
+#include "core/string_pool.h"
+
+#include <cstring>
+
+namespace strata {
+
+namespace {
+constexpr size_t kBlockBytes = 64 * 1024;
+}
+
+StringPool::StringPool() : slots_(1024, 0) {
+  strings_.emplace_back();
+  hashes_.push_back(hash({}));
+  slots_[hashes_[0] & (slots_.size() - 1)] = 1;
+}
+
+uint64_t StringPool::hash(std::string_view s) {
+  // FNV-1a over 8-byte words, then a final avalanche (splitmix64). Fast for the short names in traces.
+  uint64_t h = 0xcbf29ce484222325ULL ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail) * 0x100000001b3ULL;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h;
+}
+
+std::string_view StringPool::store(std::string_view s) {
+  if (s.empty()) return {};
+  if (s.size() > kBlockBytes / 4) {  // large strings get their own block
+    blocks_.emplace_back(new char[s.size()]);
+    std::memcpy(blocks_.back().get(), s.data(), s.size());
+    arena_bytes_ += s.size();
+    return {blocks_.back().get(), s.size()};
+  }
+  if (blocks_.empty() || block_used_ + s.size() > block_size_) {
+    blocks_.emplace_back(new char[kBlockBytes]);
+    block_used_ = 0;
+    block_size_ = kBlockBytes;
+    arena_bytes_ += kBlockBytes;
+  }
+  char* dst = blocks_.back().get() + block_used_;
+  std::memcpy(dst, s.data(), s.size());
+  block_used_ += s.size();
+  return {dst, s.size()};
+}
+
+void StringPool::grow() {
+  std::vector<uint32_t> slots(slots_.size() * 2, 0);
+  const size_t mask = slots.size() - 1;
+  for (uint32_t id = 0; id < strings_.size(); ++id) {
+    size_t pos = hashes_[id] & mask;
+    while (slots[pos] != 0) pos = (pos + 1) & mask;
+    slots[pos] = id + 1;
+  }
+  slots_.swap(slots);
+}
+
+StringId StringPool::find(std::string_view s) const {
+  const uint64_t h = hash(s);
+  const size_t mask = slots_.size() - 1;
+  for (size_t pos = h & mask;; pos = (pos + 1) & mask) {
+    const uint32_t slot = slots_[pos];
+    if (slot == 0) return kNotFound;
+    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return slot - 1;
+  }
+}
+
+StringId StringPool::intern(std::string_view s) {
+  const uint64_t h = hash(s);
+  size_t mask = slots_.size() - 1;
+  size_t pos = h & mask;
+  for (;; pos = (pos + 1) & mask) {
+    const uint32_t slot = slots_[pos];
+    if (slot == 0) break;
+    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return slot - 1;
+  }
+  const auto id = static_cast<StringId>(strings_.size());
+  strings_.push_back(store(s));
+  hashes_.push_back(h);
+  slots_[pos] = id + 1;
+  if (strings_.size() * 2 > slots_.size()) grow();
+  return id;
+}
+
+size_t StringPool::memory_bytes() const {
+  return arena_bytes_ + strings_.capacity() * sizeof(std::string_view) +
+         hashes_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint32_t);
+}
+
+}  // namespace strata

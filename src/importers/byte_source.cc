@@ -1,0 +1,130 @@
+// ByteSource implementation: buffered file reads and streaming zlib inflation.
+#include "importers/byte_source.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace strata {
+
+namespace {
+constexpr size_t kInputChunk = 1 << 20;
+}
+
+ByteSource::~ByteSource() {
+  if (zs_init_) inflateEnd(&zs_);
+  if (file_) std::fclose(file_);
+}
+
+Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: is a directory, not a trace file", path));
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::unique_ptr<ByteSource> src(new ByteSource());
+  src->path_ = path;
+  src->file_ = f;
+  src->file_size_ = static_cast<uint64_t>(st.st_size);
+  src->in_buf_.resize(kInputChunk);
+  unsigned char magic[2] = {0, 0};
+  const size_t got = std::fread(magic, 1, 2, f);
+  std::rewind(f);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    src->gzip_ = true;
+    if (inflateInit2(&src->zs_, 15 + 16) != Z_OK) {
+      return Status::Error(fmt::format("{}: cannot initialise gzip decoder", path));
+    }
+    src->zs_init_ = true;
+  }
+  return src;
+}
+
+Expected<size_t> ByteSource::ReadRaw(char* out, size_t capacity) {
+  const size_t n = std::fread(out, 1, capacity, file_);
+  if (n < capacity && std::ferror(file_)) {
+    return Status::Error(fmt::format("{}: read error at byte {}: {}", path_, compressed_read_, std::strerror(errno)));
+  }
+  compressed_read_ += n;
+  return n;
+}
+
+Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
+  zs_.next_out = reinterpret_cast<Bytef*>(out);
+  zs_.avail_out = static_cast<uInt>(capacity);
+  while (zs_.avail_out > 0) {
+    if (zs_.avail_in == 0) {
+      if (eof_) break;
+      auto n = ReadRaw(reinterpret_cast<char*>(in_buf_.data()), in_buf_.size());
+      if (!n.ok()) return n.status();
+      if (n.value() == 0) {
+        eof_ = true;
+        break;
+      }
+      zs_.next_in = in_buf_.data();
+      zs_.avail_in = static_cast<uInt>(n.value());
+    }
+    if (stream_ended_) {
+      // Another gzip member follows (concatenated gzip files form one stream).
+      if (inflateReset(&zs_) != Z_OK) return Status::Error(fmt::format("{}: gzip reset failed", path_));
+      stream_ended_ = false;
+    }
+    const int rc = inflate(&zs_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      stream_ended_ = true;
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const uint64_t at = compressed_read_ - zs_.avail_in;
+      return Status::Error(fmt::format("{}: corrupt gzip data at compressed byte {} (after {} decompressed bytes): {}",
+                                       path_, at, produced_ + (capacity - zs_.avail_out),
+                                       zs_.msg ? zs_.msg : "inflate error"));
+    }
+  }
+  const size_t n = capacity - zs_.avail_out;
+  produced_ += n;
+  if (n == 0 && eof_ && !stream_ended_) {
+    return Status::Error(fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "
+                                     "end marker (after {} decompressed bytes)",
+                                     path_, compressed_read_, produced_));
+  }
+  return n;
+}
+
+Expected<size_t> ByteSource::Read(char* out, size_t capacity) {
+  if (peek_pos_ < peeked_.size()) {
+    const size_t n = std::min(capacity, peeked_.size() - peek_pos_);
+    std::memcpy(out, peeked_.data() + peek_pos_, n);
+    peek_pos_ += n;
+    return n;
+  }
+  if (gzip_) return ReadInflated(out, capacity);
+  auto n = ReadRaw(out, capacity);
+  if (n.ok()) produced_ += n.value();
+  return n;
+}
+
+Expected<std::string> ByteSource::Peek(size_t n) {
+  std::string buf(n, '\0');
+  size_t filled = 0;
+  while (filled < n) {
+    auto got = gzip_ ? ReadInflated(buf.data() + filled, n - filled) : ReadRaw(buf.data() + filled, n - filled);
+    if (!got.ok()) {
+      if (filled > 0) break;  // report the error on the real read; sniffing works on what we have
+      return got.status();
+    }
+    if (got.value() == 0) break;
+    filled += got.value();
+  }
+  if (!gzip_) produced_ += filled;
+  buf.resize(filled);
+  peeked_ = buf;
+  peek_pos_ = 0;
+  return buf;
+}
+
+}  // namespace strata

@@ -1,0 +1,28 @@
+// Options shared by all importers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace strata {
+
+struct ImportOptions {
+  size_t batch_bytes = 4 << 20;  // events parsed per batch (bounds memory for huge files)
+  // Column names of op-table CSVs, for timer logs whose headers differ from the defaults.
+  struct OpTableColumns {
+    std::string rank = "rank";
+    std::string step = "step";
+    std::string op = "optype";
+    std::string start = "start_ts";
+    std::string duration = "duration";
+    std::string dp_rank = "dp_rank";
+    std::string stage = "stage";
+    std::string tp_rank = "tp_rank";
+    std::string seq_id = "seq_id";
+    std::string microbatch = "mb_id";
+    std::string chunk = "mc";
+    double time_unit_ns = 1e9;  // seconds
+  } op_table;
+};
+
+}  // namespace strata

@@ -1,0 +1,208 @@
+// JobLoader implementation: a pool of worker threads pulls file indices; results are merged in order.
+#include "importers/job_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "importers/byte_source.h"
+#include "importers/kineto_importer.h"
+#include "importers/op_table_importer.h"
+#include "importers/rank_inference.h"
+#include "importers/sniff.h"
+
+namespace strata {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool LooksLikeTraceName(const std::string& name) {
+  return name.find(".json") != std::string::npos || name.find(".csv") != std::string::npos;
+}
+
+struct FileResult {
+  std::optional<TraceStore> store;
+  std::string error;
+  uint64_t input_bytes = 0;
+  uint64_t content_bytes = 0;
+};
+
+FileResult ImportOne(const std::string& path, const ImportOptions& options) {
+  FileResult result;
+  auto src = ByteSource::Open(path);
+  if (!src.ok()) {
+    result.error = src.error();
+    return result;
+  }
+  ByteSource& source = *src.value();
+  auto head = source.Peek(4096);
+  if (!head.ok()) {
+    result.error = head.error();
+    return result;
+  }
+  Expected<TraceStore> store = Status::Error("");
+  switch (SniffFormat(head.value())) {
+    case InputFormat::kChromeJson:
+      store = ImportKineto(source, options);
+      break;
+    case InputFormat::kOpTableCsv:
+      store = ImportOpTable(source, options);
+      break;
+    case InputFormat::kUnknown: {
+      std::string shown;
+      for (char c : head.value().substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
+      result.error = fmt::format("{}: unrecognised format (not Kineto/Chrome JSON nor an op-table CSV; "
+                                 "first bytes: \"{}\")",
+                                 path, shown);
+      return result;
+    }
+  }
+  result.input_bytes = source.compressed() ? source.compressed_bytes_read() : source.bytes_produced();
+  result.content_bytes = source.bytes_produced();
+  if (!store.ok()) {
+    result.error = store.error();
+    return result;
+  }
+  result.store = std::move(store).value();
+  return result;
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) return Status::Error(fmt::format("{}: no such file or directory", p));
+    if (fs::is_directory(status)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+          if (it->is_directory()) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file() && LooksLikeTraceName(name)) found.push_back(it->path().string());
+      }
+      if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", p, ec.message()));
+      if (found.empty()) {
+        return Status::Error(fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz)", p));
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  return files;
+}
+
+Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
+  auto expanded = ExpandInputs(paths);
+  if (!expanded.ok()) return expanded.status();
+  const std::vector<std::string>& files = expanded.value();
+  if (files.empty()) return Status::Error("no input files given");
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
+  std::vector<FileResult> results(files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> finished{0};
+  std::mutex progress_mutex;
+  const auto started = std::chrono::steady_clock::now();
+  auto last_report = started;
+  auto worker = [&]() {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      results[i] = ImportOne(files[i], options.import);
+      const size_t done = ++finished;
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_report > std::chrono::milliseconds(500) || done == files.size()) {
+          last_report = now;
+          std::fprintf(stderr, "strata: loaded %zu/%zu files (%.1f s)\n", done, files.size(),
+                       std::chrono::duration<double>(now - started).count());
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  LoadedJob job;
+  std::vector<std::string> errors;
+  std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
+  std::map<int, std::string> owner;           // rank -> file that claimed it
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileResult& r = results[i];
+    job.input_bytes += r.input_bytes;
+    job.content_bytes += r.content_bytes;
+    if (!r.store) {
+      if (options.skip_unreadable) {
+        job.unreadable.push_back(r.error);
+        continue;
+      }
+      errors.push_back(r.error);
+      continue;
+    }
+    TraceStore& store = *r.store;
+    for (RankInfo& rank : store.ranks) {
+      if (auto mapped = LookupRankMap(options.rank_map, files[i])) {
+        if (store.ranks.size() > 1) {
+          errors.push_back(fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks",
+                                       files[i], store.ranks.size()));
+          break;
+        }
+        rank.rank = *mapped;
+        rank.rank_source = "rank map";
+      } else if (rank.rank < 0) {
+        if (auto from_name = RankFromFileName(files[i])) {
+          rank.rank = *from_name;
+          rank.rank_source = "file name";
+        } else if (files.size() == 1) {
+          rank.rank = 0;
+          rank.rank_source = "only file";
+        } else {
+          errors.push_back(fmt::format("{}: cannot tell which rank this file is: it has no distributedInfo.rank "
+                                       "and its name has no rank number (like rank-3 or worker3); "
+                                       "give --rank-map {}=RANK",
+                                       files[i], fs::path(files[i]).filename().string()));
+          continue;
+        }
+      }
+      auto [it, inserted] = owner.emplace(rank.rank, files[i]);
+      if (!inserted) {
+        errors.push_back(fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which "
+                                     "file is which rank)",
+                                     rank.rank, it->second, files[i]));
+      }
+    }
+    int first_rank = INT32_MAX;
+    for (const RankInfo& rank : store.ranks) first_rank = std::min(first_rank, rank.rank);
+    order.emplace_back(first_rank, i);
+  }
+  if (!errors.empty()) {
+    std::string message = errors[0];
+    for (size_t i = 1; i < errors.size(); ++i) message += "\n" + errors[i];
+    return Status::Error(message);
+  }
+  if (order.empty()) return Status::Error("none of the input files could be read");
+  std::stable_sort(order.begin(), order.end());
+  for (const auto& [first_rank, index] : order) job.store.append(std::move(*results[index].store));
+  job.store.shrink_to_fit();
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,38 @@
+// JobLoader: turns the paths a user gives (files and directories) into one TraceStore for the job.
+// Sniffs each file, imports files in parallel on all cores, decides each rank (distributedInfo, then
+// file name, then --rank-map; a map entry overrides), and merges per-file stores in rank order.
+// Invariants: two inputs claiming the same rank is an error naming both; any file that cannot be read
+// is an error naming it (unless skip_unreadable, which then lists it in `unreadable`).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "importers/import_options.h"
+#include "store/trace_store.h"
+
+namespace strata {
+
+struct LoadOptions {
+  ImportOptions import;
+  std::map<std::string, int> rank_map;  // FILE (path or base name) -> rank; overrides the file
+  unsigned threads = 0;                 // 0 = all cores
+  bool progress = false;                // print progress to stderr for long loads
+  bool skip_unreadable = false;         // leave out files that cannot be read instead of failing
+};
+
+struct LoadedJob {
+  TraceStore store;
+  std::vector<std::string> unreadable;  // "path: reason" of files left out (skip_unreadable only)
+  uint64_t input_bytes = 0;             // bytes read from disk (compressed size for gzip)
+  uint64_t content_bytes = 0;           // decompressed bytes parsed
+};
+
+/// Expands directories (recursively; files whose name contains ".json" or ".csv") into a sorted list.
+Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& paths);
+
+Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);
+
+}  // namespace strata

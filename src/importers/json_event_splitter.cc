@@ -1,0 +1,211 @@
+// JsonEventSplitter implementation: a byte-level structure scanner over a sliding window.
+#include "importers/json_event_splitter.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace strata {
+
+namespace {
+constexpr size_t kReadChunk = 1 << 20;
+inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+}  // namespace
+
+Status JsonEventSplitter::Fail(std::string_view what) const {
+  return Status::Error(fmt::format("{}: invalid JSON at byte {}: {}", src_->path(), base_ + pos_, what));
+}
+
+bool JsonEventSplitter::Refill() {
+  if (eof_) return false;
+  // Discard what nobody needs any more, then make room for one more chunk.
+  if (keep_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + keep_, end_ - keep_);
+    base_ += keep_;
+    pos_ -= keep_;
+    end_ -= keep_;
+    keep_ = 0;
+  }
+  if (buf_.size() < end_ + kReadChunk) buf_.resize(std::max(buf_.size() * 2, end_ + kReadChunk));
+  auto got = src_->Read(buf_.data() + end_, kReadChunk);
+  if (!got.ok()) {
+    read_error_ = got.status();
+    eof_ = true;
+    return false;
+  }
+  if (got.value() == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += got.value();
+  return true;
+}
+
+void JsonEventSplitter::SkipWs() {
+  for (;;) {
+    while (pos_ < end_ && IsWs(buf_[pos_])) ++pos_;
+    if (pos_ < end_ || !Refill()) return;
+  }
+}
+
+bool JsonEventSplitter::SkipString() {
+  for (;;) {
+    const void* q = pos_ < end_ ? std::memchr(buf_.data() + pos_, '"', end_ - pos_) : nullptr;
+    if (!q) {
+      pos_ = end_;
+      if (!Refill()) return false;
+      continue;
+    }
+    size_t at = static_cast<const char*>(q) - buf_.data();
+    size_t backslashes = 0;
+    while (at > backslashes && buf_[at - 1 - backslashes] == '\\') ++backslashes;
+    pos_ = at + 1;
+    if ((backslashes & 1) == 0) return true;
+  }
+}
+
+Status JsonEventSplitter::SkipValue() {
+  SkipWs();
+  if (pos_ >= end_) return read_error_.ok() ? Fail("the document ends where a value was expected") : read_error_;
+  const char first = buf_[pos_];
+  if (first == '"') {
+    ++pos_;
+    if (!SkipString()) return read_error_.ok() ? Fail("the document ends inside a string") : read_error_;
+    return Status::Ok();
+  }
+  if (first != '{' && first != '[') {
+    // number, true, false, null: up to the next delimiter
+    for (;;) {
+      while (pos_ < end_) {
+        const char c = buf_[pos_];
+        if (c == ',' || c == '}' || c == ']' || IsWs(c)) return Status::Ok();
+        if (c == '"' || c == '{' || c == '[') return Fail("unexpected character inside a scalar value");
+        ++pos_;
+      }
+      if (!Refill()) return read_error_.ok() ? Status::Ok() : read_error_;
+    }
+  }
+  int depth = 0;
+  for (;;) {
+    while (pos_ < end_) {
+      const char c = buf_[pos_++];
+      if (c == '"') {
+        if (!SkipString()) return read_error_.ok() ? Fail("the document ends inside a string") : read_error_;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return Status::Ok();
+      }
+    }
+    if (!Refill()) {
+      return read_error_.ok() ? Fail("the document ends inside an object or array (truncated file?)") : read_error_;
+    }
+  }
+}
+
+Status JsonEventSplitter::FlushBatch(const BatchFn& on_batch, size_t end) {
+  if (batch_.elements.empty()) return Status::Ok();
+  batch_.body = std::string_view(buf_.data() + keep_, end - keep_);
+  batch_.file_offset = base_ + keep_;
+  Status st = on_batch(batch_);
+  batch_.elements.clear();
+  return st;
+}
+
+Status JsonEventSplitter::ReadEvents(const BatchFn& on_batch) {
+  found_events_ = true;
+  ++pos_;  // '['
+  SkipWs();
+  keep_ = pos_;
+  if (pos_ < end_ && buf_[pos_] == ']') {
+    ++pos_;
+    return Status::Ok();
+  }
+  for (;;) {
+    SkipWs();
+    // Refill may move the window, so positions are kept relative to keep_ (the batch start).
+    const size_t start = pos_ - keep_;
+    if (Status st = SkipValue(); !st.ok()) return st;
+    batch_.elements.emplace_back(static_cast<uint32_t>(start), static_cast<uint32_t>(pos_ - keep_ - start));
+    const size_t element_end = pos_ - keep_;  // relative, like start
+    SkipWs();
+    if (pos_ >= end_) return read_error_.ok() ? Fail("the event array is not closed (truncated file?)") : read_error_;
+    const char c = buf_[pos_];
+    if (c != ',' && c != ']') return Fail(fmt::format("expected ',' or ']' after an event, found '{}'", c));
+    if (c == ']' || element_end >= batch_bytes_) {
+      if (Status st = FlushBatch(on_batch, keep_ + element_end); !st.ok()) return st;
+      ++pos_;
+      if (c == ']') {
+        keep_ = pos_;
+        return Status::Ok();
+      }
+      SkipWs();
+      keep_ = pos_;
+      continue;
+    }
+    ++pos_;
+  }
+}
+
+Status JsonEventSplitter::Run(ByteSource& src, const MemberFn& on_member, const BatchFn& on_batch) {
+  src_ = &src;
+  buf_.assign(kReadChunk + 64, '\0');
+  pos_ = end_ = keep_ = 0;
+  base_ = 0;
+  Refill();
+  // Skip a UTF-8 byte order mark.
+  if (end_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;
+  SkipWs();
+  if (pos_ >= end_) return read_error_.ok() ? Fail("the file is empty") : read_error_;
+  if (buf_[pos_] == '[') {
+    shape_ = Shape::kBareArray;
+    if (Status st = ReadEvents(on_batch); !st.ok()) return st;
+  } else if (buf_[pos_] == '{') {
+    shape_ = Shape::kObject;
+    ++pos_;
+    SkipWs();
+    if (pos_ < end_ && buf_[pos_] == '}') {
+      ++pos_;
+    } else {
+      for (;;) {
+        SkipWs();
+        keep_ = pos_;
+        if (pos_ >= end_ || buf_[pos_] != '"') return Fail("expected a member name in the top-level object");
+        const size_t key_start = pos_ + 1;
+        ++pos_;
+        if (!SkipString()) return read_error_.ok() ? Fail("the document ends inside a member name") : read_error_;
+        const std::string key(buf_.data() + key_start, pos_ - 1 - key_start);
+        SkipWs();
+        if (pos_ >= end_ || buf_[pos_] != ':') return Fail("expected ':' after a member name");
+        ++pos_;
+        SkipWs();
+        if (key == "traceEvents" && pos_ < end_ && buf_[pos_] == '[') {
+          if (Status st = ReadEvents(on_batch); !st.ok()) return st;
+        } else {
+          keep_ = pos_;  // the value stays in the window while it is scanned
+          if (Status st = SkipValue(); !st.ok()) return st;
+          on_member(key, std::string_view(buf_.data() + keep_, pos_ - keep_));
+        }
+        SkipWs();
+        if (pos_ >= end_) return read_error_.ok() ? Fail("the top-level object is not closed (truncated file?)") : read_error_;
+        if (buf_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
+        if (buf_[pos_] == '}') {
+          ++pos_;
+          break;
+        }
+        return Fail(fmt::format("expected ',' or '}}' in the top-level object, found '{}'", buf_[pos_]));
+      }
+    }
+  } else {
+    return Fail("a Chrome/Kineto trace must start with '{' or '['");
+  }
+  keep_ = pos_;
+  SkipWs();
+  if (pos_ < end_) return Fail("unexpected data after the end of the JSON document");
+  return read_error_;
+}
+
+}  // namespace strata

@@ -1,0 +1,560 @@
+// Kineto / Chrome-trace importer: JsonEventSplitter cuts the event array into batches, simdjson's
+// On-Demand API parses each batch, and each event is validated and appended to the columnar store.
+#include "importers/kineto_importer.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/decimal.h"
+#include "importers/json_event_splitter.h"
+
+namespace strata {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;  // a week: longer is not a real op
+
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>()(p.first * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second));
+  }
+};
+
+/// One event's fields as read from JSON, before validation. Views point into the parser's buffers.
+struct RawEvent {
+  std::string_view ph, name, cat, ts, dur, id, bp;
+  bool has_name = false, has_cat = false, id_is_string = false;
+  bool pid_is_string = false, tid_is_string = false;
+  std::string_view pid_text, tid_text;  // raw token (number) or unescaped text (string)
+  int64_t stream = -1, correlation = kNoCorrelation;
+  std::string_view meta_name;  // args.name of ph M events
+  CollectiveArgs coll;
+  std::string_view coll_name, group, group_desc, group_ranks, dtype;
+  bool has_coll = false;
+  std::vector<std::pair<std::string_view, double>> counter_values;
+};
+
+class KinetoImporter {
+ public:
+  KinetoImporter(ByteSource& src, const ImportOptions& options) : src_(src), options_(options) {
+    store_.inputs.emplace_back();
+    store_.inputs[0].path = src.path();
+    store_.ranks.emplace_back();
+  }
+
+  Expected<TraceStore> Run() {
+    JsonEventSplitter splitter(options_.batch_bytes);
+    Status st = splitter.Run(
+        src_, [this](std::string_view key, std::string_view raw) { OnMember(key, raw); },
+        [this](const EventBatch& batch) { return OnBatch(batch); });
+    if (!st.ok()) return st;
+    if (splitter.shape() == JsonEventSplitter::Shape::kObject && !splitter.found_events()) {
+      return Status::Error(fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
+                                       "\"traceEvents\" array",
+                                       src_.path()));
+    }
+    Finish(splitter.shape());
+    return std::move(store_);
+  }
+
+ private:
+  RankInfo& rank() { return store_.ranks[0]; }
+  InputInfo& input() { return store_.inputs[0]; }
+  void Skip(const std::string& reason) { ++input().skipped[reason]; }
+
+  // ---- top-level members -------------------------------------------------------------------------
+  void OnMember(std::string_view key, std::string_view raw) {
+    if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds") return;
+    simdjson::dom::parser parser;
+    simdjson::dom::element el;
+    if (parser.parse(raw.data(), raw.size()).get(el)) {
+      ++input().repaired[fmt::format("unreadable_{}", key)];
+      return;
+    }
+    if (key == "distributedInfo") {
+      int64_t v;
+      if (!el["rank"].get_int64().get(v) && v >= 0 && v < INT32_MAX) {
+        rank().rank = static_cast<int32_t>(v);
+        rank().rank_source = "distributedInfo";
+      }
+      if (!el["world_size"].get_int64().get(v) && v > 0 && v < INT32_MAX) rank().world_size = static_cast<int32_t>(v);
+      std::string_view backend;
+      if (!el["backend"].get_string().get(backend)) rank().backend = std::string(backend);
+    } else if (key == "deviceProperties") {
+      simdjson::dom::array arr;
+      if (!el.get_array().get(arr)) {
+        for (auto dev : arr) {
+          std::string_view name;
+          if (!dev["name"].get_string().get(name)) rank().devices.emplace_back(name);
+        }
+      }
+    } else {
+      int64_t v;
+      if (!el.get_int64().get(v)) rank().base_time_ns = v;
+    }
+  }
+
+  // ---- batches -----------------------------------------------------------------------------------
+  Status OnBatch(const EventBatch& batch) {
+    const size_t n = batch.body.size() + 2;
+    doc_.resize(n + simdjson::SIMDJSON_PADDING);
+    doc_[0] = '[';
+    std::memcpy(doc_.data() + 1, batch.body.data(), batch.body.size());
+    doc_[n - 1] = ']';
+    size_t done = 0;
+    if (!ParseArray(n, &done)) {
+      // Something in this batch is malformed: parse the remaining events one at a time so one bad event
+      // costs only itself.
+      for (size_t k = done; k < batch.elements.size(); ++k) {
+        const auto [off, len] = batch.elements[k];
+        ParseSingle(batch.body.substr(off, len));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Parses doc_[0, n) as an array of events. Returns false on a JSON error; *done = events handled.
+  bool ParseArray(size_t n, size_t* done) {
+    od::document doc;
+    if (parser_.iterate(doc_.data(), n, doc_.size()).get(doc)) return false;
+    od::array arr;
+    if (doc.get_array().get(arr)) return false;
+    for (auto element : arr) {
+      od::value v;
+      if (std::move(element).get(v)) return false;
+      auto rc = HandleEvent(v);
+      if (rc == simdjson::SUCCESS) {
+        ++*done;
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
+  void ParseSingle(std::string_view text) {
+    std::string& buf = single_;
+    buf.assign(text);
+    bool repaired = false;
+    if (!simdjson::validate_utf8(buf.data(), buf.size())) {
+      buf = RepairUtf8(buf);
+      repaired = true;
+    }
+    const size_t len = buf.size();
+    buf.resize(len + simdjson::SIMDJSON_PADDING);
+    od::document doc;
+    od::value v;
+    if (parser_.iterate(buf.data(), len, buf.size()).get(doc) || doc.get_value().get(v) ||
+        HandleEvent(v) != simdjson::SUCCESS) {
+      Skip("invalid_json");
+      return;
+    }
+    if (repaired) ++input().repaired["invalid_utf8_replaced"];
+  }
+
+  static std::string RepairUtf8(std::string_view in) {
+    std::string out;
+    out.reserve(in.size());
+    size_t i = 0;
+    while (i < in.size()) {
+      const auto c = static_cast<unsigned char>(in[i]);
+      size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+      if (len > 0 && i + len <= in.size() && simdjson::validate_utf8(in.data() + i, len)) {
+        out.append(in.data() + i, len);
+        i += len;
+      } else {
+        out.append("\xEF\xBF\xBD");  // U+FFFD
+        ++i;
+      }
+    }
+    return out;
+  }
+
+  // ---- one event -----------------------------------------------------------------------------------
+  static std::string_view Token(od::value& v) {
+    std::string_view t = v.raw_json_token();
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+      t.remove_suffix(1);
+    return t;
+  }
+
+  static simdjson::error_code ReadId(od::value& v, bool* is_string, std::string_view* text) {
+    od::json_type type;
+    if (auto e = v.type().get(type)) return e;
+    if (type == od::json_type::string) {
+      *is_string = true;
+      return v.get_string().get(*text);
+    }
+    *is_string = false;
+    *text = Token(v);
+    return simdjson::SUCCESS;
+  }
+
+  static int64_t TokenToInt(std::string_view tok) {
+    int64_t v;
+    return ParseInt64(tok, &v) == NumberParse::kOk ? v : -1;
+  }
+
+  simdjson::error_code ReadArgs(od::object& args, RawEvent& ev) {
+    const bool counter = ev.ph == "C";
+    for (auto field_result : args) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field)) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return e;
+      od::value v = field.value();
+      if (counter) {
+        double d;
+        std::string_view tok = Token(v);
+        if (ParseDouble(tok, &d) == NumberParse::kOk) ev.counter_values.emplace_back(key, d);
+        continue;
+      }
+      if (key == "stream") {
+        ev.stream = TokenToInt(Token(v));
+      } else if (key == "correlation") {
+        ev.correlation = TokenToInt(Token(v));
+      } else if (key == "name" && ev.ph == "M") {
+        if (v.get_string().get(ev.meta_name)) ev.meta_name = {};
+      } else if (key == "Collective name") {
+        ev.has_coll = !v.get_string().get(ev.coll_name);
+      } else if (key == "Process Group Name") {
+        ev.has_coll |= !v.get_string().get(ev.group);
+      } else if (key == "Process Group Description") {
+        ev.has_coll |= !v.get_string().get(ev.group_desc);
+      } else if (key == "Process Group Ranks") {
+        ev.group_ranks = Token(v);
+      } else if (key == "dtype") {
+        if (v.get_string().get(ev.dtype)) ev.dtype = {};
+      } else if (key == "In msg nelems") {
+        ev.coll.in_nelems = TokenToInt(Token(v));
+      } else if (key == "Out msg nelems") {
+        ev.coll.out_nelems = TokenToInt(Token(v));
+      } else if (key == "Group size") {
+        ev.coll.group_size = static_cast<int32_t>(TokenToInt(Token(v)));
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code HandleEvent(od::value& value) {
+    od::object obj;
+    if (value.get_object().get(obj)) {
+      Skip("not_an_object");
+      return simdjson::SUCCESS;
+    }
+    RawEvent& ev = raw_;
+    ev = RawEvent();
+    for (auto field_result : obj) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field)) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return e;
+      od::value v = field.value();
+      if (key.size() == 2 && key == "ph") {
+        if (v.get_string().get(ev.ph)) ev.ph = "?";
+      } else if (key == "name") {
+        ev.has_name = !v.get_string().get(ev.name);
+      } else if (key == "cat") {
+        ev.has_cat = !v.get_string().get(ev.cat);
+      } else if (key == "ts") {
+        ev.ts = Token(v);
+      } else if (key == "dur") {
+        ev.dur = Token(v);
+      } else if (key == "pid") {
+        if (auto e = ReadId(v, &ev.pid_is_string, &ev.pid_text)) return e;
+      } else if (key == "tid") {
+        if (auto e = ReadId(v, &ev.tid_is_string, &ev.tid_text)) return e;
+      } else if (key == "id") {
+        if (auto e = ReadId(v, &ev.id_is_string, &ev.id)) return e;
+      } else if (key == "bp") {
+        if (v.get_string().get(ev.bp)) ev.bp = {};
+      } else if (key == "args") {
+        od::object args;
+        if (!v.get_object().get(args)) {
+          if (auto e = ReadArgs(args, ev)) return e;
+        }
+      }
+    }
+    Commit(ev);
+    return simdjson::SUCCESS;
+  }
+
+  int64_t IdFromText(bool is_string, std::string_view text, bool* ok) {
+    *ok = true;
+    if (!is_string) {
+      int64_t v;
+      if (ParseInt64(text, &v) == NumberParse::kOk) return v;
+      if (text.empty()) return 0;  // absent
+      *ok = false;
+      return 0;
+    }
+    auto it = string_ids_.find(std::string(text));
+    if (it != string_ids_.end()) return it->second;
+    const int64_t id = -(int64_t{1} << 40) - static_cast<int64_t>(string_ids_.size());
+    string_ids_.emplace(std::string(text), id);
+    return id;
+  }
+
+  uint32_t TrackFor(int64_t pid, int64_t tid, TrackKind kind) {
+    const auto key = std::make_pair(pid, tid);
+    if (last_track_ != UINT32_MAX && last_key_ == key) return last_track_;
+    auto [it, inserted] = track_ids_.try_emplace(key, static_cast<uint32_t>(store_.tracks.size()));
+    if (inserted) {
+      Track t;
+      t.rank = 0;
+      t.kind = kind;
+      t.pid = pid;
+      t.tid = tid;
+      store_.tracks.push_back(t);
+    }
+    last_key_ = key;
+    last_track_ = it->second;
+    return it->second;
+  }
+
+  bool ParseTime(std::string_view tok, const char* what, int64_t* out) {
+    if (tok.empty()) {
+      Skip(fmt::format("missing_{}", what));
+      return false;
+    }
+    switch (ParseScaledDecimal(tok, 3, out)) {
+      case NumberParse::kOk:
+        break;
+      case NumberParse::kNotNumber:
+        Skip(fmt::format("invalid_{}", what));
+        return false;
+      case NumberParse::kOutOfRange:
+        Skip(fmt::format("{}_out_of_range", what));
+        return false;
+    }
+    if (*out % 1000 != 0) input().fractional_timestamps = true;
+    return true;
+  }
+
+  void CountCategory(const RawEvent& ev) {
+    ++rank().events;
+    const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : kNoCat;
+    ++category_counts_[cat];
+  }
+
+  void Commit(RawEvent& ev) {
+    if (ev.ph.empty()) {
+      Skip("missing_phase");
+      return;
+    }
+    const char ph = ev.ph.size() == 1 ? ev.ph[0] : '?';
+    if (ph == 'M') {
+      HandleMetadata(ev);
+      return;
+    }
+    bool ok_pid, ok_tid;
+    const int64_t pid = IdFromText(ev.pid_is_string, ev.pid_text, &ok_pid);
+    const int64_t tid = IdFromText(ev.tid_is_string, ev.tid_text, &ok_tid);
+    if (!ok_pid || !ok_tid) {
+      Skip("invalid_pid_or_tid");
+      return;
+    }
+    int64_t ts = 0;
+    switch (ph) {
+      case 'X': {
+        int64_t dur = 0;
+        if (!ParseTime(ev.ts, "timestamp", &ts) || !ParseTime(ev.dur, "duration", &dur)) return;
+        if (dur < 0) {
+          Skip("negative_duration");
+          return;
+        }
+        if (dur > kMaxDurationNs) {
+          Skip("absurd_duration");
+          return;
+        }
+        AddSlice(ev, pid, tid, ts, dur, kSliceComplete);
+        return;
+      }
+      case 'B': {
+        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        const uint32_t track = TrackFor(pid, tid, TrackKind::kCpuThread);
+        open_[track].push_back(Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation,
+                                       ev.stream});
+        return;
+      }
+      case 'E': {
+        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        const uint32_t track = TrackFor(pid, tid, TrackKind::kCpuThread);
+        auto& stack = open_[track];
+        if (stack.empty()) {
+          Skip("end_without_begin");
+          return;
+        }
+        Pending p = std::move(stack.back());
+        stack.pop_back();
+        if (ts < p.ts) {
+          Skip("negative_duration");
+          return;
+        }
+        RawEvent merged;
+        merged.name = p.name;
+        merged.has_name = true;
+        merged.cat = p.cat;
+        merged.has_cat = p.has_cat;
+        merged.correlation = p.correlation;
+        merged.stream = p.stream;
+        AddSlice(merged, pid, tid, p.ts, ts - p.ts, kSliceBeginEnd);
+        return;
+      }
+      case 'i':
+      case 'I':
+      case 'n':
+        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        AddSlice(ev, pid, tid, ts, 0, kSliceInstant);
+        return;
+      case 'C': {
+        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        for (const auto& [key, value] : ev.counter_values) {
+          const std::string series = ev.counter_values.size() == 1 && !ev.name.empty()
+                                         ? std::string(ev.name)
+                                         : fmt::format("{}.{}", ev.name, key);
+          const StringId name = store_.strings.intern(series);
+          auto [it, inserted] = counter_tracks_.try_emplace(std::make_pair(pid, static_cast<int64_t>(name)),
+                                                            static_cast<uint32_t>(store_.tracks.size()));
+          if (inserted) {
+            Track t;
+            t.kind = TrackKind::kCounter;
+            t.pid = pid;
+            t.tid = tid;
+            t.name = name;
+            store_.tracks.push_back(t);
+          }
+          store_.counters.track.push_back(it->second);
+          store_.counters.ts_ns.push_back(ts);
+          store_.counters.value.push_back(value);
+        }
+        CountCategory(ev);
+        return;
+      }
+      case 's':
+      case 't':
+      case 'f': {
+        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        bool ok_id;
+        const int64_t id = IdFromText(ev.id_is_string, ev.id, &ok_id);
+        if (ev.id.empty() || !ok_id) {
+          Skip("flow_without_id");
+          return;
+        }
+        store_.flows.id.push_back(id);
+        store_.flows.ts_ns.push_back(ts);
+        store_.flows.track.push_back(TrackFor(pid, tid, TrackKind::kCpuThread));
+        store_.flows.category.push_back(ev.has_cat ? store_.strings.intern(ev.cat) : 0);
+        store_.flows.phase.push_back(ph);
+        CountCategory(ev);
+        return;
+      }
+      default:
+        Skip(fmt::format("unsupported_phase_{}", ph == '?' ? std::string("other") : std::string(1, ph)));
+        return;
+    }
+  }
+
+  void AddSlice(const RawEvent& ev, int64_t pid, int64_t tid, int64_t ts, int64_t dur, uint8_t flags) {
+    const bool gpu = ev.stream >= 0 && ev.correlation >= 0;
+    const uint32_t track = TrackFor(pid, tid, ev.stream >= 0 ? TrackKind::kGpuStream : TrackKind::kCpuThread);
+    Track& t = store_.tracks[track];
+    if (ev.stream >= 0 && t.stream < 0) {
+      t.stream = ev.stream;
+      t.kind = TrackKind::kGpuStream;
+    }
+    if (gpu) flags |= kSliceGpu;
+    if (ev.has_cat) flags |= kSliceHasCategory;
+    uint32_t args = kNoArgs;
+    if (ev.has_coll) {
+      CollectiveArgs a = ev.coll;
+      a.collective = store_.strings.intern(ev.coll_name);
+      a.group = store_.strings.intern(!ev.group.empty() ? ev.group : ev.group_desc);
+      a.group_ranks = store_.strings.intern(ev.group_ranks);
+      a.dtype = store_.strings.intern(ev.dtype);
+      args = static_cast<uint32_t>(store_.collective_args.size());
+      store_.collective_args.push_back(a);
+      flags |= kSliceCollectiveArgs;
+    }
+    const StringId name = store_.strings.intern(ev.name);
+    const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : 0;
+    store_.slices.append(ts, dur, name, cat, track, ev.correlation, flags, args);
+    ++rank().events;
+    ++category_counts_[ev.has_cat ? cat : kNoCat];
+  }
+
+  void HandleMetadata(const RawEvent& ev) {
+    if (ev.meta_name.empty()) return;
+    bool ok_pid, ok_tid;
+    const int64_t pid = IdFromText(ev.pid_is_string, ev.pid_text, &ok_pid);
+    const int64_t tid = IdFromText(ev.tid_is_string, ev.tid_text, &ok_tid);
+    if (!ok_pid || !ok_tid) return;
+    if (ev.name == "thread_name") thread_names_[{pid, tid}] = std::string(ev.meta_name);
+    if (ev.name == "process_name") process_names_[pid] = std::string(ev.meta_name);
+  }
+
+  void Finish(JsonEventSplitter::Shape shape) {
+    for (auto& [track, stack] : open_) {
+      if (!stack.empty()) input().skipped["begin_without_end"] += stack.size();
+    }
+    for (auto& t : store_.tracks) {
+      if (t.kind == TrackKind::kCounter) continue;
+      auto it = thread_names_.find({t.pid, t.tid});
+      if (it != thread_names_.end()) {
+        t.name = store_.strings.intern(it->second);
+      } else if (auto p = process_names_.find(t.pid); p != process_names_.end()) {
+        t.name = store_.strings.intern(p->second);
+      }
+    }
+    bool any_cat = false;
+    for (const auto& [cat, count] : category_counts_) {
+      any_cat |= cat != kNoCat;
+      rank().categories[cat == kNoCat ? std::string("(none)") : std::string(store_.strings.view(cat))] += count;
+    }
+    input().events = rank().events;
+    input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto"
+                    : any_cat                                  ? "chrome-json"
+                                                               : "pytorch-legacy";
+    store_.shrink_to_fit();
+  }
+
+  struct Pending {
+    int64_t ts;
+    std::string name, cat;
+    bool has_cat;
+    int64_t correlation, stream;
+  };
+  static constexpr StringId kNoCat = UINT32_MAX;
+
+  ByteSource& src_;
+  const ImportOptions& options_;
+  TraceStore store_;
+  od::parser parser_;
+  std::string doc_;
+  std::string single_;
+  RawEvent raw_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> track_ids_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> counter_tracks_;
+  std::pair<int64_t, int64_t> last_key_{0, 0};
+  uint32_t last_track_ = UINT32_MAX;
+  std::unordered_map<std::string, int64_t> string_ids_;
+  std::unordered_map<uint32_t, std::vector<Pending>> open_;
+  std::unordered_map<std::pair<int64_t, int64_t>, std::string, PairHash> thread_names_;
+  std::unordered_map<int64_t, std::string> process_names_;
+  std::unordered_map<StringId, uint64_t> category_counts_;
+};
+
+}  // namespace
+
+Expected<TraceStore> ImportKineto(ByteSource& src, const ImportOptions& options) {
+  KinetoImporter importer(src, options);
+  return importer.Run();
+}
+
+}  // namespace strata

@@ -1,0 +1,23 @@
+// Rank inference from file names ("rank-3", "rank3", "rank_3", "worker3", ...) and user rank maps.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace strata {
+
+/// The rank a file name states, if any: the digits after "rank" or "worker" (case-insensitive,
+/// optionally followed by '-', '_' or '.'), where the word does not continue a longer word.
+std::optional<int> RankFromFileName(std::string_view path);
+
+/// Parses a --rank-map value "FILE=RANK[,FILE=RANK...]"; FILE matches a full path or a base name.
+Status ParseRankMap(std::string_view spec, std::map<std::string, int>* out);
+
+/// Looks `path` up in a rank map by full path, then by base name.
+std::optional<int> LookupRankMap(const std::map<std::string, int>& map, const std::string& path);
+
+}  // namespace strata

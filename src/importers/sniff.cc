@@ -1,0 +1,42 @@
+// Format sniffing rules: JSON starts with '{' or '['; an op table starts with a header line of
+// comma-separated identifiers.
+#include "importers/sniff.h"
+
+#include <cctype>
+
+namespace strata {
+
+InputFormat SniffFormat(std::string_view head) {
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  size_t i = 0;
+  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  if (i == head.size()) return InputFormat::kUnknown;
+  if (head[i] == '{' || head[i] == '[') return InputFormat::kChromeJson;
+  // CSV header: identifiers separated by commas on the first line, at least two columns.
+  const size_t eol = head.find('\n', i);
+  const std::string_view line = head.substr(i, eol == std::string_view::npos ? std::string_view::npos : eol - i);
+  int commas = 0;
+  for (char c : line) {
+    if (c == ',') {
+      ++commas;
+    } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '"' ||
+                 c == '.' || c == '\r' || c == '/' || c == '(' || c == ')')) {
+      return InputFormat::kUnknown;
+    }
+  }
+  return commas >= 1 ? InputFormat::kOpTableCsv : InputFormat::kUnknown;
+}
+
+const char* FormatName(InputFormat f) {
+  switch (f) {
+    case InputFormat::kChromeJson:
+      return "chrome-json";
+    case InputFormat::kOpTableCsv:
+      return "op-table-csv";
+    case InputFormat::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+}  // namespace strata

@@ -1,0 +1,153 @@
+// TraceStore: the columnar in-memory form of a whole job (all ranks), filled by importers and read by
+// analysis passes. Tables are structs of arrays; times are int64 nanoseconds on the rank's own clock as
+// recorded (alignment is the model's job); names and categories are interned StringIds.
+// Invariants: every column of a table has the same length; Slice.track indexes `tracks`; Track.rank
+// indexes `ranks`; RankInfo.input indexes `inputs`; a slice's args index is kNoArgs or indexes the side table named by its flags.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/string_pool.h"
+
+namespace strata {
+
+using SkipCounts = std::map<std::string, uint64_t>;  // reason -> events skipped
+
+/// One input file and what importing it produced.
+struct InputInfo {
+  std::string path;
+  std::string format;   // "kineto", "chrome-json", "pytorch-legacy", "op-table-csv"
+  uint64_t events = 0;  // events accepted from this file
+  SkipCounts skipped;   // events dropped, by reason
+  SkipCounts repaired;  // events kept after a repair (e.g. invalid UTF-8 replaced), by reason
+  bool fractional_timestamps = false;  // some ts or dur had a non-zero fraction of a microsecond
+};
+
+/// One worker (process) of the job.
+struct RankInfo {
+  int32_t rank = -1;        // global rank; -1 until known
+  int32_t world_size = -1;  // -1 when not recorded
+  std::string rank_source;  // "distributedInfo", "file name", "rank map", "column", "only file"
+  std::string backend;      // e.g. "nccl", "gloo"; empty when not recorded
+  std::vector<std::string> devices;  // device names from deviceProperties
+  int64_t base_time_ns = 0;          // baseTimeNanoseconds when present
+  uint32_t input = 0;                // index into TraceStore::inputs
+  uint64_t events = 0;               // events accepted for this rank
+  std::map<std::string, uint64_t> categories;  // accepted events by "cat" ("(none)" when absent)
+  // Layout, when the input states it (op tables); -1 otherwise.
+  int32_t dp_rank = -1;
+  int32_t pp_stage = -1;
+  int32_t tp_rank = -1;
+};
+
+enum class TrackKind : uint8_t { kCpuThread = 0, kGpuStream = 1, kCounter = 2, kOpTable = 3 };
+
+/// A timeline within a rank: a CPU thread, a GPU stream, a counter series or an op-table lane.
+struct Track {
+  uint32_t rank = 0;  // index into TraceStore::ranks
+  TrackKind kind = TrackKind::kCpuThread;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t stream = -1;   // GPU stream (args.stream); -1 for CPU
+  StringId name = 0;     // thread / counter / lane name
+};
+
+/// Bits of SliceTable::flags.
+enum SliceFlags : uint8_t {
+  kSliceComplete = 1 << 0,   // from a ph "X" event (has an explicit dur)
+  kSliceBeginEnd = 1 << 1,   // from a matched B/E pair
+  kSliceInstant = 1 << 2,    // ph "i"/"I"/"n", zero duration
+  kSliceGpu = 1 << 3,        // args.stream >= 0 and args.correlation >= 0 (HTA's GPU event)
+  kSliceCollectiveArgs = 1 << 4,  // args indexes collective_args
+  kSliceOpLayout = 1 << 5,        // args indexes op_layout
+  kSliceHasCategory = 1 << 6,     // the event had a "cat" field
+};
+
+inline constexpr uint32_t kNoArgs = UINT32_MAX;
+inline constexpr int64_t kNoCorrelation = -1;
+
+/// Arguments of a communication op that the analysis needs (NCCL / gloo collectives).
+struct CollectiveArgs {
+  StringId collective = 0;    // "Collective name", e.g. allreduce
+  StringId group = 0;         // "Process Group Name" / description
+  StringId group_ranks = 0;   // "Process Group Ranks" as text, e.g. "[0, 1]"
+  StringId dtype = 0;
+  int64_t in_nelems = -1;
+  int64_t out_nelems = -1;
+  int32_t group_size = -1;
+};
+
+/// Position of an op-table row within the worker's schedule.
+struct OpLayout {
+  int32_t seq_id = -1;
+  int16_t microbatch = -1;
+  int16_t chunk = -1;  // model chunk (virtual pipeline)
+};
+
+/// Slices: intervals (and instants) on tracks. Columnar; row cost checked by static_assert below.
+struct SliceTable {
+  std::vector<int64_t> ts_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<int64_t> correlation;  // args.correlation, kNoCorrelation when absent
+  std::vector<StringId> name;
+  std::vector<StringId> category;
+  std::vector<uint32_t> track;
+  std::vector<uint32_t> args;  // kNoArgs or index into collective_args / op_layout (see flags)
+  std::vector<int32_t> step;   // step number once the model assigns it; -1 = none
+  std::vector<uint8_t> flags;
+
+  static constexpr size_t kRowBytes = 3 * sizeof(int64_t) + 2 * sizeof(StringId) + 2 * sizeof(uint32_t) +
+                                      sizeof(int32_t) + sizeof(uint8_t);
+
+  size_t size() const { return ts_ns.size(); }
+  void reserve(size_t n);
+  void shrink_to_fit();
+  size_t memory_bytes() const;
+  uint32_t append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id, int64_t corr,
+                  uint8_t slice_flags, uint32_t args_index = kNoArgs);
+};
+static_assert(SliceTable::kRowBytes <= 48, "a slice must cost at most 48 bytes resident");
+
+/// Flow events (ph s/t/f), e.g. ac2g launch -> kernel links, keyed by (category, id).
+struct FlowTable {
+  std::vector<int64_t> id;
+  std::vector<int64_t> ts_ns;
+  std::vector<uint32_t> track;
+  std::vector<StringId> category;
+  std::vector<char> phase;  // 's', 't' or 'f'
+  size_t size() const { return id.size(); }
+};
+
+/// Counter samples (ph C); one track per (rank, counter name).
+struct CounterTable {
+  std::vector<uint32_t> track;
+  std::vector<int64_t> ts_ns;
+  std::vector<double> value;
+  size_t size() const { return ts_ns.size(); }
+};
+
+class TraceStore {
+ public:
+  StringPool strings;
+  std::vector<InputInfo> inputs;
+  std::vector<RankInfo> ranks;
+  std::vector<Track> tracks;
+  SliceTable slices;
+  std::vector<CollectiveArgs> collective_args;
+  std::vector<OpLayout> op_layout;
+  FlowTable flows;
+  CounterTable counters;
+
+  /// Moves `other` into this store, remapping its string, rank, track and args ids. Rows of `other`
+  /// come after this store's rows, in their original order.
+  void append(TraceStore&& other);
+  /// Releases spare capacity of every table (called once an import is complete).
+  void shrink_to_fit();
+  /// Bytes held by all tables and the string pool.
+  size_t memory_bytes() const;
+};
+
+}  // namespace strata
