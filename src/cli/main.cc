@@ -1,15 +1,17 @@
 // strata command-line front end: parses arguments (CLI11) and dispatches to the subcommands.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
 #include "cli/output.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
+#include "reports/diagnosis_report.h"
 #include "reports/summary_report.h"
 
 namespace {
@@ -24,8 +26,9 @@ struct CommonInputOptions {
 };
 
 void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
-  cmd->add_option("paths", o.paths, "trace files and/or directories of one job (Kineto/Chrome JSON, op-table CSV; "
-                                    "plain or gzip)")
+  cmd->add_option("paths", o.paths,
+                  "trace files and/or directories of one job (Kineto/Chrome JSON, op-table CSV; "
+                  "plain or gzip)")
       ->required();
   cmd->add_option("--rank-map", o.rank_map,
                   "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file says");
@@ -71,8 +74,9 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"strata: finds which worker of a distributed training job is slow, which operation, why, "
-               "and what fixing it would save."};
+  CLI::App app{
+      "strata: finds which worker of a distributed training job is slow, which operation, why, "
+      "and what fixing it would save."};
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
   app.require_subcommand(1);
 
@@ -81,9 +85,10 @@ int main(int argc, char** argv) {
   std::string summary_out;
   bool include_last_step = false;
   size_t top_kernels = 10;
-  CLI::App* summary = app.add_subcommand(
-      "summary", "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
-                 "(idle/compute/non-compute time, communication-computation overlap, kernel time by type)");
+  CLI::App* summary =
+      app.add_subcommand("summary",
+                         "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
+                         "(idle/compute/non-compute time, communication-computation overlap, kernel time by type)");
   AddInputOptions(summary, summary_in);
   summary->add_option("--format", summary_format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
@@ -92,6 +97,23 @@ int main(int argc, char** argv) {
   summary->add_flag("--include-last-step", include_last_step,
                     "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
   summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")->capture_default_str();
+
+  CommonInputOptions diagnose_in;
+  std::string diagnose_format = "text";
+  std::string diagnose_out;
+  double min_effect_pct = 3.0;
+  CLI::App* diagnose =
+      app.add_subcommand("diagnose",
+                         "find the straggler ranks, the culprit op or gap, the cause and what fixing it would save "
+                         "(JSON per the strata.diagnosis/1 contract with --format json)");
+  AddInputOptions(diagnose, diagnose_in);
+  diagnose->add_option("--format", diagnose_format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  diagnose->add_option("-o,--output", diagnose_out, "write to FILE instead of standard output");
+  diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -106,13 +128,26 @@ int main(int argc, char** argv) {
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options);
-    const std::string text = summary_format == "json"
-                                 ? strata::SummaryToJson(job.store, result).dump(2) + "\n"
-                                 : strata::SummaryToText(job.store, result);
+    const std::string text = summary_format == "json" ? strata::SummaryToJson(job.store, result).dump(2) + "\n"
+                                                      : strata::SummaryToText(job.store, result);
     if (auto st = strata::WriteOutput(summary_out, text); !st.ok()) {
       std::fprintf(stderr, "strata: %s\n", st.message().c_str());
       return 1;
     }
   }
+  if (diagnose->parsed()) {
+    strata::LoadedJob job;
+    if (int rc = LoadOrFail(diagnose_in, &job)) return rc;
+    strata::diagnosis::DiagnoseOptions options;
+    options.min_effect = min_effect_pct / 100.0;
+    const auto result = strata::diagnosis::Diagnose(job.store, options);
+    const std::string text =
+        diagnose_format == "json" ? strata::DiagnosisToJson(result).dump(2) + "\n" : strata::DiagnosisToText(result);
+    if (auto st = strata::WriteOutput(diagnose_out, text); !st.ok()) {
+      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+
   return 0;
 }

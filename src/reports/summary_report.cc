@@ -22,35 +22,48 @@ nlohmann::ordered_json Counts(const std::map<std::string, uint64_t>& m) {
   return j;
 }
 
+// Microseconds: whole numbers print as integers (HTA's rounded values), others with 3 decimals.
+nlohmann::ordered_json Us(double v) {
+  if (std::abs(v) < 9e15 && v == std::floor(v)) return static_cast<int64_t>(v);
+  return Round(v, 3);
+}
+
 nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
   nlohmann::ordered_json j;
   j["events"] = g.gpu_events;
-  j["temporal_breakdown"] = {{"kernel_time_us", g.kernel_time_us}, {"idle_us", g.idle_us},
-                             {"compute_us", g.compute_us},         {"non_compute_us", g.non_compute_us},
-                             {"idle_pct", Round(g.idle_pct, 4)},   {"compute_pct", Round(g.compute_pct, 4)},
+  j["rounded_to_us"] = g.rounded_to_us;
+  j["temporal_breakdown"] = {{"kernel_time_us", Us(g.kernel_time_us)},
+                             {"idle_us", Us(g.idle_us)},
+                             {"compute_us", Us(g.compute_us)},
+                             {"non_compute_us", Us(g.non_compute_us)},
+                             {"idle_pct", Round(g.idle_pct, 4)},
+                             {"compute_pct", Round(g.compute_pct, 4)},
                              {"non_compute_pct", Round(g.non_compute_pct, 4)}};
   j["comm_comp_overlap_pct"] =
       g.comm_comp_overlap_pct ? nlohmann::ordered_json(Round(*g.comm_comp_overlap_pct, 4)) : nlohmann::ordered_json();
   nlohmann::ordered_json types = nlohmann::ordered_json::object();
-  int64_t total = 0;
-  for (int64_t t : g.type_time_us) total += t;
-  for (KernelType t : {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory, KernelType::kOther}) {
+  double total = 0;
+  for (double t : g.type_time_us) total += t;
+  for (KernelType t : {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory}) {
     const auto i = static_cast<size_t>(t);
     if (g.type_count[i] == 0) continue;
     types[KernelTypeName(t)] = {{"count", g.type_count[i]},
-                                {"time_us", g.type_time_us[i]},
+                                {"time_us", Us(g.type_time_us[i])},
                                 {"pct", total > 0 ? Round(100.0 * g.type_time_us[i] / total, 4) : 0.0}};
   }
   j["kernel_types"] = types;
+  // Device rows of no kernel type (e.g. Stream Sync): in kernel time and non-compute, in no type (as HTA).
+  const auto other = static_cast<size_t>(KernelType::kOther);
+  j["untyped_device_rows"] = {{"count", g.type_count[other]}, {"time_us", Us(g.type_time_us[other])}};
   nlohmann::ordered_json top = nlohmann::ordered_json::array();
   for (const KernelStat& k : g.top_kernels) {
     top.push_back({{"name", k.name},
                    {"type", KernelTypeName(k.type)},
                    {"count", k.count},
-                   {"time_us", k.time_us},
-                   {"mean_us", Round(static_cast<double>(k.time_us) / static_cast<double>(k.count), 3)},
-                   {"min_us", k.min_us},
-                   {"max_us", k.max_us}});
+                   {"time_us", Us(k.time_us)},
+                   {"mean_us", Round(k.time_us / static_cast<double>(k.count), 3)},
+                   {"min_us", Us(k.min_us)},
+                   {"max_us", Us(k.max_us)}});
   }
   j["top_kernels"] = top;
   return j;
@@ -84,7 +97,9 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   SkipCounts skipped;
   for (const InputInfo& in : store.inputs)
     for (const auto& [k, v] : in.skipped) skipped[k] += v;
-  j["job"] = {{"ranks", summary.ranks.size()}, {"events", summary.events}, {"skipped", Counts(skipped)},
+  j["job"] = {{"ranks", summary.ranks.size()},
+              {"events", summary.events},
+              {"skipped", Counts(skipped)},
               {"steps", summary.steps}};
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankSummary& rs : summary.ranks) {
@@ -114,7 +129,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
       r["gpu"] = GpuJson(*rs.gpu);
     } else {
       r["gpu"] = nullptr;
-      r["gpu_note"] = "no GPU events (args.stream >= 0 with args.correlation): GPU metrics absent";
+      r["gpu_note"] = "no GPU events (no event with args.stream): GPU metrics absent";
     }
     ranks.push_back(r);
   }
@@ -156,8 +171,8 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
     if (rs.gpu && rs.gpu->gpu_events > 0) {
       const GpuBreakdown& g = *rs.gpu;
       out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12.3f}  {:>11.3f}  {:>7.2f}  {:>8.2f}  {:>9.2f}  {:>8}\n",
-                         info.rank, input, rs.events, StepsText(rs.steps), span_ms, g.kernel_time_us / 1e3,
-                         g.idle_pct, g.compute_pct, g.non_compute_pct,
+                         info.rank, input, rs.events, StepsText(rs.steps), span_ms, g.kernel_time_us / 1e3, g.idle_pct,
+                         g.compute_pct, g.non_compute_pct,
                          g.comm_comp_overlap_pct ? fmt::format("{:.2f}", *g.comm_comp_overlap_pct) : "-");
     } else {
       out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12.3f}  {:>11}  {:>7}  {:>8}  {:>9}  {:>8}\n", info.rank,
@@ -181,25 +196,27 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
     }
     const GpuBreakdown& g = *rs.gpu;
     if (g.gpu_events == 0) {
-      out += "  GPU metrics absent: no GPU events remain after dropping the last ProfilerStep "
-             "(use --include-last-step)\n";
+      out +=
+          "  GPU metrics absent: no GPU events remain after dropping the last ProfilerStep "
+          "(use --include-last-step)\n";
       continue;
     }
-    out += fmt::format("  GPU time: kernel {:.3f} ms = idle {:.3f} ms ({:.2f}%) + compute {:.3f} ms ({:.2f}%) + "
-                       "non-compute {:.3f} ms ({:.2f}%){}\n",
-                       g.kernel_time_us / 1e3, g.idle_us / 1e3, g.idle_pct, g.compute_us / 1e3, g.compute_pct,
-                       g.non_compute_us / 1e3, g.non_compute_pct,
-                       g.last_step_dropped ? "; last ProfilerStep dropped as HTA does" : "");
+    out += fmt::format(
+        "  GPU time: kernel {:.3f} ms = idle {:.3f} ms ({:.2f}%) + compute {:.3f} ms ({:.2f}%) + "
+        "non-compute {:.3f} ms ({:.2f}%){}\n",
+        g.kernel_time_us / 1e3, g.idle_us / 1e3, g.idle_pct, g.compute_us / 1e3, g.compute_pct, g.non_compute_us / 1e3,
+        g.non_compute_pct, g.last_step_dropped ? "; last ProfilerStep dropped as HTA does" : "");
     out += fmt::format("  communication overlapped by computation: {}\n",
                        g.comm_comp_overlap_pct ? fmt::format("{:.2f}%", *g.comm_comp_overlap_pct)
                                                : std::string("no communication kernels"));
-    int64_t total = 0;
-    for (int64_t t : g.type_time_us) total += t;
+    double total = 0;
+    for (double t : g.type_time_us) total += t;
     out += "  kernel time by type:";
-    for (KernelType t : {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory, KernelType::kOther}) {
+    for (KernelType t :
+         {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory, KernelType::kOther}) {
       const auto i = static_cast<size_t>(t);
       if (g.type_count[i] == 0) continue;
-      out += fmt::format("  {} {:.3f} ms ({:.1f}%, {} kernels)", KernelTypeName(t), g.type_time_us[i] / 1e3,
+      out += fmt::format("  {} {:.3f} ms ({:.1f}%, {} rows)", KernelTypeName(t), g.type_time_us[i] / 1e3,
                          total > 0 ? 100.0 * g.type_time_us[i] / total : 0.0, g.type_count[i]);
     }
     out += "\n  top kernels:\n";

@@ -1,0 +1,22 @@
+// Diagnose: runs the diagnosis passes on a loaded job and returns the result in the shape of the
+// strata.diagnosis/1 contract. Two paths:
+//  - traces with profiler steps and collectives (Kineto, PyTorch 1.x): steps → collective matching →
+//    clock alignment → phase model → straggler localization → what-if replay → per-straggler window
+//    profiles against peers (cause, culprit op, blame) → data-imbalance check;
+//  - op tables of pipeline-parallel jobs: the OSDI'25 dependency-graph what-if (analysis/whatif), whose
+//    worker / stage / dp-rank attributions localize stragglers, stage imbalance and data imbalance.
+// Invariant: a job with no late rank and S below the minimum effect yields no straggler and no finding.
+#pragma once
+
+#include "analysis/diagnosis/result.h"
+#include "store/trace_store.h"
+
+namespace strata::diagnosis {
+
+struct DiagnoseOptions {
+  double min_effect = 0.03;  // smallest effect reported, as a share of step time
+};
+
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options = {});
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,284 @@
+// Diagnosis of op-table jobs (see op_table_diagnosis.h).
+#include "analysis/diagnosis/op_table_diagnosis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "analysis/diagnosis/robust_stats.h"
+#include "analysis/whatif/whatif.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+double Round(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+bool IsComputeOp(std::string_view op) { return op == "forward-compute" || op == "backward-compute"; }
+
+/// Mean duration of each compute op type per worker (rank index), from the store.
+std::map<uint32_t, std::map<std::string, double>> ComputeMeans(const TraceStore& store) {
+  std::map<uint32_t, std::map<std::string, std::pair<double, size_t>>> acc;
+  for (uint32_t row = 0; row < store.slices.size(); ++row) {
+    const std::string_view op = store.strings.view(store.slices.name[row]);
+    if (!IsComputeOp(op)) continue;
+    auto& a = acc[store.tracks[store.slices.track[row]].rank][std::string(op)];
+    a.first += static_cast<double>(store.slices.dur_ns[row]);
+    ++a.second;
+  }
+  std::map<uint32_t, std::map<std::string, double>> out;
+  for (const auto& [rank, ops] : acc)
+    for (const auto& [op, a] : ops) out[rank][op] = a.first / static_cast<double>(a.second);
+  return out;
+}
+
+/// Compute load of every worker in every step: (step, dp rank, stage) -> summed compute duration (ns).
+std::map<std::tuple<int32_t, int32_t, int32_t>, double> ComputeLoads(const TraceStore& store) {
+  std::map<std::tuple<int32_t, int32_t, int32_t>, double> load;
+  for (uint32_t row = 0; row < store.slices.size(); ++row) {
+    if (!IsComputeOp(store.strings.view(store.slices.name[row]))) continue;
+    const RankInfo& r = store.ranks[store.tracks[store.slices.track[row]].rank];
+    load[{store.slices.step[row], r.dp_rank, r.pp_stage}] += static_cast<double>(store.slices.dur_ns[row]);
+  }
+  return load;
+}
+
+}  // namespace
+
+void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result) {
+  result->step_source = "op-table";
+  result->collective_source = "op-table";
+  std::set<int64_t> steps;
+  for (int32_t s : store.slices.step)
+    if (s >= 0) steps.insert(s);
+  result->steps.assign(steps.begin(), steps.end());
+  for (const RankInfo& r : store.ranks) result->clock_offsets_us[r.rank] = 0.0;  // one shared clock
+
+  auto computed = whatif::ComputeWhatIf(store);
+  if (!computed.ok()) {
+    result->notes.push_back("what-if analysis not possible: " + computed.error());
+    result->whatif.model = "none";
+    return;
+  }
+  const whatif::WhatIfResult& w = computed.value();
+  result->layout = {{"dp", w.num_dp}, {"pp", w.num_stages}, {"chunks", w.num_chunks}};
+  std::vector<double> step_ms;
+  for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);
+  if (!step_ms.empty()) {
+    std::vector<double> sorted = step_ms;
+    std::sort(sorted.begin(), sorted.end());
+    result->step_time_median_ms = Round(Median(step_ms), 3);
+    result->step_time_p90_ms = Round(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
+  }
+  result->whatif.model = "op-table-dependency-graph";
+  result->whatif.slowdown = Round(w.slowdown, 4);
+  result->whatif.ideal_step_ms = Round(w.ideal_step_ms, 3);
+  for (const auto& [dp, a] : w.by_rank) result->whatif.by_rank[std::to_string(dp)] = Round(a.ratio, 4);
+  for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = Round(a.ratio, 4);
+  for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = Round(a.ratio, 4);
+  if (!w.skipped_steps.empty())
+    result->notes.push_back(
+        fmt::format("{} steps did not match the dependency template and were left out", w.skipped_steps.size()));
+  const double S = std::max(1e-9, w.slowdown);
+  auto impact = [&](double ratio) { return Round(100.0 * (ratio - 1.0) / S, 2); };
+
+  // Workers that stand out.
+  std::vector<double> excess;
+  for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
+  const std::vector<double> z = RobustZ(excess, 0.01);
+  std::vector<size_t> outstanding;
+  for (size_t i = 0; i < w.by_worker.size(); ++i)
+    if (z[i] > 3.5 && excess[i] >= options.min_effect) outstanding.push_back(i);
+
+  // Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp
+  // rank of that stage affected alike.
+  std::vector<int32_t> imbalanced_stages;
+  if (w.num_stages >= 2) {
+    for (const auto& [stage, a] : w.by_stage) {
+      std::vector<double> others;
+      for (const auto& [s2, a2] : w.by_stage)
+        if (s2 != stage) others.push_back(a2.ratio);
+      const double base = Median(others);
+      if (a.ratio - base < options.min_effect) continue;
+      std::vector<double> dp_of_stage;
+      for (const auto& wk : w.by_worker)
+        if (wk.stage == stage) dp_of_stage.push_back(wk.attribution.ratio - 1.0);
+      const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
+      const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
+      // Uniform: the weakest dp rank of the stage carries at least half the excess of the strongest.
+      if (hi > 0 && lo >= 0.5 * hi) imbalanced_stages.push_back(stage);
+    }
+  }
+  std::set<int32_t> stage_set(imbalanced_stages.begin(), imbalanced_stages.end());
+  // Impacts of imbalances from the compute loads (the same measure for stages and dp ranks): per step,
+  // the excess of the slowest group's load over the mean group's, relative to the step time.
+  const auto loads = ComputeLoads(store);
+  auto stage_excess_share = [&](int32_t stage) {
+    double share = 0;
+    size_t counted = 0;
+    for (const auto& st : w.steps) {
+      std::map<int32_t, std::pair<double, int>> per_stage;
+      for (const auto& [key, ns] : loads) {
+        if (std::get<0>(key) != st.step) continue;
+        auto& acc = per_stage[std::get<2>(key)];
+        acc.first += ns;
+        ++acc.second;
+      }
+      if (per_stage.size() < 2 || !per_stage.count(stage) || st.recorded_ms <= 0) continue;
+      std::vector<double> means;
+      for (const auto& [s2, acc] : per_stage) means.push_back(acc.first / acc.second);
+      const double own = per_stage[stage].first / per_stage[stage].second;
+      share += std::max(0.0, own - Mean(means)) / (st.recorded_ms * 1e6);
+      ++counted;
+    }
+    return counted ? share / static_cast<double>(counted) : 0.0;
+  };
+  for (int32_t stage : imbalanced_stages) {
+    const auto& a = w.by_stage.at(stage);
+    Finding f;
+    f.cause = "stage_imbalance";
+    f.layer = "gpu";
+    f.stage = stage;
+    for (const auto& wk : w.by_worker)
+      if (wk.stage == stage) f.ranks.push_back(wk.rank);
+    f.impact_pct = Round(100.0 * stage_excess_share(stage), 2);
+    f.confidence = 0.8;
+    f.summary = fmt::format(
+        "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
+        "moving its excess compute to the other stages saves about {:.1f}% of step time",
+        stage, a.ratio, f.impact_pct);
+    f.evidence["stage_ratio"] = Round(a.ratio, 4);
+    nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+    for (const auto& [s2, a2] : w.by_stage) stages[std::to_string(s2)] = Round(a2.ratio, 4);
+    f.evidence["by_stage"] = stages;
+    result->findings.push_back(std::move(f));
+  }
+
+  // Single straggling workers (not explained by a stage imbalance).
+  const auto means = ComputeMeans(store);
+  std::map<int32_t, uint32_t> index_of_rank;
+  for (uint32_t i = 0; i < store.ranks.size(); ++i) index_of_rank[store.ranks[i].rank] = i;
+  for (size_t i : outstanding) {
+    const auto& wk = w.by_worker[i];
+    if (stage_set.count(wk.stage)) continue;
+    Straggler st;
+    st.rank = wk.rank;
+    st.score = Round(excess[i], 4);
+    st.late_ms_per_step = Round(wk.attribution.excess_ms, 3);
+    for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
+      if (wk.attribution.step_ratio[s] - 1.0 >= options.min_effect) st.steps.push_back(w.steps[s].step);
+    st.persistent = st.steps.size() * 10 >= w.steps.size() * 6;
+    st.evidence = {{"dp_rank", wk.dp_rank},
+                   {"stage", wk.stage},
+                   {"what_if_ratio", Round(wk.attribution.ratio, 4)},
+                   {"robust_z", Round(z[i], 2)}};
+    // Cause: compute op durations against the same stage's other dp ranks.
+    std::string worst_op;
+    double worst_ratio = 1.0;
+    if (auto self = index_of_rank.find(wk.rank); self != index_of_rank.end() && means.count(self->second)) {
+      for (const auto& [op, mean] : means.at(self->second)) {
+        std::vector<double> peers;
+        for (const auto& other : w.by_worker) {
+          if (other.stage != wk.stage || other.rank == wk.rank) continue;
+          auto it = index_of_rank.find(other.rank);
+          if (it == index_of_rank.end() || !means.count(it->second) || !means.at(it->second).count(op)) continue;
+          peers.push_back(means.at(it->second).at(op));
+        }
+        const double ratio = peers.empty() ? 1.0 : mean / Median(peers);
+        if (ratio > worst_ratio) {
+          worst_ratio = ratio;
+          worst_op = op;
+        }
+      }
+    }
+    Finding f;
+    f.rank = wk.rank;
+    f.ranks = {wk.rank};
+    f.stage = wk.stage;
+    f.impact_pct = impact(wk.attribution.ratio);
+    if (worst_ratio - 1.0 >= options.min_effect) {
+      f.cause = "slow_compute";
+      f.layer = "gpu";
+      f.op = worst_op;
+      f.confidence = 0.85;
+      f.summary = fmt::format(
+          "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
+          "saves about {:.1f}% of step time",
+          wk.rank, wk.dp_rank, wk.stage, worst_op, 100.0 * (worst_ratio - 1.0), f.impact_pct);
+    } else {
+      f.cause = "slow_communication";
+      f.layer = "comm";
+      f.confidence = 0.6;
+      f.summary = fmt::format(
+          "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
+          "slow; fixing it saves about {:.1f}% of step time",
+          wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
+    }
+    f.evidence = st.evidence;
+    f.evidence["compute_ratio_vs_stage_peers"] = Round(worst_ratio, 4);
+    result->stragglers.push_back(std::move(st));
+    result->findings.push_back(std::move(f));
+  }
+
+  // Data imbalance: S is real, no worker or stage explains most of it, and the slowest dp rank changes
+  // from step to step.
+  if (result->stragglers.empty() && 1.0 - 1.0 / S >= options.min_effect) {
+    std::set<int32_t> slowest;
+    for (size_t s = 0; s < w.steps.size(); ++s) {
+      int32_t best = -1;
+      double best_ratio = 0;
+      for (const auto& [dp, a] : w.by_rank)
+        if (s < a.step_ratio.size() && a.step_ratio[s] > best_ratio) {
+          best_ratio = a.step_ratio[s];
+          best = dp;
+        }
+      if (best >= 0) slowest.insert(best);
+    }
+    double stage_explained = 0;
+    for (int32_t stage : imbalanced_stages) stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
+    if (slowest.size() >= 2 && stage_explained < S - options.min_effect) {
+      Finding f;
+      f.cause = "data_imbalance";
+      f.layer = "data";
+      for (const auto& wk : w.by_worker)
+        if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
+      std::sort(f.ranks.begin(), f.ranks.end());
+      // Cost of the imbalance: per step, the slowest dp rank's compute load over the mean dp rank's (a
+      // dp rank's load is its compute summed over its stages, spread over the pipeline), relative to the
+      // step time; averaged over steps.
+      std::map<std::pair<int32_t, int32_t>, double> load;  // (step, dp) -> compute ns
+      for (const auto& [key, ns] : loads) load[{std::get<0>(key), std::get<1>(key)}] += ns;
+      double share = 0;
+      size_t counted = 0;
+      for (const auto& st : w.steps) {
+        std::vector<double> dp_loads;
+        for (const auto& [dp, a] : w.by_rank)
+          if (auto it = load.find({st.step, dp}); it != load.end()) dp_loads.push_back(it->second);
+        if (dp_loads.size() < 2 || st.recorded_ms <= 0) continue;
+        const double mx = *std::max_element(dp_loads.begin(), dp_loads.end());
+        share += (mx - Mean(dp_loads)) / std::max(1, w.num_stages) / (st.recorded_ms * 1e6);
+        ++counted;
+      }
+      f.impact_pct = counted ? Round(100.0 * share / static_cast<double>(counted), 2) : 0.0;
+      f.confidence = 0.7;
+      f.summary = fmt::format(
+          "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
+          "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
+          slowest.size(), f.impact_pct);
+      nlohmann::ordered_json dps = nlohmann::ordered_json::object();
+      for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = Round(a.ratio, 4);
+      f.evidence["by_dp_rank"] = dps;
+      f.evidence["dp_ranks_slowest_in_some_step"] = std::vector<int32_t>(slowest.begin(), slowest.end());
+      result->findings.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,205 @@
+// Phase what-if replay (see phase_whatif.h).
+#include "analysis/diagnosis/phase_whatif.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "analysis/diagnosis/robust_stats.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+/// Costs of one step in a replay: seg[k][r], transfer[k], tail[r].
+struct StepCosts {
+  std::vector<std::vector<double>> seg;
+  std::vector<double> transfer;
+  std::vector<double> tail;
+};
+
+/// Largest and second-largest value of a row with the index of the largest, so the maximum without any
+/// one rank is O(1).
+struct Top2 {
+  double first = 0, second = 0;
+  size_t arg = 0;
+  double Without(size_t r) const { return r == arg ? second : first; }
+};
+
+Top2 TopTwo(const std::vector<double>& v) {
+  Top2 t;
+  t.first = t.second = -1e300;
+  for (size_t r = 0; r < v.size(); ++r) {
+    if (v[r] > t.first) {
+      t.second = t.first;
+      t.first = v[r];
+      t.arg = r;
+    } else if (v[r] > t.second) {
+      t.second = v[r];
+    }
+  }
+  if (v.size() == 1) t.second = -1e300;
+  return t;
+}
+
+/// Since every rank leaves collective k at the same time, a replay is closed-form:
+/// step = sum_k (max_r seg[k][r] + transfer[k]) + max_r tail[r].
+struct StepReplay {
+  std::vector<Top2> seg;
+  Top2 tail;
+  double transfer_sum = 0;
+
+  explicit StepReplay(const StepCosts& c) : tail(TopTwo(c.tail)) {
+    for (size_t k = 0; k < c.transfer.size(); ++k) {
+      seg.push_back(TopTwo(c.seg[k]));
+      transfer_sum += c.transfer[k];
+    }
+  }
+  double Time() const {
+    double t = transfer_sum + tail.first;
+    for (const Top2& s : seg) t += s.first;
+    return t;
+  }
+  /// Step time when rank r's phases are replaced by `other`'s.
+  double TimeWithRank(size_t r, const StepCosts& other) const {
+    double t = transfer_sum + std::max(tail.Without(r), other.tail[r]);
+    for (size_t k = 0; k < seg.size(); ++k) t += std::max(seg[k].Without(r), other.seg[k][r]);
+    return t;
+  }
+};
+
+}  // namespace
+
+PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks) {
+  PhaseWhatIf out;
+  const size_t steps = phases.steps.size();
+  if (steps == 0 || ranks == 0) return out;
+  std::vector<StepCosts> recorded(steps), ideal(steps);
+  // Pools for the ideal: compute phases by position, transfers by collective name.
+  std::map<size_t, std::vector<double>> seg_pool;
+  std::vector<double> tail_pool;
+  std::map<StringId, std::vector<double>> transfer_pool;
+  for (size_t s = 0; s < steps; ++s) {
+    const StepPhases& p = phases.steps[s];
+    StepCosts& c = recorded[s];
+    const size_t K = p.instances.size();
+    c.seg.assign(K, std::vector<double>(ranks));
+    c.transfer.assign(K, 0);
+    c.tail.assign(ranks, 0);
+    for (size_t k = 0; k < K; ++k) {
+      const int64_t latest = *std::max_element(p.arrival[k].begin(), p.arrival[k].end());
+      std::vector<double> transfers;
+      for (size_t r = 0; r < ranks; ++r) {
+        c.seg[k][r] = static_cast<double>(p.seg[k][r]);
+        seg_pool[k].push_back(c.seg[k][r]);
+        transfers.push_back(static_cast<double>(p.completion[k][r] - latest));
+      }
+      c.transfer[k] = std::max(0.0, Median(transfers));
+      transfer_pool[p.instances[k]->key].push_back(c.transfer[k]);
+    }
+    for (size_t r = 0; r < ranks; ++r) {
+      c.tail[r] = static_cast<double>(p.tail[r]);
+      tail_pool.push_back(c.tail[r]);
+    }
+  }
+  std::map<size_t, double> seg_mean;
+  for (const auto& [k, v] : seg_pool) seg_mean[k] = Mean(v);
+  std::map<StringId, double> transfer_median;
+  for (const auto& [key, v] : transfer_pool) transfer_median[key] = Median(v);
+  const double tail_mean = Mean(tail_pool);
+  for (size_t s = 0; s < steps; ++s) {
+    const StepPhases& p = phases.steps[s];
+    StepCosts& c = ideal[s];
+    c = recorded[s];
+    for (size_t k = 0; k < c.transfer.size(); ++k) {
+      for (size_t r = 0; r < ranks; ++r) c.seg[k][r] = seg_mean[k];
+      c.transfer[k] = transfer_median[p.instances[k]->key];
+    }
+    for (size_t r = 0; r < ranks; ++r) c.tail[r] = tail_mean;
+  }
+  auto mean_step = [&](const std::vector<StepCosts>& costs) {
+    double sum = 0;
+    for (const auto& c : costs) sum += StepReplay(c).Time();
+    return sum / static_cast<double>(costs.size());
+  };
+  std::vector<StepReplay> recorded_replay, ideal_replay;
+  for (size_t s = 0; s < steps; ++s) {
+    recorded_replay.emplace_back(recorded[s]);
+    ideal_replay.emplace_back(ideal[s]);
+  }
+  double no_delay = 0, ideal_mean = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    no_delay += recorded_replay[s].Time();
+    ideal_mean += ideal_replay[s].Time();
+  }
+  no_delay /= static_cast<double>(steps);
+  ideal_mean /= static_cast<double>(steps);
+  out.no_delay_step_ms = no_delay / 1e6;
+  out.ideal_step_ms = ideal_mean / 1e6;
+  out.slowdown = ideal_mean > 0 ? no_delay / ideal_mean : 1.0;
+
+  out.by_rank.assign(ranks, 1.0);
+  out.fix_rank_saving.assign(ranks, 0.0);
+  out.fix_rank_step_saving.assign(ranks, std::vector<double>(steps, 0.0));
+  // Fixing a rank means giving it what its peers do: each phase at the peers' mean (the rank excluded).
+  std::map<size_t, double> seg_sum;
+  std::map<size_t, size_t> seg_count;
+  for (const auto& [k, v] : seg_pool) {
+    seg_sum[k] = std::accumulate(v.begin(), v.end(), 0.0);
+    seg_count[k] = v.size();
+  }
+  const double tail_sum = std::accumulate(tail_pool.begin(), tail_pool.end(), 0.0);
+  for (size_t r = 0; r < ranks; ++r) {
+    std::map<size_t, double> own_sum;
+    std::map<size_t, size_t> own_count;
+    double own_tail = 0;
+    for (size_t s = 0; s < steps; ++s) {
+      for (size_t k = 0; k < recorded[s].transfer.size(); ++k) {
+        own_sum[k] += recorded[s].seg[k][r];
+        ++own_count[k];
+      }
+      own_tail += recorded[s].tail[r];
+    }
+    std::vector<StepCosts> peer = recorded;
+    for (size_t s = 0; s < steps; ++s) {
+      for (size_t k = 0; k < peer[s].transfer.size(); ++k) {
+        const size_t n = seg_count[k] - own_count[k];
+        peer[s].seg[k][r] = n ? (seg_sum[k] - own_sum[k]) / static_cast<double>(n) : seg_mean[k];
+      }
+      const size_t n_tail = tail_pool.size() - steps;
+      peer[s].tail[r] = n_tail ? (tail_sum - own_tail) / static_cast<double>(n_tail) : tail_mean;
+    }
+    double restored = 0, fixed = 0;
+    for (size_t s = 0; s < steps; ++s) {
+      restored += ideal_replay[s].TimeWithRank(r, recorded[s]);
+      const double fixed_step = recorded_replay[s].TimeWithRank(r, peer[s]);
+      fixed += fixed_step;
+      const double rec = recorded_replay[s].Time();
+      if (rec > 0) out.fix_rank_step_saving[r][s] = 1.0 - fixed_step / rec;
+    }
+    restored /= static_cast<double>(steps);
+    fixed /= static_cast<double>(steps);
+    out.by_rank[r] = ideal_mean > 0 ? restored / ideal_mean : 1.0;
+    out.fix_rank_saving[r] = no_delay > 0 ? 1.0 - fixed / no_delay : 0.0;
+  }
+  // By op type: all compute phases, and each collective's transfers.
+  {
+    std::vector<StepCosts> restored = ideal;
+    for (size_t s = 0; s < steps; ++s) {
+      restored[s].seg = recorded[s].seg;
+      restored[s].tail = recorded[s].tail;
+    }
+    out.by_op_type["compute"] = ideal_mean > 0 ? mean_step(restored) / ideal_mean : 1.0;
+  }
+  for (const auto& [key, v] : transfer_pool) {
+    std::vector<StepCosts> restored = ideal;
+    for (size_t s = 0; s < steps; ++s)
+      for (size_t k = 0; k < restored[s].transfer.size(); ++k)
+        if (phases.steps[s].instances[k]->key == key) restored[s].transfer[k] = recorded[s].transfer[k];
+    std::string name(store.strings.view(key));
+    if (const size_t paren = name.find('('); paren != std::string::npos) name.resize(paren);
+    out.by_op_type[name] = ideal_mean > 0 ? mean_step(restored) / ideal_mean : 1.0;
+  }
+  return out;
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,71 @@
+// DiagnosisResult: everything `strata diagnose` reports, in the shape of the JSON contract
+// strata.diagnosis/1 (DESIGN.md "Output contract"). Passes fill it; reports render it.
+// Invariants: stragglers and findings are ordered most important first and are empty on a healthy job;
+// impact_pct is the share of step time that fixing the finding would save.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace strata::diagnosis {
+
+struct Straggler {
+  int32_t rank = -1;
+  double score = 0;             // mean share of step time others waited for this rank
+  double late_ms_per_step = 0;  // mean wait it caused per step
+  std::vector<int64_t> steps;   // steps in which it straggled
+  bool persistent = false;
+  nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+};
+
+struct Finding {
+  std::string cause;  // from the cause vocabulary
+  std::optional<int32_t> rank;
+  std::vector<int32_t> ranks;
+  std::optional<int32_t> stage;
+  std::optional<int64_t> step;
+  std::optional<std::string> op;
+  std::string layer;  // gpu, comm, cpu, python, os, data, host
+  double impact_pct = 0;
+  double confidence = 0;
+  std::string summary;
+  nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+};
+
+struct WhatIf {
+  double slowdown = 1.0;
+  double ideal_step_ms = 0;
+  std::string model;  // "op-table-dependency-graph" or "collective-phases"
+  std::map<std::string, double> by_rank, by_stage, by_op_type;
+};
+
+struct InputSummary {
+  std::string path;
+  std::optional<int32_t> rank;
+  std::string format;
+  uint64_t events = 0;
+  std::map<std::string, uint64_t> skipped;
+};
+
+struct DiagnosisResult {
+  std::vector<InputSummary> inputs;
+  int32_t ranks = 0;
+  std::vector<int64_t> steps;
+  std::string step_source;
+  double step_time_median_ms = 0, step_time_p90_ms = 0;
+  std::map<int32_t, double> clock_offsets_us;
+  double clock_residual_us = 0;
+  std::string collective_source;
+  nlohmann::ordered_json layout = nlohmann::ordered_json::object();
+  std::vector<Straggler> stragglers;
+  std::vector<Finding> findings;
+  WhatIf whatif;
+  std::vector<std::string> notes;  // what could not be analysed, and why
+};
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,57 @@
+// Robust statistics (see robust_stats.h).
+#include "analysis/diagnosis/robust_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace strata::diagnosis {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
+  return (lower + upper) / 2;
+}
+
+double Mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double Mad(const std::vector<double>& v) {
+  const double m = Median(v);
+  std::vector<double> dev;
+  dev.reserve(v.size());
+  for (double x : v) dev.push_back(std::abs(x - m));
+  return Median(dev);
+}
+
+std::vector<double> RobustZ(const std::vector<double>& v, double mad_floor) {
+  const double m = Median(v);
+  const double mad = std::max({Mad(v), mad_floor, 1e-9});
+  std::vector<double> z;
+  z.reserve(v.size());
+  for (double x : v) z.push_back(0.6745 * (x - m) / mad);
+  return z;
+}
+
+double KsDistance(std::vector<double> a, std::vector<double> b) {
+  if (a.empty() || b.empty()) return 0;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  size_t i = 0, j = 0;
+  double d = 0;
+  while (i < a.size() && j < b.size()) {
+    const double x = std::min(a[i], b[j]);
+    while (i < a.size() && a[i] <= x) ++i;
+    while (j < b.size() && b[j] <= x) ++j;
+    d = std::max(d, std::abs(static_cast<double>(i) / static_cast<double>(a.size()) -
+                             static_cast<double>(j) / static_cast<double>(b.size())));
+  }
+  return d;
+}
+
+}  // namespace strata::diagnosis

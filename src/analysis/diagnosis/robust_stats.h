@@ -1,0 +1,20 @@
+// Robust statistics used by the diagnosis passes: median, MAD-based robust z (0.6745·(x−median)/MAD, with
+// a floor on MAD so identical peers do not make every small difference infinite), and the two-sample
+// Kolmogorov–Smirnov distance. Invariant: functions never read their inputs out of order-sensitive state;
+// empty inputs give 0.
+#pragma once
+
+#include <vector>
+
+namespace strata::diagnosis {
+
+double Median(std::vector<double> v);
+double Mean(const std::vector<double>& v);
+/// Median absolute deviation around the median.
+double Mad(const std::vector<double>& v);
+/// Robust z of every value; MAD is floored at `mad_floor` (absolute) and at 1e-9.
+std::vector<double> RobustZ(const std::vector<double>& v, double mad_floor);
+/// Two-sample Kolmogorov–Smirnov statistic D = sup |F_a(x) − F_b(x)|.
+double KsDistance(std::vector<double> a, std::vector<double> b);
+
+}  // namespace strata::diagnosis

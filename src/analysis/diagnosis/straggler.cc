@@ -1,0 +1,98 @@
+// Straggler localization (see straggler.h).
+#include "analysis/diagnosis/straggler.h"
+
+#include <algorithm>
+#include <set>
+
+#include "analysis/diagnosis/robust_stats.h"
+
+namespace strata::diagnosis {
+
+StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options) {
+  StragglerAnalysis out;
+  const size_t steps = phases.steps.size();
+  out.blame_ns.assign(steps, std::vector<double>(ranks, 0));
+  out.late.assign(steps, std::vector<bool>(ranks, false));
+  out.mean_collective_ms.assign(ranks, 0);
+  std::vector<size_t> coll_count(ranks, 0);
+  std::vector<std::vector<double>> samples(ranks);
+  for (size_t s = 0; s < steps; ++s) {
+    const StepPhases& p = phases.steps[s];
+    for (size_t k = 0; k < p.instances.size(); ++k) {
+      size_t last = 0;
+      for (size_t r = 1; r < ranks; ++r)
+        if (p.arrival[k][r] > p.arrival[k][last]) last = r;
+      int64_t second = INT64_MIN;
+      for (size_t r = 0; r < ranks; ++r)
+        if (r != last) second = std::max(second, p.arrival[k][r]);
+      if (ranks > 1) out.blame_ns[s][last] += static_cast<double>(p.arrival[k][last] - second);
+      for (size_t r = 0; r < ranks; ++r) {
+        out.mean_collective_ms[r] += static_cast<double>(p.completion[k][r] - p.arrival[k][r]) / 1e6;
+        ++coll_count[r];
+        samples[r].push_back(static_cast<double>(p.seg[k][r]));
+      }
+    }
+    for (size_t r = 0; r < ranks; ++r) samples[r].push_back(static_cast<double>(p.tail[r]));
+    for (size_t r = 0; r < ranks; ++r) {
+      if (p.time_ns > 0 && out.blame_ns[s][r] >= options.min_effect * static_cast<double>(p.time_ns)) {
+        out.late[s][r] = true;
+        ++out.late_pairs;
+      }
+    }
+  }
+  for (size_t r = 0; r < ranks; ++r)
+    if (coll_count[r]) out.mean_collective_ms[r] /= static_cast<double>(coll_count[r]);
+
+  // KS abnormality.
+  out.ks_score.assign(ranks, 0);
+  if (ranks >= 2) {
+    if (ranks <= 64) {
+      for (size_t a = 0; a < ranks; ++a) {
+        double sum = 0;
+        for (size_t b = 0; b < ranks; ++b)
+          if (a != b) sum += KsDistance(samples[a], samples[b]);
+        out.ks_score[a] = sum / static_cast<double>(ranks - 1);
+      }
+    } else {
+      std::vector<double> pooled;
+      for (const auto& v : samples) pooled.insert(pooled.end(), v.begin(), v.end());
+      for (size_t a = 0; a < ranks; ++a) out.ks_score[a] = KsDistance(samples[a], pooled);
+    }
+  }
+  out.ks_z = RobustZ(out.ks_score, 0.02);
+
+  std::set<int32_t> late_ranks;
+  for (size_t s = 0; s < steps; ++s)
+    for (size_t r = 0; r < ranks; ++r)
+      if (out.late[s][r]) late_ranks.insert(static_cast<int32_t>(r));
+  out.late_ranks.assign(late_ranks.begin(), late_ranks.end());
+
+  for (size_t r = 0; r < ranks; ++r) {
+    std::vector<int64_t> late_steps;
+    double blame = 0, share = 0;
+    for (size_t s = 0; s < steps; ++s) {
+      blame += out.blame_ns[s][r];
+      if (phases.steps[s].time_ns > 0) share += out.blame_ns[s][r] / static_cast<double>(phases.steps[s].time_ns);
+      if (out.late[s][r]) late_steps.push_back(phases.steps[s].step);
+    }
+    if (late_steps.empty() || steps == 0) continue;
+    const bool persistent =
+        static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
+    // Intermittent: late in at least two steps and in most of the late (step, rank) pairs of the job, so
+    // that a job where the slowest rank changes every step (data imbalance) names no single rank.
+    const bool intermittent = late_steps.size() >= 2 && late_steps.size() * 2 > out.late_pairs;
+    if (!persistent && !intermittent) continue;
+    Straggler st;
+    st.rank = static_cast<int32_t>(r);
+    st.persistent = persistent;
+    st.steps = late_steps;
+    st.late_ms_per_step = blame / static_cast<double>(steps) / 1e6;
+    st.score = share / static_cast<double>(steps);
+    out.stragglers.push_back(std::move(st));
+  }
+  std::sort(out.stragglers.begin(), out.stragglers.end(),
+            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  return out;
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,40 @@
+// Straggler localization (DESIGN.md, Diagnosis 4) on a PhaseModel.
+//  - Arrival lateness: in each collective instance the last rank to arrive makes the others wait; it is
+//    blamed for (its arrival − the second-latest arrival). Per (step, rank): blame = sum over instances.
+//    The straggler also records the shortest collective (it waits for no one): kept as evidence.
+//  - A (step, rank) is late when its blame ≥ min_effect × step time. A rank late in ≥ persistent_share of
+//    the steps is a persistent straggler; late in ≥ 2 steps (and in most of the steps where anyone was
+//    late by a wide margin) an intermittent one, reported with its steps.
+//  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
+//    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
+//    (median/MAD) reported as evidence.
+// Invariant: a healthy job (no late (step, rank) pairs) yields no straggler.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/diagnosis/phase_model.h"
+#include "analysis/diagnosis/result.h"
+
+namespace strata::diagnosis {
+
+struct StragglerOptions {
+  double min_effect = 0.03;       // share of step time
+  double persistent_share = 0.6;  // share of steps
+};
+
+struct StragglerAnalysis {
+  std::vector<std::vector<double>> blame_ns;  // [step index][rank]
+  std::vector<std::vector<bool>> late;        // [step index][rank]
+  std::vector<double> ks_score;               // per rank
+  std::vector<double> ks_z;                   // per rank
+  std::vector<double> mean_collective_ms;     // per rank: mean duration of its collective calls
+  std::vector<Straggler> stragglers;          // ranks are rank indices here; the caller maps them
+  size_t late_pairs = 0;                      // (step, rank) pairs that were late
+  std::vector<int32_t> late_ranks;            // distinct rank indices ever late
+};
+
+StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});
+
+}  // namespace strata::diagnosis

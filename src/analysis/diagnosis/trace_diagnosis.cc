@@ -1,0 +1,276 @@
+// Diagnosis of traces with profiler steps and collectives (see trace_diagnosis.h and diagnose.h).
+#include "analysis/diagnosis/trace_diagnosis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/diagnosis/phase_model.h"
+#include "analysis/diagnosis/phase_whatif.h"
+#include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/straggler.h"
+#include "analysis/diagnosis/window_profile.h"
+#include "model/clock_alignment.h"
+#include "model/collectives.h"
+#include "model/step_windows.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+double Round(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+std::string ShortName(std::string_view name) {
+  std::string s(name);
+  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0) s.resize(paren);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+/// Differential profile of one straggler against its peers over its late steps.
+struct Differential {
+  double compute_ms = 0, data_ms = 0, host_gap_ms = 0, device_busy_ms = 0, device_idle_ms = 0;
+  double window_ms = 0, peer_window_ms = 0;
+  std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
+  size_t steps = 0;
+};
+
+Differential Compare(const TraceStore& store, const TrackIndex& index, const model::StepModel& steps,
+                     const model::ClockAlignment& clocks, const PhaseModel& phases, const StragglerAnalysis& sa,
+                     size_t straggler, size_t ranks) {
+  Differential d;
+  std::map<StringId, double> op_excess;
+  for (size_t s = 0; s < phases.steps.size(); ++s) {
+    if (!sa.late[s][straggler]) continue;
+    const StepPhases& p = phases.steps[s];
+    // The collective this rank was most late for: the window is the step start up to that arrival.
+    size_t worst = 0;
+    int64_t worst_gap = INT64_MIN;
+    for (size_t k = 0; k < p.instances.size(); ++k) {
+      int64_t second = INT64_MIN;
+      for (size_t r = 0; r < ranks; ++r)
+        if (r != straggler) second = std::max(second, p.arrival[k][r]);
+      if (p.arrival[k][straggler] - second > worst_gap) {
+        worst_gap = p.arrival[k][straggler] - second;
+        worst = k;
+      }
+    }
+    std::vector<WindowProfile> profiles(ranks);
+    std::vector<double> window(ranks);
+    for (size_t r = 0; r < ranks; ++r) {
+      const auto& windows = steps.by_rank[r];
+      auto it =
+          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == p.step; });
+      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      const int64_t start = p.start[r] + clocks.offset_ns[r];
+      const int64_t end = (p.instances.empty() ? p.end[r] : p.arrival[worst][r]) + clocks.offset_ns[r];
+      profiles[r] = ProfileWindow(store, index, r, main_track, start, end);
+      window[r] = static_cast<double>(end - start);
+    }
+    auto excess = [&](auto field) {
+      std::vector<double> peers;
+      for (size_t r = 0; r < ranks; ++r)
+        if (r != straggler) peers.push_back(field(profiles[r]));
+      return (field(profiles[straggler]) - Median(peers)) / 1e6;
+    };
+    d.compute_ms += excess([](const WindowProfile& w) { return w.compute_ns; });
+    d.data_ms += excess([](const WindowProfile& w) { return w.data_ns; });
+    d.host_gap_ms += excess([](const WindowProfile& w) { return w.host_gap_ns; });
+    d.device_busy_ms += excess([](const WindowProfile& w) { return w.device_busy_ns; });
+    d.device_idle_ms += excess([](const WindowProfile& w) { return w.device_idle_ns; });
+    d.window_ms += window[straggler] / 1e6;
+    std::vector<double> peer_windows;
+    for (size_t r = 0; r < ranks; ++r)
+      if (r != straggler) peer_windows.push_back(window[r]);
+    d.peer_window_ms += Median(peer_windows) / 1e6;
+    std::map<StringId, std::vector<double>> per_name;
+    for (size_t r = 0; r < ranks; ++r)
+      for (const auto& [name, ns] : profiles[r].op_ns) per_name[name].resize(ranks, 0.0), per_name[name][r] = ns;
+    for (auto& [name, v] : per_name) {
+      v.resize(ranks, 0.0);
+      std::vector<double> peers;
+      for (size_t r = 0; r < ranks; ++r)
+        if (r != straggler) peers.push_back(v[r]);
+      op_excess[name] += (v[straggler] - Median(peers)) / 1e6;
+    }
+    ++d.steps;
+  }
+  if (d.steps == 0) return d;
+  const double n = static_cast<double>(d.steps);
+  d.compute_ms /= n;
+  d.data_ms /= n;
+  d.host_gap_ms /= n;
+  d.device_busy_ms /= n;
+  d.device_idle_ms /= n;
+  d.window_ms /= n;
+  d.peer_window_ms /= n;
+  for (const auto& [name, ms] : op_excess)
+    if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
+  std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  return d;
+}
+
+}  // namespace
+
+void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                    const DiagnoseOptions& options, DiagnosisResult* result) {
+  const size_t ranks = store.ranks.size();
+  model::StepModel steps = model::FindSteps(store, rows_by_rank);
+  const model::CollectiveModel collectives = model::MatchCollectives(store, rows_by_rank, &steps);
+  const model::ClockAlignment clocks = model::AlignClocks(collectives, ranks);
+  result->step_source = steps.source;
+  result->steps = steps.steps;
+  result->collective_source = collectives.source;
+  result->clock_residual_us = Round(clocks.residual_us, 3);
+  for (size_t r = 0; r < ranks; ++r)
+    result->clock_offsets_us[store.ranks[r].rank] = Round(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
+  if (steps.steps.empty()) result->notes.push_back("no step found on every rank: nothing to compare per step");
+  if (collectives.source == "none")
+    result->notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
+  if (collectives.unmatched_calls > 0)
+    result->notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
+                                        collectives.unmatched_calls));
+
+  const PhaseModel phases = BuildPhases(steps, collectives, clocks, ranks);
+  std::vector<double> step_ms;
+  for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
+  if (!step_ms.empty()) {
+    std::vector<double> sorted = step_ms;
+    std::sort(sorted.begin(), sorted.end());
+    result->step_time_median_ms = Round(Median(step_ms), 3);
+    result->step_time_p90_ms = Round(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
+  }
+  if (ranks < 2 || phases.steps.empty()) {
+    result->whatif.model = "none";
+    return;
+  }
+
+  StragglerOptions sopt;
+  sopt.min_effect = options.min_effect;
+  StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
+  const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
+  result->whatif.model = "collective-phases";
+  result->whatif.slowdown = Round(whatif.slowdown, 4);
+  result->whatif.ideal_step_ms = Round(whatif.ideal_step_ms, 3);
+  for (size_t r = 0; r < ranks; ++r)
+    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = Round(whatif.by_rank[r], 4);
+  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = Round(v, 4);
+
+  const TrackIndex index(store, rows_by_rank);
+  for (Straggler& st : sa.stragglers) {
+    const auto r = static_cast<size_t>(st.rank);
+    st.rank = store.ranks[r].rank;
+    std::vector<double> peer_coll;
+    for (size_t q = 0; q < ranks; ++q)
+      if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
+    st.evidence["collective_ms"] = Round(sa.mean_collective_ms[r], 3);
+    st.evidence["peer_collective_ms"] = Round(Median(peer_coll), 3);
+    st.evidence["ks_score"] = Round(sa.ks_score[r], 4);
+    st.evidence["ks_robust_z"] = Round(sa.ks_z[r], 3);
+    st.score = Round(st.score, 4);
+    st.late_ms_per_step = Round(st.late_ms_per_step, 3);
+
+    const Differential d = Compare(store, index, steps, clocks, phases, sa, r, ranks);
+    Finding f;
+    f.rank = st.rank;
+    f.ranks = {st.rank};
+    if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
+    f.impact_pct = Round(100.0 * whatif.fix_rank_saving[r], 2);
+    const bool gpu = collectives.source == "gpu-kernels";
+    struct Candidate {
+      const char* cause;
+      const char* layer;
+      double ms;
+    };
+    std::vector<Candidate> candidates = {{"dataloader_stall", "data", d.data_ms},
+                                         {"host_stall", "host", d.host_gap_ms}};
+    if (gpu) {
+      candidates.push_back({"slow_compute", "gpu", d.device_busy_ms});
+      // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
+      candidates.push_back({"launch_overhead", "host", std::min(d.device_idle_ms, d.compute_ms)});
+    } else {
+      candidates.push_back({"slow_compute", "cpu", d.compute_ms});
+    }
+    const auto best = std::max_element(candidates.begin(), candidates.end(),
+                                       [](const Candidate& a, const Candidate& b) { return a.ms < b.ms; });
+    const double late = d.window_ms - d.peer_window_ms;
+    const double explained = late > 0 ? std::clamp(best->ms / late, 0.0, 1.0) : 0.0;
+    if (best->ms <= 0 || explained < 0.25) {
+      f.cause = "unknown";
+      f.layer = "host";
+    } else {
+      f.cause = best->cause;
+      f.layer = best->layer;
+    }
+    // Culprit op: the op with the largest excess among ops of the cause's kind.
+    for (const auto& [name, ms] : d.op_excess_ms) {
+      const std::string_view n = store.strings.view(name);
+      if (n.substr(0, 13) == "ProfilerStep#") continue;
+      f.op = ShortName(n);
+      break;
+    }
+    f.confidence = Round(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
+    const std::string when =
+        st.persistent ? "in every step" : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
+    f.summary =
+        fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
+                    st.rank, st.late_ms_per_step, when,
+                    f.cause == "slow_compute"       ? "its compute takes longer"
+                    : f.cause == "dataloader_stall" ? "its data loading takes longer"
+                    : f.cause == "host_stall"       ? "its host thread stalls outside any op"
+                    : f.cause == "launch_overhead"  ? "its device waits for the host to launch work"
+                                                    : "cause not determined from the trace",
+                    f.impact_pct);
+    f.evidence["late_ms_per_step"] = st.late_ms_per_step;
+    f.evidence["late_steps"] = st.steps;
+    f.evidence["window_ms"] = Round(d.window_ms, 3);
+    f.evidence["peer_window_ms"] = Round(d.peer_window_ms, 3);
+    f.evidence["excess_ms"] = {{"compute", Round(d.compute_ms, 3)},
+                               {"data_loading", Round(d.data_ms, 3)},
+                               {"host_gap", Round(d.host_gap_ms, 3)},
+                               {"device_busy", Round(d.device_busy_ms, 3)},
+                               {"device_idle", Round(d.device_idle_ms, 3)}};
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
+      const std::string_view n = store.strings.view(d.op_excess_ms[i].first);
+      if (n.substr(0, 13) == "ProfilerStep#") continue;
+      ops.push_back({{"op", ShortName(n)}, {"excess_ms", Round(d.op_excess_ms[i].second, 3)}});
+    }
+    f.evidence["op_excess_per_step"] = ops;
+    f.evidence["blame"] =
+        fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}", Round(late, 3),
+                    f.cause == "unknown" ? std::string("no single class of work explains it")
+                                         : fmt::format("{} (+{:.3f} ms)", best->layer, best->ms));
+    f.evidence["collective_ms"] = st.evidence["collective_ms"];
+    f.evidence["peer_collective_ms"] = st.evidence["peer_collective_ms"];
+    result->findings.push_back(std::move(f));
+    result->stragglers.push_back(st);
+  }
+
+  // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
+  const double waste = 1.0 - 1.0 / std::max(1e-9, whatif.slowdown);
+  if (result->stragglers.empty() && sa.late_ranks.size() >= 2 && waste >= options.min_effect) {
+    Finding f;
+    f.cause = "data_imbalance";
+    f.layer = "data";
+    for (int32_t r : sa.late_ranks) f.ranks.push_back(store.ranks[static_cast<size_t>(r)].rank);
+    f.impact_pct = Round(100.0 * waste, 2);
+    f.confidence = 0.6;
+    f.summary = fmt::format(
+        "the slowest rank changes from step to step ({} ranks take turns): per-step load is "
+        "uneven across ranks; balancing it saves {:.1f}% of step time",
+        f.ranks.size(), f.impact_pct);
+    f.evidence["late_pairs"] = sa.late_pairs;
+    f.evidence["slowdown"] = Round(whatif.slowdown, 4);
+    result->findings.push_back(std::move(f));
+  }
+  std::sort(result->stragglers.begin(), result->stragglers.end(),
+            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,139 @@
+// WindowProfile (see window_profile.h).
+#include "analysis/diagnosis/window_profile.h"
+
+#include <algorithm>
+
+#include "analysis/intervals.h"
+#include "analysis/kernel_type.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+enum class OpClass { kCompute, kData, kComm, kAnnotation };
+
+bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+OpClass Classify(std::string_view name, std::string_view cat) {
+  if (Contains(name, "DataLoader") || Contains(name, "dataloader") || Contains(name, "_next_data") ||
+      Contains(name, "__getitem__") || Contains(name, "fetch")) {
+    return OpClass::kData;
+  }
+  if (name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 6) == "c10d::" ||
+      Contains(name, "ProcessGroup") || name == "record_param_comms" || Contains(name, "all_reduce") ||
+      Contains(name, "allreduce")) {
+    return OpClass::kComm;
+  }
+  if (name.substr(0, 13) == "ProfilerStep#" || cat == "user_annotation" || cat == "python_function") {
+    return OpClass::kAnnotation;
+  }
+  if (cat.empty()) {
+    // PyTorch 1.x traces have no categories: framework ops have qualified names, user ranges do not.
+    const bool op = Contains(name, "::") || Contains(name, "Backward") || Contains(name, "Optimizer.") ||
+                    Contains(name, "DistributedDataParallel");
+    return op ? OpClass::kCompute : OpClass::kAnnotation;
+  }
+  return OpClass::kCompute;
+}
+
+}  // namespace
+
+TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank)
+    : rows_(store.tracks.size()), device_tracks_(rows_by_rank.size()) {
+  const SliceTable& s = store.slices;
+  for (const auto& rows : rows_by_rank)
+    for (uint32_t row : rows)
+      if (s.flags[row] & (kSliceComplete | kSliceBeginEnd)) rows_[s.track[row]].push_back(row);
+  for (auto& v : rows_) {
+    std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : s.dur_ns[a] > s.dur_ns[b];
+    });
+  }
+  for (uint32_t t = 0; t < store.tracks.size(); ++t)
+    if (store.tracks[t].stream >= 0 && store.tracks[t].rank < device_tracks_.size())
+      device_tracks_[store.tracks[t].rank].push_back(t);
+}
+
+const std::vector<uint32_t>& TrackIndex::Rows(uint32_t track) const {
+  static const std::vector<uint32_t> kNone;
+  return track < rows_.size() ? rows_[track] : kNone;
+}
+
+WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, uint32_t main_track,
+                            int64_t start, int64_t end) {
+  WindowProfile out;
+  if (end <= start) return out;
+  const SliceTable& s = store.slices;
+  auto clip = [&](uint32_t row) {
+    return std::max<int64_t>(0, std::min(end, s.ts_ns[row] + s.dur_ns[row]) - std::max(start, s.ts_ns[row]));
+  };
+  // Main thread: walk slices in start order with a stack of open ancestors.
+  struct Open {
+    uint32_t row;
+    int64_t end;
+    OpClass cls;
+    int64_t child_ns;  // clipped duration of direct children
+    bool whole;        // counted whole (data / comm): children are not looked at
+  };
+  std::vector<Open> stack;
+  int64_t covered = 0;
+  auto close_until = [&](int64_t t) {
+    while (!stack.empty() && stack.back().end <= t) {
+      const Open o = stack.back();
+      stack.pop_back();
+      const double self = static_cast<double>(clip(o.row) - o.child_ns);
+      switch (o.cls) {
+        case OpClass::kCompute:
+          out.compute_ns += self;
+          break;
+        case OpClass::kAnnotation:
+          out.host_gap_ns += self;
+          break;
+        case OpClass::kData:
+        case OpClass::kComm:
+          break;  // counted whole when opened
+      }
+    }
+  };
+  if (main_track != UINT32_MAX) {
+    for (uint32_t row : index.Rows(main_track)) {
+      const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
+      if (te <= start) continue;
+      if (ts >= end) break;
+      close_until(ts);
+      const int64_t len = clip(row);
+      out.op_ns[s.name[row]] += static_cast<double>(len);
+      const bool inside_whole = !stack.empty() && stack.back().whole;
+      if (inside_whole) continue;  // part of a data/comm op already counted
+      const OpClass cls = Classify(store.strings.view(s.name[row]), store.strings.view(s.category[row]));
+      if (stack.empty()) {
+        covered += len;
+      } else {
+        stack.back().child_ns += len;
+      }
+      if (cls == OpClass::kData) out.data_ns += static_cast<double>(len);
+      if (cls == OpClass::kComm) out.comm_ns += static_cast<double>(len);
+      stack.push_back(Open{row, te, cls, 0, cls == OpClass::kData || cls == OpClass::kComm});
+    }
+    close_until(INT64_MAX);
+    out.host_gap_ns += static_cast<double>((end - start) - covered);
+  }
+  // Device streams.
+  std::vector<Interval> busy;
+  for (uint32_t track : index.DeviceTracks(rank)) {
+    for (uint32_t row : index.Rows(track)) {
+      const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
+      if (te <= start || ts >= end) continue;
+      if (IsCommunicationKernel(store.strings.view(s.name[row]))) continue;
+      busy.push_back({std::max(ts, start), std::min(te, end)});
+      out.op_ns[s.name[row]] += static_cast<double>(std::min(te, end) - std::max(ts, start));
+    }
+  }
+  if (!index.DeviceTracks(rank).empty()) {
+    out.device_busy_ns = static_cast<double>(TotalLength(UnionOf(std::move(busy))));
+    out.device_idle_ns = static_cast<double>(end - start) - out.device_busy_ns;
+  }
+  return out;
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,43 @@
+// WindowProfile: what one rank did during a time window, for comparing a straggler with its peers
+// (KAIR's blame and SysOM-AI's layered differential diagnosis, from traces alone).
+//  - On the training loop's thread (the ProfilerStep's track) time is split by self time: data loading
+//    (ops named like DataLoader / __next__, counted whole), communication ops (gloo:/nccl:/c10d::, whole),
+//    compute (self time of framework ops), and host gap (self time of annotations such as ProfilerStep or
+//    user record_function ranges, plus time covered by nothing) — time the host spent outside any op.
+//  - On GPU streams: device busy (union of kernels) and device idle within the window.
+//  - Per op name: total duration of that name's slices in the window (all depths).
+// Invariant: compute + data + comm + host_gap == window length (main thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/trace_store.h"
+
+namespace strata::diagnosis {
+
+struct WindowProfile {
+  double compute_ns = 0, data_ns = 0, comm_ns = 0, host_gap_ns = 0;
+  double device_busy_ns = 0, device_idle_ns = 0, launch_ns = 0;
+  std::map<StringId, double> op_ns;  // name -> total duration in the window
+};
+
+/// Per-rank track index: slices of each track sorted by start (longer first on ties).
+class TrackIndex {
+ public:
+  TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
+  const std::vector<uint32_t>& Rows(uint32_t track) const;
+  const std::vector<uint32_t>& DeviceTracks(size_t rank) const { return device_tracks_[rank]; }
+
+ private:
+  std::vector<std::vector<uint32_t>> rows_;  // by track
+  std::vector<std::vector<uint32_t>> device_tracks_;
+};
+
+/// Profiles [start, end) (rank clock) of `rank` with `main_track` as the training loop's thread.
+WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, uint32_t main_track,
+                            int64_t start, int64_t end);
+
+}  // namespace strata::diagnosis

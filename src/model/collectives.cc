@@ -1,0 +1,160 @@
+// Collective extraction and matching (see collectives.h).
+#include "model/collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analysis/kernel_type.h"
+
+namespace strata::model {
+
+namespace {
+
+bool IsCpuCollective(std::string_view name) {
+  return name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 5) == "mpi:" ||
+         name.substr(0, 5) == "ucc:";
+}
+
+}  // namespace
+
+size_t DetectPeriod(const std::vector<StringId>& keys) {
+  const size_t n = keys.size();
+  if (n < 2) return 0;
+  std::vector<size_t> pi(n, 0);
+  for (size_t i = 1; i < n; ++i) {
+    size_t k = pi[i - 1];
+    while (k > 0 && keys[i] != keys[k]) k = pi[k - 1];
+    if (keys[i] == keys[k]) ++k;
+    pi[i] = k;
+  }
+  const size_t p = n - pi[n - 1];
+  return p * 2 <= n ? p : 0;
+}
+
+CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                                 StepModel* steps) {
+  CollectiveModel model;
+  const SliceTable& s = store.slices;
+  const size_t ranks = rows_by_rank.size();
+  model.calls.resize(ranks);
+  // Decide the source: GPU kernels if any rank has them.
+  std::vector<int8_t> kind(store.strings.size(), -1);  // per name: 0 none, 1 gpu comm, 2 cpu comm
+  auto name_kind = [&](StringId id) {
+    if (kind[id] < 0) {
+      const std::string_view n = store.strings.view(id);
+      kind[id] = IsCommunicationKernel(n) ? 1 : IsCpuCollective(n) ? 2 : 0;
+    }
+    return kind[id];
+  };
+  bool gpu = false;
+  for (size_t r = 0; r < ranks && !gpu; ++r)
+    for (uint32_t row : rows_by_rank[r])
+      if ((s.flags[row] & kSliceComplete) && store.tracks[s.track[row]].stream >= 0 && name_kind(s.name[row]) == 1) {
+        gpu = true;
+        break;
+      }
+  bool any = false;
+  for (size_t r = 0; r < ranks; ++r) {
+    for (uint32_t row : rows_by_rank[r]) {
+      if (!(s.flags[row] & (kSliceComplete | kSliceBeginEnd))) continue;
+      const bool on_stream = store.tracks[s.track[row]].stream >= 0;
+      const int8_t k = name_kind(s.name[row]);
+      if (gpu ? !(k == 1 && on_stream) : !(k == 2 && !on_stream)) continue;
+      CollectiveCall c;
+      c.slice = row;
+      c.key = s.name[row];
+      c.start_ns = s.ts_ns[row];
+      c.end_ns = s.ts_ns[row] + s.dur_ns[row];
+      model.calls[r].push_back(c);
+      any = true;
+    }
+    std::sort(model.calls[r].begin(), model.calls[r].end(),
+              [](const CollectiveCall& a, const CollectiveCall& b) { return a.start_ns < b.start_ns; });
+  }
+  model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
+  if (!any) return model;
+
+  // No steps recorded: try the period of the collective sequence (on the rank with the most calls).
+  if (steps->source == "none") {
+    size_t best = 0;
+    for (size_t r = 1; r < ranks; ++r)
+      if (model.calls[r].size() > model.calls[best].size()) best = r;
+    std::vector<StringId> keys;
+    for (const auto& c : model.calls[best]) keys.push_back(c.key);
+    const size_t period = DetectPeriod(keys);
+    if (period > 0) {
+      steps->source = "detected-period";
+      steps->steps.clear();
+      size_t min_steps = SIZE_MAX;
+      for (size_t r = 0; r < ranks; ++r) {
+        auto& windows = steps->by_rank[r];
+        windows.clear();
+        const auto& calls = model.calls[r];
+        const size_t n = calls.size() / period;
+        min_steps = std::min(min_steps, n);
+        int64_t prev_end = calls.empty() ? 0 : calls.front().start_ns;
+        for (size_t k = 0; k < n; ++k) {
+          const int64_t end = calls[(k + 1) * period - 1].end_ns;
+          windows.push_back(
+              StepWindow{static_cast<int64_t>(k), k == 0 ? calls[0].start_ns : prev_end, end, UINT32_MAX});
+          prev_end = end;
+        }
+      }
+      for (size_t k = 0; k < min_steps; ++k) steps->steps.push_back(static_cast<int64_t>(k));
+    }
+  }
+
+  // Assign steps and ordinals.
+  const bool stepped = steps->source != "none";
+  for (size_t r = 0; r < ranks; ++r) {
+    std::map<std::pair<int64_t, StringId>, uint32_t> next;
+    for (auto& c : model.calls[r]) {
+      if (stepped) {
+        const int w = FindWindow(steps->by_rank[r], c.start_ns);
+        c.step = w < 0 ? -1 : steps->by_rank[r][w].step;
+      } else {
+        c.step = 0;
+      }
+      if (c.step == -1 && stepped) continue;
+      c.ordinal = next[{c.step, c.key}]++;
+    }
+  }
+  // Match (step, key, ordinal) across ranks.
+  std::map<std::tuple<int64_t, StringId, uint32_t>, size_t> index;
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t i = 0; i < model.calls[r].size(); ++i) {
+      const CollectiveCall& c = model.calls[r][i];
+      if (c.step == -1 && stepped) continue;
+      auto [it, inserted] = index.try_emplace({c.step, c.key, c.ordinal}, model.matched.size());
+      if (inserted) {
+        MatchedCollective m;
+        m.key = c.key;
+        m.step = c.step;
+        m.ordinal = c.ordinal;
+        m.call.assign(ranks, -1);
+        model.matched.push_back(m);
+      }
+      MatchedCollective& m = model.matched[it->second];
+      m.call[r] = static_cast<int32_t>(i);
+      ++m.present;
+    }
+  }
+  for (const auto& m : model.matched)
+    if (m.present < ranks) model.unmatched_calls += m.present;
+  // Order instances by step, then by start on the first rank that has them (clocks differ across ranks).
+  auto first_start = [&](const MatchedCollective& m) {
+    for (size_t r = 0; r < ranks; ++r)
+      if (m.call[r] >= 0) return model.calls[r][m.call[r]].start_ns;
+    return INT64_MAX;
+  };
+  std::stable_sort(model.matched.begin(), model.matched.end(),
+                   [&](const MatchedCollective& a, const MatchedCollective& b) {
+                     if (a.step != b.step) return a.step < b.step;
+                     if (a.key == b.key) return a.ordinal < b.ordinal;
+                     return first_start(a) < first_start(b);
+                   });
+  return model;
+}
+
+}  // namespace strata::model

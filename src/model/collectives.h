@@ -1,0 +1,50 @@
+// Collectives across ranks: finds each rank's collective calls and matches the k-th call of the same
+// collective in the same step on every rank (DESIGN.md, Diagnosis 2). Sources: NCCL/RCCL kernels on
+// GPU streams when any rank has them ("gpu-kernels"), else CPU-side collective ops such as gloo:all_reduce
+// or nccl:all_reduce ("cpu-ops"). When the trace has no steps, the period of the collective sequence
+// defines them (prefix function over the call keys; "detected-period").
+// Invariants: a matched instance holds at most one call per rank; calls keep store order within a rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/step_windows.h"
+#include "store/trace_store.h"
+
+namespace strata::model {
+
+struct CollectiveCall {
+  uint32_t slice = 0;
+  StringId key = 0;                  // the collective's name (kernel or op name)
+  int64_t start_ns = 0, end_ns = 0;  // rank clock
+  int64_t step = -1;
+  uint32_t ordinal = 0;  // index among calls with the same key in the same step on this rank
+};
+
+struct MatchedCollective {
+  StringId key = 0;
+  int64_t step = -1;
+  uint32_t ordinal = 0;
+  std::vector<int32_t> call;  // per rank index: index into calls[rank], or -1 when that rank lacks it
+  size_t present = 0;         // ranks that have it
+};
+
+struct CollectiveModel {
+  std::string source;                              // "gpu-kernels", "cpu-ops", "none"
+  std::vector<std::vector<CollectiveCall>> calls;  // per rank index, in start order
+  std::vector<MatchedCollective> matched;          // ordered by (step, first start)
+  size_t unmatched_calls = 0;                      // calls whose instance is missing on some rank
+};
+
+/// Extracts and matches collectives. When `steps.source` is "none" and a period is found, `steps` is
+/// rewritten with detected windows.
+CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                                 StepModel* steps);
+
+/// Smallest p such that `keys` is (a prefix of) a repetition of its first p elements, or 0 when no
+/// period repeats at least twice. Exact repeats only (prefix function).
+size_t DetectPeriod(const std::vector<StringId>& keys);
+
+}  // namespace strata::model

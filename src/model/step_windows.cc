@@ -1,0 +1,81 @@
+// Step windows (see step_windows.h).
+#include "model/step_windows.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/decimal.h"
+
+namespace strata::model {
+
+namespace {
+
+bool StepNumber(std::string_view name, int64_t* n) {
+  return name.substr(0, 13) == "ProfilerStep#" && ParseInt64(name.substr(13), n) == NumberParse::kOk;
+}
+
+}  // namespace
+
+StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
+  StepModel model;
+  model.by_rank.resize(rows_by_rank.size());
+  const SliceTable& s = store.slices;
+  // Which interned names are ProfilerStep#N, decided once per name.
+  std::vector<int64_t> step_of(store.strings.size(), INT64_MIN);
+  for (StringId id = 0; id < store.strings.size(); ++id) {
+    int64_t n;
+    if (StepNumber(store.strings.view(id), &n)) step_of[id] = n;
+  }
+  bool any_profiler = false, any_table = false;
+  for (size_t r = 0; r < rows_by_rank.size(); ++r) {
+    std::map<int64_t, StepWindow> windows;
+    for (uint32_t row : rows_by_rank[r]) {
+      if ((s.flags[row] & kSliceGpu) || step_of[s.name[row]] == INT64_MIN) continue;
+      if (store.tracks[s.track[row]].stream >= 0) continue;  // gpu_user_annotation copies
+      const int64_t n = step_of[s.name[row]];
+      auto [it, inserted] =
+          windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], s.track[row]});
+      if (!inserted) {  // the same step twice (nested annotations): take the span of both
+        it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row]);
+        it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row] + s.dur_ns[row]);
+      }
+    }
+    if (!windows.empty()) {
+      any_profiler = true;
+    } else {
+      for (uint32_t row : rows_by_rank[r]) {
+        if (s.step[row] < 0) continue;
+        const int64_t n = s.step[row];
+        auto [it, inserted] =
+            windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], UINT32_MAX});
+        if (!inserted) {
+          it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row]);
+          it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row] + s.dur_ns[row]);
+        }
+      }
+      any_table |= !windows.empty();
+    }
+    for (auto& [n, w] : windows) model.by_rank[r].push_back(w);
+    std::sort(model.by_rank[r].begin(), model.by_rank[r].end(),
+              [](const StepWindow& a, const StepWindow& b) { return a.start_ns < b.start_ns; });
+  }
+  model.source = any_profiler ? "profiler-step" : any_table ? "op-table" : "none";
+  // Steps present on every rank.
+  std::map<int64_t, size_t> count;
+  for (const auto& windows : model.by_rank)
+    for (const StepWindow& w : windows) ++count[w.step];
+  for (const auto& [n, c] : count)
+    if (c == model.by_rank.size()) model.steps.push_back(n);
+  return model;
+}
+
+int FindWindow(const std::vector<StepWindow>& windows, int64_t t) {
+  auto it = std::upper_bound(windows.begin(), windows.end(), t,
+                             [](int64_t v, const StepWindow& w) { return v < w.start_ns; });
+  if (it == windows.begin()) return -1;
+  --it;
+  return t <= it->end_ns ? static_cast<int>(it - windows.begin()) : -1;
+}
+
+}  // namespace strata::model
