@@ -9,6 +9,7 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
 #include "cli/output.h"
+#include "core/allocator_tuning.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
 #include "reports/diagnosis_report.h"
@@ -74,6 +75,7 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  strata::TuneAllocatorForLoading();
   CLI::App app{
       "strata: finds which worker of a distributed training job is slow, which operation, why, "
       "and what fixing it would save."};

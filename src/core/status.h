@@ -32,7 +32,7 @@ class Status {
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : state_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   Expected(Status error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }

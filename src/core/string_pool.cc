@@ -26,7 +26,7 @@ uint64_t StringPool::hash(std::string_view s) {
     h ^= h >> 29;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, s.data() + i, s.size() - i);
+  if (i < s.size()) std::memcpy(&tail, s.data() + i, s.size() - i);  // s.data() may be null when s is empty
   h = (h ^ tail) * 0x100000001b3ULL;
   h ^= h >> 30;
   h *= 0xbf58476d1ce4e5b9ULL;
@@ -95,8 +95,8 @@ StringId StringPool::intern(std::string_view s) {
 }
 
 size_t StringPool::memory_bytes() const {
-  return arena_bytes_ + strings_.capacity() * sizeof(std::string_view) +
-         hashes_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint32_t);
+  return arena_bytes_ + strings_.capacity() * sizeof(std::string_view) + hashes_.capacity() * sizeof(uint64_t) +
+         slots_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace strata

@@ -10,7 +10,7 @@
 namespace strata {
 
 namespace {
-constexpr size_t kInputChunk = 1 << 20;
+constexpr size_t kInputChunk = 256 << 10;
 }
 
 ByteSource::~ByteSource() {
@@ -59,13 +59,13 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
   while (zs_.avail_out > 0) {
     if (zs_.avail_in == 0) {
       if (eof_) break;
-      auto n = ReadRaw(reinterpret_cast<char*>(in_buf_.data()), in_buf_.size());
+      auto n = ReadRaw(in_buf_.data(), in_buf_.size());
       if (!n.ok()) return n.status();
       if (n.value() == 0) {
         eof_ = true;
         break;
       }
-      zs_.next_in = in_buf_.data();
+      zs_.next_in = reinterpret_cast<Bytef*>(in_buf_.data());
       zs_.avail_in = static_cast<uInt>(n.value());
     }
     if (stream_ended_) {
@@ -88,9 +88,10 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
   const size_t n = capacity - zs_.avail_out;
   produced_ += n;
   if (n == 0 && eof_ && !stream_ended_) {
-    return Status::Error(fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "
-                                     "end marker (after {} decompressed bytes)",
-                                     path_, compressed_read_, produced_));
+    return Status::Error(
+        fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "
+                    "end marker (after {} decompressed bytes)",
+                    path_, compressed_read_, produced_));
   }
   return n;
 }

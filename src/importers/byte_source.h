@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/raw_buffer.h"
 #include "core/status.h"
 
 namespace strata {
@@ -50,7 +51,7 @@ class ByteSource {
   bool eof_ = false;
   z_stream zs_{};
   bool zs_init_ = false;
-  std::vector<unsigned char> in_buf_;
+  RawBuffer in_buf_;
   std::string peeked_;  // bytes returned by Peek, served first by Read
   size_t peek_pos_ = 0;
   uint64_t compressed_read_ = 0;

@@ -7,7 +7,8 @@
 namespace strata {
 
 struct ImportOptions {
-  size_t batch_bytes = 4 << 20;  // events parsed per batch (bounds memory for huge files)
+  size_t batch_bytes = 1 << 20;  // events parsed per batch (bounds memory for huge files)
+  bool pipeline = false;         // read+split and parse a file on two threads (when cores are idle)
   // Column names of op-table CSVs, for timer logs whose headers differ from the defaults.
   struct OpTableColumns {
     std::string rank = "rank";

@@ -59,9 +59,10 @@ FileResult ImportOne(const std::string& path, const ImportOptions& options) {
     case InputFormat::kUnknown: {
       std::string shown;
       for (char c : head.value().substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
-      result.error = fmt::format("{}: unrecognised format (not Kineto/Chrome JSON nor an op-table CSV; "
-                                 "first bytes: \"{}\")",
-                                 path, shown);
+      result.error = fmt::format(
+          "{}: unrecognised format (not Kineto/Chrome JSON nor an op-table CSV; "
+          "first bytes: \"{}\")",
+          path, shown);
       return result;
     }
   }
@@ -114,6 +115,9 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   if (files.empty()) return Status::Error("no input files given");
 
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  // With fewer files than cores, each file gets a second thread (read/split vs parse).
+  ImportOptions import_options = options.import;
+  import_options.pipeline = files.size() < threads;
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   std::vector<FileResult> results(files.size());
   std::atomic<size_t> next{0};
@@ -123,7 +127,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   auto last_report = started;
   auto worker = [&]() {
     for (size_t i = next++; i < files.size(); i = next++) {
-      results[i] = ImportOne(files[i], options.import);
+      results[i] = ImportOne(files[i], import_options);
       const size_t done = ++finished;
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -161,8 +165,8 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     for (RankInfo& rank : store.ranks) {
       if (auto mapped = LookupRankMap(options.rank_map, files[i])) {
         if (store.ranks.size() > 1) {
-          errors.push_back(fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks",
-                                       files[i], store.ranks.size()));
+          errors.push_back(fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks", files[i],
+                                       store.ranks.size()));
           break;
         }
         rank.rank = *mapped;
@@ -175,18 +179,20 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
           rank.rank = 0;
           rank.rank_source = "only file";
         } else {
-          errors.push_back(fmt::format("{}: cannot tell which rank this file is: it has no distributedInfo.rank "
-                                       "and its name has no rank number (like rank-3 or worker3); "
-                                       "give --rank-map {}=RANK",
-                                       files[i], fs::path(files[i]).filename().string()));
+          errors.push_back(
+              fmt::format("{}: cannot tell which rank this file is: it has no distributedInfo.rank "
+                          "and its name has no rank number (like rank-3 or worker3); "
+                          "give --rank-map {}=RANK",
+                          files[i], fs::path(files[i]).filename().string()));
           continue;
         }
       }
       auto [it, inserted] = owner.emplace(rank.rank, files[i]);
       if (!inserted) {
-        errors.push_back(fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which "
-                                     "file is which rank)",
-                                     rank.rank, it->second, files[i]));
+        errors.push_back(
+            fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which "
+                        "file is which rank)",
+                        rank.rank, it->second, files[i]));
       }
     }
     int first_rank = INT32_MAX;

@@ -5,11 +5,57 @@
 
 #include <cstring>
 
+#if defined(__AVX2__) && defined(__PCLMUL__)
+#include <immintrin.h>
+#define STRATA_SPLITTER_SIMD 1
+#endif
+
 namespace strata {
 
 namespace {
 constexpr size_t kReadChunk = 1 << 20;
+constexpr size_t kSlack = 64;  // readable bytes kept after end_ so 64-byte blocks never read out of bounds
 inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+#ifdef STRATA_SPLITTER_SIMD
+// One 64-byte block classified into bit masks (bit i = byte i).
+struct BlockMasks {
+  uint64_t quote, backslash, open, close;
+};
+
+inline uint64_t Eq(__m256i lo, __m256i hi, char c) {
+  const __m256i v = _mm256_set1_epi8(c);
+  const auto a = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
+  const auto b = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
+  return a | (static_cast<uint64_t>(b) << 32);
+}
+
+inline BlockMasks Classify(const char* p, uint64_t valid) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+  return {Eq(lo, hi, '"') & valid, Eq(lo, hi, '\\') & valid, (Eq(lo, hi, '{') | Eq(lo, hi, '[')) & valid,
+          (Eq(lo, hi, '}') | Eq(lo, hi, ']')) & valid};
+}
+
+// Bits of characters preceded by an odd run of backslashes (escaped), carrying across blocks
+// (the escape-detection step of Langdale & Lemire, "Parsing Gigabytes of JSON per Second").
+inline uint64_t Escaped(uint64_t backslash, uint64_t* prev_escaped) {
+  backslash &= ~*prev_escaped;
+  const uint64_t follows_escape = backslash << 1 | *prev_escaped;
+  constexpr uint64_t kEven = 0x5555555555555555ULL;
+  const uint64_t odd_starts = backslash & ~kEven & ~follows_escape;
+  uint64_t even_starts;
+  *prev_escaped = __builtin_add_overflow(odd_starts, backslash, &even_starts) ? 1 : 0;
+  const uint64_t invert = even_starts << 1;
+  return (kEven ^ invert) & follows_escape;
+}
+
+// Prefix XOR: bit i = xor of bits 0..i (marks bytes inside strings given quote positions).
+inline uint64_t PrefixXor(uint64_t bits) {
+  const __m128i v = _mm_set_epi64x(0, static_cast<int64_t>(bits));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_clmulepi64_si128(v, _mm_set1_epi8(-1), 0)));
+}
+#endif
 }  // namespace
 
 Status JsonEventSplitter::Fail(std::string_view what) const {
@@ -26,7 +72,7 @@ bool JsonEventSplitter::Refill() {
     end_ -= keep_;
     keep_ = 0;
   }
-  if (buf_.size() < end_ + kReadChunk) buf_.resize(std::max(buf_.size() * 2, end_ + kReadChunk));
+  if (buf_.size() < end_ + kReadChunk + kSlack) buf_.resize(std::max(buf_.size() * 2, end_ + kReadChunk + kSlack));
   auto got = src_->Read(buf_.data() + end_, kReadChunk);
   if (!got.ok()) {
     read_error_ = got.status();
@@ -62,6 +108,47 @@ bool JsonEventSplitter::SkipString() {
     pos_ = at + 1;
     if ((backslashes & 1) == 0) return true;
   }
+}
+
+Status JsonEventSplitter::SkipContainer() {
+#ifdef STRATA_SPLITTER_SIMD
+  // pos_ is at '{' or '['. Walk 64-byte blocks, tracking strings with bit masks and nesting depth.
+  int depth = 0;
+  uint64_t prev_escaped = 0;
+  uint64_t in_string_carry = 0;  // all ones when the previous block ended inside a string
+  size_t p = pos_;
+  for (;;) {
+    if (p + 64 > end_ && !eof_) {
+      pos_ = p;  // Refill may move the window; it shifts pos_ accordingly
+      Refill();
+      p = pos_;
+      continue;
+    }
+    if (p >= end_) {
+      pos_ = end_;
+      return read_error_.ok() ? Fail("the document ends inside an object or array (truncated file?)") : read_error_;
+    }
+    const uint64_t valid = p + 64 <= end_ ? ~uint64_t{0} : ((uint64_t{1} << (end_ - p)) - 1);
+    const BlockMasks m = Classify(buf_.data() + p, valid);
+    const uint64_t quotes = m.quote & ~Escaped(m.backslash, &prev_escaped);
+    const uint64_t in_string = PrefixXor(quotes) ^ in_string_carry;
+    in_string_carry = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    const uint64_t open = m.open & ~in_string;
+    const uint64_t close = m.close & ~in_string;
+    for (uint64_t bits = open | close; bits != 0; bits &= bits - 1) {
+      const int i = __builtin_ctzll(bits);
+      if (open >> i & 1) {
+        ++depth;
+      } else if (--depth == 0) {
+        pos_ = p + static_cast<size_t>(i) + 1;
+        return Status::Ok();
+      }
+    }
+    p += 64;
+  }
+#else
+  return SkipValue();
+#endif
 }
 
 Status JsonEventSplitter::SkipValue() {
@@ -125,7 +212,8 @@ Status JsonEventSplitter::ReadEvents(const BatchFn& on_batch) {
     SkipWs();
     // Refill may move the window, so positions are kept relative to keep_ (the batch start).
     const size_t start = pos_ - keep_;
-    if (Status st = SkipValue(); !st.ok()) return st;
+    const bool container = pos_ < end_ && (buf_[pos_] == '{' || buf_[pos_] == '[');
+    if (Status st = container ? SkipContainer() : SkipValue(); !st.ok()) return st;
     batch_.elements.emplace_back(static_cast<uint32_t>(start), static_cast<uint32_t>(pos_ - keep_ - start));
     const size_t element_end = pos_ - keep_;  // relative, like start
     SkipWs();
@@ -149,7 +237,7 @@ Status JsonEventSplitter::ReadEvents(const BatchFn& on_batch) {
 
 Status JsonEventSplitter::Run(ByteSource& src, const MemberFn& on_member, const BatchFn& on_batch) {
   src_ = &src;
-  buf_.assign(kReadChunk + 64, '\0');
+  buf_.resize(kReadChunk + kSlack);
   pos_ = end_ = keep_ = 0;
   base_ = 0;
   Refill();
@@ -187,7 +275,8 @@ Status JsonEventSplitter::Run(ByteSource& src, const MemberFn& on_member, const 
           on_member(key, std::string_view(buf_.data() + keep_, pos_ - keep_));
         }
         SkipWs();
-        if (pos_ >= end_) return read_error_.ok() ? Fail("the top-level object is not closed (truncated file?)") : read_error_;
+        if (pos_ >= end_)
+          return read_error_.ok() ? Fail("the top-level object is not closed (truncated file?)") : read_error_;
         if (buf_[pos_] == ',') {
           ++pos_;
           continue;

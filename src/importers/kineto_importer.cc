@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "core/bounded_queue.h"
 #include "core/decimal.h"
 #include "importers/json_event_splitter.h"
 
@@ -23,6 +26,21 @@ constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;  // a week: l
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
     return std::hash<int64_t>()(p.first * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second));
+  }
+};
+
+/// A track is one (pid, tid, stream) lane: events of one thread that name different GPU streams (or none)
+/// go to different tracks, so a slice's stream is always its track's stream.
+struct LaneKey {
+  int64_t pid, tid, stream;
+  bool operator==(const LaneKey&) const = default;
+};
+struct LaneHash {
+  size_t operator()(const LaneKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.pid) * 0x9E3779B97F4A7C15ULL;
+    h ^= static_cast<uint64_t>(k.tid) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.stream) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    return h;
   }
 };
 
@@ -50,14 +68,47 @@ class KinetoImporter {
 
   Expected<TraceStore> Run() {
     JsonEventSplitter splitter(options_.batch_bytes);
-    Status st = splitter.Run(
-        src_, [this](std::string_view key, std::string_view raw) { OnMember(key, raw); },
-        [this](const EventBatch& batch) { return OnBatch(batch); });
+    std::vector<std::pair<std::string, std::string>> members;  // applied after the events
+    auto on_member = [&](std::string_view key, std::string_view raw) {
+      if (key == "distributedInfo" || key == "deviceProperties" || key == "baseTimeNanoseconds")
+        members.emplace_back(std::string(key), std::string(raw));
+    };
+    Status st;
+    if (!options_.pipeline) {
+      OwnedBatch batch;
+      st = splitter.Run(src_, on_member, [&](const EventBatch& b) {
+        Prepare(b, &batch);
+        Process(batch);
+        return Status::Ok();
+      });
+    } else {
+      // Two threads: this one reads, inflates and splits; the other parses. Buffers circulate between
+      // a full queue and a free queue so that no batch is allocated twice.
+      BoundedQueue<OwnedBatch> full(2), free_batches(3);
+      std::thread parser_thread([&] {
+        OwnedBatch b;
+        while (full.Pop(&b)) {
+          Process(b);
+          free_batches.TryPush(std::move(b));  // never blocks: a surplus buffer is simply freed
+        }
+      });
+      st = splitter.Run(src_, on_member, [&](const EventBatch& b) {
+        OwnedBatch batch;
+        free_batches.TryPop(&batch);
+        Prepare(b, &batch);
+        full.Push(std::move(batch));
+        return Status::Ok();
+      });
+      full.Close();
+      parser_thread.join();
+    }
     if (!st.ok()) return st;
+    for (const auto& [key, raw] : members) OnMember(key, raw);
     if (splitter.shape() == JsonEventSplitter::Shape::kObject && !splitter.found_events()) {
-      return Status::Error(fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
-                                       "\"traceEvents\" array",
-                                       src_.path()));
+      return Status::Error(
+          fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
+                      "\"traceEvents\" array",
+                      src_.path()));
     }
     Finish(splitter.shape());
     return std::move(store_);
@@ -101,28 +152,40 @@ class KinetoImporter {
   }
 
   // ---- batches -----------------------------------------------------------------------------------
-  Status OnBatch(const EventBatch& batch) {
-    const size_t n = batch.body.size() + 2;
-    doc_.resize(n + simdjson::SIMDJSON_PADDING);
-    doc_[0] = '[';
-    std::memcpy(doc_.data() + 1, batch.body.data(), batch.body.size());
-    doc_[n - 1] = ']';
-    size_t done = 0;
-    if (!ParseArray(n, &done)) {
-      // Something in this batch is malformed: parse the remaining events one at a time so one bad event
-      // costs only itself.
-      for (size_t k = done; k < batch.elements.size(); ++k) {
-        const auto [off, len] = batch.elements[k];
-        ParseSingle(batch.body.substr(off, len));
-      }
-    }
-    return Status::Ok();
+  /// A batch copied out of the splitter's window as "[" body "]" plus simdjson's padding.
+  struct OwnedBatch {
+    std::string doc;
+    size_t size = 0;                                      // bytes of JSON in doc
+    std::vector<std::pair<uint32_t, uint32_t>> elements;  // relative to doc + 1
+  };
+
+  static void Prepare(const EventBatch& batch, OwnedBatch* out) {
+    out->size = batch.body.size() + 2;
+    if (out->doc.size() < out->size + simdjson::SIMDJSON_PADDING)
+      out->doc.resize(out->size + simdjson::SIMDJSON_PADDING);
+    out->doc[0] = '[';
+    std::memcpy(out->doc.data() + 1, batch.body.data(), batch.body.size());
+    out->doc[out->size - 1] = ']';
+    out->elements = batch.elements;
   }
 
-  // Parses doc_[0, n) as an array of events. Returns false on a JSON error; *done = events handled.
-  bool ParseArray(size_t n, size_t* done) {
+  void Process(OwnedBatch& batch) {
+    size_t done = 0;
+    if (!ParseArray(batch, &done)) {
+      // Something in this batch is malformed: parse the remaining events one at a time so one bad event
+      // costs only itself.
+      const std::string_view body(batch.doc.data() + 1, batch.size - 2);
+      for (size_t k = done; k < batch.elements.size(); ++k) {
+        const auto [off, len] = batch.elements[k];
+        ParseSingle(body.substr(off, len));
+      }
+    }
+  }
+
+  // Parses a batch as an array of events. Returns false on a JSON error; *done = events handled.
+  bool ParseArray(OwnedBatch& batch, size_t* done) {
     od::document doc;
-    if (parser_.iterate(doc_.data(), n, doc_.size()).get(doc)) return false;
+    if (parser_.iterate(batch.doc.data(), batch.size, batch.doc.size()).get(doc)) return false;
     od::array arr;
     if (doc.get_array().get(arr)) return false;
     for (auto element : arr) {
@@ -139,8 +202,12 @@ class KinetoImporter {
   }
 
   void ParseSingle(std::string_view text) {
+    // Parsed as a one-element array, exactly like an element of a batch, so that the outcome for a bad
+    // element (e.g. a scalar: not_an_object) does not depend on how the events were batched.
     std::string& buf = single_;
-    buf.assign(text);
+    buf.assign("[");
+    buf.append(text);
+    buf.push_back(']');
     bool repaired = false;
     if (!simdjson::validate_utf8(buf.data(), buf.size())) {
       buf = RepairUtf8(buf);
@@ -149,9 +216,17 @@ class KinetoImporter {
     const size_t len = buf.size();
     buf.resize(len + simdjson::SIMDJSON_PADDING);
     od::document doc;
-    od::value v;
-    if (parser_.iterate(buf.data(), len, buf.size()).get(doc) || doc.get_value().get(v) ||
-        HandleEvent(v) != simdjson::SUCCESS) {
+    od::array arr;
+    simdjson::error_code rc = simdjson::INCORRECT_TYPE;
+    if (!parser_.iterate(buf.data(), len, buf.size()).get(doc) && !doc.get_array().get(arr)) {
+      for (auto element : arr) {
+        od::value v;
+        rc = std::move(element).get(v);
+        if (!rc) rc = HandleEvent(v);
+        break;
+      }
+    }
+    if (rc != simdjson::SUCCESS) {
       Skip("invalid_json");
       return;
     }
@@ -177,6 +252,14 @@ class KinetoImporter {
   }
 
   // ---- one event -----------------------------------------------------------------------------------
+  // The key's raw text up to its closing quote, without unescaping. None of the keys we look for
+  // contains an escape; a key that does ends in a backslash here and so matches none of them.
+  static std::string_view KeyOf(od::field& field) {
+    const char* raw = field.key().raw();
+    const char* end = static_cast<const char*>(std::memchr(raw, '"', 1 << 20));
+    return end ? std::string_view(raw, static_cast<size_t>(end - raw)) : std::string_view();
+  }
+
   static std::string_view Token(od::value& v) {
     std::string_view t = v.raw_json_token();
     while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
@@ -203,23 +286,25 @@ class KinetoImporter {
 
   simdjson::error_code ReadArgs(od::object& args, RawEvent& ev) {
     const bool counter = ev.ph == "C";
+    // JSON members are unordered: when "args" comes before "ph", also keep what a counter (numeric
+    // values) or a metadata event (args.name) needs; Commit uses them only for those phases.
+    const bool unknown_ph = ev.ph.empty();
     for (auto field_result : args) {
       od::field field;
       if (auto e = std::move(field_result).get(field)) return e;
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return e;
+      const std::string_view key = KeyOf(field);
       od::value v = field.value();
-      if (counter) {
+      if (counter || unknown_ph) {
         double d;
         std::string_view tok = Token(v);
         if (ParseDouble(tok, &d) == NumberParse::kOk) ev.counter_values.emplace_back(key, d);
-        continue;
+        if (counter) continue;
       }
       if (key == "stream") {
         ev.stream = TokenToInt(Token(v));
       } else if (key == "correlation") {
         ev.correlation = TokenToInt(Token(v));
-      } else if (key == "name" && ev.ph == "M") {
+      } else if (key == "name" && (ev.ph == "M" || unknown_ph)) {
         if (v.get_string().get(ev.meta_name)) ev.meta_name = {};
       } else if (key == "Collective name") {
         ev.has_coll = !v.get_string().get(ev.coll_name);
@@ -228,7 +313,12 @@ class KinetoImporter {
       } else if (key == "Process Group Description") {
         ev.has_coll |= !v.get_string().get(ev.group_desc);
       } else if (key == "Process Group Ranks") {
-        ev.group_ranks = Token(v);
+        // Kineto writes a string such as "[0, 1]": keep its text, not the quoted JSON token. Another
+        // scalar is kept as written; an array or object (whose token would be just its bracket) is dropped.
+        if (v.get_string().get(ev.group_ranks)) {
+          const std::string_view tok = Token(v);
+          ev.group_ranks = !tok.empty() && (tok[0] == '[' || tok[0] == '{') ? std::string_view() : tok;
+        }
       } else if (key == "dtype") {
         if (v.get_string().get(ev.dtype)) ev.dtype = {};
       } else if (key == "In msg nelems") {
@@ -253,8 +343,7 @@ class KinetoImporter {
     for (auto field_result : obj) {
       od::field field;
       if (auto e = std::move(field_result).get(field)) return e;
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return e;
+      const std::string_view key = KeyOf(field);
       od::value v = field.value();
       if (key.size() == 2 && key == "ph") {
         if (v.get_string().get(ev.ph)) ev.ph = "?";
@@ -301,16 +390,17 @@ class KinetoImporter {
     return id;
   }
 
-  uint32_t TrackFor(int64_t pid, int64_t tid, TrackKind kind) {
-    const auto key = std::make_pair(pid, tid);
+  uint32_t TrackFor(int64_t pid, int64_t tid, int64_t stream) {
+    const LaneKey key{pid, tid, stream};
     if (last_track_ != UINT32_MAX && last_key_ == key) return last_track_;
     auto [it, inserted] = track_ids_.try_emplace(key, static_cast<uint32_t>(store_.tracks.size()));
     if (inserted) {
       Track t;
       t.rank = 0;
-      t.kind = kind;
+      t.kind = stream >= 0 ? TrackKind::kGpuStream : TrackKind::kCpuThread;
       t.pid = pid;
       t.tid = tid;
+      t.stream = stream;
       store_.tracks.push_back(t);
     }
     last_key_ = key;
@@ -333,7 +423,6 @@ class KinetoImporter {
         Skip(fmt::format("{}_out_of_range", what));
         return false;
     }
-    if (*out % 1000 != 0) input().fractional_timestamps = true;
     return true;
   }
 
@@ -347,6 +436,11 @@ class KinetoImporter {
     if (ev.ph.empty()) {
       Skip("missing_phase");
       return;
+    }
+    // HTA rounds all times inward to whole µs when its ts column is floating point: some event (metadata
+    // included) has a JSON float ts, or none at all.
+    if (!input().float_timestamps && (ev.ts.empty() || ev.ts.find_first_of(".eE") != std::string_view::npos)) {
+      input().float_timestamps = true;
     }
     const char ph = ev.ph.size() == 1 ? ev.ph[0] : '?';
     if (ph == 'M') {
@@ -373,19 +467,23 @@ class KinetoImporter {
           Skip("absurd_duration");
           return;
         }
+        if (ts > INT64_MAX - dur) {  // the end would not fit int64 ns
+          Skip("timestamp_out_of_range");
+          return;
+        }
         AddSlice(ev, pid, tid, ts, dur, kSliceComplete);
         return;
       }
       case 'B': {
         if (!ParseTime(ev.ts, "timestamp", &ts)) return;
-        const uint32_t track = TrackFor(pid, tid, TrackKind::kCpuThread);
-        open_[track].push_back(Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation,
-                                       ev.stream});
+        const uint32_t track = TrackFor(pid, tid, -1);
+        open_[track].push_back(
+            Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation, ev.stream});
         return;
       }
       case 'E': {
         if (!ParseTime(ev.ts, "timestamp", &ts)) return;
-        const uint32_t track = TrackFor(pid, tid, TrackKind::kCpuThread);
+        const uint32_t track = TrackFor(pid, tid, -1);
         auto& stack = open_[track];
         if (stack.empty()) {
           Skip("end_without_begin");
@@ -393,8 +491,17 @@ class KinetoImporter {
         }
         Pending p = std::move(stack.back());
         stack.pop_back();
-        if (ts < p.ts) {
+        int64_t dur = 0;
+        if (__builtin_sub_overflow(ts, p.ts, &dur)) {
+          Skip("duration_out_of_range");
+          return;
+        }
+        if (dur < 0) {
           Skip("negative_duration");
+          return;
+        }
+        if (dur > kMaxDurationNs) {
+          Skip("absurd_duration");
           return;
         }
         RawEvent merged;
@@ -404,7 +511,7 @@ class KinetoImporter {
         merged.has_cat = p.has_cat;
         merged.correlation = p.correlation;
         merged.stream = p.stream;
-        AddSlice(merged, pid, tid, p.ts, ts - p.ts, kSliceBeginEnd);
+        AddSlice(merged, pid, tid, p.ts, dur, kSliceBeginEnd);
         return;
       }
       case 'i':
@@ -449,7 +556,7 @@ class KinetoImporter {
         }
         store_.flows.id.push_back(id);
         store_.flows.ts_ns.push_back(ts);
-        store_.flows.track.push_back(TrackFor(pid, tid, TrackKind::kCpuThread));
+        store_.flows.track.push_back(TrackFor(pid, tid, -1));
         store_.flows.category.push_back(ev.has_cat ? store_.strings.intern(ev.cat) : 0);
         store_.flows.phase.push_back(ph);
         CountCategory(ev);
@@ -463,12 +570,7 @@ class KinetoImporter {
 
   void AddSlice(const RawEvent& ev, int64_t pid, int64_t tid, int64_t ts, int64_t dur, uint8_t flags) {
     const bool gpu = ev.stream >= 0 && ev.correlation >= 0;
-    const uint32_t track = TrackFor(pid, tid, ev.stream >= 0 ? TrackKind::kGpuStream : TrackKind::kCpuThread);
-    Track& t = store_.tracks[track];
-    if (ev.stream >= 0 && t.stream < 0) {
-      t.stream = ev.stream;
-      t.kind = TrackKind::kGpuStream;
-    }
+    const uint32_t track = TrackFor(pid, tid, ev.stream);
     if (gpu) flags |= kSliceGpu;
     if (ev.has_cat) flags |= kSliceHasCategory;
     uint32_t args = kNoArgs;
@@ -518,9 +620,7 @@ class KinetoImporter {
       rank().categories[cat == kNoCat ? std::string("(none)") : std::string(store_.strings.view(cat))] += count;
     }
     input().events = rank().events;
-    input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto"
-                    : any_cat                                  ? "chrome-json"
-                                                               : "pytorch-legacy";
+    input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto" : any_cat ? "chrome-json" : "pytorch-legacy";
     store_.shrink_to_fit();
   }
 
@@ -536,12 +636,11 @@ class KinetoImporter {
   const ImportOptions& options_;
   TraceStore store_;
   od::parser parser_;
-  std::string doc_;
   std::string single_;
   RawEvent raw_;
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> track_ids_;
+  std::unordered_map<LaneKey, uint32_t, LaneHash> track_ids_;
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> counter_tracks_;
-  std::pair<int64_t, int64_t> last_key_{0, 0};
+  LaneKey last_key_{0, 0, 0};
   uint32_t last_track_ = UINT32_MAX;
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_map<uint32_t, std::vector<Pending>> open_;

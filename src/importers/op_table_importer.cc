@@ -166,7 +166,10 @@ class OpTableImporter {
       Skip("absurd_duration");
       return;
     }
-    if (start % 1000 != 0 || dur % 1000 != 0) store_.inputs[0].fractional_timestamps = true;
+    if (start > INT64_MAX - dur) {  // the end would not fit int64 ns
+      Skip("integer_out_of_range");
+      return;
+    }
     const uint32_t rank_index = RankIndex(static_cast<int32_t>(rank));
     RankInfo& r = store_.ranks[rank_index];
     if (r.dp_rank < 0) {
@@ -175,7 +178,8 @@ class OpTableImporter {
       r.tp_rank = static_cast<int32_t>(OptionalInt(fields_, c_tp_));
     }
     const StringId op = store_.strings.intern(fields_[c_op_]);
-    auto [it, inserted] = tracks_.try_emplace(std::make_pair(rank_index, op), static_cast<uint32_t>(store_.tracks.size()));
+    auto [it, inserted] =
+        tracks_.try_emplace(std::make_pair(rank_index, op), static_cast<uint32_t>(store_.tracks.size()));
     if (inserted) {
       Track t;
       t.rank = rank_index;
@@ -215,7 +219,8 @@ class OpTableImporter {
     // Ranks in ascending order make output stable whatever the row order was.
     std::vector<uint32_t> order(store_.ranks.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return store_.ranks[a].rank < store_.ranks[b].rank; });
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return store_.ranks[a].rank < store_.ranks[b].rank; });
     std::vector<uint32_t> new_index(order.size());
     std::vector<RankInfo> sorted;
     for (uint32_t i = 0; i < order.size(); ++i) {

@@ -1,6 +1,7 @@
 // TraceStore implementation: appending rows, merging per-file stores, memory accounting.
 #include "store/trace_store.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace strata {
@@ -49,8 +50,8 @@ size_t SliceTable::memory_bytes() const {
          bytes(args) + bytes(step) + bytes(flags);
 }
 
-uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id,
-                            int64_t corr, uint8_t slice_flags, uint32_t args_index) {
+uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id, int64_t corr,
+                            uint8_t slice_flags, uint32_t args_index) {
   const auto row = static_cast<uint32_t>(ts_ns.size());
   ts_ns.push_back(ts);
   dur_ns.push_back(dur);
@@ -99,7 +100,9 @@ void TraceStore::append(TraceStore&& other) {
   extend(op_layout, other.op_layout);
 
   SliceTable& s = other.slices;
-  slices.reserve(slices.size() + s.size());
+  // Geometric growth: appending many small stores must not reallocate the whole table each time.
+  if (slices.ts_ns.capacity() < slices.size() + s.size())
+    slices.reserve(std::max(slices.size() + s.size(), slices.ts_ns.capacity() * 2));
   for (size_t i = 0; i < s.size(); ++i) {
     uint32_t args_index = s.args[i];
     if (args_index != kNoArgs) {
@@ -141,9 +144,9 @@ void TraceStore::shrink_to_fit() {
 }
 
 size_t TraceStore::memory_bytes() const {
-  return strings.memory_bytes() + slices.memory_bytes() + bytes(tracks) + bytes(collective_args) +
-         bytes(op_layout) + bytes(flows.id) + bytes(flows.ts_ns) + bytes(flows.track) + bytes(flows.category) +
-         bytes(flows.phase) + bytes(counters.track) + bytes(counters.ts_ns) + bytes(counters.value);
+  return strings.memory_bytes() + slices.memory_bytes() + bytes(tracks) + bytes(collective_args) + bytes(op_layout) +
+         bytes(flows.id) + bytes(flows.ts_ns) + bytes(flows.track) + bytes(flows.category) + bytes(flows.phase) +
+         bytes(counters.track) + bytes(counters.ts_ns) + bytes(counters.value);
 }
 
 }  // namespace strata

@@ -2,7 +2,8 @@
 // analysis passes. Tables are structs of arrays; times are int64 nanoseconds on the rank's own clock as
 // recorded (alignment is the model's job); names and categories are interned StringIds.
 // Invariants: every column of a table has the same length; Slice.track indexes `tracks`; Track.rank
-// indexes `ranks`; RankInfo.input indexes `inputs`; a slice's args index is kNoArgs or indexes the side table named by its flags.
+// indexes `ranks`; RankInfo.input indexes `inputs`; a slice's args index is kNoArgs or indexes the side table named by
+// its flags.
 #pragma once
 
 #include <cstdint>
@@ -23,19 +24,21 @@ struct InputInfo {
   uint64_t events = 0;  // events accepted from this file
   SkipCounts skipped;   // events dropped, by reason
   SkipCounts repaired;  // events kept after a repair (e.g. invalid UTF-8 replaced), by reason
-  bool fractional_timestamps = false;  // some ts or dur had a non-zero fraction of a microsecond
+  // Some event wrote its ts as a JSON float (or had none): HTA then rounds every event inward to whole
+  // µs in double precision, and so do the HTA-compatible metrics.
+  bool float_timestamps = false;
 };
 
 /// One worker (process) of the job.
 struct RankInfo {
-  int32_t rank = -1;        // global rank; -1 until known
-  int32_t world_size = -1;  // -1 when not recorded
-  std::string rank_source;  // "distributedInfo", "file name", "rank map", "column", "only file"
-  std::string backend;      // e.g. "nccl", "gloo"; empty when not recorded
-  std::vector<std::string> devices;  // device names from deviceProperties
-  int64_t base_time_ns = 0;          // baseTimeNanoseconds when present
-  uint32_t input = 0;                // index into TraceStore::inputs
-  uint64_t events = 0;               // events accepted for this rank
+  int32_t rank = -1;                           // global rank; -1 until known
+  int32_t world_size = -1;                     // -1 when not recorded
+  std::string rank_source;                     // "distributedInfo", "file name", "rank map", "column", "only file"
+  std::string backend;                         // e.g. "nccl", "gloo"; empty when not recorded
+  std::vector<std::string> devices;            // device names from deviceProperties
+  int64_t base_time_ns = 0;                    // baseTimeNanoseconds when present
+  uint32_t input = 0;                          // index into TraceStore::inputs
+  uint64_t events = 0;                         // events accepted for this rank
   std::map<std::string, uint64_t> categories;  // accepted events by "cat" ("(none)" when absent)
   // Layout, when the input states it (op tables); -1 otherwise.
   int32_t dp_rank = -1;
@@ -46,21 +49,22 @@ struct RankInfo {
 enum class TrackKind : uint8_t { kCpuThread = 0, kGpuStream = 1, kCounter = 2, kOpTable = 3 };
 
 /// A timeline within a rank: a CPU thread, a GPU stream, a counter series or an op-table lane.
+/// Kineto tracks are (pid, tid, args.stream) lanes, so every slice on a track has the track's stream.
 struct Track {
   uint32_t rank = 0;  // index into TraceStore::ranks
   TrackKind kind = TrackKind::kCpuThread;
   int64_t pid = 0;
   int64_t tid = 0;
-  int64_t stream = -1;   // GPU stream (args.stream); -1 for CPU
-  StringId name = 0;     // thread / counter / lane name
+  int64_t stream = -1;  // GPU stream (args.stream); -1 for CPU
+  StringId name = 0;    // thread / counter / lane name
 };
 
 /// Bits of SliceTable::flags.
 enum SliceFlags : uint8_t {
-  kSliceComplete = 1 << 0,   // from a ph "X" event (has an explicit dur)
-  kSliceBeginEnd = 1 << 1,   // from a matched B/E pair
-  kSliceInstant = 1 << 2,    // ph "i"/"I"/"n", zero duration
-  kSliceGpu = 1 << 3,        // args.stream >= 0 and args.correlation >= 0 (HTA's GPU event)
+  kSliceComplete = 1 << 0,        // from a ph "X" event (has an explicit dur)
+  kSliceBeginEnd = 1 << 1,        // from a matched B/E pair
+  kSliceInstant = 1 << 2,         // ph "i"/"I"/"n", zero duration
+  kSliceGpu = 1 << 3,             // args.stream >= 0 and args.correlation >= 0 (HTA's GPU event)
   kSliceCollectiveArgs = 1 << 4,  // args indexes collective_args
   kSliceOpLayout = 1 << 5,        // args indexes op_layout
   kSliceHasCategory = 1 << 6,     // the event had a "cat" field
@@ -71,9 +75,9 @@ inline constexpr int64_t kNoCorrelation = -1;
 
 /// Arguments of a communication op that the analysis needs (NCCL / gloo collectives).
 struct CollectiveArgs {
-  StringId collective = 0;    // "Collective name", e.g. allreduce
-  StringId group = 0;         // "Process Group Name" / description
-  StringId group_ranks = 0;   // "Process Group Ranks" as text, e.g. "[0, 1]"
+  StringId collective = 0;   // "Collective name", e.g. allreduce
+  StringId group = 0;        // "Process Group Name" / description
+  StringId group_ranks = 0;  // "Process Group Ranks" as text, e.g. "[0, 1]"
   StringId dtype = 0;
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
@@ -99,8 +103,8 @@ struct SliceTable {
   std::vector<int32_t> step;   // step number once the model assigns it; -1 = none
   std::vector<uint8_t> flags;
 
-  static constexpr size_t kRowBytes = 3 * sizeof(int64_t) + 2 * sizeof(StringId) + 2 * sizeof(uint32_t) +
-                                      sizeof(int32_t) + sizeof(uint8_t);
+  static constexpr size_t kRowBytes =
+      3 * sizeof(int64_t) + 2 * sizeof(StringId) + 2 * sizeof(uint32_t) + sizeof(int32_t) + sizeof(uint8_t);
 
   size_t size() const { return ts_ns.size(); }
   void reserve(size_t n);
