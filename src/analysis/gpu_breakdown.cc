@@ -2,6 +2,9 @@
 #include "analysis/gpu_breakdown.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -11,79 +14,146 @@ namespace strata {
 
 namespace {
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
-
-struct UsEvent {
+struct Row {
   uint32_t row;
-  int64_t start;
-  int64_t end;
+  double start;
+  double end;
 };
+
+// The double nearest to ns / 1000, i.e. what a JSON parser makes of the µs text the trace held (when
+// it had at most 3 decimals). Dividing a double by 1000 would round twice: ns values of epoch timestamps
+// exceed 2^53, so the conversion goes through the decimal text, which from_chars rounds correctly.
+double NsToUs(int64_t ns) {
+  const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char text[32];
+  char* p = text;
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, text + sizeof(text), mag / 1000).ptr;
+  const auto frac = static_cast<unsigned>(mag % 1000);
+  *p++ = '.';
+  *p++ = static_cast<char>('0' + frac / 100);
+  *p++ = static_cast<char>('0' + frac / 10 % 10);
+  *p++ = static_cast<char>('0' + frac % 10);
+  double value = 0;
+  std::from_chars(text, p, value);
+  return value;
+}
+
+bool IsStepName(std::string_view name) {
+  if (name.substr(0, 13) != "ProfilerStep#" || name.size() == 13) return false;
+  for (char c : name.substr(13))
+    if (c < '0' || c > '9') return false;
+  return true;
+}
 
 }  // namespace
 
 std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
-                                                const BreakdownOptions& options) {
+                                                const InputInfo& input, const BreakdownOptions& options) {
   const SliceTable& s = store.slices;
   const StringId trace_cat = store.strings.find("Trace");
-  std::vector<UsEvent> cpu, gpu;
+  const StringId gpu_annotation = store.strings.find("gpu_user_annotation");
+  const bool round = input.float_timestamps;
+  GpuBreakdown out;
+  out.rounded_to_us = round;
+
+  std::vector<Row> rows;
+  rows.reserve(slice_rows.size());
+  bool any_device = false;
   for (uint32_t row : slice_rows) {
     const uint8_t flags = s.flags[row];
     if (!(flags & kSliceComplete) || !(flags & kSliceHasCategory) || s.category[row] == trace_cat) continue;
-    const UsEvent e{row, CeilDiv(s.ts_ns[row], 1000), FloorDiv(s.ts_ns[row] + s.dur_ns[row], 1000)};
-    (flags & kSliceGpu ? gpu : cpu).push_back(e);
+    // Doubles as HTA's JSON parser makes them, then HTA's double arithmetic.
+    const double ts = NsToUs(s.ts_ns[row]);
+    const double end = ts + NsToUs(s.dur_ns[row]);
+    rows.push_back(round ? Row{row, std::ceil(ts), std::floor(end)} : Row{row, ts, end});
+    any_device |= store.tracks[s.track[row]].stream != -1;
   }
-  if (gpu.empty()) return std::nullopt;
+  if (!any_device) return std::nullopt;
 
-  GpuBreakdown out;
-  // HTA's step rule: with >= 2 ProfilerSteps keep CPU events starting before the last step's start
-  // (or up to its end when it is included) and the GPU events correlated with a kept CPU event.
-  std::vector<const UsEvent*> steps;
-  for (const UsEvent& e : cpu) {
-    if (store.strings.view(s.name[e.row]).substr(0, 13) == "ProfilerStep#") steps.push_back(&e);
+  // Step rule.
+  std::set<StringId> step_names;
+  const Row* last_step = nullptr;
+  for (const Row& r : rows) {
+    if (!IsStepName(store.strings.view(s.name[r.row]))) continue;
+    step_names.insert(s.name[r.row]);
+    if (!(s.flags[r.row] & kSliceGpu) && (!last_step || r.start > last_step->start)) last_step = &r;
   }
-  if (steps.size() >= 2) {
-    const UsEvent* last = *std::max_element(steps.begin(), steps.end(), [](const UsEvent* a, const UsEvent* b) {
-      return a->start < b->start;
-    });
+  std::vector<const Row*> kept;
+  kept.reserve(rows.size());
+  if (step_names.size() >= 2 && last_step) {
+    double last_end = last_step->end;
+    for (const Row& r : rows)
+      if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
+        last_end = std::max(last_end, r.end);
     std::unordered_set<int64_t> kept_corr;
-    for (const UsEvent& e : cpu) {
-      const bool kept = options.include_last_step ? e.start <= last->end : e.start < last->start;
-      if (kept) kept_corr.insert(s.correlation[e.row]);
+    size_t gpu_rows = 0;
+    for (const Row& r : rows) {
+      if (s.flags[r.row] & kSliceGpu) {
+        ++gpu_rows;
+        continue;
+      }
+      const bool keep = options.include_last_step ? r.start <= last_end : r.start < last_step->start;
+      if (keep) {
+        kept.push_back(&r);
+        kept_corr.insert(s.correlation[r.row]);
+      }
     }
-    const size_t before = gpu.size();
-    gpu.erase(std::remove_if(gpu.begin(), gpu.end(),
-                             [&](const UsEvent& e) { return !kept_corr.count(s.correlation[e.row]); }),
-              gpu.end());
-    out.last_step_dropped = !options.include_last_step && gpu.size() < before;
+    size_t gpu_kept = 0;
+    for (const Row& r : rows) {
+      if ((s.flags[r.row] & kSliceGpu) && kept_corr.count(s.correlation[r.row])) {
+        kept.push_back(&r);
+        ++gpu_kept;
+      }
+    }
+    out.last_step_dropped = !options.include_last_step && gpu_kept < gpu_rows;
+  } else {
+    for (const Row& r : rows) kept.push_back(&r);
   }
-  out.gpu_events = gpu.size();
-  if (gpu.empty()) return out;
 
-  std::vector<Interval> all, comp, comm;
-  int64_t first = INT64_MAX, last_end = INT64_MIN;
+  // HTA's fix-up for MTIA traces: a memory kernel recorded without a stream that starts inside a
+  // ProfilerStep is a device row (HTA gives it stream = tid).
+  std::vector<std::pair<double, double>> step_spans;
+  for (const Row& r : rows)
+    if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
+      step_spans.emplace_back(r.start, r.end);
+  auto is_device_row = [&](const Row& r) {
+    if (s.category[r.row] == gpu_annotation) return false;
+    if (store.tracks[s.track[r.row]].stream != -1) return true;
+    if (step_spans.empty() || !IsMemoryKernel(store.strings.view(s.name[r.row]))) return false;
+    for (const auto& [a, b] : step_spans)
+      if (a <= r.start && r.start <= b) return true;
+    return false;
+  };
+
+  std::vector<IntervalUs> all, comp, comm;
+  double first = 0, last_end = 0;
   std::unordered_map<StringId, KernelStat> by_name;
-  for (const UsEvent& e : gpu) {
-    first = std::min(first, e.start);
-    last_end = std::max(last_end, e.end);
-    all.push_back({e.start, e.end});
-    const StringId name = s.name[e.row];
+  for (const Row* r : kept) {
+    if (!is_device_row(*r)) continue;
+    if (out.gpu_events == 0 || r->start < first) first = r->start;
+    if (out.gpu_events == 0 || r->end > last_end) last_end = r->end;
+    ++out.gpu_events;
+    all.push_back({r->start, r->end});
+    const StringId name = s.name[r->row];
     auto [it, inserted] = by_name.try_emplace(name);
     KernelStat& k = it->second;
+    const double dur = r->end - r->start;
     if (inserted) {
       k.name = std::string(store.strings.view(name));
       k.type = ClassifyKernel(k.name);
-      k.min_us = INT64_MAX;
-      k.max_us = INT64_MIN;
+      k.min_us = dur;
+      k.max_us = dur;
     }
-    const int64_t dur = e.end - e.start;
     ++k.count;
     k.time_us += dur;
     k.min_us = std::min(k.min_us, dur);
     k.max_us = std::max(k.max_us, dur);
-    if (k.type == KernelType::kComputation) comp.push_back({e.start, e.end});
-    if (k.type == KernelType::kCommunication) comm.push_back({e.start, e.end});
+    if (k.type == KernelType::kComputation) comp.push_back({r->start, r->end});
+    if (k.type == KernelType::kCommunication) comm.push_back({r->start, r->end});
   }
+  if (out.gpu_events == 0) return out;
+
   const auto all_u = UnionOf(std::move(all));
   const auto comp_u = UnionOf(std::move(comp));
   const auto comm_u = UnionOf(std::move(comm));
@@ -92,21 +162,20 @@ std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const s
   out.compute_us = TotalLength(comp_u);
   out.non_compute_us = out.kernel_time_us - out.compute_us - out.idle_us;
   if (out.kernel_time_us > 0) {
-    out.idle_pct = 100.0 * static_cast<double>(out.idle_us) / static_cast<double>(out.kernel_time_us);
-    out.compute_pct = 100.0 * static_cast<double>(out.compute_us) / static_cast<double>(out.kernel_time_us);
-    out.non_compute_pct = 100.0 * static_cast<double>(out.non_compute_us) / static_cast<double>(out.kernel_time_us);
+    out.idle_pct = 100.0 * out.idle_us / out.kernel_time_us;
+    out.compute_pct = 100.0 * out.compute_us / out.kernel_time_us;
+    out.non_compute_pct = 100.0 * out.non_compute_us / out.kernel_time_us;
   }
-  const int64_t comm_len = TotalLength(comm_u);
-  if (comm_len > 0) {
-    out.comm_comp_overlap_pct =
-        100.0 * static_cast<double>(IntersectionLength(comp_u, comm_u)) / static_cast<double>(comm_len);
-  }
+  const double comm_len = TotalLength(comm_u);
+  if (comm_len > 0) out.comm_comp_overlap_pct = 100.0 * IntersectionLength(comp_u, comm_u) / comm_len;
+
   std::vector<KernelStat> kernels;
   for (auto& [id, k] : by_name) {
     const auto t = static_cast<size_t>(k.type);
     out.type_count[t] += k.count;
     out.type_time_us[t] += k.time_us;
-    kernels.push_back(std::move(k));
+    // Like HTA's kernel breakdown, rows of no kernel type (syncs) are not listed.
+    if (k.type != KernelType::kOther) kernels.push_back(std::move(k));
   }
   std::sort(kernels.begin(), kernels.end(), [](const KernelStat& a, const KernelStat& b) {
     return a.time_us != b.time_us ? a.time_us > b.time_us : a.name < b.name;

@@ -1,8 +1,16 @@
-// HTA-compatible per-rank GPU metrics (DESIGN.md "HTA-compatible metrics"): temporal breakdown (idle /
-// compute / non-compute), communication-computation overlap, kernel time by type and top kernels.
-// Algorithm: take events with an explicit dur and a category (not "Trace"), round each inward to whole
-// µs (start = ceil, end = floor), apply HTA's last-ProfilerStep rule, then measure unions of GPU
-// intervals. Invariants: idle + compute + non_compute == kernel_time; all values in whole µs.
+// HTA-compatible per-rank GPU metrics: temporal breakdown (idle / compute / non-compute), communication-
+// computation overlap, kernel time by type and top kernels. Follows HTA's implementation (see
+// docs/hta-semantics.md, which also lists where it differs from DESIGN.md):
+//  1. rows: events with an explicit dur and a category other than "Trace";
+//  2. when the trace wrote ts as JSON floats, every row is rounded inward to whole µs in double precision
+//     (start = ceil(ts), end = floor(ts + dur)), as HTA's pandas code does;
+//  3. step rule: with >= 2 distinct ProfilerStep#N names, keep the non-GPU rows starting before the last
+//     step's start (or up to its end with include_last_step) and the GPU rows (stream >= 0 and
+//     correlation >= 0) whose correlation matches a kept row;
+//  4. device rows = kept rows on a stream (stream != -1), gpu_user_annotation excluded; kernel_time = last
+//     end - first start; idle = kernel_time - |union|; compute = |union(COMPUTATION)|; non_compute = rest;
+//     overlap = |union(COMP) ∩ union(COMM)| / |union(COMM)|.
+// Invariant: idle + compute + non_compute == kernel_time.
 #pragma once
 
 #include <array>
@@ -25,25 +33,26 @@ struct KernelStat {
   std::string name;
   KernelType type = KernelType::kOther;
   uint64_t count = 0;
-  int64_t time_us = 0;
-  int64_t min_us = 0;
-  int64_t max_us = 0;
+  double time_us = 0;
+  double min_us = 0;
+  double max_us = 0;
 };
 
 struct GpuBreakdown {
-  uint64_t gpu_events = 0;  // GPU events kept after the step rule
-  int64_t kernel_time_us = 0, idle_us = 0, compute_us = 0, non_compute_us = 0;
+  uint64_t gpu_events = 0;  // device rows kept after the step rule
+  double kernel_time_us = 0, idle_us = 0, compute_us = 0, non_compute_us = 0;
   double idle_pct = 0, compute_pct = 0, non_compute_pct = 0;
   std::optional<double> comm_comp_overlap_pct;  // none when there is no communication
   std::array<uint64_t, 4> type_count{};         // by KernelType
-  std::array<int64_t, 4> type_time_us{};        // sum of durations by KernelType
-  std::vector<KernelStat> top_kernels;          // by total time, descending (ties: name)
+  std::array<double, 4> type_time_us{};         // sum of durations by KernelType
+  std::vector<KernelStat> top_kernels;          // COMM/COMP/MEMORY kernels by total time, descending
   bool last_step_dropped = false;
+  bool rounded_to_us = false;  // rule 2 applied
 };
 
-/// Computes the breakdown for one rank from its slices (`slice_rows`: indices into store.slices).
-/// Returns nullopt when the rank has no GPU events at all.
+/// Computes the breakdown for one rank from its slices (`slice_rows`: indices into store.slices) read from
+/// input `input`. Returns nullopt when the rank has no device rows at all.
 std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
-                                                const BreakdownOptions& options);
+                                                const InputInfo& input, const BreakdownOptions& options);
 
 }  // namespace strata

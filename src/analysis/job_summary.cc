@@ -82,7 +82,7 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
         rs.span_end_ns = std::max(rs.span_end_ns, end);
       }
     }
-    rs.gpu = ComputeGpuBreakdown(store, rows, options);
+    rs.gpu = ComputeGpuBreakdown(store, rows, store.inputs[info.input], options);
     job.ranks.push_back(std::move(rs));
   }
   job.steps.assign(all_steps.begin(), all_steps.end());

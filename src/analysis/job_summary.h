@@ -16,8 +16,8 @@ namespace strata {
 struct RankSummary {
   uint32_t rank_index = 0;  // into TraceStore::ranks
   uint64_t events = 0;
-  std::vector<int64_t> steps;   // ProfilerStep numbers, or the op table's step values
-  std::string step_source;      // "profiler-step", "op-table", "none"
+  std::vector<int64_t> steps;  // ProfilerStep numbers, or the op table's step values
+  std::string step_source;     // "profiler-step", "op-table", "none"
   bool has_span = false;
   int64_t span_start_ns = 0, span_end_ns = 0;
   std::optional<GpuBreakdown> gpu;
@@ -26,7 +26,7 @@ struct RankSummary {
 struct JobSummary {
   std::vector<RankSummary> ranks;  // in rank order
   uint64_t events = 0;
-  std::vector<int64_t> steps;      // union over ranks
+  std::vector<int64_t> steps;  // union over ranks
   bool include_last_step = false;
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent verifier for strata's per-rank HTA-compatible summary.
+r"""Independent verifier for strata's per-rank HTA-compatible summary.
 
 Pure Python 3 standard library.  Written from the metric definitions in
 shared/DESIGN.md ("HTA-compatible metrics") and from Meta's Holistic Trace
@@ -35,13 +35,13 @@ Definitions (DESIGN mode, the default):
     analyses COMPUTATION, COMMUNICATION and MEMORY).
 
 --mode hta switches to a closer imitation of HTA's pandas code (diagnostic,
-see docs/hta-semantics.md): GPUKernelFilter also takes "Event Sync"/"Context
-Sync" by name, the filter's inner merge duplicates GPU rows per matching CPU
-row, the breakdown uses every kept row with stream != -1, steps are distinct
-names containing "ProfilerStep", --include-last-step keeps every CPU
-event (HTA compares shifted ts with an unshifted "end" column), and memory
-kernels without a stream inside a ProfilerStep get stream = tid (HTA's
-_fix_mtia_memory_kernels).
+see docs/hta-semantics.md): GPUKernelFilter also takes "Event Sync" and
+"Context Sync" by name; the filter's inner merge duplicates a GPU row once per
+matching CPU row; the breakdown uses every kept row with stream != -1; the
+step count is the number of distinct names matching ^ProfilerStep#\d+;
+--include-last-step keeps every CPU event (HTA compares shifted ts with an
+unshifted "end" column); memory kernels without a stream that start inside a
+ProfilerStep get stream = tid (HTA's _fix_mtia_memory_kernels).
 """
 
 import argparse
@@ -61,6 +61,7 @@ NON_COMPUTE_RE = re.compile(
     r"(^cpum_exe_subgraph)|(^hccl)|(^collective_subgraph_execution)"
 )
 STEP_RE = re.compile(r"^ProfilerStep#(\d+)$")
+HTA_STEP_RE = re.compile(r"^ProfilerStep#(\d+)")  # HTA's ProfilerStepGroupingPattern (re.match)
 TYPES = ("COMMUNICATION", "COMPUTATION", "MEMORY")
 PCT_TOL = 0.01
 
@@ -215,7 +216,7 @@ def compute(path, include_last=False, exact=False, mode="design"):
         # HTA's _fix_mtia_memory_kernels: a memory kernel without a stream that
         # starts inside a ProfilerStep gets stream = tid (it then counts in the
         # breakdown, which takes every kept row with stream != -1).
-        spans = [(r[0], r[1]) for r in rows if not r[5] and "ProfilerStep" in r[2]]
+        spans = [(r[0], r[1]) for r in rows if not r[5] and HTA_STEP_RE.match(r[2])]
         fixed = []
         for r in rows:
             if r[3] == -1 and MEM_RE.match(r[2]) and any(a <= r[0] <= b for a, b in spans):
@@ -226,8 +227,8 @@ def compute(path, include_last=False, exact=False, mode="design"):
     # Step filter.
     cpu = [r for r in rows if not r[5]]
     if hta:
-        step_rows = [r for r in cpu if "ProfilerStep" in r[2]]
-        n_steps = len({r[2] for r in rows if "ProfilerStep" in r[2]})
+        step_rows = [r for r in cpu if HTA_STEP_RE.match(r[2])]
+        n_steps = len({r[2] for r in rows if HTA_STEP_RE.match(r[2])})
     else:
         step_rows = [r for r in cpu if STEP_RE.match(r[2])]
         n_steps = len({r[2] for r in step_rows})
@@ -462,8 +463,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.cmd == "compute":
         res = compute(a.trace, a.include_last_step, a.exact, a.mode)
-        json.dump(res, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        try:
+            json.dump(res, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            sys.stderr.close()
         return 0
     return check(a.expected, a.traces, a.include_last_step, a.exact, a.mode)
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test: installs dependencies, checks formatting, builds Release and runs the unit and golden
+# tests (ctest), rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs them again, then
+# runs each fuzzer briefly. Exits non-zero on the first failure.
+# usage: scripts/test.sh [--quick]   (--quick: Release tests only)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=${1:-}
+bash "$root/scripts/setup.sh"
+
+echo "== format check (clang-format)"
+cd "$root"
+mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 2>/dev/null || true)
+if [ ${#sources[@]} -gt 0 ]; then
+  clang-format --dry-run -Werror "${sources[@]}"
+fi
+
+echo "== Release build and tests"
+bash "$root/scripts/build.sh" "$root/build" Release
+(cd "$root/build" && ctest --output-on-failure -j2)
+
+if [ "$quick" = "--quick" ]; then exit 0; fi
+
+echo "== ASan + UBSan build and tests"
+bash "$root/scripts/build.sh" "$root/build-asan" Debug -DSTRATA_SANITIZE=ON
+(cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
+
+if [ -x "$root/tests/fuzz/run_fuzzers.sh" ]; then
+  echo "== fuzzers (libFuzzer, brief)"
+  CC=clang CXX=clang++ bash "$root/scripts/build.sh" "$root/build-fuzz" RelWithDebInfo -DSTRATA_FUZZ=ON
+  bash "$root/tests/fuzz/run_fuzzers.sh" "$root/build-fuzz" 20
+fi
+echo "all tests passed"
