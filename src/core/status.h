@@ -10,14 +10,25 @@
 
 namespace strata {
 
+/// What kind of error a Status is, where callers must tell them apart.
+enum class ErrorKind {
+  kGeneric,
+  kNotATrace,  // the input is readable but is not a trace of any supported format
+};
+
 /// Outcome of an operation without a value: ok, or an error with a user-facing message.
 class Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  static Status Error(std::string message, ErrorKind kind = ErrorKind::kGeneric) {
+    Status s(std::move(message));
+    s.kind_ = kind;
+    return s;
+  }
 
   bool ok() const { return !message_.has_value(); }
+  ErrorKind kind() const { return kind_; }
   const std::string& message() const {
     static const std::string kEmpty;
     return message_ ? *message_ : kEmpty;
@@ -26,6 +37,7 @@ class Status {
  private:
   explicit Status(std::string message) : message_(std::move(message)) {}
   std::optional<std::string> message_;
+  ErrorKind kind_ = ErrorKind::kGeneric;
 };
 
 /// A value of type T, or the Status explaining why there is none.

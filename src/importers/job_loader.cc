@@ -31,6 +31,7 @@ bool LooksLikeTraceName(const std::string& name) {
 struct FileResult {
   std::optional<TraceStore> store;
   std::string error;
+  bool not_a_trace = false;
   uint64_t input_bytes = 0;
   uint64_t content_bytes = 0;
 };
@@ -70,6 +71,7 @@ FileResult ImportOne(const std::string& path, const ImportOptions& options) {
   result.content_bytes = source.bytes_produced();
   if (!store.ok()) {
     result.error = store.error();
+    result.not_a_trace = store.status().kind() == ErrorKind::kNotATrace;
     return result;
   }
   result.store = std::move(store).value();
@@ -78,8 +80,8 @@ FileResult ImportOne(const std::string& path, const ImportOptions& options) {
 
 }  // namespace
 
-Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
+Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths) {
+  std::vector<InputFile> files;
   for (const auto& p : paths) {
     std::error_code ec;
     const auto status = fs::status(p, ec);
@@ -100,9 +102,9 @@ Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& 
         return Status::Error(fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz)", p));
       }
       std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
+      for (auto& f : found) files.push_back(InputFile{std::move(f), true});
     } else {
-      files.push_back(p);
+      files.push_back(InputFile{p, false});
     }
   }
   return files;
@@ -111,7 +113,8 @@ Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
   auto expanded = ExpandInputs(paths);
   if (!expanded.ok()) return expanded.status();
-  const std::vector<std::string>& files = expanded.value();
+  std::vector<std::string> files;
+  for (const InputFile& f : expanded.value()) files.push_back(f.path);
   if (files.empty()) return Status::Error("no input files given");
 
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -154,6 +157,10 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     job.input_bytes += r.input_bytes;
     job.content_bytes += r.content_bytes;
     if (!r.store) {
+      if (r.not_a_trace && expanded.value()[i].from_directory) {
+        job.ignored.push_back(files[i]);  // e.g. a truth.json or config next to the traces
+        continue;
+      }
       if (options.skip_unreadable) {
         job.unreadable.push_back(r.error);
         continue;

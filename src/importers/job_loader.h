@@ -26,12 +26,18 @@ struct LoadOptions {
 struct LoadedJob {
   TraceStore store;
   std::vector<std::string> unreadable;  // "path: reason" of files left out (skip_unreadable only)
+  std::vector<std::string> ignored;     // files found in directories that are not traces (e.g. truth.json)
   uint64_t input_bytes = 0;             // bytes read from disk (compressed size for gzip)
   uint64_t content_bytes = 0;           // decompressed bytes parsed
 };
 
+struct InputFile {
+  std::string path;
+  bool from_directory = false;  // found by expanding a directory (not named by the user)
+};
+
 /// Expands directories (recursively; files whose name contains ".json" or ".csv") into a sorted list.
-Expected<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& paths);
+Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths);
 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);
 

@@ -108,7 +108,8 @@ class KinetoImporter {
       return Status::Error(
           fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
                       "\"traceEvents\" array",
-                      src_.path()));
+                      src_.path()),
+          ErrorKind::kNotATrace);
     }
     Finish(splitter.shape());
     return std::move(store_);

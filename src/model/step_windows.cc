@@ -27,12 +27,16 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
     int64_t n;
     if (StepNumber(store.strings.view(id), &n)) step_of[id] = n;
   }
+  // Kineto's device-side copies of ProfilerStep#N (category gpu_user_annotation) carry no args.stream, so
+  // they sit on a stream-less track of the device's pid/tid: recognise them by category.
+  const StringId gpu_annotation = store.strings.find("gpu_user_annotation");
   bool any_profiler = false, any_table = false;
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     std::map<int64_t, StepWindow> windows;
     for (uint32_t row : rows_by_rank[r]) {
       if ((s.flags[row] & kSliceGpu) || step_of[s.name[row]] == INT64_MIN) continue;
-      if (store.tracks[s.track[row]].stream >= 0) continue;  // gpu_user_annotation copies
+      if (store.tracks[s.track[row]].stream >= 0) continue;  // gpu_user_annotation copies with a stream
+      if ((s.flags[row] & kSliceHasCategory) && s.category[row] == gpu_annotation) continue;
       const int64_t n = step_of[s.name[row]];
       auto [it, inserted] =
           windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], s.track[row]});

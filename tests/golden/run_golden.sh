@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Golden "diff tests" for `strata summary`: runs each case of cases.txt from the repo root, compares the
-# whole JSON output with tests/golden/summary/NAME.json, and checks every Kineto case against the
-# independent computation in verify_summary.py. Exit 77 (skipped) when ../shared/datasets is absent.
+# Golden "diff tests": runs each case of cases.txt from the repo root, compares the whole JSON output of
+# `strata summary|diagnose` with tests/golden/SUBCOMMAND/NAME.json, and checks every summary of an HTA
+# trace against the independent computation in verify_summary.py. Exit 77 (skipped) when
+# ../shared/datasets is absent.
 # usage: run_golden.sh STRATA_BINARY [--update]
 set -u
 bin=$(realpath "$1")
@@ -18,14 +19,16 @@ passed=0
 failed=0
 out_dir=$(mktemp -d)
 trap 'rm -rf "$out_dir"' EXIT
-while IFS='|' read -r name args; do
+while IFS='|' read -r name sub args; do
   name="${name//[[:space:]]/}"
+  sub="${sub//[[:space:]]/}"
   [ -z "$name" ] && continue
   case "$name" in \#*) continue ;; esac
-  expected="tests/golden/summary/$name.json"
+  mkdir -p "tests/golden/$sub"
+  expected="tests/golden/$sub/$name.json"
   actual="$out_dir/$name.json"
   # shellcheck disable=SC2086
-  if ! "$bin" summary --format json $args > "$actual" 2> "$out_dir/$name.err"; then
+  if ! "$bin" "$sub" --format json $args > "$actual" 2> "$out_dir/$name.err"; then
     echo "FAIL $name: strata exited non-zero: $(cat "$out_dir/$name.err")"
     failed=$((failed + 1))
     continue
@@ -40,8 +43,8 @@ while IFS='|' read -r name args; do
     continue
   fi
   # Independent check of the HTA metrics on Kineto inputs (op tables have no GPU metrics).
-  case "$args" in
-    *datasets/hta*)
+  case "$sub:$args" in
+    summary:*datasets/hta*)
       flag=""
       case "$args" in *--include-last-step*) flag="--include-last-step" ;; esac
       traces=""

@@ -76,16 +76,28 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       if (out.late[s][r]) late_steps.push_back(phases.steps[s].step);
     }
     if (late_steps.empty() || steps == 0) continue;
-    const bool persistent =
-        static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
-    // Intermittent: late in at least two steps and in most of the late (step, rank) pairs of the job, so
-    // that a job where the slowest rank changes every step (data imbalance) names no single rank.
-    const bool intermittent = late_steps.size() >= 2 && late_steps.size() * 2 > out.late_pairs;
-    if (!persistent && !intermittent) continue;
+    const bool persistent = static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
     Straggler st;
     st.rank = static_cast<int32_t>(r);
     st.persistent = persistent;
     st.steps = late_steps;
+    if (!persistent) {
+      // An intermittent fault shows as a cluster of clearly late steps: those late by at least 60 % of the
+      // worst one. It needs three such steps, or two that are each very late (4x the minimum effect): two
+      // moderate hiccups of one rank are what a busy machine produces on its own.
+      double worst = 0;
+      for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
+      st.steps.clear();
+      size_t very_late = 0;
+      for (size_t s = 0; s < steps; ++s) {
+        if (!out.late[s][r] || out.blame_ns[s][r] < 0.6 * worst) continue;
+        st.steps.push_back(phases.steps[s].step);
+        if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(phases.steps[s].time_ns)) ++very_late;
+      }
+      // Most of the job's late (step, rank) pairs must be this rank's, or the slowest rank merely rotates.
+      const bool dominant = late_steps.size() * 2 > out.late_pairs;
+      if (!dominant || !(st.steps.size() >= 3 || very_late >= 2)) continue;
+    }
     st.late_ms_per_step = blame / static_cast<double>(steps) / 1e6;
     st.score = share / static_cast<double>(steps);
     out.stragglers.push_back(std::move(st));

@@ -3,8 +3,10 @@
 //    blamed for (its arrival − the second-latest arrival). Per (step, rank): blame = sum over instances.
 //    The straggler also records the shortest collective (it waits for no one): kept as evidence.
 //  - A (step, rank) is late when its blame ≥ min_effect × step time. A rank late in ≥ persistent_share of
-//    the steps is a persistent straggler; late in ≥ 2 steps (and in most of the steps where anyone was
-//    late by a wide margin) an intermittent one, reported with its steps.
+//    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
+//    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) number three,
+//    or two that are each late by ≥ 4 × min_effect; it is reported with those steps. Two moderate hiccups
+//    of one rank are what a loaded machine produces by itself (seen in clean recorded runs).
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
 //    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
 //    (median/MAD) reported as evidence.

@@ -26,7 +26,9 @@ double Round(double v, int digits) {
 
 std::string ShortName(std::string_view name) {
   std::string s(name);
-  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0) s.resize(paren);
+  // Drop a C++ argument list ("kernel<T>(int, float*)"), not parentheses inside a name such as
+  // "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__".
+  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0 && s.back() == ')') s.resize(paren);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
   return s;
 }
@@ -170,6 +172,10 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
     st.evidence["collective_ms"] = Round(sa.mean_collective_ms[r], 3);
     st.evidence["peer_collective_ms"] = Round(Median(peer_coll), 3);
+    nlohmann::ordered_json by_step = nlohmann::ordered_json::object();
+    for (size_t si = 0; si < phases.steps.size(); ++si)
+      by_step[std::to_string(phases.steps[si].step)] = Round(sa.blame_ns[si][r] / 1e6, 3);
+    st.evidence["late_ms_by_step"] = by_step;
     st.evidence["ks_score"] = Round(sa.ks_score[r], 4);
     st.evidence["ks_robust_z"] = Round(sa.ks_z[r], 3);
     st.score = Round(st.score, 4);

@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""Fault-injection lab: a real PyTorch DDP job (CPU, gloo) with one injected fault and its ground truth.
+
+The launcher starts N ranks the way torchrun does: one process per rank, each with RANK, LOCAL_RANK,
+WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in its environment (Debian's torchrun itself fails
+under Python 3.11). Every rank is pinned to one core (rank modulo the usable cores) with one torch thread,
+and runs a small MLP under DistributedDataParallel with the PyTorch profiler on. The host work per step is
+small; "device time" is emulated by sleeping a fixed time per layer (forward) and twice that (backward), the
+way a host thread waits for a GPU, so a few ranks on two cores do not compete for CPU and the injected fault
+is the only systematic difference between ranks.
+
+Faults (each a real mechanism, on --fault-rank only):
+  slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
+  dataloader_stall           the Dataset's __getitem__ sleeps (a slow loader); data comes through a real
+                             torch.utils.data.DataLoader (num_workers=0) on every rank
+  gc_pause                   a large live heap of Python containers plus cyclic garbage made every step,
+                             then gc.collect() between forward and backward (real GC traversal time)
+  intermittent_slow_compute  slow_compute only in steps whose ProfilerStep number is a multiple of --every
+  none                       clean run
+
+--magnitude is the injected time per affected step as a fraction of the emulated device time per step
+(layers x 3 x --layer-ms, 36 ms by default, about 80 % of the clean step). Each fault is sized at start-up and
+tuned in the 5 unrecorded steps before the profiled ones; what was injected is measured and written to the
+truth. Every rank calls gc.freeze() after start-up so that torch's own heap (a ~60 ms full collection here)
+is not walked; an automatic collection on a clean rank is then cheap. A step: DataLoader batch, forward,
+loss, backward (DDP's gradient all_reduce, one bucket), SGD step, and an all_reduce of the loss for logging.
+
+ProfilerStep numbers are those the profiler writes: torch 1.13 lags its count by one, so the first profiled
+step is ProfilerStep#4; the truth's steps use the numbers in the trace.
+
+On a shared machine, --nice -10 (root) keeps other load from stretching the ranks: each rank then runs in a
+session (autogroup) of its own with that niceness.
+
+Output in --out DIR: rank-<r>.json.gz (the profiler's chrome trace of the active steps, gzip level 9, exactly
+as the profiler wrote it) and truth.json:
+  {"fault": "slow_compute"|"dataloader_stall"|"gc_pause"|"none", "rank": r|null,
+   "steps": [ProfilerStep numbers affected], "magnitude": x, "mechanism": "...",
+   "world_size": n, "injected_ms": median measured injected time per affected step,
+   "injected_ms_by_step": {"<ProfilerStep number>": measured injected time}}
+
+The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
+
+usage: lab/ddp_job.py --ranks 2 --steps 6 --fault slow_compute --fault-rank 1 --out DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+FAULTS = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
+CAUSE = {"none": "none", "slow_compute": "slow_compute", "dataloader_stall": "dataloader_stall",
+         "gc_pause": "gc_pause", "intermittent_slow_compute": "slow_compute"}
+WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
+# first, and the fault's size is tuned in all of them
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ranks", type=int, default=2, help="number of ranks, 2-8 (default 2)")
+    ap.add_argument("--steps", type=int, default=6, help="profiled (active) steps (default 6)")
+    ap.add_argument("--fault", choices=FAULTS, default="none")
+    ap.add_argument("--fault-rank", type=int, default=1, help="rank that gets the fault (default 1)")
+    ap.add_argument("--magnitude", type=float, default=0.3,
+                    help="injected time per affected step / emulated device time per step (default 0.3)")
+    ap.add_argument("--every", type=int, default=3, help="intermittent: every K-th ProfilerStep (default 3)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--layers", type=int, default=4, help="hidden layers (default 4)")
+    ap.add_argument("--width", type=int, default=128, help="layer width (default 128)")
+    ap.add_argument("--batch", type=int, default=16, help="per-rank batch size (default 16)")
+    ap.add_argument("--layer-ms", type=float, default=3.0,
+                    help="emulated device time per layer in forward; backward waits twice that (default 3)")
+    ap.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
+                    help="interpreter with torch for the ranks (default /usr/bin/python3)")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="niceness of the ranks; negative (root) keeps other load on the machine from adding "
+                         "noise (default 0)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds before the job is killed (default 600)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if not 2 <= a.ranks <= 8:
+        ap.error("--ranks must be 2..8")
+    if a.steps < 1:
+        ap.error("--steps must be >= 1")
+    if a.layers < 2 or a.width < 1 or a.batch < 1 or a.layer_ms < 0:
+        ap.error("--layers must be >= 2; --width, --batch >= 1; --layer-ms >= 0")
+    if a.fault != "none" and not 0 <= a.fault_rank < a.ranks:
+        ap.error(f"--fault-rank must be in 0..{a.ranks - 1}")
+    if not 0 < a.magnitude <= 5:
+        ap.error("--magnitude must be in (0, 5]")
+    if a.every < 1:
+        ap.error("--every must be >= 1")
+    return a
+
+
+def device_ms_per_step(a):
+    return a.layers * 3 * a.layer_ms
+
+
+# ----------------------------------------------------------------------------------------------------------
+# rank side
+# ----------------------------------------------------------------------------------------------------------
+def worker(a):
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    core = int(os.environ.get("LAB_CPU", "-1"))
+    if core >= 0:
+        os.sched_setaffinity(0, {core})  # before torch starts any thread, so they inherit it
+    if a.nice:
+        # With autogroup scheduling (Debian's default) niceness only ranks threads within one session, so each
+        # rank runs in a session of its own (the launcher starts it so) and that session's group gets it too.
+        os.setpriority(os.PRIO_PROCESS, 0, a.nice)
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(a.nice))
+        except OSError:
+            pass
+    stats_dir = os.environ["LAB_STATS_DIR"]
+
+    import gc
+    import gzip
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.profiler import ProfilerAction, record_function
+    from torch.utils.data import DataLoader, Dataset
+    from torch.utils.data.distributed import DistributedSampler
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    faulty = a.fault != "none" and rank == a.fault_rank
+    target_s = a.magnitude * device_ms_per_step(a) / 1000.0
+    injected = {"s": 0.0}  # injected time in the current step, measured
+
+    def affected(label):
+        if not faulty:
+            return False
+        if a.fault == "intermittent_slow_compute":
+            return label % a.every == 0
+        return True
+
+    # -- data -------------------------------------------------------------------------------------------
+    class Samples(Dataset):
+        """Pre-made samples kept as a Python list, so __getitem__ adds no tensor ops of its own."""
+
+        def __init__(self, n, stall_s):
+            g = torch.Generator().manual_seed(a.seed)
+            x = torch.randn(n, a.width, generator=g)
+            y = torch.randint(0, 10, (n,), generator=g)
+            self.items = [(x[i].clone(), y[i].clone()) for i in range(n)]
+            self.stall_s = stall_s
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            if self.stall_s:
+                t0 = time.perf_counter()
+                time.sleep(self.stall_s)  # a slow loader: decode / storage latency per sample
+                injected["s"] += time.perf_counter() - t0
+            return self.items[i]
+
+    iters = WAIT_STEPS + WARMUP_STEPS + a.steps
+    stall_s = target_s / a.batch if faulty and a.fault == "dataloader_stall" else 0.0
+    data = Samples(iters * a.batch * world, stall_s)
+    sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=a.seed, drop_last=True)
+    loader = DataLoader(data, batch_size=a.batch, sampler=sampler, num_workers=0, drop_last=True)
+
+    # -- model ------------------------------------------------------------------------------------------
+    fwd_s, bwd_s = a.layer_ms / 1000.0, 2 * a.layer_ms / 1000.0
+
+    class DeviceWait(torch.autograd.Function):
+        """Emulated device time: the host waits a fixed time, as for a GPU kernel, in forward and backward."""
+
+        @staticmethod
+        def forward(ctx, x):
+            with record_function("lab::device_wait"):
+                time.sleep(fwd_s)
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            with record_function("lab::device_wait"):
+                time.sleep(bwd_s)
+            return g
+
+    extra = {"reps": 0, "w": None, "x": None}
+
+    def extra_compute():
+        w, x = extra["w"], extra["x"]
+        with torch.no_grad():
+            for _ in range(extra["reps"]):
+                x = torch.tanh(x @ w)
+        extra["x"] = x
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(a.width, a.width) for _ in range(a.layers))
+            self.head = torch.nn.Linear(a.width, 10)
+            self.inject = False
+
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                x = DeviceWait.apply(torch.relu(layer(x)))
+                if i == len(self.layers) // 2 - 1 and self.inject:
+                    t0 = time.perf_counter()
+                    extra_compute()
+                    injected["s"] += time.perf_counter() - t0
+            return self.head(x)
+
+    # -- fault calibration ------------------------------------------------------------------------------
+    # A first guess here; each fault is then tuned in the unrecorded warm-up steps
+    # (profiler on, same core, same load) so that the injected time per step comes close to the target.
+    compute_fault = faulty and a.fault in ("slow_compute", "intermittent_slow_compute")
+    # Every rank moves its start-up heap (torch's modules, ~100k objects whose full collection takes ~60 ms
+    # here) out of the collector's reach, as long-running trainers do; an automatic full collection on a
+    # clean rank is then cheap, and the gc_pause fault's own live heap sets its pause.
+    gc.collect()
+    gc.freeze()
+    gc_heap, gc_cycles = [], 1000
+    unit_cost = []  # seconds per extra matmul block, oversleep per sample, or GC time per tracked object
+    if compute_fault:
+        g = torch.Generator().manual_seed(a.seed + 1)
+        extra["w"] = torch.randn(a.width, a.width, generator=g) / a.width ** 0.5
+        extra["x"] = torch.randn(4 * a.batch, a.width, generator=g)
+        extra["reps"] = 1
+        times = []
+        for _ in range(30):
+            t0 = time.perf_counter()
+            extra_compute()
+            times.append(time.perf_counter() - t0)
+        unit_cost.append(statistics.median(times[10:]))
+        extra["reps"] = max(1, round(target_s / unit_cost[0]))
+    elif faulty and a.fault == "gc_pause":
+        def full_gc_s():
+            best = float("inf")
+            for _ in range(3):
+                t0 = time.perf_counter()
+                gc.collect()
+                best = min(best, time.perf_counter() - t0)
+            return best
+
+        def resize(n):
+            if n > len(gc_heap):
+                gc_heap.extend([i] for i in range(n - len(gc_heap)))  # lists stay GC-tracked (tuples may not)
+            else:
+                del gc_heap[n:]
+            return full_gc_s()
+
+        # Size the live heap so that one full collection takes about the target time. The cost per object is
+        # not linear (it jumps once the heap outgrows the caches), so search: double, then bisect.
+        lo, hi = 0, 20_000
+        while resize(hi) < target_s and hi < 20_000_000:
+            lo, hi = hi, 2 * hi
+        for _ in range(8):
+            mid = (lo + hi) // 2
+            t = resize(mid)
+            if abs(t - target_s) <= 0.05 * target_s:
+                break
+            lo, hi = (mid, hi) if t < target_s else (lo, mid)
+        else:
+            resize(hi)
+
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(a.seed)
+    net = Net()
+    ddp = DDP(net)  # the model is under DDP's 1 MB first bucket: one gradient all_reduce per step
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    dist.barrier()
+
+    def make_cyclic_garbage():
+        for _ in range(gc_cycles):
+            p, q = [], []
+            p.append(q)
+            q.append(p)
+
+    tmp_json = os.path.join(stats_dir, f"trace-{rank}.json")
+    steps_seen = []  # (ProfilerStep number, recorded?, affected?, injected ms, wall ms)
+    schedule = torch.profiler.schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=a.steps)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
+                                on_trace_ready=lambda p: p.export_chrome_trace(tmp_json)) as prof:
+        t_step = time.perf_counter()
+        for x, y in loader:
+            # the ProfilerStep this iteration runs in, as the profiler named it (1.13 lags the count by one)
+            label = int(prof.step_rec_fn.name.rsplit("#", 1)[1]) if prof.step_rec_fn else prof.step_num
+            recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+            # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
+            hit = affected(label) or (faulty and not recording)
+            net.inject = hit and compute_fault
+            if not hit:
+                injected["s"] = 0.0  # the data of this step may already have been fetched (stall counted)
+            out = ddp(x)
+            loss = torch.nn.functional.cross_entropy(out, y)
+            if hit and a.fault == "gc_pause":
+                t0 = time.perf_counter()
+                make_cyclic_garbage()
+                gc.collect()
+                injected["s"] += time.perf_counter() - t0
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            avg_loss = loss.detach().clone()
+            dist.all_reduce(avg_loss)  # the loss averaged over ranks, for logging: a second, blocking collective
+            now = time.perf_counter()
+            steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3))
+            if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
+                if compute_fault:
+                    unit_cost.append(injected["s"] / extra["reps"])
+                    extra["reps"] = max(1, round(target_s / statistics.median(unit_cost)))
+                elif a.fault == "dataloader_stall":
+                    unit_cost.append(injected["s"] / a.batch - data.stall_s)  # oversleep per sample
+                    data.stall_s = max(0.0, target_s / a.batch - statistics.median(unit_cost))
+                elif a.fault == "gc_pause":  # in-step collections run on colder caches than the calibration
+                    unit_cost.append(injected["s"] / (len(gc_heap) + 2 * gc_cycles))  # per tracked object
+                    n = max(1000, int(target_s / statistics.median(unit_cost)) - 2 * gc_cycles)
+                    if n > len(gc_heap):
+                        gc_heap.extend([i] for i in range(n - len(gc_heap)))
+                    else:
+                        del gc_heap[n:]
+            injected["s"] = 0.0
+            t_step = now
+            prof.step()
+
+    mechanism = "nothing injected (clean run)"
+    if compute_fault:
+        when = (f"in ProfilerSteps whose number is a multiple of {a.every} (and in the unrecorded warm-up steps)"
+                if a.fault == "intermittent_slow_compute" else "in every step")
+        mechanism = (f"rank {rank}: {extra['reps']} extra ({4 * a.batch}x{a.width})@({a.width}x{a.width}) "
+                     f"matmul+tanh blocks (no grad) after layer {len(net.layers) // 2 - 1} of the model forward {when}")
+    elif faulty and a.fault == "dataloader_stall":
+        mechanism = (f"rank {rank}: Dataset.__getitem__ sleeps {data.stall_s * 1e3:.3f} ms per sample "
+                     f"({a.batch} samples per batch, DataLoader num_workers=0) in every step")
+    elif faulty and a.fault == "gc_pause":
+        mechanism = (f"rank {rank}: a live heap of {len(gc_heap)} Python lists "
+                     f"plus {gc_cycles} reference cycles of garbage made each step, then gc.collect() between "
+                     f"forward and backward in every step")
+    with open(tmp_json, "rb") as src, open(os.path.join(a.out, f".rank-{rank}.json.gz.tmp"), "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+    os.replace(os.path.join(a.out, f".rank-{rank}.json.gz.tmp"), os.path.join(a.out, f"rank-{rank}.json.gz"))
+    os.remove(tmp_json)
+    with open(os.path.join(stats_dir, f"stats-{rank}.json"), "w") as f:
+        json.dump({"rank": rank, "cpu": core, "faulty": faulty, "mechanism": mechanism,
+                   "steps": [{"step": s, "recorded": r, "affected": h, "injected_ms": i, "wall_ms": w}
+                             for s, r, h, i, w in steps_seen]}, f)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------
+# launcher side
+# ----------------------------------------------------------------------------------------------------------
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def die_with_parent():
+    """Runs in the child before exec: SIGKILL it if the launcher dies, so no rank is left behind."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def stop_all(procs, grace=5.0):
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    deadline = time.monotonic() + grace
+    for p in procs:
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def tail(path, n=40):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def format_truth(truth):
+    """One key per line, values compact: easy to read and to diff."""
+    return "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in truth.items()) + "\n}\n"
+
+
+def launch(a, argv):
+    os.makedirs(a.out, exist_ok=True)
+    for name in os.listdir(a.out):  # outputs of an earlier run in the same folder
+        if name == "truth.json" or (name.startswith("rank-") and name.endswith(".json.gz")):
+            os.remove(os.path.join(a.out, name))
+    cores = sorted(os.sched_getaffinity(0))
+    work = tempfile.mkdtemp(prefix="strata-lab-")
+    port = free_port()
+    procs, logs = [], []
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    failed = None
+    try:
+        for r in range(a.ranks):
+            env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(a.ranks),
+                       LOCAL_WORLD_SIZE=str(a.ranks), GROUP_RANK="0", ROLE_RANK=str(r),
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
+                       MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", LAB_CPU=str(cores[r % len(cores)]),
+                       LAB_STATS_DIR=work)
+            env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+            log = open(os.path.join(work, f"rank-{r}.log"), "wb")
+            logs.append(log)
+            procs.append(subprocess.Popen([a.python, os.path.abspath(__file__), "--worker"] + argv, env=env,
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          preexec_fn=die_with_parent, start_new_session=bool(a.nice)))
+        deadline = time.monotonic() + a.timeout
+        while True:
+            codes = [p.poll() for p in procs]
+            bad = [r for r, c in enumerate(codes) if c not in (None, 0)]
+            if bad:
+                failed = (bad[0], codes[bad[0]])
+                break
+            if all(c == 0 for c in codes):
+                break
+            if time.monotonic() > deadline:
+                failed = (None, f"timeout after {a.timeout:.0f} s")
+                break
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        stop_all(procs)
+        print("ddp_job: interrupted; all ranks stopped", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return 130
+    finally:
+        if failed is not None:
+            stop_all(procs)
+        for log in logs:
+            log.close()
+        signal.signal(signal.SIGTERM, old_term)
+
+    if failed is not None:
+        r, why = failed
+        if r is None:
+            print(f"ddp_job: {why}; all ranks stopped", file=sys.stderr)
+            for i in range(a.ranks):
+                print(f"--- rank {i} (last lines) ---\n{tail(os.path.join(work, f'rank-{i}.log'), 10)}",
+                      file=sys.stderr)
+        else:
+            how = f"killed by signal {-why}" if why < 0 else f"exit code {why}"
+            print(f"ddp_job: rank {r} failed ({how}); the other ranks were stopped\n"
+                  f"--- rank {r} output (last lines) ---\n{tail(os.path.join(work, f'rank-{r}.log'))}",
+                  file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
+
+    stats = []
+    for r in range(a.ranks):
+        with open(os.path.join(work, f"stats-{r}.json")) as f:
+            stats.append(json.load(f))
+    shutil.rmtree(work, ignore_errors=True)
+
+    recorded = [s["step"] for s in stats[0]["steps"] if s["recorded"]]
+    fr = a.fault_rank if a.fault != "none" else None
+    hit = [s for s in stats[fr]["steps"] if s["recorded"] and s["affected"]] if fr is not None else []
+    truth = {
+        "fault": CAUSE[a.fault],
+        "rank": fr,
+        "steps": [s["step"] for s in hit],
+        "magnitude": a.magnitude if fr is not None else 0.0,
+        "mechanism": stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)",
+        "world_size": a.ranks,
+        "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
+        "injected_ms_by_step": {str(s["step"]): round(s["injected_ms"], 3) for s in hit},
+    }
+    with open(os.path.join(a.out, "truth.json"), "w") as f:
+        f.write(format_truth(truth))
+
+    print(f"ddp_job: {a.ranks} ranks, ProfilerSteps {recorded[0]}..{recorded[-1]} recorded in {a.out}")
+    for s in stats:
+        rec = [x["wall_ms"] for x in s["steps"] if x["recorded"]]
+        print(f"  rank {s['rank']} (cpu {s['cpu']}): step wall median {statistics.median(rec):.1f} ms"
+              + (f"  <- {truth['fault']}, injected ms per step (warm-up | recorded): "
+                 + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if not x["recorded"]) + " | "
+                 + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if x["recorded"]) if s["faulty"] else ""))
+    print(f"  truth: {json.dumps(truth)}")
+    return 0
+
+
+def main():
+    argv = sys.argv[1:]
+    a = parse_args(argv)
+    if a.worker:
+        return worker(a)
+    return launch(a, [x for x in argv if x != "--worker"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Scores `strata diagnose --format json` against the injected fault of recorded jobs (truth.json).
+
+usage: check_truth.py STRATA_BINARY CASE_DIR...
+A case passes when: a clean run (fault "none") has no straggler and no finding with impact >= 3 %;
+a faulty run names the fault's rank as the top straggler, the fault's steps (when only some steps were
+affected), and the fault's cause as the first finding. gc_pause is accepted as host_stall, because
+without the recorder's GC data a collection is an unannotated gap in the trace.
+Prints one line per case and a final "N passed, N failed"; exits 1 on any failure.
+"""
+import json
+import subprocess
+import sys
+
+ACCEPTED = {"gc_pause": {"gc_pause", "host_stall"}}
+
+
+def check(binary, case):
+    truth = json.load(open(f"{case}/truth.json"))
+    out = subprocess.run([binary, "diagnose", "--format", "json", case], capture_output=True, text=True)
+    if out.returncode != 0:
+        return f"strata failed: {out.stderr.strip()}"
+    d = json.loads(out.stdout)
+    if truth["fault"] == "none":
+        if d["stragglers"]:
+            return f"false alarm: stragglers {[s['rank'] for s in d['stragglers']]}"
+        big = [f for f in d["findings"] if f["impact_pct"] >= 3.0]
+        if big:
+            return f"false alarm: finding {big[0]['cause']} {big[0]['impact_pct']} %"
+        return None
+    if not d["stragglers"]:
+        return "no straggler found"
+    top = d["stragglers"][0]
+    if top["rank"] != truth["rank"]:
+        return f"top straggler is rank {top['rank']}, expected {truth['rank']}"
+    all_steps = set(d["job"]["steps"])
+    truth_steps = [s for s in truth.get("steps", []) if s in all_steps]
+    if truth_steps and len(truth_steps) < len(all_steps) and sorted(top["steps"]) != sorted(truth_steps):
+        return f"straggler steps {top['steps']}, expected {truth_steps}"
+    if not d["findings"]:
+        return "no finding"
+    cause = d["findings"][0]["cause"]
+    if cause not in ACCEPTED.get(truth["fault"], {truth["fault"]}):
+        return f"cause {cause}, expected {truth['fault']}"
+    return None
+
+
+def main():
+    binary, cases = sys.argv[1], sys.argv[2:]
+    passed = failed = 0
+    for case in cases:
+        problem = check(binary, case)
+        if problem:
+            failed += 1
+            print(f"FAIL {case}: {problem}")
+        else:
+            passed += 1
+            print(f"ok   {case}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
