@@ -37,6 +37,7 @@ std::string ShortName(std::string_view name) {
 struct Differential {
   double compute_ms = 0, data_ms = 0, host_gap_ms = 0, device_busy_ms = 0, device_idle_ms = 0;
   double window_ms = 0, peer_window_ms = 0;
+  double start_delay_ms = 0;  // how much later than its peers the rank entered the step (aligned)
   std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
   size_t steps = 0;
 };
@@ -85,6 +86,10 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     d.device_busy_ms += excess([](const WindowProfile& w) { return w.device_busy_ns; });
     d.device_idle_ms += excess([](const WindowProfile& w) { return w.device_idle_ns; });
     d.window_ms += window[straggler] / 1e6;
+    std::vector<double> peer_starts;
+    for (size_t r = 0; r < ranks; ++r)
+      if (r != straggler) peer_starts.push_back(static_cast<double>(p.start[r]));
+    d.start_delay_ms += (static_cast<double>(p.start[straggler]) - Median(peer_starts)) / 1e6;
     std::vector<double> peer_windows;
     for (size_t r = 0; r < ranks; ++r)
       if (r != straggler) peer_windows.push_back(window[r]);
@@ -110,6 +115,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
   d.device_idle_ms /= n;
   d.window_ms /= n;
   d.peer_window_ms /= n;
+  d.start_delay_ms /= n;
   for (const auto& [name, ms] : op_excess)
     if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
   std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
@@ -213,8 +219,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       f.cause = best->cause;
       f.layer = best->layer;
     }
-    // Culprit op: the op with the largest excess among ops of the cause's kind.
+    // Culprit op: the op with the largest excess. A host stall has none: its time is outside any op.
     for (const auto& [name, ms] : d.op_excess_ms) {
+      if (f.cause == "host_stall") break;
       const std::string_view n = store.strings.view(name);
       if (n.substr(0, 13) == "ProfilerStep#") continue;
       f.op = ShortName(n);
@@ -248,10 +255,24 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       ops.push_back({{"op", ShortName(n)}, {"excess_ms", Round(d.op_excess_ms[i].second, 3)}});
     }
     f.evidence["op_excess_per_step"] = ops;
+    // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
+    // arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
+    // edge: the previous step's synchronization or transfer).
+    const bool edge = d.start_delay_ms > 0 && d.start_delay_ms >= late;
+    const char* blame_kind = edge                      ? "dependency_edge"
+                             : f.cause == "host_stall" ? "host_gap"
+                             : f.cause == "unknown"    ? "unexplained"
+                                                       : "slow_op";
+    f.evidence["blame_kind"] = blame_kind;
+    f.evidence["step_start_delay_ms"] = Round(d.start_delay_ms, 3);
     f.evidence["blame"] =
-        fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}", Round(late, 3),
-                    f.cause == "unknown" ? std::string("no single class of work explains it")
-                                         : fmt::format("{} (+{:.3f} ms)", best->layer, best->ms));
+        edge ? fmt::format("late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
+                           "edge from the previous step)",
+                           d.start_delay_ms)
+             : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}", Round(late, 3),
+                           f.cause == "unknown" ? std::string("no single class of work explains it")
+                                                : fmt::format("{} (+{:.3f} ms{})", best->layer, best->ms,
+                                                              f.op ? ", most in " + *f.op : std::string()));
     f.evidence["collective_ms"] = st.evidence["collective_ms"];
     f.evidence["peer_collective_ms"] = st.evidence["peer_collective_ms"];
     result->findings.push_back(std::move(f));
