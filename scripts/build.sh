@@ -6,4 +6,6 @@ dir=${1:-$root/build}
 type=${2:-Release}
 shift $(( $# > 2 ? 2 : $# ))
 cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "$@" > "$dir.cmake.log" 2>&1 || { cat "$dir.cmake.log"; exit 1; }
-ninja -C "$dir"
+# STRATA_TARGETS: build only these targets (default: all).
+# shellcheck disable=SC2086
+ninja -C "$dir" ${STRATA_TARGETS:-}
