@@ -105,11 +105,10 @@ class KinetoImporter {
     if (!st.ok()) return st;
     for (const auto& [key, raw] : members) OnMember(key, raw);
     if (splitter.shape() == JsonEventSplitter::Shape::kObject && !splitter.found_events()) {
-      return Status::Error(
-          fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
-                      "\"traceEvents\" array",
-                      src_.path()),
-          ErrorKind::kNotATrace);
+      return Status::Error(fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
+                                       "\"traceEvents\" array",
+                                       src_.path()),
+                           ErrorKind::kNotATrace);
     }
     Finish(splitter.shape());
     return std::move(store_);
@@ -172,7 +171,12 @@ class KinetoImporter {
 
   void Process(OwnedBatch& batch) {
     size_t done = 0;
-    if (!ParseArray(batch, &done)) {
+    // An empty element (",," or a trailing comma) is invalid JSON that simdjson's On-Demand array walk
+    // lets through as a value (not_an_object); parse such a batch event by event so that the empty
+    // element counts as invalid_json whatever the batching.
+    bool has_empty = false;
+    for (const auto& element : batch.elements) has_empty |= element.second == 0;
+    if (has_empty || !ParseArray(batch, &done)) {
       // Something in this batch is malformed: parse the remaining events one at a time so one bad event
       // costs only itself.
       const std::string_view body(batch.doc.data() + 1, batch.size - 2);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a STRATA_FUZZ build for SECONDS each (default 20) over a scratch copy of
+# its seed corpus, and fails if any target crashes, leaks, hits a sanitizer report or breaks an invariant.
+# Usage: tests/fuzz/run_fuzzers.sh BUILD_DIR [SECONDS]
+#   BUILD_DIR: configured with CC=clang CXX=clang++ cmake -DSTRATA_FUZZ=ON and fuzz_* built in it.
+# Crash reproducers are kept in BUILD_DIR/fuzz-artifacts/.
+set -euo pipefail
+
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+  echo "usage: $0 BUILD_DIR [SECONDS]" >&2
+  exit 2
+fi
+build_dir=$(cd "$1" && pwd)
+seconds=${2:-20}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+artifacts="$build_dir/fuzz-artifacts"
+mkdir -p "$artifacts"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/strata-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+status=0
+for target in kineto op_table; do
+  bin="$build_dir/fuzz_$target"
+  if [[ ! -x "$bin" ]]; then
+    echo "run_fuzzers: $bin not found (build it with ninja -C $build_dir fuzz_$target)" >&2
+    exit 2
+  fi
+  corpus="$scratch/$target"
+  mkdir -p "$corpus"
+  cp "$here/corpus/$target/"* "$corpus/"
+  dict=()
+  [[ -f "$here/$target.dict" ]] && dict=(-dict="$here/$target.dict")
+  log="$scratch/$target.log"
+  echo "run_fuzzers: fuzz_$target for ${seconds}s"
+  # -rss_limit_mb guards against runaway memory; -timeout flags an input taking over 10 s as a hang.
+  if "$bin" "$corpus" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -print_final_stats=1 -artifact_prefix="$artifacts/${target}-" >"$log" 2>&1; then
+    grep -E '^stat::number_of_executed_units|^Done [0-9]+ runs' "$log" | sed "s/^/  fuzz_$target: /" || true
+  else
+    echo "run_fuzzers: fuzz_$target FAILED; last lines of its log:" >&2
+    tail -n 40 "$log" >&2
+    echo "run_fuzzers: reproducers in $artifacts" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,252 @@
+// Collective matching (model/collectives): the k-th call of the same collective in the same step is one
+// instance on every rank; calls missing on some rank are counted as unmatched; calls outside every step
+// are left out; GPU jobs use NCCL kernels on streams; DetectPeriod (exact repeats, 0 when nothing repeats)
+// and the "detected-period" steps of traces without ProfilerStep.
+#include "model/collectives.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "diag_test_util.h"
+
+namespace strata::diagtest {
+namespace {
+
+using model::DetectPeriod;
+
+/// 3 ranks, 3 steps; each step: gloo:broadcast, then two gloo:all_reduce (buckets).
+DdpSpec ThreeCollectives() {
+  DdpSpec spec;
+  spec.ranks = 3;
+  spec.steps = 3;
+  spec.clock_offset = {0, 40 * kMs, -3 * kSec};
+  spec.collective_names = {"gloo:broadcast", "gloo:all_reduce", "gloo:all_reduce"};
+  spec.transfer = {1 * kMs, 4 * kMs, 6 * kMs};
+  spec.plan = [](int r, int s) {
+    RankStep st;
+    st.segs = {{Op("aten::copy_", (2 + r) * kMs)},
+               {Op("aten::mm", (30 + 3 * r + s) * kMs)},
+               {Op("aten::mm", (20 + 2 * s) * kMs)}};
+    st.tail = {Op("aten::add_", 5 * kMs)};
+    return st;
+  };
+  return spec;
+}
+
+std::string KeyName(const TraceStore& store, StringId id) { return std::string(store.strings.view(id)); }
+
+TEST(DiagCollectives, MatchesKthCallPerStepAndKey) {
+  const DdpSpec spec = ThreeCollectives();
+  SimulatedJob sim;
+  const TraceStore store = LoadDdp(spec, &sim);
+  auto m = BuildModels(store);
+  const model::CollectiveModel& c = m->collectives;
+  EXPECT_EQ(c.source, "cpu-ops");
+  EXPECT_EQ(c.unmatched_calls, 0u);
+  ASSERT_EQ(c.calls.size(), 3u);
+  for (const auto& calls : c.calls) EXPECT_EQ(calls.size(), 9u);
+  ASSERT_EQ(c.matched.size(), 9u);
+  const std::vector<std::string> names = {"gloo:broadcast", "gloo:all_reduce", "gloo:all_reduce"};
+  for (size_t i = 0; i < c.matched.size(); ++i) {
+    SCOPED_TRACE("instance " + std::to_string(i));
+    const model::MatchedCollective& inst = c.matched[i];
+    const size_t s = i / 3, k = i % 3;
+    EXPECT_EQ(inst.step, 1 + static_cast<int64_t>(s));
+    EXPECT_EQ(KeyName(store, inst.key), names[k]);
+    EXPECT_EQ(inst.ordinal, k == 2 ? 1u : 0u);  // the second all_reduce of the step
+    EXPECT_EQ(inst.present, 3u);
+    for (int r = 0; r < 3; ++r) {
+      ASSERT_GE(inst.call[r], 0);
+      const model::CollectiveCall& call = c.calls[r][inst.call[r]];
+      EXPECT_EQ(call.key, inst.key);
+      EXPECT_EQ(call.step, inst.step);
+      EXPECT_EQ(call.ordinal, inst.ordinal);
+      EXPECT_EQ(call.start_ns, sim.arrival[s][k][r] + spec.clock_offset[r]);
+      EXPECT_EQ(call.end_ns, sim.completion[s][k][r] + spec.clock_offset[r]);
+    }
+  }
+}
+
+TEST(DiagCollectives, UnmatchedCallsAreCountedAndCallsOutsideStepsLeftOut) {
+  const DdpSpec spec = ThreeCollectives();
+  SimulatedJob sim = SimulateDdp(spec);
+  // Rank 1: a third all_reduce late in step 2 that no other rank makes.
+  const int64_t extra_at = sim.completion[1][2][1] + 1 * kMs + spec.clock_offset[1];
+  sim.events[1].push_back(Event{"gloo:all_reduce", "cpu_op", extra_at, 1 * kMs, 1001, 4});
+  // Rank 2: lost its broadcast of step 3.
+  const int64_t lost = sim.arrival[2][0][2] + spec.clock_offset[2];
+  const size_t before = sim.events[2].size();
+  std::erase_if(sim.events[2], [&](const Event& e) { return e.name == "gloo:broadcast" && e.ts == lost; });
+  ASSERT_EQ(sim.events[2].size(), before - 1);
+  // Every rank: a barrier before the first step (outside every step window).
+  for (int r = 0; r < 3; ++r)
+    sim.events[r].push_back(
+        Event{"gloo:barrier", "cpu_op", kBase - 50 * kMs + spec.clock_offset[r], 1 * kMs, 1000 + r, 2});
+  const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
+  auto m = BuildModels(store);
+  const model::CollectiveModel& c = m->collectives;
+  // 1 call of the lone all_reduce + 2 calls of the broadcast that rank 2 lacks.
+  EXPECT_EQ(c.unmatched_calls, 3u);
+  EXPECT_EQ(c.calls[0].size(), 10u);  // the barrier is a call...
+  EXPECT_EQ(c.calls[0].front().step, -1);
+  size_t full = 0;
+  bool saw_lone = false, saw_partial = false;
+  for (const auto& inst : c.matched) {
+    EXPECT_NE(KeyName(store, inst.key), "gloo:barrier");  // ...but not an instance
+    if (inst.present == 3) {
+      ++full;
+      continue;
+    }
+    if (inst.present == 1) {
+      saw_lone = true;
+      EXPECT_EQ(KeyName(store, inst.key), "gloo:all_reduce");
+      EXPECT_EQ(inst.step, 2);
+      EXPECT_EQ(inst.ordinal, 2u);
+      EXPECT_EQ(inst.call[0], -1);
+      EXPECT_GE(inst.call[1], 0);
+      EXPECT_EQ(inst.call[2], -1);
+    } else {
+      saw_partial = true;
+      EXPECT_EQ(inst.present, 2u);
+      EXPECT_EQ(KeyName(store, inst.key), "gloo:broadcast");
+      EXPECT_EQ(inst.step, 3);
+      EXPECT_EQ(inst.call[2], -1);
+    }
+  }
+  EXPECT_EQ(full, 8u);
+  EXPECT_TRUE(saw_lone);
+  EXPECT_TRUE(saw_partial);
+  // Instances are ordered by step.
+  for (size_t i = 1; i < c.matched.size(); ++i) EXPECT_LE(c.matched[i - 1].step, c.matched[i].step);
+}
+
+TEST(DiagCollectives, GpuJobsUseNcclKernels) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 3;
+  spec.gpu = true;
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.segs = {{Op("volta_sgemm_128x64_nn", (20 + r) * kMs, "kernel")},
+               {Op("volta_sgemm_128x64_nn", 5 * kMs, "kernel")}};
+    st.tail = {Op("void multi_tensor_apply_kernel", 2 * kMs, "kernel")};
+    return st;
+  };
+  SimulatedJob sim = SimulateDdp(spec);
+  // A CPU-side collective op in a GPU job is not a second source of calls.
+  sim.events[0].push_back(Event{"nccl:all_reduce", "cpu_op", sim.step_start[0][0] + 1 * kMs, 1 * kMs, 1000, 1});
+  const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
+  auto m = BuildModels(store);
+  const model::CollectiveModel& c = m->collectives;
+  EXPECT_EQ(c.source, "gpu-kernels");
+  ASSERT_EQ(c.calls[0].size(), 6u);
+  ASSERT_EQ(c.calls[1].size(), 6u);
+  ASSERT_EQ(c.matched.size(), 6u);
+  EXPECT_EQ(c.unmatched_calls, 0u);
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& inst = c.matched[i];
+    EXPECT_EQ(KeyName(store, inst.key), kNcclKernel);
+    EXPECT_EQ(inst.step, 1 + static_cast<int64_t>(i / 2));
+    EXPECT_EQ(inst.ordinal, i % 2);
+    for (int r = 0; r < 2; ++r) {
+      const auto& call = c.calls[r][inst.call[r]];
+      EXPECT_EQ(call.start_ns, sim.arrival[i / 2][i % 2][r]);
+      EXPECT_EQ(call.end_ns, sim.completion[i / 2][i % 2][r]);
+    }
+  }
+}
+
+TEST(DiagCollectives, DetectPeriod) {
+  using V = std::vector<StringId>;
+  EXPECT_EQ(DetectPeriod(V{}), 0u);
+  EXPECT_EQ(DetectPeriod(V{1}), 0u);
+  EXPECT_EQ(DetectPeriod(V{1, 1}), 1u);
+  EXPECT_EQ(DetectPeriod(V{1, 1, 1, 1}), 1u);
+  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1, 2}), 2u);
+  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1}), 2u);  // a prefix of a repetition
+  EXPECT_EQ(DetectPeriod(V{5, 7, 7, 5, 7, 7, 5, 7, 7}), 3u);
+  EXPECT_EQ(DetectPeriod(V{5, 7, 7, 5, 7, 7, 5}), 3u);
+  EXPECT_EQ(DetectPeriod(V{1, 2, 3}), 0u);  // nothing repeats
+  EXPECT_EQ(DetectPeriod(V{1, 2, 1}), 0u);  // the period would not repeat twice
+  EXPECT_EQ(DetectPeriod(V{1, 2, 3, 1, 2}), 0u);
+  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1, 3}), 0u);  // not exact
+  EXPECT_EQ(DetectPeriod(V{1, 2, 3, 1, 2, 3, 1, 2, 4}), 0u);
+}
+
+TEST(DiagCollectives, TracesWithoutProfilerStepGetDetectedPeriodSteps) {
+  DdpSpec spec = ThreeCollectives();
+  spec.profiler_steps = false;
+  spec.steps = 4;
+  SimulatedJob sim;
+  const TraceStore store = LoadDdp(spec, &sim);
+  auto m = BuildModels(store);
+  EXPECT_EQ(m->steps.source, "detected-period");
+  EXPECT_EQ(m->steps.steps, (std::vector<int64_t>{0, 1, 2, 3}));
+  for (int r = 0; r < 3; ++r) {
+    const auto& w = m->steps.by_rank[r];
+    ASSERT_EQ(w.size(), 4u);
+    const int64_t off = spec.clock_offset[r];
+    // Window k: from the end of window k-1 (the first one from the first call's start) to the end of the
+    // period's last call.
+    EXPECT_EQ(w[0].start_ns, sim.arrival[0][0][r] + off);
+    for (size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(w[k].step, static_cast<int64_t>(k));
+      EXPECT_EQ(w[k].end_ns, sim.completion[k][2][r] + off);
+      if (k > 0) {
+        EXPECT_EQ(w[k].start_ns, w[k - 1].end_ns);
+      }
+    }
+  }
+  const model::CollectiveModel& c = m->collectives;
+  EXPECT_EQ(c.unmatched_calls, 0u);
+  ASSERT_EQ(c.matched.size(), 12u);
+  for (size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(c.matched[i].step, static_cast<int64_t>(i / 3));
+    EXPECT_EQ(c.matched[i].present, 3u);
+  }
+  // The rest of the pipeline runs on detected steps: clocks are recovered.
+  EXPECT_EQ(m->clocks.offset_ns[1] - m->clocks.offset_ns[0], spec.clock_offset[1]);
+  EXPECT_EQ(m->clocks.offset_ns[2] - m->clocks.offset_ns[0], spec.clock_offset[2]);
+  EXPECT_EQ(m->phases.steps.size(), 4u);
+}
+
+TEST(DiagCollectives, NoPeriodLeavesNoSteps) {
+  // Collectives that never repeat as a whole: one step's worth of calls and nothing to fold.
+  DdpSpec spec = ThreeCollectives();
+  spec.profiler_steps = false;
+  spec.steps = 1;
+  const TraceStore store = LoadDdp(spec);
+  auto m = BuildModels(store);
+  EXPECT_EQ(m->steps.source, "none");
+  EXPECT_TRUE(m->steps.steps.empty());
+  EXPECT_EQ(m->collectives.source, "cpu-ops");
+  // Unstepped calls are all step 0 and still matched across ranks.
+  ASSERT_EQ(m->collectives.matched.size(), 3u);
+  for (const auto& inst : m->collectives.matched) {
+    EXPECT_EQ(inst.step, 0);
+    EXPECT_EQ(inst.present, 3u);
+  }
+}
+
+TEST(DiagCollectives, NoCollectives) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 2;
+  spec.plan = [](int, int) {
+    RankStep st;
+    st.tail = {Op("aten::mm", 5 * kMs)};
+    return st;
+  };
+  const TraceStore store = LoadDdp(spec);
+  auto m = BuildModels(store);
+  EXPECT_EQ(m->collectives.source, "none");
+  EXPECT_TRUE(m->collectives.matched.empty());
+  EXPECT_EQ(m->clocks.instances_used, 0u);
+  EXPECT_EQ(m->clocks.offset_ns, (std::vector<int64_t>{0, 0}));
+}
+
+}  // namespace
+}  // namespace strata::diagtest

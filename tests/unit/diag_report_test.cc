@@ -1,0 +1,193 @@
+// Diagnosis report (reports/diagnosis_report): the strata.diagnosis/1 JSON shape (required keys, nulls for
+// absent optional fields, rank-keyed objects, order of stragglers and findings kept), the one-line verdict
+// for a healthy job, a rank, a stage and a group of ranks, and the text report's order (verdict first).
+// The JSON of real runs is validated against ../shared/spec/diagnosis.schema.json by the CTest test
+// diagnosis_schema (tests/schema/check_diagnosis_schema.sh).
+#include "reports/diagnosis_report.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "diag_test_util.h"
+
+namespace strata::diagnosis {
+namespace {
+
+DiagnosisResult Sample() {
+  DiagnosisResult r;
+  InputSummary in;
+  in.path = "/x/rank-3.json";
+  in.rank = 3;
+  in.format = "kineto";
+  in.events = 1234;
+  in.skipped = {{"negative_duration", 2}};
+  r.inputs.push_back(in);
+  InputSummary merged;
+  merged.path = "/x/table.csv";
+  merged.format = "op-table-csv";
+  merged.events = 10;
+  r.inputs.push_back(merged);
+  r.ranks = 4;
+  r.steps = {5, 6, 7};
+  r.step_source = "profiler-step";
+  r.step_time_median_ms = 120.5;
+  r.step_time_p90_ms = 121.25;
+  r.clock_offsets_us = {{0, 0.0}, {1, -12000.5}, {3, 3700000.0}};
+  r.clock_residual_us = 0.25;
+  r.collective_source = "cpu-ops";
+  Straggler st;
+  st.rank = 3;
+  st.score = 0.16;
+  st.late_ms_per_step = 20.0;
+  st.steps = {5, 6, 7};
+  st.persistent = true;
+  r.stragglers.push_back(st);
+  Finding f;
+  f.cause = "slow_compute";
+  f.rank = 3;
+  f.ranks = {3};
+  f.op = "aten::mm";
+  f.layer = "cpu";
+  f.impact_pct = 12.5;
+  f.confidence = 0.9;
+  f.summary = "rank 3 is slow";
+  f.evidence["excess_ms"] = 20.0;
+  r.findings.push_back(f);
+  Finding g;
+  g.cause = "unknown";
+  g.impact_pct = 4.0;
+  g.confidence = 0.3;
+  g.summary = "something";
+  r.findings.push_back(g);
+  r.whatif.slowdown = 1.1416;
+  r.whatif.ideal_step_ms = 105.9;
+  r.whatif.model = "collective-phases";
+  r.whatif.by_rank = {{"3", 1.14}, {"0", 1.0}};
+  r.whatif.by_op_type = {{"compute", 1.14}};
+  r.notes = {"a note"};
+  return r;
+}
+
+TEST(DiagReport, JsonShape) {
+  const nlohmann::ordered_json j = DiagnosisToJson(Sample());
+  EXPECT_EQ(j["schema"], "strata.diagnosis/1");
+  for (const char* key : {"schema", "inputs", "job", "stragglers", "findings", "whatif"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  ASSERT_EQ(j["inputs"].size(), 2u);
+  EXPECT_EQ(j["inputs"][0]["rank"], 3);
+  EXPECT_EQ(j["inputs"][0]["events"], 1234);
+  EXPECT_EQ(j["inputs"][0]["skipped"]["negative_duration"], 2);
+  EXPECT_TRUE(j["inputs"][1]["rank"].is_null());
+  EXPECT_TRUE(j["inputs"][1]["skipped"].is_object());
+  EXPECT_EQ(j["job"]["ranks"], 4);
+  EXPECT_EQ(j["job"]["steps"], nlohmann::ordered_json({5, 6, 7}));
+  EXPECT_EQ(j["job"]["step_time_ms"]["median"], 120.5);
+  EXPECT_EQ(j["job"]["step_time_ms"]["p90"], 121.25);
+  EXPECT_EQ(j["job"]["clock_offsets_us"]["1"], -12000.5);  // keys are rank numbers as strings
+  EXPECT_EQ(j["job"]["clock_offsets_us"]["3"], 3700000.0);
+  EXPECT_EQ(j["job"]["clock_residual_us"], 0.25);
+  EXPECT_TRUE(j["job"]["layout"].is_object());
+  ASSERT_EQ(j["stragglers"].size(), 1u);
+  EXPECT_EQ(j["stragglers"][0]["rank"], 3);
+  EXPECT_EQ(j["stragglers"][0]["steps"], nlohmann::ordered_json({5, 6, 7}));
+  EXPECT_EQ(j["stragglers"][0]["late_ms_per_step"], 20.0);
+  ASSERT_EQ(j["findings"].size(), 2u);
+  const auto& f = j["findings"][0];
+  EXPECT_EQ(f["cause"], "slow_compute");
+  EXPECT_EQ(f["rank"], 3);
+  EXPECT_EQ(f["ranks"], nlohmann::ordered_json({3}));
+  EXPECT_TRUE(f["stage"].is_null());
+  EXPECT_TRUE(f["step"].is_null());
+  EXPECT_EQ(f["op"], "aten::mm");
+  EXPECT_EQ(f["layer"], "cpu");
+  EXPECT_EQ(f["impact_pct"], 12.5);
+  EXPECT_EQ(f["evidence"]["excess_ms"], 20.0);
+  // Absent optional fields are null, an empty layer too; the order of findings is kept.
+  const auto& g = j["findings"][1];
+  EXPECT_EQ(g["cause"], "unknown");
+  for (const char* key : {"rank", "stage", "step", "op", "layer"}) EXPECT_TRUE(g[key].is_null()) << key;
+  EXPECT_TRUE(g["ranks"].is_array());
+  EXPECT_TRUE(g["evidence"].is_object());
+  EXPECT_EQ(j["whatif"]["slowdown"], 1.1416);
+  EXPECT_EQ(j["whatif"]["by_rank"]["3"], 1.14);
+  EXPECT_TRUE(j["whatif"]["by_stage"].is_object());
+  EXPECT_TRUE(j["whatif"]["by_stage"].empty());
+  EXPECT_EQ(j["notes"], nlohmann::ordered_json({"a note"}));
+}
+
+TEST(DiagReport, HealthyJobJson) {
+  DiagnosisResult r;
+  r.ranks = 2;
+  const nlohmann::ordered_json j = DiagnosisToJson(r);
+  EXPECT_TRUE(j["stragglers"].is_array());
+  EXPECT_TRUE(j["stragglers"].empty());
+  EXPECT_TRUE(j["findings"].is_array());
+  EXPECT_TRUE(j["findings"].empty());
+  EXPECT_TRUE(j["inputs"].is_array());
+  EXPECT_TRUE(j["job"]["steps"].is_array());
+  EXPECT_TRUE(j["job"]["clock_offsets_us"].is_object());
+  EXPECT_TRUE(j["whatif"]["by_rank"].is_object());
+  EXPECT_EQ(j["whatif"]["slowdown"], 1.0);
+}
+
+TEST(DiagReport, Verdict) {
+  DiagnosisResult r = Sample();
+  EXPECT_EQ(Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
+  r.findings[0].rank.reset();
+  r.findings[0].op.reset();
+  r.findings[0].cause = "stage_imbalance";
+  r.findings[0].stage = 3;
+  EXPECT_EQ(Verdict(r), "stage_imbalance: stage 3 costs 12.5% of step time");
+  r.findings[0].stage.reset();
+  r.findings[0].cause = "data_imbalance";
+  r.findings[0].ranks = {0, 1, 2, 3};
+  EXPECT_EQ(Verdict(r), "data_imbalance: 4 ranks costs 12.5% of step time");
+  r.findings.clear();
+  r.stragglers.clear();
+  EXPECT_EQ(Verdict(r).rfind("healthy: no straggler and no finding", 0), 0u) << Verdict(r);
+  EXPECT_NE(Verdict(r).find("4 ranks and 3 steps"), std::string::npos) << Verdict(r);
+}
+
+TEST(DiagReport, TextStartsWithTheVerdict) {
+  const DiagnosisResult r = Sample();
+  const std::string text = DiagnosisToText(r);
+  EXPECT_EQ(text.rfind("verdict: " + Verdict(r) + "\n", 0), 0u) << text;
+  const size_t stragglers = text.find("stragglers:");
+  const size_t findings = text.find("findings (by time saved):");
+  const size_t whatif = text.find("what-if (collective-phases)");
+  ASSERT_NE(stragglers, std::string::npos);
+  ASSERT_NE(findings, std::string::npos);
+  ASSERT_NE(whatif, std::string::npos);
+  EXPECT_LT(stragglers, findings);
+  EXPECT_LT(findings, whatif);
+  EXPECT_LT(text.find("[slow_compute]"), text.find("[unknown]"));
+  EXPECT_NE(text.find("note: a note"), std::string::npos);
+}
+
+TEST(DiagReport, EndToEndJsonOfAConstructedJob) {
+  using namespace strata::diagtest;  // NOLINT(google-build-using-namespace)
+  DdpSpec spec;
+  spec.ranks = 3;
+  spec.steps = 4;
+  spec.clock_offset = {0, 2 * kSec, -5 * kMs};
+  spec.plan = [](int r, int) { return BasicStep((80 + (r == 1 ? 20 : 0)) * kMs); };
+  const nlohmann::ordered_json j = DiagnosisToJson(Diagnose(LoadDdp(spec)));
+  EXPECT_EQ(j["job"]["ranks"], 3);
+  EXPECT_EQ(j["job"]["steps"], nlohmann::ordered_json({1, 2, 3, 4}));
+  EXPECT_EQ(j["job"]["step_source"], "profiler-step");
+  EXPECT_EQ(j["job"]["clock_offsets_us"].size(), 3u);
+  ASSERT_EQ(j["stragglers"].size(), 1u);
+  EXPECT_EQ(j["stragglers"][0]["rank"], 1);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["cause"], "slow_compute");
+  EXPECT_EQ(j["findings"][0]["layer"], "cpu");
+  EXPECT_GE(j["findings"][0]["confidence"].get<double>(), 0.0);
+  EXPECT_LE(j["findings"][0]["confidence"].get<double>(), 1.0);
+  EXPECT_EQ(j["whatif"]["by_rank"].size(), 3u);
+  // Round trip through text.
+  EXPECT_EQ(nlohmann::ordered_json::parse(j.dump()), j);
+}
+
+}  // namespace
+}  // namespace strata::diagnosis

@@ -1,0 +1,188 @@
+// Straggler localization (analysis/diagnosis/straggler) on constructed DDP jobs (4 ranks; a step is 80 ms
+// of compute, a 10 ms all-reduce and a 10 ms optimizer tail):
+//  - one rank 20 ms late in every step: a persistent straggler with all steps, blamed ~20 ms per step, the
+//    shortest collective time, the top KS abnormality;
+//  - late only every third step: an intermittent straggler with exactly those steps;
+//  - ±1 % jitter: no late (step, rank) pair, no straggler; an effect under the minimum is not reported
+//    unless the minimum is lowered;
+//  - the slowest rank rotating each step: no straggler, but Diagnose reports data_imbalance.
+#include "analysis/diagnosis/straggler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "diag_test_util.h"
+
+namespace strata::diagtest {
+namespace {
+
+using diagnosis::LocateStragglers;
+using diagnosis::StragglerAnalysis;
+using diagnosis::StragglerOptions;
+
+/// `extra(r, s)`: ns of extra compute (an aten::bmm) for rank r in step index s; `jitter`: relative
+/// compute noise (uniform in ±jitter).
+DdpSpec Job(int ranks, int steps, std::function<int64_t(int, int)> extra, double jitter = 0.0) {
+  DdpSpec spec;
+  spec.ranks = ranks;
+  spec.steps = steps;
+  spec.clock_offset = {0, 1500 * kMs, -12 * kMs, 3700 * kMs};
+  spec.plan = [extra, jitter](int r, int s) {
+    const auto compute = static_cast<int64_t>(
+        std::llround(80.0 * kMs * (1.0 + jitter * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), 99))));
+    std::vector<Item> more;
+    if (const int64_t x = extra(r, s); x > 0) more.push_back(Op("aten::bmm", x));
+    return BasicStep(compute, more);
+  };
+  return spec;
+}
+
+std::vector<int64_t> Range(int64_t first, int64_t last, int64_t stride = 1) {
+  std::vector<int64_t> v;
+  for (int64_t i = first; i <= last; i += stride) v.push_back(i);
+  return v;
+}
+
+TEST(DiagStraggler, PersistentStragglerInEveryStep) {
+  const TraceStore store = LoadDdp(Job(
+      4, 6, [](int r, int) { return r == 2 ? 20 * kMs : 0; }, 0.005));
+  auto m = BuildModels(store);
+  ASSERT_EQ(m->phases.steps.size(), 6u);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  const auto& st = sa.stragglers[0];
+  EXPECT_EQ(st.rank, 2);
+  EXPECT_TRUE(st.persistent);
+  EXPECT_EQ(st.steps, Range(1, 6));
+  EXPECT_NEAR(st.late_ms_per_step, 20.0, 1.0);
+  EXPECT_NEAR(st.score, 20.0 / 120.0, 0.01);  // share of the (aligned) step time the others waited
+  EXPECT_EQ(sa.late_pairs, 6u);
+  EXPECT_EQ(sa.late_ranks, (std::vector<int32_t>{2}));
+  for (size_t s = 0; s < 6; ++s)
+    for (int r = 0; r < 4; ++r) EXPECT_EQ(sa.late[s][r], r == 2) << "step " << s << " rank " << r;
+  // The straggler waits for no one: it records the shortest collective (10 ms against ~30 ms).
+  for (int r = 0; r < 4; ++r)
+    if (r != 2) {
+      EXPECT_GT(sa.mean_collective_ms[r], sa.mean_collective_ms[2] + 15.0);
+    }
+  EXPECT_NEAR(sa.mean_collective_ms[2], 10.0, 0.5);
+  // KAIR abnormality: the straggler's compute phases differ most from its peers'.
+  for (int r = 0; r < 4; ++r)
+    if (r != 2) {
+      EXPECT_GT(sa.ks_score[2], sa.ks_score[r]);
+    }
+}
+
+TEST(DiagStraggler, KsScoreAndRobustZWithoutJitter) {
+  const TraceStore store = LoadDdp(Job(4, 6, [](int r, int) { return r == 1 ? 20 * kMs : 0; }));
+  auto m = BuildModels(store);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  // Samples per rank: 6 compute phases + 6 tails. Rank 1's phases (100 ms) all exceed its peers' (80 ms),
+  // the tails are equal: D = 6/12 against each peer, 0 between peers.
+  EXPECT_NEAR(sa.ks_score[1], 0.5, 1e-12);
+  EXPECT_NEAR(sa.ks_score[0], 0.5 / 3.0, 1e-12);
+  // Robust z over ranks with the MAD floored at 0.02: 0.6745 * (0.5 - 1/6) / 0.02.
+  EXPECT_NEAR(sa.ks_z[1], 0.6745 * (0.5 - 0.5 / 3.0) / 0.02, 1e-6);
+  EXPECT_NEAR(sa.ks_z[0], 0.0, 1e-9);
+  EXPECT_GT(sa.ks_z[1], 3.5);
+  // Blame is exact: 20 ms in every step of 120 ms.
+  for (size_t s = 0; s < 6; ++s) {
+    EXPECT_DOUBLE_EQ(sa.blame_ns[s][1], 20.0 * kMs);
+    EXPECT_DOUBLE_EQ(sa.blame_ns[s][0], 0.0);
+  }
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  EXPECT_DOUBLE_EQ(sa.stragglers[0].late_ms_per_step, 20.0);
+  EXPECT_NEAR(sa.stragglers[0].score, 20.0 / 120.0, 1e-12);
+}
+
+TEST(DiagStraggler, IntermittentStragglerWithItsSteps) {
+  // Late only every third step: step indices 2, 5, 8 = ProfilerStep#3, #6, #9.
+  const TraceStore store = LoadDdp(Job(
+      4, 9, [](int r, int s) { return r == 1 && s % 3 == 2 ? 20 * kMs : 0; }, 0.005));
+  auto m = BuildModels(store);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  const auto& st = sa.stragglers[0];
+  EXPECT_EQ(st.rank, 1);
+  EXPECT_FALSE(st.persistent);
+  EXPECT_EQ(st.steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_NEAR(st.late_ms_per_step, 20.0 * 3 / 9, 0.5);  // averaged over all steps
+  EXPECT_EQ(sa.late_pairs, 3u);
+}
+
+TEST(DiagStraggler, CleanJobWithJitterHasNoStraggler) {
+  const TraceStore store = LoadDdp(Job(
+      4, 10, [](int, int) { return int64_t{0}; }, 0.01));
+  auto m = BuildModels(store);
+  ASSERT_EQ(m->phases.steps.size(), 10u);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  EXPECT_TRUE(sa.stragglers.empty());
+  EXPECT_EQ(sa.late_pairs, 0u);
+  EXPECT_TRUE(sa.late_ranks.empty());
+  // Someone always arrives last, by well under the 3 % minimum.
+  double total_blame = 0;
+  for (size_t s = 0; s < 10; ++s)
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_LT(sa.blame_ns[s][r], 0.03 * static_cast<double>(m->phases.steps[s].time_ns));
+      total_blame += sa.blame_ns[s][r];
+    }
+  EXPECT_GT(total_blame, 0.0);
+  // And the whole diagnosis is healthy.
+  const auto result = diagnosis::Diagnose(store);
+  EXPECT_TRUE(result.stragglers.empty());
+  EXPECT_TRUE(result.findings.empty());
+}
+
+TEST(DiagStraggler, MinimumEffect) {
+  // 2 ms late in a ~102 ms step: under the default 3 %, over 1 %.
+  const TraceStore store = LoadDdp(Job(4, 6, [](int r, int) { return r == 3 ? 2 * kMs : 0; }));
+  auto m = BuildModels(store);
+  EXPECT_TRUE(LocateStragglers(m->phases, 4).stragglers.empty());
+  StragglerOptions lower;
+  lower.min_effect = 0.01;
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4, lower);
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  EXPECT_EQ(sa.stragglers[0].rank, 3);
+  EXPECT_TRUE(sa.stragglers[0].persistent);
+}
+
+TEST(DiagStraggler, PersistenceShare) {
+  // Late in 4 of 6 steps (67 % >= 60 %): persistent, and only those steps are listed.
+  const TraceStore store = LoadDdp(Job(4, 6, [](int r, int s) { return r == 0 && s != 1 && s != 4 ? 20 * kMs : 0; }));
+  auto m = BuildModels(store);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  EXPECT_EQ(sa.stragglers[0].rank, 0);
+  EXPECT_TRUE(sa.stragglers[0].persistent);
+  EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{1, 3, 4, 6}));
+}
+
+TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
+  // Step s: rank s % 4 computes 20 ms more. Each rank is late in 2 of 8 steps.
+  const DdpSpec spec = Job(4, 8, [](int r, int s) { return r == s % 4 ? 20 * kMs : 0; });
+  const TraceStore store = LoadDdp(spec);
+  auto m = BuildModels(store);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  EXPECT_TRUE(sa.stragglers.empty());
+  EXPECT_EQ(sa.late_pairs, 8u);
+  EXPECT_EQ(sa.late_ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  EXPECT_TRUE(result.stragglers.empty());
+  ASSERT_EQ(result.findings.size(), 1u);
+  const diagnosis::Finding& f = result.findings[0];
+  EXPECT_EQ(f.cause, "data_imbalance");
+  EXPECT_EQ(f.layer, "data");
+  EXPECT_FALSE(f.rank.has_value());
+  EXPECT_EQ(f.ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+  // Ideal: compute at the mean 85 ms -> 105 ms steps against 120 ms: S = 120/105, waste 1 - 1/S = 12.5 %.
+  EXPECT_NEAR(f.impact_pct, 12.5, 0.01);
+  EXPECT_NEAR(result.whatif.slowdown, 120.0 / 105.0, 1e-4);
+}
+
+}  // namespace
+}  // namespace strata::diagtest

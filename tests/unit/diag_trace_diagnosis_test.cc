@@ -1,0 +1,340 @@
+// Trace diagnosis end to end through Diagnose() on constructed 4-rank jobs (6 steps, ±0.5 % jitter, clock
+// offsets up to 3.7 s): one rank 20 ms late per step for a known reason must be the only straggler with the
+// right cause, layer and culprit op, and a positive impact; findings are ordered by impact; clean jobs
+// (CPU and GPU) have no straggler and no finding.
+//  CPU step: DataLoader __next__ 1 ms, aten::conv2d 40, aten::mm 20, aten::relu 20, gloo:all_reduce 10,
+//            optimizer 10 (ms).
+//  GPU step: kernels sgemm 40, elementwise 20, sgemm 20 launched from the main thread, NCCL all-reduce
+//            10, optimizer kernel 5, cudaDeviceSynchronize.
+#include "analysis/diagnosis/trace_diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/diagnosis/diagnose.h"
+#include "diag_test_util.h"
+
+namespace strata::diagtest {
+namespace {
+
+using diagnosis::DiagnosisResult;
+using diagnosis::Finding;
+
+const std::vector<int64_t> kOffsets = {0, 1500 * kMs, -12 * kMs, 3700 * kMs};
+
+/// `straggler`'s step plan is changed by `mod` (the seg before the all-reduce), in step indices where
+/// `when` holds (all by default).
+DdpSpec Scenario(int straggler, std::function<void(std::vector<Item>&)> mod, bool gpu = false, int steps = 6,
+                 std::function<bool(int)> when = nullptr) {
+  DdpSpec spec;
+  spec.ranks = 4;
+  spec.steps = steps;
+  spec.gpu = gpu;
+  spec.clock_offset = kOffsets;
+  spec.plan = [=](int r, int s) {
+    auto j = [&](int64_t ms, int salt) {
+      return static_cast<int64_t>(std::llround(
+          static_cast<double>(ms * kMs) *
+          (1.0 + 0.005 * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), static_cast<uint64_t>(salt)))));
+    };
+    RankStep st;
+    std::vector<Item> seg;
+    if (gpu) {
+      seg = {Op("volta_sgemm_128x64_nn", j(40, 1), "kernel"), Op("elementwise_kernel", j(20, 2), "kernel"),
+             Op("volta_sgemm_64x64_nn", j(20, 3), "kernel")};
+      st.tail = {Op("multi_tensor_apply_kernel", 5 * kMs, "kernel")};
+    } else {
+      seg = {Op(kDataLoaderNext, j(1, 4), "user_annotation", {Op("aten::stack", 500 * kUs)}),
+             Op("aten::conv2d", j(40, 1)), Op("aten::mm", j(20, 2)), Op("aten::relu", j(20, 3))};
+      st.tail = {Op("Optimizer.step#SGD.step", 10 * kMs, "cpu_op", {Op("aten::add_", 8 * kMs)})};
+    }
+    if (r == straggler && (!when || when(s))) mod(seg);
+    st.segs.push_back(seg);
+    return st;
+  };
+  return spec;
+}
+
+std::vector<int64_t> AllSteps(int n) {
+  std::vector<int64_t> v;
+  for (int i = 1; i <= n; ++i) v.push_back(i);
+  return v;
+}
+
+void ExpectOrderedByImpact(const DiagnosisResult& r) {
+  for (size_t i = 1; i < r.findings.size(); ++i)
+    EXPECT_GE(r.findings[i - 1].impact_pct, r.findings[i].impact_pct) << "finding " << i;
+}
+
+/// The single straggler `rank`, persistent over all steps, and its single finding.
+const Finding& ExpectSingleStraggler(const DiagnosisResult& r, int rank, int steps = 6) {
+  EXPECT_EQ(r.ranks, 4);
+  EXPECT_EQ(r.step_source, "profiler-step");
+  EXPECT_EQ(r.steps, AllSteps(steps));
+  EXPECT_EQ(r.stragglers.size(), 1u);
+  if (!r.stragglers.empty()) {
+    EXPECT_EQ(r.stragglers[0].rank, rank);
+    EXPECT_TRUE(r.stragglers[0].persistent);
+    EXPECT_EQ(r.stragglers[0].steps, AllSteps(steps));
+    EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 20.0, 1.0);
+  }
+  EXPECT_EQ(r.findings.size(), 1u);
+  static const Finding kNone;
+  if (r.findings.empty()) return kNone;
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.rank, rank);
+  EXPECT_EQ(f.ranks, std::vector<int32_t>{rank});
+  EXPECT_FALSE(f.step.has_value());  // persistent: not one step
+  EXPECT_FALSE(f.stage.has_value());
+  // 20 ms of a ~121 ms step; fixing it gives ~101 ms.
+  EXPECT_GT(f.impact_pct, 14.0);
+  EXPECT_LT(f.impact_pct, 19.0);
+  EXPECT_GT(f.confidence, 0.5);
+  EXPECT_LE(f.confidence, 1.0);
+  EXPECT_FALSE(f.summary.empty());
+  // The what-if names the same rank.
+  for (int q = 0; q < 4; ++q) {
+    const double ratio = r.whatif.by_rank.at(std::to_string(q));
+    if (q == rank) {
+      EXPECT_GT(ratio, 1.1);
+    } else {
+      EXPECT_LT(ratio, 1.01);
+    }
+  }
+  // Clocks: the injected offsets, relative to rank 0, within 1 µs.
+  for (int q = 1; q < 4; ++q)
+    EXPECT_NEAR(r.clock_offsets_us.at(q) - r.clock_offsets_us.at(0), static_cast<double>(kOffsets[q]) / 1000.0, 1.0);
+  return f;
+}
+
+TEST(DiagTraceDiagnosis, SlowComputeOnCpu) {
+  const DiagnosisResult r = diagnosis::Diagnose(
+      LoadDdp(Scenario(3, [](auto& seg) { seg.insert(seg.begin() + 2, Op("aten::bmm", 20 * kMs)); })));
+  EXPECT_EQ(r.collective_source, "cpu-ops");
+  const Finding& f = ExpectSingleStraggler(r, 3);
+  EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_EQ(f.layer, "cpu");
+  EXPECT_EQ(f.op, "aten::bmm");
+  EXPECT_NEAR(f.evidence["excess_ms"]["compute"].get<double>(), 20.0, 1.0);
+  EXPECT_NEAR(f.evidence["excess_ms"]["host_gap"].get<double>(), 0.0, 0.5);
+  // The straggler's collectives are the shortest (it waits for no one).
+  EXPECT_LT(r.stragglers[0].evidence["collective_ms"].get<double>(),
+            r.stragglers[0].evidence["peer_collective_ms"].get<double>() - 15.0);
+}
+
+TEST(DiagTraceDiagnosis, DataLoaderStall) {
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(1, [](auto& seg) { seg[0].dur += 20 * kMs; })));
+  const Finding& f = ExpectSingleStraggler(r, 1);
+  EXPECT_EQ(f.cause, "dataloader_stall");
+  EXPECT_EQ(f.layer, "data");
+  EXPECT_EQ(f.op, kDataLoaderNext);
+  EXPECT_NEAR(f.evidence["excess_ms"]["data_loading"].get<double>(), 20.0, 1.0);
+}
+
+TEST(DiagTraceDiagnosis, HostStall) {
+  // 20 ms in which the straggler's main thread runs no op at all.
+  const DiagnosisResult r =
+      diagnosis::Diagnose(LoadDdp(Scenario(2, [](auto& seg) { seg.insert(seg.begin() + 2, Gap(20 * kMs)); })));
+  const Finding& f = ExpectSingleStraggler(r, 2);
+  EXPECT_EQ(f.cause, "host_stall");
+  EXPECT_EQ(f.layer, "host");
+  EXPECT_NEAR(f.evidence["excess_ms"]["host_gap"].get<double>(), 20.0, 1.0);
+  EXPECT_NEAR(f.evidence["excess_ms"]["compute"].get<double>(), 0.0, 0.5);
+}
+
+TEST(DiagTraceDiagnosis, SlowComputeOnGpu) {
+  // The straggler's first GEMM kernel runs 20 ms longer.
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(
+      3, [](auto& seg) { seg[0].dur += 20 * kMs; }, true)));
+  EXPECT_EQ(r.collective_source, "gpu-kernels");
+  const Finding& f = ExpectSingleStraggler(r, 3);
+  EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_EQ(f.layer, "gpu");
+  EXPECT_NEAR(f.evidence["excess_ms"]["device_busy"].get<double>(), 20.0, 1.0);
+  EXPECT_NEAR(f.evidence["excess_ms"]["device_idle"].get<double>(), 0.0, 0.5);
+  // The kernel is among the ops with the largest excess.
+  bool kernel_named = false;
+  for (const auto& op : f.evidence["op_excess_per_step"])
+    kernel_named |= op["op"] == "volta_sgemm_128x64_nn" && std::abs(op["excess_ms"].get<double>() - 20.0) < 1.0;
+  EXPECT_TRUE(kernel_named) << f.evidence.dump();
+  EXPECT_EQ(r.whatif.by_op_type.count("ncclKernel_AllReduce_RING_LL_Sum_float"), 1u);
+}
+
+TEST(DiagTraceDiagnosis, LaunchOverheadOnGpu) {
+  // The straggler's host thread spends 20 ms in a CPU op before launching the step's kernels: the device
+  // idles, waiting for work.
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(
+      0, [](auto& seg) { seg.insert(seg.begin(), Op("aten::index", 20 * kMs)); }, true)));
+  const Finding& f = ExpectSingleStraggler(r, 0);
+  EXPECT_EQ(f.cause, "launch_overhead");
+  EXPECT_EQ(f.layer, "host");
+  EXPECT_EQ(f.op, "aten::index");
+  EXPECT_NEAR(f.evidence["excess_ms"]["device_idle"].get<double>(), 20.0, 1.0);
+}
+
+TEST(DiagTraceDiagnosis, HostStallOnGpu) {
+  // The same delay with no op at all on the host: a host stall, not a device problem.
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(
+      2, [](auto& seg) { seg.insert(seg.begin(), Gap(20 * kMs)); }, true)));
+  const Finding& f = ExpectSingleStraggler(r, 2);
+  EXPECT_EQ(f.cause, "host_stall");
+  EXPECT_EQ(f.layer, "host");
+}
+
+TEST(DiagTraceDiagnosis, IntermittentStragglerFindingNamesItsFirstStep) {
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(
+      1, [](auto& seg) { seg.insert(seg.begin() + 2, Op("aten::bmm", 20 * kMs)); }, false, 9,
+      [](int s) { return s % 3 == 2; })));
+  ASSERT_EQ(r.stragglers.size(), 1u);
+  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_FALSE(r.stragglers[0].persistent);
+  EXPECT_EQ(r.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.step, 3);
+  EXPECT_EQ(f.op, "aten::bmm");
+  EXPECT_GT(f.impact_pct, 3.0);  // ~20 ms in 3 of 9 steps
+  EXPECT_LT(f.impact_pct, 8.0);
+}
+
+TEST(DiagTraceDiagnosis, TwoStragglersOrderedByImpact) {
+  // Rank 1 is 25 ms late at the first all-reduce of every step, rank 3 12 ms late at the second.
+  DdpSpec spec = Scenario(-1, [](auto&) {});
+  spec.plan = [](int r, int s) {
+    auto j = [&](int salt) {
+      return static_cast<int64_t>(std::llround(
+          40.0 * kMs *
+          (1.0 + 0.005 * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), static_cast<uint64_t>(salt)))));
+    };
+    RankStep st;
+    st.segs = {{Op("aten::conv2d", j(1) + (r == 1 ? 25 * kMs : 0))}, {Op("aten::mm", j(2) + (r == 3 ? 12 * kMs : 0))}};
+    st.tail = {Op("Optimizer.step#SGD.step", 10 * kMs)};
+    return st;
+  };
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
+  ASSERT_EQ(r.stragglers.size(), 2u);
+  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[1].rank, 3);
+  ASSERT_EQ(r.findings.size(), 2u);
+  ExpectOrderedByImpact(r);
+  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].op, "aten::conv2d");
+  EXPECT_EQ(r.findings[1].rank, 3);
+  EXPECT_EQ(r.findings[1].op, "aten::mm");
+  for (const auto& f : r.findings) EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_GT(r.findings[1].impact_pct, 3.0);
+}
+
+TEST(DiagTraceDiagnosis, FindingsAreSortedByImpactNotByLateness) {
+  // Rank 0 is 25 ms late at the second all-reduce of every step; rank 2 runs a 30 ms slower optimizer after
+  // the last all-reduce, so the others wait for it at the next step's first all-reduce (4 of 5 steps).
+  // Per step rank 0 is blamed for more lateness (25 ms against 30·4/5 = 24 ms), but fixing rank 2 saves
+  // more (30 ms in every step against 25 ms).
+  DdpSpec spec = Scenario(-1, [](auto&) {});
+  spec.steps = 5;
+  spec.plan = [](int r, int s) {
+    auto j = [&](int salt) {
+      return static_cast<int64_t>(std::llround(
+          40.0 * kMs *
+          (1.0 + 0.005 * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), static_cast<uint64_t>(salt)))));
+    };
+    RankStep st;
+    st.segs = {{Op("aten::conv2d", j(1))}, {Op("aten::mm", j(2) + (r == 0 ? 25 * kMs : 0))}};
+    st.tail = {Op("Optimizer.step#SGD.step", 10 * kMs + (r == 2 ? 30 * kMs : 0))};
+    return st;
+  };
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
+  ASSERT_EQ(r.stragglers.size(), 2u);
+  EXPECT_EQ(r.stragglers[0].rank, 0);  // stragglers: by lateness
+  EXPECT_EQ(r.stragglers[1].rank, 2);
+  ASSERT_EQ(r.findings.size(), 2u);  // findings: by impact
+  ExpectOrderedByImpact(r);
+  EXPECT_EQ(r.findings[0].rank, 2);
+  EXPECT_EQ(r.findings[1].rank, 0);
+  EXPECT_GT(r.findings[0].impact_pct, r.findings[1].impact_pct + 1.0);
+  EXPECT_EQ(r.findings[1].cause, "slow_compute");
+}
+
+TEST(DiagTraceDiagnosis, CleanJobsHaveNoFinding) {
+  for (bool gpu : {false, true}) {
+    SCOPED_TRACE(gpu ? "gpu" : "cpu");
+    const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(Scenario(
+        -1, [](auto&) {}, gpu, 8)));
+    EXPECT_EQ(r.steps, AllSteps(8));
+    EXPECT_TRUE(r.stragglers.empty());
+    EXPECT_TRUE(r.findings.empty());
+    EXPECT_LT(r.whatif.slowdown, 1.03);
+    EXPECT_GT(r.step_time_median_ms, 90.0);
+  }
+}
+
+TEST(DiagTraceDiagnosis, PyTorch1xRelativeClocks) {
+  // Legacy traces (no categories, per-process clocks starting at 0) with a slow rank 1.
+  DdpSpec spec = Scenario(1, [](auto& seg) { seg.insert(seg.begin() + 2, Op("aten::bmm", 20 * kMs)); });
+  spec.style = Style::kLegacy;
+  spec.clock_offset.clear();
+  for (int r = 0; r < 4; ++r) spec.clock_offset.push_back(-kBase + 200 * kMs + r * 1100 * kMs);
+  const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
+  for (const auto& in : r.inputs) EXPECT_EQ(in.format, "pytorch-legacy");
+  ASSERT_EQ(r.stragglers.size(), 1u);
+  EXPECT_EQ(r.stragglers[0].rank, 1);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].cause, "slow_compute");
+  EXPECT_EQ(r.findings[0].layer, "cpu");
+  EXPECT_EQ(r.findings[0].op, "aten::bmm");
+  for (int q = 1; q < 4; ++q) EXPECT_NEAR(r.clock_offsets_us.at(q) - r.clock_offsets_us.at(0), 1100.0 * 1000 * q, 1.0);
+}
+
+TEST(DiagTraceDiagnosis, InputsAndNotes) {
+  // A rank with a collective the others lack, on an otherwise clean job.
+  DdpSpec spec = Scenario(-1, [](auto&) {});
+  SimulatedJob sim = SimulateDdp(spec);
+  sim.events[2].push_back(
+      Event{"gloo:broadcast", "cpu_op", sim.step_start[1][2] + kOffsets[2] + 1 * kMs, 1 * kMs, 1002, 5});
+  const DiagnosisResult r = diagnosis::Diagnose(LoadRankJsons(JobJsons(spec, sim)));
+  ASSERT_EQ(r.inputs.size(), 4u);
+  for (int q = 0; q < 4; ++q) {
+    EXPECT_EQ(r.inputs[q].rank, q);
+    EXPECT_EQ(r.inputs[q].format, "kineto");
+    EXPECT_GT(r.inputs[q].events, 0u);
+  }
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("1 collective calls have no counterpart") == 0;
+  })) << ::testing::PrintToString(r.notes);
+  EXPECT_TRUE(r.findings.empty());
+
+  // No collectives at all: said so, and nothing is compared.
+  DdpSpec none;
+  none.ranks = 2;
+  none.steps = 3;
+  none.plan = [](int, int) {
+    RankStep st;
+    st.tail = {Op("aten::mm", 5 * kMs)};
+    return st;
+  };
+  const DiagnosisResult n = diagnosis::Diagnose(LoadDdp(none));
+  EXPECT_EQ(n.collective_source, "none");
+  EXPECT_TRUE(std::any_of(n.notes.begin(), n.notes.end(), [](const std::string& s) {
+    return s.find("no collective operations found") != std::string::npos;
+  }));
+  EXPECT_TRUE(n.stragglers.empty());
+  EXPECT_TRUE(n.findings.empty());
+
+  // One rank: nothing to compare with.
+  DdpSpec one = Scenario(-1, [](auto&) {});
+  one.ranks = 1;
+  const DiagnosisResult o = diagnosis::Diagnose(LoadDdp(one));
+  EXPECT_EQ(o.ranks, 1);
+  EXPECT_EQ(o.whatif.model, "none");
+  EXPECT_TRUE(o.findings.empty());
+}
+
+}  // namespace
+}  // namespace strata::diagtest
