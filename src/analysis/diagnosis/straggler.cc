@@ -76,7 +76,8 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       if (out.late[s][r]) late_steps.push_back(phases.steps[s].step);
     }
     if (late_steps.empty() || steps == 0) continue;
-    const bool persistent = static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
+    const bool persistent =
+        static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
     Straggler st;
     st.rank = static_cast<int32_t>(r);
     st.persistent = persistent;

@@ -266,10 +266,12 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     f.evidence["blame_kind"] = blame_kind;
     f.evidence["step_start_delay_ms"] = Round(d.start_delay_ms, 3);
     f.evidence["blame"] =
-        edge ? fmt::format("late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
-                           "edge from the previous step)",
-                           d.start_delay_ms)
-             : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}", Round(late, 3),
+        edge ? fmt::format(
+                   "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
+                   "edge from the previous step)",
+                   d.start_delay_ms)
+             : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
+                           Round(late, 3),
                            f.cause == "unknown" ? std::string("no single class of work explains it")
                                                 : fmt::format("{} (+{:.3f} ms{})", best->layer, best->ms,
                                                               f.op ? ", most in " + *f.op : std::string()));
