@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/diagnosis/op_outliers.h"
 #include "analysis/diagnosis/phase_model.h"
 #include "analysis/diagnosis/phase_whatif.h"
 #include "analysis/diagnosis/robust_stats.h"
@@ -121,6 +122,42 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
   std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return d;
+}
+
+/// Op identities of the straggler that stand out against its peers and its own other steps.
+nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIndex& index,
+                                          const model::StepModel& steps, const model::ClockAlignment& clocks,
+                                          const PhaseModel& phases, const StragglerAnalysis& sa, size_t straggler,
+                                          size_t ranks) {
+  OpOutlierCollector collector(ranks, straggler);
+  for (size_t s = 0; s < phases.steps.size(); ++s) {
+    const StepPhases& p = phases.steps[s];
+    std::vector<std::vector<OpOccurrence>> per_rank(ranks);
+    for (size_t r = 0; r < ranks; ++r) {
+      const auto& windows = steps.by_rank[r];
+      auto it =
+          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == p.step; });
+      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      per_rank[r] =
+          OpsInWindow(store, index, r, main_track, p.start[r] + clocks.offset_ns[r], p.end[r] + clocks.offset_ns[r]);
+    }
+    collector.AddStep(per_rank, sa.late[s][straggler]);
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(Round(*v, 2)) : nlohmann::ordered_json();
+  };
+  for (const OpOutlier& o : collector.Top(5)) {
+    out.push_back({{"op", ShortName(store.strings.view(o.name))},
+                   {"occurrence", o.index},
+                   {"duration_ms", Round(o.duration_ms, 3)},
+                   {"peer_ms", Round(o.peer_ms, 3)},
+                   {"excess_ms", Round(o.excess_ms, 3)},
+                   {"z_across_ranks", opt(o.z_across_ranks)},
+                   {"z_across_steps", opt(o.z_across_steps)},
+                   {"start_offset_z_across_ranks", opt(o.offset_z_across_ranks)}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -255,6 +292,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       ops.push_back({{"op", ShortName(n)}, {"excess_ms", Round(d.op_excess_ms[i].second, 3)}});
     }
     f.evidence["op_excess_per_step"] = ops;
+    f.evidence["op_outliers"] = OpOutliersEvidence(store, index, steps, clocks, phases, sa, r, ranks);
     // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
     // arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
     // edge: the previous step's synchronization or transfer).
