@@ -105,6 +105,20 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
     }
   }
 
+  // Still no steps: analyse the whole trace as one window, step 0 (DESIGN.md, Diagnosis 1).
+  if (steps->source == "none") {
+    steps->steps = {0};
+    for (size_t r = 0; r < ranks; ++r) {
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (uint32_t row : rows_by_rank[r]) {
+        lo = std::min(lo, s.ts_ns[row]);
+        hi = std::max(hi, s.ts_ns[row] + s.dur_ns[row]);
+      }
+      steps->by_rank[r].clear();
+      if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, UINT32_MAX});
+    }
+  }
+
   // Assign steps and ordinals.
   const bool stepped = steps->source != "none";
   for (size_t r = 0; r < ranks; ++r) {

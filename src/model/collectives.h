@@ -38,8 +38,9 @@ struct CollectiveModel {
   size_t unmatched_calls = 0;                      // calls whose instance is missing on some rank
 };
 
-/// Extracts and matches collectives. When `steps.source` is "none" and a period is found, `steps` is
-/// rewritten with detected windows.
+/// Extracts and matches collectives. When `steps.source` is "none", `steps` is rewritten with windows
+/// from the detected period or, when there is none, with one window per rank spanning its whole trace
+/// (step 0; the source stays "none").
 CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
                                  StepModel* steps);
 

@@ -56,11 +56,14 @@ TEST(DiagClockAlignment, ExactOffsetsWithoutJitter) {
 TEST(DiagClockAlignment, ArbitraryOffsetsWithJitterAndALateRank) {
   const std::vector<int64_t> injected = {250 * kMs, 3700 * kMs, -12 * kMs, -987'654'321};
   DdpSpec spec = FourRanks(injected);
-  // Completions within ±400 ns of each other, and rank 2 arrives 20 ms late at every collective: arrival
+  // Completions within ±400 ns of each other (but one), and rank 2 arrives 20 ms late at every collective: arrival
   // times must not leak into the offsets.
+  // One completion is recorded 5 ms late (the process was descheduled before it logged the end): the
+  // median over instances ignores it.
   spec.completion_jitter = [](int r, int s, int k) {
-    return static_cast<int64_t>(
-        std::llround(400.0 * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), static_cast<uint64_t>(k))));
+    const int64_t outlier = r == 1 && s == 3 && k == 0 ? 5 * kMs : 0;
+    return outlier + static_cast<int64_t>(std::llround(
+                         400.0 * Noise(static_cast<uint64_t>(r), static_cast<uint64_t>(s), static_cast<uint64_t>(k))));
   };
   spec.plan = [](int r, int s) {
     RankStep st;

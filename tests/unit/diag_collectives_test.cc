@@ -213,7 +213,7 @@ TEST(DiagCollectives, TracesWithoutProfilerStepGetDetectedPeriodSteps) {
   EXPECT_EQ(m->phases.steps.size(), 4u);
 }
 
-TEST(DiagCollectives, NoPeriodLeavesNoSteps) {
+TEST(DiagCollectives, NoPeriodMakesTheWholeTraceStepZero) {
   // Collectives that never repeat as a whole: one step's worth of calls and nothing to fold.
   DdpSpec spec = ThreeCollectives();
   spec.profiler_steps = false;
@@ -221,7 +221,13 @@ TEST(DiagCollectives, NoPeriodLeavesNoSteps) {
   const TraceStore store = LoadDdp(spec);
   auto m = BuildModels(store);
   EXPECT_EQ(m->steps.source, "none");
-  EXPECT_TRUE(m->steps.steps.empty());
+  // DESIGN.md: with no steps the whole window is analysed, as step 0 spanning each rank's trace.
+  ASSERT_EQ(m->steps.steps, std::vector<int64_t>{0});
+  for (const auto& windows : m->steps.by_rank) {
+    ASSERT_EQ(windows.size(), 1u);
+    EXPECT_EQ(windows[0].step, 0);
+    EXPECT_LT(windows[0].start_ns, windows[0].end_ns);
+  }
   EXPECT_EQ(m->collectives.source, "cpu-ops");
   // Unstepped calls are all step 0 and still matched across ranks.
   ASSERT_EQ(m->collectives.matched.size(), 3u);

@@ -70,7 +70,7 @@ DiagnosisResult Sample() {
 }
 
 TEST(DiagReport, JsonShape) {
-  const nlohmann::ordered_json j = DiagnosisToJson(Sample());
+  nlohmann::ordered_json j = DiagnosisToJson(Sample());
   EXPECT_EQ(j["schema"], "strata.diagnosis/1");
   for (const char* key : {"schema", "inputs", "job", "stragglers", "findings", "whatif"})
     EXPECT_TRUE(j.contains(key)) << key;
@@ -93,7 +93,7 @@ TEST(DiagReport, JsonShape) {
   EXPECT_EQ(j["stragglers"][0]["steps"], nlohmann::ordered_json({5, 6, 7}));
   EXPECT_EQ(j["stragglers"][0]["late_ms_per_step"], 20.0);
   ASSERT_EQ(j["findings"].size(), 2u);
-  const auto& f = j["findings"][0];
+  auto& f = j["findings"][0];
   EXPECT_EQ(f["cause"], "slow_compute");
   EXPECT_EQ(f["rank"], 3);
   EXPECT_EQ(f["ranks"], nlohmann::ordered_json({3}));
@@ -104,7 +104,7 @@ TEST(DiagReport, JsonShape) {
   EXPECT_EQ(f["impact_pct"], 12.5);
   EXPECT_EQ(f["evidence"]["excess_ms"], 20.0);
   // Absent optional fields are null, an empty layer too; the order of findings is kept.
-  const auto& g = j["findings"][1];
+  auto& g = j["findings"][1];
   EXPECT_EQ(g["cause"], "unknown");
   for (const char* key : {"rank", "stage", "step", "op", "layer"}) EXPECT_TRUE(g[key].is_null()) << key;
   EXPECT_TRUE(g["ranks"].is_array());
@@ -119,7 +119,7 @@ TEST(DiagReport, JsonShape) {
 TEST(DiagReport, HealthyJobJson) {
   DiagnosisResult r;
   r.ranks = 2;
-  const nlohmann::ordered_json j = DiagnosisToJson(r);
+  nlohmann::ordered_json j = DiagnosisToJson(r);
   EXPECT_TRUE(j["stragglers"].is_array());
   EXPECT_TRUE(j["stragglers"].empty());
   EXPECT_TRUE(j["findings"].is_array());
@@ -172,7 +172,7 @@ TEST(DiagReport, EndToEndJsonOfAConstructedJob) {
   spec.steps = 4;
   spec.clock_offset = {0, 2 * kSec, -5 * kMs};
   spec.plan = [](int r, int) { return BasicStep((80 + (r == 1 ? 20 : 0)) * kMs); };
-  const nlohmann::ordered_json j = DiagnosisToJson(Diagnose(LoadDdp(spec)));
+  nlohmann::ordered_json j = DiagnosisToJson(Diagnose(LoadDdp(spec)));
   EXPECT_EQ(j["job"]["ranks"], 3);
   EXPECT_EQ(j["job"]["steps"], nlohmann::ordered_json({1, 2, 3, 4}));
   EXPECT_EQ(j["job"]["step_source"], "profiler-step");

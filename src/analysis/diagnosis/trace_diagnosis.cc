@@ -174,6 +174,10 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   result->clock_residual_us = Round(clocks.residual_us, 3);
   for (size_t r = 0; r < ranks; ++r)
     result->clock_offsets_us[store.ranks[r].rank] = Round(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
+  if (steps.source == "none" && !steps.steps.empty())
+    result->notes.push_back(
+        "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
+        "is analysed as one window, step 0");
   if (steps.steps.empty()) result->notes.push_back("no step found on every rank: nothing to compare per step");
   if (collectives.source == "none")
     result->notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
@@ -265,8 +269,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       break;
     }
     f.confidence = Round(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
-    const std::string when =
-        st.persistent ? "in every step" : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
+    const std::string when = st.steps.size() == phases.steps.size()
+                                 ? std::string("in every step")
+                                 : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
     f.summary =
         fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
                     st.rank, st.late_ms_per_step, when,
