@@ -1,6 +1,7 @@
 // Summary rendering (see summary_report.h). Percentages are rounded to 4 decimals, times are whole µs
 // for GPU metrics (HTA rounds to µs) and µs with 3 decimals for spans.
 #include "reports/summary_report.h"
+#include "core/round.h"
 
 #include <fmt/format.h>
 
@@ -11,11 +12,6 @@ namespace strata {
 
 namespace {
 
-double Round(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 nlohmann::ordered_json Counts(const std::map<std::string, uint64_t>& m) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [k, v] : m) j[k] = v;
@@ -25,7 +21,7 @@ nlohmann::ordered_json Counts(const std::map<std::string, uint64_t>& m) {
 // Microseconds: whole numbers print as integers (HTA's rounded values), others with 3 decimals.
 nlohmann::ordered_json Us(double v) {
   if (std::abs(v) < 9e15 && v == std::floor(v)) return static_cast<int64_t>(v);
-  return Round(v, 3);
+  return RoundTo(v, 3);
 }
 
 nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
@@ -36,11 +32,11 @@ nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
                              {"idle_us", Us(g.idle_us)},
                              {"compute_us", Us(g.compute_us)},
                              {"non_compute_us", Us(g.non_compute_us)},
-                             {"idle_pct", Round(g.idle_pct, 4)},
-                             {"compute_pct", Round(g.compute_pct, 4)},
-                             {"non_compute_pct", Round(g.non_compute_pct, 4)}};
+                             {"idle_pct", RoundTo(g.idle_pct, 4)},
+                             {"compute_pct", RoundTo(g.compute_pct, 4)},
+                             {"non_compute_pct", RoundTo(g.non_compute_pct, 4)}};
   j["comm_comp_overlap_pct"] =
-      g.comm_comp_overlap_pct ? nlohmann::ordered_json(Round(*g.comm_comp_overlap_pct, 4)) : nlohmann::ordered_json();
+      g.comm_comp_overlap_pct ? nlohmann::ordered_json(RoundTo(*g.comm_comp_overlap_pct, 4)) : nlohmann::ordered_json();
   nlohmann::ordered_json types = nlohmann::ordered_json::object();
   double total = 0;
   for (double t : g.type_time_us) total += t;
@@ -49,7 +45,7 @@ nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
     if (g.type_count[i] == 0) continue;
     types[KernelTypeName(t)] = {{"count", g.type_count[i]},
                                 {"time_us", Us(g.type_time_us[i])},
-                                {"pct", total > 0 ? Round(100.0 * g.type_time_us[i] / total, 4) : 0.0}};
+                                {"pct", total > 0 ? RoundTo(100.0 * g.type_time_us[i] / total, 4) : 0.0}};
   }
   j["kernel_types"] = types;
   // Device rows of no kernel type (e.g. Stream Sync): in kernel time and non-compute, in no type (as HTA).
@@ -61,7 +57,7 @@ nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
                    {"type", KernelTypeName(k.type)},
                    {"count", k.count},
                    {"time_us", Us(k.time_us)},
-                   {"mean_us", Round(k.time_us / static_cast<double>(k.count), 3)},
+                   {"mean_us", RoundTo(k.time_us / static_cast<double>(k.count), 3)},
                    {"min_us", Us(k.min_us)},
                    {"max_us", Us(k.max_us)}});
   }
@@ -119,9 +115,9 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     r["steps"] = rs.steps;
     r["step_source"] = rs.step_source;
     if (rs.has_span) {
-      r["span_us"] = {{"start", Round(rs.span_start_ns / 1000.0, 3)},
-                      {"end", Round(rs.span_end_ns / 1000.0, 3)},
-                      {"duration", Round((rs.span_end_ns - rs.span_start_ns) / 1000.0, 3)}};
+      r["span_us"] = {{"start", RoundTo(rs.span_start_ns / 1000.0, 3)},
+                      {"end", RoundTo(rs.span_end_ns / 1000.0, 3)},
+                      {"duration", RoundTo((rs.span_end_ns - rs.span_start_ns) / 1000.0, 3)}};
     } else {
       r["span_us"] = nullptr;
     }

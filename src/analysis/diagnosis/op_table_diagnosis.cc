@@ -1,5 +1,6 @@
 // Diagnosis of op-table jobs (see op_table_diagnosis.h).
 #include "analysis/diagnosis/op_table_diagnosis.h"
+#include "core/round.h"
 
 #include <fmt/format.h>
 
@@ -15,11 +16,6 @@
 namespace strata::diagnosis {
 
 namespace {
-
-double Round(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
 
 bool IsComputeOp(std::string_view op) { return op == "forward-compute" || op == "backward-compute"; }
 
@@ -74,20 +70,21 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   if (!step_ms.empty()) {
     std::vector<double> sorted = step_ms;
     std::sort(sorted.begin(), sorted.end());
-    result->step_time_median_ms = Round(Median(step_ms), 3);
-    result->step_time_p90_ms = Round(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
+    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+    result->step_time_p90_ms =
+        RoundTo(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
   }
   result->whatif.model = "op-table-dependency-graph";
-  result->whatif.slowdown = Round(w.slowdown, 4);
-  result->whatif.ideal_step_ms = Round(w.ideal_step_ms, 3);
-  for (const auto& [dp, a] : w.by_rank) result->whatif.by_rank[std::to_string(dp)] = Round(a.ratio, 4);
-  for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = Round(a.ratio, 4);
-  for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = Round(a.ratio, 4);
+  result->whatif.slowdown = RoundTo(w.slowdown, 4);
+  result->whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);
+  for (const auto& [dp, a] : w.by_rank) result->whatif.by_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
+  for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = RoundTo(a.ratio, 4);
+  for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = RoundTo(a.ratio, 4);
   if (!w.skipped_steps.empty())
     result->notes.push_back(
         fmt::format("{} steps did not match the dependency template and were left out", w.skipped_steps.size()));
   const double S = std::max(1e-9, w.slowdown);
-  auto impact = [&](double ratio) { return Round(100.0 * (ratio - 1.0) / S, 2); };
+  auto impact = [&](double ratio) { return RoundTo(100.0 * (ratio - 1.0) / S, 2); };
 
   // Workers that stand out.
   std::vector<double> excess;
@@ -148,15 +145,15 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
-    f.impact_pct = Round(100.0 * stage_excess_share(stage), 2);
+    f.impact_pct = RoundTo(100.0 * stage_excess_share(stage), 2);
     f.confidence = 0.8;
     f.summary = fmt::format(
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
         stage, a.ratio, f.impact_pct);
-    f.evidence["stage_ratio"] = Round(a.ratio, 4);
+    f.evidence["stage_ratio"] = RoundTo(a.ratio, 4);
     nlohmann::ordered_json stages = nlohmann::ordered_json::object();
-    for (const auto& [s2, a2] : w.by_stage) stages[std::to_string(s2)] = Round(a2.ratio, 4);
+    for (const auto& [s2, a2] : w.by_stage) stages[std::to_string(s2)] = RoundTo(a2.ratio, 4);
     f.evidence["by_stage"] = stages;
     result->findings.push_back(std::move(f));
   }
@@ -170,15 +167,15 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     if (stage_set.count(wk.stage)) continue;
     Straggler st;
     st.rank = wk.rank;
-    st.score = Round(excess[i], 4);
-    st.late_ms_per_step = Round(wk.attribution.excess_ms, 3);
+    st.score = RoundTo(excess[i], 4);
+    st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
       if (wk.attribution.step_ratio[s] - 1.0 >= options.min_effect) st.steps.push_back(w.steps[s].step);
     st.persistent = st.steps.size() * 10 >= w.steps.size() * 6;
     st.evidence = {{"dp_rank", wk.dp_rank},
                    {"stage", wk.stage},
-                   {"what_if_ratio", Round(wk.attribution.ratio, 4)},
-                   {"robust_z", Round(z[i], 2)}};
+                   {"what_if_ratio", RoundTo(wk.attribution.ratio, 4)},
+                   {"robust_z", RoundTo(z[i], 2)}};
     // Cause: compute op durations against the same stage's other dp ranks.
     std::string worst_op;
     double worst_ratio = 1.0;
@@ -222,7 +219,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
           wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
     }
     f.evidence = st.evidence;
-    f.evidence["compute_ratio_vs_stage_peers"] = Round(worst_ratio, 4);
+    f.evidence["compute_ratio_vs_stage_peers"] = RoundTo(worst_ratio, 4);
     result->stragglers.push_back(std::move(st));
     result->findings.push_back(std::move(f));
   }
@@ -266,14 +263,14 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
         share += (mx - Mean(dp_loads)) / std::max(1, w.num_stages) / (st.recorded_ms * 1e6);
         ++counted;
       }
-      f.impact_pct = counted ? Round(100.0 * share / static_cast<double>(counted), 2) : 0.0;
+      f.impact_pct = counted ? RoundTo(100.0 * share / static_cast<double>(counted), 2) : 0.0;
       f.confidence = 0.7;
       f.summary = fmt::format(
           "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
           "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
           slowest.size(), f.impact_pct);
       nlohmann::ordered_json dps = nlohmann::ordered_json::object();
-      for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = Round(a.ratio, 4);
+      for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = RoundTo(a.ratio, 4);
       f.evidence["by_dp_rank"] = dps;
       f.evidence["dp_ranks_slowest_in_some_step"] = std::vector<int32_t>(slowest.begin(), slowest.end());
       result->findings.push_back(std::move(f));

@@ -1,5 +1,6 @@
 // Diagnosis of traces with profiler steps and collectives (see trace_diagnosis.h and diagnose.h).
 #include "analysis/diagnosis/trace_diagnosis.h"
+#include "core/round.h"
 
 #include <fmt/format.h>
 
@@ -19,11 +20,6 @@
 namespace strata::diagnosis {
 
 namespace {
-
-double Round(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
 
 std::string ShortName(std::string_view name) {
   std::string s(name);
@@ -145,14 +141,14 @@ nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIn
   }
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::ordered_json(Round(*v, 2)) : nlohmann::ordered_json();
+    return v ? nlohmann::ordered_json(RoundTo(*v, 2)) : nlohmann::ordered_json();
   };
   for (const OpOutlier& o : collector.Top(5)) {
     out.push_back({{"op", ShortName(store.strings.view(o.name))},
                    {"occurrence", o.index},
-                   {"duration_ms", Round(o.duration_ms, 3)},
-                   {"peer_ms", Round(o.peer_ms, 3)},
-                   {"excess_ms", Round(o.excess_ms, 3)},
+                   {"duration_ms", RoundTo(o.duration_ms, 3)},
+                   {"peer_ms", RoundTo(o.peer_ms, 3)},
+                   {"excess_ms", RoundTo(o.excess_ms, 3)},
                    {"z_across_ranks", opt(o.z_across_ranks)},
                    {"z_across_steps", opt(o.z_across_steps)},
                    {"start_offset_z_across_ranks", opt(o.offset_z_across_ranks)}});
@@ -171,9 +167,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   result->step_source = steps.source;
   result->steps = steps.steps;
   result->collective_source = collectives.source;
-  result->clock_residual_us = Round(clocks.residual_us, 3);
+  result->clock_residual_us = RoundTo(clocks.residual_us, 3);
   for (size_t r = 0; r < ranks; ++r)
-    result->clock_offsets_us[store.ranks[r].rank] = Round(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
+    result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == "none" && !steps.steps.empty())
     result->notes.push_back(
         "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
@@ -191,8 +187,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   if (!step_ms.empty()) {
     std::vector<double> sorted = step_ms;
     std::sort(sorted.begin(), sorted.end());
-    result->step_time_median_ms = Round(Median(step_ms), 3);
-    result->step_time_p90_ms = Round(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
+    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+    result->step_time_p90_ms =
+        RoundTo(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
   }
   if (ranks < 2 || phases.steps.empty()) {
     result->whatif.model = "none";
@@ -204,11 +201,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
   result->whatif.model = "collective-phases";
-  result->whatif.slowdown = Round(whatif.slowdown, 4);
-  result->whatif.ideal_step_ms = Round(whatif.ideal_step_ms, 3);
+  result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
+  result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
   for (size_t r = 0; r < ranks; ++r)
-    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = Round(whatif.by_rank[r], 4);
-  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = Round(v, 4);
+    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(whatif.by_rank[r], 4);
+  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = RoundTo(v, 4);
 
   const TrackIndex index(store, rows_by_rank);
   for (Straggler& st : sa.stragglers) {
@@ -217,23 +214,23 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     std::vector<double> peer_coll;
     for (size_t q = 0; q < ranks; ++q)
       if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
-    st.evidence["collective_ms"] = Round(sa.mean_collective_ms[r], 3);
-    st.evidence["peer_collective_ms"] = Round(Median(peer_coll), 3);
+    st.evidence["collective_ms"] = RoundTo(sa.mean_collective_ms[r], 3);
+    st.evidence["peer_collective_ms"] = RoundTo(Median(peer_coll), 3);
     nlohmann::ordered_json by_step = nlohmann::ordered_json::object();
     for (size_t si = 0; si < phases.steps.size(); ++si)
-      by_step[std::to_string(phases.steps[si].step)] = Round(sa.blame_ns[si][r] / 1e6, 3);
+      by_step[std::to_string(phases.steps[si].step)] = RoundTo(sa.blame_ns[si][r] / 1e6, 3);
     st.evidence["late_ms_by_step"] = by_step;
-    st.evidence["ks_score"] = Round(sa.ks_score[r], 4);
-    st.evidence["ks_robust_z"] = Round(sa.ks_z[r], 3);
-    st.score = Round(st.score, 4);
-    st.late_ms_per_step = Round(st.late_ms_per_step, 3);
+    st.evidence["ks_score"] = RoundTo(sa.ks_score[r], 4);
+    st.evidence["ks_robust_z"] = RoundTo(sa.ks_z[r], 3);
+    st.score = RoundTo(st.score, 4);
+    st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
 
     const Differential d = Compare(store, index, steps, clocks, phases, sa, r, ranks);
     Finding f;
     f.rank = st.rank;
     f.ranks = {st.rank};
     if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
-    f.impact_pct = Round(100.0 * whatif.fix_rank_saving[r], 2);
+    f.impact_pct = RoundTo(100.0 * whatif.fix_rank_saving[r], 2);
     const bool gpu = collectives.source == "gpu-kernels";
     struct Candidate {
       const char* cause;
@@ -268,7 +265,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       f.op = ShortName(n);
       break;
     }
-    f.confidence = Round(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
+    f.confidence = RoundTo(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
     const std::string when = st.steps.size() == phases.steps.size()
                                  ? std::string("in every step")
                                  : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
@@ -283,18 +280,18 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                     f.impact_pct);
     f.evidence["late_ms_per_step"] = st.late_ms_per_step;
     f.evidence["late_steps"] = st.steps;
-    f.evidence["window_ms"] = Round(d.window_ms, 3);
-    f.evidence["peer_window_ms"] = Round(d.peer_window_ms, 3);
-    f.evidence["excess_ms"] = {{"compute", Round(d.compute_ms, 3)},
-                               {"data_loading", Round(d.data_ms, 3)},
-                               {"host_gap", Round(d.host_gap_ms, 3)},
-                               {"device_busy", Round(d.device_busy_ms, 3)},
-                               {"device_idle", Round(d.device_idle_ms, 3)}};
+    f.evidence["window_ms"] = RoundTo(d.window_ms, 3);
+    f.evidence["peer_window_ms"] = RoundTo(d.peer_window_ms, 3);
+    f.evidence["excess_ms"] = {{"compute", RoundTo(d.compute_ms, 3)},
+                               {"data_loading", RoundTo(d.data_ms, 3)},
+                               {"host_gap", RoundTo(d.host_gap_ms, 3)},
+                               {"device_busy", RoundTo(d.device_busy_ms, 3)},
+                               {"device_idle", RoundTo(d.device_idle_ms, 3)}};
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
       const std::string_view n = store.strings.view(d.op_excess_ms[i].first);
       if (n.substr(0, 13) == "ProfilerStep#") continue;
-      ops.push_back({{"op", ShortName(n)}, {"excess_ms", Round(d.op_excess_ms[i].second, 3)}});
+      ops.push_back({{"op", ShortName(n)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
     }
     f.evidence["op_excess_per_step"] = ops;
     f.evidence["op_outliers"] = OpOutliersEvidence(store, index, steps, clocks, phases, sa, r, ranks);
@@ -307,14 +304,14 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                              : f.cause == "unknown"    ? "unexplained"
                                                        : "slow_op";
     f.evidence["blame_kind"] = blame_kind;
-    f.evidence["step_start_delay_ms"] = Round(d.start_delay_ms, 3);
+    f.evidence["step_start_delay_ms"] = RoundTo(d.start_delay_ms, 3);
     f.evidence["blame"] =
         edge ? fmt::format(
                    "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
                    "edge from the previous step)",
                    d.start_delay_ms)
              : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
-                           Round(late, 3),
+                           RoundTo(late, 3),
                            f.cause == "unknown" ? std::string("no single class of work explains it")
                                                 : fmt::format("{} (+{:.3f} ms{})", best->layer, best->ms,
                                                               f.op ? ", most in " + *f.op : std::string()));
@@ -331,14 +328,14 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     f.cause = "data_imbalance";
     f.layer = "data";
     for (int32_t r : sa.late_ranks) f.ranks.push_back(store.ranks[static_cast<size_t>(r)].rank);
-    f.impact_pct = Round(100.0 * waste, 2);
+    f.impact_pct = RoundTo(100.0 * waste, 2);
     f.confidence = 0.6;
     f.summary = fmt::format(
         "the slowest rank changes from step to step ({} ranks take turns): per-step load is "
         "uneven across ranks; balancing it saves {:.1f}% of step time",
         f.ranks.size(), f.impact_pct);
     f.evidence["late_pairs"] = sa.late_pairs;
-    f.evidence["slowdown"] = Round(whatif.slowdown, 4);
+    f.evidence["slowdown"] = RoundTo(whatif.slowdown, 4);
     result->findings.push_back(std::move(f));
   }
   std::sort(result->stragglers.begin(), result->stragglers.end(),
