@@ -50,6 +50,11 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
       ->capture_default_str();
 }
 
+void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out) {
+  cmd->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("-o,--output", out, "write to FILE instead of standard output");
+}
+
 int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   strata::LoadOptions load;
   load.import.op_table = o.columns;
@@ -92,10 +97,7 @@ int main(int argc, char** argv) {
                          "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
                          "(idle/compute/non-compute time, communication-computation overlap, kernel time by type)");
   AddInputOptions(summary, summary_in);
-  summary->add_option("--format", summary_format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  summary->add_option("-o,--output", summary_out, "write to FILE instead of standard output");
+  AddOutputOptions(summary, summary_format, summary_out);
   summary->add_flag("--include-last-step", include_last_step,
                     "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
   summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")->capture_default_str();
@@ -109,10 +111,7 @@ int main(int argc, char** argv) {
                          "find the straggler ranks, the culprit op or gap, the cause and what fixing it would save "
                          "(JSON per the strata.diagnosis/1 contract with --format json)");
   AddInputOptions(diagnose, diagnose_in);
-  diagnose->add_option("--format", diagnose_format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  diagnose->add_option("-o,--output", diagnose_out, "write to FILE instead of standard output");
+  AddOutputOptions(diagnose, diagnose_format, diagnose_out);
   diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();

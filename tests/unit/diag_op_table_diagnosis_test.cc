@@ -17,28 +17,13 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "importers/job_loader.h"
+#include "whatif_test_util.h"
 
 namespace strata::diagnosis {
 namespace {
 
-std::string DatasetPath(const std::string& name) {
-  return std::string(STRATA_SHARED_DIR) + "/datasets/straggler-whatif/trace-" + name + ".csv.gz";
-}
-
-/// The loaded job, once per test binary; nullptr when the file is absent.
-const TraceStore* Load(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<TraceStore>> cache;
-  if (auto it = cache.find(name); it != cache.end()) return it->second.get();
-  const std::string path = DatasetPath(name);
-  if (!std::filesystem::exists(path)) return nullptr;
-  auto job = LoadJob({path}, LoadOptions{});
-  if (!job.ok()) {
-    ADD_FAILURE() << job.error();
-    return nullptr;
-  }
-  auto store = std::make_unique<TraceStore>(std::move(job.value().store));
-  return cache.emplace(name, std::move(store)).first->second.get();
-}
+using whatif::testing::DatasetPath;
+const TraceStore* Load(const std::string& name) { return whatif::testing::LoadDataset(name); }
 
 int32_t RankOf(const TraceStore& store, int32_t dp, int32_t stage) {
   for (const RankInfo& r : store.ranks)

@@ -67,13 +67,8 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   result->layout = {{"dp", w.num_dp}, {"pp", w.num_stages}, {"chunks", w.num_chunks}};
   std::vector<double> step_ms;
   for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);
-  if (!step_ms.empty()) {
-    std::vector<double> sorted = step_ms;
-    std::sort(sorted.begin(), sorted.end());
-    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-    result->step_time_p90_ms =
-        RoundTo(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
-  }
+  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   result->whatif.model = "op-table-dependency-graph";
   result->whatif.slowdown = RoundTo(w.slowdown, 4);
   result->whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);

@@ -9,6 +9,8 @@
 namespace strata::diagnosis {
 
 double Median(std::vector<double> v);
+/// The value at rank floor(q·n) of the sorted values (q in [0, 1]); 0 for no values.
+double Quantile(std::vector<double> v, double q);
 double Mean(const std::vector<double>& v);
 /// Median absolute deviation around the median.
 double Mad(const std::vector<double>& v);

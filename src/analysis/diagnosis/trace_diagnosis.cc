@@ -184,13 +184,8 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   const PhaseModel phases = BuildPhases(steps, collectives, clocks, ranks);
   std::vector<double> step_ms;
   for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
-  if (!step_ms.empty()) {
-    std::vector<double> sorted = step_ms;
-    std::sort(sorted.begin(), sorted.end());
-    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-    result->step_time_p90_ms =
-        RoundTo(sorted[std::min(sorted.size() - 1, static_cast<size_t>(0.9 * sorted.size()))], 3);
-  }
+  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   if (ranks < 2 || phases.steps.empty()) {
     result->whatif.model = "none";
     return;
