@@ -9,6 +9,8 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
 #include "cli/output.h"
+#include "cli/record_command.h"
+#include "cli/synth_command.h"
 #include "core/allocator_tuning.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
@@ -116,12 +118,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
 
+  CLI::App* record = strata::cli::AddRecordCommand(app);
+
+  CLI::App* synth = strata::cli::AddSynthCommand(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
 
+  if (record->parsed()) return strata::cli::RunRecordCommand();
+  if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (summary->parsed()) {
     strata::LoadedJob job;
     if (int rc = LoadOrFail(summary_in, &job)) return rc;

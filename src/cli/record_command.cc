@@ -1,0 +1,90 @@
+// `strata record` command-line glue (see record_command.h).
+#include "cli/record_command.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#ifdef STRATA_HAVE_RECORDER
+#include "recorder/recorder.h"
+#endif
+
+namespace strata::cli {
+namespace {
+
+struct RecordCli {
+  std::string out_dir = "strata-record";
+  std::vector<int> pids;
+  std::vector<std::string> command;
+  unsigned sample_hz = 49;
+  double counter_hz = 10;
+  bool no_probes = false;
+  bool no_gc = false;
+  bool no_follow = false;
+  std::vector<std::string> libraries;
+  std::vector<std::string> pythons;
+  bool quiet = false;
+};
+
+RecordCli& Options() {
+  static RecordCli options;
+  return options;
+}
+
+}  // namespace
+
+CLI::App* AddRecordCommand(CLI::App& app) {
+  RecordCli& o = Options();
+  CLI::App* cmd = app.add_subcommand(
+      "record",
+      "record a training job with eBPF (scheduling, CPU stacks, collective and CUDA calls, Python GC) and host "
+      "counters into DIR, for `strata diagnose DIR` (needs root). usage: strata record [-o DIR] [--pid PID ...] "
+      "[-- CMD ARGS...]");
+  cmd->add_option("-o,--output", o.out_dir, "directory for the segment file (created if missing)")
+      ->capture_default_str();
+  cmd->add_option("--pid", o.pids,
+                  "attach to this running process (repeatable); records until they all exit or "
+                  "Ctrl-C");
+  cmd->add_option("--sample-hz", o.sample_hz, "CPU stack samples per second per CPU (0 = off)")
+      ->check(CLI::Range(0u, 999u))
+      ->capture_default_str();
+  cmd->add_option("--counter-hz", o.counter_hz, "host counter samples per second (0 = off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_flag("--no-probes", o.no_probes, "do not probe collective (c10d, gloo, NCCL) and CUDA runtime calls");
+  cmd->add_flag("--no-gc", o.no_gc, "do not probe Python garbage collection");
+  cmd->add_flag("--no-follow", o.no_follow, "do not follow processes started by the traced ones");
+  cmd->add_option("--lib", o.libraries,
+                  "extra library file or directory to search for probe points (libtorch_cpu, libgloo, libnccl, "
+                  "libcudart; the ldconfig cache is always searched)");
+  cmd->add_option("--python", o.pythons,
+                  "extra python executable whose GC probes to attach (default: "
+                  "/usr/bin/python3 and the attached processes' executables)");
+  cmd->add_flag("-q,--quiet", o.quiet, "no progress messages");
+  cmd->add_option("command", o.command, "the command to run and record (after --)");
+  return cmd;
+}
+
+int RunRecordCommand() {
+#ifdef STRATA_HAVE_RECORDER
+  const RecordCli& o = Options();
+  recorder::RecordOptions options;
+  options.out_dir = o.out_dir;
+  options.pids = o.pids;
+  options.command = o.command;
+  options.sample_hz = o.sample_hz;
+  options.counter_hz = o.counter_hz;
+  options.probes = !o.no_probes;
+  options.python_gc = !o.no_gc;
+  options.follow_children = !o.no_follow;
+  options.libraries = o.libraries;
+  options.pythons = o.pythons;
+  options.quiet = o.quiet;
+  return recorder::Record(options);
+#else
+  std::fprintf(stderr, "strata record: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");
+  return 2;
+#endif
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,305 @@
+// Kernel side of `strata record`: scheduling, CPU stack samples, probed calls and Python GC of the traced
+// processes, sent to user space through one ring buffer (user side: src/recorder/bpf_session.cc).
+// Invariants: only processes in `traced` (and the processes they fork) produce events; a full ring buffer
+// drops the event and counts it (STRATA_STAT_DROPPED), it never blocks the traced thread; per-thread
+// start maps are cleared when a thread exits.
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "record_events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 follow_children = 1;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 8192);
+  __type(key, __u32);   // tgid
+  __type(value, __u32); // 1
+} traced SEC(".maps");
+
+struct off_cpu_start {
+  __u64 ts;
+  __u32 state;
+  __u32 preempted_by;
+  char preempted_by_comm[STRATA_COMM_LEN];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);  // tid
+  __type(value, struct off_cpu_start);
+} off_cpu_since SEC(".maps");
+
+struct runnable_since {
+  __u64 ts;
+  __u32 waker;
+  __u32 pad;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);  // tid
+  __type(value, struct runnable_since);
+} runnable SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct strata_call_key);  // {tid, probe}
+  __type(value, __u64);                 // entry time
+} call_start SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct strata_call_key);  // {tgid, probe}
+  __type(value, struct strata_call_totals);
+} call_totals SEC(".maps");
+
+struct gc_start_value {
+  __u64 ts;
+  __s32 generation;
+  __u32 pad;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);  // tid
+  __type(value, struct gc_start_value);
+} gc_start SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+  __uint(max_entries, 16384);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 16 * 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, STRATA_STAT_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 stat) {
+  __u64* v = bpf_map_lookup_elem(&stats, &stat);
+  if (v) *v += 1;
+}
+
+static __always_inline int is_traced(__u32 tgid) { return tgid && bpf_map_lookup_elem(&traced, &tgid) != 0; }
+
+static __always_inline void* reserve(__u64 size) {
+  void* e = bpf_ringbuf_reserve(&events, size, 0);
+  count(e ? STRATA_STAT_EMITTED : STRATA_STAT_DROPPED);
+  return e;
+}
+
+static __always_inline void fill_header(struct strata_event_header* h, __u32 kind, __u32 tid, __u32 tgid, __u64 ts) {
+  h->kind = kind;
+  h->cpu = bpf_get_smp_processor_id();
+  h->tid = tid;
+  h->tgid = tgid;
+  h->ts = ts;
+}
+
+// --- scheduling ------------------------------------------------------------------------------------
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  __u64 now = bpf_ktime_get_ns();
+  __u32 prev_tgid = prev->tgid, prev_tid = prev->pid;
+  __u32 next_tgid = next->tgid, next_tid = next->pid;
+  if (is_traced(prev_tgid)) {
+    struct off_cpu_start s = {};
+    int still_runnable = preempt || (prev_state & 0xff) == 0;
+    s.ts = now;
+    s.state = still_runnable ? 0 : (prev_state & 0xffff);
+    if (still_runnable) {
+      s.preempted_by = next_tgid;
+      bpf_probe_read_kernel_str(s.preempted_by_comm, sizeof(s.preempted_by_comm), next->comm);
+      struct runnable_since r = {.ts = now, .waker = 0};
+      bpf_map_update_elem(&runnable, &prev_tid, &r, BPF_ANY);
+    }
+    bpf_map_update_elem(&off_cpu_since, &prev_tid, &s, BPF_ANY);
+  }
+  if (is_traced(next_tgid)) {
+    struct off_cpu_start* s = bpf_map_lookup_elem(&off_cpu_since, &next_tid);
+    if (!s) return 0;
+    struct runnable_since* r = bpf_map_lookup_elem(&runnable, &next_tid);
+    struct strata_off_cpu_event* e = reserve(sizeof(*e));
+    if (e) {
+      fill_header(&e->h, STRATA_EV_OFF_CPU, next_tid, next_tgid, now);
+      e->start = s->ts;
+      e->state = s->state;
+      e->preempted_by = s->preempted_by;
+      __builtin_memcpy(e->preempted_by_comm, s->preempted_by_comm, sizeof(e->preempted_by_comm));
+      e->ran_before = prev_tgid;
+      e->runq_ns = (r && r->ts >= s->ts && r->ts <= now) ? now - r->ts : 0;
+      e->waker = r ? r->waker : 0;
+      bpf_ringbuf_submit(e, 0);
+    }
+    bpf_map_delete_elem(&off_cpu_since, &next_tid);
+    if (r) bpf_map_delete_elem(&runnable, &next_tid);
+  }
+  return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct* p) {
+  __u32 tgid = p->tgid, tid = p->pid;
+  if (!is_traced(tgid)) return 0;
+  struct runnable_since r = {.ts = bpf_ktime_get_ns(), .waker = (__u32)(bpf_get_current_pid_tgid() >> 32)};
+  bpf_map_update_elem(&runnable, &tid, &r, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_sched_wakeup, struct task_struct* p) { return on_wakeup(p); }
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_sched_wakeup_new, struct task_struct* p) { return on_wakeup(p); }
+
+// --- processes -------------------------------------------------------------------------------------
+static __always_inline void emit_process(__u32 kind, struct task_struct* p, __u32 ppid) {
+  struct strata_process_event* e = reserve(sizeof(*e));
+  if (!e) return;
+  fill_header(&e->h, kind, p->pid, p->tgid, bpf_ktime_get_ns());
+  e->ppid = ppid;
+  e->pad = 0;
+  bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+  bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 parent_tgid = parent->tgid, child_tgid = child->tgid;
+  if (!follow_children || child_tgid == parent_tgid || !is_traced(parent_tgid)) return 0;
+  __u32 one = 1;
+  bpf_map_update_elem(&traced, &child_tgid, &one, BPF_ANY);
+  emit_process(STRATA_EV_FORK, child, parent_tgid);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm) {
+  if (is_traced(p->tgid)) emit_process(STRATA_EV_EXEC, p, 0);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct* p) {
+  __u32 tgid = p->tgid, tid = p->pid;
+  if (!is_traced(tgid)) return 0;
+  bpf_map_delete_elem(&off_cpu_since, &tid);
+  bpf_map_delete_elem(&runnable, &tid);
+  bpf_map_delete_elem(&gc_start, &tid);
+  if (tid == tgid) emit_process(STRATA_EV_EXIT, p, 0);
+  return 0;
+}
+
+// --- CPU stack samples (perf event, attached per CPU by user space) ---------------------------------
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!is_traced(tgid)) return 0;
+  struct strata_sample_event* e = reserve(sizeof(*e));
+  if (!e) return 0;
+  fill_header(&e->h, STRATA_EV_SAMPLE, tid, tgid, bpf_ktime_get_ns());
+  e->user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+  e->kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
+  if (e->user_stack < 0 && e->kernel_stack < 0) count(STRATA_STAT_STACK_FAIL);
+  bpf_ringbuf_submit(e, 0);
+  return 0;
+}
+
+// --- probed calls: collectives (c10d, gloo, NCCL) and CUDA runtime -----------------------------------
+SEC("uprobe")
+int on_call_enter(struct pt_regs* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!is_traced(tgid)) return 0;
+  struct strata_call_key key = {.tgid = (__u32)id, .probe = (__u32)bpf_get_attach_cookie(ctx) & 0xffff};
+  __u64 now = bpf_ktime_get_ns();
+  bpf_map_update_elem(&call_start, &key, &now, BPF_ANY);
+  return 0;
+}
+
+SEC("uretprobe")
+int on_call_return(struct pt_regs* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!is_traced(tgid)) return 0;
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  struct strata_call_key key = {.tgid = tid, .probe = (__u32)cookie & 0xffff};
+  __u64* start = bpf_map_lookup_elem(&call_start, &key);
+  if (!start) {
+    count(STRATA_STAT_NO_START);
+    return 0;
+  }
+  __u64 begin = *start, now = bpf_ktime_get_ns();
+  bpf_map_delete_elem(&call_start, &key);
+  struct strata_call_key total_key = {.tgid = tgid, .probe = key.probe};
+  struct strata_call_totals* t = bpf_map_lookup_elem(&call_totals, &total_key);
+  if (t) {
+    __sync_fetch_and_add(&t->calls, 1);
+    __sync_fetch_and_add(&t->total_ns, now - begin);
+  } else {
+    struct strata_call_totals init = {.calls = 1, .total_ns = now - begin};
+    bpf_map_update_elem(&call_totals, &total_key, &init, BPF_NOEXIST);
+  }
+  if (!(cookie & STRATA_PROBE_EMIT)) return 0;
+  struct strata_call_event* e = reserve(sizeof(*e));
+  if (!e) return 0;
+  fill_header(&e->h, STRATA_EV_CALL, tid, tgid, now);
+  e->start = begin;
+  e->probe = key.probe;
+  e->pad = 0;
+  bpf_ringbuf_submit(e, 0);
+  return 0;
+}
+
+// --- Python garbage collection (USDT python:gc__start / gc__done) ----------------------------------
+SEC("usdt")
+int BPF_USDT(on_gc_start, int generation) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!is_traced(tgid)) return 0;
+  struct gc_start_value v = {.ts = bpf_ktime_get_ns(), .generation = generation};
+  bpf_map_update_elem(&gc_start, &tid, &v, BPF_ANY);
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_gc_done, long collected) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!is_traced(tgid)) return 0;
+  struct gc_start_value* s = bpf_map_lookup_elem(&gc_start, &tid);
+  if (!s) {
+    count(STRATA_STAT_NO_START);
+    return 0;
+  }
+  struct strata_gc_event* e = reserve(sizeof(*e));
+  if (e) {
+    fill_header(&e->h, STRATA_EV_GC, tid, tgid, bpf_ktime_get_ns());
+    e->start = s->ts;
+    e->generation = s->generation;
+    e->collected = collected;
+    e->pad = 0;
+    bpf_ringbuf_submit(e, 0);
+  }
+  bpf_map_delete_elem(&gc_start, &tid);
+  return 0;
+}

@@ -1,0 +1,104 @@
+// Types shared by the recorder's BPF programs (record.bpf.c) and its user side (bpf_session.cc).
+// Every event starts with struct event_header; `kind` says which struct follows. Times are
+// CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns). Sizes are fixed: both sides compile this header.
+#ifndef STRATA_RECORDER_BPF_RECORD_EVENTS_H_
+#define STRATA_RECORDER_BPF_RECORD_EVENTS_H_
+
+#ifdef __BPF__
+typedef __u32 strata_u32;
+typedef __u64 strata_u64;
+typedef __s32 strata_s32;
+typedef __s64 strata_s64;
+#else
+#include <stdint.h>
+typedef uint32_t strata_u32;
+typedef uint64_t strata_u64;
+typedef int32_t strata_s32;
+typedef int64_t strata_s64;
+#endif
+
+#define STRATA_COMM_LEN 16
+// Uprobe cookie: low 16 bits = probe index in the user side's probe table; this flag = emit one event
+// per call (otherwise only count and sum time per process, for high-rate calls such as kernel launches).
+#define STRATA_PROBE_EMIT (1u << 16)
+
+enum strata_event_kind {
+  STRATA_EV_OFF_CPU = 1,  // a traced thread was off CPU: [start, end)
+  STRATA_EV_SAMPLE = 2,   // CPU stack sample of a traced thread
+  STRATA_EV_CALL = 3,     // one probed call (collective, CUDA sync) returned
+  STRATA_EV_GC = 4,       // one Python garbage collection (USDT gc__start .. gc__done)
+  STRATA_EV_EXEC = 5,     // a traced process exec'ed (its environment now names its rank)
+  STRATA_EV_FORK = 6,     // a traced process forked a new process (now traced too)
+  STRATA_EV_EXIT = 7,     // a traced process exited
+};
+
+struct strata_event_header {
+  strata_u32 kind;
+  strata_u32 cpu;
+  strata_u32 tid;
+  strata_u32 tgid;
+  strata_u64 ts;  // event time (the end of an interval)
+};
+
+// Off-CPU interval of one thread. state: the thread's state when it left the CPU (0 = still runnable,
+// i.e. preempted; 1 = interruptible sleep; 2 = uninterruptible (D) sleep; other bits as in the kernel).
+// runq_ns: time it was runnable but waiting for a CPU (from the wakeup, or from the preemption).
+struct strata_off_cpu_event {
+  struct strata_event_header h;
+  strata_u64 start;
+  strata_u64 runq_ns;
+  strata_u32 state;
+  strata_u32 preempted_by;  // tgid of the task that took the CPU when this one was preempted (0: idle/none)
+  strata_u32 ran_before;    // tgid of the task that ran on the CPU just before this one came back
+  strata_u32 waker;         // tgid that woke this thread (0: none seen)
+  char preempted_by_comm[STRATA_COMM_LEN];
+};
+
+struct strata_sample_event {
+  struct strata_event_header h;
+  strata_s32 user_stack;  // id in the stack map, < 0 when not available
+  strata_s32 kernel_stack;
+};
+
+struct strata_call_event {
+  struct strata_event_header h;
+  strata_u64 start;
+  strata_u32 probe;  // index in the user side's probe table
+  strata_u32 pad;
+};
+
+struct strata_gc_event {
+  struct strata_event_header h;
+  strata_u64 start;
+  strata_s64 collected;
+  strata_s32 generation;
+  strata_u32 pad;
+};
+
+struct strata_process_event {
+  struct strata_event_header h;
+  strata_u32 ppid;  // parent tgid (fork)
+  strata_u32 pad;
+  char comm[STRATA_COMM_LEN];
+};
+
+// Per (process, probe) call count and total time, for probes that do not emit events.
+struct strata_call_key {
+  strata_u32 tgid;
+  strata_u32 probe;
+};
+struct strata_call_totals {
+  strata_u64 calls;
+  strata_u64 total_ns;
+};
+
+// Indexes of the per-CPU statistics array.
+enum strata_stat {
+  STRATA_STAT_DROPPED = 0,     // ring buffer full: event dropped
+  STRATA_STAT_EMITTED = 1,     // events written to the ring buffer
+  STRATA_STAT_NO_START = 2,    // a return / done without its entry (probe attached mid-call)
+  STRATA_STAT_STACK_FAIL = 3,  // stack id lookup failed
+  STRATA_STAT_COUNT = 4,
+};
+
+#endif  // STRATA_RECORDER_BPF_RECORD_EVENTS_H_

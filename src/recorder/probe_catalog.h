@@ -1,0 +1,51 @@
+// What `strata record` probes in user space, and where: collective entry points (c10d process groups,
+// gloo algorithms, the NCCL API), CUDA runtime synchronization and launch calls, and the libraries that
+// hold them. Probe points are found by demangled symbol name at attach time, so no PyTorch, gloo, NCCL
+// or CUDA version is hard-wired.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "recorder/elf_symbols.h"
+
+namespace strata::recorder {
+
+enum class ProbeKind {
+  kCollective,         // a blocking collective algorithm (gloo): entry = arrival, return = completion
+  kCollectiveEnqueue,  // a process group's collective call (c10d, NCCL API): host-side cost, issue time
+  kGroup,              // NCCL group start/end
+  kCudaSync,           // a CUDA call that blocks the host until the device catches up
+  kCudaLaunch,         // a CUDA launch/copy call: counted only (high rate)
+};
+std::string_view ProbeKindName(ProbeKind kind);
+
+struct ProbeSpec {
+  std::vector<std::string_view> libraries;  // library base-name prefixes searched, e.g. "libgloo.so"
+  std::string_view function;                // demangled name (before the parameter list)
+  std::string_view op;                      // collective or call name reported, e.g. "all_reduce"
+  ProbeKind kind;
+};
+const std::vector<ProbeSpec>& DefaultProbeSpecs();
+
+// One resolved probe point.
+struct ProbePoint {
+  std::string library;  // resolved path
+  std::string symbol;   // demangled name
+  std::string op;
+  ProbeKind kind;
+  uint64_t file_offset = 0;
+  bool emit = true;  // one event per call (else counted only)
+};
+
+// Libraries that may hold probe points: the ldconfig cache, `extra` paths (files or directories) and
+// the libraries mapped by `pids`. Returns real paths, one per file.
+std::vector<std::string> FindProbeLibraries(const std::vector<std::string>& extra, const std::vector<int>& pids);
+
+// Resolves the specs against the libraries; `notes` gets one line per library searched.
+std::vector<ProbePoint> ResolveProbes(const std::vector<std::string>& libraries, const std::vector<ProbeSpec>& specs,
+                                      std::vector<std::string>* notes);
+
+}  // namespace strata::recorder

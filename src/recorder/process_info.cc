@@ -1,0 +1,110 @@
+// Reading /proc/PID for the recorder (see process_info.h).
+#include "recorder/process_info.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace strata::recorder {
+namespace {
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::optional<int> ParseInt(std::string_view s) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+void ParseRankEnvironment(const std::string& environ, ProcessInfo* info) {
+  size_t pos = 0;
+  while (pos < environ.size()) {
+    size_t end = environ.find('\0', pos);
+    if (end == std::string::npos) end = environ.size();
+    std::string_view var(environ.data() + pos, end - pos);
+    const size_t eq = var.find('=');
+    if (eq != std::string_view::npos) {
+      const std::string_view key = var.substr(0, eq), value = var.substr(eq + 1);
+      if (key == "RANK") info->rank = ParseInt(value);
+      if (key == "LOCAL_RANK") info->local_rank = ParseInt(value);
+      if (key == "WORLD_SIZE") info->world_size = ParseInt(value);
+    }
+    pos = end + 1;
+  }
+}
+
+std::vector<MapEntry> ReadExecutableMaps(int pid, const std::string& proc_root) {
+  std::vector<MapEntry> maps;
+  std::ifstream in(fmt::format("{}/{}/maps", proc_root, pid));
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4)
+      continue;
+    if (perms[2] != 'x' || path_at <= 0 || static_cast<size_t>(path_at) >= line.size()) continue;
+    std::string path = line.substr(static_cast<size_t>(path_at));
+    if (path.empty() || path[0] != '/') continue;
+    maps.push_back({start, end, offset, path});
+  }
+  return maps;
+}
+
+ProcessInfo ReadProcessInfo(int pid, const std::string& proc_root) {
+  ProcessInfo info;
+  info.pid = pid;
+  const std::string dir = fmt::format("{}/{}", proc_root, pid);
+  info.comm = ReadWhole(dir + "/comm");
+  while (!info.comm.empty() && info.comm.back() == '\n') info.comm.pop_back();
+  std::error_code ec;
+  info.exe = std::filesystem::read_symlink(dir + "/exe", ec).string();
+  const std::string cmdline = ReadWhole(dir + "/cmdline");
+  for (size_t pos = 0; pos < cmdline.size();) {
+    size_t end = cmdline.find('\0', pos);
+    if (end == std::string::npos) end = cmdline.size();
+    info.cmdline.push_back(cmdline.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  ParseRankEnvironment(ReadWhole(dir + "/environ"), &info);
+  const std::string stat = ReadWhole(dir + "/stat");
+  if (size_t close = stat.rfind(')'); close != std::string::npos) {
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    rest >> state >> info.ppid;
+  }
+  info.cgroup = ReadWhole(dir + "/cgroup");
+  while (!info.cgroup.empty() && info.cgroup.back() == '\n') info.cgroup.pop_back();
+  info.maps = ReadExecutableMaps(pid, proc_root);
+  return info;
+}
+
+nlohmann::json ProcessInfo::ToJson() const {
+  nlohmann::json j = {{"type", "process"},
+                      {"pid", pid},
+                      {"ppid", ppid},
+                      {"comm", comm},
+                      {"exe", exe},
+                      {"cmdline", cmdline},
+                      {"cgroup", cgroup},
+                      {"first_seen_ns", first_seen_ns},
+                      {"exited_ns", exited_ns}};
+  j["rank"] = rank ? nlohmann::json(*rank) : nlohmann::json();
+  j["local_rank"] = local_rank ? nlohmann::json(*local_rank) : nlohmann::json();
+  j["world_size"] = world_size ? nlohmann::json(*world_size) : nlohmann::json();
+  return j;
+}
+
+}  // namespace strata::recorder

@@ -1,0 +1,41 @@
+// What the recorder knows about one traced process, read from /proc while it runs: command, rank from
+// its environment (RANK / LOCAL_RANK / WORLD_SIZE, as torchrun and the lab set them), cgroups and its
+// memory map (for naming sampled addresses after the process has gone).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata::recorder {
+
+struct MapEntry {
+  uint64_t start = 0, end = 0, offset = 0;
+  std::string path;  // file-backed executable mappings only
+};
+
+struct ProcessInfo {
+  int pid = 0;
+  int ppid = 0;
+  std::string comm;
+  std::string exe;
+  std::vector<std::string> cmdline;
+  std::optional<int> rank, local_rank, world_size;
+  std::string cgroup;  // /proc/PID/cgroup as one line per hierarchy
+  std::vector<MapEntry> maps;
+  uint64_t first_seen_ns = 0, exited_ns = 0;
+
+  nlohmann::json ToJson() const;  // the "process" meta record (maps excluded)
+};
+
+// Reads what it can of /proc/PID (a vanished process leaves fields empty); `proc_root` for tests.
+ProcessInfo ReadProcessInfo(int pid, const std::string& proc_root = "/proc");
+// Executable file-backed mappings of /proc/PID/maps.
+std::vector<MapEntry> ReadExecutableMaps(int pid, const std::string& proc_root = "/proc");
+// RANK / LOCAL_RANK / WORLD_SIZE from a NUL-separated environment block.
+void ParseRankEnvironment(const std::string& environ, ProcessInfo* info);
+
+}  // namespace strata::recorder

@@ -1,0 +1,412 @@
+// The recording loop of `strata record` (see recorder.h): set-up in the order open → load → trace →
+// attach → release the command, then poll events, sample counters and flush until the command exits
+// (or every attached process has, or Ctrl-C), then name the sampled stacks and close the segment.
+#include "recorder/recorder.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "recorder/bpf_session.h"
+#include "recorder/command_launcher.h"
+#include "recorder/host/host_counters.h"
+#include "recorder/probe_catalog.h"
+#include "recorder/process_info.h"
+#include "recorder/stack_symbolizer.h"
+#include "segments/segment_writer.h"
+
+namespace strata::recorder {
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+void OnStopSignal(int signal) { g_stop_signal = signal; }
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool ProcessAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+std::string HostName() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// All mutable state of one recording, owned by Record().
+class Recording {
+ public:
+  explicit Recording(const RecordOptions& options) : options_(options) {}
+
+  int Run();
+
+ private:
+  void OnEvent(const void* data, size_t size);
+  void SeeProcess(int pid, int ppid, uint64_t ts);
+  void RefreshMaps();
+  void SampleCounters(uint64_t now);
+  void WriteFinalMeta();
+  void Note(const std::string& note);
+  std::vector<int> LivePids() const;
+
+  const RecordOptions& options_;
+  BpfSession session_;
+  segments::SegmentWriter writer_;
+  HostCounterSampler* counters_ = nullptr;
+  std::unique_ptr<HostCounterSampler> counters_owner_;
+  size_t counter_series_written_ = 0;
+  std::map<int, ProcessInfo> processes_;
+  std::set<std::pair<uint32_t, int32_t>> user_stacks_;  // (tgid, stack id) seen in samples
+  std::set<int32_t> kernel_stacks_;
+  std::vector<ProbePoint> probes_;
+  std::vector<std::string> notes_;
+  uint64_t events_ = 0;
+  uint64_t start_mono_ = 0;
+};
+
+void Recording::Note(const std::string& note) {
+  notes_.push_back(note);
+  if (!options_.quiet) std::fprintf(stderr, "strata record: %s\n", note.c_str());
+}
+
+void Recording::SeeProcess(int pid, int ppid, uint64_t ts) {
+  ProcessInfo info = ReadProcessInfo(pid);
+  auto& slot = processes_[pid];
+  if (slot.pid == 0) slot.first_seen_ns = ts;
+  info.first_seen_ns = slot.first_seen_ns;
+  if (info.ppid == 0) info.ppid = ppid;
+  if (info.maps.empty()) info.maps = std::move(slot.maps);  // the process is gone: keep what we had
+  if (info.comm.empty()) info.comm = slot.comm;
+  slot = std::move(info);
+  writer_.AppendMeta(slot.ToJson());
+}
+
+void Recording::OnEvent(const void* data, size_t size) {
+  if (size < sizeof(strata_event_header)) return;
+  ++events_;
+  const auto* h = static_cast<const strata_event_header*>(data);
+  switch (h->kind) {
+    case STRATA_EV_OFF_CPU: {
+      if (size < sizeof(strata_off_cpu_event)) return;
+      const auto* e = static_cast<const strata_off_cpu_event*>(data);
+      writer_.Append(segments::OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by,
+                                         e->ran_before, e->waker, h->cpu});
+      break;
+    }
+    case STRATA_EV_SAMPLE: {
+      if (size < sizeof(strata_sample_event)) return;
+      const auto* e = static_cast<const strata_sample_event*>(data);
+      writer_.Append(segments::SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
+      if (e->user_stack >= 0) user_stacks_.insert({h->tgid, e->user_stack});
+      if (e->kernel_stack >= 0) kernel_stacks_.insert(e->kernel_stack);
+      break;
+    }
+    case STRATA_EV_CALL: {
+      if (size < sizeof(strata_call_event)) return;
+      const auto* e = static_cast<const strata_call_event*>(data);
+      writer_.Append(segments::CallRow{h->tid, h->tgid, e->probe, e->start, h->ts});
+      break;
+    }
+    case STRATA_EV_GC: {
+      if (size < sizeof(strata_gc_event)) return;
+      const auto* e = static_cast<const strata_gc_event*>(data);
+      writer_.Append(segments::GcRow{h->tid, h->tgid, e->start, h->ts, e->generation, e->collected});
+      break;
+    }
+    case STRATA_EV_FORK:
+    case STRATA_EV_EXEC: {
+      if (size < sizeof(strata_process_event)) return;
+      const auto* e = static_cast<const strata_process_event*>(data);
+      SeeProcess(static_cast<int>(h->tgid), static_cast<int>(e->ppid), h->ts);
+      break;
+    }
+    case STRATA_EV_EXIT: {
+      auto it = processes_.find(static_cast<int>(h->tgid));
+      if (it != processes_.end()) {
+        it->second.exited_ns = h->ts;
+        writer_.AppendMeta(it->second.ToJson());
+      }
+      session_.Untrace(static_cast<int>(h->tgid));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+std::vector<int> Recording::LivePids() const {
+  std::vector<int> pids;
+  for (const auto& [pid, info] : processes_)
+    if (info.exited_ns == 0) pids.push_back(pid);
+  return pids;
+}
+
+void Recording::RefreshMaps() {
+  for (auto& [pid, info] : processes_) {
+    if (info.exited_ns != 0) continue;
+    auto maps = ReadExecutableMaps(pid);
+    if (!maps.empty()) info.maps = std::move(maps);
+  }
+}
+
+void Recording::SampleCounters(uint64_t now) {
+  if (!counters_) return;
+  counters_->SetPids(LivePids());
+  std::vector<CounterSample> samples;
+  counters_->Sample(now, &samples);
+  const auto& series = counters_->series();
+  for (; counter_series_written_ < series.size(); ++counter_series_written_) {
+    const CounterSeries& s = series[counter_series_written_];
+    writer_.AppendMeta({{"type", "series"},
+                        {"id", counter_series_written_},
+                        {"name", s.name},
+                        {"pid", s.pid},
+                        {"index", s.index},
+                        {"label", s.label},
+                        {"unit", s.unit},
+                        {"cumulative", s.cumulative}});
+  }
+  for (const CounterSample& s : samples) writer_.Append(segments::CounterRow{s.ts_ns, s.series, s.value});
+  for (const std::string& w : counters_->TakeWarnings()) Note(w);
+}
+
+void Recording::WriteFinalMeta() {
+  RefreshMaps();
+  for (const auto& [pid, info] : processes_) writer_.AppendMeta(info.ToJson());
+  for (const auto& [key, totals] : session_.CallTotals())
+    writer_.AppendMeta({{"type", "call_totals"},
+                        {"pid", key.first},
+                        {"probe", key.second},
+                        {"calls", totals.calls},
+                        {"total_ns", totals.total_ns}});
+  StackSymbolizer symbolizer;
+  for (const auto& [tgid, id] : user_stacks_) {
+    auto it = processes_.find(static_cast<int>(tgid));
+    const std::vector<MapEntry> no_maps;
+    nlohmann::json frames = nlohmann::json::array();
+    for (const Frame& f : symbolizer.User(it == processes_.end() ? no_maps : it->second.maps, session_.Stack(id)))
+      frames.push_back(f.ToJson());
+    writer_.AppendMeta({{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}});
+  }
+  for (int32_t id : kernel_stacks_) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const Frame& f : symbolizer.Kernel(session_.Stack(id))) frames.push_back(f.ToJson());
+    writer_.AppendMeta({{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}});
+  }
+  const BpfStats stats = session_.Stats();
+  writer_.AppendMeta({{"type", "stats"},
+                      {"events", events_},
+                      {"emitted", stats.emitted},
+                      {"dropped", stats.dropped},
+                      {"unmatched_returns", stats.no_start},
+                      {"stack_failures", stats.stack_failures},
+                      {"end_ns", NowNs(CLOCK_MONOTONIC)},
+                      {"notes", notes_}});
+  if (!options_.quiet)
+    std::fprintf(stderr, "strata record: %zu processes, %llu events (%llu dropped), written to %s (%.1f MB)\n",
+                 processes_.size(), static_cast<unsigned long long>(events_),
+                 static_cast<unsigned long long>(stats.dropped), writer_.path().c_str(),
+                 static_cast<double>(writer_.bytes_written()) / 1e6);
+}
+
+int Recording::Run() {
+  if (options_.command.empty() && options_.pids.empty()) {
+    std::fprintf(stderr, "strata record: give a command after -- or at least one --pid\n");
+    return 2;
+  }
+  for (int pid : options_.pids)
+    if (pid <= 0 || !ProcessAlive(pid)) {
+      std::fprintf(stderr, "strata record: no process with pid %d\n", pid);
+      return 2;
+    }
+  if (auto st = session_.Load(options_.follow_children); !st.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "strata record: cannot create %s: %s\n", options_.out_dir.c_str(), ec.message().c_str());
+    return 2;
+  }
+  start_mono_ = NowNs(CLOCK_MONOTONIC);
+  segments::FileHeader header;
+  header.created_unix_ns = static_cast<int64_t>(NowNs(CLOCK_REALTIME));
+  header.realtime_minus_monotonic_ns = header.created_unix_ns - static_cast<int64_t>(start_mono_);
+  const std::string path =
+      (std::filesystem::path(options_.out_dir) / fmt::format("record-{}-{}.sseg", HostName(), ::getpid())).string();
+  if (auto st = writer_.Open(path, header); !st.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
+    return 2;
+  }
+  session_.SetHandler([this](const void* data, size_t size) { OnEvent(data, size); });
+
+  CommandLauncher launcher;
+  if (!options_.command.empty()) {
+    auto child = launcher.Fork(options_.command);
+    if (!child.ok()) {
+      std::fprintf(stderr, "strata record: %s\n", child.error().c_str());
+      return 2;
+    }
+    processes_[child.value()].pid = child.value();
+    processes_[child.value()].first_seen_ns = start_mono_;
+    (void)session_.Trace(child.value());
+  }
+  for (int pid : options_.pids) {
+    if (auto st = session_.Trace(pid); !st.ok()) Note(st.message());
+    SeeProcess(pid, 0, start_mono_);
+  }
+  if (auto st = session_.AttachScheduling(); !st.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
+    launcher.Signal(SIGKILL);
+    return 2;
+  }
+  if (auto st = session_.AttachSampling(options_.sample_hz); !st.ok()) Note(st.message() + "; no CPU stack samples");
+
+  if (options_.probes) {
+    std::vector<std::string> probe_notes;
+    probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, options_.pids), DefaultProbeSpecs(), &probe_notes);
+    const size_t attached = session_.AttachProbes(probes_, &probe_notes);
+    for (const std::string& n : probe_notes) notes_.push_back(n);
+    for (size_t i = 0; i < probes_.size(); ++i)
+      writer_.AppendMeta({{"type", "probe"},
+                          {"id", i},
+                          {"symbol", probes_[i].symbol},
+                          {"op", probes_[i].op},
+                          {"kind", ProbeKindName(probes_[i].kind)},
+                          {"library", probes_[i].library},
+                          {"emit", probes_[i].emit}});
+    if (!options_.quiet)
+      std::fprintf(stderr, "strata record: %zu probe points attached (collectives, CUDA)\n", attached);
+  }
+  if (options_.python_gc) {
+    std::set<std::string> pythons(options_.pythons.begin(), options_.pythons.end());
+    std::error_code e2;
+    if (auto p = std::filesystem::canonical("/usr/bin/python3", e2); !e2) pythons.insert(p.string());
+    for (int pid : options_.pids)
+      if (auto p = std::filesystem::canonical(fmt::format("/proc/{}/exe", pid), e2);
+          !e2 && p.filename().string().rfind("python", 0) == 0)
+        pythons.insert(p.string());
+    size_t gc_probes = 0;
+    for (const std::string& python : pythons) {
+      if (auto st = session_.AttachPythonGc(python); st.ok())
+        ++gc_probes;
+      else
+        Note(st.message());
+    }
+    if (gc_probes == 0) Note("no Python GC probes attached: GC pauses will not be recorded");
+  }
+  if (options_.counter_hz > 0) {
+    counters_owner_ = std::make_unique<HostCounterSampler>(HostCounterSampler::Options{});
+    counters_ = counters_owner_.get();
+  }
+
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+
+  if (!options_.command.empty()) {
+    if (auto st = launcher.Release(); !st.ok()) {
+      std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
+      (void)writer_.Close();
+      std::filesystem::remove(path, ec);
+      return 2;
+    }
+    if (!options_.quiet)
+      std::fprintf(stderr, "strata record: recording %s (pid %d)\n", options_.command[0].c_str(), launcher.pid());
+  }
+
+  const auto counter_period = std::chrono::nanoseconds(
+      options_.counter_hz > 0 ? static_cast<int64_t>(1e9 / options_.counter_hz) : int64_t{1'000'000'000});
+  auto next_counters = std::chrono::steady_clock::now();
+  auto next_flush = next_counters + std::chrono::seconds(1);
+  auto next_maps = next_counters + std::chrono::seconds(2);
+  std::chrono::steady_clock::time_point stop_deadline{};
+  int exit_code = 0;
+  bool stopping_announced = false;
+  while (true) {
+    session_.Poll(50);
+    const auto now = std::chrono::steady_clock::now();
+    if (counters_ && now >= next_counters) {
+      SampleCounters(NowNs(CLOCK_MONOTONIC));
+      next_counters += counter_period;
+      if (next_counters < now) next_counters = now + counter_period;
+    }
+    if (now >= next_maps) {
+      RefreshMaps();
+      next_maps = now + std::chrono::seconds(2);
+    }
+    if (now >= next_flush) {
+      if (auto st = writer_.Flush(); !st.ok()) {
+        std::fprintf(stderr, "strata record: %s; stopping\n", st.message().c_str());
+        break;
+      }
+      next_flush = now + std::chrono::seconds(1);
+    }
+    if (!options_.command.empty()) {
+      if (launcher.Exited(&exit_code)) break;
+      if (g_stop_signal != 0) {
+        if (!stopping_announced) {
+          // Ctrl-C reaches the whole foreground group (the command too); a SIGTERM sent to us alone is
+          // passed on. Either way, give the command time to finish cleanly before stopping.
+          if (g_stop_signal == SIGTERM) launcher.Signal(SIGTERM);
+          if (!options_.quiet) std::fprintf(stderr, "strata record: stopping; waiting for the command to exit\n");
+          stop_deadline = now + std::chrono::seconds(15);
+          stopping_announced = true;
+        } else if (now >= stop_deadline) {
+          Note("the command did not exit within 15 s of the stop signal; recording stopped while it runs");
+          exit_code = 130;
+          break;
+        }
+      }
+    } else {
+      if (g_stop_signal != 0) break;
+      bool any_alive = false;
+      for (int pid : options_.pids) any_alive = any_alive || ProcessAlive(pid);
+      if (!any_alive) {
+        Note("every attached process has exited");
+        break;
+      }
+    }
+  }
+  while (session_.Poll(0) > 0) {
+  }
+  if (counters_) SampleCounters(NowNs(CLOCK_MONOTONIC));
+  writer_.AppendMeta({{"type", "recording"},
+                      {"host", HostName()},
+                      {"command", options_.command},
+                      {"pids", options_.pids},
+                      {"start_ns", start_mono_},
+                      {"sample_hz", options_.sample_hz},
+                      {"counter_hz", options_.counter_hz},
+                      {"recorder_pid", ::getpid()}});
+  WriteFinalMeta();
+  if (auto st = writer_.Close(); !st.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
+    return 2;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int Record(const RecordOptions& options) {
+  Recording recording(options);
+  return recording.Run();
+}
+
+}  // namespace strata::recorder

@@ -1,0 +1,31 @@
+// `strata record`: runs a command (following the processes it starts) or attaches to running processes,
+// records scheduling, CPU stacks, collective and CUDA calls, Python GC and host counters, and writes one
+// segment file (segments/segment_format.h) into the output directory. Invariants: the segment is flushed
+// at least once a second, so a killed recorder loses at most the last second; every failure to attach a
+// probe is written down in the recording's notes instead of stopping the recording.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::recorder {
+
+struct RecordOptions {
+  std::string out_dir = "strata-record";
+  std::vector<int> pids;             // attach to these running processes
+  std::vector<std::string> command;  // or run this command
+  unsigned sample_hz = 49;           // CPU stack sampling (0 = off)
+  double counter_hz = 10;            // host counters (0 = off)
+  bool probes = true;                // collective and CUDA uprobes
+  bool python_gc = true;             // USDT python:gc__start/gc__done
+  bool follow_children = true;
+  std::vector<std::string> libraries;  // extra libraries (files or directories) to search for probe points
+  std::vector<std::string> pythons;    // extra python binaries for the GC probes
+  bool quiet = false;
+};
+
+// Runs the recording to completion. Returns the process exit code: the command's exit code in launch
+// mode, 0 in attach mode, 2 when recording could not start (the message is on stderr).
+int Record(const RecordOptions& options);
+
+}  // namespace strata::recorder

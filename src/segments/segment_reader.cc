@@ -1,0 +1,150 @@
+// Segment reader: validates each block (magic, table, sizes, crc32), decompresses it and decodes its
+// columns; stops at the first damaged block and says where.
+#include "segments/segment_reader.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "segments/column_codec.h"
+
+namespace strata::segments {
+namespace {
+
+template <typename T>
+T Get(std::string_view bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+// Decodes one block's raw bytes into `out`; returns an empty string or what is wrong with it.
+std::string DecodeBlock(Table table, uint32_t rows, const std::string& raw, SegmentData* out) {
+  if (table == Table::kMeta) {
+    size_t offset = 0;
+    for (uint32_t i = 0; i < rows; ++i) {
+      if (raw.size() - offset < 4) return "meta record length past the block's end";
+      const uint32_t length = Get<uint32_t>(raw, offset);
+      offset += 4;
+      if (raw.size() - offset < length) return "meta record past the block's end";
+      auto record = nlohmann::json::parse(raw.data() + offset, raw.data() + offset + length, nullptr, false);
+      if (record.is_discarded() || !record.is_object()) return "meta record is not a JSON object";
+      out->meta.push_back(std::move(record));
+      offset += length;
+    }
+    return offset == raw.size() ? "" : "bytes left after the meta records";
+  }
+  const size_t width = RowWidth(table);
+  if (width == 0 || raw.size() != static_cast<size_t>(rows) * width)
+    return fmt::format("{} rows of {} bytes do not fill {} bytes", rows, width, raw.size());
+  switch (table) {
+    case Table::kOffCpu:
+      DecodeColumns(raw.data(), rows, kOffCpuMembers, &out->off_cpu);
+      break;
+    case Table::kSample:
+      DecodeColumns(raw.data(), rows, kSampleMembers, &out->samples);
+      break;
+    case Table::kCall:
+      DecodeColumns(raw.data(), rows, kCallMembers, &out->calls);
+      break;
+    case Table::kGc:
+      DecodeColumns(raw.data(), rows, kGcMembers, &out->gcs);
+      break;
+    case Table::kCounter:
+      DecodeColumns(raw.data(), rows, kCounterMembers, &out->counters);
+      break;
+    case Table::kMeta:
+      break;
+  }
+  return "";
+}
+
+bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint16_t>(Table::kCounter); }
+
+}  // namespace
+
+bool LooksLikeSegment(std::string_view head) { return head.substr(0, kFileMagic.size()) == kFileMagic; }
+
+Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name) {
+  if (bytes.size() < kFileHeaderSize || !LooksLikeSegment(bytes))
+    return Status::Error(name + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
+  SegmentData data;
+  data.path = name;
+  data.header.version = Get<uint32_t>(bytes, 8);
+  const uint32_t header_size = Get<uint32_t>(bytes, 12);
+  if (data.header.version == 0 || data.header.version > kFormatVersion)
+    return Status::Error(fmt::format("{}: segment format version {} is not supported (this strata reads up to {})",
+                                     name, data.header.version, kFormatVersion));
+  if (header_size < kFileHeaderSize || header_size > bytes.size())
+    return Status::Error(fmt::format("{}: bad segment header size {}", name, header_size));
+  data.header.created_unix_ns = Get<int64_t>(bytes, 16);
+  data.header.realtime_minus_monotonic_ns = Get<int64_t>(bytes, 24);
+
+  size_t offset = header_size;
+  std::string raw;
+  while (offset < bytes.size()) {
+    auto stop = [&](const std::string& why) {
+      data.problems.push_back(
+          fmt::format("block at byte {}: {}; {} blocks before it were read", offset, why, data.blocks));
+    };
+    if (bytes.size() - offset < kBlockHeaderSize) {
+      stop("truncated block header (the recorder was stopped while writing)");
+      break;
+    }
+    const uint32_t magic = Get<uint32_t>(bytes, offset);
+    const uint16_t table = Get<uint16_t>(bytes, offset + 4);
+    const uint32_t rows = Get<uint32_t>(bytes, offset + 8);
+    const uint32_t raw_size = Get<uint32_t>(bytes, offset + 12);
+    const uint32_t compressed_size = Get<uint32_t>(bytes, offset + 16);
+    const uint32_t crc = Get<uint32_t>(bytes, offset + 20);
+    if (magic != kBlockMagic) {
+      stop("no block marker");
+      break;
+    }
+    if (!KnownTable(table)) {
+      stop(fmt::format("unknown table {}", table));
+      break;
+    }
+    if (raw_size > kMaxBlockRawSize) {
+      stop(fmt::format("block of {} bytes is larger than the format allows", raw_size));
+      break;
+    }
+    if (bytes.size() - offset - kBlockHeaderSize < compressed_size) {
+      stop("truncated block (the recorder was stopped while writing)");
+      break;
+    }
+    const char* payload = bytes.data() + offset + kBlockHeaderSize;
+    if (crc32(0, reinterpret_cast<const Bytef*>(payload), compressed_size) != crc) {
+      stop("checksum mismatch");
+      break;
+    }
+    raw.assign(raw_size, '\0');
+    const size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, compressed_size);
+    if (ZSTD_isError(got) || got != raw_size) {
+      stop("cannot decompress");
+      break;
+    }
+    if (std::string why = DecodeBlock(static_cast<Table>(table), rows, raw, &data); !why.empty()) {
+      stop(why);
+      break;
+    }
+    ++data.blocks;
+    offset += kBlockHeaderSize + compressed_size;
+  }
+  return data;
+}
+
+Expected<SegmentData> ReadSegment(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return Status::Error("cannot read " + path);
+  return ParseSegment(content.view(), path);
+}
+
+}  // namespace strata::segments

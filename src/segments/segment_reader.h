@@ -1,0 +1,22 @@
+// Reads a segment file (segment_format.h) written by `strata record`. A file that is not a segment, or
+// of a newer format version, is an error naming the file; damage after the header (a torn last block of
+// a killed recorder, a bad checksum) keeps every complete block before it and is described in
+// SegmentData::problems with its byte offset.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "segments/segment_tables.h"
+
+namespace strata::segments {
+
+// True when `head` (the first bytes of a file) starts with the segment magic.
+bool LooksLikeSegment(std::string_view head);
+
+Expected<SegmentData> ReadSegment(const std::string& path);
+// Same, from bytes in memory (`name` is used in messages); for tests and fuzzing.
+Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name);
+
+}  // namespace strata::segments
