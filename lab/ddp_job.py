@@ -17,6 +17,24 @@ Faults (each a real mechanism, on --fault-rank only):
                              then gc.collect() between forward and backward (real GC traversal time)
   intermittent_slow_compute  slow_compute only in steps whose ProfilerStep number is a multiple of --every
   none                       clean run
+From outside the rank's code (lab/injectors/, root except cpu_contention; see each module for the mechanism
+and what was measured with it):
+  cpu_contention             busy processes pinned to the rank's core (1 + round(magnitude/0.3) of them)
+  cpu_throttling             the rank in a cgroup with a CPU quota (--quota, --period-us; v1 or v2)
+  memory_pressure            the rank in a cgroup whose memory limit sits below its working set: a
+                             memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again
+  slow_communication         ranks in network namespaces joined by a bridge, every link shaped to --link-mbit
+                             with tbf, the rank's link to a lower rate
+  network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink)
+  intermittent_cpu_contention, intermittent_cpu_throttling, intermittent_network_contention
+                             the same, switched on only in steps whose number is a multiple of --every
+The fault rank switches these on and off itself at step boundaries (signals to helpers, cgroup knob writes,
+tc): off in unrecorded iterations 1-2 (the baseline), on from iteration 3; the truth's injected_ms is then
+the measured effect (the rank's lateness at the gradient all_reduce, or the all_reduce's transfer time for
+the network faults) minus its baseline. --host-ms gives every rank real CPU work per step, which the CPU faults
+need to have something to slow down. Everything the launcher changes on the machine (namespaces, veths,
+qdiscs, cgroups, helper processes; names start with strata-lab-<launcher pid>-) is undone on exit, on
+SIGINT/SIGTERM/SIGHUP and on failure; lab/cleanup.py removes what a SIGKILLed launcher left.
 
 --magnitude is the injected time per affected step as a fraction of the emulated device time per step
 (layers x 3 x --layer-ms, 36 ms by default, about 80 % of the clean step). Each fault is sized at start-up and
@@ -33,10 +51,12 @@ session (autogroup) of its own with that niceness.
 
 Output in --out DIR: rank-<r>.json.gz (the profiler's chrome trace of the active steps, gzip level 9, exactly
 as the profiler wrote it) and truth.json:
-  {"fault": "slow_compute"|"dataloader_stall"|"gc_pause"|"none", "rank": r|null,
+  {"fault": cause class (DESIGN.md's vocabulary) or "none", "rank": r|null,
    "steps": [ProfilerStep numbers affected], "magnitude": x, "mechanism": "...",
    "world_size": n, "injected_ms": median measured injected time per affected step,
    "injected_ms_by_step": {"<ProfilerStep number>": measured injected time}}
+  plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
+  "effect_metric", "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics.
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
 
@@ -54,9 +74,14 @@ import sys
 import tempfile
 import time
 
-FAULTS = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
+import injectors  # noqa: E402  (lab/injectors, beside this file)
+from injectors import EXTERNAL, FAULT_ON_FROM_ITER  # noqa: E402
+
+IN_RANK = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
+FAULTS = IN_RANK + tuple(EXTERNAL)
 CAUSE = {"none": "none", "slow_compute": "slow_compute", "dataloader_stall": "dataloader_stall",
          "gc_pause": "gc_pause", "intermittent_slow_compute": "slow_compute"}
+CAUSE.update({name: cls.cause for name, cls in EXTERNAL.items()})
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
 
@@ -77,12 +102,31 @@ def parse_args(argv=None):
     ap.add_argument("--batch", type=int, default=16, help="per-rank batch size (default 16)")
     ap.add_argument("--layer-ms", type=float, default=3.0,
                     help="emulated device time per layer in forward; backward waits twice that (default 3)")
+    ap.add_argument("--host-ms", type=float, default=0.0,
+                    help="real CPU work per step on every rank (matmul blocks before each layer's device wait), "
+                         "like a GPU job's host-side launch work (default 0)")
+    ap.add_argument("--table-mb", type=float, default=None,
+                    help="a memory-mapped lookup table of this size on every rank, a quarter of it read each step "
+                         "(default 64 for memory_pressure, else 0)")
     ap.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
                     help="interpreter with torch for the ranks (default /usr/bin/python3)")
     ap.add_argument("--nice", type=int, default=0,
                     help="niceness of the ranks; negative (root) keeps other load on the machine from adding "
                          "noise (default 0)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before the job is killed (default 600)")
+    ap.add_argument("--netns", action="store_true",
+                    help="each rank in a network namespace of its own, joined by veth to a bridge (root; implied "
+                         "by the network faults)")
+    ap.add_argument("--link-mbit", type=int, default=1000,
+                    help="with --netns: every link shaped like a NIC of this rate, 0 = not shaped (default 1000)")
+    ap.add_argument("--quota", type=float, default=None,
+                    help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3)")
+    ap.add_argument("--period-us", type=int, default=20000, help="cpu_throttling: CFS period (default 20000)")
+    ap.add_argument("--mem-headroom-mb", type=float, default=8,
+                    help="memory_pressure: limit = anonymous memory + this + --mem-keep x mapped files (default 8)")
+    ap.add_argument("--mem-keep", type=float, default=None,
+                    help="memory_pressure: fraction of the rank's mapped file pages that fit under the limit "
+                         "(default 0.5 x 0.3 / magnitude, at most 0.9)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if not 2 <= a.ranks <= 8:
@@ -97,6 +141,14 @@ def parse_args(argv=None):
         ap.error("--magnitude must be in (0, 5]")
     if a.every < 1:
         ap.error("--every must be >= 1")
+    if a.fault in injectors.NETWORK:
+        a.netns = True
+    if a.table_mb is None:
+        a.table_mb = 64.0 if a.fault == "memory_pressure" else 0.0
+    if a.quota is None:
+        a.quota = min(0.9, 0.09 / a.magnitude)
+    if a.mem_keep is None:
+        a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a
 
 
@@ -141,7 +193,7 @@ def worker(a):
     def affected(label):
         if not faulty:
             return False
-        if a.fault == "intermittent_slow_compute":
+        if a.fault.startswith("intermittent_"):
             return label % a.every == 0
         return True
 
@@ -199,6 +251,51 @@ def worker(a):
                 x = torch.tanh(x @ w)
         extra["x"] = x
 
+    # Host work (--host-ms): real CPU compute on every rank, the same on all, before each layer's device wait,
+    # like the host-side work (kernel launches, Python) of a GPU job. Faults from outside that take CPU away
+    # from a rank (cpu_contention, cpu_throttling, memory_pressure) stretch it.
+    host = {"reps": 0, "w": None, "x": None}
+
+    def host_work():
+        x = host["x"]
+        with torch.no_grad():
+            for _ in range(host["reps"]):
+                x = torch.tanh(x @ host["w"])
+
+    # A memory-mapped lookup table (--table-mb, every rank its own file), like an embedding table or a
+    # memory-mapped dataset: each step the forward gathers one row per page from a quarter of it, so every page
+    # is read every 4 steps. Its page cache is dropped after writing (for this file only), so the pages are
+    # charged to the rank's memory cgroup when it reads them: under memory_pressure the kernel reclaims them
+    # and the rank faults them in again from disk.
+    table = {"t": None, "chunk": 0, "stride": 1}
+    if a.table_mb > 0:
+        tpath = os.path.join(stats_dir, f"table-{rank}.bin")
+        n_rows = int(a.table_mb * 2**20) // (4 * a.width)
+        with open(tpath, "wb") as f:
+            block = os.urandom(4096 * a.width * 4)
+            left = n_rows * a.width * 4
+            while left > 0:
+                f.write(block[:min(left, len(block))])
+                left -= len(block)
+            f.flush()
+            os.fsync(f.fileno())
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        table["t"] = torch.from_file(tpath, shared=True, size=n_rows * a.width,
+                                     dtype=torch.int32).view(n_rows, a.width)
+        table["stride"] = max(1, 4096 // (4 * a.width))
+        table["chunk"] = n_rows // 4
+        table["rows"] = [torch.arange(k * table["chunk"], (k + 1) * table["chunk"], table["stride"])
+                         for k in range(4)]
+        for k in range(4):  # read it all once: the warm working set
+            table["t"].index_select(0, table["rows"][k]).sum()
+        table["k"] = 0
+
+    def table_lookup():
+        with record_function("lab::table_lookup"):
+            rows = table["t"].index_select(0, table["rows"][table["k"] % 4])
+            table["k"] += 1
+            return rows.sum()
+
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -207,8 +304,14 @@ def worker(a):
             self.inject = False
 
         def forward(self, x):
+            if table["t"] is not None:
+                table_lookup()
             for i, layer in enumerate(self.layers):
-                x = DeviceWait.apply(torch.relu(layer(x)))
+                x = torch.relu(layer(x))
+                if host["reps"]:
+                    with record_function("lab::host_work"):
+                        host_work()
+                x = DeviceWait.apply(x)
                 if i == len(self.layers) // 2 - 1 and self.inject:
                     t0 = time.perf_counter()
                     extra_compute()
@@ -269,6 +372,19 @@ def worker(a):
             resize(hi)
 
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    if a.host_ms > 0:  # every rank measures the cost of one block; all use the mean, so all do the same work
+        g = torch.Generator().manual_seed(a.seed + 2)
+        host["w"] = torch.randn(a.width, a.width, generator=g) / a.width ** 0.5
+        host["x"] = torch.randn(a.batch, a.width, generator=g)
+        host["reps"] = 20
+        times = []
+        for _ in range(25):
+            t0 = time.perf_counter()
+            host_work()
+            times.append((time.perf_counter() - t0) / host["reps"])
+        unit = torch.tensor([statistics.median(times[5:])], dtype=torch.float64)
+        dist.all_reduce(unit)
+        host["reps"] = max(1, round(a.host_ms / 1000.0 / a.layers / (unit.item() / world)))
     torch.manual_seed(a.seed)
     net = Net()
     ddp = DDP(net)  # the model is under DDP's 1 MB first bucket: one gradient all_reduce per step
@@ -281,18 +397,69 @@ def worker(a):
             p.append(q)
             q.append(p)
 
+    # Arrival at the gradient all_reduce: when the last gradient (the first layer's, computed last) is ready.
+    # All ranks run on this machine, so their monotonic clocks agree and the launcher compares arrivals.
+    marks = {"ready": 0.0}
+
+    def grad_ready(g):
+        marks["ready"] = time.monotonic()
+
+    for prm in net.layers[0].parameters():
+        prm.register_hook(grad_ready)
+
+    # Faults injected from outside (lab/injectors): the fault rank switches them on and off at step boundaries.
+    toggle = json.loads(os.environ["LAB_TOGGLE"]) if faulty and os.environ.get("LAB_TOGGLE") else None
+    fault_state = {"on": None}
+
+    def run_actions(actions):
+        for act in actions:
+            if act[0] == "signal":
+                os.kill(int(act[1]), int(act[2]))
+            elif act[0] == "write":
+                with open(act[1], "w") as f:
+                    f.write(act[2])
+            elif act[0] == "run":
+                subprocess.run(act[1], check=True, stdin=subprocess.DEVNULL, capture_output=True)
+            elif act[0] == "memlimit":  # [.., group dir, cgroup version, headroom bytes, kept file fraction]
+                gdir, version, headroom, keep = act[1:]
+                st = {}
+                with open(os.path.join(gdir, "memory.stat")) as f:
+                    for line in f:
+                        k, v = line.split()
+                        st[k] = int(v)
+                with open(os.path.join(gdir, "memory.current" if version == 2 else "memory.usage_in_bytes")) as f:
+                    usage = int(f.read())
+                anon = st["anon"] if version == 2 else st["rss"]
+                file_b = st["file"] if version == 2 else st["cache"]
+                limit = int(usage - (1 - keep) * file_b + headroom)
+                with open(os.path.join(gdir, "memory.max" if version == 2 else "memory.limit_in_bytes"), "w") as f:
+                    f.write(str(limit))
+                fault_state["memlimit"] = {"limit_bytes": limit, "usage_bytes": usage, "anon_bytes": anon,
+                                           "file_bytes": file_b}
+
+    def switch(on):
+        if toggle is not None and fault_state["on"] != on:
+            run_actions(toggle["on" if on else "off"])
+            fault_state["on"] = on
+
     tmp_json = os.path.join(stats_dir, f"trace-{rank}.json")
-    steps_seen = []  # (ProfilerStep number, recorded?, affected?, injected ms, wall ms)
+    steps_seen = []  # per iteration: ProfilerStep number, recorded?, affected?, injected ms, timings
     schedule = torch.profiler.schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=a.steps)
+    batches = iter(loader)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
                                 on_trace_ready=lambda p: p.export_chrome_trace(tmp_json)) as prof:
         t_step = time.perf_counter()
-        for x, y in loader:
+        for it in range(iters):
             # the ProfilerStep this iteration runs in, as the profiler named it (1.13 lags the count by one)
             label = int(prof.step_rec_fn.name.rsplit("#", 1)[1]) if prof.step_rec_fn else prof.step_num
             recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
-            # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
-            hit = affected(label) or (faulty and not recording)
+            if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
+                hit = affected(label) if recording else it >= FAULT_ON_FROM_ITER
+                switch(hit)
+            else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
+                hit = affected(label) or (faulty and not recording)
+            t0, cpu0 = time.monotonic(), time.process_time()
+            x, y = next(batches)
             net.inject = hit and compute_fault
             if not hit:
                 injected["s"] = 0.0  # the data of this step may already have been fetched (stall counted)
@@ -305,11 +472,14 @@ def worker(a):
                 injected["s"] += time.perf_counter() - t0
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            t_bwd = time.monotonic()
             opt.step()
             avg_loss = loss.detach().clone()
             dist.all_reduce(avg_loss)  # the loss averaged over ranks, for logging: a second, blocking collective
             now = time.perf_counter()
-            steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3))
+            steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
+                               {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
+                                "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3}))
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])
@@ -328,6 +498,7 @@ def worker(a):
             t_step = now
             prof.step()
 
+    switch(False)
     mechanism = "nothing injected (clean run)"
     if compute_fault:
         when = (f"in ProfilerSteps whose number is a multiple of {a.every} (and in the unrecorded warm-up steps)"
@@ -348,8 +519,9 @@ def worker(a):
     os.remove(tmp_json)
     with open(os.path.join(stats_dir, f"stats-{rank}.json"), "w") as f:
         json.dump({"rank": rank, "cpu": core, "faulty": faulty, "mechanism": mechanism,
-                   "steps": [{"step": s, "recorded": r, "affected": h, "injected_ms": i, "wall_ms": w}
-                             for s, r, h, i, w in steps_seen]}, f)
+                   "memlimit": fault_state.get("memlimit"),
+                   "steps": [dict({"step": s, "recorded": r, "affected": h, "injected_ms": i, "wall_ms": w}, **t)
+                             for s, r, h, i, w, t in steps_seen]}, f)
     dist.barrier()
     dist.destroy_process_group()
     return 0
@@ -362,15 +534,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def die_with_parent():
-    """Runs in the child before exec: SIGKILL it if the launcher dies, so no rank is left behind."""
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
 
 
 def stop_all(procs, grace=5.0):
@@ -399,34 +562,59 @@ def format_truth(truth):
     return "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in truth.items()) + "\n}\n"
 
 
+class Interrupted(Exception):
+    pass
+
+
 def launch(a, argv):
     os.makedirs(a.out, exist_ok=True)
     for name in os.listdir(a.out):  # outputs of an earlier run in the same folder
         if name == "truth.json" or (name.startswith("rank-") and name.endswith(".json.gz")):
             os.remove(os.path.join(a.out, name))
     cores = sorted(os.sched_getaffinity(0))
-    work = tempfile.mkdtemp(prefix="strata-lab-")
-    port = free_port()
+    work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
+    ctx = injectors.Context(a, work, cores)
     procs, logs = [], []
 
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
+    def on_signal(signum, frame):
+        raise Interrupted(signal.Signals(signum).name)
 
-    old_term = signal.signal(signal.SIGTERM, on_term)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     failed = None
+    stats = None
     try:
+        # Everything the run changes on the machine is pushed on ctx.undo as it is made, and undone below.
+        ctx.topology = injectors.Topology(ctx) if a.netns else None
+        if ctx.topology:
+            ctx.topology.setup()
+        inj = injectors.EXTERNAL[a.fault](ctx) if a.fault in injectors.EXTERNAL else None
+        if inj is not None:
+            inj.setup()
+        port = 29500 if ctx.topology else free_port()
         for r in range(a.ranks):
             env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(a.ranks),
                        LOCAL_WORLD_SIZE=str(a.ranks), GROUP_RANK="0", ROLE_RANK=str(r),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
-                       MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", LAB_CPU=str(cores[r % len(cores)]),
+                       MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", LAB_CPU=str(ctx.core_of(r)),
                        LAB_STATS_DIR=work)
             env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+            prefix = []
+            if ctx.topology:
+                env.update(ctx.topology.rank_env(r))
+                prefix = ctx.topology.rank_prefix(r)
+            if inj is not None:
+                env.update(inj.rank_env(r))
+                prefix = prefix + inj.rank_prefix(r)
+                if r == a.fault_rank and inj.toggle() is not None:
+                    env["LAB_TOGGLE"] = json.dumps(inj.toggle())
             log = open(os.path.join(work, f"rank-{r}.log"), "wb")
             logs.append(log)
-            procs.append(subprocess.Popen([a.python, os.path.abspath(__file__), "--worker"] + argv, env=env,
-                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                          preexec_fn=die_with_parent, start_new_session=bool(a.nice)))
+            procs.append(subprocess.Popen(prefix + [a.python, os.path.abspath(__file__), "--worker"] + argv,
+                                          env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          preexec_fn=injectors.base.die_with_parent,
+                                          start_new_session=bool(a.nice)))
+            if inj is not None:
+                inj.after_spawn(r, procs[-1].pid)
         deadline = time.monotonic() + a.timeout
         while True:
             codes = [p.poll() for p in procs]
@@ -440,17 +628,46 @@ def launch(a, argv):
                 failed = (None, f"timeout after {a.timeout:.0f} s")
                 break
             time.sleep(0.05)
-    except KeyboardInterrupt:
+        if failed is None:
+            stats = []
+            for r in range(a.ranks):
+                with open(os.path.join(work, f"stats-{r}.json")) as f:
+                    stats.append(json.load(f))
+            effect = inj.measure(stats) if inj is not None else None
+            mech = inj.mechanism() if inj is not None else None
+            if ctx.topology:
+                mech = (mech + "; " if mech else "") + ctx.topology.describe()
+    except (Interrupted, KeyboardInterrupt) as e:
         stop_all(procs)
-        print("ddp_job: interrupted; all ranks stopped", file=sys.stderr)
+        for log in logs:
+            log.close()
+        left = ctx.undo.run()
+        print(f"ddp_job: interrupted ({e or 'SIGINT'}); all ranks stopped, "
+              + ("the machine restored" if not left else f"COULD NOT UNDO: {left}"), file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
         return 130
+    except Exception as e:
+        stop_all(procs)
+        for log in logs:
+            log.close()
+        left = ctx.undo.run()
+        print(f"ddp_job: {e}" + (f"\nddp_job: COULD NOT UNDO: {left}" if left else ""), file=sys.stderr)
+        for i in range(len(procs)):
+            print(f"--- rank {i} (last lines) ---\n{tail(os.path.join(work, f'rank-{i}.log'), 10)}",
+                  file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the undo
         if failed is not None:
             stop_all(procs)
         for log in logs:
             log.close()
-        signal.signal(signal.SIGTERM, old_term)
+        left = ctx.undo.run()
+        if left:
+            print(f"ddp_job: COULD NOT UNDO: {left} (lab/cleanup.py removes leftovers)", file=sys.stderr)
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
     if failed is not None:
         r, why = failed
@@ -466,11 +683,6 @@ def launch(a, argv):
                   file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
         return 1
-
-    stats = []
-    for r in range(a.ranks):
-        with open(os.path.join(work, f"stats-{r}.json")) as f:
-            stats.append(json.load(f))
     shutil.rmtree(work, ignore_errors=True)
 
     recorded = [s["step"] for s in stats[0]["steps"] if s["recorded"]]
@@ -481,21 +693,28 @@ def launch(a, argv):
         "rank": fr,
         "steps": [s["step"] for s in hit],
         "magnitude": a.magnitude if fr is not None else 0.0,
-        "mechanism": stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)",
+        "mechanism": mech or (stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)"),
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
         "injected_ms_by_step": {str(s["step"]): round(s["injected_ms"], 3) for s in hit},
     }
+    if effect is not None:
+        truth.update(effect)  # measured from outside: the effect on the rank's timing
+    if a.fault != "none" and a.fault != CAUSE[a.fault]:
+        truth["injector"] = a.fault
     with open(os.path.join(a.out, "truth.json"), "w") as f:
         f.write(format_truth(truth))
 
     print(f"ddp_job: {a.ranks} ranks, ProfilerSteps {recorded[0]}..{recorded[-1]} recorded in {a.out}")
     for s in stats:
         rec = [x["wall_ms"] for x in s["steps"] if x["recorded"]]
-        print(f"  rank {s['rank']} (cpu {s['cpu']}): step wall median {statistics.median(rec):.1f} ms"
+        cpu = [x["cpu_ms"] for x in s["steps"] if x["recorded"]]
+        print(f"  rank {s['rank']} (cpu {s['cpu']}): step wall median {statistics.median(rec):.1f} ms, "
+              f"process cpu {statistics.median(cpu):.1f} ms"
               + (f"  <- {truth['fault']}, injected ms per step (warm-up | recorded): "
                  + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if not x["recorded"]) + " | "
-                 + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if x["recorded"]) if s["faulty"] else ""))
+                 + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if x["recorded"])
+                 if s["faulty"] and inj is None else ""))
     print(f"  truth: {json.dumps(truth)}")
     return 0
 

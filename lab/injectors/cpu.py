@@ -1,0 +1,80 @@
+"""CPU faults from outside the rank: a competing busy process on its core, or a cgroup CPU quota."""
+import os
+import signal
+
+from .base import Injector, start_helper, need_root
+from .cgroup import Cgroups
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class CpuContention(Injector):
+    """Busy processes (spinning, no sleep) pinned to the fault rank's core, with the ranks' niceness and a
+    session (autogroup) of their own like the ranks, so the scheduler splits the core between them. The rank
+    stops/continues them (SIGSTOP/SIGCONT) at step boundaries. --magnitude sets how many: 1 + round(magnitude /
+    0.3) (two at the lab's default 0.3).
+
+    A rank that needs less than its fair share of the core (the lab's ranks mostly wait for the emulated device)
+    is hardly slowed by one spinner: the scheduler runs it as soon as it wakes. Two or more spinners (each in
+    an autogroup of its own) push its share below its demand; give the ranks real host work (--host-ms 10)
+    so there is CPU demand to stretch. Measured here (2 ranks, --host-ms 10): 1 spinner about +0 ms per step,
+    2 spinners about +11 ms (single steps 0-21 ms), 5 spinners about +16 ms (1-39 ms)."""
+
+    cause = "cpu_contention"
+    needs_root = False
+
+    def setup(self):
+        self.core = self.ctx.core_of(self.a.fault_rank)
+        self.n = 1 + max(1, round(self.a.magnitude / 0.3))
+        self.procs = [start_helper(self.ctx, [self.ctx.helper_python, os.path.join(HERE, "helpers.py"), "spin",
+                                              f"{self.ctx.prefix}-spin{i}", str(self.core), str(self.a.nice)],
+                                   f"spin{i}") for i in range(self.n)]
+        for p in self.procs:
+            os.kill(p.pid, signal.SIGSTOP)  # off until the rank switches it on
+
+    def toggle(self):
+        return {"on": [["signal", p.pid, int(signal.SIGCONT)] for p in self.procs],
+                "off": [["signal", p.pid, int(signal.SIGSTOP)] for p in self.procs]}
+
+    def mechanism(self):
+        return (f"{self.n} busy process(es) (a Python spin loop) pinned to cpu {self.core}, the core of rank "
+                f"{self.a.fault_rank}, with the ranks' niceness ({self.a.nice}) in a session of its own")
+
+
+class CpuThrottling(Injector):
+    """The fault rank in a cgroup of its own whose CPU quota is a fraction of one core per period (CFS
+    bandwidth control): v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max. The rank switches the quota on
+    and off by writing the knob at step boundaries. The fraction is --quota (default 1 - magnitude... see
+    below); the period is --period-us (default 20000)."""
+
+    cause = "cpu_throttling"
+
+    def setup(self):
+        need_root("cpu_throttling (a cgroup CPU quota)")
+        self.cg = Cgroups.detect(need=("cpu",))
+        self.period = self.a.period_us
+        self.quota = max(1000, int(self.a.quota * self.period))
+        self.group = self.cg.create(f"{self.ctx.prefix}-cpu-r{self.a.fault_rank}", ["cpu"])
+        self.ctx.undo.push(f"remove cgroup {self.group.name}", lambda: self.group.remove())
+        self.group.set_cpu_quota(None, self.period)  # off until the rank switches it on
+        self.knob = self.group.cpu_quota_knob(self.quota, self.period)
+
+    def after_spawn(self, rank, pid):
+        if rank == self.a.fault_rank:
+            self.group.add(pid)
+
+    def toggle(self):
+        path, on, off = self.knob
+        return {"on": [["write", path, on]], "off": [["write", path, off]]}
+
+    def mechanism(self):
+        return (f"rank {self.a.fault_rank} in {self.cg.describe()} group {self.group.name} with a CPU quota of "
+                f"{self.quota} us per {self.period} us period ({self.quota / self.period:.0%} of one core)")
+
+    def measure(self, stats):
+        out = super().measure(stats)
+        try:
+            out["cgroup_cpu_stat"] = self.group.cpu_stat()
+        except OSError:
+            pass
+        return out

@@ -1,0 +1,152 @@
+"""A network per run: each rank in a network namespace of its own, joined by a veth pair to a bridge that
+lives in one more namespace (the root namespace is not touched), addresses 10.77.0.<rank+1>/24, the bridge
+10.77.0.254. Every link is shaped like a NIC of --link-mbit (tbf on both ends of each veth: egress of the
+rank's eth0 and of the bridge port toward the rank); gloo uses eth0 (GLOO_SOCKET_IFNAME), MASTER_ADDR is
+rank 0's address. Deleting the namespaces deletes every interface and qdisc in them.
+
+slow_communication: the fault rank's link shaped at a lower rate (both directions).
+network_contention: a traffic blaster in the fault rank's namespace sends to and receives from a sink in the
+bridge's namespace as fast as the fault rank's link lets it, so gloo's transfers queue behind it.
+Names: <prefix>-br (bridge namespace), <prefix>-r<k> (rank k).
+"""
+import os
+import signal
+
+from .base import Injector, comm_effect, need_root, sh, start_helper, wait_until, which
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUBNET = "10.77.0"
+BRIDGE_ADDR = f"{SUBNET}.254"
+SINK_PORT = 5201
+
+
+def tbf(rate_mbit, burst_kb):
+    # latency bounds the queue (rate x latency bytes): a short queue, like a switch port's
+    return ["tbf", "rate", f"{rate_mbit}mbit", "burst", f"{burst_kb}kb", "latency", "5ms"]
+
+
+def grad_bytes(a):
+    return 4 * (a.layers * (a.width * a.width + a.width) + a.width * 10 + 10)
+
+
+class Topology:
+    """Namespaces, bridge, veths and the NIC-like shaping of every link."""
+
+    def __init__(self, ctx):
+        self.ctx, self.a = ctx, ctx.args
+        self.br = f"{ctx.prefix}-br"
+        self.ns = [f"{ctx.prefix}-r{r}" for r in range(self.a.ranks)]
+        self.rate = self.a.link_mbit
+        self.burst_kb = 64
+
+    def setup(self):
+        need_root("running the ranks in network namespaces")
+        which("ip")
+        which("tc")
+        undo = self.ctx.undo
+        sh(["ip", "netns", "add", self.br])
+        undo.push(f"delete netns {self.br}", lambda: sh(["ip", "netns", "del", self.br]))
+        sh(["ip", "-n", self.br, "link", "set", "lo", "up"])
+        sh(["ip", "-n", self.br, "link", "add", "br0", "type", "bridge"])
+        sh(["ip", "-n", self.br, "addr", "add", f"{BRIDGE_ADDR}/24", "dev", "br0"])
+        sh(["ip", "-n", self.br, "link", "set", "br0", "up"])
+        for r, ns in enumerate(self.ns):
+            sh(["ip", "netns", "add", ns])
+            undo.push(f"delete netns {ns}", lambda ns=ns: sh(["ip", "netns", "del", ns]))
+            sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+            sh(["ip", "-n", self.br, "link", "add", f"p{r}", "type", "veth", "peer", "name", "eth0", "netns", ns])
+            sh(["ip", "-n", self.br, "link", "set", f"p{r}", "master", "br0"])
+            sh(["ip", "-n", self.br, "link", "set", f"p{r}", "up"])
+            sh(["ip", "-n", ns, "addr", "add", f"{self.addr(r)}/24", "dev", "eth0"])
+            sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            if self.rate:
+                self.shape(r, self.rate, "add")
+
+    def addr(self, r):
+        return f"{SUBNET}.{r + 1}"
+
+    def shape_cmds(self, r, rate_mbit, verb):
+        return [["tc", "-n", self.ns[r], "qdisc", verb, "dev", "eth0", "root"] + tbf(rate_mbit, self.burst_kb),
+                ["tc", "-n", self.br, "qdisc", verb, "dev", f"p{r}", "root"] + tbf(rate_mbit, self.burst_kb)]
+
+    def shape(self, r, rate_mbit, verb="change"):
+        for c in self.shape_cmds(r, rate_mbit, verb):
+            sh(c)
+
+    def rank_prefix(self, r):
+        return ["ip", "netns", "exec", self.ns[r]]
+
+    def rank_env(self, r):
+        return {"MASTER_ADDR": self.addr(0), "GLOO_SOCKET_IFNAME": "eth0"}
+
+    def describe(self):
+        shaping = f"every link shaped to {self.rate} Mbit/s each way (tbf)" if self.rate else "links not shaped"
+        return (f"each rank in a network namespace of its own ({self.ctx.prefix}-r<k>), veth to a bridge in "
+                f"{self.br}, {SUBNET}.0/24; {shaping}")
+
+
+class SlowCommunication(Injector):
+    """The fault rank's link shaped at a lower rate than the others. The rate is chosen so that the gradient
+    all_reduce's bytes through that link (2(n-1)/n of the gradient, each way) take about magnitude x the
+    emulated device time per step longer; the rank switches it with `tc qdisc change` (unrecorded steps)."""
+
+    cause = "slow_communication"
+
+    def setup(self):
+        topo = self.ctx.topology
+        n = self.a.ranks
+        wire_bits = 8 * 2 * (n - 1) / n * grad_bytes(self.a)
+        base_s = wire_bits / (topo.rate * 1e6) if topo.rate else 0.0
+        target_s = self.a.magnitude * self.a.layers * 3 * self.a.layer_ms / 1000.0
+        self.slow = max(1, int(wire_bits / (base_s + target_s) / 1e6))
+        self.normal = topo.rate or 10000
+
+    def toggle(self):
+        topo, r = self.ctx.topology, self.a.fault_rank
+        return {"on": [["run", c] for c in topo.shape_cmds(r, self.slow, "change")],
+                "off": [["run", c] for c in topo.shape_cmds(r, self.normal, "change")]}
+
+    def mechanism(self):
+        return (f"rank {self.a.fault_rank}'s link (veth eth0 <-> bridge port p{self.a.fault_rank}) shaped with tbf to "
+                f"{self.slow} Mbit/s each way, the other links {self.ctx.topology.rate} Mbit/s; gradient "
+                f"{grad_bytes(self.a)} bytes per step")
+
+    def measure(self, stats):
+        return comm_effect(stats, self.a.fault_rank)
+
+
+class NetworkContention(Injector):
+    """Background traffic on the fault rank's link: a blaster in its namespace and a sink in the bridge's,
+    TCP both ways as fast as the shaped link lets it. The rank stops/continues the blaster (SIGSTOP/SIGCONT)
+    at step boundaries."""
+
+    cause = "network_contention"
+
+    def setup(self):
+        topo, r = self.ctx.topology, self.a.fault_rank
+        helper = os.path.join(HERE, "helpers.py")
+        py = self.ctx.helper_python
+        # Both ends run on the fault rank's core, at normal priority: the traffic's CPU cost (TCP over veth is
+        # processed by the sending CPU) stays on the fault rank's host, as on a cluster, and the other ranks'
+        # cores stay quiet. The ranks (--nice -10) take precedence over them when they need the CPU.
+        core = str(self.ctx.core_of(r))
+        self.sink = start_helper(self.ctx, ["ip", "netns", "exec", topo.br, "taskset", "-c", core, py, helper, "sink",
+                                            f"{self.ctx.prefix}-sink", BRIDGE_ADDR, str(SINK_PORT)], "sink")
+        log = os.path.join(self.ctx.work, "sink.log")
+        wait_until(lambda: "listening" in open(log).read(), 10, "the traffic sink")
+        self.blaster = start_helper(self.ctx, ["ip", "netns", "exec", topo.ns[r], "taskset", "-c", core, py, helper, "blast",
+                                               f"{self.ctx.prefix}-blast", BRIDGE_ADDR, str(SINK_PORT)], "blast")
+        log = os.path.join(self.ctx.work, "blast.log")
+        wait_until(lambda: "connected" in open(log).read(), 10, "the traffic blaster")
+        os.kill(self.blaster.pid, signal.SIGSTOP)
+
+    def toggle(self):
+        return {"on": [["signal", self.blaster.pid, int(signal.SIGCONT)]],
+                "off": [["signal", self.blaster.pid, int(signal.SIGSTOP)]]}
+
+    def mechanism(self):
+        return (f"TCP traffic both ways between rank {self.a.fault_rank}'s namespace and the bridge's "
+                f"({BRIDGE_ADDR}:{SINK_PORT}), as fast as its {self.ctx.topology.rate} Mbit/s link lets it")
+
+    def measure(self, stats):
+        return comm_effect(stats, self.a.fault_rank)
