@@ -700,6 +700,20 @@ def launch(a, argv):
     }
     if effect is not None:
         truth.update(effect)  # measured from outside: the effect on the rank's timing
+    # How clean the recording is: each rank's median lateness at the gradient all_reduce (vs the median of the
+    # others) over the recorded steps. On a quiet machine the ranks other than the fault rank stay within ~1 ms;
+    # other load on the machine shows as one of them being late too (bench/accuracy records such runs again).
+    rec_iters = [s["iter"] for s in stats[0]["steps"] if s["recorded"]]
+    lat = {r: statistics.median(injectors.base.lateness_ms(stats, r, i) for i in rec_iters) for r in range(a.ranks)}
+    truth["step_ms_median"] = round(statistics.median(injectors.base.step_ms(stats, i) for i in rec_iters), 3)
+    truth["noise_ms"] = round(max(v for r, v in lat.items() if r != fr), 3)
+    truth["lateness_ms_by_rank"] = {str(r): round(v, 3) for r, v in lat.items()}
+    # and how much the arrivals of the ranks without the fault spread in single steps (90th percentile)
+    others = [r for r in range(a.ranks) if r != fr]
+    spreads = sorted(max(st["steps"][k]["t_ready"] for st in (stats[r] for r in others))
+                     - min(st["steps"][k]["t_ready"] for st in (stats[r] for r in others))
+                     for k, s in enumerate(stats[0]["steps"]) if s["recorded"])
+    truth["jitter_ms"] = round(spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))] * 1e3, 3)
     if a.fault != "none" and a.fault != CAUSE[a.fault]:
         truth["injector"] = a.fault
     with open(os.path.join(a.out, "truth.json"), "w") as f:
