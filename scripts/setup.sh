@@ -15,6 +15,7 @@ PACKAGES=(
   libbenchmark-dev  # micro benchmarks
   libbpf-dev bpftool linux-perf  # eBPF recorder
   python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
+  iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip
 )
 
