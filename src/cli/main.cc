@@ -15,7 +15,9 @@
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
 #include "reports/diagnosis_report.h"
+#include "reports/segment_report.h"
 #include "reports/summary_report.h"
+#include "segments/segment_reader.h"
 
 namespace {
 
@@ -76,6 +78,7 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   }
   *job = std::move(loaded).value();
   for (const auto& bad : job->unreadable) std::fprintf(stderr, "strata: left out: %s\n", bad.c_str());
+  for (const auto& note : job->notes) std::fprintf(stderr, "strata: %s\n", note.c_str());
   return 0;
 }
 
@@ -120,6 +123,16 @@ int main(int argc, char** argv) {
 
   CLI::App* record = strata::cli::AddRecordCommand(app);
 
+  std::string inspect_path, inspect_format = "text";
+  CLI::App* inspect =
+      app.add_subcommand("inspect",
+                         "summarize what a `strata record` segment file holds: processes and ranks, calls, GC pauses, "
+                         "off-CPU time, counters, dropped events, and the per-rank metrics diagnose compares");
+  inspect->add_option("segment", inspect_path, "a .sseg file written by strata record")->required();
+  inspect->add_option("--format", inspect_format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
   CLI::App* synth = strata::cli::AddSynthCommand(app);
 
   try {
@@ -129,6 +142,18 @@ int main(int argc, char** argv) {
   }
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
+  if (inspect->parsed()) {
+    auto segment = strata::segments::ReadSegment(inspect_path);
+    if (!segment.ok()) {
+      std::fprintf(stderr, "strata: %s\n", segment.error().c_str());
+      return 1;
+    }
+    const strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
+    const std::string text =
+        inspect_format == "json" ? strata::SegmentToJson(indexed).dump(2) + "\n" : strata::SegmentToText(indexed);
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (summary->parsed()) {
     strata::LoadedJob job;
@@ -149,7 +174,7 @@ int main(int argc, char** argv) {
     if (int rc = LoadOrFail(diagnose_in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
-    const auto result = strata::diagnosis::Diagnose(job.store, options);
+    const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
     const std::string text =
         diagnose_format == "json" ? strata::DiagnosisToJson(result).dump(2) + "\n" : strata::DiagnosisToText(result);
     if (auto st = strata::WriteOutput(diagnose_out, text); !st.ok()) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "importers/op_table_importer.h"
 #include "importers/rank_inference.h"
 #include "importers/sniff.h"
+#include "segments/segment_reader.h"
 
 namespace strata {
 
@@ -25,7 +27,18 @@ namespace fs = std::filesystem;
 namespace {
 
 bool LooksLikeTraceName(const std::string& name) {
-  return name.find(".json") != std::string::npos || name.find(".csv") != std::string::npos;
+  return name.find(".json") != std::string::npos || name.find(".csv") != std::string::npos ||
+         name.ends_with(segments::kFileSuffix);
+}
+
+// A recorder segment: by its suffix, or (for a file named by the user) by its magic bytes.
+bool IsSegmentFile(const InputFile& file) {
+  if (file.path.ends_with(segments::kFileSuffix)) return true;
+  if (file.from_directory) return false;
+  char head[8] = {};
+  std::ifstream in(file.path, std::ios::binary);
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && segments::LooksLikeSegment(std::string_view(head, sizeof head));
 }
 
 struct FileResult {
@@ -99,7 +112,8 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
       }
       if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", p, ec.message()));
       if (found.empty()) {
-        return Status::Error(fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz)", p));
+        return Status::Error(
+            fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sseg)", p));
       }
       std::sort(found.begin(), found.end());
       for (auto& f : found) files.push_back(InputFile{std::move(f), true});
@@ -114,7 +128,29 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   auto expanded = ExpandInputs(paths);
   if (!expanded.ok()) return expanded.status();
   std::vector<std::string> files;
-  for (const InputFile& f : expanded.value()) files.push_back(f.path);
+  std::vector<InputFile> trace_inputs;
+  RecordedRun recorded;
+  std::vector<std::string> segment_notes;
+  for (const InputFile& f : expanded.value()) {
+    if (!IsSegmentFile(f)) {
+      files.push_back(f.path);
+      trace_inputs.push_back(f);
+      continue;
+    }
+    auto segment = segments::ReadSegment(f.path);
+    if (!segment.ok()) {
+      if (!options.skip_unreadable) return segment.status();
+      segment_notes.push_back(segment.error());
+      continue;
+    }
+    for (const std::string& problem : segment.value().problems) segment_notes.push_back(f.path + ": " + problem);
+    recorded.segments.push_back(IndexSegment(std::move(segment).value()));
+  }
+  if (files.empty() && !recorded.empty())
+    return Status::Error(fmt::format(
+        "{}: only recorder segments were given; strata diagnose reads them together with the profiler traces of "
+        "the same run (rank-<r>.json[.gz] in the same directory)",
+        expanded.value().front().path));
   if (files.empty()) return Status::Error("no input files given");
 
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -157,7 +193,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     job.input_bytes += r.input_bytes;
     job.content_bytes += r.content_bytes;
     if (!r.store) {
-      if (r.not_a_trace && expanded.value()[i].from_directory) {
+      if (r.not_a_trace && trace_inputs[i].from_directory) {
         job.ignored.push_back(files[i]);  // e.g. a truth.json or config next to the traces
         continue;
       }
@@ -215,6 +251,8 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::stable_sort(order.begin(), order.end());
   for (const auto& [first_rank, index] : order) job.store.append(std::move(*results[index].store));
   job.store.shrink_to_fit();
+  job.recorded = std::move(recorded);
+  job.notes = std::move(segment_notes);
   return job;
 }
 

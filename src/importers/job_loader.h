@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "importers/import_options.h"
+#include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata {
@@ -29,6 +30,8 @@ struct LoadedJob {
   std::vector<std::string> ignored;     // files found in directories that are not traces (e.g. truth.json)
   uint64_t input_bytes = 0;             // bytes read from disk (compressed size for gzip)
   uint64_t content_bytes = 0;           // decompressed bytes parsed
+  RecordedRun recorded;                 // `strata record` segments given or found beside the traces
+  std::vector<std::string> notes;       // damaged segment blocks and the like
 };
 
 struct InputFile {
@@ -36,7 +39,8 @@ struct InputFile {
   bool from_directory = false;  // found by expanding a directory (not named by the user)
 };
 
-/// Expands directories (recursively; files whose name contains ".json" or ".csv") into a sorted list.
+/// Expands directories (recursively; files whose name contains ".json" or ".csv", and recorder
+/// segments "*.sseg") into a sorted list.
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths);
 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);

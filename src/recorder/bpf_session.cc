@@ -153,7 +153,13 @@ int BpfSession::OnRingEvent(void* ctx, void* data, size_t size) {
   return 0;
 }
 
-int BpfSession::Poll(int timeout_ms) { return ring_ ? ring_buffer__poll(ring_, timeout_ms) : -1; }
+int BpfSession::Poll(int timeout_ms) {
+  if (!ring_) return -1;
+  // Events are submitted without wakeups (see record.bpf.c): wait, then drain whatever is there.
+  const int woken = ring_buffer__poll(ring_, timeout_ms);
+  const int drained = ring_buffer__consume(ring_);
+  return woken < 0 ? woken : woken + (drained > 0 ? drained : 0);
+}
 
 BpfStats BpfSession::Stats() const {
   BpfStats stats;
@@ -171,6 +177,7 @@ BpfStats BpfSession::Stats() const {
   stats.emitted = read(STRATA_STAT_EMITTED);
   stats.no_start = read(STRATA_STAT_NO_START);
   stats.stack_failures = read(STRATA_STAT_STACK_FAIL);
+  stats.filtered = read(STRATA_STAT_FILTERED);
   return stats;
 }
 

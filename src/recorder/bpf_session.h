@@ -21,7 +21,7 @@ struct bpf_link;
 namespace strata::recorder {
 
 struct BpfStats {
-  uint64_t emitted = 0, dropped = 0, no_start = 0, stack_failures = 0;
+  uint64_t emitted = 0, dropped = 0, no_start = 0, stack_failures = 0, filtered = 0;
 };
 
 class BpfSession {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@ class Recording {
   std::map<int, ProcessInfo> processes_;
   std::set<std::pair<uint32_t, int32_t>> user_stacks_;  // (tgid, stack id) seen in samples
   std::set<int32_t> kernel_stacks_;
+  std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
@@ -103,6 +105,19 @@ void Recording::OnEvent(const void* data, size_t size) {
       const auto* e = static_cast<const strata_off_cpu_event*>(data);
       writer_.Append(segments::OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by,
                                          e->ran_before, e->waker, h->cpu});
+      for (uint32_t other : {e->preempted_by, e->ran_before})
+        if (other != 0 && !processes_.count(static_cast<int>(other)) && other_processes_.insert(other).second) {
+          std::string comm;
+          if (FILE* f = std::fopen(fmt::format("/proc/{}/comm", other).c_str(), "r")) {
+            char buf[64] = {};
+            if (std::fgets(buf, sizeof buf, f)) comm = buf;
+            std::fclose(f);
+          }
+          while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+          if (comm.empty() && other == e->preempted_by)
+            comm = std::string(e->preempted_by_comm, strnlen(e->preempted_by_comm, sizeof e->preempted_by_comm));
+          writer_.AppendMeta({{"type", "other_process"}, {"pid", other}, {"comm", comm}});
+        }
       break;
     }
     case STRATA_EV_SAMPLE: {
@@ -206,13 +221,19 @@ void Recording::WriteFinalMeta() {
     writer_.AppendMeta({{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}});
   }
   const BpfStats stats = session_.Stats();
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const double recorder_cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                                static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   writer_.AppendMeta({{"type", "stats"},
                       {"events", events_},
                       {"emitted", stats.emitted},
                       {"dropped", stats.dropped},
                       {"unmatched_returns", stats.no_start},
                       {"stack_failures", stats.stack_failures},
+                      {"filtered_short_helper_off_cpu", stats.filtered},
                       {"end_ns", NowNs(CLOCK_MONOTONIC)},
+                      {"recorder_cpu_s", recorder_cpu_s},
                       {"notes", notes_}});
   if (!options_.quiet)
     std::fprintf(stderr, "strata record: %zu processes, %llu events (%llu dropped), written to %s (%.1f MB)\n",
@@ -339,7 +360,7 @@ int Recording::Run() {
   int exit_code = 0;
   bool stopping_announced = false;
   while (true) {
-    session_.Poll(50);
+    session_.Poll(100);
     const auto now = std::chrono::steady_clock::now();
     if (counters_ && now >= next_counters) {
       SampleCounters(NowNs(CLOCK_MONOTONIC));

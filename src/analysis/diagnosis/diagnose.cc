@@ -3,13 +3,14 @@
 
 #include <algorithm>
 
+#include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/job_summary.h"
 
 namespace strata::diagnosis {
 
-DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options, const RecordedRun* recorded) {
   DiagnosisResult result;
   for (uint32_t i = 0; i < store.inputs.size(); ++i) {
     const InputInfo& in = store.inputs[i];
@@ -35,6 +36,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   } else {
     DiagnoseTraces(store, SlicesByRank(store), options, &result);
   }
+  if (recorded) ApplyCrossLayerEvidence(*recorded, &result);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   return result;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "analysis/diagnosis/result.h"
+#include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
@@ -17,6 +18,8 @@ struct DiagnoseOptions {
   double min_effect = 0.03;  // smallest effect reported, as a share of step time
 };
 
-DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options = {});
+// `recorded`: data of `strata record` for the same run (may be null or empty); adds cross-layer evidence.
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options = {},
+                         const RecordedRun* recorded = nullptr);
 
 }  // namespace strata::diagnosis

@@ -15,6 +15,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 follow_children = 1;
+const volatile __u64 min_helper_off_cpu_ns = 1000000;
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -106,6 +107,14 @@ static __always_inline void* reserve(__u64 size) {
   return e;
 }
 
+// Submitting without a wakeup keeps the recorder from being woken (and from preempting a traced thread)
+// on every event: user space drains the buffer on a timer, and is woken only when it is half full.
+static __always_inline void submit(void* e) {
+  __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > 8 * 1024 * 1024 ? BPF_RB_FORCE_WAKEUP
+                                                                               : BPF_RB_NO_WAKEUP;
+  bpf_ringbuf_submit(e, flags);
+}
+
 static __always_inline void fill_header(struct strata_event_header* h, __u32 kind, __u32 tid, __u32 tgid, __u64 ts) {
   h->kind = kind;
   h->cpu = bpf_get_smp_processor_id();
@@ -138,7 +147,11 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
     struct off_cpu_start* s = bpf_map_lookup_elem(&off_cpu_since, &next_tid);
     if (!s) return 0;
     struct runnable_since* r = bpf_map_lookup_elem(&runnable, &next_tid);
-    struct strata_off_cpu_event* e = reserve(sizeof(*e));
+    // Helper threads (gloo, intra-op pools) switch tens of thousands of times a second: of theirs, only
+    // long or uninterruptible intervals are sent; main threads (the training loop) send every interval.
+    int wanted = next_tid == next_tgid || now - s->ts >= min_helper_off_cpu_ns || (s->state & 2);
+    struct strata_off_cpu_event* e = wanted ? reserve(sizeof(*e)) : 0;
+    if (!wanted) count(STRATA_STAT_FILTERED);
     if (e) {
       fill_header(&e->h, STRATA_EV_OFF_CPU, next_tid, next_tgid, now);
       e->start = s->ts;
@@ -148,7 +161,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       e->ran_before = prev_tgid;
       e->runq_ns = (r && r->ts >= s->ts && r->ts <= now) ? now - r->ts : 0;
       e->waker = r ? r->waker : 0;
-      bpf_ringbuf_submit(e, 0);
+      submit(e);
     }
     bpf_map_delete_elem(&off_cpu_since, &next_tid);
     if (r) bpf_map_delete_elem(&runnable, &next_tid);
@@ -178,7 +191,7 @@ static __always_inline void emit_process(__u32 kind, struct task_struct* p, __u3
   e->ppid = ppid;
   e->pad = 0;
   bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-  bpf_ringbuf_submit(e, 0);
+  submit(e);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -220,7 +233,7 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   e->user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
   e->kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
   if (e->user_stack < 0 && e->kernel_stack < 0) count(STRATA_STAT_STACK_FAIL);
-  bpf_ringbuf_submit(e, 0);
+  submit(e);
   return 0;
 }
 
@@ -266,7 +279,7 @@ int on_call_return(struct pt_regs* ctx) {
   e->start = begin;
   e->probe = key.probe;
   e->pad = 0;
-  bpf_ringbuf_submit(e, 0);
+  submit(e);
   return 0;
 }
 
@@ -298,7 +311,7 @@ int BPF_USDT(on_gc_done, long collected) {
     e->generation = s->generation;
     e->collected = collected;
     e->pad = 0;
-    bpf_ringbuf_submit(e, 0);
+    submit(e);
   }
   bpf_map_delete_elem(&gc_start, &tid);
   return 0;

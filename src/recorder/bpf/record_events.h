@@ -98,7 +98,8 @@ enum strata_stat {
   STRATA_STAT_EMITTED = 1,     // events written to the ring buffer
   STRATA_STAT_NO_START = 2,    // a return / done without its entry (probe attached mid-call)
   STRATA_STAT_STACK_FAIL = 3,  // stack id lookup failed
-  STRATA_STAT_COUNT = 4,
+  STRATA_STAT_FILTERED = 4,    // short off-CPU interval of a helper thread, not sent
+  STRATA_STAT_COUNT = 5,
 };
 
 #endif  // STRATA_RECORDER_BPF_RECORD_EVENTS_H_

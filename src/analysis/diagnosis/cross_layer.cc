@@ -1,0 +1,259 @@
+// Cross-layer evidence from recorder data (see cross_layer.h).
+#include "analysis/diagnosis/cross_layer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "analysis/diagnosis/robust_stats.h"
+#include "core/round.h"
+
+namespace strata::diagnosis {
+namespace {
+
+constexpr double kMinExplained = 0.25;  // share of the lateness a layer must explain to name the cause
+constexpr uint32_t kTaskUninterruptible = 2;
+
+struct Window {
+  uint64_t start = UINT64_MAX, end = 0;
+  bool valid() const { return end > start; }
+  uint64_t Overlap(uint64_t a, uint64_t b) const {
+    const uint64_t lo = std::max(a, start), hi = std::min(b, end);
+    return hi > lo ? hi - lo : 0;
+  }
+};
+
+// Delta of a cumulative counter series over the window (last sample in it minus the last before it).
+double SeriesDelta(const std::vector<std::pair<uint64_t, double>>& samples, const Window& w) {
+  double before = NAN, last = NAN;
+  for (const auto& [ts, value] : samples) {
+    if (ts <= w.start) before = value;
+    if (ts <= w.end) last = value;
+  }
+  if (std::isnan(last)) return 0;
+  if (std::isnan(before)) before = samples.front().second;
+  return std::max(0.0, last - before);
+}
+
+void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetrics>* out) {
+  // Ranks' pids and windows.
+  std::map<int32_t, std::set<uint32_t>> pids;
+  std::set<uint32_t> job_pids;
+  for (const auto& [pid, p] : seg.processes)
+    if (p.rank) {
+      pids[*p.rank].insert(static_cast<uint32_t>(pid));
+      job_pids.insert(static_cast<uint32_t>(pid));
+    }
+  if (pids.empty()) return;
+  std::map<int32_t, Window> windows;
+  for (const auto& c : seg.data.calls) {
+    if (c.probe >= seg.probes.size()) continue;
+    const std::string& kind = seg.probes[c.probe].kind;
+    if (kind != "collective" && kind != "collective_enqueue") continue;
+    if (auto rank = seg.RankOf(c.tgid)) {
+      Window& w = windows[*rank];
+      w.start = std::min(w.start, c.start_ns);
+      w.end = std::max(w.end, c.end_ns);
+    }
+  }
+  for (const auto& [rank, set] : pids) {
+    Window& w = windows[rank];
+    if (w.valid()) continue;
+    for (uint32_t pid : set) {
+      const RecordedProcess& p = seg.processes.at(static_cast<int>(pid));
+      w.start = std::min(w.start, p.first_seen_ns);
+      if (p.exited_ns) w.end = std::max(w.end, p.exited_ns);
+    }
+    for (const auto& o : seg.data.off_cpu)
+      if (set.count(o.tgid)) w.end = std::max(w.end, o.end_ns);
+  }
+
+  std::map<int32_t, double> runq, runq_foreign, runq_idle, dstate, gc;
+  std::map<int32_t, uint64_t> gc_count;
+  std::map<int32_t, std::map<uint32_t, double>> foreign_by_pid;
+  for (const auto& o : seg.data.off_cpu) {
+    if (o.tid != o.tgid) continue;  // the main thread runs the training loop (and the GC)
+    auto rank = seg.RankOf(o.tgid);
+    if (!rank) continue;
+    const Window& w = windows[*rank];
+    if (!w.valid()) continue;
+    const uint64_t runnable_from = o.end_ns - std::min(o.runq_ns, o.end_ns);
+    const double q = static_cast<double>(w.Overlap(runnable_from, o.end_ns));
+    runq[*rank] += q;
+    if (o.ran_before == 0) {
+      runq_idle[*rank] += q;
+    } else if (!job_pids.count(o.ran_before)) {
+      runq_foreign[*rank] += q;
+      foreign_by_pid[*rank][o.ran_before] += q;
+    }
+    if (o.state & kTaskUninterruptible) dstate[*rank] += static_cast<double>(w.Overlap(o.start_ns, runnable_from));
+  }
+  for (const auto& g : seg.data.gcs) {
+    auto rank = seg.RankOf(g.tgid);
+    if (!rank) continue;
+    const uint64_t overlap = windows[*rank].Overlap(g.start_ns, g.end_ns);
+    gc[*rank] += static_cast<double>(overlap);
+    if (overlap) ++gc_count[*rank];
+  }
+  // Counter series by id, then per rank.
+  std::map<uint32_t, std::vector<std::pair<uint64_t, double>>> samples;
+  for (const auto& c : seg.data.counters)
+    if (c.series < seg.series.size()) samples[c.series].emplace_back(c.ts_ns, c.value);
+  std::map<int32_t, double> throttled, majflt, memfail;
+  for (auto& [id, points] : samples) {
+    const RecordedSeries& s = seg.series[id];
+    if (s.pid <= 0) continue;
+    auto rank = seg.RankOf(static_cast<uint32_t>(s.pid));
+    if (!rank || !windows[*rank].valid()) continue;
+    std::sort(points.begin(), points.end());
+    const double delta = SeriesDelta(points, windows[*rank]);
+    // A cgroup is shared by a rank's processes: take the largest, not the sum.
+    if (s.name == "cgroup.cpu.throttled_ns") throttled[*rank] = std::max(throttled[*rank], delta);
+    if (s.name == "cgroup.memory.failcnt" || s.name == "cgroup.memory.events.high" ||
+        s.name == "cgroup.memory.events.max")
+      memfail[*rank] = std::max(memfail[*rank], delta);
+    if (s.name == "proc.majflt") majflt[*rank] += delta;
+  }
+  std::map<uint32_t, std::string> names;
+  for (const auto& [pid, comm] : seg.other_processes) names[static_cast<uint32_t>(pid)] = comm;
+  for (const auto& [pid, p] : seg.processes) names[static_cast<uint32_t>(pid)] = p.comm;
+
+  for (const auto& [rank, set] : pids) {
+    const Window& w = windows[rank];
+    if (!w.valid()) continue;
+    const double ns = static_cast<double>(w.end - w.start);
+    RankLayerMetrics& m = (*out)[rank];
+    m.window_s = ns / 1e9;
+    m.runq_share = runq[rank] / ns;
+    m.runq_foreign_share = runq_foreign[rank] / ns;
+    m.runq_idle_share = runq_idle[rank] / ns;
+    m.throttled_share = throttled[rank] / ns;
+    m.gc_share = gc[rank] / ns;
+    m.dstate_share = dstate[rank] / ns;
+    m.majflt_per_s = majflt[rank] / (ns / 1e9);
+    m.memcg_fail_per_s = memfail[rank] / (ns / 1e9);
+    m.gc_count = gc_count[rank];
+    const auto& by_pid = foreign_by_pid[rank];
+    auto top = std::max_element(by_pid.begin(), by_pid.end(),
+                                [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != by_pid.end()) {
+      auto name = names.find(top->first);
+      m.top_foreign = fmt::format("{} (pid {})", name != names.end() ? name->second : "?", top->first);
+    }
+  }
+}
+
+double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t straggler,
+                  double RankLayerMetrics::*field) {
+  std::vector<double> values;
+  for (const auto& [rank, m] : metrics)
+    if (rank != straggler) values.push_back(m.*field);
+  return values.empty() ? 0.0 : Median(values);
+}
+
+nlohmann::ordered_json MetricsJson(const RankLayerMetrics& m) {
+  return {{"window_s", RoundTo(m.window_s, 3)},
+          {"runq_pct", RoundTo(100 * m.runq_share, 2)},
+          {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
+          {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
+          {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
+          {"gc_pct", RoundTo(100 * m.gc_share, 2)},
+          {"gc_count", m.gc_count},
+          {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
+          {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
+          {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)}};
+}
+
+struct Candidate {
+  std::string cause, layer;
+  double excess = 0;  // share of the window
+  std::string what;
+};
+
+}  // namespace
+
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run) {
+  std::map<int32_t, RankLayerMetrics> metrics;
+  for (const RecordedSegment& seg : run.segments) MeasureSegment(seg, &metrics);
+  return metrics;
+}
+
+void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result) {
+  if (run.empty()) return;
+  const auto metrics = MeasureRankLayers(run);
+  if (metrics.size() < 2) {
+    result->notes.push_back(
+        fmt::format("recorder data covers {} rank(s): cross-layer comparison needs the straggler and at least one peer",
+                    metrics.size()));
+    return;
+  }
+  for (const Straggler& straggler : result->stragglers) {
+    auto it = metrics.find(straggler.rank);
+    if (it == metrics.end()) {
+      result->notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
+      continue;
+    }
+    const RankLayerMetrics& m = it->second;
+    const double late_share =
+        result->step_time_median_ms > 0 ? straggler.late_ms_per_step / result->step_time_median_ms : 0.0;
+    auto excess = [&](double RankLayerMetrics::*field) {
+      return m.*field - PeerMedian(metrics, straggler.rank, field);
+    };
+    std::vector<Candidate> candidates;
+    const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
+                                     m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
+    candidates.push_back({"cpu_throttling", "cpu", throttle,
+                          fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
+                                      "CPU {:.1f} %",
+                                      100 * m.throttled_share, 100 * m.runq_idle_share)});
+    candidates.push_back({"cpu_contention", "cpu", excess(&RankLayerMetrics::runq_foreign_share),
+                          fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share,
+                                      m.top_foreign.empty() ? "another process" : m.top_foreign)});
+    candidates.push_back(
+        {"gc_pause", "python", excess(&RankLayerMetrics::gc_share),
+         fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
+    const double dstate = excess(&RankLayerMetrics::dstate_share);
+    const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > 1.0 || m.memcg_fail_per_s > 0;
+    candidates.push_back({memory_signal ? "memory_pressure" : "io_stall", "os", dstate,
+                          fmt::format("in uninterruptible sleep {:.1f} % of the time ({:.0f} major faults/s, {:.1f} "
+                                      "memory-cgroup limit hits/s)",
+                                      100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
+    const auto best = std::max_element(candidates.begin(), candidates.end(),
+                                       [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
+    nlohmann::ordered_json evidence;
+    evidence["straggler"] = MetricsJson(m);
+    nlohmann::ordered_json peers;
+    for (const auto& [rank, pm] : metrics)
+      if (rank != straggler.rank) peers[std::to_string(rank)] = MetricsJson(pm);
+    evidence["peers"] = peers;
+    evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
+    const bool explains = late_share > 0 && best->excess >= kMinExplained * late_share;
+    evidence["explained_pct"] = late_share > 0 ? RoundTo(100 * best->excess / late_share, 1) : 0.0;
+
+    auto finding = std::find_if(result->findings.begin(), result->findings.end(),
+                                [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
+    if (finding == result->findings.end()) {
+      if (!explains) continue;
+      Finding f;
+      f.rank = straggler.rank;
+      f.ranks = {straggler.rank};
+      f.impact_pct = RoundTo(100 * late_share, 2);
+      result->findings.push_back(std::move(f));
+      finding = std::prev(result->findings.end());
+    }
+    finding->evidence["cross_layer"] = evidence;
+    static const std::set<std::string> kTraceLevelGuesses = {"slow_compute", "host_stall", "unknown", "launch_overhead",
+                                                             ""};
+    if (!explains || !kTraceLevelGuesses.count(finding->cause)) continue;
+    const std::string trace_cause = finding->cause;
+    finding->cause = best->cause;
+    finding->layer = best->layer;
+    finding->confidence = RoundTo(std::min(0.95, 0.5 + 0.5 * std::min(1.0, best->excess / late_share)), 2);
+    finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
+                                   100 * late_share, best->what, trace_cause.empty() ? "not seen" : trace_cause);
+  }
+}
+
+}  // namespace strata::diagnosis

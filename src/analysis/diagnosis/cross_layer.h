@@ -1,0 +1,49 @@
+// Cross-layer evidence (DESIGN.md § Diagnosis 8, SysOM-AI's layered differential diagnosis): with data
+// from `strata record`, compares each straggler with its peers layer by layer and, when one layer's
+// excess explains a real share of the straggler's lateness, names the cause from under the framework:
+//   cpu    — run-queue wait while another process held the CPU (cpu_contention); runnable time on an idle
+//            CPU and cgroup throttled time (cpu_throttling);
+//   python — garbage-collection pauses (gc_pause);
+//   os     — uninterruptible sleep with major page faults or memory-cgroup failures (memory_pressure),
+//            or without them (io_stall).
+// Scheduling metrics are those of each process's main thread (it runs the Python training loop and the
+// GC; helper threads mostly wait by design), summed over a rank's processes. Metrics are per rank (all
+// processes whose RANK is that rank, DataLoader workers included) over the
+// rank's training window (first to last collective call seen by the recorder; the process lifetime when
+// no collective was probed), as rates per second so that ranks with windows of different length compare.
+// Invariants: a cause is only changed when the straggler's excess over the peers' median is at least
+// kMinExplained of its measured lateness share; the evidence (straggler vs peers, per metric) is added to
+// the finding either way; without recorder data the result is unchanged.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "analysis/diagnosis/result.h"
+#include "store/recorded_run.h"
+
+namespace strata::diagnosis {
+
+// Per-rank metrics over the rank's window, as shares of the window (ns per ns), plus raw counts.
+struct RankLayerMetrics {
+  double window_s = 0;
+  double runq_share = 0;          // runnable, waiting for a CPU
+  double runq_foreign_share = 0;  // ... while a process outside the job's ranks held that CPU
+  double runq_idle_share = 0;     // ... while the CPU was idle (bandwidth throttling, migration)
+  double throttled_share = 0;     // cgroup cpu.stat throttled time
+  double gc_share = 0;            // Python GC pauses
+  double dstate_share = 0;        // uninterruptible sleep (page faults, reclaim, I/O)
+  double majflt_per_s = 0;        // major page faults
+  double memcg_fail_per_s = 0;    // memory-cgroup limit hits (failcnt) or high/max events
+  uint64_t gc_count = 0;
+  std::string top_foreign;  // comm of the process that most often held the CPU instead
+};
+
+// Metrics of every rank found in the recording.
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run);
+
+// Refines the findings of `result` (its stragglers and their findings) with the recording.
+void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result);
+
+}  // namespace strata::diagnosis

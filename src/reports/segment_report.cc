@@ -1,0 +1,112 @@
+// Rendering of a recorder segment's summary (see segment_report.h).
+#include "reports/segment_report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "analysis/diagnosis/cross_layer.h"
+#include "core/round.h"
+
+namespace strata {
+
+nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
+  const auto& d = seg.data;
+  nlohmann::ordered_json j;
+  j["schema"] = "strata.segment-summary/1";
+  j["path"] = d.path;
+  j["format_version"] = d.header.version;
+  j["created_unix_ns"] = d.header.created_unix_ns;
+  j["blocks"] = d.blocks;
+  j["problems"] = d.problems;
+  j["rows"] = {{"meta", d.meta.size()},  {"off_cpu", d.off_cpu.size()}, {"sample", d.samples.size()},
+               {"call", d.calls.size()}, {"gc", d.gcs.size()},          {"counter", d.counters.size()}};
+  struct PerPid {
+    std::map<std::string, std::map<std::string, uint64_t>> calls;  // kind -> op -> calls
+    uint64_t gc_count = 0;
+    double gc_ms = 0, gc_max_ms = 0;
+    double off_cpu_ms[3] = {0, 0, 0};  // preempted, sleeping, uninterruptible
+    double runq_ms = 0;
+    uint64_t samples = 0;
+  };
+  std::map<uint32_t, PerPid> per_pid;
+  for (const auto& c : d.calls) {
+    const bool known = c.probe < seg.probes.size();
+    ++per_pid[c.tgid].calls[known ? seg.probes[c.probe].kind : "?"][known ? seg.probes[c.probe].op : "?"];
+  }
+  for (const auto& g : d.gcs) {
+    PerPid& p = per_pid[g.tgid];
+    const double ms = static_cast<double>(g.end_ns - g.start_ns) / 1e6;
+    ++p.gc_count;
+    p.gc_ms += ms;
+    p.gc_max_ms = std::max(p.gc_max_ms, ms);
+  }
+  for (const auto& o : d.off_cpu) {
+    PerPid& p = per_pid[o.tgid];
+    const int kind = o.state == 0 ? 0 : (o.state & 2) ? 2 : 1;
+    p.off_cpu_ms[kind] += static_cast<double>(o.end_ns - o.start_ns) / 1e6;
+    p.runq_ms += static_cast<double>(o.runq_ns) / 1e6;
+  }
+  for (const auto& s : d.samples) ++per_pid[s.tgid].samples;
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const auto& [pid, p] : seg.processes) {
+    const PerPid& pp = per_pid[static_cast<uint32_t>(pid)];
+    nlohmann::ordered_json calls(nlohmann::ordered_json::object());
+    for (const auto& [kind, ops] : pp.calls)
+      for (const auto& [op, n] : ops) calls[kind][op] = n;
+    processes.push_back(
+        {{"pid", pid},
+         {"ppid", p.ppid},
+         {"rank", p.rank ? nlohmann::ordered_json(*p.rank) : nlohmann::ordered_json()},
+         {"comm", p.comm},
+         {"calls", calls},
+         {"gc", {{"count", pp.gc_count}, {"total_ms", RoundTo(pp.gc_ms, 3)}, {"max_ms", RoundTo(pp.gc_max_ms, 3)}}},
+         {"off_cpu_ms",
+          {{"preempted", RoundTo(pp.off_cpu_ms[0], 3)},
+           {"sleeping", RoundTo(pp.off_cpu_ms[1], 3)},
+           {"uninterruptible", RoundTo(pp.off_cpu_ms[2], 3)}}},
+         {"runq_ms", RoundTo(pp.runq_ms, 3)},
+         {"cpu_samples", pp.samples}});
+  }
+  j["processes"] = processes;
+  std::map<std::string, size_t> series_by_name;
+  for (const auto& s : seg.series) ++series_by_name[s.name];
+  j["counter_series"] = series_by_name;
+  j["probes"] = seg.probes.size();
+  j["dropped_events"] = seg.dropped_events;
+  j["stats"] = seg.stats;
+  j["notes"] = seg.notes;
+  RecordedRun one;
+  one.segments.push_back(seg);
+  nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
+  for (const auto& [rank, m] : diagnosis::MeasureRankLayers(one))
+    ranks[std::to_string(rank)] = {{"window_s", RoundTo(m.window_s, 3)},
+                                   {"runq_pct", RoundTo(100 * m.runq_share, 2)},
+                                   {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
+                                   {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
+                                   {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
+                                   {"gc_pct", RoundTo(100 * m.gc_share, 2)},
+                                   {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
+                                   {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
+                                   {"top_other_process", m.top_foreign}};
+  j["ranks"] = ranks;
+  return j;
+}
+
+std::string SegmentToText(const RecordedSegment& seg) {
+  const auto j = SegmentToJson(seg);
+  std::string out = fmt::format("{}: {} blocks; rows: {}\n", seg.data.path, seg.data.blocks, j["rows"].dump());
+  for (const auto& p : j["processes"])
+    out += fmt::format("  pid {:>7} rank {:>4} {:<16} calls {} gc {} off-cpu {} runq {} ms\n", p["pid"].get<int>(),
+                       p["rank"].is_null() ? std::string("-") : std::to_string(p["rank"].get<int>()),
+                       p["comm"].get<std::string>(), p["calls"].dump(), p["gc"].dump(), p["off_cpu_ms"].dump(),
+                       p["runq_ms"].dump());
+  out += fmt::format("  counter series: {}\n", j["counter_series"].size());
+  for (const auto& [rank, m] : j["ranks"].items()) out += fmt::format("  rank {}: {}\n", rank, m.dump());
+  for (const auto& p : seg.data.problems) out += "  problem: " + p + "\n";
+  for (const auto& n : seg.notes) out += "  note: " + n + "\n";
+  out += fmt::format("  dropped events: {}\n", seg.dropped_events);
+  return out;
+}
+
+}  // namespace strata

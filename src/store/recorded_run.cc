@@ -1,0 +1,89 @@
+// Indexing of recorder segments (see recorded_run.h).
+#include "store/recorded_run.h"
+
+#include <set>
+
+namespace strata {
+
+namespace {
+
+template <typename T>
+T Field(const nlohmann::json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
+  auto it = processes.find(static_cast<int>(pid));
+  return it == processes.end() ? std::nullopt : it->second.rank;
+}
+
+RecordedSegment IndexSegment(segments::SegmentData data) {
+  RecordedSegment seg;
+  for (const nlohmann::json& record : data.meta) {
+    const std::string type = Field<std::string>(record, "type", "");
+    if (type == "process") {
+      RecordedProcess p;
+      p.pid = Field<int>(record, "pid", 0);
+      p.ppid = Field<int>(record, "ppid", 0);
+      if (auto it = record.find("rank"); it != record.end() && it->is_number_integer()) p.rank = it->get<int>();
+      p.comm = Field<std::string>(record, "comm", "");
+      p.cgroup = Field<std::string>(record, "cgroup", "");
+      p.first_seen_ns = Field<uint64_t>(record, "first_seen_ns", 0);
+      p.exited_ns = Field<uint64_t>(record, "exited_ns", 0);
+      if (p.pid > 0) {
+        RecordedProcess& slot = seg.processes[p.pid];
+        if (!p.rank) p.rank = slot.rank;
+        if (p.exited_ns == 0) p.exited_ns = slot.exited_ns;
+        slot = p;
+      }
+    } else if (type == "probe") {
+      const size_t id = Field<size_t>(record, "id", SIZE_MAX);
+      if (id > 100000) continue;
+      if (seg.probes.size() <= id) seg.probes.resize(id + 1);
+      seg.probes[id] = {Field<std::string>(record, "symbol", ""), Field<std::string>(record, "op", ""),
+                        Field<std::string>(record, "kind", ""), Field<std::string>(record, "library", "")};
+    } else if (type == "series") {
+      const size_t id = Field<size_t>(record, "id", SIZE_MAX);
+      if (id > 10000000) continue;
+      if (seg.series.size() <= id) seg.series.resize(id + 1);
+      seg.series[id] = {Field<std::string>(record, "name", ""), Field<int>(record, "pid", -1),
+                        Field<int>(record, "index", -1),        Field<std::string>(record, "label", ""),
+                        Field<std::string>(record, "unit", ""), Field<bool>(record, "cumulative", false)};
+    } else if (type == "other_process") {
+      const int pid = Field<int>(record, "pid", 0);
+      if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");
+    } else if (type == "stats") {
+      seg.dropped_events = Field<uint64_t>(record, "dropped", 0);
+      seg.stats = record;
+      if (auto it = record.find("notes"); it != record.end() && it->is_array())
+        for (const auto& n : *it)
+          if (n.is_string()) seg.notes.push_back(n.get<std::string>());
+    }
+  }
+  // Processes without a RANK of their own (DataLoader workers, helpers) inherit their ancestor's.
+  for (auto& [pid, p] : seg.processes) {
+    if (p.rank) continue;
+    std::set<int> seen{pid};
+    for (int parent = p.ppid; parent > 0 && seen.insert(parent).second;) {
+      auto it = seg.processes.find(parent);
+      if (it == seg.processes.end()) break;
+      if (it->second.rank) {
+        p.rank = it->second.rank;
+        break;
+      }
+      parent = it->second.ppid;
+    }
+  }
+  seg.data = std::move(data);
+  return seg;
+}
+
+}  // namespace strata

@@ -1,0 +1,63 @@
+// RecordedRun: what `strata record` wrote for a job (one or more segment files), indexed for analysis:
+// processes with their ranks, probes and counter series by id, and the raw tables. Built by the job
+// loader beside the TraceStore of the profiler traces of the same run.
+// Invariants: a process's rank comes from its own environment (RANK) as the recorder read it, or from its
+// nearest ancestor that has one (a DataLoader worker belongs to its rank); processes of different
+// segment files are kept apart by (segment, pid).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "segments/segment_tables.h"
+
+namespace strata {
+
+struct RecordedProcess {
+  int pid = 0, ppid = 0;
+  std::optional<int> rank;  // own or inherited
+  std::string comm;
+  std::string cgroup;
+  uint64_t first_seen_ns = 0, exited_ns = 0;
+};
+
+struct RecordedProbe {
+  std::string symbol, op, kind, library;
+};
+
+struct RecordedSeries {
+  std::string name;
+  int pid = -1;
+  int index = -1;
+  std::string label, unit;
+  bool cumulative = false;
+};
+
+struct RecordedSegment {
+  segments::SegmentData data;
+  std::map<int, RecordedProcess> processes;    // by pid
+  std::vector<RecordedProbe> probes;           // by probe id
+  std::vector<RecordedSeries> series;          // by series id
+  std::map<int, std::string> other_processes;  // pid -> comm of processes outside the job that took CPUs
+  uint64_t dropped_events = 0;
+  nlohmann::json stats;            // the recorder's "stats" record (events, drops, its own CPU time)
+  std::vector<std::string> notes;  // the recorder's own notes (probes it could not attach, ...)
+
+  // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
+  std::optional<int> RankOf(uint32_t pid) const;
+};
+
+struct RecordedRun {
+  std::vector<RecordedSegment> segments;
+  bool empty() const { return segments.empty(); }
+};
+
+// Indexes one segment's meta records (the last record of a process wins: it is written again at exit).
+RecordedSegment IndexSegment(segments::SegmentData data);
+
+}  // namespace strata
