@@ -1,0 +1,85 @@
+// Per-namespace network interface counters (see net_dev_reader.h).
+#include "recorder/host/net_dev_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <unordered_set>
+
+namespace strata::recorder {
+namespace {
+
+std::optional<uint64_t> NamespaceInode(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+// Columns after "iface:": rx bytes packets errs drop fifo frame compressed multicast, then tx bytes
+// packets errs drop fifo colls carrier compressed.
+struct Column {
+  size_t index;
+  const char* name;
+  const char* unit;
+};
+constexpr std::array<Column, 8> kColumns = {{
+    {0, "net.rx_bytes", "bytes"},
+    {1, "net.rx_packets", "packets"},
+    {2, "net.rx_errs", "packets"},
+    {3, "net.rx_drop", "packets"},
+    {8, "net.tx_bytes", "bytes"},
+    {9, "net.tx_packets", "packets"},
+    {10, "net.tx_errs", "packets"},
+    {11, "net.tx_drop", "packets"},
+}};
+
+}  // namespace
+
+void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink) {
+  if (!sink.Read(&file_, path, /*warn_if_missing=*/pid == -1)) return;
+  ForEachLine(file_.text(), [&](std::string_view line) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;  // the two header lines
+    const std::string_view name = Trim(line.substr(0, colon));
+    if (name.empty() || name.find('|') != std::string_view::npos) return;
+    if (SplitFields(line.substr(colon + 1), &fields_) < 16) return sink.Malformed(path, "short interface line");
+    std::array<uint64_t, kColumns.size()> values{};
+    for (size_t c = 0; c < kColumns.size(); ++c) {
+      const auto v = ParseU64(fields_[kColumns[c].index]);
+      if (!v) return sink.Malformed(path, "non-numeric counter");
+      values[c] = *v;
+    }
+    for (size_t c = 0; c < kColumns.size(); ++c) {
+      sink.Emit({.name = kColumns[c].name, .pid = pid, .label = name, .unit = kColumns[c].unit, .cumulative = true},
+                static_cast<double>(values[c]));
+    }
+  });
+}
+
+void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
+  const auto own = NamespaceInode(proc_root_ + "/self/ns/net");
+  ReadNetDev(proc_root_ + "/net/dev", -1, sink);
+
+  // Namespace of each traced pid; a pid whose namespace cannot be seen (gone, no permission) is skipped.
+  std::vector<std::pair<int, uint64_t>> found;
+  for (const int pid : pids) {
+    const auto inode = NamespaceInode(proc_root_ + "/" + std::to_string(pid) + "/ns/net");
+    if (!inode) continue;
+    found.emplace_back(pid, *inode);
+    sink.Emit({.name = "net.ns_inode", .pid = pid, .unit = "inode"}, static_cast<double>(*inode));
+  }
+  std::unordered_set<uint64_t> done;
+  for (const auto& [pid, inode] : found) {
+    if ((own && inode == *own) || !done.insert(inode).second) continue;
+    // Keep the namespace's pid while it is still traced and alive, so that its series stay the same.
+    auto [it, inserted] = representative_.try_emplace(inode, pid);
+    const int current = it->second;
+    const bool alive = std::any_of(found.begin(), found.end(),
+                                   [&](const auto& entry) { return entry.first == current && entry.second == inode; });
+    if (!alive) it->second = pid;
+    ReadNetDev(proc_root_ + "/" + std::to_string(it->second) + "/net/dev", it->second, sink);
+  }
+}
+
+}  // namespace strata::recorder

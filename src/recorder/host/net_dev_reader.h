@@ -1,0 +1,31 @@
+// Network interface counters, per network namespace: /proc/net/dev for the recorder's own namespace
+// (pid -1) and /proc/PID/net/dev for each other namespace a traced process is in (ranks may each have
+// their own). Namespaces are told apart by the inode of /proc/PID/ns/net and read once per sample; a
+// namespace's series carry the pid of one traced process in it (kept while that process is traced and
+// alive), and every traced pid gets a "net.ns_inode" gauge so that any rank can be mapped to its
+// namespace's series. Series: net.{rx,tx}_{bytes,packets,errs,drop}, cumulative, label = interface.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "recorder/host/counter_sink.h"
+
+namespace strata::recorder {
+
+class NetDevReader {
+ public:
+  explicit NetDevReader(const std::string& proc_root) : proc_root_(proc_root) {}
+  void Sample(const std::vector<int>& pids, CounterSink& sink);
+
+ private:
+  void ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink);
+
+  std::string proc_root_;
+  std::unordered_map<uint64_t, int> representative_;  // namespace inode -> pid whose series carry it
+  FileReader file_;
+  std::vector<std::string_view> fields_;
+};
+
+}  // namespace strata::recorder
