@@ -92,11 +92,18 @@ Expected<ElfSymbols> ElfSymbols::Load(const std::string& path) {
     if (!out.functions_.empty()) break;  // .symtab has everything .dynsym has
   }
   cleanup();
-  std::sort(out.functions_.begin(), out.functions_.end(), [](const ElfFunction& a, const ElfFunction& b) {
-    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  // Aliases share an address (getpid/__getpid): all are kept for Find; the one with the fewest leading
+  // underscores comes first and is what FunctionAt reports.
+  auto underscores = [](const std::string& n) { return n.find_first_not_of('_'); };
+  std::sort(out.functions_.begin(), out.functions_.end(), [&](const ElfFunction& a, const ElfFunction& b) {
+    if (a.address != b.address) return a.address < b.address;
+    if (underscores(a.name) != underscores(b.name)) return underscores(a.name) < underscores(b.name);
+    return a.name < b.name;
   });
   out.functions_.erase(std::unique(out.functions_.begin(), out.functions_.end(),
-                                   [](const ElfFunction& a, const ElfFunction& b) { return a.address == b.address; }),
+                                   [](const ElfFunction& a, const ElfFunction& b) {
+                                     return a.address == b.address && a.name == b.name;
+                                   }),
                        out.functions_.end());
   for (ElfFunction& f : out.functions_) f.demangled = Demangle(f.name);
   return out;
@@ -114,6 +121,7 @@ const ElfFunction* ElfSymbols::FunctionAt(uint64_t address) const {
                              [](uint64_t a, const ElfFunction& f) { return a < f.address; });
   if (it == functions_.begin()) return nullptr;
   --it;
+  while (it != functions_.begin() && std::prev(it)->address == it->address) --it;  // the preferred alias
   // Symbols without a size (hand-written assembly) cover up to the next symbol.
   if (it->size != 0 && address >= it->address + it->size) return nullptr;
   return &*it;

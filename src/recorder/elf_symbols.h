@@ -26,7 +26,7 @@ class ElfSymbols {
 
   const std::string& path() const { return path_; }
   const std::string& build_id() const { return build_id_; }                 // hex, empty when the file has none
-  const std::vector<ElfFunction>& functions() const { return functions_; }  // sorted by address, unique
+  const std::vector<ElfFunction>& functions() const { return functions_; }  // by address; aliases kept
 
   // Functions whose demangled name satisfies `match`.
   std::vector<const ElfFunction*> Find(const std::function<bool(const ElfFunction&)>& match) const;

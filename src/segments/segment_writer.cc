@@ -40,49 +40,54 @@ Status SegmentWriter::Open(const std::string& path, const FileHeader& header, si
   return Status::Ok();
 }
 
-template <typename Row>
-void SegmentWriter::AppendRow(std::vector<Row>& buffer, const Row& row) {
+template <typename Row, typename Members>
+void SegmentWriter::AppendRow(std::vector<Row>& buffer, const Row& row, Table table, const Members& members) {
   std::lock_guard lock(mutex_);
   buffer.push_back(row);
-  if (buffer.size() >= rows_per_block_) WriteBufferedLocked();
+  if (buffer.size() >= rows_per_block_) WriteTableLocked(buffer, table, members);
 }
 
-void SegmentWriter::Append(const OffCpuRow& row) { AppendRow(off_cpu_, row); }
-void SegmentWriter::Append(const SampleRow& row) { AppendRow(samples_, row); }
-void SegmentWriter::Append(const CallRow& row) { AppendRow(calls_, row); }
-void SegmentWriter::Append(const GcRow& row) { AppendRow(gcs_, row); }
-void SegmentWriter::Append(const CounterRow& row) { AppendRow(counters_, row); }
+template <typename Row, typename Members>
+void SegmentWriter::WriteTableLocked(std::vector<Row>& rows, Table table, const Members& members) {
+  if (rows.empty() || !file_) return;
+  std::string raw;
+  raw.reserve(rows.size() * RowWidth(table));
+  EncodeColumns(rows, members, &raw);
+  WriteBlockLocked(table, static_cast<uint32_t>(rows.size()), raw);
+  rows.clear();
+}
+
+void SegmentWriter::Append(const OffCpuRow& row) { AppendRow(off_cpu_, row, Table::kOffCpu, kOffCpuMembers); }
+void SegmentWriter::Append(const SampleRow& row) { AppendRow(samples_, row, Table::kSample, kSampleMembers); }
+void SegmentWriter::Append(const CallRow& row) { AppendRow(calls_, row, Table::kCall, kCallMembers); }
+void SegmentWriter::Append(const GcRow& row) { AppendRow(gcs_, row, Table::kGc, kGcMembers); }
+void SegmentWriter::Append(const CounterRow& row) { AppendRow(counters_, row, Table::kCounter, kCounterMembers); }
 
 void SegmentWriter::AppendMeta(const nlohmann::json& record) {
   std::lock_guard lock(mutex_);
   meta_.push_back(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  if (meta_.size() >= rows_per_block_) WriteBufferedLocked();
+  if (meta_.size() >= rows_per_block_) WriteMetaLocked();
 }
 
 void SegmentWriter::WriteBufferedLocked() {
   if (!file_) return;
-  auto write_table = [&](auto& rows, Table table, const auto& members) {
-    if (rows.empty()) return;
-    std::string raw;
-    raw.reserve(rows.size() * RowWidth(table));
-    EncodeColumns(rows, members, &raw);
-    WriteBlockLocked(table, static_cast<uint32_t>(rows.size()), raw);
-    rows.clear();
-  };
-  write_table(off_cpu_, Table::kOffCpu, kOffCpuMembers);
-  write_table(samples_, Table::kSample, kSampleMembers);
-  write_table(calls_, Table::kCall, kCallMembers);
-  write_table(gcs_, Table::kGc, kGcMembers);
-  write_table(counters_, Table::kCounter, kCounterMembers);
-  if (!meta_.empty()) {
-    std::string raw;
-    for (const std::string& record : meta_) {
-      Put<uint32_t>(&raw, static_cast<uint32_t>(record.size()));
-      raw += record;
-    }
-    WriteBlockLocked(Table::kMeta, static_cast<uint32_t>(meta_.size()), raw);
-    meta_.clear();
+  WriteTableLocked(off_cpu_, Table::kOffCpu, kOffCpuMembers);
+  WriteTableLocked(samples_, Table::kSample, kSampleMembers);
+  WriteTableLocked(calls_, Table::kCall, kCallMembers);
+  WriteTableLocked(gcs_, Table::kGc, kGcMembers);
+  WriteTableLocked(counters_, Table::kCounter, kCounterMembers);
+  WriteMetaLocked();
+}
+
+void SegmentWriter::WriteMetaLocked() {
+  if (meta_.empty() || !file_) return;
+  std::string raw;
+  for (const std::string& record : meta_) {
+    Put<uint32_t>(&raw, static_cast<uint32_t>(record.size()));
+    raw += record;
   }
+  WriteBlockLocked(Table::kMeta, static_cast<uint32_t>(meta_.size()), raw);
+  meta_.clear();
 }
 
 void SegmentWriter::WriteBlockLocked(Table table, uint32_t rows, const std::string& raw) {

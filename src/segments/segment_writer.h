@@ -41,9 +41,12 @@ class SegmentWriter {
   size_t bytes_written() const { return bytes_written_; }
 
  private:
-  template <typename Row>
-  void AppendRow(std::vector<Row>& buffer, const Row& row);
+  template <typename Row, typename Members>
+  void AppendRow(std::vector<Row>& buffer, const Row& row, Table table, const Members& members);
+  template <typename Row, typename Members>
+  void WriteTableLocked(std::vector<Row>& rows, Table table, const Members& members);
   void WriteBufferedLocked();
+  void WriteMetaLocked();
   void WriteBlockLocked(Table table, uint32_t rows, const std::string& raw);
 
   std::mutex mutex_;

@@ -1,0 +1,146 @@
+// Cross-layer evidence on constructed recordings: each layer's signature names its cause, a small excess
+// changes nothing, a cause found in the trace itself (dataloader_stall) is kept, and the evidence is
+// attached either way.
+#include <gtest/gtest.h>
+
+#include "analysis/diagnosis/cross_layer.h"
+
+namespace strata::diagnosis {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+
+// Two ranks (pids 10 and 20) over a 1 s window marked by collective calls at 0 and 1000 ms, plus an
+// outside process (pid 99, "stress").
+RecordedSegment TwoRanks() {
+  RecordedSegment seg;
+  seg.processes[10] = {10, 1, 0, "python3", "", 0, 0};
+  seg.processes[20] = {20, 1, 1, "python3", "", 0, 0};
+  seg.other_processes[99] = "stress";
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  for (uint32_t pid : {10u, 20u}) {
+    seg.data.calls.push_back({pid + 1, pid, 0, 0, 1 * kMs});
+    seg.data.calls.push_back({pid + 1, pid, 0, 999 * kMs, 1000 * kMs});
+  }
+  return seg;
+}
+
+DiagnosisResult StragglerRank1(const std::string& trace_cause) {
+  DiagnosisResult result;
+  result.step_time_median_ms = 100;
+  Straggler s;
+  s.rank = 1;
+  s.late_ms_per_step = 30;  // 30 % of the step
+  result.stragglers.push_back(s);
+  Finding f;
+  f.cause = trace_cause;
+  f.rank = 1;
+  f.ranks = {1};
+  f.impact_pct = 30;
+  result.findings.push_back(f);
+  return result;
+}
+
+// Rank `pid`'s main thread waits `ms` in the run queue, the CPU held by `holder`.
+void AddRunqWait(RecordedSegment* seg, uint32_t pid, uint64_t at_ms, uint64_t ms, uint32_t holder, uint32_t state = 0) {
+  seg->data.off_cpu.push_back({pid, pid, at_ms * kMs, (at_ms + ms) * kMs, ms * kMs, state, holder, holder, 0, 0});
+}
+
+TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 99);  // 240 ms of 1 s
+  AddRunqWait(&run.segments[0], 10, 100, 5, 99);
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &result);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, "cpu_contention");
+  EXPECT_EQ(result.findings[0].layer, "cpu");
+  EXPECT_NE(result.findings[0].summary.find("stress (pid 99)"), std::string::npos) << result.findings[0].summary;
+  const auto& ev = result.findings[0].evidence["cross_layer"];
+  EXPECT_DOUBLE_EQ(ev["straggler"]["runq_other_process_pct"].get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(ev["peers"]["0"]["runq_other_process_pct"].get<double>(), 0.5);
+}
+
+TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 10);  // rank 0 held it
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &result);
+  EXPECT_EQ(result.findings[0].cause, "slow_compute");
+  EXPECT_TRUE(result.findings[0].evidence.contains("cross_layer"));
+}
+
+TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  seg.series.push_back({"cgroup.cpu.throttled_ns", 20, -1, "/strata-lab-r1", "ns", true});
+  seg.series.push_back({"cgroup.cpu.throttled_ns", 10, -1, "/", "ns", true});
+  for (uint64_t t = 0; t <= 1000; t += 100) {
+    seg.data.counters.push_back({t * kMs, 0, static_cast<double>(t * kMs) * 0.3});  // 30 % throttled
+    seg.data.counters.push_back({t * kMs, 1, 0.0});
+  }
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 25, 0);  // runnable on an idle CPU
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &result);
+  EXPECT_EQ(result.findings[0].cause, "cpu_throttling");
+  EXPECT_NEAR(result.findings[0].evidence["cross_layer"]["straggler"]["cgroup_throttled_pct"].get<double>(), 30.0,
+              0.01);
+}
+
+TEST(CrossLayer, GcPausesAreGcPause) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 50; t < 950; t += 100) run.segments[0].data.gcs.push_back({20, 20, t * kMs, (t + 20) * kMs, 2, 0});
+  run.segments[0].data.gcs.push_back({10, 10, 500 * kMs, 501 * kMs, 0, 0});
+  DiagnosisResult result = StragglerRank1("host_stall");
+  ApplyCrossLayerEvidence(run, &result);
+  EXPECT_EQ(result.findings[0].cause, "gc_pause");
+  EXPECT_EQ(result.findings[0].layer, "python");
+  EXPECT_EQ(result.findings[0].evidence["cross_layer"]["straggler"]["gc_count"], 9);
+}
+
+TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 25, 20, /*state=*/2);
+  // Make those intervals sleep (D) rather than run-queue wait.
+  for (auto& o : seg.data.off_cpu) o.runq_ns = 0;
+  seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
+  seg.data.counters.push_back({0, 0, 0.0});
+  seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &result);
+  EXPECT_EQ(result.findings[0].cause, "memory_pressure");
+  EXPECT_EQ(result.findings[0].layer, "os");
+}
+
+TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  AddRunqWait(&run.segments[0], 20, 100, 5, 99);  // 0.5 % of the window against 30 % lateness
+  DiagnosisResult small = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &small);
+  EXPECT_EQ(small.findings[0].cause, "slow_compute");
+
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
+  DiagnosisResult loader = StragglerRank1("dataloader_stall");
+  ApplyCrossLayerEvidence(run, &loader);
+  EXPECT_EQ(loader.findings[0].cause, "dataloader_stall");
+  EXPECT_TRUE(loader.findings[0].evidence.contains("cross_layer"));
+}
+
+TEST(CrossLayer, WithoutRecordingNothingChanges) {
+  RecordedRun empty;
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(empty, &result);
+  EXPECT_EQ(result.findings[0].cause, "slow_compute");
+  EXPECT_FALSE(result.findings[0].evidence.contains("cross_layer"));
+  EXPECT_TRUE(result.notes.empty());
+}
+
+}  // namespace
+}  // namespace strata::diagnosis

@@ -1,0 +1,130 @@
+// Segment files: round trip of every table, and what a reader does with damage (torn last block of a
+// killed recorder, bad checksum, unknown version, not a segment).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "segments/segment_reader.h"
+#include "segments/segment_writer.h"
+#include "test_util.h"
+
+namespace strata::segments {
+namespace {
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string WriteSample(const std::string& path, size_t rows_per_block) {
+  SegmentWriter writer;
+  FileHeader header;
+  header.created_unix_ns = 1'700'000'000'000'000'000;
+  header.realtime_minus_monotonic_ns = 1'699'000'000'000'000'000;
+  EXPECT_TRUE(writer.Open(path, header, rows_per_block).ok());
+  for (uint32_t i = 0; i < 10; ++i) {
+    writer.Append(OffCpuRow{100 + i, 100, 1000 * i, 1000 * i + 500, 200, i % 3, 7, 8, 9, i % 2});
+    writer.Append(SampleRow{5000 + i, 100, 100, 1, static_cast<int32_t>(i), -1});
+    writer.Append(CallRow{101, 100, i, 10 * i, 10 * i + 5});
+    writer.Append(GcRow{100, 100, 20 * i, 20 * i + 3, 2, -static_cast<int64_t>(i)});
+    writer.Append(CounterRow{30 * i, i, 0.5 * i});
+  }
+  writer.AppendMeta({{"type", "process"}, {"pid", 100}, {"rank", 3}, {"comm", std::string("bad\xff utf8")}});
+  EXPECT_TRUE(writer.Close().ok());
+  return ReadBytes(path);
+}
+
+TEST(SegmentFormat, RoundTripsEveryTable) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/a.sseg";
+  WriteSample(path, 4);
+  auto read = ReadSegment(path);
+  ASSERT_TRUE(read.ok()) << read.error();
+  const SegmentData& d = read.value();
+  EXPECT_TRUE(d.problems.empty());
+  EXPECT_EQ(d.header.version, kFormatVersion);
+  EXPECT_EQ(d.header.created_unix_ns, 1'700'000'000'000'000'000);
+  EXPECT_EQ(d.header.realtime_minus_monotonic_ns, 1'699'000'000'000'000'000);
+  ASSERT_EQ(d.off_cpu.size(), 10u);
+  ASSERT_EQ(d.samples.size(), 10u);
+  ASSERT_EQ(d.calls.size(), 10u);
+  ASSERT_EQ(d.gcs.size(), 10u);
+  ASSERT_EQ(d.counters.size(), 10u);
+  ASSERT_EQ(d.meta.size(), 1u);
+  EXPECT_EQ(d.off_cpu[7].tid, 107u);
+  EXPECT_EQ(d.off_cpu[7].end_ns, 7500u);
+  EXPECT_EQ(d.off_cpu[7].state, 1u);
+  EXPECT_EQ(d.off_cpu[7].cpu, 1u);
+  EXPECT_EQ(d.samples[3].user_stack, 3);
+  EXPECT_EQ(d.samples[3].kernel_stack, -1);
+  EXPECT_EQ(d.calls[9].probe, 9u);
+  EXPECT_EQ(d.gcs[4].collected, -4);
+  EXPECT_DOUBLE_EQ(d.counters[5].value, 2.5);
+  EXPECT_EQ(d.meta[0]["rank"], 3);
+  // 10 rows in blocks of 4 for five tables (3 blocks each) plus one meta block.
+  EXPECT_EQ(d.blocks, 16u);
+}
+
+TEST(SegmentFormat, TornLastBlockKeepsEveryCompleteBlock) {
+  testing::TempDir dir;
+  const std::string bytes = WriteSample(dir.path() + "/a.sseg", 4);
+  for (size_t cut : {size_t{1}, size_t{10}, size_t{30}}) {
+    auto read = ParseSegment(std::string_view(bytes).substr(0, bytes.size() - cut), "cut.sseg");
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(read.value().blocks, 15u) << cut;
+    ASSERT_EQ(read.value().problems.size(), 1u);
+    EXPECT_NE(read.value().problems[0].find("truncated"), std::string::npos) << read.value().problems[0];
+    EXPECT_TRUE(read.value().meta.empty());  // the meta block was the last one written
+    EXPECT_EQ(read.value().counters.size(), 10u);
+  }
+}
+
+TEST(SegmentFormat, ChecksumMismatchStopsThereAndSaysWhere) {
+  testing::TempDir dir;
+  std::string bytes = WriteSample(dir.path() + "/a.sseg", 100);
+  // Flip a byte inside the first block's payload (after the 32-byte file and 24-byte block headers).
+  bytes[kFileHeaderSize + kBlockHeaderSize + 3] ^= 0x55;
+  auto read = ParseSegment(bytes, "x.sseg");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read.value().blocks, 0u);
+  ASSERT_EQ(read.value().problems.size(), 1u);
+  EXPECT_NE(read.value().problems[0].find("checksum"), std::string::npos);
+  EXPECT_NE(read.value().problems[0].find("byte 32"), std::string::npos);
+}
+
+TEST(SegmentFormat, RefusesOtherFilesAndNewerVersions) {
+  auto not_segment = ParseSegment("{\"traceEvents\": []}", "trace.json");
+  ASSERT_FALSE(not_segment.ok());
+  EXPECT_EQ(not_segment.status().kind(), ErrorKind::kNotATrace);
+  EXPECT_NE(not_segment.error().find("trace.json"), std::string::npos);
+  testing::TempDir dir;
+  std::string bytes = WriteSample(dir.path() + "/a.sseg", 100);
+  bytes[8] = 9;  // version 9
+  auto newer = ParseSegment(bytes, "new.sseg");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().find("version 9"), std::string::npos);
+  auto missing = ReadSegment(dir.path() + "/missing.sseg");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("missing.sseg"), std::string::npos);
+}
+
+TEST(SegmentFormat, FlushedBlocksAreReadableWhileTheWriterIsOpen) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/live.sseg";
+  SegmentWriter writer;
+  ASSERT_TRUE(writer.Open(path, FileHeader{}).ok());
+  writer.Append(GcRow{1, 1, 10, 20, 0, 5});
+  ASSERT_TRUE(writer.Flush().ok());
+  writer.Append(GcRow{1, 1, 30, 40, 0, 5});  // buffered, not yet written
+  auto read = ReadSegment(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read.value().gcs.size(), 1u);
+  EXPECT_TRUE(read.value().problems.empty());
+}
+
+}  // namespace
+}  // namespace strata::segments
