@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/diagnosis/robust_stats.h"
 
@@ -25,6 +26,36 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
   if (out.instances_used == 0) return out;
   std::vector<double> offsets(ranks, 0);
   for (size_t r = 0; r < ranks; ++r) offsets[r] = deviations[r].empty() ? 0 : diagnosis::Median(deviations[r]);
+  if (collectives.subgroups) {
+    // Groups smaller than the world (tensor/data/pipeline groups) each see only part of the offsets, and a
+    // group's median includes the rank itself: repeat the estimate on the corrected clocks until the
+    // corrections vanish. Each of a rank's groups gets one vote (the median of its instances), so frequent
+    // small-group collectives do not drown the few that link the groups.
+    std::vector<std::map<StringId, std::vector<double>>> by_group(ranks);
+    for (int iteration = 0; iteration < 500; ++iteration) {
+      for (auto& g : by_group) g.clear();
+      for (const MatchedCollective& m : collectives.matched) {
+        if (m.present < 2) continue;
+        std::vector<double> ends;
+        for (size_t r = 0; r < ranks; ++r)
+          if (m.call[r] >= 0) ends.push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns) - offsets[r]);
+        const double med = diagnosis::Median(ends);
+        for (size_t r = 0; r < ranks; ++r)
+          if (m.call[r] >= 0)
+            by_group[r][m.group].push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns) - offsets[r] -
+                                           med);
+      }
+      double largest = 0;
+      for (size_t r = 0; r < ranks; ++r) {
+        double d = 0;
+        for (auto& [group, dev] : by_group[r]) d += diagnosis::Median(std::move(dev));
+        if (!by_group[r].empty()) d /= static_cast<double>(by_group[r].size());
+        offsets[r] += d;
+        largest = std::max(largest, std::abs(d));
+      }
+      if (largest < 10) break;
+    }
+  }
   const double center = diagnosis::Median(offsets);
   for (size_t r = 0; r < ranks; ++r) out.offset_ns[r] = std::llround(offsets[r] - center);
   std::vector<double> residuals;

@@ -1,6 +1,7 @@
 // Clock alignment from collective completions (DESIGN.md, Diagnosis 3): the completions of a blocking
 // collective are nearly simultaneous on all ranks, so each rank's offset is the median over instances of
-// (its completion − the instance's median completion). aligned time = rank time − offset.
+// (its completion − the instance's median completion). aligned time = rank time − offset. With process
+// groups smaller than the world the estimate is repeated on corrected clocks until it converges.
 // Invariants: offsets are 0 when no instance spans two ranks; the median offset over ranks is 0.
 #pragma once
 

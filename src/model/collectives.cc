@@ -64,6 +64,12 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
       CollectiveCall c;
       c.slice = row;
       c.key = s.name[row];
+      if ((s.flags[row] & kSliceCollectiveArgs) && s.args[row] < store.collective_args.size()) {
+        const CollectiveArgs& a = store.collective_args[s.args[row]];
+        c.group = a.group != 0 && !store.strings.view(a.group).empty() ? a.group : a.group_ranks;
+        if (c.group != 0 && store.strings.view(c.group).empty()) c.group = 0;
+        c.group_size = a.group_size;
+      }
       c.start_ns = s.ts_ns[row];
       c.end_ns = s.ts_ns[row] + s.dur_ns[row];
       model.calls[r].push_back(c);
@@ -122,7 +128,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   // Assign steps and ordinals.
   const bool stepped = steps->source != "none";
   for (size_t r = 0; r < ranks; ++r) {
-    std::map<std::pair<int64_t, StringId>, uint32_t> next;
+    std::map<std::tuple<int64_t, StringId, StringId>, uint32_t> next;
     for (auto& c : model.calls[r]) {
       if (stepped) {
         const int w = FindWindow(steps->by_rank[r], c.start_ns);
@@ -131,21 +137,24 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
         c.step = 0;
       }
       if (c.step == -1 && stepped) continue;
-      c.ordinal = next[{c.step, c.key}]++;
+      c.ordinal = next[{c.step, c.key, c.group}]++;
     }
   }
   // Match (step, key, ordinal) across ranks.
-  std::map<std::tuple<int64_t, StringId, uint32_t>, size_t> index;
+  std::map<std::tuple<int64_t, StringId, StringId, uint32_t>, size_t> index;
   for (size_t r = 0; r < ranks; ++r) {
     for (size_t i = 0; i < model.calls[r].size(); ++i) {
       const CollectiveCall& c = model.calls[r][i];
       if (c.step == -1 && stepped) continue;
-      auto [it, inserted] = index.try_emplace({c.step, c.key, c.ordinal}, model.matched.size());
+      auto [it, inserted] = index.try_emplace({c.step, c.group, c.key, c.ordinal}, model.matched.size());
       if (inserted) {
         MatchedCollective m;
         m.key = c.key;
         m.step = c.step;
         m.ordinal = c.ordinal;
+        m.group = c.group;
+        m.expected =
+            c.group != 0 && c.group_size > 0 ? std::min<size_t>(static_cast<size_t>(c.group_size), ranks) : ranks;
         m.call.assign(ranks, -1);
         model.matched.push_back(m);
       }
@@ -154,8 +163,10 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
       ++m.present;
     }
   }
-  for (const auto& m : model.matched)
-    if (m.present < ranks) model.unmatched_calls += m.present;
+  for (const auto& m : model.matched) {
+    if (m.present < m.expected) model.unmatched_calls += m.present;
+    if (m.complete() && m.expected < ranks) model.subgroups = true;
+  }
   // Order instances by step, then by start on the first rank that has them (clocks differ across ranks).
   auto first_start = [&](const MatchedCollective& m) {
     for (size_t r = 0; r < ranks; ++r)
@@ -165,7 +176,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   std::stable_sort(model.matched.begin(), model.matched.end(),
                    [&](const MatchedCollective& a, const MatchedCollective& b) {
                      if (a.step != b.step) return a.step < b.step;
-                     if (a.key == b.key) return a.ordinal < b.ordinal;
+                     if (a.key == b.key && a.group == b.group) return a.ordinal < b.ordinal;
                      return first_start(a) < first_start(b);
                    });
   return model;

@@ -1,8 +1,11 @@
 // Collectives across ranks: finds each rank's collective calls and matches the k-th call of the same
-// collective in the same step on every rank (DESIGN.md, Diagnosis 2). Sources: NCCL/RCCL kernels on
-// GPU streams when any rank has them ("gpu-kernels"), else CPU-side collective ops such as gloo:all_reduce
-// or nccl:all_reduce ("cpu-ops"). When the trace has no steps, the period of the collective sequence
+// collective in the same step and process group on every rank of that group (DESIGN.md, Diagnosis 2). Sources:
+// NCCL/RCCL kernels on GPU streams when any rank has them ("gpu-kernels"), else CPU-side collective ops such as
+// gloo:all_reduce or nccl:all_reduce ("cpu-ops"). When the trace has no steps, the period of the collective sequence
 // defines them (prefix function over the call keys; "detected-period").
+// Process groups: a call's group is its "Process Group Name" (else its "Process Group Ranks" text) when the
+// trace records NCCL args; calls without them share one group. An instance is complete when all of its
+// group's members have it (the "Group size" arg, else every rank).
 // Invariants: a matched instance holds at most one call per rank; calls keep store order within a rank.
 #pragma once
 
@@ -20,22 +23,28 @@ struct CollectiveCall {
   StringId key = 0;                  // the collective's name (kernel or op name)
   int64_t start_ns = 0, end_ns = 0;  // rank clock
   int64_t step = -1;
-  uint32_t ordinal = 0;  // index among calls with the same key in the same step on this rank
+  uint32_t ordinal = 0;  // index among calls with the same key and group in the same step on this rank
+  StringId group = 0;    // process group (0 = none recorded)
+  int32_t group_size = -1;
 };
 
 struct MatchedCollective {
   StringId key = 0;
   int64_t step = -1;
   uint32_t ordinal = 0;
+  StringId group = 0;
   std::vector<int32_t> call;  // per rank index: index into calls[rank], or -1 when that rank lacks it
   size_t present = 0;         // ranks that have it
+  size_t expected = 0;        // members of its group (the world when no group size is recorded)
+  bool complete() const { return present == expected; }
 };
 
 struct CollectiveModel {
   std::string source;                              // "gpu-kernels", "cpu-ops", "none"
   std::vector<std::vector<CollectiveCall>> calls;  // per rank index, in start order
   std::vector<MatchedCollective> matched;          // ordered by (step, first start)
-  size_t unmatched_calls = 0;                      // calls whose instance is missing on some rank
+  size_t unmatched_calls = 0;                      // calls whose instance is missing on some member
+  bool subgroups = false;                          // some complete instance spans fewer ranks than the world
 };
 
 /// Extracts and matches collectives. When `steps.source` is "none", `steps` is rewritten with windows

@@ -33,12 +33,6 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       }
     }
     for (size_t r = 0; r < ranks; ++r) samples[r].push_back(static_cast<double>(p.tail[r]));
-    for (size_t r = 0; r < ranks; ++r) {
-      if (p.time_ns > 0 && out.blame_ns[s][r] >= options.min_effect * static_cast<double>(p.time_ns)) {
-        out.late[s][r] = true;
-        ++out.late_pairs;
-      }
-    }
   }
   for (size_t r = 0; r < ranks; ++r)
     if (coll_count[r]) out.mean_collective_ms[r] /= static_cast<double>(coll_count[r]);
@@ -61,6 +55,27 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   }
   out.ks_z = RobustZ(out.ks_score, 0.02);
 
+  std::vector<int64_t> step_time_ns, step_numbers;
+  for (const StepPhases& p : phases.steps) {
+    step_time_ns.push_back(p.time_ns);
+    step_numbers.push_back(p.step);
+  }
+  ClassifyStragglers(step_time_ns, step_numbers, ranks, options, &out);
+  return out;
+}
+
+void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
+                        size_t ranks, const StragglerOptions& options, StragglerAnalysis* analysis) {
+  StragglerAnalysis& out = *analysis;
+  const size_t steps = step_time_ns.size();
+  out.late.assign(steps, std::vector<bool>(ranks, false));
+  out.late_pairs = 0;
+  for (size_t s = 0; s < steps; ++s)
+    for (size_t r = 0; r < ranks; ++r)
+      if (step_time_ns[s] > 0 && out.blame_ns[s][r] >= options.min_effect * static_cast<double>(step_time_ns[s])) {
+        out.late[s][r] = true;
+        ++out.late_pairs;
+      }
   std::set<int32_t> late_ranks;
   for (size_t s = 0; s < steps; ++s)
     for (size_t r = 0; r < ranks; ++r)
@@ -72,8 +87,8 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
     double blame = 0, share = 0;
     for (size_t s = 0; s < steps; ++s) {
       blame += out.blame_ns[s][r];
-      if (phases.steps[s].time_ns > 0) share += out.blame_ns[s][r] / static_cast<double>(phases.steps[s].time_ns);
-      if (out.late[s][r]) late_steps.push_back(phases.steps[s].step);
+      if (step_time_ns[s] > 0) share += out.blame_ns[s][r] / static_cast<double>(step_time_ns[s]);
+      if (out.late[s][r]) late_steps.push_back(step_numbers[s]);
     }
     if (late_steps.empty() || steps == 0) continue;
     const bool persistent =
@@ -92,8 +107,8 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       size_t very_late = 0;
       for (size_t s = 0; s < steps; ++s) {
         if (!out.late[s][r] || out.blame_ns[s][r] < 0.6 * worst) continue;
-        st.steps.push_back(phases.steps[s].step);
-        if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(phases.steps[s].time_ns)) ++very_late;
+        st.steps.push_back(step_numbers[s]);
+        if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(step_time_ns[s])) ++very_late;
       }
       // Most of the job's late (step, rank) pairs must be this rank's, or the slowest rank merely rotates.
       const bool dominant = late_steps.size() * 2 > out.late_pairs;
@@ -105,7 +120,6 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   }
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-  return out;
 }
 
 }  // namespace strata::diagnosis

@@ -39,4 +39,10 @@ struct StragglerAnalysis {
 
 StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});
 
+/// The lateness rules above on given blame: fills late, late_pairs, late_ranks and stragglers of `out` from
+/// out.blame_ns ([step index][rank], ns), the steps' durations and numbers. Used by LocateStragglers and by
+/// other localizers (process-group jobs) so that every path applies the same persistence rules.
+void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
+                        size_t ranks, const StragglerOptions& options, StragglerAnalysis* out);
+
 }  // namespace strata::diagnosis

@@ -10,7 +10,7 @@ namespace strata::diagnosis {
 
 namespace {
 
-enum class OpClass { kCompute, kData, kComm, kAnnotation };
+enum class OpClass { kCompute, kData, kComm, kWait, kAnnotation };
 
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
@@ -24,6 +24,7 @@ OpClass Classify(std::string_view name, std::string_view cat) {
       Contains(name, "allreduce")) {
     return OpClass::kComm;
   }
+  if (cat == "cuda_sync" || (name.substr(0, 4) == "cuda" && Contains(name, "Synchronize"))) return OpClass::kWait;
   if (name.substr(0, 13) == "ProfilerStep#" || cat == "user_annotation" || cat == "python_function") {
     return OpClass::kAnnotation;
   }
@@ -91,6 +92,7 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
           break;
         case OpClass::kData:
         case OpClass::kComm:
+        case OpClass::kWait:
           break;  // counted whole when opened
       }
     }
@@ -102,10 +104,10 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
       if (ts >= end) break;
       close_until(ts);
       const int64_t len = clip(row);
-      out.op_ns[s.name[row]] += static_cast<double>(len);
       const bool inside_whole = !stack.empty() && stack.back().whole;
-      if (inside_whole) continue;  // part of a data/comm op already counted
       const OpClass cls = Classify(store.strings.view(s.name[row]), store.strings.view(s.category[row]));
+      if (cls != OpClass::kWait) out.op_ns[s.name[row]] += static_cast<double>(len);
+      if (inside_whole) continue;  // part of a data/comm/wait op already counted
       if (stack.empty()) {
         covered += len;
       } else {
@@ -113,7 +115,8 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
       }
       if (cls == OpClass::kData) out.data_ns += static_cast<double>(len);
       if (cls == OpClass::kComm) out.comm_ns += static_cast<double>(len);
-      stack.push_back(Open{row, te, cls, 0, cls == OpClass::kData || cls == OpClass::kComm});
+      if (cls == OpClass::kWait) out.wait_ns += static_cast<double>(len);
+      stack.push_back(Open{row, te, cls, 0, cls == OpClass::kData || cls == OpClass::kComm || cls == OpClass::kWait});
     }
     close_until(INT64_MAX);
     out.host_gap_ns += static_cast<double>((end - start) - covered);

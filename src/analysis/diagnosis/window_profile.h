@@ -2,11 +2,13 @@
 // (KAIR's blame and SysOM-AI's layered differential diagnosis, from traces alone).
 //  - On the training loop's thread (the ProfilerStep's track) time is split by self time: data loading
 //    (ops named like DataLoader / __next__, counted whole), communication ops (gloo:/nccl:/c10d::, whole),
-//    compute (self time of framework ops), and host gap (self time of annotations such as ProfilerStep or
-//    user record_function ranges, plus time covered by nothing) — time the host spent outside any op.
+//    compute (self time of framework ops), waiting for the device (CUDA synchronization calls such as
+//    cudaStreamSynchronize, whole: the host blocked, not working; left out of the per-op totals), and host gap (self
+//    time of annotations such as ProfilerStep or user record_function ranges, plus time covered by nothing) — time the
+//    host spent outside any op.
 //  - On GPU streams: device busy (union of kernels) and device idle within the window.
 //  - Per op name: total duration of that name's slices in the window (all depths).
-// Invariant: compute + data + comm + host_gap == window length (main thread).
+// Invariant: compute + data + comm + wait + host_gap == window length (main thread).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@
 namespace strata::diagnosis {
 
 struct WindowProfile {
-  double compute_ns = 0, data_ns = 0, comm_ns = 0, host_gap_ns = 0;
+  double compute_ns = 0, data_ns = 0, comm_ns = 0, wait_ns = 0, host_gap_ns = 0;
   double device_busy_ns = 0, device_idle_ns = 0, launch_ns = 0;
   std::map<StringId, double> op_ns;  // name -> total duration in the window
 };

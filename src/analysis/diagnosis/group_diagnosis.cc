@@ -1,0 +1,547 @@
+// Diagnosis of process-group jobs (see group_diagnosis.h).
+#include "analysis/diagnosis/group_diagnosis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/straggler.h"
+#include "analysis/diagnosis/window_profile.h"
+#include "core/round.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+constexpr double kSlowGroupRatio = 0.2;  // every group of a rank this much slower: its own link
+constexpr size_t kMaxPeers = 32;         // peers profiled for a differential
+
+std::string_view CollectiveName(const TraceStore& store, uint32_t slice) {
+  const SliceTable& s = store.slices;
+  if (!(s.flags[slice] & kSliceCollectiveArgs) || s.args[slice] >= store.collective_args.size()) return {};
+  return store.strings.view(store.collective_args[s.args[slice]].collective);
+}
+
+std::string ShortName(std::string_view name) {
+  std::string s(name);
+  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0 && s.back() == ')') s.resize(paren);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+double MedianOf(const std::vector<double>& v, const std::vector<size_t>& idx) {
+  std::vector<double> x;
+  x.reserve(idx.size());
+  for (size_t i : idx) x.push_back(v[i]);
+  return Median(std::move(x));
+}
+
+/// Per-step, per-rank quantities of the job.
+struct GroupModel {
+  std::vector<int64_t> step_time_ns;                      // aligned: last end − first start
+  std::vector<std::vector<int64_t>> start, end;           // [step][rank], own clock
+  std::vector<std::vector<double>> self_ns;               // [step][rank]
+  std::vector<std::vector<double>> transfer_excess;       // [step][rank], ns
+  std::vector<std::vector<double>> comm_blame;            // [step][rank], ns
+  std::vector<std::map<StringId, double>> excess_by_key;  // [rank] transfer excess per kernel name (all steps)
+};
+
+GroupModel BuildGroupModel(const model::StepModel& steps, const model::CollectiveModel& coll,
+                           const model::ClockAlignment& clocks, size_t ranks) {
+  GroupModel g;
+  const size_t n = steps.steps.size();
+  std::map<int64_t, size_t> step_index;
+  for (size_t i = 0; i < n; ++i) step_index[steps.steps[i]] = i;
+  g.start.assign(n, std::vector<int64_t>(ranks, 0));
+  g.end = g.start;
+  g.self_ns.assign(n, std::vector<double>(ranks, 0));
+  g.transfer_excess = g.comm_blame = g.self_ns;
+  g.excess_by_key.resize(ranks);
+  g.step_time_ns.assign(n, 0);
+  for (size_t r = 0; r < ranks; ++r)
+    for (const model::StepWindow& w : steps.by_rank[r])
+      if (auto it = step_index.find(w.step); it != step_index.end()) {
+        g.start[it->second][r] = w.start_ns;
+        g.end[it->second][r] = w.end_ns;
+      }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t r = 0; r < ranks; ++r) {
+      lo = std::min(lo, g.start[i][r] - clocks.offset_ns[r]);
+      hi = std::max(hi, g.end[i][r] - clocks.offset_ns[r]);
+    }
+    g.step_time_ns[i] = hi - lo;
+  }
+  // Latest aligned arrival of every complete instance; per-call transfers.
+  struct Call {
+    size_t rank, step;
+    StringId key, group;
+    size_t expected;
+    double transfer;
+  };
+  std::vector<Call> calls;
+  std::map<std::tuple<size_t, StringId, size_t>, std::vector<double>> pools;  // (step, key, size) -> transfers
+  std::vector<std::vector<double>> comm_ns(n, std::vector<double>(ranks, 0));
+  for (const model::MatchedCollective& m : coll.matched) {
+    auto it = step_index.find(m.step);
+    if (it == step_index.end()) continue;
+    const size_t si = it->second;
+    int64_t latest = INT64_MIN;
+    for (size_t r = 0; r < ranks; ++r)
+      if (m.call[r] >= 0) latest = std::max(latest, coll.calls[r][m.call[r]].start_ns - clocks.offset_ns[r]);
+    for (size_t r = 0; r < ranks; ++r) {
+      if (m.call[r] < 0) continue;
+      const model::CollectiveCall& c = coll.calls[r][m.call[r]];
+      const int64_t dur = c.end_ns - c.start_ns;
+      comm_ns[si][r] += static_cast<double>(
+          std::max<int64_t>(0, std::min(c.end_ns, g.end[si][r]) - std::max(c.start_ns, g.start[si][r])));
+      if (!m.complete() || m.expected < 2) continue;
+      const int64_t wait = std::clamp<int64_t>(latest - (c.start_ns - clocks.offset_ns[r]), 0, dur);
+      const auto transfer = static_cast<double>(dur - wait);
+      calls.push_back({r, si, m.key, m.group, m.expected, transfer});
+      pools[{si, m.key, m.expected}].push_back(transfer);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t r = 0; r < ranks; ++r)
+      g.self_ns[i][r] = static_cast<double>(g.end[i][r] - g.start[i][r]) - comm_ns[i][r];
+  std::map<std::tuple<size_t, StringId, size_t>, double> reference;
+  for (auto& [k, v] : pools) reference[k] = Quantile(std::move(v), 0.1);
+  // Per (step, rank): excess and usual transfer per group, to see whether all of a rank's groups are slow.
+  std::vector<std::vector<std::map<StringId, std::pair<double, double>>>> by_group(
+      n, std::vector<std::map<StringId, std::pair<double, double>>>(ranks));
+  for (const Call& c : calls) {
+    const double ref = reference[{c.step, c.key, c.expected}];
+    const double excess = c.transfer - ref;
+    g.transfer_excess[c.step][c.rank] += std::max(0.0, excess);
+    g.excess_by_key[c.rank][c.key] += std::max(0.0, excess);
+    auto& [ex, base] = by_group[c.step][c.rank][c.group];
+    ex += excess;
+    base += ref;
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t r = 0; r < ranks; ++r) {
+      if (by_group[i][r].empty()) continue;
+      double min_ratio = 1e300;
+      for (const auto& [group, eb] : by_group[i][r])
+        min_ratio = std::min(min_ratio, eb.second > 0 ? eb.first / eb.second : 0.0);
+      if (min_ratio >= kSlowGroupRatio) g.comm_blame[i][r] = g.transfer_excess[i][r];
+    }
+  return g;
+}
+
+/// Differential of `rank` against `peers` over the given step indices (whole step windows, own clocks).
+struct GroupDifferential {
+  double data_ms = 0, host_gap_ms = 0, host_compute_ms = 0, device_busy_ms = 0, self_idle_ms = 0;
+  std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
+};
+
+GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& index, const model::StepModel& steps,
+                                 const GroupModel& g, const std::vector<size_t>& step_idx, size_t rank,
+                                 const std::vector<size_t>& peers) {
+  GroupDifferential d;
+  std::map<StringId, double> op_excess;
+  for (size_t si : step_idx) {
+    const int64_t step = steps.steps[si];
+    auto profile = [&](size_t r) {
+      const auto& windows = steps.by_rank[r];
+      auto it =
+          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == step; });
+      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      return ProfileWindow(store, index, r, main_track, g.start[si][r], g.end[si][r]);
+    };
+    const WindowProfile own = profile(rank);
+    std::vector<WindowProfile> others;
+    for (size_t q : peers) others.push_back(profile(q));
+    auto excess = [&](auto field) {
+      std::vector<double> v;
+      for (size_t k = 0; k < others.size(); ++k) v.push_back(field(others[k], peers[k]));
+      return (field(own, rank) - Median(v)) / 1e6;
+    };
+    d.data_ms += excess([](const WindowProfile& w, size_t) { return w.data_ns; });
+    d.host_gap_ms += excess([](const WindowProfile& w, size_t) { return w.host_gap_ns; });
+    d.host_compute_ms += excess([](const WindowProfile& w, size_t) { return w.compute_ns; });
+    d.device_busy_ms += excess([](const WindowProfile& w, size_t) { return w.device_busy_ns; });
+    d.self_idle_ms += excess([&](const WindowProfile& w, size_t r) { return g.self_ns[si][r] - w.device_busy_ns; });
+    std::map<StringId, std::vector<double>> per_name;
+    for (const auto& [name, ns] : own.op_ns) per_name[name];
+    for (const auto& o : others)
+      for (const auto& [name, ns] : o.op_ns) per_name[name];
+    for (auto& [name, v] : per_name) {
+      for (const auto& o : others) {
+        auto it = o.op_ns.find(name);
+        v.push_back(it == o.op_ns.end() ? 0.0 : it->second);
+      }
+      auto it = own.op_ns.find(name);
+      op_excess[name] += ((it == own.op_ns.end() ? 0.0 : it->second) - Median(v)) / 1e6;
+    }
+  }
+  const double n = std::max<double>(1, static_cast<double>(step_idx.size()));
+  d.data_ms /= n;
+  d.host_gap_ms /= n;
+  d.host_compute_ms /= n;
+  d.device_busy_ms /= n;
+  d.self_idle_ms /= n;
+  for (const auto& [name, ms] : op_excess)
+    if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
+  std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  return d;
+}
+
+std::vector<size_t> FirstPeers(const std::vector<size_t>& candidates, size_t exclude) {
+  std::vector<size_t> out;
+  for (size_t q : candidates) {
+    if (q == exclude) continue;
+    out.push_back(q);
+    if (out.size() == kMaxPeers) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int32_t> PipelineStages(const TraceStore& store, const model::CollectiveModel& coll, size_t ranks) {
+  std::vector<int32_t> stage(ranks, 0);
+  std::vector<std::set<size_t>> adjacent(ranks);
+  std::vector<int64_t> first_p2p_start(ranks, INT64_MAX);
+  std::vector<bool> first_is_send(ranks, false);
+  for (const model::MatchedCollective& m : coll.matched) {
+    if (!m.complete() || m.expected != 2 || m.present != 2) continue;
+    size_t members[2], k = 0;
+    bool p2p = true;
+    for (size_t r = 0; r < ranks && k < 2; ++r) {
+      if (m.call[r] < 0) continue;
+      const std::string_view name = CollectiveName(store, coll.calls[r][m.call[r]].slice);
+      p2p &= name == "send" || name == "recv";
+      members[k++] = r;
+    }
+    if (!p2p || k != 2) continue;
+    adjacent[members[0]].insert(members[1]);
+    adjacent[members[1]].insert(members[0]);
+    for (size_t r : members) {
+      const model::CollectiveCall& c = coll.calls[r][m.call[r]];
+      if (c.start_ns < first_p2p_start[r]) {
+        first_p2p_start[r] = c.start_ns;
+        first_is_send[r] = CollectiveName(store, c.slice) == "send";
+      }
+    }
+  }
+  for (const auto& a : adjacent)
+    if (a.size() > 2) return stage;  // not a set of chains
+  std::vector<bool> seen(ranks, false);
+  for (size_t r = 0; r < ranks; ++r) {
+    if (seen[r] || adjacent[r].size() != 1) continue;
+    // Walk the chain from this end to the other; number it from the end that sends first.
+    std::vector<size_t> chain = {r};
+    seen[r] = true;
+    for (size_t prev = SIZE_MAX, cur = r;;) {
+      size_t next = SIZE_MAX;
+      for (size_t q : adjacent[cur])
+        if (q != prev) next = q;
+      if (next == SIZE_MAX || seen[next]) break;
+      seen[next] = true;
+      chain.push_back(next);
+      prev = cur;
+      cur = next;
+    }
+    if (!first_is_send[chain.front()] && first_is_send[chain.back()]) std::reverse(chain.begin(), chain.end());
+    for (size_t i = 0; i < chain.size(); ++i) stage[chain[i]] = static_cast<int32_t>(i);
+  }
+  return stage;
+}
+
+void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                           const model::StepModel& steps, const model::CollectiveModel& collectives,
+                           const model::ClockAlignment& clocks, const DiagnoseOptions& options,
+                           DiagnosisResult* result) {
+  const size_t ranks = store.ranks.size();
+  const size_t n = steps.steps.size();
+  result->whatif.model = "group-excess";
+  if (ranks < 2 || n == 0) return;
+  const GroupModel g = BuildGroupModel(steps, collectives, clocks, ranks);
+  {
+    std::vector<double> step_ms;
+    for (int64_t t : g.step_time_ns) step_ms.push_back(static_cast<double>(t) / 1e6);
+    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+    result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  }
+  const std::vector<int32_t> stage = PipelineStages(store, collectives, ranks);
+  const int32_t stages = *std::max_element(stage.begin(), stage.end()) + 1;
+  std::vector<std::vector<size_t>> members(static_cast<size_t>(stages));
+  for (size_t r = 0; r < ranks; ++r) members[static_cast<size_t>(stage[r])].push_back(r);
+  result->layout["pipeline_stages"] = stages;
+  result->layout["stages_from"] = stages > 1 ? "send/recv pairs" : "none (no pipeline send/recv)";
+  result->notes.push_back(
+      "collectives run in process groups smaller than the job: ranks are compared with the peers of their "
+      "pipeline stage (self time outside collectives, transfer times per group); the what-if is the per-rank "
+      "excess, not a replay");
+  std::vector<size_t> all(ranks);
+  for (size_t r = 0; r < ranks; ++r) all[r] = r;
+
+  // Rank-level blame.
+  StragglerAnalysis sa;
+  sa.blame_ns.assign(n, std::vector<double>(ranks, 0));
+  std::vector<std::vector<double>> self_excess(n, std::vector<double>(ranks, 0));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t r = 0; r < ranks; ++r) {
+      const auto& role = members[static_cast<size_t>(stage[r])];
+      std::vector<size_t> peers;
+      for (size_t q : role.size() > 1 ? role : all)
+        if (q != r) peers.push_back(q);
+      self_excess[i][r] = g.self_ns[i][r] - MedianOf(g.self_ns[i], peers);
+      sa.blame_ns[i][r] = std::max(0.0, self_excess[i][r]) + g.comm_blame[i][r];
+    }
+  StragglerOptions sopt;
+  sopt.min_effect = options.min_effect;
+  ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &sa);
+
+  auto share_of_step = [&](const std::vector<std::vector<double>>& v, size_t r) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (g.step_time_ns[i] > 0) s += v[i][r] / static_cast<double>(g.step_time_ns[i]);
+    return s / static_cast<double>(n);
+  };
+  double mean_step = 0, mean_max_blame = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mean_step += static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
+    mean_max_blame += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) / static_cast<double>(n);
+  }
+
+  // Stage imbalance: one stage's median self time above the other stages' in most steps.
+  std::vector<std::vector<double>> stage_excess(n, std::vector<double>(static_cast<size_t>(stages), 0));
+  if (stages > 1) {
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<double> stage_self;
+      for (const auto& m : members) stage_self.push_back(MedianOf(g.self_ns[i], m));
+      for (size_t s = 0; s < stage_self.size(); ++s) {
+        std::vector<double> others;
+        for (size_t o = 0; o < stage_self.size(); ++o)
+          if (o != s) others.push_back(stage_self[o]);
+        stage_excess[i][s] = stage_self[s] - Median(others);
+      }
+    }
+  }
+  std::optional<size_t> slow_stage;
+  double slow_stage_ns = 0;
+  std::vector<int64_t> slow_stage_steps;
+  for (size_t s = 0; s < static_cast<size_t>(stages) && stages > 1; ++s) {
+    std::vector<int64_t> late;
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += std::max(0.0, stage_excess[i][s]);
+      if (stage_excess[i][s] >= options.min_effect * static_cast<double>(g.step_time_ns[i]))
+        late.push_back(steps.steps[i]);
+    }
+    if (static_cast<double>(late.size()) >= sopt.persistent_share * static_cast<double>(n) && sum / n > slow_stage_ns) {
+      slow_stage = s;
+      slow_stage_ns = sum / static_cast<double>(n);
+      slow_stage_steps = late;
+    }
+  }
+
+  const TrackIndex index(store, rows_by_rank);
+  auto op_list = [&](const GroupDifferential& d) {
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
+      const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
+      if (name.substr(0, 13) == "ProfilerStep#") continue;
+      ops.push_back({{"op", ShortName(name)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
+    }
+    return ops;
+  };
+  auto top_op = [&](const GroupDifferential& d) -> std::optional<std::string> {
+    for (const auto& [name, ms] : d.op_excess_ms) {
+      const std::string_view v = store.strings.view(name);
+      if (v.substr(0, 13) != "ProfilerStep#") return ShortName(v);
+    }
+    return std::nullopt;
+  };
+
+  for (Straggler& st : sa.stragglers) {
+    const auto r = static_cast<size_t>(st.rank);
+    std::vector<size_t> late_idx;
+    for (size_t i = 0; i < n; ++i)
+      if (std::find(st.steps.begin(), st.steps.end(), steps.steps[i]) != st.steps.end()) late_idx.push_back(i);
+    double self_ms = 0, comm_ms = 0;
+    for (size_t i : late_idx) {
+      self_ms += std::max(0.0, self_excess[i][r]) / 1e6;
+      comm_ms += g.comm_blame[i][r] / 1e6;
+    }
+    const double nl = std::max<double>(1, static_cast<double>(late_idx.size()));
+    self_ms /= nl;
+    comm_ms /= nl;
+    st.rank = store.ranks[r].rank;
+    st.score = RoundTo(st.score, 4);
+    st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
+    st.evidence["stage"] = stage[r];
+    st.evidence["self_excess_ms"] = RoundTo(self_ms, 3);
+    st.evidence["transfer_excess_ms"] = RoundTo(comm_ms, 3);
+
+    Finding f;
+    f.rank = st.rank;
+    f.ranks = {st.rank};
+    if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
+    f.impact_pct = RoundTo(100.0 * share_of_step(sa.blame_ns, r), 2);
+    const auto& role = members[static_cast<size_t>(stage[r])];
+    const std::vector<size_t> peers = FirstPeers(role.size() > 1 ? role : all, r);
+    double explained = 0;
+    if (comm_ms > self_ms) {
+      f.cause = "slow_communication";
+      f.layer = "comm";
+      StringId worst = 0;
+      double worst_ns = -1;
+      for (const auto& [key, ns] : g.excess_by_key[r])
+        if (ns > worst_ns) worst = key, worst_ns = ns;
+      if (worst_ns > 0) f.op = ShortName(store.strings.view(worst));
+      explained = 1;
+      f.summary = fmt::format(
+          "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
+          "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
+          st.rank, comm_ms, f.impact_pct);
+      f.evidence["blame_kind"] = "dependency_edge";
+    } else {
+      const GroupDifferential d = CompareWindows(store, index, steps, g, late_idx, r, peers);
+      struct Candidate {
+        const char* cause;
+        const char* layer;
+        double ms;
+      };
+      const Candidate candidates[] = {{"dataloader_stall", "data", d.data_ms},
+                                      {"host_stall", "host", d.host_gap_ms},
+                                      {"slow_compute", "gpu", d.device_busy_ms},
+                                      {"launch_overhead", "host", std::min(d.self_idle_ms, d.host_compute_ms)}};
+      const Candidate* best = &candidates[0];
+      for (const Candidate& c : candidates)
+        if (c.ms > best->ms) best = &c;
+      explained = self_ms > 0 ? std::clamp(best->ms / self_ms, 0.0, 1.0) : 0.0;
+      if (best->ms <= 0 || explained < 0.25) {
+        f.cause = "unknown";
+        f.layer = "host";
+      } else {
+        f.cause = best->cause;
+        f.layer = best->layer;
+      }
+      if (f.cause != "host_stall") f.op = top_op(d);
+      f.summary = fmt::format(
+          "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
+          "for it; fixing it saves {:.1f}% of step time",
+          st.rank, self_ms,
+          f.cause == "slow_compute"       ? "its kernels take longer"
+          : f.cause == "dataloader_stall" ? "its data loading takes longer"
+          : f.cause == "host_stall"       ? "its host thread stalls outside any op"
+          : f.cause == "launch_overhead"  ? "its device waits for the host to launch work"
+                                          : "cause not determined from the trace",
+          f.impact_pct);
+      f.evidence["excess_ms"] = {{"data_loading", RoundTo(d.data_ms, 3)},
+                                 {"host_gap", RoundTo(d.host_gap_ms, 3)},
+                                 {"host_compute", RoundTo(d.host_compute_ms, 3)},
+                                 {"device_busy", RoundTo(d.device_busy_ms, 3)},
+                                 {"device_idle", RoundTo(d.self_idle_ms, 3)}};
+      f.evidence["op_excess_per_step"] = op_list(d);
+      f.evidence["blame_kind"] = f.cause == "host_stall" ? "host_gap"
+                                 : f.cause == "unknown"  ? "unexplained"
+                                                         : "slow_op";
+    }
+    f.confidence = RoundTo(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
+    f.evidence["late_ms_per_step"] = st.late_ms_per_step;
+    f.evidence["late_steps"] = st.steps;
+    f.evidence["stage"] = stage[r];
+    f.evidence["peers"] = peers.size();
+    f.evidence["self_excess_ms"] = RoundTo(self_ms, 3);
+    f.evidence["transfer_excess_ms"] = RoundTo(comm_ms, 3);
+    result->findings.push_back(std::move(f));
+    result->stragglers.push_back(st);
+  }
+
+  if (slow_stage && result->stragglers.empty()) {
+    const size_t s = *slow_stage;
+    const auto& m = members[s];
+    Finding f;
+    f.cause = "stage_imbalance";
+    f.layer = "gpu";
+    f.stage = static_cast<int32_t>(s);
+    for (size_t r : m) f.ranks.push_back(store.ranks[r].rank);
+    double share = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (g.step_time_ns[i] > 0) share += std::max(0.0, stage_excess[i][s]) / static_cast<double>(g.step_time_ns[i]);
+    f.impact_pct = RoundTo(100.0 * share / static_cast<double>(n), 2);
+    f.confidence = 0.75;
+    std::vector<size_t> others;
+    for (size_t r = 0; r < ranks; ++r)
+      if (stage[r] != static_cast<int32_t>(s)) others.push_back(r);
+    std::vector<size_t> idx(n);
+    for (size_t i = 0; i < n; ++i) idx[i] = i;
+    const GroupDifferential d = CompareWindows(store, index, steps, g, idx, m.front(), FirstPeers(others, SIZE_MAX));
+    f.op = top_op(d);
+    f.summary = fmt::format(
+        "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
+        "balancing the stages saves {:.1f}% of step time",
+        s, m.size(), slow_stage_ns / 1e6, f.impact_pct);
+    f.evidence["stage_excess_ms"] = RoundTo(slow_stage_ns / 1e6, 3);
+    f.evidence["late_steps"] = slow_stage_steps;
+    f.evidence["op_excess_per_step"] = op_list(d);
+    // Every rank of the stage makes the others wait: they are the stragglers, most late first.
+    for (size_t r : m) {
+      Straggler st;
+      st.rank = store.ranks[r].rank;
+      st.steps = slow_stage_steps;
+      st.persistent = true;
+      double sum = 0, sh = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double ex = std::max(0.0, g.self_ns[i][r] - MedianOf(g.self_ns[i], others));
+        sum += ex;
+        if (g.step_time_ns[i] > 0) sh += ex / static_cast<double>(g.step_time_ns[i]);
+      }
+      st.late_ms_per_step = RoundTo(sum / static_cast<double>(n) / 1e6, 3);
+      st.score = RoundTo(sh / static_cast<double>(n), 4);
+      st.evidence["stage"] = static_cast<int32_t>(s);
+      result->stragglers.push_back(std::move(st));
+    }
+    mean_max_blame = std::max(mean_max_blame, slow_stage_ns);
+    result->findings.push_back(std::move(f));
+  }
+
+  // Data imbalance: ranks late in turn, none persistently, and a real loss.
+  double imbalance_share = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (g.step_time_ns[i] > 0)
+      imbalance_share += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) /
+                         static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
+  if (result->stragglers.empty() && sa.late_ranks.size() >= 2 && imbalance_share >= options.min_effect) {
+    Finding f;
+    f.cause = "data_imbalance";
+    f.layer = "data";
+    for (int32_t r : sa.late_ranks) f.ranks.push_back(store.ranks[static_cast<size_t>(r)].rank);
+    f.impact_pct = RoundTo(100.0 * imbalance_share, 2);
+    f.confidence = 0.6;
+    f.summary = fmt::format(
+        "the slowest ranks change from step to step ({} ranks take turns): per-step load is uneven across "
+        "data-parallel ranks; balancing it saves {:.1f}% of step time",
+        f.ranks.size(), f.impact_pct);
+    f.evidence["late_pairs"] = sa.late_pairs;
+    result->findings.push_back(std::move(f));
+  }
+  std::sort(result->stragglers.begin(), result->stragglers.end(),
+            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+
+  const double ideal = std::max(1.0, mean_step - mean_max_blame);
+  result->whatif.slowdown = RoundTo(mean_step / ideal, 4);
+  result->whatif.ideal_step_ms = RoundTo(ideal / 1e6, 3);
+  for (size_t r = 0; r < ranks; ++r) {
+    double mean_blame = 0;
+    for (size_t i = 0; i < n; ++i) mean_blame += sa.blame_ns[i][r] / static_cast<double>(n);
+    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
+  }
+  if (stages > 1)
+    for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
+      double mean_ex = 0;
+      for (size_t i = 0; i < n; ++i) mean_ex += std::max(0.0, stage_excess[i][s]) / static_cast<double>(n);
+      result->whatif.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
+    }
+}
+
+}  // namespace strata::diagnosis
