@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/diagnosis/counter_evidence.h"
+#include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/diagnosis/op_outliers.h"
 #include "analysis/diagnosis/phase_model.h"
 #include "analysis/diagnosis/phase_whatif.h"
@@ -181,6 +183,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     result->notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
                                         collectives.unmatched_calls));
 
+  if (collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
+    DiagnoseGroupedTraces(store, rows_by_rank, steps, collectives, clocks, options, result);
+    RefineWithCounterEvidence(store, steps, result);
+    return;
+  }
   const PhaseModel phases = BuildPhases(steps, collectives, clocks, ranks);
   std::vector<double> step_ms;
   for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
@@ -335,6 +342,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   }
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  RefineWithCounterEvidence(store, steps, result);
 }
 
 }  // namespace strata::diagnosis

@@ -1,0 +1,99 @@
+// Counter evidence for a finding's cause (see counter_evidence.h).
+#include "analysis/diagnosis/counter_evidence.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+
+#include "analysis/diagnosis/robust_stats.h"
+#include "core/round.h"
+
+namespace strata::diagnosis {
+
+namespace {
+
+enum CounterKind { kSmClock = 0, kPcie = 1, kNic = 2, kKinds = 3, kOther = 4 };
+constexpr const char* kKindName[] = {"sm_clock", "pcie_bytes", "nic_bytes"};
+
+CounterKind KindOf(std::string_view name) {
+  std::string s(name);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](const char* p) { return s.find(p) != std::string::npos; };
+  if (has("sm_clock") || has("sm clock") || has("clocks.sm") || has("sm_clk")) return kSmClock;
+  if (has("pcie")) return kPcie;
+  if (has("nic") || has("rdma") || has("infiniband") || has("net_")) return kNic;
+  return kOther;
+}
+
+}  // namespace
+
+void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result) {
+  if (store.counters.size() == 0) return;
+  const size_t ranks = store.ranks.size();
+  for (Finding& f : result->findings) {
+    if (!f.rank || !f.evidence.contains("late_steps")) continue;
+    const bool compute = f.cause == "slow_compute" || f.cause == "unknown";
+    const bool comm = f.cause == "slow_communication" || f.cause == "unknown";
+    if (!compute && !comm) continue;
+    size_t target = ranks;
+    for (size_t r = 0; r < ranks; ++r)
+      if (store.ranks[r].rank == *f.rank) target = r;
+    if (target == ranks) continue;
+    std::set<int64_t> late;
+    for (const auto& s : f.evidence["late_steps"]) late.insert(s.get<int64_t>());
+    // Mean of each counter kind per rank over that rank's windows of the late steps.
+    std::vector<std::array<double, kKinds>> sum(ranks), count(ranks);
+    for (size_t i = 0; i < store.counters.size(); ++i) {
+      const Track& t = store.tracks[store.counters.track[i]];
+      const CounterKind k = KindOf(store.strings.view(t.name));
+      if (k == kOther || t.rank >= ranks) continue;
+      const auto& windows = steps.by_rank[t.rank];
+      const int w = model::FindWindow(windows, store.counters.ts_ns[i]);
+      if (w < 0 || !late.count(windows[static_cast<size_t>(w)].step)) continue;
+      sum[t.rank][k] += store.counters.value[i];
+      count[t.rank][k] += 1;
+    }
+    nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+    std::array<double, kKinds> own{}, peers{};
+    std::array<bool, kKinds> known{};
+    for (int k = 0; k < kKinds; ++k) {
+      if (count[target][k] == 0) continue;
+      std::vector<double> v;
+      for (size_t r = 0; r < ranks; ++r)
+        if (r != target && count[r][k] > 0) v.push_back(sum[r][k] / count[r][k]);
+      if (v.empty()) continue;
+      own[k] = sum[target][k] / count[target][k];
+      peers[k] = Median(v);
+      known[k] = true;
+      evidence[kKindName[k]] = {{"rank", RoundTo(own[k], 1)}, {"peers", RoundTo(peers[k], 1)}};
+    }
+    if (evidence.empty()) continue;
+    f.evidence["counters"] = evidence;
+    std::string refined, why;
+    if (compute && known[kSmClock] && peers[kSmClock] > 0 && own[kSmClock] < 0.92 * peers[kSmClock]) {
+      refined = "thermal_throttling";
+      why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
+                        peers[kSmClock]);
+      f.layer = "gpu";
+    } else if (compute && known[kPcie] && peers[kPcie] > 0 && own[kPcie] > 1.5 * peers[kPcie]) {
+      refined = "pcie_pressure";
+      why = fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
+                        own[kPcie] / peers[kPcie]);
+      f.layer = "os";
+    } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > 1.3 * peers[kNic]) {
+      refined = "network_contention";
+      why = fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
+                        own[kNic] / peers[kNic]);
+      f.layer = "comm";
+    }
+    if (refined.empty()) continue;
+    f.evidence["cause_before_counters"] = f.cause;
+    f.cause = refined;
+    f.summary += "; " + why;
+  }
+}
+
+}  // namespace strata::diagnosis

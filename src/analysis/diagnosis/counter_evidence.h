@@ -1,0 +1,23 @@
+// Counter evidence (DESIGN.md, Diagnosis 8, from the trace's own counter tracks): refines the cause of a
+// rank's finding by comparing that rank's host counters with its peers' over the finding's late steps.
+//   - slow_compute / unknown + SM clock < 92 % of the peers' median         → thermal_throttling
+//   - slow_compute / unknown + PCIe bytes > 1.5 x the peers' median          → pcie_pressure
+//   - slow_communication / unknown + NIC bytes > 1.3 x the peers' median     → network_contention (foreign
+//     traffic on its NIC; without it the slow link stays slow_communication)
+// Counters are recognised by name (case-insensitive): "sm_clock"/"sm clock"/"clocks.sm" (SM clock),
+// "pcie" (PCIe throughput), "nic"/"rdma"/"infiniband"/"net_" (network throughput). The mean of a rank's
+// samples inside its step windows is compared; counters absent on the rank or all peers leave the cause
+// as it is. The evidence (rank and peer means) is added to the finding.
+// Invariant: only findings with a rank, a "late_steps" evidence list and one of the causes above change;
+// a cause is refined at most once.
+#pragma once
+
+#include "analysis/diagnosis/result.h"
+#include "model/step_windows.h"
+#include "store/trace_store.h"
+
+namespace strata::diagnosis {
+
+void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result);
+
+}  // namespace strata::diagnosis
