@@ -38,7 +38,17 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-bool ProcessAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+// Alive and not a zombie (an exited child its parent has not reaped yet still answers kill(pid, 0)).
+bool ProcessAlive(int pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return false;
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(buf, ')');
+  return !(n > 0 && close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X'));
+}
 
 std::string HostName() {
   char name[256] = {};

@@ -82,11 +82,16 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
     const uint64_t runnable_from = o.end_ns - std::min(o.runq_ns, o.end_ns);
     const double q = static_cast<double>(w.Overlap(runnable_from, o.end_ns));
     runq[*rank] += q;
-    if (o.ran_before == 0) {
-      runq_idle[*rank] += q;
-    } else if (!job_pids.count(o.ran_before)) {
+    // Who kept it waiting: the process that took the CPU when it was preempted, else the one that ran
+    // just before it came back (a helper thread of its own in between hides the first).
+    const bool preempted = o.state == 0;
+    const bool taken_by_other = preempted && o.preempted_by != 0 && !job_pids.count(o.preempted_by);
+    const bool other_before = o.ran_before != 0 && !job_pids.count(o.ran_before);
+    if (taken_by_other || other_before) {
       runq_foreign[*rank] += q;
-      foreign_by_pid[*rank][o.ran_before] += q;
+      foreign_by_pid[*rank][taken_by_other ? o.preempted_by : o.ran_before] += q;
+    } else if (o.ran_before == 0) {
+      runq_idle[*rank] += q;
     }
     if (o.state & kTaskUninterruptible) dstate[*rank] += static_cast<double>(w.Overlap(o.start_ns, runnable_from));
   }
