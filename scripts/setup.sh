@@ -13,7 +13,7 @@ PACKAGES=(
   libzstd-dev       # recorder segment compression
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
-  libbpf-dev bpftool linux-perf  # eBPF recorder
+  libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf
   python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
   iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip
