@@ -118,6 +118,43 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   EXPECT_EQ(result.findings[0].layer, "os");
 }
 
+// Each rank in a network namespace of its own; rank 1's link also carries someone else's traffic.
+TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  seg.processes[30] = {30, 1, std::nullopt, "blaster", "", 0, 0};  // shares rank 1's namespace
+  const std::vector<std::pair<int, double>> ns = {{10, 111}, {20, 222}, {30, 222}};
+  for (const auto& [pid, inode] : ns) {
+    seg.series.push_back({"net.ns_inode", pid, -1, "", "inode", false});
+    seg.data.counters.push_back({0, static_cast<uint32_t>(seg.series.size() - 1), inode});
+  }
+  auto traffic = [&](int pid, const std::string& nic, double bytes_per_s) {
+    seg.series.push_back({"net.tx_bytes", pid, -1, nic, "bytes", true});
+    const auto id = static_cast<uint32_t>(seg.series.size() - 1);
+    seg.data.counters.push_back({0, id, 0.0});
+    seg.data.counters.push_back({1000 * kMs, id, bytes_per_s});
+  };
+  traffic(10, "eth0", 5e6);
+  traffic(10, "lo", 9e9);     // loopback is not the link
+  traffic(30, "eth0", 80e6);  // rank 1's namespace, listed under the blaster's pid
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &result);
+  EXPECT_EQ(result.findings[0].cause, "network_contention");
+  EXPECT_EQ(result.findings[0].layer, "comm");
+  const auto& ev = result.findings[0].evidence["cross_layer"];
+  EXPECT_DOUBLE_EQ(ev["straggler"]["nic_mb_per_s"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(ev["peers"]["0"]["nic_mb_per_s"].get<double>(), 5.0);
+
+  // One shared namespace: no per-rank traffic, no network verdict.
+  for (auto& c : seg.data.counters)
+    if (seg.series[c.series].name == "net.ns_inode") c.value = 111;
+  DiagnosisResult shared = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, &shared);
+  EXPECT_EQ(shared.findings[0].cause, "slow_compute");
+  EXPECT_TRUE(shared.findings[0].evidence["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
+}
+
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());

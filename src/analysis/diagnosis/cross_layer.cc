@@ -15,6 +15,7 @@ namespace {
 
 constexpr double kMinExplained = 0.25;  // share of the lateness a layer must explain to name the cause
 constexpr uint32_t kTaskUninterruptible = 2;
+constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
 
 struct Window {
   uint64_t start = UINT64_MAX, end = 0;
@@ -121,6 +122,33 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
       memfail[*rank] = std::max(memfail[*rank], delta);
     if (s.name == "proc.majflt") majflt[*rank] += delta;
   }
+  // Network traffic per rank, through each process's network namespace (the sampler gives every pid a
+  // net.ns_inode series and each namespace's interface series under one of its pids).
+  std::map<uint32_t, double> ns_of_pid;
+  for (const auto& [id, points] : samples)
+    if (seg.series[id].name == "net.ns_inode" && seg.series[id].pid > 0 && !points.empty())
+      ns_of_pid[static_cast<uint32_t>(seg.series[id].pid)] = points.back().second;
+  std::map<double, std::set<int32_t>> ranks_of_ns;
+  std::map<int32_t, double> ns_of_rank;
+  for (const auto& [rank, set] : pids)
+    for (uint32_t pid : set)
+      if (auto it = ns_of_pid.find(pid); it != ns_of_pid.end()) {
+        ranks_of_ns[it->second].insert(rank);
+        ns_of_rank[rank] = it->second;
+      }
+  std::map<double, double> ns_bytes;  // over the window of the namespace's one rank
+  for (const auto& [id, points] : samples) {
+    const RecordedSeries& s = seg.series[id];
+    if ((s.name != "net.rx_bytes" && s.name != "net.tx_bytes") || s.label == "lo" || s.pid <= 0) continue;
+    auto ns = ns_of_pid.find(static_cast<uint32_t>(s.pid));
+    if (ns == ns_of_pid.end()) continue;
+    auto owners = ranks_of_ns.find(ns->second);
+    if (owners == ranks_of_ns.end() || owners->second.size() != 1) continue;
+    ns_bytes[ns->second] += SeriesDelta(points, windows[*owners->second.begin()]);
+  }
+  const bool own_namespaces =
+      !ranks_of_ns.empty() && ranks_of_ns.size() == ns_of_rank.size() && ns_of_rank.size() == pids.size();
+
   std::map<uint32_t, std::string> names;
   for (const auto& [pid, comm] : seg.other_processes) names[static_cast<uint32_t>(pid)] = comm;
   for (const auto& [pid, p] : seg.processes) names[static_cast<uint32_t>(pid)] = p.comm;
@@ -140,6 +168,7 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
     m.majflt_per_s = majflt[rank] / (ns / 1e9);
     m.memcg_fail_per_s = memfail[rank] / (ns / 1e9);
     m.gc_count = gc_count[rank];
+    if (own_namespaces) m.net_bytes_per_s = ns_bytes[ns_of_rank[rank]] / (ns / 1e9);
     const auto& by_pid = foreign_by_pid[rank];
     auto top = std::max_element(by_pid.begin(), by_pid.end(),
                                 [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -168,7 +197,9 @@ nlohmann::ordered_json MetricsJson(const RankLayerMetrics& m) {
           {"gc_count", m.gc_count},
           {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
           {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
-          {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)}};
+          {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
+          {"nic_mb_per_s", m.net_bytes_per_s < 0 ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))}};
 }
 
 struct Candidate {
@@ -225,8 +256,20 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result) {
                           fmt::format("in uninterruptible sleep {:.1f} % of the time ({:.0f} major faults/s, {:.1f} "
                                       "memory-cgroup limit hits/s)",
                                       100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
-    const auto best = std::max_element(candidates.begin(), candidates.end(),
-                                       [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
+    auto best = std::max_element(candidates.begin(), candidates.end(),
+                                 [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
+    // Foreign traffic on the straggler's own link: far more bytes than its peers move for the same
+    // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
+    if (m.net_bytes_per_s >= 0) {
+      const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::net_bytes_per_s);
+      if (m.net_bytes_per_s >= 2 * peers + kMinForeignTraffic && late_share > 0) {
+        candidates.push_back({"network_contention", "comm", late_share,
+                              fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
+                                          "for the same collectives: other traffic shares its link",
+                                          m.net_bytes_per_s / 1e6, peers / 1e6)});
+        best = std::prev(candidates.end());
+      }
+    }
     nlohmann::ordered_json evidence;
     evidence["straggler"] = MetricsJson(m);
     nlohmann::ordered_json peers;

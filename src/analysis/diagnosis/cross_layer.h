@@ -5,7 +5,9 @@
 //            CPU and cgroup throttled time (cpu_throttling);
 //   python — garbage-collection pauses (gc_pause);
 //   os     — uninterruptible sleep with major page faults or memory-cgroup failures (memory_pressure),
-//            or without them (io_stall).
+//            or without them (io_stall);
+//   comm   — traffic on the straggler's network interfaces well above its peers' when each rank has a
+//            network namespace of its own (network_contention: someone else is using its link).
 // Scheduling metrics are those of each process's main thread (it runs the Python training loop and the
 // GC; helper threads mostly wait by design), summed over a rank's processes. Metrics are per rank (all
 // processes whose RANK is that rank, DataLoader workers included) over the
@@ -36,6 +38,8 @@ struct RankLayerMetrics {
   double dstate_share = 0;        // uninterruptible sleep (page faults, reclaim, I/O)
   double majflt_per_s = 0;        // major page faults
   double memcg_fail_per_s = 0;    // memory-cgroup limit hits (failcnt) or high/max events
+  double net_bytes_per_s = -1;    // NIC traffic (rx + tx, all but loopback) of the rank's own network
+                                  // namespace; -1 when ranks share a namespace (no per-rank traffic)
   uint64_t gc_count = 0;
   std::string top_foreign;  // comm of the process that most often held the CPU instead
 };
