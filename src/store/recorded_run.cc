@@ -57,6 +57,8 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       seg.series[id] = {Field<std::string>(record, "name", ""), Field<int>(record, "pid", -1),
                         Field<int>(record, "index", -1),        Field<std::string>(record, "label", ""),
                         Field<std::string>(record, "unit", ""), Field<bool>(record, "cumulative", false)};
+    } else if (type == "recording") {
+      seg.recorder_pid = Field<int>(record, "recorder_pid", 0);
     } else if (type == "other_process") {
       const int pid = Field<int>(record, "pid", 0);
       if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");

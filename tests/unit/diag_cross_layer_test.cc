@@ -52,7 +52,7 @@ TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 99);  // 240 ms of 1 s
   AddRunqWait(&run.segments[0], 10, 100, 5, 99);
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, "cpu_contention");
   EXPECT_EQ(result.findings[0].layer, "cpu");
@@ -67,7 +67,7 @@ TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
   run.segments.push_back(TwoRanks());
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 10);  // rank 0 held it
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "slow_compute");
   EXPECT_TRUE(result.findings[0].evidence.contains("cross_layer"));
 }
@@ -82,9 +82,11 @@ TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
     seg.data.counters.push_back({t * kMs, 0, static_cast<double>(t * kMs) * 0.3});  // 30 % throttled
     seg.data.counters.push_back({t * kMs, 1, 0.0});
   }
-  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 25, 0);  // runnable on an idle CPU
+  // Runnable while throttled: on an idle CPU, or while another process (here the larger share) runs.
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 10, 0);
+  for (uint64_t t = 150; t < 900; t += 100) AddRunqWait(&seg, 20, t, 30, 99);
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "cpu_throttling");
   EXPECT_NEAR(result.findings[0].evidence["cross_layer"]["straggler"]["cgroup_throttled_pct"].get<double>(), 30.0,
               0.01);
@@ -96,7 +98,7 @@ TEST(CrossLayer, GcPausesAreGcPause) {
   for (uint64_t t = 50; t < 950; t += 100) run.segments[0].data.gcs.push_back({20, 20, t * kMs, (t + 20) * kMs, 2, 0});
   run.segments[0].data.gcs.push_back({10, 10, 500 * kMs, 501 * kMs, 0, 0});
   DiagnosisResult result = StragglerRank1("host_stall");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "gc_pause");
   EXPECT_EQ(result.findings[0].layer, "python");
   EXPECT_EQ(result.findings[0].evidence["cross_layer"]["straggler"]["gc_count"], 9);
@@ -113,7 +115,7 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   seg.data.counters.push_back({0, 0, 0.0});
   seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "memory_pressure");
   EXPECT_EQ(result.findings[0].layer, "os");
 }
@@ -139,7 +141,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   traffic(10, "lo", 9e9);     // loopback is not the link
   traffic(30, "eth0", 80e6);  // rank 1's namespace, listed under the blaster's pid
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &result);
+  ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "network_contention");
   EXPECT_EQ(result.findings[0].layer, "comm");
   const auto& ev = result.findings[0].evidence["cross_layer"];
@@ -150,7 +152,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   for (auto& c : seg.data.counters)
     if (seg.series[c.series].name == "net.ns_inode") c.value = 111;
   DiagnosisResult shared = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &shared);
+  ApplyCrossLayerEvidence(run, {}, &shared);
   EXPECT_EQ(shared.findings[0].cause, "slow_compute");
   EXPECT_TRUE(shared.findings[0].evidence["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
 }
@@ -160,12 +162,12 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   run.segments.push_back(TwoRanks());
   AddRunqWait(&run.segments[0], 20, 100, 5, 99);  // 0.5 % of the window against 30 % lateness
   DiagnosisResult small = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(run, &small);
+  ApplyCrossLayerEvidence(run, {}, &small);
   EXPECT_EQ(small.findings[0].cause, "slow_compute");
 
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
   DiagnosisResult loader = StragglerRank1("dataloader_stall");
-  ApplyCrossLayerEvidence(run, &loader);
+  ApplyCrossLayerEvidence(run, {}, &loader);
   EXPECT_EQ(loader.findings[0].cause, "dataloader_stall");
   EXPECT_TRUE(loader.findings[0].evidence.contains("cross_layer"));
 }
@@ -173,7 +175,7 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
 TEST(CrossLayer, WithoutRecordingNothingChanges) {
   RecordedRun empty;
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(empty, &result);
+  ApplyCrossLayerEvidence(empty, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "slow_compute");
   EXPECT_FALSE(result.findings[0].evidence.contains("cross_layer"));
   EXPECT_TRUE(result.notes.empty());

@@ -9,6 +9,7 @@
 
 #include "analysis/diagnosis/robust_stats.h"
 #include "core/round.h"
+#include "model/recording_alignment.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -17,28 +18,52 @@ constexpr double kMinExplained = 0.25;  // share of the lateness a layer must ex
 constexpr uint32_t kTaskUninterruptible = 2;
 constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
 
+// The time a rank's metrics are measured over: one span (its training window) or its late steps.
 struct Window {
-  uint64_t start = UINT64_MAX, end = 0;
-  bool valid() const { return end > start; }
+  std::vector<RecordedSpan> spans;
+  uint64_t Length() const {
+    uint64_t n = 0;
+    for (const auto& s : spans) n += s.end > s.start ? s.end - s.start : 0;
+    return n;
+  }
+  bool valid() const { return Length() > 0; }
   uint64_t Overlap(uint64_t a, uint64_t b) const {
-    const uint64_t lo = std::max(a, start), hi = std::min(b, end);
-    return hi > lo ? hi - lo : 0;
+    uint64_t n = 0;
+    for (const auto& s : spans) {
+      const uint64_t lo = std::max(a, s.start), hi = std::min(b, s.end);
+      n += hi > lo ? hi - lo : 0;
+    }
+    return n;
   }
 };
 
-// Delta of a cumulative counter series over the window (last sample in it minus the last before it).
-double SeriesDelta(const std::vector<std::pair<uint64_t, double>>& samples, const Window& w) {
-  double before = NAN, last = NAN;
-  for (const auto& [ts, value] : samples) {
-    if (ts <= w.start) before = value;
-    if (ts <= w.end) last = value;
-  }
-  if (std::isnan(last)) return 0;
-  if (std::isnan(before)) before = samples.front().second;
-  return std::max(0.0, last - before);
+// A cumulative series' value at `t`, linearly interpolated between its samples (sorted by time), so that
+// spans shorter than the sampling period still get their share.
+double ValueAt(const std::vector<std::pair<uint64_t, double>>& samples, uint64_t t) {
+  auto after = std::lower_bound(samples.begin(), samples.end(), t,
+                                [](const std::pair<uint64_t, double>& s, uint64_t v) { return s.first < v; });
+  if (after == samples.begin()) return samples.front().second;
+  if (after == samples.end()) return samples.back().second;
+  const auto& [t1, v1] = *after;
+  const auto& [t0, v0] = *std::prev(after);
+  if (t1 == t0) return v1;
+  return v0 + (v1 - v0) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
 }
 
-void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetrics>* out) {
+// Growth of a cumulative counter series over one span.
+double SpanDelta(const std::vector<std::pair<uint64_t, double>>& samples, const RecordedSpan& w) {
+  if (samples.empty()) return 0;
+  return std::max(0.0, ValueAt(samples, w.end) - ValueAt(samples, w.start));
+}
+
+double SeriesDelta(const std::vector<std::pair<uint64_t, double>>& samples, const Window& w) {
+  double sum = 0;
+  for (const auto& span : w.spans) sum += SpanDelta(samples, span);
+  return sum;
+}
+
+void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
+                    std::map<int32_t, RankLayerMetrics>* out) {
   // Ranks' pids and windows.
   std::map<int32_t, std::set<uint32_t>> pids;
   std::set<uint32_t> job_pids;
@@ -48,20 +73,24 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
       job_pids.insert(static_cast<uint32_t>(pid));
     }
   if (pids.empty()) return;
-  std::map<int32_t, Window> windows;
+  // The recorder's own CPU time is overhead, not another tenant: it never counts as the contender.
+  if (seg.recorder_pid > 0) job_pids.insert(static_cast<uint32_t>(seg.recorder_pid));
+  // Default windows: first to last collective call of the rank, else the processes' lifetime.
+  std::map<int32_t, RecordedSpan> whole;
+  for (const auto& [rank, set] : pids) whole[rank] = {UINT64_MAX, 0};
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
     const std::string& kind = seg.probes[c.probe].kind;
     if (kind != "collective" && kind != "collective_enqueue") continue;
     if (auto rank = seg.RankOf(c.tgid)) {
-      Window& w = windows[*rank];
+      RecordedSpan& w = whole[*rank];
       w.start = std::min(w.start, c.start_ns);
       w.end = std::max(w.end, c.end_ns);
     }
   }
   for (const auto& [rank, set] : pids) {
-    Window& w = windows[rank];
-    if (w.valid()) continue;
+    RecordedSpan& w = whole[rank];
+    if (w.end > w.start) continue;
     for (uint32_t pid : set) {
       const RecordedProcess& p = seg.processes.at(static_cast<int>(pid));
       w.start = std::min(w.start, p.first_seen_ns);
@@ -69,6 +98,11 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
     }
     for (const auto& o : seg.data.off_cpu)
       if (set.count(o.tgid)) w.end = std::max(w.end, o.end_ns);
+  }
+  std::map<int32_t, Window> windows;
+  for (const auto& [rank, set] : pids) {
+    auto chosen = chooser ? chooser(index, rank) : std::nullopt;
+    windows[rank].spans = chosen ? *chosen : std::vector<RecordedSpan>{whole[rank]};
   }
 
   std::map<int32_t, double> runq, runq_foreign, runq_idle, dstate, gc;
@@ -107,13 +141,13 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
   std::map<uint32_t, std::vector<std::pair<uint64_t, double>>> samples;
   for (const auto& c : seg.data.counters)
     if (c.series < seg.series.size()) samples[c.series].emplace_back(c.ts_ns, c.value);
+  for (auto& [id, points] : samples) std::sort(points.begin(), points.end());
   std::map<int32_t, double> throttled, majflt, memfail;
   for (auto& [id, points] : samples) {
     const RecordedSeries& s = seg.series[id];
     if (s.pid <= 0) continue;
     auto rank = seg.RankOf(static_cast<uint32_t>(s.pid));
     if (!rank || !windows[*rank].valid()) continue;
-    std::sort(points.begin(), points.end());
     const double delta = SeriesDelta(points, windows[*rank]);
     // A cgroup is shared by a rank's processes: take the largest, not the sum.
     if (s.name == "cgroup.cpu.throttled_ns") throttled[*rank] = std::max(throttled[*rank], delta);
@@ -156,7 +190,7 @@ void MeasureSegment(const RecordedSegment& seg, std::map<int32_t, RankLayerMetri
   for (const auto& [rank, set] : pids) {
     const Window& w = windows[rank];
     if (!w.valid()) continue;
-    const double ns = static_cast<double>(w.end - w.start);
+    const double ns = static_cast<double>(w.Length());
     RankLayerMetrics& m = (*out)[rank];
     m.window_s = ns / 1e9;
     m.runq_share = runq[rank] / ns;
@@ -210,22 +244,63 @@ struct Candidate {
 
 }  // namespace
 
-std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run) {
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans) {
   std::map<int32_t, RankLayerMetrics> metrics;
-  for (const RecordedSegment& seg : run.segments) MeasureSegment(seg, &metrics);
+  for (size_t i = 0; i < run.segments.size(); ++i) MeasureSegment(run.segments[i], i, spans, &metrics);
   return metrics;
 }
 
-void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result) {
+void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines,
+                             DiagnosisResult* result) {
   if (run.empty()) return;
-  const auto metrics = MeasureRankLayers(run);
-  if (metrics.size() < 2) {
+  const auto all_metrics = MeasureRankLayers(run);
+  if (all_metrics.size() < 2) {
     result->notes.push_back(
         fmt::format("recorder data covers {} rank(s): cross-layer comparison needs the straggler and at least one peer",
-                    metrics.size()));
+                    all_metrics.size()));
     return;
   }
+  // Each recorded rank's clock offset to its trace: (segment, rank) -> trace time - recorded time.
+  std::map<std::pair<size_t, int32_t>, int64_t> offsets;
+  size_t ranks_recorded = 0;
+  for (size_t i = 0; i < run.segments.size(); ++i) {
+    std::set<int32_t> ranks;
+    for (const auto& [pid, p] : run.segments[i].processes)
+      if (p.rank) ranks.insert(*p.rank);
+    ranks_recorded += ranks.size();
+    for (int32_t rank : ranks) {
+      auto tl = timelines.find(rank);
+      if (tl == timelines.end()) continue;
+      if (auto a = model::AlignRecording(run.segments[i], rank, tl->second.collectives))
+        offsets[{i, rank}] = a->trace_minus_recorded_ns;
+    }
+  }
+  const bool aligned = !offsets.empty() && offsets.size() == ranks_recorded;
+  if (!aligned)
+    result->notes.push_back(fmt::format(
+        "the recording could be put on the traces' clock for {} of {} recorded ranks (by matching collectives): "
+        "cross-layer metrics cover each rank's whole training window instead of the late steps",
+        offsets.size(), ranks_recorded));
+
   for (const Straggler& straggler : result->stragglers) {
+    // The straggler's late steps, on each rank's recording clock.
+    SpanChooser late_steps;
+    if (aligned && !straggler.steps.empty())
+      late_steps = [&](size_t segment, int32_t rank) -> std::optional<std::vector<RecordedSpan>> {
+        auto off = offsets.find({segment, rank});
+        auto tl = timelines.find(rank);
+        if (off == offsets.end() || tl == timelines.end()) return std::nullopt;
+        std::vector<RecordedSpan> spans;
+        for (int64_t step : straggler.steps) {
+          auto w = tl->second.steps.find(step);
+          if (w == tl->second.steps.end()) continue;
+          const int64_t start = w->second.first - off->second, end = w->second.second - off->second;
+          if (end > start && start > 0) spans.push_back({static_cast<uint64_t>(start), static_cast<uint64_t>(end)});
+        }
+        if (spans.empty()) return std::nullopt;
+        return spans;
+      };
+    const auto metrics = late_steps ? MeasureRankLayers(run, late_steps) : all_metrics;
     auto it = metrics.find(straggler.rank);
     if (it == metrics.end()) {
       result->notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
@@ -258,6 +333,9 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result) {
                                       100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
     auto best = std::max_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
+    // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
+    // while whatever else is there runs), so throttling that explains enough takes precedence.
+    if (late_share > 0 && candidates[0].excess >= kMinExplained * late_share) best = candidates.begin();
     // Foreign traffic on the straggler's own link: far more bytes than its peers move for the same
     // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
     if (m.net_bytes_per_s >= 0) {
@@ -271,6 +349,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result) {
       }
     }
     nlohmann::ordered_json evidence;
+    evidence["measured_over"] = late_steps ? "late steps" : "training window";
     evidence["straggler"] = MetricsJson(m);
     nlohmann::ordered_json peers;
     for (const auto& [rank, pm] : metrics)

@@ -19,8 +19,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/diagnosis/result.h"
 #include "store/recorded_run.h"
@@ -44,10 +47,28 @@ struct RankLayerMetrics {
   std::string top_foreign;  // comm of the process that most often held the CPU instead
 };
 
-// Metrics of every rank found in the recording.
-std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run);
+// A time span on the recording's clock (CLOCK_MONOTONIC ns).
+struct RecordedSpan {
+  uint64_t start = 0, end = 0;
+};
+// Which spans of a rank to measure, per segment (index in RecordedRun::segments); nullopt = the rank's
+// whole training window.
+using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_t segment, int32_t rank)>;
 
-// Refines the findings of `result` (its stragglers and their findings) with the recording.
-void ApplyCrossLayerEvidence(const RecordedRun& run, DiagnosisResult* result);
+// Metrics of every rank found in the recording.
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans = {});
+
+// What the traces say about each rank's timeline (by rank number, on the rank's own trace clock): its
+// step windows and its collectives (start, end). Used to put the recording on the trace's clock.
+struct RankTraceTimeline {
+  std::map<int64_t, std::pair<int64_t, int64_t>> steps;  // step -> (start, end)
+  std::vector<std::pair<int64_t, int64_t>> collectives;
+};
+
+// Refines the findings of `result` (its stragglers and their findings) with the recording, measured over
+// the straggler's late steps when the recording can be aligned with every rank's trace (matching
+// collectives, model/recording_alignment.h), else over the whole training window (said in the notes).
+void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines,
+                             DiagnosisResult* result);
 
 }  // namespace strata::diagnosis

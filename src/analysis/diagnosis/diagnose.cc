@@ -7,8 +7,29 @@
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/job_summary.h"
+#include "model/collectives.h"
+#include "model/step_windows.h"
 
 namespace strata::diagnosis {
+namespace {
+
+// Each rank's step windows and collectives on its own trace clock, for aligning a recording.
+std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store) {
+  const auto rows = SlicesByRank(store);
+  model::StepModel steps = model::FindSteps(store, rows);
+  const model::CollectiveModel collectives = model::MatchCollectives(store, rows, &steps);
+  std::map<int32_t, RankTraceTimeline> out;
+  for (size_t r = 0; r < store.ranks.size(); ++r) {
+    RankTraceTimeline& tl = out[store.ranks[r].rank];
+    if (r < steps.by_rank.size())
+      for (const model::StepWindow& w : steps.by_rank[r]) tl.steps[w.step] = {w.start_ns, w.end_ns};
+    if (r < collectives.calls.size())
+      for (const model::CollectiveCall& c : collectives.calls[r]) tl.collectives.emplace_back(c.start_ns, c.end_ns);
+  }
+  return out;
+}
+
+}  // namespace
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options, const RecordedRun* recorded) {
   DiagnosisResult result;
@@ -36,7 +57,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   } else {
     DiagnoseTraces(store, SlicesByRank(store), options, &result);
   }
-  if (recorded) ApplyCrossLayerEvidence(*recorded, &result);
+  if (recorded && !recorded->empty()) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store), &result);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   return result;

@@ -1,0 +1,81 @@
+// Alignment of a recording to a rank's trace clock by matching collectives (see recording_alignment.h).
+#include "model/recording_alignment.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace strata::model {
+namespace {
+
+int64_t MedianOf(std::vector<int64_t> v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return v[mid];
+}
+
+}  // namespace
+
+std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment, int32_t rank,
+                                                 const std::vector<std::pair<int64_t, int64_t>>& trace_collectives) {
+  if (trace_collectives.size() < 2) return std::nullopt;
+  // The rank's probed calls: blocking collectives when there are any (compare completions), else the
+  // enqueue calls (compare starts).
+  std::vector<int64_t> blocking, enqueue;
+  for (const auto& c : segment.data.calls) {
+    if (c.probe >= segment.probes.size() || segment.RankOf(c.tgid) != rank) continue;
+    const std::string& kind = segment.probes[c.probe].kind;
+    if (kind == "collective") blocking.push_back(static_cast<int64_t>(c.end_ns));
+    if (kind == "collective_enqueue") enqueue.push_back(static_cast<int64_t>(c.start_ns));
+  }
+  const bool by_end = !blocking.empty();
+  std::vector<int64_t> recorded = by_end ? blocking : enqueue;
+  std::sort(recorded.begin(), recorded.end());
+  std::vector<int64_t> traced;
+  for (const auto& [start, end] : trace_collectives) traced.push_back(by_end ? end : start);
+  std::sort(traced.begin(), traced.end());
+  constexpr size_t kMaxPairs = 4096;
+  if (traced.size() > kMaxPairs) traced.resize(kMaxPairs);
+  // Slide the shorter sequence along the longer one.
+  const bool trace_shorter = traced.size() <= recorded.size();
+  const std::vector<int64_t>& shorter = trace_shorter ? traced : recorded;
+  const std::vector<int64_t>& longer = trace_shorter ? recorded : traced;
+  if (shorter.size() < 2) return std::nullopt;
+  // Best shift: the most pairs within kMaxAlignmentSpreadNs of the median offset, then the smallest total
+  // deviation (a median alone tolerates too many wrong pairs when there are few).
+  std::optional<RecordingAlignment> best;
+  size_t best_inliers = 0;
+  int64_t best_total = 0;
+  std::pair<size_t, int64_t> runner_up{0, 0};  // the best other shift: (inliers, total deviation)
+  std::vector<int64_t> offsets(shorter.size()), deviations(shorter.size());
+  for (size_t k = 0; k + shorter.size() <= longer.size(); ++k) {
+    for (size_t i = 0; i < shorter.size(); ++i) {
+      const int64_t t = trace_shorter ? shorter[i] : longer[i + k];
+      const int64_t r = trace_shorter ? longer[i + k] : shorter[i];
+      offsets[i] = t - r;
+    }
+    const int64_t median = MedianOf(offsets);
+    size_t inliers = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      deviations[i] = std::llabs(offsets[i] - median);
+      inliers += deviations[i] <= kMaxAlignmentSpreadNs;
+      total += deviations[i];
+    }
+    const bool better = !best || inliers > best_inliers || (inliers == best_inliers && total < best_total);
+    if (better && best) runner_up = {best_inliers, best_total};
+    if (!better && (inliers > runner_up.first || (inliers == runner_up.first && total < runner_up.second)))
+      runner_up = {inliers, total};
+    if (better) {
+      best = RecordingAlignment{median, MedianOf(deviations), shorter.size()};
+      best_inliers = inliers;
+      best_total = total;
+    }
+  }
+  if (!best || best_inliers * 10 < best->matched * 9) return std::nullopt;  // fewer than 90 % agree
+  // A loop so regular that another shift (whole steps earlier or later) fits about as well: ambiguous.
+  if (runner_up.first * 10 >= best->matched * 9 && runner_up.second <= best_total * 3 / 2 + 100'000)
+    return std::nullopt;
+  return best;
+}
+
+}  // namespace strata::model

@@ -1,0 +1,33 @@
+// Puts a recording (CLOCK_MONOTONIC of the recording host) on a rank's trace clock by matching the
+// collectives both saw: the recorder's probed collective calls of the rank's processes and the rank's
+// collective slices in its profiler trace. The trace holds a contiguous run of the recorded calls (the
+// profiler's active steps), so the shift k with the most consistent offsets wins; the offset is the
+// median of (trace time − recorded time) over the matched pairs, compared on completions for blocking
+// collectives (gloo) and on starts for enqueue-only calls (NCCL API).
+// Invariant: an alignment is returned only when at least 90 % of the matched offsets lie within
+// kMaxAlignmentSpreadNs of their median and no other shift fits about as well (a perfectly regular loop
+// matches itself shifted by whole steps), so a wrong or ambiguous match is refused rather than used.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "store/recorded_run.h"
+
+namespace strata::model {
+
+inline constexpr int64_t kMaxAlignmentSpreadNs = 2'000'000;
+
+struct RecordingAlignment {
+  int64_t trace_minus_recorded_ns = 0;  // trace time = recorded time + this
+  int64_t spread_ns = 0;                // median absolute deviation of the matched offsets
+  size_t matched = 0;
+};
+
+// `trace_collectives`: the rank's collective (start, end) times on its trace clock, in start order.
+std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment, int32_t rank,
+                                                 const std::vector<std::pair<int64_t, int64_t>>& trace_collectives);
+
+}  // namespace strata::model
