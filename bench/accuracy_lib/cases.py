@@ -44,6 +44,16 @@ LAB_FAULTS = {
     "intermittent_network_contention": ("network_contention", "--every 3 --steps 9", True),
 }
 # faults of `strata synth` -> (cause class, extra synth arguments)
+# A slow or contended link can only be told from its group when the rank is in more than one process group:
+# in a pure data-parallel job every member of the one all-reduce waits the same (README, strata synth).
+COMM_FAULTS = ("slow_communication", "network_contention")
+
+
+def with_groups(layout, fault):
+    """The layout, with tensor parallelism added for the communication faults when it has none."""
+    return layout + (" --tp 2" if fault in COMM_FAULTS and "--tp" not in layout else "")
+
+
 SYNTH_FAULTS = {
     "slow_compute": ("slow_compute", ""),
     "thermal_throttling": ("thermal_throttling", "--counters"),
@@ -80,7 +90,7 @@ REDUCED = [
     # synthetic GPU jobs
     synth("synth-clean-8r", "none", "--ranks 8 --steps 8 --fault none"),
     synth("synth-clean-16r-pp2", "none", "--ranks 16 --pp 2 --steps 8 --fault none"),
-] + [synth(f"synth-{f}-8r-r3", cause, f"--ranks 8 --steps 8 --fault {f} --fault-rank 3 {extra}")
+] + [synth(f"synth-{f}-8r-r3", cause, f"--ranks 8{with_groups('', f)} --steps 8 --fault {f} --fault-rank 3 {extra}")
      for f, (cause, extra) in SYNTH_FAULTS.items()] + [
     synth("synth-intermittent_slow_compute-8r-r5", "slow_compute",
           "--ranks 8 --steps 9 --fault slow_compute --fault-rank 5 --every 3"),
@@ -111,7 +121,8 @@ def full_cases():
             for f, (cause, extra) in SYNTH_FAULTS.items():
                 for mag in (0.1, 0.3):
                     out.append(synth(f"synth-{f}-{ranks}r-m{mag}-s{seed}", cause,
-                                     f"--ranks {ranks} {layout} --steps 8 --fault {f} --magnitude {mag} {extra}", seed))
+                                     f"--ranks {ranks} {with_groups(layout, f)} --steps 8 --fault {f} --magnitude {mag} "
+                                     f"{extra}", seed))
             out.append(synth(f"synth-intermittent-{ranks}r-s{seed}", "slow_compute",
                              f"--ranks {ranks} {layout} --steps 9 --fault slow_compute --every 3", seed))
             if "--pp" in layout:
