@@ -20,7 +20,7 @@ bash "$root/scripts/build.sh" "$root/build" Release
 (cd "$root/build" && ctest --output-on-failure -j2)
 
 echo "== accuracy (reduced suite: lab DDP jobs and strata synth jobs against their injected faults)"
-/usr/bin/python3 "$root/bench/accuracy" --strata "$root/build/strata" --with-recorder
+/usr/bin/python3 "$root/bench/accuracy" --strata "$root/build/strata" --with-recorder --retry-failed
 
 if [ "$quick" = "--quick" ]; then exit 0; fi
 

@@ -33,7 +33,7 @@ def synth(name, fault, args, seed=1):
 LAB_FAULTS = {
     "slow_compute": ("slow_compute", "", False),
     "dataloader_stall": ("dataloader_stall", "", False),
-    "gc_pause": ("gc_pause", "", False),
+    "gc_pause": ("gc_pause", "", True),  # named gc_pause with the recorder, host_stall without
     "intermittent_slow_compute": ("slow_compute", "--every 3 --steps 9", False),
     "cpu_contention": ("cpu_contention", "--host-ms 10", True),
     "cpu_throttling": ("cpu_throttling", "--host-ms 10", True),
@@ -73,7 +73,8 @@ REDUCED = [
     lab("lab-clean-2r-netns", "none", "--ranks 2 --fault none --netns"),
     lab("lab-slow_compute-2r-r1", "slow_compute", "--ranks 2 --fault slow_compute --fault-rank 1"),
     lab("lab-dataloader_stall-2r-r0", "dataloader_stall", "--ranks 2 --fault dataloader_stall --fault-rank 0"),
-    lab("lab-gc_pause-2r-r1", "gc_pause", "--ranks 2 --fault gc_pause --fault-rank 1"),
+    # with the recorder, GC pauses are named as such (without it, as host_stall: an unannotated gap)
+    lab("lab-gc_pause-2r-r1", "gc_pause", "--ranks 2 --fault gc_pause --fault-rank 1", recorder=True),
     lab("lab-intermittent_slow_compute-2r-r1", "slow_compute",
         "--ranks 2 --fault intermittent_slow_compute --fault-rank 1 --every 3 --steps 9"),
     # real DDP jobs whose cause needs recorder data
