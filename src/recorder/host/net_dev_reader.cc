@@ -75,8 +75,9 @@ void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
     // Keep the namespace's pid while it is still traced and alive, so that its series stay the same.
     auto [it, inserted] = representative_.try_emplace(inode, pid);
     const int current = it->second;
+    const uint64_t ns = inode;  // a structured binding cannot be captured before C++20 support in clang 16
     const bool alive = std::any_of(found.begin(), found.end(),
-                                   [&](const auto& entry) { return entry.first == current && entry.second == inode; });
+                                   [&](const auto& entry) { return entry.first == current && entry.second == ns; });
     if (!alive) it->second = pid;
     ReadNetDev(proc_root_ + "/" + std::to_string(it->second) + "/net/dev", it->second, sink);
   }
