@@ -45,6 +45,12 @@ void ParseRankEnvironment(const std::string& environ, ProcessInfo* info) {
   }
 }
 
+std::string ReadComm(int pid, const std::string& proc_root) {
+  std::string comm = ReadWhole(fmt::format("{}/{}/comm", proc_root, pid));
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
 std::vector<MapEntry> ReadExecutableMaps(int pid, const std::string& proc_root) {
   std::vector<MapEntry> maps;
   std::ifstream in(fmt::format("{}/{}/maps", proc_root, pid));
@@ -67,8 +73,7 @@ ProcessInfo ReadProcessInfo(int pid, const std::string& proc_root) {
   ProcessInfo info;
   info.pid = pid;
   const std::string dir = fmt::format("{}/{}", proc_root, pid);
-  info.comm = ReadWhole(dir + "/comm");
-  while (!info.comm.empty() && info.comm.back() == '\n') info.comm.pop_back();
+  info.comm = ReadComm(pid, proc_root);
   std::error_code ec;
   info.exe = std::filesystem::read_symlink(dir + "/exe", ec).string();
   const std::string cmdline = ReadWhole(dir + "/cmdline");

@@ -33,6 +33,8 @@ struct ProcessInfo {
 
 // Reads what it can of /proc/PID (a vanished process leaves fields empty); `proc_root` for tests.
 ProcessInfo ReadProcessInfo(int pid, const std::string& proc_root = "/proc");
+// /proc/PID/comm without its newline (empty when the process is gone).
+std::string ReadComm(int pid, const std::string& proc_root = "/proc");
 // Executable file-backed mappings of /proc/PID/maps.
 std::vector<MapEntry> ReadExecutableMaps(int pid, const std::string& proc_root = "/proc");
 // RANK / LOCAL_RANK / WORLD_SIZE from a NUL-separated environment block.

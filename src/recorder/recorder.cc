@@ -117,13 +117,7 @@ void Recording::OnEvent(const void* data, size_t size) {
                                          e->ran_before, e->waker, h->cpu});
       for (uint32_t other : {e->preempted_by, e->ran_before})
         if (other != 0 && !processes_.count(static_cast<int>(other)) && other_processes_.insert(other).second) {
-          std::string comm;
-          if (FILE* f = std::fopen(fmt::format("/proc/{}/comm", other).c_str(), "r")) {
-            char buf[64] = {};
-            if (std::fgets(buf, sizeof buf, f)) comm = buf;
-            std::fclose(f);
-          }
-          while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+          std::string comm = ReadComm(static_cast<int>(other));
           if (comm.empty() && other == e->preempted_by)
             comm = std::string(e->preempted_by_comm, strnlen(e->preempted_by_comm, sizeof e->preempted_by_comm));
           writer_.AppendMeta({{"type", "other_process"}, {"pid", other}, {"comm", comm}});

@@ -79,16 +79,11 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   RecordedRun one;
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
-  for (const auto& [rank, m] : diagnosis::MeasureRankLayers(one))
-    ranks[std::to_string(rank)] = {{"window_s", RoundTo(m.window_s, 3)},
-                                   {"runq_pct", RoundTo(100 * m.runq_share, 2)},
-                                   {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-                                   {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
-                                   {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
-                                   {"gc_pct", RoundTo(100 * m.gc_share, 2)},
-                                   {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
-                                   {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
-                                   {"top_other_process", m.top_foreign}};
+  for (const auto& [rank, m] : diagnosis::MeasureRankLayers(one)) {
+    nlohmann::ordered_json r = diagnosis::RankLayerMetricsJson(m);
+    r["top_other_process"] = m.top_foreign;
+    ranks[std::to_string(rank)] = std::move(r);
+  }
   j["ranks"] = ranks;
   return j;
 }

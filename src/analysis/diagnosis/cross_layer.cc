@@ -221,7 +221,9 @@ double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t st
   return values.empty() ? 0.0 : Median(values);
 }
 
-nlohmann::ordered_json MetricsJson(const RankLayerMetrics& m) {
+}  // namespace
+
+nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
   return {{"window_s", RoundTo(m.window_s, 3)},
           {"runq_pct", RoundTo(100 * m.runq_share, 2)},
           {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
@@ -235,6 +237,8 @@ nlohmann::ordered_json MetricsJson(const RankLayerMetrics& m) {
           {"nic_mb_per_s", m.net_bytes_per_s < 0 ? nlohmann::ordered_json()
                                                  : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))}};
 }
+
+namespace {
 
 struct Candidate {
   std::string cause, layer;
@@ -350,10 +354,10 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     }
     nlohmann::ordered_json evidence;
     evidence["measured_over"] = late_steps ? "late steps" : "training window";
-    evidence["straggler"] = MetricsJson(m);
+    evidence["straggler"] = RankLayerMetricsJson(m);
     nlohmann::ordered_json peers;
     for (const auto& [rank, pm] : metrics)
-      if (rank != straggler.rank) peers[std::to_string(rank)] = MetricsJson(pm);
+      if (rank != straggler.rank) peers[std::to_string(rank)] = RankLayerMetricsJson(pm);
     evidence["peers"] = peers;
     evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
     const bool explains = late_share > 0 && best->excess >= kMinExplained * late_share;

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/diagnosis/result.h"
 #include "store/recorded_run.h"
 
@@ -54,6 +56,9 @@ struct RecordedSpan {
 // Which spans of a rank to measure, per segment (index in RecordedRun::segments); nullopt = the rank's
 // whole training window.
 using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_t segment, int32_t rank)>;
+
+// The metrics as reported (percentages, rounded; nic_mb_per_s null without per-rank namespaces).
+nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m);
 
 // Metrics of every rank found in the recording.
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans = {});
