@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev  # JSON output (reports) and small JSON documents
   zlib1g-dev        # gzip input (streaming inflate)
   libzstd-dev       # recorder segment compression
+  libmnl-dev        # recorder: rtnetlink queries (link shaping rate, qdisc queue statistics)
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
   libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf

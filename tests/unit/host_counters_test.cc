@@ -47,6 +47,7 @@ class FakeRoot {
     options.proc_root = proc();
     options.sys_root = sys();
     options.nvml = false;
+    options.links = false;  // needs real namespaces: link_reader_test
     options.thread_status_every = 1;
     return options;
   }

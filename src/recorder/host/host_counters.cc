@@ -18,7 +18,7 @@ HostCounterSampler::HostCounterSampler(Options options)
       pressure_(std::make_unique<PressureReader>(options_.proc_root)),
       processes_(std::make_unique<ProcessReader>(options_.proc_root, options_.thread_status_every)),
       cgroups_(std::make_unique<CgroupReader>(options_.proc_root, options_.sys_root)),
-      net_(std::make_unique<NetDevReader>(options_.proc_root)),
+      net_(std::make_unique<NetDevReader>(options_.proc_root, options_.links)),
       disks_(std::make_unique<DiskstatsReader>(options_.proc_root, options_.sys_root)),
       infiniband_(std::make_unique<InfinibandReader>(options_.sys_root)) {}
 

@@ -3,11 +3,11 @@
 // and appends one value per series; series are discovered as they appear (a new thread, interface, GPU)
 // and get the next id. Sources (one reader each, see their headers): /proc/stat per CPU, per traced
 // process summed over its threads (schedstat, faults, context switches, RSS), the process' cgroups (v1
-// and v2), /proc/pressure, network interfaces per network namespace, /proc/diskstats, InfiniBand ports,
-// NVML when a driver is there.
-// Invariants: a file that vanishes (the process exited) or does not parse is skipped and counted in
-// stats(), never fatal; each distinct problem is warned once through TakeWarnings(); cumulative series
-// never decrease. Not thread-safe except SetPids(), which may be called from any thread.
+// and v2), /proc/pressure, network interfaces per network namespace (bytes, link capacity, qdisc queue),
+// /proc/diskstats, InfiniBand ports, NVML when a driver is there. Invariants: a file that vanishes (the process exited)
+// or does not parse is skipped and counted in stats(), never fatal; each distinct problem is warned once through
+// TakeWarnings(); cumulative series never decrease. Not thread-safe except SetPids(), which may be called from any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,8 @@ class HostCounterSampler {
     std::string nvml_library = "libnvidia-ml.so.1";
     /// Per-thread /proc status (context switches) is read every this many samples: it costs ~15x schedstat.
     int thread_status_every = 10;
+    /// Link capacity and qdisc statistics per network namespace (rtnetlink, ethtool; see link_reader.h).
+    bool links = true;
   };
 
   explicit HostCounterSampler(Options options);

@@ -37,6 +37,7 @@ constexpr std::array<Column, 8> kColumns = {{
 }  // namespace
 
 void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink) {
+  interfaces_.clear();
   if (!sink.Read(&file_, path, /*warn_if_missing=*/pid == -1)) return;
   ForEachLine(file_.text(), [&](std::string_view line) {
     const size_t colon = line.find(':');
@@ -44,6 +45,7 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
     const std::string_view name = Trim(line.substr(0, colon));
     if (name.empty() || name.find('|') != std::string_view::npos) return;
     if (SplitFields(line.substr(colon + 1), &fields_) < 16) return sink.Malformed(path, "short interface line");
+    interfaces_.emplace_back(name);
     std::array<uint64_t, kColumns.size()> values{};
     for (size_t c = 0; c < kColumns.size(); ++c) {
       const auto v = ParseU64(fields_[kColumns[c].index]);
@@ -60,6 +62,11 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
 void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
   const auto own = NamespaceInode(proc_root_ + "/self/ns/net");
   ReadNetDev(proc_root_ + "/net/dev", -1, sink);
+  std::vector<uint64_t> sampled;
+  if (links_ && own) {
+    links_->Sample(*own, -1, interfaces_, sink);
+    sampled.push_back(*own);
+  }
 
   // Namespace of each traced pid; a pid whose namespace cannot be seen (gone, no permission) is skipped.
   std::vector<std::pair<int, uint64_t>> found;
@@ -80,7 +87,12 @@ void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
                                    [&](const auto& entry) { return entry.first == current && entry.second == ns; });
     if (!alive) it->second = pid;
     ReadNetDev(proc_root_ + "/" + std::to_string(it->second) + "/net/dev", it->second, sink);
+    if (links_) {
+      links_->Sample(inode, it->second, interfaces_, sink);
+      sampled.push_back(inode);
+    }
   }
+  if (links_) links_->Retain(sampled);
 }
 
 }  // namespace strata::recorder
