@@ -3,6 +3,8 @@
 // attached either way.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "analysis/diagnosis/cross_layer.h"
 
 namespace strata::diagnosis {
@@ -155,6 +157,89 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   ApplyCrossLayerEvidence(run, {}, &shared);
   EXPECT_EQ(shared.findings[0].cause, "slow_compute");
   EXPECT_TRUE(shared.findings[0].evidence["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
+}
+
+// Ranks 0 and 1 (pids 10, 20) in namespaces of their own, each sending `mbyte` MB through eth0 over the
+// 1 s window, on links of the given capacities (Mbit/s).
+RecordedRun RanksOnLinks(double mbit0, double mbit1, double mbyte = 5) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  auto series = [&](const char* name, int pid, const char* label, bool cumulative,
+                    std::vector<std::pair<uint64_t, double>> points) {
+    seg.series.push_back({name, pid, -1, label, "", cumulative});
+    for (const auto& [t, v] : points) seg.data.counters.push_back({t, static_cast<uint32_t>(seg.series.size() - 1), v});
+  };
+  for (const auto& [pid, inode, mbit] : {std::tuple{10, 111.0, mbit0}, std::tuple{20, 222.0, mbit1}}) {
+    series("net.ns_inode", pid, "", false, {{0, inode}});
+    series("net.tx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mbyte * 1e6}});
+    series("net.rx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mbyte * 1e6}});
+    series("net.link_capacity_bps", pid, "eth0", false, {{0, mbit * 1e6}, {500 * kMs, mbit * 1e6}});
+  }
+  return run;
+}
+
+DiagnosisResult NoStraggler() {
+  DiagnosisResult result;
+  result.step_time_median_ms = 50;
+  result.steps = {1, 2, 3, 4, 5};
+  return result;
+}
+
+// A ring collective waits for its slowest link on every rank: the traces name no straggler, the recording does.
+TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
+  RecordedRun run = RanksOnLinks(1000, 166);  // busy 4 % against 24.1 %
+  DiagnosisResult result = NoStraggler();
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 50, 0.05);
+  EXPECT_EQ(result.stragglers[0].steps, result.steps);
+  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_EQ(result.findings[0].layer, "comm");
+  EXPECT_NEAR(result.findings[0].impact_pct, 20.1, 0.05);
+  const auto& ev = result.findings[0].evidence["cross_layer"];
+  EXPECT_DOUBLE_EQ(ev["straggler"]["link_capacity_mbit"].get<double>(), 166.0);
+  EXPECT_NEAR(ev["peers"]["0"]["link_busy_pct"].get<double>(), 4.0, 1e-9);
+
+  // Equal links, or one a little slower: nothing to report.
+  for (double mbit1 : {1000.0, 800.0}) {
+    RecordedRun similar = RanksOnLinks(1000, mbit1);
+    DiagnosisResult clean = NoStraggler();
+    ApplyCrossLayerEvidence(similar, {}, &clean);
+    EXPECT_TRUE(clean.stragglers.empty()) << mbit1;
+    EXPECT_TRUE(clean.findings.empty()) << mbit1;
+  }
+  // Links busy for a tiny share of the time: under the minimum effect even at 6x.
+  RecordedRun idle = RanksOnLinks(1000, 166, 0.5);
+  DiagnosisResult quiet = NoStraggler();
+  ApplyCrossLayerEvidence(idle, {}, &quiet);
+  EXPECT_TRUE(quiet.stragglers.empty());
+}
+
+TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
+  RecordedRun run = RanksOnLinks(1000, 166);
+  DiagnosisResult result = StragglerRank1("host_stall");
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);  // the same rank: not added twice
+  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_NE(result.findings[0].summary.find("166 Mbit/s"), std::string::npos) << result.findings[0].summary;
+
+  // A trace straggler that costs more than the link keeps its place; the link comes second.
+  RecordedRun other = RanksOnLinks(166, 1000);
+  DiagnosisResult late = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(other, {}, &late);
+  EXPECT_EQ(late.stragglers[0].rank, 1);
+  EXPECT_EQ(late.findings[0].cause, "slow_compute");
+  DiagnosisResult small = StragglerRank1("slow_compute");
+  small.stragglers[0].late_ms_per_step = 5;  // now the link (20 % of 100 ms) costs more
+  small.findings[0].impact_pct = 5;
+  ApplyCrossLayerEvidence(other, {}, &small);
+  ASSERT_EQ(small.stragglers.size(), 2u);
+  EXPECT_EQ(small.stragglers[0].rank, 0);
+  EXPECT_EQ(small.findings[0].cause, "slow_communication");
 }
 
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {

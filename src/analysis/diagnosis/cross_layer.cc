@@ -17,6 +17,9 @@ namespace {
 constexpr double kMinExplained = 0.25;  // share of the lateness a layer must explain to name the cause
 constexpr uint32_t kTaskUninterruptible = 2;
 constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
+// A link busier than its peers' by this share of the time (the straggler localization's minimum effect)
+// and twice their median holds up the collectives it carries.
+constexpr double kMinLinkExcess = 0.03;
 
 // The time a rank's metrics are measured over: one span (its training window) or its late steps.
 struct Window {
@@ -60,6 +63,20 @@ double SeriesDelta(const std::vector<std::pair<uint64_t, double>>& samples, cons
   double sum = 0;
   for (const auto& span : w.spans) sum += SpanDelta(samples, span);
   return sum;
+}
+
+// A gauge's mean over the samples inside the window (its last value before it when none are).
+double GaugeMean(const std::vector<std::pair<uint64_t, double>>& samples, const Window& w) {
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& [t, v] : samples)
+    if (w.Overlap(t, t + 1)) {
+      sum += v;
+      ++n;
+    }
+  if (n) return sum / static_cast<double>(n);
+  if (samples.empty() || w.spans.empty()) return 0;
+  return ValueAt(samples, w.spans.front().start);
 }
 
 void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
@@ -171,14 +188,28 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
         ns_of_rank[rank] = it->second;
       }
   std::map<double, double> ns_bytes;  // over the window of the namespace's one rank
+  // Per namespace and interface: bytes each way and the link's capacity over the window.
+  struct LinkUse {
+    double rx = 0, tx = 0, capacity_bps = 0;
+  };
+  std::map<double, std::map<std::string, LinkUse>> ns_links;
   for (const auto& [id, points] : samples) {
     const RecordedSeries& s = seg.series[id];
-    if ((s.name != "net.rx_bytes" && s.name != "net.tx_bytes") || s.label == "lo" || s.pid <= 0) continue;
+    const bool bytes = s.name == "net.rx_bytes" || s.name == "net.tx_bytes";
+    if ((!bytes && s.name != "net.link_capacity_bps") || s.label == "lo" || s.pid <= 0) continue;
     auto ns = ns_of_pid.find(static_cast<uint32_t>(s.pid));
     if (ns == ns_of_pid.end()) continue;
     auto owners = ranks_of_ns.find(ns->second);
     if (owners == ranks_of_ns.end() || owners->second.size() != 1) continue;
-    ns_bytes[ns->second] += SeriesDelta(points, windows[*owners->second.begin()]);
+    const Window& w = windows[*owners->second.begin()];
+    LinkUse& link = ns_links[ns->second][s.label];
+    if (!bytes) {
+      link.capacity_bps = GaugeMean(points, w);
+      continue;
+    }
+    const double delta = SeriesDelta(points, w);
+    ns_bytes[ns->second] += delta;
+    (s.name == "net.rx_bytes" ? link.rx : link.tx) += delta;
   }
   const bool own_namespaces =
       !ranks_of_ns.empty() && ranks_of_ns.size() == ns_of_rank.size() && ns_of_rank.size() == pids.size();
@@ -202,7 +233,17 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
     m.majflt_per_s = majflt[rank] / (ns / 1e9);
     m.memcg_fail_per_s = memfail[rank] / (ns / 1e9);
     m.gc_count = gc_count[rank];
-    if (own_namespaces) m.net_bytes_per_s = ns_bytes[ns_of_rank[rank]] / (ns / 1e9);
+    if (own_namespaces) {
+      m.net_bytes_per_s = ns_bytes[ns_of_rank[rank]] / (ns / 1e9);
+      for (const auto& [label, link] : ns_links[ns_of_rank[rank]]) {
+        if (link.capacity_bps <= 0) continue;
+        const double busy = 8 * std::max(link.rx, link.tx) / link.capacity_bps / (ns / 1e9);
+        if (busy > m.link_busy_share) {
+          m.link_busy_share = busy;
+          m.link_capacity_bps = link.capacity_bps;
+        }
+      }
+    }
     const auto& by_pid = foreign_by_pid[rank];
     auto top = std::max_element(by_pid.begin(), by_pid.end(),
                                 [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -224,21 +265,106 @@ double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t st
 }  // namespace
 
 nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
-  return {{"window_s", RoundTo(m.window_s, 3)},
-          {"runq_pct", RoundTo(100 * m.runq_share, 2)},
-          {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-          {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
-          {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
-          {"gc_pct", RoundTo(100 * m.gc_share, 2)},
-          {"gc_count", m.gc_count},
-          {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
-          {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
-          {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
-          {"nic_mb_per_s", m.net_bytes_per_s < 0 ? nlohmann::ordered_json()
-                                                 : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))}};
+  return {
+      {"window_s", RoundTo(m.window_s, 3)},
+      {"runq_pct", RoundTo(100 * m.runq_share, 2)},
+      {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
+      {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
+      {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
+      {"gc_pct", RoundTo(100 * m.gc_share, 2)},
+      {"gc_count", m.gc_count},
+      {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
+      {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
+      {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
+      {"nic_mb_per_s",
+       m.net_bytes_per_s < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))},
+      {"link_busy_pct",
+       m.link_busy_share < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(100 * m.link_busy_share, 2))},
+      {"link_capacity_mbit", m.link_busy_share < 0 ? nlohmann::ordered_json()
+                                                   : nlohmann::ordered_json(RoundTo(m.link_capacity_bps / 1e6, 1))}};
 }
 
 namespace {
+
+// "its link (N Mbit/s) was busy X % of the time against Y % on its peers' (N Mbit/s)".
+std::string LinkWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  return fmt::format(
+      "its link ({:.0f} Mbit/s) was busy {:.1f} % of the time against {:.1f} % on its peers' "
+      "({:.0f} Mbit/s) for the same collectives: a slower link",
+      m.link_capacity_bps / 1e6, 100 * m.link_busy_share,
+      100 * PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share),
+      PeerMedian(metrics, rank, &RankLayerMetrics::link_capacity_bps) / 1e6);
+}
+
+nlohmann::ordered_json CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
+                                          bool late_steps) {
+  nlohmann::ordered_json evidence;
+  evidence["measured_over"] = late_steps ? "late steps" : "training window";
+  evidence["straggler"] = RankLayerMetricsJson(metrics.at(rank));
+  nlohmann::ordered_json peers;
+  for (const auto& [r, pm] : metrics)
+    if (r != rank) peers[std::to_string(r)] = RankLayerMetricsJson(pm);
+  evidence["peers"] = peers;
+  return evidence;
+}
+
+// A link that holds up every rank of its collectives alike (see the header): reported as the top
+// straggler when it costs more than what the traces' top straggler does.
+void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
+  std::optional<int32_t> busiest;
+  size_t known = 0;
+  for (const auto& [rank, m] : metrics) {
+    if (m.link_busy_share < 0) continue;
+    ++known;
+    if (!busiest || m.link_busy_share > metrics.at(*busiest).link_busy_share) busiest = rank;
+  }
+  if (!busiest || known < 2 || known != metrics.size() || result->step_time_median_ms <= 0) return;
+  const int32_t rank = *busiest;
+  const RankLayerMetrics& m = metrics.at(rank);
+  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
+  const double excess = m.link_busy_share - peers;
+  if (excess < kMinLinkExcess || m.link_busy_share < 2 * peers) return;
+  if (!result->stragglers.empty()) {
+    const Straggler& top = result->stragglers.front();
+    if (top.rank == rank || top.late_ms_per_step >= excess * result->step_time_median_ms) return;
+  }
+  const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
+  const bool foreign_traffic = m.net_bytes_per_s >= 2 * peer_bytes + kMinForeignTraffic;
+
+  Straggler s;
+  s.rank = rank;
+  s.score = RoundTo(excess, 4);
+  s.late_ms_per_step = RoundTo(excess * result->step_time_median_ms, 3);
+  s.steps = result->steps;
+  s.persistent = true;
+  s.evidence = {{"from", "recorder: link"},
+                {"link_busy_pct", RoundTo(100 * m.link_busy_share, 2)},
+                {"peers_link_busy_pct", RoundTo(100 * peers, 2)}};
+  result->stragglers.insert(result->stragglers.begin(), s);
+
+  Finding f;
+  f.cause = foreign_traffic ? "network_contention" : "slow_communication";
+  f.rank = rank;
+  f.ranks = {rank};
+  f.layer = "comm";
+  f.impact_pct = RoundTo(100 * excess, 2);
+  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, excess / m.link_busy_share)), 2);
+  const std::string what = foreign_traffic
+                               ? fmt::format(
+                                     "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': "
+                                     "other traffic shares its link, busy {:.1f} % of the time",
+                                     m.net_bytes_per_s / 1e6, peer_bytes / 1e6, 100 * m.link_busy_share)
+                               : LinkWhat(metrics, rank);
+  f.summary = fmt::format(
+      "rank {}'s link holds up the collectives of every rank by about {:.1f} % of the step: {} "
+      "(not seen in the traces: every rank waits alike)",
+      rank, 100 * excess, what);
+  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, rank, false);
+  auto at = std::find_if(result->findings.begin(), result->findings.end(),
+                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
+  result->findings.insert(at, std::move(f));
+}
 
 struct Candidate {
   std::string cause, layer;
@@ -335,6 +461,12 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                           fmt::format("in uninterruptible sleep {:.1f} % of the time ({:.0f} major faults/s, {:.1f} "
                                       "memory-cgroup limit hits/s)",
                                       100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
+    if (m.link_busy_share >= 0) {
+      const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::link_busy_share);
+      if (peers >= 0 && m.link_busy_share >= 2 * peers)
+        candidates.push_back(
+            {"slow_communication", "comm", m.link_busy_share - peers, LinkWhat(metrics, straggler.rank)});
+    }
     auto best = std::max_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
     // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
@@ -352,13 +484,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
         best = std::prev(candidates.end());
       }
     }
-    nlohmann::ordered_json evidence;
-    evidence["measured_over"] = late_steps ? "late steps" : "training window";
-    evidence["straggler"] = RankLayerMetricsJson(m);
-    nlohmann::ordered_json peers;
-    for (const auto& [rank, pm] : metrics)
-      if (rank != straggler.rank) peers[std::to_string(rank)] = RankLayerMetricsJson(pm);
-    evidence["peers"] = peers;
+    nlohmann::ordered_json evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
     evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
     const bool explains = late_share > 0 && best->excess >= kMinExplained * late_share;
     evidence["explained_pct"] = late_share > 0 ? RoundTo(100 * best->excess / late_share, 1) : 0.0;
@@ -385,6 +511,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
                                    100 * late_share, best->what, trace_cause.empty() ? "not seen" : trace_cause);
   }
+  AddLinkStraggler(all_metrics, result);
 }
 
 }  // namespace strata::diagnosis

@@ -7,7 +7,11 @@
 //   os     — uninterruptible sleep with major page faults or memory-cgroup failures (memory_pressure),
 //            or without them (io_stall);
 //   comm   — traffic on the straggler's network interfaces well above its peers' when each rank has a
-//            network namespace of its own (network_contention: someone else is using its link).
+//            network namespace of its own (network_contention: someone else is using its link); its
+//            link busy far longer than its peers' for the same bytes (slow_communication: a slower link).
+// A slow link holds up every rank of a ring collective alike, so the traces may name no straggler at all:
+// then a rank whose link was busy well beyond its peers' (kMinLinkExcess of the time and twice their
+// median) is reported as the straggler from the recording alone (evidence.from = "recorder: link").
 // Scheduling metrics are those of each process's main thread (it runs the Python training loop and the
 // GC; helper threads mostly wait by design), summed over a rank's processes. Metrics are per rank (all
 // processes whose RANK is that rank, DataLoader workers included) over the
@@ -45,6 +49,9 @@ struct RankLayerMetrics {
   double memcg_fail_per_s = 0;    // memory-cgroup limit hits (failcnt) or high/max events
   double net_bytes_per_s = -1;    // NIC traffic (rx + tx, all but loopback) of the rank's own network
                                   // namespace; -1 when ranks share a namespace (no per-rank traffic)
+  double link_busy_share = -1;    // time its busiest link was transferring: the busier direction's bytes
+                                  // over the link's capacity (ethtool speed or shaping rate); -1 unknown
+  double link_capacity_bps = 0;   // that link's capacity
   uint64_t gc_count = 0;
   std::string top_foreign;  // comm of the process that most often held the CPU instead
 };
