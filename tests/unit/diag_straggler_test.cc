@@ -114,6 +114,31 @@ TEST(DiagStraggler, IntermittentStragglerWithItsSteps) {
   EXPECT_EQ(sa.late_pairs, 3u);
 }
 
+TEST(DiagStraggler, IntermittentFaultWithAfterEffectsInOtherSteps) {
+  // 40 ms late in every third step and 5 ms (over the minimum effect) in the others: late in every step,
+  // yet the fault is in three of them.
+  const TraceStore store = LoadDdp(Job(4, 9, [](int r, int s) {
+    return r != 1 ? int64_t{0} : s % 3 == 2 ? 40 * kMs : 5 * kMs;
+  }));
+  auto m = BuildModels(store);
+  const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
+  ASSERT_EQ(sa.stragglers.size(), 1u);
+  EXPECT_EQ(sa.stragglers[0].rank, 1);
+  EXPECT_FALSE(sa.stragglers[0].persistent);
+  EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_EQ(sa.late_pairs, 9u);
+
+  // The same rank 15 ms late in the other steps: a persistent straggler with a few worse steps.
+  const TraceStore steady = LoadDdp(Job(4, 9, [](int r, int s) {
+    return r != 1 ? int64_t{0} : s % 3 == 2 ? 40 * kMs : 15 * kMs;
+  }));
+  auto m2 = BuildModels(steady);
+  const StragglerAnalysis sb = LocateStragglers(m2->phases, 4);
+  ASSERT_EQ(sb.stragglers.size(), 1u);
+  EXPECT_TRUE(sb.stragglers[0].persistent);
+  EXPECT_EQ(sb.stragglers[0].steps, Range(1, 9));
+}
+
 TEST(DiagStraggler, CleanJobWithJitterHasNoStraggler) {
   const TraceStore store = LoadDdp(Job(
       4, 10, [](int, int) { return int64_t{0}; }, 0.01));

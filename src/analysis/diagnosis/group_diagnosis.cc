@@ -511,7 +511,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     if (g.step_time_ns[i] > 0)
       imbalance_share += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) /
                          static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
-  if (result->stragglers.empty() && sa.late_ranks.size() >= 2 && imbalance_share >= options.min_effect) {
+  if (result->stragglers.empty() && RanksLateInTurn(sa) && imbalance_share >= options.min_effect) {
     Finding f;
     f.cause = "data_imbalance";
     f.layer = "data";

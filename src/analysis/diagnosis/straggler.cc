@@ -91,28 +91,43 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
       if (out.late[s][r]) late_steps.push_back(step_numbers[s]);
     }
     if (late_steps.empty() || steps == 0) continue;
-    const bool persistent =
-        static_cast<double>(late_steps.size()) >= options.persistent_share * static_cast<double>(steps);
+    // Its clearly late steps: those late by at least 60 % of the worst one.
+    double worst = 0;
+    for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
+    std::vector<int64_t> clear_steps;
+    size_t very_late = 0;
+    double clear_blame = 0, other_blame = 0;
+    for (size_t s = 0; s < steps; ++s) {
+      if (!out.late[s][r]) continue;
+      if (out.blame_ns[s][r] < 0.6 * worst) {
+        other_blame += out.blame_ns[s][r];
+        continue;
+      }
+      clear_steps.push_back(step_numbers[s]);
+      clear_blame += out.blame_ns[s][r];
+      if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(step_time_ns[s])) ++very_late;
+    }
+    const double persistent_steps = options.persistent_share * static_cast<double>(steps);
+    // An intermittent fault shows as a cluster of clearly late steps. It needs three such steps, or two that
+    // are each very late (4x the minimum effect): two moderate hiccups of one rank are what a busy machine
+    // produces on its own.
+    const bool cluster = clear_steps.size() >= 3 || very_late >= 2;
+    bool persistent = static_cast<double>(late_steps.size()) >= persistent_steps;
+    // Late in most steps, but a few stand far above the rest (whose mean lateness is under a fifth of
+    // theirs): a fault present in those steps, with small after-effects or noise in the others.
+    const size_t others = late_steps.size() - clear_steps.size();
+    if (persistent && cluster && others > 0 && static_cast<double>(clear_steps.size()) < persistent_steps &&
+        other_blame / static_cast<double>(others) < 0.2 * clear_blame / static_cast<double>(clear_steps.size()))
+      persistent = false;
     Straggler st;
     st.rank = static_cast<int32_t>(r);
     st.persistent = persistent;
     st.steps = late_steps;
     if (!persistent) {
-      // An intermittent fault shows as a cluster of clearly late steps: those late by at least 60 % of the
-      // worst one. It needs three such steps, or two that are each very late (4x the minimum effect): two
-      // moderate hiccups of one rank are what a busy machine produces on its own.
-      double worst = 0;
-      for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
-      st.steps.clear();
-      size_t very_late = 0;
-      for (size_t s = 0; s < steps; ++s) {
-        if (!out.late[s][r] || out.blame_ns[s][r] < 0.6 * worst) continue;
-        st.steps.push_back(step_numbers[s]);
-        if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(step_time_ns[s])) ++very_late;
-      }
+      st.steps = clear_steps;
       // Most of the job's late (step, rank) pairs must be this rank's, or the slowest rank merely rotates.
       const bool dominant = late_steps.size() * 2 > out.late_pairs;
-      if (!dominant || !(st.steps.size() >= 3 || very_late >= 2)) continue;
+      if (!dominant || !cluster) continue;
     }
     st.late_ms_per_step = blame / static_cast<double>(steps) / 1e6;
     st.score = share / static_cast<double>(steps);
@@ -120,6 +135,13 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   }
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+}
+
+bool RanksLateInTurn(const StragglerAnalysis& analysis) {
+  if (analysis.late_ranks.size() < 2) return false;
+  size_t late_steps = 0;
+  for (const auto& ranks : analysis.late) late_steps += std::find(ranks.begin(), ranks.end(), true) != ranks.end();
+  return late_steps >= 2 && 2 * late_steps >= analysis.late.size();
 }
 
 }  // namespace strata::diagnosis

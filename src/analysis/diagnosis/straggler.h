@@ -6,7 +6,10 @@
 //    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
 //    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) number three,
 //    or two that are each late by ≥ 4 × min_effect; it is reported with those steps. Two moderate hiccups
-//    of one rank are what a loaded machine produces by itself (seen in clean recorded runs).
+//    of one rank are what a loaded machine produces by itself (seen in clean recorded runs). A rank late
+//    in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps)
+//    stands far above its other late steps (their mean lateness under a fifth of the cluster's): a
+//    fault switched on in some steps, with small after-effects in the next ones.
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
 //    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
 //    (median/MAD) reported as evidence.
@@ -44,5 +47,10 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
 /// other localizers (process-group jobs) so that every path applies the same persistence rules.
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                         size_t ranks, const StragglerOptions& options, StragglerAnalysis* out);
+
+/// Data imbalance's lateness pattern: at least two ranks late in turn, and a late rank in at least half of
+/// the steps (two or more). A few late steps spread over ranks are what per-step jitter produces by itself
+/// in a clean job, the more so the more ranks there are.
+bool RanksLateInTurn(const StragglerAnalysis& analysis);
 
 }  // namespace strata::diagnosis

@@ -325,7 +325,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
 
   // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
   const double waste = 1.0 - 1.0 / std::max(1e-9, whatif.slowdown);
-  if (result->stragglers.empty() && sa.late_ranks.size() >= 2 && waste >= options.min_effect) {
+  if (result->stragglers.empty() && RanksLateInTurn(sa) && waste >= options.min_effect) {
     Finding f;
     f.cause = "data_imbalance";
     f.layer = "data";
