@@ -56,6 +56,8 @@ as the profiler wrote it) and truth.json:
    "world_size": n, "injected_ms": median measured injected time per affected step,
    "injected_ms_by_step": {"<ProfilerStep number>": measured injected time}}
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
+  "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
+  several ranks share),
   "effect_metric", "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics.
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
@@ -635,6 +637,7 @@ def launch(a, argv):
                     stats.append(json.load(f))
             effect = inj.measure(stats) if inj is not None else None
             mech = inj.mechanism() if inj is not None else None
+            affected = inj.affected_ranks() if inj is not None else None
             if ctx.topology:
                 mech = (mech + "; " if mech else "") + ctx.topology.describe()
     except (Interrupted, KeyboardInterrupt) as e:
@@ -698,6 +701,8 @@ def launch(a, argv):
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
         "injected_ms_by_step": {str(s["step"]): round(s["injected_ms"], 3) for s in hit},
     }
+    if affected and len(affected) > 1:
+        truth["ranks"] = affected  # the fault reaches these ranks alike; any of them is a right top straggler
     if effect is not None:
         truth.update(effect)  # measured from outside: the effect on the rank's timing
     # How clean the recording is: each rank's median lateness at the gradient all_reduce (vs the median of the
@@ -706,13 +711,14 @@ def launch(a, argv):
     rec_iters = [s["iter"] for s in stats[0]["steps"] if s["recorded"]]
     lat = {r: statistics.median(injectors.base.lateness_ms(stats, r, i) for i in rec_iters) for r in range(a.ranks)}
     truth["step_ms_median"] = round(statistics.median(injectors.base.step_ms(stats, i) for i in rec_iters), 3)
-    truth["noise_ms"] = round(max(v for r, v in lat.items() if r != fr), 3)
+    hit_ranks = set(truth.get("ranks") or [fr])
+    truth["noise_ms"] = round(max((v for r, v in lat.items() if r not in hit_ranks), default=0.0), 3)
     truth["lateness_ms_by_rank"] = {str(r): round(v, 3) for r, v in lat.items()}
     # and how much the arrivals of the ranks without the fault spread in single steps (90th percentile)
-    others = [r for r in range(a.ranks) if r != fr]
+    others = [r for r in range(a.ranks) if r not in hit_ranks]
     spreads = sorted(max(st["steps"][k]["t_ready"] for st in (stats[r] for r in others))
                      - min(st["steps"][k]["t_ready"] for st in (stats[r] for r in others))
-                     for k, s in enumerate(stats[0]["steps"]) if s["recorded"])
+                     for k, s in enumerate(stats[0]["steps"]) if s["recorded"]) if others else [0.0]
     truth["jitter_ms"] = round(spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))] * 1e3, 3)
     if a.fault != "none" and a.fault != CAUSE[a.fault]:
         truth["injector"] = a.fault

@@ -84,8 +84,9 @@ REDUCED = [
         recorder=True),
     lab("lab-memory_pressure-2r-r1", "memory_pressure",
         "--ranks 2 --fault memory_pressure --fault-rank 1 --host-ms 10", recorder=True),
-    # slow_communication (a rate-limited link) is in the full suite only: in a ring every rank waits the same, and
-    # strata has no per-link queue statistics yet to name the link (docs/accuracy.md).
+    # a slower link: every rank of the ring waits alike; the recorder's link capacity names the rank
+    lab("lab-slow_communication-2r-r1", "slow_communication",
+        "--ranks 2 --fault slow_communication --fault-rank 1", recorder=True),
     lab("lab-network_contention-2r-r1", "network_contention", "--ranks 2 --fault network_contention --fault-rank 1",
         recorder=True),
     # synthetic GPU jobs

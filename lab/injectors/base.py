@@ -136,6 +136,10 @@ class Injector:
     def mechanism(self):
         return self.cause
 
+    def affected_ranks(self):
+        """The ranks the fault reaches: the fault rank, unless the mechanism is shared (e.g. a core)."""
+        return [self.a.fault_rank]
+
     def measure(self, stats):
         """Measured effect on the fault rank: dict merged into the truth (injected_ms, injected_ms_by_step,
         and whatever else says what happened)."""

@@ -32,6 +32,10 @@ class CpuContention(Injector):
         for p in self.procs:
             os.kill(p.pid, signal.SIGSTOP)  # off until the rank switches it on
 
+    def affected_ranks(self):
+        # With more ranks than cores a core is shared: the spinners slow every rank pinned to it.
+        return [r for r in range(self.a.ranks) if self.ctx.core_of(r) == self.core]
+
     def toggle(self):
         return {"on": [["signal", p.pid, int(signal.SIGCONT)] for p in self.procs],
                 "off": [["signal", p.pid, int(signal.SIGSTOP)] for p in self.procs]}

@@ -57,9 +57,30 @@ def both_ways(sock):
     pump_out(sock)
 
 
+# Socket buffers of the traffic's two ends, fixed (no autotuning up to several MB): the kernel keeps sending
+# what a send buffer holds, and keeps accepting into a stopped receiver's buffer, after the blaster is stopped
+# (SIGSTOP at the end of a fault step). 512 KB drains in ~4 ms at 1 Gbit/s, before the next step's gradient
+# all_reduce, yet keeps the link's queue full while the traffic is on. The FORCE options (root) pass
+# net.core.{w,r}mem_max; without root the plain ones are capped there.
+BUFFER_BYTES = 512 * 1024
+SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+
+
+def small_buffers(sock, receive=True):
+    for force, plain, wanted in ((SO_SNDBUFFORCE, socket.SO_SNDBUF, True), (SO_RCVBUFFORCE, socket.SO_RCVBUF, receive)):
+        if not wanted:
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, force, BUFFER_BYTES)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, plain, BUFFER_BYTES)
+
+
 def sink(host, port):
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    small_buffers(srv, receive=False)  # inherited by accepted connections
     srv.bind((host, int(port)))
     srv.listen(8)
     print("listening", flush=True)
@@ -69,7 +90,10 @@ def sink(host, port):
 
 
 def blast(host, port):
-    s = socket.create_connection((host, int(port)), timeout=10)
+    s = socket.socket()
+    small_buffers(s)  # before connecting: the receive window is announced in the handshake
+    s.settimeout(10)
+    s.connect((host, int(port)))
     s.settimeout(None)
     print("connected", flush=True)
     both_ways(s)

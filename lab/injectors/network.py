@@ -117,8 +117,8 @@ class SlowCommunication(Injector):
 
 class NetworkContention(Injector):
     """Background traffic on the fault rank's link: a blaster in its namespace and a sink in the bridge's,
-    TCP both ways as fast as the shaped link lets it. The rank stops/continues the blaster (SIGSTOP/SIGCONT)
-    at step boundaries."""
+    TCP both ways as fast as the shaped link lets it. The rank stops/continues both (SIGSTOP/SIGCONT) at step
+    boundaries."""
 
     cause = "network_contention"
 
@@ -139,10 +139,13 @@ class NetworkContention(Injector):
         log = os.path.join(self.ctx.work, "blast.log")
         wait_until(lambda: "connected" in open(log).read(), 10, "the traffic blaster")
         os.kill(self.blaster.pid, signal.SIGSTOP)
+        os.kill(self.sink.pid, signal.SIGSTOP)
 
     def toggle(self):
-        return {"on": [["signal", self.blaster.pid, int(signal.SIGCONT)]],
-                "off": [["signal", self.blaster.pid, int(signal.SIGSTOP)]]}
+        # Both ends stop: only what their (fixed, small) socket buffers hold still crosses the link afterwards.
+        ends = (self.blaster.pid, self.sink.pid)
+        return {"on": [["signal", pid, int(signal.SIGCONT)] for pid in ends],
+                "off": [["signal", pid, int(signal.SIGSTOP)] for pid in ends]}
 
     def mechanism(self):
         return (f"TCP traffic both ways between rank {self.a.fault_rank}'s namespace and the bridge's "
