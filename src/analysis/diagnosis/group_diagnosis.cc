@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/straggler.h"
 #include "analysis/diagnosis/window_profile.h"
@@ -511,20 +512,10 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     if (g.step_time_ns[i] > 0)
       imbalance_share += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) /
                          static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
-  if (result->stragglers.empty() && RanksLateInTurn(sa) && imbalance_share >= options.min_effect) {
-    Finding f;
-    f.cause = "data_imbalance";
-    f.layer = "data";
-    for (int32_t r : sa.late_ranks) f.ranks.push_back(store.ranks[static_cast<size_t>(r)].rank);
-    f.impact_pct = RoundTo(100.0 * imbalance_share, 2);
-    f.confidence = 0.6;
-    f.summary = fmt::format(
-        "the slowest ranks change from step to step ({} ranks take turns): per-step load is uneven across "
-        "data-parallel ranks; balancing it saves {:.1f}% of step time",
-        f.ranks.size(), f.impact_pct);
-    f.evidence["late_pairs"] = sa.late_pairs;
-    result->findings.push_back(std::move(f));
-  }
+  std::vector<int32_t> rank_numbers;
+  for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
+  if (auto f = DataImbalanceFinding(sa, rank_numbers, imbalance_share, *result, options.min_effect))
+    result->findings.push_back(std::move(*f));
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
 

@@ -94,12 +94,13 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     // Its clearly late steps: those late by at least 60 % of the worst one.
     double worst = 0;
     for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
+    const double cut = 0.6 * worst;
     std::vector<int64_t> clear_steps;
     size_t very_late = 0;
     double clear_blame = 0, other_blame = 0;
     for (size_t s = 0; s < steps; ++s) {
       if (!out.late[s][r]) continue;
-      if (out.blame_ns[s][r] < 0.6 * worst) {
+      if (out.blame_ns[s][r] < cut) {
         other_blame += out.blame_ns[s][r];
         continue;
       }
@@ -135,13 +136,6 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   }
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-}
-
-bool RanksLateInTurn(const StragglerAnalysis& analysis) {
-  if (analysis.late_ranks.size() < 2) return false;
-  size_t late_steps = 0;
-  for (const auto& ranks : analysis.late) late_steps += std::find(ranks.begin(), ranks.end(), true) != ranks.end();
-  return late_steps >= 2 && 2 * late_steps >= analysis.late.size();
 }
 
 }  // namespace strata::diagnosis

@@ -48,9 +48,4 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                         size_t ranks, const StragglerOptions& options, StragglerAnalysis* out);
 
-/// Data imbalance's lateness pattern: at least two ranks late in turn, and a late rank in at least half of
-/// the steps (two or more). A few late steps spread over ranks are what per-step jitter produces by itself
-/// in a clean job, the more so the more ranks there are.
-bool RanksLateInTurn(const StragglerAnalysis& analysis);
-
 }  // namespace strata::diagnosis

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analysis/diagnosis/counter_evidence.h"
+#include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/diagnosis/op_outliers.h"
 #include "analysis/diagnosis/phase_model.h"
@@ -324,21 +325,12 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   }
 
   // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
+  std::vector<int32_t> rank_numbers;
+  for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, whatif.slowdown);
-  if (result->stragglers.empty() && RanksLateInTurn(sa) && waste >= options.min_effect) {
-    Finding f;
-    f.cause = "data_imbalance";
-    f.layer = "data";
-    for (int32_t r : sa.late_ranks) f.ranks.push_back(store.ranks[static_cast<size_t>(r)].rank);
-    f.impact_pct = RoundTo(100.0 * waste, 2);
-    f.confidence = 0.6;
-    f.summary = fmt::format(
-        "the slowest rank changes from step to step ({} ranks take turns): per-step load is "
-        "uneven across ranks; balancing it saves {:.1f}% of step time",
-        f.ranks.size(), f.impact_pct);
-    f.evidence["late_pairs"] = sa.late_pairs;
-    f.evidence["slowdown"] = RoundTo(whatif.slowdown, 4);
-    result->findings.push_back(std::move(f));
+  if (auto f = DataImbalanceFinding(sa, rank_numbers, waste, *result, options.min_effect)) {
+    f->evidence["slowdown"] = RoundTo(whatif.slowdown, 4);
+    result->findings.push_back(std::move(*f));
   }
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
