@@ -2,6 +2,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -403,6 +404,26 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
       if (tl == timelines.end()) continue;
       if (auto a = model::AlignRecording(run.segments[i], rank, tl->second.collectives))
         offsets[{i, rank}] = a->trace_minus_recorded_ns;
+    }
+  }
+  // Segments none of whose ranks match the traces (e.g. an older recording left in the directory) while
+  // others match: left out, so that they do not stand in for the job's ranks.
+  if (!offsets.empty() && offsets.size() < ranks_recorded) {
+    RecordedRun matching;
+    std::vector<size_t> left_out;
+    for (size_t i = 0; i < run.segments.size(); ++i) {
+      const bool any = std::any_of(offsets.begin(), offsets.end(), [&](const auto& o) { return o.first.first == i; });
+      if (any)
+        matching.segments.push_back(run.segments[i]);
+      else
+        left_out.push_back(i + 1);
+    }
+    if (!left_out.empty()) {
+      result->notes.push_back(fmt::format(
+          "{} of {} recorder segments match none of the traces' collectives (another run's recording?) and were "
+          "left out (segments {})",
+          left_out.size(), run.segments.size(), fmt::join(left_out, ", ")));
+      return ApplyCrossLayerEvidence(matching, timelines, result);
     }
   }
   const bool aligned = !offsets.empty() && offsets.size() == ranks_recorded;
