@@ -242,6 +242,41 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   EXPECT_EQ(small.findings[0].cause, "slow_communication");
 }
 
+// A segment of ranks 0 (pid base) and 1 (pid base + 10) whose all_reduces end at `ends_ms`.
+RecordedSegment RanksWithCalls(uint32_t base, const std::vector<int64_t>& ends_ms) {
+  RecordedSegment seg;
+  seg.processes[static_cast<int>(base)] = {static_cast<int>(base), 1, 0, "python3", "", 0, 0};
+  seg.processes[static_cast<int>(base + 10)] = {static_cast<int>(base + 10), 1, 1, "python3", "", 0, 0};
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  for (uint32_t pid : {base, base + 10})
+    for (int64_t end : ends_ms)
+      seg.data.calls.push_back(
+          {pid, pid, 0, static_cast<uint64_t>((end - 2) * 1'000'000), static_cast<uint64_t>(end * 1'000'000)});
+  return seg;
+}
+
+// An older recording left beside the traces must not stand in for the job's ranks.
+TEST(CrossLayer, ASegmentThatMatchesNoTraceIsLeftOut) {
+  std::vector<int64_t> ours, older;
+  for (int64_t step = 0, t = 1000; step < 10; ++step, t += 90 + (step * 7) % 13) ours.push_back(t);
+  for (int64_t step = 0, t = 5000; step < 10; ++step, t += 60 + (step * 11) % 17) older.push_back(t);
+  RecordedRun run;
+  run.segments.push_back(RanksWithCalls(10, ours));
+  for (int64_t t = ours.front() + 10; t < ours.back() - 40; t += 90)  // rank 1 collects garbage 30 % of the time
+    run.segments[0].data.gcs.push_back(
+        {20, 20, static_cast<uint64_t>(t * kMs), static_cast<uint64_t>((t + 27) * kMs), 2, 0});
+  run.segments.push_back(RanksWithCalls(110, older));  // no GC: read last, it would hide ours
+  std::map<int32_t, RankTraceTimeline> timelines;
+  for (int32_t rank : {0, 1})
+    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+
+  DiagnosisResult result = StragglerRank1("host_stall");
+  ApplyCrossLayerEvidence(run, timelines, &result);
+  EXPECT_EQ(result.findings[0].cause, "gc_pause");
+  ASSERT_FALSE(result.notes.empty());
+  EXPECT_NE(result.notes[0].find("left out (segments 2)"), std::string::npos) << result.notes[0];
+}
+
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());
