@@ -287,6 +287,23 @@ nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
 
 namespace {
 
+// Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
+// traffic (false without per-rank namespaces).
+bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  return m.net_bytes_per_s >= 0 &&
+         m.net_bytes_per_s >= 2 * PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) + kMinForeignTraffic;
+}
+
+// How much longer the rank's link was busy than its peers' (share of the time) when it was at least twice
+// theirs, else nullopt (also without link capacities).
+std::optional<double> SlowerLinkExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
+  if (m.link_busy_share < 0 || peers < 0 || m.link_busy_share < 2 * peers) return std::nullopt;
+  return m.link_busy_share - peers;
+}
+
 // "its link (N Mbit/s) was busy X % of the time against Y % on its peers' (N Mbit/s)".
 std::string LinkWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
@@ -323,15 +340,15 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   if (!busiest || known < 2 || known != metrics.size() || result->step_time_median_ms <= 0) return;
   const int32_t rank = *busiest;
   const RankLayerMetrics& m = metrics.at(rank);
-  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
-  const double excess = m.link_busy_share - peers;
-  if (excess < kMinLinkExcess || m.link_busy_share < 2 * peers) return;
+  const std::optional<double> slower = SlowerLinkExcess(metrics, rank);
+  if (!slower || *slower < kMinLinkExcess) return;
+  const double excess = *slower, peers = m.link_busy_share - excess;
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
     if (top.rank == rank || top.late_ms_per_step >= excess * result->step_time_median_ms) return;
   }
   const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
-  const bool foreign_traffic = m.net_bytes_per_s >= 2 * peer_bytes + kMinForeignTraffic;
+  const bool foreign_traffic = ForeignTraffic(metrics, rank);
 
   Straggler s;
   s.rank = rank;
@@ -482,12 +499,8 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                           fmt::format("in uninterruptible sleep {:.1f} % of the time ({:.0f} major faults/s, {:.1f} "
                                       "memory-cgroup limit hits/s)",
                                       100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
-    if (m.link_busy_share >= 0) {
-      const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::link_busy_share);
-      if (peers >= 0 && m.link_busy_share >= 2 * peers)
-        candidates.push_back(
-            {"slow_communication", "comm", m.link_busy_share - peers, LinkWhat(metrics, straggler.rank)});
-    }
+    if (auto slower = SlowerLinkExcess(metrics, straggler.rank))
+      candidates.push_back({"slow_communication", "comm", *slower, LinkWhat(metrics, straggler.rank)});
     auto best = std::max_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
     // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
@@ -495,15 +508,13 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     if (late_share > 0 && candidates[0].excess >= kMinExplained * late_share) best = candidates.begin();
     // Foreign traffic on the straggler's own link: far more bytes than its peers move for the same
     // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
-    if (m.net_bytes_per_s >= 0) {
+    if (ForeignTraffic(metrics, straggler.rank) && late_share > 0) {
       const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::net_bytes_per_s);
-      if (m.net_bytes_per_s >= 2 * peers + kMinForeignTraffic && late_share > 0) {
-        candidates.push_back({"network_contention", "comm", late_share,
-                              fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
-                                          "for the same collectives: other traffic shares its link",
-                                          m.net_bytes_per_s / 1e6, peers / 1e6)});
-        best = std::prev(candidates.end());
-      }
+      candidates.push_back({"network_contention", "comm", late_share,
+                            fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
+                                        "for the same collectives: other traffic shares its link",
+                                        m.net_bytes_per_s / 1e6, peers / 1e6)});
+      best = std::prev(candidates.end());
     }
     nlohmann::ordered_json evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
     evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
