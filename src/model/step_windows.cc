@@ -17,6 +17,13 @@ bool StepNumber(std::string_view name, int64_t* n) {
 
 }  // namespace
 
+uint32_t StepModel::MainTrack(size_t rank, int64_t step) const {
+  if (rank >= by_rank.size()) return UINT32_MAX;
+  for (const StepWindow& w : by_rank[rank])
+    if (w.step == step) return w.main_track;
+  return UINT32_MAX;
+}
+
 StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
   StepModel model;
   model.by_rank.resize(rows_by_rank.size());

@@ -24,6 +24,9 @@ struct StepModel {
   std::string source;                            // "profiler-step", "op-table", "detected-period", "none"
   std::vector<std::vector<StepWindow>> by_rank;  // index = rank index in the store
   std::vector<int64_t> steps;                    // steps present on every rank, ascending
+
+  /// The training loop's track of rank index `rank` in step `step`, or UINT32_MAX when unknown.
+  uint32_t MainTrack(size_t rank, int64_t step) const;
 };
 
 /// `rows_by_rank[r]` = indices of rank r's slices (see SlicesByRank).

@@ -187,8 +187,10 @@ TEST(DiagStraggler, PersistenceShare) {
 }
 
 TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
-  // Step s: rank s % 4 computes 20 ms more. Each rank is late in 2 of 8 steps.
-  const DdpSpec spec = Job(4, 8, [](int r, int s) { return r == s % 4 ? 20 * kMs : 0; });
+  // Step s: rank s % 4 gets 25 % more data, every op of its 80 ms compute 25 % longer (+20 ms). Each rank
+  // is late in 2 of 8 steps.
+  DdpSpec spec = Job(4, 8, [](int, int) { return 0; });
+  spec.plan = [](int r, int s) { return BasicStep(r == s % 4 ? 100 * kMs : 80 * kMs); };
   const TraceStore store = LoadDdp(spec);
   auto m = BuildModels(store);
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
@@ -207,6 +209,17 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   // Ideal: compute at the mean 85 ms -> 105 ms steps against 120 ms: S = 120/105, waste 1 - 1/S = 12.5 %.
   EXPECT_NEAR(f.impact_pct, 12.5, 0.01);
   EXPECT_NEAR(result.whatif.slowdown, 120.0 / 105.0, 1e-4);
+  EXPECT_EQ(f.evidence["broad_late_pairs"], 8);
+  EXPECT_NEAR(f.evidence["op_scaling_median"].get<double>(), 1.25, 1e-4);
+}
+
+TEST(DiagStraggler, RotatingHiccupsAreNotDataImbalance) {
+  // The same lateness, but from one extra 20 ms op on the late rank (a preempted or stalled op) while its
+  // other ops run as fast as its peers': a loaded machine's jitter, not uneven data. No finding.
+  const DdpSpec spec = Job(4, 8, [](int r, int s) { return r == s % 4 ? 20 * kMs : 0; });
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(LoadDdp(spec));
+  EXPECT_TRUE(result.stragglers.empty());
+  EXPECT_TRUE(result.findings.empty()) << result.findings[0].cause;
 }
 
 }  // namespace

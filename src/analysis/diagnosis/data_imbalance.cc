@@ -4,10 +4,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
+#include "analysis/diagnosis/robust_stats.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {
+
+namespace {
+
+constexpr double kMinOpNs = 10e3;  // shorter ops are mostly launch and bookkeeping, noisy in ratio
+
+}  // namespace
 
 bool RanksLateInTurn(const StragglerAnalysis& analysis) {
   if (analysis.late_ranks.size() < 2) return false;
@@ -16,9 +25,63 @@ bool RanksLateInTurn(const StragglerAnalysis& analysis) {
   return late_steps >= 2 && 2 * late_steps >= analysis.late.size();
 }
 
+std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
+                                const std::vector<std::vector<OpOccurrence>>& peers) {
+  std::map<std::pair<StringId, uint32_t>, std::vector<double>> peer_durs;
+  for (const auto& ops : peers)
+    for (const OpOccurrence& o : ops) peer_durs[{o.name, o.index}].push_back(o.dur_ns);
+  std::vector<std::pair<double, double>> ratio_weight;
+  double total = 0;
+  for (const OpOccurrence& o : own) {
+    if (!o.leaf || !o.compute) continue;
+    auto it = peer_durs.find({o.name, o.index});
+    if (it == peer_durs.end()) continue;
+    const double peer = Median(it->second);
+    if (peer < kMinOpNs) continue;
+    ratio_weight.emplace_back(o.dur_ns / peer, peer);
+    total += peer;
+  }
+  if (ratio_weight.empty()) return std::nullopt;
+  std::sort(ratio_weight.begin(), ratio_weight.end());
+  double acc = 0;
+  for (const auto& [ratio, weight] : ratio_weight) {
+    acc += weight;
+    if (2 * acc >= total) return ratio;
+  }
+  return ratio_weight.back().first;
+}
+
+LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps& ops, const std::vector<int32_t>& role,
+                               double min_effect) {
+  LoadScaling out;
+  for (size_t s = 0; s < analysis.late.size(); ++s) {
+    const size_t ranks = analysis.late[s].size();
+    if (std::find(analysis.late[s].begin(), analysis.late[s].end(), true) == analysis.late[s].end()) continue;
+    std::vector<std::vector<OpOccurrence>> by_rank(ranks);
+    for (size_t r = 0; r < ranks; ++r) by_rank[r] = ops(s, r);
+    for (size_t r = 0; r < ranks; ++r) {
+      if (!analysis.late[s][r]) continue;
+      auto same_role = [&](size_t q) { return role.empty() || role[q] == role[r]; };
+      bool any_same = false;
+      for (size_t q = 0; q < ranks; ++q) any_same |= q != r && same_role(q);
+      std::vector<std::vector<OpOccurrence>> peers;
+      for (size_t q = 0; q < ranks; ++q)
+        if (q != r && (!any_same || same_role(q))) peers.push_back(by_rank[q]);
+      if (const auto scaling = OpScaling(by_rank[r], peers)) {
+        ++out.measured;
+        out.broad += *scaling >= 1.0 + min_effect;
+        out.scaling.push_back(*scaling);
+      }
+    }
+  }
+  return out;
+}
+
 std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers,
-                                            double loss_share, const DiagnosisResult& so_far, double min_effect) {
+                                            double loss_share, const LoadScaling& load, const DiagnosisResult& so_far,
+                                            double min_effect) {
   if (!so_far.stragglers.empty() || !RanksLateInTurn(analysis) || loss_share < min_effect) return std::nullopt;
+  if (load.measured == 0 || 2 * load.broad < load.measured) return std::nullopt;
   Finding f;
   f.cause = "data_imbalance";
   f.layer = "data";
@@ -27,10 +90,12 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
   f.confidence = 0.6;
   f.summary = fmt::format(
-      "the slowest rank changes from step to step ({} ranks take turns): per-step load is "
-      "uneven across ranks; balancing it saves {:.1f}% of step time",
-      f.ranks.size(), f.impact_pct);
+      "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
+      "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",
+      f.ranks.size(), 100.0 * (Median(load.scaling) - 1.0), f.impact_pct);
   f.evidence["late_pairs"] = analysis.late_pairs;
+  f.evidence["broad_late_pairs"] = load.broad;
+  f.evidence["op_scaling_median"] = RoundTo(Median(load.scaling), 4);
   return f;
 }
 

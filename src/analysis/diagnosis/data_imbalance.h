@@ -1,14 +1,27 @@
 // The data_imbalance verdict of the trace paths (flat data-parallel jobs and process-group jobs): per-step
 // load uneven across ranks, no single bad worker (DESIGN.md's cause vocabulary). Op tables have their own
 // rule (op_table_diagnosis.cc: per-step compute loads are in the table).
+//
+// Ranks late in turn are also what a loaded machine makes of a clean job: a preempted op or a late
+// wake-up here and there. What tells uneven load apart is where the late rank's extra time is: more data
+// makes the rank's ops slower across the board (every matmul of a longer batch), a hiccup makes one op or
+// one gap longer and leaves the typical op as fast as its peers'. So for each late (step, rank) the op
+// scaling is measured: over the rank's leaf compute ops (own work, no nesting; not waits or collectives)
+// of at least 10 µs, the ratio of its duration to the median duration of the same op identity (name,
+// occurrence in the step) on its role peers, and the duration-weighted median of those ratios. A late
+// pair is "broad" when its scaling is at least 1 + min_effect (the least lateness that counts, spread
+// over the step's work).
 // Invariants: reported only when no straggler was found, at least two ranks were late in turn, a late
-// rank shows in at least half of the steps, and the loss is at least the minimum effect.
+// rank shows in at least half of the steps, at least half of the measured late pairs are broad, and the
+// loss is at least the minimum effect.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
+#include "analysis/diagnosis/op_outliers.h"
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/straggler.h"
 
@@ -19,9 +32,30 @@ namespace strata::diagnosis {
 /// in a clean job, the more so the more ranks there are.
 bool RanksLateInTurn(const StragglerAnalysis& analysis);
 
+/// The duration-weighted median, over `own`'s leaf compute ops of at least 10 µs that at least one peer also ran,
+/// of (own duration / the peers' median duration of that op identity); nullopt when no op compares.
+std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
+                                const std::vector<std::vector<OpOccurrence>>& peers);
+
+/// Op scaling over the late (step, rank) pairs of an analysis.
+struct LoadScaling {
+  size_t measured = 0;          // late pairs with a scaling
+  size_t broad = 0;             // of those, scaling >= 1 + min_effect
+  std::vector<double> scaling;  // per measured pair, in step order
+};
+
+/// The ops of rank index `rank` in step index `step` (its whole step window).
+using StepOps = std::function<std::vector<OpOccurrence>(size_t step, size_t rank)>;
+
+/// Measures every late pair of `analysis`; a rank's peers are the other ranks of the same `role` (e.g.
+/// pipeline stage; empty = one role for all), or all other ranks when it has none.
+LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps& ops, const std::vector<int32_t>& role,
+                               double min_effect);
+
 /// The finding when the rule holds: `rank_numbers` maps the analysis' rank indices to rank numbers;
-/// `loss_share` is what balancing would save, as a share of step time.
+/// `loss_share` is what balancing would save, as a share of step time; `load` the late pairs' op scaling.
 std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers,
-                                            double loss_share, const DiagnosisResult& so_far, double min_effect);
+                                            double loss_share, const LoadScaling& load, const DiagnosisResult& so_far,
+                                            double min_effect);
 
 }  // namespace strata::diagnosis

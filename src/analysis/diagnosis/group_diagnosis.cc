@@ -148,10 +148,7 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
   for (size_t si : step_idx) {
     const int64_t step = steps.steps[si];
     auto profile = [&](size_t r) {
-      const auto& windows = steps.by_rank[r];
-      auto it =
-          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == step; });
-      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      const uint32_t main_track = steps.MainTrack(r, step);
       return ProfileWindow(store, index, r, main_track, g.start[si][r], g.end[si][r]);
     };
     const WindowProfile own = profile(rank);
@@ -514,7 +511,11 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
                          static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
   std::vector<int32_t> rank_numbers;
   for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
-  if (auto f = DataImbalanceFinding(sa, rank_numbers, imbalance_share, *result, options.min_effect))
+  const StepOps step_ops = [&](size_t si, size_t r) {
+    return OpsInWindow(store, index, r, steps.MainTrack(r, steps.steps[si]), g.start[si][r], g.end[si][r]);
+  };
+  const LoadScaling load = MeasureLoadScaling(sa, step_ops, stage, options.min_effect);
+  if (auto f = DataImbalanceFinding(sa, rank_numbers, imbalance_share, load, *result, options.min_effect))
     result->findings.push_back(std::move(*f));
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/kernel_type.h"
 
 namespace strata::diagnosis {
 
@@ -22,18 +23,26 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
                                       uint32_t main_track, int64_t start, int64_t end) {
   std::vector<OpOccurrence> out;
   std::map<StringId, uint32_t> seen;
-  auto scan = [&](uint32_t track) {
-    for (uint32_t row : index.Rows(track)) {
+  auto scan = [&](uint32_t track, bool device) {
+    const std::vector<uint32_t>& rows = index.Rows(track);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint32_t row = rows[i];
       const int64_t ts = store.slices.ts_ns[row];
       if (ts < start) continue;
       if (ts >= end) break;
       const StringId name = store.slices.name[row];
       if (store.strings.view(name).substr(0, 13) == "ProfilerStep#") continue;  // the step itself
-      out.push_back({name, 0, static_cast<double>(store.slices.dur_ns[row]), static_cast<double>(ts - start)});
+      const int64_t dur = store.slices.dur_ns[row];
+      // Rows are sorted by start, longer first on ties: a child follows its parent directly.
+      const bool leaf = i + 1 == rows.size() || store.slices.ts_ns[rows[i + 1]] >= ts + dur;
+      const std::string_view n = store.strings.view(name);
+      const bool compute =
+          device ? IsComputationKernel(n) : IsHostComputeOp(n, store.strings.view(store.slices.category[row]));
+      out.push_back({name, 0, static_cast<double>(dur), static_cast<double>(ts - start), leaf, compute});
     }
   };
-  if (main_track != UINT32_MAX) scan(main_track);
-  for (uint32_t track : index.DeviceTracks(rank)) scan(track);
+  if (main_track != UINT32_MAX) scan(main_track, false);
+  for (uint32_t track : index.DeviceTracks(rank)) scan(track, true);
   std::stable_sort(out.begin(), out.end(),
                    [](const OpOccurrence& a, const OpOccurrence& b) { return a.offset_ns < b.offset_ns; });
   for (OpOccurrence& o : out) o.index = seen[o.name]++;

@@ -23,9 +23,12 @@ struct OpOccurrence {
   uint32_t index = 0;  // occurrence of this name within the window
   double dur_ns = 0;
   double offset_ns = 0;  // start − window start
+  bool leaf = true;      // no other op of its track starts inside it (its time is all its own)
+  bool compute = false;  // the rank's own work: a host compute op or a computation kernel
 };
 
-/// Every op (all nesting depths) that starts in [start, end) on `main_track` and the rank's GPU streams.
+/// Every op (all nesting depths) that starts in [start, end) on `main_track` and the rank's GPU streams,
+/// in start order.
 std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex& index, size_t rank,
                                       uint32_t main_track, int64_t start, int64_t end);
 

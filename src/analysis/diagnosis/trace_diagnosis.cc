@@ -65,10 +65,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     std::vector<WindowProfile> profiles(ranks);
     std::vector<double> window(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const auto& windows = steps.by_rank[r];
-      auto it =
-          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == p.step; });
-      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      const uint32_t main_track = steps.MainTrack(r, p.step);
       const int64_t start = p.start[r] + clocks.offset_ns[r];
       const int64_t end = (p.instances.empty() ? p.end[r] : p.arrival[worst][r]) + clocks.offset_ns[r];
       profiles[r] = ProfileWindow(store, index, r, main_track, start, end);
@@ -133,10 +130,7 @@ nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIn
     const StepPhases& p = phases.steps[s];
     std::vector<std::vector<OpOccurrence>> per_rank(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const auto& windows = steps.by_rank[r];
-      auto it =
-          std::find_if(windows.begin(), windows.end(), [&](const model::StepWindow& w) { return w.step == p.step; });
-      const uint32_t main_track = it == windows.end() ? UINT32_MAX : it->main_track;
+      const uint32_t main_track = steps.MainTrack(r, p.step);
       per_rank[r] =
           OpsInWindow(store, index, r, main_track, p.start[r] + clocks.offset_ns[r], p.end[r] + clocks.offset_ns[r]);
     }
@@ -328,7 +322,13 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   std::vector<int32_t> rank_numbers;
   for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, whatif.slowdown);
-  if (auto f = DataImbalanceFinding(sa, rank_numbers, waste, *result, options.min_effect)) {
+  const StepOps step_ops = [&](size_t s, size_t r) {
+    const StepPhases& p = phases.steps[s];
+    return OpsInWindow(store, index, r, steps.MainTrack(r, p.step), p.start[r] + clocks.offset_ns[r],
+                       p.end[r] + clocks.offset_ns[r]);
+  };
+  const LoadScaling load = MeasureLoadScaling(sa, step_ops, {}, options.min_effect);
+  if (auto f = DataImbalanceFinding(sa, rank_numbers, waste, load, *result, options.min_effect)) {
     f->evidence["slowdown"] = RoundTo(whatif.slowdown, 4);
     result->findings.push_back(std::move(*f));
   }

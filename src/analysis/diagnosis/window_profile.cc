@@ -39,6 +39,10 @@ OpClass Classify(std::string_view name, std::string_view cat) {
 
 }  // namespace
 
+bool IsHostComputeOp(std::string_view name, std::string_view category) {
+  return Classify(name, category) == OpClass::kCompute;
+}
+
 TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank)
     : rows_(store.tracks.size()), device_tracks_(rows_by_rank.size()) {
   const SliceTable& s = store.slices;

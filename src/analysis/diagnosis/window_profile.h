@@ -26,6 +26,10 @@ struct WindowProfile {
   std::map<StringId, double> op_ns;  // name -> total duration in the window
 };
 
+/// True for a host op that is the rank's own work by the split above (framework compute: not data
+/// loading, communication, device waits or annotations).
+bool IsHostComputeOp(std::string_view name, std::string_view category);
+
 /// Per-rank track index: slices of each track sorted by start (longer first on ties).
 class TrackIndex {
  public:
