@@ -3,6 +3,7 @@
 // attached either way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "analysis/diagnosis/cross_layer.h"
@@ -217,6 +218,81 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   DiagnosisResult quiet = NoStraggler();
   ApplyCrossLayerEvidence(idle, {}, &quiet);
   EXPECT_TRUE(quiet.stragglers.empty());
+}
+
+// Ranks 0-3 (pids 10-40) over the same 1 s window; ranks 1 and 3 share a core with "stress" (pid 99) and
+// wait for it 24 % of the time, ranks 0 and 2 0.5 %.
+RecordedRun FourRanksTwoContended() {
+  RecordedRun run;
+  RecordedSegment seg = TwoRanks();
+  seg.processes[30] = {30, 1, 2, "python3", "", 0, 0};
+  seg.processes[40] = {40, 1, 3, "python3", "", 0, 0};
+  for (uint32_t pid : {30u, 40u}) {
+    seg.data.calls.push_back({pid + 1, pid, 0, 0, 1 * kMs});
+    seg.data.calls.push_back({pid + 1, pid, 0, 999 * kMs, 1000 * kMs});
+  }
+  for (uint32_t pid : {20u, 40u})
+    for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, pid, t, 30, 99);
+  for (uint32_t pid : {10u, 30u}) AddRunqWait(&seg, pid, 100, 5, 99);
+  run.segments.push_back(std::move(seg));
+  return run;
+}
+
+// Two ranks slowed alike hide each other in last-arrival blame: the traces name no straggler (and read the
+// rotating lateness as data imbalance); their lateness against the peers' median and the recording do.
+TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee) {
+  const RecordedRun run = FourRanksTwoContended();
+  DiagnosisResult result = NoStraggler();  // 50 ms steps
+  result.lateness_vs_peers_ms = {{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}};
+  Finding imbalance;
+  imbalance.cause = "data_imbalance";
+  imbalance.impact_pct = 15;
+  result.findings.push_back(imbalance);
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 2u);
+  EXPECT_EQ(result.stragglers[0].rank, 3);  // the later of the two first
+  EXPECT_EQ(result.stragglers[1].rank, 1);
+  EXPECT_DOUBLE_EQ(result.stragglers[0].late_ms_per_step, 12.0);
+  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: cpu");
+  EXPECT_DOUBLE_EQ(result.stragglers[0].evidence["runq_other_process_pct"].get<double>(), 24.0);
+  ASSERT_EQ(result.findings.size(), 1u) << "data_imbalance is withdrawn";
+  const Finding& f = result.findings[0];
+  EXPECT_EQ(f.cause, "cpu_contention");
+  EXPECT_EQ(f.layer, "cpu");
+  EXPECT_EQ(f.rank, 3);
+  EXPECT_EQ(f.ranks, (std::vector<int32_t>{3, 1}));
+  EXPECT_DOUBLE_EQ(f.impact_pct, 24.0);  // 12 ms of 50
+  EXPECT_NE(f.summary.find("stress (pid 99)"), std::string::npos) << f.summary;
+  EXPECT_NE(f.summary.find("ranks 3, 1"), std::string::npos) << f.summary;
+  EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(),
+                          [](const std::string& n) { return n.find("data_imbalance") != std::string::npos; }));
+}
+
+TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler) {
+  // The same recording, but the traces show the two ranks on time (1 ms late: under 3 % of 50 ms).
+  DiagnosisResult on_time = NoStraggler();
+  on_time.lateness_vs_peers_ms = {{0, -1.0}, {1, 1.0}, {2, -1.0}, {3, 1.0}};
+  ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &on_time);
+  EXPECT_TRUE(on_time.stragglers.empty());
+  EXPECT_TRUE(on_time.findings.empty());
+  // Every rank waits for the outside process alike: no rank stands out against its peers.
+  RecordedRun all = FourRanksTwoContended();
+  for (uint32_t pid : {10u, 30u})
+    for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&all.segments[0], pid, t, 30, 99);
+  DiagnosisResult shared = NoStraggler();
+  shared.lateness_vs_peers_ms = {{0, 5.0}, {1, 5.0}, {2, 5.0}, {3, 5.0}};
+  ApplyCrossLayerEvidence(all, {}, &shared);
+  EXPECT_TRUE(shared.stragglers.empty());
+  // A trace straggler that is one of the contended ranks keeps its place (its cause is refined as usual).
+  DiagnosisResult traced = NoStraggler();
+  traced.lateness_vs_peers_ms = {{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}};
+  Straggler s;
+  s.rank = 1;
+  s.late_ms_per_step = 3;
+  traced.stragglers.push_back(s);
+  ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &traced);
+  ASSERT_EQ(traced.stragglers.size(), 1u);
+  EXPECT_EQ(traced.stragglers[0].rank, 1);
 }
 
 TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {

@@ -213,6 +213,20 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   EXPECT_NEAR(f.evidence["op_scaling_median"].get<double>(), 1.25, 1e-4);
 }
 
+TEST(DiagStraggler, TwoRanksSlowedAlikeHideFromBlameButNotFromLatenessAgainstPeers) {
+  // Ranks 1 and 3 compute 20 ms more in every step (a core they share is contended): each arrives about
+  // when the other does, so last-arrival blame names neither; against the peers' median both are 20 ms
+  // late and the others 20 ms early.
+  const StragglerAnalysis sa = LocateStragglers(
+      BuildModels(LoadDdp(Job(4, 6, [](int r, int) { return r % 2 == 1 ? 20 * kMs : 0; })))->phases, 4);
+  EXPECT_TRUE(sa.stragglers.empty());
+  ASSERT_EQ(sa.lateness_vs_peers_ns.size(), 4u);
+  EXPECT_NEAR(sa.lateness_vs_peers_ns[1] / 1e6, 20.0, 0.01);
+  EXPECT_NEAR(sa.lateness_vs_peers_ns[3] / 1e6, 20.0, 0.01);
+  EXPECT_NEAR(sa.lateness_vs_peers_ns[0] / 1e6, -20.0, 0.01);
+  EXPECT_NEAR(sa.lateness_vs_peers_ns[2] / 1e6, -20.0, 0.01);
+}
+
 TEST(DiagStraggler, RotatingHiccupsAreNotDataImbalance) {
   // The same lateness, but from one extra 20 ms op on the late rank (a preempted or stalled op) while its
   // other ops run as fast as its peers': a loaded machine's jitter, not uneven data. No finding.

@@ -18,9 +18,10 @@ namespace {
 constexpr double kMinExplained = 0.25;  // share of the lateness a layer must explain to name the cause
 constexpr uint32_t kTaskUninterruptible = 2;
 constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
-// A link busier than its peers' by this share of the time (the straggler localization's minimum effect)
-// and twice their median holds up the collectives it carries.
-constexpr double kMinLinkExcess = 0.03;
+// A recorded excess over the peers' median that counts without the traces naming the rank (a link busier,
+// or a CPU wait longer, by this share of the time and twice the peers' median): the straggler
+// localization's minimum effect.
+constexpr double kMinRecordedExcess = 0.03;
 
 // The time a rank's metrics are measured over: one span (its training window) or its late steps.
 struct Window {
@@ -341,7 +342,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   const int32_t rank = *busiest;
   const RankLayerMetrics& m = metrics.at(rank);
   const std::optional<double> slower = SlowerLinkExcess(metrics, rank);
-  if (!slower || *slower < kMinLinkExcess) return;
+  if (!slower || *slower < kMinRecordedExcess) return;
   const double excess = *slower, peers = m.link_busy_share - excess;
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
@@ -379,6 +380,117 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
       "(not seen in the traces: every rank waits alike)",
       rank, 100 * excess, what);
   f.evidence["cross_layer"] = CrossLayerEvidence(metrics, rank, false);
+  auto at = std::find_if(result->findings.begin(), result->findings.end(),
+                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
+  result->findings.insert(at, std::move(f));
+}
+
+// The CPU layer's excess of a rank over its peers' median when it is at least twice theirs: time waiting
+// for a CPU another process held (cpu_contention) or throttled by its cgroup (cpu_throttling), the larger.
+struct CpuExcess {
+  const char* cause = nullptr;
+  double excess = 0;  // share of the window
+};
+CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  CpuExcess out;
+  auto consider = [&](const char* cause, double RankLayerMetrics::*field) {
+    const double own = metrics.at(rank).*field, peers = PeerMedian(metrics, rank, field);
+    if (own >= 2 * peers && own - peers > out.excess) out = {cause, own - peers};
+  };
+  consider("cpu_contention", &RankLayerMetrics::runq_foreign_share);
+  consider("cpu_throttling", &RankLayerMetrics::throttled_share);
+  return out;
+}
+
+// Ranks slowed alike (several ranks on a core that other processes also use, each in the same throttled
+// cgroup) hide each other in last-arrival blame, so the traces may name none of them. A rank whose CPU
+// layer shows an excess of kMinRecordedExcess or more is reported as a straggler from the recording when
+// the traces confirm it: it arrived at collectives at least kMinRecordedExcess of the step after its
+// peers' median (result->lateness_vs_peers_ms; without that measure, the excess stands for the lateness).
+// Every such rank with the same cause is listed, the latest first, unless the traces' top straggler is one
+// of them or costs more; a data_imbalance verdict of the traces (lateness no rank owns) is then withdrawn.
+void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
+  const double step_ms = result->step_time_median_ms;
+  if (metrics.size() < 2 || step_ms <= 0) return;
+  struct Slowed {
+    int32_t rank;
+    CpuExcess cpu;
+    double late_ms;
+  };
+  std::vector<Slowed> slowed;
+  for (const auto& [rank, m] : metrics) {
+    const CpuExcess cpu = CpuLayerExcess(metrics, rank);
+    if (!cpu.cause || cpu.excess < kMinRecordedExcess) continue;
+    double late_ms = cpu.excess * step_ms;
+    if (!result->lateness_vs_peers_ms.empty()) {
+      auto it = result->lateness_vs_peers_ms.find(rank);
+      if (it == result->lateness_vs_peers_ms.end() || it->second < kMinRecordedExcess * step_ms) continue;
+      late_ms = it->second;
+    }
+    slowed.push_back({rank, cpu, late_ms});
+  }
+  if (slowed.empty()) return;
+  std::sort(slowed.begin(), slowed.end(), [](const Slowed& a, const Slowed& b) { return a.late_ms > b.late_ms; });
+  const char* cause = slowed.front().cpu.cause;
+  slowed.erase(std::remove_if(slowed.begin(), slowed.end(),
+                              [&](const Slowed& s) { return std::string_view(s.cpu.cause) != cause; }),
+               slowed.end());
+  if (!result->stragglers.empty()) {
+    const Straggler& top = result->stragglers.front();
+    const bool named = std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank; });
+    if (named || top.late_ms_per_step >= slowed.front().late_ms) return;
+  }
+  std::vector<int32_t> ranks;
+  std::vector<Straggler> found;
+  for (const Slowed& sl : slowed) {
+    const RankLayerMetrics& m = metrics.at(sl.rank);
+    Straggler s;
+    s.rank = sl.rank;
+    s.score = RoundTo(sl.late_ms / step_ms, 4);
+    s.late_ms_per_step = RoundTo(sl.late_ms, 3);
+    s.steps = result->steps;
+    s.persistent = true;
+    s.evidence = {{"from", "recorder: cpu"},
+                  {"cpu_excess_pct", RoundTo(100 * sl.cpu.excess, 2)},
+                  {"lateness_vs_peers_ms", RoundTo(sl.late_ms, 3)},
+                  {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
+                  {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)}};
+    found.push_back(std::move(s));
+    ranks.push_back(sl.rank);
+  }
+  result->stragglers.insert(result->stragglers.begin(), found.begin(), found.end());
+  // Data imbalance is the verdict for lateness that no rank owns; these ranks own it.
+  const auto before = result->findings.size();
+  result->findings.erase(std::remove_if(result->findings.begin(), result->findings.end(),
+                                        [](const Finding& f) { return f.cause == "data_imbalance"; }),
+                         result->findings.end());
+  if (result->findings.size() != before)
+    result->notes.push_back(
+        "the traces' data_imbalance verdict (ranks late in turn) was withdrawn: the recording shows which ranks "
+        "were slowed and why");
+
+  const Slowed& top = slowed.front();
+  const RankLayerMetrics& m = metrics.at(top.rank);
+  const bool contention = std::string_view(cause) == "cpu_contention";
+  Finding f;
+  f.cause = cause;
+  f.rank = top.rank;
+  f.ranks = ranks;
+  f.layer = "cpu";
+  f.impact_pct = RoundTo(100 * top.late_ms / step_ms, 2);
+  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, top.cpu.excess * step_ms / top.late_ms)), 2);
+  const std::string what =
+      contention
+          ? fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
+                        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
+                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share))
+          : fmt::format("its cgroup throttled it {:.1f} % of the time (peers: {:.1f} %)", 100 * m.throttled_share,
+                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::throttled_share));
+  f.summary = fmt::format(
+      "{} {} late by {:.1f} ms per step at collectives against their peers: rank {} {}{}",
+      ranks.size() > 1 ? "ranks" : "rank", fmt::join(ranks, ", "), top.late_ms, top.rank, what,
+      ranks.size() > 1 ? " (slowed alike, they hide each other from last-arrival blame in the traces)" : "");
+  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, top.rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
@@ -543,6 +655,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
                                    100 * late_share, best->what, trace_cause.empty() ? "not seen" : trace_cause);
   }
+  AddCpuStragglers(all_metrics, result);
   AddLinkStraggler(all_metrics, result);
 }
 

@@ -16,9 +16,16 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   out.mean_collective_ms.assign(ranks, 0);
   std::vector<size_t> coll_count(ranks, 0);
   std::vector<std::vector<double>> samples(ranks);
+  std::vector<std::vector<double>> lateness(ranks, std::vector<double>(steps, 0.0));  // [rank][step]
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
     for (size_t k = 0; k < p.instances.size(); ++k) {
+      for (size_t r = 0; r < ranks && ranks > 1; ++r) {
+        std::vector<double> others;
+        for (size_t q = 0; q < ranks; ++q)
+          if (q != r) others.push_back(static_cast<double>(p.arrival[k][q]));
+        lateness[r][s] += static_cast<double>(p.arrival[k][r]) - Median(others);
+      }
       size_t last = 0;
       for (size_t r = 1; r < ranks; ++r)
         if (p.arrival[k][r] > p.arrival[k][last]) last = r;
@@ -36,6 +43,9 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   }
   for (size_t r = 0; r < ranks; ++r)
     if (coll_count[r]) out.mean_collective_ms[r] /= static_cast<double>(coll_count[r]);
+  out.lateness_vs_peers_ns.assign(ranks, 0.0);
+  if (steps > 0)
+    for (size_t r = 0; r < ranks; ++r) out.lateness_vs_peers_ns[r] = Median(lateness[r]);
 
   // KS abnormality.
   out.ks_score.assign(ranks, 0);

@@ -10,6 +10,10 @@
 //    in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps)
 //    stands far above its other late steps (their mean lateness under a fifth of the cluster's): a
 //    fault switched on in some steps, with small after-effects in the next ones.
+//  - Lateness against the peers (reported, not blamed): per step, the sum over collective instances of the
+//    rank's arrival minus the median arrival of the other ranks; per rank, the median over steps. Unlike
+//    last-arrival blame it stays large when several ranks are slowed alike (they hide each other there),
+//    so the recorder's cross-layer pass can confirm a cause it sees on several ranks (cross_layer.h).
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
 //    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
 //    (median/MAD) reported as evidence.
@@ -35,6 +39,7 @@ struct StragglerAnalysis {
   std::vector<double> ks_score;               // per rank
   std::vector<double> ks_z;                   // per rank
   std::vector<double> mean_collective_ms;     // per rank: mean duration of its collective calls
+  std::vector<double> lateness_vs_peers_ns;   // per rank: median over steps (see above)
   std::vector<Straggler> stragglers;          // ranks are rank indices here; the caller maps them
   size_t late_pairs = 0;                      // (step, rank) pairs that were late
   std::vector<int32_t> late_ranks;            // distinct rank indices ever late
