@@ -114,6 +114,18 @@ TEST(DiagStraggler, IntermittentStragglerWithItsSteps) {
   EXPECT_EQ(sa.late_pairs, 3u);
 }
 
+TEST(DiagStraggler, IntermittentLatenessMustStandOutMoreThanPersistentLateness) {
+  // Three of nine steps late by 4 ms (about 4 % of the ~102 ms step: over the minimum effect, under twice
+  // it): what a busy machine does to one rank now and then. Not a straggler; at 8 ms (about 8 %), one.
+  for (const auto& [extra_ms, expect] : {std::pair{4, false}, std::pair{8, true}}) {
+    const int64_t extra = extra_ms * kMs;
+    const TraceStore store = LoadDdp(Job(4, 9, [extra](int r, int s) { return r == 1 && s % 3 == 2 ? extra : 0; }));
+    const StragglerAnalysis sa = LocateStragglers(BuildModels(store)->phases, 4);
+    EXPECT_EQ(sa.late_pairs, 3u) << extra_ms;
+    EXPECT_EQ(!sa.stragglers.empty(), expect) << extra_ms;
+  }
+}
+
 TEST(DiagStraggler, IntermittentFaultWithAfterEffectsInOtherSteps) {
   // 40 ms late in every third step and 5 ms (over the minimum effect) in the others: late in every step,
   // yet the fault is in three of them.

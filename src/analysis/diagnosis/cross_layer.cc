@@ -405,8 +405,8 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
 // Ranks slowed alike (several ranks on a core that other processes also use, each in the same throttled
 // cgroup) hide each other in last-arrival blame, so the traces may name none of them. A rank whose CPU
 // layer shows an excess of kMinRecordedExcess or more is reported as a straggler from the recording when
-// the traces confirm it: it arrived at collectives at least kMinRecordedExcess of the step after its
-// peers' median (result->lateness_vs_peers_ms; without that measure, the excess stands for the lateness).
+// the traces confirm it: it arrived at collectives at least twice kMinRecordedExcess of the step after
+// its peers' median (result->lateness_vs_peers_ms; without that measure, the excess stands for the lateness).
 // Every such rank with the same cause is listed, the latest first, unless the traces' top straggler is one
 // of them or costs more; a data_imbalance verdict of the traces (lateness no rank owns) is then withdrawn.
 void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
@@ -424,7 +424,8 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     double late_ms = cpu.excess * step_ms;
     if (!result->lateness_vs_peers_ms.empty()) {
       auto it = result->lateness_vs_peers_ms.find(rank);
-      if (it == result->lateness_vs_peers_ms.end() || it->second < kMinRecordedExcess * step_ms) continue;
+      // Arrival against the peers' median jitters by a few ms on a busy machine: twice the minimum effect.
+      if (it == result->lateness_vs_peers_ms.end() || it->second < 2 * kMinRecordedExcess * step_ms) continue;
       late_ms = it->second;
     }
     slowed.push_back({rank, cpu, late_ms});

@@ -106,7 +106,7 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
     const double cut = 0.6 * worst;
     std::vector<int64_t> clear_steps;
-    size_t very_late = 0;
+    size_t very_late = 0, well_late = 0;
     double clear_blame = 0, other_blame = 0;
     for (size_t s = 0; s < steps; ++s) {
       if (!out.late[s][r]) continue;
@@ -117,12 +117,13 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
       clear_steps.push_back(step_numbers[s]);
       clear_blame += out.blame_ns[s][r];
       if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(step_time_ns[s])) ++very_late;
+      if (out.blame_ns[s][r] >= 2 * options.min_effect * static_cast<double>(step_time_ns[s])) ++well_late;
     }
     const double persistent_steps = options.persistent_share * static_cast<double>(steps);
-    // An intermittent fault shows as a cluster of clearly late steps. It needs three such steps, or two that
-    // are each very late (4x the minimum effect): two moderate hiccups of one rank are what a busy machine
-    // produces on its own.
-    const bool cluster = clear_steps.size() >= 3 || very_late >= 2;
+    // An intermittent fault shows as a cluster of clearly late steps. Fewer steps must stand out more than a
+    // persistent pattern does: three such steps each late by twice the minimum effect, or two that are each
+    // very late (4x): a few moderate hiccups of one rank are what a busy machine produces on its own.
+    const bool cluster = well_late >= 3 || very_late >= 2;
     bool persistent = static_cast<double>(late_steps.size()) >= persistent_steps;
     // Late in most steps, but a few stand far above the rest (whose mean lateness is under a fifth of
     // theirs): a fault present in those steps, with small after-effects or noise in the others.

@@ -4,12 +4,12 @@
 //    The straggler also records the shortest collective (it waits for no one): kept as evidence.
 //  - A (step, rank) is late when its blame ≥ min_effect × step time. A rank late in ≥ persistent_share of
 //    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
-//    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) number three,
-//    or two that are each late by ≥ 4 × min_effect; it is reported with those steps. Two moderate hiccups
-//    of one rank are what a loaded machine produces by itself (seen in clean recorded runs). A rank late
-//    in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps)
-//    stands far above its other late steps (their mean lateness under a fifth of the cluster's): a
-//    fault switched on in some steps, with small after-effects in the next ones.
+//    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) include three
+//    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps. Two
+//    moderate hiccups of one rank are what a loaded machine produces by itself (seen in clean recorded runs). A rank
+//    late in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps) stands far
+//    above its other late steps (their mean lateness under a fifth of the cluster's): a fault switched on in some
+//    steps, with small after-effects in the next ones.
 //  - Lateness against the peers (reported, not blamed): per step, the sum over collective instances of the
 //    rank's arrival minus the median arrival of the other ranks; per rank, the median over steps. Unlike
 //    last-arrival blame it stays large when several ranks are slowed alike (they hide each other there),
