@@ -122,7 +122,8 @@ def parse_args(argv=None):
     ap.add_argument("--link-mbit", type=int, default=1000,
                     help="with --netns: every link shaped like a NIC of this rate, 0 = not shaped (default 1000)")
     ap.add_argument("--quota", type=float, default=None,
-                    help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3)")
+                    help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3, "
+                         "divided by the ranks that share a core)")
     ap.add_argument("--period-us", type=int, default=20000, help="cpu_throttling: CFS period (default 20000)")
     ap.add_argument("--mem-headroom-mb", type=float, default=8,
                     help="memory_pressure: limit = anonymous memory + this + --mem-keep x mapped files (default 8)")
@@ -148,7 +149,10 @@ def parse_args(argv=None):
     if a.table_mb is None:
         a.table_mb = 64.0 if a.fault == "memory_pressure" else 0.0
     if a.quota is None:
-        a.quota = min(0.9, 0.09 / a.magnitude)
+        # A rank that shares its core with others gets only its share of it: the quota is of that share, so
+        # that it bites as hard with 4 or 8 ranks on two cores as with one rank per core.
+        sharing = -(-a.ranks // max(1, len(os.sched_getaffinity(0))))
+        a.quota = min(0.9, 0.09 / a.magnitude) / sharing
     if a.mem_keep is None:
         a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a

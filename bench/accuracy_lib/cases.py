@@ -71,6 +71,8 @@ REDUCED = [
     lab("lab-clean-4r", "none", "--ranks 4 --fault none"),
     lab("lab-clean-2r-hostwork", "none", "--ranks 2 --fault none --host-ms 10"),
     lab("lab-clean-2r-netns", "none", "--ranks 2 --fault none --netns"),
+    # clean runs under the recorder: its cross-layer pass must not invent a straggler either
+    lab("lab-clean-4r-hostwork-recorded", "none", "--ranks 4 --fault none --host-ms 10", recorder=True),
     lab("lab-slow_compute-2r-r1", "slow_compute", "--ranks 2 --fault slow_compute --fault-rank 1"),
     lab("lab-dataloader_stall-2r-r0", "dataloader_stall", "--ranks 2 --fault dataloader_stall --fault-rank 0"),
     # with the recorder, GC pauses are named as such (without it, as host_stall: an unannotated gap)
@@ -109,6 +111,9 @@ def full_cases():
             out.append(lab(f"lab-clean-{ranks}r-s{seed}", "none", f"--ranks {ranks} --fault none", seed))
         out.append(lab(f"lab-clean-{ranks}r-hostwork", "none", f"--ranks {ranks} --fault none --host-ms 10"))
         out.append(lab(f"lab-clean-{ranks}r-netns", "none", f"--ranks {ranks} --fault none --netns"))
+        for args in ("--host-ms 10", "--netns"):  # the recorder's CPU and link comparisons on clean jobs
+            out.append(lab(f"lab-clean-{ranks}r-recorded-{args.strip('-').split()[0]}", "none",
+                           f"--ranks {ranks} --fault none {args}", recorder=True))
         for fault, (cause, extra, rec) in LAB_FAULTS.items():
             for seed in (0, 1):
                 rank = (1 + seed * (ranks // 2 + 1)) % ranks
