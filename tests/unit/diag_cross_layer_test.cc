@@ -222,6 +222,14 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
 
 // Ranks 0-3 (pids 10-40) over the same 1 s window; ranks 1 and 3 share a core with "stress" (pid 99) and
 // wait for it 24 % of the time, ranks 0 and 2 0.5 %.
+// Each rank's lateness against its peers' median, the same in every step of NoStraggler() (steps 1-5).
+std::map<int32_t, std::map<int64_t, double>> Lateness(const std::map<int32_t, double>& ms) {
+  std::map<int32_t, std::map<int64_t, double>> out;
+  for (const auto& [rank, v] : ms)
+    for (int64_t step = 1; step <= 5; ++step) out[rank][step] = v;
+  return out;
+}
+
 RecordedRun FourRanksTwoContended() {
   RecordedRun run;
   RecordedSegment seg = TwoRanks();
@@ -243,7 +251,7 @@ RecordedRun FourRanksTwoContended() {
 TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee) {
   const RecordedRun run = FourRanksTwoContended();
   DiagnosisResult result = NoStraggler();  // 50 ms steps
-  result.lateness_vs_peers_ms = {{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}};
+  result.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
   Finding imbalance;
   imbalance.cause = "data_imbalance";
   imbalance.impact_pct = 15;
@@ -268,11 +276,70 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
                           [](const std::string& n) { return n.find("data_imbalance") != std::string::npos; }));
 }
 
+TEST(CrossLayer, RanksSlowedAlikeInSomeStepsAreIntermittentStragglersWithThoseSteps) {
+  // Nine steps; contention switched on in steps 3, 6 and 9: ranks 1 and 3 are 12 ms late there, on time
+  // elsewhere.
+  auto job = [](const std::vector<int64_t>& late_steps) {
+    DiagnosisResult r = NoStraggler();
+    r.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    for (int32_t rank = 0; rank < 4; ++rank)
+      for (int64_t step : r.steps) r.lateness_vs_peers_ms[rank][step] = 0.0;
+    for (int32_t rank : {1, 3})
+      for (int64_t step : late_steps) r.lateness_vs_peers_ms[rank][step] = 12.0;
+    return r;
+  };
+  DiagnosisResult result = job({3, 6, 9});
+  ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 2u);
+  EXPECT_FALSE(result.stragglers[0].persistent);
+  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_DOUBLE_EQ(result.stragglers[0].late_ms_per_step, 12.0 * 3 / 9);  // spread over all steps
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].step, 3);
+  EXPECT_NE(result.findings[0].summary.find("in steps 3, 6, 9"), std::string::npos) << result.findings[0].summary;
+  // Late in two steps only: too few to tell from a busy machine's hiccups.
+  DiagnosisResult twice = job({3, 6});
+  ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &twice);
+  EXPECT_TRUE(twice.stragglers.empty());
+  // Late in six of nine: persistent, with its late steps.
+  DiagnosisResult most = job({1, 2, 3, 5, 6, 9});
+  ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &most);
+  ASSERT_EQ(most.stragglers.size(), 2u);
+  EXPECT_TRUE(most.stragglers[0].persistent);
+  EXPECT_EQ(most.stragglers[0].steps, (std::vector<int64_t>{1, 2, 3, 5, 6, 9}));
+}
+
+TEST(CrossLayer, ContendedRanksWithForeignTrafficOnOneLinkAreNetworkContention) {
+  // Ranks 1 and 3 wait for a CPU alike, but rank 1's namespace also moves 100 MB/s against its peers' 10:
+  // traffic on its link (whose TCP work takes the core) is the cause, and rank 1 the first straggler even
+  // though rank 3 is a little later.
+  RecordedRun run = FourRanksTwoContended();
+  RecordedSegment& seg = run.segments[0];
+  const std::vector<std::pair<int, double>> ns = {{10, 111}, {20, 222}, {30, 333}, {40, 444}};
+  for (const auto& [pid, inode] : ns) {
+    seg.series.push_back({"net.ns_inode", pid, -1, "", "inode", false});
+    seg.data.counters.push_back({0, static_cast<uint32_t>(seg.series.size() - 1), inode});
+    seg.series.push_back({"net.tx_bytes", pid, -1, "eth0", "bytes", true});
+    const auto id = static_cast<uint32_t>(seg.series.size() - 1);
+    seg.data.counters.push_back({0, id, 0.0});
+    seg.data.counters.push_back({1000 * kMs, id, pid == 20 ? 100e6 : 10e6});
+  }
+  DiagnosisResult result = NoStraggler();
+  result.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 2u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, "network_contention");
+  EXPECT_EQ(result.findings[0].layer, "comm");
+  EXPECT_EQ(result.findings[0].rank, 1);
+}
+
 TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler) {
   // The same recording, but the traces show the two ranks hardly late (2.5 ms: under twice the minimum
   // effect, 6 % of 50 ms; arrival against the peers' median jitters that much on a busy machine).
   DiagnosisResult on_time = NoStraggler();
-  on_time.lateness_vs_peers_ms = {{0, -2.5}, {1, 2.5}, {2, -2.5}, {3, 2.5}};
+  on_time.lateness_vs_peers_ms = Lateness({{0, -2.5}, {1, 2.5}, {2, -2.5}, {3, 2.5}});
   ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &on_time);
   EXPECT_TRUE(on_time.stragglers.empty());
   EXPECT_TRUE(on_time.findings.empty());
@@ -281,12 +348,12 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
   for (uint32_t pid : {10u, 30u})
     for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&all.segments[0], pid, t, 30, 99);
   DiagnosisResult shared = NoStraggler();
-  shared.lateness_vs_peers_ms = {{0, 5.0}, {1, 5.0}, {2, 5.0}, {3, 5.0}};
+  shared.lateness_vs_peers_ms = Lateness({{0, 5.0}, {1, 5.0}, {2, 5.0}, {3, 5.0}});
   ApplyCrossLayerEvidence(all, {}, &shared);
   EXPECT_TRUE(shared.stragglers.empty());
   // A trace straggler that is one of the contended ranks keeps its place (its cause is refined as usual).
   DiagnosisResult traced = NoStraggler();
-  traced.lateness_vs_peers_ms = {{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}};
+  traced.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
   Straggler s;
   s.rank = 1;
   s.late_ms_per_step = 3;
@@ -294,6 +361,31 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
   ApplyCrossLayerEvidence(FourRanksTwoContended(), {}, &traced);
   ASSERT_EQ(traced.stragglers.size(), 1u);
   EXPECT_EQ(traced.stragglers[0].rank, 1);
+}
+
+TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
+  // Rank 1's link busy far longer than rank 0's, and the traces show rank 1 late (its link's TCP work takes
+  // its CPU) in steps 3, 6 and 9 of nine only: the contention came and went.
+  DiagnosisResult result = NoStraggler();
+  result.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (int64_t step : result.steps) {
+    result.lateness_vs_peers_ms[0][step] = 0.0;
+    result.lateness_vs_peers_ms[1][step] = step % 3 == 0 ? 10.0 : 0.5;
+  }
+  ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_FALSE(result.stragglers[0].persistent);
+  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].step, 3);
+  // Late in no step (every rank of the ring waits alike for a slower link): all steps, as before.
+  DiagnosisResult ring = NoStraggler();
+  for (int64_t step : ring.steps) ring.lateness_vs_peers_ms[0][step] = ring.lateness_vs_peers_ms[1][step] = 0.0;
+  ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &ring);
+  ASSERT_EQ(ring.stragglers.size(), 1u);
+  EXPECT_TRUE(ring.stragglers[0].persistent);
+  EXPECT_EQ(ring.stragglers[0].steps, ring.steps);
 }
 
 TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {

@@ -328,6 +328,48 @@ nlohmann::ordered_json CrossLayerEvidence(const std::map<int32_t, RankLayerMetri
   return evidence;
 }
 
+// How late the traces show a rank against its peers' median arrival (result->lateness_vs_peers_ms), by
+// the persistence rules of the traces' own stragglers (straggler.h) with twice kMinRecordedExcess of the
+// step as the least lateness that counts (arrival against a median jitters by a few ms on a busy machine):
+// late in at least 60 % of the steps is persistent (late_ms = its mean lateness per step), unless its
+// clearly late steps (>= 60 % of its worst) are fewer and its other late steps' mean is under a fifth of
+// theirs; otherwise three clearly late steps make it intermittent, with those steps (late_ms = their
+// lateness spread over all steps); else nullopt.
+struct TraceLateness {
+  std::vector<int64_t> steps;
+  double late_ms = 0;
+  bool persistent = false;
+};
+std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms) {
+  if (by_step.empty()) return std::nullopt;
+  const double n = static_cast<double>(by_step.size());
+  double worst = 0, all_sum = 0;
+  for (const auto& [step, ms] : by_step) {
+    worst = std::max(worst, ms);
+    all_sum += std::max(0.0, ms);
+  }
+  std::vector<int64_t> late, clear;
+  double clear_sum = 0, other_sum = 0;
+  for (const auto& [step, ms] : by_step) {
+    if (ms < 2 * kMinRecordedExcess * step_ms) continue;
+    late.push_back(step);
+    if (ms >= 0.6 * worst) {
+      clear.push_back(step);
+      clear_sum += ms;
+    } else {
+      other_sum += ms;
+    }
+  }
+  const size_t others = late.size() - clear.size();
+  bool persistent = static_cast<double>(late.size()) >= 0.6 * n;
+  if (persistent && others > 0 && static_cast<double>(clear.size()) < 0.6 * n &&
+      other_sum / static_cast<double>(others) < 0.2 * clear_sum / static_cast<double>(clear.size()))
+    persistent = false;
+  if (persistent) return TraceLateness{late, all_sum / n, true};
+  if (clear.size() < 3) return std::nullopt;
+  return TraceLateness{clear, clear_sum / n, false};
+}
+
 // A link that holds up every rank of its collectives alike (see the header): reported as the top
 // straggler when it costs more than what the traces' top straggler does.
 void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
@@ -357,6 +399,13 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   s.late_ms_per_step = RoundTo(excess * result->step_time_median_ms, 3);
   s.steps = result->steps;
   s.persistent = true;
+  // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
+  // show it late in some steps only, the contention came and went, and those are its steps.
+  if (auto it = result->lateness_vs_peers_ms.find(rank); it != result->lateness_vs_peers_ms.end())
+    if (auto late = ConfirmedLateness(it->second, result->step_time_median_ms); late && !late->persistent) {
+      s.steps = late->steps;
+      s.persistent = false;
+    }
   s.evidence = {{"from", "recorder: link"},
                 {"link_busy_pct", RoundTo(100 * m.link_busy_share, 2)},
                 {"peers_link_busy_pct", RoundTo(100 * peers, 2)}};
@@ -365,6 +414,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   Finding f;
   f.cause = foreign_traffic ? "network_contention" : "slow_communication";
   f.rank = rank;
+  if (!s.persistent) f.step = s.steps.front();
   f.ranks = {rank};
   f.layer = "comm";
   f.impact_pct = RoundTo(100 * excess, 2);
@@ -405,41 +455,51 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
 // Ranks slowed alike (several ranks on a core that other processes also use, each in the same throttled
 // cgroup) hide each other in last-arrival blame, so the traces may name none of them. A rank whose CPU
 // layer shows an excess of kMinRecordedExcess or more is reported as a straggler from the recording when
-// the traces confirm it: it arrived at collectives at least twice kMinRecordedExcess of the step after
-// its peers' median (result->lateness_vs_peers_ms; without that measure, the excess stands for the lateness).
-// Every such rank with the same cause is listed, the latest first, unless the traces' top straggler is one
-// of them or costs more; a data_imbalance verdict of the traces (lateness no rank owns) is then withdrawn.
+// the traces confirm its lateness (ConfirmedLateness; without that measure, the excess stands for the
+// lateness in every step). Every such rank with the same cause is listed, the latest first, unless the
+// traces' top straggler is one of them or costs more; a data_imbalance verdict of the traces (lateness no
+// rank owns) is then withdrawn. When one of them also carries far more traffic on its own link than its
+// peers (ForeignTraffic), that traffic is the cause (the CPU it takes is the TCP work on its core):
+// network_contention, that rank first.
 void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
   const double step_ms = result->step_time_median_ms;
   if (metrics.size() < 2 || step_ms <= 0) return;
   struct Slowed {
     int32_t rank;
     CpuExcess cpu;
-    double late_ms;
+    TraceLateness late;
   };
   std::vector<Slowed> slowed;
   for (const auto& [rank, m] : metrics) {
     const CpuExcess cpu = CpuLayerExcess(metrics, rank);
     if (!cpu.cause || cpu.excess < kMinRecordedExcess) continue;
-    double late_ms = cpu.excess * step_ms;
+    TraceLateness late{result->steps, cpu.excess * step_ms, true};
     if (!result->lateness_vs_peers_ms.empty()) {
       auto it = result->lateness_vs_peers_ms.find(rank);
-      // Arrival against the peers' median jitters by a few ms on a busy machine: twice the minimum effect.
-      if (it == result->lateness_vs_peers_ms.end() || it->second < 2 * kMinRecordedExcess * step_ms) continue;
-      late_ms = it->second;
+      if (it == result->lateness_vs_peers_ms.end()) continue;
+      auto confirmed = ConfirmedLateness(it->second, step_ms);
+      if (!confirmed) continue;
+      late = std::move(*confirmed);
     }
-    slowed.push_back({rank, cpu, late_ms});
+    slowed.push_back({rank, cpu, std::move(late)});
   }
   if (slowed.empty()) return;
-  std::sort(slowed.begin(), slowed.end(), [](const Slowed& a, const Slowed& b) { return a.late_ms > b.late_ms; });
+  std::sort(slowed.begin(), slowed.end(),
+            [](const Slowed& a, const Slowed& b) { return a.late.late_ms > b.late.late_ms; });
   const char* cause = slowed.front().cpu.cause;
   slowed.erase(std::remove_if(slowed.begin(), slowed.end(),
                               [&](const Slowed& s) { return std::string_view(s.cpu.cause) != cause; }),
                slowed.end());
+  auto traffic =
+      std::find_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return ForeignTraffic(metrics, s.rank); });
+  if (traffic != slowed.end()) {
+    std::rotate(slowed.begin(), traffic, traffic + 1);
+    cause = "network_contention";
+  }
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
     const bool named = std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank; });
-    if (named || top.late_ms_per_step >= slowed.front().late_ms) return;
+    if (named || top.late_ms_per_step >= slowed.front().late.late_ms) return;
   }
   std::vector<int32_t> ranks;
   std::vector<Straggler> found;
@@ -447,13 +507,12 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     const RankLayerMetrics& m = metrics.at(sl.rank);
     Straggler s;
     s.rank = sl.rank;
-    s.score = RoundTo(sl.late_ms / step_ms, 4);
-    s.late_ms_per_step = RoundTo(sl.late_ms, 3);
-    s.steps = result->steps;
-    s.persistent = true;
+    s.score = RoundTo(sl.late.late_ms / step_ms, 4);
+    s.late_ms_per_step = RoundTo(sl.late.late_ms, 3);
+    s.steps = sl.late.steps;
+    s.persistent = sl.late.persistent;
     s.evidence = {{"from", "recorder: cpu"},
                   {"cpu_excess_pct", RoundTo(100 * sl.cpu.excess, 2)},
-                  {"lateness_vs_peers_ms", RoundTo(sl.late_ms, 3)},
                   {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
                   {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)}};
     found.push_back(std::move(s));
@@ -472,25 +531,37 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
 
   const Slowed& top = slowed.front();
   const RankLayerMetrics& m = metrics.at(top.rank);
-  const bool contention = std::string_view(cause) == "cpu_contention";
+  const std::string_view kind(cause);
   Finding f;
   f.cause = cause;
   f.rank = top.rank;
   f.ranks = ranks;
-  f.layer = "cpu";
-  f.impact_pct = RoundTo(100 * top.late_ms / step_ms, 2);
-  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, top.cpu.excess * step_ms / top.late_ms)), 2);
-  const std::string what =
-      contention
-          ? fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
-                        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
-                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share))
-          : fmt::format("its cgroup throttled it {:.1f} % of the time (peers: {:.1f} %)", 100 * m.throttled_share,
-                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::throttled_share));
-  f.summary = fmt::format(
-      "{} {} late by {:.1f} ms per step at collectives against their peers: rank {} {}{}",
-      ranks.size() > 1 ? "ranks" : "rank", fmt::join(ranks, ", "), top.late_ms, top.rank, what,
-      ranks.size() > 1 ? " (slowed alike, they hide each other from last-arrival blame in the traces)" : "");
+  f.layer = kind == "network_contention" ? "comm" : "cpu";
+  if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
+  f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
+  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, top.cpu.excess * step_ms / top.late.late_ms)), 2);
+  std::string what;
+  if (kind == "network_contention")
+    what = fmt::format(
+        "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': other traffic shares its "
+        "link, and its TCP work takes the CPU (waited for a CPU {:.1f} % of the time while {} ran)",
+        m.net_bytes_per_s / 1e6, PeerMedian(metrics, top.rank, &RankLayerMetrics::net_bytes_per_s) / 1e6,
+        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign);
+  else if (kind == "cpu_contention")
+    what = fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
+                       100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
+                       100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share));
+  else
+    what = fmt::format("its cgroup throttled it {:.1f} % of the time (peers: {:.1f} %)", 100 * m.throttled_share,
+                       100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::throttled_share));
+  const std::string when =
+      top.late.persistent ? std::string() : fmt::format(" in steps {}", fmt::join(top.late.steps, ", "));
+  f.summary =
+      fmt::format("{} {} late by {:.1f} ms per step at collectives against their peers{}: rank {} {}{}",
+                  ranks.size() > 1 ? "ranks" : "rank", fmt::join(ranks, ", "), top.late.late_ms, when, top.rank, what,
+                  ranks.size() > 1 ? " (slowed alike, they hide each other from last-arrival blame in the "
+                                     "traces)"
+                                   : "");
   f.evidence["cross_layer"] = CrossLayerEvidence(metrics, top.rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });

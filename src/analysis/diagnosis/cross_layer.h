@@ -15,7 +15,9 @@
 // Likewise ranks slowed alike (several ranks on a core another process also uses) hide each other in
 // last-arrival blame: ranks whose CPU wait behind other processes or cgroup throttling exceeds their
 // peers' by kMinRecordedExcess of the time (and twice their median), and whom the traces show arriving
-// twice that share of the step after their peers' median, are reported as stragglers ("recorder: cpu").
+// twice that share of the step after their peers' median (in 60 % of the steps: persistent; in three or
+// more: intermittent, with those steps), are reported as stragglers ("recorder: cpu"); network_contention
+// when one of them also carries far more traffic on its own link than its peers.
 // Scheduling metrics are those of each process's main thread (it runs the Python training loop and the
 // GC; helper threads mostly wait by design), summed over a rank's processes. Metrics are per rank (all
 // processes whose RANK is that rank, DataLoader workers included) over the

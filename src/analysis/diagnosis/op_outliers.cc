@@ -25,10 +25,11 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
   std::map<StringId, uint32_t> seen;
   auto scan = [&](uint32_t track, bool device) {
     const std::vector<uint32_t>& rows = index.Rows(track);
-    for (size_t i = 0; i < rows.size(); ++i) {
+    const auto first =
+        std::partition_point(rows.begin(), rows.end(), [&](uint32_t row) { return store.slices.ts_ns[row] < start; });
+    for (size_t i = static_cast<size_t>(first - rows.begin()); i < rows.size(); ++i) {
       const uint32_t row = rows[i];
       const int64_t ts = store.slices.ts_ns[row];
-      if (ts < start) continue;
       if (ts >= end) break;
       const StringId name = store.slices.name[row];
       if (store.strings.view(name).substr(0, 13) == "ProfilerStep#") continue;  // the step itself

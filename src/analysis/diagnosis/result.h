@@ -66,10 +66,10 @@ struct DiagnosisResult {
   std::vector<Finding> findings;
   WhatIf whatif;
   std::vector<std::string> notes;  // what could not be analysed, and why
-  // Not rendered: per rank number, its median lateness per step at collectives against its peers' median
-  // arrival (ms; data-parallel trace path only, empty elsewhere). Lets later passes confirm a rank's
-  // lateness when several ranks are slowed alike and last-arrival blame names none of them.
-  std::map<int32_t, double> lateness_vs_peers_ms;
+  // Not rendered: per rank number and step, its lateness at collectives against its peers' median arrival
+  // (ms; data-parallel trace path only, empty elsewhere). Lets later passes confirm a rank's lateness when
+  // several ranks are slowed alike and last-arrival blame names none of them.
+  std::map<int32_t, std::map<int64_t, double>> lateness_vs_peers_ms;
 };
 
 }  // namespace strata::diagnosis

@@ -16,7 +16,7 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   out.mean_collective_ms.assign(ranks, 0);
   std::vector<size_t> coll_count(ranks, 0);
   std::vector<std::vector<double>> samples(ranks);
-  std::vector<std::vector<double>> lateness(ranks, std::vector<double>(steps, 0.0));  // [rank][step]
+  out.lateness_vs_peers_ns.assign(steps, std::vector<double>(ranks, 0.0));
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
     for (size_t k = 0; k < p.instances.size(); ++k) {
@@ -24,7 +24,7 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
         std::vector<double> others;
         for (size_t q = 0; q < ranks; ++q)
           if (q != r) others.push_back(static_cast<double>(p.arrival[k][q]));
-        lateness[r][s] += static_cast<double>(p.arrival[k][r]) - Median(others);
+        out.lateness_vs_peers_ns[s][r] += static_cast<double>(p.arrival[k][r]) - Median(others);
       }
       size_t last = 0;
       for (size_t r = 1; r < ranks; ++r)
@@ -43,9 +43,6 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   }
   for (size_t r = 0; r < ranks; ++r)
     if (coll_count[r]) out.mean_collective_ms[r] /= static_cast<double>(coll_count[r]);
-  out.lateness_vs_peers_ns.assign(ranks, 0.0);
-  if (steps > 0)
-    for (size_t r = 0; r < ranks; ++r) out.lateness_vs_peers_ns[r] = Median(lateness[r]);
 
   // KS abnormality.
   out.ks_score.assign(ranks, 0);

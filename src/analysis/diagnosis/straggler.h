@@ -11,7 +11,7 @@
 //    above its other late steps (their mean lateness under a fifth of the cluster's): a fault switched on in some
 //    steps, with small after-effects in the next ones.
 //  - Lateness against the peers (reported, not blamed): per step, the sum over collective instances of the
-//    rank's arrival minus the median arrival of the other ranks; per rank, the median over steps. Unlike
+//    rank's arrival minus the median arrival of the other ranks. Unlike
 //    last-arrival blame it stays large when several ranks are slowed alike (they hide each other there),
 //    so the recorder's cross-layer pass can confirm a cause it sees on several ranks (cross_layer.h).
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
@@ -34,15 +34,15 @@ struct StragglerOptions {
 };
 
 struct StragglerAnalysis {
-  std::vector<std::vector<double>> blame_ns;  // [step index][rank]
-  std::vector<std::vector<bool>> late;        // [step index][rank]
-  std::vector<double> ks_score;               // per rank
-  std::vector<double> ks_z;                   // per rank
-  std::vector<double> mean_collective_ms;     // per rank: mean duration of its collective calls
-  std::vector<double> lateness_vs_peers_ns;   // per rank: median over steps (see above)
-  std::vector<Straggler> stragglers;          // ranks are rank indices here; the caller maps them
-  size_t late_pairs = 0;                      // (step, rank) pairs that were late
-  std::vector<int32_t> late_ranks;            // distinct rank indices ever late
+  std::vector<std::vector<double>> blame_ns;              // [step index][rank]
+  std::vector<std::vector<bool>> late;                    // [step index][rank]
+  std::vector<double> ks_score;                           // per rank
+  std::vector<double> ks_z;                               // per rank
+  std::vector<double> mean_collective_ms;                 // per rank: mean duration of its collective calls
+  std::vector<std::vector<double>> lateness_vs_peers_ns;  // [step index][rank] (see above)
+  std::vector<Straggler> stragglers;                      // ranks are rank indices here; the caller maps them
+  size_t late_pairs = 0;                                  // (step, rank) pairs that were late
+  std::vector<int32_t> late_ranks;                        // distinct rank indices ever late
 };
 
 StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});

@@ -196,8 +196,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   StragglerOptions sopt;
   sopt.min_effect = options.min_effect;
   StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
-  for (size_t r = 0; r < ranks; ++r)
-    result->lateness_vs_peers_ms[store.ranks[r].rank] = sa.lateness_vs_peers_ns[r] / 1e6;
+  for (size_t s = 0; s < phases.steps.size(); ++s)
+    for (size_t r = 0; r < ranks; ++r)
+      result->lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
   result->whatif.model = "collective-phases";
   result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
