@@ -205,6 +205,12 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   EXPECT_DOUBLE_EQ(ev["straggler"]["link_capacity_mbit"].get<double>(), 166.0);
   EXPECT_NEAR(ev["peers"]["0"]["link_busy_pct"].get<double>(), 4.0, 1e-9);
 
+  // A link at about half its peers' speed (523 Mbit/s: busy 7.6 % against 4 %, 1.9x): found too.
+  RecordedRun half = RanksOnLinks(1000, 523);
+  DiagnosisResult half_speed = NoStraggler();
+  ApplyCrossLayerEvidence(half, {}, &half_speed);
+  ASSERT_EQ(half_speed.stragglers.size(), 1u);
+  EXPECT_EQ(half_speed.stragglers[0].rank, 1);
   // Equal links, or one a little slower: nothing to report.
   for (double mbit1 : {1000.0, 800.0}) {
     RecordedRun similar = RanksOnLinks(1000, mbit1);

@@ -19,9 +19,12 @@ constexpr double kMinExplained = 0.25;  // share of the lateness a layer must ex
 constexpr uint32_t kTaskUninterruptible = 2;
 constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
 // A recorded excess over the peers' median that counts without the traces naming the rank (a link busier,
-// or a CPU wait longer, by this share of the time and twice the peers' median): the straggler
-// localization's minimum effect.
+// or a CPU wait longer, by this share of the time): the straggler localization's minimum effect.
 constexpr double kMinRecordedExcess = 0.03;
+// A link carrying the same collectives' bytes is busy in inverse proportion to its capacity: at 1.5x its
+// peers' busy time it runs at 2/3 of their speed or less (a link at half speed reads 1.9-2x, so twice would
+// miss it).
+constexpr double kSlowerLinkRatio = 1.5;
 
 // The time a rank's metrics are measured over: one span (its training window) or its late steps.
 struct Window {
@@ -296,12 +299,12 @@ bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t 
          m.net_bytes_per_s >= 2 * PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) + kMinForeignTraffic;
 }
 
-// How much longer the rank's link was busy than its peers' (share of the time) when it was at least twice
-// theirs, else nullopt (also without link capacities).
+// How much longer the rank's link was busy than its peers' (share of the time) when it was at least
+// kSlowerLinkRatio times theirs, else nullopt (also without link capacities).
 std::optional<double> SlowerLinkExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
   const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
-  if (m.link_busy_share < 0 || peers < 0 || m.link_busy_share < 2 * peers) return std::nullopt;
+  if (m.link_busy_share < 0 || peers < 0 || m.link_busy_share < kSlowerLinkRatio * peers) return std::nullopt;
   return m.link_busy_share - peers;
 }
 
