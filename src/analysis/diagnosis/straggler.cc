@@ -20,11 +20,17 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
     for (size_t k = 0; k < p.instances.size(); ++k) {
-      for (size_t r = 0; r < ranks && ranks > 1; ++r) {
-        std::vector<double> others;
-        for (size_t q = 0; q < ranks; ++q)
-          if (q != r) others.push_back(static_cast<double>(p.arrival[k][q]));
-        out.lateness_vs_peers_ns[s][r] += static_cast<double>(p.arrival[k][r]) - Median(others);
+      if (ranks > 1) {
+        // Median of the others' arrivals from one sort: drop the rank's own place in the sorted order.
+        std::vector<std::pair<int64_t, size_t>> sorted;
+        for (size_t r = 0; r < ranks; ++r) sorted.emplace_back(p.arrival[k][r], r);
+        std::sort(sorted.begin(), sorted.end());
+        const size_t m = ranks - 1;  // how many others
+        for (size_t i = 0; i < ranks; ++i) {
+          auto other = [&](size_t j) { return static_cast<double>(sorted[j < i ? j : j + 1].first); };
+          const double median = m % 2 ? other(m / 2) : 0.5 * (other(m / 2 - 1) + other(m / 2));
+          out.lateness_vs_peers_ns[s][sorted[i].second] += static_cast<double>(sorted[i].first) - median;
+        }
       }
       size_t last = 0;
       for (size_t r = 1; r < ranks; ++r)
