@@ -2,8 +2,11 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
@@ -77,8 +80,58 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     return 1;
   }
   *job = std::move(loaded).value();
-  for (const auto& bad : job->unreadable) std::fprintf(stderr, "strata: left out: %s\n", bad.c_str());
+  if (job->store.ranks.empty()) {
+    std::string names;
+    for (const auto& in : job->store.inputs) names += (names.empty() ? "" : ", ") + in.path;
+    std::fprintf(stderr, "strata: no events could be used from the inputs (%s): nothing to analyse\n", names.c_str());
+    return 1;
+  }
+  for (const auto& bad : job->unreadable) std::fprintf(stderr, "strata: left out: %s\n", bad.error.c_str());
   for (const auto& note : job->notes) std::fprintf(stderr, "strata: %s\n", note.c_str());
+  return 0;
+}
+
+/// Levenshtein distance, for suggesting the subcommand a user probably meant.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// When the first argument is not an option and names no subcommand: a message with the nearest one.
+std::optional<std::string> UnknownSubcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string_view given = argv[1];
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == given) return std::nullopt;
+    const size_t d = EditDistance(given, sub->get_name());
+    if (d < best_distance) best_distance = d, best = sub->get_name();
+  }
+  std::string message = fmt::format("strata: unknown command '{}'", given);
+  if (best_distance <= std::max<size_t>(2, given.size() / 3)) message += fmt::format("; did you mean '{}'?", best);
+  return message + " (see strata --help)";
+}
+
+/// Exit codes: 0 ran (whatever it found, unless --fail-on says otherwise), 1 error (unreadable input,
+/// failed write), 2 usage error, 3 findings with --fail-on findings, 4 inconclusive with --fail-on inconclusive.
+constexpr int kExitUsage = 2, kExitFindings = 3, kExitInconclusive = 4;
+
+int FailOnExit(const std::vector<std::string>& fail_on, const std::string& status) {
+  for (const std::string& f : fail_on) {
+    if (f == "findings" && status == "findings") return kExitFindings;
+    if (f == "inconclusive" && status == "inconclusive") return kExitInconclusive;
+  }
   return 0;
 }
 
@@ -120,6 +173,13 @@ int main(int argc, char** argv) {
   diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  std::vector<std::string> fail_on;
+  diagnose
+      ->add_option("--fail-on", fail_on,
+                   "exit 3 when the status is findings, 4 when it is inconclusive (repeatable; default: exit 0 "
+                   "whenever the diagnosis ran; errors exit 1, usage errors 2)")
+      ->check(CLI::IsMember({"findings", "inconclusive"}))
+      ->delimiter(',');
 
   CLI::App* record = strata::cli::AddRecordCommand(app);
 
@@ -135,10 +195,15 @@ int main(int argc, char** argv) {
 
   CLI::App* synth = strata::cli::AddSynthCommand(app);
 
+  if (auto unknown = UnknownSubcommand(app, argc, argv)) {
+    std::fprintf(stderr, "%s\n", unknown->c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints help, the version, or the error with a usage hint
+    return rc == 0 ? 0 : kExitUsage;
   }
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
@@ -174,6 +239,7 @@ int main(int argc, char** argv) {
     if (int rc = LoadOrFail(diagnose_in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
+    for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
     const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
     const std::string text =
         diagnose_format == "json" ? strata::DiagnosisToJson(result).dump(2) + "\n" : strata::DiagnosisToText(result);
@@ -181,6 +247,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "strata: %s\n", st.message().c_str());
       return 1;
     }
+    return FailOnExit(fail_on, result.status);
   }
 
   return 0;

@@ -198,7 +198,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
         continue;
       }
       if (options.skip_unreadable) {
-        job.unreadable.push_back(r.error);
+        job.unreadable.push_back({files[i], r.error});
         continue;
       }
       errors.push_back(r.error);

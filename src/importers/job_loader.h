@@ -24,14 +24,20 @@ struct LoadOptions {
   bool skip_unreadable = false;         // leave out files that cannot be read instead of failing
 };
 
+/// A file the loader left out because it could not be read (skip_unreadable only).
+struct UnreadableInput {
+  std::string path;
+  std::string error;  // the message reading it gave (names the file and where)
+};
+
 struct LoadedJob {
   TraceStore store;
-  std::vector<std::string> unreadable;  // "path: reason" of files left out (skip_unreadable only)
-  std::vector<std::string> ignored;     // files found in directories that are not traces (e.g. truth.json)
-  uint64_t input_bytes = 0;             // bytes read from disk (compressed size for gzip)
-  uint64_t content_bytes = 0;           // decompressed bytes parsed
-  RecordedRun recorded;                 // `strata record` segments given or found beside the traces
-  std::vector<std::string> notes;       // damaged segment blocks and the like
+  std::vector<UnreadableInput> unreadable;  // files left out (skip_unreadable only)
+  std::vector<std::string> ignored;         // files found in directories that are not traces (e.g. truth.json)
+  uint64_t input_bytes = 0;                 // bytes read from disk (compressed size for gzip)
+  uint64_t content_bytes = 0;               // decompressed bytes parsed
+  RecordedRun recorded;                     // `strata record` segments given or found beside the traces
+  std::vector<std::string> notes;           // damaged segment blocks and the like
 };
 
 struct InputFile {

@@ -33,6 +33,8 @@ std::string Steps(const std::vector<int64_t>& steps) {
 ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   ordered_json j;
   j["schema"] = "strata.diagnosis/1";
+  j["status"] = r.status.empty() ? "inconclusive" : r.status;
+  j["status_reasons"] = r.status_reasons;
   ordered_json inputs = ordered_json::array();
   for (const auto& in : r.inputs) {
     ordered_json skipped = ordered_json::object();
@@ -42,6 +44,14 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                       {"format", in.format},
                       {"events", in.events},
                       {"skipped", skipped}});
+  }
+  for (const auto& in : r.left_out) {
+    inputs.push_back({{"path", in.path},
+                      {"rank", nullptr},
+                      {"format", "unreadable"},
+                      {"events", 0},
+                      {"skipped", ordered_json::object()},
+                      {"error", in.reason}});
   }
   j["inputs"] = inputs;
   ordered_json offsets = ordered_json::object();
@@ -53,7 +63,8 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
               {"layout", r.layout},
               {"clock_offsets_us", offsets},
               {"clock_residual_us", r.clock_residual_us},
-              {"collective_source", r.collective_source}};
+              {"collective_source", r.collective_source},
+              {"matched", r.matched}};
   ordered_json stragglers = ordered_json::array();
   for (const auto& s : r.stragglers) {
     stragglers.push_back({{"rank", s.rank},
@@ -90,6 +101,15 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
 }
 
 std::string Verdict(const diagnosis::DiagnosisResult& r) {
+  if (r.status == "inconclusive") {
+    return "inconclusive: " +
+           (r.status_reasons.empty() ? std::string("the job could not be examined") : r.status_reasons.front());
+  }
+  if (r.findings.empty() && !r.stragglers.empty()) {
+    const auto& s = r.stragglers.front();
+    return fmt::format("straggler: rank {} arrives {:.1f} ms late per step (cause not determined)", s.rank,
+                       s.late_ms_per_step);
+  }
   if (r.findings.empty()) {
     return fmt::format(
         "healthy: no straggler and no finding above the minimum effect over {} ranks and {} steps "
@@ -104,10 +124,34 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
                      f.impact_pct);
 }
 
+std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
+  std::map<std::string, uint64_t> by_reason;
+  uint64_t total = 0, events = 0;
+  for (const auto& in : r.inputs) {
+    events += in.events;
+    for (const auto& [reason, n] : in.skipped) {
+      by_reason[reason] += n;
+      total += n;
+    }
+  }
+  std::string line = "skipped events: ";
+  if (total == 0) return line + "none";
+  line += fmt::format("{} of {} ({:.2f}%):", total, total + events,
+                      100.0 * static_cast<double>(total) / static_cast<double>(total + events));
+  for (const auto& [reason, n] : by_reason) line += fmt::format(" {} {}", reason, n);
+  return line;
+}
+
 std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
   std::string out = "verdict: " + Verdict(r) + "\n";
+  // The verdict line already carries the first reason of an inconclusive result.
+  const size_t first = r.status == "inconclusive" ? 1 : 0;
+  for (size_t i = first; i < r.status_reasons.size(); ++i)
+    out += fmt::format("  {}: {}\n", r.status == "inconclusive" ? "also" : "caveat", r.status_reasons[i]);
   out += fmt::format("job: {} ranks, steps {} (from {}), step time median {:.3f} ms, p90 {:.3f} ms\n", r.ranks,
                      Steps(r.steps), r.step_source, r.step_time_median_ms, r.step_time_p90_ms);
+  out += SkippedLine(r) + "\n";
+  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", in.reason);
   if (!r.stragglers.empty()) {
     out += "\nstragglers:\n";
     for (const auto& s : r.stragglers) {

@@ -165,6 +165,38 @@ TEST(DiagReport, TextStartsWithTheVerdict) {
   EXPECT_NE(text.find("note: a note"), std::string::npos);
 }
 
+TEST(DiagReport, StatusAndLeftOutInputsInJson) {
+  DiagnosisResult r = Sample();
+  r.status = "findings";
+  r.status_reasons = {"2 of the job's 8 ranks were given"};
+  r.left_out.push_back({"/x/rank-5.json", "/x/rank-5.json: truncated"});
+  nlohmann::ordered_json j = DiagnosisToJson(r);
+  EXPECT_EQ(j["status"], "findings");
+  EXPECT_EQ(j["status_reasons"], nlohmann::ordered_json({"2 of the job's 8 ranks were given"}));
+  ASSERT_EQ(j["inputs"].size(), 3u);
+  EXPECT_EQ(j["inputs"][2]["path"], "/x/rank-5.json");
+  EXPECT_EQ(j["inputs"][2]["format"], "unreadable");
+  EXPECT_EQ(j["inputs"][2]["events"], 0);
+  EXPECT_EQ(j["inputs"][2]["error"], "/x/rank-5.json: truncated");
+  // A result nobody assessed is never rendered healthy.
+  EXPECT_EQ(DiagnosisToJson(DiagnosisResult{})["status"], "inconclusive");
+}
+
+TEST(DiagReport, TextSaysTheStatusFirstAndListsSkippedEvents) {
+  DiagnosisResult r = Sample();
+  r.stragglers.clear();
+  r.findings.clear();
+  r.status = "inconclusive";
+  r.status_reasons = {"only 1 rank was given", "12 collective calls have no counterpart"};
+  const std::string text = DiagnosisToText(r);
+  EXPECT_EQ(text.rfind("verdict: inconclusive: only 1 rank was given\n  also: 12 collective calls", 0), 0u) << text;
+  EXPECT_NE(text.find("skipped events: 2 of 1246 (0.16%): negative_duration 2\n"), std::string::npos) << text;
+  r.status = "healthy";
+  r.status_reasons = {"12 collective calls have no counterpart"};
+  EXPECT_NE(DiagnosisToText(r).find("  caveat: 12 collective calls"), std::string::npos);
+  EXPECT_EQ(Verdict(r).rfind("healthy:", 0), 0u);
+}
+
 TEST(DiagReport, EndToEndJsonOfAConstructedJob) {
   using namespace strata::diagtest;  // NOLINT(google-build-using-namespace)
   DdpSpec spec;

@@ -229,8 +229,12 @@ TEST(LoadJob, UnreadableFiles) {
   auto lenient = LoadJob(all, options);
   ASSERT_TRUE(lenient.ok()) << lenient.error();
   ASSERT_EQ(lenient.value().unreadable.size(), 2u);
-  EXPECT_EQ(lenient.value().unreadable[0].rfind(dir.file("rank-1.json") + ":", 0), 0u) << lenient.value().unreadable[0];
-  EXPECT_EQ(lenient.value().unreadable[1].rfind(dir.file("rank-2.json") + ":", 0), 0u) << lenient.value().unreadable[1];
+  EXPECT_EQ(lenient.value().unreadable[0].path, dir.file("rank-1.json"));
+  EXPECT_EQ(lenient.value().unreadable[0].error.rfind(dir.file("rank-1.json") + ":", 0), 0u)
+      << lenient.value().unreadable[0].error;
+  EXPECT_EQ(lenient.value().unreadable[1].path, dir.file("rank-2.json"));
+  EXPECT_EQ(lenient.value().unreadable[1].error.rfind(dir.file("rank-2.json") + ":", 0), 0u)
+      << lenient.value().unreadable[1].error;
   ASSERT_EQ(lenient.value().store.ranks.size(), 1u);
   EXPECT_EQ(lenient.value().store.ranks[0].rank, 0);
 

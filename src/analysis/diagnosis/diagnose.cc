@@ -5,6 +5,7 @@
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
+#include "analysis/diagnosis/status.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/job_summary.h"
 #include "model/collectives.h"
@@ -49,6 +50,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     if (ranks_of_input != 1) s.rank.reset();
     result.inputs.push_back(std::move(s));
   }
+  result.left_out = options.left_out;
   result.ranks = static_cast<int32_t>(store.ranks.size());
   bool op_table = !store.ranks.empty();
   for (const InputInfo& in : store.inputs) op_table &= in.format == "op-table-csv";
@@ -60,6 +62,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   if (recorded && !recorded->empty()) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store), &result);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  AssessStatus(store, &result);
   return result;
 }
 

@@ -5,6 +5,7 @@
 //    profiles against peers (cause, culprit op, blame) → data-imbalance check;
 //  - op tables of pipeline-parallel jobs: the OSDI'25 dependency-graph what-if (analysis/whatif), whose
 //    worker / stage / dp-rank attributions localize stragglers, stage imbalance and data imbalance.
+// Last, AssessStatus (status.h) says what the result means: findings, healthy or inconclusive, and why.
 // Invariant: a job with no late rank and S below the minimum effect yields no straggler and no finding.
 #pragma once
 
@@ -15,7 +16,8 @@
 namespace strata::diagnosis {
 
 struct DiagnoseOptions {
-  double min_effect = 0.03;  // smallest effect reported, as a share of step time
+  double min_effect = 0.03;            // smallest effect reported, as a share of step time
+  std::vector<LeftOutInput> left_out;  // inputs the loader left out: listed, and the job is never "healthy"
 };
 
 // `recorded`: data of `strata record` for the same run (may be null or empty); adds cross-layer evidence.

@@ -64,6 +64,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     return;
   }
   const whatif::WhatIfResult& w = computed.value();
+  result->matched = w.steps.size();  // steps replayed through the dependency model
   result->layout = {{"dp", w.num_dp}, {"pp", w.num_stages}, {"chunks", w.num_chunks}};
   std::vector<double> step_ms;
   for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);

@@ -52,8 +52,19 @@ struct InputSummary {
   std::map<std::string, uint64_t> skipped;
 };
 
+/// One input the loader could not read and left out (--skip-unreadable).
+struct LeftOutInput {
+  std::string path;
+  std::string reason;
+};
+
 struct DiagnosisResult {
+  // What the result means (DESIGN.md "Output contract"): "findings", "healthy" or "inconclusive", and why
+  // (inconclusive) or with which caveats (healthy, findings). Set last, by AssessStatus (status.h).
+  std::string status;
+  std::vector<std::string> status_reasons;
   std::vector<InputSummary> inputs;
+  std::vector<LeftOutInput> left_out;  // inputs left out by the loader (rendered among the inputs)
   int32_t ranks = 0;
   std::vector<int64_t> steps;
   std::string step_source;
@@ -61,6 +72,10 @@ struct DiagnosisResult {
   std::map<int32_t, double> clock_offsets_us;
   double clock_residual_us = 0;
   std::string collective_source;
+  // What was matched across ranks: complete collective instances (trace path) or steps replayed through
+  // the op table's dependency model (op-table path). Zero means the ranks were not compared.
+  size_t matched = 0;
+  size_t unmatched_collective_calls = 0;  // calls whose instance is missing on some member (trace path)
   nlohmann::ordered_json layout = nlohmann::ordered_json::object();
   std::vector<Straggler> stragglers;
   std::vector<Finding> findings;

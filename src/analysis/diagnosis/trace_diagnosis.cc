@@ -177,6 +177,8 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   if (collectives.unmatched_calls > 0)
     result->notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
                                         collectives.unmatched_calls));
+  result->unmatched_collective_calls = collectives.unmatched_calls;
+  for (const model::MatchedCollective& m : collectives.matched) result->matched += m.complete() && m.expected >= 2;
 
   if (collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
     DiagnoseGroupedTraces(store, rows_by_rank, steps, collectives, clocks, options, result);

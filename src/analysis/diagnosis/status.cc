@@ -1,0 +1,205 @@
+// Status of a diagnosis (see status.h).
+#include "analysis/diagnosis/status.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace strata::diagnosis {
+
+namespace {
+
+struct Reason {
+  bool blocking = false;
+  std::string text;
+};
+
+class Checks {
+ public:
+  Checks(const TraceStore& store, const DiagnosisResult& result, const StatusLimits& limits)
+      : store_(store), result_(result), limits_(limits) {}
+
+  std::vector<Reason> Run() {
+    RankCount();
+    StepCount();
+    Matched();
+    WorldSize();
+    TimeApart();
+    LeftOut();
+    Skipped();
+    ClockResidual();
+    Unmatched();
+    return std::move(reasons_);
+  }
+
+ private:
+  void Add(bool blocking, std::string text) { reasons_.push_back({blocking, std::move(text)}); }
+
+  void RankCount() {
+    if (result_.ranks < 2)
+      Add(true, fmt::format("only {} rank was given: a straggler is found by comparing ranks with each other; "
+                            "give the traces of at least 2 ranks of the job",
+                            result_.ranks));
+  }
+
+  void StepCount() {
+    if (result_.ranks < 2 || result_.steps.size() >= 2) return;
+    if (result_.steps.empty()) {
+      Add(true,
+          "no step is present on every rank: the ranks' traces cover different steps (or none), so nothing was "
+          "compared; trace the same steps on every rank");
+    } else {
+      Add(true, fmt::format("only {} step is common to every rank: at least 2 are needed to tell a straggler from "
+                            "noise; trace more steps",
+                            result_.steps.size()));
+    }
+  }
+
+  void Matched() {
+    if (result_.ranks < 2 || result_.matched > 0) return;
+    if (result_.collective_source == "op-table")
+      Add(true,
+          "no step of the op table could be replayed through its dependency model, so the ranks were not "
+          "compared (see the notes)");
+    else
+      Add(true,
+          "no collective operation was matched across ranks, so the ranks could not be aligned or compared by "
+          "arrival (a CPU-only trace without gloo:/nccl: ops, or traces of different jobs)");
+  }
+
+  void WorldSize() {
+    std::map<int32_t, std::vector<int32_t>> ranks_by_world;  // world size -> ranks that state it
+    for (const RankInfo& r : store_.ranks)
+      if (r.world_size > 0) ranks_by_world[r.world_size].push_back(r.rank);
+    if (ranks_by_world.size() > 1) {
+      std::string says;
+      for (const auto& [world, ranks] : ranks_by_world)
+        says += fmt::format("{}{} says {}", says.empty() ? "" : ", ", RankList(ranks), world);
+      Add(true, fmt::format("the inputs disagree on the world size ({}): they come from different runs, or files "
+                            "of an earlier run are mixed in; give the files of one run",
+                            says));
+      return;
+    }
+    if (ranks_by_world.empty()) return;
+    const int32_t world = ranks_by_world.begin()->first;
+    const auto given = static_cast<int32_t>(store_.ranks.size());
+    std::vector<int32_t> outside;
+    for (const RankInfo& r : store_.ranks)
+      if (r.rank >= world) outside.push_back(r.rank);
+    if (!outside.empty()) {
+      Add(true, fmt::format("{} outside the world size {} the traces state: the inputs are not of one run",
+                            RankList(outside), world));
+    } else if (given < world) {
+      Add(true, fmt::format("{} of the job's {} ranks were given (world size from the traces): the other {} were "
+                            "not examined and may hold the straggler",
+                            given, world, world - given));
+    }
+  }
+
+  void TimeApart() {
+    // Each rank's span on its own clock; only Unix-epoch clocks can be compared across files.
+    std::vector<std::pair<int64_t, int64_t>> span(
+        store_.ranks.size(), {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
+    const SliceTable& s = store_.slices;
+    for (size_t row = 0; row < s.size(); ++row) {
+      auto& [lo, hi] = span[store_.tracks[s.track[row]].rank];
+      lo = std::min(lo, s.ts_ns[row]);
+      hi = std::max(hi, s.ts_ns[row] + std::max<int64_t>(0, s.dur_ns[row]));
+    }
+    size_t first_end = SIZE_MAX, last_start = SIZE_MAX;
+    for (size_t r = 0; r < span.size(); ++r) {
+      if (span[r].first > span[r].second) continue;
+      if (static_cast<double>(span[r].first) < limits_.epoch_floor_ns) return;
+      if (first_end == SIZE_MAX || span[r].second < span[first_end].second) first_end = r;
+      if (last_start == SIZE_MAX || span[r].first > span[last_start].first) last_start = r;
+    }
+    if (first_end == SIZE_MAX) return;
+    const double gap = static_cast<double>(span[last_start].first) - static_cast<double>(span[first_end].second);
+    if (gap <= limits_.apart_ns) return;
+    Add(true, fmt::format("the inputs were recorded at different times: rank {} ends {} before rank {} starts, so "
+                          "they are not one run; give the files of one run",
+                          store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank));
+  }
+
+  void LeftOut() {
+    for (const LeftOutInput& in : result_.left_out)
+      Add(true, fmt::format("{} was left out ({}): its rank was not examined", in.path, in.reason));
+  }
+
+  void Skipped() {
+    for (const InputInfo& in : store_.inputs) {
+      uint64_t skipped = 0;
+      std::pair<std::string, uint64_t> top{"", 0};
+      for (const auto& [reason, n] : in.skipped) {
+        skipped += n;
+        if (n > top.second) top = {reason, n};
+      }
+      const double all = static_cast<double>(skipped + in.events);
+      if (skipped == 0 || static_cast<double>(skipped) <= limits_.skipped_share * all) continue;
+      Add(true, fmt::format("{} of {} events of {} ({:.1f}%) were skipped (most: {} x{}): the result misses their "
+                            "work; see the input's skipped counts",
+                            skipped, skipped + in.events, in.path, 100.0 * static_cast<double>(skipped) / all,
+                            top.first, top.second));
+    }
+  }
+
+  void ClockResidual() {
+    const double step_us = result_.step_time_median_ms * 1000.0;
+    if (step_us <= 0 || result_.clock_residual_us <= limits_.residual_step_share * step_us) return;
+    Add(true, fmt::format("after clock alignment the ranks' collective completions still differ by {:.3f} ms "
+                          "({:.0f}% of a step): the ranks' timelines do not line up (traces of different runs, "
+                          "or collectives matched wrongly), so lateness cannot be trusted",
+                          result_.clock_residual_us / 1000.0, 100.0 * result_.clock_residual_us / step_us));
+  }
+
+  void Unmatched() {
+    const size_t unmatched = result_.unmatched_collective_calls;
+    if (unmatched == 0) return;
+    size_t calls = unmatched;
+    // Matched instances hold about one call per rank.
+    calls += result_.matched * static_cast<size_t>(std::max(1, result_.ranks));
+    const double share = static_cast<double>(unmatched) / static_cast<double>(calls);
+    Add(share > limits_.unmatched_share,
+        fmt::format("{} collective calls ({:.0f}%) have no counterpart on some rank and were not compared", unmatched,
+                    100.0 * share));
+  }
+
+  static std::string RankList(const std::vector<int32_t>& ranks) {
+    std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+    for (size_t i = 0; i < ranks.size() && i < 8; ++i) s += fmt::format("{}{}", i ? "," : "", ranks[i]);
+    if (ranks.size() > 8) s += fmt::format(",... ({} ranks)", ranks.size());
+    return s;
+  }
+
+  static std::string Duration(double ns) {
+    const double s = ns / 1e9;
+    if (s >= 86400) return fmt::format("{:.1f} days", s / 86400);
+    if (s >= 3600) return fmt::format("{:.1f} hours", s / 3600);
+    if (s >= 60) return fmt::format("{:.1f} minutes", s / 60);
+    return fmt::format("{:.1f} s", s);
+  }
+
+  const TraceStore& store_;
+  const DiagnosisResult& result_;
+  const StatusLimits& limits_;
+  std::vector<Reason> reasons_;
+};
+
+}  // namespace
+
+void AssessStatus(const TraceStore& store, DiagnosisResult* result, const StatusLimits& limits) {
+  const std::vector<Reason> reasons = Checks(store, *result, limits).Run();
+  const bool blocked = std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.blocking; });
+  const bool found = !result->stragglers.empty() || !result->findings.empty();
+  result->status = found ? "findings" : blocked ? "inconclusive" : "healthy";
+  result->status_reasons.clear();
+  for (const Reason& r : reasons)
+    if (r.blocking) result->status_reasons.push_back(r.text);
+  for (const Reason& r : reasons)
+    if (!r.blocking) result->status_reasons.push_back(r.text);
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,35 @@
+// Status of a diagnosis: what the result means and why (DESIGN.md "Output contract", `status`).
+//  - "findings": at least one straggler or finding;
+//  - "healthy": nothing reached the minimum effect AND the job was examined: at least 2 ranks and 2 steps
+//    compared, collectives (or the op table's dependencies) matched, and nothing below makes the comparison
+//    doubtful;
+//  - "inconclusive": everything else that found nothing.
+// Each check below yields a reason (a sentence a user can act on). A *blocking* reason means the job was
+// not (fully) examined: it turns a result without findings into "inconclusive", and stands as a caveat
+// beside findings. Checks, in the order they are reported:
+//   one rank; fewer than 2 steps common to every rank; nothing matched across ranks; inputs that disagree
+//   on the world size; ranks of the world missing (or more inputs than the world size); inputs recorded
+//   far apart in time (different runs); inputs left out by the loader; a large share of skipped events in an
+//   input; clock alignment residuals large against the step; many collective calls without counterparts.
+// Invariant: status is never "healthy" while a blocking reason exists; status_reasons is empty only when
+// there is nothing to say.
+#pragma once
+
+#include "analysis/diagnosis/result.h"
+#include "store/trace_store.h"
+
+namespace strata::diagnosis {
+
+/// Thresholds of the checks (shares are fractions, not percent).
+struct StatusLimits {
+  double skipped_share = 0.01;        // skipped events / all events of one input
+  double unmatched_share = 0.25;      // collective calls without counterpart / all calls
+  double residual_step_share = 0.10;  // clock residual / median step time
+  double apart_ns = 60.0 * 1e9;       // gap between two ranks' wall-clock spans that means two runs
+  double epoch_floor_ns = 1e18;       // timestamps at or above this are Unix-epoch based (after 2001)
+};
+
+/// Sets result->status and result->status_reasons from the store and the finished result.
+void AssessStatus(const TraceStore& store, DiagnosisResult* result, const StatusLimits& limits = {});
+
+}  // namespace strata::diagnosis

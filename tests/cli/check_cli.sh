@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Command-line behaviour of `strata` that scripts and CI rely on: exit codes (0 ran, 1 error, 2 usage error,
+# 3/4 with --fail-on findings/inconclusive), the nearest subcommand suggested for a typo, the status line
+# first in the text report. Uses the bundled example (a straggler) and jobs constructed here.
+# usage: check_cli.sh STRATA_BINARY     Prints "N passed, N failed" last.
+set -u
+bin=$(realpath "$1")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+expect_rc() {  # NAME WANT_RC CMD...
+  local name=$1 want=$2
+  shift 2
+  "$@" > "$work/out" 2> "$work/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: exit $rc, want $want; stderr: $(head -3 "$work/err")"
+  fi
+}
+expect_text() {  # NAME FILE PATTERN
+  if grep -q -- "$3" "$2"; then
+    passed=$((passed + 1))
+    echo "ok   $1"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: '$3' not in $2: $(head -3 "$2")"
+  fi
+}
+
+# A single-rank trace: nothing can be compared (inconclusive).
+/usr/bin/python3 - "$work" <<'PYEOF'
+import json, os, sys
+out = sys.argv[1]
+ev = []
+for s in range(3):
+    t = 1000 + s * 60000
+    ev.append({"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": t, "dur": 50000})
+    ev.append({"ph": "X", "name": "ProfilerStep#%d" % s, "cat": "user_annotation", "pid": 1, "tid": 1, "ts": t, "dur": 55000})
+json.dump({"traceEvents": ev}, open(os.path.join(out, "single.json"), "w"))
+PYEOF
+
+example=examples/ddp-2rank-slow-compute
+expect_rc "diagnose runs: exit 0 with findings" 0 "$bin" diagnose "$example"
+expect_text "text starts with the verdict" "$work/out" '^verdict: slow_compute: rank 1'
+expect_rc "--fail-on findings: exit 3 on findings" 3 "$bin" diagnose --fail-on findings "$example"
+expect_rc "--fail-on inconclusive: exit 0 on findings" 0 "$bin" diagnose --fail-on inconclusive "$example"
+expect_rc "single rank: exit 0 by default" 0 "$bin" diagnose "$work/single.json"
+expect_text "single rank: inconclusive first" "$work/out" '^verdict: inconclusive: only 1 rank'
+expect_rc "--fail-on inconclusive: exit 4" 4 "$bin" diagnose --fail-on inconclusive "$work/single.json"
+expect_rc "--fail-on findings,inconclusive: exit 4" 4 "$bin" diagnose --fail-on findings,inconclusive "$work/single.json"
+expect_rc "json status" 0 "$bin" diagnose --format json "$work/single.json"
+expect_text "json says inconclusive" "$work/out" '"status": "inconclusive"'
+expect_rc "--fail-on with a bad value: usage error" 2 "$bin" diagnose --fail-on never "$example"
+expect_rc "unknown option: usage error" 2 "$bin" diagnose --no-such-option "$example"
+expect_rc "missing argument: usage error" 2 "$bin" diagnose
+expect_rc "typo in subcommand: usage error" 2 "$bin" diagnos "$example"
+expect_text "typo: nearest subcommand suggested" "$work/err" "did you mean 'diagnose'"
+expect_rc "no subcommand: usage error" 2 "$bin"
+expect_rc "--help: exit 0" 0 "$bin" --help
+expect_rc "missing file: error" 1 "$bin" diagnose "$work/no-such-file.json"
+expect_text "missing file named" "$work/err" "no-such-file.json"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,190 @@
+// Status of a diagnosis (analysis/diagnosis/status): "healthy" only for a job that was examined (2+ ranks,
+// 2+ common steps, collectives matched, nothing doubtful); "inconclusive" with a reason for one rank, no
+// common steps, no collectives, inputs of different runs or world sizes, missing ranks, left-out inputs,
+// many skipped events, large clock residuals; "findings" keeps the reasons as caveats.
+#include "analysis/diagnosis/status.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "diag_test_util.h"
+
+namespace strata::diagnosis {
+namespace {
+
+using namespace strata::diagtest;  // NOLINT(google-build-using-namespace)
+
+bool HasReason(const DiagnosisResult& r, const std::string& part) {
+  for (const std::string& s : r.status_reasons)
+    if (s.find(part) != std::string::npos) return true;
+  return false;
+}
+
+std::string Reasons(const DiagnosisResult& r) {
+  std::string s;
+  for (const std::string& x : r.status_reasons) s += "\n  " + x;
+  return s;
+}
+
+DdpSpec Clean(int ranks, int steps) {
+  DdpSpec spec;
+  spec.ranks = ranks;
+  spec.steps = steps;
+  spec.plan = [](int r, int s) { return BasicStep((80 + (r + s) % 2) * kMs); };
+  return spec;
+}
+
+DdpSpec Slow(int ranks, int steps) {
+  DdpSpec spec = Clean(ranks, steps);
+  spec.plan = [](int r, int) { return BasicStep((80 + (r == 1 ? 25 : 0)) * kMs); };
+  return spec;
+}
+
+TEST(DiagStatus, CleanJobExaminedIsHealthyWithoutReasons) {
+  const DiagnosisResult r = DiagnoseDdp(Clean(4, 5));
+  EXPECT_EQ(r.status, "healthy") << Reasons(r);
+  EXPECT_TRUE(r.status_reasons.empty()) << Reasons(r);
+  EXPECT_GT(r.matched, 0u);
+}
+
+TEST(DiagStatus, OneRankIsInconclusive) {
+  const DiagnosisResult r = DiagnoseDdp(Clean(1, 5));
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "only 1 rank")) << Reasons(r);
+}
+
+TEST(DiagStatus, RanksWithNoStepInCommonAreInconclusive) {
+  DdpSpec a = Clean(2, 4);
+  DdpSpec b = Clean(2, 4);
+  b.first_step = 100;
+  const std::vector<std::string> ja = JobJsons(a, SimulateDdp(a));
+  const std::vector<std::string> jb = JobJsons(b, SimulateDdp(b));
+  const TraceStore store = LoadRankJsons({ja[0], jb[1]});
+  const DiagnosisResult r = Diagnose(store);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(r.steps.empty());
+  EXPECT_TRUE(HasReason(r, "no step is present on every rank")) << Reasons(r);
+}
+
+TEST(DiagStatus, OneCommonStepIsInconclusive) {
+  const DiagnosisResult r = DiagnoseDdp(Clean(2, 1));
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "only 1 step is common")) << Reasons(r);
+}
+
+TEST(DiagStatus, NoCollectivesIsInconclusive) {
+  DdpSpec spec = Clean(2, 4);
+  spec.collective = "aten::copy_";  // not a collective: nothing to match across ranks
+  const DiagnosisResult r = DiagnoseDdp(spec);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.matched, 0u);
+  EXPECT_TRUE(HasReason(r, "no collective operation was matched")) << Reasons(r);
+}
+
+/// Rewrites the world size every rank's trace states.
+std::vector<std::string> WithWorld(std::vector<std::string> jsons, const std::vector<int>& world) {
+  for (size_t r = 0; r < jsons.size(); ++r) {
+    const std::string from = "\"world_size\": " + std::to_string(jsons.size());
+    const size_t at = jsons[r].find(from);
+    EXPECT_NE(at, std::string::npos);
+    jsons[r].replace(at, from.size(), "\"world_size\": " + std::to_string(world[r]));
+  }
+  return jsons;
+}
+
+TEST(DiagStatus, InputsThatDisagreeOnTheWorldSizeAreInconclusive) {
+  const DdpSpec spec = Clean(2, 4);
+  const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(spec, SimulateDdp(spec)), {2, 8})));
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "disagree on the world size")) << Reasons(r);
+}
+
+TEST(DiagStatus, MissingRanksOfTheWorldAreInconclusiveAndACaveatBesideFindings) {
+  const DdpSpec clean = Clean(2, 4);
+  const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(clean, SimulateDdp(clean)), {128, 128})));
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "2 of the job's 128 ranks were given")) << Reasons(r);
+
+  const DdpSpec slow = Slow(2, 4);
+  const DiagnosisResult s = Diagnose(LoadRankJsons(WithWorld(JobJsons(slow, SimulateDdp(slow)), {8, 8})));
+  EXPECT_EQ(s.status, "findings");
+  ASSERT_FALSE(s.stragglers.empty());
+  EXPECT_EQ(s.stragglers[0].rank, 1);
+  EXPECT_TRUE(HasReason(s, "2 of the job's 8 ranks were given")) << Reasons(s);
+}
+
+TEST(DiagStatus, InputsRecordedFarApartInTimeAreInconclusive) {
+  DdpSpec spec = Clean(2, 4);
+  const int64_t epoch = 1'700'000'000 * kSec;            // Kineto's clock: time since 1970 (here Nov 2023)
+  spec.clock_offset = {epoch, epoch + 3 * 3600 * kSec};  // three hours apart: not one run
+  const DiagnosisResult r = DiagnoseDdp(spec);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "recorded at different times")) << Reasons(r);
+  // Seconds apart is clock skew within one run, not two runs.
+  spec.clock_offset = {epoch, epoch + 2 * kSec};
+  EXPECT_EQ(DiagnoseDdp(spec).status, "healthy");
+  // Clocks that are not epoch-based (PyTorch 1.x: each process from its own start) are never compared.
+  spec.clock_offset = {0, 3 * 3600 * kSec};
+  EXPECT_EQ(DiagnoseDdp(spec).status, "healthy");
+}
+
+TEST(DiagStatus, LeftOutInputsMakeAHealthyLookingJobInconclusive) {
+  const TraceStore store = LoadDdp(Clean(2, 4));
+  DiagnoseOptions options;
+  options.left_out.push_back({"/x/rank-2.json", "/x/rank-2.json: truncated at byte 10"});
+  const DiagnosisResult r = Diagnose(store, options);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "/x/rank-2.json was left out")) << Reasons(r);
+  ASSERT_EQ(r.left_out.size(), 1u);
+}
+
+TEST(DiagStatus, ManySkippedEventsAreInconclusiveAFewAreNot) {
+  TraceStore store = LoadDdp(Clean(2, 4));
+  const uint64_t events = store.inputs[0].events;
+  store.inputs[0].skipped["negative_duration"] = events / 200;  // 0.5 %: fine
+  EXPECT_EQ(Diagnose(store).status, "healthy");
+  store.inputs[0].skipped["negative_duration"] = events / 20;  // 5 %
+  const DiagnosisResult r = Diagnose(store);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "were skipped (most: negative_duration")) << Reasons(r);
+}
+
+TEST(DiagStatus, LargeClockResidualAgainstTheStepBlocksHealthy) {
+  const TraceStore store = LoadDdp(Clean(2, 4));
+  DiagnosisResult r = Diagnose(store);
+  ASSERT_EQ(r.status, "healthy");
+  r.clock_residual_us = 0.2 * r.step_time_median_ms * 1000.0;
+  AssessStatus(store, &r);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "collective completions still differ")) << Reasons(r);
+}
+
+TEST(DiagStatus, ManyUnmatchedCollectiveCallsBlockHealthyAFewAreACaveat) {
+  const TraceStore store = LoadDdp(Clean(2, 4));
+  DiagnosisResult r = Diagnose(store);
+  r.unmatched_collective_calls = 1;
+  r.matched = 20;
+  AssessStatus(store, &r);
+  EXPECT_EQ(r.status, "healthy");
+  EXPECT_TRUE(HasReason(r, "1 collective calls")) << Reasons(r);
+  r.unmatched_collective_calls = 30;
+  AssessStatus(store, &r);
+  EXPECT_EQ(r.status, "inconclusive");
+}
+
+TEST(DiagStatus, BlockingReasonsComeFirst) {
+  const TraceStore store = LoadDdp(Clean(2, 4));
+  DiagnosisResult r = Diagnose(store);
+  r.unmatched_collective_calls = 1;
+  r.matched = 20;
+  r.left_out.push_back({"/x/a.json", "bad"});
+  AssessStatus(store, &r);
+  ASSERT_EQ(r.status_reasons.size(), 2u);
+  EXPECT_NE(r.status_reasons[0].find("left out"), std::string::npos);
+  EXPECT_NE(r.status_reasons[1].find("collective calls"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::diagnosis
