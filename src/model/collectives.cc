@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/kernel_type.h"
 
@@ -12,8 +13,25 @@ namespace strata::model {
 namespace {
 
 bool IsCpuCollective(std::string_view name) {
-  return name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 5) == "mpi:" ||
-         name.substr(0, 5) == "ucc:";
+  return name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 4) == "mpi:" ||
+         name.substr(0, 4) == "ucc:";
+}
+
+/// Sets launch_ns of each GPU call of one rank: the start of the CPU-side event (not a GPU event) that has
+/// the kernel's correlation id. One pass over the rank's rows; kernels without a launcher keep -1.
+void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, std::vector<CollectiveCall>* calls) {
+  const SliceTable& s = store.slices;
+  std::unordered_map<int64_t, size_t> wanted;  // correlation -> index in calls
+  for (size_t i = 0; i < calls->size(); ++i) {
+    const int64_t corr = s.correlation[(*calls)[i].slice];
+    if (corr != kNoCorrelation) wanted.emplace(corr, i);
+  }
+  if (wanted.empty()) return;
+  for (uint32_t row : rows) {
+    if ((s.flags[row] & kSliceGpu) || store.tracks[s.track[row]].stream >= 0) continue;
+    if (s.correlation[row] == kNoCorrelation) continue;
+    if (auto it = wanted.find(s.correlation[row]); it != wanted.end()) (*calls)[it->second].launch_ns = s.ts_ns[row];
+  }
 }
 
 }  // namespace
@@ -43,7 +61,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   auto name_kind = [&](StringId id) {
     if (kind[id] < 0) {
       const std::string_view n = store.strings.view(id);
-      kind[id] = IsCommunicationKernel(n) ? 1 : IsCpuCollective(n) ? 2 : 0;
+      kind[id] = IsCpuCollective(n) ? 2 : IsCommunicationKernel(n) ? 1 : 0;
     }
     return kind[id];
   };
@@ -77,6 +95,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
     }
     std::sort(model.calls[r].begin(), model.calls[r].end(),
               [](const CollectiveCall& a, const CollectiveCall& b) { return a.start_ns < b.start_ns; });
+    if (gpu) FindLaunches(store, rows_by_rank[r], &model.calls[r]);
   }
   model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
   if (!any) return model;
@@ -127,11 +146,14 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
 
   // Assign steps and ordinals.
   const bool stepped = steps->source != "none";
+  // Launch times are on the CPU side, as are profiler-step windows; detected-period windows are made of
+  // the calls' own times.
+  const bool by_launch = steps->source == "profiler-step";
   for (size_t r = 0; r < ranks; ++r) {
     std::map<std::tuple<int64_t, StringId, StringId>, uint32_t> next;
     for (auto& c : model.calls[r]) {
       if (stepped) {
-        const int w = FindWindow(steps->by_rank[r], c.start_ns);
+        const int w = FindWindow(steps->by_rank[r], by_launch && c.launch_ns >= 0 ? c.launch_ns : c.start_ns);
         c.step = w < 0 ? -1 : steps->by_rank[r][w].step;
       } else {
         c.step = 0;

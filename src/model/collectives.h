@@ -1,12 +1,15 @@
 // Collectives across ranks: finds each rank's collective calls and matches the k-th call of the same
 // collective in the same step and process group on every rank of that group (DESIGN.md, Diagnosis 2). Sources:
 // NCCL/RCCL kernels on GPU streams when any rank has them ("gpu-kernels"), else CPU-side collective ops such as
-// gloo:all_reduce or nccl:all_reduce ("cpu-ops"). When the trace has no steps, the period of the collective sequence
-// defines them (prefix function over the call keys; "detected-period").
-// Process groups: a call's group is its "Process Group Name" (else its "Process Group Ranks" text) when the
-// trace records NCCL args; calls without them share one group. An instance is complete when all of its
-// group's members have it (the "Group size" arg, else every rank).
-// Invariants: a matched instance holds at most one call per rank; calls keep store order within a rank.
+// gloo:all_reduce or nccl:all_reduce ("cpu-ops"; a `family:op` name is a CPU op, never a kernel, even though
+// HTA's kernel classification would call `nccl:...` communication). A kernel belongs to the step of the CPU
+// call that launched it (matched by correlation id): kernels launched late in step k often run after the CPU
+// side of step k has ended, and must not be counted in step k+1 or dropped. When the trace has no steps, the period of
+// the collective sequence defines them (prefix function over the call keys; "detected-period"). Process groups: a
+// call's group is its "Process Group Name" (else its "Process Group Ranks" text) when the trace records NCCL args;
+// calls without them share one group. An instance is complete when all of its group's members have it (the "Group size"
+// arg, else every rank). Invariants: a matched instance holds at most one call per rank; calls keep store order within
+// a rank.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +25,10 @@ struct CollectiveCall {
   uint32_t slice = 0;
   StringId key = 0;                  // the collective's name (kernel or op name)
   int64_t start_ns = 0, end_ns = 0;  // rank clock
-  int64_t step = -1;
-  uint32_t ordinal = 0;  // index among calls with the same key and group in the same step on this rank
-  StringId group = 0;    // process group (0 = none recorded)
+  int64_t launch_ns = -1;            // GPU kernels: start of the CPU call that launched it (same correlation), or -1
+  int64_t step = -1;                 // the step of its launch (kernels) or of its start (CPU ops)
+  uint32_t ordinal = 0;              // index among calls with the same key and group in the same step on this rank
+  StringId group = 0;                // process group (0 = none recorded)
   int32_t group_size = -1;
 };
 

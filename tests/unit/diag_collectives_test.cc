@@ -159,6 +159,76 @@ TEST(DiagCollectives, GpuJobsUseNcclKernels) {
   }
 }
 
+/// A GPU job whose host syncs at the start of the next step: each step's last collective kernels run after
+/// the step's CPU side ended (in the next ProfilerStep, or in the gap between steps).
+DdpSpec AsyncTailGpuJob(int slow_rank) {
+  DdpSpec spec;
+  spec.ranks = 4;
+  spec.steps = 5;
+  spec.gpu = true;
+  spec.sync_at_step_end = false;
+  spec.plan = [slow_rank](int r, int) {
+    RankStep st;
+    st.segs = {{Op("volta_sgemm_128x64_nn", (20 + (r == slow_rank ? 6 : 0)) * kMs, "kernel")},
+               {Op("volta_sgemm_128x64_nn", 5 * kMs, "kernel")},
+               {Op("volta_sgemm_128x64_nn", 3 * kMs, "kernel")}};
+    st.tail = {Op("void multi_tensor_apply_kernel", 2 * kMs, "kernel")};
+    return st;
+  };
+  return spec;
+}
+
+TEST(DiagCollectives, KernelsBelongToTheStepOfTheirLaunchNotOfTheirStart) {
+  const DdpSpec spec = AsyncTailGpuJob(-1);
+  SimulatedJob sim;
+  const TraceStore store = LoadDdp(spec, &sim);
+  // The premise: the last collective of step 1 starts on the device after the CPU side of step 1 ended.
+  ASSERT_GT(sim.arrival[0][2][0], sim.step_end[0][0]);
+  auto m = BuildModels(store);
+  const model::CollectiveModel& c = m->collectives;
+  EXPECT_EQ(c.source, "gpu-kernels");
+  EXPECT_EQ(c.unmatched_calls, 0u);
+  ASSERT_EQ(c.matched.size(), 15u);  // 3 per step, every step
+  for (size_t i = 0; i < c.matched.size(); ++i) {
+    EXPECT_EQ(c.matched[i].step, 1 + static_cast<int64_t>(i / 3)) << i;
+    EXPECT_EQ(c.matched[i].ordinal, i % 3) << i;
+    EXPECT_TRUE(c.matched[i].complete());
+    for (int r = 0; r < spec.ranks; ++r) EXPECT_GE(c.calls[r][c.matched[i].call[r]].launch_ns, 0);
+  }
+}
+
+TEST(DiagCollectives, LatenessOfKernelsThatRunAfterTheStepIsMeasuredInFull) {
+  const DdpSpec spec = AsyncTailGpuJob(2);
+  const diagnosis::DiagnosisResult r = DiagnoseDdp(spec);
+  ASSERT_FALSE(r.stragglers.empty());
+  EXPECT_EQ(r.stragglers[0].rank, 2);
+  EXPECT_EQ(r.unmatched_collective_calls, 0u);
+  EXPECT_EQ(r.steps.size(), 5u);
+  // Rank 2 computes 6 ms longer before the first collective of every step, and arrives 6 ms late there.
+  EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 6.0, 0.1);
+  EXPECT_EQ(r.stragglers[0].steps.size(), 5u);
+}
+
+TEST(DiagCollectives, CpuSideNcclOpsAreCollectivesWhenThereAreNoKernels) {
+  // A CPU-only profile of an NCCL job (GPU events stripped): nccl:all_reduce record_function ops.
+  DdpSpec spec;
+  spec.ranks = 3;
+  spec.steps = 4;
+  spec.collective = "nccl:all_reduce";
+  spec.plan = [](int r, int) { return BasicStep((40 + (r == 1 ? 8 : 0)) * kMs); };
+  const TraceStore store = LoadDdp(spec);
+  auto m = BuildModels(store);
+  EXPECT_EQ(m->collectives.source, "cpu-ops");
+  EXPECT_EQ(m->collectives.matched.size(), 4u);
+  EXPECT_EQ(m->collectives.unmatched_calls, 0u);
+  const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
+  ASSERT_FALSE(r.stragglers.empty());
+  EXPECT_EQ(r.stragglers[0].rank, 1);
+  // Both CPU families are collectives: gloo: as well.
+  spec.collective = "gloo:all_reduce";
+  EXPECT_EQ(BuildModels(LoadDdp(spec))->collectives.matched.size(), 4u);
+}
+
 TEST(DiagCollectives, DetectPeriod) {
   using V = std::vector<StringId>;
   EXPECT_EQ(DetectPeriod(V{}), 0u);

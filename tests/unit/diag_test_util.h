@@ -151,6 +151,10 @@ struct DdpSpec {
   std::string collective = "gloo:all_reduce";  // CPU style: the op name of every collective...
   std::vector<std::string> collective_names;   // ...unless named here per collective index
   int64_t step_gap = 200 * kUs;                // idle between a rank's steps
+  // GPU style: the host waits for the device at the end of each step (cudaDeviceSynchronize). When false it
+  // waits at the start of the next step instead, so the step's last kernels run after its CPU side ended
+  // (inside the next ProfilerStep, or between steps), as in jobs that sync on the loss of the next step.
+  bool sync_at_step_end = true;
 };
 
 /// Per rank, the events of the simulated job (each rank's clock), plus what was simulated (global clock).
@@ -217,6 +221,14 @@ inline SimulatedJob SimulateDdp(const DdpSpec& spec) {
     size_t K = plans[0].segs.size();
     for (const auto& p : plans) EXPECT_EQ(p.segs.size(), K) << "every rank needs the same collectives";
     std::vector<int64_t> start(host);
+    if (spec.gpu && !spec.sync_at_step_end && s > 0) {
+      for (int r = 0; r < R; ++r) {
+        const int64_t h = host[r];
+        job.events[r].push_back(Event{"cudaDeviceSynchronize", "cuda_runtime", h,
+                                      std::max<int64_t>(dev[r] - h, 0) + 5 * kUs, pid_of(r), 1});
+        host[r] = std::max(h, dev[r]) + 5 * kUs;
+      }
+    }
     std::fill(first_kernel.begin(), first_kernel.end(), INT64_MAX);
     job.step_start.push_back(start);
     job.arrival.emplace_back();
@@ -252,7 +264,7 @@ inline SimulatedJob SimulateDdp(const DdpSpec& spec) {
     std::vector<int64_t> end(R);
     for (int r = 0; r < R; ++r) {
       run_items(r, plans[r].tail);
-      if (spec.gpu) {
+      if (spec.gpu && spec.sync_at_step_end) {
         const int64_t h = host[r];
         const int64_t d = dev[r];
         job.events[r].push_back(
@@ -272,7 +284,7 @@ inline SimulatedJob SimulateDdp(const DdpSpec& spec) {
         }
       }
       host[r] = end[r] + spec.step_gap;
-      dev[r] = std::max(dev[r], host[r]);
+      if (spec.sync_at_step_end) dev[r] = std::max(dev[r], host[r]);
     }
     job.step_end.push_back(end);
   }
