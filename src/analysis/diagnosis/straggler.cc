@@ -90,9 +90,13 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
         ++out.late_pairs;
       }
   std::set<int32_t> late_ranks;
+  double late_blame = 0;  // summed over every late (step, rank) pair of the job
   for (size_t s = 0; s < steps; ++s)
     for (size_t r = 0; r < ranks; ++r)
-      if (out.late[s][r]) late_ranks.insert(static_cast<int32_t>(r));
+      if (out.late[s][r]) {
+        late_ranks.insert(static_cast<int32_t>(r));
+        late_blame += out.blame_ns[s][r];
+      }
   out.late_ranks.assign(late_ranks.begin(), late_ranks.end());
 
   for (size_t r = 0; r < ranks; ++r) {
@@ -140,8 +144,11 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     st.steps = late_steps;
     if (!persistent) {
       st.steps = clear_steps;
-      // Most of the job's late (step, rank) pairs must be this rank's, or the slowest rank merely rotates.
-      const bool dominant = late_steps.size() * 2 > out.late_pairs;
+      // The slowest rank must not merely rotate: most of the job's late (step, rank) pairs are this rank's,
+      // or its clearly late steps hold most of the job's lateness (a large stall in a few steps stands out
+      // even when noise makes other ranks slightly late in more steps).
+      const bool dominant =
+          late_steps.size() * 2 > out.late_pairs || clear_blame >= options.dominant_blame_share * late_blame;
       if (!dominant || !cluster) continue;
     }
     st.late_ms_per_step = blame / static_cast<double>(steps) / 1e6;

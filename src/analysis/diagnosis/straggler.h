@@ -5,7 +5,8 @@
 //  - A (step, rank) is late when its blame ≥ min_effect × step time. A rank late in ≥ persistent_share of
 //    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
 //    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) include three
-//    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps. Two
+//    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps.
+//    ("Holds most" counts late pairs, or weighs them: its clearly late steps carry ≥ 2/3 of the job's lateness.) Two
 //    moderate hiccups of one rank are what a loaded machine produces by itself (seen in clean recorded runs). A rank
 //    late in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps) stands far
 //    above its other late steps (their mean lateness under a fifth of the cluster's): a fault switched on in some
@@ -31,6 +32,9 @@ namespace strata::diagnosis {
 struct StragglerOptions {
   double min_effect = 0.03;       // share of step time
   double persistent_share = 0.6;  // share of steps
+  // An intermittent straggler whose clearly late steps hold this share of all lateness of the job's late
+  // (step, rank) pairs dominates it, however many small late pairs other ranks have.
+  double dominant_blame_share = 2.0 / 3.0;
 };
 
 struct StragglerAnalysis {
