@@ -1,5 +1,6 @@
 // Cross-layer evidence from recorder data (see cross_layer.h).
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/cause_choice.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,7 +16,6 @@
 namespace strata::diagnosis {
 namespace {
 
-constexpr double kMinExplained = 0.25;  // share of the lateness a layer must explain to name the cause
 constexpr uint32_t kTaskUninterruptible = 2;
 constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
 // A recorded excess over the peers' median that counts without the traces naming the rank (a link busier,
@@ -421,7 +421,8 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   f.ranks = {rank};
   f.layer = "comm";
   f.impact_pct = RoundTo(100 * excess, 2);
-  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, excess / m.link_busy_share)), 2);
+  // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
+  f.confidence = RoundTo(ExplainedShare(excess, m.link_busy_share), 2);
   const std::string what = foreign_traffic
                                ? fmt::format(
                                      "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': "
@@ -542,7 +543,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   f.layer = kind == "network_contention" ? "comm" : "cpu";
   if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
   f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
-  f.confidence = RoundTo(std::min(0.9, 0.5 + 0.5 * std::min(1.0, top.cpu.excess * step_ms / top.late.late_ms)), 2);
+  f.confidence = RoundTo(ExplainedShare(top.cpu.excess * step_ms, top.late.late_ms), 2);
   std::string what;
   if (kind == "network_contention")
     what = fmt::format(
@@ -692,7 +693,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
     // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
     // while whatever else is there runs), so throttling that explains enough takes precedence.
-    if (late_share > 0 && candidates[0].excess >= kMinExplained * late_share) best = candidates.begin();
+    if (late_share > 0 && candidates[0].excess >= kMinExplainedShare * late_share) best = candidates.begin();
     // Foreign traffic on the straggler's own link: far more bytes than its peers move for the same
     // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
     if (ForeignTraffic(metrics, straggler.rank) && late_share > 0) {
@@ -705,7 +706,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     }
     nlohmann::ordered_json evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
     evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
-    const bool explains = late_share > 0 && best->excess >= kMinExplained * late_share;
+    const bool explains = late_share > 0 && best->excess >= kMinExplainedShare * late_share;
     evidence["explained_pct"] = late_share > 0 ? RoundTo(100 * best->excess / late_share, 1) : 0.0;
 
     auto finding = std::find_if(result->findings.begin(), result->findings.end(),
@@ -726,7 +727,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     const std::string trace_cause = finding->cause;
     finding->cause = best->cause;
     finding->layer = best->layer;
-    finding->confidence = RoundTo(std::min(0.95, 0.5 + 0.5 * std::min(1.0, best->excess / late_share)), 2);
+    finding->confidence = RoundTo(ExplainedShare(best->excess, late_share), 2);
     finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
                                    100 * late_share, best->what, trace_cause.empty() ? "not seen" : trace_cause);
   }

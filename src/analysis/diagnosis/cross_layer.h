@@ -25,8 +25,8 @@
 // rank's training window (first to last collective call seen by the recorder; the process lifetime when
 // no collective was probed), as rates per second so that ranks with windows of different length compare.
 // Invariants: a cause is only changed when the straggler's excess over the peers' median is at least
-// kMinExplained of its measured lateness share; the evidence (straggler vs peers, per metric) is added to
-// the finding either way; without recorder data the result is unchanged.
+// kMinExplainedShare (cause_choice.h) of its measured lateness share; the evidence (straggler vs peers, per metric) is
+// added to the finding either way; without recorder data the result is unchanged.
 #pragma once
 
 #include <cstdint>

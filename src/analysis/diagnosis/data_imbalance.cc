@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/robust_stats.h"
 #include "core/round.h"
 
@@ -88,7 +89,8 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
   for (int32_t r : analysis.late_ranks)
     if (r >= 0 && static_cast<size_t>(r) < rank_numbers.size()) f.ranks.push_back(rank_numbers[static_cast<size_t>(r)]);
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
-  f.confidence = 0.6;
+  // Effect: the late pairs; evidence: those whose ops ran slower across the board (cause_choice.h).
+  f.confidence = RoundTo(ExplainedShare(static_cast<double>(load.broad), static_cast<double>(load.measured)), 2);
   f.summary = fmt::format(
       "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
       "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",

@@ -7,6 +7,7 @@
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/status.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
+#include "analysis/diagnosis/whatif_notes.h"
 #include "analysis/job_summary.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
@@ -62,6 +63,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   if (recorded && !recorded->empty()) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store), &result);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  ExplainWhatIf(&result);
   AssessStatus(store, &result);
   return result;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/straggler.h"
@@ -364,14 +365,16 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     std::vector<size_t> late_idx;
     for (size_t i = 0; i < n; ++i)
       if (std::find(st.steps.begin(), st.steps.end(), steps.steps[i]) != st.steps.end()) late_idx.push_back(i);
-    double self_ms = 0, comm_ms = 0;
+    double self_ms = 0, comm_ms = 0, late_ms = 0;
     for (size_t i : late_idx) {
       self_ms += std::max(0.0, self_excess[i][r]) / 1e6;
       comm_ms += g.comm_blame[i][r] / 1e6;
+      late_ms += sa.blame_ns[i][r] / 1e6;
     }
     const double nl = std::max<double>(1, static_cast<double>(late_idx.size()));
     self_ms /= nl;
     comm_ms /= nl;
+    late_ms /= nl;
     st.rank = store.ranks[r].rank;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
@@ -386,7 +389,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     f.impact_pct = RoundTo(100.0 * share_of_step(sa.blame_ns, r), 2);
     const auto& role = members[static_cast<size_t>(stage[r])];
     const std::vector<size_t> peers = FirstPeers(role.size() > 1 ? role : all, r);
-    double explained = 0;
+    CauseChoice choice;
     if (comm_ms > self_ms) {
       f.cause = "slow_communication";
       f.layer = "comm";
@@ -395,7 +398,12 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
       for (const auto& [key, ns] : g.excess_by_key[r])
         if (ns > worst_ns) worst = key, worst_ns = ns;
       if (worst_ns > 0) f.op = ShortName(store.strings.view(worst));
-      explained = 1;
+      // Slow transfers in every group of the rank: the transfer excess is the evidence for the link.
+      choice.cause = f.cause;
+      choice.layer = f.layer;
+      choice.excess_ms = comm_ms;
+      choice.explained = ExplainedShare(comm_ms, late_ms);
+      choice.confidence = choice.explained;
       f.summary = fmt::format(
           "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
           "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
@@ -403,37 +411,18 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
       f.evidence["blame_kind"] = "dependency_edge";
     } else {
       const GroupDifferential d = CompareWindows(store, index, steps, g, late_idx, r, peers);
-      struct Candidate {
-        const char* cause;
-        const char* layer;
-        double ms;
-      };
-      const Candidate candidates[] = {{"dataloader_stall", "data", d.data_ms},
-                                      {"host_stall", "host", d.host_gap_ms},
-                                      {"slow_compute", "gpu", d.device_busy_ms},
-                                      {"launch_overhead", "host", std::min(d.self_idle_ms, d.host_compute_ms)}};
-      const Candidate* best = &candidates[0];
-      for (const Candidate& c : candidates)
-        if (c.ms > best->ms) best = &c;
-      explained = self_ms > 0 ? std::clamp(best->ms / self_ms, 0.0, 1.0) : 0.0;
-      if (best->ms <= 0 || explained < 0.25) {
-        f.cause = "unknown";
-        f.layer = "host";
-      } else {
-        f.cause = best->cause;
-        f.layer = best->layer;
-      }
+      choice = ChooseCause({{"dataloader_stall", "data", d.data_ms},
+                            {"host_stall", "host", d.host_gap_ms},
+                            {"slow_compute", "gpu", d.device_busy_ms},
+                            {"launch_overhead", "host", std::min(d.self_idle_ms, d.host_compute_ms)}},
+                           late_ms);
+      f.cause = choice.cause;
+      f.layer = choice.layer;
       if (f.cause != "host_stall") f.op = top_op(d);
       f.summary = fmt::format(
           "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
           "for it; fixing it saves {:.1f}% of step time",
-          st.rank, self_ms,
-          f.cause == "slow_compute"       ? "its kernels take longer"
-          : f.cause == "dataloader_stall" ? "its data loading takes longer"
-          : f.cause == "host_stall"       ? "its host thread stalls outside any op"
-          : f.cause == "launch_overhead"  ? "its device waits for the host to launch work"
-                                          : "cause not determined from the trace",
-          f.impact_pct);
+          st.rank, self_ms, CausePhrase(f.cause), f.impact_pct);
       f.evidence["excess_ms"] = {{"data_loading", RoundTo(d.data_ms, 3)},
                                  {"host_gap", RoundTo(d.host_gap_ms, 3)},
                                  {"host_compute", RoundTo(d.host_compute_ms, 3)},
@@ -444,8 +433,10 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
                                  : f.cause == "unknown"  ? "unexplained"
                                                          : "slow_op";
     }
-    f.confidence = RoundTo(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
+    f.confidence = RoundTo(choice.confidence, 2);
     f.evidence["late_ms_per_step"] = st.late_ms_per_step;
+    f.evidence["late_ms_per_late_step"] = RoundTo(late_ms, 3);
+    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
     f.evidence["late_steps"] = st.steps;
     f.evidence["stage"] = stage[r];
     f.evidence["peers"] = peers.size();
@@ -467,10 +458,21 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     for (size_t i = 0; i < n; ++i)
       if (g.step_time_ns[i] > 0) share += std::max(0.0, stage_excess[i][s]) / static_cast<double>(g.step_time_ns[i]);
     f.impact_pct = RoundTo(100.0 * share / static_cast<double>(n), 2);
-    f.confidence = 0.75;
     std::vector<size_t> others;
     for (size_t r = 0; r < ranks; ++r)
       if (stage[r] != static_cast<int32_t>(s)) others.push_back(r);
+    // Effect: the stage's excess work over the other stages; evidence: the part every rank of the stage
+    // shows (its weakest member's excess over its strongest's): a stage, not one rank in it (cause_choice.h).
+    {
+      std::vector<double> member_excess;
+      for (size_t r : m) {
+        double sum = 0;
+        for (size_t i = 0; i < n; ++i) sum += std::max(0.0, g.self_ns[i][r] - MedianOf(g.self_ns[i], others));
+        member_excess.push_back(sum);
+      }
+      const auto [lo, hi] = std::minmax_element(member_excess.begin(), member_excess.end());
+      f.confidence = RoundTo(ExplainedShare(*lo, *hi), 2);
+    }
     std::vector<size_t> idx(n);
     for (size_t i = 0; i < n; ++i) idx[i] = i;
     const GroupDifferential d = CompareWindows(store, index, steps, g, idx, m.front(), FirstPeers(others, SIZE_MAX));

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/robust_stats.h"
 #include "analysis/whatif/whatif.h"
 
@@ -19,8 +20,14 @@ namespace {
 
 bool IsComputeOp(std::string_view op) { return op == "forward-compute" || op == "backward-compute"; }
 
-/// Mean duration of each compute op type per worker (rank index), from the store.
-std::map<uint32_t, std::map<std::string, double>> ComputeMeans(const TraceStore& store) {
+/// Mean duration and count of each compute op type of one worker.
+struct OpStats {
+  double mean_ns = 0;
+  size_t count = 0;
+};
+
+/// Mean duration and count of each compute op type per worker (rank index), from the store.
+std::map<uint32_t, std::map<std::string, OpStats>> ComputeMeans(const TraceStore& store) {
   std::map<uint32_t, std::map<std::string, std::pair<double, size_t>>> acc;
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
     const std::string_view op = store.strings.view(store.slices.name[row]);
@@ -29,9 +36,9 @@ std::map<uint32_t, std::map<std::string, double>> ComputeMeans(const TraceStore&
     a.first += static_cast<double>(store.slices.dur_ns[row]);
     ++a.second;
   }
-  std::map<uint32_t, std::map<std::string, double>> out;
+  std::map<uint32_t, std::map<std::string, OpStats>> out;
   for (const auto& [rank, ops] : acc)
-    for (const auto& [op, a] : ops) out[rank][op] = a.first / static_cast<double>(a.second);
+    for (const auto& [op, a] : ops) out[rank][op] = {a.first / static_cast<double>(a.second), a.second};
   return out;
 }
 
@@ -93,6 +100,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   // Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp
   // rank of that stage affected alike.
   std::vector<int32_t> imbalanced_stages;
+  std::map<int32_t, double> stage_uniformity;  // weakest dp rank's excess / strongest's
   if (w.num_stages >= 2) {
     for (const auto& [stage, a] : w.by_stage) {
       std::vector<double> others;
@@ -106,7 +114,10 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
       const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
       const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
       // Uniform: the weakest dp rank of the stage carries at least half the excess of the strongest.
-      if (hi > 0 && lo >= 0.5 * hi) imbalanced_stages.push_back(stage);
+      if (hi > 0 && lo >= 0.5 * hi) {
+        imbalanced_stages.push_back(stage);
+        stage_uniformity[stage] = ExplainedShare(lo, hi);
+      }
     }
   }
   std::set<int32_t> stage_set(imbalanced_stages.begin(), imbalanced_stages.end());
@@ -142,7 +153,8 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
     f.impact_pct = RoundTo(100.0 * stage_excess_share(stage), 2);
-    f.confidence = 0.8;
+    // Effect: the stage's excess; evidence: the part every dp rank of it shows (cause_choice.h).
+    f.confidence = RoundTo(stage_uniformity[stage], 2);
     f.summary = fmt::format(
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
@@ -175,18 +187,22 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     // Cause: compute op durations against the same stage's other dp ranks.
     std::string worst_op;
     double worst_ratio = 1.0;
+    double compute_excess_ms = 0;  // per step: its compute ops' time beyond its stage peers' medians
     if (auto self = index_of_rank.find(wk.rank); self != index_of_rank.end() && means.count(self->second)) {
-      for (const auto& [op, mean] : means.at(self->second)) {
+      for (const auto& [op, own] : means.at(self->second)) {
         std::vector<double> peers;
         for (const auto& other : w.by_worker) {
           if (other.stage != wk.stage || other.rank == wk.rank) continue;
           auto it = index_of_rank.find(other.rank);
           if (it == index_of_rank.end() || !means.count(it->second) || !means.at(it->second).count(op)) continue;
-          peers.push_back(means.at(it->second).at(op));
+          peers.push_back(means.at(it->second).at(op).mean_ns);
         }
-        const double ratio = peers.empty() ? 1.0 : mean / Median(peers);
-        if (ratio > worst_ratio) {
-          worst_ratio = ratio;
+        if (peers.empty()) continue;
+        const double peer = Median(peers);
+        compute_excess_ms += (own.mean_ns - peer) * static_cast<double>(own.count) /
+                             static_cast<double>(std::max<size_t>(1, w.steps.size())) / 1e6;
+        if (own.mean_ns / peer > worst_ratio) {
+          worst_ratio = own.mean_ns / peer;
           worst_op = op;
         }
       }
@@ -196,26 +212,37 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     f.ranks = {wk.rank};
     f.stage = wk.stage;
     f.impact_pct = impact(wk.attribution.ratio);
-    if (worst_ratio - 1.0 >= options.min_effect) {
-      f.cause = "slow_compute";
-      f.layer = "gpu";
+    // The worker's what-if excess is the effect; its compute beyond its stage peers' explains part of it,
+    // the rest is its transfers (cause_choice.h).
+    const double effect_ms = wk.attribution.excess_ms;
+    const CauseChoice choice = ChooseCause(
+        {{"slow_compute", "gpu", compute_excess_ms}, {"slow_communication", "comm", effect_ms - compute_excess_ms}},
+        effect_ms);
+    f.cause = choice.cause;
+    f.layer = choice.layer;
+    f.confidence = RoundTo(choice.confidence, 2);
+    if (f.cause == "slow_compute") {
       f.op = worst_op;
-      f.confidence = 0.85;
       f.summary = fmt::format(
           "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
           "saves about {:.1f}% of step time",
           wk.rank, wk.dp_rank, wk.stage, worst_op, 100.0 * (worst_ratio - 1.0), f.impact_pct);
-    } else {
-      f.cause = "slow_communication";
-      f.layer = "comm";
-      f.confidence = 0.6;
+    } else if (f.cause == "slow_communication") {
       f.summary = fmt::format(
           "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
           "slow; fixing it saves about {:.1f}% of step time",
           wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
+    } else {
+      f.summary = fmt::format(
+          "worker rank {} (dp {}, stage {}) delays the job; neither its compute nor its transfers explain half "
+          "of it; fixing it saves about {:.1f}% of step time",
+          wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
     }
     f.evidence = st.evidence;
     f.evidence["compute_ratio_vs_stage_peers"] = RoundTo(worst_ratio, 4);
+    f.evidence["excess_ms_per_step"] = RoundTo(effect_ms, 3);
+    f.evidence["compute_excess_ms_per_step"] = RoundTo(compute_excess_ms, 3);
+    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
     result->stragglers.push_back(std::move(st));
     result->findings.push_back(std::move(f));
   }
@@ -260,7 +287,9 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
         ++counted;
       }
       f.impact_pct = counted ? RoundTo(100.0 * share / static_cast<double>(counted), 2) : 0.0;
-      f.confidence = 0.7;
+      // Effect: the what-if waste 1 - 1/S; evidence: the per-step load imbalance measured from the compute
+      // loads (its cost as a share of step time), cause_choice.h.
+      f.confidence = RoundTo(ExplainedShare(f.impact_pct / 100.0, 1.0 - 1.0 / S), 2);
       f.summary = fmt::format(
           "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
           "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",

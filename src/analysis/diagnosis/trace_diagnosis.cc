@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
@@ -38,6 +39,7 @@ struct Differential {
   double compute_ms = 0, data_ms = 0, host_gap_ms = 0, device_busy_ms = 0, device_idle_ms = 0;
   double window_ms = 0, peer_window_ms = 0;
   double start_delay_ms = 0;  // how much later than its peers the rank entered the step (aligned)
+  double late_ms = 0;         // its lateness (blame) per late step: how long the others waited for it
   std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
   size_t steps = 0;
 };
@@ -83,6 +85,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     d.device_busy_ms += excess([](const WindowProfile& w) { return w.device_busy_ns; });
     d.device_idle_ms += excess([](const WindowProfile& w) { return w.device_idle_ns; });
     d.window_ms += window[straggler] / 1e6;
+    d.late_ms += sa.blame_ns[s][straggler] / 1e6;
     std::vector<double> peer_starts;
     for (size_t r = 0; r < ranks; ++r)
       if (r != straggler) peer_starts.push_back(static_cast<double>(p.start[r]));
@@ -111,6 +114,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
   d.device_busy_ms /= n;
   d.device_idle_ms /= n;
   d.window_ms /= n;
+  d.late_ms /= n;
   d.peer_window_ms /= n;
   d.start_delay_ms /= n;
   for (const auto& [name, ms] : op_excess)
@@ -234,13 +238,8 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
     f.impact_pct = RoundTo(100.0 * whatif.fix_rank_saving[r], 2);
     const bool gpu = collectives.source == "gpu-kernels";
-    struct Candidate {
-      const char* cause;
-      const char* layer;
-      double ms;
-    };
-    std::vector<Candidate> candidates = {{"dataloader_stall", "data", d.data_ms},
-                                         {"host_stall", "host", d.host_gap_ms}};
+    std::vector<CauseCandidate> candidates = {{"dataloader_stall", "data", d.data_ms},
+                                              {"host_stall", "host", d.host_gap_ms}};
     if (gpu) {
       candidates.push_back({"slow_compute", "gpu", d.device_busy_ms});
       // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
@@ -248,17 +247,10 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     } else {
       candidates.push_back({"slow_compute", "cpu", d.compute_ms});
     }
-    const auto best = std::max_element(candidates.begin(), candidates.end(),
-                                       [](const Candidate& a, const Candidate& b) { return a.ms < b.ms; });
+    const CauseChoice choice = ChooseCause(candidates, d.late_ms);
+    f.cause = choice.cause;
+    f.layer = choice.layer;
     const double late = d.window_ms - d.peer_window_ms;
-    const double explained = late > 0 ? std::clamp(best->ms / late, 0.0, 1.0) : 0.0;
-    if (best->ms <= 0 || explained < 0.25) {
-      f.cause = "unknown";
-      f.layer = "host";
-    } else {
-      f.cause = best->cause;
-      f.layer = best->layer;
-    }
     // Culprit op: the op with the largest excess. A host stall has none: its time is outside any op.
     for (const auto& [name, ms] : d.op_excess_ms) {
       if (f.cause == "host_stall") break;
@@ -267,20 +259,16 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
       f.op = ShortName(n);
       break;
     }
-    f.confidence = RoundTo(std::clamp(0.35 + 0.45 * explained + (st.persistent ? 0.15 : 0.05), 0.0, 0.95), 2);
+    f.confidence = RoundTo(choice.confidence, 2);
     const std::string when = st.steps.size() == phases.steps.size()
                                  ? std::string("in every step")
                                  : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
     f.summary =
         fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
-                    st.rank, st.late_ms_per_step, when,
-                    f.cause == "slow_compute"       ? "its compute takes longer"
-                    : f.cause == "dataloader_stall" ? "its data loading takes longer"
-                    : f.cause == "host_stall"       ? "its host thread stalls outside any op"
-                    : f.cause == "launch_overhead"  ? "its device waits for the host to launch work"
-                                                    : "cause not determined from the trace",
-                    f.impact_pct);
+                    st.rank, st.late_ms_per_step, when, CausePhrase(f.cause), f.impact_pct);
     f.evidence["late_ms_per_step"] = st.late_ms_per_step;
+    f.evidence["late_ms_per_late_step"] = RoundTo(d.late_ms, 3);
+    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
     f.evidence["late_steps"] = st.steps;
     f.evidence["window_ms"] = RoundTo(d.window_ms, 3);
     f.evidence["peer_window_ms"] = RoundTo(d.peer_window_ms, 3);
@@ -314,9 +302,12 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                    d.start_delay_ms)
              : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
                            RoundTo(late, 3),
-                           f.cause == "unknown" ? std::string("no single class of work explains it")
-                                                : fmt::format("{} (+{:.3f} ms{})", best->layer, best->ms,
-                                                              f.op ? ", most in " + *f.op : std::string()));
+                           f.cause == "unknown"
+                               ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
+                                             "the lateness)",
+                                             100.0 * choice.explained)
+                               : fmt::format("{} (+{:.3f} ms{})", f.layer, choice.excess_ms,
+                                             f.op ? ", most in " + *f.op : std::string()));
     f.evidence["collective_ms"] = st.evidence["collective_ms"];
     f.evidence["peer_collective_ms"] = st.evidence["peer_collective_ms"];
     result->findings.push_back(std::move(f));

@@ -1,0 +1,39 @@
+// Naming a straggler's cause (see cause_choice.h).
+#include "analysis/diagnosis/cause_choice.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata::diagnosis {
+
+double ExplainedShare(double explained_ms, double effect_ms) {
+  if (!(effect_ms > 0) || !std::isfinite(explained_ms)) return 0.0;
+  return std::clamp(explained_ms / effect_ms, 0.0, 1.0);
+}
+
+CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms) {
+  CauseChoice out;
+  out.cause = "unknown";
+  if (candidates.empty()) return out;
+  const auto best =
+      std::max_element(candidates.begin(), candidates.end(),
+                       [](const CauseCandidate& a, const CauseCandidate& b) { return a.excess_ms < b.excess_ms; });
+  out.excess_ms = best->excess_ms;
+  out.explained = ExplainedShare(best->excess_ms, lateness_ms);
+  if (best->excess_ms <= 0 || out.explained < kMinExplainedShare) return out;
+  out.cause = best->cause;
+  out.layer = best->layer;
+  out.confidence = out.explained;
+  return out;
+}
+
+const char* CausePhrase(const std::string& cause) {
+  if (cause == "slow_compute") return "its compute takes longer";
+  if (cause == "dataloader_stall") return "its data loading takes longer";
+  if (cause == "host_stall") return "its host thread stalls outside any op";
+  if (cause == "launch_overhead") return "its device waits for the host to launch work";
+  if (cause == "slow_communication") return "its transfers take longer";
+  return "cause not determined from the trace";
+}
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,44 @@
+// The one rule that names a straggler's cause from its differential profile, and what `confidence` means.
+// A straggler is late by L ms per late step (its blame: how long the others waited for it). Each candidate
+// cause has an excess: the ms per late step that the straggler spent more than its peers in that class of
+// work (data loading, host gaps, compute, device idle, transfers, CPU wait ...) in the window before its
+// late arrival. The candidate with the largest excess is named when it explains at least
+// kMinExplainedShare of L; otherwise the cause is `unknown` (the evidence still lists every excess).
+// confidence = the share of the finding's measured effect that the evidence for its named cause accounts
+// for: here excess / L, clamped to [0, 1]; 0 for `unknown`. Every finding in strata uses this definition
+// (docs/confidence.md lists what "effect" and "evidence" are for each kind of finding).
+// Invariant: a named cause always has confidence >= kMinExplainedShare.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::diagnosis {
+
+/// A cause needs its excess to cover at least this share of the lateness it is given for.
+inline constexpr double kMinExplainedShare = 0.5;
+
+struct CauseCandidate {
+  const char* cause;
+  const char* layer;
+  double excess_ms;  // per late step, straggler minus the peers' median
+};
+
+struct CauseChoice {
+  std::string cause;      // from the cause vocabulary; "unknown" when nothing explains enough
+  std::string layer;      // empty for unknown
+  double excess_ms = 0;   // the largest candidate's excess (named or not)
+  double explained = 0;   // that excess / lateness, clamped to [0, 1]
+  double confidence = 0;  // explained when a cause is named, else 0
+};
+
+/// Picks the candidate with the largest excess and applies the rule above. `lateness_ms` <= 0 names nothing.
+CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms);
+
+/// confidence for a finding whose evidence accounts for `explained_ms` of an effect of `effect_ms`.
+double ExplainedShare(double explained_ms, double effect_ms);
+
+/// What the cause means for a straggler, as a phrase for summaries ("its compute takes longer").
+const char* CausePhrase(const std::string& cause);
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,59 @@
+// What-if consistency notes (see whatif_notes.h).
+#include "analysis/diagnosis/whatif_notes.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace strata::diagnosis {
+
+namespace {
+
+/// The by_rank key of a straggler: its rank, or its dp rank for op tables.
+std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
+  if (r.whatif.model == "op-table-dependency-graph") {
+    auto it = s.evidence.find("dp_rank");
+    if (it == s.evidence.end() || !it->is_number_integer()) return std::nullopt;
+    return std::to_string(it->get<int64_t>());
+  }
+  return std::to_string(s.rank);
+}
+
+std::string Why(const DiagnosisResult& r) {
+  if (r.whatif.model == "op-table-dependency-graph")
+    return "for op tables by_rank restores a whole data-parallel rank (all its stages), so a dp rank whose other "
+           "workers are slow too can cost more than the named worker's; the finding's saving is the named "
+           "worker's own";
+  return "by_rank replays each rank's recorded compute between collectives with every rank starting each step "
+         "together; that rank computes longer but started its steps earlier in the recorded job, so it made no "
+         "one wait (a straggler that enters its steps late has its lateness removed with the launch delays); the "
+         "findings' savings are measured on the recorded job";
+}
+
+}  // namespace
+
+void ExplainWhatIf(DiagnosisResult* result) {
+  DiagnosisResult& r = *result;
+  if (!r.stragglers.empty() && !r.whatif.by_rank.empty()) {
+    const Straggler& top = r.stragglers.front();
+    if (const auto key = ByRankKey(r, top); key && r.whatif.by_rank.count(*key)) {
+      const double own = r.whatif.by_rank.at(*key);
+      std::string above;
+      double best = own;
+      for (const auto& [k, v] : r.whatif.by_rank)
+        if (k != *key && v > best) best = v, above = k;
+      if (!above.empty())
+        r.notes.push_back(fmt::format("what-if by_rank puts {} {} ({:.4f}) above the straggler's {} ({:.4f}): {}",
+                                      r.whatif.model == "op-table-dependency-graph" ? "dp rank" : "rank", above, best,
+                                      *key, own, Why(r)));
+    }
+  }
+  if (r.whatif.model != "none" && r.whatif.slowdown < 1.0)
+    r.notes.push_back(fmt::format(
+        "what-if slowdown S = {:.4f} is below 1: the ideal replay takes each compute phase at its mean over all "
+        "steps and ranks and each collective at its median transfer, and some recorded steps had faster "
+        "transfers than that median; within that noise nothing is lost to stragglers",
+        r.whatif.slowdown));
+}
+
+}  // namespace strata::diagnosis
