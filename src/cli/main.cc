@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
   CommonInputOptions diagnose_in;
   std::string diagnose_format = "text";
   std::string diagnose_out;
-  double min_effect_pct = 3.0;
+  double min_effect_pct = 100.0 * strata::diagnosis::thresholds::kMinEffect;
   CLI::App* diagnose =
       app.add_subcommand("diagnose",
                          "find the straggler ranks, the culprit op or gap, the cause and what fixing it would save "

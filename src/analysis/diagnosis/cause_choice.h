@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/thresholds.h"
 namespace strata::diagnosis {
 
 /// A cause needs its excess to cover at least this share of the lateness it is given for.
-inline constexpr double kMinExplainedShare = 0.5;
+inline constexpr double kMinExplainedShare = thresholds::kMinExplainedShare;
 
 struct CauseCandidate {
   const char* cause;

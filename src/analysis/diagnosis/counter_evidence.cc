@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {
@@ -73,17 +74,19 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     if (evidence.empty()) continue;
     f.evidence["counters"] = evidence;
     std::string refined, why;
-    if (compute && known[kSmClock] && peers[kSmClock] > 0 && own[kSmClock] < 0.92 * peers[kSmClock]) {
+    if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
+        own[kSmClock] < thresholds::kSmClockThrottledShare * peers[kSmClock]) {
       refined = "thermal_throttling";
       why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
                         peers[kSmClock]);
       f.layer = "gpu";
-    } else if (compute && known[kPcie] && peers[kPcie] > 0 && own[kPcie] > 1.5 * peers[kPcie]) {
+    } else if (compute && known[kPcie] && peers[kPcie] > 0 &&
+               own[kPcie] > thresholds::kPcieBusyMultiple * peers[kPcie]) {
       refined = "pcie_pressure";
       why = fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
                         own[kPcie] / peers[kPcie]);
       f.layer = "os";
-    } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > 1.3 * peers[kNic]) {
+    } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > thresholds::kNicBusyMultiple * peers[kNic]) {
       refined = "network_contention";
       why = fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
                         own[kNic] / peers[kNic]);

@@ -9,6 +9,7 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {
@@ -23,7 +24,9 @@ bool RanksLateInTurn(const StragglerAnalysis& analysis) {
   if (analysis.late_ranks.size() < 2) return false;
   size_t late_steps = 0;
   for (const auto& ranks : analysis.late) late_steps += std::find(ranks.begin(), ranks.end(), true) != ranks.end();
-  return late_steps >= 2 && 2 * late_steps >= analysis.late.size();
+  return late_steps >= thresholds::kMinLateSteps &&
+         static_cast<double>(late_steps) >=
+             thresholds::kImbalanceLateStepShare * static_cast<double>(analysis.late.size());
 }
 
 std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
@@ -82,7 +85,9 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
                                             double loss_share, const LoadScaling& load, const DiagnosisResult& so_far,
                                             double min_effect) {
   if (!so_far.stragglers.empty() || !RanksLateInTurn(analysis) || loss_share < min_effect) return std::nullopt;
-  if (load.measured == 0 || 2 * load.broad < load.measured) return std::nullopt;
+  if (load.measured == 0 ||
+      static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
+    return std::nullopt;
   Finding f;
   f.cause = "data_imbalance";
   f.layer = "data";

@@ -10,14 +10,15 @@
 #pragma once
 
 #include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
 
 struct DiagnoseOptions {
-  double min_effect = 0.03;            // smallest effect reported, as a share of step time
-  std::vector<LeftOutInput> left_out;  // inputs the loader left out: listed, and the job is never "healthy"
+  double min_effect = thresholds::kMinEffect;  // smallest effect reported, as a share of step time
+  std::vector<LeftOutInput> left_out;          // inputs the loader left out: listed, and the job is never "healthy"
 };
 
 // `recorded`: data of `strata record` for the same run (may be null or empty); adds cross-layer evidence.

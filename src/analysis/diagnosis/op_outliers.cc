@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/kernel_type.h"
 
 namespace strata::diagnosis {
@@ -13,7 +14,7 @@ namespace {
 
 double RobustZOf(const std::vector<double>& values, double x) {
   const double m = Median(values);
-  const double mad = std::max({Mad(values), 0.05 * std::abs(m), 10e3});
+  const double mad = std::max({Mad(values), thresholds::kOpMadFloorShare * std::abs(m), thresholds::kOpMadFloorNs});
   return 0.6745 * (x - m) / mad;
 }
 

@@ -12,6 +12,7 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/whatif/whatif.h"
 
 namespace strata::diagnosis {
@@ -92,10 +93,10 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   // Workers that stand out.
   std::vector<double> excess;
   for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
-  const std::vector<double> z = RobustZ(excess, 0.01);
+  const std::vector<double> z = RobustZ(excess, thresholds::kWorkerExcessMadFloor);
   std::vector<size_t> outstanding;
   for (size_t i = 0; i < w.by_worker.size(); ++i)
-    if (z[i] > 3.5 && excess[i] >= options.min_effect) outstanding.push_back(i);
+    if (z[i] > thresholds::kOutlierRobustZ && excess[i] >= options.min_effect) outstanding.push_back(i);
 
   // Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp
   // rank of that stage affected alike.
@@ -114,7 +115,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
       const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
       const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
       // Uniform: the weakest dp rank of the stage carries at least half the excess of the strongest.
-      if (hi > 0 && lo >= 0.5 * hi) {
+      if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) {
         imbalanced_stages.push_back(stage);
         stage_uniformity[stage] = ExplainedShare(lo, hi);
       }
@@ -179,7 +180,8 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
       if (wk.attribution.step_ratio[s] - 1.0 >= options.min_effect) st.steps.push_back(w.steps[s].step);
-    st.persistent = st.steps.size() * 10 >= w.steps.size() * 6;
+    st.persistent =
+        static_cast<double>(st.steps.size()) >= thresholds::kPersistentShare * static_cast<double>(w.steps.size());
     st.evidence = {{"dp_rank", wk.dp_rank},
                    {"stage", wk.stage},
                    {"what_if_ratio", RoundTo(wk.attribution.ratio, 4)},

@@ -16,17 +16,18 @@
 #pragma once
 
 #include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
 
-/// Thresholds of the checks (shares are fractions, not percent).
+/// Thresholds of the checks (shares are fractions, not percent); the defaults are in thresholds.h.
 struct StatusLimits {
-  double skipped_share = 0.01;        // skipped events / all events of one input
-  double unmatched_share = 0.25;      // collective calls without counterpart / all calls
-  double residual_step_share = 0.10;  // clock residual / median step time
-  double apart_ns = 60.0 * 1e9;       // gap between two ranks' wall-clock spans that means two runs
-  double epoch_floor_ns = 1e18;       // timestamps at or above this are Unix-epoch based (after 2001)
+  double skipped_share = thresholds::kMaxSkippedShare;             // skipped events / all events of an input
+  double unmatched_share = thresholds::kMaxUnmatchedShare;         // calls without counterpart / all calls
+  double residual_step_share = thresholds::kMaxResidualStepShare;  // clock residual / median step time
+  double apart_ns = thresholds::kRunsApartNs;         // gap between two ranks' epoch spans meaning two runs
+  double epoch_floor_ns = thresholds::kEpochFloorNs;  // timestamps at or above this are Unix-epoch based
 };
 
 /// Sets result->status and result->status_reasons from the store and the finished result.

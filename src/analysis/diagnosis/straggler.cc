@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analysis/diagnosis/robust_stats.h"
+#include "analysis/diagnosis/thresholds.h"
 
 namespace strata::diagnosis {
 
@@ -111,7 +112,7 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     // Its clearly late steps: those late by at least 60 % of the worst one.
     double worst = 0;
     for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
-    const double cut = 0.6 * worst;
+    const double cut = thresholds::kClearlyLateShareOfWorst * worst;
     std::vector<int64_t> clear_steps;
     size_t very_late = 0, well_late = 0;
     double clear_blame = 0, other_blame = 0;
@@ -123,20 +124,22 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
       }
       clear_steps.push_back(step_numbers[s]);
       clear_blame += out.blame_ns[s][r];
-      if (out.blame_ns[s][r] >= 4 * options.min_effect * static_cast<double>(step_time_ns[s])) ++very_late;
-      if (out.blame_ns[s][r] >= 2 * options.min_effect * static_cast<double>(step_time_ns[s])) ++well_late;
+      const double step = static_cast<double>(step_time_ns[s]);
+      if (out.blame_ns[s][r] >= thresholds::kVeryLateMultiple * options.min_effect * step) ++very_late;
+      if (out.blame_ns[s][r] >= thresholds::kWellLateMultiple * options.min_effect * step) ++well_late;
     }
     const double persistent_steps = options.persistent_share * static_cast<double>(steps);
     // An intermittent fault shows as a cluster of clearly late steps. Fewer steps must stand out more than a
     // persistent pattern does: three such steps each late by twice the minimum effect, or two that are each
     // very late (4x): a few moderate hiccups of one rank are what a busy machine produces on its own.
-    const bool cluster = well_late >= 3 || very_late >= 2;
+    const bool cluster = well_late >= thresholds::kWellLateSteps || very_late >= thresholds::kVeryLateSteps;
     bool persistent = static_cast<double>(late_steps.size()) >= persistent_steps;
     // Late in most steps, but a few stand far above the rest (whose mean lateness is under a fifth of
     // theirs): a fault present in those steps, with small after-effects or noise in the others.
     const size_t others = late_steps.size() - clear_steps.size();
     if (persistent && cluster && others > 0 && static_cast<double>(clear_steps.size()) < persistent_steps &&
-        other_blame / static_cast<double>(others) < 0.2 * clear_blame / static_cast<double>(clear_steps.size()))
+        other_blame / static_cast<double>(others) <
+            thresholds::kAfterEffectShare * clear_blame / static_cast<double>(clear_steps.size()))
       persistent = false;
     Straggler st;
     st.rank = static_cast<int32_t>(r);

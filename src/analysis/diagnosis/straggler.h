@@ -26,15 +26,16 @@
 
 #include "analysis/diagnosis/phase_model.h"
 #include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/thresholds.h"
 
 namespace strata::diagnosis {
 
 struct StragglerOptions {
-  double min_effect = 0.03;       // share of step time
-  double persistent_share = 0.6;  // share of steps
+  double min_effect = thresholds::kMinEffect;              // share of step time
+  double persistent_share = thresholds::kPersistentShare;  // share of steps
   // An intermittent straggler whose clearly late steps hold this share of all lateness of the job's late
   // (step, rank) pairs dominates it, however many small late pairs other ranks have.
-  double dominant_blame_share = 2.0 / 3.0;
+  double dominant_blame_share = thresholds::kDominantBlameShare;
 };
 
 struct StragglerAnalysis {

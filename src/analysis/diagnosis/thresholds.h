@@ -1,0 +1,99 @@
+// Every threshold of the diagnosis, in one place, with what it decides and why it has its value.
+// Frozen before an accuracy measurement: docs/accuracy.md names the commit its figures were measured at;
+// a change here makes those figures history (measure again on a fresh suite, first attempts as run).
+// Constants of a method (the 0.6745 of the MAD-based z score, HTA's definitions) are not thresholds and
+// stay with their method.
+#pragma once
+
+#include <cstddef>
+
+namespace strata::diagnosis::thresholds {
+
+// ---- effect size -------------------------------------------------------------------------------------
+/// Default --min-effect: the smallest effect reported, as a share of step time. DESIGN.md suggests 3 %:
+/// below it a loaded machine's jitter alone makes ranks late.
+inline constexpr double kMinEffect = 0.03;
+
+// ---- persistence of a straggler (straggler.h) ---------------------------------------------------------
+/// Late in at least this share of the steps: a persistent straggler, reported with all its late steps.
+inline constexpr double kPersistentShare = 0.6;
+/// A late step of a rank is "clearly late" when its lateness is at least this share of the rank's worst.
+inline constexpr double kClearlyLateShareOfWorst = 0.6;
+/// Late in most steps but intermittent after all: the other late steps' mean lateness is under this share
+/// of the clearly late steps' mean (a fault switched on in some steps, small after-effects elsewhere).
+inline constexpr double kAfterEffectShare = 0.2;
+/// An intermittent straggler needs kWellLateSteps clearly late steps late by kWellLateMultiple x the
+/// minimum effect, or kVeryLateSteps late by kVeryLateMultiple x: a few moderate hiccups of one rank are
+/// what a busy machine produces by itself (clean recorded 4-rank jobs: one rank 3.2 % late in 3 of 6 steps).
+inline constexpr double kWellLateMultiple = 2.0;
+inline constexpr size_t kWellLateSteps = 3;
+inline constexpr double kVeryLateMultiple = 4.0;
+inline constexpr size_t kVeryLateSteps = 2;
+/// An intermittent straggler must dominate the job's lateness, or the slowest rank merely rotates: most of
+/// the late (step, rank) pairs are its own, or its clearly late steps carry this share of all lateness.
+inline constexpr double kDominantBlameShare = 2.0 / 3.0;
+
+// ---- causes (cause_choice.h) ----------------------------------------------------------------------------
+/// A cause is named only when its excess covers at least this share of the lateness it is given for.
+inline constexpr double kMinExplainedShare = 0.5;
+
+// ---- data imbalance (data_imbalance.h) ------------------------------------------------------------------
+/// Ranks late in turn: a late rank in at least this share of the steps (and at least kMinLateSteps).
+inline constexpr double kImbalanceLateStepShare = 0.5;
+inline constexpr size_t kMinLateSteps = 2;
+/// At least this share of the late pairs must show their ops slower across the board ("broad").
+inline constexpr double kImbalanceBroadShare = 0.5;
+
+// ---- op tables (op_table_diagnosis.h) --------------------------------------------------------------------
+/// A worker stands out when its what-if excess has a robust z above this (DESIGN.md: flag > 3.5).
+inline constexpr double kOutlierRobustZ = 3.5;
+/// Floor of the MAD of workers' what-if excess (share of step), so identical workers do not all stand out.
+inline constexpr double kWorkerExcessMadFloor = 0.01;
+/// A stage is imbalanced (not one straggler in it) when its weakest dp rank carries this share of the
+/// strongest one's excess.
+inline constexpr double kStageUniformShare = 0.5;
+
+// ---- op outliers (op_outliers.h) -------------------------------------------------------------------------
+/// Floors of the MAD of an op's durations: this share of the median, and this many ns (clock resolution
+/// and scheduling noise make tiny MADs meaningless).
+inline constexpr double kOpMadFloorShare = 0.05;
+inline constexpr double kOpMadFloorNs = 10e3;
+
+// ---- counter tracks (counter_evidence.h) -----------------------------------------------------------------
+/// SM clock under this share of the peers' median: thermal_throttling.
+inline constexpr double kSmClockThrottledShare = 0.92;
+/// PCIe bytes above this multiple of the peers' median: pcie_pressure.
+inline constexpr double kPcieBusyMultiple = 1.5;
+/// NIC bytes above this multiple of the peers' median during slow communication: network_contention.
+inline constexpr double kNicBusyMultiple = 1.3;
+
+// ---- recorder evidence (cross_layer.h) -------------------------------------------------------------------
+/// A recorded excess over the peers' median that counts without the traces naming the rank (a link busier,
+/// or a CPU wait longer, by this share of the time): the localization's minimum effect.
+inline constexpr double kMinRecordedExcess = 0.03;
+/// A layer metric counts as the rank's own only when it is at least this multiple of its peers' median.
+inline constexpr double kRecordedOwnMultiple = 2.0;
+/// A link carrying the same collectives' bytes is busy in inverse proportion to its capacity: at 1.5x its
+/// peers' busy time it runs at 2/3 of their speed or less (a half-speed link reads 1.9-2x: 2x missed it).
+inline constexpr double kSlowerLinkRatio = 1.5;
+/// Foreign traffic on a rank's link: bytes per second above twice the peers' plus this much.
+inline constexpr double kMinForeignTrafficBytesPerS = 1e6;
+/// Lateness against the peers' median arrival that counts for ranks the recording names (arrivals against
+/// a median jitter by a few ms on a busy machine): this multiple of kMinRecordedExcess of the step.
+inline constexpr double kConfirmedLatenessMultiple = 2.0;
+/// Major faults per second beyond the peers' that make uninterruptible sleep memory_pressure, not io_stall.
+inline constexpr double kMemoryFaultsPerS = 1.0;
+
+// ---- status (status.h) -----------------------------------------------------------------------------------
+/// More than this share of an input's events skipped: the result misses their work (not healthy).
+inline constexpr double kMaxSkippedShare = 0.01;
+/// More than this share of collective calls without counterpart: the comparison rests on too little.
+inline constexpr double kMaxUnmatchedShare = 0.25;
+/// Clock residual above this share of the median step: the ranks' timelines do not line up.
+inline constexpr double kMaxResidualStepShare = 0.10;
+/// Epoch-based clocks of two ranks this far apart (ns): two runs, not one (NTP keeps hosts within ms).
+inline constexpr double kRunsApartNs = 60e9;
+/// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based and comparable across files.
+inline constexpr double kEpochFloorNs = 1e18;
+
+}  // namespace strata::diagnosis::thresholds
