@@ -123,6 +123,34 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   EXPECT_EQ(result.findings[0].layer, "os");
 }
 
+TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
+  // Page-cache reclaim under a memory-cgroup limit runs on the CPU, in the kernel: rank 1 spends 25 % of its
+  // time there (its peer 2 %), with limit hits, and hardly sleeps. Without the limit hits the same kernel time
+  // names nothing (an I/O-bound or syscall-heavy rank is not short of memory).
+  for (const bool limit_hits : {true, false}) {
+    RecordedRun run;
+    run.segments.push_back(TwoRanks());
+    RecordedSegment& seg = run.segments[0];
+    auto series = [&](const char* name, uint32_t pid, double v0, double v1) {
+      seg.series.push_back({name, static_cast<int32_t>(pid), -1, "", "count", true});
+      const auto id = static_cast<uint32_t>(seg.series.size() - 1);
+      seg.data.counters.push_back({0, id, v0});
+      seg.data.counters.push_back({1000 * kMs, id, v1});
+    };
+    series("proc.stime_ns", 10, 0, 20.0 * kMs);
+    series("proc.stime_ns", 20, 0, 250.0 * kMs);
+    if (limit_hits) series("cgroup.memory.failcnt", 20, 0, 30000);
+    DiagnosisResult result = StragglerRank1("slow_compute");
+    ApplyCrossLayerEvidence(run, {}, &result);
+    EXPECT_EQ(result.findings[0].cause, limit_hits ? "memory_pressure" : "slow_compute") << limit_hits;
+    if (limit_hits) {
+      EXPECT_EQ(result.findings[0].layer, "os");
+      // 23 % of the time beyond the peer against a 30 % lateness share.
+      EXPECT_NEAR(result.findings[0].confidence, 0.23 / 0.30, 0.01);
+    }
+  }
+}
+
 // Each rank in a network namespace of its own; rank 1's link also carries someone else's traffic.
 TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   RecordedRun run;

@@ -175,6 +175,8 @@ TEST(HostCounterProcess, SumsThreadsAndNeverGoesBackwardsWhenAThreadExits) {
   EXPECT_DOUBLE_EQ(*a.Get("proc.nonvoluntary_ctxt_switches", 100), 4);
   EXPECT_DOUBLE_EQ(*a.Get("proc.minflt", 100), 50);
   EXPECT_DOUBLE_EQ(*a.Get("proc.majflt", 100), 2);
+  // stime (5 ticks in the fake stat) in ns: the kernel time of fault handling and reclaim.
+  EXPECT_DOUBLE_EQ(*a.Get("proc.stime_ns", 100), 5 * 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK)));
   EXPECT_DOUBLE_EQ(*a.Get("proc.rss_bytes", 100), 2048.0 * 1024);
   EXPECT_DOUBLE_EQ(*a.Get("proc.threads", 100), 2);
 

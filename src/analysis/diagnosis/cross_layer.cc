@@ -1,6 +1,7 @@
 // Cross-layer evidence from recorder data (see cross_layer.h).
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/thresholds.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,14 +18,8 @@ namespace strata::diagnosis {
 namespace {
 
 constexpr uint32_t kTaskUninterruptible = 2;
-constexpr double kMinForeignTraffic = 1e6;  // bytes per second above twice the peers' for network_contention
-// A recorded excess over the peers' median that counts without the traces naming the rank (a link busier,
-// or a CPU wait longer, by this share of the time): the straggler localization's minimum effect.
-constexpr double kMinRecordedExcess = 0.03;
-// A link carrying the same collectives' bytes is busy in inverse proportion to its capacity: at 1.5x its
-// peers' busy time it runs at 2/3 of their speed or less (a link at half speed reads 1.9-2x, so twice would
-// miss it).
-constexpr double kSlowerLinkRatio = 1.5;
+using thresholds::kMinRecordedExcess;
+using thresholds::kSlowerLinkRatio;
 
 // The time a rank's metrics are measured over: one span (its training window) or its late steps.
 struct Window {
@@ -164,7 +159,7 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
   for (const auto& c : seg.data.counters)
     if (c.series < seg.series.size()) samples[c.series].emplace_back(c.ts_ns, c.value);
   for (auto& [id, points] : samples) std::sort(points.begin(), points.end());
-  std::map<int32_t, double> throttled, majflt, memfail;
+  std::map<int32_t, double> throttled, majflt, memfail, sys;
   for (auto& [id, points] : samples) {
     const RecordedSeries& s = seg.series[id];
     if (s.pid <= 0) continue;
@@ -177,6 +172,7 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
         s.name == "cgroup.memory.events.max")
       memfail[*rank] = std::max(memfail[*rank], delta);
     if (s.name == "proc.majflt") majflt[*rank] += delta;
+    if (s.name == "proc.stime_ns") sys[*rank] += delta;
   }
   // Network traffic per rank, through each process's network namespace (the sampler gives every pid a
   // net.ns_inode series and each namespace's interface series under one of its pids).
@@ -235,6 +231,7 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
     m.throttled_share = throttled[rank] / ns;
     m.gc_share = gc[rank] / ns;
     m.dstate_share = dstate[rank] / ns;
+    m.sys_share = sys[rank] / ns;
     m.majflt_per_s = majflt[rank] / (ns / 1e9);
     m.memcg_fail_per_s = memfail[rank] / (ns / 1e9);
     m.gc_count = gc_count[rank];
@@ -279,6 +276,7 @@ nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
       {"gc_pct", RoundTo(100 * m.gc_share, 2)},
       {"gc_count", m.gc_count},
       {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
+      {"kernel_cpu_pct", RoundTo(100 * m.sys_share, 2)},
       {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
       {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
       {"nic_mb_per_s",
@@ -296,7 +294,9 @@ namespace {
 bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
   return m.net_bytes_per_s >= 0 &&
-         m.net_bytes_per_s >= 2 * PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) + kMinForeignTraffic;
+         m.net_bytes_per_s >=
+             thresholds::kRecordedOwnMultiple * PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) +
+                 thresholds::kMinForeignTrafficBytesPerS;
 }
 
 // How much longer the rank's link was busy than its peers' (share of the time) when it was at least
@@ -354,9 +354,9 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
   std::vector<int64_t> late, clear;
   double clear_sum = 0, other_sum = 0;
   for (const auto& [step, ms] : by_step) {
-    if (ms < 2 * kMinRecordedExcess * step_ms) continue;
+    if (ms < thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess * step_ms) continue;
     late.push_back(step);
-    if (ms >= 0.6 * worst) {
+    if (ms >= thresholds::kClearlyLateShareOfWorst * worst) {
       clear.push_back(step);
       clear_sum += ms;
     } else {
@@ -364,12 +364,13 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
     }
   }
   const size_t others = late.size() - clear.size();
-  bool persistent = static_cast<double>(late.size()) >= 0.6 * n;
-  if (persistent && others > 0 && static_cast<double>(clear.size()) < 0.6 * n &&
-      other_sum / static_cast<double>(others) < 0.2 * clear_sum / static_cast<double>(clear.size()))
+  bool persistent = static_cast<double>(late.size()) >= thresholds::kPersistentShare * n;
+  if (persistent && others > 0 && static_cast<double>(clear.size()) < thresholds::kPersistentShare * n &&
+      other_sum / static_cast<double>(others) <
+          thresholds::kAfterEffectShare * clear_sum / static_cast<double>(clear.size()))
     persistent = false;
   if (persistent) return TraceLateness{late, all_sum / n, true};
-  if (clear.size() < 3) return std::nullopt;
+  if (clear.size() < thresholds::kWellLateSteps) return std::nullopt;
   return TraceLateness{clear, clear_sum / n, false};
 }
 
@@ -449,7 +450,7 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
   CpuExcess out;
   auto consider = [&](const char* cause, double RankLayerMetrics::*field) {
     const double own = metrics.at(rank).*field, peers = PeerMedian(metrics, rank, field);
-    if (own >= 2 * peers && own - peers > out.excess) out = {cause, own - peers};
+    if (own >= thresholds::kRecordedOwnMultiple * peers && own - peers > out.excess) out = {cause, own - peers};
   };
   consider("cpu_contention", &RankLayerMetrics::runq_foreign_share);
   consider("cpu_throttling", &RankLayerMetrics::throttled_share);
@@ -682,11 +683,15 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
         {"gc_pause", "python", excess(&RankLayerMetrics::gc_share),
          fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
     const double dstate = excess(&RankLayerMetrics::dstate_share);
-    const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > 1.0 || m.memcg_fail_per_s > 0;
-    candidates.push_back({memory_signal ? "memory_pressure" : "io_stall", "os", dstate,
-                          fmt::format("in uninterruptible sleep {:.1f} % of the time ({:.0f} major faults/s, {:.1f} "
-                                      "memory-cgroup limit hits/s)",
-                                      100 * m.dstate_share, m.majflt_per_s, m.memcg_fail_per_s)});
+    const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
+                               excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
+    // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
+    // and direct reclaim on the CPU, in the kernel: both count. Without a memory signal, only blocking (I/O).
+    const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
+    candidates.push_back({memory_signal ? "memory_pressure" : "io_stall", "os", memory_signal ? memory : dstate,
+                          fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
+                                      "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
+                                      100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
     if (auto slower = SlowerLinkExcess(metrics, straggler.rank))
       candidates.push_back({"slow_communication", "comm", *slower, LinkWhat(metrics, straggler.rank)});
     auto best = std::max_element(candidates.begin(), candidates.end(),

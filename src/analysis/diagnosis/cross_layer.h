@@ -52,6 +52,7 @@ struct RankLayerMetrics {
   double throttled_share = 0;     // cgroup cpu.stat throttled time
   double gc_share = 0;            // Python GC pauses
   double dstate_share = 0;        // uninterruptible sleep (page faults, reclaim, I/O)
+  double sys_share = 0;           // on-CPU in the kernel for the process (fault handling, direct reclaim)
   double majflt_per_s = 0;        // major page faults
   double memcg_fail_per_s = 0;    // memory-cgroup limit hits (failcnt) or high/max events
   double net_bytes_per_s = -1;    // NIC traffic (rx + tx, all but loopback) of the rank's own network

@@ -67,6 +67,7 @@ class ProcessReader {
   std::string proc_root_;
   int status_every_;
   long page_size_ = 0;
+  long clock_tick_hz_ = 0;  // sysconf(_SC_CLK_TCK): /proc/PID/stat times are in these ticks
   size_t kept_fds_ = 0;
   size_t max_kept_fds_;
   std::unordered_map<int, PidState> pids_;
