@@ -112,21 +112,22 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
       steps->source = "detected-period";
       steps->steps.clear();
       size_t min_steps = SIZE_MAX;
+      for (size_t r = 0; r < ranks; ++r) min_steps = std::min(min_steps, model.calls[r].size() / period);
+      // Step k runs from the end of period k-1's last call to the end of period k's. Period 0 has no such
+      // start (the trace may begin anywhere before it): it is left out when at least two steps remain.
+      const size_t first = min_steps >= 3 ? 1 : 0;
       for (size_t r = 0; r < ranks; ++r) {
         auto& windows = steps->by_rank[r];
         windows.clear();
         const auto& calls = model.calls[r];
         const size_t n = calls.size() / period;
-        min_steps = std::min(min_steps, n);
-        int64_t prev_end = calls.empty() ? 0 : calls.front().start_ns;
-        for (size_t k = 0; k < n; ++k) {
-          const int64_t end = calls[(k + 1) * period - 1].end_ns;
-          windows.push_back(
-              StepWindow{static_cast<int64_t>(k), k == 0 ? calls[0].start_ns : prev_end, end, UINT32_MAX});
-          prev_end = end;
+        const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
+        for (size_t k = first; k < n; ++k) {
+          const int64_t start = k == 0 ? calls[0].start_ns : calls[k * period - 1].end_ns;
+          windows.push_back(StepWindow{static_cast<int64_t>(k), start, calls[(k + 1) * period - 1].end_ns, main_track});
         }
       }
-      for (size_t k = 0; k < min_steps; ++k) steps->steps.push_back(static_cast<int64_t>(k));
+      for (size_t k = first; k < min_steps; ++k) steps->steps.push_back(static_cast<int64_t>(k));
     }
   }
 
@@ -140,7 +141,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
         hi = std::max(hi, s.ts_ns[row] + s.dur_ns[row]);
       }
       steps->by_rank[r].clear();
-      if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, UINT32_MAX});
+      if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, MainThreadTrack(store, rows_by_rank[r])});
     }
   }
 

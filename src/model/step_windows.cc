@@ -38,6 +38,8 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   // they sit on a stream-less track of the device's pid/tid: recognise them by category.
   const StringId gpu_annotation = store.strings.find("gpu_user_annotation");
   bool any_profiler = false, any_table = false;
+  model.duplicate_markers.assign(rows_by_rank.size(), 0);
+  model.out_of_order_markers.assign(rows_by_rank.size(), 0);
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     std::map<int64_t, StepWindow> windows;
     for (uint32_t row : rows_by_rank[r]) {
@@ -47,9 +49,14 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
       const int64_t n = step_of[s.name[row]];
       auto [it, inserted] =
           windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], s.track[row]});
-      if (!inserted) {  // the same step twice (nested annotations): take the span of both
-        it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row]);
-        it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row] + s.dur_ns[row]);
+      if (!inserted) {
+        const int64_t start = s.ts_ns[row], end = s.ts_ns[row] + s.dur_ns[row];
+        if (start <= it->second.end_ns && end >= it->second.start_ns) {  // nested annotations: one step
+          it->second.start_ns = std::min(it->second.start_ns, start);
+          it->second.end_ns = std::max(it->second.end_ns, end);
+        } else {  // the same number at another time: a second run's marker, not this step
+          ++model.duplicate_markers[r];
+        }
       }
     }
     if (!windows.empty()) {
@@ -70,6 +77,8 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
     for (auto& [n, w] : windows) model.by_rank[r].push_back(w);
     std::sort(model.by_rank[r].begin(), model.by_rank[r].end(),
               [](const StepWindow& a, const StepWindow& b) { return a.start_ns < b.start_ns; });
+    for (size_t i = 1; i < model.by_rank[r].size(); ++i)
+      model.out_of_order_markers[r] += model.by_rank[r][i].step < model.by_rank[r][i - 1].step;
   }
   model.source = any_profiler ? "profiler-step" : any_table ? "op-table" : "none";
   // Steps present on every rank.
@@ -79,6 +88,21 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   for (const auto& [n, c] : count)
     if (c == model.by_rank.size()) model.steps.push_back(n);
   return model;
+}
+
+uint32_t MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows) {
+  std::map<uint32_t, int64_t> busy;
+  for (uint32_t row : rows) {
+    const uint32_t t = store.slices.track[row];
+    const Track& track = store.tracks[t];
+    if (track.kind != TrackKind::kCpuThread || track.stream >= 0 || (store.slices.flags[row] & kSliceGpu)) continue;
+    busy[t] += std::max<int64_t>(0, store.slices.dur_ns[row]);
+  }
+  uint32_t best = UINT32_MAX;
+  int64_t most = -1;
+  for (const auto& [t, ns] : busy)
+    if (ns > most) most = ns, best = t;
+  return best;
 }
 
 int FindWindow(const std::vector<StepWindow>& windows, int64_t t) {

@@ -2,7 +2,9 @@
 // Sources, in order of preference: ProfilerStep#N annotations ("profiler-step"), the op table's step
 // column ("op-table"), or none ("none": the whole trace is one window, step 0). Period detection from the
 // collective sequence is done by collectives.h when no steps exist.
-// Invariants: windows of a rank are sorted by start; each step number appears at most once per rank.
+// Invariants: windows of a rank are sorted by start; each step number appears at most once per rank; two
+// instances of a step number merge only when they overlap (nested annotations), else the later is dropped
+// and counted.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,11 @@ struct StepModel {
   std::string source;                            // "profiler-step", "op-table", "detected-period", "none"
   std::vector<std::vector<StepWindow>> by_rank;  // index = rank index in the store
   std::vector<int64_t> steps;                    // steps present on every rank, ascending
+  // Step markers that cannot be trusted, per rank index: a ProfilerStep#N seen again apart from (not nested
+  // in or overlapping) its first instance — the first is kept — and markers whose numbers do not increase
+  // with time. Reported, never merged into one window.
+  std::vector<size_t> duplicate_markers;
+  std::vector<size_t> out_of_order_markers;
 
   /// The training loop's track of rank index `rank` in step `step`, or UINT32_MAX when unknown.
   uint32_t MainTrack(size_t rank, int64_t step) const;
@@ -31,6 +38,11 @@ struct StepModel {
 
 /// `rows_by_rank[r]` = indices of rank r's slices (see SlicesByRank).
 StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
+
+/// The training loop's thread of a rank when no ProfilerStep names it: the CPU thread whose slices (all
+/// depths) hold the most time, since the loop's thread carries the nested framework ops. UINT32_MAX when
+/// the rank has no CPU thread.
+uint32_t MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows);
 
 /// Index of the window holding time `t` on a rank, or -1.
 int FindWindow(const std::vector<StepWindow>& windows, int64_t t);

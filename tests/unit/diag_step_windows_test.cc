@@ -118,6 +118,48 @@ TEST(DiagStepWindows, DuplicateStepAnnotationsTakeTheUnionAndGpuCopiesAreIgnored
   }
 }
 
+TEST(DiagStepWindows, AStepNumberSeenAgainAtAnotherTimeIsCountedNotMerged) {
+  // Issue 11: two files' events in one trace (ProfilerStep#5 again 87 days later) made one 87-day step.
+  DdpSpec spec = ThreeRanks();
+  spec.plan = [](int, int) { return BasicStep(80 * kMs); };  // clean: nothing else to report
+  SimulatedJob sim = SimulateDdp(spec);
+  Event again;
+  for (const Event& e : sim.events[1])
+    if (e.name == "ProfilerStep#5") again = e;
+  ASSERT_FALSE(again.name.empty());
+  again.ts += 87LL * 24 * 3600 * kSec;
+  sim.events[1].push_back(again);
+  const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
+  const model::StepModel steps = FindSteps(store, SlicesByRank(store));
+  EXPECT_EQ(steps.steps, (std::vector<int64_t>{5, 6, 7, 8}));
+  const StepWindow& w = steps.by_rank[1][0];
+  EXPECT_EQ(w.step, 5);
+  EXPECT_EQ(w.end_ns, sim.step_end[0][1] + spec.clock_offset[1]);  // the first instance, not the union
+  EXPECT_EQ(steps.duplicate_markers, (std::vector<size_t>{0, 1, 0}));
+  EXPECT_EQ(steps.out_of_order_markers, (std::vector<size_t>{0, 0, 0}));
+  // The diagnosis says so, and does not call the job healthy.
+  const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
+  EXPECT_EQ(r.status, "inconclusive");
+  ASSERT_FALSE(r.status_reasons.empty());
+  EXPECT_NE(r.status_reasons[0].find("rank 1 has 1 ProfilerStep markers whose number it already had"),
+            std::string::npos)
+      << r.status_reasons[0];
+}
+
+TEST(DiagStepWindows, StepNumbersGoingBackwardsInTimeAreCounted) {
+  DdpSpec spec = ThreeRanks();
+  SimulatedJob sim = SimulateDdp(spec);
+  for (Event& e : sim.events[2]) {  // swap the numbers of steps 6 and 7 on rank 2
+    if (e.name == "ProfilerStep#6")
+      e.name = "ProfilerStep#7";
+    else if (e.name == "ProfilerStep#7")
+      e.name = "ProfilerStep#6";
+  }
+  const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
+  const model::StepModel steps = FindSteps(store, SlicesByRank(store));
+  EXPECT_EQ(steps.out_of_order_markers, (std::vector<size_t>{0, 0, 1}));
+}
+
 TEST(DiagStepWindows, OpTableStepColumn) {
   TraceStore store;
   const StringId fwd = store.strings.intern("forward-compute");

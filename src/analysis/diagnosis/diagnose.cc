@@ -1,6 +1,8 @@
 // Diagnose orchestration (see diagnose.h).
 #include "analysis/diagnosis/diagnose.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analysis/diagnosis/cross_layer.h"
@@ -61,6 +63,14 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     DiagnoseTraces(store, SlicesByRank(store), options, &result);
   }
   if (recorded && !recorded->empty()) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store), &result);
+  // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
+  const size_t before = result.findings.size();
+  std::erase_if(result.findings, [&](const Finding& f) { return f.impact_pct < 100.0 * options.min_effect; });
+  if (result.findings.size() < before)
+    result.notes.push_back(
+        fmt::format("{} findings would save less than the minimum effect ({:.1f}% of step time) "
+                    "and are not shown (lower --min-effect to see them)",
+                    before - result.findings.size(), 100.0 * options.min_effect));
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   ExplainWhatIf(&result);

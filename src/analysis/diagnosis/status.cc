@@ -23,6 +23,7 @@ class Checks {
       : store_(store), result_(result), limits_(limits) {}
 
   std::vector<Reason> Run() {
+    InputProblems();
     RankCount();
     StepCount();
     Matched();
@@ -37,6 +38,10 @@ class Checks {
 
  private:
   void Add(bool blocking, std::string text) { reasons_.push_back({blocking, std::move(text)}); }
+
+  void InputProblems() {
+    for (const std::string& p : result_.input_problems) Add(true, p);
+  }
 
   void RankCount() {
     if (result_.ranks < 2)

@@ -7,6 +7,7 @@
 // Each check below yields a reason (a sentence a user can act on). A *blocking* reason means the job was
 // not (fully) examined: it turns a result without findings into "inconclusive", and stands as a caveat
 // beside findings. Checks, in the order they are reported:
+//   problems found in the inputs while modelling them (duplicated or out-of-order step markers);
 //   one rank; fewer than 2 steps common to every rank; nothing matched across ranks; inputs that disagree
 //   on the world size; ranks of the world missing (or more inputs than the world size); inputs recorded
 //   far apart in time (different runs); inputs left out by the loader; a large share of skipped events in an

@@ -176,6 +176,18 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
         "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
         "is analysed as one window, step 0");
   if (steps.steps.empty()) result->notes.push_back("no step found on every rank: nothing to compare per step");
+  for (size_t r = 0; r < ranks && r < steps.duplicate_markers.size(); ++r) {
+    if (steps.duplicate_markers[r] > 0)
+      result->input_problems.push_back(fmt::format(
+          "rank {} has {} ProfilerStep markers whose number it already had at another time (files of two runs "
+          "joined?): the first of each was used, the others left out",
+          store.ranks[r].rank, steps.duplicate_markers[r]));
+    if (steps.out_of_order_markers[r] > 0)
+      result->input_problems.push_back(
+          fmt::format("rank {}'s ProfilerStep numbers go backwards in time {} times: its step markers are "
+                      "inconsistent, so its steps may not be the peers' same steps",
+                      store.ranks[r].rank, steps.out_of_order_markers[r]));
+  }
   if (collectives.source == "none")
     result->notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
   if (collectives.unmatched_calls > 0)
