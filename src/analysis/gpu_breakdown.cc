@@ -46,6 +46,23 @@ bool IsStepName(std::string_view name) {
   return true;
 }
 
+/// HTA's infer_gpu_type (trace_parser.py) says "MTIA": the backend names mtia:hccl, or the trace has no
+/// CUDA/HIP kernel launch but MTIA's job submission. Only then does HTA fix memory rows without a stream.
+bool IsMtiaTrace(const TraceStore& store, const std::vector<uint32_t>& slice_rows) {
+  if (slice_rows.empty()) return false;
+  const RankInfo& rank = store.ranks[store.tracks[store.slices.track[slice_rows.front()]].rank];
+  if (rank.backend.find("mtia:hccl") != std::string::npos) return true;
+  const StringId cuda = store.strings.find("cudaLaunchKernel"), hip = store.strings.find("hipLaunchKernel");
+  const StringId mtia = store.strings.find("runFunction - job_prep_and_submit_for_execution");
+  bool launches = false, submits = false;
+  for (uint32_t row : slice_rows) {
+    const StringId name = store.slices.name[row];
+    launches |= (cuda != StringPool::kNotFound && name == cuda) || (hip != StringPool::kNotFound && name == hip);
+    submits |= mtia != StringPool::kNotFound && name == mtia;
+  }
+  return !launches && submits;
+}
+
 }  // namespace
 
 std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
@@ -112,11 +129,13 @@ std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const s
   }
 
   // HTA's fix-up for MTIA traces: a memory kernel recorded without a stream that starts inside a
-  // ProfilerStep is a device row (HTA gives it stream = tid).
+  // ProfilerStep is a device row (HTA gives it stream = tid). On other traces CPU-side runtime calls such as
+  // hipMemcpyWithStream would match the memory pattern: HTA does not apply the fix there.
   std::vector<std::pair<double, double>> step_spans;
-  for (const Row& r : rows)
-    if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
-      step_spans.emplace_back(r.start, r.end);
+  if (IsMtiaTrace(store, slice_rows))
+    for (const Row& r : rows)
+      if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
+        step_spans.emplace_back(r.start, r.end);
   auto is_device_row = [&](const Row& r) {
     if (s.category[r.row] == gpu_annotation) return false;
     if (store.tracks[s.track[r.row]].stream != -1) return true;

@@ -41,7 +41,8 @@ matching CPU row; the breakdown uses every kept row with stream != -1; the
 step count is the number of distinct names matching ^ProfilerStep#\d+;
 --include-last-step keeps every CPU event (HTA compares shifted ts with an
 unshifted "end" column); memory kernels without a stream that start inside a
-ProfilerStep get stream = tid (HTA's _fix_mtia_memory_kernels).
+ProfilerStep get stream = tid on MTIA traces (HTA's _fix_mtia_memory_kernels; not
+on NVIDIA or AMD ones, where CPU-side hipMemcpyWithStream calls would match).
 """
 
 import argparse
@@ -99,19 +100,34 @@ def is_num(v):
     return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
 
 
-def load_events(path, exact):
+def load_trace(path, exact):
+    """(events, backend): the trace's events and its distributedInfo.backend (None when absent)."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
     opener = gzip.open if magic == b"\x1f\x8b" else open
     with opener(path, "rb") as fh:
         data = json.load(fh, parse_float=Decimal if exact else float)
+    backend = None
     if isinstance(data, dict):
         events = data.get("traceEvents", [])
+        info = data.get("distributedInfo")
+        if isinstance(info, dict) and isinstance(info.get("backend"), str):
+            backend = info["backend"]
     elif isinstance(data, list):
         events = data
     else:
         events = []
-    return events if isinstance(events, list) else []
+    return (events if isinstance(events, list) else []), backend
+
+
+def is_mtia(backend, names):
+    """HTA's infer_gpu_type (trace_parser.py) == "MTIA": the backend names mtia:hccl, or no CUDA/HIP launch
+    but MTIA's job submission runs in the trace."""
+    if backend is not None and "mtia:hccl" in backend:
+        return True
+    if "cudaLaunchKernel" in names or "hipLaunchKernel" in names:
+        return False
+    return "runFunction - job_prep_and_submit_for_execution" in names
 
 
 def merge(intervals):
@@ -161,8 +177,11 @@ def pct(x, total):
 
 
 def compute(path, include_last=False, exact=False, mode="design"):
-    events = load_events(path, exact)
+    events, backend = load_trace(path, exact)
     hta = mode == "hta"
+    names = {e.get("name") for e in events if isinstance(e, dict)}
+    mtia = is_mtia(backend, names)
+    del names
 
     n_events = 0
     cats = {}
@@ -212,8 +231,9 @@ def compute(path, include_last=False, exact=False, mode="design"):
         rows.append((s, en, name, stream, corr, gpu, e.get("tid")))
     del events
 
-    if hta:
-        # HTA's _fix_mtia_memory_kernels: a memory kernel without a stream that
+    if hta and mtia:
+        # HTA's _fix_mtia_memory_kernels, on MTIA traces only (trace.py calls it from
+        # filter_mtia_kernels_for_one_rank): a memory kernel without a stream that
         # starts inside a ProfilerStep gets stream = tid (it then counts in the
         # breakdown, which takes every kept row with stream != -1).
         spans = [(r[0], r[1]) for r in rows if not r[5] and HTA_STEP_RE.match(r[2])]

@@ -302,3 +302,40 @@ TEST(GpuBreakdown, FromAnImportedTraceThroughSummarize) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+// HTA fixes memory rows without a stream (stream = tid) only on MTIA traces: on an AMD trace the CPU-side
+// hipMemcpyWithStream call (its args.stream is the string "0x0", so no stream) matches the memory pattern
+// and must not count as device time (HTA on amd_trace: non-compute 35 us, not 93).
+void AmdLikeSteps(Builder& b, const std::string& launch) {
+  b.Cpu("ProfilerStep#1", 0, 1000 * us);
+  b.Cpu("ProfilerStep#2", 1000 * us, 500 * us);
+  b.Cpu(launch, 10 * us, 5 * us, 1, "cuda_runtime");
+  b.Kernel("void elementwise_kernel", 20 * us, 10 * us, 0, 1);
+  b.Cpu("hipMemcpyWithStream", 100 * us, 60 * us, 2, "cuda_runtime");
+  b.Kernel("Memcpy HtoD (Host -> Device)", 110 * us, 20 * us, 0, 2, "gpu_memcpy");
+}
+
+TEST(GpuBreakdown, CpuSideMemcpyCallsAreNotDeviceTimeOutsideMtia) {
+  Builder b;
+  AmdLikeSteps(b, "hipLaunchKernel");
+  const auto r = b.Compute();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->gpu_events, 2u);
+  EXPECT_DOUBLE_EQ(r->kernel_time_us, 110.0);  // [20, 130): the kernel and the device-side copy only
+  EXPECT_DOUBLE_EQ(r->non_compute_us, 20.0);
+}
+
+TEST(GpuBreakdown, MtiaMemoryRowsWithoutAStreamAreDeviceTime) {
+  Builder b;
+  AmdLikeSteps(b, "runFunction - job_prep_and_submit_for_execution");  // MTIA's job submission, no CUDA/HIP launch
+  const auto r = b.Compute();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->gpu_events, 3u);                // the stream-less memcpy row is fixed into a device row
+  EXPECT_DOUBLE_EQ(r->kernel_time_us, 140.0);  // [20, 160)
+}
+
+}  // namespace
+}  // namespace strata
