@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,7 @@ namespace {
 
 struct CommonInputOptions {
   std::vector<std::string> paths;
-  std::string rank_map;
+  std::vector<std::string> rank_map;
   unsigned threads = 0;
   bool skip_unreadable = false;
   bool progress = false;
@@ -39,7 +40,9 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
                   "plain or gzip)")
       ->required();
   cmd->add_option("--rank-map", o.rank_map,
-                  "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file says");
+                  "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file "
+                  "says; repeatable; an entry that names no input is an error")
+      ->allow_extra_args(false);
   cmd->add_option("--threads", o.threads, "files parsed at once (default: all cores)");
   cmd->add_flag("--skip-unreadable", o.skip_unreadable,
                 "leave out files that cannot be read (they are listed) instead of failing");
@@ -68,8 +71,8 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   load.threads = o.threads;
   load.skip_unreadable = o.skip_unreadable;
   load.progress = o.progress;
-  if (!o.rank_map.empty()) {
-    if (auto st = strata::ParseRankMap(o.rank_map, &load.rank_map); !st.ok()) {
+  for (const std::string& spec : o.rank_map) {
+    if (auto st = strata::ParseRankMap(spec, &load.rank_map); !st.ok()) {
       std::fprintf(stderr, "strata: %s\n", st.message().c_str());
       return 2;
     }
@@ -80,6 +83,16 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     return 1;
   }
   *job = std::move(loaded).value();
+  for (const auto& [file, rank] : load.rank_map) {
+    bool used = false;
+    for (const auto& in : job->store.inputs)
+      used |= in.path == file || std::filesystem::path(in.path).filename() == file;
+    if (!used) {
+      std::fprintf(stderr, "strata: --rank-map %s=%d names no input file (inputs are matched by path or base name)\n",
+                   file.c_str(), rank);
+      return 2;
+    }
+  }
   if (job->store.ranks.empty()) {
     std::string names;
     for (const auto& in : job->store.inputs) names += (names.empty() ? "" : ", ") + in.path;

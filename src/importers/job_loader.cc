@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "importers/byte_source.h"
@@ -124,6 +126,21 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
   return files;
 }
 
+/// A file's rank from a recording of the same run: the pid in a tensorboard_trace_handler name, else the
+/// pids of the trace's CPU threads, looked up among the recorded processes (one rank, or none).
+std::optional<std::pair<int, std::string>> RankFromRecording(const RecordedRun& recorded, const TraceStore& store,
+                                                             const std::string& path) {
+  if (recorded.empty()) return std::nullopt;
+  if (auto pid = PidFromTensorboardName(path))
+    if (auto rank = recorded.RankOfPid(*pid)) return std::make_pair(*rank, std::string("recording (pid in file name)"));
+  std::set<int> ranks;
+  for (const Track& t : store.tracks)
+    if (t.kind == TrackKind::kCpuThread && t.stream < 0)
+      if (auto rank = recorded.RankOfPid(t.pid)) ranks.insert(*rank);
+  if (ranks.size() == 1) return std::make_pair(*ranks.begin(), std::string("recording (trace pid)"));
+  return std::nullopt;
+}
+
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
   auto expanded = ExpandInputs(paths);
   if (!expanded.ok()) return expanded.status();
@@ -218,15 +235,22 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
         if (auto from_name = RankFromFileName(files[i])) {
           rank.rank = *from_name;
           rank.rank_source = "file name";
+        } else if (auto from_recording = RankFromRecording(recorded, store, files[i])) {
+          rank.rank = from_recording->first;
+          rank.rank_source = from_recording->second;
         } else if (files.size() == 1) {
           rank.rank = 0;
           rank.rank_source = "only file";
         } else {
-          errors.push_back(
-              fmt::format("{}: cannot tell which rank this file is: it has no distributedInfo.rank "
-                          "and its name has no rank number (like rank-3 or worker3); "
-                          "give --rank-map {}=RANK",
-                          files[i], fs::path(files[i]).filename().string()));
+          const auto pid = PidFromTensorboardName(files[i]);
+          errors.push_back(fmt::format(
+              "{}: cannot tell which rank this file is: it has no distributedInfo.rank and its name has no rank "
+              "number (like rank-3 or worker3){}; give --rank-map {}=RANK",
+              files[i],
+              pid ? fmt::format(" and its process {} is in no recording given (add the run's strata record segments)",
+                                *pid)
+                  : std::string(),
+              fs::path(files[i]).filename().string()));
           continue;
         }
       }

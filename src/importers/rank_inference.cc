@@ -34,6 +34,23 @@ std::optional<int> RankFromFileName(std::string_view path) {
   return std::nullopt;
 }
 
+std::optional<int64_t> PidFromTensorboardName(std::string_view path) {
+  std::string_view name = BaseName(path);
+  const size_t suffix = name.rfind(".pt.trace.json");
+  if (suffix == std::string_view::npos) return std::nullopt;
+  name = name.substr(0, suffix);  // HOST_PID.TIMESTAMP
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  int64_t timestamp;
+  if (ParseInt64(name.substr(dot + 1), &timestamp) != NumberParse::kOk) return std::nullopt;
+  const std::string_view host_pid = name.substr(0, dot);
+  const size_t underscore = host_pid.rfind('_');
+  if (underscore == std::string_view::npos || underscore == 0) return std::nullopt;
+  int64_t pid;
+  if (ParseInt64(host_pid.substr(underscore + 1), &pid) != NumberParse::kOk || pid <= 0) return std::nullopt;
+  return pid;
+}
+
 Status ParseRankMap(std::string_view spec, std::map<std::string, int>* out) {
   size_t start = 0;
   while (start <= spec.size()) {

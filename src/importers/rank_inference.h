@@ -14,6 +14,10 @@ namespace strata {
 /// optionally followed by '-', '_' or '.'), where the word does not continue a longer word.
 std::optional<int> RankFromFileName(std::string_view path);
 
+/// The process id in a name written by PyTorch's tensorboard_trace_handler, HOST_PID.TIMESTAMP.pt.trace.json
+/// (optionally .gz): such names carry no rank, but a recording of the same run knows which rank the pid was.
+std::optional<int64_t> PidFromTensorboardName(std::string_view path);
+
 /// Parses a --rank-map value "FILE=RANK[,FILE=RANK...]"; FILE matches a full path or a base name.
 Status ParseRankMap(std::string_view spec, std::map<std::string, int>* out);
 

@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace strata::recorder {
@@ -29,20 +31,31 @@ std::optional<int> ParseInt(std::string_view s) {
 }  // namespace
 
 void ParseRankEnvironment(const std::string& environ, ProcessInfo* info) {
+  // Launchers name the same facts differently: torchrun, then Slurm, Open MPI, and MPICH/Intel MPI (PMI).
+  // The first variable of each list that the process has, in this order, wins.
+  static constexpr std::array<std::string_view, 4> kRank = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+  static constexpr std::array<std::string_view, 4> kLocalRank = {"LOCAL_RANK", "SLURM_LOCALID",
+                                                                 "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  static constexpr std::array<std::string_view, 4> kWorldSize = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+                                                                 "PMI_SIZE"};
+  std::map<std::string_view, std::string_view> vars;
   size_t pos = 0;
   while (pos < environ.size()) {
     size_t end = environ.find('\0', pos);
     if (end == std::string::npos) end = environ.size();
     std::string_view var(environ.data() + pos, end - pos);
     const size_t eq = var.find('=');
-    if (eq != std::string_view::npos) {
-      const std::string_view key = var.substr(0, eq), value = var.substr(eq + 1);
-      if (key == "RANK") info->rank = ParseInt(value);
-      if (key == "LOCAL_RANK") info->local_rank = ParseInt(value);
-      if (key == "WORLD_SIZE") info->world_size = ParseInt(value);
-    }
+    if (eq != std::string_view::npos) vars.emplace(var.substr(0, eq), var.substr(eq + 1));
     pos = end + 1;
   }
+  auto first = [&](const auto& names) -> std::optional<int> {
+    for (std::string_view name : names)
+      if (auto it = vars.find(name); it != vars.end()) return ParseInt(it->second);
+    return std::nullopt;
+  };
+  info->rank = first(kRank);
+  info->local_rank = first(kLocalRank);
+  info->world_size = first(kWorldSize);
 }
 
 std::string ReadComm(int pid, const std::string& proc_root) {

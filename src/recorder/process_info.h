@@ -37,7 +37,9 @@ ProcessInfo ReadProcessInfo(int pid, const std::string& proc_root = "/proc");
 std::string ReadComm(int pid, const std::string& proc_root = "/proc");
 // Executable file-backed mappings of /proc/PID/maps.
 std::vector<MapEntry> ReadExecutableMaps(int pid, const std::string& proc_root = "/proc");
-// RANK / LOCAL_RANK / WORLD_SIZE from a NUL-separated environment block.
+// Rank, local rank and world size from a NUL-separated environment block: torchrun's RANK / LOCAL_RANK /
+// WORLD_SIZE, else Slurm's SLURM_PROCID / SLURM_LOCALID / SLURM_NTASKS, else Open MPI's OMPI_COMM_WORLD_*,
+// else PMI_RANK / MPI_LOCALRANKID / PMI_SIZE.
 void ParseRankEnvironment(const std::string& environ, ProcessInfo* info);
 
 }  // namespace strata::recorder

@@ -25,6 +25,18 @@ std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
   return it == processes.end() ? std::nullopt : it->second.rank;
 }
 
+std::optional<int> RecordedRun::RankOfPid(int64_t pid) const {
+  if (pid <= 0 || pid > UINT32_MAX) return std::nullopt;
+  std::optional<int> found;
+  for (const RecordedSegment& seg : segments) {
+    const std::optional<int> rank = seg.RankOf(static_cast<uint32_t>(pid));
+    if (!rank) continue;
+    if (found && *found != *rank) return std::nullopt;
+    found = rank;
+  }
+  return found;
+}
+
 RecordedSegment IndexSegment(segments::SegmentData data) {
   RecordedSegment seg;
   for (const nlohmann::json& record : data.meta) {

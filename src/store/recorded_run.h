@@ -1,7 +1,8 @@
 // RecordedRun: what `strata record` wrote for a job (one or more segment files), indexed for analysis:
 // processes with their ranks, probes and counter series by id, and the raw tables. Built by the job
 // loader beside the TraceStore of the profiler traces of the same run.
-// Invariants: a process's rank comes from its own environment (RANK) as the recorder read it, or from its
+// Invariants: a process's rank comes from its own environment (RANK, or SLURM_PROCID, OMPI_COMM_WORLD_RANK,
+// PMI_RANK) as the recorder read it, or from its
 // nearest ancestor that has one (a DataLoader worker belongs to its rank); processes of different
 // segment files are kept apart by (segment, pid).
 #pragma once
@@ -56,6 +57,9 @@ struct RecordedSegment {
 struct RecordedRun {
   std::vector<RecordedSegment> segments;
   bool empty() const { return segments.empty(); }
+  /// The rank of process `pid` in whichever segment saw it; nullopt when none did, or when segments (hosts)
+  /// disagree (the same pid on two hosts).
+  std::optional<int> RankOfPid(int64_t pid) const;
 };
 
 // Indexes one segment's meta records (the last record of a process wins: it is written again at exit).

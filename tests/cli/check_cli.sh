@@ -67,5 +67,14 @@ expect_rc "--help: exit 0" 0 "$bin" --help
 expect_rc "missing file: error" 1 "$bin" diagnose "$work/no-such-file.json"
 expect_text "missing file named" "$work/err" "no-such-file.json"
 
+# --rank-map: repeatable, the comma form too; an entry that names no input is a usage error.
+mkdir -p "$work/ranks" && cp "$example"/rank-*.json.gz "$work/ranks/"
+expect_rc "--rank-map repeated" 0 "$bin" diagnose --rank-map rank-0.json.gz=1 --rank-map rank-1.json.gz=0 "$work/ranks"
+expect_text "--rank-map swaps the ranks" "$work/out" '^verdict: slow_compute: rank 0'
+expect_rc "--rank-map comma form" 0 "$bin" diagnose --rank-map rank-0.json.gz=1,rank-1.json.gz=0 "$work/ranks"
+expect_text "--rank-map comma form swaps" "$work/out" '^verdict: slow_compute: rank 0'
+expect_rc "--rank-map entry matching no input" 2 "$bin" diagnose --rank-map nosuch.json=3 "$work/ranks"
+expect_text "--rank-map entry named" "$work/err" 'nosuch.json=3 names no input file'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "segments/segment_writer.h"
 #include "test_util.h"
 
 namespace strata {
@@ -272,6 +273,55 @@ TEST(LoadJob, RealHtaTraceFilterPair) {
   EXPECT_EQ(s.ranks[0].world_size, 128);
   EXPECT_EQ(s.ranks[0].backend, "nccl");
   EXPECT_GT(s.slices.size(), 5000u);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+/// A recording that saw processes pid -> rank (as `strata record` writes their meta records).
+void WriteRecording(const std::string& path, const std::vector<std::pair<int, int>>& pid_rank) {
+  segments::SegmentWriter writer;
+  segments::FileHeader header;
+  header.created_unix_ns = 1'700'000'000'000'000'000;
+  ASSERT_TRUE(writer.Open(path, header).ok());
+  for (const auto& [pid, rank] : pid_rank)
+    writer.AppendMeta({{"type", "process"}, {"pid", pid}, {"ppid", 1}, {"rank", rank}, {"comm", "python3"}});
+  ASSERT_TRUE(writer.Close().ok());
+}
+
+TEST(LoadJob, TensorboardNamesTakeTheirRankFromTheRecordingOfThePid) {
+  testing::TempDir dir;
+  // tensorboard_trace_handler's HOST_PID.TIMESTAMP.pt.trace.json: no rank in the name or the trace.
+  WriteFile(dir.file("node1_4242.1700000000000.pt.trace.json"), KinetoDoc(3, 1));
+  WriteFile(dir.file("node1_4343.1700000000001.pt.trace.json"), KinetoDoc(3, 2));
+  auto without = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_FALSE(without.ok());
+  EXPECT_NE(without.error().find("process 4242 is in no recording given"), std::string::npos) << without.error();
+  WriteRecording(dir.file("record-node1-99.sseg"), {{4242, 1}, {4343, 0}, {4444, 2}});
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& s = job.value().store;
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].rank, 0);
+  EXPECT_NE(s.inputs[s.ranks[0].input].path.find("node1_4343"), std::string::npos);
+  EXPECT_EQ(s.ranks[1].rank, 1);
+  EXPECT_EQ(s.ranks[1].rank_source, "recording (pid in file name)");
+}
+
+TEST(LoadJob, TracePidsTakeTheirRankFromTheRecording) {
+  testing::TempDir dir;
+  WriteFile(dir.file("a.json"), KinetoDoc(3, 7));  // its events' pid is 7
+  WriteFile(dir.file("b.json"), KinetoDoc(3, 8));
+  WriteRecording(dir.file("record-h-1.sseg"), {{7, 1}, {8, 0}});
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& s = job.value().store;
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_NE(s.inputs[s.ranks[0].input].path.find("b.json"), std::string::npos);
+  EXPECT_EQ(s.ranks[1].rank_source, "recording (trace pid)");
 }
 
 }  // namespace

@@ -85,3 +85,19 @@ TEST(LookupRankMap, FullPathThenBaseName) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(PidFromTensorboardName, HostPidTimestamp) {
+  EXPECT_EQ(PidFromTensorboardName("/x/node1_4242.1700000000000.pt.trace.json"), 4242);
+  EXPECT_EQ(PidFromTensorboardName("my_host-2_17.1699.pt.trace.json.gz"), 17);  // the host may hold '_'
+  EXPECT_FALSE(PidFromTensorboardName("rank-0.json").has_value());
+  EXPECT_FALSE(PidFromTensorboardName("node1.1700.pt.trace.json").has_value());      // no pid
+  EXPECT_FALSE(PidFromTensorboardName("node1_abc.1700.pt.trace.json").has_value());  // not a number
+  EXPECT_FALSE(PidFromTensorboardName("node1_42.stamp.pt.trace.json").has_value());  // no timestamp
+  EXPECT_FALSE(PidFromTensorboardName("node1_0.1700.pt.trace.json").has_value());    // pid 0
+}
+
+}  // namespace
+}  // namespace strata

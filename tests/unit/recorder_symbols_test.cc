@@ -2,6 +2,8 @@
 // resolution, /proc reading (rank from the environment) and stack symbolization of this process.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #ifdef STRATA_HAVE_RECORDER
 #include <dlfcn.h>
 #include <unistd.h>
@@ -76,6 +78,23 @@ TEST(ProcessInfo, ReadsRankFromTheEnvironment) {
   ProcessInfo bad;
   ParseRankEnvironment(std::string("RANK=three\0", 11), &bad);
   EXPECT_FALSE(bad.rank.has_value());
+  // Other launchers: Slurm, Open MPI, PMI (MPICH, Intel MPI); torchrun's RANK wins when several are set.
+  using namespace std::string_literals;
+  for (const auto& [env, rank, local, world] :
+       {std::tuple{"SLURM_PROCID=5\0SLURM_LOCALID=1\0SLURM_NTASKS=16\0"s, 5, 1, 16},
+        std::tuple{"OMPI_COMM_WORLD_RANK=6\0OMPI_COMM_WORLD_LOCAL_RANK=2\0OMPI_COMM_WORLD_SIZE=8\0"s, 6, 2, 8},
+        std::tuple{"PMI_RANK=7\0MPI_LOCALRANKID=3\0PMI_SIZE=9\0"s, 7, 3, 9},
+        std::tuple{"SLURM_PROCID=5\0RANK=2\0PMI_RANK=7\0"s, 2, -1, -1}}) {
+    ProcessInfo p;
+    ParseRankEnvironment(env, &p);
+    EXPECT_EQ(p.rank, rank) << env;
+    if (local >= 0) {
+      EXPECT_EQ(p.local_rank, local) << env;
+    }
+    if (world >= 0) {
+      EXPECT_EQ(p.world_size, world) << env;
+    }
+  }
   const ProcessInfo self = ReadProcessInfo(::getpid());
   EXPECT_EQ(self.pid, ::getpid());
   EXPECT_EQ(self.ppid, ::getppid());
