@@ -1,4 +1,5 @@
-// Op-table CSV importer: streams lines, maps header names to columns, one rank per distinct rank value.
+// Op-table CSV importer: streams RFC 4180 records (csv_reader.h), maps header names to columns, one rank per
+// distinct rank value; rows with bad values are skipped and counted by reason, exact duplicate rows too.
 #include "importers/op_table_importer.h"
 
 #include <fmt/format.h>
@@ -10,32 +11,13 @@
 #include <vector>
 
 #include "core/decimal.h"
+#include "importers/csv_reader.h"
 
 namespace strata {
 
 namespace {
 
 constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;
-
-/// Splits one CSV line into fields (RFC 4180 quotes supported; quotes inside fields are kept simple).
-void SplitCsv(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  size_t i = 0;
-  while (true) {
-    if (i < line.size() && line[i] == '"') {
-      const size_t close = line.find('"', i + 1);
-      const size_t end = close == std::string_view::npos ? line.size() : close;
-      out.push_back(line.substr(i + 1, end - i - 1));
-      i = line.find(',', end);
-    } else {
-      const size_t comma = line.find(',', i);
-      out.push_back(line.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i));
-      i = comma;
-    }
-    if (i == std::string_view::npos) break;
-    ++i;
-  }
-}
 
 class OpTableImporter {
  public:
@@ -48,46 +30,26 @@ class OpTableImporter {
   }
 
   Expected<TraceStore> Run() {
-    std::string buf;
-    std::string chunk(1 << 20, '\0');
-    bool header_done = false;
-    uint64_t line_no = 0;
-    for (;;) {
-      auto got = src_.Read(chunk.data(), chunk.size());
-      if (!got.ok()) return got.status();
-      const bool at_end = got.value() == 0;
-      buf.append(chunk.data(), got.value());
-      size_t start = 0;
-      for (;;) {
-        size_t nl = buf.find('\n', start);
-        if (nl == std::string::npos) {
-          if (!at_end || start >= buf.size()) break;
-          nl = buf.size();
-        }
-        std::string_view line(buf.data() + start, nl - start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        ++line_no;
-        start = nl + 1;
-        if (line.empty()) continue;
-        if (!header_done) {
-          if (Status st = ReadHeader(line); !st.ok()) return st;
-          header_done = true;
-        } else {
-          ReadRow(line);
-        }
-      }
-      buf.erase(0, std::min(start, buf.size()));
-      if (at_end) break;
+    CsvReader csv(src_);
+    const std::vector<std::string> expected = {cols_.rank,     cols_.step,       cols_.op,    cols_.start,
+                                               cols_.duration, cols_.dp_rank,    cols_.stage, cols_.tp_rank,
+                                               cols_.seq_id,   cols_.microbatch, cols_.chunk};
+    std::vector<std::string> names;
+    if (Status st = csv.ReadHeader(expected, &names); !st.ok()) return st;
+    if (Status st = ReadHeader(names); !st.ok()) return st;
+    store_.inputs[0].format = "op-table-csv";
+    while (true) {
+      auto more = csv.Next(&fields_);
+      if (!more.ok()) return more.status();
+      if (!more.value()) break;
+      ReadRow();
     }
-    if (!header_done) return Status::Error(fmt::format("{}: empty op table (no header line)", src_.path()));
     Finish();
     return std::move(store_);
   }
 
  private:
-  Status ReadHeader(std::string_view line) {
-    std::vector<std::string_view> names;
-    SplitCsv(line, names);
+  Status ReadHeader(const std::vector<std::string>& names) {
     auto find = [&](const std::string& want) -> int {
       for (size_t i = 0; i < names.size(); ++i)
         if (names[i] == want) return static_cast<int>(i);
@@ -106,7 +68,7 @@ class OpTableImporter {
       *r.index = find(*r.name);
       if (*r.index < 0) {
         std::string have;
-        for (auto n : names) have += fmt::format("{}'{}'", have.empty() ? "" : ", ", n);
+        for (const auto& n : names) have += fmt::format("{}'{}'", have.empty() ? "" : ", ", n);
         return Status::Error(fmt::format("{}: op table has no column '{}' (columns: {}); map it with {} NAME",
                                          src_.path(), *r.name, have, r.option));
       }
@@ -129,8 +91,7 @@ class OpTableImporter {
     return v;
   }
 
-  void ReadRow(std::string_view line) {
-    SplitCsv(line, fields_);
+  void ReadRow() {
     if (fields_.size() != columns_) {
       Skip("wrong_column_count");
       return;
@@ -215,7 +176,59 @@ class OpTableImporter {
     return it->second;
   }
 
+  /// Drops rows that repeat an earlier row exactly (same rank, op, step, start, duration and layout), counted
+  /// as skipped "duplicate_row": a table concatenated twice, or rows written again by a retried writer. One
+  /// sort of row indices (4 bytes a row), no hash of every row.
+  void DropExactDuplicates() {
+    SliceTable& s = store_.slices;
+    const size_t n = s.size();
+    auto key = [&](uint32_t i) {
+      const OpLayout& l = store_.op_layout[s.args[i]];
+      return std::make_tuple(s.track[i], s.ts_ns[i], s.dur_ns[i], s.step[i], l.seq_id, l.microbatch, l.chunk);
+    };
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return key(a) < key(b) || (key(a) == key(b) && a < b); });
+    std::vector<uint8_t> drop(n, 0);
+    size_t dropped = 0;
+    for (size_t k = 1; k < n; ++k)
+      if (key(order[k]) == key(order[k - 1])) drop[order[k]] = 1, ++dropped;
+    if (dropped == 0) return;
+    size_t out = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (drop[i]) {
+        RankInfo& r = store_.ranks[store_.tracks[s.track[i]].rank];
+        --r.events;
+        --r.categories["op"];
+        continue;
+      }
+      s.ts_ns[out] = s.ts_ns[i];
+      s.dur_ns[out] = s.dur_ns[i];
+      s.correlation[out] = s.correlation[i];
+      s.name[out] = s.name[i];
+      s.category[out] = s.category[i];
+      s.track[out] = s.track[i];
+      s.step[out] = s.step[i];
+      s.flags[out] = s.flags[i];
+      store_.op_layout[out] = store_.op_layout[s.args[i]];
+      s.args[out] = static_cast<uint32_t>(out);
+      ++out;
+    }
+    for (auto* v : {&s.ts_ns, &s.dur_ns, &s.correlation}) v->resize(out);
+    s.name.resize(out);
+    s.category.resize(out);
+    s.track.resize(out);
+    s.args.resize(out);
+    s.step.resize(out);
+    s.flags.resize(out);
+    store_.op_layout.resize(out);
+    store_.inputs[0].events -= dropped;
+    store_.inputs[0].skipped["duplicate_row"] += dropped;
+  }
+
   void Finish() {
+    DropExactDuplicates();
     // Ranks in ascending order make output stable whatever the row order was.
     std::vector<uint32_t> order(store_.ranks.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;

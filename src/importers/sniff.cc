@@ -1,5 +1,5 @@
-// Format sniffing rules: JSON starts with '{' or '['; an op table starts with a header line of
-// comma-separated identifiers.
+// Format sniffing rules: JSON starts with '{' or '['; an op table starts with a header line of identifiers
+// separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
 #include "importers/sniff.h"
 
 #include <cctype>
@@ -12,19 +12,19 @@ InputFormat SniffFormat(std::string_view head) {
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
   if (i == head.size()) return InputFormat::kUnknown;
   if (head[i] == '{' || head[i] == '[') return InputFormat::kChromeJson;
-  // CSV header: identifiers separated by commas on the first line, at least two columns.
+  // CSV header: identifiers separated by ',', ';' or tabs on the first line, at least two columns.
   const size_t eol = head.find('\n', i);
   const std::string_view line = head.substr(i, eol == std::string_view::npos ? std::string_view::npos : eol - i);
-  int commas = 0;
+  int separators = 0;
   for (char c : line) {
-    if (c == ',') {
-      ++commas;
+    if (c == ',' || c == ';' || c == '\t') {
+      ++separators;
     } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '"' ||
                  c == '.' || c == '\r' || c == '/' || c == '(' || c == ')')) {
       return InputFormat::kUnknown;
     }
   }
-  return commas >= 1 ? InputFormat::kOpTableCsv : InputFormat::kUnknown;
+  return separators >= 1 ? InputFormat::kOpTableCsv : InputFormat::kUnknown;
 }
 
 const char* FormatName(InputFormat f) {

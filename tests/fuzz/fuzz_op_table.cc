@@ -1,5 +1,6 @@
 // libFuzzer target for the op-table CSV importer. The input is a file's content (plain or gzip).
-// Never crashes; checks the store's invariants, that every data row is stored or counted, and runs the
+// Never crashes; checks the store's invariants, that every data row is stored or counted (rows without quotes
+// or CRs; fuzz_csv checks quoted records), and runs the
 // summary analysis over the result.
 #include <cstdint>
 #include <string>
@@ -24,8 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 1; i < s.ranks.size(); ++i) FUZZ_CHECK(s.ranks[i - 1].rank < s.ranks[i].rank);
   for (const auto& r : s.ranks) FUZZ_CHECK(r.rank >= 0);
   for (size_t i = 0; i < s.slices.size(); ++i) FUZZ_CHECK(s.slices.flags[i] & strata::kSliceOpLayout);
-  if (!gzip) {
-    // Every non-empty line after the header is one row: stored or skipped with a reason.
+  const std::string_view content(reinterpret_cast<const char*>(data), size);
+  if (!gzip && content.find('"') == std::string_view::npos && content.find('\r') == std::string_view::npos) {
+    // Without quotes or CRs every non-empty line after the header is one row: stored or skipped with a
+    // reason (fuzz_csv checks records with quotes).
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     uint64_t lines = 0;
     size_t start = 0;

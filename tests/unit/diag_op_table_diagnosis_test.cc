@@ -16,7 +16,9 @@
 #include <string>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "importers/byte_source.h"
 #include "importers/job_loader.h"
+#include "test_util.h"
 #include "whatif_test_util.h"
 
 namespace strata::diagnosis {
@@ -98,6 +100,80 @@ TEST(DiagOpTableDiagnosis, SeDataImbalance) {
   for (size_t i = 1; i < r.findings.size(); ++i)
     last_stage |= r.findings[i].cause == "stage_imbalance" && r.findings[i].stage == 1;
   EXPECT_TRUE(last_stage);
+}
+
+}  // namespace
+}  // namespace strata::diagnosis
+
+namespace strata::diagnosis {
+namespace {
+
+/// The decompressed text of a dataset file.
+std::string DatasetText(const std::string& path) {
+  auto src = ByteSource::Open(path);
+  if (!src.ok()) return "";
+  std::string text, chunk(1 << 20, '\0');
+  while (true) {
+    auto got = src.value()->Read(chunk.data(), chunk.size());
+    if (!got.ok() || got.value() == 0) break;
+    text.append(chunk.data(), got.value());
+  }
+  return text;
+}
+
+DiagnosisResult DiagnoseText(const std::string& text) {
+  ::strata::testing::TempFile f(text, ".csv");
+  auto job = LoadJob({f.path()}, LoadOptions{});
+  EXPECT_TRUE(job.ok()) << job.error();
+  return job.ok() ? Diagnose(job.value().store) : DiagnosisResult{};
+}
+
+TEST(DiagOpTableDiagnosis, BadRowsDoNotChangeTheVerdictOfTheGoodOnes) {
+  const std::string text = DatasetText(DatasetPath("AR"));
+  if (text.empty()) GTEST_SKIP() << DatasetPath("AR") << " is absent (../shared)";
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = text.find('\n', at);
+    lines.emplace_back(text.substr(at, nl - at));
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& l : v) s += l + "\n";
+    return s;
+  };
+  const DiagnosisResult clean = DiagnoseText(join(lines));
+  ASSERT_FALSE(clean.findings.empty());
+  // Every 1,000th row: a duplicate, a NaN duration (the duration is the 7th column), or a field too many;
+  // and the very first row (in the template step) gets a NaN too.
+  std::vector<std::string> bad = lines;
+  size_t changed = 0;
+  for (size_t i = 1001; i < lines.size(); i += 1000, ++changed) {
+    if (changed % 3 == 0) bad.push_back(lines[i]);
+    if (changed % 3 == 1) {
+      size_t comma = 0;
+      for (int k = 0; k < 6; ++k) comma = bad[i].find(',', comma) + 1;
+      bad[i] = bad[i].substr(0, comma) + "NaN" + bad[i].substr(bad[i].find(',', comma));
+    }
+    if (changed % 3 == 2) bad[i] += ",extra";
+  }
+  ASSERT_EQ(bad[1].find("0,0,0,16,"), 0u) << bad[1];  // the template step's first row
+  bad[1] = "0,0,0,16,backward-compute,NaN,0.85,0,0,0,0";
+  const DiagnosisResult r = DiagnoseText(join(bad));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].cause, clean.findings[0].cause);
+  EXPECT_EQ(r.findings[0].rank, clean.findings[0].rank);
+  EXPECT_NEAR(r.findings[0].impact_pct, clean.findings[0].impact_pct, 1.0);
+  EXPECT_EQ(r.steps, clean.steps);
+  EXPECT_NEAR(r.step_time_median_ms, clean.step_time_median_ms, 0.01 * clean.step_time_median_ms);
+  uint64_t skipped = 0;
+  for (const auto& in : r.inputs)
+    for (const auto& [reason, n] : in.skipped) skipped += n;
+  EXPECT_EQ(skipped, changed + 1);
+  bool noted = false;
+  for (const std::string& c : r.caveats) noted |= c.find("were filled with the median") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace

@@ -189,3 +189,56 @@ TEST(OpTableImporter, RealStragglerWhatifFile) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+// Issue 10: files pandas, Excel and Spark write give the same rows as the plain layout, and bad rows are
+// skipped and counted (exact duplicates too) without changing the rows that are good.
+constexpr const char* kDialectHeader = "rank,step,optype,start_ts,duration\n";
+constexpr const char* kDialectRows = "0,1,forward-compute,1.5,0.25\n1,1,\"forward-compute\",1.75,0.5\n";
+
+TEST(OpTableDialects, BomSemicolonTabAndQuotedFieldsGiveTheSameRows) {
+  const TraceStore plain = MustImport(std::string(kDialectHeader) + kDialectRows);
+  ASSERT_EQ(plain.slices.size(), 2u);
+  auto replace_all = [](std::string s, char from, char to) {
+    std::replace(s.begin(), s.end(), from, to);
+    return s;
+  };
+  const std::string base = std::string(kDialectHeader) + kDialectRows;
+  for (const std::string& variant :
+       {"\xEF\xBB\xBF" + base, replace_all(base, ',', ';'), replace_all(base, ',', '\t'),
+        std::string("\"rank\",\"step\",\"optype\",\"start_ts\",\"duration\"\r\n") +
+            "0,1,forward-compute,1.5,0.25\r\n\"1\",\"1\",\"forward-compute\",\"1.75\",\"0.5\"\r\n"}) {
+    const TraceStore s = MustImport(variant);
+    ASSERT_EQ(s.slices.size(), 2u) << variant;
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(s.slices.ts_ns[i], plain.slices.ts_ns[i]) << variant;
+      EXPECT_EQ(s.slices.dur_ns[i], plain.slices.dur_ns[i]) << variant;
+      EXPECT_EQ(s.strings.view(s.slices.name[i]), "forward-compute") << variant;
+    }
+  }
+}
+
+TEST(OpTableDialects, DuplicateNanAndRaggedRowsAreSkippedByReason) {
+  const std::string text = std::string(kDialectHeader) + kDialectRows +
+                           "0,1,forward-compute,1.5,0.25\n"   // an exact copy of the first row
+                           "0,2,forward-compute,NaN,0.25\n"   // NaN start
+                           "0,2,forward-compute,2.5,nan\n"    // NaN duration
+                           "0,2,forward-compute,2.5\n"        // a field short
+                           "0,2,forward-compute,2.5,0.5,9\n"  // a field too many
+                           "0,2,forward-compute,3.5,0.25\n";
+  const TraceStore s = MustImport(text);
+  EXPECT_EQ(s.slices.size(), 3u);
+  EXPECT_EQ(s.inputs[0].events, 3u);
+  EXPECT_EQ(testing::SkippedCount(s, "duplicate_row"), 1u);
+  EXPECT_EQ(testing::SkippedCount(s, "invalid_timestamp"), 1u);
+  EXPECT_EQ(testing::SkippedCount(s, "invalid_duration"), 1u);
+  EXPECT_EQ(testing::SkippedCount(s, "wrong_column_count"), 2u);
+  uint64_t rank_events = 0;
+  for (const RankInfo& r : s.ranks) rank_events += r.events;
+  EXPECT_EQ(rank_events, 3u);
+}
+
+}  // namespace
+}  // namespace strata

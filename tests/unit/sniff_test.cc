@@ -38,8 +38,15 @@ TEST(Sniff, CsvHeader) {
 
 TEST(Sniff, NotACsvHeader) {
   EXPECT_EQ(SniffFormat("just one column\n1\n"), InputFormat::kUnknown);
-  EXPECT_EQ(SniffFormat("a;b;c\n"), InputFormat::kUnknown);
   EXPECT_EQ(SniffFormat("<html><body>"), InputFormat::kUnknown);
+  EXPECT_EQ(SniffFormat("key: value\nother: 2\n"), InputFormat::kUnknown);  // YAML, not a table
+}
+
+TEST(Sniff, SemicolonAndTabHeadersAreTablesToo) {
+  // Excel in comma-decimal locales writes ';', many tools write tabs.
+  EXPECT_EQ(SniffFormat("a;b;c\n"), InputFormat::kOpTableCsv);
+  EXPECT_EQ(SniffFormat("rank\tstep\toptype\n0\t1\tx\n"), InputFormat::kOpTableCsv);
+  EXPECT_EQ(SniffFormat("\xEF\xBB\xBFrank;step\n"), InputFormat::kOpTableCsv);
 }
 
 TEST(Sniff, BinaryGarbage) {

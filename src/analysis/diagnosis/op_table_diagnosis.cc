@@ -85,8 +85,13 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = RoundTo(a.ratio, 4);
   for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = RoundTo(a.ratio, 4);
   if (!w.skipped_steps.empty())
-    result->notes.push_back(
-        fmt::format("{} steps did not match the dependency template and were left out", w.skipped_steps.size()));
+    result->notes.push_back(fmt::format("{} steps did not match the dependency template and were left out ({})",
+                                        w.skipped_steps.size(), w.skip_example));
+  if (w.imputed_ops > 0)
+    result->caveats.push_back(fmt::format(
+        "{} ops missing from the table (rows skipped as bad input) were filled with the median of the same op on "
+        "the other data-parallel ranks, in {} of {} steps",
+        w.imputed_ops, w.imputed_steps.size(), w.steps.size()));
   const double S = std::max(1e-9, w.slowdown);
   auto impact = [&](double ratio) { return RoundTo(100.0 * (ratio - 1.0) / S, 2); };
 

@@ -84,6 +84,8 @@ struct DiagnosisResult {
   // Problems in the inputs found while modelling them (e.g. duplicated step markers): the result stands on
   // what was kept, but the job is never called healthy (status.h renders them as reasons).
   std::vector<std::string> input_problems;
+  // Caveats of the same kind that do not stop a healthy verdict (e.g. a few ops filled in from peers).
+  std::vector<std::string> caveats;
   // Not rendered: per rank number and step, its lateness at collectives against its peers' median arrival
   // (ms; data-parallel trace path only, empty elsewhere). Lets later passes confirm a rank's lateness when
   // several ranks are slowed alike and last-arrival blame names none of them.

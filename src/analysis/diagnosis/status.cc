@@ -41,6 +41,7 @@ class Checks {
 
   void InputProblems() {
     for (const std::string& p : result_.input_problems) Add(true, p);
+    for (const std::string& c : result_.caveats) Add(false, c);
   }
 
   void RankCount() {

@@ -33,6 +33,25 @@ struct Worker {
   int32_t rank;
 };
 
+/// The template (step, dp rank): the first whose op counts per (stage, op type) are the most common ones.
+std::pair<int32_t, int32_t> ChooseTemplate(const std::vector<Row>& rows, const std::vector<Worker>& workers) {
+  using Signature = std::map<std::pair<int32_t, int>, int32_t>;  // (stage, type) -> ops
+  std::map<std::pair<int32_t, int32_t>, Signature> by_step_dp;   // (step, dp rank) -> its signature
+  for (const Row& r : rows) {
+    const Worker& w = workers[r.worker];
+    ++by_step_dp[{r.step, w.dp_rank}][{w.stage, static_cast<int>(r.type)}];
+  }
+  std::map<Signature, size_t> frequency;
+  for (const auto& [key, sig] : by_step_dp) ++frequency[sig];
+  const Signature* mode = nullptr;
+  size_t most = 0;
+  for (const auto& [sig, n] : frequency)
+    if (n > most) most = n, mode = &sig;
+  for (const auto& [key, sig] : by_step_dp)  // ordered by (step, dp rank): the first complete one
+    if (sig == *mode) return key;
+  return by_step_dp.begin()->first;
+}
+
 }  // namespace
 
 Expected<OpTableView> BuildOpTableView(const TraceStore& store, const OpGraphOptions& options) {
@@ -121,8 +140,7 @@ Expected<OpTableView> BuildOpTableView(const TraceStore& store, const OpGraphOpt
     return static_cast<size_t>(std::lower_bound(view.dp_ranks.begin(), view.dp_ranks.end(), dp) -
                                view.dp_ranks.begin());
   };
-  view.template_step = all_steps.front();
-  view.template_dp_rank = view.dp_ranks.front();
+  std::tie(view.template_step, view.template_dp_rank) = ChooseTemplate(rows, workers);
 
   // The model, from the template step of the template dp rank.
   std::vector<TemplateOp> tmpl;
@@ -175,6 +193,38 @@ Expected<OpTableView> BuildOpTableView(const TraceStore& store, const OpGraphOpt
     filled[slot] = 1;
     ++filled_per_step[s];
   }
+  // Fill a few missing ops of a step from the same op on the other dp ranks of that step.
+  const auto max_holes = std::max<size_t>(1, static_cast<size_t>(kMaxImputedShare * static_cast<double>(N * D)));
+  for (size_t s = 0; s < S_all; ++s) {
+    const size_t holes = N * D - std::min(N * D, filled_per_step[s]);
+    if (!bad[s].empty() || holes == 0 || holes > max_holes) continue;
+    std::vector<size_t> fill;
+    for (size_t n = 0; n < N; ++n)
+      for (size_t d = 0; d < D; ++d) {
+        const size_t slot = n * I_all + s * D + d;
+        if (filled[slot]) continue;
+        std::vector<int64_t> starts, ends;
+        for (size_t e = 0; e < D; ++e)
+          if (filled[n * I_all + s * D + e]) {
+            starts.push_back(slot_start[n * I_all + s * D + e]);
+            ends.push_back(slot_end[n * I_all + s * D + e]);
+          }
+        if (starts.empty()) continue;  // no dp rank has it: the step stays incomplete
+        auto median = [](std::vector<int64_t>& v) {
+          std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+          return v[v.size() / 2];
+        };
+        slot_start[slot] = median(starts);
+        slot_end[slot] = std::max(slot_start[slot], median(ends));
+        fill.push_back(slot);
+      }
+    if (fill.size() != holes) continue;
+    for (size_t slot : fill) filled[slot] = 1;
+    filled_per_step[s] = N * D;
+    view.imputed_ops += holes;
+    view.imputed_steps.push_back(all_steps[s]);
+  }
+
   std::vector<size_t> kept;
   for (size_t s = 0; s < S_all; ++s) {
     if (bad[s].empty() && filled_per_step[s] != N * D) {

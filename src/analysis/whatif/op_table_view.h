@@ -3,7 +3,12 @@
 // recorded op time as a dense (node, step, dp rank) array in the layout of replay.h.
 // Ops of one (step, worker, op type) are numbered by their recorded seq_id, or by start time when the table
 // has no seq_id column.
-// Invariants: every analysed step has exactly one recorded op per (node, dp rank) -- steps whose ops do
+// The template is the first (step, dp rank) whose op counts per (stage, op type) are the most common ones
+// (a complete step: a step with a row lost to bad input would make a wrong model). A step missing a few ops
+// (at most kMaxImputedShare of its (node, dp rank) slots; rows skipped as bad input leave such holes) keeps
+// its place: each missing op gets the median start and end of the same op on the other dp ranks of that
+// step, and is counted in imputed_ops.
+// Invariants: every analysed step has one op per (node, dp rank), recorded or imputed -- steps whose ops do
 // not match the template one to one are left out and listed in skipped_steps; times are nanoseconds
 // relative to the step's start, the earliest recorded start in that step over all ranks; each worker
 // (dp rank, stage) is one recorded rank; rows of op types the model does not know are counted, not used.
@@ -20,6 +25,9 @@
 
 namespace strata::whatif {
 
+/// A step may miss at most this share of its (node, dp rank) ops (and at least one) and still be analysed.
+inline constexpr double kMaxImputedShare = 0.01;
+
 /// The laid-out job; see the file comment for its invariants.
 struct OpTableView {
   OpGraph graph;
@@ -33,6 +41,8 @@ struct OpTableView {
   int32_t template_step = 0;
   int32_t template_dp_rank = 0;
   std::vector<int32_t> skipped_steps;                // steps whose ops do not match the template
+  size_t imputed_ops = 0;                            // missing ops filled from the other dp ranks (see above)
+  std::vector<int32_t> imputed_steps;                // steps that have such ops
   std::string skip_example;                          // why the first skipped step was left out
   std::map<std::string, uint64_t> ignored_op_types;  // op type name -> rows outside the model
 

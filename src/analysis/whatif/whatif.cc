@@ -100,6 +100,8 @@ Expected<WhatIfResult> ComputeWhatIf(const TraceStore& store, const WhatIfOption
   r.template_step = view.template_step;
   r.skipped_steps = view.skipped_steps;
   r.skip_example = view.skip_example;
+  r.imputed_ops = view.imputed_ops;
+  r.imputed_steps = view.imputed_steps;
   r.ignored_op_types = view.ignored_op_types;
   r.negative_launch_delays = rec.negative_delays;
   r.most_negative_launch_delay_ms = rec.most_negative_delay / kNsPerMs;

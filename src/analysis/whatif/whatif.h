@@ -81,6 +81,8 @@ struct WhatIfResult {
   int32_t template_step = 0;
   std::vector<int32_t> skipped_steps;
   std::string skip_example;
+  size_t imputed_ops = 0;              // missing ops filled from the other dp ranks (op_table_view.h)
+  std::vector<int32_t> imputed_steps;  // steps that have such ops
   std::map<std::string, uint64_t> ignored_op_types;
   size_t negative_launch_delays = 0;  // clamped to 0
   double most_negative_launch_delay_ms = 0;
