@@ -138,3 +138,47 @@ def full_cases():
             out.append(synth(f"synth-data_imbalance-{ranks}r-s{seed}", "data_imbalance",
                              f"--ranks {ranks} {layout} --steps 8 --fault data_imbalance", seed))
     return out
+
+
+# Seeds of the held-out suite: none of them was used before it (the reduced and full suites use 0-3), so no
+# threshold was tuned on these recordings.
+HELD_OUT_SEED_BASE = 1000
+
+
+def held_out_cases(seed_base=HELD_OUT_SEED_BASE):
+    """A fresh suite for measuring after the thresholds are frozen (issue 10): new seeds; per fault and rank
+    count, the fault on rank 0 with a small magnitude, on the last rank with a small one, and on a middle rank
+    with the usual one; small = 0.08 and 0.15 of the device time (about 6 % and 12 % of a step: the lab's
+    magnitude is relative to the emulated device time, ~80 % of a clean step), usual = 0.3 and 0.6. Clean runs
+    with and without the recorder. Synth cases (self-consistency, reported apart) with new seeds too."""
+    out = []
+    for ranks in (2, 4, 8):
+        for k in range(3):
+            seed = seed_base + 10 * ranks + k
+            out.append(lab(f"ho-lab-clean-{ranks}r-s{seed}", "none", f"--ranks {ranks} --fault none", seed))
+        out.append(lab(f"ho-lab-clean-{ranks}r-hostwork", "none", f"--ranks {ranks} --fault none --host-ms 10",
+                       seed_base + 10 * ranks + 5))
+        for args in ("--host-ms 10", "--netns"):
+            out.append(lab(f"ho-lab-clean-{ranks}r-recorded-{args.strip('-').split()[0]}", "none",
+                           f"--ranks {ranks} --fault none {args}", seed_base + 10 * ranks + 7, recorder=True))
+        placements = ((0, 0.08), (ranks - 1, 0.15), (ranks // 2 if ranks > 2 else 1, 0.3 if ranks != 4 else 0.6))
+        for i, (fault, (cause, extra, rec)) in enumerate(LAB_FAULTS.items()):
+            for j, (rank, mag) in enumerate(placements):
+                seed = seed_base + 100 * ranks + 10 * i + j
+                out.append(lab(f"ho-lab-{fault}-{ranks}r-r{rank}-m{mag}", cause,
+                               f"--ranks {ranks} --fault {fault} --fault-rank {rank} --magnitude {mag} {extra}", seed,
+                               rec))
+    for ranks, layout in ((8, ""), (32, "--pp 2"), (256, "--pp 4 --tp 2")):
+        seed = seed_base + ranks
+        out.append(synth(f"ho-synth-clean-{ranks}r", "none", f"--ranks {ranks} {layout} --steps 8 --fault none", seed))
+        for f, (cause, extra) in SYNTH_FAULTS.items():
+            for mag, rank in ((0.06, 0), (0.12, ranks - 1)):
+                out.append(synth(f"ho-synth-{f}-{ranks}r-r{rank}-m{mag}", cause,
+                                 f"--ranks {ranks} {with_groups(layout, f)} --steps 8 --fault {f} --fault-rank {rank} "
+                                 f"--magnitude {mag} {extra}", seed))
+        if "--pp" in layout:
+            out.append(synth(f"ho-synth-stage_imbalance-{ranks}r", "stage_imbalance",
+                             f"--ranks {ranks} {layout} --steps 8 --fault stage_imbalance", seed))
+        out.append(synth(f"ho-synth-data_imbalance-{ranks}r", "data_imbalance",
+                         f"--ranks {ranks} {layout} --steps 8 --fault data_imbalance", seed))
+    return out

@@ -1,0 +1,79 @@
+"""The rules that score `strata diagnose --format json` against a job's injected fault (truth.json), shared
+by bench/accuracy, tests/golden/check_truth.py and tests/recorder/test_record.py.
+
+A case passes when: a clean run (fault "none") has no straggler and no finding with impact >= 3 %; a faulty
+run names the fault's rank (any rank of truth "ranks") as the top straggler, the fault's steps (when only
+some steps were affected), and the fault's cause as the first finding. Without recorder data a GC pause is an
+unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was given; with a
+recording host_stall is a miss.
+"""
+import json
+import subprocess
+
+# Causes accepted for a truth class when the job was not recorded (traces only).
+ACCEPTED_WITHOUT_RECORDING = {"gc_pause": {"gc_pause", "host_stall"}}
+
+
+def accepted(fault, recorded):
+    """The causes that count as right for `fault`."""
+    if recorded:
+        return {fault}
+    return ACCEPTED_WITHOUT_RECORDING.get(fault, {fault})
+
+
+def diagnose(binary, case, extra=()):
+    """(the diagnosis as a dict, None) or (None, why strata failed)."""
+    out = subprocess.run([binary, "diagnose", "--format", "json", *extra, case], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None, f"strata failed: {out.stderr.strip()}"
+    return json.loads(out.stdout), None
+
+
+def truth_ranks(truth):
+    """The ranks the truth accepts as the top straggler ([] for faults of no single rank)."""
+    return truth.get("ranks") or ([truth["rank"]] if truth.get("rank") is not None else [])
+
+
+def predicted(d):
+    """(top straggler rank or None, predicted cause): 'none' when the job looks healthy."""
+    rank = d["stragglers"][0]["rank"] if d["stragglers"] else None
+    big = [f for f in d["findings"] if f["impact_pct"] >= 3.0]
+    if not d["stragglers"] and not big:
+        return rank, "none"
+    return rank, d["findings"][0]["cause"] if d["findings"] else "none"
+
+
+def judge(truth, d, recorded=False):
+    """None when the diagnosis d matches the truth, else what is wrong. Faults of no single rank (truth rank
+    null, e.g. data_imbalance) are judged on the cause only; a truth "ranks" list accepts any of them as the
+    top straggler (e.g. the ranks of a slow pipeline stage, or every rank on a contended core)."""
+    if truth["fault"] == "none":
+        if d["stragglers"]:
+            return f"false alarm: stragglers {[s['rank'] for s in d['stragglers']]}"
+        big = [f for f in d["findings"] if f["impact_pct"] >= 3.0]
+        if big:
+            return f"false alarm: finding {big[0]['cause']} {big[0]['impact_pct']} %"
+        return None
+    ranks = truth_ranks(truth)
+    if ranks:
+        if not d["stragglers"]:
+            return "no straggler found"
+        top = d["stragglers"][0]
+        if top["rank"] not in ranks:
+            return f"top straggler is rank {top['rank']}, expected {truth['rank'] if len(ranks) == 1 else ranks}"
+        all_steps = set(d["job"]["steps"])
+        truth_steps = [s for s in truth.get("steps", []) if s in all_steps]
+        if truth_steps and len(truth_steps) < len(all_steps) and sorted(top["steps"]) != sorted(truth_steps):
+            return f"straggler steps {top['steps']}, expected {truth_steps}"
+    if not d["findings"]:
+        return "no finding"
+    cause = d["findings"][0]["cause"]
+    if cause not in accepted(truth["fault"], recorded):
+        return f"cause {cause}, expected {truth['fault']}"
+    return None
+
+
+def chance_top1(truth, world_size):
+    """The top-1 rank accuracy of a guess at random among the job's ranks: |accepted| / ranks."""
+    ranks = truth_ranks(truth)
+    return len(ranks) / world_size if ranks and world_size else None
