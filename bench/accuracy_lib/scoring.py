@@ -77,3 +77,38 @@ def chance_top1(truth, world_size):
     """The top-1 rank accuracy of a guess at random among the job's ranks: |accepted| / ranks."""
     ranks = truth_ranks(truth)
     return len(ranks) / world_size if ranks and world_size else None
+
+
+# The exit-status gate of a suite run: a regression guard, not an accuracy figure (the figures are the
+# tables, first attempts as run). Frozen with the thresholds (src/analysis/diagnosis/thresholds.h); a lab
+# miss is a first attempt on a real job on a shared machine, so one miss in ten judged cases does not fail
+# the gate, while the deterministic synth cases must all pass.
+GATE_MIN_LAB_PASS_SHARE = 0.75  # of the judged (not noisy) lab cases
+GATE_MAX_LAB_NOISY_SHARE = 0.5  # more than this and the machine was too busy to judge anything
+GATE_MIN_SYNTH_PASS_SHARE = 1.0
+
+
+def gate(lab, synth):
+    """(passed, lines) for the run's exit status; lab and synth are lists of statuses
+    ("pass" | "fail" | "error" | "noisy")."""
+    lines, ok = [], True
+    judged = [s for s in lab if s != "noisy"]
+    if lab:
+        noisy = len(lab) - len(judged)
+        if noisy > GATE_MAX_LAB_NOISY_SHARE * len(lab):
+            ok = False
+            lines.append(f"lab: {noisy} of {len(lab)} cases too noisy to judge (at most "
+                         f"{GATE_MAX_LAB_NOISY_SHARE:.0%} allowed): the machine is too busy for this suite")
+        if judged:
+            passed = judged.count("pass")
+            share_ok = passed >= GATE_MIN_LAB_PASS_SHARE * len(judged)
+            ok = ok and share_ok
+            lines.append(f"lab: {passed} of {len(judged)} judged cases passed ({GATE_MIN_LAB_PASS_SHARE:.0%} "
+                         f"required): {'ok' if share_ok else 'FAILED'}")
+    if synth:
+        passed = synth.count("pass")
+        share_ok = passed >= GATE_MIN_SYNTH_PASS_SHARE * len(synth)
+        ok = ok and share_ok
+        lines.append(f"synth: {passed} of {len(synth)} cases passed ({GATE_MIN_SYNTH_PASS_SHARE:.0%} required): "
+                     f"{'ok' if share_ok else 'FAILED'}")
+    return ok, lines

@@ -1,0 +1,42 @@
+"""The exit-status gate of bench/accuracy (bench/accuracy_lib/scoring.py gate()): a lab miss within the
+tolerance passes, a synth miss or too many lab misses or a too-noisy machine fails."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from accuracy_lib.scoring import gate  # noqa: E402
+
+
+class GateTest(unittest.TestCase):
+    def test_one_lab_miss_in_ten_judged_passes(self):
+        ok, lines = gate(["pass"] * 9 + ["fail"] + ["noisy"] * 4, ["pass"] * 13)
+        self.assertTrue(ok, lines)
+        self.assertIn("9 of 10 judged", lines[0])
+
+    def test_too_many_lab_misses_fail(self):
+        ok, lines = gate(["pass"] * 7 + ["fail"] * 3, ["pass"] * 13)
+        self.assertFalse(ok)
+        self.assertIn("FAILED", lines[0])
+
+    def test_lab_errors_count_as_misses(self):
+        ok, _ = gate(["pass"] * 2 + ["error"], [])
+        self.assertFalse(ok)
+
+    def test_any_synth_miss_fails(self):
+        ok, lines = gate(["pass"] * 10, ["pass"] * 12 + ["fail"])
+        self.assertFalse(ok)
+        self.assertIn("synth: 12 of 13", lines[-1])
+
+    def test_mostly_noisy_lab_fails(self):
+        ok, lines = gate(["pass"] * 3 + ["noisy"] * 4, ["pass"])
+        self.assertFalse(ok)
+        self.assertIn("too busy", lines[0])
+
+    def test_half_noisy_is_allowed(self):
+        ok, _ = gate(["pass"] * 2 + ["noisy"] * 2, [])
+        self.assertTrue(ok)
+
+
+if __name__ == "__main__":
+    unittest.main()
