@@ -15,7 +15,9 @@
 #include "cli/output.h"
 #include "cli/record_command.h"
 #include "cli/synth_command.h"
+#include "cli/validators.h"
 #include "core/allocator_tuning.h"
+#include "core/text_escape.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
 #include "reports/diagnosis_report.h"
@@ -24,6 +26,11 @@
 #include "segments/segment_reader.h"
 
 namespace {
+
+/// "strata: MESSAGE" on stderr, control characters of names and paths in it escaped.
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "strata: %s\n", strata::TerminalSafe(message).c_str());
+}
 
 struct CommonInputOptions {
   std::vector<std::string> paths;
@@ -43,7 +50,7 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
                   "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file "
                   "says; repeatable; an entry that names no input is an error")
       ->allow_extra_args(false);
-  cmd->add_option("--threads", o.threads, "files parsed at once (default: all cores)");
+  cmd->add_option("--threads", o.threads, "files parsed at once (default: all cores)")->check(CLI::Range(0u, 4096u));
   cmd->add_flag("--skip-unreadable", o.skip_unreadable,
                 "leave out files that cannot be read (they are listed) instead of failing");
   cmd->add_flag("--progress", o.progress, "print loading progress to stderr");
@@ -56,7 +63,8 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
       ->capture_default_str();
   cmd->add_option("--col-stage", o.columns.stage, "op-table column holding the pipeline stage")->capture_default_str();
   cmd->add_option("--time-unit-ns", o.columns.time_unit_ns,
-                  "nanoseconds per op-table time unit (1e9 = seconds, 1e3 = microseconds)")
+                  "nanoseconds per op-table time unit, a power of ten (1e9 = seconds, 1e3 = microseconds)")
+      ->check(strata::cli::PowerOfTen(1, 1e9))
       ->capture_default_str();
 }
 
@@ -73,13 +81,13 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   load.progress = o.progress;
   for (const std::string& spec : o.rank_map) {
     if (auto st = strata::ParseRankMap(spec, &load.rank_map); !st.ok()) {
-      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+      PrintError(st.message());
       return 2;
     }
   }
   auto loaded = strata::LoadJob(o.paths, load);
   if (!loaded.ok()) {
-    std::fprintf(stderr, "strata: %s\n", loaded.error().c_str());
+    PrintError(loaded.error());
     return 1;
   }
   *job = std::move(loaded).value();
@@ -88,20 +96,27 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     for (const auto& in : job->store.inputs)
       used |= in.path == file || std::filesystem::path(in.path).filename() == file;
     if (!used) {
-      std::fprintf(stderr, "strata: --rank-map %s=%d names no input file (inputs are matched by path or base name)\n",
-                   file.c_str(), rank);
+      PrintError(
+          fmt::format("--rank-map {}={} names no input file (inputs are matched by path or base name)", file, rank));
       return 2;
     }
   }
   if (job->store.ranks.empty()) {
     std::string names;
     for (const auto& in : job->store.inputs) names += (names.empty() ? "" : ", ") + in.path;
-    std::fprintf(stderr, "strata: no events could be used from the inputs (%s): nothing to analyse\n", names.c_str());
+    PrintError(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
     return 1;
   }
-  for (const auto& bad : job->unreadable) std::fprintf(stderr, "strata: left out: %s\n", bad.error.c_str());
-  for (const auto& note : job->notes) std::fprintf(stderr, "strata: %s\n", note.c_str());
+  for (const auto& bad : job->unreadable) PrintError("left out: " + bad.error);
+  for (const auto& note : job->notes) PrintError(note);
   return 0;
+}
+
+/// JSON output text. Strings that are not valid UTF-8 (bytes of paths or names from inputs) are written
+/// with U+FFFD in place of the bad bytes rather than aborting the whole output; paths are already escaped
+/// byte for byte by the reports (core/text_escape.h).
+std::string JsonText(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 /// Levenshtein distance, for suggesting the subcommand a user probably meant.
@@ -171,7 +186,9 @@ int main(int argc, char** argv) {
   AddOutputOptions(summary, summary_format, summary_out);
   summary->add_flag("--include-last-step", include_last_step,
                     "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
-  summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")->capture_default_str();
+  summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")
+      ->check(CLI::Range(size_t{0}, size_t{100000}))
+      ->capture_default_str();
 
   CommonInputOptions diagnose_in;
   std::string diagnose_format = "text";
@@ -184,7 +201,7 @@ int main(int argc, char** argv) {
   AddInputOptions(diagnose, diagnose_in);
   AddOutputOptions(diagnose, diagnose_format, diagnose_out);
   diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
   std::vector<std::string> fail_on;
   diagnose
@@ -209,7 +226,7 @@ int main(int argc, char** argv) {
   CLI::App* synth = strata::cli::AddSynthCommand(app);
 
   if (auto unknown = UnknownSubcommand(app, argc, argv)) {
-    std::fprintf(stderr, "%s\n", unknown->c_str());
+    std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
     return kExitUsage;
   }
   try {
@@ -223,13 +240,16 @@ int main(int argc, char** argv) {
   if (inspect->parsed()) {
     auto segment = strata::segments::ReadSegment(inspect_path);
     if (!segment.ok()) {
-      std::fprintf(stderr, "strata: %s\n", segment.error().c_str());
+      PrintError(segment.error());
       return 1;
     }
     const strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
     const std::string text =
-        inspect_format == "json" ? strata::SegmentToJson(indexed).dump(2) + "\n" : strata::SegmentToText(indexed);
-    std::fputs(text.c_str(), stdout);
+        inspect_format == "json" ? JsonText(strata::SegmentToJson(indexed)) : strata::SegmentToText(indexed);
+    if (auto st = strata::WriteOutput("", text); !st.ok()) {
+      PrintError(st.message());
+      return 1;
+    }
     return 0;
   }
   if (synth->parsed()) return strata::cli::RunSynthCommand();
@@ -240,10 +260,10 @@ int main(int argc, char** argv) {
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options);
-    const std::string text = summary_format == "json" ? strata::SummaryToJson(job.store, result).dump(2) + "\n"
+    const std::string text = summary_format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
                                                       : strata::SummaryToText(job.store, result);
-    if (auto st = strata::WriteOutput(summary_out, text); !st.ok()) {
-      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+    if (auto st = strata::WriteOutput(summary_out, text, job.files); !st.ok()) {
+      PrintError(st.message());
       return 1;
     }
   }
@@ -255,9 +275,9 @@ int main(int argc, char** argv) {
     for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
     const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
     const std::string text =
-        diagnose_format == "json" ? strata::DiagnosisToJson(result).dump(2) + "\n" : strata::DiagnosisToText(result);
-    if (auto st = strata::WriteOutput(diagnose_out, text); !st.ok()) {
-      std::fprintf(stderr, "strata: %s\n", st.message().c_str());
+        diagnose_format == "json" ? JsonText(strata::DiagnosisToJson(result)) : strata::DiagnosisToText(result);
+    if (auto st = strata::WriteOutput(diagnose_out, text, job.files); !st.ok()) {
+      PrintError(st.message());
       return 1;
     }
     return FailOnExit(fail_on, result.status);

@@ -1,30 +1,117 @@
-// Atomic output writing (see output.h).
+// Safe output writing (see output.h).
 #include "cli/output.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 namespace strata {
 
-Status WriteOutput(const std::string& path, const std::string& content) {
-  if (path.empty() || path == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fflush(stdout);
+namespace {
+
+/// Writes all of `content` to `fd`; false with errno set on failure.
+bool WriteAll(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+Status WriteStdout(const std::string& content) {
+  std::fflush(stdout);
+  if (!WriteAll(STDOUT_FILENO, content))
+    return Status::Error(fmt::format("cannot write to standard output: {}", std::strerror(errno)));
+  return Status::Ok();
+}
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BaseOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return Status::Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  return fd;
+}
+
+Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
+  if (path.empty() || path == "-") return WriteStdout(content);
+  struct stat target {};
+  const bool exists = ::stat(path.c_str(), &target) == 0;
+  if (exists) {
+    for (const std::string& in : inputs) {
+      struct stat st {};
+      if (::stat(in.c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
+        return Status::Error(
+            fmt::format("-o {}: that is one of the inputs ({}); choose another output file", path, in));
+    }
+  }
+  if (exists && !S_ISREG(target.st_mode)) {
+    // A device (/dev/null, a terminal), a FIFO or a socket: written as it is, never replaced. Through a
+    // symlink only when the link is root's or the caller's own (/dev/stdout is root's); another user's link
+    // to a device in a shared directory is refused.
+    struct stat link {};
+    if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != ::geteuid())
+      return Status::Error(
+          fmt::format("-o {}: a symbolic link owned by another user (uid {}) to a device or FIFO; "
+                      "refusing to write through it",
+                      path, link.st_uid));
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
+    const bool ok = WriteAll(fd, content);
+    const int err = errno;
+    if (::close(fd) != 0 || !ok)
+      return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(ok ? errno : err)));
     return Status::Ok();
   }
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0;
-  const int err = errno;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(ok ? errno : err)));
+  // A temporary beside the target, created exclusively (never a planted file or symlink), then renamed.
+  std::random_device entropy;
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}/.{}.strata-{:08x}", DirOf(path), BaseOf(path), entropy());
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST)
+      return Status::Error(fmt::format("-o {}: cannot write in {}: {}", path, DirOf(path), std::strerror(errno)));
+  }
+  if (fd < 0) return Status::Error(fmt::format("-o {}: cannot create a temporary file beside it", path));
+  mode_t mode;
+  if (exists) {
+    mode = target.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  bool ok = ::fchmod(fd, mode) == 0 && WriteAll(fd, content) && ::fsync(fd) == 0;
+  int err = errno;
+  if (::close(fd) != 0 && ok) ok = false, err = errno;
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, err = errno;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(err)));
   }
   return Status::Ok();
 }

@@ -1,13 +1,28 @@
-// Writing command output: to stdout, or atomically to a file (temp file + rename, so a reader never sees
-// a half-written report).
+// Writing command output safely, also as root in directories other users can write to:
+//  - "" or "-": standard output; every write and the final flush are checked (a full disk or a closed pipe is
+//    an error, not exit 0 with a cut report).
+//  - a path that names something other than a regular file (a device such as /dev/null, a FIFO, a socket):
+//    written directly, never replaced by a regular file.
+//  - a regular file or a new name: written to a temporary created in the same directory with
+//    O_CREAT|O_EXCL|O_NOFOLLOW (a planted file or symlink is never followed or reused), then renamed over the
+//    target, so a reader never sees a half-written report; an existing target keeps its permission bits
+//    (a new one gets 0666 minus the umask, as any program's output).
+//  - the target may not be one of the command's inputs (compared by device and inode).
+// Invariant: on error nothing named `path` was changed and no temporary is left behind.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
 namespace strata {
 
-Status WriteOutput(const std::string& path, const std::string& content);
+/// Writes `content` to `path` as described above; `inputs` are the files the command read.
+Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs = {});
+
+/// Creates a new file for writing with O_CREAT|O_EXCL|O_NOFOLLOW and `mode` (minus the umask): never
+/// follows or reuses what is there. Returns the descriptor, or an error naming the path.
+Expected<int> CreateExclusive(const std::string& path, unsigned mode);
 
 }  // namespace strata

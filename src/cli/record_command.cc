@@ -1,6 +1,8 @@
 // `strata record` command-line glue (see record_command.h).
 #include "cli/record_command.h"
 
+#include "cli/validators.h"
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -49,7 +51,7 @@ CLI::App* AddRecordCommand(CLI::App& app) {
       ->check(CLI::Range(0u, 999u))
       ->capture_default_str();
   cmd->add_option("--counter-hz", o.counter_hz, "host counter samples per second (0 = off)")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_flag("--no-probes", o.no_probes, "do not probe collective (c10d, gloo, NCCL) and CUDA runtime calls");
   cmd->add_flag("--no-gc", o.no_gc, "do not probe Python garbage collection");

@@ -1,6 +1,8 @@
 // `strata synth` command-line glue (see synth_command.h).
 #include "cli/synth_command.h"
 
+#include "cli/validators.h"
+
 #include <cstdio>
 #include <string>
 
@@ -47,11 +49,14 @@ CLI::App* AddSynthCommand(CLI::App& app) {
   cmd->add_option("--fault-steps", o.fault.steps, "comma-separated ProfilerStep numbers affected (default: all)");
   cmd->add_option("--every", o.fault.every, "affect only the steps whose number is a multiple of K (intermittent)");
   cmd->add_option("--magnitude", o.fault.magnitude, "extra time per affected step, as a fraction of a clean step")
+      ->check(Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "random seed: the same seed gives byte-identical files")->capture_default_str();
   cmd->add_flag("--counters", o.counters,
                 "add host counter tracks (cpu_util_pct, nic_bytes_per_s, pcie_bytes_per_s, gpu_sm_clock_mhz)");
-  cmd->add_option("--clock-skew-us", o.clock_skew_us, "largest per-rank clock offset, in µs")->capture_default_str();
+  cmd->add_option("--clock-skew-us", o.clock_skew_us, "largest per-rank clock offset, in µs")
+      ->check(Finite() & CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_flag("--gzip", o.gzip, "write rank-<r>.json.gz");
   cmd->add_flag("--progress", Progress().on, "report progress on stderr (default: for jobs of 512 ranks or more)");
   cmd->add_flag("--no-progress", Progress().off, "never report progress");

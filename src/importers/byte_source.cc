@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -87,6 +88,14 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
   }
   const size_t n = capacity - zs_.avail_out;
   produced_ += n;
+  // A gzip bomb: real traces inflate 5-50x; past kBombFloorBytes, more than kMaxInflateRatio times the
+  // compressed bytes read so far is refused before it fills memory.
+  const uint64_t consumed = compressed_read_ - zs_.avail_in;
+  if (produced_ > kBombFloorBytes && produced_ > kMaxInflateRatio * std::max<uint64_t>(consumed, 1))
+    return Status::Error(
+        fmt::format("{}: {} compressed bytes inflate to more than {} bytes ({}x): refusing a "
+                    "decompression bomb (real traces inflate 5-50x)",
+                    path_, consumed, produced_, produced_ / std::max<uint64_t>(consumed, 1)));
   if (n == 0 && eof_ && !stream_ended_) {
     return Status::Error(
         fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "

@@ -19,6 +19,10 @@ namespace strata {
 
 class ByteSource {
  public:
+  /// Inflating more than this ratio of output to compressed input, past kBombFloorBytes, is an error.
+  static constexpr uint64_t kMaxInflateRatio = 400;
+  static constexpr uint64_t kBombFloorBytes = 256ull << 20;
+
   ~ByteSource();
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;

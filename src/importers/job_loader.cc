@@ -93,6 +93,42 @@ FileResult ImportOne(const std::string& path, const ImportOptions& options) {
   return result;
 }
 
+/// Adds the trace files under `dir` (hidden entries skipped). A subdirectory that cannot be listed, or a
+/// symbolic link to a directory (not followed: links can loop), is added with `left_out` saying why, so that
+/// nothing under a given directory is left out without the result saying so.
+Status ListDirectory(const fs::path& dir, int depth, std::vector<InputFile>* out) {
+  constexpr int kMaxDepth = 64;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
+    const fs::path path = it->path();
+    const std::string name = path.filename().string();
+    if (!name.empty() && name[0] == '.') continue;
+    std::error_code sec;
+    const bool link = it->is_symlink(sec);
+    const bool is_dir = it->is_directory(sec);
+    if (is_dir && link) {
+      out->push_back(
+          InputFile{path.string(), true, "a symbolic link to a directory (not followed: give it as an input)"});
+    } else if (is_dir) {
+      std::error_code lec;
+      fs::directory_iterator probe(path, lec);
+      if (lec) {
+        out->push_back(InputFile{path.string(), true, "cannot list directory: " + lec.message()});
+      } else if (depth >= kMaxDepth) {
+        out->push_back(InputFile{path.string(), true, "directories nest too deep"});
+      } else if (Status st = ListDirectory(path, depth + 1, out); !st.ok()) {
+        out->push_back(InputFile{path.string(), true, st.message()});
+      }
+    } else if (it->is_regular_file(sec) && LooksLikeTraceName(name)) {
+      out->push_back(InputFile{path.string(), true, ""});
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths) {
@@ -102,23 +138,14 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
     const auto status = fs::status(p, ec);
     if (ec || !fs::exists(status)) return Status::Error(fmt::format("{}: no such file or directory", p));
     if (fs::is_directory(status)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (!name.empty() && name[0] == '.') {
-          if (it->is_directory()) it.disable_recursion_pending();
-          continue;
-        }
-        if (it->is_regular_file() && LooksLikeTraceName(name)) found.push_back(it->path().string());
-      }
-      if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", p, ec.message()));
+      std::vector<InputFile> found;
+      if (Status st = ListDirectory(p, 0, &found); !st.ok()) return st;
       if (found.empty()) {
         return Status::Error(
             fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sseg)", p));
       }
-      std::sort(found.begin(), found.end());
-      for (auto& f : found) files.push_back(InputFile{std::move(f), true});
+      std::sort(found.begin(), found.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+      for (auto& f : found) files.push_back(std::move(f));
     } else {
       files.push_back(InputFile{p, false});
     }
@@ -148,7 +175,14 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::vector<InputFile> trace_inputs;
   RecordedRun recorded;
   std::vector<std::string> segment_notes;
+  std::vector<UnreadableInput> unlisted;
   for (const InputFile& f : expanded.value()) {
+    if (!f.left_out.empty()) {
+      if (!options.skip_unreadable)
+        return Status::Error(fmt::format("{}: {} (--skip-unreadable leaves it out, and says so)", f.path, f.left_out));
+      unlisted.push_back({f.path, f.path + ": " + f.left_out});
+      continue;
+    }
     if (!IsSegmentFile(f)) {
       files.push_back(f.path);
       trace_inputs.push_back(f);
@@ -202,6 +236,9 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   for (auto& t : pool) t.join();
 
   LoadedJob job;
+  job.unreadable = std::move(unlisted);
+  for (const InputFile& f : expanded.value())
+    if (f.left_out.empty()) job.files.push_back(f.path);
   std::vector<std::string> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it

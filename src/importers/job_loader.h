@@ -37,16 +37,19 @@ struct LoadedJob {
   uint64_t input_bytes = 0;                 // bytes read from disk (compressed size for gzip)
   uint64_t content_bytes = 0;               // decompressed bytes parsed
   RecordedRun recorded;                     // `strata record` segments given or found beside the traces
+  std::vector<std::string> files;           // every file the inputs named or held (traces, segments, others)
   std::vector<std::string> notes;           // damaged segment blocks and the like
 };
 
 struct InputFile {
   std::string path;
   bool from_directory = false;  // found by expanding a directory (not named by the user)
+  std::string left_out;         // non-empty: a directory entry that could not be included, and why
 };
 
 /// Expands directories (recursively; files whose name contains ".json" or ".csv", and recorder
-/// segments "*.sseg") into a sorted list.
+/// segments "*.sseg") into a sorted list. Subdirectories that cannot be listed and symbolic links to
+/// directories come back with `left_out` set: LoadJob fails on them unless skip_unreadable, which lists them.
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths);
 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);

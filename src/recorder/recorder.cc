@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "core/status.h"
 #include "recorder/bpf_session.h"
 #include "recorder/command_launcher.h"
 #include "recorder/host/host_counters.h"
@@ -29,6 +31,27 @@ namespace strata::recorder {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
+
+/// The recorder runs as root: its output directory must not let another user plant or swap files in it.
+/// Refused: a directory owned by another user (not root, not the caller), or writable by others without the
+/// sticky bit (in a sticky one, /tmp-like, files cannot be renamed or removed by others).
+Status CheckOutputDirectory(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    return Status::Error(fmt::format("{}: cannot check the output directory: {}", dir, std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: the output is not a directory", dir));
+  if (st.st_uid != 0 && st.st_uid != ::geteuid())
+    return Status::Error(
+        fmt::format("{}: the output directory is owned by another user (uid {}); record into a "
+                    "directory of your own",
+                    dir, st.st_uid));
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    return Status::Error(
+        fmt::format("{}: the output directory is writable by every user and has no sticky bit; "
+                    "record into a directory others cannot write to",
+                    dir));
+  return Status::Ok();
+}
 
 void OnStopSignal(int signal) { g_stop_signal = signal; }
 
@@ -264,6 +287,10 @@ int Recording::Run() {
   std::filesystem::create_directories(options_.out_dir, ec);
   if (ec) {
     std::fprintf(stderr, "strata record: cannot create %s: %s\n", options_.out_dir.c_str(), ec.message().c_str());
+    return 2;
+  }
+  if (auto st = CheckOutputDirectory(options_.out_dir); !st.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
     return 2;
   }
   start_mono_ = NowNs(CLOCK_MONOTONIC);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_escape.h"
+
 namespace strata {
 
 namespace {
@@ -39,19 +41,19 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   for (const auto& in : r.inputs) {
     ordered_json skipped = ordered_json::object();
     for (const auto& [k, v] : in.skipped) skipped[k] = v;
-    inputs.push_back({{"path", in.path},
+    inputs.push_back({{"path", JsonSafe(in.path)},
                       {"rank", Optional(in.rank)},
                       {"format", in.format},
                       {"events", in.events},
                       {"skipped", skipped}});
   }
   for (const auto& in : r.left_out) {
-    inputs.push_back({{"path", in.path},
+    inputs.push_back({{"path", JsonSafe(in.path)},
                       {"rank", nullptr},
                       {"format", "unreadable"},
                       {"events", 0},
                       {"skipped", ordered_json::object()},
-                      {"error", in.reason}});
+                      {"error", JsonSafe(in.reason)}});
   }
   j["inputs"] = inputs;
   ordered_json offsets = ordered_json::object();
@@ -102,8 +104,8 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
 
 std::string Verdict(const diagnosis::DiagnosisResult& r) {
   if (r.status == "inconclusive") {
-    return "inconclusive: " +
-           (r.status_reasons.empty() ? std::string("the job could not be examined") : r.status_reasons.front());
+    return "inconclusive: " + (r.status_reasons.empty() ? std::string("the job could not be examined")
+                                                        : TerminalSafe(r.status_reasons.front()));
   }
   if (r.findings.empty() && !r.stragglers.empty()) {
     const auto& s = r.stragglers.front();
@@ -120,8 +122,8 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
                     : f.stage ? fmt::format("stage {}", *f.stage)
                               : fmt::format("{} ranks", f.ranks.size());
-  return fmt::format("{}: {}{} costs {:.1f}% of step time", f.cause, who, f.op ? fmt::format(" ({})", *f.op) : "",
-                     f.impact_pct);
+  return fmt::format("{}: {}{} costs {:.1f}% of step time", f.cause, who,
+                     f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", f.impact_pct);
 }
 
 std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
@@ -147,11 +149,11 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
   // The verdict line already carries the first reason of an inconclusive result.
   const size_t first = r.status == "inconclusive" ? 1 : 0;
   for (size_t i = first; i < r.status_reasons.size(); ++i)
-    out += fmt::format("  {}: {}\n", r.status == "inconclusive" ? "also" : "caveat", r.status_reasons[i]);
+    out += fmt::format("  {}: {}\n", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i]));
   out += fmt::format("job: {} ranks, steps {} (from {}), step time median {:.3f} ms, p90 {:.3f} ms\n", r.ranks,
                      Steps(r.steps), r.step_source, r.step_time_median_ms, r.step_time_p90_ms);
   out += SkippedLine(r) + "\n";
-  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", in.reason);
+  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
   if (!r.stragglers.empty()) {
     out += "\nstragglers:\n";
     for (const auto& s : r.stragglers) {
@@ -163,9 +165,10 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
     out += "\nfindings (by time saved):\n";
     int i = 1;
     for (const auto& f : r.findings) {
-      out += fmt::format("  {}. [{}] {} (saves {:.1f}%, confidence {:.2f})\n", i++, f.cause, f.summary, f.impact_pct,
-                         f.confidence);
-      out += fmt::format("     evidence: {}\n", f.evidence.dump());
+      out += fmt::format("  {}. [{}] {} (saves {:.1f}%, confidence {:.2f})\n", i++, f.cause, TerminalSafe(f.summary),
+                         f.impact_pct, f.confidence);
+      out +=
+          fmt::format("     evidence: {}\n", f.evidence.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
   }
   out += fmt::format("\nwhat-if ({}): slowdown S = {:.4f}, ideal step {:.3f} ms\n", r.whatif.model, r.whatif.slowdown,
@@ -175,7 +178,8 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
     std::vector<std::pair<std::string, double>> v(m.begin(), m.end());
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     out += fmt::format("  {}:", title);
-    for (size_t i = 0; i < v.size() && i < 8; ++i) out += fmt::format("  {}={:.4f}", v[i].first, v[i].second);
+    for (size_t i = 0; i < v.size() && i < 8; ++i)
+      out += fmt::format("  {}={:.4f}", TerminalSafe(v[i].first), v[i].second);
     if (v.size() > 8) out += fmt::format("  ... ({} more)", v.size() - 8);
     out += "\n";
   };
@@ -183,7 +187,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
   list("by stage", r.whatif.by_stage);
   list("by op type", r.whatif.by_op_type);
   out += fmt::format("\nclocks: aligned by {} (residual {:.3f} us)\n", r.collective_source, r.clock_residual_us);
-  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  for (const auto& n : r.notes) out += "note: " + TerminalSafe(n) + "\n";
   return out;
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_escape.h"
+
 #include <map>
 
 #include "analysis/diagnosis/cross_layer.h"
@@ -14,7 +16,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   const auto& d = seg.data;
   nlohmann::ordered_json j;
   j["schema"] = "strata.segment-summary/1";
-  j["path"] = d.path;
+  j["path"] = JsonSafe(d.path);
   j["format_version"] = d.header.version;
   j["created_unix_ns"] = d.header.created_unix_ns;
   j["blocks"] = d.blocks;
@@ -90,16 +92,20 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
 
 std::string SegmentToText(const RecordedSegment& seg) {
   const auto j = SegmentToJson(seg);
-  std::string out = fmt::format("{}: {} blocks; rows: {}\n", seg.data.path, seg.data.blocks, j["rows"].dump());
+  const auto dump = [](const nlohmann::ordered_json& v) {
+    return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  };
+  std::string out =
+      fmt::format("{}: {} blocks; rows: {}\n", TerminalSafe(seg.data.path), seg.data.blocks, dump(j["rows"]));
   for (const auto& p : j["processes"])
     out += fmt::format("  pid {:>7} rank {:>4} {:<16} calls {} gc {} off-cpu {} runq {} ms\n", p["pid"].get<int>(),
                        p["rank"].is_null() ? std::string("-") : std::to_string(p["rank"].get<int>()),
-                       p["comm"].get<std::string>(), p["calls"].dump(), p["gc"].dump(), p["off_cpu_ms"].dump(),
-                       p["runq_ms"].dump());
+                       TerminalSafe(p["comm"].get<std::string>()), dump(p["calls"]), dump(p["gc"]),
+                       dump(p["off_cpu_ms"]), dump(p["runq_ms"]));
   out += fmt::format("  counter series: {}\n", j["counter_series"].size());
-  for (const auto& [rank, m] : j["ranks"].items()) out += fmt::format("  rank {}: {}\n", rank, m.dump());
-  for (const auto& p : seg.data.problems) out += "  problem: " + p + "\n";
-  for (const auto& n : seg.notes) out += "  note: " + n + "\n";
+  for (const auto& [rank, m] : j["ranks"].items()) out += fmt::format("  rank {}: {}\n", rank, dump(m));
+  for (const auto& p : seg.data.problems) out += "  problem: " + TerminalSafe(p) + "\n";
+  for (const auto& n : seg.notes) out += "  note: " + TerminalSafe(n) + "\n";
   out += fmt::format("  dropped events: {}\n", seg.dropped_events);
   return out;
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_escape.h"
+
 #include <cmath>
 #include <filesystem>
 
@@ -73,7 +75,15 @@ std::string StepsText(const std::vector<int64_t>& steps) {
                     : fmt::format("{} ({}..{})", steps.size(), steps.front(), steps.back());
 }
 
-std::string Base(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+/// end - start in ns: exact in int64 when it fits, else in double (crafted timestamps near the int64 limits
+/// would overflow the subtraction).
+double SpanNs(int64_t start, int64_t end) {
+  int64_t d;
+  if (!__builtin_sub_overflow(end, start, &d)) return static_cast<double>(d);
+  return static_cast<double>(end) - static_cast<double>(start);
+}
+
+std::string Base(const std::string& path) { return TerminalSafe(std::filesystem::path(path).filename().string()); }
 
 }  // namespace
 
@@ -83,7 +93,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   j["include_last_step"] = summary.include_last_step;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const InputInfo& in : store.inputs) {
-    inputs.push_back({{"path", in.path},
+    inputs.push_back({{"path", JsonSafe(in.path)},
                       {"format", in.format},
                       {"events", in.events},
                       {"skipped", Counts(in.skipped)},
@@ -103,7 +113,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     nlohmann::ordered_json r;
     r["rank"] = info.rank;
     r["rank_source"] = info.rank_source;
-    r["path"] = store.inputs[info.input].path;
+    r["path"] = JsonSafe(store.inputs[info.input].path);
     r["world_size"] = info.world_size >= 0 ? nlohmann::ordered_json(info.world_size) : nlohmann::ordered_json();
     r["backend"] = info.backend.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(info.backend);
     r["devices"] = info.devices;
@@ -117,7 +127,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     if (rs.has_span) {
       r["span_us"] = {{"start", RoundTo(rs.span_start_ns / 1000.0, 3)},
                       {"end", RoundTo(rs.span_end_ns / 1000.0, 3)},
-                      {"duration", RoundTo((rs.span_end_ns - rs.span_start_ns) / 1000.0, 3)}};
+                      {"duration", RoundTo(SpanNs(rs.span_start_ns, rs.span_end_ns) / 1000.0, 3)}};
     } else {
       r["span_us"] = nullptr;
     }
@@ -163,7 +173,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
     const RankInfo& info = store.ranks[rs.rank_index];
     std::string input = Base(store.inputs[info.input].path);
     if (input.size() > 28) input = input.substr(0, 25) + "...";
-    const double span_ms = rs.has_span ? (rs.span_end_ns - rs.span_start_ns) / 1e6 : 0.0;
+    const double span_ms = rs.has_span ? SpanNs(rs.span_start_ns, rs.span_end_ns) / 1e6 : 0.0;
     if (rs.gpu && rs.gpu->gpu_events > 0) {
       const GpuBreakdown& g = *rs.gpu;
       out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12.3f}  {:>11.3f}  {:>7.2f}  {:>8.2f}  {:>9.2f}  {:>8}\n",
@@ -181,10 +191,10 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
     const InputInfo& in = store.inputs[info.input];
     out += fmt::format("\nrank {} ({}, {}, rank from {}", info.rank, Base(in.path), in.format, info.rank_source);
     if (info.world_size > 0) out += fmt::format(", world size {}", info.world_size);
-    if (!info.backend.empty()) out += fmt::format(", {}", info.backend);
-    if (!info.devices.empty()) out += fmt::format(", {}", info.devices[0]);
+    if (!info.backend.empty()) out += fmt::format(", {}", TerminalSafe(info.backend));
+    if (!info.devices.empty()) out += fmt::format(", {}", TerminalSafe(info.devices[0]));
     out += ")\n  events by category:";
-    for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", cat, n);
+    for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
     out += "\n";
     if (!rs.gpu) {
       out += "  GPU metrics absent: this trace has no GPU events (CPU-only or PyTorch 1.x profile)\n";
@@ -218,7 +228,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
     out += "\n  top kernels:\n";
     out += fmt::format("    {:>10}  {:>7}  {:<13}  {}\n", "time ms", "count", "type", "name");
     for (const KernelStat& k : g.top_kernels) {
-      std::string name = k.name;
+      std::string name = TerminalSafe(k.name);
       if (name.size() > 90) name = name.substr(0, 87) + "...";
       out += fmt::format("    {:>10.3f}  {:>7}  {:<13}  {}\n", k.time_us / 1e3, k.count, KernelTypeName(k.type), name);
     }

@@ -6,6 +6,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -22,6 +23,32 @@ T Get(std::string_view bytes, size_t offset) {
   return value;
 }
 
+// JSON nesting deeper than this in a meta record is refused: the recorder writes depth 3 at most, and
+// copying or printing a deeper document recurses (a 27 KB record nested 200,000 deep crashed the reader).
+constexpr size_t kMaxMetaDepth = 64;
+
+/// Whether `text` (JSON) nests no deeper than `max` ([ and { outside strings).
+bool NestingAtMost(std::string_view text, size_t max) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 // Decodes one block's raw bytes into `out`; returns an empty string or what is wrong with it.
 std::string DecodeBlock(Table table, uint32_t rows, const std::string& raw, SegmentData* out) {
   if (table == Table::kMeta) {
@@ -31,6 +58,8 @@ std::string DecodeBlock(Table table, uint32_t rows, const std::string& raw, Segm
       const uint32_t length = Get<uint32_t>(raw, offset);
       offset += 4;
       if (raw.size() - offset < length) return "meta record past the block's end";
+      if (!NestingAtMost(std::string_view(raw).substr(offset, length), kMaxMetaDepth))
+        return fmt::format("meta record nests deeper than {} levels", kMaxMetaDepth);
       auto record = nlohmann::json::parse(raw.data() + offset, raw.data() + offset + length, nullptr, false);
       if (record.is_discarded() || !record.is_object()) return "meta record is not a JSON object";
       out->meta.push_back(std::move(record));
@@ -86,6 +115,9 @@ Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& na
 
   size_t offset = header_size;
   std::string raw;
+  // Decoded bytes are bounded by what the file can justify: columnar rows compress 5-50x with zstd.
+  const uint64_t max_decoded = std::max<uint64_t>(kMinDecodedBudget, kMaxDecodeRatio * bytes.size());
+  uint64_t decoded = 0;
   while (offset < bytes.size()) {
     auto stop = [&](const std::string& why) {
       data.problems.push_back(
@@ -111,6 +143,12 @@ Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& na
     }
     if (raw_size > kMaxBlockRawSize) {
       stop(fmt::format("block of {} bytes is larger than the format allows", raw_size));
+      break;
+    }
+    decoded += raw_size;
+    if (decoded > max_decoded) {
+      stop(fmt::format("blocks decode to more than {} bytes from a {}-byte file: refusing a decompression bomb",
+                       max_decoded, bytes.size()));
       break;
     }
     if (bytes.size() - offset - kBlockHeaderSize < compressed_size) {
@@ -141,10 +179,22 @@ Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& na
 Expected<SegmentData> ReadSegment(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
+  // The header first: anything else (a device such as /dev/zero, a pipe of something else) is refused
+  // before more of it is read.
+  std::string content(kFileHeaderSize, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  content.resize(static_cast<size_t>(in.gcount()));
+  if (content.size() < kFileHeaderSize || !LooksLikeSegment(content))
+    return Status::Error(path + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    content.append(chunk, static_cast<size_t>(in.gcount()));
+    if (content.size() > kMaxSegmentBytes)
+      return Status::Error(
+          fmt::format("{}: larger than {} bytes: not a segment strata record writes", path, kMaxSegmentBytes));
+  }
   if (in.bad()) return Status::Error("cannot read " + path);
-  return ParseSegment(content.view(), path);
+  return ParseSegment(content, path);
 }
 
 }  // namespace strata::segments

@@ -1,9 +1,11 @@
 // Reads a segment file (segment_format.h) written by `strata record`. A file that is not a segment, or
 // of a newer format version, is an error naming the file; damage after the header (a torn last block of
 // a killed recorder, a bad checksum) keeps every complete block before it and is described in
-// SegmentData::problems with its byte offset.
+// SegmentData::problems with its byte offset. Memory is bounded (see the constants below), and meta records
+// nest at most 64 levels deep.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,12 @@
 #include "segments/segment_tables.h"
 
 namespace strata::segments {
+
+/// Bounds on what a segment may cost: the file itself (a recording of days at the default rates is a few
+/// GiB), and the decoded blocks relative to the file (at least kMinDecodedBudget).
+inline constexpr uint64_t kMaxSegmentBytes = 64ull << 30;
+inline constexpr uint64_t kMaxDecodeRatio = 200;
+inline constexpr uint64_t kMinDecodedBudget = 256ull << 20;
 
 // True when `head` (the first bytes of a file) starts with the segment magic.
 bool LooksLikeSegment(std::string_view head);

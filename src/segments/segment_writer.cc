@@ -1,6 +1,9 @@
 // Segment writer: columnar encoding, zstd compression and crc32 of each block (see segment_writer.h).
 #include "segments/segment_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <zlib.h>
 #include <zstd.h>
 
@@ -23,8 +26,14 @@ SegmentWriter::~SegmentWriter() { (void)Close(); }
 
 Status SegmentWriter::Open(const std::string& path, const FileHeader& header, size_t rows_per_block) {
   std::lock_guard lock(mutex_);
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_) return Status::Error("cannot create " + path + ": " + std::strerror(errno));
+  // A new file only: O_EXCL|O_NOFOLLOW never follows or reuses what another user planted under that name.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0) file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return Status::Error("cannot create " + path + ": " + std::strerror(err));
+  }
   path_ = path;
   rows_per_block_ = rows_per_block ? rows_per_block : 1;
   std::string bytes(kFileMagic);

@@ -67,6 +67,19 @@ expect_rc "--help: exit 0" 0 "$bin" --help
 expect_rc "missing file: error" 1 "$bin" diagnose "$work/no-such-file.json"
 expect_text "missing file named" "$work/err" "no-such-file.json"
 
+# Numeric options are validated (NaN, inf and odd time units were accepted): usage errors naming the option.
+for bad in nan inf -1 101; do
+  expect_rc "--min-effect $bad: usage error" 2 "$bin" diagnose --min-effect "$bad" "$example"
+done
+expect_text "--min-effect nan: says why" "$work/err" "min-effect"
+for bad in 0 1024 -1e9 nan 1e12; do
+  expect_rc "--time-unit-ns $bad: usage error" 2 "$bin" diagnose --time-unit-ns "$bad" "$example"
+done
+expect_text "--time-unit-ns: says what is allowed" "$work/err" "power of ten"
+expect_rc "--time-unit-ns 1e6: accepted" 0 "$bin" diagnose --time-unit-ns 1e6 "$example"
+expect_rc "inspect /dev/zero: a quick error" 1 timeout 10 "$bin" inspect /dev/zero
+expect_text "inspect /dev/zero: says why" "$work/err" "not a strata segment file"
+
 # --rank-map: repeatable, the comma form too; an entry that names no input is a usage error.
 mkdir -p "$work/ranks" && cp "$example"/rank-*.json.gz "$work/ranks/"
 expect_rc "--rank-map repeated" 0 "$bin" diagnose --rank-map rank-0.json.gz=1 --rank-map rank-1.json.gz=0 "$work/ranks"

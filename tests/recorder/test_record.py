@@ -184,6 +184,22 @@ def test_lab_cpu_throttling(tmp):
     lab_fault(tmp, "cpu_throttling", {"cpu_throttling"}, "--host-ms", "10")
 
 
+def test_unsafe_output_dir(tmp):
+    # strata record runs as root: an output directory others can write to (no sticky bit) or that another user
+    # owns would let them plant or swap the segment; both are refused before anything is recorded.
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o777)
+    r = subprocess.run([STRATA, "record", "-o", shared, "--", "/bin/true"], capture_output=True, text=True)
+    expect(r.returncode == 2 and "writable by every user and has no sticky bit" in r.stderr, f"rc {r.returncode}: {r.stderr}")
+    theirs = os.path.join(tmp, "theirs")
+    os.mkdir(theirs)
+    os.chown(theirs, 65534, 65534)
+    r = subprocess.run([STRATA, "record", "-o", theirs, "--", "/bin/true"], capture_output=True, text=True)
+    expect(r.returncode == 2 and "owned by another user" in r.stderr, f"rc {r.returncode}: {r.stderr}")
+    expect(not os.listdir(shared) and not os.listdir(theirs), "a segment was written")
+
+
 def test_not_root(tmp):
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", STRATA, "record", "-o", tmp,
                         "--", "/bin/true"], capture_output=True, text=True)
@@ -228,7 +244,8 @@ def test_killed_recorder(tmp):
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
 ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "not_root", "missing_pid", "bad_command", "target_exits", "killed_recorder"]
+         "lab_cpu_throttling", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "killed_recorder"]
 
 
 def main():
@@ -249,7 +266,7 @@ def main():
     failed = 0
     for name in names:
         with tempfile.TemporaryDirectory(prefix=f"strata-rec-{name}-") as tmp:
-            os.chmod(tmp, 0o777)
+            os.chmod(tmp, 0o1777)  # writable by the unprivileged tests; sticky, as the recorder requires
             started = time.time()
             try:
                 globals()[f"test_{name}"](tmp)

@@ -6,6 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <zlib.h>
+#include <zstd.h>
+
+#include "segments/segment_format.h"
 #include "segments/segment_reader.h"
 #include "segments/segment_writer.h"
 #include "test_util.h"
@@ -153,6 +157,83 @@ TEST(SegmentFormat, DocumentedLayoutMatchesTheReader) {
   ASSERT_TRUE(torn.ok());
   EXPECT_EQ(torn.value().blocks, 4u);
   EXPECT_EQ(torn.value().problems.size(), 1u);
+}
+
+}  // namespace
+}  // namespace strata::segments
+
+namespace strata::segments {
+namespace {
+
+/// One block (header + zstd payload) of `table` holding `raw`, as the writer lays it out.
+std::string Block(Table table, uint32_t rows, const std::string& raw) {
+  std::string compressed(ZSTD_compressBound(raw.size()), '\0');
+  compressed.resize(ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), 3));
+  std::string out;
+  auto put = [&](auto v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(kBlockMagic);
+  put(static_cast<uint16_t>(table));
+  put(uint16_t{0});
+  put(rows);
+  put(static_cast<uint32_t>(raw.size()));
+  put(static_cast<uint32_t>(compressed.size()));
+  put(static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(compressed.data()), compressed.size())));
+  return out + compressed;
+}
+
+std::string Header() {
+  std::string out(kFileMagic);
+  auto put = [&](auto v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(kFormatVersion);
+  put(static_cast<uint32_t>(kFileHeaderSize));
+  put(int64_t{1'700'000'000'000'000'000});
+  put(int64_t{0});
+  return out;
+}
+
+TEST(SegmentFormat, DeeplyNestedMetaRecordsAreRefusedNotRecursedInto) {
+  // Issue 11: a 27 KB record nested 200,000 deep crashed inspect and diagnose.
+  const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+  const std::string record = "{\"type\": \"process\", \"x\": " + deep + "}";
+  std::string raw;
+  const auto length = static_cast<uint32_t>(record.size());
+  raw.append(reinterpret_cast<const char*>(&length), 4);
+  raw += record;
+  const std::string ok_record = "{\"type\": \"process\", \"pid\": 7, \"x\": [[[1]]]}";
+  std::string ok_raw;
+  const auto ok_length = static_cast<uint32_t>(ok_record.size());
+  ok_raw.append(reinterpret_cast<const char*>(&ok_length), 4);
+  ok_raw += ok_record;
+  auto read = ParseSegment(Header() + Block(Table::kMeta, 1, ok_raw) + Block(Table::kMeta, 1, raw), "deep.sseg");
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read.value().meta.size(), 1u);  // the record before it is kept
+  ASSERT_EQ(read.value().problems.size(), 1u);
+  EXPECT_NE(read.value().problems[0].find("nests deeper than 64 levels"), std::string::npos)
+      << read.value().problems[0];
+}
+
+TEST(SegmentFormat, BlocksThatDecodeFarBeyondTheFileSizeAreRefused) {
+  // Issue 11: a 27 KB crafted segment took 2.2 GB. 64 MiB of zeros compress to a few KB; five such blocks
+  // exceed the budget (256 MiB for a small file) and are refused before they are decompressed.
+  const size_t width = RowWidth(Table::kCounter);
+  const std::string zeros(kMaxBlockRawSize / width * width, '\0');
+  const std::string block = Block(Table::kCounter, static_cast<uint32_t>(zeros.size() / width), zeros);
+  std::string file = Header();
+  for (int i = 0; i < 5; ++i) file += block;
+  ASSERT_LT(file.size(), 100'000u);
+  auto read = ParseSegment(file, "bomb.sseg");
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read.value().blocks, 4u);
+  ASSERT_EQ(read.value().problems.size(), 1u);
+  EXPECT_NE(read.value().problems[0].find("refusing a decompression bomb"), std::string::npos)
+      << read.value().problems[0];
+}
+
+TEST(SegmentFormat, ADeviceThatIsNotASegmentIsRefusedAtOnce) {
+  // /dev/zero made `strata inspect` grow to 4 GB: the header is checked before anything else is read.
+  auto read = ReadSegment("/dev/zero");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().find("not a strata segment file"), std::string::npos) << read.error();
 }
 
 }  // namespace
