@@ -22,8 +22,9 @@ def accepted(fault, recorded):
 
 
 def diagnose(binary, case, extra=()):
-    """(the diagnosis as a dict, None) or (None, why strata failed)."""
-    out = subprocess.run([binary, "diagnose", "--format", "json", *extra, case], capture_output=True, text=True)
+    """(the diagnosis as a dict, None) or (None, why strata failed). `case`: a path or a list of paths."""
+    paths = case if isinstance(case, list) else [case]
+    out = subprocess.run([binary, "diagnose", "--format", "json", *extra, *paths], capture_output=True, text=True)
     if out.returncode != 0:
         return None, f"strata failed: {out.stderr.strip()}"
     return json.loads(out.stdout), None

@@ -1,5 +1,6 @@
 // JobLoader implementation: a pool of worker threads pulls file indices; results are merged in order.
 #include "importers/job_loader.h"
+#include "importers/recording_trace.h"
 
 #include <fmt/format.h>
 
@@ -197,11 +198,19 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     for (const std::string& problem : segment.value().problems) segment_notes.push_back(f.path + ": " + problem);
     recorded.segments.push_back(IndexSegment(std::move(segment).value()));
   }
-  if (files.empty() && !recorded.empty())
-    return Status::Error(fmt::format(
-        "{}: only recorder segments were given; strata diagnose reads them together with the profiler traces of "
-        "the same run (rank-<r>.json[.gz] in the same directory)",
-        expanded.value().front().path));
+  // A recording alone is a job of its own: its collective calls and threads become the traces.
+  if (files.empty() && !recorded.empty()) {
+    auto store = TraceStoreFromRecording(recorded);
+    if (!store.ok()) return store.status();
+    LoadedJob job;
+    job.store = std::move(store).value();
+    job.unreadable = std::move(unlisted);
+    for (const InputFile& f : expanded.value())
+      if (f.left_out.empty()) job.files.push_back(f.path);
+    job.recorded = std::move(recorded);
+    job.notes = std::move(segment_notes);
+    return job;
+  }
   if (files.empty()) return Status::Error("no input files given");
 
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/kernel_type.h"
+#include "model/step_rhythm.h"
 
 namespace strata::model {
 
@@ -34,6 +35,62 @@ void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, st
   }
 }
 
+// Steps from the collective sequence of the rank with the most calls, applied to every rank: its exact key
+// period ("detected-period"; a repeating sequence of distinct collectives), else the rhythm of the gaps
+// between calls ("detected-rhythm"; step_rhythm.h), e.g. when every call is an all_reduce. Step k (numbered
+// from the first whole step) runs from the end of the call before its first call to the end of its last.
+void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                 const CollectiveModel& model, StepModel* steps) {
+  const size_t ranks = model.calls.size();
+  size_t best = 0;
+  for (size_t r = 1; r < ranks; ++r)
+    if (model.calls[r].size() > model.calls[best].size()) best = r;
+  std::vector<StringId> keys;
+  std::vector<std::pair<int64_t, int64_t>> times;
+  for (const auto& c : model.calls[best]) {
+    keys.push_back(c.key);
+    times.emplace_back(c.start_ns, c.end_ns);
+  }
+  size_t period = DetectPeriod(keys), first = 0;
+  std::string source = "detected-period";
+  if (period <= 1) {
+    const Rhythm rhythm = DetectRhythm(times);
+    if (rhythm.period > 0 && (period == 0 || rhythm.period > 1)) {
+      period = rhythm.period;
+      first = rhythm.first;
+      source = "detected-rhythm";
+    }
+  }
+  if (period == 0) return;
+  size_t min_steps = SIZE_MAX;
+  for (size_t r = 0; r < ranks; ++r)
+    min_steps = std::min(min_steps, model.calls[r].size() > first ? (model.calls[r].size() - first) / period : 0);
+  // A key period's step 0 has no call before it (the trace may begin anywhere before it): it is left out
+  // when at least two steps remain.
+  // Steps keep their number in the sequence (a key period's first whole step is step 1).
+  int64_t number = 0;
+  size_t n_steps = min_steps;
+  if (first == 0 && min_steps >= 3) {
+    first = period;
+    number = 1;
+    --n_steps;
+  }
+  steps->source = source;
+  steps->steps.clear();
+  for (size_t r = 0; r < ranks; ++r) {
+    auto& windows = steps->by_rank[r];
+    windows.clear();
+    const auto& calls = model.calls[r];
+    const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
+    for (size_t k = 0; k < n_steps; ++k) {
+      const size_t open = first + k * period;
+      const int64_t start = open == 0 ? calls[0].start_ns : calls[open - 1].end_ns;
+      windows.push_back(
+          StepWindow{number + static_cast<int64_t>(k), start, calls[open + period - 1].end_ns, main_track});
+    }
+  }
+  for (size_t k = 0; k < n_steps; ++k) steps->steps.push_back(number + static_cast<int64_t>(k));
+}
 }  // namespace
 
 size_t DetectPeriod(const std::vector<StringId>& keys) {
@@ -100,36 +157,8 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
   if (!any) return model;
 
-  // No steps recorded: try the period of the collective sequence (on the rank with the most calls).
-  if (steps->source == "none") {
-    size_t best = 0;
-    for (size_t r = 1; r < ranks; ++r)
-      if (model.calls[r].size() > model.calls[best].size()) best = r;
-    std::vector<StringId> keys;
-    for (const auto& c : model.calls[best]) keys.push_back(c.key);
-    const size_t period = DetectPeriod(keys);
-    if (period > 0) {
-      steps->source = "detected-period";
-      steps->steps.clear();
-      size_t min_steps = SIZE_MAX;
-      for (size_t r = 0; r < ranks; ++r) min_steps = std::min(min_steps, model.calls[r].size() / period);
-      // Step k runs from the end of period k-1's last call to the end of period k's. Period 0 has no such
-      // start (the trace may begin anywhere before it): it is left out when at least two steps remain.
-      const size_t first = min_steps >= 3 ? 1 : 0;
-      for (size_t r = 0; r < ranks; ++r) {
-        auto& windows = steps->by_rank[r];
-        windows.clear();
-        const auto& calls = model.calls[r];
-        const size_t n = calls.size() / period;
-        const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
-        for (size_t k = first; k < n; ++k) {
-          const int64_t start = k == 0 ? calls[0].start_ns : calls[k * period - 1].end_ns;
-          windows.push_back(StepWindow{static_cast<int64_t>(k), start, calls[(k + 1) * period - 1].end_ns, main_track});
-        }
-      }
-      for (size_t k = first; k < min_steps; ++k) steps->steps.push_back(static_cast<int64_t>(k));
-    }
-  }
+  // No steps recorded: try the period of the collective sequence, then the rhythm of its gaps.
+  if (steps->source == "none") DetectSteps(store, rows_by_rank, model, steps);
 
   // Still no steps: analyse the whole trace as one window, step 0 (DESIGN.md, Diagnosis 1).
   if (steps->source == "none") {

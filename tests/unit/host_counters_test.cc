@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -658,10 +659,15 @@ TEST(HostCounterRealProc, OwnPidOnThisMachine) {
   const int self = static_cast<int>(::getpid());
   sampler.SetPids({self});
   Sampled a = SampleOnce(sampler, 1);
-  // Spin ~60 ms of CPU.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+  // Spin 60 ms of this thread's CPU time (not wall time: on a busy machine the thread may wait for a CPU).
+  auto cpu_ns = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  const int64_t until = cpu_ns() + 60'000'000;
   volatile uint64_t sink = 0;
-  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  while (cpu_ns() < until) sink = sink + 1;
   Sampled b = SampleOnce(sampler, 2);
   ASSERT_TRUE(a.Get("proc.oncpu_ns", self).has_value());
   EXPECT_GE(*b.Get("proc.oncpu_ns", self) - *a.Get("proc.oncpu_ns", self), 30e6);

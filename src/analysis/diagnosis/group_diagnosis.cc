@@ -1,5 +1,6 @@
 // Diagnosis of process-group jobs (see group_diagnosis.h).
 #include "analysis/diagnosis/group_diagnosis.h"
+#include "store/slice_names.h"
 
 #include <fmt/format.h>
 
@@ -347,7 +348,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
       const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
-      if (name.substr(0, 13) == "ProfilerStep#") continue;
+      if (IsContainerSliceName(name)) continue;
       ops.push_back({{"op", ShortName(name)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
     }
     return ops;
@@ -355,7 +356,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
   auto top_op = [&](const GroupDifferential& d) -> std::optional<std::string> {
     for (const auto& [name, ms] : d.op_excess_ms) {
       const std::string_view v = store.strings.view(name);
-      if (v.substr(0, 13) != "ProfilerStep#") return ShortName(v);
+      if (!IsContainerSliceName(v)) return ShortName(v);
     }
     return std::nullopt;
   };

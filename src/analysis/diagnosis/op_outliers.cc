@@ -1,5 +1,6 @@
 // Operation outliers (see op_outliers.h).
 #include "analysis/diagnosis/op_outliers.h"
+#include "store/slice_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,7 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
       const int64_t ts = store.slices.ts_ns[row];
       if (ts >= end) break;
       const StringId name = store.slices.name[row];
-      if (store.strings.view(name).substr(0, 13) == "ProfilerStep#") continue;  // the step itself
+      if (IsContainerSliceName(store.strings.view(name))) continue;  // the step itself, an on-CPU interval
       const int64_t dur = store.slices.dur_ns[row];
       // Rows are sorted by start, longer first on ties: a child follows its parent directly.
       const bool leaf = i + 1 == rows.size() || store.slices.ts_ns[rows[i + 1]] >= ts + dur;

@@ -1,6 +1,7 @@
 // Diagnosis of traces with profiler steps and collectives (see trace_diagnosis.h and diagnose.h).
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "core/round.h"
+#include "store/slice_names.h"
 
 #include <fmt/format.h>
 
@@ -267,7 +268,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     for (const auto& [name, ms] : d.op_excess_ms) {
       if (f.cause == "host_stall") break;
       const std::string_view n = store.strings.view(name);
-      if (n.substr(0, 13) == "ProfilerStep#") continue;
+      if (IsContainerSliceName(n)) continue;
       f.op = ShortName(n);
       break;
     }
@@ -292,7 +293,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
       const std::string_view n = store.strings.view(d.op_excess_ms[i].first);
-      if (n.substr(0, 13) == "ProfilerStep#") continue;
+      if (IsContainerSliceName(n)) continue;
       ops.push_back({{"op", ShortName(n)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
     }
     f.evidence["op_excess_per_step"] = ops;

@@ -1,0 +1,208 @@
+// Recording as a trace source (see recording_trace.h).
+#include "importers/recording_trace.h"
+#include "store/slice_names.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "store/stack_frames.h"
+
+namespace strata {
+namespace {
+
+constexpr std::string_view kFormat = "strata-recording";
+
+// The collective family a probe's calls stand for, and whether the call blocks until the collective is
+// done (gloo's algorithms) or only enqueues it (NCCL, c10d).
+struct ProbeRole {
+  std::string name;    // "gloo:all_reduce", ...; empty: not a collective
+  int preference = 0;  // per rank, only the calls of the highest preference are kept
+};
+
+ProbeRole RoleOf(const RecordedProbe& p) {
+  if (p.kind == "collective") return {"gloo:" + p.op, 3};
+  if (p.kind != "collective_enqueue") return {};
+  const bool nccl = p.library.find("libnccl") != std::string::npos;
+  if (nccl) return {"nccl:" + p.op, 2};
+  const bool cuda = p.library.find("torch_cuda") != std::string::npos;
+  return {(cuda ? "nccl:" : "gloo:") + p.op, 1};
+}
+
+std::string Backend(const std::vector<RecordedProbe>& probes) {
+  for (const auto& p : probes)
+    if (p.library.find("libnccl") != std::string::npos || p.library.find("torch_cuda") != std::string::npos)
+      return "nccl";
+  return probes.empty() ? std::string() : std::string("gloo");
+}
+
+struct RankBuild {
+  std::set<uint32_t> pids;
+  uint32_t main_pid = 0;
+  uint32_t input = 0;
+};
+
+class Builder {
+ public:
+  Builder(const RecordedSegment& seg, uint32_t input, TraceStore* store) : seg_(seg), input_(input), store_(*store) {
+    stacks_ = IndexUserStacks(seg.data.meta);
+    for (const auto& m : seg.data.meta) {
+      if (!m.is_object()) continue;
+      const auto type = m.find("type"), hz = m.find("sample_hz");
+      if (type != m.end() && *type == "recording" && hz != m.end() && hz->is_number()) sample_hz_ = hz->get<double>();
+    }
+  }
+
+  void Build() {
+    std::map<int, RankBuild> ranks;
+    std::map<uint32_t, size_t> calls_of_pid;
+    for (const auto& c : seg_.data.calls) ++calls_of_pid[c.tgid];
+    for (const auto& [pid, p] : seg_.processes) {
+      if (!p.rank) continue;
+      RankBuild& r = ranks[*p.rank];
+      r.pids.insert(static_cast<uint32_t>(pid));
+      const auto better = [&](uint32_t a, uint32_t b) {
+        return calls_of_pid[a] != calls_of_pid[b] ? calls_of_pid[a] > calls_of_pid[b] : a < b;
+      };
+      if (r.main_pid == 0 || better(static_cast<uint32_t>(pid), r.main_pid)) r.main_pid = static_cast<uint32_t>(pid);
+    }
+    for (const auto& [rank, r] : ranks) AddRank(rank, r);
+  }
+
+ private:
+  uint32_t TrackOf(uint32_t rank_index, uint32_t pid, uint32_t tid, const std::string& name) {
+    auto [it, inserted] = tracks_.try_emplace({pid, tid}, static_cast<uint32_t>(store_.tracks.size()));
+    if (inserted) {
+      Track t;
+      t.rank = rank_index;
+      t.kind = TrackKind::kCpuThread;
+      t.pid = pid;
+      t.tid = tid;
+      t.name = store_.strings.intern(name);
+      store_.tracks.push_back(t);
+    }
+    return it->second;
+  }
+
+  void Add(uint32_t track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
+    store_.slices.append(start, end - start, store_.strings.intern(name), store_.strings.intern(category), track,
+                         kNoCorrelation, kSliceComplete | kSliceHasCategory);
+    ++store_.ranks.back().events;
+    ++store_.inputs[input_].events;
+  }
+
+  void AddRank(int rank, const RankBuild& r) {
+    RankInfo info;
+    info.rank = rank;
+    info.rank_source = "recording";
+    info.backend = Backend(seg_.probes);
+    info.input = input_;
+    store_.ranks.push_back(info);
+    const auto rank_index = static_cast<uint32_t>(store_.ranks.size() - 1);
+    AddCollectives(rank_index, r);
+    AddMainThread(rank_index, r.main_pid);
+  }
+
+  void AddCollectives(uint32_t rank_index, const RankBuild& r) {
+    int best = 0;
+    for (const auto& c : seg_.data.calls)
+      if (r.pids.count(c.tgid) && c.probe < seg_.probes.size())
+        best = std::max(best, RoleOf(seg_.probes[c.probe]).preference);
+    if (best == 0) return;
+    for (const auto& c : seg_.data.calls) {
+      if (!r.pids.count(c.tgid)) continue;
+      if (c.probe >= seg_.probes.size()) {
+        ++store_.inputs[input_].skipped["call_unknown_probe"];
+        continue;
+      }
+      const ProbeRole role = RoleOf(seg_.probes[c.probe]);
+      if (role.preference != best) continue;
+      if (c.end_ns < c.start_ns) {
+        ++store_.inputs[input_].skipped["call_end_before_start"];
+        continue;
+      }
+      const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
+      Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(c.start_ns), static_cast<int64_t>(c.end_ns),
+          role.name, "recorded_collective");
+    }
+  }
+
+  // On-CPU intervals of the main thread, with one child per stack sample named by its culprit frame.
+  void AddMainThread(uint32_t rank_index, uint32_t pid) {
+    std::vector<std::pair<uint64_t, uint64_t>> off;
+    for (const auto& o : seg_.data.off_cpu)
+      if (o.tid == pid && o.end_ns > o.start_ns) off.emplace_back(o.start_ns, o.end_ns);
+    if (off.empty()) return;
+    std::sort(off.begin(), off.end());
+    const uint32_t track = TrackOf(rank_index, pid, pid, "main thread");
+    Add(track, static_cast<int64_t>(off.front().first), static_cast<int64_t>(off.back().second), kRecordedMainThread,
+        "user_annotation");
+    std::vector<std::pair<uint64_t, uint64_t>> on;
+    uint64_t cursor = off.front().second;
+    for (const auto& [start, end] : off) {
+      if (start > cursor) on.emplace_back(cursor, start);
+      cursor = std::max(cursor, end);
+    }
+    for (const auto& [start, end] : on)
+      Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), kRecordedOnCpu, "cpu_op");
+    AddSamples(track, pid, on);
+  }
+
+  void AddSamples(uint32_t track, uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& on) {
+    if (sample_hz_ <= 0) return;
+    const auto half = static_cast<uint64_t>(0.5e9 / sample_hz_);
+    for (const auto& s : seg_.data.samples) {
+      if (s.tid != pid || s.user_stack < 0) continue;
+      auto it = std::upper_bound(on.begin(), on.end(), std::make_pair(s.ts_ns, UINT64_MAX));
+      if (it == on.begin()) continue;
+      --it;
+      if (s.ts_ns >= it->second) continue;  // sampled while the off-CPU record says it slept: keep the record
+      const auto frames = stacks_.find({pid, s.user_stack});
+      if (frames == stacks_.end()) continue;
+      const uint64_t start = std::max(it->first, s.ts_ns > half ? s.ts_ns - half : 0);
+      const uint64_t end = std::min(it->second, s.ts_ns + half);
+      if (end > start)
+        Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), CulpritFrame(frames->second), "cpu_op");
+    }
+  }
+
+  const RecordedSegment& seg_;
+  uint32_t input_;
+  TraceStore& store_;
+  UserStacks stacks_;
+  double sample_hz_ = 0;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> tracks_;
+};
+
+}  // namespace
+
+Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
+  // One store per segment (host), appended in the order of their first rank.
+  std::vector<std::pair<int, TraceStore>> parts;
+  for (const RecordedSegment& seg : run.segments) {
+    TraceStore part;
+    InputInfo in;
+    in.path = seg.data.path;
+    in.format = std::string(kFormat);
+    part.inputs.push_back(in);
+    Builder(seg, 0, &part).Build();
+    int first = INT32_MAX;
+    for (const RankInfo& r : part.ranks) first = std::min(first, r.rank);
+    parts.emplace_back(first, std::move(part));
+  }
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  TraceStore store;
+  for (auto& [first, part] : parts) store.append(std::move(part));
+  if (store.ranks.empty())
+    return Status::Error(
+        fmt::format("{}: the recording holds no process with a rank (RANK, SLURM_PROCID, "
+                    "OMPI_COMM_WORLD_RANK or PMI_RANK in its environment): nothing to compare",
+                    run.segments.empty() ? std::string("(no segment)") : run.segments[0].data.path));
+  store.shrink_to_fit();
+  return store;
+}
+
+}  // namespace strata

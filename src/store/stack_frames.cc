@@ -1,0 +1,67 @@
+// Stack frames of a recording (see stack_frames.h).
+#include "store/stack_frames.h"
+
+#include <string_view>
+
+namespace strata {
+namespace {
+
+std::string_view BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Frames that are not the program's own work: the C library and loader, OpenMP's worker spin, the
+// kernel, unknown frames and the interpreter's evaluation loop.
+bool Skipped(const StackFrame& f) {
+  const std::string_view module = BaseName(f.module);
+  if (f.interpreter || f.function == "?" || f.function.empty() || f.module == "[kernel]") return true;
+  for (std::string_view lib :
+       {"libc.so", "libc-", "libpthread", "ld-linux", "libgomp", "libm.so", "linux-vdso", "libstdc++", "libgcc_s"})
+    if (StartsWith(module, lib)) return true;
+  return false;
+}
+
+std::string Name(const StackFrame& f) {
+  std::string fn = f.function;
+  if (const size_t paren = fn.find('('); paren != std::string::npos && paren > 0) fn.resize(paren);
+  if (fn.size() > 100) fn = fn.substr(0, 97) + "...";
+  return fn + " [" + std::string(BaseName(f.module)) + "]";
+}
+
+}  // namespace
+
+UserStacks IndexUserStacks(const std::vector<nlohmann::json>& meta) {
+  UserStacks out;
+  for (const auto& m : meta) {
+    if (!m.is_object()) continue;
+    const auto type = m.find("type"), kernel = m.find("kernel");
+    if (type == m.end() || *type != "stack" || kernel == m.end() || *kernel != false) continue;
+    const auto pid = m.find("pid"), id = m.find("id"), frames = m.find("frames");
+    if (pid == m.end() || id == m.end() || frames == m.end() || !pid->is_number_integer() || !id->is_number_integer() ||
+        !frames->is_array())
+      continue;
+    std::vector<StackFrame> stack;
+    for (const auto& f : *frames) {
+      if (!f.is_object()) continue;
+      StackFrame frame;
+      if (auto fn = f.find("fn"); fn != f.end() && fn->is_string()) frame.function = fn->get<std::string>();
+      if (auto mod = f.find("module"); mod != f.end() && mod->is_string()) frame.module = mod->get<std::string>();
+      if (auto in = f.find("interpreter"); in != f.end() && in->is_boolean()) frame.interpreter = in->get<bool>();
+      stack.push_back(std::move(frame));
+    }
+    out[{pid->get<uint32_t>(), id->get<int32_t>()}] = std::move(stack);
+  }
+  return out;
+}
+
+std::string CulpritFrame(const std::vector<StackFrame>& frames) {
+  if (frames.empty()) return "?";
+  for (const StackFrame& f : frames)
+    if (!Skipped(f)) return Name(f);
+  return Name(frames.front());
+}
+
+}  // namespace strata

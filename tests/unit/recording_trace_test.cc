@@ -1,0 +1,118 @@
+// The recording as a trace source (importers/recording_trace.h): a constructed recording of a two-rank
+// DDP-like job with no profiler — all_reduce calls on a gloo worker thread, the main thread's off-CPU
+// intervals and stack samples — becomes a job whose steps come from the collective rhythm, whose straggler
+// is the rank that computes longer, and whose culprit op is the function on its stacks.
+#include "importers/recording_trace.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/diagnosis/diagnose.h"
+#include "store/stack_frames.h"
+
+namespace strata {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+
+nlohmann::json Stack(uint32_t pid) {
+  return {{"type", "stack"},
+          {"kernel", false},
+          {"pid", pid},
+          {"id", 7},
+          {"frames",
+           {{{"fn", "memcpy"}, {"module", "/lib/x86_64-linux-gnu/libc.so.6"}, {"offset", 0}},
+            {{"fn", "at::native::addmm_out(at::Tensor const&)"},
+             {"module", "/usr/lib/libtorch_cpu.so.1.13"},
+             {"offset", 8}},
+            {{"fn", "_PyEval_EvalFrameDefault"},
+             {"module", "/usr/bin/python3.11"},
+             {"offset", 0},
+             {"interpreter", true}}}}};
+}
+
+// Rank r (pid 100 + 10 r, gloo worker thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step,
+// then all_reduces its gradients (ending when the last rank arrives) and, 2 ms later, its loss.
+RecordedRun DdpRecording(int steps = 10) {
+  RecordedSegment seg;
+  seg.data.path = "run/record-host-1.sseg";
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  seg.probes.push_back({"c10d::ProcessGroupGloo::allreduce", "all_reduce", "collective_enqueue", "libtorch_cpu.so"});
+  seg.data.meta.push_back({{"type", "recording"}, {"sample_hz", 100}});
+  for (int r = 0; r < 2; ++r) {
+    const auto pid = static_cast<uint32_t>(100 + 10 * r);
+    seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    seg.data.meta.push_back(Stack(pid));
+    const uint64_t compute = r == 0 ? 30 : 40;
+    seg.data.off_cpu.push_back({pid, pid, 0, 100 * kMs, 0, 1, 0, 0, 0, 0});
+    for (int s = 1; s <= steps; ++s) {
+      const uint64_t t0 = static_cast<uint64_t>(s) * 100;
+      seg.data.off_cpu.push_back({pid, pid, (t0 + compute) * kMs, (t0 + 100) * kMs, 0, 1, 0, 0, 0, 0});
+      seg.data.calls.push_back({pid + 1, pid, 0, (t0 + compute) * kMs, (t0 + 41) * kMs});
+      seg.data.calls.push_back({pid, pid, 1, (t0 + compute) * kMs, (t0 + compute) * kMs + 1000});  // enqueue
+      seg.data.calls.push_back({pid + 1, pid, 0, (t0 + 43) * kMs, (t0 + 44) * kMs});
+      for (uint64_t at = 5; at < compute; at += 10) seg.data.samples.push_back({(t0 + at) * kMs, pid, pid, 0, 7, -1});
+    }
+  }
+  seg.data.calls.push_back({101, 100, 9, 0, 1});  // a probe id the segment does not define
+  RecordedRun run;
+  run.segments.push_back(std::move(seg));
+  return run;
+}
+
+TEST(RecordingTrace, RanksCollectivesAndOnCpuTimeBecomeTraces) {
+  const RecordedRun run = DdpRecording();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const TraceStore& s = store.value();
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[1].rank, 1);
+  EXPECT_EQ(s.ranks[0].rank_source, "recording");
+  EXPECT_EQ(s.ranks[0].backend, "gloo");
+  ASSERT_EQ(s.inputs.size(), 1u);
+  EXPECT_EQ(s.inputs[0].format, "strata-recording");
+  EXPECT_EQ(s.inputs[0].skipped.at("call_unknown_probe"), 1u);
+  size_t collectives = 0, enqueues = 0, samples = 0;
+  for (size_t i = 0; i < s.slices.size(); ++i) {
+    const std::string_view name = s.strings.view(s.slices.name[i]);
+    collectives += name == "gloo:all_reduce";
+    samples += name == "at::native::addmm_out [libtorch_cpu.so.1.13]";
+    enqueues += s.tracks[s.slices.track[i]].tid == s.tracks[s.slices.track[i]].pid && name == "gloo:all_reduce";
+  }
+  EXPECT_EQ(collectives, 40u);  // the blocking gloo calls only: the c10d enqueues are the same collectives
+  EXPECT_EQ(enqueues, 0u);
+  EXPECT_EQ(samples, 70u);  // 3 + 4 per step
+}
+
+TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
+  const RecordedRun run = DdpRecording();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  EXPECT_EQ(d.step_source, "detected-rhythm");
+  EXPECT_GE(d.steps.size(), 8u);
+  ASSERT_FALSE(d.stragglers.empty());
+  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].cause, "slow_compute");
+  EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
+}
+
+TEST(RecordingTrace, NoRankedProcessIsAnErrorNamingTheFile) {
+  RecordedRun run = DdpRecording(3);
+  for (auto& [pid, p] : run.segments[0].processes) p.rank.reset();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().find("run/record-host-1.sseg"), std::string::npos);
+}
+
+TEST(StackFrames, CulpritSkipsTheCLibraryAndTheInterpreter) {
+  const UserStacks stacks = IndexUserStacks({Stack(5), {{"type", "stack"}, {"kernel", "no"}}, nlohmann::json(3)});
+  ASSERT_EQ(stacks.size(), 1u);
+  EXPECT_EQ(CulpritFrame(stacks.at({5, 7})), "at::native::addmm_out [libtorch_cpu.so.1.13]");
+  EXPECT_EQ(CulpritFrame({{"memcpy", "/lib/libc.so.6", false}}), "memcpy [libc.so.6]");
+  EXPECT_EQ(CulpritFrame({}), "?");
+}
+
+}  // namespace
+}  // namespace strata
