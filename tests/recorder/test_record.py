@@ -45,8 +45,9 @@ def inspect(out):
     return json.loads(r.stdout)
 
 
-def diagnose(out):
-    r = subprocess.run([STRATA, "diagnose", "--format", "json", out], capture_output=True, text=True)
+def diagnose(out, *paths):
+    """`strata diagnose` of OUT (the recording with the profiler traces), or of PATHS when given."""
+    r = subprocess.run([STRATA, "diagnose", "--format", "json", *(paths or [out])], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -147,7 +148,7 @@ def test_contention(tmp):
     expect(r1["top_other_process"].endswith(f"(pid {busy.pid})"), f"top other process {r1['top_other_process']}")
 
 
-def lab_fault(tmp, fault, accepted, *extra):
+def lab_fault(tmp, fault, accepted, *extra, trace_free=False):
     # The verdict is judged once, on the first recording fit to score. A recording is made again (3 in all)
     # only when its own truth measurements show other load on the machine or a fault that did not take
     # (recording_quality, independent of strata's verdict); never because the verdict was wrong.
@@ -163,11 +164,15 @@ def lab_fault(tmp, fault, accepted, *extra):
             continue
         if problems:
             print(f"     recording {attempt + 1} scored (before: {'; '.join(problems)})", flush=True)
-        d = diagnose(tmp)
+        segments = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.endswith(".sseg")]
+        d = diagnose(tmp, *segments) if trace_free else diagnose(tmp)
+        if trace_free:
+            expect([i["format"] for i in d["inputs"]] == ["strata-recording"], f"inputs {d['inputs']}")
+            expect(d["job"]["step_source"] == "detected-rhythm", f"step source {d['job']['step_source']}")
         cause = d["findings"][0]["cause"] if d["findings"] else None
         expect(d["stragglers"] and d["stragglers"][0]["rank"] == 1, f"stragglers {[s['rank'] for s in d['stragglers']]}")
         expect(cause in accepted, f"cause {cause}, expected {accepted}; finding: {d['findings'][:1]}")
-        return
+        return d
     raise AssertionError("too noisy to judge: " + "; ".join(problems))
 
 
@@ -182,6 +187,18 @@ def test_lab_cpu_contention(tmp):
 
 def test_lab_cpu_throttling(tmp):
     lab_fault(tmp, "cpu_throttling", {"cpu_throttling"}, "--host-ms", "10")
+
+
+def test_trace_free_slow_compute(tmp):
+    # The recording alone (no profiler trace read): steps from the all_reduce rhythm, rank 1 from its late
+    # arrivals, slow_compute from its main thread's extra on-CPU time, named by a sampled native function.
+    d = lab_fault(tmp, "slow_compute", {"slow_compute"}, trace_free=True)
+    op = d["findings"][0].get("op") or ""
+    expect(op.endswith("]") and " [" in op, f"culprit {op!r} is not a sampled function [module]")
+
+
+def test_trace_free_gc_pause(tmp):
+    lab_fault(tmp, "gc_pause", {"gc_pause"}, trace_free=True)
 
 
 def test_unsafe_output_dir(tmp):
