@@ -23,13 +23,15 @@ struct ProbeRole {
   int preference = 0;  // per rank, only the calls of the highest preference are kept
 };
 
+constexpr int kC10dEnqueue = 1, kNcclEnqueue = 2, kGlooAlgorithm = 3;
+
 ProbeRole RoleOf(const RecordedProbe& p) {
-  if (p.kind == "collective") return {"gloo:" + p.op, 3};
+  if (p.kind == "collective") return {"gloo:" + p.op, kGlooAlgorithm};
   if (p.kind != "collective_enqueue") return {};
   const bool nccl = p.library.find("libnccl") != std::string::npos;
-  if (nccl) return {"nccl:" + p.op, 2};
+  if (nccl) return {"nccl:" + p.op, kNcclEnqueue};
   const bool cuda = p.library.find("torch_cuda") != std::string::npos;
-  return {(cuda ? "nccl:" : "gloo:") + p.op, 1};
+  return {(cuda ? "nccl:" : "gloo:") + p.op, kC10dEnqueue};
 }
 
 std::string Backend(const std::vector<RecordedProbe>& probes) {
@@ -106,12 +108,17 @@ class Builder {
     AddMainThread(rank_index, r.main_pid);
   }
 
+  // The rank's collectives: the calls of its most telling probe kind. Gloo's algorithms run on a worker
+  // thread that picks the work up after c10d's enqueue on the calling thread; when both were recorded in
+  // equal numbers per op, a collective spans from the enqueue (the rank asked for it: its arrival) to the
+  // algorithm's return (its completion), so that a worker woken late does not count as the rank arriving late.
   void AddCollectives(uint32_t rank_index, const RankBuild& r) {
     int best = 0;
     for (const auto& c : seg_.data.calls)
       if (r.pids.count(c.tgid) && c.probe < seg_.probes.size())
         best = std::max(best, RoleOf(seg_.probes[c.probe]).preference);
     if (best == 0) return;
+    std::map<std::string, std::vector<const segments::CallRow*>> kept, asked;
     for (const auto& c : seg_.data.calls) {
       if (!r.pids.count(c.tgid)) continue;
       if (c.probe >= seg_.probes.size()) {
@@ -119,14 +126,29 @@ class Builder {
         continue;
       }
       const ProbeRole role = RoleOf(seg_.probes[c.probe]);
-      if (role.preference != best) continue;
+      if (role.preference == 0) continue;
       if (c.end_ns < c.start_ns) {
         ++store_.inputs[input_].skipped["call_end_before_start"];
         continue;
       }
-      const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
-      Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(c.start_ns), static_cast<int64_t>(c.end_ns),
-          role.name, "recorded_collective");
+      if (role.preference == best)
+        kept[role.name].push_back(&c);
+      else if (best == kGlooAlgorithm && role.preference == kC10dEnqueue)
+        asked[role.name].push_back(&c);
+    }
+    auto by_start = [](const segments::CallRow* a, const segments::CallRow* b) { return a->start_ns < b->start_ns; };
+    for (auto& [name, calls] : kept) {
+      std::sort(calls.begin(), calls.end(), by_start);
+      auto& enqueued = asked[name];
+      std::sort(enqueued.begin(), enqueued.end(), by_start);
+      const bool paired = enqueued.size() == calls.size();
+      for (size_t i = 0; i < calls.size(); ++i) {
+        const segments::CallRow& c = *calls[i];
+        const uint64_t start = paired ? std::min(c.start_ns, enqueued[i]->start_ns) : c.start_ns;
+        const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
+        Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start), static_cast<int64_t>(c.end_ns),
+            name, "recorded_collective");
+      }
     }
   }
 

@@ -75,6 +75,25 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     number = 1;
     --n_steps;
   }
+  // A rhythm's stretches are steps only when they hold the job's usual collectives (the most common
+  // sequence of names): the set-up before the loop (broadcasts, barriers) and the tear-down after it are not.
+  auto signature = [&](size_t r, size_t k) {
+    const auto& calls = model.calls[r];
+    std::vector<StringId> sig;
+    for (size_t i = first + k * period; i < first + (k + 1) * period; ++i) sig.push_back(calls[i].key);
+    return sig;
+  };
+  std::vector<bool> keep(n_steps, true);
+  if (source == "detected-rhythm") {
+    std::map<std::vector<StringId>, size_t> seen;
+    for (size_t k = 0; k < n_steps; ++k) ++seen[signature(best, k)];
+    std::vector<StringId> usual;
+    size_t most = 0;
+    for (const auto& [sig, n] : seen)
+      if (n > most) most = n, usual = sig;
+    for (size_t k = 0; k < n_steps; ++k)
+      for (size_t r = 0; r < ranks && keep[k]; ++r) keep[k] = signature(r, k) == usual;
+  }
   steps->source = source;
   steps->steps.clear();
   for (size_t r = 0; r < ranks; ++r) {
@@ -83,13 +102,15 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     const auto& calls = model.calls[r];
     const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
     for (size_t k = 0; k < n_steps; ++k) {
+      if (!keep[k]) continue;
       const size_t open = first + k * period;
       const int64_t start = open == 0 ? calls[0].start_ns : calls[open - 1].end_ns;
       windows.push_back(
           StepWindow{number + static_cast<int64_t>(k), start, calls[open + period - 1].end_ns, main_track});
     }
   }
-  for (size_t k = 0; k < n_steps; ++k) steps->steps.push_back(number + static_cast<int64_t>(k));
+  for (size_t k = 0; k < n_steps; ++k)
+    if (keep[k]) steps->steps.push_back(number + static_cast<int64_t>(k));
 }
 }  // namespace
 

@@ -261,7 +261,7 @@ def test_killed_recorder(tmp):
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
 ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 

@@ -37,6 +37,7 @@ RecordedRun DdpRecording(int steps = 10) {
   seg.data.path = "run/record-host-1.sseg";
   seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
   seg.probes.push_back({"c10d::ProcessGroupGloo::allreduce", "all_reduce", "collective_enqueue", "libtorch_cpu.so"});
+  seg.probes.push_back({"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", "collective", "libgloo.so"});
   seg.data.meta.push_back({{"type", "recording"}, {"sample_hz", 100}});
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
@@ -44,6 +45,7 @@ RecordedRun DdpRecording(int steps = 10) {
     seg.data.meta.push_back(Stack(pid));
     const uint64_t compute = r == 0 ? 30 : 40;
     seg.data.off_cpu.push_back({pid, pid, 0, 100 * kMs, 0, 1, 0, 0, 0, 0});
+    for (uint64_t at : {10, 30, 50}) seg.data.calls.push_back({pid + 1, pid, 2, at * kMs, (at + 1) * kMs});  // set-up
     for (int s = 1; s <= steps; ++s) {
       const uint64_t t0 = static_cast<uint64_t>(s) * 100;
       seg.data.off_cpu.push_back({pid, pid, (t0 + compute) * kMs, (t0 + 100) * kMs, 0, 1, 0, 0, 0, 0});
@@ -90,6 +92,9 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
   EXPECT_EQ(d.step_source, "detected-rhythm");
   EXPECT_GE(d.steps.size(), 8u);
+  // The set-up broadcasts make no step of their own: every step is a 100 ms training step.
+  EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
+  EXPECT_LE(d.steps.size(), 10u);
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
