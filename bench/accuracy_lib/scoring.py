@@ -24,7 +24,10 @@ def accepted(fault, recorded):
 def diagnose(binary, case, extra=()):
     """(the diagnosis as a dict, None) or (None, why strata failed). `case`: a path or a list of paths."""
     paths = case if isinstance(case, list) else [case]
-    out = subprocess.run([binary, "diagnose", "--format", "json", *extra, *paths], capture_output=True, text=True)
+    try:
+        out = subprocess.run([binary, "diagnose", "--format", "json", *extra, *paths], capture_output=True, text=True)
+    except OSError as e:  # e.g. the binary was replaced by a rebuild during the run
+        return None, f"cannot run {binary}: {e}"
     if out.returncode != 0:
         return None, f"strata failed: {out.stderr.strip()}"
     return json.loads(out.stdout), None

@@ -11,17 +11,15 @@
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/diagnosis/whatif_notes.h"
 #include "analysis/job_summary.h"
-#include "model/collectives.h"
-#include "model/step_windows.h"
+#include "model/job_model.h"
 
 namespace strata::diagnosis {
 namespace {
 
 // Each rank's step windows and collectives on its own trace clock, for aligning a recording.
-std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store) {
-  const auto rows = SlicesByRank(store);
-  model::StepModel steps = model::FindSteps(store, rows);
-  const model::CollectiveModel collectives = model::MatchCollectives(store, rows, &steps);
+std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, const model::JobModel& job) {
+  const model::StepModel& steps = job.steps;
+  const model::CollectiveModel& collectives = job.collectives;
   std::map<int32_t, RankTraceTimeline> out;
   for (size_t r = 0; r < store.ranks.size(); ++r) {
     RankTraceTimeline& tl = out[store.ranks[r].rank];
@@ -31,6 +29,20 @@ std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store) {
       for (const model::CollectiveCall& c : collectives.calls[r]) tl.collectives.emplace_back(c.start_ns, c.end_ns);
   }
   return out;
+}
+
+// evidence.from on every straggler and finding that no pass marked: which source its lateness came from.
+void MarkSources(const TraceStore& store, DiagnosisResult* result) {
+  bool recording = !store.inputs.empty(), table = !store.inputs.empty();
+  for (const InputInfo& in : store.inputs) {
+    recording &= in.format == "strata-recording";
+    table &= in.format == "op-table-csv";
+  }
+  const char* from = recording ? "recorder: collectives" : table ? "op table" : "profiler trace";
+  for (Straggler& s : result->stragglers)
+    if (!s.evidence.contains("from")) s.evidence["from"] = from;
+  for (Finding& f : result->findings)
+    if (!f.evidence.contains("from")) f.evidence["from"] = from;
 }
 
 }  // namespace
@@ -57,12 +69,21 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   result.ranks = static_cast<int32_t>(store.ranks.size());
   bool op_table = !store.ranks.empty();
   for (const InputInfo& in : store.inputs) op_table &= in.format == "op-table-csv";
+  // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
+  // needs this one only to align a recording).
+  const bool with_recording = recorded && !recorded->empty();
+  std::vector<std::vector<uint32_t>> rows;
+  model::JobModel job;
+  if (!op_table || with_recording) {
+    rows = SlicesByRank(store);
+    job = model::BuildJobModel(store, rows);
+  }
   if (op_table) {
     DiagnoseOpTable(store, options, &result);
   } else {
-    DiagnoseTraces(store, SlicesByRank(store), options, &result);
+    DiagnoseTraces(store, rows, job, options, &result);
   }
-  if (recorded && !recorded->empty()) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store), &result);
+  if (with_recording) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store, job), &result);
   // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
   const size_t before = result.findings.size();
   std::erase_if(result.findings, [&](const Finding& f) { return f.impact_pct < 100.0 * options.min_effect; });
@@ -73,6 +94,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                     before - result.findings.size(), 100.0 * options.min_effect));
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
   return result;

@@ -161,11 +161,11 @@ nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIn
 }  // namespace
 
 void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                    const DiagnoseOptions& options, DiagnosisResult* result) {
+                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result) {
   const size_t ranks = store.ranks.size();
-  model::StepModel steps = model::FindSteps(store, rows_by_rank);
-  const model::CollectiveModel collectives = model::MatchCollectives(store, rows_by_rank, &steps);
-  const model::ClockAlignment clocks = model::AlignClocks(collectives, ranks);
+  const model::StepModel& steps = job.steps;
+  const model::CollectiveModel& collectives = job.collectives;
+  const model::ClockAlignment& clocks = job.clocks;
   result->step_source = steps.source;
   result->steps = steps.steps;
   result->collective_source = collectives.source;

@@ -4,10 +4,12 @@
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "model/job_model.h"
 
 namespace strata::diagnosis {
 
+/// `job`: the run's model, built once by Diagnose from the same rows.
 void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                    const DiagnoseOptions& options, DiagnosisResult* result);
+                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result);
 
 }  // namespace strata::diagnosis
