@@ -61,4 +61,25 @@ double KsDistance(std::vector<double> a, std::vector<double> b) {
   return d;
 }
 
+double KsDistanceToSorted(std::vector<double> a, const std::vector<double>& ref) {
+  if (a.empty() || ref.empty()) return 0;
+  std::sort(a.begin(), a.end());
+  const double m = static_cast<double>(a.size()), n = static_cast<double>(ref.size());
+  auto below = [&](double x) {  // share of ref < x
+    return static_cast<double>(std::lower_bound(ref.begin(), ref.end(), x) - ref.begin()) / n;
+  };
+  auto at_most = [&](double x) {  // share of ref <= x
+    return static_cast<double>(std::upper_bound(ref.begin(), ref.end(), x) - ref.begin()) / n;
+  };
+  double d = below(a.front());  // ref points before a's first: F_a = 0 there
+  for (size_t i = 0; i < a.size();) {
+    const double x = a[i];
+    while (i < a.size() && a[i] == x) ++i;
+    const double fa = static_cast<double>(i) / m;  // constant on [x, next a)
+    d = std::max(d, std::abs(fa - at_most(x)));
+    if (i < a.size()) d = std::max(d, std::abs(fa - below(a[i])));  // the last ref point before the next a
+  }
+  return d;
+}
+
 }  // namespace strata::diagnosis
