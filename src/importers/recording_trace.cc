@@ -106,6 +106,7 @@ class Builder {
     const auto rank_index = static_cast<uint32_t>(store_.ranks.size() - 1);
     AddCollectives(rank_index, r);
     AddMainThread(rank_index, r.main_pid);
+    AddWorkerWaits(rank_index, r);
   }
 
   // The rank's collectives: the calls of its most telling probe kind. Gloo's algorithms run on a worker
@@ -171,6 +172,16 @@ class Builder {
     for (const auto& [start, end] : on)
       Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), kRecordedOnCpu, "cpu_op");
     AddSamples(track, pid, on);
+  }
+
+  // Off-CPU intervals of the main thread ended by another process of the same rank: a PyTorch DataLoader's
+  // workers are such processes (the main thread waits on their queue), so the wait is data loading.
+  void AddWorkerWaits(uint32_t rank_index, const RankBuild& r) {
+    const uint32_t main = r.main_pid;
+    for (const auto& o : seg_.data.off_cpu)
+      if (o.tid == main && o.end_ns > o.start_ns && o.waker != main && r.pids.count(o.waker))
+        Add(TrackOf(rank_index, main, main, "main thread"), static_cast<int64_t>(o.start_ns),
+            static_cast<int64_t>(o.end_ns), kRecordedWorkerWait, "recorded_wait");
   }
 
   void AddSamples(uint32_t track, uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& on) {

@@ -7,6 +7,8 @@
 //  - its main thread's on-CPU intervals (between recorded off-CPU intervals) as compute slices "on-CPU",
 //    each holding one slice per stack sample, named by the sample's culprit frame (frame.h), so that an
 //    op excess names a function;
+//  - the main thread's waits that another process of the same rank ended (its DataLoader workers) as
+//    data-loading slices "DataLoader: waiting for a worker process";
 //  - one annotation spanning the main thread's recorded life, so that the model takes it as the training
 //    loop's thread.
 // Steps are not invented here: the model finds them in the collective sequence (step_rhythm.h).

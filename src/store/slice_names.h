@@ -12,6 +12,9 @@ inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 inline constexpr std::string_view kRecordedOnCpu = "on-CPU";
 // The recording importer's span of a main thread's recorded life (marks the training loop's thread).
 inline constexpr std::string_view kRecordedMainThread = "recorded main thread";
+// The recording importer's wait of a main thread that a process of its own rank ended (a DataLoader worker);
+// named so that the window profile counts it as data loading.
+inline constexpr std::string_view kRecordedWorkerWait = "DataLoader: waiting for a worker process";
 
 inline bool IsContainerSliceName(std::string_view name) {
   return name.substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix || name == kRecordedOnCpu ||

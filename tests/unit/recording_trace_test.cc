@@ -103,6 +103,37 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
 }
 
+// Rank 1's main thread waits 12 ms per step for its DataLoader worker (pid 111, a process of rank 1) before
+// computing like rank 0: the wait is data loading, and the cause dataloader_stall.
+TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
+  RecordedSegment seg;
+  seg.data.path = "run/record-host-1.sseg";
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  seg.processes[100] = {100, 1, 0, "python3", "", 0, 0};
+  seg.processes[110] = {110, 1, 1, "python3", "", 0, 0};
+  seg.processes[111] = {111, 110, 1, "pt_data_worker", "", 0, 0};
+  for (uint32_t pid : {100u, 110u}) {
+    seg.data.off_cpu.push_back({pid, pid, 0, 100 * kMs, 0, 1, 0, 0, 0, 0});
+    for (uint64_t s = 1; s <= 10; ++s) {
+      const uint64_t t0 = s * 100, wait = pid == 110 ? 12 : 0;
+      if (wait) seg.data.off_cpu.push_back({pid, pid, (t0 + 1) * kMs, (t0 + 1 + wait) * kMs, 0, 1, 0, 0, 111, 0});
+      const uint64_t arrive = t0 + 31 + wait;
+      seg.data.off_cpu.push_back({pid, pid, arrive * kMs, (t0 + 100) * kMs, 0, 1, 0, 0, 0, 0});
+      seg.data.calls.push_back({pid + 1, pid, 0, arrive * kMs, (t0 + 45) * kMs});
+      seg.data.calls.push_back({pid + 1, pid, 0, (t0 + 47) * kMs, (t0 + 48) * kMs});
+    }
+  }
+  RecordedRun run;
+  run.segments.push_back(std::move(seg));
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  ASSERT_FALSE(d.stragglers.empty());
+  EXPECT_EQ(d.stragglers[0].rank, 1);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].cause, "dataloader_stall");
+}
+
 TEST(RecordingTrace, NoRankedProcessIsAnErrorNamingTheFile) {
   RecordedRun run = DdpRecording(3);
   for (auto& [pid, p] : run.segments[0].processes) p.rank.reset();
