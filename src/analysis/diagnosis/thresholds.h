@@ -96,4 +96,19 @@ inline constexpr double kRunsApartNs = 60e9;
 /// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based and comparable across files.
 inline constexpr double kEpochFloorNs = 1e18;
 
+// ---- online detection (analysis/online) -----------------------------------------------------------------
+/// A rank is late in a step when its own work (step time − collective wait) exceeds its peers' median by
+/// kMinEffect of the step and by this robust z (MAD floored at kOnlineMadFloorShare of the median step).
+inline constexpr double kOnlineMinZ = 3.5;
+inline constexpr double kOnlineMadFloorShare = 0.005;
+/// Persistence: late in kOnlinePersist of the last kOnlineWindow steps opens a detection (one noisy step
+/// raises nothing; a straggler from step k is detected at step k + 1); not late in the last kOnlineWindow
+/// steps closes it.
+inline constexpr size_t kOnlineWindow = 3;
+inline constexpr size_t kOnlinePersist = 2;
+/// Gaussian mixture (eACGM): a (rank, step) point is anomalous when even its nearest component would give
+/// a squared Mahalanobis distance this unlikely (chi-square tail with d degrees of freedom): 1 in 10,000
+/// normal points, i.e. about one false point per 100 steps of 100 ranks.
+inline constexpr double kGmmOutlierP = 1e-4;
+
 }  // namespace strata::diagnosis::thresholds

@@ -1,0 +1,58 @@
+// OnlineDetector: straggler detection as steps end, in O(ranks) per step (issue 13, item 2). Each rank's
+// own work (step − collective wait) is compared with the robust reference of its group's peers in the same
+// step (median, MAD floored); a rank late by the minimum effect and a robust z of kOnlineMinZ is late in
+// that step; late in kOnlinePersist of the last kOnlineWindow steps opens a detection (so one noisy step
+// raises nothing), on time for kOnlineWindow steps closes it. A detection carries the class whose excess
+// over the peers explains at least kMinExplainedShare of the lateness as its cause (else "unknown").
+// Invariants: steps are fed in increasing order; each open detection is reported once, when it opens;
+// memory is O(ranks) (a bit window per rank).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/online/step_summary.h"
+
+namespace strata::online {
+
+struct Detection {
+  int32_t rank = -1;
+  int64_t step = -1;        // the step at which it was detected
+  int64_t first_step = -1;  // the first late step of the run that opened it
+  double detected_at = 0;   // the caller's clock (Unix seconds for the agent)
+  double late_s = 0;        // own work beyond the peers' median, in the detecting step
+  double step_s = 0;        // the group's median step time in that step
+  std::string cause;        // from the summary classes, or "unknown"
+};
+
+struct OnlineOptions {
+  double min_effect = 0.03;  // share of the step
+};
+
+class OnlineDetector {
+ public:
+  explicit OnlineDetector(OnlineOptions options = {});
+
+  /// Feeds every summary of step `step` (one per rank; others are ignored) and returns the detections
+  /// that open at this step.
+  std::vector<Detection> AddStep(int64_t step, const std::vector<RankStepSummary>& ranks, double now);
+
+  /// Detections open now (by rank).
+  const std::map<int32_t, Detection>& open() const { return open_; }
+
+ private:
+  struct RankState {
+    uint32_t late_bits = 0;  // bit i: late i steps ago
+    int64_t first_late = -1;
+  };
+  void Judge(const std::vector<const RankStepSummary*>& group, int64_t step, double now,
+             std::vector<Detection>* opened);
+
+  OnlineOptions options_;
+  std::map<int32_t, RankState> state_;
+  std::map<int32_t, Detection> open_;
+};
+
+}  // namespace strata::online

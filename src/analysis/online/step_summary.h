@@ -1,0 +1,36 @@
+// RankStepSummary: what an agent keeps of one rank's step once it ends (issue 13): its duration, the time
+// it waited in collectives, and where the rest went by class. The online detector compares ranks by these
+// alone, so no clock is shared between nodes: a straggler makes every rank's step equally long but waits
+// least, i.e. its own work (step − wait) is the longest.
+// Invariants: times in seconds, non-negative; `group` holds ranks that do the same work (a pipeline stage;
+// 0 when the layout is unknown); `step` increases per rank.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace strata::online {
+
+struct RankStepSummary {
+  int32_t rank = -1;
+  int32_t group = 0;
+  int64_t step = -1;
+  double step_s = 0;  // the rank's step duration
+  double wait_s = 0;  // inside collectives (waiting for peers and transferring)
+  // Classes of the rest (may overlap the step partly; each compared with the peers on its own).
+  double oncpu_s = 0, runq_s = 0, throttled_s = 0, gc_s = 0, io_s = 0, offcpu_other_s = 0;
+
+  double own_work_s() const { return step_s > wait_s ? step_s - wait_s : 0; }
+};
+
+/// The classes above, in a fixed order, with the cause each one's excess stands for.
+inline constexpr std::array<std::string_view, 6> kSummaryClasses = {"oncpu", "runq", "throttled",
+                                                                    "gc",    "io",   "offcpu_other"};
+inline constexpr std::array<std::string_view, 6> kSummaryCauses = {"slow_compute", "cpu_contention", "cpu_throttling",
+                                                                   "gc_pause",     "io_stall",       "host_stall"};
+inline std::array<double, 6> ClassValues(const RankStepSummary& s) {
+  return {s.oncpu_s, s.runq_s, s.throttled_s, s.gc_s, s.io_s, s.offcpu_other_s};
+}
+
+}  // namespace strata::online
