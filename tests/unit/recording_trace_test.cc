@@ -4,6 +4,7 @@
 // is the rank that computes longer, and whose culprit op is the function on its stacks.
 #include "importers/recording_trace.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis/diagnose.h"
@@ -132,6 +133,35 @@ TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   EXPECT_EQ(d.stragglers[0].rank, 1);
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, "dataloader_stall");
+}
+
+// Two hosts: rank 1's segment comes from a host whose CLOCK_MONOTONIC reads 1,000 s more. The model aligns
+// the ranks by their collectives, so the straggler is still rank 1, late by its 10 ms.
+TEST(RecordingTrace, HostsWithOtherClocksAreAlignedByCollectives) {
+  const RecordedRun one = DdpRecording();
+  RecordedRun run;
+  for (int rank = 0; rank < 2; ++rank) {
+    RecordedSegment seg = one.segments[0];
+    seg.data.path = fmt::format("run/record-host{}-1.sseg", rank);
+    const auto pid = static_cast<uint32_t>(100 + 10 * rank);
+    const uint64_t shift = rank == 1 ? 1000ull * 1'000'000'000 : 0;
+    std::erase_if(seg.processes, [&](const auto& p) { return p.first != static_cast<int>(pid); });
+    std::erase_if(seg.data.calls, [&](const auto& c) { return c.tgid != pid; });
+    std::erase_if(seg.data.off_cpu, [&](const auto& o) { return o.tgid != pid; });
+    std::erase_if(seg.data.samples, [&](const auto& x) { return x.tgid != pid; });
+    for (auto& c : seg.data.calls) c.start_ns += shift, c.end_ns += shift;
+    for (auto& o : seg.data.off_cpu) o.start_ns += shift, o.end_ns += shift;
+    for (auto& x : seg.data.samples) x.ts_ns += shift;
+    run.segments.push_back(std::move(seg));
+  }
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  EXPECT_EQ(store.value().inputs.size(), 2u);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  ASSERT_FALSE(d.stragglers.empty());
+  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
+  EXPECT_LT(d.clock_residual_us, 1000.0);
 }
 
 TEST(RecordingTrace, NoRankedProcessIsAnErrorNamingTheFile) {
