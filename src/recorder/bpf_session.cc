@@ -7,11 +7,14 @@
 #include <fmt/format.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "record.skel.h"
 
@@ -26,11 +29,62 @@ int SilentLibbpfPrint(enum libbpf_print_level level, const char* format, va_list
 
 std::string Errno(int err) { return std::strerror(err < 0 ? -err : err); }
 
+// Detaching a uprobe waits for the kernel's grace period (~35 ms each here): one after the other, the 70-odd
+// probes of a PyTorch job took 5 s to let go. Destroyed from several threads at once, the waits overlap.
+constexpr size_t kDetachThreads = 16;
+
+void DestroyLinks(std::vector<bpf_link*>& links) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < links.size(); i = next++) bpf_link__destroy(links[i]);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(kDetachThreads, links.size()); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  links.clear();
+}
+
 }  // namespace
+
+void BpfSession::DetachInBackground() {
+  if (links_.empty()) return;
+  std::vector<int> fds;
+  for (bpf_link* link : links_) fds.push_back(bpf_link__fd(link));
+  int gate[2];
+  if (::pipe(gate) != 0) return DestroyLinks(links_);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return DestroyLinks(links_);
+  }
+  if (child == 0) {  // only async-signal-safe calls from here: the parent has other threads
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();
+    ::close(gate[1]);
+    char byte;
+    while (::read(gate[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    for (int fd : fds) ::close(fd);
+    ::_exit(0);
+  }
+  ::close(gate[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  // The grandchild holds every probe's descriptor; ours are closed when this process exits (cheaply: they
+  // are not the last reference), which closes `gate` and lets the grandchild detach.
+  for (bpf_link* link : links_) {
+    bpf_link__disconnect(link);
+    bpf_link__destroy(link);
+  }
+  links_.clear();
+}
 
 BpfSession::~BpfSession() {
   if (ring_) ring_buffer__free(ring_);
-  for (bpf_link* link : links_) bpf_link__destroy(link);
+  DestroyLinks(links_);
   for (int fd : perf_fds_) ::close(fd);
   if (skel_) record_bpf__destroy(skel_);
 }

@@ -49,6 +49,12 @@ class BpfSession {
   void SetHandler(EventHandler handle) { handler_ = std::move(handle); }
   int Poll(int timeout_ms);
 
+  // Lets go of every uprobe without waiting for the kernel: detaching one waits for a grace period (35-70
+  // ms each, in series: 5 s for a PyTorch job's 70-odd probes). A detached grandchild (own session) keeps
+  // their descriptors and closes them once this process has exited, so neither `strata record` nor its
+  // caller waits; the probes are gone seconds later. Call once, when nothing more will be read.
+  void DetachInBackground();
+
   BpfStats Stats() const;
   std::map<std::pair<uint32_t, uint32_t>, strata_call_totals> CallTotals() const;  // (tgid, probe) →
   // Instruction pointers of a stack id (empty when evicted or unknown).

@@ -437,6 +437,7 @@ int Recording::Run() {
   }
   while (session_.Poll(0) > 0) {
   }
+  session_.DetachInBackground();
   if (counters_) SampleCounters(NowNs(CLOCK_MONOTONIC));
   writer_.AppendMeta({{"type", "recording"},
                       {"host", HostName()},

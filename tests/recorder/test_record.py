@@ -201,6 +201,27 @@ def test_trace_free_gc_pause(tmp):
     lab_fault(tmp, "gc_pause", {"gc_pause"}, trace_free=True)
 
 
+def test_probes_let_go(tmp):
+    # Detaching uprobes waits for the kernel per probe (seconds for a PyTorch job): a detached grandchild of
+    # the recorder does it after the recorder has exited. It must not outlive that work.
+    record(tmp, ["/bin/sleep", "0.2"])
+    expect(inspect(tmp)["processes"], "the segment is not readable")
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        left = []
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if tmp.encode() in f.read() and pid.isdigit():
+                        left.append(pid)
+            except OSError:
+                pass
+        if not left:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"recorder processes still there 20 s later: {left}")
+
+
 def test_unsafe_output_dir(tmp):
     # strata record runs as root: an output directory others can write to (no sticky bit) or that another user
     # owns would let them plant or swap the segment; both are refused before anything is recorded.
@@ -261,7 +282,7 @@ def test_killed_recorder(tmp):
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
 ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 
