@@ -53,7 +53,14 @@ Status CheckOutputDirectory(const std::string& dir) {
   return Status::Ok();
 }
 
-void OnStopSignal(int signal) { g_stop_signal = signal; }
+std::atomic<bool> g_stop_sent_by_process{false};
+
+// Ctrl-C at a terminal comes from the kernel (si_code SI_KERNEL) to the whole foreground group, the command
+// included; kill(1) and the like send it to this process alone (si_code <= 0), and then it is passed on.
+void OnStopSignal(int signal, siginfo_t* info, void*) {
+  g_stop_sent_by_process = info != nullptr && info->si_code <= 0;
+  g_stop_signal = signal;
+}
 
 uint64_t NowNs(clockid_t clock) {
   timespec ts{};
@@ -366,7 +373,8 @@ int Recording::Run() {
   }
 
   struct sigaction action {};
-  action.sa_handler = OnStopSignal;
+  action.sa_sigaction = OnStopSignal;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
@@ -413,14 +421,21 @@ int Recording::Run() {
       if (launcher.Exited(&exit_code)) break;
       if (g_stop_signal != 0) {
         if (!stopping_announced) {
-          // Ctrl-C reaches the whole foreground group (the command too); a SIGTERM sent to us alone is
-          // passed on. Either way, give the command time to finish cleanly before stopping.
-          if (g_stop_signal == SIGTERM) launcher.Signal(SIGTERM);
-          if (!options_.quiet) std::fprintf(stderr, "strata record: stopping; waiting for the command to exit\n");
+          // Ctrl-C reaches the whole foreground group (the command too); a signal sent to us alone (and any
+          // SIGTERM) is passed on. Either way, give the command time to finish cleanly before stopping.
+          if (g_stop_signal == SIGTERM || g_stop_sent_by_process) launcher.Signal(g_stop_signal);
+          const bool passed_on = g_stop_signal == SIGTERM || g_stop_sent_by_process;
+          if (!options_.quiet)
+            std::fprintf(stderr, "strata record: stopping; %s, waiting up to 15 s for it to exit\n",
+                         passed_on ? fmt::format("signal passed on to the command (pid {})", launcher.pid()).c_str()
+                                   : fmt::format("the command (pid {}) got the Ctrl-C too", launcher.pid()).c_str());
           stop_deadline = now + std::chrono::seconds(15);
           stopping_announced = true;
         } else if (now >= stop_deadline) {
-          Note("the command did not exit within 15 s of the stop signal; recording stopped while it runs");
+          Note(
+              fmt::format("the command (pid {}) did not exit within 15 s of the stop signal; it keeps running, "
+                          "unrecorded from now on (stop it with kill {})",
+                          launcher.pid(), launcher.pid()));
           exit_code = 130;
           break;
         }

@@ -222,6 +222,24 @@ def test_probes_let_go(tmp):
     raise AssertionError(f"recorder processes still there 20 s later: {left}")
 
 
+def test_sigint_to_recorder_alone(tmp):
+    # kill -INT sent to the recorder alone (not Ctrl-C at a terminal, which reaches the command too) is passed
+    # on to the command: the job does not keep running unrecorded, and stderr says what happened to it.
+    p = subprocess.Popen([STRATA, "record", "--no-probes", "-o", tmp, "--", "/bin/sleep", "60"],
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError("strata record did not stop within 30 s of SIGINT")
+    expect("signal passed on to the command" in err, f"stderr: {err}")
+    left = subprocess.run(["pgrep", "-f", "^/bin/sleep 60$"], capture_output=True, text=True).stdout.split()
+    expect(not left, f"the command is still running: {left}")
+    expect(inspect(tmp)["processes"], "the segment is not readable")
+
+
 def test_unsafe_output_dir(tmp):
     # strata record runs as root: an output directory others can write to (no sticky bit) or that another user
     # owns would let them plant or swap the segment; both are refused before anything is recorded.
@@ -282,7 +300,7 @@ def test_killed_recorder(tmp):
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
 ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 
