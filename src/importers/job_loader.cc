@@ -197,6 +197,10 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     }
     for (const std::string& problem : segment.value().problems) segment_notes.push_back(f.path + ": " + problem);
     recorded.segments.push_back(IndexSegment(std::move(segment).value()));
+    if (!recorded.segments.back().finished)
+      segment_notes.push_back(f.path +
+                              ": cut short (no closing record: the recorder was killed or could not "
+                              "write); its data ends at the last complete block");
   }
   // A recording alone is a job of its own: its collective calls and threads become the traces.
   if (files.empty() && !recorded.empty()) {

@@ -78,6 +78,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["dropped_events"] = seg.dropped_events;
   j["stats"] = seg.stats;
   j["notes"] = seg.notes;
+  j["finished"] = seg.finished;
   RecordedRun one;
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
@@ -104,6 +105,10 @@ std::string SegmentToText(const RecordedSegment& seg) {
                        dump(p["off_cpu_ms"]), dump(p["runq_ms"]));
   out += fmt::format("  counter series: {}\n", j["counter_series"].size());
   for (const auto& [rank, m] : j["ranks"].items()) out += fmt::format("  rank {}: {}\n", rank, dump(m));
+  if (!seg.finished)
+    out +=
+        "  cut short: no closing record (the recorder was killed, or could not write): the recording ends at "
+        "its last complete block\n";
   for (const auto& p : seg.data.problems) out += "  problem: " + TerminalSafe(p) + "\n";
   for (const auto& n : seg.notes) out += "  note: " + TerminalSafe(n) + "\n";
   out += fmt::format("  dropped events: {}\n", seg.dropped_events);

@@ -71,6 +71,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
                         Field<std::string>(record, "unit", ""), Field<bool>(record, "cumulative", false)};
     } else if (type == "recording") {
       seg.recorder_pid = Field<int>(record, "recorder_pid", 0);
+      seg.finished = true;
     } else if (type == "other_process") {
       const int pid = Field<int>(record, "pid", 0);
       if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");

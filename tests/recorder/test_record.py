@@ -205,7 +205,7 @@ def test_probes_let_go(tmp):
     # Detaching uprobes waits for the kernel per probe (seconds for a PyTorch job): a detached grandchild of
     # the recorder does it after the recorder has exited. It must not outlive that work.
     record(tmp, ["/bin/sleep", "0.2"])
-    expect(inspect(tmp)["processes"], "the segment is not readable")
+    expect(inspect(tmp)["finished"] is True, "a recording that stopped cleanly is marked as cut short")
     deadline = time.time() + 20
     while time.time() < deadline:
         left = []
@@ -295,6 +295,7 @@ def test_killed_recorder(tmp):
     rec.wait()
     seg = inspect(tmp)  # readable: every flushed block
     expect(seg["blocks"] >= 1 and seg["rows"]["counter"] > 0, f"after SIGKILL: {seg['blocks']} blocks, {seg['rows']}")
+    expect(seg["finished"] is False, "a killed recording is not marked as cut short")
     subprocess.run(["pkill", "-f", "^/bin/sleep 6$"])
 
 
