@@ -92,6 +92,12 @@ GATE_MAX_LAB_NOISY_SHARE = 0.5  # more than this and the machine was too busy to
 GATE_MIN_SYNTH_PASS_SHARE = 1.0
 
 
+def _share_line(name, passed, total, required, what):
+    share_ok = passed >= required * total
+    return share_ok, (f"{name}: {passed} of {total} {what} passed ({required:.0%} required): "
+                      f"{'ok' if share_ok else 'FAILED'}")
+
+
 def gate(lab, synth):
     """(passed, lines) for the run's exit status; lab and synth are lists of statuses
     ("pass" | "fail" | "error" | "noisy")."""
@@ -104,15 +110,12 @@ def gate(lab, synth):
             lines.append(f"lab: {noisy} of {len(lab)} cases too noisy to judge (at most "
                          f"{GATE_MAX_LAB_NOISY_SHARE:.0%} allowed): the machine is too busy for this suite")
         if judged:
-            passed = judged.count("pass")
-            share_ok = passed >= GATE_MIN_LAB_PASS_SHARE * len(judged)
+            share_ok, line = _share_line("lab", judged.count("pass"), len(judged), GATE_MIN_LAB_PASS_SHARE,
+                                         "judged cases")
             ok = ok and share_ok
-            lines.append(f"lab: {passed} of {len(judged)} judged cases passed ({GATE_MIN_LAB_PASS_SHARE:.0%} "
-                         f"required): {'ok' if share_ok else 'FAILED'}")
+            lines.append(line)
     if synth:
-        passed = synth.count("pass")
-        share_ok = passed >= GATE_MIN_SYNTH_PASS_SHARE * len(synth)
+        share_ok, line = _share_line("synth", synth.count("pass"), len(synth), GATE_MIN_SYNTH_PASS_SHARE, "cases")
         ok = ok and share_ok
-        lines.append(f"synth: {passed} of {len(synth)} cases passed ({GATE_MIN_SYNTH_PASS_SHARE:.0%} required): "
-                     f"{'ok' if share_ok else 'FAILED'}")
+        lines.append(line)
     return ok, lines

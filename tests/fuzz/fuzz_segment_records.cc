@@ -11,12 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/diagnosis/cross_layer.h"
-#include "fuzz_common.h"
-#include "reports/segment_report.h"
+#include "segment_check.h"
 #include "segments/segment_format.h"
-#include "segments/segment_reader.h"
-#include "store/recorded_run.h"
 
 namespace {
 
@@ -60,16 +56,6 @@ std::string Frame(std::string_view in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string bytes = Frame(std::string_view(reinterpret_cast<const char*>(data), size));
-  auto read = strata::segments::ParseSegment(bytes, "fuzz.sseg");
-  if (!read.ok()) {
-    FUZZ_CHECK(read.error().find("fuzz.sseg") != std::string::npos);
-    return 0;
-  }
-  FUZZ_CHECK(read.value().problems.size() <= 1);
-  strata::RecordedRun run;
-  run.segments.push_back(strata::IndexSegment(std::move(read).value()));
-  (void)strata::diagnosis::MeasureRankLayers(run);
-  (void)strata::SegmentToJson(run.segments[0]).dump();
+  strata::fuzz::CheckSegmentBytes(Frame(std::string_view(reinterpret_cast<const char*>(data), size)));
   return 0;
 }

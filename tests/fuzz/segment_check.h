@@ -1,0 +1,30 @@
+// What the segment fuzzers check on one segment's bytes: never a crash; a refused file is named; an accepted
+// one keeps at most one problem (reading stops at the first damaged block), and indexing, cross-layer
+// metrics and the inspect report run over whatever was read.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "analysis/diagnosis/cross_layer.h"
+#include "fuzz_common.h"
+#include "reports/segment_report.h"
+#include "segments/segment_reader.h"
+#include "store/recorded_run.h"
+
+namespace strata::fuzz {
+
+inline void CheckSegmentBytes(std::string_view bytes) {
+  auto read = segments::ParseSegment(bytes, "fuzz.sseg");
+  if (!read.ok()) {
+    FUZZ_CHECK(read.error().find("fuzz.sseg") != std::string::npos);
+    return;
+  }
+  FUZZ_CHECK(read.value().problems.size() <= 1);
+  RecordedRun run;
+  run.segments.push_back(IndexSegment(std::move(read).value()));
+  (void)diagnosis::MeasureRankLayers(run);
+  (void)SegmentToJson(run.segments[0]).dump();
+}
+
+}  // namespace strata::fuzz
