@@ -41,9 +41,11 @@ CLI::App* AddRecordCommand(CLI::App& app) {
       "record",
       "record a training job with eBPF (scheduling, CPU stacks, collective and CUDA calls, Python GC) and host "
       "counters into DIR, for `strata diagnose DIR` (needs root). usage: strata record [-o DIR] [--pid PID ...] "
-      "[-- CMD ARGS...]. Stopping: Ctrl-C reaches the command too; SIGINT or SIGTERM sent to strata alone is "
-      "passed on to the command; either way strata waits up to 15 s for it to exit, then stops recording and says "
-      "on stderr if it still runs. The probes are let go in the background after strata exits.");
+      "[-- CMD ARGS...]");
+  cmd->footer(
+      "Stopping: Ctrl-C reaches the command too; SIGINT or SIGTERM sent to strata alone is passed on to the "
+      "command; either way strata waits up to 15 s for it to exit, then stops recording and says on stderr if it "
+      "still runs. The probes are let go in the background after strata exits.");
   cmd->add_option("-o,--output", o.out_dir, "directory for the segment file (created if missing)")
       ->capture_default_str();
   cmd->add_option("--pid", o.pids,
