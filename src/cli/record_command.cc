@@ -20,6 +20,7 @@ struct RecordCli {
   std::vector<std::string> command;
   unsigned sample_hz = 49;
   double counter_hz = 10;
+  unsigned max_buffer_mb = 64;
   bool no_probes = false;
   bool no_gc = false;
   bool no_follow = false;
@@ -54,6 +55,11 @@ CLI::App* AddRecordCommand(CLI::App& app) {
   cmd->add_option("--sample-hz", o.sample_hz, "CPU stack samples per second per CPU (0 = off)")
       ->check(CLI::Range(0u, 999u))
       ->capture_default_str();
+  cmd->add_option("--max-buffer-mb", o.max_buffer_mb,
+                  "recording kept in memory while the disk is full (then the oldest is dropped, counted, and marked "
+                  "in the file as a gap; strata exits 2 when anything was lost)")
+      ->check(CLI::Range(0u, 65536u))
+      ->capture_default_str();
   cmd->add_option("--counter-hz", o.counter_hz, "host counter samples per second (0 = off)")
       ->check(Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
@@ -80,6 +86,7 @@ int RunRecordCommand() {
   options.command = o.command;
   options.sample_hz = o.sample_hz;
   options.counter_hz = o.counter_hz;
+  options.max_buffer_mb = o.max_buffer_mb;
   options.probes = !o.no_probes;
   options.python_gc = !o.no_gc;
   options.follow_children = !o.no_follow;

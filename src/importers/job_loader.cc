@@ -197,6 +197,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     }
     for (const std::string& problem : segment.value().problems) segment_notes.push_back(f.path + ": " + problem);
     recorded.segments.push_back(IndexSegment(std::move(segment).value()));
+    for (const std::string& gap : recorded.segments.back().gaps) segment_notes.push_back(f.path + ": " + gap);
     if (!recorded.segments.back().finished)
       segment_notes.push_back(f.path +
                               ": cut short (no closing record: the recorder was killed or could not "

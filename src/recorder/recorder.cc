@@ -306,7 +306,7 @@ int Recording::Run() {
   header.realtime_minus_monotonic_ns = header.created_unix_ns - static_cast<int64_t>(start_mono_);
   const std::string path =
       (std::filesystem::path(options_.out_dir) / fmt::format("record-{}-{}.sseg", HostName(), ::getpid())).string();
-  if (auto st = writer_.Open(path, header); !st.ok()) {
+  if (auto st = writer_.Open(path, header, 65536, static_cast<size_t>(options_.max_buffer_mb) << 20); !st.ok()) {
     std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
     return 2;
   }
@@ -398,6 +398,7 @@ int Recording::Run() {
   std::chrono::steady_clock::time_point stop_deadline{};
   int exit_code = 0;
   bool stopping_announced = false;
+  bool disk_full = false;
   while (true) {
     session_.Poll(100);
     const auto now = std::chrono::steady_clock::now();
@@ -414,6 +415,13 @@ int Recording::Run() {
       if (auto st = writer_.Flush(); !st.ok()) {
         std::fprintf(stderr, "strata record: %s; stopping\n", st.message().c_str());
         break;
+      }
+      if (writer_.disk_full() != disk_full) {  // say when the disk fills and when it has room again
+        disk_full = !disk_full;
+        Note(disk_full ? fmt::format("the disk is full: keeping up to {} MB of recording in memory "
+                                     "(--max-buffer-mb) and retrying every second",
+                                     options_.max_buffer_mb)
+                       : std::string("the disk has room again: the recording kept in memory is written"));
       }
       next_flush = now + std::chrono::seconds(1);
     }

@@ -22,6 +22,7 @@ struct RecordOptions {
   std::vector<std::string> libraries;  // extra libraries (files or directories) to search for probe points
   std::vector<std::string> pythons;    // extra python binaries for the GC probes
   bool quiet = false;
+  unsigned max_buffer_mb = 64;  // recording kept in memory while the disk is full
 };
 
 // Runs the recording to completion. Returns the process exit code: the command's exit code in launch

@@ -79,6 +79,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["stats"] = seg.stats;
   j["notes"] = seg.notes;
   j["finished"] = seg.finished;
+  j["gaps"] = seg.gaps;
   RecordedRun one;
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
@@ -109,6 +110,7 @@ std::string SegmentToText(const RecordedSegment& seg) {
     out +=
         "  cut short: no closing record (the recorder was killed, or could not write): the recording ends at "
         "its last complete block\n";
+  for (const auto& g : seg.gaps) out += "  gap: " + TerminalSafe(g) + "\n";
   for (const auto& p : seg.data.problems) out += "  problem: " + TerminalSafe(p) + "\n";
   for (const auto& n : seg.notes) out += "  note: " + TerminalSafe(n) + "\n";
   out += fmt::format("  dropped events: {}\n", seg.dropped_events);

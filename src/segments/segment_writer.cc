@@ -7,6 +7,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <fmt/format.h>
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -20,32 +23,36 @@ void Put(std::string* out, T value) {
   out->append(reinterpret_cast<const char*>(&value), sizeof(value));
 }
 
+uint64_t MonotonicNs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool DiskFull(int err) { return err == ENOSPC || err == EDQUOT; }
+
 }  // namespace
 
 SegmentWriter::~SegmentWriter() { (void)Close(); }
 
-Status SegmentWriter::Open(const std::string& path, const FileHeader& header, size_t rows_per_block) {
+Status SegmentWriter::Open(const std::string& path, const FileHeader& header, size_t rows_per_block,
+                           size_t max_pending_bytes) {
   std::lock_guard lock(mutex_);
   // A new file only: O_EXCL|O_NOFOLLOW never follows or reuses what another user planted under that name.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd >= 0) file_ = ::fdopen(fd, "wb");
-  if (!file_) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    return Status::Error("cannot create " + path + ": " + std::strerror(err));
-  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0) return Status::Error("cannot create " + path + ": " + std::strerror(errno));
   path_ = path;
   rows_per_block_ = rows_per_block ? rows_per_block : 1;
+  max_pending_bytes_ = max_pending_bytes;
   std::string bytes(kFileMagic);
   Put<uint32_t>(&bytes, header.version);
   Put<uint32_t>(&bytes, kFileHeaderSize);
   Put<int64_t>(&bytes, header.created_unix_ns);
   Put<int64_t>(&bytes, header.realtime_minus_monotonic_ns);
-  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size() || std::fflush(file_) != 0) {
-    error_ = Status::Error("cannot write " + path + ": " + std::strerror(errno));
+  if (!WriteWholeLocked(bytes)) {
+    if (error_.ok()) error_ = Status::Error("cannot write " + path + ": " + std::strerror(ENOSPC));
     return error_;
   }
-  bytes_written_ = bytes.size();
   return Status::Ok();
 }
 
@@ -58,7 +65,7 @@ void SegmentWriter::AppendRow(std::vector<Row>& buffer, const Row& row, Table ta
 
 template <typename Row, typename Members>
 void SegmentWriter::WriteTableLocked(std::vector<Row>& rows, Table table, const Members& members) {
-  if (rows.empty() || !file_) return;
+  if (rows.empty() || fd_ < 0) return;
   std::string raw;
   raw.reserve(rows.size() * RowWidth(table));
   EncodeColumns(rows, members, &raw);
@@ -79,7 +86,7 @@ void SegmentWriter::AppendMeta(const nlohmann::json& record) {
 }
 
 void SegmentWriter::WriteBufferedLocked() {
-  if (!file_) return;
+  if (fd_ < 0) return;
   WriteTableLocked(off_cpu_, Table::kOffCpu, kOffCpuMembers);
   WriteTableLocked(samples_, Table::kSample, kSampleMembers);
   WriteTableLocked(calls_, Table::kCall, kCallMembers);
@@ -89,7 +96,7 @@ void SegmentWriter::WriteBufferedLocked() {
 }
 
 void SegmentWriter::WriteMetaLocked() {
-  if (meta_.empty() || !file_) return;
+  if (meta_.empty() || fd_ < 0) return;
   std::string raw;
   for (const std::string& record : meta_) {
     Put<uint32_t>(&raw, static_cast<uint32_t>(record.size()));
@@ -101,11 +108,17 @@ void SegmentWriter::WriteMetaLocked() {
 
 void SegmentWriter::WriteBlockLocked(Table table, uint32_t rows, const std::string& raw) {
   if (!error_.ok()) return;
+  std::string block = EncodeBlockLocked(table, rows, raw);
+  if (block.empty()) return;
+  if (!pending_.empty() || full_since_ns_ != 0 || !WriteWholeLocked(block)) KeepLocked(std::move(block), table, rows);
+}
+
+std::string SegmentWriter::EncodeBlockLocked(Table table, uint32_t rows, const std::string& raw) {
   std::string compressed(ZSTD_compressBound(raw.size()), '\0');
   const size_t size = ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), 3);
   if (ZSTD_isError(size)) {
     error_ = Status::Error(std::string("zstd: ") + ZSTD_getErrorName(size));
-    return;
+    return {};
   }
   compressed.resize(size);
   std::string header;
@@ -117,31 +130,113 @@ void SegmentWriter::WriteBlockLocked(Table table, uint32_t rows, const std::stri
   Put<uint32_t>(&header, static_cast<uint32_t>(compressed.size()));
   Put<uint32_t>(&header,
                 static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(compressed.data()), compressed.size())));
-  // One write per block keeps a torn block at the end only, never in the middle.
   header += compressed;
-  if (std::fwrite(header.data(), 1, header.size(), file_) != header.size()) {
-    error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(errno));
-    return;
+  return header;
+}
+
+bool SegmentWriter::WriteWholeLocked(const std::string& block) {
+  if (!error_.ok() || fd_ < 0) return true;  // nothing more is written after a hard error
+  size_t done = 0;
+  while (done < block.size()) {
+    const ssize_t n = ::write(fd_, block.data() + done, block.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    const int err = n < 0 ? errno : ENOSPC;
+    // A torn block would end the readable file here: cut it off, so that later blocks can follow.
+    if (done > 0 && (::ftruncate(fd_, static_cast<off_t>(bytes_written_)) != 0 ||
+                     ::lseek(fd_, static_cast<off_t>(bytes_written_), SEEK_SET) < 0))
+      error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(errno));
+    else if (!DiskFull(err))
+      error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(err));
+    return !error_.ok();  // a hard error is recorded, not kept for later
   }
-  bytes_written_ += header.size();
+  bytes_written_ += block.size();
+  return true;
+}
+
+void SegmentWriter::KeepLocked(std::string block, Table table, uint32_t rows) {
+  if (!error_.ok()) return;
+  if (full_since_ns_ == 0) full_since_ns_ = MonotonicNs();
+  pending_bytes_ += block.size();
+  pending_.push_back({std::move(block), table, rows});
+  // Over the bound: drop the oldest table blocks (meta blocks define ids that later rows refer to).
+  for (auto it = pending_.begin(); pending_bytes_ > max_pending_bytes_ && it != pending_.end();) {
+    if (it->table == Table::kMeta) {
+      ++it;
+      continue;
+    }
+    pending_bytes_ -= it->block.size();
+    dropped_[it->table] += it->rows;
+    dropped_total_[std::string(TableName(it->table))] += it->rows;
+    it = pending_.erase(it);
+  }
+}
+
+void SegmentWriter::DrainPendingLocked() {
+  if (full_since_ns_ == 0) return;
+  while (!pending_.empty()) {
+    if (!WriteWholeLocked(pending_.front().block) || !error_.ok()) return;
+    pending_bytes_ -= pending_.front().block.size();
+    pending_.pop_front();
+  }
+  if (!dropped_.empty()) {  // say what the file lacks, and when; retried until it is written
+    nlohmann::json rows = nlohmann::json::object();
+    for (const auto& [table, n] : dropped_) rows[std::string(TableName(table))] = n;
+    const std::string record = nlohmann::json{
+        {"type", "gap"},
+        {"reason", "disk full"},
+        {"from_ns", full_since_ns_},
+        {"to_ns", MonotonicNs()},
+        {"dropped_rows", rows}}.dump();
+    std::string raw;
+    Put<uint32_t>(&raw, static_cast<uint32_t>(record.size()));
+    raw += record;
+    const std::string block = EncodeBlockLocked(Table::kMeta, 1, raw);
+    if (block.empty() || !WriteWholeLocked(block) || !error_.ok()) return;
+    dropped_.clear();
+  }
+  full_since_ns_ = 0;
 }
 
 Status SegmentWriter::Flush() {
   std::lock_guard lock(mutex_);
+  DrainPendingLocked();
   WriteBufferedLocked();
-  if (file_ && std::fflush(file_) != 0 && error_.ok())
-    error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(errno));
   return error_;
 }
 
 Status SegmentWriter::Close() {
   Status st = Flush();
   std::lock_guard lock(mutex_);
-  if (file_) {
-    if (std::fclose(file_) != 0 && st.ok()) st = Status::Error("cannot close " + path_ + ": " + std::strerror(errno));
-    file_ = nullptr;
+  if (st.ok() && (!pending_.empty() || !dropped_total_.empty())) {
+    uint64_t waiting = 0;
+    for (const Pending& p : pending_) waiting += p.table == Table::kMeta ? 0 : p.rows;
+    uint64_t dropped = 0;
+    for (const auto& [table, n] : dropped_total_) dropped += n;
+    st = Status::Error(fmt::format(
+        "{}: the disk was full: {} rows were not written ({} dropped while waiting, {} "
+        "still waiting at the end){}",
+        path_, dropped + waiting, dropped, waiting,
+        pending_.empty() ? "; the file says where (gap records)" : "; the recording ends at its last written block"));
+  }
+  if (fd_ >= 0) {
+    if (::close(fd_) != 0 && st.ok()) st = Status::Error("cannot close " + path_ + ": " + std::strerror(errno));
+    fd_ = -1;
   }
   return st;
+}
+
+bool SegmentWriter::disk_full() const {
+  std::lock_guard lock(mutex_);
+  return full_since_ns_ != 0;
+}
+
+std::map<std::string, uint64_t> SegmentWriter::dropped_rows() const {
+  std::lock_guard lock(mutex_);
+  return dropped_total_;
 }
 
 }  // namespace strata::segments

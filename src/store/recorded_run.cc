@@ -1,6 +1,10 @@
 // Indexing of recorder segments (see recorded_run.h).
 #include "store/recorded_run.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include <set>
 
 namespace strata {
@@ -72,6 +76,19 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
     } else if (type == "recording") {
       seg.recorder_pid = Field<int>(record, "recorder_pid", 0);
       seg.finished = true;
+    } else if (type == "gap") {
+      std::string rows;
+      if (auto it = record.find("dropped_rows"); it != record.end() && it->is_object())
+        for (const auto& [table, n] : it->items())
+          if (n.is_number_unsigned())
+            rows += (rows.empty() ? "" : ", ") + std::to_string(n.get<uint64_t>()) + " " + table;
+      const double seconds =
+          static_cast<double>(Field<uint64_t>(record, "to_ns", 0) -
+                              std::min(Field<uint64_t>(record, "to_ns", 0), Field<uint64_t>(record, "from_ns", 0))) /
+          1e9;
+      seg.gaps.push_back(fmt::format("{}: {} rows not recorded over {:.1f} s ({})",
+                                     Field<std::string>(record, "reason", "gap"), rows.empty() ? "no" : rows, seconds,
+                                     "the recorder could not write them"));
     } else if (type == "other_process") {
       const int pid = Field<int>(record, "pid", 0);
       if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");

@@ -45,8 +45,9 @@ struct RecordedSegment {
   std::vector<RecordedProbe> probes;           // by probe id
   std::vector<RecordedSeries> series;          // by series id
   std::map<int, std::string> other_processes;  // pid -> comm of processes outside the job that took CPUs
-  int recorder_pid = 0;   // the recorder itself (its own CPU use is not another process's contention)
-  bool finished = false;  // the closing "recording" record was written: the recorder stopped cleanly
+  int recorder_pid = 0;           // the recorder itself (its own CPU use is not another process's contention)
+  bool finished = false;          // the closing "recording" record was written: the recorder stopped cleanly
+  std::vector<std::string> gaps;  // what the recorder could not write (disk full), as sentences
   uint64_t dropped_events = 0;
   nlohmann::json stats;            // the recorder's "stats" record (events, drops, its own CPU time)
   std::vector<std::string> notes;  // the recorder's own notes (probes it could not attach, ...)

@@ -240,6 +240,48 @@ def test_sigint_to_recorder_alone(tmp):
     expect(inspect(tmp)["processes"], "the segment is not readable")
 
 
+def fill_disk_while_recording(tmp, free_after, *extra, seconds=5):
+    """Records `sleep SECONDS` into a 512 KiB tmpfs that is filled 1.3 s in and, unless free_after is None,
+    emptied free_after seconds later. Returns (exit code, stderr, inspect() of the segment)."""
+    fs = os.path.join(tmp, "fs")
+    os.mkdir(fs)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", fs], check=True)
+    try:
+        out = os.path.join(fs, "run")
+        os.mkdir(out)
+        p = subprocess.Popen([STRATA, "record", "--no-probes", *extra, "-o", out, "--", "/bin/sleep", str(seconds)],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.3)
+        filler = os.path.join(fs, "filler")
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)
+        if free_after is not None:
+            time.sleep(free_after)
+            os.remove(filler)
+        _, err = p.communicate(timeout=60)
+        return p.returncode, err, inspect(out)
+    finally:
+        subprocess.run(["umount", "-l", fs])
+
+
+def test_disk_full(tmp):
+    # The disk fills for 2 s: the recording waits in memory and is written when there is room; nothing lost.
+    for name in ("a", "b", "c"):
+        os.mkdir(os.path.join(tmp, name))
+    rc, err, seg = fill_disk_while_recording(os.path.join(tmp, "a"), 2)
+    expect(rc == 0, f"rc {rc}: {err}")
+    expect("the disk is full" in err and "the disk has room again" in err, f"stderr: {err}")
+    expect(seg["finished"] and not seg["gaps"], f"finished {seg['finished']}, gaps {seg['gaps']}")
+    expect(seg["rows"]["counter"] > 3000, f"counter rows {seg['rows']['counter']}: some were lost")
+    # With no room kept in memory the rows of the full period are dropped: counted, marked, exit 2.
+    rc, err, seg = fill_disk_while_recording(os.path.join(tmp, "b"), 2, "--max-buffer-mb", "0")
+    expect(rc == 2 and "rows were not written" in err, f"rc {rc}: {err}")
+    expect(seg["finished"] and seg["gaps"] and "counter rows not recorded" in seg["gaps"][0], f"gaps {seg['gaps']}")
+    # The disk never empties: the end cannot be written; the file is readable and says it was cut short.
+    rc, err, seg = fill_disk_while_recording(os.path.join(tmp, "c"), None, seconds=3)
+    expect(rc == 2 and "still waiting at the end" in err, f"rc {rc}: {err}")
+    expect(seg["finished"] is False and seg["blocks"] >= 1, f"finished {seg['finished']}, blocks {seg['blocks']}")
+
+
 def test_unsafe_output_dir(tmp):
     # strata record runs as root: an output directory others can write to (no sticky bit) or that another user
     # owns would let them plant or swap the segment; both are refused before anything is recorded.
@@ -301,7 +343,7 @@ def test_killed_recorder(tmp):
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
 ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 
