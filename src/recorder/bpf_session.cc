@@ -73,13 +73,9 @@ void BpfSession::DetachInBackground() {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  // The grandchild holds every probe's descriptor; ours are closed when this process exits (cheaply: they
-  // are not the last reference), which closes `gate` and lets the grandchild detach.
-  for (bpf_link* link : links_) {
-    bpf_link__disconnect(link);
-    bpf_link__destroy(link);
-  }
-  links_.clear();
+  // The grandchild holds every probe's descriptor, so closing ours is cheap (not the last reference) and
+  // disables the probes at once; `gate` closes when this process exits and lets the grandchild finish.
+  DestroyLinks(links_);
 }
 
 BpfSession::~BpfSession() {
