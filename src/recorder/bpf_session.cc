@@ -10,11 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "record.skel.h"
 
@@ -29,19 +27,10 @@ int SilentLibbpfPrint(enum libbpf_print_level level, const char* format, va_list
 
 std::string Errno(int err) { return std::strerror(err < 0 ? -err : err); }
 
-// Detaching a uprobe waits for the kernel's grace period (~35 ms each here): one after the other, the 70-odd
-// probes of a PyTorch job took 5 s to let go. Destroyed from several threads at once, the waits overlap.
-constexpr size_t kDetachThreads = 16;
-
+// Destroys every link. Detaching a uprobe whose descriptor is the last reference waits for the kernel's
+// grace period (35-70 ms each, in series); see DetachInBackground for how strata avoids waiting.
 void DestroyLinks(std::vector<bpf_link*>& links) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < links.size(); i = next++) bpf_link__destroy(links[i]);
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < std::min(kDetachThreads, links.size()); ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  for (bpf_link* link : links) bpf_link__destroy(link);
   links.clear();
 }
 
