@@ -226,6 +226,14 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
     for (const RankInfo& r : part.ranks) first = std::min(first, r.rank);
     parts.emplace_back(first, std::move(part));
   }
+  std::map<int32_t, std::string> owner;  // a rank recorded by two segments: two jobs, or two runs, mixed
+  for (const auto& [first, part] : parts)
+    for (const RankInfo& r : part.ranks)
+      if (auto [it, inserted] = owner.emplace(r.rank, part.inputs[0].path); !inserted)
+        return Status::Error(
+            fmt::format("rank {} is in two recordings: {} and {} (two runs or two jobs given "
+                        "together?)",
+                        r.rank, it->second, part.inputs[0].path));
   std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   TraceStore store;
   for (auto& [first, part] : parts) store.append(std::move(part));

@@ -164,6 +164,16 @@ TEST(RecordingTrace, HostsWithOtherClocksAreAlignedByCollectives) {
   EXPECT_LT(d.clock_residual_us, 1000.0);
 }
 
+TEST(RecordingTrace, ARankInTwoRecordingsIsAnErrorNamingBoth) {
+  RecordedRun run = DdpRecording(3);
+  run.segments.push_back(run.segments[0]);
+  run.segments[1].data.path = "other/record-host-2.sseg";
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().find("run/record-host-1.sseg"), std::string::npos) << store.error();
+  EXPECT_NE(store.error().find("other/record-host-2.sseg"), std::string::npos) << store.error();
+}
+
 TEST(RecordingTrace, NoRankedProcessIsAnErrorNamingTheFile) {
   RecordedRun run = DdpRecording(3);
   for (auto& [pid, p] : run.segments[0].processes) p.rank.reset();
