@@ -17,6 +17,7 @@
 #include "cli/synth_command.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"
+#include "core/memory_limit.h"
 #include "core/text_escape.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
@@ -28,8 +29,17 @@
 namespace {
 
 /// "strata: MESSAGE" on stderr, control characters of names and paths in it escaped.
+// Prints an error, one "strata: " line per line of the message (several errors are joined by newlines),
+// each escaped for the terminal.
 void PrintError(const std::string& message) {
-  std::fprintf(stderr, "strata: %s\n", strata::TerminalSafe(message).c_str());
+  size_t start = 0;
+  for (;;) {
+    const size_t end = message.find('\n', start);
+    const std::string_view line = std::string_view(message).substr(start, end - start);
+    std::fprintf(stderr, "strata: %s\n", strata::TerminalSafe(line).c_str());
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
 }
 
 struct CommonInputOptions {
@@ -38,8 +48,36 @@ struct CommonInputOptions {
   unsigned threads = 0;
   bool skip_unreadable = false;
   bool progress = false;
+  uint64_t max_memory = 0;  // bytes; 0 = the machine's physical memory
   strata::ImportOptions::OpTableColumns columns;
 };
+
+/// --max-memory SIZE: bounds what the command may allocate (core/memory_limit.h).
+void AddMaxMemoryOption(CLI::App* cmd, uint64_t& bytes) {
+  cmd->add_option("--max-memory", bytes,
+                  "SIZE with a unit (512M, 4G): memory the command may use; past it, an error names the input "
+                  "being read (default: the machine's physical memory)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            uint64_t given = 0;
+            if (!CLI::detail::lexical_cast(value, given) || given < (uint64_t{16} << 20))
+              return "at least 16M is needed (a number without a unit is bytes: write 4096M, 4G)";
+            return "";
+          },
+          "SIZE"));
+}
+
+/// Applies --max-memory (or the default); returns 0 or the exit code after printing why.
+int ApplyMaxMemory(uint64_t bytes) {
+  const uint64_t want = bytes ? bytes : strata::PhysicalMemoryBytes();
+  if (want == 0) return 0;
+  if (auto applied = strata::ApplyMemoryLimit(want); !applied.ok()) {
+    PrintError(applied.error());
+    return 1;
+  }
+  return 0;
+}
 
 void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
   cmd->add_option("paths", o.paths,
@@ -55,6 +93,7 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
   cmd->add_flag("--skip-unreadable", o.skip_unreadable,
                 "leave out files that cannot be read (they are listed) instead of failing");
   cmd->add_flag("--progress", o.progress, "print loading progress to stderr");
+  AddMaxMemoryOption(cmd, o.max_memory);
   cmd->add_option("--col-rank", o.columns.rank, "op-table column holding the global rank")->capture_default_str();
   cmd->add_option("--col-step", o.columns.step, "op-table column holding the step")->capture_default_str();
   cmd->add_option("--col-op", o.columns.op, "op-table column holding the op type")->capture_default_str();
@@ -75,7 +114,9 @@ void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out) {
 }
 
 int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
+  if (int rc = ApplyMaxMemory(o.max_memory)) return rc;
   strata::LoadOptions load;
+  load.max_memory_bytes = strata::MemoryLimitInEffect();
   load.import.op_table = o.columns;
   load.threads = o.threads;
   load.skip_unreadable = o.skip_unreadable;
@@ -166,7 +207,7 @@ int FailOnExit(const std::vector<std::string>& fail_on, const std::string& statu
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int RunMain(int argc, char** argv) {
   strata::TuneAllocatorForLoading();
   CLI::App app{
       "strata: finds which worker of a distributed training job is slow, which operation, why, "
@@ -223,6 +264,8 @@ int main(int argc, char** argv) {
   inspect->add_option("--format", inspect_format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  uint64_t inspect_max_memory = 0;
+  AddMaxMemoryOption(inspect, inspect_max_memory);
 
   CLI::App* synth = strata::cli::AddSynthCommand(app);
 
@@ -239,6 +282,7 @@ int main(int argc, char** argv) {
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
   if (inspect->parsed()) {
+    if (int rc = ApplyMaxMemory(inspect_max_memory)) return rc;
     auto segment = strata::segments::ReadSegment(inspect_path);
     if (!segment.ok()) {
       PrintError(segment.error());
@@ -285,4 +329,17 @@ int main(int argc, char** argv) {
   }
 
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return RunMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Imports name the file they were reading (job_loader); this is the analysis after them.
+    PrintError(
+        fmt::format("out of memory: the analysis needs more than {} (raise --max-memory, or give fewer "
+                    "ranks or steps)",
+                    strata::DescribeMemoryLimit()));
+    return 1;
+  }
 }

@@ -1,8 +1,10 @@
 // ByteSource implementation: buffered file reads and streaming zlib inflation.
 #include "importers/byte_source.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,39 +18,77 @@ constexpr size_t kInputChunk = 256 << 10;
 
 ByteSource::~ByteSource() {
   if (zs_init_) inflateEnd(&zs_);
-  if (file_) std::fclose(file_);
+  if (fd_ > 2) ::close(fd_);
 }
 
 Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  }
-  if (S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: is a directory, not a trace file", path));
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  const bool stdin_input = path == kStdinPath;
+  const std::string name = stdin_input ? kStdinName : path;
+  // One open, then fstat on what was opened: no window between checking a path and reading it.
+  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   std::unique_ptr<ByteSource> src(new ByteSource());
-  src->path_ = path;
-  src->file_ = f;
-  src->file_size_ = static_cast<uint64_t>(st.st_size);
+  src->path_ = name;
+  src->fd_ = fd;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: is a directory, not a trace file", name));
+  src->regular_ = S_ISREG(st.st_mode);
+  if (src->regular_) src->file_size_ = static_cast<uint64_t>(st.st_size);
   src->in_buf_.resize(kInputChunk);
-  unsigned char magic[2] = {0, 0};
-  const size_t got = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+  if (Status s = src->FillRawPrefix(2); !s.ok()) return s;
+  const std::string& magic = src->raw_prefix_;
+  if (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+      static_cast<unsigned char>(magic[1]) == 0x8b) {
     src->gzip_ = true;
     if (inflateInit2(&src->zs_, 15 + 16) != Z_OK) {
-      return Status::Error(fmt::format("{}: cannot initialise gzip decoder", path));
+      return Status::Error(fmt::format("{}: cannot initialise gzip decoder", name));
     }
     src->zs_init_ = true;
   }
   return src;
 }
 
-Expected<size_t> ByteSource::ReadRaw(char* out, size_t capacity) {
-  const size_t n = std::fread(out, 1, capacity, file_);
-  if (n < capacity && std::ferror(file_)) {
+Expected<size_t> ByteSource::ReadFd(char* out, size_t capacity) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, out, capacity);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
     return Status::Error(fmt::format("{}: read error at byte {}: {}", path_, compressed_read_, std::strerror(errno)));
+  }
+}
+
+Status ByteSource::FillRawPrefix(size_t n) {
+  // Only before anything past the prefix was consumed: the prefix is the file's first bytes.
+  while (raw_prefix_.size() < n && compressed_read_ == 0) {
+    char chunk[4096];
+    auto got = ReadFd(chunk, std::min(sizeof chunk, n - raw_prefix_.size()));
+    if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
+    raw_prefix_.append(chunk, got.value());
+  }
+  return Status::Ok();
+}
+
+Expected<std::string> ByteSource::PeekRaw(size_t n) {
+  if (compressed_read_ != 0) return Status::Error(fmt::format("{}: internal: PeekRaw after reading", path_));
+  if (Status s = FillRawPrefix(std::min<size_t>(n, 64 << 10)); !s.ok()) return s;
+  return raw_prefix_.substr(0, n);
+}
+
+Expected<size_t> ByteSource::ReadRaw(char* out, size_t capacity) {
+  // The sniffed prefix first, then the file, filling `out` as far as the file gives (pipes read short).
+  size_t n = 0;
+  if (raw_prefix_pos_ < raw_prefix_.size()) {
+    n = std::min(capacity, raw_prefix_.size() - raw_prefix_pos_);
+    std::memcpy(out, raw_prefix_.data() + raw_prefix_pos_, n);
+    raw_prefix_pos_ += n;
+  }
+  while (n < capacity) {
+    auto got = ReadFd(out + n, capacity - n);
+    if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
+    n += got.value();
   }
   compressed_read_ += n;
   return n;

@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "core/memory_limit.h"
 #include "importers/byte_source.h"
 #include "importers/kineto_importer.h"
 #include "importers/op_table_importer.h"
@@ -34,32 +35,88 @@ bool LooksLikeTraceName(const std::string& name) {
          name.ends_with(segments::kFileSuffix);
 }
 
-// A recorder segment: by its suffix, or (for a file named by the user) by its magic bytes.
-bool IsSegmentFile(const InputFile& file) {
-  if (file.path.ends_with(segments::kFileSuffix)) return true;
-  if (file.from_directory) return false;
-  char head[8] = {};
-  std::ifstream in(file.path, std::ios::binary);
-  in.read(head, sizeof head);
-  return in.gcount() == sizeof head && segments::LooksLikeSegment(std::string_view(head, sizeof head));
+// Reads the rest of a source whose first bytes were sniffed as a segment (segments are never compressed).
+Expected<segments::SegmentData> ReadSegmentFromSource(ByteSource& source) {
+  std::string content;
+  for (;;) {
+    const size_t old = content.size();
+    content.resize(old + (1 << 20));
+    auto got = source.Read(content.data() + old, 1 << 20);
+    if (!got.ok()) return got.status();
+    content.resize(old + got.value());
+    if (got.value() == 0) break;
+    if (content.size() > segments::kMaxSegmentBytes)
+      return Status::Error(fmt::format("{}: larger than {} bytes: not a segment strata record writes", source.path(),
+                                       segments::kMaxSegmentBytes));
+  }
+  return segments::ParseSegment(content, source.path());
+}
+
+// What sniffing a file the user named found: a segment (read whole), or a trace to import. A trace that
+// is standard input or not a regular file (a pipe, FIFO, process substitution) keeps its open source, so
+// that it is read once; a regular file is closed and reopened by the worker that imports it.
+struct Sniffed {
+  std::optional<Expected<segments::SegmentData>> segment;
+  std::unique_ptr<ByteSource> source;
+};
+
+Expected<Sniffed> SniffNamedInput(const InputFile& file) {
+  Sniffed sniffed;
+  if (file.path.ends_with(segments::kFileSuffix)) {
+    sniffed.segment = segments::ReadSegment(file.path);
+    return sniffed;
+  }
+  if (file.from_directory) return sniffed;
+  auto src = ByteSource::Open(file.path);
+  if (!src.ok()) return src.status();
+  auto head = src.value()->PeekRaw(8);
+  if (!head.ok()) return head.status();
+  if (segments::LooksLikeSegment(head.value())) {
+    sniffed.segment = ReadSegmentFromSource(*src.value());
+  } else if (!src.value()->regular_file() || file.path == ByteSource::kStdinPath) {
+    sniffed.source = std::move(src).value();
+  }
+  return sniffed;
 }
 
 struct FileResult {
   std::optional<TraceStore> store;
   std::string error;
   bool not_a_trace = false;
+  bool out_of_memory = false;  // the file crossed --max-memory: the files after it were not read
   uint64_t input_bytes = 0;
   uint64_t content_bytes = 0;
 };
 
-FileResult ImportOne(const std::string& path, const ImportOptions& options) {
-  FileResult result;
-  auto src = ByteSource::Open(path);
-  if (!src.ok()) {
-    result.error = src.error();
+FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options);
+
+// Imports one trace file from `opened` when sniffing kept it open, else opens `path`. Running out of
+// memory (the --max-memory limit) is an error naming the file, not an abort.
+FileResult ImportOne(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options) {
+  try {
+    return ImportSource(path, std::move(opened), options);
+  } catch (const std::bad_alloc&) {
+    FileResult result;
+    result.out_of_memory = true;
+    result.error = fmt::format(
+        "{}: out of memory while reading it: the job needs more than {} allows (raise --max-memory, or "
+        "give fewer ranks or steps)",
+        path == ByteSource::kStdinPath ? ByteSource::kStdinName : path, DescribeMemoryLimit());
     return result;
   }
-  ByteSource& source = *src.value();
+}
+
+FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options) {
+  FileResult result;
+  if (!opened) {
+    auto src = ByteSource::Open(path);
+    if (!src.ok()) {
+      result.error = src.error();
+      return result;
+    }
+    opened = std::move(src).value();
+  }
+  ByteSource& source = *opened;
   auto head = source.Peek(4096);
   if (!head.ok()) {
     result.error = head.error();
@@ -79,7 +136,7 @@ FileResult ImportOne(const std::string& path, const ImportOptions& options) {
       result.error = fmt::format(
           "{}: unrecognised format (not Kineto/Chrome JSON nor an op-table CSV; "
           "first bytes: \"{}\")",
-          path, shown);
+          source.path(), shown);
       return result;
     }
   }
@@ -134,7 +191,14 @@ Status ListDirectory(const fs::path& dir, int depth, std::vector<InputFile>* out
 
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths) {
   std::vector<InputFile> files;
+  bool stdin_named = false;
   for (const auto& p : paths) {
+    if (p == ByteSource::kStdinPath) {
+      if (stdin_named) return Status::Error("standard input (-) is named twice: it can be read only once");
+      stdin_named = true;
+      files.push_back(InputFile{p, false});
+      continue;
+    }
     std::error_code ec;
     const auto status = fs::status(p, ec);
     if (ec || !fs::exists(status)) return Status::Error(fmt::format("{}: no such file or directory", p));
@@ -174,6 +238,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   if (!expanded.ok()) return expanded.status();
   std::vector<std::string> files;
   std::vector<InputFile> trace_inputs;
+  std::vector<std::unique_ptr<ByteSource>> opened;  // per trace file: kept open by sniffing, or null
   RecordedRun recorded;
   std::vector<std::string> segment_notes;
   std::vector<UnreadableInput> unlisted;
@@ -184,12 +249,19 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
       unlisted.push_back({f.path, f.path + ": " + f.left_out});
       continue;
     }
-    if (!IsSegmentFile(f)) {
-      files.push_back(f.path);
-      trace_inputs.push_back(f);
+    auto sniffed = SniffNamedInput(f);
+    if (!sniffed.ok()) {
+      if (!options.skip_unreadable) return sniffed.status();
+      unlisted.push_back({f.path, sniffed.error()});
       continue;
     }
-    auto segment = segments::ReadSegment(f.path);
+    if (!sniffed.value().segment) {
+      files.push_back(f.path);
+      trace_inputs.push_back(f);
+      opened.push_back(std::move(sniffed.value().source));
+      continue;
+    }
+    auto& segment = *sniffed.value().segment;
     if (!segment.ok()) {
       if (!options.skip_unreadable) return segment.status();
       segment_notes.push_back(segment.error());
@@ -229,9 +301,31 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::mutex progress_mutex;
   const auto started = std::chrono::steady_clock::now();
   auto last_report = started;
+  // The events kept by all files read so far, against --max-memory: past it, the file that crossed it is
+  // an error naming it and the files not yet started are not read.
+  std::atomic<uint64_t> kept_bytes{0};
+  std::atomic<bool> over_budget{false};
   auto worker = [&]() {
     for (size_t i = next++; i < files.size(); i = next++) {
-      results[i] = ImportOne(files[i], import_options);
+      if (over_budget) {
+        results[i].error =
+            fmt::format("{}: not read: the files before it already filled {}", files[i], DescribeMemoryLimit());
+        continue;
+      }
+      results[i] = ImportOne(files[i], std::move(opened[i]), import_options);
+      if (results[i].out_of_memory) over_budget = true;
+      if (results[i].store && options.max_memory_bytes > 0) {
+        const uint64_t total = kept_bytes += results[i].store->memory_bytes();
+        if (total > options.max_memory_bytes) {
+          over_budget = true;
+          results[i].out_of_memory = true;
+          results[i].store.reset();
+          results[i].error = fmt::format(
+              "{}: the job's events take {} MiB once this file is read, more than {} allows (raise "
+              "--max-memory, or give fewer ranks or steps)",
+              files[i], total >> 20, DescribeMemoryLimit());
+        }
+      }
       const size_t done = ++finished;
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -249,6 +343,15 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   worker();
   for (auto& t : pool) t.join();
 
+  // Past --max-memory the job cannot be analysed whole (not even with --skip-unreadable): one error naming
+  // the file that crossed the limit, and how many were not read.
+  if (over_budget) {
+    size_t first = 0, not_read = 0;
+    while (!results[first].out_of_memory) ++first;
+    for (const FileResult& r : results) not_read += !r.store && !r.out_of_memory;
+    return Status::Error(results[first].error +
+                         (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
+  }
   LoadedJob job;
   job.unreadable = std::move(unlisted);
   for (const InputFile& f : expanded.value())

@@ -22,6 +22,7 @@ struct LoadOptions {
   unsigned threads = 0;                 // 0 = all cores
   bool progress = false;                // print progress to stderr for long loads
   bool skip_unreadable = false;         // leave out files that cannot be read instead of failing
+  uint64_t max_memory_bytes = 0;        // the events kept may not exceed this (0 = no bound of our own)
 };
 
 /// A file the loader left out because it could not be read (skip_unreadable only).

@@ -18,6 +18,9 @@ constexpr size_t kReadChunk = 1 << 20;  // largest single read
 // be kept: a job of 10,000 small rank files used to pay a 1 MiB zero-filled buffer and a 2 MiB regrowth each.
 constexpr size_t kFirstBuffer = 64 << 10;
 constexpr size_t kMinRead = 16 << 10;
+// No single event or top-level value may span more than this: real events are under a megabyte, and
+// element offsets within a batch are 32-bit. A larger one is an error, never an unbounded buffer.
+constexpr size_t kMaxValueBytes = 256 << 20;
 constexpr size_t kSlack = 64;  // readable bytes kept after end_ so 64-byte blocks never read out of bounds
 inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -75,6 +78,14 @@ bool JsonEventSplitter::Refill() {
     pos_ -= keep_;
     end_ -= keep_;
     keep_ = 0;
+  }
+  if (end_ > kMaxValueBytes) {
+    read_error_ =
+        Fail(fmt::format("one event or value spans more than {} MiB: not a trace event (the largest "
+                         "real ones are under 1 MiB)",
+                         kMaxValueBytes >> 20));
+    eof_ = true;
+    return false;
   }
   if (buf_.size() < end_ + kMinRead + kSlack) buf_.resize(std::max(buf_.size() * 2, end_ + kMinRead + kSlack));
   auto got = src_->Read(buf_.data() + end_, std::min(kReadChunk, buf_.size() - kSlack - end_));

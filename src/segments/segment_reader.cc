@@ -2,13 +2,16 @@
 // columns; stops at the first damaged block and says where.
 #include "segments/segment_reader.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "segments/column_codec.h"
@@ -176,25 +179,63 @@ Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& na
   return data;
 }
 
-Expected<SegmentData> ReadSegment(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+namespace {
+
+// Reads up to `n` more bytes of `fd` onto `out`; 0 added = end of file.
+Expected<size_t> AppendFromFd(int fd, size_t n, const std::string& name, std::string* out) {
+  const size_t old = out->size();
+  out->resize(old + n);
+  for (;;) {
+    const ssize_t got = ::read(fd, out->data() + old, n);
+    if (got >= 0) {
+      out->resize(old + static_cast<size_t>(got));
+      return static_cast<size_t>(got);
+    }
+    if (errno != EINTR) {
+      out->resize(old);
+      return Status::Error(fmt::format("{}: read error at byte {}: {}", name, old, std::strerror(errno)));
+    }
+  }
+}
+
+// Reads a whole segment from `fd` (not closed), front to back.
+Expected<SegmentData> ReadSegmentFrom(int fd, const std::string& name) {
   // The header first: anything else (a device such as /dev/zero, a pipe of something else) is refused
   // before more of it is read.
-  std::string content(kFileHeaderSize, '\0');
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  content.resize(static_cast<size_t>(in.gcount()));
+  std::string content;
+  while (content.size() < kFileHeaderSize) {
+    auto got = AppendFromFd(fd, kFileHeaderSize - content.size(), name, &content);
+    if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
+  }
   if (content.size() < kFileHeaderSize || !LooksLikeSegment(content))
-    return Status::Error(path + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
-    content.append(chunk, static_cast<size_t>(in.gcount()));
+    return Status::Error(name + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
+  for (;;) {
+    auto got = AppendFromFd(fd, 1 << 20, name, &content);
+    if (!got.ok()) return got.status();
+    if (got.value() == 0) break;
     if (content.size() > kMaxSegmentBytes)
       return Status::Error(
-          fmt::format("{}: larger than {} bytes: not a segment strata record writes", path, kMaxSegmentBytes));
+          fmt::format("{}: larger than {} bytes: not a segment strata record writes", name, kMaxSegmentBytes));
   }
-  if (in.bad()) return Status::Error("cannot read " + path);
-  return ParseSegment(content, path);
+  content.shrink_to_fit();
+  return ParseSegment(content, name);
+}
+
+}  // namespace
+
+Expected<SegmentData> ReadSegment(const std::string& path) {
+  if (path == "-") return ReadSegmentFrom(STDIN_FILENO, "<stdin>");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(path + ": is a directory, not a segment file");
+  }
+  auto data = ReadSegmentFrom(fd, path);
+  ::close(fd);
+  return data;
 }
 
 }  // namespace strata::segments

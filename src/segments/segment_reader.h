@@ -23,6 +23,7 @@ inline constexpr uint64_t kMinDecodedBudget = 256ull << 20;
 // True when `head` (the first bytes of a file) starts with the segment magic.
 bool LooksLikeSegment(std::string_view head);
 
+/// Reads the segment at `path` ("-" = standard input), opening it once and reading it front to back.
 Expected<SegmentData> ReadSegment(const std::string& path);
 // Same, from bytes in memory (`name` is used in messages); for tests and fuzzing.
 Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name);

@@ -89,5 +89,44 @@ expect_text "--rank-map comma form swaps" "$work/out" '^verdict: slow_compute: r
 expect_rc "--rank-map entry matching no input" 2 "$bin" diagnose --rank-map nosuch.json=3 "$work/ranks"
 expect_text "--rank-map entry named" "$work/err" 'nosuch.json=3 names no input file'
 
+# Each input is read once, front to back: standard input, pipes, process substitutions and named FIFOs
+# work like files (they were opened two or three times for sniffing: a wrong error, or a hang).
+expect_rc "summary of a file" 0 "$bin" summary "$example/rank-0.json.gz"
+cp "$work/out" "$work/from-file"
+expect_rc "summary -: standard input" 0 sh -c '"$1" summary - < "$2"' sh "$bin" "$example/rank-0.json.gz"
+expect_text "summary -: same events as the file" "$work/out" "$(head -1 "$work/from-file")"
+expect_rc "summary of a process substitution (gzip through a pipe)" 0 bash -c '"$1" summary <(cat "$2")' sh "$bin" \
+  "$example/rank-0.json.gz"
+expect_text "process substitution: same events as the file" "$work/out" "$(head -1 "$work/from-file")"
+mkfifo "$work/fifo"
+(cat "$example/rank-0.json.gz" > "$work/fifo" &)
+expect_rc "summary of a named FIFO: no hang" 0 timeout 20 "$bin" summary "$work/fifo"
+expect_text "named FIFO: same events as the file" "$work/out" "$(head -1 "$work/from-file")"
+segment=tests/fuzz/corpus/segment/small.sseg
+expect_rc "inspect -: a segment on standard input" 0 sh -c '"$1" inspect - < "$2"' sh "$bin" "$segment"
+expect_text "inspect -: named <stdin>" "$work/out" '^<stdin>: 5 blocks'
+expect_rc "diagnose of a segment through a pipe" 0 bash -c '"$1" diagnose --format json <(cat "$2")' sh "$bin" "$segment"
+expect_text "segment through a pipe: read as a recording" "$work/out" '"step_source"'
+expect_rc "- named twice: error" 1 "$bin" summary - - < /dev/null
+expect_text "- named twice: says why" "$work/err" "named twice"
+
+# --max-memory: past it, an error naming the file being read (was: std::bad_alloc, abort, exit 134).
+"$bin" synth -o "$work/big" --ranks 4 --steps 20 --layers 24 --no-progress > /dev/null 2>&1
+expect_rc "--max-memory 20M on a larger job: error" 1 "$bin" diagnose --max-memory 20M "$work/big"
+expect_text "--max-memory: names the file and the limit" "$work/err" 'rank-[0-9].json: out of memory while reading it.*--max-memory 20 MiB'
+expect_rc "--max-memory 1G: the same job runs" 0 "$bin" diagnose --max-memory 1G "$work/big"
+expect_rc "--max-memory without a unit under 16M: usage error" 2 "$bin" diagnose --max-memory 4096 "$example"
+expect_text "--max-memory: says a bare number is bytes" "$work/err" "without a unit is bytes"
+# One event larger than any real one is refused, not buffered without bound.
+/usr/bin/python3 -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("{\"traceEvents\": [{\"name\": \"")
+    for _ in range(260): f.write("a" * (1 << 20))
+    f.write("\"}]}")' "$work/huge-event.json"
+expect_rc "a 260 MiB event: error" 1 "$bin" summary "$work/huge-event.json"
+expect_text "a 260 MiB event: says why" "$work/err" 'huge-event.json: invalid JSON at byte .*spans more than 256 MiB'
+rm -f "$work/huge-event.json"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

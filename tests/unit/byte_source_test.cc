@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "test_util.h"
 
@@ -103,6 +107,55 @@ TEST(ByteSource, MultiMemberGzip) {
     auto got = OpenAndReadAll(dir.file("multi.gz"), chunk);
     ASSERT_TRUE(got.ok()) << got.error();
     EXPECT_EQ(got.value(), a + b + c);
+  }
+}
+
+// Writes `bytes` into a pipe from another thread (a pipe holds 64 KiB: the writer must run concurrently).
+class PipeWriter {
+ public:
+  explicit PipeWriter(std::string bytes) : bytes_(std::move(bytes)) {
+    if (::pipe(fds_) != 0) std::abort();
+    writer_ = std::thread([this] {
+      size_t done = 0;
+      while (done < bytes_.size()) {
+        const ssize_t n = ::write(fds_[1], bytes_.data() + done, bytes_.size() - done);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+      ::close(fds_[1]);
+    });
+  }
+  ~PipeWriter() {
+    writer_.join();
+    ::close(fds_[0]);
+  }
+  std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
+
+ private:
+  std::string bytes_;
+  int fds_[2] = {-1, -1};
+  std::thread writer_;
+};
+
+// Pipes cannot be rewound or reopened: sniffing (gzip magic, PeekRaw, Peek) must come from a buffered prefix.
+TEST(ByteSource, PipeIsReadOnceWithSniffing) {
+  const std::string content = RandomText(1 << 20, 7) + "{\"end\": 1}";
+  for (bool gzip : {false, true}) {
+    PipeWriter pipe(gzip ? testing::GzipBytes(content) : content);
+    auto src = ByteSource::Open(pipe.path());
+    ASSERT_TRUE(src.ok()) << src.error();
+    EXPECT_FALSE(src.value()->regular_file());
+    EXPECT_EQ(src.value()->compressed(), gzip);
+    auto raw = src.value()->PeekRaw(8);
+    ASSERT_TRUE(raw.ok()) << raw.error();
+    EXPECT_EQ(raw.value().size(), 8u);
+    EXPECT_EQ(static_cast<unsigned char>(raw.value()[0]), gzip ? 0x1f : static_cast<unsigned char>(content[0]));
+    auto head = src.value()->Peek(100);
+    ASSERT_TRUE(head.ok()) << head.error();
+    EXPECT_EQ(head.value(), content.substr(0, 100));
+    auto all = ReadAll(*src.value(), 4099);
+    ASSERT_TRUE(all.ok()) << all.error();
+    EXPECT_EQ(all.value(), content) << (gzip ? "gzip" : "plain");
   }
 }
 
