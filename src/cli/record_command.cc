@@ -4,6 +4,7 @@
 #include "cli/validators.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,22 @@ struct RecordCli {
   bool no_follow = false;
   std::vector<std::string> libraries;
   std::vector<std::string> pythons;
+  std::string nccl_plugin;
+  bool no_nccl_plugin = false;
   bool quiet = false;
 };
+
+// Where the NCCL profiler plugin is installed: beside the strata binary (a build directory), or in
+// ../lib/strata/ relative to it (an installed strata). Empty when neither exists.
+std::string DefaultNcclPlugin() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const auto& candidate : {exe.parent_path() / "libstrata_nccl_profiler.so",
+                                exe.parent_path() / "../lib/strata/libstrata_nccl_profiler.so"})
+    if (std::filesystem::exists(candidate, ec)) return std::filesystem::weakly_canonical(candidate, ec).string();
+  return "";
+}
 
 RecordCli& Options() {
   static RecordCli options;
@@ -72,6 +87,11 @@ CLI::App* AddRecordCommand(CLI::App& app) {
   cmd->add_option("--python", o.pythons,
                   "extra python executable whose GC probes to attach (default: "
                   "/usr/bin/python3 and the attached processes' executables)");
+  cmd->add_option("--nccl-plugin", o.nccl_plugin,
+                  "NCCL profiler plugin offered to the command (NCCL_PROFILER_PLUGIN) for collective times on the "
+                  "GPU (default: libstrata_nccl_profiler.so installed with strata)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-nccl-plugin", o.no_nccl_plugin, "do not offer the NCCL profiler plugin to the command");
   cmd->add_flag("-q,--quiet", o.quiet, "no progress messages");
   cmd->add_option("command", o.command, "the command to run and record (after --)");
   return cmd;
@@ -93,6 +113,7 @@ int RunRecordCommand() {
   options.libraries = o.libraries;
   options.pythons = o.pythons;
   options.quiet = o.quiet;
+  if (!o.no_nccl_plugin) options.nccl_plugin = o.nccl_plugin.empty() ? DefaultNcclPlugin() : o.nccl_plugin;
   return recorder::Record(options);
 #else
   std::fprintf(stderr, "strata record: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");

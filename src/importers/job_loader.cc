@@ -275,6 +275,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
                               ": cut short (no closing record: the recorder was killed or could not "
                               "write); its data ends at the last complete block");
   }
+  MergePluginSegments(&recorded);
   // A recording alone is a job of its own: its collective calls and threads become the traces.
   if (files.empty() && !recorded.empty()) {
     auto store = TraceStoreFromRecording(recorded);

@@ -23,9 +23,12 @@ struct ProbeRole {
   int preference = 0;  // per rank, only the calls of the highest preference are kept
 };
 
-constexpr int kC10dEnqueue = 1, kNcclEnqueue = 2, kGlooAlgorithm = 3;
+// NCCL's kernels measured on the device by the profiler plugin are preferred over everything: NCCL calls
+// return on the CPU before the collective runs, so only the device says when a rank arrived.
+constexpr int kC10dEnqueue = 1, kNcclEnqueue = 2, kGlooAlgorithm = 3, kNcclDevice = 4;
 
 ProbeRole RoleOf(const RecordedProbe& p) {
+  if (p.kind == "collective_device") return {"nccl:" + p.op, kNcclDevice};
   if (p.kind == "collective") return {"gloo:" + p.op, kGlooAlgorithm};
   if (p.kind != "collective_enqueue") return {};
   const bool nccl = p.library.find("libnccl") != std::string::npos;
@@ -36,7 +39,8 @@ ProbeRole RoleOf(const RecordedProbe& p) {
 
 std::string Backend(const std::vector<RecordedProbe>& probes) {
   for (const auto& p : probes)
-    if (p.library.find("libnccl") != std::string::npos || p.library.find("torch_cuda") != std::string::npos)
+    if (p.kind == "collective_device" || p.library.find("libnccl") != std::string::npos ||
+        p.library.find("torch_cuda") != std::string::npos)
       return "nccl";
   return probes.empty() ? std::string() : std::string("gloo");
 }

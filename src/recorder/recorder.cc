@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -100,6 +101,7 @@ class Recording {
   void SampleCounters(uint64_t now);
   void WriteFinalMeta();
   void Note(const std::string& note);
+  void OfferNcclPlugin();
   std::vector<int> LivePids() const;
 
   const RecordOptions& options_;
@@ -121,6 +123,24 @@ class Recording {
 void Recording::Note(const std::string& note) {
   notes_.push_back(note);
   if (!options_.quiet) std::fprintf(stderr, "strata record: %s\n", note.c_str());
+}
+
+// The launched command inherits NCCL_PROFILER_PLUGIN and STRATA_NCCL_PROFILER_DIR: NCCL, if the command
+// uses it, loads the plugin, which writes device-side collective times beside this segment. A plugin the
+// user's environment names already is left alone (NCCL loads one plugin).
+void Recording::OfferNcclPlugin() {
+  if (options_.nccl_plugin.empty()) return;
+  if (const char* set = std::getenv("NCCL_PROFILER_PLUGIN"); set != nullptr && *set != '\0') {
+    Note(
+        fmt::format("NCCL_PROFILER_PLUGIN is already set ({}): strata's NCCL profiler plugin is not offered, "
+                    "so NCCL collectives are timed on the CPU only",
+                    set));
+    return;
+  }
+  std::error_code ec;
+  const std::string dir = std::filesystem::absolute(options_.out_dir, ec).string();
+  ::setenv("NCCL_PROFILER_PLUGIN", options_.nccl_plugin.c_str(), 1);
+  ::setenv("STRATA_NCCL_PROFILER_DIR", dir.c_str(), 1);
 }
 
 void Recording::SeeProcess(int pid, int ppid, uint64_t ts) {
@@ -314,6 +334,7 @@ int Recording::Run() {
 
   CommandLauncher launcher;
   if (!options_.command.empty()) {
+    OfferNcclPlugin();
     auto child = launcher.Fork(options_.command);
     if (!child.ok()) {
       std::fprintf(stderr, "strata record: %s\n", child.error().c_str());

@@ -23,6 +23,9 @@ struct RecordOptions {
   std::vector<std::string> pythons;    // extra python binaries for the GC probes
   bool quiet = false;
   unsigned max_buffer_mb = 64;  // recording kept in memory while the disk is full
+  // NCCL profiler plugin offered to a launched command (NCCL_PROFILER_PLUGIN, with STRATA_NCCL_PROFILER_DIR
+  // = out_dir) unless the command's environment names one already; empty = none.
+  std::string nccl_plugin;
 };
 
 // Runs the recording to completion. Returns the process exit code: the command's exit code in launch

@@ -75,7 +75,12 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
                         Field<std::string>(record, "unit", ""), Field<bool>(record, "cumulative", false)};
     } else if (type == "recording") {
       seg.recorder_pid = Field<int>(record, "recorder_pid", 0);
+      seg.host = Field<std::string>(record, "host", seg.host);
+      seg.source = Field<std::string>(record, "source", seg.source);
       seg.finished = true;
+    } else if (type == "source") {
+      seg.source = Field<std::string>(record, "name", seg.source);
+      seg.host = Field<std::string>(record, "host", seg.host);
     } else if (type == "gap") {
       std::string rows;
       if (auto it = record.find("dropped_rows"); it != record.end() && it->is_object())
@@ -116,6 +121,46 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
   }
   seg.data = std::move(data);
   return seg;
+}
+
+void MergePluginSegments(RecordedRun* run) {
+  std::vector<RecordedSegment> kept;
+  std::vector<RecordedSegment> plugins;
+  for (RecordedSegment& seg : run->segments) (seg.source == "nccl_profiler" ? plugins : kept).push_back(std::move(seg));
+  for (RecordedSegment& plugin : plugins) {
+    RecordedSegment* home = nullptr;
+    for (RecordedSegment& seg : kept) {
+      if (seg.source != "strata record") continue;
+      if (!seg.host.empty() && !plugin.host.empty() && seg.host != plugin.host) continue;
+      for (const auto& [pid, p] : plugin.processes)
+        if (seg.processes.count(pid)) home = &seg;
+      if (home) break;
+    }
+    if (home == nullptr) {
+      kept.push_back(std::move(plugin));
+      continue;
+    }
+    // The plugin's probes, each the same as one already in the segment or appended.
+    std::vector<uint32_t> remap(plugin.probes.size());
+    for (size_t i = 0; i < plugin.probes.size(); ++i) {
+      const RecordedProbe& p = plugin.probes[i];
+      auto same = std::find_if(home->probes.begin(), home->probes.end(), [&](const RecordedProbe& q) {
+        return q.symbol == p.symbol && q.op == p.op && q.kind == p.kind && q.library == p.library;
+      });
+      if (same == home->probes.end()) same = home->probes.insert(home->probes.end(), p);
+      remap[i] = static_cast<uint32_t>(same - home->probes.begin());
+    }
+    for (segments::CallRow row : plugin.data.calls) {
+      row.probe = row.probe < remap.size() ? remap[row.probe] : UINT32_MAX;  // unknown stays unknown
+      home->data.calls.push_back(row);
+    }
+    for (const auto& [pid, p] : plugin.processes) {
+      RecordedProcess& slot = home->processes[pid];
+      if (!slot.rank) slot.rank = p.rank;
+    }
+    for (const std::string& problem : plugin.data.problems) home->notes.push_back(plugin.data.path + ": " + problem);
+  }
+  run->segments = std::move(kept);
 }
 
 }  // namespace strata

@@ -45,9 +45,11 @@ struct RecordedSegment {
   std::vector<RecordedProbe> probes;           // by probe id
   std::vector<RecordedSeries> series;          // by series id
   std::map<int, std::string> other_processes;  // pid -> comm of processes outside the job that took CPUs
-  int recorder_pid = 0;           // the recorder itself (its own CPU use is not another process's contention)
-  bool finished = false;          // the closing "recording" record was written: the recorder stopped cleanly
-  std::vector<std::string> gaps;  // what the recorder could not write (disk full), as sentences
+  int recorder_pid = 0;                  // the recorder itself (its own CPU use is not another process's contention)
+  bool finished = false;                 // the closing "recording" record was written: the recorder stopped cleanly
+  std::string source = "strata record";  // or "nccl_profiler": written by the NCCL plugin inside a rank
+  std::string host;                      // the host it was recorded on, when the segment says
+  std::vector<std::string> gaps;         // what the recorder could not write (disk full), as sentences
   uint64_t dropped_events = 0;
   nlohmann::json stats;            // the recorder's "stats" record (events, drops, its own CPU time)
   std::vector<std::string> notes;  // the recorder's own notes (probes it could not attach, ...)
@@ -66,5 +68,11 @@ struct RecordedRun {
 
 // Indexes one segment's meta records (the last record of a process wins: it is written again at exit).
 RecordedSegment IndexSegment(segments::SegmentData data);
+
+// Folds each NCCL profiler plugin segment into the `strata record` segment of the same host that saw its
+// process (its probes appended, its call rows renumbered to them), so that one rank's device-side
+// collectives and its host-side recording are one recording. A plugin segment no recorder segment claims
+// stays a recording of its own.
+void MergePluginSegments(RecordedRun* run);
 
 }  // namespace strata

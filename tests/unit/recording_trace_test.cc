@@ -182,6 +182,61 @@ TEST(RecordingTrace, NoRankedProcessIsAnErrorNamingTheFile) {
   EXPECT_NE(store.error().find("run/record-host-1.sseg"), std::string::npos);
 }
 
+// A GPU job: NCCL's calls return on the CPU at once (enqueue), so the host says nothing about arrival. The
+// NCCL profiler plugin's segment (one per rank process) holds each collective's kernel span on the device;
+// folded into the recorder's segment of the same host, those spans are the collectives, and the rank whose
+// kernels start last (it arrived late) is the straggler.
+TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
+  RecordedRun run;
+  RecordedSegment host;
+  host.data.path = "run/record-host-1.sseg";
+  host.host = "node1";
+  host.probes.push_back({"ncclAllReduce", "all_reduce", "collective_enqueue", "libnccl.so.2"});
+  for (int r = 0; r < 2; ++r) {
+    const auto pid = static_cast<uint32_t>(100 + 10 * r);
+    host.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    for (uint64_t s = 1; s <= 10; ++s)  // enqueues: same time on both ranks, whatever the device does
+      host.data.calls.push_back({pid, pid, 0, (s * 100 + 5) * kMs, (s * 100 + 5) * kMs + 1000});
+  }
+  run.segments.push_back(std::move(host));
+  for (int r = 0; r < 2; ++r) {
+    RecordedSegment plugin;
+    plugin.data.path = fmt::format("run/nccl-node1-{}.sseg", 100 + 10 * r);
+    plugin.source = "nccl_profiler";
+    plugin.host = "node1";
+    plugin.probes.push_back({"ncclProfiler", "all_reduce", "collective_device", "libstrata_nccl_profiler.so"});
+    const auto pid = static_cast<uint32_t>(100 + 10 * r);
+    plugin.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    for (uint64_t s = 1; s <= 10; ++s) {
+      const uint64_t arrive = s * 100 + (r == 1 ? 45 : 30);  // rank 1's GPU reaches the all_reduce 15 ms later
+      plugin.data.calls.push_back({pid, pid, 0, arrive * kMs, (s * 100 + 47) * kMs});
+    }
+    run.segments.push_back(std::move(plugin));
+  }
+  MergePluginSegments(&run);
+  ASSERT_EQ(run.segments.size(), 1u) << "the plugin segments fold into the recorder's";
+  EXPECT_EQ(run.segments[0].probes.size(), 2u);
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  EXPECT_EQ(store.value().ranks[0].backend, "nccl");
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  ASSERT_FALSE(d.stragglers.empty());
+  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 15.0, 1.5);
+  EXPECT_EQ(d.stragglers[0].evidence.value("from", ""), "recorder: collectives on the device (NCCL profiler plugin)");
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].cause, "unknown") << "nothing but collectives was recorded: no host stall claimed";
+
+  // A plugin segment no recorder segment saw stays a recording of its own.
+  RecordedRun alone;
+  RecordedSegment plugin;
+  plugin.source = "nccl_profiler";
+  plugin.processes[5] = {5, 1, 0, "python3", "", 0, 0};
+  alone.segments.push_back(plugin);
+  MergePluginSegments(&alone);
+  EXPECT_EQ(alone.segments.size(), 1u);
+}
+
 TEST(StackFrames, CulpritSkipsTheCLibraryAndTheInterpreter) {
   const UserStacks stacks = IndexUserStacks({Stack(5), {{"type", "stack"}, {"kernel", "no"}}, nlohmann::json(3)});
   ASSERT_EQ(stacks.size(), 1u);

@@ -32,13 +32,20 @@ std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, con
 }
 
 // evidence.from on every straggler and finding that no pass marked: which source its lateness came from.
-void MarkSources(const TraceStore& store, DiagnosisResult* result) {
+void MarkSources(const TraceStore& store, const RecordedRun* recorded, DiagnosisResult* result) {
   bool recording = !store.inputs.empty(), table = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) {
     recording &= in.format == "strata-recording";
     table &= in.format == "op-table-csv";
   }
-  const char* from = recording ? "recorder: collectives" : table ? "op table" : "profiler trace";
+  bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)
+  if (recorded)
+    for (const RecordedSegment& seg : recorded->segments)
+      for (const RecordedProbe& p : seg.probes) device |= p.kind == "collective_device";
+  const char* from =
+      recording ? (device ? "recorder: collectives on the device (NCCL profiler plugin)" : "recorder: collectives")
+      : table   ? "op table"
+                : "profiler trace";
   for (Straggler& s : result->stragglers)
     if (!s.evidence.contains("from")) s.evidence["from"] = from;
   for (Finding& f : result->findings)
@@ -94,7 +101,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                     before - result.findings.size(), 100.0 * options.min_effect));
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
-  MarkSources(store, &result);
+  MarkSources(store, recorded, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
   return result;

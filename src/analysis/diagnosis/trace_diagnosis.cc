@@ -41,6 +41,7 @@ struct Differential {
   double window_ms = 0, peer_window_ms = 0;
   double start_delay_ms = 0;  // how much later than its peers the rank entered the step (aligned)
   double late_ms = 0;         // its lateness (blame) per late step: how long the others waited for it
+  double observed_ms = 0;     // work of any rank seen in the windows besides collectives (0: only those recorded)
   std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
   size_t steps = 0;
 };
@@ -87,6 +88,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     d.device_idle_ms += excess([](const WindowProfile& w) { return w.device_idle_ns; });
     d.window_ms += window[straggler] / 1e6;
     d.late_ms += sa.blame_ns[s][straggler] / 1e6;
+    for (const WindowProfile& w : profiles) d.observed_ms += (w.compute_ns + w.data_ns + w.device_busy_ns) / 1e6;
     std::vector<double> peer_starts;
     for (size_t r = 0; r < ranks; ++r)
       if (r != straggler) peer_starts.push_back(static_cast<double>(p.start[r]));
@@ -251,8 +253,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
     f.impact_pct = RoundTo(100.0 * whatif.fix_rank_saving[r], 2);
     const bool gpu = collectives.source == "gpu-kernels";
-    std::vector<CauseCandidate> candidates = {{"dataloader_stall", "data", d.data_ms},
-                                              {"host_stall", "host", d.host_gap_ms}};
+    // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
+    // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
+    const bool observed = d.observed_ms > 0;
+    std::vector<CauseCandidate> candidates = {{"dataloader_stall", "data", d.data_ms}};
+    if (observed) candidates.push_back({"host_stall", "host", d.host_gap_ms});
     if (gpu) {
       candidates.push_back({"slow_compute", "gpu", d.device_busy_ms});
       // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
@@ -278,7 +283,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                                  : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
     f.summary =
         fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
-                    st.rank, st.late_ms_per_step, when, CausePhrase(f.cause), f.impact_pct);
+                    st.rank, st.late_ms_per_step, when,
+                    observed ? CausePhrase(f.cause)
+                             : "only its collectives were recorded: record the job with strata record for the "
+                               "layers below",
+                    f.impact_pct);
     f.evidence["late_ms_per_step"] = st.late_ms_per_step;
     f.evidence["late_ms_per_late_step"] = RoundTo(d.late_ms, 3);
     f.evidence["explained_share"] = RoundTo(choice.explained, 3);
