@@ -55,6 +55,8 @@ class Builder {
  public:
   Builder(const RecordedSegment& seg, uint32_t input, TraceStore* store) : seg_(seg), input_(input), store_(*store) {
     stacks_ = IndexUserStacks(seg.data.meta);
+    py_stacks_ = IndexPythonStacks(seg.data.meta);
+    for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
     for (const auto& m : seg.data.meta) {
       if (!m.is_object()) continue;
       const auto type = m.find("type"), hz = m.find("sample_hz");
@@ -111,6 +113,7 @@ class Builder {
     AddCollectives(rank_index, r);
     AddMainThread(rank_index, r.main_pid);
     AddWorkerWaits(rank_index, r);
+    AddDataLoadingWaits(rank_index, r);
   }
 
   // The rank's collectives: the calls of its most telling probe kind. Gloo's algorithms run on a worker
@@ -188,6 +191,23 @@ class Builder {
             static_cast<int64_t>(o.end_ns), kRecordedWorkerWait, "recorded_wait");
   }
 
+  // Off-CPU intervals of the main thread spent inside PyTorch's data loading code (its Python frames when
+  // it left the CPU): a DataLoader with num_workers=0 whose Dataset waits (reads a file, sleeps) stalls the
+  // training loop in the main thread itself. Intervals a worker process ended are AddWorkerWaits'.
+  void AddDataLoadingWaits(uint32_t rank_index, const RankBuild& r) {
+    const uint32_t main = r.main_pid;
+    for (const auto& o : seg_.data.off_cpu) {
+      if (o.tid != main || o.end_ns <= o.start_ns || (o.waker != main && r.pids.count(o.waker))) continue;
+      const auto py = py_of_sample_.find({o.tid, o.end_ns});
+      if (py == py_of_sample_.end()) continue;
+      const auto frames = py_stacks_.find({main, py->second});
+      if (frames == py_stacks_.end() || frames->second.empty() || !InDataLoading(frames->second)) continue;
+      Add(TrackOf(rank_index, main, main, "main thread"), static_cast<int64_t>(o.start_ns),
+          static_cast<int64_t>(o.end_ns), "DataLoader: off CPU in " + PythonFrameName(frames->second.front()),
+          "recorded_wait");
+    }
+  }
+
   void AddSamples(uint32_t track, uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& on) {
     if (sample_hz_ <= 0) return;
     const auto half = static_cast<uint64_t>(0.5e9 / sample_hz_);
@@ -199,10 +219,14 @@ class Builder {
       if (s.ts_ns >= it->second) continue;  // sampled while the off-CPU record says it slept: keep the record
       const auto frames = stacks_.find({pid, s.user_stack});
       if (frames == stacks_.end()) continue;
+      const std::vector<PythonFrameRef>* python = nullptr;
+      if (auto py = py_of_sample_.find({s.tid, s.ts_ns}); py != py_of_sample_.end())
+        if (auto st = py_stacks_.find({pid, py->second}); st != py_stacks_.end()) python = &st->second;
       const uint64_t start = std::max(it->first, s.ts_ns > half ? s.ts_ns - half : 0);
       const uint64_t end = std::min(it->second, s.ts_ns + half);
       if (end > start)
-        Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), CulpritFrame(frames->second), "cpu_op");
+        Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), SampleName(frames->second, python),
+            "cpu_op");
     }
   }
 
@@ -210,6 +234,9 @@ class Builder {
   uint32_t input_;
   TraceStore& store_;
   UserStacks stacks_;
+  PythonStacks py_stacks_;
+  // (tid, ts) -> py_stack id: the Python frames of the sample at ts, or of the off-CPU interval ending at ts
+  std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample_;
   double sample_hz_ = 0;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tracks_;
 };

@@ -106,6 +106,14 @@ Status BpfSession::Trace(int tgid) {
 void BpfSession::Untrace(int tgid) {
   const uint32_t key = static_cast<uint32_t>(tgid);
   bpf_map__delete_elem(skel_->maps.traced, &key, sizeof key, 0);
+  bpf_map__delete_elem(skel_->maps.py_procs, &key, sizeof key, 0);
+}
+
+Status BpfSession::TracePython(int tgid, const strata_py_offsets& offsets) {
+  const uint32_t key = static_cast<uint32_t>(tgid);
+  if (bpf_map__update_elem(skel_->maps.py_procs, &key, sizeof key, &offsets, sizeof offsets, BPF_ANY) != 0)
+    return Status::Error(fmt::format("cannot read Python frames of pid {}: {}", tgid, Errno(errno)));
+  return Status::Ok();
 }
 
 Status BpfSession::AttachScheduling() {
@@ -217,6 +225,7 @@ BpfStats BpfSession::Stats() const {
   stats.no_start = read(STRATA_STAT_NO_START);
   stats.stack_failures = read(STRATA_STAT_STACK_FAIL);
   stats.filtered = read(STRATA_STAT_FILTERED);
+  stats.py_misses = read(STRATA_STAT_PY_MISS);
   return stats;
 }
 

@@ -21,7 +21,7 @@ struct bpf_link;
 namespace strata::recorder {
 
 struct BpfStats {
-  uint64_t emitted = 0, dropped = 0, no_start = 0, stack_failures = 0, filtered = 0;
+  uint64_t emitted = 0, dropped = 0, no_start = 0, stack_failures = 0, filtered = 0, py_misses = 0;
 };
 
 class BpfSession {
@@ -35,6 +35,8 @@ class BpfSession {
   Status Load(bool follow_children);
   Status Trace(int tgid);  // adds a process to the traced set
   void Untrace(int tgid);
+  // Samples of `tgid` carry its Python frames, read through `offsets` (python_frames.h).
+  Status TracePython(int tgid, const strata_py_offsets& offsets);
   Status AttachScheduling();
   // Perf-event CPU sampling on every online CPU at `hz` (0 = off).
   Status AttachSampling(unsigned hz);

@@ -16,6 +16,12 @@
 
 namespace strata::recorder {
 
+std::optional<uint64_t> ElfSymbols::ObjectAddress(const std::string& name) const {
+  for (const auto& [n, address] : objects_)
+    if (n == name) return address;
+  return std::nullopt;
+}
+
 std::string Demangle(const std::string& name) {
   if (name.rfind("_Z", 0) != 0) return name;
   int status = 0;
@@ -23,7 +29,7 @@ std::string Demangle(const std::string& name) {
   return status == 0 && out ? std::string(out.get()) : name;
 }
 
-Expected<ElfSymbols> ElfSymbols::Load(const std::string& path) {
+Expected<ElfSymbols> ElfSymbols::Load(const std::string& path, const std::vector<std::string>& objects) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf is not usable");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
@@ -82,9 +88,16 @@ Expected<ElfSymbols> ElfSymbols::Load(const std::string& path) {
     for (size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 || sym.st_shndx == SHN_UNDEF) continue;
+      if (sym.st_value == 0 || sym.st_shndx == SHN_UNDEF) continue;
+      const bool function = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+      if (!function && (objects.empty() || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)) continue;
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (!name || !*name) continue;
+      if (!function) {
+        if (std::find(objects.begin(), objects.end(), name) != objects.end())
+          out.objects_.emplace_back(name, sym.st_value);
+        continue;
+      }
       std::string symbol_name(name);
       if (auto at = symbol_name.find('@'); at != std::string::npos) symbol_name.resize(at);  // version suffix
       out.functions_.push_back({sym.st_value, sym.st_size, symbol_name, ""});

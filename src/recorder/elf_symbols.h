@@ -22,7 +22,8 @@ struct ElfFunction {
 
 class ElfSymbols {
  public:
-  static Expected<ElfSymbols> Load(const std::string& path);
+  // `objects`: names of data symbols (STT_OBJECT, e.g. _PyRuntime) whose addresses to keep as well.
+  static Expected<ElfSymbols> Load(const std::string& path, const std::vector<std::string>& objects = {});
 
   const std::string& path() const { return path_; }
   const std::string& build_id() const { return build_id_; }                 // hex, empty when the file has none
@@ -36,6 +37,8 @@ class ElfSymbols {
   std::optional<uint64_t> FileOffset(uint64_t address) const;
   // Link-time address of a file offset (for mapping a sampled address back through /proc/PID/maps).
   std::optional<uint64_t> AddressOfFileOffset(uint64_t offset) const;
+  // Link-time address of a data symbol named in Load's `objects`, if the file defines it.
+  std::optional<uint64_t> ObjectAddress(const std::string& name) const;
   // True for executables not built as position independent (their addresses are absolute).
   bool fixed_address() const { return fixed_address_; }
 
@@ -47,6 +50,7 @@ class ElfSymbols {
   std::string build_id_;
   bool fixed_address_ = false;
   std::vector<ElfFunction> functions_;
+  std::vector<std::pair<std::string, uint64_t>> objects_;
   std::vector<Segment> segments_;
 };
 

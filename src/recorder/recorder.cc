@@ -25,6 +25,7 @@
 #include "recorder/host/host_counters.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
+#include "recorder/python_frames.h"
 #include "recorder/stack_symbolizer.h"
 #include "segments/segment_writer.h"
 
@@ -102,6 +103,8 @@ class Recording {
   void WriteFinalMeta();
   void Note(const std::string& note);
   void OfferNcclPlugin();
+  void WatchPython(const ProcessInfo& process);
+  int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   std::vector<int> LivePids() const;
 
   const RecordOptions& options_;
@@ -115,6 +118,9 @@ class Recording {
   std::set<int32_t> kernel_stacks_;
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
+  PythonCodeNames py_names_;
+  std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
+  std::set<std::string> python_notes_;
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;
@@ -143,6 +149,34 @@ void Recording::OfferNcclPlugin() {
   ::setenv("STRATA_NCCL_PROFILER_DIR", dir.c_str(), 1);
 }
 
+// Samples of a CPython process this recorder knows carry its Python frames from now on.
+void Recording::WatchPython(const ProcessInfo& process) {
+  if (options_.sample_hz == 0) return;
+  std::string why;
+  if (auto offsets = PythonOffsetsOf(process, &why)) {
+    if (auto st = session_.TracePython(process.pid, *offsets); !st.ok() && python_notes_.insert(st.message()).second)
+      Note(st.message());
+  } else if (!why.empty() && python_notes_.insert(why).second) {
+    Note(why);
+  }
+}
+
+// The id of a Python stack of `tgid` (its "py_stack" meta record is written when first seen, named while
+// the process runs); -1 for an empty or malformed one.
+int32_t Recording::PythonStackId(uint32_t tgid, const strata_py_stack_event* e) {
+  if (e->depth == 0 || e->depth > STRATA_PY_MAX_DEPTH) return -1;
+  std::vector<uint64_t> codes(e->code, e->code + e->depth);
+  auto [it, inserted] = py_stacks_.try_emplace({tgid, codes}, static_cast<int32_t>(py_stacks_.size()));
+  if (!inserted) return it->second;
+  nlohmann::json frames = nlohmann::json::array();
+  for (uint64_t code : codes) {
+    const PythonFrame& f = py_names_.Name(static_cast<pid_t>(tgid), code);
+    frames.push_back({{"fn", f.function}, {"file", f.file}, {"line", f.line}});
+  }
+  writer_.AppendMeta({{"type", "py_stack"}, {"pid", tgid}, {"id", it->second}, {"frames", frames}});
+  return it->second;
+}
+
 void Recording::SeeProcess(int pid, int ppid, uint64_t ts) {
   ProcessInfo info = ReadProcessInfo(pid);
   auto& slot = processes_[pid];
@@ -153,6 +187,7 @@ void Recording::SeeProcess(int pid, int ppid, uint64_t ts) {
   if (info.comm.empty()) info.comm = slot.comm;
   slot = std::move(info);
   writer_.AppendMeta(slot.ToJson());
+  WatchPython(slot);
 }
 
 void Recording::OnEvent(const void* data, size_t size) {
@@ -182,6 +217,13 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (e->kernel_stack >= 0) kernel_stacks_.insert(e->kernel_stack);
       break;
     }
+    case STRATA_EV_PY_STACK: {
+      if (size < sizeof(strata_py_stack_event)) return;
+      const auto* e = static_cast<const strata_py_stack_event*>(data);
+      const int32_t id = PythonStackId(h->tgid, e);
+      if (id >= 0) writer_.Append(segments::PySampleRow{h->ts, h->tid, h->tgid, id});
+      break;
+    }
     case STRATA_EV_CALL: {
       if (size < sizeof(strata_call_event)) return;
       const auto* e = static_cast<const strata_call_event*>(data);
@@ -208,6 +250,7 @@ void Recording::OnEvent(const void* data, size_t size) {
         writer_.AppendMeta(it->second.ToJson());
       }
       session_.Untrace(static_cast<int>(h->tgid));
+      py_names_.Forget(static_cast<pid_t>(h->tgid));
       break;
     }
     default:
@@ -285,6 +328,7 @@ void Recording::WriteFinalMeta() {
                       {"dropped", stats.dropped},
                       {"unmatched_returns", stats.no_start},
                       {"stack_failures", stats.stack_failures},
+                      {"python_frames_missed", stats.py_misses},
                       {"filtered_short_helper_off_cpu", stats.filtered},
                       {"end_ns", NowNs(CLOCK_MONOTONIC)},
                       {"recorder_cpu_s", recorder_cpu_s},

@@ -5,12 +5,27 @@
 
 #include "core/text_escape.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "core/round.h"
+#include "store/stack_frames.h"
 
 namespace strata {
+
+namespace {
+// The five Python functions sampled most, innermost frames only: {"Python f (file:line)": samples}.
+nlohmann::ordered_json TopPython(const std::map<std::string, uint64_t>& counts) {
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (const auto& [name, n] : counts) order.emplace_back(n, name);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < order.size() && i < 5; ++i) out[order[i].second] = order[i].first;
+  return out;
+}
+}  // namespace
 
 nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   const auto& d = seg.data;
@@ -21,8 +36,9 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["created_unix_ns"] = d.header.created_unix_ns;
   j["blocks"] = d.blocks;
   j["problems"] = d.problems;
-  j["rows"] = {{"meta", d.meta.size()},  {"off_cpu", d.off_cpu.size()}, {"sample", d.samples.size()},
-               {"call", d.calls.size()}, {"gc", d.gcs.size()},          {"counter", d.counters.size()}};
+  j["rows"] = {{"meta", d.meta.size()},           {"off_cpu", d.off_cpu.size()}, {"sample", d.samples.size()},
+               {"call", d.calls.size()},          {"gc", d.gcs.size()},          {"counter", d.counters.size()},
+               {"py_sample", d.py_samples.size()}};
   struct PerPid {
     std::map<std::string, std::map<std::string, uint64_t>> calls;  // kind -> op -> calls
     uint64_t gc_count = 0;
@@ -30,6 +46,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
     double off_cpu_ms[3] = {0, 0, 0};  // preempted, sleeping, uninterruptible
     double runq_ms = 0;
     uint64_t samples = 0;
+    std::map<std::string, uint64_t> python;  // innermost Python function -> samples
   };
   std::map<uint32_t, PerPid> per_pid;
   for (const auto& c : d.calls) {
@@ -50,6 +67,10 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
     p.runq_ms += static_cast<double>(o.runq_ns) / 1e6;
   }
   for (const auto& s : d.samples) ++per_pid[s.tgid].samples;
+  const PythonStacks py_stacks = IndexPythonStacks(d.meta);
+  for (const auto& s : d.py_samples)
+    if (auto it = py_stacks.find({s.tgid, s.py_stack}); it != py_stacks.end() && !it->second.empty())
+      ++per_pid[s.tgid].python[PythonFrameName(it->second.front())];
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   for (const auto& [pid, p] : seg.processes) {
     const PerPid& pp = per_pid[static_cast<uint32_t>(pid)];
@@ -68,7 +89,8 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
            {"sleeping", RoundTo(pp.off_cpu_ms[1], 3)},
            {"uninterruptible", RoundTo(pp.off_cpu_ms[2], 3)}}},
          {"runq_ms", RoundTo(pp.runq_ms, 3)},
-         {"cpu_samples", pp.samples}});
+         {"cpu_samples", pp.samples},
+         {"python_functions", TopPython(pp.python)}});
   }
   j["processes"] = processes;
   std::map<std::string, size_t> series_by_name;

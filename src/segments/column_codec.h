@@ -25,6 +25,8 @@ inline constexpr auto kCallMembers =
 inline constexpr auto kGcMembers =
     std::make_tuple(&GcRow::tid, &GcRow::tgid, &GcRow::start_ns, &GcRow::end_ns, &GcRow::generation, &GcRow::collected);
 inline constexpr auto kCounterMembers = std::make_tuple(&CounterRow::ts_ns, &CounterRow::series, &CounterRow::value);
+inline constexpr auto kPySampleMembers =
+    std::make_tuple(&PySampleRow::ts_ns, &PySampleRow::tid, &PySampleRow::tgid, &PySampleRow::py_stack);
 
 namespace detail {
 template <typename Row, typename T>
@@ -46,6 +48,7 @@ static_assert(detail::WidthsMatch(kSampleMembers, kSampleColumns));
 static_assert(detail::WidthsMatch(kCallMembers, kCallColumns));
 static_assert(detail::WidthsMatch(kGcMembers, kGcColumns));
 static_assert(detail::WidthsMatch(kCounterMembers, kCounterColumns));
+static_assert(detail::WidthsMatch(kPySampleMembers, kPySampleColumns));
 
 // Appends the rows' columns to `raw` (the machine is little-endian, as the format).
 template <typename Row, typename Tuple>

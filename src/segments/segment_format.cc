@@ -25,6 +25,8 @@ size_t RowWidth(Table table) {
       return Sum(kGcColumns);
     case Table::kCounter:
       return Sum(kCounterColumns);
+    case Table::kPySample:
+      return Sum(kPySampleColumns);
   }
   return 0;
 }
@@ -43,6 +45,8 @@ std::string_view TableName(Table table) {
       return "gc";
     case Table::kCounter:
       return "counter";
+    case Table::kPySample:
+      return "py_sample";
   }
   return "unknown";
 }

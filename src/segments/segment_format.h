@@ -40,6 +40,7 @@ enum class Table : uint16_t {
   kCall = 4,
   kGc = 5,
   kCounter = 6,
+  kPySample = 7,  // the Python frames of a CPU stack sample (same ts_ns and tid as its `sample` row)
 };
 
 // Column widths (bytes) of the fixed-layout tables, in stored order. Raw block = column 0 for all rows,
@@ -55,6 +56,8 @@ inline constexpr std::array<uint8_t, 5> kCallColumns = {4, 4, 4, 8, 8};
 inline constexpr std::array<uint8_t, 6> kGcColumns = {4, 4, 8, 8, 4, 8};
 // counter: ts_ns u64, series u32, value f64
 inline constexpr std::array<uint8_t, 3> kCounterColumns = {8, 4, 8};
+// py_sample: ts_ns u64, tid u32, tgid u32, py_stack i32
+inline constexpr std::array<uint8_t, 4> kPySampleColumns = {8, 4, 4, 4};
 
 // Bytes per row of a fixed-layout table (0 for kMeta, which has variable rows).
 size_t RowWidth(Table table);

@@ -89,13 +89,16 @@ std::string DecodeBlock(Table table, uint32_t rows, const std::string& raw, Segm
     case Table::kCounter:
       DecodeColumns(raw.data(), rows, kCounterMembers, &out->counters);
       break;
+    case Table::kPySample:
+      DecodeColumns(raw.data(), rows, kPySampleMembers, &out->py_samples);
+      break;
     case Table::kMeta:
       break;
   }
   return "";
 }
 
-bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint16_t>(Table::kCounter); }
+bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint16_t>(Table::kPySample); }
 
 }  // namespace
 

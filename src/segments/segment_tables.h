@@ -32,6 +32,13 @@ struct CallRow {
   uint64_t start_ns = 0, end_ns = 0;
 };
 
+// The Python frames of the sample of (ts_ns, tid); `py_stack` indexes the "py_stack" meta records of tgid.
+struct PySampleRow {
+  uint64_t ts_ns = 0;
+  uint32_t tid = 0, tgid = 0;
+  int32_t py_stack = -1;
+};
+
 struct GcRow {
   uint32_t tid = 0, tgid = 0;
   uint64_t start_ns = 0, end_ns = 0;
@@ -57,6 +64,7 @@ struct SegmentData {
   std::vector<CallRow> calls;
   std::vector<GcRow> gcs;
   std::vector<CounterRow> counters;
+  std::vector<PySampleRow> py_samples;
   size_t blocks = 0;
   std::vector<std::string> problems;
 };

@@ -78,6 +78,7 @@ void SegmentWriter::Append(const SampleRow& row) { AppendRow(samples_, row, Tabl
 void SegmentWriter::Append(const CallRow& row) { AppendRow(calls_, row, Table::kCall, kCallMembers); }
 void SegmentWriter::Append(const GcRow& row) { AppendRow(gcs_, row, Table::kGc, kGcMembers); }
 void SegmentWriter::Append(const CounterRow& row) { AppendRow(counters_, row, Table::kCounter, kCounterMembers); }
+void SegmentWriter::Append(const PySampleRow& row) { AppendRow(py_samples_, row, Table::kPySample, kPySampleMembers); }
 
 void SegmentWriter::AppendMeta(const nlohmann::json& record) {
   std::lock_guard lock(mutex_);
@@ -92,6 +93,7 @@ void SegmentWriter::WriteBufferedLocked() {
   WriteTableLocked(calls_, Table::kCall, kCallMembers);
   WriteTableLocked(gcs_, Table::kGc, kGcMembers);
   WriteTableLocked(counters_, Table::kCounter, kCounterMembers);
+  WriteTableLocked(py_samples_, Table::kPySample, kPySampleMembers);
   WriteMetaLocked();
 }
 

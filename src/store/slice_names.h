@@ -3,6 +3,7 @@
 // and are never named as a culprit op themselves.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace strata {
@@ -15,6 +16,20 @@ inline constexpr std::string_view kRecordedMainThread = "recorded main thread";
 // The recording importer's wait of a main thread that a process of its own rank ended (a DataLoader worker);
 // named so that the window profile counts it as data loading.
 inline constexpr std::string_view kRecordedWorkerWait = "DataLoader: waiting for a worker process";
+
+/// An op name as findings show it: a C++ argument list dropped ("kernel<T>(int, float*)" -> "kernel<T>"),
+/// but not parentheses inside a name ("enumerate(DataLoader)#...__next__") nor a Python location
+/// ("... in Python Net.forward (train.py:42)", see stack_frames.h); at most 80 characters (160 with a
+/// Python location).
+inline std::string ShortOpName(std::string_view name) {
+  std::string s(name);
+  const bool python = s.find("Python ") != std::string::npos;
+  if (const size_t paren = s.find('('); !python && paren != std::string::npos && paren > 0 && s.back() == ')')
+    s.resize(paren);
+  const size_t cap = python ? 160 : 80;
+  if (s.size() > cap) s = s.substr(0, cap - 3) + "...";
+  return s;
+}
 
 inline bool IsContainerSliceName(std::string_view name) {
   return name.substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix || name == kRecordedOnCpu ||

@@ -57,6 +57,55 @@ UserStacks IndexUserStacks(const std::vector<nlohmann::json>& meta) {
   return out;
 }
 
+PythonStacks IndexPythonStacks(const std::vector<nlohmann::json>& meta) {
+  PythonStacks out;
+  for (const auto& m : meta) {
+    if (!m.is_object()) continue;
+    const auto type = m.find("type"), pid = m.find("pid"), id = m.find("id"), frames = m.find("frames");
+    if (type == m.end() || *type != "py_stack" || pid == m.end() || id == m.end() || frames == m.end() ||
+        !pid->is_number_integer() || !id->is_number_integer() || !frames->is_array())
+      continue;
+    std::vector<PythonFrameRef> stack;
+    for (const auto& f : *frames) {
+      if (!f.is_object()) continue;
+      PythonFrameRef frame;
+      if (auto fn = f.find("fn"); fn != f.end() && fn->is_string()) frame.function = fn->get<std::string>();
+      if (auto file = f.find("file"); file != f.end() && file->is_string()) frame.file = file->get<std::string>();
+      if (auto line = f.find("line"); line != f.end() && line->is_number_integer()) frame.line = line->get<int>();
+      stack.push_back(std::move(frame));
+    }
+    out[{pid->get<uint32_t>(), id->get<int32_t>()}] = std::move(stack);
+  }
+  return out;
+}
+
+std::string PythonFrameName(const PythonFrameRef& frame) {
+  std::string fn = frame.function.size() > 100 ? frame.function.substr(0, 97) + "..." : frame.function;
+  return "Python " + fn + " (" + std::string(BaseName(frame.file)) + ":" + std::to_string(frame.line) + ")";
+}
+
+bool InDataLoading(const std::vector<PythonFrameRef>& frames) {
+  for (const PythonFrameRef& f : frames)
+    if (f.file.find("/torch/utils/data/") != std::string::npos) return true;
+  return false;
+}
+
+std::string SampleName(const std::vector<StackFrame>& native, const std::vector<PythonFrameRef>* python) {
+  const StackFrame* own = nullptr;
+  for (const StackFrame& f : native)
+    if (!Skipped(f)) {
+      own = &f;
+      break;
+    }
+  if (python == nullptr || python->empty()) return CulpritFrame(native);
+  const bool data_loading = InDataLoading(*python);
+  const std::string py = PythonFrameName(python->front());
+  const bool interpreter_only =
+      own == nullptr || StartsWith(BaseName(own->module), "python3") || StartsWith(BaseName(own->module), "libpython");
+  std::string name = interpreter_only ? py : Name(*own) + " in " + py;
+  return data_loading ? "DataLoader: " + name : name;
+}
+
 std::string CulpritFrame(const std::vector<StackFrame>& frames) {
   if (frames.empty()) return "?";
   for (const StackFrame& f : frames)

@@ -30,4 +30,30 @@ UserStacks IndexUserStacks(const std::vector<nlohmann::json>& meta);
 /// The culprit frame's name (see above); "?" for an empty stack.
 std::string CulpritFrame(const std::vector<StackFrame>& frames);
 
+/// A Python function on a sampled thread's stack ("py_stack" meta records), innermost first.
+struct PythonFrameRef {
+  std::string function;  // co_qualname
+  std::string file;      // co_filename, as the interpreter has it
+  int line = 0;          // the function's first line
+};
+using PythonStacks = std::map<std::pair<uint32_t, int32_t>, std::vector<PythonFrameRef>>;  // (pid, id) -> frames
+
+PythonStacks IndexPythonStacks(const std::vector<nlohmann::json>& meta);
+
+/// "Python Net.forward (train.py:42)".
+std::string PythonFrameName(const PythonFrameRef& frame);
+
+/// True when the frames run PyTorch's data loading code (torch/utils/data/): the time is data loading
+/// wherever it runs (a worker process, or the main thread with num_workers=0).
+bool InDataLoading(const std::vector<PythonFrameRef>& frames);
+
+/// What a CPU sample is named by, saying which frame is native and which Python:
+///  - "at::native::addmm_out [libtorch_cpu.so] in Python Net.forward (train.py:42)" when the culprit native
+///    frame is the program's own work and the Python function that called it is known;
+///  - "Python Net.forward (train.py:42)" when the native stack is only the interpreter (pure Python time);
+///  - the native culprit alone when no Python frames were recorded.
+/// Time under PyTorch's data loading code (torch/utils/data/) is prefixed "DataLoader: " (it is data
+/// loading wherever it runs: a worker process, or the main thread with num_workers=0).
+std::string SampleName(const std::vector<StackFrame>& native, const std::vector<PythonFrameRef>* python);
+
 }  // namespace strata

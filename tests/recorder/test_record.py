@@ -7,6 +7,7 @@ the segment through `strata inspect --format json` (and `strata diagnose` for th
   ddp_allreduce_count   a 2-rank DDP job from the lab: every gloo allreduce is seen (steps x (buckets + 1)),
                         counters are non-empty, diagnose reads the segment with the traces
   gc_pauses             a GC-heavy Python child: each gc.collect() is one pause of plausible length
+  python_frames         a Python child's samples name its hot Python function (CPython 3.11 frame chain)
   sleeping_off_cpu      a sleeping child shows as off CPU (sleeping) for its sleep
   contention            a busy process pinned to one rank's core shows as run-queue wait behind it
   lab_gc_pause          the lab's gc_pause fault is named gc_pause from the recorded data
@@ -16,6 +17,7 @@ the segment through `strata inspect --format json` (and `strata diagnose` for th
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -107,6 +109,34 @@ def test_gc_pauses(tmp):
     expect(p["gc"]["total_ms"] >= 25 * 0.2, f"GC total {p['gc']['total_ms']} ms is implausible")
 
 
+def test_python_frames(tmp):
+    # CPython 3.11's frame chain read in the kernel at each sample: the innermost Python function of most
+    # samples is the hot one, named with its file and first line (this also checks the layout offsets
+    # python_frames.cc has for 3.11 against a real interpreter).
+    script = ("import time\n"
+              "def hot_loop(n):\n"
+              "    s = 0\n"
+              "    for i in range(n):\n"
+              "        s += i * i\n"
+              "    return s\n"
+              "class Model:\n"
+              "    def forward(self):\n"
+              "        return hot_loop(200000)\n"
+              "t = time.time()\n"
+              "while time.time() - t < 1.5:\n"
+              "    Model().forward()\n")
+    path = os.path.join(tmp, "hot.py")
+    with open(path, "w") as f:
+        f.write(script)
+    record(tmp, [PY, path])
+    p = inspect(tmp)["processes"][0]
+    funcs = p["python_functions"]
+    total = p["cpu_samples"]
+    hot = sum(n for name, n in funcs.items() if name.startswith("Python hot_loop (hot.py:2)"))
+    expect(total >= 20, f"only {total} CPU samples")
+    expect(hot >= 0.6 * total, f"hot_loop in {hot} of {total} samples: {funcs}")
+
+
 def test_sleeping_off_cpu(tmp):
     record(tmp, ["/bin/sleep", "1"])
     p = inspect(tmp)["processes"][0]
@@ -191,10 +221,20 @@ def test_lab_cpu_throttling(tmp):
 
 def test_trace_free_slow_compute(tmp):
     # The recording alone (no profiler trace read): steps from the all_reduce rhythm, rank 1 from its late
-    # arrivals, slow_compute from its main thread's extra on-CPU time, named by a sampled native function.
+    # arrivals, slow_compute from its main thread's extra on-CPU time, named by a sampled native function
+    # and the Python function that called it (the lab's extra compute runs in ddp_job.py's extra_compute).
     d = lab_fault(tmp, "slow_compute", {"slow_compute"}, trace_free=True)
     op = d["findings"][0].get("op") or ""
-    expect(op.endswith("]") and " [" in op, f"culprit {op!r} is not a sampled function [module]")
+    expect(re.fullmatch(r".+ \[[^]]+\] in Python .*extra_compute \(ddp_job\.py:\d+\)", op) is not None,
+           f"culprit {op!r} is not 'native [module] in Python extra_compute (ddp_job.py:N)'")
+
+
+def test_trace_free_dataloader_stall(tmp):
+    # num_workers=0: the Dataset's __getitem__ waits in the main thread itself. Its Python frames when it
+    # left the CPU (torch/utils/data/ on the stack) make the wait data loading, not a host stall.
+    d = lab_fault(tmp, "dataloader_stall", {"dataloader_stall"}, trace_free=True)
+    op = d["findings"][0].get("op") or ""
+    expect("DataLoader" in op or "__getitem__" in op or op == "", f"culprit {op!r}")
 
 
 def test_trace_free_gc_pause(tmp):
@@ -342,8 +382,8 @@ def test_killed_recorder(tmp):
 
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
-ORDER = ["ddp_allreduce_count", "gc_pauses", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 

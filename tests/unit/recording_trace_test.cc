@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "store/slice_names.h"
 #include "store/stack_frames.h"
 
 namespace strata {
@@ -243,6 +244,44 @@ TEST(StackFrames, CulpritSkipsTheCLibraryAndTheInterpreter) {
   EXPECT_EQ(CulpritFrame(stacks.at({5, 7})), "at::native::addmm_out [libtorch_cpu.so.1.13]");
   EXPECT_EQ(CulpritFrame({{"memcpy", "/lib/libc.so.6", false}}), "memcpy [libc.so.6]");
   EXPECT_EQ(CulpritFrame({}), "?");
+}
+
+// Samples say which frame is native and which Python; time in torch/utils/data/ is data loading.
+TEST(StackFrames, SampleNamesPairTheNativeCulpritWithItsPythonCaller) {
+  const PythonStacks py =
+      IndexPythonStacks({{{"type", "py_stack"},
+                          {"pid", 5},
+                          {"id", 0},
+                          {"frames",
+                           {{{"fn", "Net.forward"}, {"file", "/srv/train.py"}, {"line", 42}},
+                            {{"fn", "main"}, {"file", "/srv/train.py"}, {"line", 7}}}}},
+                         {{"type", "py_stack"},
+                          {"pid", 5},
+                          {"id", 1},
+                          {"frames",
+                           {{{"fn", "Dataset.__getitem__"}, {"file", "/srv/data.py"}, {"line", 3}},
+                            {{"fn", "_MapDatasetFetcher.fetch"},
+                             {"file", "/usr/lib/python3/dist-packages/torch/utils/data/_utils/fetch.py"},
+                             {"line", 49}}}}},
+                         {{"type", "py_stack"}, {"pid", "x"}}});
+  ASSERT_EQ(py.size(), 2u);
+  const std::vector<StackFrame> torch = {
+      {"memcpy", "/lib/libc.so.6", false},
+      {"at::native::addmm_out(at::Tensor const&)", "/usr/lib/libtorch_cpu.so", false},
+      {"_PyEval_EvalFrameDefault", "/usr/bin/python3.11", true}};
+  const std::vector<StackFrame> interpreter = {{"long_add", "/usr/bin/python3.11", false},
+                                               {"_PyEval_EvalFrameDefault", "/usr/bin/python3.11", true}};
+  EXPECT_EQ(SampleName(torch, &py.at({5, 0})),
+            "at::native::addmm_out [libtorch_cpu.so] in Python Net.forward (train.py:42)");
+  EXPECT_EQ(SampleName(interpreter, &py.at({5, 0})), "Python Net.forward (train.py:42)");
+  EXPECT_EQ(SampleName(torch, nullptr), "at::native::addmm_out [libtorch_cpu.so]");
+  EXPECT_EQ(SampleName(interpreter, &py.at({5, 1})), "DataLoader: Python Dataset.__getitem__ (data.py:3)");
+  EXPECT_TRUE(InDataLoading(py.at({5, 1})));
+  EXPECT_FALSE(InDataLoading(py.at({5, 0})));
+  // Findings keep the Python location (a C++ argument list is still dropped).
+  EXPECT_EQ(ShortOpName("at::native::addmm_out [libtorch_cpu.so] in Python Net.forward (train.py:42)"),
+            "at::native::addmm_out [libtorch_cpu.so] in Python Net.forward (train.py:42)");
+  EXPECT_EQ(ShortOpName("void gemm<float>(int, float*)"), "void gemm<float>");
 }
 
 }  // namespace

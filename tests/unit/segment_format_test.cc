@@ -73,6 +73,24 @@ TEST(SegmentFormat, RoundTripsEveryTable) {
   EXPECT_EQ(d.blocks, 16u);
 }
 
+TEST(SegmentFormat, RoundTripsPythonSamples) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/py.sseg";
+  SegmentWriter writer;
+  ASSERT_TRUE(writer.Open(path, FileHeader{}, 3).ok());
+  for (uint32_t i = 0; i < 7; ++i) writer.Append(PySampleRow{1000 + i, 42, 40, static_cast<int32_t>(i) - 1});
+  ASSERT_TRUE(writer.Close().ok());
+  auto read = ReadSegment(path);
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_EQ(read.value().py_samples.size(), 7u);
+  EXPECT_EQ(read.value().py_samples[6].ts_ns, 1006u);
+  EXPECT_EQ(read.value().py_samples[6].tid, 42u);
+  EXPECT_EQ(read.value().py_samples[6].tgid, 40u);
+  EXPECT_EQ(read.value().py_samples[0].py_stack, -1);
+  EXPECT_EQ(RowWidth(Table::kPySample), 20u);
+  EXPECT_EQ(TableName(Table::kPySample), "py_sample");
+}
+
 TEST(SegmentFormat, TornLastBlockKeepsEveryCompleteBlock) {
   testing::TempDir dir;
   const std::string bytes = WriteSample(dir.path() + "/a.sseg", 4);

@@ -28,12 +28,7 @@ std::string_view CollectiveName(const TraceStore& store, uint32_t slice) {
   return store.strings.view(store.collective_args[s.args[slice]].collective);
 }
 
-std::string ShortName(std::string_view name) {
-  std::string s(name);
-  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0 && s.back() == ')') s.resize(paren);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
+std::string ShortName(std::string_view name) { return ShortOpName(name); }
 
 double MedianOf(const std::vector<double>& v, const std::vector<size_t>& idx) {
   std::vector<double> x;

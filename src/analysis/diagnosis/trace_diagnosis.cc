@@ -26,14 +26,7 @@ namespace strata::diagnosis {
 
 namespace {
 
-std::string ShortName(std::string_view name) {
-  std::string s(name);
-  // Drop a C++ argument list ("kernel<T>(int, float*)"), not parentheses inside a name such as
-  // "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__".
-  if (const size_t paren = s.find('('); paren != std::string::npos && paren > 0 && s.back() == ')') s.resize(paren);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
+std::string ShortName(std::string_view name) { return ShortOpName(name); }
 
 /// Differential profile of one straggler against its peers over its late steps.
 struct Differential {

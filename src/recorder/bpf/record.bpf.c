@@ -76,6 +76,31 @@ struct {
 } gc_start SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);  // tgid
+  __type(value, struct strata_py_offsets);
+} py_procs SEC(".maps");
+
+struct strata_py_saved {
+  __u32 depth;
+  __u32 pad;
+  __u64 code[STRATA_PY_MAX_DEPTH];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 8192);
+  __type(key, __u32);  // tid of a Python main thread off CPU
+  __type(value, struct strata_py_saved);
+} py_off_stack SEC(".maps");
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct strata_py_saved);
+} py_scratch SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_STACK_TRACE);
   __uint(max_entries, 16384);
   __uint(key_size, sizeof(__u32));
@@ -123,6 +148,87 @@ static __always_inline void fill_header(struct strata_event_header* h, __u32 kin
   h->ts = ts;
 }
 
+static __always_inline __u64 read_ptr(__u64 addr) {
+  __u64 v = 0;
+  if (bpf_probe_read_user(&v, sizeof(v), (const void*)addr)) return 0;
+  return v;
+}
+
+// The Python frames of the current thread `tid` of a CPython process (py_procs) into `code` (innermost
+// first); returns how many. Its thread state is found among the main interpreter's by native thread id,
+// then the frame chain is walked from the current frame. Reads the current task's memory only.
+static __always_inline __u32 walk_py_stack(__u32 tid, struct strata_py_offsets* o, __u64* code) {
+  __u64 interp = read_ptr(o->runtime + o->interp_head);
+  __u64 tstate = interp ? read_ptr(interp + o->threads_head) : 0;
+  __u64 found = 0;
+  for (int i = 0; i < STRATA_PY_MAX_THREADS && tstate; i++) {
+    if (read_ptr(tstate + o->ts_native_id) == tid) {
+      found = tstate;
+      break;
+    }
+    tstate = read_ptr(tstate + o->ts_next);
+  }
+  __u64 cframe = found ? read_ptr(found + o->ts_cframe) : 0;
+  __u64 frame = cframe ? read_ptr(cframe + o->cframe_current) : 0;
+  __u32 depth = 0;
+  for (int i = 0; i < STRATA_PY_MAX_DEPTH; i++) {
+    if (!frame) break;
+    __u64 c = read_ptr(frame + o->frame_code);
+    if (!c) break;
+    code[i] = c;
+    depth = i + 1;
+    frame = read_ptr(frame + o->frame_previous);
+  }
+  if (depth == 0) count(STRATA_STAT_PY_MISS);  // a thread that never ran Python, or not yet
+  return depth;
+}
+
+// The Python frames of a CPU sample of the current thread (same ts and tid as the sample).
+static __always_inline void emit_py_stack(__u32 tid, __u32 tgid, __u64 ts) {
+  struct strata_py_offsets* o = bpf_map_lookup_elem(&py_procs, &tgid);
+  if (!o) return;
+  struct strata_py_stack_event* e = reserve(sizeof(*e));
+  if (!e) return;
+  fill_header(&e->h, STRATA_EV_PY_STACK, tid, tgid, ts);
+  e->depth = walk_py_stack(tid, o, e->code);
+  e->pad = 0;
+  if (e->depth == 0) {
+    bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+    return;
+  }
+  submit(e);
+}
+
+// A Python main thread leaving the CPU: its frames, kept until it comes back (they cannot change while it
+// is off CPU), so that a long off-CPU interval says which Python function it waited in.
+static __always_inline void save_py_stack_off_cpu(__u32 tid, __u32 tgid) {
+  struct strata_py_offsets* o = bpf_map_lookup_elem(&py_procs, &tgid);
+  if (!o || tid != tgid) return;
+  __u32 zero = 0;
+  struct strata_py_saved* saved = bpf_map_lookup_elem(&py_scratch, &zero);
+  if (!saved) return;
+  saved->depth = walk_py_stack(tid, o, saved->code);
+  if (saved->depth)
+    bpf_map_update_elem(&py_off_stack, &tid, saved, BPF_ANY);
+  else
+    bpf_map_delete_elem(&py_off_stack, &tid);
+}
+
+// The saved frames of `tid`, sent with its off-CPU interval that ended at `ts`.
+static __always_inline void emit_py_stack_off_cpu(__u32 tid, __u32 tgid, __u64 ts) {
+  struct strata_py_saved* saved = bpf_map_lookup_elem(&py_off_stack, &tid);
+  if (!saved) return;
+  struct strata_py_stack_event* e = reserve(sizeof(*e));
+  if (!e) return;
+  fill_header(&e->h, STRATA_EV_PY_STACK, tid, tgid, ts);
+  __u32 depth = saved->depth < STRATA_PY_MAX_DEPTH ? saved->depth : STRATA_PY_MAX_DEPTH;
+  for (int i = 0; i < STRATA_PY_MAX_DEPTH; i++)
+    if (i < depth) e->code[i] = saved->code[i];
+  e->depth = depth;
+  e->pad = 0;
+  submit(e);
+}
+
 // --- scheduling ------------------------------------------------------------------------------------
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
@@ -142,6 +248,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       bpf_map_update_elem(&runnable, &prev_tid, &r, BPF_ANY);
     }
     bpf_map_update_elem(&off_cpu_since, &prev_tid, &s, BPF_ANY);
+    save_py_stack_off_cpu(prev_tid, prev_tgid);
   }
   if (is_traced(next_tgid)) {
     struct off_cpu_start* s = bpf_map_lookup_elem(&off_cpu_since, &next_tid);
@@ -162,6 +269,9 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
       e->runq_ns = (r && r->ts >= s->ts && r->ts <= now) ? now - r->ts : 0;
       e->waker = r ? r->waker : 0;
       submit(e);
+      // Python frames of the waits (sleeping, any length: a data loader's reads are often short) and of
+      // long preemptions; not of every short preemption.
+      if (s->state != 0 || now - s->ts >= min_helper_off_cpu_ns) emit_py_stack_off_cpu(next_tid, next_tgid, now);
     }
     bpf_map_delete_elem(&off_cpu_since, &next_tid);
     if (r) bpf_map_delete_elem(&runnable, &next_tid);
@@ -217,6 +327,7 @@ int BPF_PROG(on_exit, struct task_struct* p) {
   bpf_map_delete_elem(&off_cpu_since, &tid);
   bpf_map_delete_elem(&runnable, &tid);
   bpf_map_delete_elem(&gc_start, &tid);
+  bpf_map_delete_elem(&py_off_stack, &tid);
   if (tid == tgid) emit_process(STRATA_EV_EXIT, p, 0);
   return 0;
 }
@@ -229,11 +340,13 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   if (!is_traced(tgid)) return 0;
   struct strata_sample_event* e = reserve(sizeof(*e));
   if (!e) return 0;
-  fill_header(&e->h, STRATA_EV_SAMPLE, tid, tgid, bpf_ktime_get_ns());
+  __u64 now = bpf_ktime_get_ns();
+  fill_header(&e->h, STRATA_EV_SAMPLE, tid, tgid, now);
   e->user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
   e->kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
   if (e->user_stack < 0 && e->kernel_stack < 0) count(STRATA_STAT_STACK_FAIL);
   submit(e);
+  emit_py_stack(tid, tgid, now);
   return 0;
 }
 

@@ -5,12 +5,14 @@
 #define STRATA_RECORDER_BPF_RECORD_EVENTS_H_
 
 #ifdef __BPF__
+typedef __u16 strata_u16;
 typedef __u32 strata_u32;
 typedef __u64 strata_u64;
 typedef __s32 strata_s32;
 typedef __s64 strata_s64;
 #else
 #include <stdint.h>
+typedef uint16_t strata_u16;
 typedef uint32_t strata_u32;
 typedef uint64_t strata_u64;
 typedef int32_t strata_s32;
@@ -30,6 +32,7 @@ enum strata_event_kind {
   STRATA_EV_EXEC = 5,     // a traced process exec'ed (its environment now names its rank)
   STRATA_EV_FORK = 6,     // a traced process forked a new process (now traced too)
   STRATA_EV_EXIT = 7,     // a traced process exited
+  STRATA_EV_PY_STACK = 8, // the Python frames of a sampled thread (same ts and tid as its STRATA_EV_SAMPLE)
 };
 
 struct strata_event_header {
@@ -58,6 +61,31 @@ struct strata_sample_event {
   struct strata_event_header h;
   strata_s32 user_stack;  // id in the stack map, < 0 when not available
   strata_s32 kernel_stack;
+};
+
+// Where a CPython process keeps its frames (map py_procs, by tgid; filled by user space for the versions
+// src/recorder/python_frames.cc knows): runtime = address of _PyRuntime in the process, then byte offsets
+// along _PyRuntime -> main interpreter -> thread states (matched by native thread id) -> current frame ->
+// previous frames, each frame giving its code object.
+struct strata_py_offsets {
+  strata_u64 runtime;
+  strata_u16 interp_head;     // _PyRuntimeState.interpreters.head
+  strata_u16 threads_head;    // PyInterpreterState.threads.head
+  strata_u16 ts_next;         // PyThreadState.next
+  strata_u16 ts_native_id;    // PyThreadState.native_thread_id
+  strata_u16 ts_cframe;       // PyThreadState.cframe
+  strata_u16 cframe_current;  // _PyCFrame.current_frame
+  strata_u16 frame_code;      // _PyInterpreterFrame.f_code
+  strata_u16 frame_previous;  // _PyInterpreterFrame.previous
+};
+
+#define STRATA_PY_MAX_DEPTH 32
+#define STRATA_PY_MAX_THREADS 32
+struct strata_py_stack_event {
+  struct strata_event_header h;
+  strata_u32 depth;  // code objects in `code`, innermost first
+  strata_u32 pad;
+  strata_u64 code[STRATA_PY_MAX_DEPTH];
 };
 
 struct strata_call_event {
@@ -99,7 +127,8 @@ enum strata_stat {
   STRATA_STAT_NO_START = 2,    // a return / done without its entry (probe attached mid-call)
   STRATA_STAT_STACK_FAIL = 3,  // stack id lookup failed
   STRATA_STAT_FILTERED = 4,    // short off-CPU interval of a helper thread, not sent
-  STRATA_STAT_COUNT = 5,
+  STRATA_STAT_PY_MISS = 5,     // a Python process's sample whose thread state or frames could not be read
+  STRATA_STAT_COUNT = 6,
 };
 
 #endif  // STRATA_RECORDER_BPF_RECORD_EVENTS_H_
