@@ -13,6 +13,7 @@ PACKAGES=(
   libzstd-dev       # recorder segment compression
   libmnl-dev        # recorder: rtnetlink queries (link shaping rate, qdisc queue statistics)
   libeigen3-dev     # linear algebra of the online detector (Gaussian mixture over step summaries)
+  libcpp-httplib-dev  # strata agent's HTTP endpoints (/metrics, /api/v1/status)
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
   libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf

@@ -14,6 +14,7 @@
 #include "analysis/job_summary.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
+#include "cli/agent_command.h"
 #include "cli/synth_command.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"
@@ -268,6 +269,7 @@ int RunMain(int argc, char** argv) {
   AddMaxMemoryOption(inspect, inspect_max_memory);
 
   CLI::App* synth = strata::cli::AddSynthCommand(app);
+  CLI::App* agent = strata::cli::AddAgentCommand(app);
 
   if (auto unknown = UnknownSubcommand(app, argc, argv)) {
     std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
@@ -298,6 +300,7 @@ int RunMain(int argc, char** argv) {
     return 0;
   }
   if (synth->parsed()) return strata::cli::RunSynthCommand();
+  if (agent->parsed()) return strata::cli::RunAgentCommand();
   if (summary->parsed()) {
     strata::LoadedJob job;
     if (int rc = LoadOrFail(summary_in, &job)) return rc;
@@ -340,6 +343,10 @@ int main(int argc, char** argv) {
         fmt::format("out of memory: the analysis needs more than {} (raise --max-memory, or give fewer "
                     "ranks or steps)",
                     strata::DescribeMemoryLimit()));
+    return 1;
+  } catch (const std::system_error& e) {
+    // A thread that cannot start (its stack counts against --max-memory too).
+    PrintError(fmt::format("{} (with {})", e.what(), strata::DescribeMemoryLimit()));
     return 1;
   }
 }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "core/memory_limit.h"
@@ -90,19 +91,26 @@ struct FileResult {
 
 FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options);
 
+FileResult OutOfMemory(const std::string& path, const std::exception& e) {
+  FileResult result;
+  result.out_of_memory = true;
+  result.error = fmt::format(
+      "{}: out of memory while reading it ({}): the job needs more than {} allows (raise --max-memory, or give "
+      "fewer ranks or steps)",
+      path == ByteSource::kStdinPath ? ByteSource::kStdinName : path, e.what(), DescribeMemoryLimit());
+  return result;
+}
+
 // Imports one trace file from `opened` when sniffing kept it open, else opens `path`. Running out of
-// memory (the --max-memory limit) is an error naming the file, not an abort.
+// memory (the --max-memory limit: an allocation, or a parser thread's stack) is an error naming the file,
+// not an abort.
 FileResult ImportOne(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options) {
   try {
     return ImportSource(path, std::move(opened), options);
-  } catch (const std::bad_alloc&) {
-    FileResult result;
-    result.out_of_memory = true;
-    result.error = fmt::format(
-        "{}: out of memory while reading it: the job needs more than {} allows (raise --max-memory, or "
-        "give fewer ranks or steps)",
-        path == ByteSource::kStdinPath ? ByteSource::kStdinName : path, DescribeMemoryLimit());
-    return result;
+  } catch (const std::bad_alloc& e) {
+    return OutOfMemory(path, e);
+  } catch (const std::system_error& e) {
+    return OutOfMemory(path, e);
   }
 }
 
@@ -340,7 +348,13 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (unsigned t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no memory for another thread's stack (a low --max-memory): fewer threads do the same work
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
 

@@ -1,0 +1,29 @@
+// `strata agent`: one per node, runs until stopped (SIGINT/SIGTERM). Every `interval_s` it finds the
+// training processes on the node (discovery.h), keeps a flight recorder on each job (flight_recorder.h),
+// re-diagnoses the last `window_s` of each job's recording (live_diagnosis.h) and publishes the result over
+// HTTP on `listen` (status_render.h: /metrics, /api/v1/status, and / a live page).
+// Invariants: a job's state outlives a failed round (the error is published); jobs whose processes are
+// gone are published as ended for `retain_s`, then dropped; stopping the agent stops its recorders.
+#pragma once
+
+#include <string>
+
+namespace strata::agent {
+
+struct AgentOptions {
+  std::string listen = "127.0.0.1:9464";  // HOST:PORT for HTTP; empty = none
+  std::string dir = "/var/lib/strata/flight";
+  double interval_s = 1.0;
+  double window_s = 15.0;
+  double rotate_s = 300;
+  double retain_s = 900;
+  double retain_mb = 2048;
+  unsigned sample_hz = 49;
+  double run_s = 0;  // stop after this long (0 = until signalled; for tests)
+  bool quiet = false;
+};
+
+/// Runs the agent; returns the exit code (0 stopped by a signal or run_s, 2 cannot start).
+int RunAgent(const AgentOptions& options);
+
+}  // namespace strata::agent

@@ -1,0 +1,128 @@
+// FlightRecorder: recorder subprocesses and chunk retention (see flight_recorder.h).
+#include "agent/flight_recorder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace strata::agent {
+namespace fs = std::filesystem;
+
+FlightRecorder::~FlightRecorder() { Stop(); }
+
+bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  const std::string chunk = (fs::path(dir_) / fmt::format("chunk-{:06d}", next_chunk_++)).string();
+  std::vector<std::string> args = {options_.strata,
+                                   "record",
+                                   "-q",
+                                   "--no-nccl-plugin",
+                                   "-o",
+                                   chunk,
+                                   "--sample-hz",
+                                   std::to_string(options_.sample_hz)};
+  for (int pid : pids) {
+    args.push_back("--pid");
+    args.push_back(std::to_string(pid));
+  }
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    // The recorder's own messages go to the agent's stderr; its stdin is not the agent's.
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, STDIN_FILENO);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(options_.strata.c_str(), argv.data());
+    _exit(127);
+  }
+  if (current_.pid > 0) {
+    // The new recorder attaches first; the old one is stopped once it had time to (no gap between chunks).
+    current_.stop_at_s = now_s + 3;
+    stopping_.push_back(current_);
+  }
+  current_ = Child{child, chunk, now_s, pids};
+  ++restarts_;
+  return true;
+}
+
+void FlightRecorder::Reap() {
+  auto exited = [](pid_t pid) {
+    int status = 0;
+    return waitpid(pid, &status, WNOHANG) == pid;
+  };
+  stopping_.erase(std::remove_if(stopping_.begin(), stopping_.end(), [&](const Child& c) { return exited(c.pid); }),
+                  stopping_.end());
+  if (current_.pid > 0 && exited(current_.pid)) current_.pid = 0;  // its processes ended: the chunk is finished
+}
+
+void FlightRecorder::Update(const std::set<int>& pids, double now_s) {
+  Reap();
+  for (Child& c : stopping_)
+    if (!c.signalled && now_s >= c.stop_at_s) c.signalled = kill(c.pid, SIGINT) == 0 || true;
+  const bool changed = pids != current_.pids;
+  const bool due = current_.pid > 0 && now_s - current_.started_s >= options_.rotate_s;
+  if (!pids.empty() && (current_.pid == 0 || changed || due)) Start(pids, now_s);
+  Prune(now_s);
+}
+
+void FlightRecorder::Prune(double now_s) {
+  std::error_code ec;
+  if (!fs::exists(dir_, ec)) return;
+  struct Chunk {
+    std::string path;
+    double age_s;
+    uint64_t bytes;
+  };
+  std::vector<Chunk> chunks;
+  const auto now_file = fs::file_time_type::clock::now();
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    if (!entry.is_directory() || entry.path().filename().string().rfind("chunk-", 0) != 0) continue;
+    uint64_t bytes = 0;
+    auto newest = fs::file_time_type::min();
+    for (const auto& f : fs::directory_iterator(entry.path(), ec)) {
+      bytes += f.file_size(ec);
+      newest = std::max(newest, f.last_write_time(ec));
+    }
+    const double age =
+        newest == fs::file_time_type::min() ? 0 : std::chrono::duration<double>(now_file - newest).count();
+    chunks.push_back({entry.path().string(), age, bytes});
+  }
+  std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) { return a.path < b.path; });
+  uint64_t total = 0;
+  for (const Chunk& c : chunks) total += c.bytes;
+  const auto limit = static_cast<uint64_t>(options_.retain_mb * 1e6);
+  for (const Chunk& c : chunks) {
+    if (c.path == current_.dir) continue;
+    bool live = false;
+    for (const Child& s : stopping_) live |= s.dir == c.path;
+    if (live) continue;
+    if (c.age_s > options_.retain_s || total > limit) {
+      fs::remove_all(c.path, ec);
+      total -= std::min(total, c.bytes);
+    }
+  }
+  (void)now_s;
+}
+
+void FlightRecorder::Stop() {
+  std::vector<Child> all = stopping_;
+  if (current_.pid > 0) all.push_back(current_);
+  for (const Child& c : all) kill(c.pid, SIGINT);
+  for (const Child& c : all) {
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+  }
+  stopping_.clear();
+  current_.pid = 0;
+}
+
+}  // namespace strata::agent

@@ -1,0 +1,65 @@
+// FlightRecorder: the full-detail recording of one job, kept as rotating chunks so that the minutes before
+// a detection can be diagnosed in full afterwards. Each chunk is one `strata record --pid ...` run (a
+// subprocess of this binary) writing DIR/chunk-<n>/; a new chunk starts when the job's processes change or
+// every `rotate_s`, the old recorder being stopped once the new one runs (they overlap, nothing is missed).
+// Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current one.
+// Invariants: at most two recorders per job at a time, each reaped; a recorder that exits by itself (its
+// processes ended) leaves a finished chunk.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace strata::agent {
+
+struct FlightOptions {
+  std::string strata;     // this binary (the recorder runs as `strata record`)
+  double rotate_s = 300;  // start a new chunk at least this often
+  double retain_s = 900;  // delete chunks that ended longer ago than this
+  double retain_mb = 2048;
+  unsigned sample_hz = 49;
+};
+
+class FlightRecorder {
+ public:
+  FlightRecorder(std::string dir, FlightOptions options) : dir_(std::move(dir)), options_(std::move(options)) {}
+  ~FlightRecorder();
+  FlightRecorder(const FlightRecorder&) = delete;
+  FlightRecorder& operator=(const FlightRecorder&) = delete;
+
+  /// Keeps a recorder on `pids` (starting or rotating one as needed), reaps and prunes. `now_s`: monotonic.
+  void Update(const std::set<int>& pids, double now_s);
+  /// Stops every recorder (SIGINT) and waits for them.
+  void Stop();
+
+  /// The current chunk's directory (empty before the first) and when it started (monotonic seconds).
+  const std::string& current_chunk() const { return current_.dir; }
+  double current_started_s() const { return current_.started_s; }
+  uint64_t restarts() const { return restarts_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Child {
+    pid_t pid = 0;
+    std::string dir;
+    double started_s = 0;
+    std::set<int> pids;
+    double stop_at_s = 0;  // replaced: stopped (SIGINT) from then on, once the new recorder is attached
+    bool signalled = false;
+  };
+  bool Start(const std::set<int>& pids, double now_s);
+  void Reap();
+  void Prune(double now_s);
+
+  std::string dir_;
+  FlightOptions options_;
+  Child current_;
+  std::vector<Child> stopping_;
+  uint64_t next_chunk_ = 0, restarts_ = 0;
+};
+
+}  // namespace strata::agent

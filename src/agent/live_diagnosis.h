@@ -1,0 +1,49 @@
+// LiveDiagnosis: what `strata agent` concludes about one job while it runs. Each round reads the job's
+// current flight-recorder chunk as far as it is written (blocks are flushed every second; an unfinished
+// segment reads up to its last complete block), keeps the last `window_s` seconds of every table, and runs
+// the same diagnosis as `strata diagnose` on that recording alone. A finding is identified by (rank, cause):
+// it opens when it first appears (detected_at, Unix seconds) and stays open while later rounds find it.
+// Invariants: rows outside the window are never analysed; a round that cannot read the chunk keeps the
+// previous state and says why (`error`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/diagnosis/result.h"
+
+namespace strata::agent {
+
+struct OpenFinding {
+  diagnosis::Finding finding;
+  double detected_at = 0;  // Unix seconds of the round that first found it
+  int64_t rounds = 0;      // rounds that found it since
+};
+
+struct JobState {
+  std::string job;
+  std::map<int, int> rank_of_pid;
+  std::optional<diagnosis::DiagnosisResult> last;  // the last round's diagnosis
+  std::vector<OpenFinding> open;                   // findings open now
+  double analysed_at = 0;                          // Unix seconds of the last round
+  double analysis_s = 0;                           // how long it took
+  std::string error;                               // why the last round could not run, if it could not
+};
+
+class LiveDiagnosis {
+ public:
+  explicit LiveDiagnosis(double window_s) : window_s_(window_s) {}
+  /// One round over the segments in `chunk_dir` (monotonic now `now_mono_ns`, wall clock `now_unix_s`).
+  void Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state) const;
+
+ private:
+  double window_s_;
+};
+
+}  // namespace strata::agent

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
+
+usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
+Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
+MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
+all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
+(with --extra-ms 0: a clean job). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
+moment the first slow step starts, and OUT_DIR/done-<rank> at the end.
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+def busy(ms):
+    end = time.perf_counter() + ms / 1e3
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
+def compute():
+    return busy(60)
+
+
+def extra_compute(ms):
+    return busy(ms)
+
+
+def rank_main(a):
+    import torch
+    import torch.distributed as dist
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("gloo")
+    t = torch.ones(1 << 14)
+    start = time.time()
+    fault_written = False
+    while True:
+        # Every rank agrees on when to stop and when the fault starts (rank 0's clock, broadcast).
+        flag = torch.tensor([time.time() - start if rank == 0 else 0.0])
+        dist.broadcast(flag, 0)
+        elapsed = float(flag[0])
+        if elapsed >= a.seconds:
+            break
+        compute()
+        if rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0:
+            if not fault_written:
+                with open(os.path.join(a.out, "fault.json"), "w") as f:
+                    json.dump({"fault_start_unix": time.time(), "rank": rank}, f)
+                fault_written = True
+            extra_compute(a.extra_ms)
+        dist.all_reduce(t)
+    dist.barrier()
+    dist.destroy_process_group()
+    open(os.path.join(a.out, f"done-{rank}"), "w").close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--fault-after", type=float, default=12)
+    ap.add_argument("--fault-rank", type=int, default=1)
+    ap.add_argument("--extra-ms", type=float, default=40)
+    ap.add_argument("--job", default=None)
+    ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.rank_worker:
+        return rank_main(a)
+    os.makedirs(a.out, exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for r in range(2):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), TORCHELASTIC_RUN_ID=a.job or f"agent-test-{os.getpid()}",
+                   OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable, __file__, *sys.argv[1:], "--rank-worker"], env=env))
+    return max(p.wait() for p in procs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""`strata agent` for real (root, eBPF): started before a job, it finds the job by itself, and a straggler that
+appears mid-run shows up in /api/v1/status and /metrics; stopping the agent stops its recorders.
+
+usage: test_agent.py STRATA_BINARY
+Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more per step from 12 s on) under
+an agent on a free port. Prints the detection latency (detected_at - the first slow step's start). Exits 77
+(skipped) when not root or without BTF (1 under CI=true: a skip fails CI).
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return r.read().decode()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    strata = os.path.abspath(sys.argv[1])
+    skip = 1 if os.environ.get("CI") == "true" else 77
+    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux"):
+        print(f"{'FAIL' if skip == 1 else 'SKIP'}: strata agent needs root and kernel BTF")
+        return skip
+    failures = []
+
+    def expect(cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
+        if not cond:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory(prefix="strata-agent-") as tmp:
+        os.chmod(tmp, 0o755)
+        port = free_port()
+        agent = subprocess.Popen([strata, "agent", "--listen", f"127.0.0.1:{port}", "--dir", os.path.join(tmp, "flight"),
+                                  "--interval-s", "1", "--window-s", "8", "-q"], stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(50):
+                try:
+                    status = json.loads(get(port, "/api/v1/status"))
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            else:
+                raise AssertionError("the agent does not answer on /api/v1/status")
+            expect(status.get("jobs") == [], f"no job before the job starts (jobs: {status.get('jobs')})")
+            job_id = f"agent-test-{os.getpid()}"
+            out = os.path.join(tmp, "job")
+            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "30",
+                                    "--fault-after", "12", "--extra-ms", "40", "--job", job_id])
+            found_at = None
+            clean_findings = []
+            detected = None
+            while job.poll() is None:
+                time.sleep(0.5)
+                status = json.loads(get(port, "/api/v1/status"))
+                jobs = [j for j in status["jobs"] if j["job"] == job_id]
+                if jobs and found_at is None and jobs[0]["ranks"] == [0, 1]:
+                    found_at = time.time()
+                fault = os.path.exists(os.path.join(out, "fault.json"))
+                for j in jobs:
+                    for f in j["findings"]:
+                        if not fault:
+                            clean_findings.append((f["rank"], f["cause"]))
+                        elif detected is None and f["rank"] == 1:
+                            detected = (f, time.time())
+                if detected and job.poll() is None:
+                    metrics = get(port, "/metrics")
+            expect(job.returncode == 0, f"the job ran to the end (exit {job.returncode})")
+            expect(found_at is not None, "the agent found the job and both ranks by itself")
+            expect(not clean_findings, f"nothing raised before the fault (raised: {sorted(set(clean_findings))})")
+            expect(detected is not None, "rank 1's slowdown appears in /api/v1/status")
+            if detected:
+                f, seen = detected
+                with open(os.path.join(out, "fault.json")) as fh:
+                    fault_start = json.load(fh)["fault_start_unix"]
+                latency = f["detected_at"] - fault_start
+                print(f"     detection: {f['cause']} rank {f['rank']}, detected_at - first slow step = {latency:.1f} s "
+                      f"(seen by the poll {seen - fault_start:.1f} s after)", flush=True)
+                expect(f["cause"] == "slow_compute", f"cause {f['cause']} (expected slow_compute)")
+                expect(0 <= latency <= 15, f"detected {latency:.1f} s after the first slow step (bound 15 s)")
+                expect(re.search(r'^strata_straggler\{job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
+                       is not None, "/metrics has strata_straggler for rank 1")
+                expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
+        finally:
+            agent.send_signal(signal.SIGTERM)
+            try:
+                rc = agent.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+                rc = None
+        expect(rc == 0, f"the agent stops on SIGTERM with exit 0 (got {rc})")
+        # A stopped recorder detaches its probes in a background process that ends on its own shortly after.
+        for _ in range(40):
+            left = subprocess.run(["pgrep", "-f", f"{strata} record"], capture_output=True, text=True).stdout.split()
+            if not left:
+                break
+            time.sleep(0.5)
+        expect(not left, f"no recorder left running 20 s after the agent stopped (pids {left})")
+        chunks = []
+        for base, _, files in os.walk(os.path.join(tmp, "flight")):
+            chunks += [os.path.join(base, n) for n in files if n.endswith(".sseg")]
+        expect(bool(chunks), "the flight recorder kept the job's recording")
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+// strata agent's pieces that need no root: job identity from a process environment, discovery over a
+// constructed /proc, and the Prometheus rendering of its state.
+#include <gtest/gtest.h>
+
+#ifdef STRATA_HAVE_RECORDER
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "agent/discovery.h"
+#include "agent/status_render.h"
+#include "test_util.h"
+
+namespace strata::agent {
+namespace {
+
+std::string Env(std::initializer_list<std::string> vars) {
+  std::string out;
+  for (const auto& v : vars) out += v + '\0';
+  return out;
+}
+
+TEST(AgentDiscovery, JobIdFromTheEnvironment) {
+  EXPECT_EQ(JobIdOf(Env({"PATH=/bin", "RANK=3", "TORCHELASTIC_RUN_ID=run-7", "SLURM_JOB_ID=99"})), "run-7");
+  EXPECT_EQ(JobIdOf(Env({"SLURM_PROCID=1", "SLURM_JOB_ID=99"})), "99");
+  EXPECT_EQ(JobIdOf(Env({"RANK=0", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500"})), "10.0.0.1:29500");
+  EXPECT_EQ(JobIdOf(Env({"PMI_RANK=2"})), "local");
+  EXPECT_EQ(JobIdOf(Env({"PATH=/bin", "TORCHELASTIC_RUN_ID=run-7"})), "") << "no rank: not a training process";
+}
+
+void WriteProc(const std::string& root, int pid, uint64_t start, const std::string& environ) {
+  const std::string dir = root + "/" + std::to_string(pid);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/stat") << pid << " (python3) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+  std::ofstream(dir + "/environ", std::ios::binary) << environ;
+}
+
+TEST(AgentDiscovery, ScansProcForRankedProcessesAndRereadsAReusedPid) {
+  testing::TempDir proc;
+  WriteProc(proc.path(), 100, 5, Env({"RANK=0", "TORCHELASTIC_RUN_ID=a"}));
+  WriteProc(proc.path(), 101, 6, Env({"RANK=1", "TORCHELASTIC_RUN_ID=a"}));
+  WriteProc(proc.path(), 102, 7, Env({"HOME=/root"}));
+  std::filesystem::create_directories(proc.path() + "/self");
+  Discovery d(proc.path());
+  auto jobs = d.Scan();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs["a"].rank_of_pid, (std::map<int, int>{{100, 0}, {101, 1}}));
+  // pid 101 exits and the pid is reused by a process of another job (a new start time).
+  WriteProc(proc.path(), 101, 60, Env({"RANK=0", "TORCHELASTIC_RUN_ID=b"}));
+  jobs = d.Scan();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs["b"].rank_of_pid, (std::map<int, int>{{101, 0}}));
+  std::filesystem::remove_all(proc.path() + "/100");
+  jobs = d.Scan();
+  EXPECT_EQ(jobs.count("a"), 0u);
+}
+
+TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
+  EXPECT_EQ(PromLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  AgentSnapshot s;
+  s.rounds = 3;
+  JobState job;
+  job.job = "run\"1";
+  job.rank_of_pid = {{10, 0}, {11, 1}};
+  diagnosis::DiagnosisResult r;
+  r.step_time_median_ms = 120;
+  diagnosis::Straggler st;
+  st.rank = 1;
+  st.late_ms_per_step = 40;
+  r.stragglers.push_back(st);
+  job.last = r;
+  diagnosis::Finding f;
+  f.rank = 1;
+  f.cause = "slow_compute";
+  job.open.push_back({f, 1700000000.5, 2});
+  s.jobs.push_back(job);
+  const std::string m = MetricsText(s);
+  EXPECT_NE(m.find("# TYPE strata_agent_rounds_total counter\nstrata_agent_rounds_total 3\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_ranks{job=\"run\\\"1\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_step_seconds{job=\"run\\\"1\"} 0.120000\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_straggler{job=\"run\\\"1\",rank=\"1\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_finding{job=\"run\\\"1\",rank=\"1\",cause=\"slow_compute\"} 1\n"), std::string::npos) << m;
+  const auto j = StatusJson(s);
+  ASSERT_EQ(j["jobs"].size(), 1u);
+  EXPECT_EQ(j["jobs"][0]["ranks"], nlohmann::ordered_json({0, 1}));
+  EXPECT_EQ(j["jobs"][0]["findings"][0]["detected_at"], 1700000000.5);
+  EXPECT_EQ(j["jobs"][0]["findings"][0]["cause"], "slow_compute");
+}
+
+}  // namespace
+}  // namespace strata::agent
+#endif  // STRATA_HAVE_RECORDER
