@@ -12,9 +12,9 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
+#include "cli/agent_command.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
-#include "cli/agent_command.h"
 #include "cli/synth_command.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"

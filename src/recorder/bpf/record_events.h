@@ -25,14 +25,14 @@ typedef int64_t strata_s64;
 #define STRATA_PROBE_EMIT (1u << 16)
 
 enum strata_event_kind {
-  STRATA_EV_OFF_CPU = 1,  // a traced thread was off CPU: [start, end)
-  STRATA_EV_SAMPLE = 2,   // CPU stack sample of a traced thread
-  STRATA_EV_CALL = 3,     // one probed call (collective, CUDA sync) returned
-  STRATA_EV_GC = 4,       // one Python garbage collection (USDT gc__start .. gc__done)
-  STRATA_EV_EXEC = 5,     // a traced process exec'ed (its environment now names its rank)
-  STRATA_EV_FORK = 6,     // a traced process forked a new process (now traced too)
-  STRATA_EV_EXIT = 7,     // a traced process exited
-  STRATA_EV_PY_STACK = 8, // the Python frames of a sampled thread (same ts and tid as its STRATA_EV_SAMPLE)
+  STRATA_EV_OFF_CPU = 1,   // a traced thread was off CPU: [start, end)
+  STRATA_EV_SAMPLE = 2,    // CPU stack sample of a traced thread
+  STRATA_EV_CALL = 3,      // one probed call (collective, CUDA sync) returned
+  STRATA_EV_GC = 4,        // one Python garbage collection (USDT gc__start .. gc__done)
+  STRATA_EV_EXEC = 5,      // a traced process exec'ed (its environment now names its rank)
+  STRATA_EV_FORK = 6,      // a traced process forked a new process (now traced too)
+  STRATA_EV_EXIT = 7,      // a traced process exited
+  STRATA_EV_PY_STACK = 8,  // the Python frames of a sampled thread (same ts and tid as its STRATA_EV_SAMPLE)
 };
 
 struct strata_event_header {
