@@ -17,6 +17,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
   libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf
+  libdw-dev         # recorder: source file and line of sampled native frames (DWARF), where libraries have it
   python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
   iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip

@@ -10,6 +10,10 @@ namespace strata::recorder {
 nlohmann::json Frame::ToJson() const {
   nlohmann::json j = {{"fn", function}, {"module", module}, {"offset", offset}};
   if (interpreter) j["interpreter"] = true;
+  if (!file.empty()) {
+    j["file"] = file;
+    j["line"] = line;
+  }
   return j;
 }
 
@@ -34,8 +38,9 @@ const ElfSymbols* StackSymbolizer::Symbols(const std::string& path) {
 
 std::vector<Frame> StackSymbolizer::User(const std::vector<MapEntry>& maps, const std::vector<uint64_t>& ips) {
   std::vector<Frame> frames;
-  for (uint64_t ip : ips) {
-    Frame frame{"?", "?", ip, false};
+  for (size_t i = 0; i < ips.size(); ++i) {
+    const uint64_t ip = ips[i];
+    Frame frame{"?", "?", ip, false, "", 0};
     auto m = std::find_if(maps.begin(), maps.end(), [&](const MapEntry& e) { return ip >= e.start && ip < e.end; });
     if (m != maps.end()) {
       frame.module = m->path;
@@ -49,6 +54,11 @@ std::vector<Frame> StackSymbolizer::User(const std::vector<MapEntry>& maps, cons
             frame.function = f->demangled;
             frame.offset = *address - f->address;
             frame.interpreter = IsInterpreterFrame(f->name);
+            // Callers' addresses are return addresses: the call is the instruction before.
+            if (auto source = lines_.Lookup(m->path, i > 0 ? *address - 1 : *address)) {
+              frame.file = source->file;
+              frame.line = source->line;
+            }
           }
       }
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/dwarf_lines.h"
 #include "recorder/elf_symbols.h"
 #include "recorder/process_info.h"
 
@@ -22,6 +23,8 @@ struct Frame {
   std::string module;    // file path, or "[kernel]"
   uint64_t offset = 0;   // from the function start (or the address when unknown)
   bool interpreter = false;
+  std::string file;  // source file and line from the library's DWARF, when it has debug info
+  int line = 0;
   nlohmann::json ToJson() const;
 };
 
@@ -40,6 +43,7 @@ class StackSymbolizer {
   bool kallsyms_loaded_ = false;
   std::vector<std::pair<uint64_t, std::string>> kallsyms_;
   std::map<std::string, std::unique_ptr<ElfSymbols>> files_;  // null when unreadable
+  DwarfLines lines_;
 };
 
 }  // namespace strata::recorder

@@ -28,7 +28,9 @@ std::string Name(const StackFrame& f) {
   std::string fn = f.function;
   if (const size_t paren = fn.find('('); paren != std::string::npos && paren > 0) fn.resize(paren);
   if (fn.size() > 100) fn = fn.substr(0, 97) + "...";
-  return fn + " [" + std::string(BaseName(f.module)) + "]";
+  const std::string source =
+      f.file.empty() ? std::string() : " (" + std::string(BaseName(f.file)) + ":" + std::to_string(f.line) + ")";
+  return fn + source + " [" + std::string(BaseName(f.module)) + "]";
 }
 
 }  // namespace
@@ -50,6 +52,8 @@ UserStacks IndexUserStacks(const std::vector<nlohmann::json>& meta) {
       if (auto fn = f.find("fn"); fn != f.end() && fn->is_string()) frame.function = fn->get<std::string>();
       if (auto mod = f.find("module"); mod != f.end() && mod->is_string()) frame.module = mod->get<std::string>();
       if (auto in = f.find("interpreter"); in != f.end() && in->is_boolean()) frame.interpreter = in->get<bool>();
+      if (auto file = f.find("file"); file != f.end() && file->is_string()) frame.file = file->get<std::string>();
+      if (auto line = f.find("line"); line != f.end() && line->is_number_integer()) frame.line = line->get<int>();
       stack.push_back(std::move(frame));
     }
     out[{pid->get<uint32_t>(), id->get<int32_t>()}] = std::move(stack);

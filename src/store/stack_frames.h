@@ -3,7 +3,8 @@
 // frame — the frame nearest the leaf that is the program's own work rather than the C library, the
 // dynamic loader, the OpenMP runtime's spinning or the interpreter's evaluation loop.
 // Invariants: frames are leaf first, as recorded; a culprit name is "function [module file name]" with a
-// C++ argument list dropped; a stack of only skipped frames is named by its leaf.
+// C++ argument list dropped, and "function (source.c:line) [module]" when the library had DWARF line info;
+// a stack of only skipped frames is named by its leaf.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ struct StackFrame {
   std::string function;  // "?" when unknown
   std::string module;    // file path, or "[kernel]"
   bool interpreter = false;
+  std::string file;  // source file and line (DWARF), when the library had debug info
+  int line = 0;
 };
 
 using UserStacks = std::map<std::pair<uint32_t, int32_t>, std::vector<StackFrame>>;  // (pid, id) -> frames
