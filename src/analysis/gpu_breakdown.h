@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/kernel_type.h"
+#include "model/kernel_type.h"
 #include "store/trace_store.h"
 
 namespace strata {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 
 namespace strata::model {
 
@@ -18,14 +18,14 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
     std::vector<double> ends;
     for (size_t r = 0; r < ranks; ++r)
       if (m.call[r] >= 0) ends.push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns));
-    const double med = diagnosis::Median(ends);
+    const double med = Median(ends);
     for (size_t r = 0; r < ranks; ++r)
       if (m.call[r] >= 0) deviations[r].push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns) - med);
     ++out.instances_used;
   }
   if (out.instances_used == 0) return out;
   std::vector<double> offsets(ranks, 0);
-  for (size_t r = 0; r < ranks; ++r) offsets[r] = deviations[r].empty() ? 0 : diagnosis::Median(deviations[r]);
+  for (size_t r = 0; r < ranks; ++r) offsets[r] = deviations[r].empty() ? 0 : Median(deviations[r]);
   if (collectives.subgroups) {
     // Groups smaller than the world (tensor/data/pipeline groups) each see only part of the offsets, and a
     // group's median includes the rank itself: repeat the estimate on the corrected clocks until the
@@ -39,7 +39,7 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
         std::vector<double> ends;
         for (size_t r = 0; r < ranks; ++r)
           if (m.call[r] >= 0) ends.push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns) - offsets[r]);
-        const double med = diagnosis::Median(ends);
+        const double med = Median(ends);
         for (size_t r = 0; r < ranks; ++r)
           if (m.call[r] >= 0)
             by_group[r][m.group].push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns) - offsets[r] -
@@ -48,7 +48,7 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
       double largest = 0;
       for (size_t r = 0; r < ranks; ++r) {
         double d = 0;
-        for (auto& [group, dev] : by_group[r]) d += diagnosis::Median(std::move(dev));
+        for (auto& [group, dev] : by_group[r]) d += Median(std::move(dev));
         if (!by_group[r].empty()) d /= static_cast<double>(by_group[r].size());
         offsets[r] += d;
         largest = std::max(largest, std::abs(d));
@@ -56,7 +56,7 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
       if (largest < 10) break;
     }
   }
-  const double center = diagnosis::Median(offsets);
+  const double center = Median(offsets);
   for (size_t r = 0; r < ranks; ++r) out.offset_ns[r] = std::llround(offsets[r] - center);
   std::vector<double> residuals;
   for (const MatchedCollective& m : collectives.matched) {
@@ -65,10 +65,10 @@ ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
     for (size_t r = 0; r < ranks; ++r)
       if (m.call[r] >= 0)
         ends.push_back(static_cast<double>(collectives.calls[r][m.call[r]].end_ns - out.offset_ns[r]));
-    const double med = diagnosis::Median(ends);
+    const double med = Median(ends);
     for (double e : ends) residuals.push_back(std::abs(e - med));
   }
-  out.residual_us = diagnosis::Median(residuals) / 1000.0;
+  out.residual_us = Median(residuals) / 1000.0;
   return out;
 }
 

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analysis/kernel_type.h"
+#include "model/kernel_type.h"
 #include "model/step_rhythm.h"
 
 namespace strata::model {

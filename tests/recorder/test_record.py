@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`strata record` for real (root, eBPF): what it sees of real processes, and its messages for bad cases.
 
-usage: test_record.py STRATA_BINARY [TEST_NAME...]
+usage: test_record.py STRATA_BINARY [--functional] [TEST_NAME...]
 Exits 77 (skipped) when not root or the kernel has no BTF (1 under CI=true: a skip fails CI). Each test records a real workload and checks
 the segment through `strata inspect --format json` (and `strata diagnose` for the lab jobs):
   ddp_allreduce_count   a 2-rank DDP job from the lab: every gloo allreduce is seen (steps x (buckets + 1)),
@@ -382,6 +382,9 @@ def test_killed_recorder(tmp):
 
 
 TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("test_")]
+# Tests that judge strata's diagnosis of a real lab job (timing-sensitive; see --functional).
+JUDGED = {"lab_gc_pause": True, "lab_cpu_contention": True, "lab_cpu_throttling": True,
+          "trace_free_slow_compute": True, "trace_free_dataloader_stall": True, "trace_free_gc_pause": True}
 ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
          "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
@@ -401,7 +404,13 @@ def main():
     if not os.path.exists("/sys/kernel/btf/vmlinux"):
         print(f"{'FAIL' if skip == 1 else 'SKIP'}: no kernel BTF")
         return skip
-    names = sys.argv[2:] or ORDER
+    args = sys.argv[2:]
+    functional = "--functional" in args
+    args = [a for a in args if a != "--functional"]
+    # --functional: every test but those that judge a diagnosis of a lab job against its injected fault. Those
+    # measure timing on the 2 cores the job runs on; a sanitizer-built recorder takes several times the CPU
+    # of a Release one and perturbs them. The sanitizer run checks the recorder's memory safety on the rest.
+    names = args or [n for n in ORDER if not (functional and JUDGED.get(n))]
     failed = 0
     for name in names:
         with tempfile.TemporaryDirectory(prefix=f"strata-rec-{name}-") as tmp:

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 #include "diag_test_util.h"
 
 namespace strata::diagtest {
@@ -39,7 +39,7 @@ void ExpectRecovered(const model::ClockAlignment& clocks, const std::vector<int6
   }
   // The offsets are centred: their median is 0.
   std::vector<double> v(clocks.offset_ns.begin(), clocks.offset_ns.end());
-  EXPECT_LE(std::abs(diagnosis::Median(v)), 1.0);
+  EXPECT_LE(std::abs(Median(v)), 1.0);
 }
 
 TEST(DiagClockAlignment, ExactOffsetsWithoutJitter) {

@@ -1,6 +1,6 @@
 // Robust statistics of the diagnosis passes against hand-computed values: Median (odd, even, empty),
 // Mean, Mad, RobustZ (0.6745·(x − median)/MAD, with the MAD floor), and the two-sample KS distance.
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 
 #include <gtest/gtest.h>
 

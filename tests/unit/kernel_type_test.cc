@@ -1,5 +1,5 @@
 // ClassifyKernel agrees with HTA's regular expressions (Python re.search == std::regex_search).
-#include "analysis/kernel_type.h"
+#include "model/kernel_type.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 #include <cctype>
 #include <set>
 
-#include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "core/robust_stats.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 #include "core/round.h"
 #include "model/recording_alignment.h"
 

@@ -10,9 +10,9 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/data_imbalance.h"
-#include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/straggler.h"
 #include "analysis/diagnosis/window_profile.h"
+#include "core/robust_stats.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {

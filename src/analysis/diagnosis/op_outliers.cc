@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/thresholds.h"
-#include "analysis/kernel_type.h"
+#include "core/robust_stats.h"
+#include "model/kernel_type.h"
 
 namespace strata::diagnosis {
 

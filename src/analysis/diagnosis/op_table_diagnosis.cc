@@ -11,9 +11,9 @@
 #include <tuple>
 
 #include "analysis/diagnosis/cause_choice.h"
-#include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/whatif/whatif.h"
+#include "core/robust_stats.h"
 
 namespace strata::diagnosis {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 
 namespace strata::diagnosis {
 

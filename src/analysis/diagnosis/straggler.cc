@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "analysis/diagnosis/robust_stats.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "core/robust_stats.h"
 
 namespace strata::diagnosis {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "analysis/intervals.h"
-#include "analysis/kernel_type.h"
+#include "model/kernel_type.h"
 
 namespace strata::diagnosis {
 

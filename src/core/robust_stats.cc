@@ -1,11 +1,11 @@
 // Robust statistics (see robust_stats.h).
-#include "analysis/diagnosis/robust_stats.h"
+#include "core/robust_stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace strata::diagnosis {
+namespace strata {
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -82,4 +82,4 @@ double KsDistanceToSorted(std::vector<double> a, const std::vector<double>& ref)
   return d;
 }
 
-}  // namespace strata::diagnosis
+}  // namespace strata

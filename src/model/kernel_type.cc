@@ -1,5 +1,5 @@
 // Kernel classification (see kernel_type.h).
-#include "analysis/kernel_type.h"
+#include "model/kernel_type.h"
 
 namespace strata {
 

@@ -1,12 +1,12 @@
-// Robust statistics used by the diagnosis passes: median, MAD-based robust z (0.6745·(x−median)/MAD, with
-// a floor on MAD so identical peers do not make every small difference infinite), and the two-sample
-// Kolmogorov–Smirnov distance. Invariant: functions never read their inputs out of order-sensitive state;
+// Robust statistics used by the clock alignment and the diagnosis passes: median, MAD-based robust z
+// (0.6745·(x−median)/MAD, with a floor on MAD so identical peers do not make every small difference infinite), and the
+// two-sample Kolmogorov–Smirnov distance. Invariant: functions never read their inputs out of order-sensitive state;
 // empty inputs give 0.
 #pragma once
 
 #include <vector>
 
-namespace strata::diagnosis {
+namespace strata {
 
 double Median(std::vector<double> v);
 /// The value at rank floor(q·n) of the sorted values (q in [0, 1]); 0 for no values.
@@ -22,4 +22,4 @@ double KsDistance(std::vector<double> a, std::vector<double> b);
 /// against the pool of all ranks, without sorting or copying the pool per rank.
 double KsDistanceToSorted(std::vector<double> a, const std::vector<double>& ref);
 
-}  // namespace strata::diagnosis
+}  // namespace strata
