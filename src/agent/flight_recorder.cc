@@ -67,14 +67,17 @@ void FlightRecorder::Reap() {
 void FlightRecorder::Update(const std::set<int>& pids, double now_s) {
   Reap();
   for (Child& c : stopping_)
-    if (!c.signalled && now_s >= c.stop_at_s) c.signalled = kill(c.pid, SIGINT) == 0 || true;
+    if (!c.signalled && now_s >= c.stop_at_s) {
+      kill(c.pid, SIGINT);
+      c.signalled = true;
+    }
   const bool changed = pids != current_.pids;
   const bool due = current_.pid > 0 && now_s - current_.started_s >= options_.rotate_s;
   if (!pids.empty() && (current_.pid == 0 || changed || due)) Start(pids, now_s);
-  Prune(now_s);
+  Prune();
 }
 
-void FlightRecorder::Prune(double now_s) {
+void FlightRecorder::Prune() {
   std::error_code ec;
   if (!fs::exists(dir_, ec)) return;
   struct Chunk {
@@ -110,7 +113,6 @@ void FlightRecorder::Prune(double now_s) {
       total -= std::min(total, c.bytes);
     }
   }
-  (void)now_s;
 }
 
 void FlightRecorder::Stop() {

@@ -53,7 +53,7 @@ class FlightRecorder {
   };
   bool Start(const std::set<int>& pids, double now_s);
   void Reap();
-  void Prune(double now_s);
+  void Prune();
 
   std::string dir_;
   FlightOptions options_;

@@ -1,34 +1,23 @@
-// `strata agent` on the command line (see agent_command.h).
+// `strata agent` on the command line (see agent_command.h): options bound straight to agent::AgentOptions.
 #include "cli/agent_command.h"
 
 #include <cstdio>
 
-#include "cli/validators.h"
-
-#ifdef STRATA_HAVE_RECORDER
 #include "agent/agent.h"
-#endif
+#include "cli/validators.h"
 
 namespace strata::cli {
 namespace {
 
-struct AgentCli {
-  std::string listen = "127.0.0.1:9464";
-  std::string dir = "/var/lib/strata/flight";
-  double interval_s = 1, window_s = 15, rotate_s = 300, retain_s = 900, retain_mb = 2048, run_s = 0;
-  unsigned sample_hz = 49;
-  bool quiet = false;
-};
-
-AgentCli& Options() {
-  static AgentCli options;
+agent::AgentOptions& Options() {
+  static agent::AgentOptions options;
   return options;
 }
 
 }  // namespace
 
 CLI::App* AddAgentCommand(CLI::App& app) {
-  AgentCli& o = Options();
+  agent::AgentOptions& o = Options();
   CLI::App* cmd = app.add_subcommand(
       "agent",
       "watch this node's training jobs until stopped (root): find ranked processes by their environment, keep a "
@@ -63,19 +52,7 @@ CLI::App* AddAgentCommand(CLI::App& app) {
 
 int RunAgentCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  const AgentCli& o = Options();
-  agent::AgentOptions options;
-  options.listen = o.listen;
-  options.dir = o.dir;
-  options.interval_s = o.interval_s;
-  options.window_s = o.window_s;
-  options.rotate_s = o.rotate_s;
-  options.retain_s = o.retain_s;
-  options.retain_mb = o.retain_mb;
-  options.sample_hz = o.sample_hz;
-  options.run_s = o.run_s;
-  options.quiet = o.quiet;
-  return agent::RunAgent(options);
+  return agent::RunAgent(Options());
 #else
   std::fprintf(stderr, "strata agent: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");
   return 2;
