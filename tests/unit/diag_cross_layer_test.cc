@@ -445,6 +445,38 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   EXPECT_EQ(small.findings[0].cause, "slow_communication");
 }
 
+// A process that inherited rank 1's environment (a `tc` the launcher ran) sits in another network
+// namespace: the ranks still have namespaces of their own (their main processes'), and the link is read.
+TEST(CrossLayer, AHelperProcessOfARankInAnotherNamespaceLeavesTheLinksRead) {
+  RecordedRun run = RanksOnLinks(1000, 166);
+  RecordedSegment& seg = run.segments[0];
+  seg.processes[25] = {25, 1, 1, "tc", "", 300 * kMs, 310 * kMs};
+  seg.series.push_back({"net.ns_inode", 25, -1, "", "inode", false});
+  seg.data.counters.push_back({300 * kMs, static_cast<uint32_t>(seg.series.size() - 1), 333.0});
+  DiagnosisResult result = NoStraggler();
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+}
+
+// The same rank late in a step or two, by less than its slower link costs: on a ring every rank waits alike,
+// so the link's cost replaces that lateness (one straggler, one finding, the link's impact).
+TEST(CrossLayer, ALinkThatCostsMoreThanTheSameRanksLatenessReplacesIt) {
+  DiagnosisResult result = StragglerRank1("host_stall");
+  result.stragglers[0].late_ms_per_step = 5;
+  result.findings[0].impact_pct = 5;
+  ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 100, 0.05);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_NEAR(result.findings[0].impact_pct, 20.1, 0.05);
+}
+
 // A segment of ranks 0 (pid base) and 1 (pid base + 10) whose all_reduces end at `ends_ms`.
 RecordedSegment RanksWithCalls(uint32_t base, const std::vector<int64_t>& ends_ms) {
   RecordedSegment seg;
@@ -478,6 +510,41 @@ TEST(CrossLayer, ASegmentThatMatchesNoTraceIsLeftOut) {
   EXPECT_EQ(result.findings[0].cause, "gc_pause");
   ASSERT_FALSE(result.notes.empty());
   EXPECT_NE(result.notes[0].find("left out (segments 2)"), std::string::npos) << result.notes[0];
+}
+
+// A link's counters are sampled a few times a second: a late step shorter than that holds none of them, and
+// the link is judged over the training window (here rank 1's link drops to 166 Mbit/s after its late step).
+TEST(CrossLayer, ALinkWithoutSamplesInTheLateStepsIsJudgedOverTheTrainingWindow) {
+  std::vector<int64_t> ours;
+  for (int64_t step = 0, t = 1000; step < 10; ++step, t += 90 + (step * 7) % 13) ours.push_back(t);
+  RecordedRun run;
+  run.segments.push_back(RanksWithCalls(10, ours));
+  RecordedSegment& seg = run.segments[0];
+  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
+    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
+    for (const auto& [ms, v] : points)
+      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
+  };
+  for (const auto& [pid, inode, later_mbit] : {std::tuple{10, 111.0, 1000.0}, std::tuple{20, 222.0, 166.0}}) {
+    series("net.ns_inode", pid, false, {{0, inode}});
+    series("net.tx_bytes", pid, true, {{ours.front() - 2, 0.0}, {ours.back(), 20e6}});
+    series("net.link_capacity_bps", pid, false,
+           {{0, 1e9}, {1070, 1e9}, {ours[5], later_mbit * 1e6}, {ours.back(), later_mbit * 1e6}});
+  }
+  std::map<int32_t, RankTraceTimeline> timelines;
+  for (int32_t rank : {0, 1}) {
+    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+    timelines[rank].steps[1] = {(1010 - 900) * kMs, (1060 - 900) * kMs};  // 1010-1060 ms on the recording
+  }
+  DiagnosisResult result = StragglerRank1("host_stall");
+  result.stragglers[0].late_ms_per_step = 20;  // costs more than the link (13 %): it stays the straggler
+  result.stragglers[0].steps = {1};
+  result.findings[0].impact_pct = 20;
+  ApplyCrossLayerEvidence(run, timelines, &result);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_NE(result.findings[0].summary.find("over the training window"), std::string::npos)
+      << result.findings[0].summary;
 }
 
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {

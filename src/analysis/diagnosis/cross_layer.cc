@@ -79,6 +79,49 @@ double GaugeMean(const std::vector<std::pair<uint64_t, double>>& samples, const 
   return ValueAt(samples, w.spans.front().start);
 }
 
+// The network namespace of each rank: that of its main process (the one that made the most collective
+// calls; the first seen when none made any). Other processes carrying the rank's environment count for
+// CPU, not for the namespace: a helper the launcher ran (`ip`, `tc`, a shell) may sit in another namespace,
+// and counting it made the ranks look as if they shared one, which dropped every rank's NIC figures.
+struct RankNamespaces {
+  std::map<uint32_t, double> ns_of_pid;             // from the sampler's net.ns_inode series
+  std::map<double, std::set<int32_t>> ranks_of_ns;  // the ranks whose main process is in the namespace
+  std::map<int32_t, double> ns_of_rank;
+};
+
+RankNamespaces NamespacesOfRanks(const RecordedSegment& seg, const std::map<int32_t, std::set<uint32_t>>& pids,
+                                 const std::map<uint32_t, std::vector<std::pair<uint64_t, double>>>& samples) {
+  RankNamespaces out;
+  for (const auto& [id, points] : samples)
+    if (seg.series[id].name == "net.ns_inode" && seg.series[id].pid > 0 && !points.empty())
+      out.ns_of_pid[static_cast<uint32_t>(seg.series[id].pid)] = points.back().second;
+  std::map<uint32_t, size_t> collective_calls;
+  for (const auto& c : seg.data.calls) {
+    if (c.probe >= seg.probes.size()) continue;
+    const std::string& kind = seg.probes[c.probe].kind;
+    if (kind == "collective" || kind == "collective_enqueue") ++collective_calls[c.tgid];
+  }
+  for (const auto& [rank, set] : pids) {
+    std::optional<uint32_t> main;
+    for (uint32_t pid : set) {
+      if (!out.ns_of_pid.count(pid)) continue;
+      if (!main) {
+        main = pid;
+        continue;
+      }
+      const size_t calls = collective_calls[pid], best = collective_calls[*main];
+      const uint64_t seen = seg.processes.at(static_cast<int>(pid)).first_seen_ns;
+      const uint64_t best_seen = seg.processes.at(static_cast<int>(*main)).first_seen_ns;
+      if (calls > best || (calls == best && seen < best_seen)) main = pid;
+    }
+    if (!main) continue;
+    const double ns = out.ns_of_pid.at(*main);
+    out.ranks_of_ns[ns].insert(rank);
+    out.ns_of_rank[rank] = ns;
+  }
+  return out;
+}
+
 void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
                     std::map<int32_t, RankLayerMetrics>* out) {
   // Ranks' pids and windows.
@@ -176,18 +219,10 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
   }
   // Network traffic per rank, through each process's network namespace (the sampler gives every pid a
   // net.ns_inode series and each namespace's interface series under one of its pids).
-  std::map<uint32_t, double> ns_of_pid;
-  for (const auto& [id, points] : samples)
-    if (seg.series[id].name == "net.ns_inode" && seg.series[id].pid > 0 && !points.empty())
-      ns_of_pid[static_cast<uint32_t>(seg.series[id].pid)] = points.back().second;
-  std::map<double, std::set<int32_t>> ranks_of_ns;
-  std::map<int32_t, double> ns_of_rank;
-  for (const auto& [rank, set] : pids)
-    for (uint32_t pid : set)
-      if (auto it = ns_of_pid.find(pid); it != ns_of_pid.end()) {
-        ranks_of_ns[it->second].insert(rank);
-        ns_of_rank[rank] = it->second;
-      }
+  const RankNamespaces spaces = NamespacesOfRanks(seg, pids, samples);
+  const auto& ns_of_pid = spaces.ns_of_pid;
+  const auto& ranks_of_ns = spaces.ranks_of_ns;
+  auto ns_of_rank = spaces.ns_of_rank;
   std::map<double, double> ns_bytes;  // over the window of the namespace's one rank
   // Per namespace and interface: bytes each way and the link's capacity over the window.
   struct LinkUse {
@@ -392,7 +427,17 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   const double excess = *slower, peers = m.link_busy_share - excess;
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
-    if (top.rank == rank || top.late_ms_per_step >= excess * result->step_time_median_ms) return;
+    if (top.late_ms_per_step >= excess * result->step_time_median_ms) return;
+    // The same rank, late by less than its link costs: on a slow link every rank waits alike, so its
+    // arrival lateness is only the part of the link's cost that fell on it (often a step or two). The
+    // link's cost replaces that straggler and the finding about its lateness.
+    if (top.rank == rank) {
+      static const std::set<std::string> kAboutLateness = {
+          "slow_compute", "host_stall", "unknown", "launch_overhead", "slow_communication", "network_contention", ""};
+      result->stragglers.erase(result->stragglers.begin());
+      std::erase_if(result->findings,
+                    [&](const Finding& f) { return f.rank && *f.rank == rank && kAboutLateness.count(f.cause); });
+    }
   }
   const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
   const bool foreign_traffic = ForeignTraffic(metrics, rank);
@@ -692,8 +737,14 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                           fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
                                       "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
                                       100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
+    // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
+    // no sample of them, so without a verdict there the link is judged over the training window.
     if (auto slower = SlowerLinkExcess(metrics, straggler.rank))
       candidates.push_back({"slow_communication", "comm", *slower, LinkWhat(metrics, straggler.rank)});
+    else if (late_steps && all_metrics.count(straggler.rank))
+      if (auto over_window = SlowerLinkExcess(all_metrics, straggler.rank))
+        candidates.push_back({"slow_communication", "comm", *over_window,
+                              LinkWhat(all_metrics, straggler.rank) + " (over the training window)"});
     auto best = std::max_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
     // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
