@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
+#include "core/robust_stats.h"
 #include "model/kernel_type.h"
 #include "model/step_rhythm.h"
 
@@ -35,7 +37,37 @@ void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, st
   }
 }
 
-// Steps from the collective sequence of the rank with the most calls, applied to every rank: its exact key
+// How far rank r's call indices are shifted from the reference rank's: the shift d in [-period, period]
+// whose end times line up (call i + d of r ends with call i of the reference: collectives end together,
+// up to a constant clock offset). A rank whose recording began a call later, or that made one more set-up
+// call, is shifted by one. Measured by the spread (median absolute deviation) of the end-time differences
+// over up to kAlignCalls calls from `from`; a shift is taken only when it halves the spread of d = 0.
+int64_t CallShift(const std::vector<CollectiveCall>& ref, const std::vector<CollectiveCall>& calls, size_t from,
+                  size_t period) {
+  constexpr size_t kAlignCalls = 256;
+  auto spread = [&](int64_t d) -> std::optional<double> {
+    std::vector<double> diffs;
+    for (size_t i = from; i < ref.size() && diffs.size() < kAlignCalls; ++i) {
+      const int64_t j = static_cast<int64_t>(i) + d;
+      if (j < 0 || j >= static_cast<int64_t>(calls.size())) continue;
+      diffs.push_back(static_cast<double>(calls[static_cast<size_t>(j)].end_ns - ref[i].end_ns));
+    }
+    if (diffs.size() < std::max<size_t>(4, 2 * period)) return std::nullopt;
+    return Mad(diffs);
+  };
+  const std::optional<double> none = spread(0);
+  if (!none) return 0;
+  int64_t best = 0;
+  double best_spread = *none;
+  for (int64_t d = -static_cast<int64_t>(period); d <= static_cast<int64_t>(period); ++d) {
+    if (d == 0) continue;
+    if (auto v = spread(d); v && *v < best_spread) best = d, best_spread = *v;
+  }
+  return best != 0 && best_spread <= 0.5 * *none ? best : 0;
+}
+
+// Steps from the collective sequence of the rank with the most calls, applied to every rank from the call
+// that lines up with the reference's (CallShift): its exact key
 // period ("detected-period"; a repeating sequence of distinct collectives), else the rhythm of the gaps
 // between calls ("detected-rhythm"; step_rhythm.h), e.g. when every call is an all_reduce. Step k (numbered
 // from the first whole step) runs from the end of the call before its first call to the end of its last.
@@ -62,9 +94,23 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     }
   }
   if (period == 0) return;
-  size_t min_steps = SIZE_MAX;
+  // Each rank's index of the reference's call `first` (CallShift): its steps are counted from there.
+  std::vector<int64_t> start_of(ranks, static_cast<int64_t>(first));
   for (size_t r = 0; r < ranks; ++r)
-    min_steps = std::min(min_steps, model.calls[r].size() > first ? (model.calls[r].size() - first) / period : 0);
+    if (r != best) start_of[r] += CallShift(model.calls[best], model.calls[r], first, period);
+  // Steps before a rank's first call are left out for everyone.
+  size_t skipped = 0;
+  for (size_t r = 0; r < ranks; ++r)
+    while (start_of[r] + static_cast<int64_t>(skipped * period) < 0) ++skipped;
+  if (skipped) {
+    first += skipped * period;
+    for (auto& s0 : start_of) s0 += static_cast<int64_t>(skipped * period);
+  }
+  size_t min_steps = SIZE_MAX;
+  for (size_t r = 0; r < ranks; ++r) {
+    const auto at = static_cast<size_t>(start_of[r]);
+    min_steps = std::min(min_steps, model.calls[r].size() > at ? (model.calls[r].size() - at) / period : 0);
+  }
   // A key period's step 0 has no call before it (the trace may begin anywhere before it): it is left out
   // when at least two steps remain.
   // Steps keep their number in the sequence (a key period's first whole step is step 1).
@@ -72,6 +118,7 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
   size_t n_steps = min_steps;
   if (first == 0 && min_steps >= 3) {
     first = period;
+    for (auto& s0 : start_of) s0 += static_cast<int64_t>(period);
     number = 1;
     --n_steps;
   }
@@ -80,7 +127,8 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
   auto signature = [&](size_t r, size_t k) {
     const auto& calls = model.calls[r];
     std::vector<StringId> sig;
-    for (size_t i = first + k * period; i < first + (k + 1) * period; ++i) sig.push_back(calls[i].key);
+    const auto at = static_cast<size_t>(start_of[r]);
+    for (size_t i = at + k * period; i < at + (k + 1) * period; ++i) sig.push_back(calls[i].key);
     return sig;
   };
   std::vector<bool> keep(n_steps, true);
@@ -103,7 +151,7 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
     for (size_t k = 0; k < n_steps; ++k) {
       if (!keep[k]) continue;
-      const size_t open = first + k * period;
+      const size_t open = static_cast<size_t>(start_of[r]) + k * period;
       const int64_t start = open == 0 ? calls[0].start_ns : calls[open - 1].end_ns;
       windows.push_back(
           StepWindow{number + static_cast<int64_t>(k), start, calls[open + period - 1].end_ns, main_track});

@@ -34,7 +34,8 @@ nlohmann::json Stack(uint32_t pid) {
 
 // Rank r (pid 100 + 10 r, gloo worker thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step,
 // then all_reduces its gradients (ending when the last rank arrives) and, 2 ms later, its loss.
-RecordedRun DdpRecording(int steps = 10) {
+// `setup_calls_of_rank1`: rank 1's set-up broadcasts (3 like rank 0, or fewer: its recording began later).
+RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
   RecordedSegment seg;
   seg.data.path = "run/record-host-1.sseg";
   seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
@@ -47,7 +48,9 @@ RecordedRun DdpRecording(int steps = 10) {
     seg.data.meta.push_back(Stack(pid));
     const uint64_t compute = r == 0 ? 30 : 40;
     seg.data.off_cpu.push_back({pid, pid, 0, 100 * kMs, 0, 1, 0, 0, 0, 0});
-    for (uint64_t at : {10, 30, 50}) seg.data.calls.push_back({pid + 1, pid, 2, at * kMs, (at + 1) * kMs});  // set-up
+    const std::vector<uint64_t> setup = {10, 30, 50};
+    for (size_t i = r == 1 ? 3 - setup_calls_of_rank1 : 0; i < setup.size(); ++i)
+      seg.data.calls.push_back({pid + 1, pid, 2, setup[i] * kMs, (setup[i] + 1) * kMs});  // set-up
     for (int s = 1; s <= steps; ++s) {
       const uint64_t t0 = static_cast<uint64_t>(s) * 100;
       seg.data.off_cpu.push_back({pid, pid, (t0 + compute) * kMs, (t0 + 100) * kMs, 0, 1, 0, 0, 0, 0});
@@ -97,6 +100,25 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   // The set-up broadcasts make no step of their own: every step is a 100 ms training step.
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
   EXPECT_LE(d.steps.size(), 10u);
+  ASSERT_FALSE(d.stragglers.empty());
+  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].cause, "slow_compute");
+  EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
+}
+
+// Rank 1's recording lacks the first set-up call: its call indices are one behind rank 0's, and its steps
+// are still the same 100 ms training steps (counted from the call that ends with rank 0's), not windows
+// shifted by a call.
+TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
+  const RecordedRun run = DdpRecording(10, 2);
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  EXPECT_EQ(d.step_source, "detected-rhythm");
+  EXPECT_GE(d.steps.size(), 8u);
+  EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
