@@ -481,42 +481,13 @@ class KinetoImporter {
       }
       case 'B': {
         if (!ParseTime(ev.ts, "timestamp", &ts)) return;
-        const uint32_t track = TrackFor(pid, tid, -1);
-        open_[track].push_back(
-            Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation, ev.stream});
+        begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{
+            ts, false, Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation, ev.stream}});
         return;
       }
       case 'E': {
         if (!ParseTime(ev.ts, "timestamp", &ts)) return;
-        const uint32_t track = TrackFor(pid, tid, -1);
-        auto& stack = open_[track];
-        if (stack.empty()) {
-          Skip("end_without_begin");
-          return;
-        }
-        Pending p = std::move(stack.back());
-        stack.pop_back();
-        int64_t dur = 0;
-        if (__builtin_sub_overflow(ts, p.ts, &dur)) {
-          Skip("duration_out_of_range");
-          return;
-        }
-        if (dur < 0) {
-          Skip("negative_duration");
-          return;
-        }
-        if (dur > kMaxDurationNs) {
-          Skip("absurd_duration");
-          return;
-        }
-        RawEvent merged;
-        merged.name = p.name;
-        merged.has_name = true;
-        merged.cat = p.cat;
-        merged.has_cat = p.has_cat;
-        merged.correlation = p.correlation;
-        merged.stream = p.stream;
-        AddSlice(merged, pid, tid, p.ts, dur, kSliceBeginEnd);
+        begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{ts, true, {}});
         return;
       }
       case 'i':
@@ -606,10 +577,72 @@ class KinetoImporter {
     if (ev.name == "process_name") process_names_[pid] = std::string(ev.meta_name);
   }
 
-  void Finish(JsonEventSplitter::Shape shape) {
-    for (auto& [track, stack] : open_) {
+  struct Pending {
+    int64_t ts = 0;
+    std::string name, cat;
+    bool has_cat = false;
+    int64_t correlation = -1, stream = -1;
+  };
+  // A B or E event of one lane, kept until the lane is read whole (PairBeginEnd).
+  struct BeginOrEnd {
+    int64_t ts;
+    bool end;
+    Pending begin;  // a B event's fields
+  };
+
+  // Pairs each lane's B and E events in timestamp order (file order among equal timestamps), as Perfetto's
+  // sorter does before its parser: a trace written out of order loses no slice. Lanes in track order, so
+  // the slices are appended the same way on every run.
+  void PairBeginEnd() {
+    std::vector<uint32_t> tracks;
+    for (const auto& [track, events] : begin_end_) tracks.push_back(track);
+    std::sort(tracks.begin(), tracks.end());
+    for (uint32_t track : tracks) {
+      auto& events = begin_end_[track];
+      std::stable_sort(events.begin(), events.end(),
+                       [](const BeginOrEnd& a, const BeginOrEnd& b) { return a.ts < b.ts; });
+      std::vector<Pending> stack;
+      for (BeginOrEnd& e : events) {
+        if (!e.end) {
+          stack.push_back(std::move(e.begin));
+          continue;
+        }
+        if (stack.empty()) {
+          Skip("end_without_begin");
+          continue;
+        }
+        Pending p = std::move(stack.back());
+        stack.pop_back();
+        CloseSlice(track, p, e.ts);
+      }
       if (!stack.empty()) input().skipped["begin_without_end"] += stack.size();
     }
+    begin_end_.clear();
+  }
+
+  void CloseSlice(uint32_t track, const Pending& p, int64_t end_ts) {
+    int64_t dur = 0;
+    if (__builtin_sub_overflow(end_ts, p.ts, &dur)) {
+      Skip("duration_out_of_range");
+      return;
+    }
+    if (dur > kMaxDurationNs) {
+      Skip("absurd_duration");
+      return;
+    }
+    RawEvent merged;
+    merged.name = p.name;
+    merged.has_name = true;
+    merged.cat = p.cat;
+    merged.has_cat = p.has_cat;
+    merged.correlation = p.correlation;
+    merged.stream = p.stream;
+    const Track& t = store_.tracks[track];
+    AddSlice(merged, t.pid, t.tid, p.ts, dur, kSliceBeginEnd);
+  }
+
+  void Finish(JsonEventSplitter::Shape shape) {
+    PairBeginEnd();
     for (auto& t : store_.tracks) {
       if (t.kind == TrackKind::kCounter) continue;
       auto it = thread_names_.find({t.pid, t.tid});
@@ -629,12 +662,6 @@ class KinetoImporter {
     store_.shrink_to_fit();
   }
 
-  struct Pending {
-    int64_t ts;
-    std::string name, cat;
-    bool has_cat;
-    int64_t correlation, stream;
-  };
   static constexpr StringId kNoCat = UINT32_MAX;
 
   ByteSource& src_;
@@ -648,7 +675,7 @@ class KinetoImporter {
   LaneKey last_key_{0, 0, 0};
   uint32_t last_track_ = UINT32_MAX;
   std::unordered_map<std::string, int64_t> string_ids_;
-  std::unordered_map<uint32_t, std::vector<Pending>> open_;
+  std::unordered_map<uint32_t, std::vector<BeginOrEnd>> begin_end_;  // by track
   std::unordered_map<std::pair<int64_t, int64_t>, std::string, PairHash> thread_names_;
   std::unordered_map<int64_t, std::string> process_names_;
   std::unordered_map<StringId, uint64_t> category_counts_;

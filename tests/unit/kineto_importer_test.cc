@@ -92,18 +92,20 @@ TEST(KinetoImporter, BeginEndPairsNestLifo) {
       R"({"ph": "E", "name": "ignored", "pid": 1, "tid": 2, "ts": 30})",
   }));
   ASSERT_EQ(s.slices.size(), 3u);
-  EXPECT_EQ(Name(s, 0), "inner");
-  EXPECT_EQ(s.slices.ts_ns[0], 12000);
-  EXPECT_EQ(s.slices.dur_ns[0], 8000);
-  EXPECT_EQ(s.slices.flags[0], kSliceBeginEnd);
-  EXPECT_EQ(Name(s, 1), "other thread");
-  EXPECT_EQ(s.slices.dur_ns[1], 8500);
-  EXPECT_EQ(TrackOf(s, 1).tid, 3);
-  EXPECT_EQ(Name(s, 2), "outer");
-  EXPECT_EQ(Cat(s, 2), "user");
-  EXPECT_EQ(s.slices.ts_ns[2], 10000);
-  EXPECT_EQ(s.slices.dur_ns[2], 20000);
-  EXPECT_EQ(s.slices.flags[2], kSliceBeginEnd | kSliceHasCategory);
+  // Slices are appended lane by lane (in track order), each lane's in the order they close.
+  const size_t inner = 0, outer = 1, other = 2;
+  EXPECT_EQ(Name(s, inner), "inner");
+  EXPECT_EQ(s.slices.ts_ns[inner], 12000);
+  EXPECT_EQ(s.slices.dur_ns[inner], 8000);
+  EXPECT_EQ(s.slices.flags[inner], kSliceBeginEnd);
+  EXPECT_EQ(Name(s, other), "other thread");
+  EXPECT_EQ(s.slices.dur_ns[other], 8500);
+  EXPECT_EQ(TrackOf(s, other).tid, 3);
+  EXPECT_EQ(Name(s, outer), "outer");
+  EXPECT_EQ(Cat(s, outer), "user");
+  EXPECT_EQ(s.slices.ts_ns[outer], 10000);
+  EXPECT_EQ(s.slices.dur_ns[outer], 20000);
+  EXPECT_EQ(s.slices.flags[outer], kSliceBeginEnd | kSliceHasCategory);
   EXPECT_EQ(s.ranks[0].events, 3u);
   EXPECT_TRUE(s.inputs[0].skipped.empty());
 }
@@ -348,9 +350,11 @@ TEST(KinetoBadInput, NegativeDuration) {
       R"({"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 10, "dur": -0.001})",
       R"({"ph": "X", "name": "zero", "pid": 1, "tid": 1, "ts": 10, "dur": 0})",
       R"({"ph": "B", "name": "c", "pid": 1, "tid": 1, "ts": 10})",
-      R"({"ph": "E", "pid": 1, "tid": 1, "ts": 9})",
+      R"({"ph": "E", "pid": 1, "tid": 1, "ts": 9})",  // in time order it comes first: it ends nothing
   }));
-  EXPECT_EQ(SkippedCount(s, "negative_duration"), 3u);
+  EXPECT_EQ(SkippedCount(s, "negative_duration"), 2u);
+  EXPECT_EQ(SkippedCount(s, "end_without_begin"), 1u);
+  EXPECT_EQ(SkippedCount(s, "begin_without_end"), 1u);
   ASSERT_EQ(s.slices.size(), 1u);
   EXPECT_EQ(Name(s, 0), "zero");
 }
@@ -447,6 +451,26 @@ TEST(KinetoBadInput, EndWithoutBeginAndBeginWithoutEnd) {
   EXPECT_EQ(SkippedCount(s, "begin_without_end"), 2u);
   ASSERT_EQ(s.slices.size(), 1u);
   EXPECT_EQ(Name(s, 0), "closed");
+}
+
+// B and E events written out of order are paired per lane by timestamp (Perfetto's sorter does the same):
+// in file order the first E would close "b" before it began and "a" would swallow it.
+TEST(KinetoBadInput, BeginEndOutOfOrderArePairedByTimestamp) {
+  const TraceStore s = MustImport(Trace({
+      R"({"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 10})",
+      R"({"ph": "B", "name": "b", "pid": 1, "tid": 1, "ts": 30})",
+      R"({"ph": "E", "pid": 1, "tid": 1, "ts": 20})",
+      R"({"ph": "E", "pid": 1, "tid": 1, "ts": 40})",
+      R"({"ph": "E", "pid": 1, "tid": 2, "ts": 60})",  // its B comes later in the file
+      R"({"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": 50})",
+  }));
+  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  ASSERT_EQ(s.slices.size(), 3u);
+  std::map<std::string, std::pair<int64_t, int64_t>> got;
+  for (size_t i = 0; i < s.slices.size(); ++i) got[std::string(Name(s, i))] = {s.slices.ts_ns[i], s.slices.dur_ns[i]};
+  EXPECT_EQ(got["a"], std::make_pair(int64_t{10'000}, int64_t{10'000}));
+  EXPECT_EQ(got["b"], std::make_pair(int64_t{30'000}, int64_t{10'000}));
+  EXPECT_EQ(got["c"], std::make_pair(int64_t{50'000}, int64_t{10'000}));
 }
 
 TEST(KinetoBadInput, UnsupportedOrMissingPhase) {
