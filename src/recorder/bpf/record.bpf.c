@@ -230,9 +230,21 @@ static __always_inline void emit_py_stack_off_cpu(__u32 tid, __u32 tgid, __u64 t
 }
 
 // --- scheduling ------------------------------------------------------------------------------------
+// The task's scheduling state. The field is `__state` since 5.14 and `state` before; sched_switch's own
+// prev_state argument exists only since 5.18, so the state is read from the task (CO-RE: the field that
+// the running kernel has) and the program loads on every kernel with BTF and the BPF ring buffer (5.8+).
+struct task_struct___pre_5_14 {
+  long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct* task) {
+  if (bpf_core_field_exists(task->__state)) return BPF_CORE_READ(task, __state);
+  return (unsigned int)BPF_CORE_READ((struct task_struct___pre_5_14*)task, state);
+}
+
 SEC("tp_btf/sched_switch")
-int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
-             unsigned int prev_state) {
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next) {
+  unsigned int prev_state = task_state(prev);
   __u64 now = bpf_ktime_get_ns();
   __u32 prev_tgid = prev->tgid, prev_tid = prev->pid;
   __u32 next_tgid = next->tgid, next_tid = next->pid;
