@@ -21,6 +21,7 @@ PACKAGES=(
   python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
   iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip
+  dpkg-dev man-db   # the .deb (cpack -G DEB, dpkg-shlibdeps) and the man page check (tests/cli/check_install.sh)
 )
 
 missing=()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install and packaging (issue 14): `cmake --install` puts the binary, the NCCL profiler plugin, the man page
+# (one section per subcommand the binary has), the bash completion and the agent's systemd unit (ExecStart
+# naming the installed binary) under the prefix; `cpack -G DEB` makes a .deb of the same files under /usr
+# whose binary runs; the tool configures without gtest and Google Benchmark when tests are off.
+# usage: check_install.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=${1:?usage: check_install.sh SOURCE_DIR BUILD_DIR}
+build=${2:?usage: check_install.sh SOURCE_DIR BUILD_DIR}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+prefix=$tmp/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in bin/strata lib/strata/libstrata_nccl_profiler.so share/man/man1/strata.1.gz \
+         share/bash-completion/completions/strata lib/systemd/system/strata-agent.service; do
+  [ -s "$prefix/$f" ] || fail "cmake --install did not install $f"
+done
+"$prefix/bin/strata" --version | grep -q '^strata ' || fail "the installed binary does not run"
+grep -qx "ExecStart=$prefix/bin/strata agent .*" <(grep '^ExecStart=' "$prefix/lib/systemd/system/strata-agent.service") \
+  || fail "the unit's ExecStart does not name the installed binary"
+
+# The man page has a section for every subcommand of the installed binary's --help.
+subs=$("$prefix/bin/strata" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
+[ -n "$subs" ] || fail "no subcommands in --help"
+for sub in $subs; do
+  zcat "$prefix/share/man/man1/strata.1.gz" | grep -qx ".SH \"strata $sub\"" || fail "man page lacks strata $sub"
+done
+man -l "$prefix/share/man/man1/strata.1.gz" 2>/dev/null | grep -q 'SYNOPSIS' || fail "man cannot render the page"
+
+# Completion: subcommands, then a subcommand's options, from the installed binary.
+got=$(bash -c "source '$prefix/share/bash-completion/completions/strata'
+  COMP_WORDS=('$prefix/bin/strata' di); COMP_CWORD=1; _strata; echo \"\${COMPREPLY[*]}\"
+  COMP_WORDS=('$prefix/bin/strata' diagnose --for); COMP_CWORD=2; _strata; echo \"\${COMPREPLY[*]}\"")
+[ "$got" = $'diagnose\n--format' ] || fail "completion gave: $got"
+
+# The .deb: the same files under /usr, a binary that runs, its unit naming /usr/bin/strata.
+(cd "$build" && cpack -G DEB -B "$tmp/pkg" >/dev/null)
+deb=$(ls "$tmp"/pkg/strata_*.deb)
+dpkg-deb -f "$deb" Package | grep -qx strata || fail "the .deb is not named strata"
+dpkg-deb -f "$deb" Depends | grep -q libbpf || fail "the .deb's dependencies were not found (dpkg-shlibdeps)"
+dpkg-deb -x "$deb" "$tmp/deb"
+"$tmp/deb/usr/bin/strata" --version | grep -q '^strata ' || fail "the packaged binary does not run"
+grep -q '^ExecStart=/usr/bin/strata agent' "$tmp/deb/usr/lib/systemd/system/strata-agent.service" \
+  || fail "the packaged unit does not name /usr/bin/strata"
+[ -s "$tmp/deb/usr/lib/strata/libstrata_nccl_profiler.so" ] || fail "the .deb lacks the NCCL profiler plugin"
+
+# Tests off: configures without gtest and Google Benchmark, and has no test targets.
+cmake -S "$src" -B "$tmp/notests" -G Ninja -DSTRATA_BUILD_TESTS=OFF \
+  -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON >/dev/null \
+  || fail "configuring with -DSTRATA_BUILD_TESTS=OFF needs gtest or benchmark"
+ninja -C "$tmp/notests" -t targets all | grep -q '^strata:' || fail "no strata target with tests off"
+if ninja -C "$tmp/notests" -t targets all | grep -q '^strata_tests:'; then fail "strata_tests built with tests off"; fi
+echo "install: ok (prefix, .deb, man page with $(wc -w <<<"$subs") subcommands, completion, tests-off configure)"
