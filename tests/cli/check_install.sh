@@ -17,17 +17,21 @@ for f in bin/strata lib/strata/libstrata_nccl_profiler.so share/man/man1/strata.
          share/bash-completion/completions/strata lib/systemd/system/strata-agent.service; do
   [ -s "$prefix/$f" ] || fail "cmake --install did not install $f"
 done
-"$prefix/bin/strata" --version | grep -q '^strata ' || fail "the installed binary does not run"
+# (Outputs are read whole before grep -q: with pipefail, a writer cut off by grep's early exit fails the pipe.)
+version=$("$prefix/bin/strata" --version)
+[[ $version == "strata "* ]] || fail "the installed binary does not run"
 grep -qx "ExecStart=$prefix/bin/strata agent .*" <(grep '^ExecStart=' "$prefix/lib/systemd/system/strata-agent.service") \
   || fail "the unit's ExecStart does not name the installed binary"
 
 # The man page has a section for every subcommand of the installed binary's --help.
 subs=$("$prefix/bin/strata" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
 [ -n "$subs" ] || fail "no subcommands in --help"
+page=$(zcat "$prefix/share/man/man1/strata.1.gz")
 for sub in $subs; do
-  zcat "$prefix/share/man/man1/strata.1.gz" | grep -qx ".SH \"strata $sub\"" || fail "man page lacks strata $sub"
+  grep -qx ".SH \"strata $sub\"" <<<"$page" || fail "man page lacks strata $sub"
 done
-man -l "$prefix/share/man/man1/strata.1.gz" 2>/dev/null | grep -q 'SYNOPSIS' || fail "man cannot render the page"
+rendered=$(man -l "$prefix/share/man/man1/strata.1.gz" 2>/dev/null)
+grep -q 'SYNOPSIS' <<<"$rendered" || fail "man cannot render the page"
 
 # Completion: subcommands, then a subcommand's options, from the installed binary.
 got=$(bash -c "source '$prefix/share/bash-completion/completions/strata'
@@ -38,10 +42,11 @@ got=$(bash -c "source '$prefix/share/bash-completion/completions/strata'
 # The .deb: the same files under /usr, a binary that runs, its unit naming /usr/bin/strata.
 (cd "$build" && cpack -G DEB -B "$tmp/pkg" >/dev/null)
 deb=$(ls "$tmp"/pkg/strata_*.deb)
-dpkg-deb -f "$deb" Package | grep -qx strata || fail "the .deb is not named strata"
-dpkg-deb -f "$deb" Depends | grep -q libbpf || fail "the .deb's dependencies were not found (dpkg-shlibdeps)"
+[ "$(dpkg-deb -f "$deb" Package)" = strata ] || fail "the .deb is not named strata"
+[[ $(dpkg-deb -f "$deb" Depends) == *libbpf* ]] || fail "the .deb's dependencies were not found (dpkg-shlibdeps)"
 dpkg-deb -x "$deb" "$tmp/deb"
-"$tmp/deb/usr/bin/strata" --version | grep -q '^strata ' || fail "the packaged binary does not run"
+version=$("$tmp/deb/usr/bin/strata" --version)
+[[ $version == "strata "* ]] || fail "the packaged binary does not run"
 grep -q '^ExecStart=/usr/bin/strata agent' "$tmp/deb/usr/lib/systemd/system/strata-agent.service" \
   || fail "the packaged unit does not name /usr/bin/strata"
 [ -s "$tmp/deb/usr/lib/strata/libstrata_nccl_profiler.so" ] || fail "the .deb lacks the NCCL profiler plugin"
@@ -50,6 +55,7 @@ grep -q '^ExecStart=/usr/bin/strata agent' "$tmp/deb/usr/lib/systemd/system/stra
 cmake -S "$src" -B "$tmp/notests" -G Ninja -DSTRATA_BUILD_TESTS=OFF \
   -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON >/dev/null \
   || fail "configuring with -DSTRATA_BUILD_TESTS=OFF needs gtest or benchmark"
-ninja -C "$tmp/notests" -t targets all | grep -q '^strata:' || fail "no strata target with tests off"
-if ninja -C "$tmp/notests" -t targets all | grep -q '^strata_tests:'; then fail "strata_tests built with tests off"; fi
+targets=$(ninja -C "$tmp/notests" -t targets all)
+grep -q '^strata:' <<<"$targets" || fail "no strata target with tests off"
+if grep -q '^strata_tests:' <<<"$targets"; then fail "strata_tests built with tests off"; fi
 echo "install: ok (prefix, .deb, man page with $(wc -w <<<"$subs") subcommands, completion, tests-off configure)"

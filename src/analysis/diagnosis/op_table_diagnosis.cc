@@ -54,24 +54,10 @@ std::map<std::tuple<int32_t, int32_t, int32_t>, double> ComputeLoads(const Trace
   return load;
 }
 
-}  // namespace
+using Loads = std::map<std::tuple<int32_t, int32_t, int32_t>, double>;
 
-void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result) {
-  result->step_source = "op-table";
-  result->collective_source = "op-table";
-  std::set<int64_t> steps;
-  for (int32_t s : store.slices.step)
-    if (s >= 0) steps.insert(s);
-  result->steps.assign(steps.begin(), steps.end());
-  for (const RankInfo& r : store.ranks) result->clock_offsets_us[r.rank] = 0.0;  // one shared clock
-
-  auto computed = whatif::ComputeWhatIf(store);
-  if (!computed.ok()) {
-    result->notes.push_back("what-if analysis not possible: " + computed.error());
-    result->whatif.model = "none";
-    return;
-  }
-  const whatif::WhatIfResult& w = computed.value();
+/// Steps, layout and the what-if attribution of the replay, copied into the result.
+void RecordWhatIf(const whatif::WhatIfResult& w, DiagnosisResult* result) {
   result->matched = w.steps.size();  // steps replayed through the dependency model
   result->layout = {{"dp", w.num_dp}, {"pp", w.num_stages}, {"chunks", w.num_chunks}};
   std::vector<double> step_ms;
@@ -92,65 +78,55 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
         "{} ops missing from the table (rows skipped as bad input) were filled with the median of the same op on "
         "the other data-parallel ranks, in {} of {} steps",
         w.imputed_ops, w.imputed_steps.size(), w.steps.size()));
-  const double S = std::max(1e-9, w.slowdown);
-  auto impact = [&](double ratio) { return RoundTo(100.0 * (ratio - 1.0) / S, 2); };
+}
 
-  // Workers that stand out.
-  std::vector<double> excess;
-  for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
-  const std::vector<double> z = RobustZ(excess, thresholds::kWorkerExcessMadFloor);
-  std::vector<size_t> outstanding;
-  for (size_t i = 0; i < w.by_worker.size(); ++i)
-    if (z[i] > thresholds::kOutlierRobustZ && excess[i] >= options.min_effect) outstanding.push_back(i);
-
-  // Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp
-  // rank of that stage affected alike.
-  std::vector<int32_t> imbalanced_stages;
-  std::map<int32_t, double> stage_uniformity;  // weakest dp rank's excess / strongest's
-  if (w.num_stages >= 2) {
-    for (const auto& [stage, a] : w.by_stage) {
-      std::vector<double> others;
-      for (const auto& [s2, a2] : w.by_stage)
-        if (s2 != stage) others.push_back(a2.ratio);
-      const double base = Median(others);
-      if (a.ratio - base < options.min_effect) continue;
-      std::vector<double> dp_of_stage;
-      for (const auto& wk : w.by_worker)
-        if (wk.stage == stage) dp_of_stage.push_back(wk.attribution.ratio - 1.0);
-      const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
-      const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
-      // Uniform: the weakest dp rank of the stage carries at least half the excess of the strongest.
-      if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) {
-        imbalanced_stages.push_back(stage);
-        stage_uniformity[stage] = ExplainedShare(lo, hi);
-      }
-    }
+/// Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp rank
+/// of that stage affected alike (the weakest dp rank carries at least kStageUniformShare of the strongest's
+/// excess). Maps each such stage to that uniformity (weakest / strongest, ExplainedShare).
+std::map<int32_t, double> ImbalancedStages(const whatif::WhatIfResult& w, double min_effect) {
+  std::map<int32_t, double> out;
+  if (w.num_stages < 2) return out;
+  for (const auto& [stage, a] : w.by_stage) {
+    std::vector<double> others;
+    for (const auto& [s2, a2] : w.by_stage)
+      if (s2 != stage) others.push_back(a2.ratio);
+    if (a.ratio - Median(others) < min_effect) continue;
+    std::vector<double> dp_of_stage;
+    for (const auto& wk : w.by_worker)
+      if (wk.stage == stage) dp_of_stage.push_back(wk.attribution.ratio - 1.0);
+    const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
+    const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
+    if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) out[stage] = ExplainedShare(lo, hi);
   }
-  std::set<int32_t> stage_set(imbalanced_stages.begin(), imbalanced_stages.end());
-  // Impacts of imbalances from the compute loads (the same measure for stages and dp ranks): per step,
-  // the excess of the slowest group's load over the mean group's, relative to the step time.
-  const auto loads = ComputeLoads(store);
-  auto stage_excess_share = [&](int32_t stage) {
-    double share = 0;
-    size_t counted = 0;
-    for (const auto& st : w.steps) {
-      std::map<int32_t, std::pair<double, int>> per_stage;
-      for (const auto& [key, ns] : loads) {
-        if (std::get<0>(key) != st.step) continue;
-        auto& acc = per_stage[std::get<2>(key)];
-        acc.first += ns;
-        ++acc.second;
-      }
-      if (per_stage.size() < 2 || !per_stage.count(stage) || st.recorded_ms <= 0) continue;
-      std::vector<double> means;
-      for (const auto& [s2, acc] : per_stage) means.push_back(acc.first / acc.second);
-      const double own = per_stage[stage].first / per_stage[stage].second;
-      share += std::max(0.0, own - Mean(means)) / (st.recorded_ms * 1e6);
-      ++counted;
+  return out;
+}
+
+/// A stage's cost from the compute loads: per step, the excess of its mean load over the mean stage's,
+/// relative to the step time; averaged over steps.
+double StageExcessShare(const whatif::WhatIfResult& w, const Loads& loads, int32_t stage) {
+  double share = 0;
+  size_t counted = 0;
+  for (const auto& st : w.steps) {
+    std::map<int32_t, std::pair<double, int>> per_stage;
+    for (const auto& [key, ns] : loads) {
+      if (std::get<0>(key) != st.step) continue;
+      auto& acc = per_stage[std::get<2>(key)];
+      acc.first += ns;
+      ++acc.second;
     }
-    return counted ? share / static_cast<double>(counted) : 0.0;
-  };
-  for (int32_t stage : imbalanced_stages) {
+    if (per_stage.size() < 2 || !per_stage.count(stage) || st.recorded_ms <= 0) continue;
+    std::vector<double> means;
+    for (const auto& [s2, acc] : per_stage) means.push_back(acc.first / acc.second);
+    const double own = per_stage[stage].first / per_stage[stage].second;
+    share += std::max(0.0, own - Mean(means)) / (st.recorded_ms * 1e6);
+    ++counted;
+  }
+  return counted ? share / static_cast<double>(counted) : 0.0;
+}
+
+void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
+                      DiagnosisResult* result) {
+  for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
     f.cause = "stage_imbalance";
@@ -158,156 +134,209 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
-    f.impact_pct = RoundTo(100.0 * stage_excess_share(stage), 2);
+    f.impact_pct = RoundTo(100.0 * StageExcessShare(w, loads, stage), 2);
     // Effect: the stage's excess; evidence: the part every dp rank of it shows (cause_choice.h).
-    f.confidence = RoundTo(stage_uniformity[stage], 2);
+    f.confidence = RoundTo(uniformity, 2);
     f.summary = fmt::format(
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
         stage, a.ratio, f.impact_pct);
     f.evidence["stage_ratio"] = RoundTo(a.ratio, 4);
-    nlohmann::ordered_json stages = nlohmann::ordered_json::object();
-    for (const auto& [s2, a2] : w.by_stage) stages[std::to_string(s2)] = RoundTo(a2.ratio, 4);
-    f.evidence["by_stage"] = stages;
+    nlohmann::ordered_json by_stage = nlohmann::ordered_json::object();
+    for (const auto& [s2, a2] : w.by_stage) by_stage[std::to_string(s2)] = RoundTo(a2.ratio, 4);
+    f.evidence["by_stage"] = by_stage;
     result->findings.push_back(std::move(f));
   }
+}
 
-  // Single straggling workers (not explained by a stage imbalance).
+/// A worker's compute against the same stage's other dp ranks: its worst op (by mean duration ratio to the
+/// peers' median) and its compute time per step beyond those medians.
+struct ComputeExcess {
+  std::string worst_op;
+  double worst_ratio = 1.0;
+  double excess_ms = 0;
+};
+ComputeExcess WorkerComputeExcess(const whatif::WhatIfResult& w, const whatif::WorkerAttribution& wk,
+                                  const std::map<uint32_t, std::map<std::string, OpStats>>& means,
+                                  const std::map<int32_t, uint32_t>& index_of_rank) {
+  ComputeExcess out;
+  auto self = index_of_rank.find(wk.rank);
+  if (self == index_of_rank.end() || !means.count(self->second)) return out;
+  for (const auto& [op, own] : means.at(self->second)) {
+    std::vector<double> peers;
+    for (const auto& other : w.by_worker) {
+      if (other.stage != wk.stage || other.rank == wk.rank) continue;
+      auto it = index_of_rank.find(other.rank);
+      if (it == index_of_rank.end() || !means.count(it->second) || !means.at(it->second).count(op)) continue;
+      peers.push_back(means.at(it->second).at(op).mean_ns);
+    }
+    if (peers.empty()) continue;
+    const double peer = Median(peers);
+    out.excess_ms += (own.mean_ns - peer) * static_cast<double>(own.count) /
+                     static_cast<double>(std::max<size_t>(1, w.steps.size())) / 1e6;
+    if (own.mean_ns / peer > out.worst_ratio) {
+      out.worst_ratio = own.mean_ns / peer;
+      out.worst_op = op;
+    }
+  }
+  return out;
+}
+
+/// The finding for one straggling worker: its what-if excess is the effect; its compute beyond its stage
+/// peers' explains part of it, the rest is its transfers (cause_choice.h).
+Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& compute, double impact_pct,
+                      const nlohmann::ordered_json& evidence) {
+  Finding f;
+  f.rank = wk.rank;
+  f.ranks = {wk.rank};
+  f.stage = wk.stage;
+  f.impact_pct = impact_pct;
+  const double effect_ms = wk.attribution.excess_ms;
+  const CauseChoice choice = ChooseCause(
+      {{"slow_compute", "gpu", compute.excess_ms}, {"slow_communication", "comm", effect_ms - compute.excess_ms}},
+      effect_ms);
+  f.cause = choice.cause;
+  f.layer = choice.layer;
+  f.confidence = RoundTo(choice.confidence, 2);
+  if (f.cause == "slow_compute") {
+    f.op = compute.worst_op;
+    f.summary = fmt::format(
+        "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
+        "saves about {:.1f}% of step time",
+        wk.rank, wk.dp_rank, wk.stage, compute.worst_op, 100.0 * (compute.worst_ratio - 1.0), f.impact_pct);
+  } else if (f.cause == "slow_communication") {
+    f.summary = fmt::format(
+        "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
+        "slow; fixing it saves about {:.1f}% of step time",
+        wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
+  } else {
+    f.summary = fmt::format(
+        "worker rank {} (dp {}, stage {}) delays the job; neither its compute nor its transfers explain half "
+        "of it; fixing it saves about {:.1f}% of step time",
+        wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
+  }
+  f.evidence = evidence;
+  f.evidence["compute_ratio_vs_stage_peers"] = RoundTo(compute.worst_ratio, 4);
+  f.evidence["excess_ms_per_step"] = RoundTo(effect_ms, 3);
+  f.evidence["compute_excess_ms_per_step"] = RoundTo(compute.excess_ms, 3);
+  f.evidence["explained_share"] = RoundTo(choice.explained, 3);
+  return f;
+}
+
+/// Single straggling workers (robust z of their what-if excess, not explained by a stage imbalance).
+void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, double min_effect,
+                         const std::map<int32_t, double>& stages, DiagnosisResult* result) {
+  const double S = std::max(1e-9, w.slowdown);
+  std::vector<double> excess;
+  for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
+  const std::vector<double> z = RobustZ(excess, thresholds::kWorkerExcessMadFloor);
   const auto means = ComputeMeans(store);
   std::map<int32_t, uint32_t> index_of_rank;
   for (uint32_t i = 0; i < store.ranks.size(); ++i) index_of_rank[store.ranks[i].rank] = i;
-  for (size_t i : outstanding) {
+  for (size_t i = 0; i < w.by_worker.size(); ++i) {
     const auto& wk = w.by_worker[i];
-    if (stage_set.count(wk.stage)) continue;
+    if (z[i] <= thresholds::kOutlierRobustZ || excess[i] < min_effect || stages.count(wk.stage)) continue;
     Straggler st;
     st.rank = wk.rank;
     st.score = RoundTo(excess[i], 4);
     st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
-      if (wk.attribution.step_ratio[s] - 1.0 >= options.min_effect) st.steps.push_back(w.steps[s].step);
+      if (wk.attribution.step_ratio[s] - 1.0 >= min_effect) st.steps.push_back(w.steps[s].step);
     st.persistent =
         static_cast<double>(st.steps.size()) >= thresholds::kPersistentShare * static_cast<double>(w.steps.size());
     st.evidence = {{"dp_rank", wk.dp_rank},
                    {"stage", wk.stage},
                    {"what_if_ratio", RoundTo(wk.attribution.ratio, 4)},
                    {"robust_z", RoundTo(z[i], 2)}};
-    // Cause: compute op durations against the same stage's other dp ranks.
-    std::string worst_op;
-    double worst_ratio = 1.0;
-    double compute_excess_ms = 0;  // per step: its compute ops' time beyond its stage peers' medians
-    if (auto self = index_of_rank.find(wk.rank); self != index_of_rank.end() && means.count(self->second)) {
-      for (const auto& [op, own] : means.at(self->second)) {
-        std::vector<double> peers;
-        for (const auto& other : w.by_worker) {
-          if (other.stage != wk.stage || other.rank == wk.rank) continue;
-          auto it = index_of_rank.find(other.rank);
-          if (it == index_of_rank.end() || !means.count(it->second) || !means.at(it->second).count(op)) continue;
-          peers.push_back(means.at(it->second).at(op).mean_ns);
-        }
-        if (peers.empty()) continue;
-        const double peer = Median(peers);
-        compute_excess_ms += (own.mean_ns - peer) * static_cast<double>(own.count) /
-                             static_cast<double>(std::max<size_t>(1, w.steps.size())) / 1e6;
-        if (own.mean_ns / peer > worst_ratio) {
-          worst_ratio = own.mean_ns / peer;
-          worst_op = op;
-        }
-      }
-    }
-    Finding f;
-    f.rank = wk.rank;
-    f.ranks = {wk.rank};
-    f.stage = wk.stage;
-    f.impact_pct = impact(wk.attribution.ratio);
-    // The worker's what-if excess is the effect; its compute beyond its stage peers' explains part of it,
-    // the rest is its transfers (cause_choice.h).
-    const double effect_ms = wk.attribution.excess_ms;
-    const CauseChoice choice = ChooseCause(
-        {{"slow_compute", "gpu", compute_excess_ms}, {"slow_communication", "comm", effect_ms - compute_excess_ms}},
-        effect_ms);
-    f.cause = choice.cause;
-    f.layer = choice.layer;
-    f.confidence = RoundTo(choice.confidence, 2);
-    if (f.cause == "slow_compute") {
-      f.op = worst_op;
-      f.summary = fmt::format(
-          "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
-          "saves about {:.1f}% of step time",
-          wk.rank, wk.dp_rank, wk.stage, worst_op, 100.0 * (worst_ratio - 1.0), f.impact_pct);
-    } else if (f.cause == "slow_communication") {
-      f.summary = fmt::format(
-          "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
-          "slow; fixing it saves about {:.1f}% of step time",
-          wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
-    } else {
-      f.summary = fmt::format(
-          "worker rank {} (dp {}, stage {}) delays the job; neither its compute nor its transfers explain half "
-          "of it; fixing it saves about {:.1f}% of step time",
-          wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
-    }
-    f.evidence = st.evidence;
-    f.evidence["compute_ratio_vs_stage_peers"] = RoundTo(worst_ratio, 4);
-    f.evidence["excess_ms_per_step"] = RoundTo(effect_ms, 3);
-    f.evidence["compute_excess_ms_per_step"] = RoundTo(compute_excess_ms, 3);
-    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
+    const ComputeExcess compute = WorkerComputeExcess(w, wk, means, index_of_rank);
+    result->findings.push_back(
+        WorkerFinding(wk, compute, RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), st.evidence));
     result->stragglers.push_back(std::move(st));
-    result->findings.push_back(std::move(f));
   }
+}
 
-  // Data imbalance: S is real, no worker or stage explains most of it, and the slowest dp rank changes
-  // from step to step.
-  if (result->stragglers.empty() && 1.0 - 1.0 / S >= options.min_effect) {
-    std::set<int32_t> slowest;
-    for (size_t s = 0; s < w.steps.size(); ++s) {
-      int32_t best = -1;
-      double best_ratio = 0;
-      for (const auto& [dp, a] : w.by_rank)
-        if (s < a.step_ratio.size() && a.step_ratio[s] > best_ratio) {
-          best_ratio = a.step_ratio[s];
-          best = dp;
-        }
-      if (best >= 0) slowest.insert(best);
-    }
-    double stage_explained = 0;
-    for (int32_t stage : imbalanced_stages) stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
-    if (slowest.size() >= 2 && stage_explained < S - options.min_effect) {
-      Finding f;
-      f.cause = "data_imbalance";
-      f.layer = "data";
-      for (const auto& wk : w.by_worker)
-        if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
-      std::sort(f.ranks.begin(), f.ranks.end());
-      // Cost of the imbalance: per step, the slowest dp rank's compute load over the mean dp rank's (a
-      // dp rank's load is its compute summed over its stages, spread over the pipeline), relative to the
-      // step time; averaged over steps.
-      std::map<std::pair<int32_t, int32_t>, double> load;  // (step, dp) -> compute ns
-      for (const auto& [key, ns] : loads) load[{std::get<0>(key), std::get<1>(key)}] += ns;
-      double share = 0;
-      size_t counted = 0;
-      for (const auto& st : w.steps) {
-        std::vector<double> dp_loads;
-        for (const auto& [dp, a] : w.by_rank)
-          if (auto it = load.find({st.step, dp}); it != load.end()) dp_loads.push_back(it->second);
-        if (dp_loads.size() < 2 || st.recorded_ms <= 0) continue;
-        const double mx = *std::max_element(dp_loads.begin(), dp_loads.end());
-        share += (mx - Mean(dp_loads)) / std::max(1, w.num_stages) / (st.recorded_ms * 1e6);
-        ++counted;
+/// Data imbalance: S is real, no worker or stage explains most of it, and the slowest dp rank changes from
+/// step to step. Its cost: per step, the slowest dp rank's compute load over the mean dp rank's (a dp rank's
+/// load is its compute summed over its stages, spread over the pipeline), relative to the step time.
+void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
+                      double min_effect, DiagnosisResult* result) {
+  const double S = std::max(1e-9, w.slowdown);
+  if (!result->stragglers.empty() || 1.0 - 1.0 / S < min_effect) return;
+  std::set<int32_t> slowest;
+  for (size_t s = 0; s < w.steps.size(); ++s) {
+    int32_t best = -1;
+    double best_ratio = 0;
+    for (const auto& [dp, a] : w.by_rank)
+      if (s < a.step_ratio.size() && a.step_ratio[s] > best_ratio) {
+        best_ratio = a.step_ratio[s];
+        best = dp;
       }
-      f.impact_pct = counted ? RoundTo(100.0 * share / static_cast<double>(counted), 2) : 0.0;
-      // Effect: the what-if waste 1 - 1/S; evidence: the per-step load imbalance measured from the compute
-      // loads (its cost as a share of step time), cause_choice.h.
-      f.confidence = RoundTo(ExplainedShare(f.impact_pct / 100.0, 1.0 - 1.0 / S), 2);
-      f.summary = fmt::format(
-          "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
-          "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
-          slowest.size(), f.impact_pct);
-      nlohmann::ordered_json dps = nlohmann::ordered_json::object();
-      for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = RoundTo(a.ratio, 4);
-      f.evidence["by_dp_rank"] = dps;
-      f.evidence["dp_ranks_slowest_in_some_step"] = std::vector<int32_t>(slowest.begin(), slowest.end());
-      result->findings.push_back(std::move(f));
-    }
+    if (best >= 0) slowest.insert(best);
   }
+  double stage_explained = 0;
+  for (const auto& [stage, uniformity] : stages)
+    stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
+  if (slowest.size() < 2 || stage_explained >= S - min_effect) return;
+  Finding f;
+  f.cause = "data_imbalance";
+  f.layer = "data";
+  for (const auto& wk : w.by_worker)
+    if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
+  std::sort(f.ranks.begin(), f.ranks.end());
+  std::map<std::pair<int32_t, int32_t>, double> load;  // (step, dp) -> compute ns
+  for (const auto& [key, ns] : loads) load[{std::get<0>(key), std::get<1>(key)}] += ns;
+  double share = 0;
+  size_t counted = 0;
+  for (const auto& st : w.steps) {
+    std::vector<double> dp_loads;
+    for (const auto& [dp, a] : w.by_rank)
+      if (auto it = load.find({st.step, dp}); it != load.end()) dp_loads.push_back(it->second);
+    if (dp_loads.size() < 2 || st.recorded_ms <= 0) continue;
+    const double mx = *std::max_element(dp_loads.begin(), dp_loads.end());
+    share += (mx - Mean(dp_loads)) / std::max(1, w.num_stages) / (st.recorded_ms * 1e6);
+    ++counted;
+  }
+  f.impact_pct = counted ? RoundTo(100.0 * share / static_cast<double>(counted), 2) : 0.0;
+  // Effect: the what-if waste 1 - 1/S; evidence: the per-step load imbalance measured from the compute
+  // loads (its cost as a share of step time), cause_choice.h.
+  f.confidence = RoundTo(ExplainedShare(f.impact_pct / 100.0, 1.0 - 1.0 / S), 2);
+  f.summary = fmt::format(
+      "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
+      "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
+      slowest.size(), f.impact_pct);
+  nlohmann::ordered_json dps = nlohmann::ordered_json::object();
+  for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = RoundTo(a.ratio, 4);
+  f.evidence["by_dp_rank"] = dps;
+  f.evidence["dp_ranks_slowest_in_some_step"] = std::vector<int32_t>(slowest.begin(), slowest.end());
+  result->findings.push_back(std::move(f));
+}
+
+}  // namespace
+
+// The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
+// straggling workers, then data imbalance when neither explains the slowdown.
+void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result) {
+  result->step_source = "op-table";
+  result->collective_source = "op-table";
+  std::set<int64_t> steps;
+  for (int32_t s : store.slices.step)
+    if (s >= 0) steps.insert(s);
+  result->steps.assign(steps.begin(), steps.end());
+  for (const RankInfo& r : store.ranks) result->clock_offsets_us[r.rank] = 0.0;  // one shared clock
+
+  auto computed = whatif::ComputeWhatIf(store);
+  if (!computed.ok()) {
+    result->notes.push_back("what-if analysis not possible: " + computed.error());
+    result->whatif.model = "none";
+    return;
+  }
+  const whatif::WhatIfResult& w = computed.value();
+  RecordWhatIf(w, result);
+  const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
+  const Loads loads = ComputeLoads(store);
+  AddStageFindings(w, loads, stages, result);
+  AddWorkerStragglers(store, w, options.min_effect, stages, result);
+  AddDataImbalance(w, loads, stages, options.min_effect, result);
 }
 
 }  // namespace strata::diagnosis
