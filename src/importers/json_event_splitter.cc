@@ -5,9 +5,13 @@
 
 #include <cstring>
 
-#if defined(__AVX2__) && defined(__PCLMUL__)
+// The 64-byte block scanner uses AVX2 and PCLMUL. The binary is built for x86-64-v2 by default, so those
+// functions are compiled for AVX2 by target attribute and chosen at run time when the CPU has it (function
+// level: nothing else of the file is compiled for AVX2, so no AVX2 code reaches a CPU without it).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define STRATA_SPLITTER_SIMD 1
+#define STRATA_AVX2 __attribute__((target("avx2,pclmul")))
 #endif
 
 namespace strata {
@@ -30,14 +34,14 @@ struct BlockMasks {
   uint64_t quote, backslash, open, close;
 };
 
-inline uint64_t Eq(__m256i lo, __m256i hi, char c) {
+STRATA_AVX2 inline uint64_t Eq(__m256i lo, __m256i hi, char c) {
   const __m256i v = _mm256_set1_epi8(c);
   const auto a = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
   const auto b = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
   return a | (static_cast<uint64_t>(b) << 32);
 }
 
-inline BlockMasks Classify(const char* p, uint64_t valid) {
+STRATA_AVX2 inline BlockMasks Classify(const char* p, uint64_t valid) {
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
   return {Eq(lo, hi, '"') & valid, Eq(lo, hi, '\\') & valid, (Eq(lo, hi, '{') | Eq(lo, hi, '[')) & valid,
@@ -58,9 +62,14 @@ inline uint64_t Escaped(uint64_t backslash, uint64_t* prev_escaped) {
 }
 
 // Prefix XOR: bit i = xor of bits 0..i (marks bytes inside strings given quote positions).
-inline uint64_t PrefixXor(uint64_t bits) {
+STRATA_AVX2 inline uint64_t PrefixXor(uint64_t bits) {
   const __m128i v = _mm_set_epi64x(0, static_cast<int64_t>(bits));
   return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_clmulepi64_si128(v, _mm_set1_epi8(-1), 0)));
+}
+
+bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+  return has;
 }
 #endif
 }  // namespace
@@ -127,6 +136,13 @@ bool JsonEventSplitter::SkipString() {
 
 Status JsonEventSplitter::SkipContainer() {
 #ifdef STRATA_SPLITTER_SIMD
+  if (!scalar_ && CpuHasAvx2()) return SkipContainerAvx2();
+#endif
+  return SkipValue();
+}
+
+#ifdef STRATA_SPLITTER_SIMD
+STRATA_AVX2 Status JsonEventSplitter::SkipContainerAvx2() {
   // pos_ is at '{' or '['. Walk 64-byte blocks, tracking strings with bit masks and nesting depth.
   int depth = 0;
   uint64_t prev_escaped = 0;
@@ -161,10 +177,8 @@ Status JsonEventSplitter::SkipContainer() {
     }
     p += 64;
   }
-#else
-  return SkipValue();
-#endif
 }
+#endif
 
 Status JsonEventSplitter::SkipValue() {
   SkipWs();

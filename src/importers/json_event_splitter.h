@@ -30,7 +30,9 @@ class JsonEventSplitter {
   using MemberFn = std::function<void(std::string_view key, std::string_view raw_value)>;
   using BatchFn = std::function<Status(const EventBatch&)>;
 
-  explicit JsonEventSplitter(size_t batch_bytes = 4 << 20) : batch_bytes_(batch_bytes) {}
+  /// `scalar`: skip values byte by byte even where the CPU has AVX2 (tests compare the two scanners).
+  explicit JsonEventSplitter(size_t batch_bytes = 4 << 20, bool scalar = false)
+      : batch_bytes_(batch_bytes), scalar_(scalar) {}
 
   /// Streams `src` to the end. Calls `on_member` for each top-level member except "traceEvents" and
   /// `on_batch` for each batch of events. Stops at the first error (its own or a callback's).
@@ -43,9 +45,10 @@ class JsonEventSplitter {
   bool Refill();  // appends more bytes; may move data; returns false at end of input
   Status Fail(std::string_view what) const;
   void SkipWs();
-  bool SkipString();       // pos_ just after the opening quote; leaves pos_ after the closing quote
-  Status SkipValue();      // skips one JSON value starting at pos_ (byte by byte)
-  Status SkipContainer();  // skips the object/array at pos_ (64 bytes at a time where AVX2 is available)
+  bool SkipString();           // pos_ just after the opening quote; leaves pos_ after the closing quote
+  Status SkipValue();          // skips one JSON value starting at pos_ (byte by byte)
+  Status SkipContainer();      // skips the object/array at pos_ (64 bytes at a time where the CPU has AVX2)
+  Status SkipContainerAvx2();  // the same with the 64-byte block scanner (x86-64 CPUs with AVX2 and PCLMUL)
   Status ReadEvents(const BatchFn& on_batch);
   Status FlushBatch(const BatchFn& on_batch, size_t end);
 
@@ -58,6 +61,7 @@ class JsonEventSplitter {
   bool eof_ = false;
   Status read_error_;
   size_t batch_bytes_;
+  bool scalar_ = false;
   Shape shape_ = Shape::kUnknown;
   bool found_events_ = false;
   EventBatch batch_;

@@ -25,7 +25,8 @@ struct SplitResult {
   bool found_events = false;
 };
 
-SplitResult Split(const std::string& doc, size_t batch_bytes, std::string* path_out = nullptr, bool gzip = false) {
+SplitResult Split(const std::string& doc, size_t batch_bytes, std::string* path_out = nullptr, bool gzip = false,
+                  bool scalar = false) {
   SplitResult r;
   testing::TempDir dir;
   const std::string path = dir.file(gzip ? "doc.json.gz" : "doc.json");
@@ -38,7 +39,7 @@ SplitResult Split(const std::string& doc, size_t batch_bytes, std::string* path_
   auto src = ByteSource::Open(path);
   EXPECT_TRUE(src.ok()) << src.error();
   if (!src.ok()) return r;
-  JsonEventSplitter splitter(batch_bytes);
+  JsonEventSplitter splitter(batch_bytes, scalar);
   r.status = splitter.Run(
       *src.value(),
       [&](std::string_view key, std::string_view raw) {
@@ -118,6 +119,25 @@ TEST(JsonEventSplitter, EveryElementExactlyOnceForAnyBatchSize) {
     EXPECT_EQ(r.members.at("deviceProperties"), R"([{"name": "A100"}])");
     EXPECT_EQ(r.members.at("baseTimeNanoseconds"), "17");
   }
+}
+
+// The 64-byte AVX2 block scanner (chosen at run time) and the byte-by-byte one split alike: the same
+// elements and members, for tricky events and at every batch size.
+TEST(JsonEventSplitter, BlockScannerAndByteScannerAgree) {
+  const auto events = TrickyEvents();
+  std::string doc = R"({"a": {"s": "}{\\\"", "n": [[], {}]}, "traceEvents": [)" + Join(events, ",") + "]}";
+  for (size_t batch : {size_t{1}, size_t{64}, size_t{4} << 20}) {
+    const SplitResult fast = Split(doc, batch), slow = Split(doc, batch, nullptr, false, true);
+    ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+    ASSERT_TRUE(slow.status.ok()) << slow.status.message();
+    EXPECT_EQ(fast.elements, events);
+    EXPECT_EQ(slow.elements, events);
+    EXPECT_EQ(fast.members, slow.members);
+  }
+  // A truncated document fails either way.
+  const std::string cut = doc.substr(0, doc.size() / 2);
+  EXPECT_FALSE(Split(cut, 64).status.ok());
+  EXPECT_FALSE(Split(cut, 64, nullptr, false, true).status.ok());
 }
 
 TEST(JsonEventSplitter, BareArray) {
