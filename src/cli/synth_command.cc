@@ -66,14 +66,15 @@ CLI::App* AddSynthCommand(CLI::App& app) {
 int RunSynthCommand() {
   synth::SynthOptions& o = Options();
   o.progress = Progress().off ? 0 : Progress().on ? 1 : -1;
+  o.on_progress = [](const std::string& line) { std::fprintf(stderr, "strata synth: %s\n", line.c_str()); };
   synth::JobConfig cfg;
-  if (auto error = synth::Validate(o, &cfg); !error.empty()) {
-    std::fprintf(stderr, "strata synth: %s\n", error.c_str());
+  if (Status error = synth::Validate(o, &cfg); !error.ok()) {
+    std::fprintf(stderr, "strata synth: %s\n", error.message().c_str());
     return 2;
   }
   synth::GenerateStats stats;
-  if (auto error = synth::Generate(o, &stats); !error.empty()) {
-    std::fprintf(stderr, "strata synth: %s\n", error.c_str());
+  if (Status error = synth::Generate(o, &stats); !error.ok()) {
+    std::fprintf(stderr, "strata synth: %s\n", error.message().c_str());
     return 1;
   }
   std::fprintf(stderr, "strata synth: wrote %lld ranks (%llu events, %.1f MB) and truth.json to %s\n",

@@ -60,10 +60,10 @@ struct FaultPlan {
   std::vector<int64_t> Ranks(const Layout& layout) const;
 };
 
-/// Validates a request against the job; returns an error naming the argument, or "" and fills `plan`.
+/// Validates a request against the job; an error names the argument; on success `plan` is filled.
 /// `first_step`..`first_step + steps - 1` are the job's ProfilerStep numbers. A rank-level fault without
 /// --fault-rank gets a rank drawn from the seed; stage_imbalance without --fault-stage the last stage.
-std::string ResolveFault(const FaultRequest& req, const Layout& layout, int64_t first_step, int64_t steps,
-                         uint64_t seed, FaultPlan* plan);
+Status ResolveFault(const FaultRequest& req, const Layout& layout, int64_t first_step, int64_t steps, uint64_t seed,
+                    FaultPlan* plan);
 
 }  // namespace strata::synth

@@ -26,7 +26,7 @@ class CountingSink : public RankSink {
     ++*events_;
     inner_->Emit(e);
   }
-  std::string Finish() override { return inner_->Finish(); }
+  Status Finish() override { return inner_->Finish(); }
   RankSink* inner() { return inner_.get(); }
 
  private:
@@ -34,7 +34,7 @@ class CountingSink : public RankSink {
   uint64_t* events_;
 };
 
-std::string WriteTruth(const SynthOptions& o, const JobConfig& cfg) {
+Status WriteTruth(const SynthOptions& o, const JobConfig& cfg) {
   using J = nlohmann::ordered_json;
   const FaultPlan& f = cfg.fault;
   J truth;
@@ -56,8 +56,8 @@ std::string WriteTruth(const SynthOptions& o, const JobConfig& cfg) {
   std::ofstream out(path, std::ios::binary);
   out << truth.dump(1) << "\n";
   out.close();
-  if (!out) return fmt::format("cannot write {}", path);
-  return "";
+  if (!out) return Status::Error(fmt::format("cannot write {}", path));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -66,17 +66,18 @@ int64_t ClockOffsetNs(uint64_t seed, int64_t rank, double skew_us) {
   return std::llround((2 * Uniform(seed, kTagClockOffset, static_cast<uint64_t>(rank)) - 1) * skew_us * 1000.0);
 }
 
-std::string Validate(const SynthOptions& o, JobConfig* cfg) {
-  if (o.out_dir.empty()) return "-o: an output directory is required";
-  if (auto e = ResolveLayout(o.ranks, o.dp, o.pp, o.tp, &cfg->layout); !e.empty()) return e;
-  if (o.steps < 1 || o.steps > 100000) return fmt::format("--steps {}: must be between 1 and 100000", o.steps);
-  if (o.first_step < 0) return fmt::format("--first-step {}: must not be negative", o.first_step);
+Status Validate(const SynthOptions& o, JobConfig* cfg) {
+  if (o.out_dir.empty()) return Status::Error("-o: an output directory is required");
+  if (Status e = ResolveLayout(o.ranks, o.dp, o.pp, o.tp, &cfg->layout); !e.ok()) return e;
+  if (o.steps < 1 || o.steps > 100000)
+    return Status::Error(fmt::format("--steps {}: must be between 1 and 100000", o.steps));
+  if (o.first_step < 0) return Status::Error(fmt::format("--first-step {}: must not be negative", o.first_step));
   if (o.layers < cfg->layout.pp() || o.layers > 1000)
-    return fmt::format("--layers {}: must be between --pp ({}) and 1000", o.layers, cfg->layout.pp());
+    return Status::Error(fmt::format("--layers {}: must be between --pp ({}) and 1000", o.layers, cfg->layout.pp()));
   if (o.microbatches < 0 || o.microbatches > 1000)
-    return fmt::format("--microbatches {}: must be between 1 and 1000", o.microbatches);
+    return Status::Error(fmt::format("--microbatches {}: must be between 1 and 1000", o.microbatches));
   if (!(o.clock_skew_us >= 0 && o.clock_skew_us <= 1e6))
-    return fmt::format("--clock-skew-us {}: must be between 0 and 1000000", o.clock_skew_us);
+    return Status::Error(fmt::format("--clock-skew-us {}: must be between 0 and 1000000", o.clock_skew_us));
   cfg->steps = o.steps;
   cfg->first_step = o.first_step;
   cfg->layers = o.layers;
@@ -86,29 +87,30 @@ std::string Validate(const SynthOptions& o, JobConfig* cfg) {
   return ResolveFault(o.fault, cfg->layout, o.first_step, o.steps, o.seed, &cfg->fault);
 }
 
-std::string Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory) {
+Status Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory) {
   GenerateStats local;
   GenerateStats& st = stats ? *stats : local;
   st = GenerateStats();
   JobConfig cfg;
-  if (auto e = Validate(o, &cfg); !e.empty()) return e;
+  if (Status e = Validate(o, &cfg); !e.ok()) return e;
   const Layout& l = cfg.layout;
   const int64_t world = l.world();
   const auto rs = static_cast<size_t>(l.replica_size());
-  const bool progress = o.progress > 0 || (o.progress < 0 && world >= 512);
+  const bool progress = o.on_progress && (o.progress > 0 || (o.progress < 0 && world >= 512));
 
   if (!factory) {
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec || !std::filesystem::is_directory(o.out_dir))
-      return fmt::format("-o {}: cannot create the directory ({})", o.out_dir, ec ? ec.message() : "not a directory");
+      return Status::Error(
+          fmt::format("-o {}: cannot create the directory ({})", o.out_dir, ec ? ec.message() : "not a directory"));
     const std::string probe = o.out_dir + "/.strata-synth-probe";
     FILE* f = std::fopen(probe.c_str(), "wb");
-    if (!f) return fmt::format("-o {}: directory is not writable", o.out_dir);
+    if (!f) return Status::Error(fmt::format("-o {}: directory is not writable", o.out_dir));
     std::fclose(f);
     std::filesystem::remove(probe, ec);
     const bool gzip = o.gzip;
-    factory = [gzip](const RankHeader& h, const std::string& path, std::string* error) {
+    factory = [gzip](const RankHeader& h, const std::string& path, Status* error) {
       auto w = std::make_unique<KinetoWriter>();
       *error = w->Open(path, gzip, h);
       return std::unique_ptr<RankSink>(std::move(w));
@@ -149,9 +151,7 @@ std::string Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory fa
       sim.FinishStep(&end[base]);
       for (size_t i = 0; i < rs; ++i) start[base + i] = sim.NextStart(i);
     }
-    if (progress)
-      std::fprintf(stderr, "strata synth: timed step %lld of %lld\n", static_cast<long long>(s + 1),
-                   static_cast<long long>(cfg.steps));
+    if (progress) o.on_progress(fmt::format("timed step {} of {}", s + 1, cfg.steps));
   }
 
   // Pass 2: write replica by replica.
@@ -168,10 +168,10 @@ std::string Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory fa
       h.device = rank % 8;
       h.pid = 100000 + rank;
       h.offset_ns = ClockOffsetNs(cfg.seed, rank, o.clock_skew_us);
-      std::string error;
+      Status error;
       auto sink = factory(h, fmt::format("{}/rank-{}{}", o.out_dir, rank, ext), &error);
-      if (!error.empty() || !sink)
-        return error.empty() ? fmt::format("cannot open the output of rank {}", rank) : error;
+      if (!error.ok()) return error;
+      if (!sink) return Status::Error(fmt::format("cannot open the output of rank {}", rank));
       sinks.push_back(std::make_unique<CountingSink>(std::move(sink), &st.events));
       raw.push_back(sinks.back().get());
     }
@@ -185,13 +185,12 @@ std::string Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory fa
       for (size_t i = 0; i < rs; ++i) rstart[i] = sim.NextStart(i);
     }
     for (auto& sink : sinks) {
-      if (auto e = sink->Finish(); !e.empty()) return e;
+      if (Status e = sink->Finish(); !e.ok()) return e;
       if (auto* w = dynamic_cast<KinetoWriter*>(sink->inner())) st.bytes += w->bytes_written();
     }
     st.ranks_written += l.replica_size();
     if (progress && st.ranks_written >= next_report) {
-      std::fprintf(stderr, "strata synth: wrote %lld of %lld ranks\n", static_cast<long long>(st.ranks_written),
-                   static_cast<long long>(world));
+      o.on_progress(fmt::format("wrote {} of {} ranks", st.ranks_written, world));
       next_report = st.ranks_written + std::max<int64_t>(1, world / 20);
     }
   }

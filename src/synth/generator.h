@@ -37,6 +37,9 @@ struct SynthOptions {
   double clock_skew_us = 1000;
   bool gzip = false;
   int progress = -1;  // -1: automatic (jobs of 512 ranks or more), 0: off, 1: on
+  /// Receives each progress line ("timed step 3 of 6", "wrote 512 of 1024 ranks") when progress is on; the
+  /// library prints nothing itself (the CLI renders them).
+  std::function<void(const std::string&)> on_progress;
 };
 
 struct GenerateStats {
@@ -50,13 +53,13 @@ struct GenerateStats {
 
 /// Where rank outputs go. The default writes Kineto JSON files into out_dir; tests substitute their own.
 using SinkFactory =
-    std::function<std::unique_ptr<RankSink>(const RankHeader& header, const std::string& path, std::string* error)>;
+    std::function<std::unique_ptr<RankSink>(const RankHeader& header, const std::string& path, Status* error)>;
 
-/// Checks the options; returns an error naming the argument, or "" (and fills cfg).
-std::string Validate(const SynthOptions& options, JobConfig* cfg);
+/// Checks the options; an error names the argument (on success, cfg is filled).
+Status Validate(const SynthOptions& options, JobConfig* cfg);
 
-/// Generates the job. Returns an error message or "".
-std::string Generate(const SynthOptions& options, GenerateStats* stats = nullptr, SinkFactory factory = nullptr);
+/// Generates the job; an error names the argument or the file that could not be written.
+Status Generate(const SynthOptions& options, GenerateStats* stats = nullptr, SinkFactory factory = nullptr);
 
 /// The clock offset (ns) of a rank: uniform in [-skew, +skew], drawn from the seed.
 int64_t ClockOffsetNs(uint64_t seed, int64_t rank, double skew_us);

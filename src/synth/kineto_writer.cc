@@ -38,7 +38,7 @@ KinetoWriter::~KinetoWriter() {
   if (gz_) gzclose(gz_);
 }
 
-std::string KinetoWriter::Open(const std::string& path, bool gzip, const RankHeader& header) {
+Status KinetoWriter::Open(const std::string& path, bool gzip, const RankHeader& header) {
   path_ = path;
   h_ = header;
   if (gzip) {
@@ -47,7 +47,7 @@ std::string KinetoWriter::Open(const std::string& path, bool gzip, const RankHea
   } else {
     file_ = std::fopen(path.c_str(), "wb");
   }
-  if (!file_ && !gz_) return fmt::format("cannot write {}: {}", path, std::strerror(errno));
+  if (!file_ && !gz_) return Status::Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   Write(fmt::format(
       "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\"id\": {}, \"name\": \"NVIDIA H100 80GB HBM3\", "
       "\"totalGlobalMem\": 85029158912, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, "
@@ -63,7 +63,7 @@ std::string KinetoWriter::Open(const std::string& path, bool gzip, const RankHea
       "  {{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"GPU {}\"}}}}",
       h_.pid, h_.pid, h_.pid, h_.pid, h_.device, h_.device));
   first_ = false;
-  return error_;
+  return error_.empty() ? Status::Ok() : Status::Error(error_);
 }
 
 void KinetoWriter::Time(int64_t ns) {
@@ -156,8 +156,8 @@ void KinetoWriter::Flush() {
   buf_.clear();
 }
 
-std::string KinetoWriter::Finish() {
-  if (!file_ && !gz_) return error_;
+Status KinetoWriter::Finish() {
+  if (!file_ && !gz_) return error_.empty() ? Status::Ok() : Status::Error(error_);
   Write(fmt::format("\n  ],\n  \"traceName\": \"rank-{}\",\n  \"displayTimeUnit\": \"ms\"\n}}\n", h_.rank));
   Flush();
   if (gz_) {
@@ -169,7 +169,7 @@ std::string KinetoWriter::Finish() {
       error_ = fmt::format("cannot write {}: {}", path_, std::strerror(errno));
     file_ = nullptr;
   }
-  return error_;
+  return error_.empty() ? Status::Ok() : Status::Error(error_);
 }
 
 }  // namespace strata::synth

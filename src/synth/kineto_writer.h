@@ -37,10 +37,10 @@ class KinetoWriter : public RankSink {
   ~KinetoWriter() override;
 
   /// Opens `path` and writes the header; returns an error message or "".
-  std::string Open(const std::string& path, bool gzip, const RankHeader& header);
+  Status Open(const std::string& path, bool gzip, const RankHeader& header);
   void Emit(const SynthEvent& e) override;
   /// Writes the footer and closes; returns an error message or "".
-  std::string Finish() override;
+  Status Finish() override;
   uint64_t bytes_written() const { return bytes_; }
 
  private:

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace strata::synth {
 
 struct Coord {
@@ -53,7 +55,7 @@ class Layout {
 };
 
 /// Checks a requested layout against the world size. Any of dp/pp/tp may be 0 (= derive: tp and pp
-/// default to 1, dp takes the rest). Returns an error message naming the offending argument, or "".
-std::string ResolveLayout(int64_t ranks, int64_t dp, int64_t pp, int64_t tp, Layout* out);
+/// default to 1, dp takes the rest). An error names the offending argument.
+Status ResolveLayout(int64_t ranks, int64_t dp, int64_t pp, int64_t tp, Layout* out);
 
 }  // namespace strata::synth

@@ -66,8 +66,8 @@ class RankSink {
  public:
   virtual ~RankSink() = default;
   virtual void Emit(const SynthEvent& e) = 0;
-  /// Completes the output; returns an error message or "".
-  virtual std::string Finish() { return ""; }
+  /// Completes the output.
+  virtual Status Finish() { return Status::Ok(); }
 };
 
 /// How strongly the fault acts, derived once per job from a clean calibration step.

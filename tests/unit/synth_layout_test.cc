@@ -51,15 +51,15 @@ TEST(SynthLayout, GroupIdsAreUniqueAndSharedByMembers) {
 
 TEST(SynthLayout, ResolveDerivesDataParallelSize) {
   Layout l;
-  EXPECT_EQ(ResolveLayout(16, 0, 2, 2, &l), "");
+  EXPECT_TRUE(ResolveLayout(16, 0, 2, 2, &l).ok());
   EXPECT_EQ(l.dp(), 4);
-  EXPECT_EQ(ResolveLayout(8, 0, 0, 0, &l), "");
+  EXPECT_TRUE(ResolveLayout(8, 0, 0, 0, &l).ok());
   EXPECT_EQ(l.dp(), 8);
 }
 
 std::string ErrorFor(SynthOptions o) {
   JobConfig cfg;
-  return Validate(o, &cfg);
+  return Validate(o, &cfg).message();  // "" when the options are valid
 }
 
 TEST(SynthArguments, ErrorsNameTheArgument) {
@@ -112,7 +112,7 @@ TEST(SynthArguments, UnwritableDirectoryIsAnError) {
   o.out_dir = "/proc/strata-synth-cannot-be-here";
   o.ranks = 2;
   o.steps = 1;
-  const std::string error = Generate(o);
+  const std::string error = Generate(o).message();
   EXPECT_NE(error.find("-o /proc/strata-synth-cannot-be-here"), std::string::npos) << error;
 }
 
@@ -123,7 +123,7 @@ TEST(SynthFaults, StepsFromEveryAndList) {
   req.rank = 2;
   req.every = 3;
   FaultPlan p;
-  ASSERT_EQ(ResolveFault(req, l, 1, 6, 1, &p), "");
+  ASSERT_TRUE(ResolveFault(req, l, 1, 6, 1, &p).ok());
   EXPECT_EQ(p.steps, (std::vector<int64_t>{3, 6}));
   EXPECT_EQ(p.Ranks(l), (std::vector<int64_t>{2}));
   EXPECT_TRUE(p.Hits(2, l.CoordOf(2), 3));
@@ -131,7 +131,7 @@ TEST(SynthFaults, StepsFromEveryAndList) {
   EXPECT_FALSE(p.Hits(1, l.CoordOf(1), 3));
   req.every = 0;
   req.steps = "5,2";
-  ASSERT_EQ(ResolveFault(req, l, 1, 6, 1, &p), "");
+  ASSERT_TRUE(ResolveFault(req, l, 1, 6, 1, &p).ok());
   EXPECT_EQ(p.steps, (std::vector<int64_t>{2, 5}));
 }
 
@@ -140,15 +140,15 @@ TEST(SynthFaults, StageAndJobLevelFaults) {
   FaultRequest req;
   req.name = "stage_imbalance";
   FaultPlan p;
-  ASSERT_EQ(ResolveFault(req, l, 1, 4, 1, &p), "");
+  ASSERT_TRUE(ResolveFault(req, l, 1, 4, 1, &p).ok());
   EXPECT_EQ(p.stage, 1);
   EXPECT_EQ(p.rank, -1);
   EXPECT_EQ(p.Ranks(l), (std::vector<int64_t>{1, 3}));
   req.name = "data_imbalance";
-  ASSERT_EQ(ResolveFault(req, l, 1, 4, 1, &p), "");
+  ASSERT_TRUE(ResolveFault(req, l, 1, 4, 1, &p).ok());
   EXPECT_TRUE(p.Ranks(l).empty());
   req.rank = 1;
-  EXPECT_NE(ResolveFault(req, l, 1, 4, 1, &p), "");
+  EXPECT_FALSE(ResolveFault(req, l, 1, 4, 1, &p).ok());
 }
 
 }  // namespace
