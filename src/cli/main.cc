@@ -121,7 +121,8 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   load.import.op_table = o.columns;
   load.threads = o.threads;
   load.skip_unreadable = o.skip_unreadable;
-  load.progress = o.progress;
+  if (o.progress)
+    load.on_progress = [](const std::string& line) { std::fprintf(stderr, "strata: %s\n", line.c_str()); };
   for (const std::string& spec : o.rank_map) {
     if (auto st = strata::ParseRankMap(spec, &load.rank_map); !st.ok()) {
       PrintError(st.message());

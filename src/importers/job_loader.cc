@@ -241,77 +241,70 @@ std::optional<std::pair<int, std::string>> RankFromRecording(const RecordedRun& 
   return std::nullopt;
 }
 
-Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
-  auto expanded = ExpandInputs(paths);
-  if (!expanded.ok()) return expanded.status();
+// The inputs sorted by kind: trace files (with their sniffed, still open sources) and the recorder's
+// segments, indexed; what was left out and the notes about the segments.
+struct SortedInputs {
   std::vector<std::string> files;
   std::vector<InputFile> trace_inputs;
   std::vector<std::unique_ptr<ByteSource>> opened;  // per trace file: kept open by sniffing, or null
   RecordedRun recorded;
   std::vector<std::string> segment_notes;
   std::vector<UnreadableInput> unlisted;
-  for (const InputFile& f : expanded.value()) {
+};
+
+Expected<SortedInputs> SortInputs(const std::vector<InputFile>& expanded, const LoadOptions& options) {
+  SortedInputs in;
+  for (const InputFile& f : expanded) {
     if (!f.left_out.empty()) {
       if (!options.skip_unreadable)
         return Status::Error(fmt::format("{}: {} (--skip-unreadable leaves it out, and says so)", f.path, f.left_out));
-      unlisted.push_back({f.path, f.path + ": " + f.left_out});
+      in.unlisted.push_back({f.path, f.path + ": " + f.left_out});
       continue;
     }
     auto sniffed = SniffNamedInput(f);
     if (!sniffed.ok()) {
       if (!options.skip_unreadable) return sniffed.status();
-      unlisted.push_back({f.path, sniffed.error()});
+      in.unlisted.push_back({f.path, sniffed.error()});
       continue;
     }
     if (!sniffed.value().segment) {
-      files.push_back(f.path);
-      trace_inputs.push_back(f);
-      opened.push_back(std::move(sniffed.value().source));
+      in.files.push_back(f.path);
+      in.trace_inputs.push_back(f);
+      in.opened.push_back(std::move(sniffed.value().source));
       continue;
     }
     auto& segment = *sniffed.value().segment;
     if (!segment.ok()) {
       if (!options.skip_unreadable) return segment.status();
-      segment_notes.push_back(segment.error());
+      in.segment_notes.push_back(segment.error());
       continue;
     }
-    for (const std::string& problem : segment.value().problems) segment_notes.push_back(f.path + ": " + problem);
-    recorded.segments.push_back(IndexSegment(std::move(segment).value()));
-    for (const std::string& gap : recorded.segments.back().gaps) segment_notes.push_back(f.path + ": " + gap);
-    if (!recorded.segments.back().finished)
-      segment_notes.push_back(f.path +
-                              ": cut short (no closing record: the recorder was killed or could not "
-                              "write); its data ends at the last complete block");
+    for (const std::string& problem : segment.value().problems) in.segment_notes.push_back(f.path + ": " + problem);
+    in.recorded.segments.push_back(IndexSegment(std::move(segment).value()));
+    for (const std::string& gap : in.recorded.segments.back().gaps) in.segment_notes.push_back(f.path + ": " + gap);
+    if (!in.recorded.segments.back().finished)
+      in.segment_notes.push_back(f.path +
+                                 ": cut short (no closing record: the recorder was killed or could not "
+                                 "write); its data ends at the last complete block");
   }
-  MergePluginSegments(&recorded);
-  // A recording alone is a job of its own: its collective calls and threads become the traces.
-  if (files.empty() && !recorded.empty()) {
-    auto store = TraceStoreFromRecording(recorded);
-    if (!store.ok()) return store.status();
-    LoadedJob job;
-    job.store = std::move(store).value();
-    job.unreadable = std::move(unlisted);
-    for (const InputFile& f : expanded.value())
-      if (f.left_out.empty()) job.files.push_back(f.path);
-    job.recorded = std::move(recorded);
-    job.notes = std::move(segment_notes);
-    return job;
-  }
-  if (files.empty()) return Status::Error("no input files given");
+  MergePluginSegments(&in.recorded);
+  return in;
+}
 
+// Imports every trace file on a pool of threads (with fewer files than cores, each file gets a second thread:
+// read/split vs parse). The events kept by all files read so far count against --max-memory: past it, the
+// file that crossed it is an error naming it and the files not yet started are not read (over_budget).
+std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, bool* over_budget_out) {
+  const std::vector<std::string>& files = in.files;
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  // With fewer files than cores, each file gets a second thread (read/split vs parse).
   ImportOptions import_options = options.import;
   import_options.pipeline = files.size() < threads;
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   std::vector<FileResult> results(files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<size_t> finished{0};
+  std::atomic<size_t> next{0}, finished{0};
   std::mutex progress_mutex;
   const auto started = std::chrono::steady_clock::now();
   auto last_report = started;
-  // The events kept by all files read so far, against --max-memory: past it, the file that crossed it is
-  // an error naming it and the files not yet started are not read.
   std::atomic<uint64_t> kept_bytes{0};
   std::atomic<bool> over_budget{false};
   auto worker = [&]() {
@@ -321,7 +314,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
             fmt::format("{}: not read: the files before it already filled {}", files[i], DescribeMemoryLimit());
         continue;
       }
-      results[i] = ImportOne(files[i], std::move(opened[i]), import_options);
+      results[i] = ImportOne(files[i], std::move(in.opened[i]), import_options);
       if (results[i].out_of_memory) over_budget = true;
       if (results[i].store && options.max_memory_bytes > 0) {
         const uint64_t total = kept_bytes += results[i].store->memory_bytes();
@@ -336,13 +329,13 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
         }
       }
       const size_t done = ++finished;
-      if (options.progress) {
+      if (options.on_progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         const auto now = std::chrono::steady_clock::now();
         if (now - last_report > std::chrono::milliseconds(500) || done == files.size()) {
           last_report = now;
-          std::fprintf(stderr, "strata: loaded %zu/%zu files (%.1f s)\n", done, files.size(),
-                       std::chrono::duration<double>(now - started).count());
+          options.on_progress(fmt::format("loaded {}/{} files ({:.1f} s)", done, files.size(),
+                                          std::chrono::duration<double>(now - started).count()));
         }
       }
     }
@@ -357,82 +350,109 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   }
   worker();
   for (auto& t : pool) t.join();
+  *over_budget_out = over_budget;
+  return results;
+}
 
-  // Past --max-memory the job cannot be analysed whole (not even with --skip-unreadable): one error naming
-  // the file that crossed the limit, and how many were not read.
-  if (over_budget) {
-    size_t first = 0, not_read = 0;
-    while (!results[first].out_of_memory) ++first;
-    for (const FileResult& r : results) not_read += !r.store && !r.out_of_memory;
-    return Status::Error(results[first].error +
-                         (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
+// Gives each rank of one imported file its number: --rank-map, the file's own distributedInfo, the file
+// name, the recording, or rank 0 for a lone file; a rank two files claim is an error.
+void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, const LoadOptions& options,
+                 const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<std::string>* errors) {
+  for (RankInfo& rank : store.ranks) {
+    if (auto mapped = LookupRankMap(options.rank_map, file)) {
+      if (store.ranks.size() > 1) {
+        errors->push_back(
+            fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks", file, store.ranks.size()));
+        return;
+      }
+      rank.rank = *mapped;
+      rank.rank_source = "rank map";
+    } else if (rank.rank < 0) {
+      if (auto from_name = RankFromFileName(file)) {
+        rank.rank = *from_name;
+        rank.rank_source = "file name";
+      } else if (auto from_recording = RankFromRecording(recorded, store, file)) {
+        rank.rank = from_recording->first;
+        rank.rank_source = from_recording->second;
+      } else if (file_count == 1) {
+        rank.rank = 0;
+        rank.rank_source = "only file";
+      } else {
+        const auto pid = PidFromTensorboardName(file);
+        errors->push_back(fmt::format(
+            "{}: cannot tell which rank this file is: it has no distributedInfo.rank and its name has no rank "
+            "number (like rank-3 or worker3){}; give --rank-map {}=RANK",
+            file,
+            pid ? fmt::format(" and its process {} is in no recording given (add the run's strata record segments)",
+                              *pid)
+                : std::string(),
+            fs::path(file).filename().string()));
+        continue;
+      }
+    }
+    auto [it, inserted] = owner->emplace(rank.rank, file);
+    if (!inserted)
+      errors->push_back(
+          fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which file is which rank)",
+                      rank.rank, it->second, file));
   }
+}
+
+// Past --max-memory the job cannot be analysed whole (not even with --skip-unreadable): one error naming
+// the file that crossed the limit, and how many were not read.
+Status OverBudgetError(const std::vector<FileResult>& results) {
+  size_t first = 0, not_read = 0;
+  while (!results[first].out_of_memory) ++first;
+  for (const FileResult& r : results) not_read += !r.store && !r.out_of_memory;
+  return Status::Error(results[first].error +
+                       (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
+}
+
+// The loader's steps: sort the inputs, read a recording alone as a job of its own, else import the traces,
+// number their ranks, and merge them in rank order.
+Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
+  auto expanded = ExpandInputs(paths);
+  if (!expanded.ok()) return expanded.status();
+  auto sorted = SortInputs(expanded.value(), options);
+  if (!sorted.ok()) return sorted.status();
+  SortedInputs& in = sorted.value();
   LoadedJob job;
-  job.unreadable = std::move(unlisted);
+  job.unreadable = std::move(in.unlisted);
   for (const InputFile& f : expanded.value())
     if (f.left_out.empty()) job.files.push_back(f.path);
+  // A recording alone is a job of its own: its collective calls and threads become the traces.
+  if (in.files.empty() && !in.recorded.empty()) {
+    auto store = TraceStoreFromRecording(in.recorded);
+    if (!store.ok()) return store.status();
+    job.store = std::move(store).value();
+    job.recorded = std::move(in.recorded);
+    job.notes = std::move(in.segment_notes);
+    return job;
+  }
+  if (in.files.empty()) return Status::Error("no input files given");
+
+  bool over_budget = false;
+  std::vector<FileResult> results = ImportAll(in, options, &over_budget);
+  if (over_budget) return OverBudgetError(results);
   std::vector<std::string> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; i < in.files.size(); ++i) {
     FileResult& r = results[i];
     job.input_bytes += r.input_bytes;
     job.content_bytes += r.content_bytes;
     if (!r.store) {
-      if (r.not_a_trace && trace_inputs[i].from_directory) {
-        job.ignored.push_back(files[i]);  // e.g. a truth.json or config next to the traces
-        continue;
-      }
-      if (options.skip_unreadable) {
-        job.unreadable.push_back({files[i], r.error});
-        continue;
-      }
-      errors.push_back(r.error);
+      if (r.not_a_trace && in.trace_inputs[i].from_directory)
+        job.ignored.push_back(in.files[i]);  // e.g. a truth.json or config next to the traces
+      else if (options.skip_unreadable)
+        job.unreadable.push_back({in.files[i], r.error});
+      else
+        errors.push_back(r.error);
       continue;
     }
-    TraceStore& store = *r.store;
-    for (RankInfo& rank : store.ranks) {
-      if (auto mapped = LookupRankMap(options.rank_map, files[i])) {
-        if (store.ranks.size() > 1) {
-          errors.push_back(fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks", files[i],
-                                       store.ranks.size()));
-          break;
-        }
-        rank.rank = *mapped;
-        rank.rank_source = "rank map";
-      } else if (rank.rank < 0) {
-        if (auto from_name = RankFromFileName(files[i])) {
-          rank.rank = *from_name;
-          rank.rank_source = "file name";
-        } else if (auto from_recording = RankFromRecording(recorded, store, files[i])) {
-          rank.rank = from_recording->first;
-          rank.rank_source = from_recording->second;
-        } else if (files.size() == 1) {
-          rank.rank = 0;
-          rank.rank_source = "only file";
-        } else {
-          const auto pid = PidFromTensorboardName(files[i]);
-          errors.push_back(fmt::format(
-              "{}: cannot tell which rank this file is: it has no distributedInfo.rank and its name has no rank "
-              "number (like rank-3 or worker3){}; give --rank-map {}=RANK",
-              files[i],
-              pid ? fmt::format(" and its process {} is in no recording given (add the run's strata record segments)",
-                                *pid)
-                  : std::string(),
-              fs::path(files[i]).filename().string()));
-          continue;
-        }
-      }
-      auto [it, inserted] = owner.emplace(rank.rank, files[i]);
-      if (!inserted) {
-        errors.push_back(
-            fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which "
-                        "file is which rank)",
-                        rank.rank, it->second, files[i]));
-      }
-    }
+    AssignRanks(*r.store, in.files[i], in.files.size(), options, in.recorded, &owner, &errors);
     int first_rank = INT32_MAX;
-    for (const RankInfo& rank : store.ranks) first_rank = std::min(first_rank, rank.rank);
+    for (const RankInfo& rank : r.store->ranks) first_rank = std::min(first_rank, rank.rank);
     order.emplace_back(first_rank, i);
   }
   if (!errors.empty()) {
@@ -444,8 +464,8 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::stable_sort(order.begin(), order.end());
   for (const auto& [first_rank, index] : order) job.store.append(std::move(*results[index].store));
   job.store.shrink_to_fit();
-  job.recorded = std::move(recorded);
-  job.notes = std::move(segment_notes);
+  job.recorded = std::move(in.recorded);
+  job.notes = std::move(in.segment_notes);
   return job;
 }
 

@@ -96,6 +96,19 @@ TEST(LoadJob, DirectoryOfRanksFromFileNames) {
   EXPECT_GT(job.value().content_bytes, 0u);
 }
 
+// Progress goes to the caller's callback (the loader prints nothing itself); the last line counts every file.
+TEST(LoadJob, ProgressGoesToTheCallback) {
+  TempDir dir;
+  for (int r = 0; r < 3; ++r) WriteFile(dir.file("worker" + std::to_string(r) + ".json"), KinetoDoc(3, r));
+  LoadOptions options = Threads(2);
+  std::vector<std::string> lines;
+  options.on_progress = [&](const std::string& line) { lines.push_back(line); };
+  auto job = LoadJob({dir.path()}, options);
+  ASSERT_TRUE(job.ok()) << job.error();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().rfind("loaded 3/3 files (", 0), 0u) << lines.back();
+}
+
 TEST(LoadJob, DistributedInfoBeatsFileName) {
   TempDir dir;
   WriteFile(dir.file("rank-5.json"), KinetoDoc(2, 1, DistInfo(1)));
