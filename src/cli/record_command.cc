@@ -112,9 +112,15 @@ int RunRecordCommand() {
   options.follow_children = !o.no_follow;
   options.libraries = o.libraries;
   options.pythons = o.pythons;
-  options.quiet = o.quiet;
+  if (!o.quiet)
+    options.on_message = [](const std::string& line) { std::fprintf(stderr, "strata record: %s\n", line.c_str()); };
   if (!o.no_nccl_plugin) options.nccl_plugin = o.nccl_plugin.empty() ? DefaultNcclPlugin() : o.nccl_plugin;
-  return recorder::Record(options);
+  auto recorded = recorder::Record(options);
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "strata record: %s\n", recorded.error().c_str());
+    return 2;
+  }
+  return recorded.value();
 #else
   std::fprintf(stderr, "strata record: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");
   return 2;

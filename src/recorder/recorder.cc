@@ -93,7 +93,7 @@ class Recording {
  public:
   explicit Recording(const RecordOptions& options) : options_(options) {}
 
-  int Run();
+  Expected<int> Run();
 
  private:
   void OnEvent(const void* data, size_t size);
@@ -102,7 +102,19 @@ class Recording {
   void SampleCounters(uint64_t now);
   void WriteFinalMeta();
   void Note(const std::string& note);
+  void Say(const std::string& line) const;
   void OfferNcclPlugin();
+  // The steps of Run.
+  Status Prepare();
+  Status Launch(CommandLauncher& launcher);
+  void AttachProbePoints();
+  void AttachGcProbes();
+  void FlushAndWatchDisk(bool* disk_full, bool* failed);
+  bool StopRequested(CommandLauncher& launcher, std::chrono::steady_clock::time_point now,
+                     std::chrono::steady_clock::time_point* stop_deadline, int* exit_code);
+  int Loop(CommandLauncher& launcher);
+  Status Finish();
+  std::string path_;  // the segment being written
   void WatchPython(const ProcessInfo& process);
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   std::vector<int> LivePids() const;
@@ -128,7 +140,12 @@ class Recording {
 
 void Recording::Note(const std::string& note) {
   notes_.push_back(note);
-  if (!options_.quiet) std::fprintf(stderr, "strata record: %s\n", note.c_str());
+  Say(note);
+}
+
+// A line for the person running the recorder, through the caller's callback (nothing when unset).
+void Recording::Say(const std::string& line) const {
+  if (options_.on_message) options_.on_message(line);
 }
 
 // The launched command inherits NCCL_PROFILER_PLUGIN and STRATA_NCCL_PROFILER_DIR: NCCL, if the command
@@ -333,57 +350,39 @@ void Recording::WriteFinalMeta() {
                       {"end_ns", NowNs(CLOCK_MONOTONIC)},
                       {"recorder_cpu_s", recorder_cpu_s},
                       {"notes", notes_}});
-  if (!options_.quiet)
-    std::fprintf(stderr, "strata record: %zu processes, %llu events (%llu dropped), written to %s (%.1f MB)\n",
-                 processes_.size(), static_cast<unsigned long long>(events_),
-                 static_cast<unsigned long long>(stats.dropped), writer_.path().c_str(),
-                 static_cast<double>(writer_.bytes_written()) / 1e6);
+  Say(fmt::format("{} processes, {} events ({} dropped), written to {} ({:.1f} MB)", processes_.size(), events_,
+                  stats.dropped, writer_.path(), static_cast<double>(writer_.bytes_written()) / 1e6));
 }
 
-int Recording::Run() {
-  if (options_.command.empty() && options_.pids.empty()) {
-    std::fprintf(stderr, "strata record: give a command after -- or at least one --pid\n");
-    return 2;
-  }
+// Checks the targets, loads the BPF programs and opens the segment.
+Status Recording::Prepare() {
+  if (options_.command.empty() && options_.pids.empty())
+    return Status::Error("give a command after -- or at least one --pid");
   for (int pid : options_.pids)
-    if (pid <= 0 || !ProcessAlive(pid)) {
-      std::fprintf(stderr, "strata record: no process with pid %d\n", pid);
-      return 2;
-    }
-  if (auto st = session_.Load(options_.follow_children); !st.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
-    return 2;
-  }
+    if (pid <= 0 || !ProcessAlive(pid)) return Status::Error(fmt::format("no process with pid {}", pid));
+  if (auto st = session_.Load(options_.follow_children); !st.ok()) return st;
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "strata record: cannot create %s: %s\n", options_.out_dir.c_str(), ec.message().c_str());
-    return 2;
-  }
-  if (auto st = CheckOutputDirectory(options_.out_dir); !st.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
-    return 2;
-  }
+  if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.out_dir, ec.message()));
+  if (auto st = CheckOutputDirectory(options_.out_dir); !st.ok()) return st;
   start_mono_ = NowNs(CLOCK_MONOTONIC);
   segments::FileHeader header;
   header.created_unix_ns = static_cast<int64_t>(NowNs(CLOCK_REALTIME));
   header.realtime_minus_monotonic_ns = header.created_unix_ns - static_cast<int64_t>(start_mono_);
-  const std::string path =
-      (std::filesystem::path(options_.out_dir) / fmt::format("record-{}-{}.sseg", HostName(), ::getpid())).string();
-  if (auto st = writer_.Open(path, header, 65536, static_cast<size_t>(options_.max_buffer_mb) << 20); !st.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
-    return 2;
-  }
+  path_ = (std::filesystem::path(options_.out_dir) / fmt::format("record-{}-{}.sseg", HostName(), ::getpid())).string();
+  if (auto st = writer_.Open(path_, header, 65536, static_cast<size_t>(options_.max_buffer_mb) << 20); !st.ok())
+    return st;
   session_.SetHandler([this](const void* data, size_t size) { OnEvent(data, size); });
+  return Status::Ok();
+}
 
-  CommandLauncher launcher;
+// Forks the command (held until Release) or takes the given pids, and attaches the scheduler and sampling
+// programs; a failure to attach the scheduler kills the held command.
+Status Recording::Launch(CommandLauncher& launcher) {
   if (!options_.command.empty()) {
     OfferNcclPlugin();
     auto child = launcher.Fork(options_.command);
-    if (!child.ok()) {
-      std::fprintf(stderr, "strata record: %s\n", child.error().c_str());
-      return 2;
-    }
+    if (!child.ok()) return child.status();
     processes_[child.value()].pid = child.value();
     processes_[child.value()].first_seen_ns = start_mono_;
     (void)session_.Trace(child.value());
@@ -393,68 +392,91 @@ int Recording::Run() {
     SeeProcess(pid, 0, start_mono_);
   }
   if (auto st = session_.AttachScheduling(); !st.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
     launcher.Signal(SIGKILL);
-    return 2;
+    return st;
   }
   if (auto st = session_.AttachSampling(options_.sample_hz); !st.ok()) Note(st.message() + "; no CPU stack samples");
+  return Status::Ok();
+}
 
-  if (options_.probes) {
-    std::vector<std::string> probe_notes;
-    probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, options_.pids), DefaultProbeSpecs(), &probe_notes);
-    const size_t attached = session_.AttachProbes(probes_, &probe_notes);
-    for (const std::string& n : probe_notes) notes_.push_back(n);
-    for (size_t i = 0; i < probes_.size(); ++i)
-      writer_.AppendMeta({{"type", "probe"},
-                          {"id", i},
-                          {"symbol", probes_[i].symbol},
-                          {"op", probes_[i].op},
-                          {"kind", ProbeKindName(probes_[i].kind)},
-                          {"library", probes_[i].library},
-                          {"emit", probes_[i].emit}});
-    if (!options_.quiet)
-      std::fprintf(stderr, "strata record: %zu probe points attached (collectives, CUDA)\n", attached);
-  }
-  if (options_.python_gc) {
-    std::set<std::string> pythons(options_.pythons.begin(), options_.pythons.end());
-    std::error_code e2;
-    if (auto p = std::filesystem::canonical("/usr/bin/python3", e2); !e2) pythons.insert(p.string());
-    for (int pid : options_.pids)
-      if (auto p = std::filesystem::canonical(fmt::format("/proc/{}/exe", pid), e2);
-          !e2 && p.filename().string().rfind("python", 0) == 0)
-        pythons.insert(p.string());
-    size_t gc_probes = 0;
-    for (const std::string& python : pythons) {
-      if (auto st = session_.AttachPythonGc(python); st.ok())
-        ++gc_probes;
-      else
-        Note(st.message());
-    }
-    if (gc_probes == 0) Note("no Python GC probes attached: GC pauses will not be recorded");
-  }
-  if (options_.counter_hz > 0) {
-    counters_owner_ = std::make_unique<HostCounterSampler>(HostCounterSampler::Options{});
-    counters_ = counters_owner_.get();
-  }
+void Recording::AttachProbePoints() {
+  std::vector<std::string> probe_notes;
+  probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, options_.pids), DefaultProbeSpecs(), &probe_notes);
+  const size_t attached = session_.AttachProbes(probes_, &probe_notes);
+  for (const std::string& n : probe_notes) notes_.push_back(n);
+  for (size_t i = 0; i < probes_.size(); ++i)
+    writer_.AppendMeta({{"type", "probe"},
+                        {"id", i},
+                        {"symbol", probes_[i].symbol},
+                        {"op", probes_[i].op},
+                        {"kind", ProbeKindName(probes_[i].kind)},
+                        {"library", probes_[i].library},
+                        {"emit", probes_[i].emit}});
+  Say(fmt::format("{} probe points attached (collectives, CUDA)", attached));
+}
 
-  struct sigaction action {};
-  action.sa_sigaction = OnStopSignal;
-  action.sa_flags = SA_SIGINFO;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
-
-  if (!options_.command.empty()) {
-    if (auto st = launcher.Release(); !st.ok()) {
-      std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
-      (void)writer_.Close();
-      std::filesystem::remove(path, ec);
-      return 2;
-    }
-    if (!options_.quiet)
-      std::fprintf(stderr, "strata record: recording %s (pid %d)\n", options_.command[0].c_str(), launcher.pid());
+// USDT GC probes in every Python the job may run: /usr/bin/python3, the given ones, the attached pids'.
+void Recording::AttachGcProbes() {
+  std::set<std::string> pythons(options_.pythons.begin(), options_.pythons.end());
+  std::error_code ec;
+  if (auto p = std::filesystem::canonical("/usr/bin/python3", ec); !ec) pythons.insert(p.string());
+  for (int pid : options_.pids)
+    if (auto p = std::filesystem::canonical(fmt::format("/proc/{}/exe", pid), ec);
+        !ec && p.filename().string().rfind("python", 0) == 0)
+      pythons.insert(p.string());
+  size_t gc_probes = 0;
+  for (const std::string& python : pythons) {
+    if (auto st = session_.AttachPythonGc(python); st.ok())
+      ++gc_probes;
+    else
+      Note(st.message());
   }
+  if (gc_probes == 0) Note("no Python GC probes attached: GC pauses will not be recorded");
+}
 
+// Writes what is buffered; says when the disk fills and when it has room again. `failed`: a write error
+// that stops the recording.
+void Recording::FlushAndWatchDisk(bool* disk_full, bool* failed) {
+  if (auto st = writer_.Flush(); !st.ok()) {
+    Say(st.message() + "; stopping");
+    *failed = true;
+    return;
+  }
+  if (writer_.disk_full() == *disk_full) return;
+  *disk_full = !*disk_full;
+  Note(*disk_full ? fmt::format("the disk is full: keeping up to {} MB of recording in memory "
+                                "(--max-buffer-mb) and retrying every second",
+                                options_.max_buffer_mb)
+                  : std::string("the disk has room again: the recording kept in memory is written"));
+}
+
+// Launch mode, after a stop signal: Ctrl-C reaches the whole foreground group (the command too); a signal
+// sent to us alone (and any SIGTERM) is passed on. Either way the command gets 15 s to finish cleanly.
+// Returns true when the recording should stop now.
+bool Recording::StopRequested(CommandLauncher& launcher, std::chrono::steady_clock::time_point now,
+                              std::chrono::steady_clock::time_point* stop_deadline, int* exit_code) {
+  if (g_stop_signal == 0) return false;
+  if (*stop_deadline == std::chrono::steady_clock::time_point{}) {
+    const bool passed_on = g_stop_signal == SIGTERM || g_stop_sent_by_process;
+    if (passed_on) launcher.Signal(g_stop_signal);
+    Say(fmt::format("stopping; {}, waiting up to 15 s for it to exit",
+                    passed_on ? fmt::format("signal passed on to the command (pid {})", launcher.pid())
+                              : fmt::format("the command (pid {}) got the Ctrl-C too", launcher.pid())));
+    *stop_deadline = now + std::chrono::seconds(15);
+    return false;
+  }
+  if (now < *stop_deadline) return false;
+  Note(
+      fmt::format("the command (pid {}) did not exit within 15 s of the stop signal; it keeps running, "
+                  "unrecorded from now on (stop it with kill {})",
+                  launcher.pid(), launcher.pid()));
+  *exit_code = 130;
+  return true;
+}
+
+// Polls events, samples counters, refreshes memory maps and flushes until the command exits, the attached
+// processes are gone or a stop signal says so. Returns the exit code (the command's in launch mode).
+int Recording::Loop(CommandLauncher& launcher) {
   const auto counter_period = std::chrono::nanoseconds(
       options_.counter_hz > 0 ? static_cast<int64_t>(1e9 / options_.counter_hz) : int64_t{1'000'000'000});
   auto next_counters = std::chrono::steady_clock::now();
@@ -462,7 +484,6 @@ int Recording::Run() {
   auto next_maps = next_counters + std::chrono::seconds(2);
   std::chrono::steady_clock::time_point stop_deadline{};
   int exit_code = 0;
-  bool stopping_announced = false;
   bool disk_full = false;
   while (true) {
     session_.Poll(100);
@@ -477,42 +498,14 @@ int Recording::Run() {
       next_maps = now + std::chrono::seconds(2);
     }
     if (now >= next_flush) {
-      if (auto st = writer_.Flush(); !st.ok()) {
-        std::fprintf(stderr, "strata record: %s; stopping\n", st.message().c_str());
-        break;
-      }
-      if (writer_.disk_full() != disk_full) {  // say when the disk fills and when it has room again
-        disk_full = !disk_full;
-        Note(disk_full ? fmt::format("the disk is full: keeping up to {} MB of recording in memory "
-                                     "(--max-buffer-mb) and retrying every second",
-                                     options_.max_buffer_mb)
-                       : std::string("the disk has room again: the recording kept in memory is written"));
-      }
+      bool failed = false;
+      FlushAndWatchDisk(&disk_full, &failed);
+      if (failed) break;
       next_flush = now + std::chrono::seconds(1);
     }
     if (!options_.command.empty()) {
       if (launcher.Exited(&exit_code)) break;
-      if (g_stop_signal != 0) {
-        if (!stopping_announced) {
-          // Ctrl-C reaches the whole foreground group (the command too); a signal sent to us alone (and any
-          // SIGTERM) is passed on. Either way, give the command time to finish cleanly before stopping.
-          if (g_stop_signal == SIGTERM || g_stop_sent_by_process) launcher.Signal(g_stop_signal);
-          const bool passed_on = g_stop_signal == SIGTERM || g_stop_sent_by_process;
-          if (!options_.quiet)
-            std::fprintf(stderr, "strata record: stopping; %s, waiting up to 15 s for it to exit\n",
-                         passed_on ? fmt::format("signal passed on to the command (pid {})", launcher.pid()).c_str()
-                                   : fmt::format("the command (pid {}) got the Ctrl-C too", launcher.pid()).c_str());
-          stop_deadline = now + std::chrono::seconds(15);
-          stopping_announced = true;
-        } else if (now >= stop_deadline) {
-          Note(
-              fmt::format("the command (pid {}) did not exit within 15 s of the stop signal; it keeps running, "
-                          "unrecorded from now on (stop it with kill {})",
-                          launcher.pid(), launcher.pid()));
-          exit_code = 130;
-          break;
-        }
-      }
+      if (StopRequested(launcher, now, &stop_deadline, &exit_code)) break;
     } else {
       if (g_stop_signal != 0) break;
       bool any_alive = false;
@@ -523,6 +516,11 @@ int Recording::Run() {
       }
     }
   }
+  return exit_code;
+}
+
+// Drains the ring buffer, lets the probes go, and closes the segment with its final records.
+Status Recording::Finish() {
   while (session_.Poll(0) > 0) {
   }
   session_.DetachInBackground();
@@ -536,16 +534,42 @@ int Recording::Run() {
                       {"counter_hz", options_.counter_hz},
                       {"recorder_pid", ::getpid()}});
   WriteFinalMeta();
-  if (auto st = writer_.Close(); !st.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", st.message().c_str());
-    return 2;
+  return writer_.Close();
+}
+
+Expected<int> Recording::Run() {
+  if (auto st = Prepare(); !st.ok()) return st;
+  CommandLauncher launcher;
+  if (auto st = Launch(launcher); !st.ok()) return st;
+  if (options_.probes) AttachProbePoints();
+  if (options_.python_gc) AttachGcProbes();
+  if (options_.counter_hz > 0) {
+    counters_owner_ = std::make_unique<HostCounterSampler>(HostCounterSampler::Options{});
+    counters_ = counters_owner_.get();
   }
+  struct sigaction action {};
+  action.sa_sigaction = OnStopSignal;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  if (!options_.command.empty()) {
+    if (auto st = launcher.Release(); !st.ok()) {
+      (void)writer_.Close();
+      std::error_code ec;
+      std::filesystem::remove(path_, ec);
+      return st;
+    }
+    Say(fmt::format("recording {} (pid {})", options_.command[0], launcher.pid()));
+  }
+  const int exit_code = Loop(launcher);
+  if (auto st = Finish(); !st.ok()) return st;
   return exit_code;
 }
 
 }  // namespace
 
-int Record(const RecordOptions& options) {
+Expected<int> Record(const RecordOptions& options) {
   Recording recording(options);
   return recording.Run();
 }

@@ -5,8 +5,11 @@
 // probe is written down in the recording's notes instead of stopping the recording.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "core/status.h"
 
 namespace strata::recorder {
 
@@ -21,15 +24,18 @@ struct RecordOptions {
   bool follow_children = true;
   std::vector<std::string> libraries;  // extra libraries (files or directories) to search for probe points
   std::vector<std::string> pythons;    // extra python binaries for the GC probes
-  bool quiet = false;
+  /// Lines for the person running the recorder (what is attached, notes, the summary at the end); the
+  /// recorder prints nothing itself. Unset: silent.
+  std::function<void(const std::string&)> on_message;
   unsigned max_buffer_mb = 64;  // recording kept in memory while the disk is full
   // NCCL profiler plugin offered to a launched command (NCCL_PROFILER_PLUGIN, with STRATA_NCCL_PROFILER_DIR
   // = out_dir) unless the command's environment names one already; empty = none.
   std::string nccl_plugin;
 };
 
-// Runs the recording to completion. Returns the process exit code: the command's exit code in launch
-// mode, 0 in attach mode, 2 when recording could not start (the message is on stderr).
-int Record(const RecordOptions& options);
+// Runs the recording to completion. Returns the exit code to pass on (the command's in launch mode, 0 in
+// attach mode, 130 when a stopped command did not exit), or an error when recording could not start or the
+// segment could not be closed.
+Expected<int> Record(const RecordOptions& options);
 
 }  // namespace strata::recorder
