@@ -48,6 +48,7 @@ struct OpTableView {
 
   size_t num_dp() const { return dp_ranks.size(); }
   size_t instances() const { return steps.size() * dp_ranks.size(); }
+  size_t DpIndex(int32_t dp) const;  // index of dp rank `dp` in dp_ranks (which is sorted)
 };
 
 /// Lays out the op-table rows of `store`. Errors: no op-table rows, two ranks at one (dp rank, stage),
