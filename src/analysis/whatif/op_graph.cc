@@ -234,26 +234,17 @@ std::string OpGraph::NodeName(uint32_t node) const {
   return fmt::format("{}#{}@stage{}", OpTypeName(n.type), n.seq, n.stage);
 }
 
-Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraphOptions& options) {
-  if (ops.empty()) return Status::Error("what-if: the template step has no ops of a known type");
-  if (ops.size() >= kNoNode / 2) return Status::Error("what-if: too many ops in one step");
-  OpGraph g;
-  int32_t max_stage = -1, max_chunk = 0;
-  for (const TemplateOp& op : ops) {
-    if (op.stage < 0) return Status::Error(fmt::format("what-if: negative pipeline stage {}", op.stage));
-    if (op.start_ns > op.end_ns)
-      return Status::Error(fmt::format("what-if: an op of stage {} ends before it starts", op.stage));
-    max_stage = std::max(max_stage, op.stage);
-    max_chunk = std::max(max_chunk, op.chunk);
-  }
-  g.num_stages_ = max_stage + 1;
-  g.num_chunks_ = max_chunk + 1;
-  g.by_stage_type_.assign(static_cast<size_t>(g.num_stages_) * kNumOpTypes, {});
-  g.nodes_.reserve(ops.size());
+// Nodes from the template ops, indexed by (stage, type, seq); every stage must have ops and every (stage,
+// type) consecutive sequence numbers 0..n-1.
+Status OpGraph::IndexNodes(const std::vector<TemplateOp>& ops, int32_t max_stage, int32_t max_chunk) {
+  num_stages_ = max_stage + 1;
+  num_chunks_ = max_chunk + 1;
+  by_stage_type_.assign(static_cast<size_t>(num_stages_) * kNumOpTypes, {});
+  nodes_.reserve(ops.size());
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const TemplateOp& op = ops[i];
-    g.nodes_.push_back(OpNode{op.stage, op.type, op.seq, op.chunk, kNoGroup, false});
-    auto& slot = g.by_stage_type_[static_cast<size_t>(op.stage) * kNumOpTypes + Index(op.type)];
+    nodes_.push_back(OpNode{op.stage, op.type, op.seq, op.chunk, kNoGroup, false});
+    auto& slot = by_stage_type_[static_cast<size_t>(op.stage) * kNumOpTypes + Index(op.type)];
     if (op.seq < 0) return Status::Error("what-if: negative op sequence number");
     if (slot.size() <= static_cast<size_t>(op.seq)) slot.resize(static_cast<size_t>(op.seq) + 1, kNoNode);
     if (slot[op.seq] != kNoNode)
@@ -261,10 +252,10 @@ Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraph
                                        OpTypeName(op.type), op.seq, op.stage));
     slot[op.seq] = i;
   }
-  for (int32_t s = 0; s < g.num_stages_; ++s) {
+  for (int32_t s = 0; s < num_stages_; ++s) {
     bool any = false;
     for (int t = 0; t < kNumOpTypes; ++t) {
-      const auto& slot = g.by_stage_type_[static_cast<size_t>(s) * kNumOpTypes + t];
+      const auto& slot = by_stage_type_[static_cast<size_t>(s) * kNumOpTypes + t];
       any = any || !slot.empty();
       for (size_t k = 0; k < slot.size(); ++k)
         if (slot[k] == kNoNode)
@@ -275,32 +266,39 @@ Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraph
       return Status::Error(
           fmt::format("what-if: pipeline stage {} has no ops in the template step "
                       "(stages must be numbered 0..{})",
-                      s, g.num_stages_ - 1));
+                      s, num_stages_ - 1));
   }
 
-  // Dependencies, stage by stage.
-  GraphBuilder builder(ops, options, g, g.nodes_, g.by_stage_type_, g.num_stages_, g.num_chunks_);
-  for (int32_t s = 0; s < g.num_stages_; ++s) builder.AddStageRules(s);
+  return Status::Ok();
+}
+
+// Dependencies, stage by stage (GraphBuilder's rules), stored as CSR.
+void OpGraph::AddDependencies(const std::vector<TemplateOp>& ops, const OpGraphOptions& options) {
+  GraphBuilder builder(ops, options, *this, nodes_, by_stage_type_, num_stages_, num_chunks_);
+  for (int32_t s = 0; s < num_stages_; ++s) builder.AddStageRules(s);
   std::vector<std::vector<uint32_t>> deps = builder.TakeDeps();
-  g.dep_offsets_.assign(1, 0);
+  dep_offsets_.assign(1, 0);
   for (auto& d : deps) {
     std::sort(d.begin(), d.end());
     d.erase(std::unique(d.begin(), d.end()), d.end());
-    g.deps_.insert(g.deps_.end(), d.begin(), d.end());
-    g.dep_offsets_.push_back(static_cast<uint32_t>(g.deps_.size()));
+    deps_.insert(deps_.end(), d.begin(), d.end());
+    dep_offsets_.push_back(static_cast<uint32_t>(deps_.size()));
   }
+}
 
-  // Communication groups.
-  const int32_t P = g.num_stages_;
+// Communication groups: pipeline send/recv pairs, embedding all-reduce pairs of the first and last stage,
+// the optimizer's clip across stages (a data-parallel sync), and every other communication op alone.
+void OpGraph::AddGroups() {
+  const int32_t P = num_stages_;
   auto add_group = [&](std::vector<uint32_t> members, bool dp_sync) {
     std::sort(members.begin(), members.end());
-    for (uint32_t m : members) g.nodes_[m].group = static_cast<uint32_t>(g.groups_.size());
-    g.groups_.push_back(CommGroup{std::move(members), dp_sync});
+    for (uint32_t m : members) nodes_[m].group = static_cast<uint32_t>(groups_.size());
+    groups_.push_back(CommGroup{std::move(members), dp_sync});
   };
   auto real_ops = [&](int32_t s, OpType t) {
     std::vector<uint32_t> out;
-    for (uint32_t n : g.by_stage_type_[static_cast<size_t>(s) * kNumOpTypes + Index(t)])
-      if (!g.nodes_[n].no_op) out.push_back(n);
+    for (uint32_t n : by_stage_type_[static_cast<size_t>(s) * kNumOpTypes + Index(t)])
+      if (!nodes_[n].no_op) out.push_back(n);
     return out;
   };
   for (int32_t s = 0; s < P; ++s) {
@@ -318,28 +316,29 @@ Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraph
     }
   }
   const int32_t emb_pairs =
-      P > 1 ? std::min(g.Count(0, OpType::kEmbeddingGradsAllReduce), g.Count(P - 1, OpType::kEmbeddingGradsAllReduce))
-            : 0;
+      P > 1 ? std::min(Count(0, OpType::kEmbeddingGradsAllReduce), Count(P - 1, OpType::kEmbeddingGradsAllReduce)) : 0;
   for (int32_t k = 0; k < emb_pairs; ++k)
-    add_group({g.Find(0, OpType::kEmbeddingGradsAllReduce, k), g.Find(P - 1, OpType::kEmbeddingGradsAllReduce, k)},
-              false);
+    add_group({Find(0, OpType::kEmbeddingGradsAllReduce, k), Find(P - 1, OpType::kEmbeddingGradsAllReduce, k)}, false);
   int32_t clips = 0;
-  for (int32_t s = 0; s < P; ++s) clips = std::max(clips, g.Count(s, OpType::kOptimizerClipMainGrad));
+  for (int32_t s = 0; s < P; ++s) clips = std::max(clips, Count(s, OpType::kOptimizerClipMainGrad));
   for (int32_t k = 0; k < clips; ++k) {
     std::vector<uint32_t> members;
     for (int32_t s = 0; s < P; ++s)
-      if (uint32_t n = g.Find(s, OpType::kOptimizerClipMainGrad, k); n != kNoNode) members.push_back(n);
+      if (uint32_t n = Find(s, OpType::kOptimizerClipMainGrad, k); n != kNoNode) members.push_back(n);
     add_group(std::move(members), true);
   }
-  for (uint32_t n = 0; n < g.nodes_.size(); ++n) {
-    const OpNode& node = g.nodes_[n];
+  for (uint32_t n = 0; n < nodes_.size(); ++n) {
+    const OpNode& node = nodes_[n];
     if (!IsCommunication(node.type) || node.group != kNoGroup) continue;
     add_group({n}, node.type == OpType::kParamsAllGather || node.type == OpType::kGradsReduceScatter);
   }
+}
 
-  // Replay events in topological order (Kahn). Event ids: start n, end N+n, group 2N+g.
-  const uint32_t N = static_cast<uint32_t>(g.nodes_.size());
-  const uint32_t E = 2 * N + static_cast<uint32_t>(g.groups_.size());
+// Replay events in topological order (Kahn). Event ids: start n, end N+n, group 2N+g. A cycle is an error
+// naming ops that can never start.
+Status OpGraph::OrderEvents() {
+  const uint32_t N = static_cast<uint32_t>(nodes_.size());
+  const uint32_t E = 2 * N + static_cast<uint32_t>(groups_.size());
   std::vector<std::vector<uint32_t>> succ(E);
   std::vector<uint32_t> indegree(E, 0);
   auto edge = [&](uint32_t from, uint32_t to) {
@@ -347,42 +346,62 @@ Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraph
     ++indegree[to];
   };
   for (uint32_t n = 0; n < N; ++n) {
-    for (uint32_t d : g.deps(n)) edge(N + d, n);
-    if (g.nodes_[n].group == kNoGroup) {
+    for (uint32_t d : deps(n)) edge(N + d, n);
+    if (nodes_[n].group == kNoGroup) {
       edge(n, N + n);
     } else {
-      edge(2 * N + g.nodes_[n].group, N + n);
+      edge(2 * N + nodes_[n].group, N + n);
     }
   }
-  for (uint32_t gi = 0; gi < g.groups_.size(); ++gi)
-    for (uint32_t m : g.groups_[gi].members) edge(m, 2 * N + gi);
+  for (uint32_t gi = 0; gi < groups_.size(); ++gi)
+    for (uint32_t m : groups_[gi].members) edge(m, 2 * N + gi);
   std::deque<uint32_t> ready;
   for (uint32_t e = 0; e < E; ++e)
     if (indegree[e] == 0) ready.push_back(e);
-  g.event_order_.reserve(E);
+  event_order_.reserve(E);
   while (!ready.empty()) {
     const uint32_t e = ready.front();
     ready.pop_front();
     if (e < N) {
-      g.event_order_.push_back(Event{Event::kStart, e});
+      event_order_.push_back(Event{Event::kStart, e});
     } else if (e < 2 * N) {
-      g.event_order_.push_back(Event{Event::kEnd, e - N});
+      event_order_.push_back(Event{Event::kEnd, e - N});
     } else {
-      g.event_order_.push_back(Event{Event::kGroup, e - 2 * N});
+      event_order_.push_back(Event{Event::kGroup, e - 2 * N});
     }
     for (uint32_t s : succ[e])
       if (--indegree[s] == 0) ready.push_back(s);
   }
-  if (g.event_order_.size() != E) {
+  if (event_order_.size() != E) {
     std::string stuck;
     int shown = 0;
     for (uint32_t n = 0; n < N && shown < 6; ++n) {
       if (indegree[n] == 0) continue;
-      stuck += (shown++ ? ", " : "") + g.NodeName(n);
+      stuck += (shown++ ? ", " : "") + NodeName(n);
     }
     return Status::Error(fmt::format("what-if: the dependency model has a cycle; ops that can never start: {}",
                                      stuck.empty() ? std::string("(group waits only)") : stuck));
   }
+  return Status::Ok();
+}
+
+// The steps: check and index the nodes, add dependencies and groups, order the replay events.
+Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraphOptions& options) {
+  if (ops.empty()) return Status::Error("what-if: the template step has no ops of a known type");
+  if (ops.size() >= kNoNode / 2) return Status::Error("what-if: too many ops in one step");
+  OpGraph g;
+  int32_t max_stage = -1, max_chunk = 0;
+  for (const TemplateOp& op : ops) {
+    if (op.stage < 0) return Status::Error(fmt::format("what-if: negative pipeline stage {}", op.stage));
+    if (op.start_ns > op.end_ns)
+      return Status::Error(fmt::format("what-if: an op of stage {} ends before it starts", op.stage));
+    max_stage = std::max(max_stage, op.stage);
+    max_chunk = std::max(max_chunk, op.chunk);
+  }
+  if (Status st = g.IndexNodes(ops, max_stage, max_chunk); !st.ok()) return st;
+  g.AddDependencies(ops, options);
+  g.AddGroups();
+  if (Status st = g.OrderEvents(); !st.ok()) return st;
   return g;
 }
 

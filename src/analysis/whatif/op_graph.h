@@ -134,6 +134,11 @@ class OpGraph {
 
  private:
   friend Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraphOptions& options);
+  // The steps of BuildOpGraph.
+  Status IndexNodes(const std::vector<TemplateOp>& ops, int32_t max_stage, int32_t max_chunk);
+  void AddDependencies(const std::vector<TemplateOp>& ops, const OpGraphOptions& options);
+  void AddGroups();
+  Status OrderEvents();
 
   std::vector<OpNode> nodes_;
   std::vector<uint32_t> dep_offsets_;  // CSR: deps of node n are deps_[dep_offsets_[n] .. dep_offsets_[n+1])
