@@ -67,20 +67,24 @@ struct StepReplay {
   }
 };
 
-}  // namespace
-
-PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks) {
-  PhaseWhatIf out;
-  const size_t steps = phases.steps.size();
-  if (steps == 0 || ranks == 0) return out;
-  std::vector<StepCosts> recorded(steps), ideal(steps);
-  // Pools for the ideal: compute phases by position, transfers by collective name.
+/// Every step's recorded costs, and the pools the ideal is made of: compute phases by position, the tail,
+/// transfers by collective name.
+struct Costs {
+  std::vector<StepCosts> recorded;
   std::map<size_t, std::vector<double>> seg_pool;
   std::vector<double> tail_pool;
   std::map<StringId, std::vector<double>> transfer_pool;
+  std::map<size_t, double> seg_mean, seg_sum;
+  double tail_mean = 0, tail_sum = 0;
+};
+
+Costs RecordedCosts(const PhaseModel& phases, size_t ranks) {
+  Costs out;
+  const size_t steps = phases.steps.size();
+  out.recorded.resize(steps);
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
-    StepCosts& c = recorded[s];
+    StepCosts& c = out.recorded[s];
     const size_t K = p.instances.size();
     c.seg.assign(K, std::vector<double>(ranks));
     c.transfer.assign(K, 0);
@@ -90,36 +94,84 @@ PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store
       std::vector<double> transfers;
       for (size_t r = 0; r < ranks; ++r) {
         c.seg[k][r] = static_cast<double>(p.seg[k][r]);
-        seg_pool[k].push_back(c.seg[k][r]);
+        out.seg_pool[k].push_back(c.seg[k][r]);
         transfers.push_back(static_cast<double>(p.completion[k][r] - latest));
       }
       c.transfer[k] = std::max(0.0, Median(transfers));
-      transfer_pool[p.instances[k]->key].push_back(c.transfer[k]);
+      out.transfer_pool[p.instances[k]->key].push_back(c.transfer[k]);
     }
     for (size_t r = 0; r < ranks; ++r) {
       c.tail[r] = static_cast<double>(p.tail[r]);
-      tail_pool.push_back(c.tail[r]);
+      out.tail_pool.push_back(c.tail[r]);
     }
   }
-  std::map<size_t, double> seg_mean;
-  for (const auto& [k, v] : seg_pool) seg_mean[k] = Mean(v);
+  for (const auto& [k, v] : out.seg_pool) {
+    out.seg_mean[k] = Mean(v);
+    out.seg_sum[k] = std::accumulate(v.begin(), v.end(), 0.0);
+  }
+  out.tail_mean = Mean(out.tail_pool);
+  out.tail_sum = std::accumulate(out.tail_pool.begin(), out.tail_pool.end(), 0.0);
+  return out;
+}
+
+/// The ideal steps: every compute phase at its mean over ranks and steps, every transfer at its collective's
+/// median.
+std::vector<StepCosts> IdealCosts(const PhaseModel& phases, const Costs& costs, size_t ranks) {
   std::map<StringId, double> transfer_median;
-  for (const auto& [key, v] : transfer_pool) transfer_median[key] = Median(v);
-  const double tail_mean = Mean(tail_pool);
-  for (size_t s = 0; s < steps; ++s) {
-    const StepPhases& p = phases.steps[s];
+  for (const auto& [key, v] : costs.transfer_pool) transfer_median[key] = Median(v);
+  std::vector<StepCosts> ideal = costs.recorded;
+  for (size_t s = 0; s < ideal.size(); ++s) {
     StepCosts& c = ideal[s];
-    c = recorded[s];
     for (size_t k = 0; k < c.transfer.size(); ++k) {
-      for (size_t r = 0; r < ranks; ++r) c.seg[k][r] = seg_mean[k];
-      c.transfer[k] = transfer_median[p.instances[k]->key];
+      for (size_t r = 0; r < ranks; ++r) c.seg[k][r] = costs.seg_mean.at(k);
+      c.transfer[k] = transfer_median[phases.steps[s].instances[k]->key];
     }
-    for (size_t r = 0; r < ranks; ++r) c.tail[r] = tail_mean;
+    for (size_t r = 0; r < ranks; ++r) c.tail[r] = costs.tail_mean;
   }
-  auto mean_step = [&](const std::vector<StepCosts>& costs) {
+  return ideal;
+}
+
+/// Rank r fixed: each of its phases at its peers' mean (the rank excluded), in every step.
+std::vector<StepCosts> WithPeersPhases(const Costs& costs, size_t r) {
+  const size_t steps = costs.recorded.size();
+  std::map<size_t, double> own_sum;
+  std::map<size_t, size_t> own_count;
+  double own_tail = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    for (size_t k = 0; k < costs.recorded[s].transfer.size(); ++k) {
+      own_sum[k] += costs.recorded[s].seg[k][r];
+      ++own_count[k];
+    }
+    own_tail += costs.recorded[s].tail[r];
+  }
+  std::vector<StepCosts> peer = costs.recorded;
+  for (size_t s = 0; s < steps; ++s) {
+    for (size_t k = 0; k < peer[s].transfer.size(); ++k) {
+      const size_t n = costs.seg_pool.at(k).size() - own_count[k];
+      peer[s].seg[k][r] = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
+    }
+    const size_t n_tail = costs.tail_pool.size() - steps;
+    peer[s].tail[r] = n_tail ? (costs.tail_sum - own_tail) / static_cast<double>(n_tail) : costs.tail_mean;
+  }
+  return peer;
+}
+
+}  // namespace
+
+// The steps: recorded costs, the ideal, the mean step of each, then the attribution by rank (restore it in
+// the ideal; fix it in the recording) and by op type (restore all compute phases, or one collective's
+// transfers, in the ideal).
+PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks) {
+  PhaseWhatIf out;
+  const size_t steps = phases.steps.size();
+  if (steps == 0 || ranks == 0) return out;
+  const Costs costs = RecordedCosts(phases, ranks);
+  const std::vector<StepCosts>& recorded = costs.recorded;
+  const std::vector<StepCosts> ideal = IdealCosts(phases, costs, ranks);
+  auto mean_step = [&](const std::vector<StepCosts>& c) {
     double sum = 0;
-    for (const auto& c : costs) sum += StepReplay(c).Time();
-    return sum / static_cast<double>(costs.size());
+    for (const auto& step : c) sum += StepReplay(step).Time();
+    return sum / static_cast<double>(c.size());
   };
   std::vector<StepReplay> recorded_replay, ideal_replay;
   for (size_t s = 0; s < steps; ++s) {
@@ -140,34 +192,8 @@ PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store
   out.by_rank.assign(ranks, 1.0);
   out.fix_rank_saving.assign(ranks, 0.0);
   out.fix_rank_step_saving.assign(ranks, std::vector<double>(steps, 0.0));
-  // Fixing a rank means giving it what its peers do: each phase at the peers' mean (the rank excluded).
-  std::map<size_t, double> seg_sum;
-  std::map<size_t, size_t> seg_count;
-  for (const auto& [k, v] : seg_pool) {
-    seg_sum[k] = std::accumulate(v.begin(), v.end(), 0.0);
-    seg_count[k] = v.size();
-  }
-  const double tail_sum = std::accumulate(tail_pool.begin(), tail_pool.end(), 0.0);
   for (size_t r = 0; r < ranks; ++r) {
-    std::map<size_t, double> own_sum;
-    std::map<size_t, size_t> own_count;
-    double own_tail = 0;
-    for (size_t s = 0; s < steps; ++s) {
-      for (size_t k = 0; k < recorded[s].transfer.size(); ++k) {
-        own_sum[k] += recorded[s].seg[k][r];
-        ++own_count[k];
-      }
-      own_tail += recorded[s].tail[r];
-    }
-    std::vector<StepCosts> peer = recorded;
-    for (size_t s = 0; s < steps; ++s) {
-      for (size_t k = 0; k < peer[s].transfer.size(); ++k) {
-        const size_t n = seg_count[k] - own_count[k];
-        peer[s].seg[k][r] = n ? (seg_sum[k] - own_sum[k]) / static_cast<double>(n) : seg_mean[k];
-      }
-      const size_t n_tail = tail_pool.size() - steps;
-      peer[s].tail[r] = n_tail ? (tail_sum - own_tail) / static_cast<double>(n_tail) : tail_mean;
-    }
+    const std::vector<StepCosts> peer = WithPeersPhases(costs, r);
     double restored = 0, fixed = 0;
     for (size_t s = 0; s < steps; ++s) {
       restored += ideal_replay[s].TimeWithRank(r, recorded[s]);
@@ -181,16 +207,13 @@ PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store
     out.by_rank[r] = ideal_mean > 0 ? restored / ideal_mean : 1.0;
     out.fix_rank_saving[r] = no_delay > 0 ? 1.0 - fixed / no_delay : 0.0;
   }
-  // By op type: all compute phases, and each collective's transfers.
-  {
-    std::vector<StepCosts> restored = ideal;
-    for (size_t s = 0; s < steps; ++s) {
-      restored[s].seg = recorded[s].seg;
-      restored[s].tail = recorded[s].tail;
-    }
-    out.by_op_type["compute"] = ideal_mean > 0 ? mean_step(restored) / ideal_mean : 1.0;
+  std::vector<StepCosts> compute = ideal;
+  for (size_t s = 0; s < steps; ++s) {
+    compute[s].seg = recorded[s].seg;
+    compute[s].tail = recorded[s].tail;
   }
-  for (const auto& [key, v] : transfer_pool) {
+  out.by_op_type["compute"] = ideal_mean > 0 ? mean_step(compute) / ideal_mean : 1.0;
+  for (const auto& [key, v] : costs.transfer_pool) {
     std::vector<StepCosts> restored = ideal;
     for (size_t s = 0; s < steps; ++s)
       for (size_t k = 0; k < restored[s].transfer.size(); ++k)
