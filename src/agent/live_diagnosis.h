@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/online_job.h"
 #include "analysis/diagnosis/result.h"
 
 namespace strata::agent {
@@ -34,6 +35,7 @@ struct JobState {
   double analysed_at = 0;                          // Unix seconds of the last round
   double analysis_s = 0;                           // how long it took
   std::string error;                               // why the last round could not run, if it could not
+  std::optional<OnlineView> online;                // the online detection over step summaries, when fed
 };
 
 class LiveDiagnosis {
