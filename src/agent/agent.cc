@@ -20,6 +20,7 @@
 #include "agent/flight_recorder.h"
 #include "agent/http_front.h"
 #include "agent/live_diagnosis.h"
+#include "agent/online_job.h"
 #include "agent/status_render.h"
 #include "agent/stream_publisher.h"
 
@@ -120,7 +121,11 @@ class Agent {
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
       flight->Update(pids, now_s);
-      if (!flight->current_chunk().empty()) live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state);
+      if (!flight->current_chunk().empty()) {
+        std::vector<online::RankStepSummary> summaries;
+        live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
+        FeedOnline(job, summaries, now_unix, &state);
+      }
     }
     for (auto it = states_.begin(); it != states_.end();) {
       if (jobs.count(it->first)) {
@@ -130,6 +135,7 @@ class Agent {
       flights_[it->first]->Update({}, now_s);  // reaps the recorder that ended with the job
       if (now_unix - it->second.analysed_at > options_.retain_s) {
         flights_.erase(it->first);
+        online_.erase(it->first);
         it = states_.erase(it);
       } else {
         it->second.rank_of_pid.clear();
@@ -141,11 +147,27 @@ class Agent {
     Publish(now_unix);
   }
 
+  // The round's new step summaries go to the job's online detection and, with --redis, to its stream with
+  // the detections they open.
+  void FeedOnline(const std::string& job, const std::vector<online::RankStepSummary>& summaries, double now_unix,
+                  JobState* state) {
+    OnlineJob& online = online_[job];
+    for (const online::RankStepSummary& s : summaries) {
+      online.Add(s);
+      if (publisher_) publisher_->Enqueue(job, EncodeSummary(s, host_));
+    }
+    for (const online::Detection& d : online.Advance(now_unix)) {
+      if (!options_.quiet)
+        std::fprintf(stderr, "strata agent: job %s: rank %d late since step %lld (%s)\n", job.c_str(), d.rank,
+                     static_cast<long long>(d.first_step), d.cause.c_str());
+      if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
+    }
+    if (online.view().summaries > 0) state->online = online.view();
+  }
+
   void Publish(double now_unix) {
     AgentSnapshot s;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    s.host = host;
+    s.host = host_;
     s.now = now_unix;
     s.rounds = rounds_;
     for (const auto& [job, f] : flights_) s.recorder_restarts += f->restarts();
@@ -160,6 +182,12 @@ class Agent {
   LiveDiagnosis live_;
   std::map<std::string, JobState> states_;
   std::map<std::string, std::unique_ptr<FlightRecorder>> flights_;
+  std::map<std::string, OnlineJob> online_;
+  std::string host_ = [] {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return std::string(host);
+  }();
   uint64_t rounds_ = 0;
   HttpFront http_{"strata agent"};
   std::unique_ptr<StreamPublisher> publisher_;

@@ -50,7 +50,11 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     const int64_t step = node.key();
     std::vector<online::RankStepSummary>& ranks = node.mapped();
     view_.gaps += view_.last_step.size() - std::min(view_.last_step.size(), ranks.size());
-    for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
+    if (ranks.size() >= options_.min_ranks) {
+      for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
+    } else {
+      ++view_.steps_too_few_ranks;
+    }
     view_.judged_through = step;
     ++view_.steps_judged;
     judged_.push_back(std::move(ranks));

@@ -5,6 +5,9 @@
 // are then counted as gaps). After each judged step the Gaussian mixture is fitted over the last
 // `mixture_steps` judged steps' (rank, step) feature vectors; its low-likelihood points are counted per rank
 // and shown beside the detector's findings (a detection the mixture also flags is marked corroborated).
+// A step with fewer than `min_ranks` summaries is not given to the detector (a rank against one or two
+// peers has no robust reference: on a 2-rank job, ordinary jitter opened findings); the agent's window
+// diagnosis covers such small jobs.
 // Invariants: each (rank, step) counts once: a summary at or below its rank's last step is a duplicate;
 // one for a step already judged is late (kept as the rank's last step, not judged); steps are judged in
 // increasing order; memory is O(ranks × (max_lag + mixture_steps)).
@@ -24,6 +27,7 @@ namespace strata::agent {
 
 struct OnlineJobOptions {
   int64_t max_lag = 3;               // steps a rank may run ahead before an incomplete step is judged anyway
+  size_t min_ranks = 4;              // fewer ranks in a step give no robust peer reference: not fed to the detector
   size_t mixture_steps = 8;          // judged steps the mixture is fitted over
   size_t mixture_max_points = 4096;  // the mixture is left out when the window holds more points
 };
@@ -33,6 +37,7 @@ struct OnlineView {
   std::map<int32_t, int64_t> last_step;  // by rank
   std::map<int32_t, online::RankStepSummary> last_summary;
   uint64_t summaries = 0, duplicates = 0, late = 0, gaps = 0, steps_judged = 0;
+  uint64_t steps_too_few_ranks = 0;  // judged steps not given to the detector (fewer than min_ranks)
   int64_t judged_through = -1;
   int mixture_k = 0;
   size_t mixture_points = 0;
