@@ -19,7 +19,7 @@ void ServeCore::TakeIn(const StreamEntry& e) {
     }
     jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
   } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
-    ++agent_findings_[e.job];
+    ++counters_.agent_findings;
   } else {
     ++counters_.malformed;
     counters_.last_error = e.job + " " + e.id + ": not a summary or finding";

@@ -33,7 +33,6 @@ class ServeCore {
   StreamConsumer consumer_;
   OnlineJobOptions online_options_;
   std::map<std::string, OnlineJob> jobs_;
-  std::map<std::string, uint64_t> agent_findings_;
   ConsumerCounters counters_;
 };
 

@@ -140,6 +140,8 @@ void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out)
   family("strata_serve_malformed_total", "counter",
          "Stream entries that could not be decoded (acknowledged, skipped).");
   *out += fmt::format("strata_serve_malformed_total {}\n", c.malformed);
+  family("strata_serve_agent_findings_total", "counter", "Findings agents published to the streams (counted only).");
+  *out += fmt::format("strata_serve_agent_findings_total {}\n", c.agent_findings);
   family("strata_serve_redis_failures_total", "counter", "Failed reads from Redis (each followed by a reconnect).");
   *out += fmt::format("strata_serve_redis_failures_total {}\n", c.failures);
 }

@@ -21,6 +21,7 @@ namespace strata::agent {
 /// What `strata serve` counts of its stream consumption.
 struct ConsumerCounters {
   uint64_t entries = 0, acked = 0, reclaimed = 0, malformed = 0, polls = 0, failures = 0;
+  uint64_t agent_findings = 0;  // findings agents published (serve judges the whole job itself)
   std::string last_error;
 };
 

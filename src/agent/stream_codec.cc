@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 namespace strata::agent {
@@ -22,8 +24,11 @@ class FieldReader {
     const std::string* v = Find(name);
     if (v == nullptr) return;
     char* end = nullptr;
+    errno = 0;
     const long long x = std::strtoll(v->c_str(), &end, 10);
-    if (v->empty() || *end != '\0') return Bad(name, *v);
+    if (v->empty() || *end != '\0' || errno == ERANGE || x < std::numeric_limits<T>::min() ||
+        x > std::numeric_limits<T>::max())
+      return Bad(name, *v);
     *out = static_cast<T>(x);
   }
   void Real(const char* name, double* out) {
