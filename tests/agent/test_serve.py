@@ -81,9 +81,10 @@ def main():
 
         def wait_for(port, cond, seconds=10):
             deadline = time.time() + seconds
+            jobs = []
             while time.time() < deadline:
                 s = status(port)
-                jobs = [j for j in s["jobs"] if j["job"] == job]
+                jobs = [j for j in s.get("jobs", []) if j["job"] == job]
                 if jobs and cond(jobs[0]):
                     return jobs[0]
                 time.sleep(0.2)
