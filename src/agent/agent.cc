@@ -21,6 +21,7 @@
 #include "agent/http_front.h"
 #include "agent/live_diagnosis.h"
 #include "agent/online_job.h"
+#include "agent/request_listener.h"
 #include "agent/status_render.h"
 #include "agent/stream_publisher.h"
 
@@ -100,6 +101,7 @@ class Agent {
     po.buffer_max = options_.redis_buffer;
     po.maxlen = options_.redis_maxlen;
     publisher_ = std::make_unique<StreamPublisher>(address.value(), po);
+    requests_ = std::make_unique<RequestListener>(address.value(), po.timeout_s);
     return true;
   }
 
@@ -163,6 +165,24 @@ class Agent {
       if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
     }
     if (online.view().summaries > 0) state->online = online.view();
+    if (requests_) AnswerRequests(job, *state);
+  }
+
+  // serve asked for the flight-recorder windows of some ranks: the ones on this node answer with the findings
+  // of the window diagnosis this round ran (a rank whose window shows nothing sends nothing).
+  void AnswerRequests(const std::string& job, const JobState& state) {
+    auto requests = requests_->Poll(job, static_cast<double>(MonoNs()) / 1e9);
+    if (!requests.ok()) return;  // the publisher counts Redis failures; requests wait in the stream
+    std::set<int> here;
+    for (const auto& [pid, rank] : state.rank_of_pid) here.insert(rank);
+    for (const WindowRequest& r : requests.value())
+      for (int32_t rank : r.ranks)
+        if (here.count(rank))
+          for (const OpenFinding& f : state.open)
+            if (f.finding.rank == rank)
+              publisher_->Enqueue(
+                  job, EncodeWindowFinding({rank, f.finding.cause, f.finding.summary, host_, f.finding.impact_pct,
+                                            f.finding.confidence, f.detected_at}));
   }
 
   void Publish(double now_unix) {
@@ -191,6 +211,7 @@ class Agent {
   uint64_t rounds_ = 0;
   HttpFront http_{"strata agent"};
   std::unique_ptr<StreamPublisher> publisher_;
+  std::unique_ptr<RequestListener> requests_;
 };
 
 }  // namespace

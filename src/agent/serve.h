@@ -2,7 +2,7 @@
 // consumer group (serve_core.h), runs the online detection over each whole job, and serves the same HTTP
 // API as the agent (http_front.h) for all jobs. Runs until SIGINT/SIGTERM (or run_s); when Redis is
 // unreachable it keeps serving the last state and retries with backoff.
-// Not done (documented in README): asking the suspects' agents for their flight-recorder windows.
+// On a detection it asks the suspects' agents for their flight-recorder windows (serve_core.h).
 #pragma once
 
 #include <string>

@@ -132,6 +132,17 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
   return out;
 }
 
+Status StreamConsumer::Request(const std::string& job, const StreamFields& fields) {
+  if (Status st = EnsureConnected(); !st.ok()) return st;
+  std::vector<std::string> argv = {"XADD", RequestsStreamKey(job), "MAXLEN", "~", "1000", "*"};
+  for (const auto& [k, v] : fields) {
+    argv.push_back(k);
+    argv.push_back(v);
+  }
+  auto r = conn_.Command(argv);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
 Expected<size_t> StreamConsumer::Ack(const std::vector<StreamEntry>& entries) {
   std::map<std::string, std::vector<std::string>> by_job;
   for (const StreamEntry& e : entries) by_job[e.job].push_back(e.id);

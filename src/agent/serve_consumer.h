@@ -40,6 +40,8 @@ class StreamConsumer {
   Expected<std::vector<StreamEntry>> Read(int block_ms);
   /// Acknowledges entries taken in; returns how many Redis acknowledged.
   Expected<size_t> Ack(const std::vector<StreamEntry>& entries);
+  /// Appends `fields` to job `job`'s requests stream (capped at about 1,000 entries).
+  Status Request(const std::string& job, const StreamFields& fields);
   size_t jobs() const { return jobs_.size(); }
 
  private:

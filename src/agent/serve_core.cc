@@ -20,6 +20,8 @@ void ServeCore::TakeIn(const StreamEntry& e) {
     jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
   } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
     ++counters_.agent_findings;
+  } else if (kind == "window_finding" && DecodeWindowFinding(e.fields).ok()) {
+    TakeWindowFinding(e.job, DecodeWindowFinding(e.fields).value());
   } else {
     ++counters_.malformed;
     counters_.last_error = e.job + " " + e.id + ": not a summary or finding";
@@ -44,8 +46,45 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   auto acked = consumer_.Ack(entries.value());
   if (!acked.ok()) return fail(acked.status());
   counters_.acked += acked.value();
-  for (auto& [job, online] : jobs_) online.Advance(now_unix);
+  for (auto& [job, online] : jobs_)
+    for (const online::Detection& d : online.Advance(now_unix))
+      if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
+        ++counters_.window_requests;
+      else
+        return fail(st);
   return entries.value().size();
+}
+
+void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w) {
+  ++counters_.window_findings;
+  std::vector<OpenFinding>& open = window_findings_[job];
+  diagnosis::Finding f;
+  f.cause = w.cause;
+  f.rank = w.rank;
+  f.impact_pct = w.impact_pct;
+  f.confidence = w.confidence;
+  f.summary = w.summary + " (flight-recorder window of " + w.host + ")";
+  for (OpenFinding& o : open)
+    if (o.finding.rank == f.rank && o.finding.cause == f.cause) {
+      o.finding = f;
+      ++o.rounds;
+      return;
+    }
+  open.push_back(OpenFinding{f, w.detected_at, 1});
+}
+
+WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix) {
+  // The suspect and up to three peers: the ranks next to it in rank order (a deterministic, cheap choice).
+  WindowRequest r;
+  r.ranks.push_back(d.rank);
+  r.step = d.step;
+  r.requested_at = now_unix;
+  const auto& ranks = job.view().last_step;
+  auto it = ranks.upper_bound(d.rank);
+  for (; it != ranks.end() && r.ranks.size() < 4; ++it) r.ranks.push_back(it->first);
+  for (auto rit = ranks.begin(); rit != ranks.end() && r.ranks.size() < 4 && rit->first < d.rank; ++rit)
+    r.ranks.push_back(rit->first);
+  return r;
 }
 
 AgentSnapshot ServeCore::Snapshot(double now_unix) const {
@@ -61,6 +100,7 @@ AgentSnapshot ServeCore::Snapshot(double now_unix) const {
     JobState state;
     state.job = job;
     state.online = online.view();
+    if (auto w = window_findings_.find(job); w != window_findings_.end()) state.open = w->second;
     state.analysed_at = now_unix;
     s.jobs.push_back(std::move(state));
   }

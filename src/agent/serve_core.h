@@ -1,7 +1,10 @@
 // ServeCore: the work of `strata serve` without its loop and HTTP: reads every job's step summaries from
 // Redis (serve_consumer.h), takes each into that job's OnlineJob (ranks of all nodes aligned by job and
 // rank, steps by each rank's own sequence), acknowledges them, and renders the same status and metrics as
-// the agent. Findings agents publish are counted (serve runs its own detection over the whole job).
+// the agent. Findings agents publish are counted (serve runs its own detection over the whole job). When a
+// detection opens, serve asks for the flight-recorder windows of the suspect and a few peers (a request on
+// the job's requests stream); the agents holding those ranks answer with their window diagnosis's findings
+// (`window_finding` entries), shown among the job's findings with source "window".
 // Invariants: an entry is acknowledged only after it was taken in; a (rank, step) re-delivered after a
 // crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
 // acknowledged (it would never decode).
@@ -29,11 +32,16 @@ class ServeCore {
 
  private:
   void TakeIn(const StreamEntry& e);
+  void TakeWindowFinding(const std::string& job, const WindowFinding& w);
 
   StreamConsumer consumer_;
   OnlineJobOptions online_options_;
   std::map<std::string, OnlineJob> jobs_;
+  std::map<std::string, std::vector<OpenFinding>> window_findings_;  // agents' answers, by job
   ConsumerCounters counters_;
 };
+
+/// What serve asks the agents for when `d` opens: the suspect's and up to three peers' windows.
+WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix);
 
 }  // namespace strata::agent

@@ -142,6 +142,10 @@ void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out)
   *out += fmt::format("strata_serve_malformed_total {}\n", c.malformed);
   family("strata_serve_agent_findings_total", "counter", "Findings agents published to the streams (counted only).");
   *out += fmt::format("strata_serve_agent_findings_total {}\n", c.agent_findings);
+  family("strata_serve_window_requests_total", "counter", "Flight-recorder windows serve asked the agents for.");
+  *out += fmt::format("strata_serve_window_requests_total {}\n", c.window_requests);
+  family("strata_serve_window_findings_total", "counter", "Window-diagnosis findings agents sent back.");
+  *out += fmt::format("strata_serve_window_findings_total {}\n", c.window_findings);
   family("strata_serve_redis_failures_total", "counter", "Failed reads from Redis (each followed by a reconnect).");
   *out += fmt::format("strata_serve_redis_failures_total {}\n", c.failures);
 }

@@ -21,7 +21,8 @@ namespace strata::agent {
 /// What `strata serve` counts of its stream consumption.
 struct ConsumerCounters {
   uint64_t entries = 0, acked = 0, reclaimed = 0, malformed = 0, polls = 0, failures = 0;
-  uint64_t agent_findings = 0;  // findings agents published (serve judges the whole job itself)
+  uint64_t agent_findings = 0;                        // findings agents published (serve judges the whole job itself)
+  uint64_t window_requests = 0, window_findings = 0;  // flight-recorder windows asked for, findings received
   std::string last_error;
 };
 

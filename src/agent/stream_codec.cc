@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -89,6 +90,61 @@ StreamFields EncodeFinding(const online::Detection& d, const std::string& host) 
           {"late_s", Num(d.late_s)},
           {"step_s", Num(d.step_s)},
           {"cause", d.cause}};
+}
+
+StreamFields EncodeWindowRequest(const WindowRequest& r) {
+  std::string ranks;
+  for (int32_t rank : r.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
+  return {{"kind", "window_request"},
+          {"ranks", ranks},
+          {"step", std::to_string(r.step)},
+          {"requested_at", Num(r.requested_at)}};
+}
+
+Expected<WindowRequest> DecodeWindowRequest(const StreamFields& fields) {
+  FieldReader r(fields);
+  WindowRequest out;
+  std::string ranks;
+  r.Text("ranks", &ranks);
+  r.Int("step", &out.step);
+  r.Real("requested_at", &out.requested_at);
+  if (!r.error().empty()) return Status::Error(r.error());
+  for (size_t at = 0; at < ranks.size();) {
+    const size_t comma = std::min(ranks.find(',', at), ranks.size());
+    char* end = nullptr;
+    const std::string one = ranks.substr(at, comma - at);
+    const long v = std::strtol(one.c_str(), &end, 10);
+    if (one.empty() || *end != '\0' || v < 0 || v > std::numeric_limits<int32_t>::max())
+      return Status::Error("stream entry field 'ranks' = '" + ranks + "' is not a list of ranks");
+    out.ranks.push_back(static_cast<int32_t>(v));
+    at = comma + 1;
+  }
+  return out;
+}
+
+StreamFields EncodeWindowFinding(const WindowFinding& f) {
+  return {{"kind", "window_finding"},
+          {"host", f.host},
+          {"rank", std::to_string(f.rank)},
+          {"cause", f.cause},
+          {"summary", f.summary},
+          {"impact_pct", Num(f.impact_pct)},
+          {"confidence", Num(f.confidence)},
+          {"detected_at", Num(f.detected_at)}};
+}
+
+Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields) {
+  FieldReader r(fields);
+  WindowFinding f;
+  r.Text("host", &f.host);
+  r.Int("rank", &f.rank);
+  r.Text("cause", &f.cause);
+  r.Text("summary", &f.summary);
+  r.Real("impact_pct", &f.impact_pct);
+  r.Real("confidence", &f.confidence);
+  r.Real("detected_at", &f.detected_at);
+  if (!r.error().empty()) return Status::Error(r.error());
+  return f;
 }
 
 std::string EntryKind(const StreamFields& fields) {

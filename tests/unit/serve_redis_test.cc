@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/http_front.h"
+#include "agent/request_listener.h"
 #include "agent/serve_core.h"
 #include "agent/stream_codec.h"
 #include "agent/stream_publisher.h"
@@ -95,6 +96,47 @@ TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
   EXPECT_EQ(named[first], std::vector<int>{kSlow});
   EXPECT_LT(first - kFrom, kWithin) << "named " << first - kFrom + 1 << " steps after its first slow step";
   EXPECT_EQ(named.back(), std::vector<int>{kSlow});
+}
+
+// serve asks for the suspect's flight-recorder window; the agent holding that rank (node b) hears the request
+// and answers with its window diagnosis's finding, which serve shows beside its own.
+TEST(ServeRedis, AsksTheSuspectsAgentForItsWindow) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(11);
+  TwoNodes nodes(redis.address());
+  RequestListener node_b(redis.address(), 1);
+  ServeCore core(redis.address(), ConsumerOptions{});
+  std::vector<WindowRequest> heard;
+  for (int s = 0; s < 14 && heard.empty(); ++s) {
+    nodes.PublishStep("j", s, s >= 6 ? 5 : -1, rng);
+    ASSERT_TRUE(core.Poll(0, 100.0 + s).ok());
+    auto r = node_b.Poll("j", 0);
+    ASSERT_TRUE(r.ok()) << r.error();
+    heard = r.value();
+  }
+  ASSERT_EQ(heard.size(), 1u) << "no request for the suspect's window";
+  EXPECT_EQ(heard[0].ranks.front(), 5);
+  EXPECT_EQ(heard[0].ranks.size(), 4u) << "the suspect and three peers";
+  EXPECT_EQ(core.counters().window_requests, 1u);
+  nodes.node[1].Enqueue(
+      "j", EncodeWindowFinding({5, "slow_compute", "rank 5: matmul 12 ms longer", "node-b", 14.0, 0.9, 120.0}));
+  nodes.node[1].Flush(0);
+  ASSERT_TRUE(core.Poll(0, 121).ok());
+  const nlohmann::ordered_json st = StatusJson(core.Snapshot(121));
+  bool window = false, online = false;
+  for (const auto& f : st["jobs"][0]["findings"]) {
+    if (f["source"] == "window" && f["rank"] == 5 && f["cause"] == "slow_compute") {
+      window = true;
+      EXPECT_NE(f["summary"].get<std::string>().find("node-b"), std::string::npos);
+    }
+    if (f["source"] == "online" && f["rank"] == 5) online = true;
+  }
+  EXPECT_TRUE(window) << st.dump(1);
+  EXPECT_TRUE(online) << st.dump(1);
+  auto again = node_b.Poll("j", 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again.value().empty()) << "a request is heard once";
 }
 
 TEST(ServeRedis, CleanJobRaisesNothing) {
