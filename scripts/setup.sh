@@ -14,6 +14,8 @@ PACKAGES=(
   libmnl-dev        # recorder: rtnetlink queries (link shaping rate, qdisc queue statistics)
   libeigen3-dev     # linear algebra of the online detector (Gaussian mixture over step summaries)
   libcpp-httplib-dev  # strata agent's HTTP endpoints (/metrics, /api/v1/status)
+  libhiredis-dev    # Redis client: agents publish step summaries to streams, `strata serve` consumes them
+  redis-server      # tests of the multi-node path start their own redis-server
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
   libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf

@@ -1,7 +1,6 @@
 // `strata agent`: the watch loop and its HTTP endpoints (see agent.h).
 #include "agent/agent.h"
 
-#include <httplib.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,8 +18,12 @@
 
 #include "agent/discovery.h"
 #include "agent/flight_recorder.h"
+#include "agent/http_front.h"
 #include "agent/live_diagnosis.h"
+#include "agent/online_job.h"
+#include "agent/request_listener.h"
 #include "agent/status_render.h"
+#include "agent/stream_publisher.h"
 
 namespace strata::agent {
 namespace {
@@ -46,18 +49,6 @@ std::string SafeName(const std::string& job) {
   return out.empty() ? std::string("job") : out;
 }
 
-// The live page: the status, refreshed every second by the browser (no external resources).
-constexpr const char* kPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>strata agent</title>
-<style>body{font:14px monospace;margin:1em}td,th{padding:2px 8px;text-align:left}.bad{color:#b00}</style></head>
-<body><h3>strata agent</h3><div id="s">loading...</div><script>
-async function tick(){try{const r=await fetch('/api/v1/status');const s=await r.json();let h='';
-for(const j of s.jobs){h+=`<h4>job ${j.job}: ${j.status||'?'} (ranks ${j.ranks.join(', ')}, step ${j.step_time_median_ms||'?'} ms)</h4>`;
-h+='<table><tr><th>rank</th><th>cause</th><th>detected</th><th>summary</th></tr>';
-for(const f of j.findings){h+=`<tr class="bad"><td>${f.rank}</td><td>${f.cause}</td><td>${new Date(f.detected_at*1000).toLocaleTimeString()}</td><td>${f.summary}</td></tr>`;}
-h+='</table>';}
-document.getElementById('s').innerHTML=h||'no training job on this node';}catch(e){}}
-setInterval(tick,1000);tick();</script></body></html>)";
-
 class Agent {
  public:
   explicit Agent(const AgentOptions& o) : options_(o), live_(o.window_s) {}
@@ -69,6 +60,7 @@ class Agent {
       std::fprintf(stderr, "strata agent: cannot create %s: %s\n", options_.dir.c_str(), ec.message().c_str());
       return 2;
     }
+    if (!StartPublisher()) return 2;
     if (!options_.listen.empty() && !StartHttp()) return 2;
     struct sigaction action {};
     action.sa_handler = OnSignal;
@@ -83,32 +75,33 @@ class Agent {
         std::this_thread::sleep_for(std::chrono::duration<double>(options_.interval_s / 10));
     }
     for (auto& [job, f] : flights_) f->Stop();
-    if (server_) server_->stop();
-    if (http_.joinable()) http_.join();
+    if (publisher_) publisher_->Flush(static_cast<double>(MonoNs()) / 1e9);
+    http_.Stop();
     return 0;
   }
 
  private:
   bool StartHttp() {
-    const size_t colon = options_.listen.rfind(':');
-    const std::string host = colon == std::string::npos ? "127.0.0.1" : options_.listen.substr(0, colon);
-    const int port = std::atoi(options_.listen.substr(colon == std::string::npos ? 0 : colon + 1).c_str());
-    server_ = std::make_unique<httplib::Server>();
-    server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      res.set_content(metrics_, "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      res.set_content(status_, "application/json");
-    });
-    server_->Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(kPage, "text/html"); });
-    if (port <= 0 || !server_->bind_to_port(host.c_str(), port)) {
-      std::fprintf(stderr, "strata agent: cannot listen on %s\n", options_.listen.c_str());
+    if (Status st = http_.Start(options_.listen); !st.ok()) {
+      std::fprintf(stderr, "strata agent: %s\n", st.message().c_str());
       return false;
     }
-    http_ = std::thread([this] { server_->listen_after_bind(); });
     if (!options_.quiet) std::fprintf(stderr, "strata agent: listening on http://%s/\n", options_.listen.c_str());
+    return true;
+  }
+
+  bool StartPublisher() {
+    if (options_.redis.empty()) return true;
+    auto address = ParseRedisUrl(options_.redis);
+    if (!address.ok()) {
+      std::fprintf(stderr, "strata agent: %s\n", address.error().c_str());
+      return false;
+    }
+    PublisherOptions po;
+    po.buffer_max = options_.redis_buffer;
+    po.maxlen = options_.redis_maxlen;
+    publisher_ = std::make_unique<StreamPublisher>(address.value(), po);
+    requests_ = std::make_unique<RequestListener>(address.value(), po.timeout_s);
     return true;
   }
 
@@ -130,7 +123,11 @@ class Agent {
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
       flight->Update(pids, now_s);
-      if (!flight->current_chunk().empty()) live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state);
+      if (!flight->current_chunk().empty()) {
+        std::vector<online::RankStepSummary> summaries;
+        live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
+        FeedOnline(job, summaries, now_unix, &state);
+      }
     }
     for (auto it = states_.begin(); it != states_.end();) {
       if (jobs.count(it->first)) {
@@ -140,6 +137,7 @@ class Agent {
       flights_[it->first]->Update({}, now_s);  // reaps the recorder that ended with the job
       if (now_unix - it->second.analysed_at > options_.retain_s) {
         flights_.erase(it->first);
+        online_.erase(it->first);
         it = states_.erase(it);
       } else {
         it->second.rank_of_pid.clear();
@@ -147,23 +145,55 @@ class Agent {
       }
     }
     ++rounds_;
+    if (publisher_) publisher_->Flush(now_s);
     Publish(now_unix);
+  }
+
+  // The round's new step summaries go to the job's online detection and, with --redis, to its stream with
+  // the detections they open.
+  void FeedOnline(const std::string& job, const std::vector<online::RankStepSummary>& summaries, double now_unix,
+                  JobState* state) {
+    OnlineJob& online = online_[job];
+    for (const online::RankStepSummary& s : summaries) {
+      online.Add(s);
+      if (publisher_) publisher_->Enqueue(job, EncodeSummary(s, host_));
+    }
+    for (const online::Detection& d : online.Advance(now_unix)) {
+      if (!options_.quiet)
+        std::fprintf(stderr, "strata agent: job %s: rank %d late since step %lld (%s)\n", job.c_str(), d.rank,
+                     static_cast<long long>(d.first_step), d.cause.c_str());
+      if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
+    }
+    if (online.view().summaries > 0) state->online = online.view();
+    if (requests_) AnswerRequests(job, *state);
+  }
+
+  // serve asked for the flight-recorder windows of some ranks: the ones on this node answer with the findings
+  // of the window diagnosis this round ran (a rank whose window shows nothing sends nothing).
+  void AnswerRequests(const std::string& job, const JobState& state) {
+    auto requests = requests_->Poll(job, static_cast<double>(MonoNs()) / 1e9);
+    if (!requests.ok()) return;  // the publisher counts Redis failures; requests wait in the stream
+    std::set<int> here;
+    for (const auto& [pid, rank] : state.rank_of_pid) here.insert(rank);
+    for (const WindowRequest& r : requests.value())
+      for (int32_t rank : r.ranks)
+        if (here.count(rank))
+          for (const OpenFinding& f : state.open)
+            if (f.finding.rank == rank)
+              publisher_->Enqueue(
+                  job, EncodeWindowFinding({rank, f.finding.cause, f.finding.summary, host_, f.finding.impact_pct,
+                                            f.finding.confidence, f.detected_at}));
   }
 
   void Publish(double now_unix) {
     AgentSnapshot s;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    s.host = host;
+    s.host = host_;
     s.now = now_unix;
     s.rounds = rounds_;
     for (const auto& [job, f] : flights_) s.recorder_restarts += f->restarts();
     for (const auto& [job, state] : states_) s.jobs.push_back(state);
-    std::string status = StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    std::string metrics = MetricsText(s);
-    std::lock_guard<std::mutex> lock(mutex_);
-    status_ = std::move(status);
-    metrics_ = std::move(metrics);
+    if (publisher_) s.publisher = publisher_->counters();
+    http_.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
   }
 
   AgentOptions options_;
@@ -172,11 +202,16 @@ class Agent {
   LiveDiagnosis live_;
   std::map<std::string, JobState> states_;
   std::map<std::string, std::unique_ptr<FlightRecorder>> flights_;
+  std::map<std::string, OnlineJob> online_;
+  std::string host_ = [] {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return std::string(host);
+  }();
   uint64_t rounds_ = 0;
-  std::mutex mutex_;
-  std::string status_ = "{}", metrics_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread http_;
+  HttpFront http_{"strata agent"};
+  std::unique_ptr<StreamPublisher> publisher_;
+  std::unique_ptr<RequestListener> requests_;
 };
 
 }  // namespace

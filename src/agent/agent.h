@@ -1,11 +1,13 @@
 // `strata agent`: one per node, runs until stopped (SIGINT/SIGTERM). Every `interval_s` it finds the
 // training processes on the node (discovery.h), keeps a flight recorder on each job (flight_recorder.h),
 // re-diagnoses the last `window_s` of each job's recording (live_diagnosis.h) and publishes the result over
-// HTTP on `listen` (status_render.h: /metrics, /api/v1/status, and / a live page).
+// HTTP on `listen` (status_render.h: /metrics, /api/v1/status, and / a live page). With `redis`, the step
+// summaries and findings also go to the job's Redis stream (stream_publisher.h) for `strata serve`.
 // Invariants: a job's state outlives a failed round (the error is published); jobs whose processes are
 // gone are published as ended for `retain_s`, then dropped; stopping the agent stops its recorders.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace strata::agent {
@@ -19,7 +21,10 @@ struct AgentOptions {
   double retain_s = 900;
   double retain_mb = 2048;
   unsigned sample_hz = 49;
-  double run_s = 0;  // stop after this long (0 = until signalled; for tests)
+  std::string redis;             // redis://HOST:PORT: publish step summaries and findings there ("" = none)
+  size_t redis_buffer = 10000;   // entries kept while Redis is unreachable (older ones are dropped, counted)
+  size_t redis_maxlen = 100000;  // approximate cap of each job's stream
+  double run_s = 0;              // stop after this long (0 = until signalled; for tests)
   bool quiet = false;
 };
 

@@ -29,8 +29,8 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
 
 }  // namespace
 
-void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s,
-                          JobState* state) const {
+void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
+                          std::vector<online::RankStepSummary>* summaries) const {
   const auto started = std::chrono::steady_clock::now();
   RecordedRun run;
   std::error_code ec;
@@ -53,6 +53,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
     state->error = store.error();
     return;
   }
+  for (auto& s : SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;

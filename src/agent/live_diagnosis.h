@@ -3,6 +3,7 @@
 // segment reads up to its last complete block), keeps the last `window_s` seconds of every table, and runs
 // the same diagnosis as `strata diagnose` on that recording alone. A finding is identified by (rank, cause):
 // it opens when it first appears (detected_at, Unix seconds) and stays open while later rounds find it.
+// Each round also reduces the steps completed since the previous round to per-rank step summaries.
 // Invariants: rows outside the window are never analysed; a round that cannot read the chunk keeps the
 // previous state and says why (`error`).
 #pragma once
@@ -16,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/online_job.h"
+#include "agent/step_summaries.h"
 #include "analysis/diagnosis/result.h"
 
 namespace strata::agent {
@@ -34,13 +37,17 @@ struct JobState {
   double analysed_at = 0;                          // Unix seconds of the last round
   double analysis_s = 0;                           // how long it took
   std::string error;                               // why the last round could not run, if it could not
+  std::optional<OnlineView> online;                // the online detection over step summaries, when fed
+  StepCursor step_cursor;                          // the steps already summarized
 };
 
 class LiveDiagnosis {
  public:
   explicit LiveDiagnosis(double window_s) : window_s_(window_s) {}
-  /// One round over the segments in `chunk_dir` (monotonic now `now_mono_ns`, wall clock `now_unix_s`).
-  void Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state) const;
+  /// One round over the segments in `chunk_dir` (monotonic now `now_mono_ns`, wall clock `now_unix_s`);
+  /// the steps completed since the last round are appended to `summaries` (step_summaries.h).
+  void Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
+             std::vector<online::RankStepSummary>* summaries) const;
 
  private:
   double window_s_;

@@ -23,18 +23,49 @@ std::string PromLabel(const std::string& value) {
   return out;
 }
 
+namespace {
+
+std::set<int> RanksOf(const JobState& job) {
+  std::set<int> ranks;
+  for (const auto& [pid, rank] : job.rank_of_pid) ranks.insert(rank);
+  if (job.online)
+    for (const auto& [rank, step] : job.online->last_step) ranks.insert(rank);
+  return ranks;
+}
+
+nlohmann::ordered_json OnlineJson(const OnlineView& v) {
+  nlohmann::ordered_json o;
+  o["summaries"] = v.summaries;
+  o["duplicates"] = v.duplicates;
+  o["late"] = v.late;
+  o["gaps"] = v.gaps;
+  o["steps_judged"] = v.steps_judged;
+  o["steps_too_few_ranks"] = v.steps_too_few_ranks;
+  o["judged_through"] = v.judged_through;
+  nlohmann::ordered_json last = nlohmann::ordered_json::object();
+  for (const auto& [rank, step] : v.last_step) last[std::to_string(rank)] = step;
+  o["last_step"] = last;
+  nlohmann::ordered_json mixture = {{"k", v.mixture_k}, {"points", v.mixture_points}};
+  nlohmann::ordered_json anomalous = nlohmann::ordered_json::object();
+  for (const auto& [rank, n] : v.mixture_anomalies) anomalous[std::to_string(rank)] = n;
+  mixture["anomalous_points_by_rank"] = anomalous;
+  o["mixture"] = mixture;
+  return o;
+}
+
+}  // namespace
+
 nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
   nlohmann::ordered_json j;
   j["schema"] = "strata.agent.status/1";
+  j["program"] = s.program;
   j["host"] = s.host;
   j["now"] = RoundTo(s.now, 3);
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
   for (const JobState& job : s.jobs) {
     nlohmann::ordered_json o;
     o["job"] = job.job;
-    std::set<int> ranks;
-    for (const auto& [pid, rank] : job.rank_of_pid) ranks.insert(rank);
-    o["ranks"] = ranks;
+    o["ranks"] = RanksOf(job);
     o["pids"] = nlohmann::ordered_json::array();
     for (const auto& [pid, rank] : job.rank_of_pid) o["pids"].push_back({{"pid", pid}, {"rank", rank}});
     o["analysed_at"] = RoundTo(job.analysed_at, 3);
@@ -55,9 +86,23 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
                           {"confidence", f.finding.confidence},
                           {"detected_at", RoundTo(f.detected_at, 3)},
                           {"rounds", f.rounds},
+                          {"source", "window"},
                           {"summary", f.finding.summary}});
     }
+    if (job.online)
+      for (const online::Detection& d : job.online->open) {
+        const diagnosis::Finding f = DetectionFinding(d, job.online->corroborated.at(d.rank));
+        findings.push_back({{"rank", d.rank},
+                            {"cause", f.cause},
+                            {"step", d.step},
+                            {"impact_pct", RoundTo(f.impact_pct, 3)},
+                            {"confidence", f.confidence},
+                            {"detected_at", RoundTo(d.detected_at, 3)},
+                            {"source", "online"},
+                            {"summary", f.summary}});
+      }
     o["findings"] = findings;
+    if (job.online) o["online"] = OnlineJson(*job.online);
     if (job.last) o["diagnosis"] = DiagnosisToJson(*job.last);
     jobs.push_back(std::move(o));
   }
@@ -65,33 +110,107 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
   return j;
 }
 
+namespace {
+
+template <typename Family>
+void PublisherMetrics(const PublisherCounters& p, Family family, std::string* out) {
+  family("strata_redis_published_total", "counter", "Stream entries Redis acknowledged.");
+  *out += fmt::format("strata_redis_published_total {}\n", p.published);
+  family("strata_redis_dropped_total", "counter", "Stream entries dropped because the buffer was full (Redis down).");
+  *out += fmt::format("strata_redis_dropped_total {}\n", p.dropped);
+  family("strata_redis_buffered", "gauge", "Stream entries waiting to be sent.");
+  *out += fmt::format("strata_redis_buffered {}\n", p.buffered);
+  family("strata_redis_connects_total", "counter", "Connections opened to Redis.");
+  *out += fmt::format("strata_redis_connects_total {}\n", p.connects);
+  family("strata_redis_failures_total", "counter", "Failed connects or sends (each starts a backoff).");
+  *out += fmt::format("strata_redis_failures_total {}\n", p.failures);
+  family("strata_redis_connected", "gauge", "1 while connected to Redis.");
+  *out += fmt::format("strata_redis_connected {}\n", p.connected ? 1 : 0);
+}
+
+template <typename Family>
+void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out) {
+  family("strata_serve_entries_total", "counter", "Stream entries read (new and re-claimed).");
+  *out += fmt::format("strata_serve_entries_total {}\n", c.entries);
+  family("strata_serve_acked_total", "counter", "Stream entries acknowledged to the consumer group.");
+  *out += fmt::format("strata_serve_acked_total {}\n", c.acked);
+  family("strata_serve_reclaimed_total", "counter",
+         "Pending entries re-read after a restart or claimed from idle consumers.");
+  *out += fmt::format("strata_serve_reclaimed_total {}\n", c.reclaimed);
+  family("strata_serve_malformed_total", "counter",
+         "Stream entries that could not be decoded (acknowledged, skipped).");
+  *out += fmt::format("strata_serve_malformed_total {}\n", c.malformed);
+  family("strata_serve_agent_findings_total", "counter", "Findings agents published to the streams (counted only).");
+  *out += fmt::format("strata_serve_agent_findings_total {}\n", c.agent_findings);
+  family("strata_serve_window_requests_total", "counter", "Flight-recorder windows serve asked the agents for.");
+  *out += fmt::format("strata_serve_window_requests_total {}\n", c.window_requests);
+  family("strata_serve_window_findings_total", "counter", "Window-diagnosis findings agents sent back.");
+  *out += fmt::format("strata_serve_window_findings_total {}\n", c.window_findings);
+  family("strata_serve_redis_failures_total", "counter", "Failed reads from Redis (each followed by a reconnect).");
+  *out += fmt::format("strata_serve_redis_failures_total {}\n", c.failures);
+}
+
+template <typename Family>
+void OnlineMetrics(const AgentSnapshot& s, Family family, std::string* out) {
+  family("strata_rank_step_seconds", "gauge", "Each rank's last step time (from its step summaries).");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      for (const auto& [rank, sum] : job.online->last_summary)
+        *out += fmt::format("strata_rank_step_seconds{{job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job), rank,
+                            sum.step_s);
+  family("strata_collective_wait_seconds", "gauge", "Each rank's time in collectives in its last step.");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      for (const auto& [rank, sum] : job.online->last_summary)
+        *out += fmt::format("strata_collective_wait_seconds{{job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job),
+                            rank, sum.wait_s);
+  family("strata_step_summaries_total", "counter", "Step summaries taken into the online detection, per job.");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      *out += fmt::format("strata_step_summaries_total{{job=\"{}\"}} {}\n", PromLabel(job.job), job.online->summaries);
+  family("strata_step_gaps_total", "counter", "(rank, step) summaries missing when their step was judged, per job.");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      *out += fmt::format("strata_step_gaps_total{{job=\"{}\"}} {}\n", PromLabel(job.job), job.online->gaps);
+}
+
+}  // namespace
+
 std::string MetricsText(const AgentSnapshot& s) {
   std::string out;
   auto family = [&](const char* name, const char* type, const char* help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
-  family("strata_agent_rounds_total", "counter", "Analysis rounds the agent has run.");
-  out += fmt::format("strata_agent_rounds_total {}\n", s.rounds);
-  family("strata_agent_recorder_starts_total", "counter", "Flight-recorder chunks started (recorder processes).");
-  out += fmt::format("strata_agent_recorder_starts_total {}\n", s.recorder_restarts);
+  if (s.program == "agent") {
+    family("strata_agent_rounds_total", "counter", "Analysis rounds the agent has run.");
+    out += fmt::format("strata_agent_rounds_total {}\n", s.rounds);
+    family("strata_agent_recorder_starts_total", "counter", "Flight-recorder chunks started (recorder processes).");
+    out += fmt::format("strata_agent_recorder_starts_total {}\n", s.recorder_restarts);
+  }
+  if (s.publisher) PublisherMetrics(*s.publisher, family, &out);
+  if (s.consumer) ConsumerMetrics(*s.consumer, family, &out);
   family("strata_jobs", "gauge", "Training jobs the agent watches on this node.");
   out += fmt::format("strata_jobs {}\n", s.jobs.size());
   family("strata_ranks", "gauge", "Ranks of each job on this node.");
-  for (const JobState& job : s.jobs) {
-    std::set<int> ranks;
-    for (const auto& [pid, rank] : job.rank_of_pid) ranks.insert(rank);
-    out += fmt::format("strata_ranks{{job=\"{}\"}} {}\n", PromLabel(job.job), ranks.size());
-  }
+  for (const JobState& job : s.jobs)
+    out += fmt::format("strata_ranks{{job=\"{}\"}} {}\n", PromLabel(job.job), RanksOf(job).size());
   family("strata_step_seconds", "gauge", "Median step time over the analysis window.");
   for (const JobState& job : s.jobs)
     if (job.last && job.last->step_time_median_ms > 0)
       out += fmt::format("strata_step_seconds{{job=\"{}\"}} {:.6f}\n", PromLabel(job.job),
                          job.last->step_time_median_ms / 1e3);
-  family("strata_straggler", "gauge", "1 for each rank found a straggler in the analysis window.");
-  for (const JobState& job : s.jobs)
+  OnlineMetrics(s, family, &out);
+  family("strata_straggler", "gauge",
+         "1 for each rank found a straggler, in the analysis window or online from the step summaries.");
+  for (const JobState& job : s.jobs) {
+    std::set<int32_t> ranks;
     if (job.last)
-      for (const auto& st : job.last->stragglers)
-        out += fmt::format("strata_straggler{{job=\"{}\",rank=\"{}\"}} 1\n", PromLabel(job.job), st.rank);
+      for (const auto& st : job.last->stragglers) ranks.insert(st.rank);
+    if (job.online)
+      for (const online::Detection& d : job.online->open) ranks.insert(d.rank);
+    for (int32_t rank : ranks)
+      out += fmt::format("strata_straggler{{job=\"{}\",rank=\"{}\"}} 1\n", PromLabel(job.job), rank);
+  }
   family("strata_straggler_late_seconds", "gauge", "How late each straggler arrives at collectives, per step.");
   for (const JobState& job : s.jobs)
     if (job.last)

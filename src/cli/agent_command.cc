@@ -44,6 +44,16 @@ CLI::App* AddAgentCommand(CLI::App& app) {
   cmd->add_option("--sample-hz", o.sample_hz, "CPU stack samples per second per CPU")
       ->check(CLI::Range(0u, 1000u))
       ->capture_default_str();
+  cmd->add_option("--redis", o.redis,
+                  "redis://HOST:PORT: also publish step summaries and findings to the job's stream there (for "
+                  "`strata serve`)");
+  cmd->add_option("--redis-buffer", o.redis_buffer,
+                  "stream entries kept while Redis is unreachable; older ones are dropped and counted")
+      ->check(CLI::Range(size_t{1}, size_t{100000000}))
+      ->capture_default_str();
+  cmd->add_option("--redis-maxlen", o.redis_maxlen, "approximate cap of each job's stream (XADD MAXLEN ~)")
+      ->check(CLI::Range(size_t{100}, size_t{1000000000}))
+      ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
   cmd->add_flag("-q,--quiet", o.quiet, "no progress messages");

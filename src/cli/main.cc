@@ -15,6 +15,7 @@
 #include "cli/agent_command.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
+#include "cli/serve_command.h"
 #include "cli/synth_command.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"
@@ -271,6 +272,7 @@ int RunMain(int argc, char** argv) {
 
   CLI::App* synth = strata::cli::AddSynthCommand(app);
   CLI::App* agent = strata::cli::AddAgentCommand(app);
+  CLI::App* serve = strata::cli::AddServeCommand(app);
 
   if (auto unknown = UnknownSubcommand(app, argc, argv)) {
     std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
@@ -302,6 +304,7 @@ int RunMain(int argc, char** argv) {
   }
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (agent->parsed()) return strata::cli::RunAgentCommand();
+  if (serve->parsed()) return strata::cli::RunServeCommand();
   if (summary->parsed()) {
     strata::LoadedJob job;
     if (int rc = LoadOrFail(summary_in, &job)) return rc;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """`strata agent` for real (root, eBPF): started before a job, it finds the job by itself, and a straggler that
-appears mid-run shows up in /api/v1/status and /metrics; stopping the agent stops its recorders.
+appears mid-run shows up in /api/v1/status and /metrics; stopping the agent stops its recorders. The agent
+also publishes its step summaries to a redis-server the test starts (--redis), and `strata serve` reading that
+stream shows both ranks with their steps in its own /api/v1/status (the multi-node path end to end).
 
 usage: test_agent.py STRATA_BINARY
 Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more per step from 12 s on) under
@@ -52,8 +54,15 @@ def main():
     with tempfile.TemporaryDirectory(prefix="strata-agent-") as tmp:
         os.chmod(tmp, 0o755)
         port = free_port()
+        redis_port = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                                  "--appendonly", "no", "--dir", tmp, "--logfile", "redis.log"])
+        serve_port = free_port()
+        serve = subprocess.Popen([strata, "serve", "--redis", f"redis://127.0.0.1:{redis_port}", "--listen",
+                                  f"127.0.0.1:{serve_port}", "-q"])
         agent = subprocess.Popen([strata, "agent", "--listen", f"127.0.0.1:{port}", "--dir", os.path.join(tmp, "flight"),
-                                  "--interval-s", "1", "--window-s", "8", "-q"], stderr=subprocess.PIPE, text=True)
+                                  "--interval-s", "1", "--window-s", "8", "-q",
+                                  "--redis", f"redis://127.0.0.1:{redis_port}"], stderr=subprocess.PIPE, text=True)
         try:
             for _ in range(50):
                 try:
@@ -102,7 +111,20 @@ def main():
                 expect(re.search(r'^strata_straggler\{job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
                        is not None, "/metrics has strata_straggler for rank 1")
                 expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
+            served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
+            online = served[0].get("online", {}) if served else {}
+            print(f"     serve: ranks {served[0]['ranks'] if served else None}, last steps {online.get('last_step')}, "
+                  f"summaries {online.get('summaries')}", flush=True)
+            expect(bool(served) and served[0]["ranks"] == [0, 1], "serve sees the job's two ranks through Redis")
+            expect(all(v >= 10 for v in online.get("last_step", {}).values()) and len(online.get("last_step", {})) == 2,
+                   "serve has at least 10 steps of each rank")
+            expect(re.search(r'^strata_redis_published_total [1-9]', metrics, re.M) is not None,
+                   "the agent's /metrics counts what it published")
         finally:
+            serve.send_signal(signal.SIGTERM)
+            expect(serve.wait(timeout=20) == 0, "serve stops on SIGTERM with exit 0")
+            redis.terminate()
+            redis.wait(timeout=20)
             agent.send_signal(signal.SIGTERM)
             try:
                 rc = agent.wait(timeout=20)

@@ -1,0 +1,77 @@
+// HttpFront (see http_front.h).
+#include "agent/http_front.h"
+
+#include <httplib.h>
+
+#include <cstdlib>
+
+namespace strata::agent {
+namespace {
+
+// The live page: the status, refreshed every second by the browser (no external resources). %TITLE% is
+// replaced by the program's name.
+constexpr const char* kPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>%TITLE%</title>
+<style>body{font:14px monospace;margin:1em}td,th{padding:2px 8px;text-align:left}.bad{color:#b00}</style></head>
+<body><h3>%TITLE%</h3><div id="s">loading...</div><script>
+async function tick(){try{const r=await fetch('/api/v1/status');const s=await r.json();let h='';
+for(const j of s.jobs){h+=`<h4>job ${j.job}: ${j.status||'?'} (ranks ${j.ranks.join(', ')}, step ${j.step_time_median_ms||'?'} ms)</h4>`;
+h+='<table><tr><th>rank</th><th>cause</th><th>step</th><th>detected</th><th>summary</th></tr>';
+for(const f of j.findings){h+=`<tr class="bad"><td>${f.rank}</td><td>${f.cause}</td><td>${f.step??''}</td><td>${new Date(f.detected_at*1000).toLocaleTimeString()}</td><td>${f.summary}</td></tr>`;}
+h+='</table>';}
+document.getElementById('s').innerHTML=h||'no training job';}catch(e){}}
+setInterval(tick,1000);tick();</script></body></html>)";
+
+std::string Page(const std::string& title) {
+  std::string page = kPage;
+  for (size_t at; (at = page.find("%TITLE%")) != std::string::npos;) page.replace(at, 7, title);
+  return page;
+}
+
+}  // namespace
+
+HttpFront::HttpFront(std::string title) : title_(std::move(title)) {}
+HttpFront::~HttpFront() { Stop(); }
+
+Status HttpFront::Start(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  const std::string host = colon == std::string::npos ? "127.0.0.1" : listen.substr(0, colon);
+  const std::string port_text = listen.substr(colon == std::string::npos ? 0 : colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 0 || port > 65535)
+    return Status::Error("--listen '" + listen + "': expected HOST:PORT");
+  server_ = std::make_unique<httplib::Server>();
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    res.set_content(metrics_, "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    res.set_content(status_, "application/json");
+  });
+  const std::string page = Page(title_);
+  server_->Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html"); });
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(host.c_str());
+    if (port_ <= 0) return Status::Error("--listen '" + listen + "': cannot bind");
+  } else {
+    if (!server_->bind_to_port(host.c_str(), static_cast<int>(port)))
+      return Status::Error("--listen '" + listen + "': cannot bind (address in use or not local?)");
+    port_ = static_cast<int>(port);
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void HttpFront::Publish(std::string status_json, std::string metrics_text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_ = std::move(status_json);
+  metrics_ = std::move(metrics_text);
+}
+
+void HttpFront::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace strata::agent

@@ -1,0 +1,120 @@
+// OnlineJob (see online_job.h).
+#include "agent/online_job.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/online/gaussian_mixture.h"
+
+namespace strata::agent {
+namespace {
+
+// The contract's layer of each cause the step summary's classes stand for (online_detector.h).
+std::string LayerOf(const std::string& cause) {
+  if (cause == "slow_compute") return "cpu";
+  if (cause == "gc_pause") return "python";
+  if (cause == "cpu_contention" || cause == "cpu_throttling" || cause == "io_stall") return "os";
+  return "host";
+}
+
+}  // namespace
+
+bool OnlineJob::Add(const online::RankStepSummary& s) {
+  auto last = view_.last_step.find(s.rank);
+  if (last != view_.last_step.end() && s.step <= last->second) {
+    ++view_.duplicates;
+    return false;
+  }
+  view_.last_step[s.rank] = s.step;
+  view_.last_summary[s.rank] = s;
+  ++view_.summaries;
+  if (s.step <= view_.judged_through) {
+    ++view_.late;
+    return false;
+  }
+  pending_[s.step].push_back(s);
+  max_step_ = std::max(max_step_, s.step);
+  return true;
+}
+
+bool OnlineJob::Ready(int64_t step, size_t have) const {
+  return have >= view_.last_step.size() || max_step_ - step >= options_.max_lag;
+}
+
+std::vector<online::Detection> OnlineJob::Advance(double now) {
+  std::vector<online::Detection> opened;
+  bool judged_any = false;
+  while (!pending_.empty() && Ready(pending_.begin()->first, pending_.begin()->second.size())) {
+    auto node = pending_.extract(pending_.begin());
+    const int64_t step = node.key();
+    std::vector<online::RankStepSummary>& ranks = node.mapped();
+    view_.gaps += view_.last_step.size() - std::min(view_.last_step.size(), ranks.size());
+    if (ranks.size() >= options_.min_ranks) {
+      for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
+    } else {
+      ++view_.steps_too_few_ranks;
+    }
+    view_.judged_through = step;
+    ++view_.steps_judged;
+    judged_.push_back(std::move(ranks));
+    while (judged_.size() > options_.mixture_steps) judged_.pop_front();
+    judged_any = true;
+  }
+  if (judged_any) FitMixture();
+  view_.open.clear();
+  view_.corroborated.clear();
+  for (const auto& [rank, d] : detector_.open()) {
+    view_.open.push_back(d);
+    view_.corroborated[rank] = view_.mixture_anomalies.count(rank) > 0;
+  }
+  return opened;
+}
+
+void OnlineJob::FitMixture() {
+  size_t n = 0;
+  for (const auto& step : judged_) n += step.size();
+  view_.mixture_points = n;
+  view_.mixture_anomalies.clear();
+  view_.mixture_k = 0;
+  constexpr size_t kMinPoints = 16;
+  if (n < kMinPoints || n > options_.mixture_max_points) return;
+  // Features: own work, collective wait, and the classes (the summary's fields, step time left out as it is
+  // the sum of the first two).
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(n), 2 + static_cast<Eigen::Index>(online::kSummaryClasses.size()));
+  std::vector<int32_t> rank_of_row;
+  Eigen::Index row = 0;
+  for (const auto& step : judged_)
+    for (const online::RankStepSummary& s : step) {
+      x(row, 0) = s.own_work_s();
+      x(row, 1) = s.wait_s;
+      const auto classes = online::ClassValues(s);
+      for (size_t c = 0; c < classes.size(); ++c) x(row, 2 + static_cast<Eigen::Index>(c)) = classes[c];
+      rank_of_row.push_back(s.rank);
+      ++row;
+    }
+  const online::MixtureAnomalies m = online::FindMixtureAnomalies(x);
+  view_.mixture_k = m.fit.k;
+  for (size_t i : m.anomalous) ++view_.mixture_anomalies[rank_of_row[i]];
+}
+
+diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated) {
+  diagnosis::Finding f;
+  f.cause = d.cause.empty() ? std::string("unknown") : d.cause;
+  f.rank = d.rank;
+  f.step = d.step;
+  f.layer = LayerOf(f.cause);
+  f.impact_pct = d.step_s > 0 ? 100.0 * d.late_s / d.step_s : 0;
+  f.confidence = corroborated ? 0.8 : 0.6;
+  f.summary =
+      fmt::format("rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank,
+                  d.late_s * 1e3, d.first_step,
+                  d.cause == "unknown" ? "cause not explained by the step summary's classes" : "excess in " + d.cause);
+  f.evidence = {{"first_step", d.first_step},
+                {"late_ms", d.late_s * 1e3},
+                {"group_step_ms", d.step_s * 1e3},
+                {"mixture_corroborates", corroborated}};
+  return f;
+}
+
+}  // namespace strata::agent

@@ -1,0 +1,110 @@
+// ServeCore (see serve_core.h).
+#include "agent/serve_core.h"
+
+#include <unistd.h>
+
+namespace strata::agent {
+
+ServeCore::ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online)
+    : consumer_(std::move(address), std::move(consumer)), online_options_(online) {}
+
+void ServeCore::TakeIn(const StreamEntry& e) {
+  const std::string kind = EntryKind(e.fields);
+  if (kind == "summary") {
+    auto s = DecodeSummary(e.fields);
+    if (!s.ok()) {
+      ++counters_.malformed;
+      counters_.last_error = e.job + " " + e.id + ": " + s.error();
+      return;
+    }
+    jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
+  } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
+    ++counters_.agent_findings;
+  } else if (kind == "window_finding" && DecodeWindowFinding(e.fields).ok()) {
+    TakeWindowFinding(e.job, DecodeWindowFinding(e.fields).value());
+  } else {
+    ++counters_.malformed;
+    counters_.last_error = e.job + " " + e.id + ": not a summary or finding";
+  }
+}
+
+Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
+  ++counters_.polls;
+  auto fail = [&](const Status& st) -> Expected<size_t> {
+    ++counters_.failures;
+    counters_.last_error = st.message();
+    return st;
+  };
+  if (Status st = consumer_.Discover(); !st.ok()) return fail(st);
+  auto entries = consumer_.Read(block_ms);
+  if (!entries.ok()) return fail(entries.status());
+  for (const StreamEntry& e : entries.value()) {
+    ++counters_.entries;
+    if (e.reclaimed) ++counters_.reclaimed;
+    TakeIn(e);
+  }
+  auto acked = consumer_.Ack(entries.value());
+  if (!acked.ok()) return fail(acked.status());
+  counters_.acked += acked.value();
+  for (auto& [job, online] : jobs_)
+    for (const online::Detection& d : online.Advance(now_unix))
+      if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
+        ++counters_.window_requests;
+      else
+        return fail(st);
+  return entries.value().size();
+}
+
+void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w) {
+  ++counters_.window_findings;
+  std::vector<OpenFinding>& open = window_findings_[job];
+  diagnosis::Finding f;
+  f.cause = w.cause;
+  f.rank = w.rank;
+  f.impact_pct = w.impact_pct;
+  f.confidence = w.confidence;
+  f.summary = w.summary + " (flight-recorder window of " + w.host + ")";
+  for (OpenFinding& o : open)
+    if (o.finding.rank == f.rank && o.finding.cause == f.cause) {
+      o.finding = f;
+      ++o.rounds;
+      return;
+    }
+  open.push_back(OpenFinding{f, w.detected_at, 1});
+}
+
+WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix) {
+  // The suspect and up to three peers: the ranks next to it in rank order (a deterministic, cheap choice).
+  WindowRequest r;
+  r.ranks.push_back(d.rank);
+  r.step = d.step;
+  r.requested_at = now_unix;
+  const auto& ranks = job.view().last_step;
+  auto it = ranks.upper_bound(d.rank);
+  for (; it != ranks.end() && r.ranks.size() < 4; ++it) r.ranks.push_back(it->first);
+  for (auto rit = ranks.begin(); rit != ranks.end() && r.ranks.size() < 4 && rit->first < d.rank; ++rit)
+    r.ranks.push_back(rit->first);
+  return r;
+}
+
+AgentSnapshot ServeCore::Snapshot(double now_unix) const {
+  AgentSnapshot s;
+  s.program = "serve";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  s.host = host;
+  s.now = now_unix;
+  s.rounds = counters_.polls;
+  s.consumer = counters_;
+  for (const auto& [job, online] : jobs_) {
+    JobState state;
+    state.job = job;
+    state.online = online.view();
+    if (auto w = window_findings_.find(job); w != window_findings_.end()) state.open = w->second;
+    state.analysed_at = now_unix;
+    s.jobs.push_back(std::move(state));
+  }
+  return s;
+}
+
+}  // namespace strata::agent

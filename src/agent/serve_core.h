@@ -1,0 +1,47 @@
+// ServeCore: the work of `strata serve` without its loop and HTTP: reads every job's step summaries from
+// Redis (serve_consumer.h), takes each into that job's OnlineJob (ranks of all nodes aligned by job and
+// rank, steps by each rank's own sequence), acknowledges them, and renders the same status and metrics as
+// the agent. Findings agents publish are counted (serve runs its own detection over the whole job). When a
+// detection opens, serve asks for the flight-recorder windows of the suspect and a few peers (a request on
+// the job's requests stream); the agents holding those ranks answer with their window diagnosis's findings
+// (`window_finding` entries), shown among the job's findings with source "window".
+// Invariants: an entry is acknowledged only after it was taken in; a (rank, step) re-delivered after a
+// crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
+// acknowledged (it would never decode).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "agent/online_job.h"
+#include "agent/serve_consumer.h"
+#include "agent/status_render.h"
+
+namespace strata::agent {
+
+class ServeCore {
+ public:
+  ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online = {});
+
+  /// One poll: discover jobs, read (waiting up to `block_ms`), take in, acknowledge, judge ready steps.
+  /// Returns the entries taken in.
+  Expected<size_t> Poll(int block_ms, double now_unix);
+  AgentSnapshot Snapshot(double now_unix) const;
+  const ConsumerCounters& counters() const { return counters_; }
+  const std::map<std::string, OnlineJob>& jobs() const { return jobs_; }
+
+ private:
+  void TakeIn(const StreamEntry& e);
+  void TakeWindowFinding(const std::string& job, const WindowFinding& w);
+
+  StreamConsumer consumer_;
+  OnlineJobOptions online_options_;
+  std::map<std::string, OnlineJob> jobs_;
+  std::map<std::string, std::vector<OpenFinding>> window_findings_;  // agents' answers, by job
+  ConsumerCounters counters_;
+};
+
+/// What serve asks the agents for when `d` opens: the suspect's and up to three peers' windows.
+WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix);
+
+}  // namespace strata::agent

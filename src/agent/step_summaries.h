@@ -1,0 +1,32 @@
+// StepSummaries: how `strata agent` reduces each completed step of each rank in its diagnosis window to a
+// RankStepSummary (issue 13, item 1), for the online detection and the Redis stream. From the window's
+// store (importers/recording_trace.h) and its job model: the step's span on the rank's clock (step_s),
+// the rank's collective calls in it (wait_s: arrival to exit, so waiting for peers and transferring), and
+// its training thread's time by class as window_profile.h splits it: on-CPU compute (oncpu_s), data
+// loading waits (io_s) and time covered by none of those (offcpu_other_s: off the CPU for another
+// reason). Run-queue, throttling and GC time are not in the recording's store and stay 0.
+// Steps are numbered by the job's own sequence on this node: the window's step numbers restart each round
+// (they come from the collective rhythm of the window), so a cursor per job keeps the end of the last step
+// emitted (on the first rank's clock) and the next number. A step is one the model matched on every rank of
+// the window; it is emitted once, for all ranks together (so the node's ranks stay aligned), when a later
+// step has started (it is complete) and it starts at or after the cursor.
+// Invariants: each (rank, step) is emitted once; summaries of a rank come in increasing step order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/online/step_summary.h"
+#include "store/trace_store.h"
+
+namespace strata::agent {
+
+struct StepCursor {
+  int64_t emitted_end_ns = INT64_MIN;  // end of the last step emitted (the store's first rank's clock)
+  int64_t next_step = 0;
+};
+
+/// The completed steps of `store` not emitted before `cursor` (updated), one summary per rank and step.
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor);
+
+}  // namespace strata::agent

@@ -1,0 +1,189 @@
+// Stream entry encoding (see stream_codec.h).
+#include "agent/stream_codec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+namespace strata::agent {
+namespace {
+
+std::string Num(double v) { return fmt::format("{:.17g}", v); }
+
+class FieldReader {
+ public:
+  explicit FieldReader(const StreamFields& fields) {
+    for (const auto& [k, v] : fields) map_[k] = v;
+  }
+  template <typename T>
+  void Int(const char* name, T* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return;
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || errno == ERANGE || x < std::numeric_limits<T>::min() ||
+        x > std::numeric_limits<T>::max())
+      return Bad(name, *v);
+    *out = static_cast<T>(x);
+  }
+  void Real(const char* name, double* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return;
+    char* end = nullptr;
+    const double x = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || !std::isfinite(x) || x < 0) return Bad(name, *v);
+    *out = x;
+  }
+  void Text(const char* name, std::string* out) {
+    if (const std::string* v = Find(name)) *out = *v;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  const std::string* Find(const char* name) {
+    auto it = map_.find(name);
+    if (it != map_.end()) return &it->second;
+    if (error_.empty()) error_ = std::string("stream entry has no field '") + name + "'";
+    return nullptr;
+  }
+  void Bad(const char* name, const std::string& v) {
+    if (error_.empty()) error_ = std::string("stream entry field '") + name + "' = '" + v + "' is not valid";
+  }
+  std::map<std::string, std::string> map_;
+  std::string error_;
+};
+
+}  // namespace
+
+std::string StepsStreamKey(const std::string& job) { return "strata:job:{" + job + "}:steps"; }
+std::string RequestsStreamKey(const std::string& job) { return "strata:job:{" + job + "}:requests"; }
+
+StreamFields EncodeSummary(const online::RankStepSummary& s, const std::string& host) {
+  return {{"kind", "summary"},
+          {"host", host},
+          {"rank", std::to_string(s.rank)},
+          {"group", std::to_string(s.group)},
+          {"step", std::to_string(s.step)},
+          {"step_s", Num(s.step_s)},
+          {"wait_s", Num(s.wait_s)},
+          {"oncpu_s", Num(s.oncpu_s)},
+          {"runq_s", Num(s.runq_s)},
+          {"throttled_s", Num(s.throttled_s)},
+          {"gc_s", Num(s.gc_s)},
+          {"io_s", Num(s.io_s)},
+          {"offcpu_other_s", Num(s.offcpu_other_s)}};
+}
+
+StreamFields EncodeFinding(const online::Detection& d, const std::string& host) {
+  return {{"kind", "finding"},
+          {"host", host},
+          {"rank", std::to_string(d.rank)},
+          {"step", std::to_string(d.step)},
+          {"first_step", std::to_string(d.first_step)},
+          {"detected_at", Num(d.detected_at)},
+          {"late_s", Num(d.late_s)},
+          {"step_s", Num(d.step_s)},
+          {"cause", d.cause}};
+}
+
+StreamFields EncodeWindowRequest(const WindowRequest& r) {
+  std::string ranks;
+  for (int32_t rank : r.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
+  return {{"kind", "window_request"},
+          {"ranks", ranks},
+          {"step", std::to_string(r.step)},
+          {"requested_at", Num(r.requested_at)}};
+}
+
+Expected<WindowRequest> DecodeWindowRequest(const StreamFields& fields) {
+  FieldReader r(fields);
+  WindowRequest out;
+  std::string ranks;
+  r.Text("ranks", &ranks);
+  r.Int("step", &out.step);
+  r.Real("requested_at", &out.requested_at);
+  if (!r.error().empty()) return Status::Error(r.error());
+  for (size_t at = 0; at < ranks.size();) {
+    const size_t comma = std::min(ranks.find(',', at), ranks.size());
+    char* end = nullptr;
+    const std::string one = ranks.substr(at, comma - at);
+    const long v = std::strtol(one.c_str(), &end, 10);
+    if (one.empty() || *end != '\0' || v < 0 || v > std::numeric_limits<int32_t>::max())
+      return Status::Error("stream entry field 'ranks' = '" + ranks + "' is not a list of ranks");
+    out.ranks.push_back(static_cast<int32_t>(v));
+    at = comma + 1;
+  }
+  return out;
+}
+
+StreamFields EncodeWindowFinding(const WindowFinding& f) {
+  return {{"kind", "window_finding"},
+          {"host", f.host},
+          {"rank", std::to_string(f.rank)},
+          {"cause", f.cause},
+          {"summary", f.summary},
+          {"impact_pct", Num(f.impact_pct)},
+          {"confidence", Num(f.confidence)},
+          {"detected_at", Num(f.detected_at)}};
+}
+
+Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields) {
+  FieldReader r(fields);
+  WindowFinding f;
+  r.Text("host", &f.host);
+  r.Int("rank", &f.rank);
+  r.Text("cause", &f.cause);
+  r.Text("summary", &f.summary);
+  r.Real("impact_pct", &f.impact_pct);
+  r.Real("confidence", &f.confidence);
+  r.Real("detected_at", &f.detected_at);
+  if (!r.error().empty()) return Status::Error(r.error());
+  return f;
+}
+
+std::string EntryKind(const StreamFields& fields) {
+  for (const auto& [k, v] : fields)
+    if (k == "kind") return v;
+  return "";
+}
+
+Expected<online::RankStepSummary> DecodeSummary(const StreamFields& fields) {
+  FieldReader r(fields);
+  online::RankStepSummary s;
+  r.Int("rank", &s.rank);
+  r.Int("group", &s.group);
+  r.Int("step", &s.step);
+  r.Real("step_s", &s.step_s);
+  r.Real("wait_s", &s.wait_s);
+  r.Real("oncpu_s", &s.oncpu_s);
+  r.Real("runq_s", &s.runq_s);
+  r.Real("throttled_s", &s.throttled_s);
+  r.Real("gc_s", &s.gc_s);
+  r.Real("io_s", &s.io_s);
+  r.Real("offcpu_other_s", &s.offcpu_other_s);
+  if (r.error().empty() && (s.rank < 0 || s.step < 0)) return Status::Error("stream entry has a negative rank or step");
+  if (!r.error().empty()) return Status::Error(r.error());
+  return s;
+}
+
+Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
+  FieldReader r(fields);
+  online::Detection d;
+  r.Int("rank", &d.rank);
+  r.Int("step", &d.step);
+  r.Int("first_step", &d.first_step);
+  r.Real("detected_at", &d.detected_at);
+  r.Real("late_s", &d.late_s);
+  r.Real("step_s", &d.step_s);
+  r.Text("cause", &d.cause);
+  if (!r.error().empty()) return Status::Error(r.error());
+  return d;
+}
+
+}  // namespace strata::agent

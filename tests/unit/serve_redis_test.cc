@@ -1,0 +1,307 @@
+// The multi-node path of issue 13 through a real redis-server: agents' publishers (two "nodes") send step
+// summaries, `strata serve`'s core consumes them in a consumer group and names a slow rank in the same
+// /api/v1/status the agent serves; serve resumes after a restart without reprocessing or losing entries;
+// a publisher with Redis down keeps a bounded buffer and counts what it drops; streams stay capped.
+#include <gtest/gtest.h>
+
+#ifdef STRATA_HAVE_RECORDER
+
+#include <httplib.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/http_front.h"
+#include "agent/request_listener.h"
+#include "agent/serve_core.h"
+#include "agent/stream_codec.h"
+#include "agent/stream_publisher.h"
+#include "redis_test_server.h"
+
+namespace strata::agent {
+namespace {
+
+constexpr int kRanks = 8;
+
+// One step's summary of `rank`: 100 ms steps, 60 ms own work (+ jitter), `slow` adds 15 ms of compute.
+online::RankStepSummary Summary(int rank, int64_t step, bool slow, std::mt19937& rng) {
+  std::normal_distribution<double> jitter(0, 0.0005);
+  online::RankStepSummary s;
+  s.rank = rank;
+  s.step = step;
+  s.step_s = 0.1;
+  const double work = 0.06 + jitter(rng) + (slow ? 0.015 : 0);
+  s.wait_s = s.step_s - work;
+  s.oncpu_s = work;
+  return s;
+}
+
+// Two nodes: ranks 0-3 publish through one publisher, ranks 4-7 through the other.
+struct TwoNodes {
+  explicit TwoNodes(const RedisAddress& a) : node{StreamPublisher(a, {}), StreamPublisher(a, {})} {}
+  void PublishStep(const std::string& job, int64_t step, int slow_rank, std::mt19937& rng) {
+    for (int r = 0; r < kRanks; ++r)
+      node[r / 4].Enqueue(job, EncodeSummary(Summary(r, step, r == slow_rank, rng), r < 4 ? "node-a" : "node-b"));
+    node[0].Flush(0);
+    node[1].Flush(0);
+  }
+  StreamPublisher node[2];
+};
+
+nlohmann::json Status(int port) {
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Get("/api/v1/status");
+  if (!res || res->status != 200) return {};
+  return nlohmann::json::parse(res->body);
+}
+
+// Publishes `steps` steps (rank `slow_rank` slow from `slow_from`) and returns, per step, the ranks serve's
+// status names in its findings for `job` after that step was consumed.
+std::vector<std::vector<int>> RunJob(const RedisTestServer& redis, const std::string& job, int steps, int slow_rank,
+                                     int slow_from) {
+  std::mt19937 rng(7);
+  TwoNodes nodes(redis.address());
+  ServeCore core(redis.address(), ConsumerOptions{});
+  HttpFront http("strata serve");
+  EXPECT_TRUE(http.Start("127.0.0.1:0").ok());
+  std::vector<std::vector<int>> named;
+  for (int s = 0; s < steps; ++s) {
+    nodes.PublishStep(job, s, s >= slow_from ? slow_rank : -1, rng);
+    EXPECT_TRUE(core.Poll(0, 1000.0 + s).ok());
+    const AgentSnapshot snap = core.Snapshot(1000.0 + s);
+    http.Publish(StatusJson(snap).dump(), MetricsText(snap));
+    std::vector<int> ranks;
+    const nlohmann::json st = Status(http.port());
+    for (const auto& j : st["jobs"])
+      if (j["job"] == job)
+        for (const auto& f : j["findings"]) ranks.push_back(f["rank"].get<int>());
+    named.push_back(ranks);
+  }
+  return named;
+}
+
+TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready()) << "redis-server did not start (is it installed? scripts/setup.sh)";
+  constexpr int kSlow = 5, kFrom = 8, kWithin = 3;
+  const auto named = RunJob(redis, "job-a", 16, kSlow, kFrom);
+  for (int s = 0; s < kFrom; ++s) EXPECT_TRUE(named[s].empty()) << "step " << s << ": a finding before the fault";
+  int first = -1;
+  for (int s = kFrom; s < 16 && first < 0; ++s)
+    if (!named[s].empty()) first = s;
+  ASSERT_GE(first, 0) << "rank " << kSlow << " never named";
+  EXPECT_EQ(named[first], std::vector<int>{kSlow});
+  EXPECT_LT(first - kFrom, kWithin) << "named " << first - kFrom + 1 << " steps after its first slow step";
+  EXPECT_EQ(named.back(), std::vector<int>{kSlow});
+}
+
+// serve asks for the suspect's flight-recorder window; the agent holding that rank (node b) hears the request
+// and answers with its window diagnosis's finding, which serve shows beside its own.
+TEST(ServeRedis, AsksTheSuspectsAgentForItsWindow) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(11);
+  TwoNodes nodes(redis.address());
+  RequestListener node_b(redis.address(), 1);
+  ServeCore core(redis.address(), ConsumerOptions{});
+  std::vector<WindowRequest> heard;
+  for (int s = 0; s < 14 && heard.empty(); ++s) {
+    nodes.PublishStep("j", s, s >= 6 ? 5 : -1, rng);
+    ASSERT_TRUE(core.Poll(0, 100.0 + s).ok());
+    auto r = node_b.Poll("j", 0);
+    ASSERT_TRUE(r.ok()) << r.error();
+    heard = r.value();
+  }
+  ASSERT_EQ(heard.size(), 1u) << "no request for the suspect's window";
+  EXPECT_EQ(heard[0].ranks.front(), 5);
+  EXPECT_EQ(heard[0].ranks.size(), 4u) << "the suspect and three peers";
+  EXPECT_EQ(core.counters().window_requests, 1u);
+  nodes.node[1].Enqueue(
+      "j", EncodeWindowFinding({5, "slow_compute", "rank 5: matmul 12 ms longer", "node-b", 14.0, 0.9, 120.0}));
+  nodes.node[1].Flush(0);
+  ASSERT_TRUE(core.Poll(0, 121).ok());
+  const nlohmann::ordered_json st = StatusJson(core.Snapshot(121));
+  bool window = false, online = false;
+  for (const auto& f : st["jobs"][0]["findings"]) {
+    if (f["source"] == "window" && f["rank"] == 5 && f["cause"] == "slow_compute") {
+      window = true;
+      EXPECT_NE(f["summary"].get<std::string>().find("node-b"), std::string::npos);
+    }
+    if (f["source"] == "online" && f["rank"] == 5) online = true;
+  }
+  EXPECT_TRUE(window) << st.dump(1);
+  EXPECT_TRUE(online) << st.dump(1);
+  auto again = node_b.Poll("j", 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again.value().empty()) << "a request is heard once";
+}
+
+TEST(ServeRedis, CleanJobRaisesNothing) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  const auto named = RunJob(redis, "job-clean", 24, -1, 0);
+  for (size_t s = 0; s < named.size(); ++s) EXPECT_TRUE(named[s].empty()) << "step " << s;
+}
+
+TEST(ServeRedis, StatusCountsAllRanksAndSteps) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(1);
+  TwoNodes nodes(redis.address());
+  for (int s = 0; s < 5; ++s) nodes.PublishStep("j", s, -1, rng);
+  ServeCore core(redis.address(), ConsumerOptions{});
+  ASSERT_TRUE(core.Poll(0, 0).ok());
+  const OnlineView& v = core.jobs().at("j").view();
+  EXPECT_EQ(v.summaries, 5u * kRanks);
+  EXPECT_EQ(v.last_step.size(), static_cast<size_t>(kRanks));
+  EXPECT_EQ(v.judged_through, 4);
+  EXPECT_EQ(v.gaps, 0u);
+  EXPECT_EQ(core.counters().acked, 5u * kRanks);
+}
+
+TEST(ServeRedis, RestartResumesFromTheConsumerGroup) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(3);
+  TwoNodes nodes(redis.address());
+  ConsumerOptions co;
+  co.consumer = "serve-1";
+  {
+    for (int s = 0; s < 10; ++s) nodes.PublishStep("j", s, -1, rng);
+    ServeCore first(redis.address(), co);
+    ASSERT_TRUE(first.Poll(0, 0).ok());
+    EXPECT_EQ(first.jobs().at("j").view().summaries, 10u * kRanks);
+  }  // serve stops
+  for (int s = 10; s < 20; ++s) nodes.PublishStep("j", s, -1, rng);
+  // A serve that read steps 20..21 but died before acknowledging them: they stay pending on its name.
+  for (int s = 20; s < 22; ++s) nodes.PublishStep("j", s, -1, rng);
+  RedisConnection c;
+  ASSERT_TRUE(c.Connect(redis.address(), 1).ok());
+  auto read = c.Command({"XREADGROUP", "GROUP", co.group, co.consumer, "STREAMS", StepsStreamKey("j"), ">"});
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_EQ(read.value().elements.at(0).elements.at(1).elements.size(), 12u * kRanks);
+  // The restarted serve: it reads the 16 entries it had taken but not acknowledged, and nothing it had.
+  nodes.PublishStep("j", 22, -1, rng);
+  ServeCore second(redis.address(), co);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(second.Poll(0, 0).ok());
+  const OnlineView& v = second.jobs().at("j").view();
+  EXPECT_EQ(v.summaries, 13u * kRanks) << "steps 10..22, each once";
+  EXPECT_EQ(v.duplicates, 0u);
+  EXPECT_EQ(second.counters().reclaimed, 12u * kRanks);
+  for (const auto& [rank, step] : v.last_step) EXPECT_EQ(step, 22) << "rank " << rank;
+  auto pending = c.Command({"XPENDING", StepsStreamKey("j"), co.group});
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending.value().elements.at(0).integer, 0) << "everything acknowledged";
+}
+
+TEST(ServeRedis, ClaimsEntriesLeftPendingByAnotherConsumer) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(4);
+  TwoNodes nodes(redis.address());
+  ServeCore setup(redis.address(), ConsumerOptions{});  // creates the group
+  ASSERT_TRUE(setup.Poll(0, 0).ok());
+  for (int s = 0; s < 3; ++s) nodes.PublishStep("j", s, -1, rng);
+  ASSERT_TRUE(setup.Poll(0, 0).ok());  // discovers job j and its group
+  for (int s = 3; s < 6; ++s) nodes.PublishStep("j", s, -1, rng);
+  RedisConnection c;
+  ASSERT_TRUE(c.Connect(redis.address(), 1).ok());
+  ASSERT_TRUE(c.Command({"XREADGROUP", "GROUP", "strata-serve", "dead", "STREAMS", StepsStreamKey("j"), ">"}).ok());
+  ConsumerOptions co;
+  co.consumer = "other";
+  co.claim_idle_s = 0;
+  ServeCore other(redis.address(), co);
+  ASSERT_TRUE(other.Poll(0, 0).ok());
+  EXPECT_EQ(other.counters().reclaimed, 3u * kRanks);
+  EXPECT_EQ(other.jobs().at("j").view().summaries, 3u * kRanks);
+}
+
+TEST(StreamPublisher, BuffersBoundedWhileRedisIsDownThenDelivers) {
+  const int port = FreePort();
+  PublisherOptions po;
+  po.buffer_max = 10;
+  po.backoff_min_s = 1;
+  StreamPublisher p(RedisAddress{"127.0.0.1", port}, po);
+  std::mt19937 rng(5);
+  for (int s = 0; s < 25; ++s) p.Enqueue("j", EncodeSummary(Summary(0, s, false, rng), "n"));
+  p.Flush(0);
+  EXPECT_EQ(p.counters().dropped, 15u);
+  EXPECT_EQ(p.counters().buffered, 10u);
+  EXPECT_EQ(p.counters().published, 0u);
+  EXPECT_GE(p.counters().failures, 1u);
+  EXPECT_FALSE(p.counters().connected);
+  p.Flush(0.5);  // within the backoff: no new attempt
+  EXPECT_EQ(p.counters().failures, 1u);
+  RedisTestServer redis(port);
+  ASSERT_TRUE(redis.ready());
+  p.Flush(2);
+  EXPECT_EQ(p.counters().published, 10u);
+  EXPECT_EQ(p.counters().buffered, 0u);
+  RedisConnection c;
+  ASSERT_TRUE(c.Connect(redis.address(), 1).ok());
+  auto len = c.Command({"XLEN", StepsStreamKey("j")});
+  ASSERT_TRUE(len.ok());
+  EXPECT_EQ(len.value().integer, 10) << "the newest 10 of 25 entries";
+  auto first = c.Command({"XRANGE", StepsStreamKey("j"), "-", "+", "COUNT", "1"});
+  ASSERT_TRUE(first.ok());
+  StreamFields f;
+  const auto& kv = first.value().elements.at(0).elements.at(1).elements;
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) f.emplace_back(kv[i].text, kv[i + 1].text);
+  auto decoded = DecodeSummary(f);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ(decoded.value().step, 15);
+  const std::string metrics = MetricsText(AgentSnapshot{.publisher = p.counters()});
+  EXPECT_NE(metrics.find("strata_redis_dropped_total 15\n"), std::string::npos) << metrics;
+}
+
+TEST(StreamPublisher, StreamStaysCapped) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  PublisherOptions po;
+  po.maxlen = 100;
+  po.buffer_max = 100000;
+  StreamPublisher p(redis.address(), po);
+  std::mt19937 rng(6);
+  for (int s = 0; s < 3000; ++s) p.Enqueue("j", EncodeSummary(Summary(1, s, false, rng), "n"));
+  p.Flush(0);
+  EXPECT_EQ(p.counters().published, 3000u);
+  RedisConnection c;
+  ASSERT_TRUE(c.Connect(redis.address(), 1).ok());
+  auto len = c.Command({"XLEN", StepsStreamKey("j")});
+  ASSERT_TRUE(len.ok());
+  EXPECT_GE(len.value().integer, 100);
+  EXPECT_LE(len.value().integer, 300) << "MAXLEN ~ 100 trims whole nodes (100 entries each by default)";
+}
+
+TEST(StreamCodec, SummaryRoundTripsAndRejectsBadFields) {
+  online::RankStepSummary s;
+  s.rank = 3;
+  s.group = 1;
+  s.step = 42;
+  s.step_s = 0.123456789012345;
+  s.wait_s = 0.01;
+  s.gc_s = 0.002;
+  auto back = DecodeSummary(EncodeSummary(s, "h"));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value().rank, 3);
+  EXPECT_EQ(back.value().step, 42);
+  EXPECT_EQ(back.value().step_s, s.step_s);
+  EXPECT_EQ(back.value().gc_s, s.gc_s);
+  StreamFields bad = EncodeSummary(s, "h");
+  bad[5].second = "nan";
+  EXPECT_FALSE(DecodeSummary(bad).ok());
+  bad = EncodeSummary(s, "h");
+  bad.erase(bad.begin() + 4);  // no step
+  EXPECT_NE(DecodeSummary(bad).error().find("'step'"), std::string::npos);
+  EXPECT_FALSE(ParseRedisUrl("http://x:1").ok());
+  EXPECT_FALSE(ParseRedisUrl("redis://x:99999").ok());
+  EXPECT_EQ(ParseRedisUrl("redis://h").value().port, 6379);
+}
+
+}  // namespace
+}  // namespace strata::agent
+
+#endif  // STRATA_HAVE_RECORDER
