@@ -3,7 +3,7 @@
 #   lib/strata/libstrata_nccl_profiler.so        NCCL's profiler plugin (strata record finds it at ../lib/strata)
 #   share/man/man1/strata.1.gz                   man page, generated from the binary's --help
 #   share/bash-completion/completions/strata     completion (reads --help at completion time)
-#   lib/systemd/system/strata-agent.service      the agent's unit, ExecStart naming the installed binary
+#   lib/systemd/system/strata-{agent,serve}.service  the agent's and serve's units, ExecStart naming the binary
 # `cpack -G DEB` (from the build directory) makes strata_<version>_<arch>.deb of the same files under /usr,
 # its dependencies found by dpkg-shlibdeps.
 include(GNUInstallDirs)
@@ -21,13 +21,15 @@ install(FILES ${CMAKE_BINARY_DIR}/strata.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/strata.bash-completion
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME strata)
 
-# The unit names the binary where this install puts it (the prefix is known only at install time).
-install(CODE "
-  set(STRATA_INSTALLED_BINARY \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/strata\")
-  configure_file(\"${CMAKE_SOURCE_DIR}/packaging/strata-agent.service.in\"
-                 \"${CMAKE_BINARY_DIR}/strata-agent.service\" @ONLY)
-")
-install(FILES ${CMAKE_BINARY_DIR}/strata-agent.service DESTINATION lib/systemd/system)
+# The units name the binary where this install puts it (the prefix is known only at install time).
+foreach(unit strata-agent strata-serve)
+  install(CODE "
+    set(STRATA_INSTALLED_BINARY \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/strata\")
+    configure_file(\"${CMAKE_SOURCE_DIR}/packaging/${unit}.service.in\"
+                   \"${CMAKE_BINARY_DIR}/${unit}.service\" @ONLY)
+  ")
+  install(FILES ${CMAKE_BINARY_DIR}/${unit}.service DESTINATION lib/systemd/system)
+endforeach()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME strata)

@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/strata lib/strata/libstrata_nccl_profiler.so share/man/man1/strata.1.gz \
-         share/bash-completion/completions/strata lib/systemd/system/strata-agent.service; do
+         share/bash-completion/completions/strata lib/systemd/system/strata-agent.service \
+         lib/systemd/system/strata-serve.service; do
   [ -s "$prefix/$f" ] || fail "cmake --install did not install $f"
 done
 # (Outputs are read whole before grep -q: with pipefail, a writer cut off by grep's early exit fails the pipe.)
@@ -22,6 +23,8 @@ version=$("$prefix/bin/strata" --version)
 [[ $version == "strata "* ]] || fail "the installed binary does not run"
 grep -qx "ExecStart=$prefix/bin/strata agent .*" <(grep '^ExecStart=' "$prefix/lib/systemd/system/strata-agent.service") \
   || fail "the unit's ExecStart does not name the installed binary"
+grep -q "^ExecStart=$prefix/bin/strata serve" "$prefix/lib/systemd/system/strata-serve.service" \
+  || fail "the serve unit's ExecStart does not name the installed binary"
 
 # The man page has a section for every subcommand of the installed binary's --help.
 subs=$("$prefix/bin/strata" --help | awk '/^Subcommands:/ {on=1; next} on && /^  [a-z]/ {print $1}')
