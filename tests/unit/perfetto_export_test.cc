@@ -3,6 +3,8 @@
 // the simulation makes simultaneous) must coincide in the written timeline, each rank must be one process
 // named after it with the applied offset in its metadata, every blame edge (finding, late step, peer) must
 // be exactly one s/f flow pair from the straggler to its peer, and every finding one instant on its rank.
+// A constructed recording (no profiler) exports its layers: off-CPU intervals, run-queue waits, GC pauses
+// and host counters as tracks and counters of the rank that recorded them, and the host in the process name.
 #include "reports/perfetto_export.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diag_test_util.h"
+#include "importers/recording_trace.h"
 
 namespace strata::diagtest {
 namespace {
@@ -134,6 +137,71 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   EXPECT_EQ(instants.front()["pid"], 1);
   EXPECT_EQ(instants.front()["s"], "p");
   EXPECT_EQ(instants.front()["args"]["cause"], f.cause);
+}
+
+// Rank r (pid 100 + 10 r, gloo thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step and sleeps
+// until its all_reduce; rank 1 also has one GC pause, one run-queue wait and an RSS counter.
+RecordedRun Recording() {
+  RecordedSegment seg;
+  seg.data.path = "run/record-node-a-1.sseg";
+  seg.host = "node-a";
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  seg.series.push_back({"rss_bytes", 110, 0, "", "bytes", false});
+  for (int r = 0; r < 2; ++r) {
+    const auto pid = static_cast<uint32_t>(100 + 10 * r);
+    seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    const int64_t compute = r == 0 ? 30 : 40;
+    for (int s = 1; s <= 10; ++s) {
+      const auto t0 = static_cast<uint64_t>(s * 100);
+      const uint64_t runq = r == 1 && s == 3 ? 2 * kMs : 0;
+      seg.data.off_cpu.push_back({pid, pid, (t0 + compute) * kMs, (t0 + 100) * kMs, runq, 1, 0, 0, 0, 0});
+      seg.data.calls.push_back({pid + 1, pid, 0, (t0 + compute) * kMs, (t0 + 41) * kMs});
+    }
+  }
+  seg.data.gcs.push_back({110, 110, 305 * kMs, 309 * kMs, 2, 1234});
+  for (int i = 0; i < 5; ++i) seg.data.counters.push_back({static_cast<uint64_t>(200 + 100 * i) * kMs, 0, 1e9 + i});
+  RecordedRun run;
+  run.segments.push_back(std::move(seg));
+  return run;
+}
+
+TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
+  const RecordedRun run = Recording();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
+  PerfettoExportStats stats;
+  const nlohmann::json trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, result, {}, &stats));
+
+  std::map<std::pair<int, int64_t>, std::string> threads;
+  std::map<int, std::string> processes;
+  for (const auto& m : Events(trace, "M")) {
+    if (m["name"] == "thread_name") threads[{m["pid"].get<int>(), m["tid"].get<int64_t>()}] = m["args"]["name"];
+    if (m["name"] == "process_name") processes[m["pid"].get<int>()] = m["args"]["name"];
+  }
+  EXPECT_EQ(processes[0], "rank 0 (node-a)");
+  EXPECT_EQ(processes[1], "rank 1 (node-a)");
+  std::map<std::string, std::map<int, size_t>> by_track;  // track name -> pid -> events
+  for (const auto& x : Events(trace, "X", "strata.recorder"))
+    ++by_track[threads[{x["pid"].get<int>(), x["tid"].get<int64_t>()}]][x["pid"].get<int>()];
+  EXPECT_EQ(by_track["off-CPU · tid 100 (python3)"][0], 10u);
+  EXPECT_EQ(by_track["off-CPU · tid 110 (python3)"][1], 10u);
+  EXPECT_EQ(by_track["run-queue wait · tid 110 (python3)"][1], 1u);
+  EXPECT_EQ(by_track["GC · tid 110 (python3)"][1], 1u);
+  EXPECT_EQ(by_track["calls · tid 111 (python3)"][1], 10u);
+  size_t rss = 0;
+  for (const auto& c : Events(trace, "C", "strata.recorder")) rss += c["pid"] == 1 && c["name"] == "rss_bytes";
+  EXPECT_EQ(rss, 5u);
+  EXPECT_EQ(stats.recorder_events, 20u + 1 + 1 + 20 + 5);
+  EXPECT_TRUE(trace["otherData"]["export_skipped"].empty()) << trace["otherData"]["export_skipped"].dump();
+  // The GC pause sits where it was recorded, on the rank's aligned clock.
+  const int64_t origin = trace["otherData"]["time_origin_ns"].get<int64_t>();
+  for (const auto& x : Events(trace, "X", "strata.recorder"))
+    if (x["name"] == "GC gen 2") {
+      const double offset_us = result.clock_offsets_us.at(1);
+      EXPECT_NEAR(x["ts"].get<double>() * 1000.0 + static_cast<double>(origin) + offset_us * 1000.0, 305.0 * kMs, 1.0);
+      EXPECT_NEAR(x["dur"].get<double>(), 4000.0, 0.001);
+    }
 }
 
 }  // namespace
