@@ -10,6 +10,7 @@ output, and a failed export leaves an existing file untouched with no temporary 
 usage: check_export.py STRATA_BINARY      Prints "N passed, N failed" last; exit 1 on any failure.
 """
 import collections
+import gzip
 import json
 import os
 import subprocess
@@ -95,6 +96,9 @@ with tempfile.TemporaryDirectory() as work:
     r = run("export", EXAMPLE, "-o", "-")
     check("-o - writes to standard output", r.returncode == 0 and not structure_errors(json.loads(r.stdout)),
           r.stderr)
+    with gzip.open(os.path.join(EXAMPLE, "rank-0.json.gz"), "rt") as f:
+        r = subprocess.run([BIN, "export", "-", "-o", "-"], input=f.read(), capture_output=True, text=True)
+    check("- reads standard input", r.returncode == 0 and not structure_errors(json.loads(r.stdout)), r.stderr)
     r = run("export", EXAMPLE)
     check("-o is required", r.returncode == 2 and "output" in r.stderr, f"{r.returncode} {r.stderr}")
     r = run("export", "--help")
