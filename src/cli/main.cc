@@ -13,6 +13,7 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
 #include "cli/agent_command.h"
+#include "cli/export_command.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
 #include "cli/serve_command.h"
@@ -273,6 +274,9 @@ int RunMain(int argc, char** argv) {
   CLI::App* synth = strata::cli::AddSynthCommand(app);
   CLI::App* agent = strata::cli::AddAgentCommand(app);
   CLI::App* serve = strata::cli::AddServeCommand(app);
+  CommonInputOptions export_in;
+  CLI::App* export_cmd = strata::cli::AddExportCommand(app);
+  AddInputOptions(export_cmd, export_in);
 
   if (auto unknown = UnknownSubcommand(app, argc, argv)) {
     std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
@@ -305,6 +309,11 @@ int RunMain(int argc, char** argv) {
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (agent->parsed()) return strata::cli::RunAgentCommand();
   if (serve->parsed()) return strata::cli::RunServeCommand();
+  if (export_cmd->parsed()) {
+    strata::LoadedJob job;
+    if (int rc = LoadOrFail(export_in, &job)) return rc;
+    return strata::cli::RunExportCommand(job);
+  }
   if (summary->parsed()) {
     strata::LoadedJob job;
     if (int rc = LoadOrFail(summary_in, &job)) return rc;

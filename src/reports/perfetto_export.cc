@@ -1,0 +1,523 @@
+// Chrome trace-event JSON writer for the merged, clock-aligned job timeline (see perfetto_export.h).
+#include "reports/perfetto_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "analysis/job_summary.h"
+#include "core/text_escape.h"
+#include "model/job_model.h"
+#include "model/recording_alignment.h"
+
+namespace strata {
+namespace {
+
+/// A JSON string literal of `bytes` (invalid UTF-8 escaped by JsonSafe, controls as \u00NN).
+std::string Quote(std::string_view bytes) {
+  const std::string safe = JsonSafe(bytes);
+  std::string out = "\"";
+  for (const char c : safe) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+/// ns as µs with exactly three decimals (exact integer arithmetic, no double rounding).
+std::string Us(int64_t ns) {
+  const bool neg = ns < 0;
+  const uint64_t a = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", neg ? "-" : "", a / 1000, a % 1000);
+}
+
+/// Accumulates events; every event goes through here so that counts and commas stay right.
+class Writer {
+ public:
+  explicit Writer(int64_t origin) : origin_(origin) { out_ = "{\"traceEvents\": [\n"; }
+  int64_t origin() const { return origin_; }
+  /// `fields` is the event's members after ph/pid/tid/ts (may be empty), already JSON.
+  void Event(char ph, int64_t pid, int64_t tid, int64_t aligned_ns, std::string_view fields) {
+    if (events_) out_ += ",\n";
+    fmt::format_to(std::back_inserter(out_), "{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}", ph, pid, tid,
+                   Us(aligned_ns - origin_));
+    if (!fields.empty()) {
+      out_ += ',';
+      out_ += fields;
+    }
+    out_ += '}';
+    ++events_;
+  }
+  void Meta(int64_t pid, int64_t tid, std::string_view name, std::string_view args) {
+    Event('M', pid, tid, origin_, fmt::format("\"name\":\"{}\",\"args\":{}", name, args));
+  }
+  size_t events() const { return events_; }
+  std::string Finish(const std::string& other_data) {
+    out_ += "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": " + other_data + "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  std::string out_;
+  size_t events_ = 0;
+  int64_t origin_ = 0;
+};
+
+const char* TrackLabel(TrackKind kind) {
+  switch (kind) {
+    case TrackKind::kGpuStream:
+      return "stream";
+    case TrackKind::kCounter:
+      return "counter";
+    case TrackKind::kOpTable:
+      return "lane";
+    default:
+      return "thread";
+  }
+}
+
+/// Everything the writer needs per rank index: its pid (rank number) and the offset applied.
+struct RankView {
+  int64_t pid = 0;
+  int64_t offset_ns = 0;  // aligned = rank time - offset
+  std::string host;
+};
+
+std::vector<RankView> RankViews(const TraceStore& store, const RecordedRun& recorded,
+                                const diagnosis::DiagnosisResult& result) {
+  std::vector<RankView> out(store.ranks.size());
+  for (size_t r = 0; r < store.ranks.size(); ++r) {
+    const int32_t rank = store.ranks[r].rank;
+    out[r].pid = rank >= 0 ? rank : static_cast<int64_t>(r);
+    if (auto it = result.clock_offsets_us.find(rank); it != result.clock_offsets_us.end())
+      out[r].offset_ns = std::llround(it->second * 1000.0);
+    for (const RecordedSegment& seg : recorded.segments)
+      for (const auto& [pid, p] : seg.processes)
+        if (p.rank == rank && !seg.host.empty()) out[r].host = seg.host;
+  }
+  return out;
+}
+
+/// Each track's thread id inside its rank's process: 1 + its index among the rank's tracks, CPU first.
+std::vector<int64_t> TrackTids(const TraceStore& store) {
+  std::vector<int64_t> tid(store.tracks.size());
+  std::vector<int64_t> next(store.ranks.size(), 1);
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t t = 0; t < store.tracks.size(); ++t) {
+      const bool gpu = store.tracks[t].kind == TrackKind::kGpuStream;
+      if (gpu == (pass == 1)) tid[t] = next[store.tracks[t].rank]++;
+    }
+  return tid;
+}
+
+void WriteProcessesAndThreads(const TraceStore& store, const std::vector<RankView>& views,
+                              const std::vector<int64_t>& tids, Writer& w) {
+  for (size_t r = 0; r < views.size(); ++r) {
+    const RankView& v = views[r];
+    std::string name = fmt::format("rank {}", v.pid);
+    if (!v.host.empty()) name += " (" + v.host + ")";
+    w.Meta(v.pid, 0, "process_name",
+           fmt::format("{{\"name\":{},\"clock_offset_us\":{}}}", Quote(name), Us(v.offset_ns)));
+    w.Meta(v.pid, 0, "process_labels",
+           fmt::format("{{\"labels\":{}}}", Quote(fmt::format("clock offset {} us applied", Us(v.offset_ns)))));
+    w.Meta(v.pid, 0, "process_sort_index", fmt::format("{{\"sort_index\":{}}}", v.pid));
+  }
+  for (size_t t = 0; t < store.tracks.size(); ++t) {
+    const Track& tr = store.tracks[t];
+    std::string name(store.strings.view(tr.name));
+    if (tr.kind == TrackKind::kGpuStream) {
+      name = fmt::format("stream {}{}", tr.stream, name.empty() ? "" : " " + name);
+    } else if (name.empty()) {
+      name = fmt::format("{} {}", TrackLabel(tr.kind), tr.tid);
+    }
+    const int64_t pid = views[tr.rank].pid;
+    w.Meta(pid, tids[t], "thread_name", fmt::format("{{\"name\":{}}}", Quote(name)));
+    w.Meta(pid, tids[t], "thread_sort_index", fmt::format("{{\"sort_index\":{}}}", tids[t]));
+  }
+}
+
+void WriteSlices(const TraceStore& store, const std::vector<RankView>& views, const std::vector<int64_t>& tids,
+                 Writer& w) {
+  const SliceTable& s = store.slices;
+  std::string fields;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const Track& tr = store.tracks[s.track[i]];
+    const RankView& v = views[tr.rank];
+    fields = "\"name\":" + Quote(store.strings.view(s.name[i]));
+    if (s.flags[i] & kSliceHasCategory) fields += ",\"cat\":" + Quote(store.strings.view(s.category[i]));
+    const bool instant = (s.flags[i] & kSliceInstant) || s.dur_ns[i] < 0;
+    if (instant) {
+      fields += ",\"s\":\"t\"";
+    } else {
+      fields += ",\"dur\":" + Us(s.dur_ns[i]);
+    }
+    if (s.step[i] >= 0 || s.correlation[i] != kNoCorrelation) {
+      fields += ",\"args\":{";
+      if (s.step[i] >= 0) fields += fmt::format("\"step\":{}", s.step[i]);
+      if (s.correlation[i] != kNoCorrelation)
+        fields += fmt::format("{}\"correlation\":{}", s.step[i] >= 0 ? "," : "", s.correlation[i]);
+      fields += '}';
+    }
+    w.Event(instant ? 'i' : 'X', v.pid, tids[s.track[i]], s.ts_ns[i] - v.offset_ns, fields);
+  }
+}
+
+void WriteCounters(const TraceStore& store, const std::vector<RankView>& views, Writer& w) {
+  const CounterTable& c = store.counters;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const Track& tr = store.tracks[c.track[i]];
+    if (!std::isfinite(c.value[i])) continue;
+    const RankView& v = views[tr.rank];
+    w.Event('C', v.pid, 0, c.ts_ns[i] - v.offset_ns,
+            fmt::format("\"name\":{},\"args\":{{\"value\":{}}}", Quote(store.strings.view(tr.name)), c.value[i]));
+  }
+}
+
+/// The trace's own flows (e.g. ac2g launch -> kernel), written only as complete s/f pairs within a rank.
+void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views, const std::vector<int64_t>& tids,
+                     Writer& w, int64_t* next_id, SkipCounts* skipped) {
+  const FlowTable& f = store.flows;
+  std::map<std::tuple<uint32_t, StringId, int64_t>, std::pair<int64_t, int64_t>> ends;  // -> (s row, f row)
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f.phase[i] == 't') continue;
+    auto& e = ends.try_emplace({store.tracks[f.track[i]].rank, f.category[i], f.id[i]}, -1, -1).first->second;
+    (f.phase[i] == 's' ? e.first : e.second) = static_cast<int64_t>(i);
+  }
+  for (const auto& [key, e] : ends) {
+    if (e.first < 0 || e.second < 0) {
+      ++(*skipped)["trace flow without its other end"];
+      continue;
+    }
+    const int64_t id = (*next_id)++;
+    const std::string cat = Quote(store.strings.view(std::get<1>(key)));
+    for (const int64_t row : {e.first, e.second}) {
+      const Track& tr = store.tracks[f.track[row]];
+      const RankView& v = views[tr.rank];
+      const bool start = row == e.first;
+      w.Event(start ? 's' : 'f', v.pid, tids[f.track[row]], f.ts_ns[row] - v.offset_ns,
+              fmt::format("\"name\":{},\"cat\":{},\"id\":{}{}", cat, cat, id, start ? "" : ",\"bp\":\"e\""));
+    }
+  }
+}
+
+// ---- findings and blame edges ----------------------------------------------------------------------
+
+struct CallAt {
+  uint32_t slice = 0;
+  int64_t start = 0, end = 0;  // aligned
+};
+
+/// The straggler's call in `step` where it arrived latest after its peers' median arrival, with the
+/// peers' calls of the same instance; false when the step has no instance the straggler shares.
+bool LateInstance(const TraceStore& store, const model::JobModel& job, const std::vector<RankView>& views, size_t r,
+                  int64_t step, CallAt* own, std::vector<std::pair<size_t, CallAt>>* peers) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (const model::MatchedCollective& m : job.collectives.matched) {
+    if (m.step != step || r >= m.call.size() || m.call[r] < 0 || m.present < 2) continue;
+    std::vector<std::pair<size_t, CallAt>> others;
+    std::vector<int64_t> arrivals;
+    CallAt mine;
+    for (size_t q = 0; q < m.call.size(); ++q) {
+      if (m.call[q] < 0) continue;
+      const model::CollectiveCall& c = job.collectives.calls[q][static_cast<size_t>(m.call[q])];
+      const CallAt at{c.slice, c.start_ns - views[q].offset_ns, c.end_ns - views[q].offset_ns};
+      if (q == r) {
+        mine = at;
+      } else {
+        others.emplace_back(q, at);
+        arrivals.push_back(at.start);
+      }
+    }
+    std::nth_element(arrivals.begin(), arrivals.begin() + arrivals.size() / 2, arrivals.end());
+    const double late = static_cast<double>(mine.start - arrivals[arrivals.size() / 2]);
+    if (late > best) best = late, *own = mine, *peers = std::move(others);
+  }
+  (void)store;
+  return best > -std::numeric_limits<double>::infinity();
+}
+
+std::vector<int64_t> LateSteps(const diagnosis::DiagnosisResult& result, const diagnosis::Finding& f) {
+  std::vector<int64_t> steps;
+  if (auto it = f.evidence.find("late_steps"); it != f.evidence.end() && it->is_array())
+    for (const auto& s : *it)
+      if (s.is_number_integer()) steps.push_back(s.get<int64_t>());
+  if (steps.empty() && f.step) steps.push_back(*f.step);
+  if (steps.empty())
+    for (const diagnosis::Straggler& s : result.stragglers)
+      if (f.rank && s.rank == *f.rank) steps = s.steps;
+  return steps;
+}
+
+void WriteFindings(const TraceStore& store, const model::JobModel& job, const std::vector<RankView>& views,
+                   const std::vector<int64_t>& tids, const diagnosis::DiagnosisResult& result,
+                   const PerfettoExportOptions& options, Writer& w, int64_t* next_id, PerfettoExportStats* stats,
+                   SkipCounts* skipped) {
+  std::map<int64_t, size_t> index_of_pid;
+  for (size_t r = 0; r < views.size(); ++r) index_of_pid[views[r].pid] = r;
+  // Earliest aligned start per rank index, where an instant lands when no late step places it.
+  std::vector<int64_t> first(views.size(), std::numeric_limits<int64_t>::max());
+  for (size_t i = 0; i < store.slices.size(); ++i) {
+    const uint32_t r = store.tracks[store.slices.track[i]].rank;
+    first[r] = std::min(first[r], store.slices.ts_ns[i] - views[r].offset_ns);
+  }
+  for (const diagnosis::Finding& f : result.findings) {
+    const auto at = f.rank ? index_of_pid.find(*f.rank) : index_of_pid.end();
+    const std::vector<int64_t> steps = LateSteps(result, f);
+    const std::string args = fmt::format(
+        "\"args\":{{\"summary\":{},\"cause\":{},\"layer\":{},\"impact_pct\":{},\"confidence\":{},\"op\":{}}}",
+        Quote(f.summary), Quote(f.cause), Quote(f.layer), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
+    const std::string name = Quote("finding: " + f.cause);
+    if (at == index_of_pid.end()) {
+      const int64_t ts = views.empty() ? w.origin() : first[0];
+      w.Event('i', views.empty() ? 0 : views[0].pid, 0, ts,
+              "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"g\"," + args);
+      ++stats->findings;
+      continue;
+    }
+    const size_t r = at->second;
+    int64_t ts = first[r];
+    size_t flows = 0;
+    bool placed = false;
+    for (const int64_t step : steps) {
+      CallAt own;
+      std::vector<std::pair<size_t, CallAt>> peers;
+      if (!LateInstance(store, job, views, r, step, &own, &peers)) {
+        ++(*skipped)["blame step without a collective shared with peers"];
+        continue;
+      }
+      if (!placed) ts = own.start, placed = true;
+      const std::string flow_name = Quote(fmt::format("blame: {} (step {})", f.cause, step));
+      for (const auto& [q, peer] : peers) {
+        if (flows >= options.max_blame_flows_per_finding) {
+          ++(*skipped)["blame edge beyond max_blame_flows_per_finding"];
+          continue;
+        }
+        const int64_t id = (*next_id)++;
+        const uint32_t own_track = store.slices.track[own.slice], peer_track = store.slices.track[peer.slice];
+        w.Event('s', views[r].pid, tids[own_track], own.start,
+                fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{}", flow_name, id));
+        // The peer waited until the straggler arrived: the arrow lands there, inside the peer's call.
+        const int64_t land = std::clamp(own.start, peer.start, std::max(peer.start, peer.end - 1));
+        w.Event('f', views[q].pid, tids[peer_track], land,
+                fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{},\"bp\":\"e\"", flow_name, id));
+        ++flows;
+      }
+    }
+    stats->blame_flows += flows;
+    w.Event('i', views[r].pid, 0, ts, "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"p\"," + args);
+    ++stats->findings;
+  }
+}
+
+// ---- recorder layers -------------------------------------------------------------------------------
+
+const char* OffCpuState(uint32_t state) {
+  switch (state) {
+    case 0:
+      return "preempted";
+    case 1:
+      return "sleeping";
+    case 2:
+      return "uninterruptible";
+    default:
+      return "off-CPU";
+  }
+}
+
+/// Thread ids for recorder tracks: kBase + a counter per (rank, layer, tid), named on first use.
+class RecorderTracks {
+ public:
+  int64_t Get(Writer& w, int64_t pid, const std::string& layer, uint32_t tid, const std::string& comm) {
+    auto [it, inserted] = ids_.try_emplace({pid, layer, tid}, kBase + static_cast<int64_t>(ids_.size()));
+    if (inserted) {
+      w.Meta(pid, it->second, "thread_name",
+             fmt::format("{{\"name\":{}}}",
+                         Quote(fmt::format("{} · tid {}{}", layer, tid, comm.empty() ? "" : " (" + comm + ")"))));
+      w.Meta(pid, it->second, "thread_sort_index", fmt::format("{{\"sort_index\":{}}}", it->second));
+    }
+    return it->second;
+  }
+
+ private:
+  static constexpr int64_t kBase = 1'000'000;
+  std::map<std::tuple<int64_t, std::string, uint32_t>, int64_t> ids_;
+};
+
+void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const model::JobModel& job,
+                   const std::vector<RankView>& views, Writer& w, PerfettoExportStats* stats, SkipCounts* skipped) {
+  if (recorded.empty()) return;
+  bool recording_is_trace = !store.inputs.empty();
+  for (const InputInfo& in : store.inputs) recording_is_trace &= in.format == "strata-recording";
+  std::map<int32_t, size_t> index_of_rank;
+  for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
+  RecorderTracks tracks;
+  for (const RecordedSegment& seg : recorded.segments) {
+    // Per rank of this segment: recorded time -> aligned time shift, or none (left out).
+    std::map<int32_t, std::optional<int64_t>> shift;
+    for (const auto& [pid, p] : seg.processes) {
+      if (!p.rank || shift.count(*p.rank)) continue;
+      auto r = index_of_rank.find(*p.rank);
+      std::optional<int64_t> s;
+      if (r != index_of_rank.end()) {
+        if (recording_is_trace) {
+          s = -views[r->second].offset_ns;
+        } else {
+          std::vector<std::pair<int64_t, int64_t>> calls;
+          if (r->second < job.collectives.calls.size())
+            for (const auto& c : job.collectives.calls[r->second]) calls.emplace_back(c.start_ns, c.end_ns);
+          if (auto a = model::AlignRecording(seg, *p.rank, calls))
+            s = a->trace_minus_recorded_ns - views[r->second].offset_ns;
+        }
+      }
+      shift[*p.rank] = s;
+    }
+    auto place = [&](uint32_t tgid, int64_t* pid, int64_t* delta, std::string* comm) {
+      auto p = seg.processes.find(static_cast<int>(tgid));
+      if (p == seg.processes.end() || !p->second.rank) return false;
+      auto s = shift.find(*p->second.rank);
+      if (s == shift.end() || !s->second) return false;
+      *pid = views[index_of_rank.at(*p->second.rank)].pid;
+      *delta = *s->second;
+      *comm = p->second.comm;
+      return true;
+    };
+    const auto count_left_out = [&](const char* what) {
+      ++(*skipped)[fmt::format("recorder {}: process of no rank, or its recording not aligned to the traces", what)];
+    };
+    int64_t pid = 0, delta = 0;
+    std::string comm;
+    for (const segments::OffCpuRow& o : seg.data.off_cpu) {
+      if (!place(o.tgid, &pid, &delta, &comm)) {
+        count_left_out("off-CPU interval");
+        continue;
+      }
+      const int64_t start = static_cast<int64_t>(o.start_ns) + delta, end = static_cast<int64_t>(o.end_ns) + delta;
+      w.Event('X', pid, tracks.Get(w, pid, "off-CPU", o.tid, comm), start,
+              fmt::format("\"name\":\"{}\",\"cat\":\"strata.recorder\",\"dur\":{},\"args\":{{\"runq_us\":{}}}",
+                          OffCpuState(o.state), Us(end - start), Us(static_cast<int64_t>(o.runq_ns))));
+      ++stats->recorder_events;
+      if (o.runq_ns > 0) {
+        // The runnable part follows the wakeup, so it is drawn at the end of the interval.
+        const int64_t runq = std::min<int64_t>(static_cast<int64_t>(o.runq_ns), end - start);
+        w.Event('X', pid, tracks.Get(w, pid, "run-queue wait", o.tid, comm), end - runq,
+                fmt::format("\"name\":\"run-queue wait\",\"cat\":\"strata.recorder\",\"dur\":{}", Us(runq)));
+        ++stats->recorder_events;
+      }
+    }
+    for (const segments::GcRow& g : seg.data.gcs) {
+      if (!place(g.tgid, &pid, &delta, &comm)) {
+        count_left_out("GC pause");
+        continue;
+      }
+      w.Event('X', pid, tracks.Get(w, pid, "GC", g.tid, comm), static_cast<int64_t>(g.start_ns) + delta,
+              fmt::format("\"name\":\"GC gen {}\",\"cat\":\"strata.recorder\",\"dur\":{},\"args\":{{\"collected\":{}}}",
+                          g.generation, Us(static_cast<int64_t>(g.end_ns - g.start_ns)), g.collected));
+      ++stats->recorder_events;
+    }
+    for (const segments::CallRow& c : seg.data.calls) {
+      if (!place(c.tgid, &pid, &delta, &comm)) {
+        count_left_out("call");
+        continue;
+      }
+      const std::string op = c.probe < seg.probes.size() ? (seg.probes[c.probe].op.empty() ? seg.probes[c.probe].symbol
+                                                                                           : seg.probes[c.probe].op)
+                                                         : "call";
+      w.Event('X', pid, tracks.Get(w, pid, "calls", c.tid, comm), static_cast<int64_t>(c.start_ns) + delta,
+              fmt::format("\"name\":{},\"cat\":\"strata.recorder\",\"dur\":{}", Quote(op),
+                          Us(static_cast<int64_t>(c.end_ns - c.start_ns))));
+      ++stats->recorder_events;
+    }
+    for (const segments::CounterRow& c : seg.data.counters) {
+      const RecordedSeries* series = c.series < seg.series.size() ? &seg.series[c.series] : nullptr;
+      if (!series || series->pid < 0 || !std::isfinite(c.value) ||
+          !place(static_cast<uint32_t>(series->pid), &pid, &delta, &comm)) {
+        // Host-wide series (pid -1) are drawn once, on the segment's first aligned rank (not repeated per rank).
+        if (series && series->pid < 0 && std::isfinite(c.value) && !shift.empty() && shift.begin()->second) {
+          const size_t r = index_of_rank.at(shift.begin()->first);
+          w.Event('C', views[r].pid, 0, static_cast<int64_t>(c.ts_ns) + *shift.begin()->second,
+                  fmt::format(
+                      "\"name\":{},\"cat\":\"strata.recorder\",\"args\":{{\"value\":{}}}",
+                      Quote(fmt::format("host {}{}", series->name, series->label.empty() ? "" : " " + series->label)),
+                      c.value));
+          ++stats->recorder_events;
+          continue;
+        }
+        count_left_out("counter sample");
+        continue;
+      }
+      w.Event('C', pid, 0, static_cast<int64_t>(c.ts_ns) + delta,
+              fmt::format("\"name\":{},\"cat\":\"strata.recorder\",\"args\":{{\"value\":{}}}",
+                          Quote(fmt::format("{}{}", series->name, series->label.empty() ? "" : " " + series->label)),
+                          c.value));
+      ++stats->recorder_events;
+    }
+  }
+}
+
+/// Smallest aligned time of the store's slices and counters (the written timeline starts at 0 there).
+int64_t Origin(const TraceStore& store, const std::vector<RankView>& views) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < store.slices.size(); ++i)
+    origin = std::min(origin, store.slices.ts_ns[i] - views[store.tracks[store.slices.track[i]].rank].offset_ns);
+  for (size_t i = 0; i < store.counters.size(); ++i)
+    origin = std::min(origin, store.counters.ts_ns[i] - views[store.tracks[store.counters.track[i]].rank].offset_ns);
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
+
+std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult& result,
+                      const SkipCounts& export_skipped, int64_t origin) {
+  nlohmann::ordered_json j;
+  j["generator"] = "strata export --format perfetto";
+  j["time_origin_ns"] = origin;
+  j["status"] = result.status;
+  nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
+  for (const auto& [rank, us] : result.clock_offsets_us) offsets[std::to_string(rank)] = us;
+  j["clock_offsets_us"] = offsets;
+  j["clock_residual_us"] = result.clock_residual_us;
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const InputInfo& in : store.inputs)
+    inputs.push_back(
+        {{"path", JsonSafe(in.path)}, {"format", in.format}, {"events", in.events}, {"skipped", in.skipped}});
+  j["inputs"] = inputs;
+  j["export_skipped"] = export_skipped;
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
+                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options,
+                               PerfettoExportStats* stats) {
+  PerfettoExportStats local;
+  if (!stats) stats = &local;
+  const std::vector<RankView> views = RankViews(store, recorded, result);
+  const std::vector<int64_t> tids = TrackTids(store);
+  const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
+  SkipCounts skipped;
+  Writer w(Origin(store, views));
+  int64_t next_id = 1;
+  WriteProcessesAndThreads(store, views, tids, w);
+  WriteSlices(store, views, tids, w);
+  WriteCounters(store, views, w);
+  WriteTraceFlows(store, views, tids, w, &next_id, &skipped);
+  WriteFindings(store, job, views, tids, result, options, w, &next_id, stats, &skipped);
+  WriteRecorder(store, recorded, job, views, w, stats, &skipped);
+  stats->events = w.events();
+  return w.Finish(OtherData(store, result, skipped, w.origin()));
+}
+
+}  // namespace strata

@@ -1,0 +1,47 @@
+// Perfetto / chrome://tracing export: every rank of a job on one clock-aligned timeline, written as Chrome
+// trace-event JSON ({"traceEvents": [...], "otherData": {...}}), which ui.perfetto.dev and chrome://tracing
+// open. Layout:
+//  - one process per rank (pid = rank number, "rank N" plus the host when a recording names it, sorted by
+//    rank); its process_name args and process_labels give the clock offset that was applied;
+//  - one thread per store track (CPU threads, GPU streams, op-table lanes), named as in the source trace;
+//    slices as "X" events, instants as "i", counters as "C", the trace's own flows (launch -> kernel) as
+//    "s"/"f" pairs;
+//  - with recorder segments: per recorded thread an "off-CPU", a "run-queue wait", a "GC" and a "calls"
+//    track, and the host counters, put on the rank's trace clock (model/recording_alignment) and then
+//    aligned like the rank;
+//  - the diagnosis: one process-scoped instant per finding on its rank (a global one when it names none),
+//    and per blame edge (finding, late step, waiting peer) one flow arrow from the straggler's late
+//    collective call to the peer's call of the same instance.
+// Invariants: aligned time = rank time - the offset `strata diagnose` reports for the rank
+// (DiagnosisResult::clock_offsets_us), written in µs relative to `otherData.time_origin_ns`; only "X", "i",
+// "C", "M", "s", "f" events are written (no B/E, so nesting is always balanced); every "s" has exactly one
+// "f" with the same id, and both lie inside a slice of their thread; events left out are counted by reason
+// in otherData.export_skipped beside the inputs' own skipped counts.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "analysis/diagnosis/result.h"
+#include "store/recorded_run.h"
+#include "store/trace_store.h"
+
+namespace strata {
+
+struct PerfettoExportOptions {
+  size_t max_blame_flows_per_finding = 4096;  // bounds the arrows of a finding at thousands of ranks
+};
+
+struct PerfettoExportStats {
+  size_t events = 0;       // trace events written, metadata included
+  size_t blame_flows = 0;  // flow arrows drawn from blame edges
+  size_t findings = 0;     // instant events drawn for findings
+  size_t recorder_events = 0;
+};
+
+/// The merged timeline of `store` (+ `recorded`) with `result` drawn on it, as JSON text.
+std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
+                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options = {},
+                               PerfettoExportStats* stats = nullptr);
+
+}  // namespace strata

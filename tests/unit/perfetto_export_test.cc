@@ -1,0 +1,208 @@
+// Perfetto export (reports/perfetto_export): a constructed two-rank DDP job whose rank 1 computes 60 ms
+// longer each step and whose clock runs 7.000123456 s ahead is exported; the collectives' completions (which
+// the simulation makes simultaneous) must coincide in the written timeline, each rank must be one process
+// named after it with the applied offset in its metadata, every blame edge (finding, late step, peer) must
+// be exactly one s/f flow pair from the straggler to its peer, and every finding one instant on its rank.
+// A constructed recording (no profiler) exports its layers: off-CPU intervals, run-queue waits, GC pauses
+// and host counters as tracks and counters of the rank that recorded them, and the host in the process name.
+#include "reports/perfetto_export.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diag_test_util.h"
+#include "importers/recording_trace.h"
+
+namespace strata::diagtest {
+namespace {
+
+constexpr int64_t kSkew = 7 * kSec + 123'456;
+
+DdpSpec TwoRanksOneSlow() {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 6;
+  spec.clock_offset = {0, kSkew};
+  spec.transfer = {3 * kMs, 5 * kMs};
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.segs = {{Op("aten::mm", (r == 1 ? 90 : 30) * kMs)}, {Op("aten::conv2d", 15 * kMs)}};
+    st.tail = {Op("aten::add_", 4 * kMs)};
+    return st;
+  };
+  return spec;
+}
+
+struct Exported {
+  diagnosis::DiagnosisResult result;
+  nlohmann::json trace;
+  PerfettoExportStats stats;
+};
+
+Exported Export() {
+  Exported e;
+  const TraceStore store = LoadDdp(TwoRanksOneSlow());
+  e.result = diagnosis::Diagnose(store);
+  e.trace = nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, e.result, {}, &e.stats));
+  return e;
+}
+
+std::vector<nlohmann::json> Events(const nlohmann::json& trace, const std::string& ph, const std::string& cat = "") {
+  std::vector<nlohmann::json> out;
+  for (const auto& ev : trace["traceEvents"])
+    if (ev["ph"] == ph && (cat.empty() || ev.value("cat", "") == cat)) out.push_back(ev);
+  return out;
+}
+
+TEST(PerfettoExport, EveryEventHasPhaseTimeAndProcess) {
+  const Exported e = Export();
+  ASSERT_TRUE(e.trace.contains("traceEvents"));
+  ASSERT_GT(e.trace["traceEvents"].size(), 50u);
+  for (const auto& ev : e.trace["traceEvents"]) {
+    ASSERT_TRUE(ev.contains("ph") && ev.contains("ts") && ev.contains("pid") && ev.contains("tid")) << ev.dump();
+    if (ev["ph"] == "X") {
+      EXPECT_GE(ev["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(e.stats.events, e.trace["traceEvents"].size());
+  EXPECT_TRUE(e.trace["otherData"].contains("export_skipped"));
+  EXPECT_TRUE(e.trace["otherData"]["inputs"][0].contains("skipped"));
+}
+
+TEST(PerfettoExport, RanksAreProcessesNamedWithTheirOffset) {
+  const Exported e = Export();
+  std::map<int, nlohmann::json> names;
+  for (const auto& m : Events(e.trace, "M"))
+    if (m["name"] == "process_name") names[m["pid"].get<int>()] = m["args"];
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0]["name"], "rank 0");
+  EXPECT_EQ(names[1]["name"], "rank 1");
+  const double applied = names[1]["clock_offset_us"].get<double>() - names[0]["clock_offset_us"].get<double>();
+  EXPECT_NEAR(applied, static_cast<double>(kSkew) / 1000.0, 0.002);
+  // Every slice of a rank is on that rank's process.
+  std::set<int> pids;
+  for (const auto& x : Events(e.trace, "X")) pids.insert(x["pid"].get<int>());
+  EXPECT_EQ(pids, (std::set<int>{0, 1}));
+}
+
+TEST(PerfettoExport, CollectiveCompletionsAlignAcrossRanks) {
+  const Exported e = Export();
+  std::map<int, std::vector<double>> ends;  // pid -> completion times (µs), in order
+  for (const auto& x : Events(e.trace, "X"))
+    if (x["name"] == "gloo:all_reduce")
+      ends[x["pid"].get<int>()].push_back(x["ts"].get<double>() + x["dur"].get<double>());
+  ASSERT_EQ(ends[0].size(), 12u);
+  ASSERT_EQ(ends[1].size(), ends[0].size());
+  std::sort(ends[0].begin(), ends[0].end());
+  std::sort(ends[1].begin(), ends[1].end());
+  for (size_t k = 0; k < ends[0].size(); ++k) EXPECT_NEAR(ends[0][k], ends[1][k], 0.002) << "collective " << k;
+  // The timeline starts near zero (relative to otherData.time_origin_ns), not at the raw clock.
+  EXPECT_LT(ends[0].front(), 1e6);
+}
+
+TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
+  const Exported e = Export();
+  ASSERT_FALSE(e.result.findings.empty());
+  const diagnosis::Finding& f = e.result.findings.front();
+  ASSERT_EQ(f.rank, 1);
+  const size_t late_steps = f.evidence["late_steps"].size();
+  ASSERT_GT(late_steps, 0u);
+
+  const auto starts = Events(e.trace, "s", "strata.blame"), finishes = Events(e.trace, "f", "strata.blame");
+  EXPECT_EQ(starts.size(), late_steps);  // one peer per late step
+  EXPECT_EQ(e.stats.blame_flows, late_steps);
+  std::map<int64_t, int> start_pid, finish_pid;
+  for (const auto& s : starts) start_pid[s["id"].get<int64_t>()] = s["pid"].get<int>();
+  for (const auto& s : finishes) {
+    finish_pid[s["id"].get<int64_t>()] = s["pid"].get<int>();
+    EXPECT_EQ(s["bp"], "e");
+  }
+  ASSERT_EQ(start_pid.size(), starts.size());
+  for (const auto& [id, pid] : start_pid) {
+    EXPECT_EQ(pid, 1) << "flow " << id << " starts at the straggler";
+    ASSERT_TRUE(finish_pid.count(id)) << "flow " << id << " has no end";
+    EXPECT_EQ(finish_pid[id], 0) << "flow " << id << " ends at the waiting peer";
+  }
+
+  const auto instants = Events(e.trace, "i", "strata.finding");
+  ASSERT_EQ(instants.size(), e.result.findings.size());
+  EXPECT_EQ(instants.front()["pid"], 1);
+  EXPECT_EQ(instants.front()["s"], "p");
+  EXPECT_EQ(instants.front()["args"]["cause"], f.cause);
+}
+
+// Rank r (pid 100 + 10 r, gloo thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step and sleeps
+// until its all_reduce; rank 1 also has one GC pause, one run-queue wait and an RSS counter.
+RecordedRun Recording() {
+  RecordedSegment seg;
+  seg.data.path = "run/record-node-a-1.sseg";
+  seg.host = "node-a";
+  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  seg.series.push_back({"rss_bytes", 110, 0, "", "bytes", false});
+  for (int r = 0; r < 2; ++r) {
+    const auto pid = static_cast<uint32_t>(100 + 10 * r);
+    seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    const int64_t compute = r == 0 ? 30 : 40;
+    for (int s = 1; s <= 10; ++s) {
+      const auto t0 = static_cast<uint64_t>(s * 100);
+      const uint64_t runq = r == 1 && s == 3 ? 2 * kMs : 0;
+      seg.data.off_cpu.push_back({pid, pid, (t0 + compute) * kMs, (t0 + 100) * kMs, runq, 1, 0, 0, 0, 0});
+      seg.data.calls.push_back({pid + 1, pid, 0, (t0 + compute) * kMs, (t0 + 41) * kMs});
+    }
+  }
+  seg.data.gcs.push_back({110, 110, 305 * kMs, 309 * kMs, 2, 1234});
+  for (int i = 0; i < 5; ++i) seg.data.counters.push_back({static_cast<uint64_t>(200 + 100 * i) * kMs, 0, 1e9 + i});
+  RecordedRun run;
+  run.segments.push_back(std::move(seg));
+  return run;
+}
+
+TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
+  const RecordedRun run = Recording();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
+  PerfettoExportStats stats;
+  const nlohmann::json trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, result, {}, &stats));
+
+  std::map<std::pair<int, int64_t>, std::string> threads;
+  std::map<int, std::string> processes;
+  for (const auto& m : Events(trace, "M")) {
+    if (m["name"] == "thread_name") threads[{m["pid"].get<int>(), m["tid"].get<int64_t>()}] = m["args"]["name"];
+    if (m["name"] == "process_name") processes[m["pid"].get<int>()] = m["args"]["name"];
+  }
+  EXPECT_EQ(processes[0], "rank 0 (node-a)");
+  EXPECT_EQ(processes[1], "rank 1 (node-a)");
+  std::map<std::string, std::map<int, size_t>> by_track;  // track name -> pid -> events
+  for (const auto& x : Events(trace, "X", "strata.recorder"))
+    ++by_track[threads[{x["pid"].get<int>(), x["tid"].get<int64_t>()}]][x["pid"].get<int>()];
+  EXPECT_EQ(by_track["off-CPU · tid 100 (python3)"][0], 10u);
+  EXPECT_EQ(by_track["off-CPU · tid 110 (python3)"][1], 10u);
+  EXPECT_EQ(by_track["run-queue wait · tid 110 (python3)"][1], 1u);
+  EXPECT_EQ(by_track["GC · tid 110 (python3)"][1], 1u);
+  EXPECT_EQ(by_track["calls · tid 111 (python3)"][1], 10u);
+  size_t rss = 0;
+  for (const auto& c : Events(trace, "C", "strata.recorder")) rss += c["pid"] == 1 && c["name"] == "rss_bytes";
+  EXPECT_EQ(rss, 5u);
+  EXPECT_EQ(stats.recorder_events, 20u + 1 + 1 + 20 + 5);
+  EXPECT_TRUE(trace["otherData"]["export_skipped"].empty()) << trace["otherData"]["export_skipped"].dump();
+  // The GC pause sits where it was recorded, on the rank's aligned clock.
+  const int64_t origin = trace["otherData"]["time_origin_ns"].get<int64_t>();
+  for (const auto& x : Events(trace, "X", "strata.recorder"))
+    if (x["name"] == "GC gen 2") {
+      const double offset_us = result.clock_offsets_us.at(1);
+      EXPECT_NEAR(x["ts"].get<double>() * 1000.0 + static_cast<double>(origin) + offset_us * 1000.0, 305.0 * kMs, 1.0);
+      EXPECT_NEAR(x["dur"].get<double>(), 4000.0, 0.001);
+    }
+}
+
+}  // namespace
+}  // namespace strata::diagtest
