@@ -50,6 +50,14 @@ std::string BaseOf(const std::string& path) {
 
 }  // namespace
 
+Status CheckHtmlTarget(const std::string& path) {
+  if (path.empty())
+    return Status::Error("--format html writes a page: give the file to write with -o, e.g. -o report.html");
+  if (path == "-" && ::isatty(STDOUT_FILENO))
+    return Status::Error("--format html -o -: standard output is a terminal; give a file, e.g. -o report.html");
+  return Status::Ok();
+}
+
 Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return Status::Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
