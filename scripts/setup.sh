@@ -21,6 +21,7 @@ PACKAGES=(
   python3 python3-torch python3-numpy python3-jsonschema  # lab jobs, verifiers, schema checks
   iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip
+  chromium          # browser test of the HTML report (tests/browser: headless DOM dump and screenshot)
 )
 
 missing=()
