@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/job_summary.h"
 #include "model/job_model.h"
 
@@ -185,6 +186,19 @@ Json BuildTimeline(const TraceStore& store, const std::vector<std::vector<uint32
   return out;
 }
 
+/// Pipeline stage per rank index: the op table's stage column, else the send/recv chains of a job with
+/// pipeline stages; null when there is one stage or it is unknown.
+Json StagesOf(const TraceStore& store, const model::JobModel& job, const diagnosis::DiagnosisResult& result) {
+  std::vector<int32_t> stages;
+  for (const RankInfo& r : store.ranks) stages.push_back(r.pp_stage);
+  if (std::find(stages.begin(), stages.end(), -1) != stages.end()) {
+    if (!result.layout.contains("pipeline_stages")) return nullptr;
+    stages = diagnosis::PipelineStages(store, job.collectives, store.ranks.size());
+  }
+  if (std::set<int32_t>(stages.begin(), stages.end()).size() < 2) return nullptr;
+  return stages;
+}
+
 }  // namespace
 
 nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis::DiagnosisResult& result) {
@@ -196,6 +210,7 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   for (const RankInfo& r : store.ranks) rank_numbers.push_back(r.rank);
   view["ranks"] = std::move(rank_numbers);
   view["steps"] = job.steps.steps;
+  view["stages"] = StagesOf(store, job, result);
   StepMatrices m = BuildMatrices(job, ranks);
   view["step_ms"] = std::move(m.step_ms);
   view["busy_ms"] = std::move(m.busy_ms);

@@ -3,6 +3,8 @@
 //  - step_ms[rank index][step index]: the step window's length on that rank; busy_ms: the same minus the
 //    rank's time in collective calls of that step (the time it was not waiting for others); lateness_ms:
 //    the diagnosis's lateness against peers at collectives when it has it (data-parallel trace path).
+//  - stages[rank index]: the pipeline stage when the job has several (op table column or send/recv chains),
+//    else null; the heatmap groups its rows by it.
 //  - timeline: the worst step (largest spread of busy time over ranks) for a bounded set of ranks (all of
 //    them up to 16, else the stragglers, their neighbours and the fastest/median/slowest ranks), on the
 //    aligned clock in ms from the step's first start; with the top finding's culprit op on the straggler

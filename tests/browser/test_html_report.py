@@ -3,8 +3,8 @@
 job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and checks what it drew:
   - in the DOM (--dump-dom, after the page's script ran): no error recorded by the page (it records
     window.onerror and console.error in <html data-errors>), rendering finished (<html data-rendered="ok">),
-    the heatmap drew ranks x steps cells (binned to 128 rows at 1,024 ranks) with the straggler's cells as
-    outliers, the KS matrix drew its cells, the blame chain drew its arrows and the culprit op;
+    the heatmap drew ranks x steps cells (binned to 128 rows at 1,024 ranks; rows grouped by the 2
+    pipeline stages at 8 ranks) with the straggler's cells as outliers, the KS matrix drew its cells, the blame chain drew its arrows and the culprit op;
   - in a screenshot (--screenshot, the PNG decoded here with zlib): the straggler's red is present in the
     heatmap's region, that region is not blank, and the chain's region shows the culprit's red and the
     collectives' amber.
@@ -112,7 +112,7 @@ def attr(dom, element_id, name):
     return a.group(1) if a else None
 
 
-def check_page(page, profile, ranks, steps, straggler, rows):
+def check_page(page, profile, ranks, steps, straggler, rows, stages):
     """The failures of the checks above for a report (an empty list when it is right)."""
     failures = []
     shot = os.path.join(profile, "shot.png")
@@ -131,6 +131,8 @@ def check_page(page, profile, ranks, steps, straggler, rows):
         failures.append(f"heatmap drew {cells} cells, expected {rows} rows x {steps} steps")
     if attr(dom, "heatmap-canvas", "data-rows") != str(rows):
         failures.append(f"heatmap rows {attr(dom, 'heatmap-canvas', 'data-rows')}, expected {rows}")
+    if attr(dom, "heatmap-canvas", "data-stages") != str(stages):
+        failures.append(f"heatmap stage groups {attr(dom, 'heatmap-canvas', 'data-stages')}, expected {stages}")
     if out_ranks is None or str(straggler) not in out_ranks.split(","):
         failures.append(f"the straggler {straggler} is not among the heatmap's outliers ({out_ranks})")
     elif len(out_ranks.split(",")) > 3:
@@ -188,17 +190,17 @@ def main():
         profile = os.path.join(tmp, "profile")
         os.mkdir(profile)
         cases = [("8 ranks, pipeline of 2", ["--ranks", "8", "--pp", "2", "--fault", "slow_compute", "--fault-rank", "5"],
-                  8, 6, 5, 8),
+                  8, 6, 5, 8, 2),
                  ("1024 ranks", ["--ranks", "1024", "--steps", "4", "--layers", "2", "--fault", "slow_compute",
-                                 "--fault-rank", "700"], 1024, 4, 700, 128)]
+                                 "--fault-rank", "700"], 1024, 4, 700, 128, 0)]
         pages = {}
-        for name, args, ranks, steps, straggler, rows in cases:
+        for name, args, ranks, steps, straggler, rows, stages in cases:
             job, html = os.path.join(tmp, f"job{ranks}"), os.path.join(tmp, f"report{ranks}.html")
             synth(strata, job, *args)
             report(strata, tmp, job, html)
             shutil.rmtree(job)
             pages[ranks] = html
-            failures = check_page(html, profile, ranks, steps, straggler, rows)
+            failures = check_page(html, profile, ranks, steps, straggler, rows, stages)
             print(f"{'ok' if not failures else 'FAIL'}: {name}")
             failed += [f"{name}: {f}" for f in failures]
         # A broken page must fail the same checks.
@@ -209,7 +211,7 @@ def main():
             failed.append("could not break the page (the template changed: update the test)")
         bad = os.path.join(tmp, "broken.html")
         open(bad, "w", encoding="utf-8").write(broken)
-        failures = check_page(bad, profile, 8, 6, 5, 8)
+        failures = check_page(bad, profile, 8, 6, 5, 8, 2)
         want = ["recorded errors", "heatmap drew", "straggler's red"]
         missing = [w for w in want if not any(w in f for f in failures)]
         print(f"{'ok' if not missing else 'FAIL'}: a broken page fails the checks ({len(failures)} failures)")

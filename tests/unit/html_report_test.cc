@@ -65,6 +65,7 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
   const Json view = BuildReportView(job.value().store, result);
   ASSERT_EQ(view["ranks"].size(), 32u);
   ASSERT_EQ(view["steps"].size(), 3u);
+  EXPECT_TRUE(view["stages"].is_null());  // data parallel only: one stage
   size_t idx = 0;
   for (; idx < 32 && view["ranks"][idx] != 21; ++idx) {
   }
