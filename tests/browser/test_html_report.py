@@ -172,6 +172,34 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages):
     return failures
 
 
+def check_layers(page, profile, tmp):
+    import json
+    text = open(page, encoding="utf-8").read()
+    m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
+    diagnosis = json.loads(m.group(2))
+    layer = lambda runq, gc: {"window_s": 1.5, "runq_pct": runq, "gc_pct": gc, "gc_count": 3, "nic_mb_per_s": None}
+    diagnosis["findings"][0]["evidence"]["cross_layer"] = {
+        "measured_over": "late steps", "straggler": layer(41.5, 2.0),
+        "peers": {"0": layer(1.0, 2.0), "1": layer(2.0, 1.0), "2": layer(3.0, 2.5)}}
+    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
+    path = os.path.join(tmp, "layers.html")
+    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
+    dom = run_chromium(path, profile, "--dump-dom")
+    failures = []
+    if 'data-rendered="ok"' not in (re.search(r"<html[^>]*>", dom) or [""])[0]:
+        failures.append("layers page: rendering did not finish cleanly")
+    table = re.search(r'<table id="layers-table">(.*?)</table>', dom, re.S)
+    if not table or re.search(r'id="layers-section"[^>]*hidden', dom):
+        failures.append("layers: the section is hidden or has no table")
+    else:
+        rows = re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)
+        runq = [r for r in rows if "runq pct" in r]
+        if len(rows) != 6 or not runq or "41.5 %" not in runq[0] or "2 %" not in runq[0]:
+            failures.append(f"layers: expected 5 measures, runq 41.5 % against a peers' median of 2 %: {rows[:3]}")
+    print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
+    return failures
+
+
 def report(strata, out, job, html):
     subprocess.run([strata, "diagnose", job, "--format", "html", "-o", html], check=True, capture_output=True,
                    timeout=120)
@@ -203,6 +231,9 @@ def main():
             failures = check_page(html, profile, ranks, steps, straggler, rows, stages)
             print(f"{'ok' if not failures else 'FAIL'}: {name}")
             failed += [f"{name}: {f}" for f in failures]
+        # Recorder layers: the 8-rank page with a finding carrying cross-layer evidence (as a recording adds:
+        # analysis/diagnosis/cross_layer.cc) shows the straggler's measures beside its peers' median.
+        failed += check_layers(pages[8], profile, tmp)
         # A broken page must fail the same checks.
         text = open(pages[8], encoding="utf-8").read()
         broken = text.replace("ctx.fillRect(label + s * cellW", "ctx.fillRectangle(label + s * cellW", 1)
