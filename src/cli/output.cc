@@ -55,6 +55,15 @@ Status CheckHtmlTarget(const std::string& path) {
     return Status::Error("--format html writes a page: give the file to write with -o, e.g. -o report.html");
   if (path == "-" && ::isatty(STDOUT_FILENO))
     return Status::Error("--format html -o -: standard output is a terminal; give a file, e.g. -o report.html");
+  struct stat st {};
+  if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    const bool terminal = fd >= 0 && ::isatty(fd);
+    if (fd >= 0) ::close(fd);
+    if (terminal)
+      return Status::Error(
+          fmt::format("--format html -o {}: that is a terminal; give a file, e.g. -o report.html", path));
+  }
   return Status::Ok();
 }
 
