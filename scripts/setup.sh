@@ -24,6 +24,7 @@ PACKAGES=(
   iproute2 procps util-linux  # lab injectors: ip netns/veth/bridge, tc tbf; pgrep; taskset
   gzip
   dpkg-dev man-db   # the .deb (cpack -G DEB, dpkg-shlibdeps) and the man page check (tests/cli/check_install.sh)
+  chromium          # browser test of the HTML report (tests/browser: headless DOM dump and screenshot)
 )
 
 missing=()

@@ -25,6 +25,8 @@
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
 #include "reports/diagnosis_report.h"
+#include "reports/html_report.h"
+#include "reports/html_view.h"
 #include "reports/segment_report.h"
 #include "reports/summary_report.h"
 #include "segments/segment_reader.h"
@@ -111,8 +113,9 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
       ->capture_default_str();
 }
 
-void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out) {
-  cmd->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out,
+                      const std::vector<std::string>& formats = {"text", "json"}) {
+  cmd->add_option("--format", format, "output format")->check(CLI::IsMember(formats))->capture_default_str();
   cmd->add_option("-o,--output", out, "write to FILE instead of standard output");
 }
 
@@ -243,9 +246,10 @@ int RunMain(int argc, char** argv) {
   CLI::App* diagnose =
       app.add_subcommand("diagnose",
                          "find the straggler ranks, the culprit op or gap, the cause and what fixing it would save "
-                         "(JSON per the strata.diagnosis/1 contract with --format json)");
+                         "(JSON per the strata.diagnosis/1 contract with --format json; a self-contained page with "
+                         "--format html -o FILE)");
   AddInputOptions(diagnose, diagnose_in);
-  AddOutputOptions(diagnose, diagnose_format, diagnose_out);
+  AddOutputOptions(diagnose, diagnose_format, diagnose_out, {"text", "json", "html"});
   diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
       ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
@@ -329,6 +333,12 @@ int RunMain(int argc, char** argv) {
     }
   }
   if (diagnose->parsed()) {
+    if (diagnose_format == "html") {
+      if (auto st = strata::CheckHtmlTarget(diagnose_out); !st.ok()) {
+        PrintError(st.message());
+        return kExitUsage;
+      }
+    }
     strata::LoadedJob job;
     if (int rc = LoadOrFail(diagnose_in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
@@ -336,7 +346,10 @@ int RunMain(int argc, char** argv) {
     for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
     const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
     const std::string text =
-        diagnose_format == "json" ? JsonText(strata::DiagnosisToJson(result)) : strata::DiagnosisToText(result);
+        diagnose_format == "json" ? JsonText(strata::DiagnosisToJson(result))
+        : diagnose_format == "html"
+            ? strata::RenderHtmlReport(strata::DiagnosisToJson(result), strata::BuildReportView(job.store, result))
+            : strata::DiagnosisToText(result);
     if (auto st = strata::WriteOutput(diagnose_out, text, job.files); !st.ok()) {
       PrintError(st.message());
       return 1;

@@ -50,6 +50,23 @@ std::string BaseOf(const std::string& path) {
 
 }  // namespace
 
+Status CheckHtmlTarget(const std::string& path) {
+  if (path.empty())
+    return Status::Error("--format html writes a page: give the file to write with -o, e.g. -o report.html");
+  if (path == "-" && ::isatty(STDOUT_FILENO))
+    return Status::Error("--format html -o -: standard output is a terminal; give a file, e.g. -o report.html");
+  struct stat st {};
+  if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    const bool terminal = fd >= 0 && ::isatty(fd);
+    if (fd >= 0) ::close(fd);
+    if (terminal)
+      return Status::Error(
+          fmt::format("--format html -o {}: that is a terminal; give a file, e.g. -o report.html", path));
+  }
+  return Status::Ok();
+}
+
 Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return Status::Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));

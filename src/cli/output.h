@@ -21,6 +21,10 @@ namespace strata {
 /// Writes `content` to `path` as described above; `inputs` are the files the command read.
 Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs = {});
 
+/// For a page (`--format html`): an error when `path` is empty, or is "-" on a terminal, or names a terminal
+/// device (nobody reads a page's source scrolling by).
+Status CheckHtmlTarget(const std::string& path);
+
 /// Creates a new file for writing with O_CREAT|O_EXCL|O_NOFOLLOW and `mode` (minus the umask): never
 /// follows or reuses what is there. Returns the descriptor, or an error naming the path.
 Expected<int> CreateExclusive(const std::string& path, unsigned mode);

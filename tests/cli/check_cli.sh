@@ -58,6 +58,18 @@ expect_rc "--fail-on findings,inconclusive: exit 4" 4 "$bin" diagnose --fail-on 
 expect_rc "json status" 0 "$bin" diagnose --format json "$work/single.json"
 expect_text "json says inconclusive" "$work/out" '"status": "inconclusive"'
 expect_rc "--fail-on with a bad value: usage error" 2 "$bin" diagnose --fail-on never "$example"
+# --format html: a page written to a file (atomically, by the same writer as -o), never to a terminal.
+expect_rc "html without -o: usage error" 2 "$bin" diagnose --format html "$example"
+expect_text "html without -o names -o" "$work/err" 'give the file to write with -o'
+expect_rc "html -o FILE" 0 "$bin" diagnose --format html -o "$work/report.html" "$example"
+expect_text "html page embeds the diagnosis" "$work/report.html" '"schema":"strata.diagnosis/1"'
+expect_rc "html -o - into a pipe" 0 "$bin" diagnose --format html -o - "$example"
+expect_text "html on stdout is the page" "$work/out" '^<!DOCTYPE html>'
+# On a terminal (script(1) gives the command one): -o - and -o /dev/tty are refused.
+expect_rc "html -o - on a terminal: usage error" 2 script -qec "$bin diagnose --format html -o - $example" /dev/null
+expect_text "html on a terminal says so" "$work/out" 'standard output is a terminal'
+expect_rc "html -o /dev/tty: usage error" 2 script -qec "$bin diagnose --format html -o /dev/tty $example" /dev/null
+expect_text "html -o /dev/tty says so" "$work/out" 'that is a terminal'
 expect_rc "unknown option: usage error" 2 "$bin" diagnose --no-such-option "$example"
 expect_rc "missing argument: usage error" 2 "$bin" diagnose
 expect_rc "typo in subcommand: usage error" 2 "$bin" diagnos "$example"
