@@ -49,6 +49,27 @@ PYEOF
 example=examples/ddp-2rank-slow-compute
 expect_rc "diagnose runs: exit 0 with findings" 0 "$bin" diagnose "$example"
 expect_text "text starts with the verdict" "$work/out" '^verdict: slow_compute: rank 1'
+expect_screen() {  # NAME FILE: at most 40 lines of at most 100 columns (code points)
+  local lines cols
+  lines=$(wc -l < "$2")
+  cols=$(LC_ALL=C.UTF-8 awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$2")
+  if [ "$lines" -le 40 ] && [ "$cols" -le 100 ]; then
+    passed=$((passed + 1))
+    echo "ok   $1"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $lines lines, $cols columns (want <= 40 x 100)"
+  fi
+}
+expect_screen "the bundled example's report fits one screen" "$work/out"
+expect_text "the straggler's lateness in scaled units" "$work/out" '^straggler: rank 1 late 1[0-9][0-9] ms/step in 5 of 6 steps (1-5), persistent'
+expect_text "the finding's excess by class" "$work/out" '^     excess over peers by class: compute +2[0-9][0-9] ms'
+expect_text "the finding's blame chain" "$work/out" '^     blame: late arrival at collectives'
+if grep -q -e 'evidence: {' -e '(saves [0-9.]*%, confidence' "$work/out"; then
+  failed=$((failed + 1)); echo "FAIL text report has a raw JSON evidence dump or a repeated saving"
+else
+  passed=$((passed + 1)); echo "ok   no raw JSON evidence, saving said once"
+fi
 expect_rc "--fail-on findings: exit 3 on findings" 3 "$bin" diagnose --fail-on findings "$example"
 expect_rc "--fail-on inconclusive: exit 0 on findings" 0 "$bin" diagnose --fail-on inconclusive "$example"
 expect_rc "single rank: exit 0 by default" 0 "$bin" diagnose "$work/single.json"
