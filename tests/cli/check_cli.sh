@@ -151,5 +151,36 @@ expect_rc "a 260 MiB event: error" 1 "$bin" summary "$work/huge-event.json"
 expect_text "a 260 MiB event: says why" "$work/err" 'huge-event.json: invalid JSON at byte .*spans more than 256 MiB'
 rm -f "$work/huge-event.json"
 
+# `summary` on many ranks: the job's min / median / max, then the outlier ranks first (rank 7 takes twice
+# as long per step as the other 9); --per-rank lists every rank.
+/usr/bin/python3 - "$work/many" <<'PYEOF'
+import json, os, sys
+out = sys.argv[1]
+os.makedirs(out)
+for r in range(10):
+    ev, step = [], 120000 if r == 7 else 60000
+    for s in range(4):
+        t = 1000 + s * step
+        ev.append({"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": t, "dur": step - 10000})
+        ev.append({"ph": "X", "name": "ProfilerStep#%d" % s, "cat": "user_annotation", "pid": 1, "tid": 1, "ts": t, "dur": step - 5000})
+    json.dump({"traceEvents": ev, "distributedInfo": {"rank": r, "world_size": 10}}, open(os.path.join(out, "rank-%d.json" % r), "w"))
+PYEOF
+expect_rc "summary of 10 ranks" 0 "$bin" summary "$work/many"
+expect_text "summary: job min / median / max of the span" "$work/out" '^  span    235 ms  235 ms  475 ms  0  *7$'
+expect_text "summary: the outlier rank is named" "$work/out" '^outlier ranks (1 of 10'
+expect_text "summary: the outlier's row and why" "$work/out" '^     7  rank-7.json .*span 475 ms vs median 235 ms$'
+if [ "$(grep -c 'rank-[0-9].json' "$work/out")" -eq 1 ]; then
+  passed=$((passed + 1)); echo "ok   summary: only the outlier rank gets a row"
+else
+  failed=$((failed + 1)); echo "FAIL summary: want 1 rank row, got $(grep -c 'rank-[0-9].json' "$work/out")"
+fi
+expect_rc "summary --per-rank" 0 "$bin" summary --per-rank "$work/many"
+if [ "$(grep -c '^  *[0-9]  rank-[0-9].json' "$work/out")" -eq 10 ] && grep -A1 '^ranks (outliers first):' "$work/out" | grep -q '^  *rank' \
+   && [ "$(grep -m1 '^  *[0-9]  rank-' "$work/out" | awk '{print $1}')" = 7 ]; then
+  passed=$((passed + 1)); echo "ok   summary --per-rank: every rank's row, the outlier first"
+else
+  failed=$((failed + 1)); echo "FAIL summary --per-rank: $(head -20 "$work/out")"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
