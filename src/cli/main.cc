@@ -227,6 +227,7 @@ int RunMain(int argc, char** argv) {
   std::string summary_out;
   bool include_last_step = false;
   size_t top_kernels = 10;
+  strata::SummaryTextOptions summary_text;
   CLI::App* summary =
       app.add_subcommand("summary",
                          "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
@@ -235,6 +236,9 @@ int RunMain(int argc, char** argv) {
   AddOutputOptions(summary, summary_format, summary_out);
   summary->add_flag("--include-last-step", include_last_step,
                     "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
+  summary->add_flag("--per-rank", summary_text.per_rank,
+                    "text: a row and a detail block (categories, GPU time by type, top kernels) for every rank; "
+                    "by default every rank's row up to 8 ranks, then only the outlier ranks");
   summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")
       ->check(CLI::Range(size_t{0}, size_t{100000}))
       ->capture_default_str();
@@ -326,7 +330,7 @@ int RunMain(int argc, char** argv) {
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options);
     const std::string text = summary_format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
-                                                      : strata::SummaryToText(job.store, result);
+                                                      : strata::SummaryToText(job.store, result, summary_text);
     if (auto st = strata::WriteOutput(summary_out, text, job.files); !st.ok()) {
       PrintError(st.message());
       return 1;

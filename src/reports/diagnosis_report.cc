@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 
 #include "core/text_escape.h"
+#include "reports/text_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
 
 namespace strata {
 
@@ -22,12 +27,167 @@ ordered_json Map(const std::map<std::string, double>& m) {
   return j;
 }
 
-std::string Steps(const std::vector<int64_t>& steps) {
-  if (steps.empty()) return "none";
-  std::string s;
-  for (size_t i = 0; i < steps.size() && i < 12; ++i) s += fmt::format("{}{}", i ? "," : "", steps[i]);
-  if (steps.size() > 12) s += fmt::format(",... ({} steps)", steps.size());
-  return s;
+// Text report layout: at most this many stragglers and findings (JSON lists all), and each finding in
+// at most 5 lines below its summary.
+constexpr size_t kMaxStragglers = 4;
+constexpr size_t kMaxFindings = 4;
+constexpr size_t kWidth = 100;
+constexpr const char* kLegend =
+    "key: N× = step time / ideal step (every op at its typical time); confidence = share explained\n";
+
+// "12.345 ms" inside analysis prose rescaled as the rest of the report ("12.3 ms", "23.0 s").
+std::string ScaleMs(const std::string& s) {
+  static const std::regex kMs(R"((-?\d+(?:\.\d+)?) ms\b)");
+  std::string out;
+  auto it = std::sregex_iterator(s.begin(), s.end(), kMs);
+  size_t last = 0;
+  for (; it != std::sregex_iterator(); ++it) {
+    out += s.substr(last, it->position() - last);
+    out += text::Duration(std::stod((*it)[1].str()));
+    last = it->position() + it->length();
+  }
+  return out + s.substr(last);
+}
+
+std::string Label(std::string key) {
+  std::replace(key.begin(), key.end(), '_', ' ');
+  return key;
+}
+
+double Num(const nlohmann::ordered_json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+}
+
+std::string Signed(double ms) { return (ms >= 0 ? "+" : "") + text::Duration(ms); }
+
+// Steps compactly: "1-6", "4,6,9-12", or "16..1000 (gaps)" when there are more than 3 runs.
+std::string StepSpan(const std::vector<int64_t>& steps) {
+  const std::string ranges = text::IntRanges(steps, 3);
+  if (ranges.find("...") == std::string::npos) return ranges;
+  return fmt::format("{}..{}, with gaps", steps.front(), steps.back());
+}
+
+std::string JobLine(const diagnosis::DiagnosisResult& r) {
+  return fmt::format("job: {} ranks, {} steps ({}, from {}), step time median {}, p90 {}\n", r.ranks, r.steps.size(),
+                     StepSpan(r.steps), r.step_source, text::Duration(r.step_time_median_ms),
+                     text::Duration(r.step_time_p90_ms));
+}
+
+std::string StragglerLines(const diagnosis::DiagnosisResult& r) {
+  std::string out;
+  for (size_t i = 0; i < r.stragglers.size() && i < kMaxStragglers; ++i) {
+    const auto& s = r.stragglers[i];
+    const std::string when = s.steps.size() == r.steps.size() ? std::string("in every step")
+                                                              : fmt::format("in {} of {} steps ({})", s.steps.size(),
+                                                                            r.steps.size(), StepSpan(s.steps));
+    out += text::Clip(fmt::format("straggler: rank {} late {}/step {}, {}; peers wait {} of a step", s.rank,
+                                  text::Duration(s.late_ms_per_step), when,
+                                  s.persistent ? "persistent" : "intermittent", text::Percent(100 * s.score)),
+                      kWidth) +
+           "\n";
+  }
+  if (r.stragglers.size() > kMaxStragglers)
+    out +=
+        fmt::format("  ... {} more stragglers (--format json lists them all)\n", r.stragglers.size() - kMaxStragglers);
+  return out;
+}
+
+// "label: a +1.00 ms, b +2.00 ms": the largest items that fit the report's width (at least one, clipped).
+std::string ItemLine(const std::string& label, std::vector<std::pair<std::string, std::string>> items) {
+  std::string line = "     " + label + ":";
+  for (size_t i = 0; i < items.size() && i < 3; ++i) {
+    const std::string item = fmt::format("{} {} {}", i ? "," : "", TerminalSafe(items[i].first), items[i].second);
+    if (i > 0 && text::Columns(line + item) > kWidth) break;
+    line += item;
+  }
+  return text::Clip(line, kWidth) + "\n";
+}
+
+// The 3-5 evidence lines of a finding: excess by class, top ops against peers, the windows, the blame chain,
+// the recorded layers. Evidence keys a finding does not have print nothing.
+std::string EvidenceLines(const nlohmann::ordered_json& e) {
+  std::string out;
+  if (e.contains("excess_ms") && e["excess_ms"].is_object()) {
+    std::vector<std::pair<double, std::string>> v;
+    double top = 0;
+    for (const auto& [k, x] : e["excess_ms"].items())
+      if (x.is_number()) top = std::max(top, std::abs(x.get<double>()));
+    for (const auto& [k, x] : e["excess_ms"].items())
+      if (x.is_number() && std::abs(x.get<double>()) >= 0.01 * top && x.get<double>() != 0)
+        v.emplace_back(x.get<double>(), k);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+    std::vector<std::pair<std::string, std::string>> items;
+    for (const auto& [ms, k] : v) items.emplace_back(Label(k), Signed(ms));
+    if (!items.empty()) out += ItemLine("excess over peers by class", items);
+  }
+  if (e.contains("op_excess_per_step") && e["op_excess_per_step"].is_array()) {
+    std::vector<std::pair<std::string, std::string>> items;
+    for (const auto& o : e["op_excess_per_step"])
+      if (o.is_object() && o.contains("op") && o["op"].is_string())
+        items.emplace_back(o["op"].get<std::string>(), Signed(Num(o, "excess_ms")));
+    if (!items.empty()) out += ItemLine("top ops over peers, per step", items);
+  } else if (e.contains("op_outliers") && e["op_outliers"].is_array()) {
+    std::vector<std::pair<std::string, std::string>> items;
+    for (const auto& o : e["op_outliers"])
+      if (o.is_object() && o.contains("op") && o["op"].is_string())
+        items.emplace_back(o["op"].get<std::string>(),
+                           text::Duration(Num(o, "duration_ms")) + " vs peers " + text::Duration(Num(o, "peer_ms")));
+    if (!items.empty()) out += ItemLine("slowest ops", items);
+  }
+  if (const double ratio = Num(e, "compute_ratio_vs_stage_peers"); !std::isnan(ratio))
+    out += fmt::format("     compute {}× its stage peers', {} per step\n", text::Sig3(ratio),
+                       Signed(Num(e, "excess_ms_per_step")));
+  if (const double w = Num(e, "window_ms"), pw = Num(e, "peer_window_ms"); !std::isnan(w) && !std::isnan(pw)) {
+    std::string line = fmt::format("     before the collective {} vs peers {}", text::Duration(w), text::Duration(pw));
+    if (const double c = Num(e, "collective_ms"), pc = Num(e, "peer_collective_ms"); !std::isnan(c) && !std::isnan(pc))
+      line += fmt::format("; in it {} vs peers {}", text::Duration(c), text::Duration(pc));
+    out += text::Clip(line, kWidth) + "\n";
+  }
+  if (e.contains("blame") && e["blame"].is_string())
+    out += text::Wrap("blame: " + ScaleMs(TerminalSafe(e["blame"].get<std::string>())), kWidth, "     ", 2);
+  if (e.contains("cross_layer") && e["cross_layer"].is_object()) {
+    const auto& c = e["cross_layer"];
+    if (const double x = Num(c, "explained_pct"), l = Num(c, "late_share_pct"); !std::isnan(x) && !std::isnan(l))
+      out += fmt::format("     recorded layers ({}): explain {} of its lateness ({} of the time)\n",
+                         c.value("measured_over", std::string("training window")), text::Percent(x), text::Percent(l));
+  }
+  return out;
+}
+
+std::string FindingLines(size_t n, const diagnosis::Finding& f) {
+  std::string head =
+      fmt::format("{}. [{}] {} (confidence {:.2f})", n, f.cause, ScaleMs(TerminalSafe(f.summary)), f.confidence);
+  // The summary usually says the saving; say it when it does not.
+  if (f.summary.find("saves") == std::string::npos)
+    head += fmt::format("; saves {} of step time", text::Percent(f.impact_pct));
+  return text::Wrap(head, kWidth, "  ", 3) + EvidenceLines(f.evidence);
+}
+
+// "label: a 1.20×, b 1.10×, ..." largest first, as many as fit the report's width.
+std::string TopParts(const std::string& label, const std::map<std::string, double>& m) {
+  std::vector<std::pair<std::string, double>> v(m.begin(), m.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string line = label;
+  size_t shown = 0;
+  for (; shown < v.size(); ++shown) {
+    const std::string item =
+        fmt::format("{}{} {}×", shown ? ", " : "", TerminalSafe(v[shown].first), text::Sig3(v[shown].second));
+    const std::string rest = shown + 1 < v.size() ? fmt::format(", ... ({} more)", v.size() - shown - 1) : "";
+    if (shown > 0 && text::Columns(line + item + rest) > kWidth) break;
+    line += item;
+  }
+  if (shown < v.size()) line += fmt::format(", ... ({} more)", v.size() - shown);
+  return text::Clip(line, kWidth) + "\n";
+}
+
+std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
+  std::string out = fmt::format("\nwhat-if ({} model): steps take {}× the ideal step of {}\n", r.whatif.model,
+                                text::Sig3(r.whatif.slowdown), text::Duration(r.whatif.ideal_step_ms));
+  const std::pair<const char*, const std::map<std::string, double>*> parts[] = {
+      {"rank", &r.whatif.by_rank}, {"stage", &r.whatif.by_stage}, {"op type", &r.whatif.by_op_type}};
+  for (const auto& [name, m] : parts)
+    if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m);
+  return out;
 }
 
 }  // namespace
@@ -109,21 +269,21 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   }
   if (r.findings.empty() && !r.stragglers.empty()) {
     const auto& s = r.stragglers.front();
-    return fmt::format("straggler: rank {} arrives {:.1f} ms late per step (cause not determined)", s.rank,
-                       s.late_ms_per_step);
+    return fmt::format("straggler: rank {} arrives {} late per step (cause not determined)", s.rank,
+                       text::Duration(s.late_ms_per_step));
   }
   if (r.findings.empty()) {
     return fmt::format(
         "healthy: no straggler and no finding above the minimum effect over {} ranks and {} steps "
-        "(what-if slowdown {:.3f})",
-        r.ranks, r.steps.size(), r.whatif.slowdown);
+        "(what-if slowdown {}×)",
+        r.ranks, r.steps.size(), text::Sig3(r.whatif.slowdown));
   }
   const auto& f = r.findings.front();
   std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
                     : f.stage ? fmt::format("stage {}", *f.stage)
                               : fmt::format("{} ranks", f.ranks.size());
-  return fmt::format("{}: {}{} costs {:.1f}% of step time", f.cause, who,
-                     f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", f.impact_pct);
+  return fmt::format("{}: {}{} costs {} of step time", f.cause, who,
+                     f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
 }
 
 std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
@@ -145,49 +305,26 @@ std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
 }
 
 std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
-  std::string out = "verdict: " + Verdict(r) + "\n";
+  std::string out = text::Wrap("verdict: " + Verdict(r), kWidth, "", 9);
   // The verdict line already carries the first reason of an inconclusive result.
   const size_t first = r.status == "inconclusive" ? 1 : 0;
   for (size_t i = first; i < r.status_reasons.size(); ++i)
     out += fmt::format("  {}: {}\n", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i]));
-  out += fmt::format("job: {} ranks, steps {} (from {}), step time median {:.3f} ms, p90 {:.3f} ms\n", r.ranks,
-                     Steps(r.steps), r.step_source, r.step_time_median_ms, r.step_time_p90_ms);
-  out += SkippedLine(r) + "\n";
-  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
-  if (!r.stragglers.empty()) {
-    out += "\nstragglers:\n";
-    for (const auto& s : r.stragglers) {
-      out += fmt::format("  rank {:<5} late {:.3f} ms/step  score {:.4f}  {} steps: {}\n", s.rank, s.late_ms_per_step,
-                         s.score, s.persistent ? "persistent," : "intermittent,", Steps(s.steps));
-    }
-  }
+  out += JobLine(r);
+  out += StragglerLines(r);
   if (!r.findings.empty()) {
     out += "\nfindings (by time saved):\n";
-    int i = 1;
-    for (const auto& f : r.findings) {
-      out += fmt::format("  {}. [{}] {} (saves {:.1f}%, confidence {:.2f})\n", i++, f.cause, TerminalSafe(f.summary),
-                         f.impact_pct, f.confidence);
-      out +=
-          fmt::format("     evidence: {}\n", f.evidence.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    }
+    for (size_t i = 0; i < r.findings.size() && i < kMaxFindings; ++i) out += FindingLines(i + 1, r.findings[i]);
+    if (r.findings.size() > kMaxFindings)
+      out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
   }
-  out += fmt::format("\nwhat-if ({}): slowdown S = {:.4f}, ideal step {:.3f} ms\n", r.whatif.model, r.whatif.slowdown,
-                     r.whatif.ideal_step_ms);
-  auto list = [&](const char* title, const std::map<std::string, double>& m) {
-    if (m.empty()) return;
-    std::vector<std::pair<std::string, double>> v(m.begin(), m.end());
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    out += fmt::format("  {}:", title);
-    for (size_t i = 0; i < v.size() && i < 8; ++i)
-      out += fmt::format("  {}={:.4f}", TerminalSafe(v[i].first), v[i].second);
-    if (v.size() > 8) out += fmt::format("  ... ({} more)", v.size() - 8);
-    out += "\n";
-  };
-  list("by rank", r.whatif.by_rank);
-  list("by stage", r.whatif.by_stage);
-  list("by op type", r.whatif.by_op_type);
-  out += fmt::format("\nclocks: aligned by {} (residual {:.3f} us)\n", r.collective_source, r.clock_residual_us);
+  out += WhatIfLines(r);
+  out += fmt::format("clocks: aligned by {} to within {}\n", r.collective_source,
+                     text::Duration(r.clock_residual_us / 1e3));
+  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
+  out += SkippedLine(r) + "\n";
   for (const auto& n : r.notes) out += "note: " + TerminalSafe(n) + "\n";
+  out += kLegend;
   return out;
 }
 

@@ -1,11 +1,15 @@
-// Summary rendering (see summary_report.h). Percentages are rounded to 4 decimals, times are whole µs
-// for GPU metrics (HTA rounds to µs) and µs with 3 decimals for spans.
+// Summary rendering (see summary_report.h). JSON: percentages rounded to 4 decimals, times whole µs for GPU
+// metrics (HTA rounds to µs) and µs with 3 decimals for spans. Text: the job's min / median / max over ranks,
+// then the outlier ranks (or every rank when few), scaled units with three significant digits.
 #include "reports/summary_report.h"
 #include "core/round.h"
 
 #include <fmt/format.h>
 
 #include "core/text_escape.h"
+#include "reports/text_format.h"
+
+#include <algorithm>
 
 #include <cmath>
 #include <filesystem>
@@ -85,6 +89,170 @@ double SpanNs(int64_t start, int64_t end) {
 
 std::string Base(const std::string& path) { return TerminalSafe(std::filesystem::path(path).filename().string()); }
 
+// Text layout: up to this many ranks every rank gets a row; above, only the outlier ranks (--per-rank: all).
+constexpr size_t kAllRowsUpTo = 8;
+// A rank is an outlier on a metric beyond this many scaled MADs (1.4826 MAD ~ one standard deviation)
+// of the ranks' median, and only when the difference also matters (kMinRelative of the median for
+// counts and times, kMinPoints for percentages).
+constexpr double kOutlierMads = 3.5;
+constexpr double kMinRelative = 0.05;
+constexpr double kMinPoints = 2.0;
+
+// One rank's row of the text report; NaN where the metric is absent (no GPU events, no span).
+struct RankMetrics {
+  int32_t rank = 0;
+  std::string input, steps;
+  double values[7];  // by kMetrics
+};
+
+struct Metric {
+  const char* name;
+  bool percent;
+};
+constexpr Metric kMetrics[] = {{"events", false}, {"span", false},       {"kernel time", false}, {"idle", true},
+                               {"compute", true}, {"non-compute", true}, {"comm overlap", true}};
+constexpr size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
+
+struct Outlier {
+  size_t index;     // into the RankMetrics
+  double score;     // largest robust z over the metrics (1e9 when the MAD is 0)
+  std::string why;  // the metric of that z against the median
+};
+
+std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary& summary) {
+  std::vector<RankMetrics> out;
+  const double nan = std::nan("");
+  for (const RankSummary& rs : summary.ranks) {
+    const RankInfo& info = store.ranks[rs.rank_index];
+    RankMetrics m;
+    m.rank = info.rank;
+    m.input = Base(store.inputs[info.input].path);
+    m.steps = StepsText(rs.steps);
+    m.values[0] = static_cast<double>(rs.events);
+    m.values[1] = rs.has_span ? SpanNs(rs.span_start_ns, rs.span_end_ns) / 1e6 : nan;
+    const bool gpu = rs.gpu && rs.gpu->gpu_events > 0;
+    m.values[2] = gpu ? rs.gpu->kernel_time_us / 1e3 : nan;
+    m.values[3] = gpu ? rs.gpu->idle_pct : nan;
+    m.values[4] = gpu ? rs.gpu->compute_pct : nan;
+    m.values[5] = gpu ? rs.gpu->non_compute_pct : nan;
+    m.values[6] = gpu && rs.gpu->comm_comp_overlap_pct ? *rs.gpu->comm_comp_overlap_pct : nan;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<double> Present(const std::vector<RankMetrics>& ranks, size_t metric) {
+  std::vector<double> v;
+  for (const auto& r : ranks)
+    if (!std::isnan(r.values[metric])) v.push_back(r.values[metric]);
+  return v;
+}
+
+std::string Value(size_t metric, double v) {
+  if (std::isnan(v)) return "-";
+  if (metric == 0) return fmt::format("{}", static_cast<uint64_t>(v));
+  return kMetrics[metric].percent ? text::Percent(v) : text::Duration(v);
+}
+
+// Ranks whose metrics stand out from the other ranks' (at least 3 ranks), most different first.
+std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
+  std::vector<Outlier> out;
+  if (ranks.size() < 3) return out;
+  double median[kNumMetrics], mad[kNumMetrics];
+  bool usable[kNumMetrics];
+  for (size_t k = 0; k < kNumMetrics; ++k) {
+    const std::vector<double> v = Present(ranks, k);
+    usable[k] = v.size() >= 3;
+    if (!usable[k]) continue;
+    median[k] = Median(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::abs(x - median[k]));
+    mad[k] = 1.4826 * Median(dev);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    Outlier o{i, 0, ""};
+    for (size_t k = 0; k < kNumMetrics; ++k) {
+      const double x = ranks[i].values[k];
+      if (!usable[k] || std::isnan(x)) continue;
+      const double d = std::abs(x - median[k]);
+      const bool matters = kMetrics[k].percent ? d >= kMinPoints : d >= kMinRelative * std::abs(median[k]);
+      if (!matters) continue;
+      const double z = mad[k] > 0 ? d / mad[k] : 1e9;
+      if (z < kOutlierMads || z <= o.score) continue;
+      o.score = z;
+      o.why = fmt::format("{} {} vs median {}", kMetrics[k].name, Value(k, x), Value(k, median[k]));
+    }
+    if (o.score > 0) out.push_back(o);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const Outlier& a, const Outlier& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return ranks[a.index].rank < ranks[b.index].rank;
+  });
+  return out;
+}
+
+// The job over its ranks: min / median / max of every metric and the ranks holding the extremes.
+std::string JobTable(const std::vector<RankMetrics>& ranks) {
+  text::Table t({"metric", ">min", ">median", ">max", "min rank", "max rank"});
+  for (size_t k = 0; k < kNumMetrics; ++k) {
+    const std::vector<double> v = Present(ranks, k);
+    if (v.empty()) continue;
+    size_t lo = 0, hi = 0;
+    bool first = true;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const double x = ranks[i].values[k];
+      if (std::isnan(x)) continue;
+      if (first || x < ranks[lo].values[k]) lo = i;
+      if (first || x > ranks[hi].values[k]) hi = i;
+      first = false;
+    }
+    t.Add({kMetrics[k].name, Value(k, ranks[lo].values[k]), Value(k, Median(v)), Value(k, ranks[hi].values[k]),
+           fmt::format("{}", ranks[lo].rank), fmt::format("{}", ranks[hi].rank)});
+  }
+  return "job over ranks:\n" + t.Render("  ");
+}
+
+// One row per rank in `order`; metric columns no listed rank has are left out, as is the outlier column
+// when no listed rank is an outlier.
+std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
+                      const std::vector<Outlier>& outliers) {
+  static const char* kHeaders[kNumMetrics] = {">events",  ">span",     ">kernel", ">idle",
+                                              ">compute", ">non-comp", ">overlap"};
+  std::vector<size_t> shown;
+  for (size_t k = 0; k < kNumMetrics; ++k)
+    if (std::any_of(order.begin(), order.end(), [&](size_t i) { return !std::isnan(ranks[i].values[k]); }))
+      shown.push_back(k);
+  const bool any_outlier = std::any_of(order.begin(), order.end(), [&](size_t i) {
+    return std::any_of(outliers.begin(), outliers.end(), [&](const Outlier& o) { return o.index == i; });
+  });
+  std::vector<std::string> headers = {">rank", "input", ">steps"};
+  for (size_t k : shown) headers.push_back(kHeaders[k]);
+  if (any_outlier) headers.push_back("outlier on");
+  text::Table t(headers);
+  for (size_t i : order) {
+    const RankMetrics& m = ranks[i];
+    std::vector<std::string> row = {fmt::format("{}", m.rank), text::Clip(m.input, 28), m.steps};
+    for (size_t k : shown) row.push_back(Value(k, m.values[k]));
+    for (const Outlier& o : outliers)
+      if (o.index == i) row.push_back(o.why);
+    t.Add(std::move(row));
+  }
+  return t.Render("  ");
+}
+
+std::string SkippedText(uint64_t total, const SkipCounts& skipped) {
+  if (total == 0) return "\nskipped events: none\n";
+  std::string out = fmt::format("\nskipped events: {}", total);
+  for (const auto& [k, v] : skipped) out += fmt::format("  {}={}", k, v);
+  return out + "\n";
+}
+
 }  // namespace
 
 nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary) {
@@ -143,7 +311,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   return j;
 }
 
-std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
+std::string SummaryToText(const TraceStore& store, const JobSummary& summary, const SummaryTextOptions& options) {
   std::string out;
   uint64_t skipped_total = 0;
   SkipCounts skipped, repaired;
@@ -157,82 +325,82 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary) {
   out += fmt::format("strata summary: {} rank{}, {} events, steps {}{}\n", summary.ranks.size(),
                      summary.ranks.size() == 1 ? "" : "s", summary.events, StepsText(summary.steps),
                      summary.include_last_step ? " (last step included)" : "");
-  if (skipped_total == 0) {
-    out += "skipped events: none\n";
+
+  const std::vector<RankMetrics> metrics = MeasureRanks(store, summary);
+  const std::vector<Outlier> outliers = FindOutliers(metrics);
+  if (metrics.size() > 1) out += "\n" + JobTable(metrics);
+  const bool all_rows = options.per_rank || metrics.size() <= kAllRowsUpTo;
+  if (!all_rows && !outliers.empty()) {
+    out += fmt::format("\noutlier ranks ({} of {}, most different first; --per-rank lists every rank):\n",
+                       outliers.size(), metrics.size());
+    std::vector<size_t> order;
+    for (const Outlier& o : outliers) order.push_back(o.index);
+    out += RankTable(metrics, order, outliers);
+  } else if (!all_rows) {
+    out += fmt::format("\nno outlier rank (every metric within {} MADs of the median; --per-rank lists every rank)\n",
+                       kOutlierMads);
   } else {
-    out += fmt::format("skipped events: {}", skipped_total);
-    for (const auto& [k, v] : skipped) out += fmt::format("  {}={}", k, v);
-    out += "\n";
+    std::vector<size_t> order;
+    for (const Outlier& o : outliers) order.push_back(o.index);
+    for (size_t i = 0; i < metrics.size(); ++i)
+      if (std::none_of(outliers.begin(), outliers.end(), [&](const Outlier& o) { return o.index == i; }))
+        order.push_back(i);
+    out += fmt::format("\nranks{}:\n", outliers.empty() ? "" : " (outliers first)");
+    out += RankTable(metrics, order, outliers);
   }
-  for (const auto& [k, v] : repaired) out += fmt::format("repaired events: {}={}\n", k, v);
-
-  out += "\n";
-  out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12}  {:>11}  {:>7}  {:>8}  {:>9}  {:>8}\n", "rank", "input",
-                     "events", "steps", "span ms", "kernel ms", "idle %", "compute%", "non-comp%", "overlap%");
-  for (const RankSummary& rs : summary.ranks) {
-    const RankInfo& info = store.ranks[rs.rank_index];
-    std::string input = Base(store.inputs[info.input].path);
-    if (input.size() > 28) input = input.substr(0, 25) + "...";
-    const double span_ms = rs.has_span ? SpanNs(rs.span_start_ns, rs.span_end_ns) / 1e6 : 0.0;
-    if (rs.gpu && rs.gpu->gpu_events > 0) {
+  if (options.per_rank || metrics.size() == 1) {
+    for (const RankSummary& rs : summary.ranks) {
+      const RankInfo& info = store.ranks[rs.rank_index];
+      const InputInfo& in = store.inputs[info.input];
+      out += fmt::format("\nrank {} ({}, {}, rank from {}", info.rank, Base(in.path), in.format, info.rank_source);
+      if (info.world_size > 0) out += fmt::format(", world size {}", info.world_size);
+      if (!info.backend.empty()) out += fmt::format(", {}", TerminalSafe(info.backend));
+      if (!info.devices.empty()) out += fmt::format(", {}", TerminalSafe(info.devices[0]));
+      out += ")\n  events by category:";
+      for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
+      out += "\n";
+      if (!rs.gpu) {
+        out += "  GPU metrics absent: this trace has no GPU events (CPU-only or PyTorch 1.x profile)\n";
+        continue;
+      }
       const GpuBreakdown& g = *rs.gpu;
-      out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12.3f}  {:>11.3f}  {:>7.2f}  {:>8.2f}  {:>9.2f}  {:>8}\n",
-                         info.rank, input, rs.events, StepsText(rs.steps), span_ms, g.kernel_time_us / 1e3, g.idle_pct,
-                         g.compute_pct, g.non_compute_pct,
-                         g.comm_comp_overlap_pct ? fmt::format("{:.2f}", *g.comm_comp_overlap_pct) : "-");
-    } else {
-      out += fmt::format("{:>6}  {:<28} {:>10}  {:>12}  {:>12.3f}  {:>11}  {:>7}  {:>8}  {:>9}  {:>8}\n", info.rank,
-                         input, rs.events, StepsText(rs.steps), span_ms, "-", "-", "-", "-", "-");
+      if (g.gpu_events == 0) {
+        out +=
+            "  GPU metrics absent: no GPU events remain after dropping the last ProfilerStep "
+            "(use --include-last-step)\n";
+        continue;
+      }
+      out += fmt::format(
+          "  GPU time: kernel {:.3f} ms = idle {:.3f} ms ({:.2f}%) + compute {:.3f} ms ({:.2f}%) + "
+          "non-compute {:.3f} ms ({:.2f}%){}\n",
+          g.kernel_time_us / 1e3, g.idle_us / 1e3, g.idle_pct, g.compute_us / 1e3, g.compute_pct,
+          g.non_compute_us / 1e3, g.non_compute_pct,
+          g.last_step_dropped ? "; last ProfilerStep dropped as HTA does" : "");
+      out += fmt::format("  communication overlapped by computation: {}\n",
+                         g.comm_comp_overlap_pct ? fmt::format("{:.2f}%", *g.comm_comp_overlap_pct)
+                                                 : std::string("no communication kernels"));
+      double total = 0;
+      for (double t : g.type_time_us) total += t;
+      out += "  kernel time by type:";
+      for (KernelType t :
+           {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory, KernelType::kOther}) {
+        const auto i = static_cast<size_t>(t);
+        if (g.type_count[i] == 0) continue;
+        out += fmt::format("  {} {:.3f} ms ({:.1f}%, {} rows)", KernelTypeName(t), g.type_time_us[i] / 1e3,
+                           total > 0 ? 100.0 * g.type_time_us[i] / total : 0.0, g.type_count[i]);
+      }
+      out += "\n  top kernels:\n";
+      out += fmt::format("    {:>10}  {:>7}  {:<13}  {}\n", "time ms", "count", "type", "name");
+      for (const KernelStat& k : g.top_kernels) {
+        std::string name = TerminalSafe(k.name);
+        if (name.size() > 90) name = name.substr(0, 87) + "...";
+        out +=
+            fmt::format("    {:>10.3f}  {:>7}  {:<13}  {}\n", k.time_us / 1e3, k.count, KernelTypeName(k.type), name);
+      }
     }
   }
-
-  for (const RankSummary& rs : summary.ranks) {
-    const RankInfo& info = store.ranks[rs.rank_index];
-    const InputInfo& in = store.inputs[info.input];
-    out += fmt::format("\nrank {} ({}, {}, rank from {}", info.rank, Base(in.path), in.format, info.rank_source);
-    if (info.world_size > 0) out += fmt::format(", world size {}", info.world_size);
-    if (!info.backend.empty()) out += fmt::format(", {}", TerminalSafe(info.backend));
-    if (!info.devices.empty()) out += fmt::format(", {}", TerminalSafe(info.devices[0]));
-    out += ")\n  events by category:";
-    for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
-    out += "\n";
-    if (!rs.gpu) {
-      out += "  GPU metrics absent: this trace has no GPU events (CPU-only or PyTorch 1.x profile)\n";
-      continue;
-    }
-    const GpuBreakdown& g = *rs.gpu;
-    if (g.gpu_events == 0) {
-      out +=
-          "  GPU metrics absent: no GPU events remain after dropping the last ProfilerStep "
-          "(use --include-last-step)\n";
-      continue;
-    }
-    out += fmt::format(
-        "  GPU time: kernel {:.3f} ms = idle {:.3f} ms ({:.2f}%) + compute {:.3f} ms ({:.2f}%) + "
-        "non-compute {:.3f} ms ({:.2f}%){}\n",
-        g.kernel_time_us / 1e3, g.idle_us / 1e3, g.idle_pct, g.compute_us / 1e3, g.compute_pct, g.non_compute_us / 1e3,
-        g.non_compute_pct, g.last_step_dropped ? "; last ProfilerStep dropped as HTA does" : "");
-    out += fmt::format("  communication overlapped by computation: {}\n",
-                       g.comm_comp_overlap_pct ? fmt::format("{:.2f}%", *g.comm_comp_overlap_pct)
-                                               : std::string("no communication kernels"));
-    double total = 0;
-    for (double t : g.type_time_us) total += t;
-    out += "  kernel time by type:";
-    for (KernelType t :
-         {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory, KernelType::kOther}) {
-      const auto i = static_cast<size_t>(t);
-      if (g.type_count[i] == 0) continue;
-      out += fmt::format("  {} {:.3f} ms ({:.1f}%, {} rows)", KernelTypeName(t), g.type_time_us[i] / 1e3,
-                         total > 0 ? 100.0 * g.type_time_us[i] / total : 0.0, g.type_count[i]);
-    }
-    out += "\n  top kernels:\n";
-    out += fmt::format("    {:>10}  {:>7}  {:<13}  {}\n", "time ms", "count", "type", "name");
-    for (const KernelStat& k : g.top_kernels) {
-      std::string name = TerminalSafe(k.name);
-      if (name.size() > 90) name = name.substr(0, 87) + "...";
-      out += fmt::format("    {:>10.3f}  {:>7}  {:<13}  {}\n", k.time_us / 1e3, k.count, KernelTypeName(k.type), name);
-    }
-  }
+  out += SkippedText(skipped_total, skipped);
+  for (const auto& [k, v] : repaired) out += fmt::format("repaired events: {}={}\n", k, v);
   return out;
 }
 

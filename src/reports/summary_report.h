@@ -12,6 +12,13 @@
 namespace strata {
 
 nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary);
-std::string SummaryToText(const TraceStore& store, const JobSummary& summary);
+struct SummaryTextOptions {
+  bool per_rank = false;  // every rank's row and detail block, however many ranks
+};
+
+/// Text: the job's min / median / max over ranks and its outlier ranks first; every rank's row when there
+/// are at most 8 ranks, and each rank's detail block (categories, GPU time by type, top kernels) with
+/// `per_rank` or a single rank.
+std::string SummaryToText(const TraceStore& store, const JobSummary& summary, const SummaryTextOptions& options = {});
 
 }  // namespace strata

@@ -49,6 +49,27 @@ PYEOF
 example=examples/ddp-2rank-slow-compute
 expect_rc "diagnose runs: exit 0 with findings" 0 "$bin" diagnose "$example"
 expect_text "text starts with the verdict" "$work/out" '^verdict: slow_compute: rank 1'
+expect_screen() {  # NAME FILE: at most 40 lines of at most 100 columns (code points)
+  local lines cols
+  lines=$(wc -l < "$2")
+  cols=$(LC_ALL=C.UTF-8 awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$2")
+  if [ "$lines" -le 40 ] && [ "$cols" -le 100 ]; then
+    passed=$((passed + 1))
+    echo "ok   $1"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $lines lines, $cols columns (want <= 40 x 100)"
+  fi
+}
+expect_screen "the bundled example's report fits one screen" "$work/out"
+expect_text "the straggler's lateness in scaled units" "$work/out" '^straggler: rank 1 late 1[0-9][0-9] ms/step in 5 of 6 steps (1-5), persistent'
+expect_text "the finding's excess by class" "$work/out" '^     excess over peers by class: compute +2[0-9][0-9] ms'
+expect_text "the finding's blame chain" "$work/out" '^     blame: late arrival at collectives'
+if grep -q -e 'evidence: {' -e '(saves [0-9.]*%, confidence' "$work/out"; then
+  failed=$((failed + 1)); echo "FAIL text report has a raw JSON evidence dump or a repeated saving"
+else
+  passed=$((passed + 1)); echo "ok   no raw JSON evidence, saving said once"
+fi
 expect_rc "--fail-on findings: exit 3 on findings" 3 "$bin" diagnose --fail-on findings "$example"
 expect_rc "--fail-on inconclusive: exit 0 on findings" 0 "$bin" diagnose --fail-on inconclusive "$example"
 expect_rc "single rank: exit 0 by default" 0 "$bin" diagnose "$work/single.json"
@@ -141,6 +162,37 @@ with open(sys.argv[1], "w") as f:
 expect_rc "a 260 MiB event: error" 1 "$bin" summary "$work/huge-event.json"
 expect_text "a 260 MiB event: says why" "$work/err" 'huge-event.json: invalid JSON at byte .*spans more than 256 MiB'
 rm -f "$work/huge-event.json"
+
+# `summary` on many ranks: the job's min / median / max, then the outlier ranks first (rank 7 takes twice
+# as long per step as the other 9); --per-rank lists every rank.
+/usr/bin/python3 - "$work/many" <<'PYEOF'
+import json, os, sys
+out = sys.argv[1]
+os.makedirs(out)
+for r in range(10):
+    ev, step = [], 120000 if r == 7 else 60000
+    for s in range(4):
+        t = 1000 + s * step
+        ev.append({"ph": "X", "name": "aten::mm", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": t, "dur": step - 10000})
+        ev.append({"ph": "X", "name": "ProfilerStep#%d" % s, "cat": "user_annotation", "pid": 1, "tid": 1, "ts": t, "dur": step - 5000})
+    json.dump({"traceEvents": ev, "distributedInfo": {"rank": r, "world_size": 10}}, open(os.path.join(out, "rank-%d.json" % r), "w"))
+PYEOF
+expect_rc "summary of 10 ranks" 0 "$bin" summary "$work/many"
+expect_text "summary: job min / median / max of the span" "$work/out" '^  span    235 ms  235 ms  475 ms  0  *7$'
+expect_text "summary: the outlier rank is named" "$work/out" '^outlier ranks (1 of 10'
+expect_text "summary: the outlier's row and why" "$work/out" '^     7  rank-7.json .*span 475 ms vs median 235 ms$'
+if [ "$(grep -c 'rank-[0-9].json' "$work/out")" -eq 1 ]; then
+  passed=$((passed + 1)); echo "ok   summary: only the outlier rank gets a row"
+else
+  failed=$((failed + 1)); echo "FAIL summary: want 1 rank row, got $(grep -c 'rank-[0-9].json' "$work/out")"
+fi
+expect_rc "summary --per-rank" 0 "$bin" summary --per-rank "$work/many"
+if [ "$(grep -c '^  *[0-9]  rank-[0-9].json' "$work/out")" -eq 10 ] && grep -A1 '^ranks (outliers first):' "$work/out" | grep -q '^  *rank' \
+   && [ "$(grep -m1 '^  *[0-9]  rank-' "$work/out" | awk '{print $1}')" = 7 ]; then
+  passed=$((passed + 1)); echo "ok   summary --per-rank: every rank's row, the outlier first"
+else
+  failed=$((failed + 1)); echo "FAIL summary --per-rank: $(head -20 "$work/out")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "diag_test_util.h"
+#include "reports/text_format.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -153,9 +154,9 @@ TEST(DiagReport, TextStartsWithTheVerdict) {
   const DiagnosisResult r = Sample();
   const std::string text = DiagnosisToText(r);
   EXPECT_EQ(text.rfind("verdict: " + Verdict(r) + "\n", 0), 0u) << text;
-  const size_t stragglers = text.find("stragglers:");
+  const size_t stragglers = text.find("straggler: rank 3 late 20.0 ms/step in every step, persistent");
   const size_t findings = text.find("findings (by time saved):");
-  const size_t whatif = text.find("what-if (collective-phases)");
+  const size_t whatif = text.find("what-if (collective-phases model)");
   ASSERT_NE(stragglers, std::string::npos);
   ASSERT_NE(findings, std::string::npos);
   ASSERT_NE(whatif, std::string::npos);
@@ -163,6 +164,36 @@ TEST(DiagReport, TextStartsWithTheVerdict) {
   EXPECT_LT(findings, whatif);
   EXPECT_LT(text.find("[slow_compute]"), text.find("[unknown]"));
   EXPECT_NE(text.find("note: a note"), std::string::npos);
+}
+
+TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
+  DiagnosisResult r = Sample();
+  r.stragglers[0].late_ms_per_step = 22995.936;
+  r.clock_residual_us = 1616.0;
+  r.whatif.slowdown = 1.4885;
+  r.whatif.ideal_step_ms = 186.491;
+  r.findings[0].summary = "rank 3 runs aten::mm 151% slower; fixing it saves 51.4% of step time";
+  r.findings[0].evidence = {{"excess_ms", {{"compute", 222.488}, {"host_gap", 0.0}}},
+                            {"blame", "late arrival <- 22995.936 ms more before arrival"},
+                            {"op_outliers", {{{"op", "aten::mm"}, {"duration_ms", 0.4124}, {"peer_ms", 0.2}}}}};
+  const std::string text = DiagnosisToText(r);
+  EXPECT_NE(text.find("straggler: rank 3 late 23.0 s/step"), std::string::npos) << text;
+  EXPECT_NE(text.find("     excess over peers by class: compute +222 ms\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("     slowest ops: aten::mm 412 µs vs peers 200 µs\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("     blame: late arrival <- 23.0 s more before arrival\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("steps take 1.49× the ideal step of 186 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("clocks: aligned by cpu-ops to within 1.62 ms"), std::string::npos) << text;
+  EXPECT_EQ(text.find("saves 51.4%"), text.rfind("saves 51.4%")) << text;  // said once
+  EXPECT_EQ(text.find("{\""), std::string::npos) << text;                  // no JSON dump
+  // A finding whose summary does not say the saving gets it after the confidence.
+  EXPECT_NE(text.find("[unknown]"), std::string::npos);
+  EXPECT_NE(text.find("saves 4.00% of step time"), std::string::npos) << text;
+  // The skipped events and notes come last, after the what-if and clocks.
+  EXPECT_LT(text.find("clocks:"), text.find("skipped events:"));
+  EXPECT_LT(text.find("skipped events:"), text.find("note: a note"));
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    EXPECT_LE(text::Columns(text.substr(start, end - start)), 100u) << text.substr(start, end - start);
 }
 
 TEST(DiagReport, StatusAndLeftOutInputsInJson) {

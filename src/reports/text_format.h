@@ -1,0 +1,51 @@
+// Shared formatting for the text reports (diagnose, summary, inspect): numbers to three significant
+// digits, durations scaled to µs / ms / s, and left/right-aligned tables. Every function is pure; the
+// tables measure width in code points so "µs" takes one column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::text {
+
+/// `v` with three significant digits, no exponent: 23.0, 0.657, 1.23, 412, 12346 (integers of more than
+/// three digits keep all of them). NaN prints "nan", infinities "inf" / "-inf".
+std::string Sig3(double v);
+
+/// A duration given in milliseconds, scaled to the unit that keeps 1 <= value < 1000 where possible
+/// (ns below 1 µs is shown in µs): "412 µs", "1.50 ms", "23.0 s". Negative durations keep the sign.
+std::string Duration(double ms);
+
+/// A percentage with three significant digits: "51.4%", "0.500%".
+std::string Percent(double pct);
+
+/// Number of terminal columns `s` takes (UTF-8 code points).
+size_t Columns(const std::string& s);
+
+/// `s` cut to at most `width` columns, ending in "..." when cut.
+std::string Clip(const std::string& s, size_t width);
+
+/// `s` word-wrapped to `width` columns: every line starts with `indent`, continuation lines with `hang`
+/// more spaces; a word longer than a line is cut with "...". Ends with a newline.
+std::string Wrap(const std::string& s, size_t width, const std::string& indent, size_t hang);
+
+/// Sorted integers as ranges: "1-5", "4,6,9-12"; past `max_items` ranges, "... (N in all)".
+std::string IntRanges(const std::vector<int64_t>& v, size_t max_items = 6);
+
+/// A table of text cells. Columns whose header starts with '>' are right-aligned (the '>' is not printed).
+/// Render() pads every cell to its column's widest cell, joins columns with two spaces and indents each line.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers);
+  void Add(std::vector<std::string> row);  // missing cells print empty, extra cells are dropped
+  std::string Render(const std::string& indent = "") const;
+  size_t rows() const { return rows_.size(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace strata::text
