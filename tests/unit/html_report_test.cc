@@ -58,7 +58,7 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
   o.fault.name = "slow_compute";
   o.fault.rank = 21;
   o.progress = 0;
-  ASSERT_EQ(synth::Generate(o), "");
+  ASSERT_TRUE(synth::Generate(o).ok());
   auto job = LoadJob({dir}, {});
   ASSERT_TRUE(job.ok()) << job.error();
   const auto result = diagnosis::Diagnose(job.value().store);
