@@ -214,6 +214,58 @@ int FailOnExit(const std::vector<std::string>& fail_on, const std::string& statu
 
 }  // namespace
 
+/// The segments `paths` name: files as given, folders as every .sseg under them (sorted), "-" as is.
+strata::Expected<std::vector<std::string>> SegmentPaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (path == "-" || !std::filesystem::is_directory(path, ec)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = std::filesystem::recursive_directory_iterator(
+             path, std::filesystem::directory_options::skip_permission_denied, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      if (it->path().extension() == ".sseg" && it->is_regular_file(ec)) found.push_back(it->path().string());
+    if (ec) return strata::Status::Error(fmt::format("{}: cannot list it: {}", path, ec.message()));
+    if (found.empty()) return strata::Status::Error(fmt::format("{}: no .sseg segment files in it", path));
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+/// `strata inspect`: each segment as text tables (one block per segment), or JSON (one object; an array
+/// for several segments).
+int RunInspect(const std::vector<std::string>& paths, const std::string& format) {
+  auto segments = SegmentPaths(paths);
+  if (!segments.ok()) {
+    PrintError(segments.error());
+    return 1;
+  }
+  std::string text;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const std::string& path : segments.value()) {
+    auto segment = strata::segments::ReadSegment(path);
+    if (!segment.ok()) {
+      PrintError(segment.error());
+      return 1;
+    }
+    const strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
+    if (format == "json")
+      all.push_back(strata::SegmentToJson(indexed));
+    else
+      text += (text.empty() ? "" : "\n") + strata::SegmentToText(indexed);
+  }
+  if (format == "json") text = JsonText(all.size() == 1 ? all[0] : all);
+  if (auto st = strata::WriteOutput("", text); !st.ok()) {
+    PrintError(st.message());
+    return 1;
+  }
+  return 0;
+}
+
 int RunMain(int argc, char** argv) {
   strata::TuneAllocatorForLoading();
   CLI::App app{
@@ -267,12 +319,16 @@ int RunMain(int argc, char** argv) {
 
   CLI::App* record = strata::cli::AddRecordCommand(app);
 
-  std::string inspect_path, inspect_format = "text";
+  std::vector<std::string> inspect_paths;
+  std::string inspect_format = "text";
   CLI::App* inspect =
       app.add_subcommand("inspect",
                          "summarize what a `strata record` segment file holds: processes and ranks, calls, GC pauses, "
                          "off-CPU time, counters, dropped events, and the per-rank metrics diagnose compares");
-  inspect->add_option("segment", inspect_path, "a .sseg file written by strata record")->required();
+  inspect
+      ->add_option("segment", inspect_paths,
+                   "a .sseg file written by strata record, a folder (every .sseg under it), or - for standard input")
+      ->required();
   inspect->add_option("--format", inspect_format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -300,19 +356,7 @@ int RunMain(int argc, char** argv) {
   if (record->parsed()) return strata::cli::RunRecordCommand();
   if (inspect->parsed()) {
     if (int rc = ApplyMaxMemory(inspect_max_memory)) return rc;
-    auto segment = strata::segments::ReadSegment(inspect_path);
-    if (!segment.ok()) {
-      PrintError(segment.error());
-      return 1;
-    }
-    const strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
-    const std::string text =
-        inspect_format == "json" ? JsonText(strata::SegmentToJson(indexed)) : strata::SegmentToText(indexed);
-    if (auto st = strata::WriteOutput("", text); !st.ok()) {
-      PrintError(st.message());
-      return 1;
-    }
-    return 0;
+    return RunInspect(inspect_paths, inspect_format);
   }
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (agent->parsed()) return strata::cli::RunAgentCommand();

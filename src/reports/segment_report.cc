@@ -11,6 +11,7 @@
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "core/round.h"
+#include "reports/text_format.h"
 #include "store/stack_frames.h"
 
 namespace strata {
@@ -114,28 +115,90 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   return j;
 }
 
+namespace {
+// "12 meta, 1,619 off_cpu, ..." of the rows object.
+std::string RowCounts(const nlohmann::ordered_json& rows) {
+  std::string out;
+  for (const auto& [table, n] : rows.items())
+    if (n.get<uint64_t>() > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n.get<uint64_t>(), table);
+  return out.empty() ? "no rows" : out;
+}
+
+uint64_t CallCount(const nlohmann::ordered_json& calls) {
+  uint64_t n = 0;
+  for (const auto& [kind, ops] : calls.items())
+    if (kind != "collective_enqueue")  // the same collectives, seen at c10d's enqueue
+      for (const auto& [op, count] : ops.items()) n += count.get<uint64_t>();
+  return n;
+}
+
+// One row per process of a rank or with anything recorded; quiet helper processes (a launcher's `ip`,
+// `tc`, shells) are counted in one line under the table.
+std::string ProcessTable(const nlohmann::ordered_json& processes) {
+  text::Table t({">pid", ">rank", "process", ">calls", ">gc", ">gc time", ">preempted", ">sleeping", ">D-state",
+                 ">run-queue", ">samples", "top Python function"});
+  size_t quiet = 0;
+  double quiet_ms = 0;
+  for (const auto& p : processes) {
+    const uint64_t calls = CallCount(p["calls"]), gcs = p["gc"]["count"].get<uint64_t>();
+    const uint64_t samples = p["cpu_samples"].get<uint64_t>();
+    if (p["rank"].is_null() && calls == 0 && gcs == 0 && samples == 0) {
+      ++quiet;
+      for (const auto& [state, ms] : p["off_cpu_ms"].items()) quiet_ms += ms.get<double>();
+      continue;
+    }
+    const auto& off = p["off_cpu_ms"];
+    std::string python;
+    if (!p["python_functions"].empty()) python = p["python_functions"].items().begin().key();
+    t.Add({std::to_string(p["pid"].get<int>()),
+           p["rank"].is_null() ? std::string("-") : std::to_string(p["rank"].get<int>()),
+           text::Clip(TerminalSafe(p["comm"].get<std::string>()), 16), std::to_string(calls), std::to_string(gcs),
+           text::Duration(p["gc"]["total_ms"].get<double>()), text::Duration(off["preempted"].get<double>()),
+           text::Duration(off["sleeping"].get<double>()), text::Duration(off["uninterruptible"].get<double>()),
+           text::Duration(p["runq_ms"].get<double>()), std::to_string(samples), text::Clip(TerminalSafe(python), 48)});
+  }
+  std::string out = t.rows() ? t.Render("  ") : std::string("  no process with a rank or anything recorded\n");
+  if (quiet)
+    out += fmt::format("  (+ {} helper processes with no calls, GC or samples, {} off-CPU in all)\n", quiet,
+                       text::Duration(quiet_ms));
+  return out;
+}
+
+// The per-rank layer metrics diagnose compares (cross_layer.h), as percentages of each rank's window.
+std::string RankTable(const nlohmann::ordered_json& ranks) {
+  text::Table t({">rank", ">window", ">run-queue", ">other proc", ">throttled", ">GC", ">D-state", ">kernel",
+                 ">maj faults/s", ">NIC MB/s", ">link busy", ">link", "top other process"});
+  auto pct = [](const nlohmann::ordered_json& v) {
+    return v.is_null() ? std::string("-") : text::Percent(v.get<double>());
+  };
+  auto num = [](const nlohmann::ordered_json& v) {
+    return v.is_null() ? std::string("-") : text::Sig3(v.get<double>());
+  };
+  for (const auto& [rank, m] : ranks.items())
+    t.Add({rank, text::Duration(1000 * m["window_s"].get<double>()), pct(m["runq_pct"]),
+           pct(m["runq_other_process_pct"]), pct(m["cgroup_throttled_pct"]), pct(m["gc_pct"]),
+           pct(m["uninterruptible_pct"]), pct(m["kernel_cpu_pct"]), num(m["major_faults_per_s"]),
+           num(m["nic_mb_per_s"]), pct(m["link_busy_pct"]),
+           m["link_capacity_mbit"].is_null() ? std::string("-") : num(m["link_capacity_mbit"]) + " Mbit/s",
+           text::Clip(TerminalSafe(m["top_other_process"].get<std::string>()), 32)});
+  return t.Render("  ");
+}
+}  // namespace
+
 std::string SegmentToText(const RecordedSegment& seg) {
   const auto j = SegmentToJson(seg);
-  const auto dump = [](const nlohmann::ordered_json& v) {
-    return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  };
-  std::string out =
-      fmt::format("{}: {} blocks; rows: {}\n", TerminalSafe(seg.data.path), seg.data.blocks, dump(j["rows"]));
-  for (const auto& p : j["processes"])
-    out += fmt::format("  pid {:>7} rank {:>4} {:<16} calls {} gc {} off-cpu {} runq {} ms\n", p["pid"].get<int>(),
-                       p["rank"].is_null() ? std::string("-") : std::to_string(p["rank"].get<int>()),
-                       TerminalSafe(p["comm"].get<std::string>()), dump(p["calls"]), dump(p["gc"]),
-                       dump(p["off_cpu_ms"]), dump(p["runq_ms"]));
-  out += fmt::format("  counter series: {}\n", j["counter_series"].size());
-  for (const auto& [rank, m] : j["ranks"].items()) out += fmt::format("  rank {}: {}\n", rank, dump(m));
+  std::string out = fmt::format("{}: {} blocks, {}; {} probes, {} counter series, {} dropped events\n",
+                                TerminalSafe(seg.data.path), seg.data.blocks, RowCounts(j["rows"]),
+                                j["probes"].get<size_t>(), j["counter_series"].size(), seg.dropped_events);
+  out += "processes:\n" + ProcessTable(j["processes"]);
+  if (!j["ranks"].empty()) out += "ranks (share of each rank's training window):\n" + RankTable(j["ranks"]);
   if (!seg.finished)
     out +=
-        "  cut short: no closing record (the recorder was killed, or could not write): the recording ends at "
-        "its last complete block\n";
-  for (const auto& g : seg.gaps) out += "  gap: " + TerminalSafe(g) + "\n";
-  for (const auto& p : seg.data.problems) out += "  problem: " + TerminalSafe(p) + "\n";
-  for (const auto& n : seg.notes) out += "  note: " + TerminalSafe(n) + "\n";
-  out += fmt::format("  dropped events: {}\n", seg.dropped_events);
+        "cut short: no closing record (the recorder was killed, or could not write): the recording ends at its "
+        "last complete block\n";
+  for (const auto& g : seg.gaps) out += "gap: " + TerminalSafe(g) + "\n";
+  for (const auto& p : seg.data.problems) out += "problem: " + TerminalSafe(p) + "\n";
+  for (const auto& n : seg.notes) out += "note: " + TerminalSafe(n) + "\n";
   return out;
 }
 

@@ -138,6 +138,21 @@ expect_text "named FIFO: same events as the file" "$work/out" "$(head -1 "$work/
 segment=tests/fuzz/corpus/segment/small.sseg
 expect_rc "inspect -: a segment on standard input" 0 sh -c '"$1" inspect - < "$2"' sh "$bin" "$segment"
 expect_text "inspect -: named <stdin>" "$work/out" '^<stdin>: 5 blocks'
+# inspect prints tables, not JSON lines, and takes a folder (every .sseg under it).
+expect_rc "inspect: tables" 0 "$bin" inspect "$segment"
+expect_text "inspect: a process table" "$work/out" '^  *pid  *rank  *process  *calls'
+if grep -q '{"' "$work/out"; then failed=$((failed + 1)); echo "FAIL inspect: JSON in the text output"; else passed=$((passed + 1)); echo "ok   inspect: no JSON in the text output"; fi
+mkdir -p "$work/segs/chunk-1" "$work/segs/chunk-2"
+cp "$segment" "$work/segs/chunk-1/a.sseg"
+cp "$segment" "$work/segs/chunk-2/b.sseg"
+expect_rc "inspect FOLDER: every segment under it" 0 "$bin" inspect "$work/segs"
+expect_text "inspect FOLDER: the second segment too" "$work/out" "chunk-2/b.sseg: 5 blocks"
+expect_rc "inspect FOLDER --format json: an array of both" 0 "$bin" inspect --format json "$work/segs"
+cp "$work/out" "$work/inspect.json"
+expect_rc "inspect FOLDER json: two objects" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if isinstance(d, list) and len(d) == 2 else 1)' "$work/inspect.json"
+mkdir -p "$work/nosegs"
+expect_rc "inspect of a folder without segments: error" 1 "$bin" inspect "$work/nosegs"
+expect_text "inspect empty folder: says why" "$work/err" "no .sseg segment files in it"
 expect_rc "diagnose of a segment through a pipe" 0 bash -c '"$1" diagnose --format json <(cat "$2")' sh "$bin" "$segment"
 expect_text "segment through a pipe: read as a recording" "$work/out" '"step_source"'
 expect_rc "- named twice: error" 1 "$bin" summary - - < /dev/null
