@@ -112,42 +112,42 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
 
 namespace {
 
+// One unlabelled sample with its HELP/TYPE lines: "NAME VALUE".
+template <typename Family, typename Value>
+void Scalar(Family& family, const char* name, const char* type, const char* help, Value value, std::string* out) {
+  family(name, type, help);
+  *out += fmt::format("{} {}\n", name, value);
+}
+
 template <typename Family>
 void PublisherMetrics(const PublisherCounters& p, Family family, std::string* out) {
-  family("strata_redis_published_total", "counter", "Stream entries Redis acknowledged.");
-  *out += fmt::format("strata_redis_published_total {}\n", p.published);
-  family("strata_redis_dropped_total", "counter", "Stream entries dropped because the buffer was full (Redis down).");
-  *out += fmt::format("strata_redis_dropped_total {}\n", p.dropped);
-  family("strata_redis_buffered", "gauge", "Stream entries waiting to be sent.");
-  *out += fmt::format("strata_redis_buffered {}\n", p.buffered);
-  family("strata_redis_connects_total", "counter", "Connections opened to Redis.");
-  *out += fmt::format("strata_redis_connects_total {}\n", p.connects);
-  family("strata_redis_failures_total", "counter", "Failed connects or sends (each starts a backoff).");
-  *out += fmt::format("strata_redis_failures_total {}\n", p.failures);
-  family("strata_redis_connected", "gauge", "1 while connected to Redis.");
-  *out += fmt::format("strata_redis_connected {}\n", p.connected ? 1 : 0);
+  Scalar(family, "strata_redis_published_total", "counter", "Stream entries Redis acknowledged.", p.published, out);
+  Scalar(family, "strata_redis_dropped_total", "counter",
+         "Stream entries dropped because the buffer was full (Redis down).", p.dropped, out);
+  Scalar(family, "strata_redis_buffered", "gauge", "Stream entries waiting to be sent.", p.buffered, out);
+  Scalar(family, "strata_redis_connects_total", "counter", "Connections opened to Redis.", p.connects, out);
+  Scalar(family, "strata_redis_failures_total", "counter", "Failed connects or sends (each starts a backoff).",
+         p.failures, out);
+  Scalar(family, "strata_redis_connected", "gauge", "1 while connected to Redis.", p.connected ? 1 : 0, out);
 }
 
 template <typename Family>
 void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out) {
-  family("strata_serve_entries_total", "counter", "Stream entries read (new and re-claimed).");
-  *out += fmt::format("strata_serve_entries_total {}\n", c.entries);
-  family("strata_serve_acked_total", "counter", "Stream entries acknowledged to the consumer group.");
-  *out += fmt::format("strata_serve_acked_total {}\n", c.acked);
-  family("strata_serve_reclaimed_total", "counter",
-         "Pending entries re-read after a restart or claimed from idle consumers.");
-  *out += fmt::format("strata_serve_reclaimed_total {}\n", c.reclaimed);
-  family("strata_serve_malformed_total", "counter",
-         "Stream entries that could not be decoded (acknowledged, skipped).");
-  *out += fmt::format("strata_serve_malformed_total {}\n", c.malformed);
-  family("strata_serve_agent_findings_total", "counter", "Findings agents published to the streams (counted only).");
-  *out += fmt::format("strata_serve_agent_findings_total {}\n", c.agent_findings);
-  family("strata_serve_window_requests_total", "counter", "Flight-recorder windows serve asked the agents for.");
-  *out += fmt::format("strata_serve_window_requests_total {}\n", c.window_requests);
-  family("strata_serve_window_findings_total", "counter", "Window-diagnosis findings agents sent back.");
-  *out += fmt::format("strata_serve_window_findings_total {}\n", c.window_findings);
-  family("strata_serve_redis_failures_total", "counter", "Failed reads from Redis (each followed by a reconnect).");
-  *out += fmt::format("strata_serve_redis_failures_total {}\n", c.failures);
+  Scalar(family, "strata_serve_entries_total", "counter", "Stream entries read (new and re-claimed).", c.entries, out);
+  Scalar(family, "strata_serve_acked_total", "counter", "Stream entries acknowledged to the consumer group.", c.acked,
+         out);
+  Scalar(family, "strata_serve_reclaimed_total", "counter",
+         "Pending entries re-read after a restart or claimed from idle consumers.", c.reclaimed, out);
+  Scalar(family, "strata_serve_malformed_total", "counter",
+         "Stream entries that could not be decoded (acknowledged, skipped).", c.malformed, out);
+  Scalar(family, "strata_serve_agent_findings_total", "counter",
+         "Findings agents published to the streams (counted only).", c.agent_findings, out);
+  Scalar(family, "strata_serve_window_requests_total", "counter", "Flight-recorder windows serve asked the agents for.",
+         c.window_requests, out);
+  Scalar(family, "strata_serve_window_findings_total", "counter", "Window-diagnosis findings agents sent back.",
+         c.window_findings, out);
+  Scalar(family, "strata_serve_redis_failures_total", "counter",
+         "Failed reads from Redis (each followed by a reconnect).", c.failures, out);
 }
 
 template <typename Family>
