@@ -462,7 +462,15 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   }
   if (order.empty()) return Status::Error("none of the input files could be read");
   std::stable_sort(order.begin(), order.end());
-  for (const auto& [first_rank, index] : order) job.store.append(std::move(*results[index].store));
+  // Room for every file's slices once, so that the merge copies each row once (not the table per doubling),
+  // and each file's store is freed as soon as it is merged.
+  size_t slices_total = 0;
+  for (const auto& [first_rank, index] : order) slices_total += results[index].store->slices.size();
+  job.store.reserve_rows(slices_total);
+  for (const auto& [first_rank, index] : order) {
+    job.store.append(std::move(*results[index].store));
+    results[index].store.reset();
+  }
   job.store.shrink_to_fit();
   job.recorded = std::move(in.recorded);
   job.notes = std::move(in.segment_notes);

@@ -146,8 +146,12 @@ class TraceStore {
   CounterTable counters;
 
   /// Moves `other` into this store, remapping its string, rank, track and args ids. Rows of `other`
-  /// come after this store's rows, in their original order.
+  /// come after this store's rows, in their original order. `other` is consumed: its memory is released
+  /// and it is left moved-from (destroy or assign it; do not read it). Reserve the rows of many stores
+  /// first (reserve_rows) to copy each row once.
   void append(TraceStore&& other);
+  /// Room for this many slices in total, so that appending stores of that many rows reallocates nothing.
+  void reserve_rows(size_t slices_total);
   /// Releases spare capacity of every table (called once an import is complete).
   void shrink_to_fit();
   /// Bytes held by all tables and the string pool.

@@ -56,6 +56,14 @@ void MarkSources(const TraceStore& store, const RecordedRun* recorded, Diagnosis
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options, const RecordedRun* recorded) {
   DiagnosisResult result;
+  // Each input's rank when it holds exactly one (one pass over the ranks: inputs x ranks would be quadratic).
+  std::vector<int> ranks_of_input(store.inputs.size(), 0);
+  std::vector<int32_t> rank_of_input(store.inputs.size(), 0);
+  for (const RankInfo& r : store.ranks) {
+    if (r.input >= store.inputs.size()) continue;
+    ++ranks_of_input[r.input];
+    rank_of_input[r.input] = r.rank;
+  }
   for (uint32_t i = 0; i < store.inputs.size(); ++i) {
     const InputInfo& in = store.inputs[i];
     InputSummary s;
@@ -63,13 +71,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     s.format = in.format;
     s.events = in.events;
     s.skipped = in.skipped;
-    int ranks_of_input = 0;
-    for (const RankInfo& r : store.ranks)
-      if (r.input == i) {
-        ++ranks_of_input;
-        s.rank = r.rank;
-      }
-    if (ranks_of_input != 1) s.rank.reset();
+    if (ranks_of_input[i] == 1) s.rank = rank_of_input[i];
     result.inputs.push_back(std::move(s));
   }
   result.left_out = options.left_out;

@@ -17,6 +17,20 @@ struct StepCosts {
   std::vector<double> tail;
 };
 
+/// One rank's costs in one step: seg[k] and tail (what a replay needs to swap one rank in, O(phases)).
+struct RankPhases {
+  std::vector<double> seg;
+  double tail = 0;
+};
+
+RankPhases PhasesOf(const StepCosts& c, size_t r) {
+  RankPhases out;
+  out.seg.reserve(c.seg.size());
+  for (const auto& row : c.seg) out.seg.push_back(row[r]);
+  out.tail = c.tail[r];
+  return out;
+}
+
 /// Largest and second-largest value of a row with the index of the largest, so the maximum without any
 /// one rank is O(1).
 struct Top2 {
@@ -59,10 +73,10 @@ struct StepReplay {
     for (const Top2& s : seg) t += s.first;
     return t;
   }
-  /// Step time when rank r's phases are replaced by `other`'s.
-  double TimeWithRank(size_t r, const StepCosts& other) const {
-    double t = transfer_sum + std::max(tail.Without(r), other.tail[r]);
-    for (size_t k = 0; k < seg.size(); ++k) t += std::max(seg[k].Without(r), other.seg[k][r]);
+  /// Step time when rank r's phases are replaced by `own` (its compute phases and tail in this step).
+  double TimeWithRank(size_t r, const RankPhases& own) const {
+    double t = transfer_sum + std::max(tail.Without(r), own.tail);
+    for (size_t k = 0; k < seg.size(); ++k) t += std::max(seg[k].Without(r), own.seg[k]);
     return t;
   }
 };
@@ -131,8 +145,9 @@ std::vector<StepCosts> IdealCosts(const PhaseModel& phases, const Costs& costs, 
   return ideal;
 }
 
-/// Rank r fixed: each of its phases at its peers' mean (the rank excluded), in every step.
-std::vector<StepCosts> WithPeersPhases(const Costs& costs, size_t r) {
+/// Rank r fixed: each of its phases at its peers' mean (the rank excluded), in every step. Only rank r's
+/// values are built (O(steps x phases), not a copy of every rank's costs: the loop over ranks stays linear).
+std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r) {
   const size_t steps = costs.recorded.size();
   std::map<size_t, double> own_sum;
   std::map<size_t, size_t> own_count;
@@ -144,14 +159,16 @@ std::vector<StepCosts> WithPeersPhases(const Costs& costs, size_t r) {
     }
     own_tail += costs.recorded[s].tail[r];
   }
-  std::vector<StepCosts> peer = costs.recorded;
+  std::vector<RankPhases> peer(steps);
   for (size_t s = 0; s < steps; ++s) {
-    for (size_t k = 0; k < peer[s].transfer.size(); ++k) {
+    const size_t K = costs.recorded[s].transfer.size();
+    peer[s].seg.resize(K);
+    for (size_t k = 0; k < K; ++k) {
       const size_t n = costs.seg_pool.at(k).size() - own_count[k];
-      peer[s].seg[k][r] = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
+      peer[s].seg[k] = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
     }
     const size_t n_tail = costs.tail_pool.size() - steps;
-    peer[s].tail[r] = n_tail ? (costs.tail_sum - own_tail) / static_cast<double>(n_tail) : costs.tail_mean;
+    peer[s].tail = n_tail ? (costs.tail_sum - own_tail) / static_cast<double>(n_tail) : costs.tail_mean;
   }
   return peer;
 }
@@ -193,10 +210,10 @@ PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store
   out.fix_rank_saving.assign(ranks, 0.0);
   out.fix_rank_step_saving.assign(ranks, std::vector<double>(steps, 0.0));
   for (size_t r = 0; r < ranks; ++r) {
-    const std::vector<StepCosts> peer = WithPeersPhases(costs, r);
+    const std::vector<RankPhases> peer = WithPeersPhases(costs, r);
     double restored = 0, fixed = 0;
     for (size_t s = 0; s < steps; ++s) {
-      restored += ideal_replay[s].TimeWithRank(r, recorded[s]);
+      restored += ideal_replay[s].TimeWithRank(r, PhasesOf(recorded[s], r));
       const double fixed_step = recorded_replay[s].TimeWithRank(r, peer[s]);
       fixed += fixed_step;
       const double rec = recorded_replay[s].Time();
