@@ -1,13 +1,17 @@
 // StringPool implementation: open-addressing hash table over an append-only arena.
 #include "core/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace strata {
 
 namespace {
+// Arena blocks start small and double up to kBlockBytes: a pool per trace file holds a few KiB of names, and
+// one 64 KiB block per file (100,000 files) cost more in allocation and page faults than the parse.
+constexpr size_t kFirstBlockBytes = 4 * 1024;
 constexpr size_t kBlockBytes = 64 * 1024;
-}
+}  // namespace
 
 StringPool::StringPool() : slots_(1024, 0) {
   strings_.emplace_back();
@@ -45,10 +49,12 @@ std::string_view StringPool::store(std::string_view s) {
     return {blocks_.back().get(), s.size()};
   }
   if (blocks_.empty() || block_used_ + s.size() > block_size_) {
-    blocks_.emplace_back(new char[kBlockBytes]);
+    size_t size = blocks_.empty() ? kFirstBlockBytes : std::min(kBlockBytes, 2 * block_size_);
+    while (size < s.size()) size *= 2;  // s is at most kBlockBytes / 4 here
+    blocks_.emplace_back(new char[size]);
     block_used_ = 0;
-    block_size_ = kBlockBytes;
-    arena_bytes_ += kBlockBytes;
+    block_size_ = size;
+    arena_bytes_ += size;
   }
   char* dst = blocks_.back().get() + block_used_;
   std::memcpy(dst, s.data(), s.size());
