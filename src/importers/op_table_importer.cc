@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/decimal.h"
+#include "core/skip_reasons.h"
 #include "importers/csv_reader.h"
 
 namespace strata {
@@ -83,7 +84,7 @@ class OpTableImporter {
     return Status::Ok();
   }
 
-  void Skip(const char* reason) { ++store_.inputs[0].skipped[reason]; }
+  void Skip(SkipId reason) { CountSkip(store_.inputs[0].skipped, reason); }
 
   static int64_t OptionalInt(const std::vector<std::string_view>& f, int col) {
     int64_t v;
@@ -93,42 +94,42 @@ class OpTableImporter {
 
   void ReadRow() {
     if (fields_.size() != columns_) {
-      Skip("wrong_column_count");
+      Skip(SkipId::kWrongColumnCount);
       return;
     }
     int64_t rank, step, start, dur;
     if (ParseInt64(fields_[c_rank_], &rank) != NumberParse::kOk || rank < 0 || rank >= INT32_MAX) {
-      Skip("invalid_rank");
+      Skip(SkipId::kInvalidRank);
       return;
     }
     if (ParseInt64(fields_[c_step_], &step) != NumberParse::kOk || step < INT32_MIN || step > INT32_MAX) {
-      Skip("invalid_step");
+      Skip(SkipId::kInvalidStep);
       return;
     }
     const NumberParse ps = ParseScaledDecimal(fields_[c_start_], scale_, &start);
     const NumberParse pd = ParseScaledDecimal(fields_[c_dur_], scale_, &dur);
     if (ps == NumberParse::kOutOfRange || pd == NumberParse::kOutOfRange) {
-      Skip("integer_out_of_range");
+      Skip(SkipId::kIntegerOutOfRange);
       return;
     }
     if (ps != NumberParse::kOk) {
-      Skip("invalid_timestamp");
+      Skip(SkipId::kInvalidTimestamp);
       return;
     }
     if (pd != NumberParse::kOk) {
-      Skip("invalid_duration");
+      Skip(SkipId::kInvalidDuration);
       return;
     }
     if (dur < 0) {
-      Skip("negative_duration");
+      Skip(SkipId::kNegativeDuration);
       return;
     }
     if (dur > kMaxDurationNs) {
-      Skip("absurd_duration");
+      Skip(SkipId::kAbsurdDuration);
       return;
     }
     if (start > INT64_MAX - dur) {  // the end would not fit int64 ns
-      Skip("integer_out_of_range");
+      Skip(SkipId::kIntegerOutOfRange);
       return;
     }
     const uint32_t rank_index = RankIndex(static_cast<int32_t>(rank));
@@ -224,7 +225,7 @@ class OpTableImporter {
     s.flags.resize(out);
     store_.op_layout.resize(out);
     store_.inputs[0].events -= dropped;
-    store_.inputs[0].skipped["duplicate_row"] += dropped;
+    CountSkip(store_.inputs[0].skipped, SkipId::kDuplicateRow, dropped);
   }
 
   void Finish() {
