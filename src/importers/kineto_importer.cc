@@ -15,14 +15,13 @@
 #include "core/decimal.h"
 #include "core/skip_reasons.h"
 #include "importers/json_event_splitter.h"
+#include "importers/span_checks.h"
 
 namespace strata {
 
 namespace {
 
 namespace od = simdjson::ondemand;
-
-constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;  // a week: longer is not a real op
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
@@ -414,30 +413,22 @@ class KinetoImporter {
     return it->second;
   }
 
-  /// The reasons a time field is skipped with: missing, not a number, beyond int64 nanoseconds.
-  struct TimeReasons {
-    SkipId missing, invalid, out_of_range;
-  };
-  static constexpr TimeReasons kTimestamp{SkipId::kMissingTimestamp, SkipId::kInvalidTimestamp,
-                                          SkipId::kTimestampOutOfRange};
-  static constexpr TimeReasons kDuration{SkipId::kMissingDuration, SkipId::kInvalidDuration,
-                                         SkipId::kDurationOutOfRange};
+  /// Kineto's span rule (importers/span_checks.h): times are µs with up to three decimals; the start is
+  /// checked whole before the duration; an end beyond int64 ns is a timestamp out of range.
+  static constexpr SpanRules kSpanRules{
+      {SkipId::kMissingTimestamp, SkipId::kInvalidTimestamp, SkipId::kTimestampOutOfRange},
+      {SkipId::kMissingDuration, SkipId::kInvalidDuration, SkipId::kDurationOutOfRange},
+      SkipId::kTimestampOutOfRange,
+      /*range_first=*/false};
 
-  bool ParseTime(std::string_view tok, const TimeReasons& why, int64_t* out) {
-    if (tok.empty()) {
-      Skip(why.missing);
+  /// The event's timestamp in ns, or false after counting why it is unusable.
+  bool ParseTimestamp(std::string_view tok, int64_t* out) {
+    const TimeField f = ReadTimeField(tok, 3);
+    if (auto why = CheckTimeField(f, kSpanRules.start)) {
+      Skip(*why);
       return false;
     }
-    switch (ParseScaledDecimal(tok, 3, out)) {
-      case NumberParse::kOk:
-        break;
-      case NumberParse::kNotNumber:
-        Skip(why.invalid);
-        return false;
-      case NumberParse::kOutOfRange:
-        Skip(why.out_of_range);
-        return false;
-    }
+    *out = f.ns;
     return true;
   }
 
@@ -472,42 +463,33 @@ class KinetoImporter {
     int64_t ts = 0;
     switch (ph) {
       case 'X': {
-        int64_t dur = 0;
-        if (!ParseTime(ev.ts, kTimestamp, &ts) || !ParseTime(ev.dur, kDuration, &dur)) return;
-        if (dur < 0) {
-          Skip(SkipId::kNegativeDuration);
+        const TimeField start = ReadTimeField(ev.ts, 3), dur = ReadTimeField(ev.dur, 3);
+        if (auto why = CheckSpan(start, dur, kSpanRules)) {
+          Skip(*why);
           return;
         }
-        if (dur > kMaxDurationNs) {
-          Skip(SkipId::kAbsurdDuration);
-          return;
-        }
-        if (ts > INT64_MAX - dur) {  // the end would not fit int64 ns
-          Skip(SkipId::kTimestampOutOfRange);
-          return;
-        }
-        AddSlice(ev, pid, tid, ts, dur, kSliceComplete);
+        AddSlice(ev, pid, tid, start.ns, dur.ns, kSliceComplete);
         return;
       }
       case 'B': {
-        if (!ParseTime(ev.ts, kTimestamp, &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{
             ts, false, Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation, ev.stream}});
         return;
       }
       case 'E': {
-        if (!ParseTime(ev.ts, kTimestamp, &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{ts, true, {}});
         return;
       }
       case 'i':
       case 'I':
       case 'n':
-        if (!ParseTime(ev.ts, kTimestamp, &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         AddSlice(ev, pid, tid, ts, 0, kSliceInstant);
         return;
       case 'C': {
-        if (!ParseTime(ev.ts, kTimestamp, &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         for (const auto& [key, value] : ev.counter_values) {
           const std::string series = ev.counter_values.size() == 1 && !ev.name.empty()
                                          ? std::string(ev.name)
@@ -533,7 +515,7 @@ class KinetoImporter {
       case 's':
       case 't':
       case 'f': {
-        if (!ParseTime(ev.ts, kTimestamp, &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         bool ok_id;
         const int64_t id = IdFromText(ev.id_is_string, ev.id, &ok_id);
         if (ev.id.empty() || !ok_id) {
@@ -632,12 +614,8 @@ class KinetoImporter {
 
   void CloseSlice(uint32_t track, const Pending& p, int64_t end_ts) {
     int64_t dur = 0;
-    if (__builtin_sub_overflow(end_ts, p.ts, &dur)) {
-      Skip(SkipId::kDurationOutOfRange);
-      return;
-    }
-    if (dur > kMaxDurationNs) {
-      Skip(SkipId::kAbsurdDuration);
+    if (auto why = CheckPairDuration(p.ts, end_ts, &dur)) {
+      Skip(*why);
       return;
     }
     RawEvent merged;
