@@ -52,6 +52,7 @@ enum class SkipId : uint16_t {
   // recorder segments
   kCallUnknownProbe,
   kCallEndBeforeStart,
+  kRingBufferFull,
   // repairs: the event was kept (InputInfo::repaired)
   kInvalidUtf8Replaced,
   kUnreadableMember,
@@ -112,6 +113,8 @@ inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSk
      "a recorded call whose probe id is not in the segment's probe list"},
     {SkipId::kCallEndBeforeStart, "call_end_before_start", SkipSeverity::kError, false,
      "a recorded call that ends before it starts"},
+    {SkipId::kRingBufferFull, "ring_buffer_full", SkipSeverity::kDataLoss, false,
+     "recorder events the kernel dropped because the ring buffer to strata record was full: lost"},
     {SkipId::kInvalidUtf8Replaced, "invalid_utf8_replaced", SkipSeverity::kInfo, false,
      "an event with invalid UTF-8, kept with the bad bytes replaced"},
     {SkipId::kUnreadableMember, "unreadable", SkipSeverity::kError, true,

@@ -10,6 +10,7 @@
 
 #include "analysis/job_summary.h"
 #include "reports/diagnosis_report.h"
+#include "reports/segment_report.h"
 #include "reports/skip_report.h"
 #include "reports/summary_report.h"
 #include "test_util.h"
@@ -142,6 +143,19 @@ TEST(SkipReport, SummaryShowsSeverityAndDescription) {
   const auto j = SummaryToJson(s.value(), summary);
   EXPECT_EQ(j["skip_reasons"]["negative_duration"]["severity"], "error") << j.dump();
   EXPECT_EQ(j["skip_reasons"]["invalid_utf8_replaced"]["severity"], "info") << j.dump();
+}
+
+TEST(SkipReport, InspectDescribesDroppedEvents) {
+  RecordedSegment seg;
+  seg.data.path = "run/host.sseg";
+  seg.dropped_events = 7;
+  const std::string text = SegmentToText(seg);
+  EXPECT_NE(text.find("dropped events:\n  ring_buffer_full 7 (data_loss): recorder events the kernel dropped"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(SegmentToJson(seg)["skip_reasons"]["ring_buffer_full"]["severity"], "data_loss");
+  seg.dropped_events = 0;
+  EXPECT_EQ(SegmentToText(seg).find("ring_buffer_full"), std::string::npos);
 }
 
 }  // namespace
