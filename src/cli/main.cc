@@ -266,6 +266,127 @@ int RunInspect(const std::vector<std::string>& paths, const std::string& format)
   return 0;
 }
 
+/// `strata summary`: its options (bound by CLI11) and its run.
+struct SummaryCommand {
+  CommonInputOptions in;
+  std::string format = "text";
+  std::string out;
+  bool include_last_step = false;
+  size_t top_kernels = 10;
+  strata::SummaryTextOptions text;
+  CLI::App* cmd = nullptr;
+
+  void Add(CLI::App& app) {
+    cmd = app.add_subcommand("summary",
+                             "per-rank and job overview: events by category, steps, time span, and HTA's GPU "
+                             "metrics (idle/compute/non-compute time, communication-computation overlap, kernel "
+                             "time by type)");
+    AddInputOptions(cmd, in);
+    AddOutputOptions(cmd, format, out);
+    cmd->add_flag("--include-last-step", include_last_step,
+                  "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
+    cmd->add_flag("--per-rank", text.per_rank,
+                  "text: a row and a detail block (categories, GPU time by type, top kernels) for every rank; "
+                  "by default every rank's row up to 8 ranks, then only the outlier ranks");
+    cmd->add_option("--top-kernels", top_kernels, "kernels listed per rank")
+        ->check(CLI::Range(size_t{0}, size_t{100000}))
+        ->capture_default_str();
+  }
+
+  int Run() {
+    strata::LoadedJob job;
+    if (int rc = LoadOrFail(in, &job)) return rc;
+    strata::BreakdownOptions options;
+    options.include_last_step = include_last_step;
+    options.top_kernels = top_kernels;
+    const strata::JobSummary result = strata::Summarize(job.store, options);
+    const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
+                                                  : strata::SummaryToText(job.store, result, text);
+    if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) {
+      PrintError(st.message());
+      return 1;
+    }
+    return 0;
+  }
+};
+
+/// `strata diagnose`: its options (bound by CLI11) and its run.
+struct DiagnoseCommand {
+  CommonInputOptions in;
+  std::string format = "text";
+  std::string out;
+  double min_effect_pct = 100.0 * strata::diagnosis::thresholds::kMinEffect;
+  std::vector<std::string> fail_on;
+  CLI::App* cmd = nullptr;
+
+  void Add(CLI::App& app) {
+    cmd = app.add_subcommand("diagnose",
+                             "find the straggler ranks, the culprit op or gap, the cause and what fixing it would "
+                             "save (JSON per the strata.diagnosis/1 contract with --format json; a self-contained "
+                             "page with --format html -o FILE)");
+    AddInputOptions(cmd, in);
+    AddOutputOptions(cmd, format, out, {"text", "json", "html"});
+    cmd->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
+        ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    cmd->add_option("--fail-on", fail_on,
+                    "exit 3 when the status is findings, 4 when it is inconclusive (repeatable; default: exit 0 "
+                    "whenever the diagnosis ran; errors exit 1, usage errors 2)")
+        ->check(CLI::IsMember({"findings", "inconclusive"}))
+        ->delimiter(',');
+  }
+
+  int Run() {
+    if (format == "html") {
+      if (auto st = strata::CheckHtmlTarget(out); !st.ok()) {
+        PrintError(st.message());
+        return kExitUsage;
+      }
+    }
+    strata::LoadedJob job;
+    if (int rc = LoadOrFail(in, &job)) return rc;
+    strata::diagnosis::DiagnoseOptions options;
+    options.min_effect = min_effect_pct / 100.0;
+    for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
+    const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
+    const std::string text = format == "json"   ? JsonText(strata::DiagnosisToJson(result))
+                             : format == "html" ? strata::RenderHtmlReport(strata::DiagnosisToJson(result),
+                                                                           strata::BuildReportView(job.store, result))
+                                                : strata::DiagnosisToText(result);
+    if (auto st = strata::WriteOutput(out, text, job.files); !st.ok()) {
+      PrintError(st.message());
+      return 1;
+    }
+    return FailOnExit(fail_on, result.status);
+  }
+};
+
+/// `strata inspect`: its options (bound by CLI11) and its run.
+struct InspectCommand {
+  std::vector<std::string> paths;
+  std::string format = "text";
+  uint64_t max_memory = 0;
+  CLI::App* cmd = nullptr;
+
+  void Add(CLI::App& app) {
+    cmd = app.add_subcommand("inspect",
+                             "summarize what a `strata record` segment file holds: processes and ranks, calls, GC "
+                             "pauses, off-CPU time, counters, dropped events, and the per-rank metrics diagnose "
+                             "compares");
+    cmd->add_option("segment", paths,
+                    "a .sseg file written by strata record, a folder (every .sseg under it), or - for standard "
+                    "input")
+        ->required();
+    cmd->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    AddMaxMemoryOption(cmd, max_memory);
+  }
+
+  int Run() {
+    if (int rc = ApplyMaxMemory(max_memory)) return rc;
+    return RunInspect(paths, format);
+  }
+};
+
 int RunMain(int argc, char** argv) {
   strata::TuneAllocatorForLoading();
   CLI::App app{
@@ -274,67 +395,14 @@ int RunMain(int argc, char** argv) {
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
   app.require_subcommand(1);
 
-  CommonInputOptions summary_in;
-  std::string summary_format = "text";
-  std::string summary_out;
-  bool include_last_step = false;
-  size_t top_kernels = 10;
-  strata::SummaryTextOptions summary_text;
-  CLI::App* summary =
-      app.add_subcommand("summary",
-                         "per-rank and job overview: events by category, steps, time span, and HTA's GPU metrics "
-                         "(idle/compute/non-compute time, communication-computation overlap, kernel time by type)");
-  AddInputOptions(summary, summary_in);
-  AddOutputOptions(summary, summary_format, summary_out);
-  summary->add_flag("--include-last-step", include_last_step,
-                    "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
-  summary->add_flag("--per-rank", summary_text.per_rank,
-                    "text: a row and a detail block (categories, GPU time by type, top kernels) for every rank; "
-                    "by default every rank's row up to 8 ranks, then only the outlier ranks");
-  summary->add_option("--top-kernels", top_kernels, "kernels listed per rank")
-      ->check(CLI::Range(size_t{0}, size_t{100000}))
-      ->capture_default_str();
-
-  CommonInputOptions diagnose_in;
-  std::string diagnose_format = "text";
-  std::string diagnose_out;
-  double min_effect_pct = 100.0 * strata::diagnosis::thresholds::kMinEffect;
-  CLI::App* diagnose =
-      app.add_subcommand("diagnose",
-                         "find the straggler ranks, the culprit op or gap, the cause and what fixing it would save "
-                         "(JSON per the strata.diagnosis/1 contract with --format json; a self-contained page with "
-                         "--format html -o FILE)");
-  AddInputOptions(diagnose, diagnose_in);
-  AddOutputOptions(diagnose, diagnose_format, diagnose_out, {"text", "json", "html"});
-  diagnose->add_option("--min-effect", min_effect_pct, "smallest effect reported, in % of step time")
-      ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  std::vector<std::string> fail_on;
-  diagnose
-      ->add_option("--fail-on", fail_on,
-                   "exit 3 when the status is findings, 4 when it is inconclusive (repeatable; default: exit 0 "
-                   "whenever the diagnosis ran; errors exit 1, usage errors 2)")
-      ->check(CLI::IsMember({"findings", "inconclusive"}))
-      ->delimiter(',');
-
+  // Subcommands in the order --help lists them.
+  SummaryCommand summary;
+  summary.Add(app);
+  DiagnoseCommand diagnose;
+  diagnose.Add(app);
   CLI::App* record = strata::cli::AddRecordCommand(app);
-
-  std::vector<std::string> inspect_paths;
-  std::string inspect_format = "text";
-  CLI::App* inspect =
-      app.add_subcommand("inspect",
-                         "summarize what a `strata record` segment file holds: processes and ranks, calls, GC pauses, "
-                         "off-CPU time, counters, dropped events, and the per-rank metrics diagnose compares");
-  inspect
-      ->add_option("segment", inspect_paths,
-                   "a .sseg file written by strata record, a folder (every .sseg under it), or - for standard input")
-      ->required();
-  inspect->add_option("--format", inspect_format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  uint64_t inspect_max_memory = 0;
-  AddMaxMemoryOption(inspect, inspect_max_memory);
-
+  InspectCommand inspect;
+  inspect.Add(app);
   CLI::App* synth = strata::cli::AddSynthCommand(app);
   CLI::App* agent = strata::cli::AddAgentCommand(app);
   CLI::App* serve = strata::cli::AddServeCommand(app);
@@ -354,10 +422,7 @@ int RunMain(int argc, char** argv) {
   }
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
-  if (inspect->parsed()) {
-    if (int rc = ApplyMaxMemory(inspect_max_memory)) return rc;
-    return RunInspect(inspect_paths, inspect_format);
-  }
+  if (inspect.cmd->parsed()) return inspect.Run();
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (agent->parsed()) return strata::cli::RunAgentCommand();
   if (serve->parsed()) return strata::cli::RunServeCommand();
@@ -366,45 +431,8 @@ int RunMain(int argc, char** argv) {
     if (int rc = LoadOrFail(export_in, &job)) return rc;
     return strata::cli::RunExportCommand(job);
   }
-  if (summary->parsed()) {
-    strata::LoadedJob job;
-    if (int rc = LoadOrFail(summary_in, &job)) return rc;
-    strata::BreakdownOptions options;
-    options.include_last_step = include_last_step;
-    options.top_kernels = top_kernels;
-    const strata::JobSummary result = strata::Summarize(job.store, options);
-    const std::string text = summary_format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
-                                                      : strata::SummaryToText(job.store, result, summary_text);
-    if (auto st = strata::WriteOutput(summary_out, text, job.files); !st.ok()) {
-      PrintError(st.message());
-      return 1;
-    }
-  }
-  if (diagnose->parsed()) {
-    if (diagnose_format == "html") {
-      if (auto st = strata::CheckHtmlTarget(diagnose_out); !st.ok()) {
-        PrintError(st.message());
-        return kExitUsage;
-      }
-    }
-    strata::LoadedJob job;
-    if (int rc = LoadOrFail(diagnose_in, &job)) return rc;
-    strata::diagnosis::DiagnoseOptions options;
-    options.min_effect = min_effect_pct / 100.0;
-    for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
-    const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
-    const std::string text =
-        diagnose_format == "json" ? JsonText(strata::DiagnosisToJson(result))
-        : diagnose_format == "html"
-            ? strata::RenderHtmlReport(strata::DiagnosisToJson(result), strata::BuildReportView(job.store, result))
-            : strata::DiagnosisToText(result);
-    if (auto st = strata::WriteOutput(diagnose_out, text, job.files); !st.ok()) {
-      PrintError(st.message());
-      return 1;
-    }
-    return FailOnExit(fail_on, result.status);
-  }
-
+  if (summary.cmd->parsed()) return summary.Run();
+  if (diagnose.cmd->parsed()) return diagnose.Run();
   return 0;
 }
 

@@ -13,15 +13,15 @@
 
 #include "core/bounded_queue.h"
 #include "core/decimal.h"
+#include "core/skip_reasons.h"
 #include "importers/json_event_splitter.h"
+#include "importers/span_checks.h"
 
 namespace strata {
 
 namespace {
 
 namespace od = simdjson::ondemand;
-
-constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;  // a week: longer is not a real op
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
@@ -117,7 +117,7 @@ class KinetoImporter {
  private:
   RankInfo& rank() { return store_.ranks[0]; }
   InputInfo& input() { return store_.inputs[0]; }
-  void Skip(const std::string& reason) { ++input().skipped[reason]; }
+  void Skip(SkipId reason, std::string_view detail = {}) { CountSkip(input().skipped, reason, 1, detail); }
 
   // ---- top-level members -------------------------------------------------------------------------
   void OnMember(std::string_view key, std::string_view raw) {
@@ -125,7 +125,7 @@ class KinetoImporter {
     simdjson::dom::parser parser;
     simdjson::dom::element el;
     if (parser.parse(raw.data(), raw.size()).get(el)) {
-      ++input().repaired[fmt::format("unreadable_{}", key)];
+      CountSkip(input().repaired, SkipId::kUnreadableMember, 1, key);
       return;
     }
     if (key == "distributedInfo") {
@@ -232,10 +232,10 @@ class KinetoImporter {
       }
     }
     if (rc != simdjson::SUCCESS) {
-      Skip("invalid_json");
+      Skip(SkipId::kInvalidJson);
       return;
     }
-    if (repaired) ++input().repaired["invalid_utf8_replaced"];
+    if (repaired) CountSkip(input().repaired, SkipId::kInvalidUtf8Replaced);
   }
 
   static std::string RepairUtf8(std::string_view in) {
@@ -340,7 +340,7 @@ class KinetoImporter {
   simdjson::error_code HandleEvent(od::value& value) {
     od::object obj;
     if (value.get_object().get(obj)) {
-      Skip("not_an_object");
+      Skip(SkipId::kNotAnObject);
       return simdjson::SUCCESS;
     }
     RawEvent& ev = raw_;
@@ -413,21 +413,22 @@ class KinetoImporter {
     return it->second;
   }
 
-  bool ParseTime(std::string_view tok, const char* what, int64_t* out) {
-    if (tok.empty()) {
-      Skip(fmt::format("missing_{}", what));
+  /// Kineto's span rule (importers/span_checks.h): times are µs with up to three decimals; the start is
+  /// checked whole before the duration; an end beyond int64 ns is a timestamp out of range.
+  static constexpr SpanRules kSpanRules{
+      {SkipId::kMissingTimestamp, SkipId::kInvalidTimestamp, SkipId::kTimestampOutOfRange},
+      {SkipId::kMissingDuration, SkipId::kInvalidDuration, SkipId::kDurationOutOfRange},
+      SkipId::kTimestampOutOfRange,
+      /*range_first=*/false};
+
+  /// The event's timestamp in ns, or false after counting why it is unusable.
+  bool ParseTimestamp(std::string_view tok, int64_t* out) {
+    const TimeField f = ReadTimeField(tok, 3);
+    if (auto why = CheckTimeField(f, kSpanRules.start)) {
+      Skip(*why);
       return false;
     }
-    switch (ParseScaledDecimal(tok, 3, out)) {
-      case NumberParse::kOk:
-        break;
-      case NumberParse::kNotNumber:
-        Skip(fmt::format("invalid_{}", what));
-        return false;
-      case NumberParse::kOutOfRange:
-        Skip(fmt::format("{}_out_of_range", what));
-        return false;
-    }
+    *out = f.ns;
     return true;
   }
 
@@ -439,7 +440,7 @@ class KinetoImporter {
 
   void Commit(RawEvent& ev) {
     if (ev.ph.empty()) {
-      Skip("missing_phase");
+      Skip(SkipId::kMissingPhase);
       return;
     }
     // HTA rounds all times inward to whole µs when its ts column is floating point: some event (metadata
@@ -456,48 +457,39 @@ class KinetoImporter {
     const int64_t pid = IdFromText(ev.pid_is_string, ev.pid_text, &ok_pid);
     const int64_t tid = IdFromText(ev.tid_is_string, ev.tid_text, &ok_tid);
     if (!ok_pid || !ok_tid) {
-      Skip("invalid_pid_or_tid");
+      Skip(SkipId::kInvalidPidOrTid);
       return;
     }
     int64_t ts = 0;
     switch (ph) {
       case 'X': {
-        int64_t dur = 0;
-        if (!ParseTime(ev.ts, "timestamp", &ts) || !ParseTime(ev.dur, "duration", &dur)) return;
-        if (dur < 0) {
-          Skip("negative_duration");
+        const TimeField start = ReadTimeField(ev.ts, 3), dur = ReadTimeField(ev.dur, 3);
+        if (auto why = CheckSpan(start, dur, kSpanRules)) {
+          Skip(*why);
           return;
         }
-        if (dur > kMaxDurationNs) {
-          Skip("absurd_duration");
-          return;
-        }
-        if (ts > INT64_MAX - dur) {  // the end would not fit int64 ns
-          Skip("timestamp_out_of_range");
-          return;
-        }
-        AddSlice(ev, pid, tid, ts, dur, kSliceComplete);
+        AddSlice(ev, pid, tid, start.ns, dur.ns, kSliceComplete);
         return;
       }
       case 'B': {
-        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{
             ts, false, Pending{ts, std::string(ev.name), std::string(ev.cat), ev.has_cat, ev.correlation, ev.stream}});
         return;
       }
       case 'E': {
-        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         begin_end_[TrackFor(pid, tid, -1)].push_back(BeginOrEnd{ts, true, {}});
         return;
       }
       case 'i':
       case 'I':
       case 'n':
-        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         AddSlice(ev, pid, tid, ts, 0, kSliceInstant);
         return;
       case 'C': {
-        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         for (const auto& [key, value] : ev.counter_values) {
           const std::string series = ev.counter_values.size() == 1 && !ev.name.empty()
                                          ? std::string(ev.name)
@@ -523,11 +515,11 @@ class KinetoImporter {
       case 's':
       case 't':
       case 'f': {
-        if (!ParseTime(ev.ts, "timestamp", &ts)) return;
+        if (!ParseTimestamp(ev.ts, &ts)) return;
         bool ok_id;
         const int64_t id = IdFromText(ev.id_is_string, ev.id, &ok_id);
         if (ev.id.empty() || !ok_id) {
-          Skip("flow_without_id");
+          Skip(SkipId::kFlowWithoutId);
           return;
         }
         store_.flows.id.push_back(id);
@@ -539,7 +531,7 @@ class KinetoImporter {
         return;
       }
       default:
-        Skip(fmt::format("unsupported_phase_{}", ph == '?' ? std::string("other") : std::string(1, ph)));
+        Skip(SkipId::kUnsupportedPhase, ph == '?' ? std::string_view("other") : std::string_view(&ph, 1));
         return;
     }
   }
@@ -608,26 +600,22 @@ class KinetoImporter {
           continue;
         }
         if (stack.empty()) {
-          Skip("end_without_begin");
+          Skip(SkipId::kEndWithoutBegin);
           continue;
         }
         Pending p = std::move(stack.back());
         stack.pop_back();
         CloseSlice(track, p, e.ts);
       }
-      if (!stack.empty()) input().skipped["begin_without_end"] += stack.size();
+      if (!stack.empty()) CountSkip(input().skipped, SkipId::kBeginWithoutEnd, stack.size());
     }
     begin_end_.clear();
   }
 
   void CloseSlice(uint32_t track, const Pending& p, int64_t end_ts) {
     int64_t dur = 0;
-    if (__builtin_sub_overflow(end_ts, p.ts, &dur)) {
-      Skip("duration_out_of_range");
-      return;
-    }
-    if (dur > kMaxDurationNs) {
-      Skip("absurd_duration");
+    if (auto why = CheckPairDuration(p.ts, end_ts, &dur)) {
+      Skip(*why);
       return;
     }
     RawEvent merged;

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "core/decimal.h"
+#include "core/skip_reasons.h"
 #include "importers/csv_reader.h"
+#include "importers/span_checks.h"
 
 namespace strata {
 
 namespace {
-
-constexpr int64_t kMaxDurationNs = 7LL * 24 * 3600 * 1000000000LL;
 
 class OpTableImporter {
  public:
@@ -83,7 +83,15 @@ class OpTableImporter {
     return Status::Ok();
   }
 
-  void Skip(const char* reason) { ++store_.inputs[0].skipped[reason]; }
+  void Skip(SkipId reason) { CountSkip(store_.inputs[0].skipped, reason); }
+
+  /// The op table's span rule (importers/span_checks.h): an empty or unparsable value is invalid, a value
+  /// out of range (checked first, in either column) or an end beyond int64 ns is integer_out_of_range.
+  static constexpr SpanRules kSpanRules{
+      {SkipId::kInvalidTimestamp, SkipId::kInvalidTimestamp, SkipId::kIntegerOutOfRange},
+      {SkipId::kInvalidDuration, SkipId::kInvalidDuration, SkipId::kIntegerOutOfRange},
+      SkipId::kIntegerOutOfRange,
+      /*range_first=*/true};
 
   static int64_t OptionalInt(const std::vector<std::string_view>& f, int col) {
     int64_t v;
@@ -93,44 +101,25 @@ class OpTableImporter {
 
   void ReadRow() {
     if (fields_.size() != columns_) {
-      Skip("wrong_column_count");
+      Skip(SkipId::kWrongColumnCount);
       return;
     }
-    int64_t rank, step, start, dur;
+    int64_t rank, step;
     if (ParseInt64(fields_[c_rank_], &rank) != NumberParse::kOk || rank < 0 || rank >= INT32_MAX) {
-      Skip("invalid_rank");
+      Skip(SkipId::kInvalidRank);
       return;
     }
     if (ParseInt64(fields_[c_step_], &step) != NumberParse::kOk || step < INT32_MIN || step > INT32_MAX) {
-      Skip("invalid_step");
+      Skip(SkipId::kInvalidStep);
       return;
     }
-    const NumberParse ps = ParseScaledDecimal(fields_[c_start_], scale_, &start);
-    const NumberParse pd = ParseScaledDecimal(fields_[c_dur_], scale_, &dur);
-    if (ps == NumberParse::kOutOfRange || pd == NumberParse::kOutOfRange) {
-      Skip("integer_out_of_range");
+    const TimeField start_field = ReadTimeField(fields_[c_start_], scale_);
+    const TimeField dur_field = ReadTimeField(fields_[c_dur_], scale_);
+    if (auto why = CheckSpan(start_field, dur_field, kSpanRules)) {
+      Skip(*why);
       return;
     }
-    if (ps != NumberParse::kOk) {
-      Skip("invalid_timestamp");
-      return;
-    }
-    if (pd != NumberParse::kOk) {
-      Skip("invalid_duration");
-      return;
-    }
-    if (dur < 0) {
-      Skip("negative_duration");
-      return;
-    }
-    if (dur > kMaxDurationNs) {
-      Skip("absurd_duration");
-      return;
-    }
-    if (start > INT64_MAX - dur) {  // the end would not fit int64 ns
-      Skip("integer_out_of_range");
-      return;
-    }
+    const int64_t start = start_field.ns, dur = dur_field.ns;
     const uint32_t rank_index = RankIndex(static_cast<int32_t>(rank));
     RankInfo& r = store_.ranks[rank_index];
     if (r.dp_rank < 0) {
@@ -224,7 +213,7 @@ class OpTableImporter {
     s.flags.resize(out);
     store_.op_layout.resize(out);
     store_.inputs[0].events -= dropped;
-    store_.inputs[0].skipped["duplicate_row"] += dropped;
+    CountSkip(store_.inputs[0].skipped, SkipId::kDuplicateRow, dropped);
   }
 
   void Finish() {

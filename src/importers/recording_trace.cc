@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/skip_reasons.h"
 #include "store/stack_frames.h"
 
 namespace strata {
@@ -130,13 +131,13 @@ class Builder {
     for (const auto& c : seg_.data.calls) {
       if (!r.pids.count(c.tgid)) continue;
       if (c.probe >= seg_.probes.size()) {
-        ++store_.inputs[input_].skipped["call_unknown_probe"];
+        CountSkip(store_.inputs[input_].skipped, SkipId::kCallUnknownProbe);
         continue;
       }
       const ProbeRole role = RoleOf(seg_.probes[c.probe]);
       if (role.preference == 0) continue;
       if (c.end_ns < c.start_ns) {
-        ++store_.inputs[input_].skipped["call_end_before_start"];
+        CountSkip(store_.inputs[input_].skipped, SkipId::kCallEndBeforeStart);
         continue;
       }
       if (role.preference == best)

@@ -176,34 +176,48 @@ size_t DetectPeriod(const std::vector<StringId>& keys) {
   return p * 2 <= n ? p : 0;
 }
 
-CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                                 StepModel* steps) {
-  CollectiveModel model;
-  const SliceTable& s = store.slices;
-  const size_t ranks = rows_by_rank.size();
-  model.calls.resize(ranks);
-  // Decide the source: GPU kernels if any rank has them.
-  std::vector<int8_t> kind(store.strings.size(), -1);  // per name: 0 none, 1 gpu comm, 2 cpu comm
-  auto name_kind = [&](StringId id) {
-    if (kind[id] < 0) {
-      const std::string_view n = store.strings.view(id);
-      kind[id] = IsCpuCollective(n) ? 2 : IsCommunicationKernel(n) ? 1 : 0;
+namespace {
+
+/// What a slice name is as a collective, computed once per name: 0 none, 1 a GPU communication kernel,
+/// 2 a CPU-side collective op.
+class NameKinds {
+ public:
+  explicit NameKinds(const TraceStore& store) : store_(store), kind_(store.strings.size(), -1) {}
+  int8_t operator()(StringId id) {
+    if (kind_[id] < 0) {
+      const std::string_view n = store_.strings.view(id);
+      kind_[id] = IsCpuCollective(n) ? 2 : IsCommunicationKernel(n) ? 1 : 0;
     }
-    return kind[id];
-  };
-  bool gpu = false;
-  for (size_t r = 0; r < ranks && !gpu; ++r)
-    for (uint32_t row : rows_by_rank[r])
-      if ((s.flags[row] & kSliceComplete) && store.tracks[s.track[row]].stream >= 0 && name_kind(s.name[row]) == 1) {
-        gpu = true;
-        break;
-      }
+    return kind_[id];
+  }
+
+ private:
+  const TraceStore& store_;
+  std::vector<int8_t> kind_;
+};
+
+/// Whether any rank has a complete communication kernel on a GPU stream: then GPU kernels are the source.
+bool AnyGpuCollective(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                      NameKinds& kinds) {
+  const SliceTable& s = store.slices;
+  for (const auto& rows : rows_by_rank)
+    for (uint32_t row : rows)
+      if ((s.flags[row] & kSliceComplete) && store.tracks[s.track[row]].stream >= 0 && kinds(s.name[row]) == 1)
+        return true;
+  return false;
+}
+
+/// The collective calls of each rank from the chosen source, in start order (GPU calls with their launch
+/// times). Returns whether any rank has one.
+bool ExtractCalls(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank, bool gpu,
+                  NameKinds& kinds, CollectiveModel* model) {
+  const SliceTable& s = store.slices;
   bool any = false;
-  for (size_t r = 0; r < ranks; ++r) {
+  for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     for (uint32_t row : rows_by_rank[r]) {
       if (!(s.flags[row] & (kSliceComplete | kSliceBeginEnd))) continue;
       const bool on_stream = store.tracks[s.track[row]].stream >= 0;
-      const int8_t k = name_kind(s.name[row]);
+      const int8_t k = kinds(s.name[row]);
       if (gpu ? !(k == 1 && on_stream) : !(k == 2 && !on_stream)) continue;
       CollectiveCall c;
       c.slice = row;
@@ -216,44 +230,45 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
       }
       c.start_ns = s.ts_ns[row];
       c.end_ns = s.ts_ns[row] + s.dur_ns[row];
-      model.calls[r].push_back(c);
+      model->calls[r].push_back(c);
       any = true;
     }
-    std::sort(model.calls[r].begin(), model.calls[r].end(),
+    std::sort(model->calls[r].begin(), model->calls[r].end(),
               [](const CollectiveCall& a, const CollectiveCall& b) { return a.start_ns < b.start_ns; });
-    if (gpu) FindLaunches(store, rows_by_rank[r], &model.calls[r]);
+    if (gpu) FindLaunches(store, rows_by_rank[r], &model->calls[r]);
   }
-  model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
-  if (!any) return model;
+  return any;
+}
 
-  // No steps recorded: try the period of the collective sequence, then the rhythm of its gaps.
-  if (steps->source == "none") DetectSteps(store, rows_by_rank, model, steps);
-
-  // Still no steps: analyse the whole trace as one window, step 0 (DESIGN.md, Diagnosis 1).
-  if (steps->source == "none") {
-    steps->steps = {0};
-    for (size_t r = 0; r < ranks; ++r) {
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (uint32_t row : rows_by_rank[r]) {
-        lo = std::min(lo, s.ts_ns[row]);
-        hi = std::max(hi, s.ts_ns[row] + s.dur_ns[row]);
-      }
-      steps->by_rank[r].clear();
-      if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, MainThreadTrack(store, rows_by_rank[r])});
+/// No steps recorded or detected: the whole trace of each rank is one window, step 0 (DESIGN.md, Diagnosis 1).
+void WholeTraceAsOneStep(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                         StepModel* steps) {
+  const SliceTable& s = store.slices;
+  steps->steps = {0};
+  for (size_t r = 0; r < rows_by_rank.size(); ++r) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t row : rows_by_rank[r]) {
+      lo = std::min(lo, s.ts_ns[row]);
+      hi = std::max(hi, s.ts_ns[row] + s.dur_ns[row]);
     }
+    steps->by_rank[r].clear();
+    if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, MainThreadTrack(store, rows_by_rank[r])});
   }
+}
 
-  // Assign steps and ordinals.
-  const bool stepped = steps->source != "none";
+/// Each call's step (the window holding it; -1 outside every window) and its ordinal among the calls of the
+/// same (step, key, group) on its rank.
+void AssignStepsAndOrdinals(const StepModel& steps, CollectiveModel* model) {
+  const bool stepped = steps.source != "none";
   // Launch times are on the CPU side, as are profiler-step windows; detected-period windows are made of
   // the calls' own times.
-  const bool by_launch = steps->source == "profiler-step";
-  for (size_t r = 0; r < ranks; ++r) {
+  const bool by_launch = steps.source == "profiler-step";
+  for (size_t r = 0; r < model->calls.size(); ++r) {
     std::map<std::tuple<int64_t, StringId, StringId>, uint32_t> next;
-    for (auto& c : model.calls[r]) {
+    for (auto& c : model->calls[r]) {
       if (stepped) {
-        const int w = FindWindow(steps->by_rank[r], by_launch && c.launch_ns >= 0 ? c.launch_ns : c.start_ns);
-        c.step = w < 0 ? -1 : steps->by_rank[r][w].step;
+        const int w = FindWindow(steps.by_rank[r], by_launch && c.launch_ns >= 0 ? c.launch_ns : c.start_ns);
+        c.step = w < 0 ? -1 : steps.by_rank[r][w].step;
       } else {
         c.step = 0;
       }
@@ -261,13 +276,18 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
       c.ordinal = next[{c.step, c.key, c.group}]++;
     }
   }
-  // Match (step, key, ordinal) across ranks.
+}
+
+/// Matches calls across ranks by (step, group, key, ordinal); counts the calls of incomplete instances and
+/// notes subgroups.
+void MatchAcrossRanks(bool stepped, CollectiveModel* model) {
+  const size_t ranks = model->calls.size();
   std::map<std::tuple<int64_t, StringId, StringId, uint32_t>, size_t> index;
   for (size_t r = 0; r < ranks; ++r) {
-    for (size_t i = 0; i < model.calls[r].size(); ++i) {
-      const CollectiveCall& c = model.calls[r][i];
+    for (size_t i = 0; i < model->calls[r].size(); ++i) {
+      const CollectiveCall& c = model->calls[r][i];
       if (c.step == -1 && stepped) continue;
-      auto [it, inserted] = index.try_emplace({c.step, c.group, c.key, c.ordinal}, model.matched.size());
+      auto [it, inserted] = index.try_emplace({c.step, c.group, c.key, c.ordinal}, model->matched.size());
       if (inserted) {
         MatchedCollective m;
         m.key = c.key;
@@ -277,29 +297,52 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
         m.expected =
             c.group != 0 && c.group_size > 0 ? std::min<size_t>(static_cast<size_t>(c.group_size), ranks) : ranks;
         m.call.assign(ranks, -1);
-        model.matched.push_back(m);
+        model->matched.push_back(m);
       }
-      MatchedCollective& m = model.matched[it->second];
+      MatchedCollective& m = model->matched[it->second];
       m.call[r] = static_cast<int32_t>(i);
       ++m.present;
     }
   }
-  for (const auto& m : model.matched) {
-    if (m.present < m.expected) model.unmatched_calls += m.present;
-    if (m.complete() && m.expected < ranks) model.subgroups = true;
+  for (const auto& m : model->matched) {
+    if (m.present < m.expected) model->unmatched_calls += m.present;
+    if (m.complete() && m.expected < ranks) model->subgroups = true;
   }
-  // Order instances by step, then by start on the first rank that has them (clocks differ across ranks).
+}
+
+/// Orders instances by step, then by start on the first rank that has them (clocks differ across ranks).
+void OrderInstances(CollectiveModel* model) {
+  const size_t ranks = model->calls.size();
   auto first_start = [&](const MatchedCollective& m) {
     for (size_t r = 0; r < ranks; ++r)
-      if (m.call[r] >= 0) return model.calls[r][m.call[r]].start_ns;
+      if (m.call[r] >= 0) return model->calls[r][m.call[r]].start_ns;
     return INT64_MAX;
   };
-  std::stable_sort(model.matched.begin(), model.matched.end(),
+  std::stable_sort(model->matched.begin(), model->matched.end(),
                    [&](const MatchedCollective& a, const MatchedCollective& b) {
                      if (a.step != b.step) return a.step < b.step;
                      if (a.key == b.key && a.group == b.group) return a.ordinal < b.ordinal;
                      return first_start(a) < first_start(b);
                    });
+}
+
+}  // namespace
+
+CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                                 StepModel* steps) {
+  CollectiveModel model;
+  model.calls.resize(rows_by_rank.size());
+  NameKinds kinds(store);
+  const bool gpu = AnyGpuCollective(store, rows_by_rank, kinds);
+  const bool any = ExtractCalls(store, rows_by_rank, gpu, kinds, &model);
+  model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
+  if (!any) return model;
+  // No steps recorded: try the period of the collective sequence, then the rhythm of its gaps.
+  if (steps->source == "none") DetectSteps(store, rows_by_rank, model, steps);
+  if (steps->source == "none") WholeTraceAsOneStep(store, rows_by_rank, steps);
+  AssignStepsAndOrdinals(*steps, &model);
+  MatchAcrossRanks(steps->source != "none", &model);
+  OrderInstances(&model);
   return model;
 }
 

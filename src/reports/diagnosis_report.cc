@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/text_escape.h"
+#include "reports/skip_report.h"
 #include "reports/text_format.h"
 
 #include <algorithm>
@@ -227,6 +228,12 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                       {"error", JsonSafe(in.reason)}});
   }
   j["inputs"] = inputs;
+  // What each skip reason means and how much it matters, once for the whole output (only when some input
+  // skipped events; the per-input maps keep the contract's plain reason -> count form).
+  ReasonCounts seen;
+  for (const auto& in : r.inputs)
+    for (const auto& [k, v] : in.skipped) seen[k] += v;
+  if (!seen.empty()) j["skip_reasons"] = SkipReasonsJson(seen);
   const ordered_json offsets = ObjectOfUnique(r.clock_offsets_us, [](auto rank) { return std::to_string(rank); });
   j["job"] = {{"ranks", r.ranks},
               {"steps", r.steps},
@@ -296,7 +303,8 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
                      f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
 }
 
-std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
+/// "skipped events: N of M (x%):" then one line per reason with its severity and description.
+std::string SkippedLines(const diagnosis::DiagnosisResult& r) {
   std::map<std::string, uint64_t> by_reason;
   uint64_t total = 0, events = 0;
   for (const auto& in : r.inputs) {
@@ -307,11 +315,10 @@ std::string SkippedLine(const diagnosis::DiagnosisResult& r) {
     }
   }
   std::string line = "skipped events: ";
-  if (total == 0) return line + "none";
+  if (total == 0) return line + "none\n";
   line += fmt::format("{} of {} ({:.2f}%):", total, total + events,
                       100.0 * static_cast<double>(total) / static_cast<double>(total + events));
-  for (const auto& [reason, n] : by_reason) line += fmt::format(" {} {}", reason, n);
-  return line;
+  return line + "\n" + SkipReasonLines(by_reason, "  ", kWidth);
 }
 
 std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
@@ -332,7 +339,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
   out += fmt::format("clocks: aligned by {} to within {}\n", r.collective_source,
                      text::Duration(r.clock_residual_us / 1e3));
   for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
-  out += SkippedLine(r) + "\n";
+  out += SkippedLines(r);
   for (const auto& n : r.notes) out += "note: " + TerminalSafe(n) + "\n";
   out += kLegend;
   return out;

@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "analysis/job_summary.h"
+#include "core/skip_reasons.h"
 #include "core/text_escape.h"
 #include "model/job_model.h"
 #include "model/recording_alignment.h"
+#include "reports/skip_report.h"
 
 namespace strata {
 namespace {
@@ -199,7 +201,7 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
   }
   for (const auto& [key, e] : ends) {
     if (e.first < 0 || e.second < 0) {
-      ++(*skipped)["trace flow without its other end"];
+      CountSkip(*skipped, SkipId::kExportFlowUnpaired);
       continue;
     }
     const int64_t id = (*next_id)++;
@@ -296,14 +298,14 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
       CallAt own;
       std::vector<std::pair<size_t, CallAt>> peers;
       if (!LateInstance(store, job, views, r, step, &own, &peers)) {
-        ++(*skipped)["blame step without a collective shared with peers"];
+        CountSkip(*skipped, SkipId::kExportBlameStepUnshared);
         continue;
       }
       if (!placed) ts = own.start, placed = true;
       const std::string flow_name = Quote(fmt::format("blame: {} (step {})", f.cause, step));
       for (const auto& [q, peer] : peers) {
         if (flows >= options.max_blame_flows_per_finding) {
-          ++(*skipped)["blame edge beyond max_blame_flows_per_finding"];
+          CountSkip(*skipped, SkipId::kExportBlameEdgeCapped);
           continue;
         }
         const int64_t id = (*next_id)++;
@@ -396,13 +398,13 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const m
       return true;
     };
     const auto count_left_out = [&](const char* what) {
-      ++(*skipped)[fmt::format("recorder {}: process of no rank, or its recording not aligned to the traces", what)];
+      CountSkip(*skipped, SkipId::kExportRecorderUnplaced, 1, what);
     };
     int64_t pid = 0, delta = 0;
     std::string comm;
     for (const segments::OffCpuRow& o : seg.data.off_cpu) {
       if (!place(o.tgid, &pid, &delta, &comm)) {
-        count_left_out("off-CPU interval");
+        count_left_out("off_cpu_interval");
         continue;
       }
       const int64_t start = static_cast<int64_t>(o.start_ns) + delta, end = static_cast<int64_t>(o.end_ns) + delta;
@@ -420,7 +422,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const m
     }
     for (const segments::GcRow& g : seg.data.gcs) {
       if (!place(g.tgid, &pid, &delta, &comm)) {
-        count_left_out("GC pause");
+        count_left_out("gc_pause");
         continue;
       }
       w.Event('X', pid, tracks.Get(w, pid, "GC", g.tid, comm), static_cast<int64_t>(g.start_ns) + delta,
@@ -456,7 +458,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const m
           ++stats->recorder_events;
           continue;
         }
-        count_left_out("counter sample");
+        count_left_out("counter_sample");
         continue;
       }
       w.Event('C', pid, 0, static_cast<int64_t>(c.ts_ns) + delta,
@@ -494,6 +496,10 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
         {{"path", JsonSafe(in.path)}, {"format", in.format}, {"events", in.events}, {"skipped", in.skipped}});
   j["inputs"] = inputs;
   j["export_skipped"] = export_skipped;
+  SkipCounts seen = export_skipped;  // every reason above, with its severity and description
+  for (const InputInfo& in : store.inputs)
+    for (const auto& [k, v] : in.skipped) seen[k] += v;
+  j["skip_reasons"] = SkipReasonsJson(seen);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

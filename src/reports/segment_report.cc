@@ -11,12 +11,16 @@
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "core/round.h"
+#include "core/skip_reasons.h"
+#include "reports/skip_report.h"
 #include "reports/text_format.h"
 #include "store/stack_frames.h"
 
 namespace strata {
 
 namespace {
+constexpr size_t kTextWidth = 100;  // columns of the dropped-events lines
+
 // The five Python functions sampled most, innermost frames only: {"Python f (file:line)": samples}.
 nlohmann::ordered_json TopPython(const std::map<std::string, uint64_t>& counts) {
   std::vector<std::pair<uint64_t, std::string>> order;
@@ -99,6 +103,8 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["counter_series"] = series_by_name;
   j["probes"] = seg.probes.size();
   j["dropped_events"] = seg.dropped_events;
+  if (seg.dropped_events > 0)
+    j["skip_reasons"] = SkipReasonsJson({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}});
   j["stats"] = seg.stats;
   j["notes"] = seg.notes;
   j["finished"] = seg.finished;
@@ -196,6 +202,9 @@ std::string SegmentToText(const RecordedSegment& seg) {
     out +=
         "cut short: no closing record (the recorder was killed, or could not write): the recording ends at its "
         "last complete block\n";
+  if (seg.dropped_events > 0)
+    out += "dropped events:\n" +
+           SkipReasonLines({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}}, "  ", kTextWidth);
   for (const auto& g : seg.gaps) out += "gap: " + TerminalSafe(g) + "\n";
   for (const auto& p : seg.data.problems) out += "problem: " + TerminalSafe(p) + "\n";
   for (const auto& n : seg.notes) out += "note: " + TerminalSafe(n) + "\n";

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/text_escape.h"
+#include "reports/skip_report.h"
 #include "reports/text_format.h"
 
 #include <algorithm>
@@ -91,6 +92,7 @@ std::string Base(const std::string& path) { return TerminalSafe(std::filesystem:
 
 // Text layout: up to this many ranks every rank gets a row; above, only the outlier ranks (--per-rank: all).
 constexpr size_t kAllRowsUpTo = 8;
+constexpr size_t kTextWidth = 100;  // columns of the skipped-reason lines
 // A rank is an outlier on a metric beyond this many scaled MADs (1.4826 MAD ~ one standard deviation)
 // of the ranks' median, and only when the difference also matters (kMinRelative of the median for
 // counts and times, kMinPoints for percentages).
@@ -246,11 +248,12 @@ std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<s
   return t.Render("  ");
 }
 
-std::string SkippedText(uint64_t total, const SkipCounts& skipped) {
-  if (total == 0) return "\nskipped events: none\n";
-  std::string out = fmt::format("\nskipped events: {}", total);
-  for (const auto& [k, v] : skipped) out += fmt::format("  {}={}", k, v);
-  return out + "\n";
+/// The skipped and repaired counts, one line per reason with its severity and description.
+std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired) {
+  std::string out = total == 0 ? "\nskipped events: none\n" : fmt::format("\nskipped events: {}:\n", total);
+  out += SkipReasonLines(skipped, "  ", kTextWidth);
+  if (!repaired.empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", kTextWidth);
+  return out;
 }
 
 }  // namespace
@@ -275,6 +278,11 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
               {"events", summary.events},
               {"skipped", Counts(skipped)},
               {"steps", summary.steps}};
+  // What each skip or repair reason means and how much it matters (only when there is one).
+  SkipCounts seen = skipped;
+  for (const InputInfo& in : store.inputs)
+    for (const auto& [k, v] : in.repaired) seen[k] += v;
+  if (!seen.empty()) j["skip_reasons"] = SkipReasonsJson(seen);
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankSummary& rs : summary.ranks) {
     const RankInfo& info = store.ranks[rs.rank_index];
@@ -399,8 +407,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       }
     }
   }
-  out += SkippedText(skipped_total, skipped);
-  for (const auto& [k, v] : repaired) out += fmt::format("repaired events: {}={}\n", k, v);
+  out += SkippedText(skipped_total, skipped, repaired);
   return out;
 }
 

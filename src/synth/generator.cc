@@ -87,44 +87,39 @@ Status Validate(const SynthOptions& o, JobConfig* cfg) {
   return ResolveFault(o.fault, cfg->layout, o.first_step, o.steps, o.seed, &cfg->fault);
 }
 
-Status Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory) {
-  GenerateStats local;
-  GenerateStats& st = stats ? *stats : local;
-  st = GenerateStats();
-  JobConfig cfg;
-  if (Status e = Validate(o, &cfg); !e.ok()) return e;
+namespace {
+
+/// The default sink: a Kineto file per rank under o.out_dir, created (and checked writable) first.
+Expected<SinkFactory> FileSinkFactory(const SynthOptions& o) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec || !std::filesystem::is_directory(o.out_dir))
+    return Status::Error(
+        fmt::format("-o {}: cannot create the directory ({})", o.out_dir, ec ? ec.message() : "not a directory"));
+  const std::string probe = o.out_dir + "/.strata-synth-probe";
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) return Status::Error(fmt::format("-o {}: directory is not writable", o.out_dir));
+  std::fclose(f);
+  std::filesystem::remove(probe, ec);
+  const bool gzip = o.gzip;
+  return SinkFactory([gzip](const RankHeader& h, const std::string& path, Status* error) {
+    auto w = std::make_unique<KinetoWriter>();
+    *error = w->Open(path, gzip, h);
+    return std::unique_ptr<RankSink>(std::move(w));
+  });
+}
+
+/// Pass 1, timing only: dp_end[s * world + r] = completion of rank r's DP all-reduce in step s. Every member
+/// of a DP group (same stage and tensor rank) completes at the latest arrival + transfer.
+std::vector<int64_t> TimeDataParallel(const SynthOptions& o, const JobConfig& cfg, const FaultEffect& effect,
+                                      bool progress, GenerateStats* st) {
   const Layout& l = cfg.layout;
   const int64_t world = l.world();
   const auto rs = static_cast<size_t>(l.replica_size());
-  const bool progress = o.on_progress && (o.progress > 0 || (o.progress < 0 && world >= 512));
-
-  if (!factory) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec || !std::filesystem::is_directory(o.out_dir))
-      return Status::Error(
-          fmt::format("-o {}: cannot create the directory ({})", o.out_dir, ec ? ec.message() : "not a directory"));
-    const std::string probe = o.out_dir + "/.strata-synth-probe";
-    FILE* f = std::fopen(probe.c_str(), "wb");
-    if (!f) return Status::Error(fmt::format("-o {}: directory is not writable", o.out_dir));
-    std::fclose(f);
-    std::filesystem::remove(probe, ec);
-    const bool gzip = o.gzip;
-    factory = [gzip](const RankHeader& h, const std::string& path, Status* error) {
-      auto w = std::make_unique<KinetoWriter>();
-      *error = w->Open(path, gzip, h);
-      return std::unique_ptr<RankSink>(std::move(w));
-    };
-  }
-
-  const FaultEffect effect = CalibrateFault(cfg);
-  st.clean_step_ms = effect.clean_step_ns / 1e6;
-
-  // Pass 1: timing. dp_end[s * world + r] = completion of rank r's DP all-reduce in step s.
   std::vector<int64_t> dp_end(static_cast<size_t>(cfg.steps * world));
   std::vector<int64_t> start(static_cast<size_t>(world), 0), arrival(static_cast<size_t>(world), 0);
   std::vector<int64_t> transfer(static_cast<size_t>(world), 0);
-  st.state_bytes = (dp_end.size() + start.size() + arrival.size() + transfer.size()) * sizeof(int64_t);
+  st->state_bytes = (dp_end.size() + start.size() + arrival.size() + transfer.size()) * sizeof(int64_t);
   for (int64_t s = 0; s < cfg.steps; ++s) {
     for (int64_t d = 0; d < l.dp(); ++d) {
       ReplicaSim sim(cfg, effect, d, {});
@@ -136,7 +131,6 @@ Status Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory
         transfer[base + i] = l.dp() > 1 ? sim.DpTransfer(i, s) : 0;
       }
     }
-    // Every member of a DP group (same stage and tensor rank) completes at the latest arrival + transfer.
     int64_t* end = &dp_end[static_cast<size_t>(s * world)];
     for (size_t i = 0; i < rs; ++i) {
       int64_t latest = INT64_MIN;
@@ -153,42 +147,71 @@ Status Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory
     }
     if (progress) o.on_progress(fmt::format("timed step {} of {}", s + 1, cfg.steps));
   }
+  return dp_end;
+}
 
-  // Pass 2: write replica by replica.
+/// Pass 2 for replica d: opens its ranks' sinks, replays every step against the timed DP completions, and
+/// finishes the sinks.
+Status WriteReplica(const SynthOptions& o, const JobConfig& cfg, const FaultEffect& effect, int64_t d,
+                    const SinkFactory& factory, const std::vector<int64_t>& dp_end, GenerateStats* st) {
+  const Layout& l = cfg.layout;
+  const auto rs = static_cast<size_t>(l.replica_size());
   const char* ext = o.gzip ? ".json.gz" : ".json";
+  std::vector<std::unique_ptr<CountingSink>> sinks;
+  std::vector<RankSink*> raw;
+  for (size_t i = 0; i < rs; ++i) {
+    const int64_t rank = d * l.replica_size() + static_cast<int64_t>(i);
+    RankHeader h;
+    h.rank = rank;
+    h.world = l.world();
+    h.device = rank % 8;
+    h.pid = 100000 + rank;
+    h.offset_ns = ClockOffsetNs(cfg.seed, rank, o.clock_skew_us);
+    Status error;
+    auto sink = factory(h, fmt::format("{}/rank-{}{}", o.out_dir, rank, ext), &error);
+    if (!error.ok()) return error;
+    if (!sink) return Status::Error(fmt::format("cannot open the output of rank {}", rank));
+    sinks.push_back(std::make_unique<CountingSink>(std::move(sink), &st->events));
+    raw.push_back(sinks.back().get());
+  }
+  st->max_open_sinks = std::max(st->max_open_sinks, sinks.size());
+  ReplicaSim sim(cfg, effect, d, raw);
+  std::vector<int64_t> rstart(rs, 0);
+  for (int64_t s = 0; s < cfg.steps; ++s) {
+    sim.BeginStep(s, rstart.data());
+    sim.RunToDataParallel();
+    sim.FinishStep(&dp_end[static_cast<size_t>(s * l.world() + d * l.replica_size())]);
+    for (size_t i = 0; i < rs; ++i) rstart[i] = sim.NextStart(i);
+  }
+  for (auto& sink : sinks) {
+    if (Status e = sink->Finish(); !e.ok()) return e;
+    if (auto* w = dynamic_cast<KinetoWriter*>(sink->inner())) st->bytes += w->bytes_written();
+  }
+  st->ranks_written += l.replica_size();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Generate(const SynthOptions& o, GenerateStats* stats, SinkFactory factory) {
+  GenerateStats local;
+  GenerateStats& st = stats ? *stats : local;
+  st = GenerateStats();
+  JobConfig cfg;
+  if (Status e = Validate(o, &cfg); !e.ok()) return e;
+  const int64_t world = cfg.layout.world();
+  const bool progress = o.on_progress && (o.progress > 0 || (o.progress < 0 && world >= 512));
+  if (!factory) {
+    auto files = FileSinkFactory(o);
+    if (!files.ok()) return files.status();
+    factory = std::move(files).value();
+  }
+  const FaultEffect effect = CalibrateFault(cfg);
+  st.clean_step_ms = effect.clean_step_ns / 1e6;
+  const std::vector<int64_t> dp_end = TimeDataParallel(o, cfg, effect, progress, &st);
   int64_t next_report = world / 20;
-  for (int64_t d = 0; d < l.dp(); ++d) {
-    std::vector<std::unique_ptr<CountingSink>> sinks;
-    std::vector<RankSink*> raw;
-    for (size_t i = 0; i < rs; ++i) {
-      const int64_t rank = d * l.replica_size() + static_cast<int64_t>(i);
-      RankHeader h;
-      h.rank = rank;
-      h.world = world;
-      h.device = rank % 8;
-      h.pid = 100000 + rank;
-      h.offset_ns = ClockOffsetNs(cfg.seed, rank, o.clock_skew_us);
-      Status error;
-      auto sink = factory(h, fmt::format("{}/rank-{}{}", o.out_dir, rank, ext), &error);
-      if (!error.ok()) return error;
-      if (!sink) return Status::Error(fmt::format("cannot open the output of rank {}", rank));
-      sinks.push_back(std::make_unique<CountingSink>(std::move(sink), &st.events));
-      raw.push_back(sinks.back().get());
-    }
-    st.max_open_sinks = std::max(st.max_open_sinks, sinks.size());
-    ReplicaSim sim(cfg, effect, d, raw);
-    std::vector<int64_t> rstart(rs, 0);
-    for (int64_t s = 0; s < cfg.steps; ++s) {
-      sim.BeginStep(s, rstart.data());
-      sim.RunToDataParallel();
-      sim.FinishStep(&dp_end[static_cast<size_t>(s * world + d * l.replica_size())]);
-      for (size_t i = 0; i < rs; ++i) rstart[i] = sim.NextStart(i);
-    }
-    for (auto& sink : sinks) {
-      if (Status e = sink->Finish(); !e.ok()) return e;
-      if (auto* w = dynamic_cast<KinetoWriter*>(sink->inner())) st.bytes += w->bytes_written();
-    }
-    st.ranks_written += l.replica_size();
+  for (int64_t d = 0; d < cfg.layout.dp(); ++d) {
+    if (Status e = WriteReplica(o, cfg, effect, d, factory, dp_end, &st); !e.ok()) return e;
     if (progress && st.ranks_written >= next_report) {
       o.on_progress(fmt::format("wrote {} of {} ranks", st.ranks_written, world));
       next_report = st.ranks_written + std::max<int64_t>(1, world / 20);

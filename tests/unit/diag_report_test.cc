@@ -221,7 +221,10 @@ TEST(DiagReport, TextSaysTheStatusFirstAndListsSkippedEvents) {
   r.status_reasons = {"only 1 rank was given", "12 collective calls have no counterpart"};
   const std::string text = DiagnosisToText(r);
   EXPECT_EQ(text.rfind("verdict: inconclusive: only 1 rank was given\n  also: 12 collective calls", 0), 0u) << text;
-  EXPECT_NE(text.find("skipped events: 2 of 1246 (0.16%): negative_duration 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped events: 2 of 1246 (0.16%):\n  negative_duration 2 (error): a slice whose duration is "
+                      "negative\n"),
+            std::string::npos)
+      << text;
   r.status = "healthy";
   r.status_reasons = {"12 collective calls have no counterpart"};
   EXPECT_NE(DiagnosisToText(r).find("  caveat: 12 collective calls"), std::string::npos);

@@ -1,0 +1,161 @@
+// The one table of reasons an input event is skipped (or kept after a repair), as Perfetto's stats table
+// does for its importer: each reason has a stable key (what outputs print and tests match), a severity and
+// a sentence saying what happened. Importers count reasons by SkipId, never by a free string, and every
+// output renders the severity and the description from here.
+// Invariants: kSkipReasons[i].id == SkipId(i) for every i and the table covers every SkipId (checked at
+// compile time); keys are unique, lower snake case, and never change meaning once released. A reason with
+// has_detail is written "<key>_<detail>" (e.g. unsupported_phase_P); FindSkipReason maps such a key back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+/// How much a skipped event matters, as Perfetto's stat severities: kInfo is expected and harmless (an
+/// event strata does not use), kDataLoss means the input lost events before strata read it (a profiler
+/// stopped mid-slice), kError means the input is malformed (an event strata could not read).
+enum class SkipSeverity : uint8_t { kInfo, kDataLoss, kError };
+
+/// "info", "data_loss" or "error": the severity as outputs write it.
+std::string_view SeverityName(SkipSeverity s);
+
+/// Every reason, in table order. Add a reason here and in kSkipReasons at the same place.
+enum class SkipId : uint16_t {
+  // Kineto / Chrome JSON traces
+  kInvalidJson,
+  kNotAnObject,
+  kMissingPhase,
+  kInvalidPidOrTid,
+  kMissingTimestamp,
+  kMissingDuration,
+  kFlowWithoutId,
+  kUnsupportedPhase,
+  kEndWithoutBegin,
+  kBeginWithoutEnd,
+  kTimestampOutOfRange,
+  kDurationOutOfRange,
+  // Kineto and op tables
+  kInvalidTimestamp,
+  kInvalidDuration,
+  kNegativeDuration,
+  kAbsurdDuration,
+  // op tables (CSV)
+  kWrongColumnCount,
+  kInvalidRank,
+  kInvalidStep,
+  kIntegerOutOfRange,
+  kDuplicateRow,
+  // recorder segments
+  kCallUnknownProbe,
+  kCallEndBeforeStart,
+  kRingBufferFull,
+  // repairs: the event was kept (InputInfo::repaired)
+  kInvalidUtf8Replaced,
+  kUnreadableMember,
+  // the Perfetto export: items not drawn (otherData.export_skipped)
+  kExportFlowUnpaired,
+  kExportBlameStepUnshared,
+  kExportBlameEdgeCapped,
+  kExportRecorderUnplaced,
+  kCount
+};
+
+/// One row of the table.
+struct SkipReason {
+  SkipId id;
+  std::string_view key;  // as written in outputs (with "_<detail>" appended when has_detail)
+  SkipSeverity severity;
+  bool has_detail;  // the key carries a parameter: a phase letter, a member name
+  std::string_view description;
+};
+
+inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSkipReasons = {{
+    {SkipId::kInvalidJson, "invalid_json", SkipSeverity::kError, false,
+     "an event that is not valid JSON (truncated or corrupted file)"},
+    {SkipId::kNotAnObject, "not_an_object", SkipSeverity::kError, false,
+     "a traceEvents entry that is not a JSON object"},
+    {SkipId::kMissingPhase, "missing_phase", SkipSeverity::kError, false, "an event without \"ph\" (its phase)"},
+    {SkipId::kInvalidPidOrTid, "invalid_pid_or_tid", SkipSeverity::kError, false,
+     "an event whose pid or tid is neither an integer nor a string"},
+    {SkipId::kMissingTimestamp, "missing_timestamp", SkipSeverity::kError, false, "an event without \"ts\""},
+    {SkipId::kMissingDuration, "missing_duration", SkipSeverity::kError, false, "a complete (X) event without \"dur\""},
+    {SkipId::kFlowWithoutId, "flow_without_id", SkipSeverity::kError, false,
+     "a flow event (s, t, f) without a usable \"id\""},
+    {SkipId::kUnsupportedPhase, "unsupported_phase", SkipSeverity::kInfo, true,
+     "an event of a phase strata does not use (the key ends with the phase letter, or \"other\")"},
+    {SkipId::kEndWithoutBegin, "end_without_begin", SkipSeverity::kDataLoss, false,
+     "an E event with no open B event on its lane (the trace began inside the slice)"},
+    {SkipId::kBeginWithoutEnd, "begin_without_end", SkipSeverity::kDataLoss, false,
+     "a B event never closed by an E event on its lane (the trace ended inside the slice)"},
+    {SkipId::kTimestampOutOfRange, "timestamp_out_of_range", SkipSeverity::kError, false,
+     "a timestamp, or a slice's end, beyond the range of 64-bit nanoseconds"},
+    {SkipId::kDurationOutOfRange, "duration_out_of_range", SkipSeverity::kError, false,
+     "a duration (or a B/E pair's span) beyond the range of 64-bit nanoseconds"},
+    {SkipId::kInvalidTimestamp, "invalid_timestamp", SkipSeverity::kError, false, "a start time that is not a number"},
+    {SkipId::kInvalidDuration, "invalid_duration", SkipSeverity::kError, false, "a duration that is not a number"},
+    {SkipId::kNegativeDuration, "negative_duration", SkipSeverity::kError, false, "a slice whose duration is negative"},
+    {SkipId::kAbsurdDuration, "absurd_duration", SkipSeverity::kError, false,
+     "a slice longer than a week: no real operation takes that long"},
+    {SkipId::kWrongColumnCount, "wrong_column_count", SkipSeverity::kError, false,
+     "a row with more or fewer fields than the header"},
+    {SkipId::kInvalidRank, "invalid_rank", SkipSeverity::kError, false,
+     "a row whose rank is not a non-negative 32-bit integer"},
+    {SkipId::kInvalidStep, "invalid_step", SkipSeverity::kError, false, "a row whose step is not a 32-bit integer"},
+    {SkipId::kIntegerOutOfRange, "integer_out_of_range", SkipSeverity::kError, false,
+     "a row whose start, duration or end is beyond the range of 64-bit nanoseconds"},
+    {SkipId::kDuplicateRow, "duplicate_row", SkipSeverity::kInfo, false,
+     "a row repeating an earlier row exactly (table written twice): kept once"},
+    {SkipId::kCallUnknownProbe, "call_unknown_probe", SkipSeverity::kError, false,
+     "a recorded call whose probe id is not in the segment's probe list"},
+    {SkipId::kCallEndBeforeStart, "call_end_before_start", SkipSeverity::kError, false,
+     "a recorded call that ends before it starts"},
+    {SkipId::kRingBufferFull, "ring_buffer_full", SkipSeverity::kDataLoss, false,
+     "recorder events the kernel dropped because the ring buffer to strata record was full: lost"},
+    {SkipId::kInvalidUtf8Replaced, "invalid_utf8_replaced", SkipSeverity::kInfo, false,
+     "an event with invalid UTF-8, kept with the bad bytes replaced"},
+    {SkipId::kUnreadableMember, "unreadable", SkipSeverity::kError, true,
+     "a top-level member (distributedInfo, deviceProperties, baseTimeNanoseconds) that is not valid JSON: "
+     "ignored, the events kept (the key ends with the member's name)"},
+    {SkipId::kExportFlowUnpaired, "trace_flow_without_other_end", SkipSeverity::kDataLoss, false,
+     "export: a trace flow whose start or end event is missing: not drawn"},
+    {SkipId::kExportBlameStepUnshared, "blame_step_without_shared_collective", SkipSeverity::kInfo, false,
+     "export: a step of a finding with no collective shared with its peers: no blame arrow drawn"},
+    {SkipId::kExportBlameEdgeCapped, "blame_edge_beyond_max_blame_flows_per_finding", SkipSeverity::kInfo, false,
+     "export: a blame arrow beyond the per-finding bound: not drawn"},
+    {SkipId::kExportRecorderUnplaced, "recorder_unplaced", SkipSeverity::kInfo, true,
+     "export: a recorded event of a process of no rank, or whose recording is not aligned to the traces: "
+     "not drawn (the key ends with the kind of event)"},
+}};
+
+namespace skip_reasons_detail {
+constexpr bool TableInOrder() {
+  for (size_t i = 0; i < kSkipReasons.size(); ++i)
+    if (static_cast<size_t>(kSkipReasons[i].id) != i || kSkipReasons[i].key.empty() ||
+        kSkipReasons[i].description.empty())
+      return false;
+  return true;
+}
+}  // namespace skip_reasons_detail
+static_assert(skip_reasons_detail::TableInOrder(), "kSkipReasons must list every SkipId in enum order");
+
+/// The table row of `id`.
+constexpr const SkipReason& Reason(SkipId id) { return kSkipReasons[static_cast<size_t>(id)]; }
+
+/// The key an output writes for `id` (with "_<detail>" when the reason carries one).
+std::string SkipKey(SkipId id, std::string_view detail = {});
+
+/// The row a written key comes from (exact key, or "<key>_<detail>" of a reason with a detail); nullptr
+/// when the key is not in the table (e.g. a count read from elsewhere).
+const SkipReason* FindSkipReason(std::string_view key);
+
+/// Adds n to counts[SkipKey(id, detail)]: how importers count a skipped or repaired event.
+inline void CountSkip(std::map<std::string, uint64_t>& counts, SkipId id, uint64_t n = 1,
+                      std::string_view detail = {}) {
+  counts[SkipKey(id, detail)] += n;
+}
+
+}  // namespace strata
