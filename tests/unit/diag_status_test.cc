@@ -151,6 +151,20 @@ TEST(DiagStatus, ManySkippedEventsAreInconclusiveAFewAreNot) {
   EXPECT_TRUE(HasReason(r, "were skipped (most: negative_duration")) << Reasons(r);
 }
 
+// Events skipped as expected and harmless (info severity in the skip-reason table: phases strata does not
+// use, duplicated rows) do not mean missed work; malformed or lost events do.
+TEST(DiagStatus, InfoSkipsDoNotMakeAJobInconclusive) {
+  TraceStore store = LoadDdp(Clean(2, 4));
+  const uint64_t events = store.inputs[0].events;
+  store.inputs[0].skipped["unsupported_phase_P"] = events / 2;
+  store.inputs[0].skipped["duplicate_row"] = events / 10;
+  EXPECT_EQ(Diagnose(store).status, "healthy") << Reasons(Diagnose(store));
+  store.inputs[0].skipped["begin_without_end"] = events / 20;  // data loss, 5 %
+  const DiagnosisResult r = Diagnose(store);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "were skipped (most: begin_without_end")) << Reasons(r);
+}
+
 TEST(DiagStatus, LargeClockResidualAgainstTheStepBlocksHealthy) {
   const TraceStore store = LoadDdp(Clean(2, 4));
   DiagnosisResult r = Diagnose(store);
