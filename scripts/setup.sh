@@ -25,6 +25,7 @@ PACKAGES=(
   gzip
   dpkg-dev man-db   # the .deb (cpack -G DEB, dpkg-shlibdeps) and the man page check (tests/cli/check_install.sh)
   chromium          # browser test of the HTML report (tests/browser: headless DOM dump and screenshot)
+  python3-pil       # scripts/report_screenshot.py: crops the report screenshots in docs/img
 )
 
 missing=()
