@@ -132,7 +132,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
     EXPECT_EQ(finish_pid[id], 0) << "flow " << id << " ends at the waiting peer";
   }
 
-  const auto instants = Events(e.trace, "i", "strata.finding");
+  const auto instants = Events(e.trace, "I", "strata.finding");
   ASSERT_EQ(instants.size(), e.result.findings.size());
   EXPECT_EQ(instants.front()["pid"], 1);
   EXPECT_EQ(instants.front()["s"], "p");
