@@ -46,10 +46,15 @@ std::string Us(int64_t ns) {
   return fmt::format("{}{}.{:03}", neg ? "-" : "", a / 1000, a % 1000);
 }
 
-/// Accumulates events; every event goes through here so that counts and commas stay right.
+/// Formats events into a buffer handed to the sink whenever it passes `piece_bytes` (so memory stays bounded
+/// whatever the job's size); every event goes through here so that counts and commas stay right. After the
+/// sink fails, nothing more is handed to it and Finish returns its error.
 class Writer {
  public:
-  explicit Writer(int64_t origin) : origin_(origin) { out_ = "{\"traceEvents\": [\n"; }
+  Writer(int64_t origin, const PerfettoSink& sink, size_t piece_bytes)
+      : origin_(origin), piece_bytes_(piece_bytes), sink_(sink) {
+    out_ = "{\"traceEvents\": [\n";
+  }
   int64_t origin() const { return origin_; }
   /// `fields` is the event's members after ph/pid/tid/ts (may be empty), already JSON.
   void Event(char ph, int64_t pid, int64_t tid, int64_t aligned_ns, std::string_view fields) {
@@ -62,20 +67,29 @@ class Writer {
     }
     out_ += '}';
     ++events_;
+    if (out_.size() >= piece_bytes_) Flush();
   }
   void Meta(int64_t pid, int64_t tid, std::string_view name, std::string_view args) {
     Event('M', pid, tid, origin_, fmt::format("\"name\":\"{}\",\"args\":{}", name, args));
   }
   size_t events() const { return events_; }
-  std::string Finish(const std::string& other_data) {
+  Status Finish(const std::string& other_data) {
     out_ += "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": " + other_data + "}\n";
-    return std::move(out_);
+    Flush();
+    return status_;
   }
 
  private:
+  void Flush() {
+    if (status_.ok()) status_ = sink_(out_);
+    out_.clear();
+  }
+  int64_t origin_ = 0;
+  size_t piece_bytes_;
+  const PerfettoSink& sink_;
+  Status status_;
   std::string out_;
   size_t events_ = 0;
-  int64_t origin_ = 0;
 };
 
 const char* TrackLabel(TrackKind kind) {
@@ -557,16 +571,15 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
 
 }  // namespace
 
-std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
-                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options,
-                               PerfettoExportStats* stats) {
+Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, const diagnosis::DiagnosisResult& result,
+                         const PerfettoSink& sink, const PerfettoExportOptions& options, PerfettoExportStats* stats) {
   PerfettoExportStats local;
   if (!stats) stats = &local;
   const std::vector<RankView> views = RankViews(store, recorded, result);
   const std::vector<int64_t> tids = TrackTids(store);
   const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
   SkipCounts skipped;
-  Writer w(Origin(store, views));
+  Writer w(Origin(store, views), sink, options.piece_bytes);
   int64_t next_id = 1;
   WriteProcessesAndThreads(store, views, tids, w);
   WriteSlices(store, views, tids, w);
@@ -576,6 +589,18 @@ std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recor
   WriteRecorder(store, recorded, job, views, w, stats, &skipped);
   stats->events = w.events();
   return w.Finish(OtherData(store, result, skipped, w.origin()));
+}
+
+std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
+                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options,
+                               PerfettoExportStats* stats) {
+  std::string text;
+  const PerfettoSink append = [&text](std::string_view bytes) {
+    text.append(bytes);
+    return Status::Ok();
+  };
+  (void)WritePerfettoJson(store, recorded, result, append, options, stats);  // appending cannot fail
+  return text;
 }
 
 }  // namespace strata

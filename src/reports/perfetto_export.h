@@ -22,9 +22,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "analysis/diagnosis/result.h"
+#include "core/status.h"
 #include "store/recorded_run.h"
 #include "store/trace_store.h"
 
@@ -32,6 +35,7 @@ namespace strata {
 
 struct PerfettoExportOptions {
   size_t max_blame_flows_per_finding = 4096;  // bounds the arrows of a finding at thousands of ranks
+  size_t piece_bytes = size_t{1} << 20;       // text handed to the sink at once (about; one event may pass it)
 };
 
 struct PerfettoExportStats {
@@ -41,7 +45,17 @@ struct PerfettoExportStats {
   size_t recorder_events = 0;
 };
 
-/// The merged timeline of `store` (+ `recorded`) with `result` drawn on it, as JSON text.
+/// Receives the export's text in order, in pieces of about PerfettoExportOptions::piece_bytes; an error stops
+/// the export.
+using PerfettoSink = std::function<Status(std::string_view)>;
+
+/// The merged timeline of `store` (+ `recorded`) with `result` drawn on it, handed to `sink` as it is written
+/// (memory stays bounded by the piece size, not the output's); the sink's first error, else Ok.
+Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, const diagnosis::DiagnosisResult& result,
+                         const PerfettoSink& sink, const PerfettoExportOptions& options = {},
+                         PerfettoExportStats* stats = nullptr);
+
+/// The same text as one string (for tests and small jobs).
 std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
                                const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options = {},
                                PerfettoExportStats* stats = nullptr);
