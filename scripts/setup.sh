@@ -25,6 +25,7 @@ PACKAGES=(
   gzip
   dpkg-dev man-db   # the .deb (cpack -G DEB, dpkg-shlibdeps) and the man page check (tests/cli/check_install.sh)
   chromium          # browser test of the HTML report (tests/browser: headless DOM dump and screenshot)
+  python3-pil       # scripts/report_screenshot.py: crops the report screenshots in docs/img
 )
 
 missing=()
@@ -33,16 +34,27 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+# Node.js and npm: tests/viewer loads `strata export` output in Chrome DevTools' trace engine (an npm package).
+# A machine whose Node.js comes from elsewhere, with its own npm, keeps it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  echo "setup: done"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "setup: done"
+# The npm packages of the tests, at the versions of their lock file (again only when the lock file changed).
+viewer="$(cd "$(dirname "$0")/.." && pwd)/tests/viewer"
+if ! cmp -s "$viewer/package-lock.json" "$viewer/node_modules/.strata-installed-lock" 2>/dev/null; then
+  echo "setup: npm ci in tests/viewer"
+  (cd "$viewer" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.strata-installed-lock)
+fi

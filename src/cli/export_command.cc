@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/diagnosis/thresholds.h"
@@ -49,8 +50,14 @@ int RunExportCommand(LoadedJob& job) {
   options.min_effect = o.min_effect_pct / 100.0;
   for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, options, &job.recorded);
-  const std::string text = ExportPerfettoJson(job.store, job.recorded, result);
-  if (auto st = WriteOutput(o.out, text, job.files); !st.ok()) {
+  // Written as it is made: the output of a large job is hundreds of MB, held nowhere in memory.
+  OutputFile out;
+  Status st = out.Open(o.out, job.files);
+  if (st.ok())
+    st =
+        WritePerfettoJson(job.store, job.recorded, result, [&out](std::string_view bytes) { return out.Write(bytes); });
+  if (st.ok()) st = out.Commit();
+  if (!st.ok()) {
     std::fprintf(stderr, "strata: %s\n", TerminalSafe(st.message()).c_str());
     return 1;
   }

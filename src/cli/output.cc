@@ -10,13 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 namespace strata {
 
 namespace {
 
 /// Writes all of `content` to `fd`; false with errno set on failure.
-bool WriteAll(int fd, const std::string& content) {
+bool WriteAll(int fd, std::string_view content) {
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -28,13 +29,6 @@ bool WriteAll(int fd, const std::string& content) {
     done += static_cast<size_t>(n);
   }
   return true;
-}
-
-Status WriteStdout(const std::string& content) {
-  std::fflush(stdout);
-  if (!WriteAll(STDOUT_FILENO, content))
-    return Status::Error(fmt::format("cannot write to standard output: {}", std::strerror(errno)));
-  return Status::Ok();
 }
 
 std::string DirOf(const std::string& path) {
@@ -73,8 +67,14 @@ Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
   return fd;
 }
 
-Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
-  if (path.empty() || path == "-") return WriteStdout(content);
+Status OutputFile::Open(const std::string& path, const std::vector<std::string>& inputs) {
+  Discard();
+  path_ = path;
+  if (path.empty() || path == "-") {
+    std::fflush(stdout);
+    fd_ = STDOUT_FILENO, kind_ = Kind::kStdout;
+    return Status::Ok();
+  }
   struct stat target {};
   const bool exists = ::stat(path.c_str(), &target) == 0;
   if (exists) {
@@ -95,25 +95,21 @@ Status WriteOutput(const std::string& path, const std::string& content, const st
           fmt::format("-o {}: a symbolic link owned by another user (uid {}) to a device or FIFO; "
                       "refusing to write through it",
                       path, link.st_uid));
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
-    const bool ok = WriteAll(fd, content);
-    const int err = errno;
-    if (::close(fd) != 0 || !ok)
-      return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(ok ? errno : err)));
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
+    kind_ = Kind::kDevice;
     return Status::Ok();
   }
-  // A temporary beside the target, created exclusively (never a planted file or symlink), then renamed.
+  // A temporary beside the target, created exclusively (never a planted file or symlink), renamed at Commit.
   std::random_device entropy;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-    tmp = fmt::format("{}/.{}.strata-{:08x}", DirOf(path), BaseOf(path), entropy());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST)
+  for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
+    tmp_ = fmt::format("{}/.{}.strata-{:08x}", DirOf(path), BaseOf(path), entropy());
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd_ < 0 && errno != EEXIST)
       return Status::Error(fmt::format("-o {}: cannot write in {}: {}", path, DirOf(path), std::strerror(errno)));
   }
-  if (fd < 0) return Status::Error(fmt::format("-o {}: cannot create a temporary file beside it", path));
+  if (fd_ < 0) return Status::Error(fmt::format("-o {}: cannot create a temporary file beside it", path));
+  kind_ = Kind::kTemporary;
   mode_t mode;
   if (exists) {
     mode = target.st_mode & 07777;
@@ -122,15 +118,56 @@ Status WriteOutput(const std::string& path, const std::string& content, const st
     ::umask(mask);
     mode = 0666 & ~mask;
   }
-  bool ok = ::fchmod(fd, mode) == 0 && WriteAll(fd, content) && ::fsync(fd) == 0;
+  if (::fchmod(fd_, mode) != 0) return Fail(errno);
+  return Status::Ok();
+}
+
+Status OutputFile::Write(std::string_view bytes) {
+  if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  if (WriteAll(fd_, bytes)) return Status::Ok();
+  if (kind_ == Kind::kStdout) {
+    const int err = errno;
+    fd_ = -1, kind_ = Kind::kNone;
+    return Status::Error(fmt::format("cannot write to standard output: {}", std::strerror(err)));
+  }
+  return Fail(errno);
+}
+
+Status OutputFile::Commit() {
+  if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  const int fd = fd_;
+  const Kind kind = kind_;
+  fd_ = -1, kind_ = Kind::kNone;
+  if (kind == Kind::kStdout) return Status::Ok();
+  bool ok = kind == Kind::kDevice || ::fsync(fd) == 0;
   int err = errno;
   if (::close(fd) != 0 && ok) ok = false, err = errno;
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, err = errno;
+  if (kind == Kind::kTemporary && ok && ::rename(tmp_.c_str(), path_.c_str()) != 0) ok = false, err = errno;
   if (!ok) {
-    ::unlink(tmp.c_str());
-    return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(err)));
+    if (kind == Kind::kTemporary) ::unlink(tmp_.c_str());
+    return Status::Error(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
   }
   return Status::Ok();
+}
+
+Status OutputFile::Fail(int err) {
+  Discard();
+  return Status::Error(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
+}
+
+void OutputFile::Discard() {
+  if (fd_ >= 0 && kind_ != Kind::kStdout) ::close(fd_);
+  if (kind_ == Kind::kTemporary) ::unlink(tmp_.c_str());
+  fd_ = -1, kind_ = Kind::kNone;
+}
+
+OutputFile::~OutputFile() { Discard(); }
+
+Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
+  OutputFile out;
+  if (Status st = out.Open(path, inputs); !st.ok()) return st;
+  if (Status st = out.Write(content); !st.ok()) return st;
+  return out.Commit();
 }
 
 }  // namespace strata

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -20,6 +21,28 @@ namespace strata {
 
 /// Writes `content` to `path` as described above; `inputs` are the files the command read.
 Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs = {});
+
+/// The same, for output written as it is made (bounded memory): Open, Write any number of times, Commit. A
+/// regular file appears under `path` only at Commit (the temporary is renamed over it); an error from any call,
+/// or destruction before Commit, removes the temporary and leaves `path` as it was. Not copyable.
+class OutputFile {
+ public:
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+  Status Open(const std::string& path, const std::vector<std::string>& inputs = {});
+  Status Write(std::string_view bytes);
+  Status Commit();
+
+ private:
+  enum class Kind { kNone, kStdout, kDevice, kTemporary };
+  Status Fail(int err);  // discards, and returns the error naming the path
+  void Discard();
+  std::string path_, tmp_;
+  int fd_ = -1;
+  Kind kind_ = Kind::kNone;
+};
 
 /// For a page (`--format html`): an error when `path` is empty, or is "-" on a terminal, or names a terminal
 /// device (nobody reads a page's source scrolling by).

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -47,10 +48,15 @@ std::string Us(int64_t ns) {
   return fmt::format("{}{}.{:03}", neg ? "-" : "", a / 1000, a % 1000);
 }
 
-/// Accumulates events; every event goes through here so that counts and commas stay right.
+/// Formats events into a buffer handed to the sink whenever it passes `piece_bytes` (so memory stays bounded
+/// whatever the job's size); every event goes through here so that counts and commas stay right. After the
+/// sink fails, nothing more is handed to it and Finish returns its error.
 class Writer {
  public:
-  explicit Writer(int64_t origin) : origin_(origin) { out_ = "{\"traceEvents\": [\n"; }
+  Writer(int64_t origin, const PerfettoSink& sink, size_t piece_bytes)
+      : origin_(origin), piece_bytes_(piece_bytes), sink_(sink) {
+    out_ = "{\"traceEvents\": [\n";
+  }
   int64_t origin() const { return origin_; }
   /// `fields` is the event's members after ph/pid/tid/ts (may be empty), already JSON.
   void Event(char ph, int64_t pid, int64_t tid, int64_t aligned_ns, std::string_view fields) {
@@ -63,20 +69,29 @@ class Writer {
     }
     out_ += '}';
     ++events_;
+    if (out_.size() >= piece_bytes_) Flush();
   }
   void Meta(int64_t pid, int64_t tid, std::string_view name, std::string_view args) {
     Event('M', pid, tid, origin_, fmt::format("\"name\":\"{}\",\"args\":{}", name, args));
   }
   size_t events() const { return events_; }
-  std::string Finish(const std::string& other_data) {
+  Status Finish(const std::string& other_data) {
     out_ += "\n],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": " + other_data + "}\n";
-    return std::move(out_);
+    Flush();
+    return status_;
   }
 
  private:
+  void Flush() {
+    if (status_.ok()) status_ = sink_(out_);
+    out_.clear();
+  }
+  int64_t origin_ = 0;
+  size_t piece_bytes_;
+  const PerfettoSink& sink_;
+  Status status_;
   std::string out_;
   size_t events_ = 0;
-  int64_t origin_ = 0;
 };
 
 const char* TrackLabel(TrackKind kind) {
@@ -174,7 +189,7 @@ void WriteSlices(const TraceStore& store, const std::vector<RankView>& views, co
         fields += fmt::format("{}\"correlation\":{}", s.step[i] >= 0 ? "," : "", s.correlation[i]);
       fields += '}';
     }
-    w.Event(instant ? 'i' : 'X', v.pid, tids[s.track[i]], s.ts_ns[i] - v.offset_ns, fields);
+    w.Event(instant ? 'I' : 'X', v.pid, tids[s.track[i]], s.ts_ns[i] - v.offset_ns, fields);
   }
 }
 
@@ -189,9 +204,60 @@ void WriteCounters(const TraceStore& store, const std::vector<RankView>& views, 
   }
 }
 
-/// The trace's own flows (e.g. ac2g launch -> kernel), written only as complete s/f pairs within a rank.
+/// Per track, its slices as (start, end) sorted by start, with the running maximum end, to find whether a
+/// slice of the track encloses a time; and per track, the tracks of the same rank and source pid/tid (an
+/// importer keeps a thread's GPU streams apart from it: a flow event of the kernel's pid/tid lands on the
+/// thread while the kernel lands on the stream).
+class SliceIndex {
+ public:
+  explicit SliceIndex(const TraceStore& store) : spans_(store.tracks.size()), siblings_(store.tracks.size()) {
+    for (size_t i = 0; i < store.slices.size(); ++i)
+      spans_[store.slices.track[i]].push_back(
+          {store.slices.ts_ns[i], store.slices.ts_ns[i] + std::max<int64_t>(0, store.slices.dur_ns[i]), 0});
+    for (auto& v : spans_) {
+      std::sort(v.begin(), v.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+      int64_t most = std::numeric_limits<int64_t>::min();
+      for (Span& x : v) x.max_end = most = std::max(most, x.end);
+    }
+    std::map<std::tuple<uint32_t, int64_t, int64_t>, std::vector<uint32_t>> by_thread;
+    for (uint32_t t = 0; t < store.tracks.size(); ++t)
+      if (store.tracks[t].kind != TrackKind::kCounter)
+        by_thread[{store.tracks[t].rank, store.tracks[t].pid, store.tracks[t].tid}].push_back(t);
+    for (const auto& [key, tracks] : by_thread)
+      for (const uint32_t t : tracks) siblings_[t] = tracks;
+  }
+  /// Whether a slice of `track` encloses `ts` (start <= ts <= end).
+  bool Encloses(uint32_t track, int64_t ts) const {
+    const std::vector<Span>& v = spans_[track];
+    auto it = std::upper_bound(v.begin(), v.end(), ts, [](int64_t t, const Span& x) { return t < x.start; });
+    while (it != v.begin()) {
+      --it;
+      if (it->max_end < ts) return false;  // no earlier slice reaches ts
+      if (it->end >= ts) return true;
+    }
+    return false;
+  }
+  /// `track` itself when a slice of it encloses `ts`, else the first sibling track with one, else none.
+  std::optional<uint32_t> Bind(uint32_t track, int64_t ts) const {
+    if (Encloses(track, ts)) return track;
+    for (const uint32_t t : siblings_[track])
+      if (t != track && Encloses(t, ts)) return t;
+    return std::nullopt;
+  }
+
+ private:
+  struct Span {
+    int64_t start, end, max_end;
+  };
+  std::vector<std::vector<Span>> spans_;
+  std::vector<std::vector<uint32_t>> siblings_;
+};
+
+/// The trace's own flows (e.g. ac2g launch -> kernel), written only as complete s/f pairs within a rank whose
+/// ends both lie inside a slice of the thread they are written on (Perfetto binds a flow end to the slice
+/// enclosing it on its thread and drops an end with none).
 void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views, const std::vector<int64_t>& tids,
-                     Writer& w, int64_t* next_id, SkipCounts* skipped) {
+                     const SliceIndex& slices, Writer& w, int64_t* next_id, SkipCounts* skipped) {
   const FlowTable& f = store.flows;
   std::map<std::tuple<uint32_t, StringId, int64_t>, std::pair<int64_t, int64_t>> ends;  // -> (s row, f row)
   for (size_t i = 0; i < f.size(); ++i) {
@@ -204,13 +270,18 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
       CountSkip(*skipped, SkipId::kExportFlowUnpaired);
       continue;
     }
+    const std::optional<uint32_t> from = slices.Bind(f.track[e.first], f.ts_ns[e.first]);
+    const std::optional<uint32_t> to = slices.Bind(f.track[e.second], f.ts_ns[e.second]);
+    if (!from || !to) {
+      ++(*skipped)["trace flow end inside no slice of its thread"];
+      continue;
+    }
     const int64_t id = (*next_id)++;
     const std::string cat = Quote(store.strings.view(std::get<1>(key)));
-    for (const int64_t row : {e.first, e.second}) {
-      const Track& tr = store.tracks[f.track[row]];
-      const RankView& v = views[tr.rank];
+    for (const auto& [row, track] : {std::pair{e.first, *from}, std::pair{e.second, *to}}) {
+      const RankView& v = views[store.tracks[track].rank];
       const bool start = row == e.first;
-      w.Event(start ? 's' : 'f', v.pid, tids[f.track[row]], f.ts_ns[row] - v.offset_ns,
+      w.Event(start ? 's' : 'f', v.pid, tids[track], f.ts_ns[row] - v.offset_ns,
               fmt::format("\"name\":{},\"cat\":{},\"id\":{}{}", cat, cat, id, start ? "" : ",\"bp\":\"e\""));
     }
   }
@@ -285,7 +356,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
     const std::string name = Quote("finding: " + f.cause);
     if (at == index_of_pid.end()) {
       const int64_t ts = views.empty() ? w.origin() : first[0];
-      w.Event('i', views.empty() ? 0 : views[0].pid, 0, ts,
+      w.Event('I', views.empty() ? 0 : views[0].pid, 0, ts,
               "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"g\"," + args);
       ++stats->findings;
       continue;
@@ -312,7 +383,8 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
         const uint32_t own_track = store.slices.track[own.slice], peer_track = store.slices.track[peer.slice];
         w.Event('s', views[r].pid, tids[own_track], own.start,
                 fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{}", flow_name, id));
-        // The peer waited until the straggler arrived: the arrow lands there, inside the peer's call.
+        // The peer waited until the straggler arrived: the arrow lands there, inside the peer's call (never
+        // before its start: viewers read a flow's ends in time order and drop an end that precedes its start).
         const int64_t land = std::clamp(own.start, peer.start, std::max(peer.start, peer.end - 1));
         w.Event('f', views[q].pid, tids[peer_track], land,
                 fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{},\"bp\":\"e\"", flow_name, id));
@@ -320,7 +392,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
       }
     }
     stats->blame_flows += flows;
-    w.Event('i', views[r].pid, 0, ts, "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"p\"," + args);
+    w.Event('I', views[r].pid, 0, ts, "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"p\"," + args);
     ++stats->findings;
   }
 }
@@ -505,25 +577,36 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
 
 }  // namespace
 
-std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
-                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options,
-                               PerfettoExportStats* stats) {
+Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, const diagnosis::DiagnosisResult& result,
+                         const PerfettoSink& sink, const PerfettoExportOptions& options, PerfettoExportStats* stats) {
   PerfettoExportStats local;
   if (!stats) stats = &local;
   const std::vector<RankView> views = RankViews(store, recorded, result);
   const std::vector<int64_t> tids = TrackTids(store);
   const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
   SkipCounts skipped;
-  Writer w(Origin(store, views));
+  Writer w(Origin(store, views), sink, options.piece_bytes);
   int64_t next_id = 1;
   WriteProcessesAndThreads(store, views, tids, w);
   WriteSlices(store, views, tids, w);
   WriteCounters(store, views, w);
-  WriteTraceFlows(store, views, tids, w, &next_id, &skipped);
+  WriteTraceFlows(store, views, tids, SliceIndex(store), w, &next_id, &skipped);
   WriteFindings(store, job, views, tids, result, options, w, &next_id, stats, &skipped);
   WriteRecorder(store, recorded, job, views, w, stats, &skipped);
   stats->events = w.events();
   return w.Finish(OtherData(store, result, skipped, w.origin()));
+}
+
+std::string ExportPerfettoJson(const TraceStore& store, const RecordedRun& recorded,
+                               const diagnosis::DiagnosisResult& result, const PerfettoExportOptions& options,
+                               PerfettoExportStats* stats) {
+  std::string text;
+  const PerfettoSink append = [&text](std::string_view bytes) {
+    text.append(bytes);
+    return Status::Ok();
+  };
+  (void)WritePerfettoJson(store, recorded, result, append, options, stats);  // appending cannot fail
+  return text;
 }
 
 }  // namespace strata

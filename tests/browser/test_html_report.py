@@ -5,21 +5,22 @@ job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and c
     window.onerror and console.error in <html data-errors>), rendering finished (<html data-rendered="ok">),
     the heatmap drew ranks x steps cells (binned to 128 rows at 1,024 ranks; rows grouped by the 2
     pipeline stages at 8 ranks) with the straggler's cells as outliers, the KS matrix drew its cells, the blame chain drew its arrows and the culprit op;
-  - in a screenshot (--screenshot, the PNG decoded here with zlib): the straggler's red is present in the
+  - in a screenshot (--screenshot, the PNG decoded by Pillow): the straggler's red is present in the
     heatmap's region, that region is not blank, and the chain's region shows the culprit's red and the
     collectives' amber.
 Last, a copy of the 8-rank page broken on purpose (a script error, the heatmap's drawing call renamed) must
 fail those checks: the test proves it notices a broken page.
 Usage: test_html_report.py STRATA_BINARY. Exit 0 on success, 1 on a failed check (never skips: a missing
 chromium is a failure)."""
+import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
+
+from PIL import Image  # Debian's python3-pil (scripts/setup.sh)
 
 RED = (0xD6, 0x27, 0x28)  # COLORS.bad in the page: outlier cells and the culprit op
 AMBER = (0xF2, 0xB4, 0x47)  # COLORS.comm: collectives on the timeline
@@ -34,9 +35,9 @@ def chromium():
     sys.exit("FAIL: chromium is not installed (scripts/setup.sh installs Debian's chromium)")
 
 
-def run_chromium(page, profile, *args):
+def run_chromium(page, profile, *args, window=WINDOW):
     cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--force-device-scale-factor=1", f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+           "--force-device-scale-factor=1", f"--user-data-dir={profile}", f"--window-size={window[0]},{window[1]}",
            *args, "file://" + os.path.abspath(page)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
@@ -45,46 +46,12 @@ def run_chromium(page, profile, *args):
 
 
 def decode_png(path):
-    """(width, height, rows of RGB tuples) of an 8-bit non-interlaced RGB/RGBA PNG (what Chromium writes)."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise AssertionError(f"{path}: not a PNG")
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    width, height, depth, color, _, _, interlace = header
-    if depth != 8 or color not in (2, 6) or interlace:
-        raise AssertionError(f"{path}: unsupported PNG (depth {depth}, color type {color}, interlace {interlace})")
-    bpp = 3 if color == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    rows, prev, i = [], bytearray(stride), 0
-    for _ in range(height):
-        kind, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if kind == 1:
-                line[x] = (line[x] + a) & 255
-            elif kind == 2:
-                line[x] = (line[x] + b) & 255
-            elif kind == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(line)
-        prev = line
-    return width, height, bpp, rows
+    """(width, height, bytes per pixel, rows of RGB bytes) of a screenshot, decoded by Pillow."""
+    with Image.open(path) as im:
+        rgb = im.convert("RGB")
+    width, height = rgb.size
+    data = rgb.tobytes()
+    return width, height, 3, [data[y * width * 3:(y + 1) * width * 3] for y in range(height)]
 
 
 def region_stats(png, rect, colors):
@@ -112,14 +79,15 @@ def attr(dom, element_id, name):
     return a.group(1) if a else None
 
 
-def check_page(page, profile, ranks, steps, straggler, rows, stages):
-    """The failures of the checks above for a report (an empty list when it is right)."""
+def check_page(page, profile, ranks, steps, straggler, rows, stages, window=WINDOW):
+    """The failures of the checks above for a report (an empty list when it is right), the DOM and the
+    decoded screenshot."""
     failures = []
     shot = os.path.join(profile, "shot.png")
     if os.path.exists(shot):
         os.unlink(shot)
     # One start of the browser (the slow part): the DOM after the script ran, and the screenshot.
-    dom = run_chromium(page, profile, "--dump-dom", f"--screenshot={shot}")
+    dom = run_chromium(page, profile, "--dump-dom", f"--screenshot={shot}", window=window)
     html = re.search(r"<html[^>]*>", dom)
     html = html.group(0) if html else ""
     if "data-errors=" in html:
@@ -169,34 +137,75 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages):
         for k, n in enumerate(counts):
             if n < 20:
                 failures.append(f"{element_id}: {what}: colour {want[k]} found on {n} pixels")
-    return failures
+    return failures, dom, png
 
 
-def check_layers(page, profile, tmp):
-    import json
+def with_layers(page, tmp):
+    """A copy of `page` whose top finding carries cross-layer evidence as a recording adds it
+    (analysis/diagnosis/cross_layer.cc, every measure it writes)."""
     text = open(page, encoding="utf-8").read()
     m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
     diagnosis = json.loads(m.group(2))
-    layer = lambda runq, gc: {"window_s": 1.5, "runq_pct": runq, "gc_pct": gc, "gc_count": 3, "nic_mb_per_s": None}
+
+    def layer(runq, throttled, faults):
+        return {"window_s": 0.803, "runq_pct": runq, "runq_other_process_pct": 0.4, "runq_idle_cpu_pct": 0.06,
+                "cgroup_throttled_pct": throttled, "gc_pct": 0.0, "gc_count": 0, "uninterruptible_pct": 0.0,
+                "kernel_cpu_pct": 4.02, "major_faults_per_s": faults, "memcg_limit_hits_per_s": 0.0,
+                "nic_mb_per_s": None, "link_busy_pct": None, "link_capacity_mbit": None}
     diagnosis["findings"][0]["evidence"]["cross_layer"] = {
-        "measured_over": "late steps", "straggler": layer(41.5, 2.0),
-        "peers": {"0": layer(1.0, 2.0), "1": layer(2.0, 1.0), "2": layer(3.0, 2.5)}}
+        "measured_over": "late steps", "straggler": layer(8.62, 30.0, 12.5),
+        "peers": {"0": layer(3.81, 30.0, 2.0), "1": layer(3.5, 29.0, 2.5), "2": layer(4.0, 31.0, 1.5)}}
     embedded = json.dumps(diagnosis).replace("<", "\\u003c")
     path = os.path.join(tmp, "layers.html")
     open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
-    dom = run_chromium(path, profile, "--dump-dom")
+    return path
+
+
+def check_layers(dom, png):
+    """The layers table of a page made by with_layers: each measure with its unit (rates per second, not
+    durations), the measures where the straggler stands out first, bars scaled so the straggler's excess is
+    visible (8.6 % against 3.8 % is a bar twice the other, not two slivers of a 100 % scale), and the
+    straggler's red in the screenshot."""
     failures = []
-    if 'data-rendered="ok"' not in (re.search(r"<html[^>]*>", dom) or [""])[0]:
-        failures.append("layers page: rendering did not finish cleanly")
-    table = re.search(r'<table id="layers-table">(.*?)</table>', dom, re.S)
+    table = re.search(r'<table id="layers-table"[^>]*>(.*?)</table>', dom, re.S)
     if not table or re.search(r'id="layers-section"[^>]*hidden', dom):
         failures.append("layers: the section is hidden or has no table")
+        return failures
+    rows = re.findall(r'<tr data-key="([^"]*)">(.*?)</tr>', table.group(1), re.S)
+    keys = [k for k, _ in rows]
+    cells = {k: re.findall(r"<td[^>]*>(.*?)</td>", body, re.S) for k, body in rows}
+    if len(rows) != 14:
+        failures.append(f"layers: {len(rows)} measures drawn, expected 14: {keys}")
+    if keys[:3] != ["window_s", "major_faults_per_s", "runq_pct"]:
+        failures.append(f"layers: expected the window, then the measures the straggler is furthest above its "
+                        f"peers in (major faults, run queue): {keys[:3]}")
+    if keys and keys[-1] not in ("nic_mb_per_s", "link_busy_pct", "link_capacity_mbit"):
+        failures.append(f"layers: measures without data should come last: {keys}")
+    for key, want in (("runq_pct", ["8.62 %", "3.81 %", "2.26×"]), ("major_faults_per_s", ["12.5 /s", "2 /s"]),
+                      ("memcg_limit_hits_per_s", ["0 /s", "0 /s"]), ("window_s", ["803 ms", "803 ms"]),
+                      ("cgroup_throttled_pct", ["30 %", "30 %", "1×"])):
+        got = cells.get(key, [])
+        if got[1:1 + len(want)] != want:
+            failures.append(f"layers: {key}: expected {want}, got {got[1:]}")
+    widths = {k: re.search(r'data-straggler-width="(\d+)" data-peers-width="(\d+)"', body) for k, body in rows}
+    bars = {k: m.group(1) for k, m in widths.items() if m}
+    peers = {k: m.group(2) for k, m in widths.items() if m}
+    if bars.get("runq_pct") != "240" or not 100 <= int(peers.get("runq_pct", 0)) <= 110:
+        failures.append(f"layers: run queue bars {bars.get('runq_pct')} / {peers.get('runq_pct')} px, expected "
+                        "240 / 106 (scaled to the larger value)")
+    if "window_s" in bars or "nic_mb_per_s" in bars:
+        failures.append("layers: the window and measures without data should have no bars")
+    rect = attr(dom, "layers-table", "data-rect")
+    if not rect:
+        failures.append("layers-table: no position recorded")
     else:
-        rows = re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)
-        runq = [r for r in rows if "runq pct" in r]
-        if len(rows) != 6 or not runq or "41.5 %" not in runq[0] or "2 %" not in runq[0]:
-            failures.append(f"layers: expected 5 measures, runq 41.5 % against a peers' median of 2 %: {rows[:3]}")
-    print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
+        x, y, w, h = (int(v) for v in rect.split(","))
+        if y + h > png[1]:
+            failures.append(f"layers-table ({rect}) is below the screenshot ({png[0]}x{png[1]})")
+        else:
+            (red,), _ = region_stats(png, (x, y, w, h), [RED])
+            if red < 6 * 240:  # the bars of the measures the straggler leads in
+                failures.append(f"layers-table: the straggler's red bars cover {red} pixels")
     return failures
 
 
@@ -227,13 +236,19 @@ def main():
             synth(strata, job, *args)
             report(strata, tmp, job, html)
             shutil.rmtree(job)
+            window = WINDOW
+            if ranks == 8:
+                # Recorder layers: the 8-rank page given a finding with cross-layer evidence shows the
+                # straggler's measures beside its peers' median (in the same browser run: tall enough for it).
+                html, window = with_layers(html, tmp), (WINDOW[0], 2600)
             pages[ranks] = html
-            failures = check_page(html, profile, ranks, steps, straggler, rows, stages)
+            failures, dom, png = check_page(html, profile, ranks, steps, straggler, rows, stages, window)
             print(f"{'ok' if not failures else 'FAIL'}: {name}")
             failed += [f"{name}: {f}" for f in failures]
-        # Recorder layers: the 8-rank page with a finding carrying cross-layer evidence (as a recording adds:
-        # analysis/diagnosis/cross_layer.cc) shows the straggler's measures beside its peers' median.
-        failed += check_layers(pages[8], profile, tmp)
+            if ranks == 8:
+                failures = check_layers(dom, png)
+                print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
+                failed += [f"{name}: {f}" for f in failures]
         # A broken page must fail the same checks.
         text = open(pages[8], encoding="utf-8").read()
         broken = text.replace("ctx.fillRect(label + s * cellW", "ctx.fillRectangle(label + s * cellW", 1)
@@ -242,7 +257,7 @@ def main():
             failed.append("could not break the page (the template changed: update the test)")
         bad = os.path.join(tmp, "broken.html")
         open(bad, "w", encoding="utf-8").write(broken)
-        failures = check_page(bad, profile, 8, 6, 5, 8, 2)
+        failures, _, _ = check_page(bad, profile, 8, 6, 5, 8, 2)
         want = ["recorded errors", "heatmap drew", "straggler's red"]
         missing = [w for w in want if not any(w in f for f in failures)]
         print(f"{'ok' if not missing else 'FAIL'}: a broken page fails the checks ({len(failures)} failures)")

@@ -5,6 +5,7 @@
 // be exactly one s/f flow pair from the straggler to its peer, and every finding one instant on its rank.
 // A constructed recording (no profiler) exports its layers: off-CPU intervals, run-queue waits, GC pauses
 // and host counters as tracks and counters of the rank that recorded them, and the host in the process name.
+// The streaming form hands the same text to its sink in bounded pieces and stops at the sink's first error.
 #include "reports/perfetto_export.h"
 
 #include <gtest/gtest.h>
@@ -132,7 +133,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
     EXPECT_EQ(finish_pid[id], 0) << "flow " << id << " ends at the waiting peer";
   }
 
-  const auto instants = Events(e.trace, "i", "strata.finding");
+  const auto instants = Events(e.trace, "I", "strata.finding");
   ASSERT_EQ(instants.size(), e.result.findings.size());
   EXPECT_EQ(instants.front()["pid"], 1);
   EXPECT_EQ(instants.front()["s"], "p");
@@ -202,6 +203,42 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
       EXPECT_NEAR(x["ts"].get<double>() * 1000.0 + static_cast<double>(origin) + offset_us * 1000.0, 305.0 * kMs, 1.0);
       EXPECT_NEAR(x["dur"].get<double>(), 4000.0, 0.001);
     }
+}
+
+TEST(PerfettoExport, StreamsTheSameTextInBoundedPieces) {
+  const TraceStore store = LoadDdp(TwoRanksOneSlow());
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  const std::string whole = ExportPerfettoJson(store, RecordedRun{}, result);
+  PerfettoExportOptions options;
+  options.piece_bytes = 4096;
+  std::string joined;
+  size_t pieces = 0, largest = 0;
+  const Status st = WritePerfettoJson(
+      store, RecordedRun{}, result,
+      [&](std::string_view piece) {
+        joined.append(piece);
+        ++pieces, largest = std::max(largest, piece.size());
+        return Status::Ok();
+      },
+      options);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(joined, whole);
+  EXPECT_GE(pieces, whole.size() / 8192);  // many pieces, not the whole text at the end
+  EXPECT_LT(largest, 4096u + 2048u);       // a piece passes the bound by at most one event
+}
+
+TEST(PerfettoExport, StopsAtTheSinksFirstError) {
+  const TraceStore store = LoadDdp(TwoRanksOneSlow());
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  PerfettoExportOptions options;
+  options.piece_bytes = 1024;
+  int calls = 0;
+  const Status st = WritePerfettoJson(
+      store, RecordedRun{}, result,
+      [&](std::string_view) { return ++calls == 2 ? Status::Error("disk full") : Status::Ok(); }, options);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "disk full");
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace
