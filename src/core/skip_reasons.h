@@ -58,6 +58,7 @@ enum class SkipId : uint16_t {
   kUnreadableMember,
   // the Perfetto export: items not drawn (otherData.export_skipped)
   kExportFlowUnpaired,
+  kExportFlowEndOutsideSlice,
   kExportBlameStepUnshared,
   kExportBlameEdgeCapped,
   kExportRecorderUnplaced,
@@ -122,6 +123,9 @@ inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSk
      "ignored, the events kept (the key ends with the member's name)"},
     {SkipId::kExportFlowUnpaired, "trace_flow_without_other_end", SkipSeverity::kDataLoss, false,
      "export: a trace flow whose start or end event is missing: not drawn"},
+    {SkipId::kExportFlowEndOutsideSlice, "trace_flow_end_outside_slice", SkipSeverity::kDataLoss, false,
+     "export: a trace flow whose start or end lies inside no slice of its thread or stream (viewers bind a "
+     "flow end to the enclosing slice): not drawn"},
     {SkipId::kExportBlameStepUnshared, "blame_step_without_shared_collective", SkipSeverity::kInfo, false,
      "export: a step of a finding with no collective shared with its peers: no blame arrow drawn"},
     {SkipId::kExportBlameEdgeCapped, "blame_edge_beyond_max_blame_flows_per_finding", SkipSeverity::kInfo, false,

@@ -273,7 +273,7 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
     const std::optional<uint32_t> from = slices.Bind(f.track[e.first], f.ts_ns[e.first]);
     const std::optional<uint32_t> to = slices.Bind(f.track[e.second], f.ts_ns[e.second]);
     if (!from || !to) {
-      ++(*skipped)["trace flow end inside no slice of its thread"];
+      CountSkip(*skipped, SkipId::kExportFlowEndOutsideSlice);
       continue;
     }
     const int64_t id = (*next_id)++;
