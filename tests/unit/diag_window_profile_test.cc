@@ -175,3 +175,26 @@ TEST(DiagWindowProfile, NoMainTrack) {
 
 }  // namespace
 }  // namespace strata::diagtest
+
+namespace strata::diagnosis {
+namespace {
+
+// The culprit op is the largest excess of the cause's own class: a slow-compute finding of a recording
+// whose biggest excess is a DataLoader wait names the compute frame below it (the lab's slow_compute case
+// named "DataLoader: off CPU in DistributedSampler.__iter__" before).
+TEST(CulpritOp, TakesTheLargestExcessOfTheCausesClass) {
+  StringPool strings;
+  const StringId wait = strings.intern("DataLoader: off CPU in Python DistributedSampler.__iter__");
+  const StringId comm = strings.intern("gloo:all_reduce");
+  const StringId step = strings.intern("ProfilerStep#3");
+  const StringId gemm = strings.intern("sgemm_ [libblas.so.3] in Python extra_compute (job.py:253)");
+  const std::vector<std::pair<StringId, double>> excess = {{step, 20}, {wait, 9}, {comm, 5}, {gemm, 4}};
+  EXPECT_EQ(CulpritOp(strings, excess, "slow_compute"), gemm);
+  EXPECT_EQ(CulpritOp(strings, excess, "launch_overhead"), gemm);
+  EXPECT_EQ(CulpritOp(strings, excess, "dataloader_stall"), wait);
+  EXPECT_EQ(CulpritOp(strings, excess, "host_stall"), std::nullopt);
+  EXPECT_EQ(CulpritOp(strings, {{wait, 9}, {comm, 5}}, "slow_compute"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace strata::diagnosis

@@ -348,11 +348,8 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     }
     return ops;
   };
-  auto top_op = [&](const GroupDifferential& d) -> std::optional<std::string> {
-    for (const auto& [name, ms] : d.op_excess_ms) {
-      const std::string_view v = store.strings.view(name);
-      if (!IsContainerSliceName(v)) return ShortName(v);
-    }
+  auto top_op = [&](const GroupDifferential& d, std::string_view cause) -> std::optional<std::string> {
+    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortName(store.strings.view(*op));
     return std::nullopt;
   };
 
@@ -414,7 +411,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
                            late_ms);
       f.cause = choice.cause;
       f.layer = choice.layer;
-      if (f.cause != "host_stall") f.op = top_op(d);
+      f.op = top_op(d, f.cause);
       f.summary = fmt::format(
           "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
           "for it; fixing it saves {:.1f}% of step time",
@@ -472,7 +469,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     std::vector<size_t> idx(n);
     for (size_t i = 0; i < n; ++i) idx[i] = i;
     const GroupDifferential d = CompareWindows(store, index, steps, g, idx, m.front(), FirstPeers(others, SIZE_MAX));
-    f.op = top_op(d);
+    f.op = top_op(d, f.cause);
     f.summary = fmt::format(
         "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
         "balancing the stages saves {:.1f}% of step time",

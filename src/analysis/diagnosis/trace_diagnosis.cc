@@ -262,14 +262,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     f.cause = choice.cause;
     f.layer = choice.layer;
     const double late = d.window_ms - d.peer_window_ms;
-    // Culprit op: the op with the largest excess. A host stall has none: its time is outside any op.
-    for (const auto& [name, ms] : d.op_excess_ms) {
-      if (f.cause == "host_stall") break;
-      const std::string_view n = store.strings.view(name);
-      if (IsContainerSliceName(n)) continue;
-      f.op = ShortName(n);
-      break;
-    }
+    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, f.cause)) f.op = ShortName(store.strings.view(*op));
     f.confidence = RoundTo(choice.confidence, 2);
     const std::string when = st.steps.size() == phases.steps.size()
                                  ? std::string("in every step")

@@ -5,6 +5,7 @@
 
 #include "analysis/intervals.h"
 #include "model/kernel_type.h"
+#include "store/slice_names.h"
 
 namespace strata::diagnosis {
 
@@ -41,6 +42,21 @@ OpClass Classify(std::string_view name, std::string_view cat) {
 
 bool IsHostComputeOp(std::string_view name, std::string_view category) {
   return Classify(name, category) == OpClass::kCompute;
+}
+
+std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<std::pair<StringId, double>>& op_excess,
+                                  std::string_view cause) {
+  if (cause == "host_stall") return std::nullopt;
+  for (const auto& [name, ms] : op_excess) {
+    const std::string_view n = strings.view(name);
+    if (IsContainerSliceName(n)) continue;
+    const OpClass cls = Classify(n, "");
+    const bool wanted = cause == "dataloader_stall"
+                            ? cls == OpClass::kData
+                            : cls != OpClass::kData && cls != OpClass::kComm && cls != OpClass::kWait;
+    if (wanted) return name;
+  }
+  return std::nullopt;
 }
 
 TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank)

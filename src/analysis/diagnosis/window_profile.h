@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,14 @@ struct WindowProfile {
 /// True for a host op that is the rank's own work by the split above (framework compute: not data
 /// loading, communication, device waits or annotations).
 bool IsHostComputeOp(std::string_view name, std::string_view category);
+
+/// The culprit op of a finding of `cause`: the op with the largest excess over the peers (`op_excess`,
+/// largest first) whose class is the cause's: data-loading ops for a dataloader_stall, none for a host_stall
+/// (its time is outside any op), else the rank's own work (not data loading, communication or device waits:
+/// a slow-compute finding never names a DataLoader wait). Container slices (whole steps, on-CPU intervals)
+/// are never culprits. The one rule for every pass that names a culprit op.
+std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<std::pair<StringId, double>>& op_excess,
+                                  std::string_view cause);
 
 /// Per-rank track index: slices of each track sorted by start (longer first on ties).
 class TrackIndex {
