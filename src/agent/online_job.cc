@@ -110,10 +110,7 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
       fmt::format("rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank,
                   d.late_s * 1e3, d.first_step,
                   d.cause == "unknown" ? "cause not explained by the step summary's classes" : "excess in " + d.cause);
-  f.evidence = {{"first_step", d.first_step},
-                {"late_ms", d.late_s * 1e3},
-                {"group_step_ms", d.step_s * 1e3},
-                {"mixture_corroborates", corroborated}};
+  f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3, d.step_s * 1e3, corroborated};
   return f;
 }
 

@@ -252,9 +252,7 @@ bool LateInstance(const TraceStore& store, const model::JobModel& job, const std
 
 std::vector<int64_t> LateSteps(const diagnosis::DiagnosisResult& result, const diagnosis::Finding& f) {
   std::vector<int64_t> steps;
-  if (auto it = f.evidence.find("late_steps"); it != f.evidence.end() && it->is_array())
-    for (const auto& s : *it)
-      if (s.is_number_integer()) steps.push_back(s.get<int64_t>());
+  if (const std::vector<int64_t>* late = diagnosis::LateSteps(f.evidence)) steps = *late;
   if (steps.empty() && f.step) steps.push_back(*f.step);
   if (steps.empty())
     for (const diagnosis::Straggler& s : result.stragglers)

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -60,8 +61,8 @@ TEST(DiagCauseChoice, ASmallExcessInsideTheStepDoesNotExplainALateEntry) {
   EXPECT_NE(f.cause, "dataloader_stall");
   EXPECT_EQ(f.cause, "unknown");
   EXPECT_EQ(f.confidence, 0.0);
-  EXPECT_NEAR(f.evidence["explained_share"].get<double>(), 5.0 / 35.0, 0.03);
-  EXPECT_EQ(f.evidence["blame_kind"], "dependency_edge");
+  EXPECT_NEAR(FindingEvidenceJson(f.evidence)["explained_share"].get<double>(), 5.0 / 35.0, 0.03);
+  EXPECT_EQ(FindingEvidenceJson(f.evidence)["blame_kind"], "dependency_edge");
 }
 
 TEST(DiagCauseChoice, ConfidenceOfANamedCauseIsTheShareItExplains) {

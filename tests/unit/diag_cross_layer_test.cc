@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/diagnosis/cross_layer.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -60,7 +61,7 @@ TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
   EXPECT_EQ(result.findings[0].cause, "cpu_contention");
   EXPECT_EQ(result.findings[0].layer, "cpu");
   EXPECT_NE(result.findings[0].summary.find("stress (pid 99)"), std::string::npos) << result.findings[0].summary;
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["runq_other_process_pct"].get<double>(), 24.0);
   EXPECT_DOUBLE_EQ(ev["peers"]["0"]["runq_other_process_pct"].get<double>(), 0.5);
 }
@@ -72,7 +73,7 @@ TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "slow_compute");
-  EXPECT_TRUE(result.findings[0].evidence.contains("cross_layer"));
+  EXPECT_TRUE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
 }
 
 TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
@@ -91,8 +92,9 @@ TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "cpu_throttling");
-  EXPECT_NEAR(result.findings[0].evidence["cross_layer"]["straggler"]["cgroup_throttled_pct"].get<double>(), 30.0,
-              0.01);
+  EXPECT_NEAR(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["cgroup_throttled_pct"]
+                  .get<double>(),
+              30.0, 0.01);
 }
 
 TEST(CrossLayer, GcPausesAreGcPause) {
@@ -104,7 +106,7 @@ TEST(CrossLayer, GcPausesAreGcPause) {
   ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "gc_pause");
   EXPECT_EQ(result.findings[0].layer, "python");
-  EXPECT_EQ(result.findings[0].evidence["cross_layer"]["straggler"]["gc_count"], 9);
+  EXPECT_EQ(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["gc_count"], 9);
 }
 
 TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
@@ -175,7 +177,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   ApplyCrossLayerEvidence(run, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "network_contention");
   EXPECT_EQ(result.findings[0].layer, "comm");
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["nic_mb_per_s"].get<double>(), 80.0);
   EXPECT_DOUBLE_EQ(ev["peers"]["0"]["nic_mb_per_s"].get<double>(), 5.0);
 
@@ -185,7 +187,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   DiagnosisResult shared = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &shared);
   EXPECT_EQ(shared.findings[0].cause, "slow_compute");
-  EXPECT_TRUE(shared.findings[0].evidence["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
+  EXPECT_TRUE(FindingEvidenceJson(shared.findings[0].evidence)["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
 }
 
 // Ranks 0 and 1 (pids 10, 20) in namespaces of their own, each sending `mbyte` MB through eth0 over the
@@ -224,12 +226,12 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   EXPECT_EQ(result.stragglers[0].rank, 1);
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 50, 0.05);
   EXPECT_EQ(result.stragglers[0].steps, result.steps);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, "slow_communication");
   EXPECT_EQ(result.findings[0].layer, "comm");
   EXPECT_NEAR(result.findings[0].impact_pct, 20.1, 0.05);
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["link_capacity_mbit"].get<double>(), 166.0);
   EXPECT_NEAR(ev["peers"]["0"]["link_busy_pct"].get<double>(), 4.0, 1e-9);
 
@@ -295,8 +297,8 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   EXPECT_EQ(result.stragglers[0].rank, 3);  // the later of the two first
   EXPECT_EQ(result.stragglers[1].rank, 1);
   EXPECT_DOUBLE_EQ(result.stragglers[0].late_ms_per_step, 12.0);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: cpu");
-  EXPECT_DOUBLE_EQ(result.stragglers[0].evidence["runq_other_process_pct"].get<double>(), 24.0);
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: cpu");
+  EXPECT_DOUBLE_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["runq_other_process_pct"].get<double>(), 24.0);
   ASSERT_EQ(result.findings.size(), 1u) << "data_imbalance is withdrawn";
   const Finding& f = result.findings[0];
   EXPECT_EQ(f.cause, "cpu_contention");
@@ -408,7 +410,7 @@ TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
   }
   ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_FALSE(result.stragglers[0].persistent);
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   ASSERT_EQ(result.findings.size(), 1u);
@@ -470,7 +472,7 @@ TEST(CrossLayer, ALinkThatCostsMoreThanTheSameRanksLatenessReplacesIt) {
   ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 100, 0.05);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, "slow_communication");
@@ -559,7 +561,7 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   DiagnosisResult loader = StragglerRank1("dataloader_stall");
   ApplyCrossLayerEvidence(run, {}, &loader);
   EXPECT_EQ(loader.findings[0].cause, "dataloader_stall");
-  EXPECT_TRUE(loader.findings[0].evidence.contains("cross_layer"));
+  EXPECT_TRUE(FindingEvidenceJson(loader.findings[0].evidence).contains("cross_layer"));
 }
 
 TEST(CrossLayer, WithoutRecordingNothingChanges) {
@@ -567,7 +569,7 @@ TEST(CrossLayer, WithoutRecordingNothingChanges) {
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(empty, {}, &result);
   EXPECT_EQ(result.findings[0].cause, "slow_compute");
-  EXPECT_FALSE(result.findings[0].evidence.contains("cross_layer"));
+  EXPECT_FALSE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
   EXPECT_TRUE(result.notes.empty());
 }
 

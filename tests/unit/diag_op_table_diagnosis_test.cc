@@ -43,8 +43,9 @@ TEST(DiagOpTableDiagnosis, ArOneSlowWorker) {
   EXPECT_EQ(r.step_source, "op-table");
   EXPECT_EQ(r.whatif.model, "op-table-dependency-graph");
   EXPECT_NEAR(r.whatif.slowdown, 1.973, 0.01);
-  EXPECT_EQ(r.layout["dp"], 4);
-  EXPECT_EQ(r.layout["pp"], 4);
+  ASSERT_TRUE(r.layout.op_table.has_value());
+  EXPECT_EQ(r.layout.op_table->dp, 4);
+  EXPECT_EQ(r.layout.op_table->pp, 4);
   const int32_t slowed = RankOf(*store, 0, 0);
   ASSERT_FALSE(r.stragglers.empty());
   EXPECT_EQ(r.stragglers[0].rank, slowed);

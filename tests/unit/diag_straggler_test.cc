@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -221,8 +222,8 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   // Ideal: compute at the mean 85 ms -> 105 ms steps against 120 ms: S = 120/105, waste 1 - 1/S = 12.5 %.
   EXPECT_NEAR(f.impact_pct, 12.5, 0.01);
   EXPECT_NEAR(result.whatif.slowdown, 120.0 / 105.0, 1e-4);
-  EXPECT_EQ(f.evidence["broad_late_pairs"], 8);
-  EXPECT_NEAR(f.evidence["op_scaling_median"].get<double>(), 1.25, 1e-4);
+  EXPECT_EQ(FindingEvidenceJson(f.evidence)["broad_late_pairs"], 8);
+  EXPECT_NEAR(FindingEvidenceJson(f.evidence)["op_scaling_median"].get<double>(), 1.25, 1e-4);
 }
 
 TEST(DiagStraggler, TwoRanksSlowedAlikeHideFromBlameButNotFromLatenessAgainstPeers) {

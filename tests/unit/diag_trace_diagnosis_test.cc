@@ -18,6 +18,7 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -73,8 +74,9 @@ void ExpectOrderedByImpact(const DiagnosisResult& r) {
 
 /// A number in a finding's evidence, NaN when absent (so that a missing key fails the comparison).
 double Ev(const Finding& f, const char* group, const char* key) {
-  const auto g = f.evidence.find(group);
-  if (g == f.evidence.end() || !g->is_object()) return std::nan("");
+  const auto e = FindingEvidenceJson(f.evidence);
+  const auto g = e.find(group);
+  if (g == e.end() || !g->is_object()) return std::nan("");
   const auto v = g->find(key);
   return v == g->end() || !v->is_number() ? std::nan("") : v->get<double>();
 }
@@ -133,7 +135,7 @@ TEST(DiagTraceDiagnosis, SlowComputeOnCpu) {
   EXPECT_NEAR(Ev(f, "excess_ms", "host_gap"), 0.0, 0.5);
   // The straggler's collectives are the shortest (it waits for no one).
   ASSERT_EQ(r.stragglers.size(), 1u);
-  const auto& ev = r.stragglers[0].evidence;
+  const auto ev = StragglerEvidenceJson(r.stragglers[0].evidence);
   EXPECT_LT(ev.value("collective_ms", std::nan("")), ev.value("peer_collective_ms", std::nan("")) - 15.0) << ev.dump();
 }
 
@@ -176,9 +178,9 @@ TEST(DiagTraceDiagnosis, SlowComputeOnGpu) {
   EXPECT_NEAR(Ev(f, "excess_ms", "device_idle"), 0.0, 0.5);
   // The kernel is among the ops with the largest excess.
   bool kernel_named = false;
-  for (const auto& op : f.evidence.value("op_excess_per_step", nlohmann::ordered_json::array()))
+  for (const auto& op : FindingEvidenceJson(f.evidence).value("op_excess_per_step", nlohmann::ordered_json::array()))
     kernel_named |= op.value("op", "") == "volta_sgemm_128x64_nn" && std::abs(op.value("excess_ms", 0.0) - 20.0) < 1.0;
-  EXPECT_TRUE(kernel_named) << f.evidence.dump();
+  EXPECT_TRUE(kernel_named) << FindingEvidenceJson(f.evidence).dump();
   EXPECT_EQ(r.whatif.by_op_type.count("ncclKernel_AllReduce_RING_LL_Sum_float"), 1u);
 }
 

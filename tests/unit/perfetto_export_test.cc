@@ -20,6 +20,7 @@
 
 #include "diag_test_util.h"
 #include "importers/recording_trace.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -113,7 +114,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   ASSERT_FALSE(e.result.findings.empty());
   const diagnosis::Finding& f = e.result.findings.front();
   ASSERT_EQ(f.rank, 1);
-  const size_t late_steps = f.evidence["late_steps"].size();
+  const size_t late_steps = FindingEvidenceJson(f.evidence)["late_steps"].size();
   ASSERT_GT(late_steps, 0u);
 
   const auto starts = Events(e.trace, "s", "strata.blame"), finishes = Events(e.trace, "f", "strata.blame");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "reports/evidence_json.h"
 #include "store/slice_names.h"
 #include "store/stack_frames.h"
 
@@ -246,7 +247,8 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 15.0, 1.5);
-  EXPECT_EQ(d.stragglers[0].evidence.value("from", ""), "recorder: collectives on the device (NCCL profiler plugin)");
+  EXPECT_EQ(StragglerEvidenceJson(d.stragglers[0].evidence).value("from", ""),
+            "recorder: collectives on the device (NCCL profiler plugin)");
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, "unknown") << "nothing but collectives was recorded: no host stall claimed";
 

@@ -10,7 +10,6 @@
 
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
-#include "core/round.h"
 
 namespace strata::diagnosis {
 
@@ -35,7 +34,8 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
   if (store.counters.size() == 0) return;
   const size_t ranks = store.ranks.size();
   for (Finding& f : result->findings) {
-    if (!f.rank || !f.evidence.contains("late_steps")) continue;
+    const std::vector<int64_t>* late_steps = LateSteps(f.evidence);
+    if (!f.rank || !late_steps) continue;
     const bool compute = f.cause == "slow_compute" || f.cause == "unknown";
     const bool comm = f.cause == "slow_communication" || f.cause == "unknown";
     if (!compute && !comm) continue;
@@ -43,8 +43,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     for (size_t r = 0; r < ranks; ++r)
       if (store.ranks[r].rank == *f.rank) target = r;
     if (target == ranks) continue;
-    std::set<int64_t> late;
-    for (const auto& s : f.evidence["late_steps"]) late.insert(s.get<int64_t>());
+    const std::set<int64_t> late(late_steps->begin(), late_steps->end());
     // Mean of each counter kind per rank over that rank's windows of the late steps.
     std::vector<std::array<double, kKinds>> sum(ranks), count(ranks);
     for (size_t i = 0; i < store.counters.size(); ++i) {
@@ -57,7 +56,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       sum[t.rank][k] += store.counters.value[i];
       count[t.rank][k] += 1;
     }
-    nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+    std::vector<CounterComparison> evidence;
     std::array<double, kKinds> own{}, peers{};
     std::array<bool, kKinds> known{};
     for (int k = 0; k < kKinds; ++k) {
@@ -69,10 +68,10 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       own[k] = sum[target][k] / count[target][k];
       peers[k] = Median(v);
       known[k] = true;
-      evidence[kKindName[k]] = {{"rank", RoundTo(own[k], 1)}, {"peers", RoundTo(peers[k], 1)}};
+      evidence.push_back({kKindName[k], own[k], peers[k]});
     }
     if (evidence.empty()) continue;
-    f.evidence["counters"] = evidence;
+    f.evidence.counters = std::move(evidence);
     std::string refined, why;
     if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
         own[kSmClock] < thresholds::kSmClockThrottledShare * peers[kSmClock]) {
@@ -93,7 +92,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       f.layer = "comm";
     }
     if (refined.empty()) continue;
-    f.evidence["cause_before_counters"] = f.cause;
+    f.evidence.cause_before_counters = f.cause;
     f.cause = refined;
     f.summary += "; " + why;
   }

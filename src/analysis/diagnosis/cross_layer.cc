@@ -299,31 +299,6 @@ double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t st
   return values.empty() ? 0.0 : Median(values);
 }
 
-}  // namespace
-
-nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
-  return {
-      {"window_s", RoundTo(m.window_s, 3)},
-      {"runq_pct", RoundTo(100 * m.runq_share, 2)},
-      {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-      {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
-      {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
-      {"gc_pct", RoundTo(100 * m.gc_share, 2)},
-      {"gc_count", m.gc_count},
-      {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
-      {"kernel_cpu_pct", RoundTo(100 * m.sys_share, 2)},
-      {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
-      {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
-      {"nic_mb_per_s",
-       m.net_bytes_per_s < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))},
-      {"link_busy_pct",
-       m.link_busy_share < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(100 * m.link_busy_share, 2))},
-      {"link_capacity_mbit", m.link_busy_share < 0 ? nlohmann::ordered_json()
-                                                   : nlohmann::ordered_json(RoundTo(m.link_capacity_bps / 1e6, 1))}};
-}
-
-namespace {
-
 // Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
 // traffic (false without per-rank namespaces).
 bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
@@ -354,15 +329,13 @@ std::string LinkWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t
       PeerMedian(metrics, rank, &RankLayerMetrics::link_capacity_bps) / 1e6);
 }
 
-nlohmann::ordered_json CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
-                                          bool late_steps) {
-  nlohmann::ordered_json evidence;
-  evidence["measured_over"] = late_steps ? "late steps" : "training window";
-  evidence["straggler"] = RankLayerMetricsJson(metrics.at(rank));
-  nlohmann::ordered_json peers;
+CrossLayerComparison CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
+                                        bool late_steps) {
+  CrossLayerComparison evidence;
+  evidence.over_late_steps = late_steps;
+  evidence.straggler = metrics.at(rank);
   for (const auto& [r, pm] : metrics)
-    if (r != rank) peers[std::to_string(r)] = RankLayerMetricsJson(pm);
-  evidence["peers"] = peers;
+    if (r != rank) evidence.peers.emplace_back(r, pm);
   return evidence;
 }
 
@@ -455,9 +428,8 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
       s.steps = late->steps;
       s.persistent = false;
     }
-  s.evidence = {{"from", "recorder: link"},
-                {"link_busy_pct", RoundTo(100 * m.link_busy_share, 2)},
-                {"peers_link_busy_pct", RoundTo(100 * peers, 2)}};
+  s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
+  s.evidence.from = "recorder: link";
   result->stragglers.insert(result->stragglers.begin(), s);
 
   Finding f;
@@ -479,7 +451,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
       "rank {}'s link holds up the collectives of every rank by about {:.1f} % of the step: {} "
       "(not seen in the traces: every rank waits alike)",
       rank, 100 * excess, what);
-  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, rank, false);
+  f.evidence.cross_layer = CrossLayerEvidence(metrics, rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
@@ -561,10 +533,8 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     s.late_ms_per_step = RoundTo(sl.late.late_ms, 3);
     s.steps = sl.late.steps;
     s.persistent = sl.late.persistent;
-    s.evidence = {{"from", "recorder: cpu"},
-                  {"cpu_excess_pct", RoundTo(100 * sl.cpu.excess, 2)},
-                  {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-                  {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)}};
+    s.evidence.kind = RecordedCpuEvidence{sl.cpu.excess, m.runq_foreign_share, m.throttled_share};
+    s.evidence.from = "recorder: cpu";
     found.push_back(std::move(s));
     ranks.push_back(sl.rank);
   }
@@ -612,7 +582,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
                   ranks.size() > 1 ? " (slowed alike, they hide each other from last-arrival blame in the "
                                      "traces)"
                                    : "");
-  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, top.rank, false);
+  f.evidence.cross_layer = CrossLayerEvidence(metrics, top.rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
@@ -760,10 +730,9 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                                         m.net_bytes_per_s / 1e6, peers / 1e6)});
       best = std::prev(candidates.end());
     }
-    nlohmann::ordered_json evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
-    evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
+    CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
+    evidence.explained = CrossLayerComparison::Explained{late_share, best->excess};
     const bool explains = late_share > 0 && best->excess >= kMinExplainedShare * late_share;
-    evidence["explained_pct"] = late_share > 0 ? RoundTo(100 * best->excess / late_share, 1) : 0.0;
 
     auto finding = std::find_if(result->findings.begin(), result->findings.end(),
                                 [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
@@ -776,7 +745,7 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
       result->findings.push_back(std::move(f));
       finding = std::prev(result->findings.end());
     }
-    finding->evidence["cross_layer"] = evidence;
+    finding->evidence.cross_layer = std::move(evidence);
     static const std::set<std::string> kTraceLevelGuesses = {"slow_compute", "host_stall", "unknown", "launch_overhead",
                                                              ""};
     if (!explains || !kTraceLevelGuesses.count(finding->cause)) continue;

@@ -100,9 +100,7 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
       "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",
       f.ranks.size(), 100.0 * (Median(load.scaling) - 1.0), f.impact_pct);
-  f.evidence["late_pairs"] = analysis.late_pairs;
-  f.evidence["broad_late_pairs"] = load.broad;
-  f.evidence["op_scaling_median"] = RoundTo(Median(load.scaling), 4);
+  f.evidence.kind = LoadImbalanceEvidence{analysis.late_pairs, load.broad, Median(load.scaling), std::nullopt};
   return f;
 }
 
