@@ -11,11 +11,13 @@ namespace strata::agent {
 namespace {
 
 // The contract's layer of each cause the step summary's classes stand for (online_detector.h).
-std::string LayerOf(const std::string& cause) {
-  if (cause == "slow_compute") return "cpu";
-  if (cause == "gc_pause") return "python";
-  if (cause == "cpu_contention" || cause == "cpu_throttling" || cause == "io_stall") return "os";
-  return "host";
+diagnosis::Layer LayerOf(diagnosis::Cause cause) {
+  using diagnosis::Cause;
+  using diagnosis::Layer;
+  if (cause == Cause::kSlowCompute) return Layer::kCpu;
+  if (cause == Cause::kGcPause) return Layer::kPython;
+  if (cause == Cause::kCpuContention || cause == Cause::kCpuThrottling || cause == Cause::kIoStall) return Layer::kOs;
+  return Layer::kHost;
 }
 
 }  // namespace
@@ -100,7 +102,7 @@ void OnlineJob::FitMixture() {
 
 diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated) {
   diagnosis::Finding f;
-  f.cause = d.cause.empty() ? std::string("unknown") : d.cause;
+  f.cause = diagnosis::ParseCause(d.cause).value_or(diagnosis::Cause::kUnknown);
   f.rank = d.rank;
   f.step = d.step;
   f.layer = LayerOf(f.cause);

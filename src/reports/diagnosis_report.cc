@@ -176,8 +176,8 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
 }
 
 std::string FindingLines(size_t n, const diagnosis::Finding& f) {
-  std::string head =
-      fmt::format("{}. [{}] {} (confidence {:.2f})", n, f.cause, ScaleMs(TerminalSafe(f.summary)), f.confidence);
+  std::string head = fmt::format("{}. [{}] {} (confidence {:.2f})", n, diagnosis::CauseName(f.cause),
+                                 ScaleMs(TerminalSafe(f.summary)), f.confidence);
   // The summary usually says the saving; say it when it does not.
   if (f.summary.find("saves") == std::string::npos)
     head += fmt::format("; saves {} of step time", text::Percent(f.impact_pct));
@@ -260,17 +260,18 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   j["stragglers"] = stragglers;
   ordered_json findings = ordered_json::array();
   for (const auto& f : r.findings) {
-    findings.push_back({{"cause", f.cause},
-                        {"rank", Optional(f.rank)},
-                        {"ranks", f.ranks},
-                        {"stage", Optional(f.stage)},
-                        {"step", Optional(f.step)},
-                        {"op", Optional(f.op)},
-                        {"layer", f.layer.empty() ? ordered_json() : ordered_json(f.layer)},
-                        {"impact_pct", f.impact_pct},
-                        {"confidence", f.confidence},
-                        {"summary", f.summary},
-                        {"evidence", FindingEvidenceJson(f.evidence)}});
+    findings.push_back(
+        {{"cause", diagnosis::CauseName(f.cause)},
+         {"rank", Optional(f.rank)},
+         {"ranks", f.ranks},
+         {"stage", Optional(f.stage)},
+         {"step", Optional(f.step)},
+         {"op", Optional(f.op)},
+         {"layer", f.layer == diagnosis::Layer::kNone ? ordered_json() : ordered_json(diagnosis::LayerName(f.layer))},
+         {"impact_pct", f.impact_pct},
+         {"confidence", f.confidence},
+         {"summary", f.summary},
+         {"evidence", FindingEvidenceJson(f.evidence)}});
   }
   j["findings"] = findings;
   j["whatif"] = {{"slowdown", r.whatif.slowdown},
@@ -303,7 +304,7 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
                     : f.stage ? fmt::format("stage {}", *f.stage)
                               : fmt::format("{} ranks", f.ranks.size());
-  return fmt::format("{}: {}{} costs {} of step time", f.cause, who,
+  return fmt::format("{}: {}{} costs {} of step time", diagnosis::CauseName(f.cause), who,
                      f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
 }
 

@@ -216,7 +216,7 @@ ordered_json FindingEvidenceJson(const FindingEvidence& e) {
       counters[c.counter] = {{"rank", RoundTo(c.rank, 1)}, {"peers", RoundTo(c.peers, 1)}};
     j["counters"] = counters;
   }
-  if (e.cause_before_counters) j["cause_before_counters"] = *e.cause_before_counters;
+  if (e.cause_before_counters) j["cause_before_counters"] = CauseName(*e.cause_before_counters);
   if (e.cross_layer) j["cross_layer"] = CrossLayerJson(*e.cross_layer);
   if (!e.from.empty()) j["from"] = e.from;
   return j;

@@ -277,8 +277,9 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
     const std::vector<int64_t> steps = LateSteps(result, f);
     const std::string args = fmt::format(
         "\"args\":{{\"summary\":{},\"cause\":{},\"layer\":{},\"impact_pct\":{},\"confidence\":{},\"op\":{}}}",
-        Quote(f.summary), Quote(f.cause), Quote(f.layer), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
-    const std::string name = Quote("finding: " + f.cause);
+        Quote(f.summary), Quote(std::string(diagnosis::CauseName(f.cause))),
+        Quote(std::string(diagnosis::LayerName(f.layer))), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
+    const std::string name = Quote("finding: " + std::string(diagnosis::CauseName(f.cause)));
     if (at == index_of_pid.end()) {
       const int64_t ts = views.empty() ? w.origin() : first[0];
       w.Event('i', views.empty() ? 0 : views[0].pid, 0, ts,
@@ -298,7 +299,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
         continue;
       }
       if (!placed) ts = own.start, placed = true;
-      const std::string flow_name = Quote(fmt::format("blame: {} (step {})", f.cause, step));
+      const std::string flow_name = Quote(fmt::format("blame: {} (step {})", diagnosis::CauseName(f.cause), step));
       for (const auto& [q, peer] : peers) {
         if (flows >= options.max_blame_flows_per_finding) {
           ++(*skipped)["blame edge beyond max_blame_flows_per_finding"];

@@ -50,8 +50,8 @@ TEST(DataImbalance, RanksLateInTurnInHalfTheSteps) {
   EXPECT_TRUE(RanksLateInTurn(sa));
   const auto f = DataImbalanceFinding(sa, kRankNumbers, 0.08, Load(3, 3), DiagnosisResult{}, 0.03);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->cause, "data_imbalance");
-  EXPECT_EQ(f->layer, "data");
+  EXPECT_EQ(f->cause, Cause::kDataImbalance);
+  EXPECT_EQ(f->layer, Layer::kData);
   EXPECT_EQ(f->ranks, (std::vector<int32_t>{10, 12, 13}));
   EXPECT_DOUBLE_EQ(f->impact_pct, 8.0);
   const auto* e = std::get_if<LoadImbalanceEvidence>(&f->evidence.kind);

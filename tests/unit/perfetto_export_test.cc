@@ -137,7 +137,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   ASSERT_EQ(instants.size(), e.result.findings.size());
   EXPECT_EQ(instants.front()["pid"], 1);
   EXPECT_EQ(instants.front()["s"], "p");
-  EXPECT_EQ(instants.front()["args"]["cause"], f.cause);
+  EXPECT_EQ(instants.front()["args"]["cause"], std::string(diagnosis::CauseName(f.cause)));
 }
 
 // Rank r (pid 100 + 10 r, gloo thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step and sleeps

@@ -36,8 +36,8 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
   for (Finding& f : result->findings) {
     const std::vector<int64_t>* late_steps = LateSteps(f.evidence);
     if (!f.rank || !late_steps) continue;
-    const bool compute = f.cause == "slow_compute" || f.cause == "unknown";
-    const bool comm = f.cause == "slow_communication" || f.cause == "unknown";
+    const bool compute = f.cause == Cause::kSlowCompute || f.cause == Cause::kUnknown;
+    const bool comm = f.cause == Cause::kSlowCommunication || f.cause == Cause::kUnknown;
     if (!compute && !comm) continue;
     size_t target = ranks;
     for (size_t r = 0; r < ranks; ++r)
@@ -72,28 +72,29 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     }
     if (evidence.empty()) continue;
     f.evidence.counters = std::move(evidence);
-    std::string refined, why;
+    std::optional<Cause> refined;
+    std::string why;
     if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
         own[kSmClock] < thresholds::kSmClockThrottledShare * peers[kSmClock]) {
-      refined = "thermal_throttling";
+      refined = Cause::kThermalThrottling;
       why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
                         peers[kSmClock]);
-      f.layer = "gpu";
+      f.layer = Layer::kGpu;
     } else if (compute && known[kPcie] && peers[kPcie] > 0 &&
                own[kPcie] > thresholds::kPcieBusyMultiple * peers[kPcie]) {
-      refined = "pcie_pressure";
+      refined = Cause::kPciePressure;
       why = fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
                         own[kPcie] / peers[kPcie]);
-      f.layer = "os";
+      f.layer = Layer::kOs;
     } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > thresholds::kNicBusyMultiple * peers[kNic]) {
-      refined = "network_contention";
+      refined = Cause::kNetworkContention;
       why = fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
                         own[kNic] / peers[kNic]);
-      f.layer = "comm";
+      f.layer = Layer::kComm;
     }
-    if (refined.empty()) continue;
+    if (!refined) continue;
     f.evidence.cause_before_counters = f.cause;
-    f.cause = refined;
+    f.cause = *refined;
     f.summary += "; " + why;
   }
 }

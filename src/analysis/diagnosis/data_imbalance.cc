@@ -89,8 +89,8 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
     return std::nullopt;
   Finding f;
-  f.cause = "data_imbalance";
-  f.layer = "data";
+  f.cause = Cause::kDataImbalance;
+  f.layer = Layer::kData;
   for (int32_t r : analysis.late_ranks)
     if (r >= 0 && static_cast<size_t>(r) < rank_numbers.size()) f.ranks.push_back(rank_numbers[static_cast<size_t>(r)]);
   f.impact_pct = RoundTo(100.0 * loss_share, 2);

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "analysis/diagnosis/vocabulary.h"
+
 namespace strata::diagnosis {
 
 // ---- Stragglers ----------------------------------------------------------------------------------------
@@ -191,8 +193,8 @@ struct FindingEvidence {
   std::variant<std::monostate, TraceRankEvidence, GroupRankEvidence, StageExcessEvidence, StageRatioEvidence,
                WorkerEvidence, DpImbalanceEvidence, LoadImbalanceEvidence, DetectionEvidence>
       kind;
-  std::vector<CounterComparison> counters;           // empty without counters on the rank and its peers
-  std::optional<std::string> cause_before_counters;  // when the counters changed the cause
+  std::vector<CounterComparison> counters;     // empty without counters on the rank and its peers
+  std::optional<Cause> cause_before_counters;  // when the counters changed the cause
   std::optional<CrossLayerComparison> cross_layer;
   std::string from;  // which source its lateness came from ("" until a pass marks it)
 };

@@ -385,8 +385,8 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     CauseChoice choice;
     GroupRankEvidence e;
     if (comm_ms > self_ms) {
-      f.cause = "slow_communication";
-      f.layer = "comm";
+      f.cause = Cause::kSlowCommunication;
+      f.layer = Layer::kComm;
       StringId worst = 0;
       double worst_ns = -1;
       for (const auto& [key, ns] : g.excess_by_key[r])
@@ -405,14 +405,14 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
       e.blame_kind = BlameKind::kDependencyEdge;
     } else {
       const GroupDifferential d = CompareWindows(store, index, steps, g, late_idx, r, peers);
-      choice = ChooseCause({{"dataloader_stall", "data", d.data_ms},
-                            {"host_stall", "host", d.host_gap_ms},
-                            {"slow_compute", "gpu", d.device_busy_ms},
-                            {"launch_overhead", "host", std::min(d.self_idle_ms, d.host_compute_ms)}},
+      choice = ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.data_ms},
+                            {Cause::kHostStall, Layer::kHost, d.host_gap_ms},
+                            {Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms},
+                            {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.host_compute_ms)}},
                            late_ms);
       f.cause = choice.cause;
       f.layer = choice.layer;
-      if (f.cause != "host_stall") f.op = top_op(d);
+      if (f.cause != Cause::kHostStall) f.op = top_op(d);
       f.summary = fmt::format(
           "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
           "for it; fixing it saves {:.1f}% of step time",
@@ -420,9 +420,9 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
       e.excess_ms =
           GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
       e.op_excess_per_step = op_list(d);
-      e.blame_kind = f.cause == "host_stall" ? BlameKind::kHostGap
-                     : f.cause == "unknown"  ? BlameKind::kUnexplained
-                                             : BlameKind::kSlowOp;
+      e.blame_kind = f.cause == Cause::kHostStall ? BlameKind::kHostGap
+                     : f.cause == Cause::kUnknown ? BlameKind::kUnexplained
+                                                  : BlameKind::kSlowOp;
     }
     f.confidence = RoundTo(choice.confidence, 2);
     e.late_ms_per_step = st.late_ms_per_step;
@@ -442,8 +442,8 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     const size_t s = *slow_stage;
     const auto& m = members[s];
     Finding f;
-    f.cause = "stage_imbalance";
-    f.layer = "gpu";
+    f.cause = Cause::kStageImbalance;
+    f.layer = Layer::kGpu;
     f.stage = static_cast<int32_t>(s);
     for (size_t r : m) f.ranks.push_back(store.ranks[r].rank);
     double share = 0;

@@ -129,8 +129,8 @@ void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const s
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
-    f.cause = "stage_imbalance";
-    f.layer = "gpu";
+    f.cause = Cause::kStageImbalance;
+    f.layer = Layer::kGpu;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
@@ -192,19 +192,19 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
   f.stage = wk.stage;
   f.impact_pct = impact_pct;
   const double effect_ms = wk.attribution.excess_ms;
-  const CauseChoice choice = ChooseCause(
-      {{"slow_compute", "gpu", compute.excess_ms}, {"slow_communication", "comm", effect_ms - compute.excess_ms}},
-      effect_ms);
+  const CauseChoice choice = ChooseCause({{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
+                                          {Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
+                                         effect_ms);
   f.cause = choice.cause;
   f.layer = choice.layer;
   f.confidence = RoundTo(choice.confidence, 2);
-  if (f.cause == "slow_compute") {
+  if (f.cause == Cause::kSlowCompute) {
     f.op = compute.worst_op;
     f.summary = fmt::format(
         "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
         "saves about {:.1f}% of step time",
         wk.rank, wk.dp_rank, wk.stage, compute.worst_op, 100.0 * (compute.worst_ratio - 1.0), f.impact_pct);
-  } else if (f.cause == "slow_communication") {
+  } else if (f.cause == Cause::kSlowCommunication) {
     f.summary = fmt::format(
         "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
         "slow; fixing it saves about {:.1f}% of step time",
@@ -278,8 +278,8 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
     stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
   if (slowest.size() < 2 || stage_explained >= S - min_effect) return;
   Finding f;
-  f.cause = "data_imbalance";
-  f.layer = "data";
+  f.cause = Cause::kDataImbalance;
+  f.layer = Layer::kData;
   for (const auto& wk : w.by_worker)
     if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
   std::sort(f.ranks.begin(), f.ranks.end());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/vocabulary.h"
 
 namespace strata::diagnosis {
 
@@ -24,13 +25,13 @@ struct Straggler {
 };
 
 struct Finding {
-  std::string cause;  // from the cause vocabulary
+  Cause cause = Cause::kUnknown;
   std::optional<int32_t> rank;
   std::vector<int32_t> ranks;
   std::optional<int32_t> stage;
   std::optional<int64_t> step;
   std::optional<std::string> op;
-  std::string layer;  // gpu, comm, cpu, python, os, data, host
+  Layer layer = Layer::kNone;
   double impact_pct = 0;
   double confidence = 0;
   std::string summary;

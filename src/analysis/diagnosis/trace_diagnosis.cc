@@ -239,14 +239,14 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
     // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
     const bool observed = d.observed_ms > 0;
-    std::vector<CauseCandidate> candidates = {{"dataloader_stall", "data", d.data_ms}};
-    if (observed) candidates.push_back({"host_stall", "host", d.host_gap_ms});
+    std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.data_ms}};
+    if (observed) candidates.push_back({Cause::kHostStall, Layer::kHost, d.host_gap_ms});
     if (gpu) {
-      candidates.push_back({"slow_compute", "gpu", d.device_busy_ms});
+      candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms});
       // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
-      candidates.push_back({"launch_overhead", "host", std::min(d.device_idle_ms, d.compute_ms)});
+      candidates.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(d.device_idle_ms, d.compute_ms)});
     } else {
-      candidates.push_back({"slow_compute", "cpu", d.compute_ms});
+      candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.compute_ms});
     }
     const CauseChoice choice = ChooseCause(candidates, d.late_ms);
     f.cause = choice.cause;
@@ -254,7 +254,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     const double late = d.window_ms - d.peer_window_ms;
     // Culprit op: the op with the largest excess. A host stall has none: its time is outside any op.
     for (const auto& [name, ms] : d.op_excess_ms) {
-      if (f.cause == "host_stall") break;
+      if (f.cause == Cause::kHostStall) break;
       const std::string_view n = store.strings.view(name);
       if (IsContainerSliceName(n)) continue;
       f.op = ShortName(n);
@@ -289,10 +289,10 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     // arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
     // edge: the previous step's synchronization or transfer).
     const bool edge = d.start_delay_ms > 0 && d.start_delay_ms >= late;
-    e.blame_kind = edge                      ? BlameKind::kDependencyEdge
-                   : f.cause == "host_stall" ? BlameKind::kHostGap
-                   : f.cause == "unknown"    ? BlameKind::kUnexplained
-                                             : BlameKind::kSlowOp;
+    e.blame_kind = edge                           ? BlameKind::kDependencyEdge
+                   : f.cause == Cause::kHostStall ? BlameKind::kHostGap
+                   : f.cause == Cause::kUnknown   ? BlameKind::kUnexplained
+                                                  : BlameKind::kSlowOp;
     e.step_start_delay_ms = d.start_delay_ms;
     e.blame = edge ? fmt::format(
                          "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
@@ -300,11 +300,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                          d.start_delay_ms)
                    : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
                                  RoundTo(late, 3),
-                                 f.cause == "unknown"
+                                 f.cause == Cause::kUnknown
                                      ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
                                                    "the lateness)",
                                                    100.0 * choice.explained)
-                                     : fmt::format("{} (+{:.3f} ms{})", f.layer, choice.excess_ms,
+                                     : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess_ms,
                                                    f.op ? ", most in " + *f.op : std::string()));
     e.collective_ms = ste.collective_ms;
     e.peer_collective_ms = ste.peer_collective_ms;
