@@ -181,8 +181,8 @@ class Agent {
           for (const OpenFinding& f : state.open)
             if (f.finding.rank == rank)
               publisher_->Enqueue(
-                  job, EncodeWindowFinding({rank, f.finding.cause, f.finding.summary, host_, f.finding.impact_pct,
-                                            f.finding.confidence, f.detected_at}));
+                  job, EncodeWindowFinding({rank, std::string(diagnosis::CauseName(f.finding.cause)), f.finding.summary,
+                                            host_, f.finding.impact_pct, f.finding.confidence, f.detected_at}));
   }
 
   void Publish(double now_unix) {

@@ -11,11 +11,13 @@ namespace strata::agent {
 namespace {
 
 // The contract's layer of each cause the step summary's classes stand for (online_detector.h).
-std::string LayerOf(const std::string& cause) {
-  if (cause == "slow_compute") return "cpu";
-  if (cause == "gc_pause") return "python";
-  if (cause == "cpu_contention" || cause == "cpu_throttling" || cause == "io_stall") return "os";
-  return "host";
+diagnosis::Layer LayerOf(diagnosis::Cause cause) {
+  using diagnosis::Cause;
+  using diagnosis::Layer;
+  if (cause == Cause::kSlowCompute) return Layer::kCpu;
+  if (cause == Cause::kGcPause) return Layer::kPython;
+  if (cause == Cause::kCpuContention || cause == Cause::kCpuThrottling || cause == Cause::kIoStall) return Layer::kOs;
+  return Layer::kHost;
 }
 
 }  // namespace
@@ -100,7 +102,7 @@ void OnlineJob::FitMixture() {
 
 diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated) {
   diagnosis::Finding f;
-  f.cause = d.cause.empty() ? std::string("unknown") : d.cause;
+  f.cause = diagnosis::ParseCause(d.cause).value_or(diagnosis::Cause::kUnknown);
   f.rank = d.rank;
   f.step = d.step;
   f.layer = LayerOf(f.cause);
@@ -110,10 +112,7 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
       fmt::format("rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank,
                   d.late_s * 1e3, d.first_step,
                   d.cause == "unknown" ? "cause not explained by the step summary's classes" : "excess in " + d.cause);
-  f.evidence = {{"first_step", d.first_step},
-                {"late_ms", d.late_s * 1e3},
-                {"group_step_ms", d.step_s * 1e3},
-                {"mixture_corroborates", corroborated}};
+  f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3, d.step_s * 1e3, corroborated};
   return f;
 }
 

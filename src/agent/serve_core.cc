@@ -59,7 +59,7 @@ void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w
   ++counters_.window_findings;
   std::vector<OpenFinding>& open = window_findings_[job];
   diagnosis::Finding f;
-  f.cause = w.cause;
+  f.cause = diagnosis::ParseCause(w.cause).value_or(diagnosis::Cause::kUnknown);
   f.rank = w.rank;
   f.impact_pct = w.impact_pct;
   f.confidence = w.confidence;

@@ -80,7 +80,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
     nlohmann::ordered_json findings = nlohmann::ordered_json::array();
     for (const OpenFinding& f : job.open) {
       findings.push_back({{"rank", f.finding.rank ? nlohmann::ordered_json(*f.finding.rank) : nlohmann::ordered_json()},
-                          {"cause", f.finding.cause},
+                          {"cause", diagnosis::CauseName(f.finding.cause)},
                           {"op", f.finding.op ? nlohmann::ordered_json(*f.finding.op) : nlohmann::ordered_json()},
                           {"impact_pct", f.finding.impact_pct},
                           {"confidence", f.finding.confidence},
@@ -93,7 +93,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
       for (const online::Detection& d : job.online->open) {
         const diagnosis::Finding f = DetectionFinding(d, job.online->corroborated.at(d.rank));
         findings.push_back({{"rank", d.rank},
-                            {"cause", f.cause},
+                            {"cause", diagnosis::CauseName(f.cause)},
                             {"step", d.step},
                             {"impact_pct", RoundTo(f.impact_pct, 3)},
                             {"confidence", f.confidence},
@@ -221,13 +221,14 @@ std::string MetricsText(const AgentSnapshot& s) {
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
       out += fmt::format("strata_finding{{job=\"{}\",rank=\"{}\",cause=\"{}\"}} 1\n", PromLabel(job.job),
-                         f.finding.rank ? std::to_string(*f.finding.rank) : std::string(), PromLabel(f.finding.cause));
+                         f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
+                         PromLabel(std::string(diagnosis::CauseName(f.finding.cause))));
   family("strata_finding_detected_timestamp_seconds", "gauge", "When each open finding was first detected.");
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
       out += fmt::format("strata_finding_detected_timestamp_seconds{{job=\"{}\",rank=\"{}\",cause=\"{}\"}} {:.3f}\n",
                          PromLabel(job.job), f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
-                         PromLabel(f.finding.cause), f.detected_at);
+                         PromLabel(std::string(diagnosis::CauseName(f.finding.cause))), f.detected_at);
   family("strata_analysis_duration_seconds", "gauge", "How long the last analysis round of each job took.");
   for (const JobState& job : s.jobs)
     out += fmt::format("strata_analysis_duration_seconds{{job=\"{}\"}} {:.6f}\n", PromLabel(job.job), job.analysis_s);

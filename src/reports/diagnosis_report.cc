@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "core/round.h"
 #include "core/text_escape.h"
+#include "reports/evidence_json.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
 
@@ -66,10 +68,6 @@ std::string Label(std::string key) {
   return key;
 }
 
-double Num(const nlohmann::ordered_json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
-}
-
 std::string Signed(double ms) { return (ms >= 0 ? "+" : "") + text::Duration(ms); }
 
 // Steps compactly: "1-6", "4,6,9-12", or "16..1000 (gaps)" when there are more than 3 runs.
@@ -115,60 +113,83 @@ std::string ItemLine(const std::string& label, std::vector<std::pair<std::string
   return text::Clip(line, kWidth) + "\n";
 }
 
+// The excess by class of a finding's evidence, as (class, ms rounded as in the JSON), in the contract's order.
+std::vector<std::pair<std::string, double>> ExcessByClass(const diagnosis::FindingEvidence& e) {
+  if (const auto* t = std::get_if<diagnosis::TraceRankEvidence>(&e.kind)) {
+    const auto& x = t->excess_ms;
+    return {{"compute", RoundTo(x.compute, 3)},
+            {"data_loading", RoundTo(x.data_loading, 3)},
+            {"host_gap", RoundTo(x.host_gap, 3)},
+            {"device_busy", RoundTo(x.device_busy, 3)},
+            {"device_idle", RoundTo(x.device_idle, 3)}};
+  }
+  if (const auto* g = std::get_if<diagnosis::GroupRankEvidence>(&e.kind); g && g->excess_ms) {
+    const auto& x = *g->excess_ms;
+    return {{"data_loading", RoundTo(x.data_loading, 3)},
+            {"host_gap", RoundTo(x.host_gap, 3)},
+            {"host_compute", RoundTo(x.host_compute, 3)},
+            {"device_busy", RoundTo(x.device_busy, 3)},
+            {"device_idle", RoundTo(x.device_idle, 3)}};
+  }
+  return {};
+}
+
+// The top ops over peers of a finding's evidence (nullptr when its kind lists none).
+const std::vector<diagnosis::OpExcess>* TopOps(const diagnosis::FindingEvidence& e) {
+  if (const auto* t = std::get_if<diagnosis::TraceRankEvidence>(&e.kind)) return &t->op_excess_per_step;
+  if (const auto* g = std::get_if<diagnosis::GroupRankEvidence>(&e.kind); g && g->excess_ms)
+    return &g->op_excess_per_step;
+  if (const auto* s = std::get_if<diagnosis::StageExcessEvidence>(&e.kind)) return &s->op_excess_per_step;
+  return nullptr;
+}
+
 // The 3-5 evidence lines of a finding: excess by class, top ops against peers, the windows, the blame chain,
-// the recorded layers. Evidence keys a finding does not have print nothing.
-std::string EvidenceLines(const nlohmann::ordered_json& e) {
+// the recorded layers. Evidence a finding does not have prints nothing. Numbers as rounded in the JSON.
+std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
   std::string out;
-  if (e.contains("excess_ms") && e["excess_ms"].is_object()) {
+  if (const auto excess = ExcessByClass(e); !excess.empty()) {
     std::vector<std::pair<double, std::string>> v;
     double top = 0;
-    for (const auto& [k, x] : e["excess_ms"].items())
-      if (x.is_number()) top = std::max(top, std::abs(x.get<double>()));
-    for (const auto& [k, x] : e["excess_ms"].items())
-      if (x.is_number() && std::abs(x.get<double>()) >= 0.01 * top && x.get<double>() != 0)
-        v.emplace_back(x.get<double>(), k);
+    for (const auto& [k, x] : excess) top = std::max(top, std::abs(x));
+    for (const auto& [k, x] : excess)
+      if (std::abs(x) >= 0.01 * top && x != 0) v.emplace_back(x, k);
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
     std::vector<std::pair<std::string, std::string>> items;
     for (const auto& [ms, k] : v) items.emplace_back(Label(k), Signed(ms));
     if (!items.empty()) out += ItemLine("excess over peers by class", items);
   }
-  if (e.contains("op_excess_per_step") && e["op_excess_per_step"].is_array()) {
+  if (const auto* ops = TopOps(e)) {
     std::vector<std::pair<std::string, std::string>> items;
-    for (const auto& o : e["op_excess_per_step"])
-      if (o.is_object() && o.contains("op") && o["op"].is_string())
-        items.emplace_back(o["op"].get<std::string>(), Signed(Num(o, "excess_ms")));
+    for (const diagnosis::OpExcess& o : *ops) items.emplace_back(o.op, Signed(RoundTo(o.excess_ms, 3)));
     if (!items.empty()) out += ItemLine("top ops over peers, per step", items);
-  } else if (e.contains("op_outliers") && e["op_outliers"].is_array()) {
-    std::vector<std::pair<std::string, std::string>> items;
-    for (const auto& o : e["op_outliers"])
-      if (o.is_object() && o.contains("op") && o["op"].is_string())
-        items.emplace_back(o["op"].get<std::string>(),
-                           text::Duration(Num(o, "duration_ms")) + " vs peers " + text::Duration(Num(o, "peer_ms")));
-    if (!items.empty()) out += ItemLine("slowest ops", items);
   }
-  if (const double ratio = Num(e, "compute_ratio_vs_stage_peers"); !std::isnan(ratio))
-    out += fmt::format("     compute {}× its stage peers', {} per step\n", text::Sig3(ratio),
-                       Signed(Num(e, "excess_ms_per_step")));
-  if (const double w = Num(e, "window_ms"), pw = Num(e, "peer_window_ms"); !std::isnan(w) && !std::isnan(pw)) {
-    std::string line = fmt::format("     before the collective {} vs peers {}", text::Duration(w), text::Duration(pw));
-    if (const double c = Num(e, "collective_ms"), pc = Num(e, "peer_collective_ms"); !std::isnan(c) && !std::isnan(pc))
-      line += fmt::format("; in it {} vs peers {}", text::Duration(c), text::Duration(pc));
+  if (const auto* w = std::get_if<diagnosis::WorkerEvidence>(&e.kind))
+    out +=
+        fmt::format("     compute {}× its stage peers', {} per step\n",
+                    text::Sig3(RoundTo(w->compute_ratio_vs_stage_peers, 4)), Signed(RoundTo(w->excess_ms_per_step, 3)));
+  if (const auto* t = std::get_if<diagnosis::TraceRankEvidence>(&e.kind)) {
+    std::string line =
+        fmt::format("     before the collective {} vs peers {}", text::Duration(RoundTo(t->window_ms, 3)),
+                    text::Duration(RoundTo(t->peer_window_ms, 3)));
+    line += fmt::format("; in it {} vs peers {}", text::Duration(RoundTo(t->collective_ms, 3)),
+                        text::Duration(RoundTo(t->peer_collective_ms, 3)));
     out += text::Clip(line, kWidth) + "\n";
+    out += text::Wrap("blame: " + ScaleMs(TerminalSafe(t->blame)), kWidth, "     ", 2);
   }
-  if (e.contains("blame") && e["blame"].is_string())
-    out += text::Wrap("blame: " + ScaleMs(TerminalSafe(e["blame"].get<std::string>())), kWidth, "     ", 2);
-  if (e.contains("cross_layer") && e["cross_layer"].is_object()) {
-    const auto& c = e["cross_layer"];
-    if (const double x = Num(c, "explained_pct"), l = Num(c, "late_share_pct"); !std::isnan(x) && !std::isnan(l))
-      out += fmt::format("     recorded layers ({}): explain {} of its lateness ({} of the time)\n",
-                         c.value("measured_over", std::string("training window")), text::Percent(x), text::Percent(l));
+  if (e.cross_layer && e.cross_layer->explained) {
+    const auto& c = *e.cross_layer;
+    const double late = c.explained->late_share;
+    const double explained = late > 0 ? RoundTo(100 * c.explained->best_excess / late, 1) : 0.0;
+    out += fmt::format("     recorded layers ({}): explain {} of its lateness ({} of the time)\n",
+                       c.over_late_steps ? "late steps" : "training window", text::Percent(explained),
+                       text::Percent(RoundTo(100 * late, 2)));
   }
   return out;
 }
 
 std::string FindingLines(size_t n, const diagnosis::Finding& f) {
-  std::string head =
-      fmt::format("{}. [{}] {} (confidence {:.2f})", n, f.cause, ScaleMs(TerminalSafe(f.summary)), f.confidence);
+  std::string head = fmt::format("{}. [{}] {} (confidence {:.2f})", n, diagnosis::CauseName(f.cause),
+                                 ScaleMs(TerminalSafe(f.summary)), f.confidence);
   // The summary usually says the saving; say it when it does not.
   if (f.summary.find("saves") == std::string::npos)
     head += fmt::format("; saves {} of step time", text::Percent(f.impact_pct));
@@ -239,7 +260,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
               {"steps", r.steps},
               {"step_source", r.step_source},
               {"step_time_ms", {{"median", r.step_time_median_ms}, {"p90", r.step_time_p90_ms}}},
-              {"layout", r.layout},
+              {"layout", LayoutJson(r.layout)},
               {"clock_offsets_us", offsets},
               {"clock_residual_us", r.clock_residual_us},
               {"collective_source", r.collective_source},
@@ -251,22 +272,23 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                           {"late_ms_per_step", s.late_ms_per_step},
                           {"steps", s.steps},
                           {"persistent", s.persistent},
-                          {"evidence", s.evidence}});
+                          {"evidence", StragglerEvidenceJson(s.evidence)}});
   }
   j["stragglers"] = stragglers;
   ordered_json findings = ordered_json::array();
   for (const auto& f : r.findings) {
-    findings.push_back({{"cause", f.cause},
-                        {"rank", Optional(f.rank)},
-                        {"ranks", f.ranks},
-                        {"stage", Optional(f.stage)},
-                        {"step", Optional(f.step)},
-                        {"op", Optional(f.op)},
-                        {"layer", f.layer.empty() ? ordered_json() : ordered_json(f.layer)},
-                        {"impact_pct", f.impact_pct},
-                        {"confidence", f.confidence},
-                        {"summary", f.summary},
-                        {"evidence", f.evidence}});
+    findings.push_back(
+        {{"cause", diagnosis::CauseName(f.cause)},
+         {"rank", Optional(f.rank)},
+         {"ranks", f.ranks},
+         {"stage", Optional(f.stage)},
+         {"step", Optional(f.step)},
+         {"op", Optional(f.op)},
+         {"layer", f.layer == diagnosis::Layer::kNone ? ordered_json() : ordered_json(diagnosis::LayerName(f.layer))},
+         {"impact_pct", f.impact_pct},
+         {"confidence", f.confidence},
+         {"summary", f.summary},
+         {"evidence", FindingEvidenceJson(f.evidence)}});
   }
   j["findings"] = findings;
   j["whatif"] = {{"slowdown", r.whatif.slowdown},
@@ -299,7 +321,7 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
                     : f.stage ? fmt::format("stage {}", *f.stage)
                               : fmt::format("{} ranks", f.ranks.size());
-  return fmt::format("{}: {}{} costs {} of step time", f.cause, who,
+  return fmt::format("{}: {}{} costs {} of step time", diagnosis::CauseName(f.cause), who,
                      f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
 }
 

@@ -192,7 +192,7 @@ Json StagesOf(const TraceStore& store, const model::JobModel& job, const diagnos
   std::vector<int32_t> stages;
   for (const RankInfo& r : store.ranks) stages.push_back(r.pp_stage);
   if (std::find(stages.begin(), stages.end(), -1) != stages.end()) {
-    if (!result.layout.contains("pipeline_stages")) return nullptr;
+    if (!result.layout.pipeline_stages) return nullptr;
     stages = diagnosis::PipelineStages(store, job.collectives, store.ranks.size());
   }
   if (std::set<int32_t>(stages.begin(), stages.end()).size() < 2) return nullptr;

@@ -325,9 +325,7 @@ bool LateInstance(const TraceStore& store, const model::JobModel& job, const std
 
 std::vector<int64_t> LateSteps(const diagnosis::DiagnosisResult& result, const diagnosis::Finding& f) {
   std::vector<int64_t> steps;
-  if (auto it = f.evidence.find("late_steps"); it != f.evidence.end() && it->is_array())
-    for (const auto& s : *it)
-      if (s.is_number_integer()) steps.push_back(s.get<int64_t>());
+  if (const std::vector<int64_t>* late = diagnosis::LateSteps(f.evidence)) steps = *late;
   if (steps.empty() && f.step) steps.push_back(*f.step);
   if (steps.empty())
     for (const diagnosis::Straggler& s : result.stragglers)
@@ -352,8 +350,9 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
     const std::vector<int64_t> steps = LateSteps(result, f);
     const std::string args = fmt::format(
         "\"args\":{{\"summary\":{},\"cause\":{},\"layer\":{},\"impact_pct\":{},\"confidence\":{},\"op\":{}}}",
-        Quote(f.summary), Quote(f.cause), Quote(f.layer), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
-    const std::string name = Quote("finding: " + f.cause);
+        Quote(f.summary), Quote(std::string(diagnosis::CauseName(f.cause))),
+        Quote(std::string(diagnosis::LayerName(f.layer))), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
+    const std::string name = Quote("finding: " + std::string(diagnosis::CauseName(f.cause)));
     if (at == index_of_pid.end()) {
       const int64_t ts = views.empty() ? w.origin() : first[0];
       w.Event('I', views.empty() ? 0 : views[0].pid, 0, ts,
@@ -373,7 +372,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
         continue;
       }
       if (!placed) ts = own.start, placed = true;
-      const std::string flow_name = Quote(fmt::format("blame: {} (step {})", f.cause, step));
+      const std::string flow_name = Quote(fmt::format("blame: {} (step {})", diagnosis::CauseName(f.cause), step));
       for (const auto& [q, peer] : peers) {
         if (flows >= options.max_blame_flows_per_finding) {
           CountSkip(*skipped, SkipId::kExportBlameEdgeCapped);

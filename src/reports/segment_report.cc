@@ -12,6 +12,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "core/round.h"
 #include "core/skip_reasons.h"
+#include "reports/evidence_json.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
 #include "store/stack_frames.h"
@@ -113,7 +114,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
   for (const auto& [rank, m] : diagnosis::MeasureRankLayers(one)) {
-    nlohmann::ordered_json r = diagnosis::RankLayerMetricsJson(m);
+    nlohmann::ordered_json r = RankLayerMetricsJson(m);
     r["top_other_process"] = m.top_foreign;
     ranks[std::to_string(rank)] = std::move(r);
   }

@@ -72,7 +72,7 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   job.last = r;
   diagnosis::Finding f;
   f.rank = 1;
-  f.cause = "slow_compute";
+  f.cause = diagnosis::Cause::kSlowCompute;
   job.open.push_back({f, 1700000000.5, 2});
   s.jobs.push_back(job);
   const std::string m = MetricsText(s);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -15,23 +16,24 @@ namespace {
 using namespace strata::diagtest;  // NOLINT(google-build-using-namespace)
 
 TEST(DiagCauseChoice, LargestExcessNamedWhenItCoversHalfTheLateness) {
-  const std::vector<CauseCandidate> c = {{"dataloader_stall", "data", 6.0}, {"slow_compute", "cpu", 9.0}};
+  const std::vector<CauseCandidate> c = {{Cause::kDataloaderStall, Layer::kData, 6.0},
+                                         {Cause::kSlowCompute, Layer::kCpu, 9.0}};
   CauseChoice x = ChooseCause(c, 12.0);
-  EXPECT_EQ(x.cause, "slow_compute");
-  EXPECT_EQ(x.layer, "cpu");
+  EXPECT_EQ(x.cause, Cause::kSlowCompute);
+  EXPECT_EQ(x.layer, Layer::kCpu);
   EXPECT_DOUBLE_EQ(x.explained, 0.75);
   EXPECT_DOUBLE_EQ(x.confidence, 0.75);
   EXPECT_DOUBLE_EQ(x.excess_ms, 9.0);
   x = ChooseCause(c, 20.0);  // 9 of 20 ms: under half
-  EXPECT_EQ(x.cause, "unknown");
-  EXPECT_TRUE(x.layer.empty());
+  EXPECT_EQ(x.cause, Cause::kUnknown);
+  EXPECT_EQ(x.layer, Layer::kNone);
   EXPECT_DOUBLE_EQ(x.explained, 0.45);
   EXPECT_DOUBLE_EQ(x.confidence, 0.0);
   x = ChooseCause(c, 4.0);  // more than the lateness: clamped
   EXPECT_DOUBLE_EQ(x.confidence, 1.0);
-  EXPECT_EQ(ChooseCause({{"host_stall", "host", -3.0}}, 10.0).cause, "unknown");
-  EXPECT_EQ(ChooseCause(c, 0.0).cause, "unknown");
-  EXPECT_EQ(ChooseCause({}, 10.0).cause, "unknown");
+  EXPECT_EQ(ChooseCause({{Cause::kHostStall, Layer::kHost, -3.0}}, 10.0).cause, Cause::kUnknown);
+  EXPECT_EQ(ChooseCause(c, 0.0).cause, Cause::kUnknown);
+  EXPECT_EQ(ChooseCause({}, 10.0).cause, Cause::kUnknown);
 }
 
 TEST(DiagCauseChoice, ExplainedShareIsBoundedAndSafe) {
@@ -57,11 +59,11 @@ TEST(DiagCauseChoice, ASmallExcessInsideTheStepDoesNotExplainALateEntry) {
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
   ASSERT_EQ(f.rank, 1);
-  EXPECT_NE(f.cause, "dataloader_stall");
-  EXPECT_EQ(f.cause, "unknown");
+  EXPECT_NE(f.cause, Cause::kDataloaderStall);
+  EXPECT_EQ(f.cause, Cause::kUnknown);
   EXPECT_EQ(f.confidence, 0.0);
-  EXPECT_NEAR(f.evidence["explained_share"].get<double>(), 5.0 / 35.0, 0.03);
-  EXPECT_EQ(f.evidence["blame_kind"], "dependency_edge");
+  EXPECT_NEAR(FindingEvidenceJson(f.evidence)["explained_share"].get<double>(), 5.0 / 35.0, 0.03);
+  EXPECT_EQ(FindingEvidenceJson(f.evidence)["blame_kind"], "dependency_edge");
 }
 
 TEST(DiagCauseChoice, ConfidenceOfANamedCauseIsTheShareItExplains) {
@@ -74,7 +76,7 @@ TEST(DiagCauseChoice, ConfidenceOfANamedCauseIsTheShareItExplains) {
   };
   const DiagnosisResult r = Diagnose(LoadDdp(spec));
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].cause, "dataloader_stall");
+  EXPECT_EQ(r.findings[0].cause, Cause::kDataloaderStall);
   EXPECT_NEAR(r.findings[0].confidence, 1.0, 0.02);
   EXPECT_GE(r.findings[0].confidence, kMinExplainedShare);
 }

@@ -303,7 +303,7 @@ TEST(DiagCollectives, WithoutStepMarkersASavingIsMeasuredAsWithThem) {
     const diagnosis::DiagnosisResult r = DiagnoseDdp(spec);
     ASSERT_FALSE(r.findings.empty()) << markers;
     EXPECT_EQ(r.findings[0].rank, 1);
-    EXPECT_EQ(r.findings[0].cause, "slow_compute") << markers;
+    EXPECT_EQ(r.findings[0].cause, diagnosis::Cause::kSlowCompute) << markers;
     saving[markers] = r.findings[0].impact_pct;
   }
   EXPECT_NEAR(saving[1], 100.0 * 2.4 / 14.4, 0.1);

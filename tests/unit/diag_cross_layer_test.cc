@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/diagnosis/cross_layer.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -28,7 +29,7 @@ RecordedSegment TwoRanks() {
   return seg;
 }
 
-DiagnosisResult StragglerRank1(const std::string& trace_cause) {
+DiagnosisResult StragglerRank1(std::string_view trace_cause) {
   DiagnosisResult result;
   result.step_time_median_ms = 100;
   Straggler s;
@@ -36,7 +37,7 @@ DiagnosisResult StragglerRank1(const std::string& trace_cause) {
   s.late_ms_per_step = 30;  // 30 % of the step
   result.stragglers.push_back(s);
   Finding f;
-  f.cause = trace_cause;
+  f.cause = ParseCause(trace_cause).value();
   f.rank = 1;
   f.ranks = {1};
   f.impact_pct = 30;
@@ -57,10 +58,10 @@ TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_EQ(result.findings[0].cause, "cpu_contention");
-  EXPECT_EQ(result.findings[0].layer, "cpu");
+  EXPECT_EQ(result.findings[0].cause, Cause::kCpuContention);
+  EXPECT_EQ(result.findings[0].layer, Layer::kCpu);
   EXPECT_NE(result.findings[0].summary.find("stress (pid 99)"), std::string::npos) << result.findings[0].summary;
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["runq_other_process_pct"].get<double>(), 24.0);
   EXPECT_DOUBLE_EQ(ev["peers"]["0"]["runq_other_process_pct"].get<double>(), 0.5);
 }
@@ -71,8 +72,8 @@ TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 10);  // rank 0 held it
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "slow_compute");
-  EXPECT_TRUE(result.findings[0].evidence.contains("cross_layer"));
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
+  EXPECT_TRUE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
 }
 
 TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
@@ -90,9 +91,10 @@ TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
   for (uint64_t t = 150; t < 900; t += 100) AddRunqWait(&seg, 20, t, 30, 99);
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "cpu_throttling");
-  EXPECT_NEAR(result.findings[0].evidence["cross_layer"]["straggler"]["cgroup_throttled_pct"].get<double>(), 30.0,
-              0.01);
+  EXPECT_EQ(result.findings[0].cause, Cause::kCpuThrottling);
+  EXPECT_NEAR(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["cgroup_throttled_pct"]
+                  .get<double>(),
+              30.0, 0.01);
 }
 
 TEST(CrossLayer, GcPausesAreGcPause) {
@@ -102,9 +104,9 @@ TEST(CrossLayer, GcPausesAreGcPause) {
   run.segments[0].data.gcs.push_back({10, 10, 500 * kMs, 501 * kMs, 0, 0});
   DiagnosisResult result = StragglerRank1("host_stall");
   ApplyCrossLayerEvidence(run, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "gc_pause");
-  EXPECT_EQ(result.findings[0].layer, "python");
-  EXPECT_EQ(result.findings[0].evidence["cross_layer"]["straggler"]["gc_count"], 9);
+  EXPECT_EQ(result.findings[0].cause, Cause::kGcPause);
+  EXPECT_EQ(result.findings[0].layer, Layer::kPython);
+  EXPECT_EQ(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["gc_count"], 9);
 }
 
 TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
@@ -119,8 +121,8 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "memory_pressure");
-  EXPECT_EQ(result.findings[0].layer, "os");
+  EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure);
+  EXPECT_EQ(result.findings[0].layer, Layer::kOs);
 }
 
 TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
@@ -142,9 +144,9 @@ TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
     if (limit_hits) series("cgroup.memory.failcnt", 20, 0, 30000);
     DiagnosisResult result = StragglerRank1("slow_compute");
     ApplyCrossLayerEvidence(run, {}, &result);
-    EXPECT_EQ(result.findings[0].cause, limit_hits ? "memory_pressure" : "slow_compute") << limit_hits;
+    EXPECT_EQ(result.findings[0].cause, limit_hits ? Cause::kMemoryPressure : Cause::kSlowCompute) << limit_hits;
     if (limit_hits) {
-      EXPECT_EQ(result.findings[0].layer, "os");
+      EXPECT_EQ(result.findings[0].layer, Layer::kOs);
       // 23 % of the time beyond the peer against a 30 % lateness share.
       EXPECT_NEAR(result.findings[0].confidence, 0.23 / 0.30, 0.01);
     }
@@ -173,9 +175,9 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   traffic(30, "eth0", 80e6);  // rank 1's namespace, listed under the blaster's pid
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "network_contention");
-  EXPECT_EQ(result.findings[0].layer, "comm");
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+  EXPECT_EQ(result.findings[0].layer, Layer::kComm);
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["nic_mb_per_s"].get<double>(), 80.0);
   EXPECT_DOUBLE_EQ(ev["peers"]["0"]["nic_mb_per_s"].get<double>(), 5.0);
 
@@ -184,8 +186,8 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
     if (seg.series[c.series].name == "net.ns_inode") c.value = 111;
   DiagnosisResult shared = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &shared);
-  EXPECT_EQ(shared.findings[0].cause, "slow_compute");
-  EXPECT_TRUE(shared.findings[0].evidence["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
+  EXPECT_EQ(shared.findings[0].cause, Cause::kSlowCompute);
+  EXPECT_TRUE(FindingEvidenceJson(shared.findings[0].evidence)["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
 }
 
 // Ranks 0 and 1 (pids 10, 20) in namespaces of their own, each sending `mbyte` MB through eth0 over the
@@ -224,12 +226,12 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   EXPECT_EQ(result.stragglers[0].rank, 1);
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 50, 0.05);
   EXPECT_EQ(result.stragglers[0].steps, result.steps);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_EQ(result.findings[0].cause, "slow_communication");
-  EXPECT_EQ(result.findings[0].layer, "comm");
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
+  EXPECT_EQ(result.findings[0].layer, Layer::kComm);
   EXPECT_NEAR(result.findings[0].impact_pct, 20.1, 0.05);
-  const auto& ev = result.findings[0].evidence["cross_layer"];
+  const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
   EXPECT_DOUBLE_EQ(ev["straggler"]["link_capacity_mbit"].get<double>(), 166.0);
   EXPECT_NEAR(ev["peers"]["0"]["link_busy_pct"].get<double>(), 4.0, 1e-9);
 
@@ -287,7 +289,7 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   DiagnosisResult result = NoStraggler();  // 50 ms steps
   result.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
   Finding imbalance;
-  imbalance.cause = "data_imbalance";
+  imbalance.cause = Cause::kDataImbalance;
   imbalance.impact_pct = 15;
   result.findings.push_back(imbalance);
   ApplyCrossLayerEvidence(run, {}, &result);
@@ -295,12 +297,12 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   EXPECT_EQ(result.stragglers[0].rank, 3);  // the later of the two first
   EXPECT_EQ(result.stragglers[1].rank, 1);
   EXPECT_DOUBLE_EQ(result.stragglers[0].late_ms_per_step, 12.0);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: cpu");
-  EXPECT_DOUBLE_EQ(result.stragglers[0].evidence["runq_other_process_pct"].get<double>(), 24.0);
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: cpu");
+  EXPECT_DOUBLE_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["runq_other_process_pct"].get<double>(), 24.0);
   ASSERT_EQ(result.findings.size(), 1u) << "data_imbalance is withdrawn";
   const Finding& f = result.findings[0];
-  EXPECT_EQ(f.cause, "cpu_contention");
-  EXPECT_EQ(f.layer, "cpu");
+  EXPECT_EQ(f.cause, Cause::kCpuContention);
+  EXPECT_EQ(f.layer, Layer::kCpu);
   EXPECT_EQ(f.rank, 3);
   EXPECT_EQ(f.ranks, (std::vector<int32_t>{3, 1}));
   EXPECT_DOUBLE_EQ(f.impact_pct, 24.0);  // 12 ms of 50
@@ -364,8 +366,8 @@ TEST(CrossLayer, ContendedRanksWithForeignTrafficOnOneLinkAreNetworkContention) 
   ASSERT_EQ(result.stragglers.size(), 2u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_EQ(result.findings[0].cause, "network_contention");
-  EXPECT_EQ(result.findings[0].layer, "comm");
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+  EXPECT_EQ(result.findings[0].layer, Layer::kComm);
   EXPECT_EQ(result.findings[0].rank, 1);
 }
 
@@ -408,7 +410,7 @@ TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
   }
   ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_FALSE(result.stragglers[0].persistent);
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   ASSERT_EQ(result.findings.size(), 1u);
@@ -427,7 +429,7 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   DiagnosisResult result = StragglerRank1("host_stall");
   ApplyCrossLayerEvidence(run, {}, &result);
   ASSERT_EQ(result.stragglers.size(), 1u);  // the same rank: not added twice
-  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
   EXPECT_NE(result.findings[0].summary.find("166 Mbit/s"), std::string::npos) << result.findings[0].summary;
 
   // A trace straggler that costs more than the link keeps its place; the link comes second.
@@ -435,14 +437,14 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   DiagnosisResult late = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(other, {}, &late);
   EXPECT_EQ(late.stragglers[0].rank, 1);
-  EXPECT_EQ(late.findings[0].cause, "slow_compute");
+  EXPECT_EQ(late.findings[0].cause, Cause::kSlowCompute);
   DiagnosisResult small = StragglerRank1("slow_compute");
   small.stragglers[0].late_ms_per_step = 5;  // now the link (20 % of 100 ms) costs more
   small.findings[0].impact_pct = 5;
   ApplyCrossLayerEvidence(other, {}, &small);
   ASSERT_EQ(small.stragglers.size(), 2u);
   EXPECT_EQ(small.stragglers[0].rank, 0);
-  EXPECT_EQ(small.findings[0].cause, "slow_communication");
+  EXPECT_EQ(small.findings[0].cause, Cause::kSlowCommunication);
 }
 
 // A process that inherited rank 1's environment (a `tc` the launcher ran) sits in another network
@@ -458,7 +460,7 @@ TEST(CrossLayer, AHelperProcessOfARankInAnotherNamespaceLeavesTheLinksRead) {
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
 }
 
 // The same rank late in a step or two, by less than its slower link costs: on a ring every rank waits alike,
@@ -470,10 +472,10 @@ TEST(CrossLayer, ALinkThatCostsMoreThanTheSameRanksLatenessReplacesIt) {
   ApplyCrossLayerEvidence(RanksOnLinks(1000, 166), {}, &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
-  EXPECT_EQ(result.stragglers[0].evidence["from"], "recorder: link");
+  EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 100, 0.05);
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
   EXPECT_NEAR(result.findings[0].impact_pct, 20.1, 0.05);
 }
 
@@ -507,7 +509,7 @@ TEST(CrossLayer, ASegmentThatMatchesNoTraceIsLeftOut) {
 
   DiagnosisResult result = StragglerRank1("host_stall");
   ApplyCrossLayerEvidence(run, timelines, &result);
-  EXPECT_EQ(result.findings[0].cause, "gc_pause");
+  EXPECT_EQ(result.findings[0].cause, Cause::kGcPause);
   ASSERT_FALSE(result.notes.empty());
   EXPECT_NE(result.notes[0].find("left out (segments 2)"), std::string::npos) << result.notes[0];
 }
@@ -542,7 +544,7 @@ TEST(CrossLayer, ALinkWithoutSamplesInTheLateStepsIsJudgedOverTheTrainingWindow)
   result.findings[0].impact_pct = 20;
   ApplyCrossLayerEvidence(run, timelines, &result);
   ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].cause, "slow_communication");
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
   EXPECT_NE(result.findings[0].summary.find("over the training window"), std::string::npos)
       << result.findings[0].summary;
 }
@@ -553,21 +555,21 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   AddRunqWait(&run.segments[0], 20, 100, 5, 99);  // 0.5 % of the window against 30 % lateness
   DiagnosisResult small = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(run, {}, &small);
-  EXPECT_EQ(small.findings[0].cause, "slow_compute");
+  EXPECT_EQ(small.findings[0].cause, Cause::kSlowCompute);
 
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
   DiagnosisResult loader = StragglerRank1("dataloader_stall");
   ApplyCrossLayerEvidence(run, {}, &loader);
-  EXPECT_EQ(loader.findings[0].cause, "dataloader_stall");
-  EXPECT_TRUE(loader.findings[0].evidence.contains("cross_layer"));
+  EXPECT_EQ(loader.findings[0].cause, Cause::kDataloaderStall);
+  EXPECT_TRUE(FindingEvidenceJson(loader.findings[0].evidence).contains("cross_layer"));
 }
 
 TEST(CrossLayer, WithoutRecordingNothingChanges) {
   RecordedRun empty;
   DiagnosisResult result = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(empty, {}, &result);
-  EXPECT_EQ(result.findings[0].cause, "slow_compute");
-  EXPECT_FALSE(result.findings[0].evidence.contains("cross_layer"));
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
+  EXPECT_FALSE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
   EXPECT_TRUE(result.notes.empty());
 }
 

@@ -50,13 +50,15 @@ TEST(DataImbalance, RanksLateInTurnInHalfTheSteps) {
   EXPECT_TRUE(RanksLateInTurn(sa));
   const auto f = DataImbalanceFinding(sa, kRankNumbers, 0.08, Load(3, 3), DiagnosisResult{}, 0.03);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->cause, "data_imbalance");
-  EXPECT_EQ(f->layer, "data");
+  EXPECT_EQ(f->cause, Cause::kDataImbalance);
+  EXPECT_EQ(f->layer, Layer::kData);
   EXPECT_EQ(f->ranks, (std::vector<int32_t>{10, 12, 13}));
   EXPECT_DOUBLE_EQ(f->impact_pct, 8.0);
-  EXPECT_EQ(f->evidence["late_pairs"], 3);
-  EXPECT_EQ(f->evidence["broad_late_pairs"], 3);
-  EXPECT_DOUBLE_EQ(f->evidence["op_scaling_median"].get<double>(), 1.2);
+  const auto* e = std::get_if<LoadImbalanceEvidence>(&f->evidence.kind);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->late_pairs, 3u);
+  EXPECT_EQ(e->broad_late_pairs, 3u);
+  EXPECT_DOUBLE_EQ(e->op_scaling_median, 1.2);
   EXPECT_NE(f->summary.find("their ops 20% slower"), std::string::npos) << f->summary;
   EXPECT_NE(f->summary.find("3 ranks take turns"), std::string::npos) << f->summary;
 }

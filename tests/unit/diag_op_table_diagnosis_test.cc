@@ -43,18 +43,19 @@ TEST(DiagOpTableDiagnosis, ArOneSlowWorker) {
   EXPECT_EQ(r.step_source, "op-table");
   EXPECT_EQ(r.whatif.model, "op-table-dependency-graph");
   EXPECT_NEAR(r.whatif.slowdown, 1.973, 0.01);
-  EXPECT_EQ(r.layout["dp"], 4);
-  EXPECT_EQ(r.layout["pp"], 4);
+  ASSERT_TRUE(r.layout.op_table.has_value());
+  EXPECT_EQ(r.layout.op_table->dp, 4);
+  EXPECT_EQ(r.layout.op_table->pp, 4);
   const int32_t slowed = RankOf(*store, 0, 0);
   ASSERT_FALSE(r.stragglers.empty());
   EXPECT_EQ(r.stragglers[0].rank, slowed);
   EXPECT_TRUE(r.stragglers[0].persistent);
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_EQ(f.cause, Cause::kSlowCompute);
   EXPECT_EQ(f.rank, slowed);
   EXPECT_EQ(f.stage, 0);
-  EXPECT_EQ(f.layer, "gpu");
+  EXPECT_EQ(f.layer, Layer::kGpu);
   ASSERT_TRUE(f.op.has_value());
   EXPECT_TRUE(*f.op == "forward-compute" || *f.op == "backward-compute") << *f.op;
   EXPECT_GT(f.impact_pct, 30.0);  // S ≈ 1.97: about half the step
@@ -72,14 +73,14 @@ TEST(DiagOpTableDiagnosis, StLastStageSlower) {
   EXPECT_TRUE(r.stragglers.empty());
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.cause, "stage_imbalance");
+  EXPECT_EQ(f.cause, Cause::kStageImbalance);
   EXPECT_EQ(f.stage, 3);
   EXPECT_FALSE(f.rank.has_value());  // not a single worker
   EXPECT_EQ(std::set<int32_t>(f.ranks.begin(), f.ranks.end()),
             (std::set<int32_t>{RankOf(*store, 0, 3), RankOf(*store, 1, 3)}));
   EXPECT_GT(f.impact_pct, 3.0);
   EXPECT_GT(r.whatif.by_stage.at("3"), r.whatif.by_stage.at("0") + 0.1);
-  for (const auto& other : r.findings) EXPECT_NE(other.cause, "slow_compute");
+  for (const auto& other : r.findings) EXPECT_NE(other.cause, Cause::kSlowCompute);
 }
 
 TEST(DiagOpTableDiagnosis, SeDataImbalance) {
@@ -91,14 +92,14 @@ TEST(DiagOpTableDiagnosis, SeDataImbalance) {
   EXPECT_TRUE(r.stragglers.empty());
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.cause, "data_imbalance");
+  EXPECT_EQ(f.cause, Cause::kDataImbalance);
   EXPECT_FALSE(f.rank.has_value());
   EXPECT_GE(f.ranks.size(), 4u);  // many dp ranks take turns
   EXPECT_GT(f.impact_pct, 3.0);
   // The long last stage (stage 1 of 2) is reported too, after it.
   bool last_stage = false;
   for (size_t i = 1; i < r.findings.size(); ++i)
-    last_stage |= r.findings[i].cause == "stage_imbalance" && r.findings[i].stage == 1;
+    last_stage |= r.findings[i].cause == Cause::kStageImbalance && r.findings[i].stage == 1;
   EXPECT_TRUE(last_stage);
 }
 

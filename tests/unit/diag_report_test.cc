@@ -45,18 +45,18 @@ DiagnosisResult Sample() {
   st.persistent = true;
   r.stragglers.push_back(st);
   Finding f;
-  f.cause = "slow_compute";
+  f.cause = Cause::kSlowCompute;
   f.rank = 3;
   f.ranks = {3};
   f.op = "aten::mm";
-  f.layer = "cpu";
+  f.layer = Layer::kCpu;
   f.impact_pct = 12.5;
   f.confidence = 0.9;
   f.summary = "rank 3 is slow";
-  f.evidence["excess_ms"] = 20.0;
+  f.evidence.kind = DpImbalanceEvidence{{{0, 1.25}}, {0, 1}};
   r.findings.push_back(f);
   Finding g;
-  g.cause = "unknown";
+  g.cause = Cause::kUnknown;
   g.impact_pct = 4.0;
   g.confidence = 0.3;
   g.summary = "something";
@@ -103,7 +103,8 @@ TEST(DiagReport, JsonShape) {
   EXPECT_EQ(f["op"], "aten::mm");
   EXPECT_EQ(f["layer"], "cpu");
   EXPECT_EQ(f["impact_pct"], 12.5);
-  EXPECT_EQ(f["evidence"]["excess_ms"], 20.0);
+  EXPECT_EQ(f["evidence"]["by_dp_rank"]["0"], 1.25);
+  EXPECT_EQ(f["evidence"]["dp_ranks_slowest_in_some_step"], nlohmann::ordered_json({0, 1}));
   // Absent optional fields are null, an empty layer too; the order of findings is kept.
   auto& g = j["findings"][1];
   EXPECT_EQ(g["cause"], "unknown");
@@ -137,11 +138,11 @@ TEST(DiagReport, Verdict) {
   EXPECT_EQ(Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
   r.findings[0].rank.reset();
   r.findings[0].op.reset();
-  r.findings[0].cause = "stage_imbalance";
+  r.findings[0].cause = Cause::kStageImbalance;
   r.findings[0].stage = 3;
   EXPECT_EQ(Verdict(r), "stage_imbalance: stage 3 costs 12.5% of step time");
   r.findings[0].stage.reset();
-  r.findings[0].cause = "data_imbalance";
+  r.findings[0].cause = Cause::kDataImbalance;
   r.findings[0].ranks = {0, 1, 2, 3};
   EXPECT_EQ(Verdict(r), "data_imbalance: 4 ranks costs 12.5% of step time");
   r.findings.clear();
@@ -173,13 +174,18 @@ TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
   r.whatif.slowdown = 1.4885;
   r.whatif.ideal_step_ms = 186.491;
   r.findings[0].summary = "rank 3 runs aten::mm 151% slower; fixing it saves 51.4% of step time";
-  r.findings[0].evidence = {{"excess_ms", {{"compute", 222.488}, {"host_gap", 0.0}}},
-                            {"blame", "late arrival <- 22995.936 ms more before arrival"},
-                            {"op_outliers", {{{"op", "aten::mm"}, {"duration_ms", 0.4124}, {"peer_ms", 0.2}}}}};
+  TraceRankEvidence e;
+  e.excess_ms.compute = 222.488;
+  e.blame = "late arrival <- 22995.936 ms more before arrival";
+  e.op_excess_per_step = {{"aten::mm", 0.4124}};
+  e.window_ms = 300;
+  e.peer_window_ms = 77.5;
+  r.findings[0].evidence.kind = e;
   const std::string text = DiagnosisToText(r);
   EXPECT_NE(text.find("straggler: rank 3 late 23.0 s/step"), std::string::npos) << text;
   EXPECT_NE(text.find("     excess over peers by class: compute +222 ms\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("     slowest ops: aten::mm 412 µs vs peers 200 µs\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("     top ops over peers, per step: aten::mm +412 µs\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("     before the collective 300 ms vs peers 77.5 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("     blame: late arrival <- 23.0 s more before arrival\n"), std::string::npos) << text;
   EXPECT_NE(text.find("steps take 1.49× the ideal step of 186 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("clocks: aligned by cpu-ops to within 1.62 ms"), std::string::npos) << text;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -214,15 +215,15 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   EXPECT_TRUE(result.stragglers.empty());
   ASSERT_EQ(result.findings.size(), 1u);
   const diagnosis::Finding& f = result.findings[0];
-  EXPECT_EQ(f.cause, "data_imbalance");
-  EXPECT_EQ(f.layer, "data");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kDataImbalance);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kData);
   EXPECT_FALSE(f.rank.has_value());
   EXPECT_EQ(f.ranks, (std::vector<int32_t>{0, 1, 2, 3}));
   // Ideal: compute at the mean 85 ms -> 105 ms steps against 120 ms: S = 120/105, waste 1 - 1/S = 12.5 %.
   EXPECT_NEAR(f.impact_pct, 12.5, 0.01);
   EXPECT_NEAR(result.whatif.slowdown, 120.0 / 105.0, 1e-4);
-  EXPECT_EQ(f.evidence["broad_late_pairs"], 8);
-  EXPECT_NEAR(f.evidence["op_scaling_median"].get<double>(), 1.25, 1e-4);
+  EXPECT_EQ(FindingEvidenceJson(f.evidence)["broad_late_pairs"], 8);
+  EXPECT_NEAR(FindingEvidenceJson(f.evidence)["op_scaling_median"].get<double>(), 1.25, 1e-4);
 }
 
 TEST(DiagStraggler, TwoRanksSlowedAlikeHideFromBlameButNotFromLatenessAgainstPeers) {
@@ -268,7 +269,7 @@ TEST(DiagStraggler, ALargeRegularStallStandsOutAmongManySmallLatePairs) {
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   ASSERT_FALSE(result.findings.empty());
   EXPECT_EQ(result.findings[0].rank, 2);
-  EXPECT_EQ(result.findings[0].cause, "host_stall");
+  EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kHostStall);
 }
 
 TEST(DiagStraggler, RotatingHiccupsAreNotDataImbalance) {

@@ -18,6 +18,7 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "diag_test_util.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -73,8 +74,9 @@ void ExpectOrderedByImpact(const DiagnosisResult& r) {
 
 /// A number in a finding's evidence, NaN when absent (so that a missing key fails the comparison).
 double Ev(const Finding& f, const char* group, const char* key) {
-  const auto g = f.evidence.find(group);
-  if (g == f.evidence.end() || !g->is_object()) return std::nan("");
+  const auto e = FindingEvidenceJson(f.evidence);
+  const auto g = e.find(group);
+  if (g == e.end() || !g->is_object()) return std::nan("");
   const auto v = g->find(key);
   return v == g->end() || !v->is_number() ? std::nan("") : v->get<double>();
 }
@@ -126,14 +128,14 @@ TEST(DiagTraceDiagnosis, SlowComputeOnCpu) {
   const Finding* found = ExpectSingleStraggler(r, 3);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "slow_compute");
-  EXPECT_EQ(f.layer, "cpu");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kCpu);
   EXPECT_EQ(f.op, "aten::bmm");
   EXPECT_NEAR(Ev(f, "excess_ms", "compute"), 20.0, 1.0);
   EXPECT_NEAR(Ev(f, "excess_ms", "host_gap"), 0.0, 0.5);
   // The straggler's collectives are the shortest (it waits for no one).
   ASSERT_EQ(r.stragglers.size(), 1u);
-  const auto& ev = r.stragglers[0].evidence;
+  const auto ev = StragglerEvidenceJson(r.stragglers[0].evidence);
   EXPECT_LT(ev.value("collective_ms", std::nan("")), ev.value("peer_collective_ms", std::nan("")) - 15.0) << ev.dump();
 }
 
@@ -142,8 +144,8 @@ TEST(DiagTraceDiagnosis, DataLoaderStall) {
   const Finding* found = ExpectSingleStraggler(r, 1);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "dataloader_stall");
-  EXPECT_EQ(f.layer, "data");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kDataloaderStall);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kData);
   EXPECT_EQ(f.op, kDataLoaderNext);
   EXPECT_NEAR(Ev(f, "excess_ms", "data_loading"), 20.0, 1.0);
 }
@@ -155,8 +157,8 @@ TEST(DiagTraceDiagnosis, HostStall) {
   const Finding* found = ExpectSingleStraggler(r, 2);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "host_stall");
-  EXPECT_EQ(f.layer, "host");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kHostStall);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kHost);
   EXPECT_NEAR(Ev(f, "excess_ms", "host_gap"), 20.0, 1.0);
   EXPECT_FALSE(f.op.has_value()) << *f.op;  // the time is outside any op: no culprit op (not jitter noise)
   EXPECT_NEAR(Ev(f, "excess_ms", "compute"), 0.0, 0.5);
@@ -170,15 +172,15 @@ TEST(DiagTraceDiagnosis, SlowComputeOnGpu) {
   const Finding* found = ExpectSingleStraggler(r, 3);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "slow_compute");
-  EXPECT_EQ(f.layer, "gpu");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kGpu);
   EXPECT_NEAR(Ev(f, "excess_ms", "device_busy"), 20.0, 1.0);
   EXPECT_NEAR(Ev(f, "excess_ms", "device_idle"), 0.0, 0.5);
   // The kernel is among the ops with the largest excess.
   bool kernel_named = false;
-  for (const auto& op : f.evidence.value("op_excess_per_step", nlohmann::ordered_json::array()))
+  for (const auto& op : FindingEvidenceJson(f.evidence).value("op_excess_per_step", nlohmann::ordered_json::array()))
     kernel_named |= op.value("op", "") == "volta_sgemm_128x64_nn" && std::abs(op.value("excess_ms", 0.0) - 20.0) < 1.0;
-  EXPECT_TRUE(kernel_named) << f.evidence.dump();
+  EXPECT_TRUE(kernel_named) << FindingEvidenceJson(f.evidence).dump();
   EXPECT_EQ(r.whatif.by_op_type.count("ncclKernel_AllReduce_RING_LL_Sum_float"), 1u);
 }
 
@@ -190,8 +192,8 @@ TEST(DiagTraceDiagnosis, LaunchOverheadOnGpu) {
   const Finding* found = ExpectSingleStraggler(r, 0);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "launch_overhead");
-  EXPECT_EQ(f.layer, "host");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kLaunchOverhead);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kHost);
   EXPECT_EQ(f.op, "aten::index");
   EXPECT_NEAR(Ev(f, "excess_ms", "device_idle"), 20.0, 1.0);
 }
@@ -203,8 +205,8 @@ TEST(DiagTraceDiagnosis, HostStallOnGpu) {
   const Finding* found = ExpectSingleStraggler(r, 2);
   ASSERT_NE(found, nullptr);
   const Finding& f = *found;
-  EXPECT_EQ(f.cause, "host_stall");
-  EXPECT_EQ(f.layer, "host");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kHostStall);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kHost);
   EXPECT_FALSE(f.op.has_value()) << *f.op;
 }
 
@@ -218,7 +220,7 @@ TEST(DiagTraceDiagnosis, IntermittentStragglerFindingNamesItsFirstStep) {
   EXPECT_EQ(r.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   ASSERT_EQ(r.findings.size(), 1u);
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.cause, "slow_compute");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(f.rank, 1);
   EXPECT_EQ(f.step, 3);
   EXPECT_EQ(f.op, "aten::bmm");
@@ -250,7 +252,7 @@ TEST(DiagTraceDiagnosis, TwoStragglersOrderedByImpact) {
   EXPECT_EQ(r.findings[0].op, "aten::conv2d");
   EXPECT_EQ(r.findings[1].rank, 3);
   EXPECT_EQ(r.findings[1].op, "aten::mm");
-  for (const auto& f : r.findings) EXPECT_EQ(f.cause, "slow_compute");
+  for (const auto& f : r.findings) EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   EXPECT_GT(r.findings[1].impact_pct, 3.0);
 }
 
@@ -281,7 +283,7 @@ TEST(DiagTraceDiagnosis, FindingsAreSortedByImpactNotByLateness) {
   EXPECT_EQ(r.findings[0].rank, 2);
   EXPECT_EQ(r.findings[1].rank, 0);
   EXPECT_GT(r.findings[0].impact_pct, r.findings[1].impact_pct + 1.0);
-  EXPECT_EQ(r.findings[1].cause, "slow_compute");
+  EXPECT_EQ(r.findings[1].cause, diagnosis::Cause::kSlowCompute);
 }
 
 TEST(DiagTraceDiagnosis, CleanJobsHaveNoFinding) {
@@ -330,8 +332,8 @@ TEST(DiagTraceDiagnosis, PyTorch1xRelativeClocks) {
   ASSERT_EQ(r.stragglers.size(), 1u);
   EXPECT_EQ(r.stragglers[0].rank, 1);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].cause, "slow_compute");
-  EXPECT_EQ(r.findings[0].layer, "cpu");
+  EXPECT_EQ(r.findings[0].cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(r.findings[0].layer, diagnosis::Layer::kCpu);
   EXPECT_EQ(r.findings[0].op, "aten::bmm");
   for (int q = 1; q < 4; ++q) EXPECT_NEAR(r.clock_offsets_us.at(q) - r.clock_offsets_us.at(0), 1100.0 * 1000 * q, 1.0);
 }

@@ -41,7 +41,7 @@ TEST(DiagWhatIfNotes, AnotherRankAboveTheStragglerIsExplained) {
 
 TEST(DiagWhatIfNotes, OpTablesCompareTheStragglersDataParallelRank) {
   DiagnosisResult r = WithStraggler(17);
-  r.stragglers[0].evidence["dp_rank"] = 1;
+  r.stragglers[0].evidence.kind = WorkerStragglerEvidence{1, 0, 1.1, 5.0};
   r.whatif.model = "op-table-dependency-graph";
   r.whatif.by_rank = {{"0", 1.3}, {"1", 1.1}};
   ExplainWhatIf(&r);

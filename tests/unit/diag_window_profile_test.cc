@@ -189,11 +189,11 @@ TEST(CulpritOp, TakesTheLargestExcessOfTheCausesClass) {
   const StringId step = strings.intern("ProfilerStep#3");
   const StringId gemm = strings.intern("sgemm_ [libblas.so.3] in Python extra_compute (job.py:253)");
   const std::vector<std::pair<StringId, double>> excess = {{step, 20}, {wait, 9}, {comm, 5}, {gemm, 4}};
-  EXPECT_EQ(CulpritOp(strings, excess, "slow_compute"), gemm);
-  EXPECT_EQ(CulpritOp(strings, excess, "launch_overhead"), gemm);
-  EXPECT_EQ(CulpritOp(strings, excess, "dataloader_stall"), wait);
-  EXPECT_EQ(CulpritOp(strings, excess, "host_stall"), std::nullopt);
-  EXPECT_EQ(CulpritOp(strings, {{wait, 9}, {comm, 5}}, "slow_compute"), std::nullopt);
+  EXPECT_EQ(CulpritOp(strings, excess, Cause::kSlowCompute), gemm);
+  EXPECT_EQ(CulpritOp(strings, excess, Cause::kLaunchOverhead), gemm);
+  EXPECT_EQ(CulpritOp(strings, excess, Cause::kDataloaderStall), wait);
+  EXPECT_EQ(CulpritOp(strings, excess, Cause::kHostStall), std::nullopt);
+  EXPECT_EQ(CulpritOp(strings, {{wait, 9}, {comm, 5}}, Cause::kSlowCompute), std::nullopt);
 }
 
 }  // namespace

@@ -82,8 +82,8 @@ TEST(OnlineJob, OpensAFindingForASlowRankAndNothingWithTooFewRanks) {
   EXPECT_EQ(opened[0].cause, "slow_compute");
   EXPECT_EQ(two.view().steps_too_few_ranks, 12u);
   const diagnosis::Finding f = DetectionFinding(opened[0], false);
-  EXPECT_EQ(f.cause, "slow_compute");
-  EXPECT_EQ(f.layer, "cpu");
+  EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kCpu);
   StreamFields big = EncodeSummary(S(1, 1, 0.05), "h");
   big[2].second = "4294967297";  // rank beyond int32: an error, not rank 1
   EXPECT_FALSE(DecodeSummary(big).ok());

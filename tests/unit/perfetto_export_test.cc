@@ -21,6 +21,7 @@
 
 #include "diag_test_util.h"
 #include "importers/recording_trace.h"
+#include "reports/evidence_json.h"
 
 namespace strata::diagtest {
 namespace {
@@ -114,7 +115,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   ASSERT_FALSE(e.result.findings.empty());
   const diagnosis::Finding& f = e.result.findings.front();
   ASSERT_EQ(f.rank, 1);
-  const size_t late_steps = f.evidence["late_steps"].size();
+  const size_t late_steps = FindingEvidenceJson(f.evidence)["late_steps"].size();
   ASSERT_GT(late_steps, 0u);
 
   const auto starts = Events(e.trace, "s", "strata.blame"), finishes = Events(e.trace, "f", "strata.blame");
@@ -137,7 +138,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   ASSERT_EQ(instants.size(), e.result.findings.size());
   EXPECT_EQ(instants.front()["pid"], 1);
   EXPECT_EQ(instants.front()["s"], "p");
-  EXPECT_EQ(instants.front()["args"]["cause"], f.cause);
+  EXPECT_EQ(instants.front()["args"]["cause"], std::string(diagnosis::CauseName(f.cause)));
 }
 
 // Rank r (pid 100 + 10 r, gloo thread pid + 1) computes 30 ms (rank 1: 40 ms) per 100 ms step and sleeps

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "reports/evidence_json.h"
 #include "store/slice_names.h"
 #include "store/stack_frames.h"
 
@@ -104,7 +105,7 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
   ASSERT_FALSE(d.findings.empty());
-  EXPECT_EQ(d.findings[0].cause, "slow_compute");
+  EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
 }
 
@@ -123,7 +124,7 @@ TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
   ASSERT_FALSE(d.findings.empty());
-  EXPECT_EQ(d.findings[0].cause, "slow_compute");
+  EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
 }
 
@@ -155,7 +156,7 @@ TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   ASSERT_FALSE(d.findings.empty());
-  EXPECT_EQ(d.findings[0].cause, "dataloader_stall");
+  EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kDataloaderStall);
 }
 
 // Two hosts: rank 1's segment comes from a host whose CLOCK_MONOTONIC reads 1,000 s more. The model aligns
@@ -246,9 +247,11 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 15.0, 1.5);
-  EXPECT_EQ(d.stragglers[0].evidence.value("from", ""), "recorder: collectives on the device (NCCL profiler plugin)");
+  EXPECT_EQ(StragglerEvidenceJson(d.stragglers[0].evidence).value("from", ""),
+            "recorder: collectives on the device (NCCL profiler plugin)");
   ASSERT_FALSE(d.findings.empty());
-  EXPECT_EQ(d.findings[0].cause, "unknown") << "nothing but collectives was recorded: no host stall claimed";
+  EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kUnknown)
+      << "nothing but collectives was recorded: no host stall claimed";
 
   // A plugin segment no recorder segment saw stays a recording of its own.
   RecordedRun alone;

@@ -13,7 +13,7 @@ double ExplainedShare(double explained_ms, double effect_ms) {
 
 CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms) {
   CauseChoice out;
-  out.cause = "unknown";
+  out.cause = Cause::kUnknown;
   if (candidates.empty()) return out;
   const auto best =
       std::max_element(candidates.begin(), candidates.end(),
@@ -27,12 +27,12 @@ CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double la
   return out;
 }
 
-const char* CausePhrase(const std::string& cause) {
-  if (cause == "slow_compute") return "its compute takes longer";
-  if (cause == "dataloader_stall") return "its data loading takes longer";
-  if (cause == "host_stall") return "its host thread stalls outside any op";
-  if (cause == "launch_overhead") return "its device waits for the host to launch work";
-  if (cause == "slow_communication") return "its transfers take longer";
+const char* CausePhrase(Cause cause) {
+  if (cause == Cause::kSlowCompute) return "its compute takes longer";
+  if (cause == Cause::kDataloaderStall) return "its data loading takes longer";
+  if (cause == Cause::kHostStall) return "its host thread stalls outside any op";
+  if (cause == Cause::kLaunchOverhead) return "its device waits for the host to launch work";
+  if (cause == Cause::kSlowCommunication) return "its transfers take longer";
   return "cause not determined from the trace";
 }
 

@@ -14,23 +14,24 @@
 #include <vector>
 
 #include "analysis/diagnosis/thresholds.h"
+#include "analysis/diagnosis/vocabulary.h"
 namespace strata::diagnosis {
 
 /// A cause needs its excess to cover at least this share of the lateness it is given for.
 inline constexpr double kMinExplainedShare = thresholds::kMinExplainedShare;
 
 struct CauseCandidate {
-  const char* cause;
-  const char* layer;
+  Cause cause;
+  Layer layer;
   double excess_ms;  // per late step, straggler minus the peers' median
 };
 
 struct CauseChoice {
-  std::string cause;      // from the cause vocabulary; "unknown" when nothing explains enough
-  std::string layer;      // empty for unknown
-  double excess_ms = 0;   // the largest candidate's excess (named or not)
-  double explained = 0;   // that excess / lateness, clamped to [0, 1]
-  double confidence = 0;  // explained when a cause is named, else 0
+  Cause cause = Cause::kUnknown;  // kUnknown when nothing explains enough
+  Layer layer = Layer::kNone;     // kNone for unknown
+  double excess_ms = 0;           // the largest candidate's excess (named or not)
+  double explained = 0;           // that excess / lateness, clamped to [0, 1]
+  double confidence = 0;          // explained when a cause is named, else 0
 };
 
 /// Picks the candidate with the largest excess and applies the rule above. `lateness_ms` <= 0 names nothing.
@@ -40,6 +41,6 @@ CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double la
 double ExplainedShare(double explained_ms, double effect_ms);
 
 /// What the cause means for a straggler, as a phrase for summaries ("its compute takes longer").
-const char* CausePhrase(const std::string& cause);
+const char* CausePhrase(Cause cause);
 
 }  // namespace strata::diagnosis

@@ -10,7 +10,6 @@
 
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
-#include "core/round.h"
 
 namespace strata::diagnosis {
 
@@ -35,16 +34,16 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
   if (store.counters.size() == 0) return;
   const size_t ranks = store.ranks.size();
   for (Finding& f : result->findings) {
-    if (!f.rank || !f.evidence.contains("late_steps")) continue;
-    const bool compute = f.cause == "slow_compute" || f.cause == "unknown";
-    const bool comm = f.cause == "slow_communication" || f.cause == "unknown";
+    const std::vector<int64_t>* late_steps = LateSteps(f.evidence);
+    if (!f.rank || !late_steps) continue;
+    const bool compute = f.cause == Cause::kSlowCompute || f.cause == Cause::kUnknown;
+    const bool comm = f.cause == Cause::kSlowCommunication || f.cause == Cause::kUnknown;
     if (!compute && !comm) continue;
     size_t target = ranks;
     for (size_t r = 0; r < ranks; ++r)
       if (store.ranks[r].rank == *f.rank) target = r;
     if (target == ranks) continue;
-    std::set<int64_t> late;
-    for (const auto& s : f.evidence["late_steps"]) late.insert(s.get<int64_t>());
+    const std::set<int64_t> late(late_steps->begin(), late_steps->end());
     // Mean of each counter kind per rank over that rank's windows of the late steps.
     std::vector<std::array<double, kKinds>> sum(ranks), count(ranks);
     for (size_t i = 0; i < store.counters.size(); ++i) {
@@ -57,7 +56,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       sum[t.rank][k] += store.counters.value[i];
       count[t.rank][k] += 1;
     }
-    nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+    std::vector<CounterComparison> evidence;
     std::array<double, kKinds> own{}, peers{};
     std::array<bool, kKinds> known{};
     for (int k = 0; k < kKinds; ++k) {
@@ -69,32 +68,33 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       own[k] = sum[target][k] / count[target][k];
       peers[k] = Median(v);
       known[k] = true;
-      evidence[kKindName[k]] = {{"rank", RoundTo(own[k], 1)}, {"peers", RoundTo(peers[k], 1)}};
+      evidence.push_back({kKindName[k], own[k], peers[k]});
     }
     if (evidence.empty()) continue;
-    f.evidence["counters"] = evidence;
-    std::string refined, why;
+    f.evidence.counters = std::move(evidence);
+    std::optional<Cause> refined;
+    std::string why;
     if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
         own[kSmClock] < thresholds::kSmClockThrottledShare * peers[kSmClock]) {
-      refined = "thermal_throttling";
+      refined = Cause::kThermalThrottling;
       why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
                         peers[kSmClock]);
-      f.layer = "gpu";
+      f.layer = Layer::kGpu;
     } else if (compute && known[kPcie] && peers[kPcie] > 0 &&
                own[kPcie] > thresholds::kPcieBusyMultiple * peers[kPcie]) {
-      refined = "pcie_pressure";
+      refined = Cause::kPciePressure;
       why = fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
                         own[kPcie] / peers[kPcie]);
-      f.layer = "os";
+      f.layer = Layer::kOs;
     } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > thresholds::kNicBusyMultiple * peers[kNic]) {
-      refined = "network_contention";
+      refined = Cause::kNetworkContention;
       why = fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
                         own[kNic] / peers[kNic]);
-      f.layer = "comm";
+      f.layer = Layer::kComm;
     }
-    if (refined.empty()) continue;
-    f.evidence["cause_before_counters"] = f.cause;
-    f.cause = refined;
+    if (!refined) continue;
+    f.evidence.cause_before_counters = f.cause;
+    f.cause = *refined;
     f.summary += "; " + why;
   }
 }

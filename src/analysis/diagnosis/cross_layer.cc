@@ -299,31 +299,6 @@ double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t st
   return values.empty() ? 0.0 : Median(values);
 }
 
-}  // namespace
-
-nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
-  return {
-      {"window_s", RoundTo(m.window_s, 3)},
-      {"runq_pct", RoundTo(100 * m.runq_share, 2)},
-      {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-      {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
-      {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
-      {"gc_pct", RoundTo(100 * m.gc_share, 2)},
-      {"gc_count", m.gc_count},
-      {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
-      {"kernel_cpu_pct", RoundTo(100 * m.sys_share, 2)},
-      {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
-      {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
-      {"nic_mb_per_s",
-       m.net_bytes_per_s < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))},
-      {"link_busy_pct",
-       m.link_busy_share < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(RoundTo(100 * m.link_busy_share, 2))},
-      {"link_capacity_mbit", m.link_busy_share < 0 ? nlohmann::ordered_json()
-                                                   : nlohmann::ordered_json(RoundTo(m.link_capacity_bps / 1e6, 1))}};
-}
-
-namespace {
-
 // Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
 // traffic (false without per-rank namespaces).
 bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
@@ -354,15 +329,13 @@ std::string LinkWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t
       PeerMedian(metrics, rank, &RankLayerMetrics::link_capacity_bps) / 1e6);
 }
 
-nlohmann::ordered_json CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
-                                          bool late_steps) {
-  nlohmann::ordered_json evidence;
-  evidence["measured_over"] = late_steps ? "late steps" : "training window";
-  evidence["straggler"] = RankLayerMetricsJson(metrics.at(rank));
-  nlohmann::ordered_json peers;
+CrossLayerComparison CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
+                                        bool late_steps) {
+  CrossLayerComparison evidence;
+  evidence.over_late_steps = late_steps;
+  evidence.straggler = metrics.at(rank);
   for (const auto& [r, pm] : metrics)
-    if (r != rank) peers[std::to_string(r)] = RankLayerMetricsJson(pm);
-  evidence["peers"] = peers;
+    if (r != rank) evidence.peers.emplace_back(r, pm);
   return evidence;
 }
 
@@ -432,8 +405,9 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     // arrival lateness is only the part of the link's cost that fell on it (often a step or two). The
     // link's cost replaces that straggler and the finding about its lateness.
     if (top.rank == rank) {
-      static const std::set<std::string> kAboutLateness = {
-          "slow_compute", "host_stall", "unknown", "launch_overhead", "slow_communication", "network_contention", ""};
+      static const std::set<Cause> kAboutLateness = {Cause::kSlowCompute,       Cause::kHostStall,
+                                                     Cause::kUnknown,           Cause::kLaunchOverhead,
+                                                     Cause::kSlowCommunication, Cause::kNetworkContention};
       result->stragglers.erase(result->stragglers.begin());
       std::erase_if(result->findings,
                     [&](const Finding& f) { return f.rank && *f.rank == rank && kAboutLateness.count(f.cause); });
@@ -455,17 +429,16 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
       s.steps = late->steps;
       s.persistent = false;
     }
-  s.evidence = {{"from", "recorder: link"},
-                {"link_busy_pct", RoundTo(100 * m.link_busy_share, 2)},
-                {"peers_link_busy_pct", RoundTo(100 * peers, 2)}};
+  s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
+  s.evidence.from = "recorder: link";
   result->stragglers.insert(result->stragglers.begin(), s);
 
   Finding f;
-  f.cause = foreign_traffic ? "network_contention" : "slow_communication";
+  f.cause = foreign_traffic ? Cause::kNetworkContention : Cause::kSlowCommunication;
   f.rank = rank;
   if (!s.persistent) f.step = s.steps.front();
   f.ranks = {rank};
-  f.layer = "comm";
+  f.layer = Layer::kComm;
   f.impact_pct = RoundTo(100 * excess, 2);
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
   f.confidence = RoundTo(ExplainedShare(excess, m.link_busy_share), 2);
@@ -479,7 +452,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
       "rank {}'s link holds up the collectives of every rank by about {:.1f} % of the step: {} "
       "(not seen in the traces: every rank waits alike)",
       rank, 100 * excess, what);
-  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, rank, false);
+  f.evidence.cross_layer = CrossLayerEvidence(metrics, rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
@@ -488,17 +461,17 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
 // The CPU layer's excess of a rank over its peers' median when it is at least twice theirs: time waiting
 // for a CPU another process held (cpu_contention) or throttled by its cgroup (cpu_throttling), the larger.
 struct CpuExcess {
-  const char* cause = nullptr;
+  std::optional<Cause> cause;
   double excess = 0;  // share of the window
 };
 CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   CpuExcess out;
-  auto consider = [&](const char* cause, double RankLayerMetrics::*field) {
+  auto consider = [&](Cause cause, double RankLayerMetrics::*field) {
     const double own = metrics.at(rank).*field, peers = PeerMedian(metrics, rank, field);
     if (own >= thresholds::kRecordedOwnMultiple * peers && own - peers > out.excess) out = {cause, own - peers};
   };
-  consider("cpu_contention", &RankLayerMetrics::runq_foreign_share);
-  consider("cpu_throttling", &RankLayerMetrics::throttled_share);
+  consider(Cause::kCpuContention, &RankLayerMetrics::runq_foreign_share);
+  consider(Cause::kCpuThrottling, &RankLayerMetrics::throttled_share);
   return out;
 }
 
@@ -536,15 +509,14 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   if (slowed.empty()) return;
   std::sort(slowed.begin(), slowed.end(),
             [](const Slowed& a, const Slowed& b) { return a.late.late_ms > b.late.late_ms; });
-  const char* cause = slowed.front().cpu.cause;
-  slowed.erase(std::remove_if(slowed.begin(), slowed.end(),
-                              [&](const Slowed& s) { return std::string_view(s.cpu.cause) != cause; }),
+  Cause cause = *slowed.front().cpu.cause;
+  slowed.erase(std::remove_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.cpu.cause != cause; }),
                slowed.end());
   auto traffic =
       std::find_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return ForeignTraffic(metrics, s.rank); });
   if (traffic != slowed.end()) {
     std::rotate(slowed.begin(), traffic, traffic + 1);
-    cause = "network_contention";
+    cause = Cause::kNetworkContention;
   }
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
@@ -561,10 +533,8 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     s.late_ms_per_step = RoundTo(sl.late.late_ms, 3);
     s.steps = sl.late.steps;
     s.persistent = sl.late.persistent;
-    s.evidence = {{"from", "recorder: cpu"},
-                  {"cpu_excess_pct", RoundTo(100 * sl.cpu.excess, 2)},
-                  {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
-                  {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)}};
+    s.evidence.kind = RecordedCpuEvidence{sl.cpu.excess, m.runq_foreign_share, m.throttled_share};
+    s.evidence.from = "recorder: cpu";
     found.push_back(std::move(s));
     ranks.push_back(sl.rank);
   }
@@ -572,7 +542,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   // Data imbalance is the verdict for lateness that no rank owns; these ranks own it.
   const auto before = result->findings.size();
   result->findings.erase(std::remove_if(result->findings.begin(), result->findings.end(),
-                                        [](const Finding& f) { return f.cause == "data_imbalance"; }),
+                                        [](const Finding& f) { return f.cause == Cause::kDataImbalance; }),
                          result->findings.end());
   if (result->findings.size() != before)
     result->notes.push_back(
@@ -581,23 +551,23 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
 
   const Slowed& top = slowed.front();
   const RankLayerMetrics& m = metrics.at(top.rank);
-  const std::string_view kind(cause);
+  const Cause kind = cause;
   Finding f;
   f.cause = cause;
   f.rank = top.rank;
   f.ranks = ranks;
-  f.layer = kind == "network_contention" ? "comm" : "cpu";
+  f.layer = kind == Cause::kNetworkContention ? Layer::kComm : Layer::kCpu;
   if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
   f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
   f.confidence = RoundTo(ExplainedShare(top.cpu.excess * step_ms, top.late.late_ms), 2);
   std::string what;
-  if (kind == "network_contention")
+  if (kind == Cause::kNetworkContention)
     what = fmt::format(
         "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': other traffic shares its "
         "link, and its TCP work takes the CPU (waited for a CPU {:.1f} % of the time while {} ran)",
         m.net_bytes_per_s / 1e6, PeerMedian(metrics, top.rank, &RankLayerMetrics::net_bytes_per_s) / 1e6,
         100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign);
-  else if (kind == "cpu_contention")
+  else if (kind == Cause::kCpuContention)
     what = fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
                        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share));
@@ -612,14 +582,15 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
                   ranks.size() > 1 ? " (slowed alike, they hide each other from last-arrival blame in the "
                                      "traces)"
                                    : "");
-  f.evidence["cross_layer"] = CrossLayerEvidence(metrics, top.rank, false);
+  f.evidence.cross_layer = CrossLayerEvidence(metrics, top.rank, false);
   auto at = std::find_if(result->findings.begin(), result->findings.end(),
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
 }
 
 struct Candidate {
-  std::string cause, layer;
+  Cause cause;
+  Layer layer;
   double excess = 0;  // share of the window
   std::string what;
 };
@@ -717,15 +688,15 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     std::vector<Candidate> candidates;
     const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
                                      m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
-    candidates.push_back({"cpu_throttling", "cpu", throttle,
+    candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
                           fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
                                       "CPU {:.1f} %",
                                       100 * m.throttled_share, 100 * m.runq_idle_share)});
-    candidates.push_back({"cpu_contention", "cpu", excess(&RankLayerMetrics::runq_foreign_share),
+    candidates.push_back({Cause::kCpuContention, Layer::kCpu, excess(&RankLayerMetrics::runq_foreign_share),
                           fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share,
                                       m.top_foreign.empty() ? "another process" : m.top_foreign)});
     candidates.push_back(
-        {"gc_pause", "python", excess(&RankLayerMetrics::gc_share),
+        {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
          fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
     const double dstate = excess(&RankLayerMetrics::dstate_share);
     const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
@@ -733,17 +704,18 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
     // and direct reclaim on the CPU, in the kernel: both count. Without a memory signal, only blocking (I/O).
     const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
-    candidates.push_back({memory_signal ? "memory_pressure" : "io_stall", "os", memory_signal ? memory : dstate,
+    candidates.push_back({memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs,
+                          memory_signal ? memory : dstate,
                           fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
                                       "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
                                       100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
     // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
     // no sample of them, so without a verdict there the link is judged over the training window.
     if (auto slower = SlowerLinkExcess(metrics, straggler.rank))
-      candidates.push_back({"slow_communication", "comm", *slower, LinkWhat(metrics, straggler.rank)});
+      candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *slower, LinkWhat(metrics, straggler.rank)});
     else if (late_steps && all_metrics.count(straggler.rank))
       if (auto over_window = SlowerLinkExcess(all_metrics, straggler.rank))
-        candidates.push_back({"slow_communication", "comm", *over_window,
+        candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *over_window,
                               LinkWhat(all_metrics, straggler.rank) + " (over the training window)"});
     auto best = std::max_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
@@ -754,20 +726,20 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
     if (ForeignTraffic(metrics, straggler.rank) && late_share > 0) {
       const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::net_bytes_per_s);
-      candidates.push_back({"network_contention", "comm", late_share,
+      candidates.push_back({Cause::kNetworkContention, Layer::kComm, late_share,
                             fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
                                         "for the same collectives: other traffic shares its link",
                                         m.net_bytes_per_s / 1e6, peers / 1e6)});
       best = std::prev(candidates.end());
     }
-    nlohmann::ordered_json evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
-    evidence["late_share_pct"] = RoundTo(100 * late_share, 2);
+    CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
+    evidence.explained = CrossLayerComparison::Explained{late_share, best->excess};
     const bool explains = late_share > 0 && best->excess >= kMinExplainedShare * late_share;
-    evidence["explained_pct"] = late_share > 0 ? RoundTo(100 * best->excess / late_share, 1) : 0.0;
 
     auto finding = std::find_if(result->findings.begin(), result->findings.end(),
                                 [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
-    if (finding == result->findings.end()) {
+    const bool seen_in_trace = finding != result->findings.end();
+    if (!seen_in_trace) {
       if (!explains) continue;
       Finding f;
       f.rank = straggler.rank;
@@ -776,16 +748,16 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
       result->findings.push_back(std::move(f));
       finding = std::prev(result->findings.end());
     }
-    finding->evidence["cross_layer"] = evidence;
-    static const std::set<std::string> kTraceLevelGuesses = {"slow_compute", "host_stall", "unknown", "launch_overhead",
-                                                             ""};
+    finding->evidence.cross_layer = std::move(evidence);
+    static const std::set<Cause> kTraceLevelGuesses = {Cause::kSlowCompute, Cause::kHostStall, Cause::kUnknown,
+                                                       Cause::kLaunchOverhead};
     if (!explains || !kTraceLevelGuesses.count(finding->cause)) continue;
-    const std::string trace_cause = finding->cause;
+    const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
     finding->cause = best->cause;
     finding->layer = best->layer;
     finding->confidence = RoundTo(ExplainedShare(best->excess, late_share), 2);
     finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
-                                   100 * late_share, best->what, trace_cause.empty() ? "not seen" : trace_cause);
+                                   100 * late_share, best->what, trace_cause);
   }
   AddCpuStragglers(all_metrics, result);
   AddLinkStraggler(all_metrics, result);

@@ -36,33 +36,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/diagnosis/result.h"
 #include "store/recorded_run.h"
 
 namespace strata::diagnosis {
 
-// Per-rank metrics over the rank's window, as shares of the window (ns per ns), plus raw counts.
-struct RankLayerMetrics {
-  double window_s = 0;
-  double runq_share = 0;          // runnable, waiting for a CPU
-  double runq_foreign_share = 0;  // ... while a process outside the job's ranks held that CPU
-  double runq_idle_share = 0;     // ... while the CPU was idle (bandwidth throttling, migration)
-  double throttled_share = 0;     // cgroup cpu.stat throttled time
-  double gc_share = 0;            // Python GC pauses
-  double dstate_share = 0;        // uninterruptible sleep (page faults, reclaim, I/O)
-  double sys_share = 0;           // on-CPU in the kernel for the process (fault handling, direct reclaim)
-  double majflt_per_s = 0;        // major page faults
-  double memcg_fail_per_s = 0;    // memory-cgroup limit hits (failcnt) or high/max events
-  double net_bytes_per_s = -1;    // NIC traffic (rx + tx, all but loopback) of the rank's own network
-                                  // namespace; -1 when ranks share a namespace (no per-rank traffic)
-  double link_busy_share = -1;    // time its busiest link was transferring: the busier direction's bytes
-                                  // over the link's capacity (ethtool speed or shaping rate); -1 unknown
-  double link_capacity_bps = 0;   // that link's capacity
-  uint64_t gc_count = 0;
-  std::string top_foreign;  // comm of the process that most often held the CPU instead
-};
+// Per-rank metrics over the rank's window, as shares of the window (ns per ns), plus raw counts: RankLayerMetrics
+// (evidence.h, where findings hold them).
 
 // A time span on the recording's clock (CLOCK_MONOTONIC ns).
 struct RecordedSpan {
@@ -71,9 +51,6 @@ struct RecordedSpan {
 // Which spans of a rank to measure, per segment (index in RecordedRun::segments); nullopt = the rank's
 // whole training window.
 using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_t segment, int32_t rank)>;
-
-// The metrics as reported (percentages, rounded; nic_mb_per_s null without per-rank namespaces).
-nlohmann::ordered_json RankLayerMetricsJson(const RankLayerMetrics& m);
 
 // Metrics of every rank found in the recording.
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans = {});

@@ -89,8 +89,8 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
     return std::nullopt;
   Finding f;
-  f.cause = "data_imbalance";
-  f.layer = "data";
+  f.cause = Cause::kDataImbalance;
+  f.layer = Layer::kData;
   for (int32_t r : analysis.late_ranks)
     if (r >= 0 && static_cast<size_t>(r) < rank_numbers.size()) f.ranks.push_back(rank_numbers[static_cast<size_t>(r)]);
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
@@ -100,9 +100,7 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
       "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",
       f.ranks.size(), 100.0 * (Median(load.scaling) - 1.0), f.impact_pct);
-  f.evidence["late_pairs"] = analysis.late_pairs;
-  f.evidence["broad_late_pairs"] = load.broad;
-  f.evidence["op_scaling_median"] = RoundTo(Median(load.scaling), 4);
+  f.evidence.kind = LoadImbalanceEvidence{analysis.late_pairs, load.broad, Median(load.scaling), std::nullopt};
   return f;
 }
 

@@ -47,9 +47,9 @@ void MarkSources(const TraceStore& store, const RecordedRun* recorded, Diagnosis
       : table   ? "op table"
                 : "profiler trace";
   for (Straggler& s : result->stragglers)
-    if (!s.evidence.contains("from")) s.evidence["from"] = from;
+    if (s.evidence.from.empty()) s.evidence.from = from;
   for (Finding& f : result->findings)
-    if (!f.evidence.contains("from")) f.evidence["from"] = from;
+    if (f.evidence.from.empty()) f.evidence.from = from;
 }
 
 }  // namespace

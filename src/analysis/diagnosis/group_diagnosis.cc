@@ -268,8 +268,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
   const int32_t stages = *std::max_element(stage.begin(), stage.end()) + 1;
   std::vector<std::vector<size_t>> members(static_cast<size_t>(stages));
   for (size_t r = 0; r < ranks; ++r) members[static_cast<size_t>(stage[r])].push_back(r);
-  result->layout["pipeline_stages"] = stages;
-  result->layout["stages_from"] = stages > 1 ? "send/recv pairs" : "none (no pipeline send/recv)";
+  result->layout.pipeline_stages = stages;
   result->notes.push_back(
       "collectives run in process groups smaller than the job: ranks are compared with the peers of their "
       "pipeline stage (self time outside collectives, transfer times per group); the what-if is the per-rank "
@@ -340,15 +339,15 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
 
   const TrackIndex index(store, rows_by_rank);
   auto op_list = [&](const GroupDifferential& d) {
-    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    std::vector<OpExcess> ops;
     for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
       const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
       if (IsContainerSliceName(name)) continue;
-      ops.push_back({{"op", ShortName(name)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
+      ops.push_back({ShortName(name), d.op_excess_ms[i].second});
     }
     return ops;
   };
-  auto top_op = [&](const GroupDifferential& d, std::string_view cause) -> std::optional<std::string> {
+  auto top_op = [&](const GroupDifferential& d, Cause cause) -> std::optional<std::string> {
     if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortName(store.strings.view(*op));
     return std::nullopt;
   };
@@ -371,9 +370,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     st.rank = store.ranks[r].rank;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    st.evidence["stage"] = stage[r];
-    st.evidence["self_excess_ms"] = RoundTo(self_ms, 3);
-    st.evidence["transfer_excess_ms"] = RoundTo(comm_ms, 3);
+    st.evidence.kind = GroupStragglerEvidence{stage[r], self_ms, comm_ms};
 
     Finding f;
     f.rank = st.rank;
@@ -383,9 +380,10 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     const auto& role = members[static_cast<size_t>(stage[r])];
     const std::vector<size_t> peers = FirstPeers(role.size() > 1 ? role : all, r);
     CauseChoice choice;
+    GroupRankEvidence e;
     if (comm_ms > self_ms) {
-      f.cause = "slow_communication";
-      f.layer = "comm";
+      f.cause = Cause::kSlowCommunication;
+      f.layer = Layer::kComm;
       StringId worst = 0;
       double worst_ns = -1;
       for (const auto& [key, ns] : g.excess_by_key[r])
@@ -401,13 +399,13 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
           "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
           "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
           st.rank, comm_ms, f.impact_pct);
-      f.evidence["blame_kind"] = "dependency_edge";
+      e.blame_kind = BlameKind::kDependencyEdge;
     } else {
       const GroupDifferential d = CompareWindows(store, index, steps, g, late_idx, r, peers);
-      choice = ChooseCause({{"dataloader_stall", "data", d.data_ms},
-                            {"host_stall", "host", d.host_gap_ms},
-                            {"slow_compute", "gpu", d.device_busy_ms},
-                            {"launch_overhead", "host", std::min(d.self_idle_ms, d.host_compute_ms)}},
+      choice = ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.data_ms},
+                            {Cause::kHostStall, Layer::kHost, d.host_gap_ms},
+                            {Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms},
+                            {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.host_compute_ms)}},
                            late_ms);
       f.cause = choice.cause;
       f.layer = choice.layer;
@@ -416,25 +414,23 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
           "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
           "for it; fixing it saves {:.1f}% of step time",
           st.rank, self_ms, CausePhrase(f.cause), f.impact_pct);
-      f.evidence["excess_ms"] = {{"data_loading", RoundTo(d.data_ms, 3)},
-                                 {"host_gap", RoundTo(d.host_gap_ms, 3)},
-                                 {"host_compute", RoundTo(d.host_compute_ms, 3)},
-                                 {"device_busy", RoundTo(d.device_busy_ms, 3)},
-                                 {"device_idle", RoundTo(d.self_idle_ms, 3)}};
-      f.evidence["op_excess_per_step"] = op_list(d);
-      f.evidence["blame_kind"] = f.cause == "host_stall" ? "host_gap"
-                                 : f.cause == "unknown"  ? "unexplained"
-                                                         : "slow_op";
+      e.excess_ms =
+          GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
+      e.op_excess_per_step = op_list(d);
+      e.blame_kind = f.cause == Cause::kHostStall ? BlameKind::kHostGap
+                     : f.cause == Cause::kUnknown ? BlameKind::kUnexplained
+                                                  : BlameKind::kSlowOp;
     }
     f.confidence = RoundTo(choice.confidence, 2);
-    f.evidence["late_ms_per_step"] = st.late_ms_per_step;
-    f.evidence["late_ms_per_late_step"] = RoundTo(late_ms, 3);
-    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
-    f.evidence["late_steps"] = st.steps;
-    f.evidence["stage"] = stage[r];
-    f.evidence["peers"] = peers.size();
-    f.evidence["self_excess_ms"] = RoundTo(self_ms, 3);
-    f.evidence["transfer_excess_ms"] = RoundTo(comm_ms, 3);
+    e.late_ms_per_step = st.late_ms_per_step;
+    e.late_ms_per_late_step = late_ms;
+    e.explained_share = choice.explained;
+    e.late_steps = st.steps;
+    e.stage = stage[r];
+    e.peers = peers.size();
+    e.self_excess_ms = self_ms;
+    e.transfer_excess_ms = comm_ms;
+    f.evidence.kind = std::move(e);
     result->findings.push_back(std::move(f));
     result->stragglers.push_back(st);
   }
@@ -443,8 +439,8 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
     const size_t s = *slow_stage;
     const auto& m = members[s];
     Finding f;
-    f.cause = "stage_imbalance";
-    f.layer = "gpu";
+    f.cause = Cause::kStageImbalance;
+    f.layer = Layer::kGpu;
     f.stage = static_cast<int32_t>(s);
     for (size_t r : m) f.ranks.push_back(store.ranks[r].rank);
     double share = 0;
@@ -474,9 +470,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
         "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
         "balancing the stages saves {:.1f}% of step time",
         s, m.size(), slow_stage_ns / 1e6, f.impact_pct);
-    f.evidence["stage_excess_ms"] = RoundTo(slow_stage_ns / 1e6, 3);
-    f.evidence["late_steps"] = slow_stage_steps;
-    f.evidence["op_excess_per_step"] = op_list(d);
+    f.evidence.kind = StageExcessEvidence{slow_stage_ns / 1e6, slow_stage_steps, op_list(d)};
     // Every rank of the stage makes the others wait: they are the stragglers, most late first.
     for (size_t r : m) {
       Straggler st;
@@ -491,7 +485,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
       }
       st.late_ms_per_step = RoundTo(sum / static_cast<double>(n) / 1e6, 3);
       st.score = RoundTo(sh / static_cast<double>(n), 4);
-      st.evidence["stage"] = static_cast<int32_t>(s);
+      st.evidence.kind = GroupStragglerEvidence{static_cast<int32_t>(s), std::nullopt, std::nullopt};
       result->stragglers.push_back(std::move(st));
     }
     mean_max_blame = std::max(mean_max_blame, slow_stage_ns);

@@ -59,7 +59,7 @@ using Loads = std::map<std::tuple<int32_t, int32_t, int32_t>, double>;
 /// Steps, layout and the what-if attribution of the replay, copied into the result.
 void RecordWhatIf(const whatif::WhatIfResult& w, DiagnosisResult* result) {
   result->matched = w.steps.size();  // steps replayed through the dependency model
-  result->layout = {{"dp", w.num_dp}, {"pp", w.num_stages}, {"chunks", w.num_chunks}};
+  result->layout.op_table = JobLayout::Grid{w.num_dp, w.num_stages, w.num_chunks};
   std::vector<double> step_ms;
   for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);
   result->step_time_median_ms = RoundTo(Median(step_ms), 3);
@@ -129,8 +129,8 @@ void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const s
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
-    f.cause = "stage_imbalance";
-    f.layer = "gpu";
+    f.cause = Cause::kStageImbalance;
+    f.layer = Layer::kGpu;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
@@ -141,10 +141,10 @@ void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const s
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
         stage, a.ratio, f.impact_pct);
-    f.evidence["stage_ratio"] = RoundTo(a.ratio, 4);
-    nlohmann::ordered_json by_stage = nlohmann::ordered_json::object();
-    for (const auto& [s2, a2] : w.by_stage) by_stage[std::to_string(s2)] = RoundTo(a2.ratio, 4);
-    f.evidence["by_stage"] = by_stage;
+    StageRatioEvidence e;
+    e.stage_ratio = a.ratio;
+    for (const auto& [s2, a2] : w.by_stage) e.by_stage.emplace_back(s2, a2.ratio);
+    f.evidence.kind = std::move(e);
     result->findings.push_back(std::move(f));
   }
 }
@@ -185,26 +185,26 @@ ComputeExcess WorkerComputeExcess(const whatif::WhatIfResult& w, const whatif::W
 /// The finding for one straggling worker: its what-if excess is the effect; its compute beyond its stage
 /// peers' explains part of it, the rest is its transfers (cause_choice.h).
 Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& compute, double impact_pct,
-                      const nlohmann::ordered_json& evidence) {
+                      const WorkerStragglerEvidence& worker) {
   Finding f;
   f.rank = wk.rank;
   f.ranks = {wk.rank};
   f.stage = wk.stage;
   f.impact_pct = impact_pct;
   const double effect_ms = wk.attribution.excess_ms;
-  const CauseChoice choice = ChooseCause(
-      {{"slow_compute", "gpu", compute.excess_ms}, {"slow_communication", "comm", effect_ms - compute.excess_ms}},
-      effect_ms);
+  const CauseChoice choice = ChooseCause({{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
+                                          {Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
+                                         effect_ms);
   f.cause = choice.cause;
   f.layer = choice.layer;
   f.confidence = RoundTo(choice.confidence, 2);
-  if (f.cause == "slow_compute") {
+  if (f.cause == Cause::kSlowCompute) {
     f.op = compute.worst_op;
     f.summary = fmt::format(
         "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
         "saves about {:.1f}% of step time",
         wk.rank, wk.dp_rank, wk.stage, compute.worst_op, 100.0 * (compute.worst_ratio - 1.0), f.impact_pct);
-  } else if (f.cause == "slow_communication") {
+  } else if (f.cause == Cause::kSlowCommunication) {
     f.summary = fmt::format(
         "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
         "slow; fixing it saves about {:.1f}% of step time",
@@ -215,11 +215,13 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
         "of it; fixing it saves about {:.1f}% of step time",
         wk.rank, wk.dp_rank, wk.stage, f.impact_pct);
   }
-  f.evidence = evidence;
-  f.evidence["compute_ratio_vs_stage_peers"] = RoundTo(compute.worst_ratio, 4);
-  f.evidence["excess_ms_per_step"] = RoundTo(effect_ms, 3);
-  f.evidence["compute_excess_ms_per_step"] = RoundTo(compute.excess_ms, 3);
-  f.evidence["explained_share"] = RoundTo(choice.explained, 3);
+  WorkerEvidence e;
+  e.worker = worker;
+  e.compute_ratio_vs_stage_peers = compute.worst_ratio;
+  e.excess_ms_per_step = effect_ms;
+  e.compute_excess_ms_per_step = compute.excess_ms;
+  e.explained_share = choice.explained;
+  f.evidence.kind = std::move(e);
   return f;
 }
 
@@ -244,13 +246,11 @@ void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w,
       if (wk.attribution.step_ratio[s] - 1.0 >= min_effect) st.steps.push_back(w.steps[s].step);
     st.persistent =
         static_cast<double>(st.steps.size()) >= thresholds::kPersistentShare * static_cast<double>(w.steps.size());
-    st.evidence = {{"dp_rank", wk.dp_rank},
-                   {"stage", wk.stage},
-                   {"what_if_ratio", RoundTo(wk.attribution.ratio, 4)},
-                   {"robust_z", RoundTo(z[i], 2)}};
+    const WorkerStragglerEvidence worker{wk.dp_rank, wk.stage, wk.attribution.ratio, z[i]};
+    st.evidence.kind = worker;
     const ComputeExcess compute = WorkerComputeExcess(w, wk, means, index_of_rank);
     result->findings.push_back(
-        WorkerFinding(wk, compute, RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), st.evidence));
+        WorkerFinding(wk, compute, RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), worker));
     result->stragglers.push_back(std::move(st));
   }
 }
@@ -278,8 +278,8 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
     stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
   if (slowest.size() < 2 || stage_explained >= S - min_effect) return;
   Finding f;
-  f.cause = "data_imbalance";
-  f.layer = "data";
+  f.cause = Cause::kDataImbalance;
+  f.layer = Layer::kData;
   for (const auto& wk : w.by_worker)
     if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
   std::sort(f.ranks.begin(), f.ranks.end());
@@ -304,10 +304,10 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
       "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
       "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
       slowest.size(), f.impact_pct);
-  nlohmann::ordered_json dps = nlohmann::ordered_json::object();
-  for (const auto& [dp, a] : w.by_rank) dps[std::to_string(dp)] = RoundTo(a.ratio, 4);
-  f.evidence["by_dp_rank"] = dps;
-  f.evidence["dp_ranks_slowest_in_some_step"] = std::vector<int32_t>(slowest.begin(), slowest.end());
+  DpImbalanceEvidence e;
+  for (const auto& [dp, a] : w.by_rank) e.by_dp_rank.emplace_back(dp, a.ratio);
+  e.dp_ranks_slowest_in_some_step.assign(slowest.begin(), slowest.end());
+  f.evidence.kind = std::move(e);
   result->findings.push_back(std::move(f));
 }
 

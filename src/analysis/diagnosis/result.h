@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/vocabulary.h"
 
 namespace strata::diagnosis {
 
@@ -20,21 +21,21 @@ struct Straggler {
   double late_ms_per_step = 0;  // mean wait it caused per step
   std::vector<int64_t> steps;   // steps in which it straggled
   bool persistent = false;
-  nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+  StragglerEvidence evidence;
 };
 
 struct Finding {
-  std::string cause;  // from the cause vocabulary
+  Cause cause = Cause::kUnknown;
   std::optional<int32_t> rank;
   std::vector<int32_t> ranks;
   std::optional<int32_t> stage;
   std::optional<int64_t> step;
   std::optional<std::string> op;
-  std::string layer;  // gpu, comm, cpu, python, os, data, host
+  Layer layer = Layer::kNone;
   double impact_pct = 0;
   double confidence = 0;
   std::string summary;
-  nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
+  FindingEvidence evidence;
 };
 
 struct WhatIf {
@@ -42,6 +43,16 @@ struct WhatIf {
   double ideal_step_ms = 0;
   std::string model;  // "op-table-dependency-graph" or "collective-phases"
   std::map<std::string, double> by_rank, by_stage, by_op_type;
+};
+
+// How the job's ranks are laid out, as far as the pass that read it knows: the op table's data-parallel,
+// pipeline and chunk counts, or the pipeline stages the grouped-trace path found from send/recv pairs.
+struct JobLayout {
+  struct Grid {
+    int32_t dp = 0, pp = 0, chunks = 0;
+  };
+  std::optional<Grid> op_table;
+  std::optional<int32_t> pipeline_stages;  // 1: no pipeline send/recv seen
 };
 
 struct InputSummary {
@@ -76,7 +87,7 @@ struct DiagnosisResult {
   // the op table's dependency model (op-table path). Zero means the ranks were not compared.
   size_t matched = 0;
   size_t unmatched_collective_calls = 0;  // calls whose instance is missing on some member (trace path)
-  nlohmann::ordered_json layout = nlohmann::ordered_json::object();
+  JobLayout layout;
   std::vector<Straggler> stragglers;
   std::vector<Finding> findings;
   WhatIf whatif;

@@ -121,10 +121,10 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
 }
 
 /// Op identities of the straggler that stand out against its peers and its own other steps.
-nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIndex& index,
-                                          const model::StepModel& steps, const model::ClockAlignment& clocks,
-                                          const PhaseModel& phases, const StragglerAnalysis& sa, size_t straggler,
-                                          size_t ranks) {
+std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const TrackIndex& index,
+                                                  const model::StepModel& steps, const model::ClockAlignment& clocks,
+                                                  const PhaseModel& phases, const StragglerAnalysis& sa,
+                                                  size_t straggler, size_t ranks) {
   OpOutlierCollector collector(ranks, straggler);
   for (size_t s = 0; s < phases.steps.size(); ++s) {
     const StepPhases& p = phases.steps[s];
@@ -136,20 +136,10 @@ nlohmann::ordered_json OpOutliersEvidence(const TraceStore& store, const TrackIn
     }
     collector.AddStep(per_rank, sa.late[s][straggler]);
   }
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  auto opt = [](const std::optional<double>& v) {
-    return v ? nlohmann::ordered_json(RoundTo(*v, 2)) : nlohmann::ordered_json();
-  };
-  for (const OpOutlier& o : collector.Top(5)) {
-    out.push_back({{"op", ShortName(store.strings.view(o.name))},
-                   {"occurrence", o.index},
-                   {"duration_ms", RoundTo(o.duration_ms, 3)},
-                   {"peer_ms", RoundTo(o.peer_ms, 3)},
-                   {"excess_ms", RoundTo(o.excess_ms, 3)},
-                   {"z_across_ranks", opt(o.z_across_ranks)},
-                   {"z_across_steps", opt(o.z_across_steps)},
-                   {"start_offset_z_across_ranks", opt(o.offset_z_across_ranks)}});
-  }
+  std::vector<OpOutlierEvidence> out;
+  for (const OpOutlier& o : collector.Top(5))
+    out.push_back({ShortName(store.strings.view(o.name)), o.index, o.duration_ms, o.peer_ms, o.excess_ms,
+                   o.z_across_ranks, o.z_across_steps, o.offset_z_across_ranks});
   return out;
 }
 
@@ -228,14 +218,14 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     std::vector<double> peer_coll;
     for (size_t q = 0; q < ranks; ++q)
       if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
-    st.evidence["collective_ms"] = RoundTo(sa.mean_collective_ms[r], 3);
-    st.evidence["peer_collective_ms"] = RoundTo(Median(peer_coll), 3);
-    nlohmann::ordered_json by_step = nlohmann::ordered_json::object();
+    TraceStragglerEvidence ste;
+    ste.collective_ms = sa.mean_collective_ms[r];
+    ste.peer_collective_ms = Median(peer_coll);
     for (size_t si = 0; si < phases.steps.size(); ++si)
-      by_step[std::to_string(phases.steps[si].step)] = RoundTo(sa.blame_ns[si][r] / 1e6, 3);
-    st.evidence["late_ms_by_step"] = by_step;
-    st.evidence["ks_score"] = RoundTo(sa.ks_score[r], 4);
-    st.evidence["ks_robust_z"] = RoundTo(sa.ks_z[r], 3);
+      ste.late_ms_by_step.emplace_back(phases.steps[si].step, sa.blame_ns[si][r] / 1e6);
+    ste.ks_score = sa.ks_score[r];
+    ste.ks_robust_z = sa.ks_z[r];
+    st.evidence.kind = ste;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
 
@@ -249,14 +239,14 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
     // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
     const bool observed = d.observed_ms > 0;
-    std::vector<CauseCandidate> candidates = {{"dataloader_stall", "data", d.data_ms}};
-    if (observed) candidates.push_back({"host_stall", "host", d.host_gap_ms});
+    std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.data_ms}};
+    if (observed) candidates.push_back({Cause::kHostStall, Layer::kHost, d.host_gap_ms});
     if (gpu) {
-      candidates.push_back({"slow_compute", "gpu", d.device_busy_ms});
+      candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms});
       // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
-      candidates.push_back({"launch_overhead", "host", std::min(d.device_idle_ms, d.compute_ms)});
+      candidates.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(d.device_idle_ms, d.compute_ms)});
     } else {
-      candidates.push_back({"slow_compute", "cpu", d.compute_ms});
+      candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.compute_ms});
     }
     const CauseChoice choice = ChooseCause(candidates, d.late_ms);
     f.cause = choice.cause;
@@ -274,50 +264,44 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                              : "only its collectives were recorded: record the job with strata record for the "
                                "layers below",
                     f.impact_pct);
-    f.evidence["late_ms_per_step"] = st.late_ms_per_step;
-    f.evidence["late_ms_per_late_step"] = RoundTo(d.late_ms, 3);
-    f.evidence["explained_share"] = RoundTo(choice.explained, 3);
-    f.evidence["late_steps"] = st.steps;
-    f.evidence["window_ms"] = RoundTo(d.window_ms, 3);
-    f.evidence["peer_window_ms"] = RoundTo(d.peer_window_ms, 3);
-    f.evidence["excess_ms"] = {{"compute", RoundTo(d.compute_ms, 3)},
-                               {"data_loading", RoundTo(d.data_ms, 3)},
-                               {"host_gap", RoundTo(d.host_gap_ms, 3)},
-                               {"device_busy", RoundTo(d.device_busy_ms, 3)},
-                               {"device_idle", RoundTo(d.device_idle_ms, 3)}};
-    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
+    TraceRankEvidence e;
+    e.late_ms_per_step = st.late_ms_per_step;
+    e.late_ms_per_late_step = d.late_ms;
+    e.explained_share = choice.explained;
+    e.late_steps = st.steps;
+    e.window_ms = d.window_ms;
+    e.peer_window_ms = d.peer_window_ms;
+    e.excess_ms = {d.compute_ms, d.data_ms, d.host_gap_ms, d.device_busy_ms, d.device_idle_ms};
+    for (size_t i = 0; i < d.op_excess_ms.size() && e.op_excess_per_step.size() < 5; ++i) {
       const std::string_view n = store.strings.view(d.op_excess_ms[i].first);
       if (IsContainerSliceName(n)) continue;
-      ops.push_back({{"op", ShortName(n)}, {"excess_ms", RoundTo(d.op_excess_ms[i].second, 3)}});
+      e.op_excess_per_step.push_back({ShortName(n), d.op_excess_ms[i].second});
     }
-    f.evidence["op_excess_per_step"] = ops;
-    f.evidence["op_outliers"] = OpOutliersEvidence(store, index, steps, clocks, phases, sa, r, ranks);
+    e.op_outliers = OpOutliersEvidence(store, index, steps, clocks, phases, sa, r, ranks);
     // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
     // arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
     // edge: the previous step's synchronization or transfer).
     const bool edge = d.start_delay_ms > 0 && d.start_delay_ms >= late;
-    const char* blame_kind = edge                      ? "dependency_edge"
-                             : f.cause == "host_stall" ? "host_gap"
-                             : f.cause == "unknown"    ? "unexplained"
-                                                       : "slow_op";
-    f.evidence["blame_kind"] = blame_kind;
-    f.evidence["step_start_delay_ms"] = RoundTo(d.start_delay_ms, 3);
-    f.evidence["blame"] =
-        edge ? fmt::format(
-                   "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
-                   "edge from the previous step)",
-                   d.start_delay_ms)
-             : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
-                           RoundTo(late, 3),
-                           f.cause == "unknown"
-                               ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
-                                             "the lateness)",
-                                             100.0 * choice.explained)
-                               : fmt::format("{} (+{:.3f} ms{})", f.layer, choice.excess_ms,
-                                             f.op ? ", most in " + *f.op : std::string()));
-    f.evidence["collective_ms"] = st.evidence["collective_ms"];
-    f.evidence["peer_collective_ms"] = st.evidence["peer_collective_ms"];
+    e.blame_kind = edge                           ? BlameKind::kDependencyEdge
+                   : f.cause == Cause::kHostStall ? BlameKind::kHostGap
+                   : f.cause == Cause::kUnknown   ? BlameKind::kUnexplained
+                                                  : BlameKind::kSlowOp;
+    e.step_start_delay_ms = d.start_delay_ms;
+    e.blame = edge ? fmt::format(
+                         "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
+                         "edge from the previous step)",
+                         d.start_delay_ms)
+                   : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
+                                 RoundTo(late, 3),
+                                 f.cause == Cause::kUnknown
+                                     ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
+                                                   "the lateness)",
+                                                   100.0 * choice.explained)
+                                     : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess_ms,
+                                                   f.op ? ", most in " + *f.op : std::string()));
+    e.collective_ms = ste.collective_ms;
+    e.peer_collective_ms = ste.peer_collective_ms;
+    f.evidence.kind = std::move(e);
     result->findings.push_back(std::move(f));
     result->stragglers.push_back(st);
   }
@@ -333,7 +317,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   };
   const LoadScaling load = MeasureLoadScaling(sa, step_ops, {}, options.min_effect);
   if (auto f = DataImbalanceFinding(sa, rank_numbers, waste, load, *result, options.min_effect)) {
-    f->evidence["slowdown"] = RoundTo(whatif.slowdown, 4);
+    std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = whatif.slowdown;
     result->findings.push_back(std::move(*f));
   }
   std::sort(result->stragglers.begin(), result->stragglers.end(),

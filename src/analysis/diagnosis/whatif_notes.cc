@@ -12,9 +12,9 @@ namespace {
 /// The by_rank key of a straggler: its rank, or its dp rank for op tables.
 std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
   if (r.whatif.model == "op-table-dependency-graph") {
-    auto it = s.evidence.find("dp_rank");
-    if (it == s.evidence.end() || !it->is_number_integer()) return std::nullopt;
-    return std::to_string(it->get<int64_t>());
+    const auto* worker = std::get_if<WorkerStragglerEvidence>(&s.evidence.kind);
+    if (!worker) return std::nullopt;
+    return std::to_string(worker->dp_rank);
   }
   return std::to_string(s.rank);
 }

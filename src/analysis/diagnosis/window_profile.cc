@@ -45,13 +45,13 @@ bool IsHostComputeOp(std::string_view name, std::string_view category) {
 }
 
 std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<std::pair<StringId, double>>& op_excess,
-                                  std::string_view cause) {
-  if (cause == "host_stall") return std::nullopt;
+                                  Cause cause) {
+  if (cause == Cause::kHostStall) return std::nullopt;
   for (const auto& [name, ms] : op_excess) {
     const std::string_view n = strings.view(name);
     if (IsContainerSliceName(n)) continue;
     const OpClass cls = Classify(n, "");
-    const bool wanted = cause == "dataloader_stall"
+    const bool wanted = cause == Cause::kDataloaderStall
                             ? cls == OpClass::kData
                             : cls != OpClass::kData && cls != OpClass::kComm && cls != OpClass::kWait;
     if (wanted) return name;

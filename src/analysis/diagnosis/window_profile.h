@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/vocabulary.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
@@ -37,7 +38,7 @@ bool IsHostComputeOp(std::string_view name, std::string_view category);
 /// a slow-compute finding never names a DataLoader wait). Container slices (whole steps, on-CPU intervals)
 /// are never culprits. The one rule for every pass that names a culprit op.
 std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<std::pair<StringId, double>>& op_excess,
-                                  std::string_view cause);
+                                  Cause cause);
 
 /// Per-rank track index: slices of each track sorted by start (longer first on ties).
 class TrackIndex {

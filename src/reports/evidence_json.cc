@@ -1,0 +1,239 @@
+// Evidence and layout as JSON (see evidence_json.h).
+#include "reports/evidence_json.h"
+
+#include <string>
+#include <variant>
+
+#include "core/round.h"
+
+namespace strata {
+
+namespace {
+
+using nlohmann::ordered_json;
+using namespace diagnosis;
+
+ordered_json OptionalRounded(const std::optional<double>& v, int digits) {
+  return v ? ordered_json(RoundTo(*v, digits)) : ordered_json();
+}
+
+ordered_json OpExcessJson(const std::vector<OpExcess>& ops) {
+  ordered_json out = ordered_json::array();
+  for (const OpExcess& o : ops) out.push_back({{"op", o.op}, {"excess_ms", RoundTo(o.excess_ms, 3)}});
+  return out;
+}
+
+ordered_json OpOutliersJson(const std::vector<OpOutlierEvidence>& outliers) {
+  ordered_json out = ordered_json::array();
+  for (const OpOutlierEvidence& o : outliers)
+    out.push_back({{"op", o.op},
+                   {"occurrence", o.occurrence},
+                   {"duration_ms", RoundTo(o.duration_ms, 3)},
+                   {"peer_ms", RoundTo(o.peer_ms, 3)},
+                   {"excess_ms", RoundTo(o.excess_ms, 3)},
+                   {"z_across_ranks", OptionalRounded(o.z_across_ranks, 2)},
+                   {"z_across_steps", OptionalRounded(o.z_across_steps, 2)},
+                   {"start_offset_z_across_ranks", OptionalRounded(o.start_offset_z_across_ranks, 2)}});
+  return out;
+}
+
+template <typename K>
+ordered_json RatioMap(const std::vector<std::pair<K, double>>& v, int digits) {
+  ordered_json out = ordered_json::object();
+  for (const auto& [k, x] : v) out[std::to_string(k)] = RoundTo(x, digits);
+  return out;
+}
+
+// ---- Straggler kinds ----
+
+void Add(const TraceStragglerEvidence& e, ordered_json& j) {
+  j["collective_ms"] = RoundTo(e.collective_ms, 3);
+  j["peer_collective_ms"] = RoundTo(e.peer_collective_ms, 3);
+  j["late_ms_by_step"] = RatioMap(e.late_ms_by_step, 3);
+  j["ks_score"] = RoundTo(e.ks_score, 4);
+  j["ks_robust_z"] = RoundTo(e.ks_robust_z, 3);
+}
+
+void Add(const GroupStragglerEvidence& e, ordered_json& j) {
+  j["stage"] = e.stage;
+  if (e.self_excess_ms) j["self_excess_ms"] = RoundTo(*e.self_excess_ms, 3);
+  if (e.transfer_excess_ms) j["transfer_excess_ms"] = RoundTo(*e.transfer_excess_ms, 3);
+}
+
+void Add(const WorkerStragglerEvidence& e, ordered_json& j) {
+  j["dp_rank"] = e.dp_rank;
+  j["stage"] = e.stage;
+  j["what_if_ratio"] = RoundTo(e.what_if_ratio, 4);
+  j["robust_z"] = RoundTo(e.robust_z, 2);
+}
+
+void Add(const RecordedLinkEvidence& e, ordered_json& j) {
+  j["link_busy_pct"] = RoundTo(100 * e.link_busy_share, 2);
+  j["peers_link_busy_pct"] = RoundTo(100 * e.peers_link_busy_share, 2);
+}
+
+void Add(const RecordedCpuEvidence& e, ordered_json& j) {
+  j["cpu_excess_pct"] = RoundTo(100 * e.cpu_excess_share, 2);
+  j["runq_other_process_pct"] = RoundTo(100 * e.runq_other_process_share, 2);
+  j["cgroup_throttled_pct"] = RoundTo(100 * e.cgroup_throttled_share, 2);
+}
+
+// ---- Finding kinds ----
+
+void Add(const TraceRankEvidence& e, ordered_json& j) {
+  j["late_ms_per_step"] = e.late_ms_per_step;
+  j["late_ms_per_late_step"] = RoundTo(e.late_ms_per_late_step, 3);
+  j["explained_share"] = RoundTo(e.explained_share, 3);
+  j["late_steps"] = e.late_steps;
+  j["window_ms"] = RoundTo(e.window_ms, 3);
+  j["peer_window_ms"] = RoundTo(e.peer_window_ms, 3);
+  j["excess_ms"] = {{"compute", RoundTo(e.excess_ms.compute, 3)},
+                    {"data_loading", RoundTo(e.excess_ms.data_loading, 3)},
+                    {"host_gap", RoundTo(e.excess_ms.host_gap, 3)},
+                    {"device_busy", RoundTo(e.excess_ms.device_busy, 3)},
+                    {"device_idle", RoundTo(e.excess_ms.device_idle, 3)}};
+  j["op_excess_per_step"] = OpExcessJson(e.op_excess_per_step);
+  j["op_outliers"] = OpOutliersJson(e.op_outliers);
+  j["blame_kind"] = BlameKindName(e.blame_kind);
+  j["step_start_delay_ms"] = RoundTo(e.step_start_delay_ms, 3);
+  j["blame"] = e.blame;
+  j["collective_ms"] = RoundTo(e.collective_ms, 3);
+  j["peer_collective_ms"] = RoundTo(e.peer_collective_ms, 3);
+}
+
+void Add(const GroupRankEvidence& e, ordered_json& j) {
+  if (e.excess_ms) {
+    j["excess_ms"] = {{"data_loading", RoundTo(e.excess_ms->data_loading, 3)},
+                      {"host_gap", RoundTo(e.excess_ms->host_gap, 3)},
+                      {"host_compute", RoundTo(e.excess_ms->host_compute, 3)},
+                      {"device_busy", RoundTo(e.excess_ms->device_busy, 3)},
+                      {"device_idle", RoundTo(e.excess_ms->device_idle, 3)}};
+    j["op_excess_per_step"] = OpExcessJson(e.op_excess_per_step);
+  }
+  j["blame_kind"] = BlameKindName(e.blame_kind);
+  j["late_ms_per_step"] = e.late_ms_per_step;
+  j["late_ms_per_late_step"] = RoundTo(e.late_ms_per_late_step, 3);
+  j["explained_share"] = RoundTo(e.explained_share, 3);
+  j["late_steps"] = e.late_steps;
+  j["stage"] = e.stage;
+  j["peers"] = e.peers;
+  j["self_excess_ms"] = RoundTo(e.self_excess_ms, 3);
+  j["transfer_excess_ms"] = RoundTo(e.transfer_excess_ms, 3);
+}
+
+void Add(const StageExcessEvidence& e, ordered_json& j) {
+  j["stage_excess_ms"] = RoundTo(e.stage_excess_ms, 3);
+  j["late_steps"] = e.late_steps;
+  j["op_excess_per_step"] = OpExcessJson(e.op_excess_per_step);
+}
+
+void Add(const StageRatioEvidence& e, ordered_json& j) {
+  j["stage_ratio"] = RoundTo(e.stage_ratio, 4);
+  j["by_stage"] = RatioMap(e.by_stage, 4);
+}
+
+void Add(const WorkerEvidence& e, ordered_json& j) {
+  Add(e.worker, j);
+  j["compute_ratio_vs_stage_peers"] = RoundTo(e.compute_ratio_vs_stage_peers, 4);
+  j["excess_ms_per_step"] = RoundTo(e.excess_ms_per_step, 3);
+  j["compute_excess_ms_per_step"] = RoundTo(e.compute_excess_ms_per_step, 3);
+  j["explained_share"] = RoundTo(e.explained_share, 3);
+}
+
+void Add(const DpImbalanceEvidence& e, ordered_json& j) {
+  j["by_dp_rank"] = RatioMap(e.by_dp_rank, 4);
+  j["dp_ranks_slowest_in_some_step"] = e.dp_ranks_slowest_in_some_step;
+}
+
+void Add(const LoadImbalanceEvidence& e, ordered_json& j) {
+  j["late_pairs"] = e.late_pairs;
+  j["broad_late_pairs"] = e.broad_late_pairs;
+  j["op_scaling_median"] = RoundTo(e.op_scaling_median, 4);
+  if (e.slowdown) j["slowdown"] = RoundTo(*e.slowdown, 4);
+}
+
+void Add(const DetectionEvidence& e, ordered_json& j) {
+  j["first_step"] = e.first_step;
+  j["late_ms"] = e.late_ms;
+  j["group_step_ms"] = e.group_step_ms;
+  j["mixture_corroborates"] = e.mixture_corroborates;
+}
+
+void Add(const std::monostate&, ordered_json&) {}
+
+ordered_json CrossLayerJson(const CrossLayerComparison& c) {
+  ordered_json j;
+  j["measured_over"] = c.over_late_steps ? "late steps" : "training window";
+  j["straggler"] = RankLayerMetricsJson(c.straggler);
+  ordered_json peers;  // null when the recording has no other rank
+  for (const auto& [rank, m] : c.peers) peers[std::to_string(rank)] = RankLayerMetricsJson(m);
+  j["peers"] = peers;
+  if (c.explained) {
+    const double late = c.explained->late_share;
+    j["late_share_pct"] = RoundTo(100 * late, 2);
+    j["explained_pct"] = late > 0 ? RoundTo(100 * c.explained->best_excess / late, 1) : 0.0;
+  }
+  return j;
+}
+
+}  // namespace
+
+ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
+  return {{"window_s", RoundTo(m.window_s, 3)},
+          {"runq_pct", RoundTo(100 * m.runq_share, 2)},
+          {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
+          {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
+          {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
+          {"gc_pct", RoundTo(100 * m.gc_share, 2)},
+          {"gc_count", m.gc_count},
+          {"uninterruptible_pct", RoundTo(100 * m.dstate_share, 2)},
+          {"kernel_cpu_pct", RoundTo(100 * m.sys_share, 2)},
+          {"major_faults_per_s", RoundTo(m.majflt_per_s, 1)},
+          {"memcg_limit_hits_per_s", RoundTo(m.memcg_fail_per_s, 2)},
+          {"nic_mb_per_s", m.net_bytes_per_s < 0 ? ordered_json() : ordered_json(RoundTo(m.net_bytes_per_s / 1e6, 3))},
+          {"link_busy_pct", m.link_busy_share < 0 ? ordered_json() : ordered_json(RoundTo(100 * m.link_busy_share, 2))},
+          {"link_capacity_mbit",
+           m.link_busy_share < 0 ? ordered_json() : ordered_json(RoundTo(m.link_capacity_bps / 1e6, 1))}};
+}
+
+ordered_json StragglerEvidenceJson(const StragglerEvidence& e) {
+  ordered_json j = ordered_json::object();
+  // Stragglers found from the recording alone say so first.
+  const bool recorded =
+      std::holds_alternative<RecordedLinkEvidence>(e.kind) || std::holds_alternative<RecordedCpuEvidence>(e.kind);
+  if (recorded && !e.from.empty()) j["from"] = e.from;
+  std::visit([&](const auto& kind) { Add(kind, j); }, e.kind);
+  if (!recorded && !e.from.empty()) j["from"] = e.from;
+  return j;
+}
+
+ordered_json FindingEvidenceJson(const FindingEvidence& e) {
+  ordered_json j = ordered_json::object();
+  std::visit([&](const auto& kind) { Add(kind, j); }, e.kind);
+  if (!e.counters.empty()) {
+    ordered_json counters = ordered_json::object();
+    for (const CounterComparison& c : e.counters)
+      counters[c.counter] = {{"rank", RoundTo(c.rank, 1)}, {"peers", RoundTo(c.peers, 1)}};
+    j["counters"] = counters;
+  }
+  if (e.cause_before_counters) j["cause_before_counters"] = CauseName(*e.cause_before_counters);
+  if (e.cross_layer) j["cross_layer"] = CrossLayerJson(*e.cross_layer);
+  if (!e.from.empty()) j["from"] = e.from;
+  return j;
+}
+
+ordered_json LayoutJson(const JobLayout& layout) {
+  ordered_json j = ordered_json::object();
+  if (layout.op_table) {
+    j["dp"] = layout.op_table->dp;
+    j["pp"] = layout.op_table->pp;
+    j["chunks"] = layout.op_table->chunks;
+  }
+  if (layout.pipeline_stages) {
+    j["pipeline_stages"] = *layout.pipeline_stages;
+    j["stages_from"] = *layout.pipeline_stages > 1 ? "send/recv pairs" : "none (no pipeline send/recv)";
+  }
+  return j;
+}
+
+}  // namespace strata
