@@ -214,8 +214,9 @@ std::string TopParts(const std::string& label, const std::map<std::string, doubl
 }
 
 std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
-  std::string out = fmt::format("\nwhat-if ({} model): steps take {}× the ideal step of {}\n", r.whatif.model,
-                                text::Sig3(r.whatif.slowdown), text::Duration(r.whatif.ideal_step_ms));
+  std::string out =
+      fmt::format("\nwhat-if ({} model): steps take {}× the ideal step of {}\n", WhatIfModelName(r.whatif.model),
+                  text::Sig3(r.whatif.slowdown), text::Duration(r.whatif.ideal_step_ms));
   const std::pair<const char*, const std::map<std::string, double>*> parts[] = {
       {"rank", &r.whatif.by_rank}, {"stage", &r.whatif.by_stage}, {"op type", &r.whatif.by_op_type}};
   for (const auto& [name, m] : parts)
@@ -293,7 +294,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   j["findings"] = findings;
   j["whatif"] = {{"slowdown", r.whatif.slowdown},
                  {"ideal_step_ms", r.whatif.ideal_step_ms},
-                 {"model", r.whatif.model},
+                 {"model", WhatIfModelName(r.whatif.model)},
                  {"by_rank", Map(r.whatif.by_rank)},
                  {"by_stage", Map(r.whatif.by_stage)},
                  {"by_op_type", Map(r.whatif.by_op_type)}};

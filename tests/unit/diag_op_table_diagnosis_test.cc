@@ -41,7 +41,7 @@ TEST(DiagOpTableDiagnosis, ArOneSlowWorker) {
   }
   const DiagnosisResult r = Diagnose(*store);
   EXPECT_EQ(r.step_source, "op-table");
-  EXPECT_EQ(r.whatif.model, "op-table-dependency-graph");
+  EXPECT_EQ(r.whatif.model, WhatIfModel::kOpGraphReplay);
   EXPECT_NEAR(r.whatif.slowdown, 1.973, 0.01);
   ASSERT_TRUE(r.layout.op_table.has_value());
   EXPECT_EQ(r.layout.op_table->dp, 4);

@@ -104,7 +104,7 @@ TEST(DiagPhaseWhatIf, ReplayByHand) {
 TEST(DiagPhaseWhatIf, DiagnoseReportsTheReplay) {
   const TraceStore store = LoadDdp(HandJob());
   const auto result = diagnosis::Diagnose(store);
-  EXPECT_EQ(result.whatif.model, "collective-phases");
+  EXPECT_EQ(result.whatif.model, diagnosis::WhatIfModel::kPhaseReplay);
   EXPECT_NEAR(result.whatif.slowdown, 78.0 / kIdeal, 1e-4);
   EXPECT_NEAR(result.whatif.ideal_step_ms, kIdeal, 1e-3);
   EXPECT_NEAR(result.whatif.by_rank.at("2"), (81.0 + (20.0 + 190.0 / 6 + 26.0)) / 2 / kIdeal, 1e-4);

@@ -63,7 +63,7 @@ DiagnosisResult Sample() {
   r.findings.push_back(g);
   r.whatif.slowdown = 1.1416;
   r.whatif.ideal_step_ms = 105.9;
-  r.whatif.model = "collective-phases";
+  r.whatif.model = WhatIfModel::kPhaseReplay;
   r.whatif.by_rank = {{"3", 1.14}, {"0", 1.0}};
   r.whatif.by_op_type = {{"compute", 1.14}};
   r.notes = {"a note"};

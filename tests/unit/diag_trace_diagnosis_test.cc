@@ -378,7 +378,7 @@ TEST(DiagTraceDiagnosis, InputsAndNotes) {
   one.ranks = 1;
   const DiagnosisResult o = diagnosis::Diagnose(LoadDdp(one));
   EXPECT_EQ(o.ranks, 1);
-  EXPECT_EQ(o.whatif.model, "none");
+  EXPECT_EQ(o.whatif.model, diagnosis::WhatIfModel::kNone);
   EXPECT_TRUE(o.findings.empty());
 }
 

@@ -12,7 +12,7 @@ DiagnosisResult WithStraggler(int32_t rank) {
   Straggler s;
   s.rank = rank;
   r.stragglers.push_back(s);
-  r.whatif.model = "collective-phases";
+  r.whatif.model = WhatIfModel::kPhaseReplay;
   r.whatif.slowdown = 1.2;
   return r;
 }
@@ -42,7 +42,7 @@ TEST(DiagWhatIfNotes, AnotherRankAboveTheStragglerIsExplained) {
 TEST(DiagWhatIfNotes, OpTablesCompareTheStragglersDataParallelRank) {
   DiagnosisResult r = WithStraggler(17);
   r.stragglers[0].evidence.kind = WorkerStragglerEvidence{1, 0, 1.1, 5.0};
-  r.whatif.model = "op-table-dependency-graph";
+  r.whatif.model = WhatIfModel::kOpGraphReplay;
   r.whatif.by_rank = {{"0", 1.3}, {"1", 1.1}};
   ExplainWhatIf(&r);
   EXPECT_TRUE(HasNote(r, "puts dp rank 0 (1.3000) above the straggler's 1 (1.1000)"));
@@ -51,12 +51,12 @@ TEST(DiagWhatIfNotes, OpTablesCompareTheStragglersDataParallelRank) {
 
 TEST(DiagWhatIfNotes, SlowdownBelowOneIsExplained) {
   DiagnosisResult r;
-  r.whatif.model = "collective-phases";
+  r.whatif.model = WhatIfModel::kPhaseReplay;
   r.whatif.slowdown = 0.9973;
   ExplainWhatIf(&r);
   EXPECT_TRUE(HasNote(r, "S = 0.9973 is below 1"));
   DiagnosisResult none;
-  none.whatif.model = "none";
+  none.whatif.model = WhatIfModel::kNone;
   none.whatif.slowdown = 0.5;
   ExplainWhatIf(&none);
   EXPECT_TRUE(none.notes.empty());

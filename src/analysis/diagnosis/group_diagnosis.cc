@@ -255,7 +255,7 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
                            DiagnosisResult* result) {
   const size_t ranks = store.ranks.size();
   const size_t n = steps.steps.size();
-  result->whatif.model = "group-excess";
+  result->whatif.model = WhatIfModel::kBlameSubtraction;
   if (ranks < 2 || n == 0) return;
   const GroupModel g = BuildGroupModel(steps, collectives, clocks, ranks);
   {

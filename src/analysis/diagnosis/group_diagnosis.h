@@ -19,8 +19,8 @@
 //    device busy) as in the data-parallel path;
 //  - a stage late in >= 60 % of the steps with no single rank to blame → stage_imbalance (its ranks are
 //    the stragglers); several ranks late in turn with none persistent → data_imbalance.
-// What-if ("group-excess"): no replay; ideal step = step − the largest per-rank blame of that step.
-// Invariant: a job whose ranks do equal work in equal groups yields no straggler and no finding.
+// What-if (WhatIfModel::kBlameSubtraction, "blame-subtraction"): no replay; ideal step = step − the largest per-rank
+// blame of that step. Invariant: a job whose ranks do equal work in equal groups yields no straggler and no finding.
 #pragma once
 
 #include <vector>

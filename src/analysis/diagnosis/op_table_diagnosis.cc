@@ -64,7 +64,7 @@ void RecordWhatIf(const whatif::WhatIfResult& w, DiagnosisResult* result) {
   for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);
   result->step_time_median_ms = RoundTo(Median(step_ms), 3);
   result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
-  result->whatif.model = "op-table-dependency-graph";
+  result->whatif.model = WhatIfModel::kOpGraphReplay;
   result->whatif.slowdown = RoundTo(w.slowdown, 4);
   result->whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);
   for (const auto& [dp, a] : w.by_rank) result->whatif.by_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
@@ -327,7 +327,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   auto computed = whatif::ComputeWhatIf(store);
   if (!computed.ok()) {
     result->notes.push_back("what-if analysis not possible: " + computed.error());
-    result->whatif.model = "none";
+    result->whatif.model = WhatIfModel::kNone;
     return;
   }
   const whatif::WhatIfResult& w = computed.value();

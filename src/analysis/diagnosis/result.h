@@ -41,7 +41,7 @@ struct Finding {
 struct WhatIf {
   double slowdown = 1.0;
   double ideal_step_ms = 0;
-  std::string model;  // "op-table-dependency-graph" or "collective-phases"
+  WhatIfModel model = WhatIfModel::kNone;  // how the figures were made (vocabulary.h)
   std::map<std::string, double> by_rank, by_stage, by_op_type;
 };
 

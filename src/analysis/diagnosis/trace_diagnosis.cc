@@ -193,7 +193,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   result->step_time_median_ms = RoundTo(Median(step_ms), 3);
   result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   if (ranks < 2 || phases.steps.empty()) {
-    result->whatif.model = "none";
+    result->whatif.model = WhatIfModel::kNone;
     return;
   }
 
@@ -204,7 +204,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     for (size_t r = 0; r < ranks; ++r)
       result->lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
-  result->whatif.model = "collective-phases";
+  result->whatif.model = WhatIfModel::kPhaseReplay;
   result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
   result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
   for (size_t r = 0; r < ranks; ++r)

@@ -56,8 +56,22 @@ inline std::optional<Layer> ParseLayer(std::string_view name) {
   return std::nullopt;
 }
 
+// How the what-if figures were made; each is named for what it does, as the JSON's whatif.model writes it:
+//  - kOpGraphReplay "op-table-dependency-graph": the op table's dependency graph replayed per step with ops
+//    restored to their typical time (the OSDI'25 method);
+//  - kPhaseReplay "collective-phases": each step replayed in closed form from its compute phases between
+//    matched collectives and their transfers;
+//  - kBlameSubtraction "blame-subtraction": no replay; the ideal step is the step minus the largest per-rank
+//    blame of that step (pipeline / grouped jobs);
+//  - kNone "none": too few steps or ranks to estimate anything.
+enum class WhatIfModel { kNone, kOpGraphReplay, kPhaseReplay, kBlameSubtraction };
+inline constexpr std::array<std::string_view, 4> kWhatIfModelNames = {"none", "op-table-dependency-graph",
+                                                                      "collective-phases", "blame-subtraction"};
+inline std::string_view WhatIfModelName(WhatIfModel m) { return kWhatIfModelNames[static_cast<size_t>(m)]; }
+
 // For test failure messages.
 inline std::ostream& operator<<(std::ostream& os, Cause c) { return os << CauseName(c); }
 inline std::ostream& operator<<(std::ostream& os, Layer l) { return os << LayerName(l); }
+inline std::ostream& operator<<(std::ostream& os, WhatIfModel m) { return os << WhatIfModelName(m); }
 
 }  // namespace strata::diagnosis

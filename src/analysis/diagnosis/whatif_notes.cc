@@ -11,7 +11,7 @@ namespace {
 
 /// The by_rank key of a straggler: its rank, or its dp rank for op tables.
 std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
-  if (r.whatif.model == "op-table-dependency-graph") {
+  if (r.whatif.model == WhatIfModel::kOpGraphReplay) {
     const auto* worker = std::get_if<WorkerStragglerEvidence>(&s.evidence.kind);
     if (!worker) return std::nullopt;
     return std::to_string(worker->dp_rank);
@@ -20,7 +20,7 @@ std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& 
 }
 
 std::string Why(const DiagnosisResult& r) {
-  if (r.whatif.model == "op-table-dependency-graph")
+  if (r.whatif.model == WhatIfModel::kOpGraphReplay)
     return "for op tables by_rank restores a whole data-parallel rank (all its stages), so a dp rank whose other "
            "workers are slow too can cost more than the named worker's; the finding's saving is the named "
            "worker's own";
@@ -44,11 +44,11 @@ void ExplainWhatIf(DiagnosisResult* result) {
         if (k != *key && v > best) best = v, above = k;
       if (!above.empty())
         r.notes.push_back(fmt::format("what-if by_rank puts {} {} ({:.4f}) above the straggler's {} ({:.4f}): {}",
-                                      r.whatif.model == "op-table-dependency-graph" ? "dp rank" : "rank", above, best,
+                                      r.whatif.model == WhatIfModel::kOpGraphReplay ? "dp rank" : "rank", above, best,
                                       *key, own, Why(r)));
     }
   }
-  if (r.whatif.model != "none" && r.whatif.slowdown < 1.0)
+  if (r.whatif.model != WhatIfModel::kNone && r.whatif.slowdown < 1.0)
     r.notes.push_back(fmt::format(
         "what-if slowdown S = {:.4f} is below 1: the ideal replay takes each compute phase at its mean over all "
         "steps and ranks and each collective at its median transfer, and some recorded steps had faster "
