@@ -122,22 +122,33 @@ RankNamespaces NamespacesOfRanks(const RecordedSegment& seg, const std::map<int3
   return out;
 }
 
-void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
-                    std::map<int32_t, RankLayerMetrics>* out) {
-  // Ranks' pids and windows.
+// MeasureSegment's steps: the ranks' processes, each rank's window, then the scheduler, GC, counter and
+// network totals over it, then the per-rank metrics (shares of the window, rates per second).
+
+/// The job's processes of one segment: each rank's pids, and every pid of the job (with the recorder's own:
+/// its CPU time is overhead, not another tenant, so it never counts as the contender).
+struct SegmentRanks {
   std::map<int32_t, std::set<uint32_t>> pids;
   std::set<uint32_t> job_pids;
+};
+
+SegmentRanks RanksOfSegment(const RecordedSegment& seg) {
+  SegmentRanks out;
   for (const auto& [pid, p] : seg.processes)
     if (p.rank) {
-      pids[*p.rank].insert(static_cast<uint32_t>(pid));
-      job_pids.insert(static_cast<uint32_t>(pid));
+      out.pids[*p.rank].insert(static_cast<uint32_t>(pid));
+      out.job_pids.insert(static_cast<uint32_t>(pid));
     }
-  if (pids.empty()) return;
-  // The recorder's own CPU time is overhead, not another tenant: it never counts as the contender.
-  if (seg.recorder_pid > 0) job_pids.insert(static_cast<uint32_t>(seg.recorder_pid));
-  // Default windows: first to last collective call of the rank, else the processes' lifetime.
+  if (seg.recorder_pid > 0) out.job_pids.insert(static_cast<uint32_t>(seg.recorder_pid));
+  return out;
+}
+
+/// Each rank's window: the chooser's spans (the late steps), else first to last collective call of the rank,
+/// else the processes' lifetime.
+std::map<int32_t, Window> RankWindows(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
+                                      const SegmentRanks& ranks) {
   std::map<int32_t, RecordedSpan> whole;
-  for (const auto& [rank, set] : pids) whole[rank] = {UINT64_MAX, 0};
+  for (const auto& [rank, set] : ranks.pids) whole[rank] = {UINT64_MAX, 0};
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
     const std::string& kind = seg.probes[c.probe].kind;
@@ -148,7 +159,7 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
       w.end = std::max(w.end, c.end_ns);
     }
   }
-  for (const auto& [rank, set] : pids) {
+  for (const auto& [rank, set] : ranks.pids) {
     RecordedSpan& w = whole[rank];
     if (w.end > w.start) continue;
     for (uint32_t pid : set) {
@@ -160,14 +171,23 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
       if (set.count(o.tgid)) w.end = std::max(w.end, o.end_ns);
   }
   std::map<int32_t, Window> windows;
-  for (const auto& [rank, set] : pids) {
+  for (const auto& [rank, set] : ranks.pids) {
     auto chosen = chooser ? chooser(index, rank) : std::nullopt;
     windows[rank].spans = chosen ? *chosen : std::vector<RecordedSpan>{whole[rank]};
   }
+  return windows;
+}
 
+/// Per rank, nanoseconds within its window (and counts) of each scheduler and GC measure.
+struct SchedulerTotals {
   std::map<int32_t, double> runq, runq_foreign, runq_idle, dstate, gc;
   std::map<int32_t, uint64_t> gc_count;
   std::map<int32_t, std::map<uint32_t, double>> foreign_by_pid;
+};
+
+SchedulerTotals MeasureScheduler(const RecordedSegment& seg, std::map<int32_t, Window>& windows,
+                                 const std::set<uint32_t>& job_pids) {
+  SchedulerTotals t;
   for (const auto& o : seg.data.off_cpu) {
     if (o.tid != o.tgid) continue;  // the main thread runs the training loop (and the GC)
     auto rank = seg.RankOf(o.tgid);
@@ -176,118 +196,163 @@ void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser&
     if (!w.valid()) continue;
     const uint64_t runnable_from = o.end_ns - std::min(o.runq_ns, o.end_ns);
     const double q = static_cast<double>(w.Overlap(runnable_from, o.end_ns));
-    runq[*rank] += q;
+    t.runq[*rank] += q;
     // Who kept it waiting: the process that took the CPU when it was preempted, else the one that ran
     // just before it came back (a helper thread of its own in between hides the first).
     const bool preempted = o.state == 0;
     const bool taken_by_other = preempted && o.preempted_by != 0 && !job_pids.count(o.preempted_by);
     const bool other_before = o.ran_before != 0 && !job_pids.count(o.ran_before);
     if (taken_by_other || other_before) {
-      runq_foreign[*rank] += q;
-      foreign_by_pid[*rank][taken_by_other ? o.preempted_by : o.ran_before] += q;
+      t.runq_foreign[*rank] += q;
+      t.foreign_by_pid[*rank][taken_by_other ? o.preempted_by : o.ran_before] += q;
     } else if (o.ran_before == 0) {
-      runq_idle[*rank] += q;
+      t.runq_idle[*rank] += q;
     }
-    if (o.state & kTaskUninterruptible) dstate[*rank] += static_cast<double>(w.Overlap(o.start_ns, runnable_from));
+    if (o.state & kTaskUninterruptible) t.dstate[*rank] += static_cast<double>(w.Overlap(o.start_ns, runnable_from));
   }
   for (const auto& g : seg.data.gcs) {
     auto rank = seg.RankOf(g.tgid);
     if (!rank) continue;
     const uint64_t overlap = windows[*rank].Overlap(g.start_ns, g.end_ns);
-    gc[*rank] += static_cast<double>(overlap);
-    if (overlap) ++gc_count[*rank];
+    t.gc[*rank] += static_cast<double>(overlap);
+    if (overlap) ++t.gc_count[*rank];
   }
-  // Counter series by id, then per rank.
-  std::map<uint32_t, std::vector<std::pair<uint64_t, double>>> samples;
+  return t;
+}
+
+using SeriesPoints = std::map<uint32_t, std::vector<std::pair<uint64_t, double>>>;
+
+/// Each counter series' samples by id, sorted by time.
+SeriesPoints SeriesSamples(const RecordedSegment& seg) {
+  SeriesPoints samples;
   for (const auto& c : seg.data.counters)
     if (c.series < seg.series.size()) samples[c.series].emplace_back(c.ts_ns, c.value);
   for (auto& [id, points] : samples) std::sort(points.begin(), points.end());
+  return samples;
+}
+
+/// Per rank, each process counter's increase over the rank's window.
+struct CounterTotals {
   std::map<int32_t, double> throttled, majflt, memfail, sys;
-  for (auto& [id, points] : samples) {
+};
+
+CounterTotals MeasureCounters(const RecordedSegment& seg, std::map<int32_t, Window>& windows,
+                              const SeriesPoints& samples) {
+  CounterTotals t;
+  for (const auto& [id, points] : samples) {
     const RecordedSeries& s = seg.series[id];
     if (s.pid <= 0) continue;
     auto rank = seg.RankOf(static_cast<uint32_t>(s.pid));
     if (!rank || !windows[*rank].valid()) continue;
     const double delta = SeriesDelta(points, windows[*rank]);
     // A cgroup is shared by a rank's processes: take the largest, not the sum.
-    if (s.name == "cgroup.cpu.throttled_ns") throttled[*rank] = std::max(throttled[*rank], delta);
+    if (s.name == "cgroup.cpu.throttled_ns") t.throttled[*rank] = std::max(t.throttled[*rank], delta);
     if (s.name == "cgroup.memory.failcnt" || s.name == "cgroup.memory.events.high" ||
         s.name == "cgroup.memory.events.max")
-      memfail[*rank] = std::max(memfail[*rank], delta);
-    if (s.name == "proc.majflt") majflt[*rank] += delta;
-    if (s.name == "proc.stime_ns") sys[*rank] += delta;
+      t.memfail[*rank] = std::max(t.memfail[*rank], delta);
+    if (s.name == "proc.majflt") t.majflt[*rank] += delta;
+    if (s.name == "proc.stime_ns") t.sys[*rank] += delta;
   }
-  // Network traffic per rank, through each process's network namespace (the sampler gives every pid a
-  // net.ns_inode series and each namespace's interface series under one of its pids).
-  const RankNamespaces spaces = NamespacesOfRanks(seg, pids, samples);
-  const auto& ns_of_pid = spaces.ns_of_pid;
-  const auto& ranks_of_ns = spaces.ranks_of_ns;
-  auto ns_of_rank = spaces.ns_of_rank;
-  std::map<double, double> ns_bytes;  // over the window of the namespace's one rank
-  // Per namespace and interface: bytes each way and the link's capacity over the window.
+  return t;
+}
+
+/// Network traffic per rank, through each process's network namespace (the sampler gives every pid a
+/// net.ns_inode series and each namespace's interface series under one of its pids). Figures are kept only
+/// when every rank has a namespace of its own (own_namespaces).
+struct NetworkTotals {
+  /// Bytes each way and the link's capacity over the window of a namespace's one rank.
   struct LinkUse {
     double rx = 0, tx = 0, capacity_bps = 0;
   };
+  std::map<int32_t, double> ns_of_rank;
+  std::map<double, double> ns_bytes;
   std::map<double, std::map<std::string, LinkUse>> ns_links;
+  bool own_namespaces = false;
+};
+
+NetworkTotals MeasureNetwork(const RecordedSegment& seg, const SegmentRanks& ranks, std::map<int32_t, Window>& windows,
+                             const SeriesPoints& samples) {
+  const RankNamespaces spaces = NamespacesOfRanks(seg, ranks.pids, samples);
+  NetworkTotals t;
+  t.ns_of_rank = spaces.ns_of_rank;
   for (const auto& [id, points] : samples) {
     const RecordedSeries& s = seg.series[id];
     const bool bytes = s.name == "net.rx_bytes" || s.name == "net.tx_bytes";
     if ((!bytes && s.name != "net.link_capacity_bps") || s.label == "lo" || s.pid <= 0) continue;
-    auto ns = ns_of_pid.find(static_cast<uint32_t>(s.pid));
-    if (ns == ns_of_pid.end()) continue;
-    auto owners = ranks_of_ns.find(ns->second);
-    if (owners == ranks_of_ns.end() || owners->second.size() != 1) continue;
+    auto ns = spaces.ns_of_pid.find(static_cast<uint32_t>(s.pid));
+    if (ns == spaces.ns_of_pid.end()) continue;
+    auto owners = spaces.ranks_of_ns.find(ns->second);
+    if (owners == spaces.ranks_of_ns.end() || owners->second.size() != 1) continue;
     const Window& w = windows[*owners->second.begin()];
-    LinkUse& link = ns_links[ns->second][s.label];
+    NetworkTotals::LinkUse& link = t.ns_links[ns->second][s.label];
     if (!bytes) {
       link.capacity_bps = GaugeMean(points, w);
       continue;
     }
     const double delta = SeriesDelta(points, w);
-    ns_bytes[ns->second] += delta;
+    t.ns_bytes[ns->second] += delta;
     (s.name == "net.rx_bytes" ? link.rx : link.tx) += delta;
   }
-  const bool own_namespaces =
-      !ranks_of_ns.empty() && ranks_of_ns.size() == ns_of_rank.size() && ns_of_rank.size() == pids.size();
+  t.own_namespaces = !spaces.ranks_of_ns.empty() && spaces.ranks_of_ns.size() == spaces.ns_of_rank.size() &&
+                     spaces.ns_of_rank.size() == ranks.pids.size();
+  return t;
+}
 
-  std::map<uint32_t, std::string> names;
-  for (const auto& [pid, comm] : seg.other_processes) names[static_cast<uint32_t>(pid)] = comm;
-  for (const auto& [pid, p] : seg.processes) names[static_cast<uint32_t>(pid)] = p.comm;
+/// The rank's network figures: bytes per second, and its busiest link's share of its capacity.
+void FillNetwork(NetworkTotals& net, int32_t rank, double window_s, RankLayerMetrics* m) {
+  if (!net.own_namespaces) return;
+  const double ns = net.ns_of_rank[rank];
+  m->net_bytes_per_s = net.ns_bytes[ns] / window_s;
+  for (const auto& [label, link] : net.ns_links[ns]) {
+    if (link.capacity_bps <= 0) continue;
+    const double busy = 8 * std::max(link.rx, link.tx) / link.capacity_bps / window_s;
+    if (busy > m->link_busy_share) {
+      m->link_busy_share = busy;
+      m->link_capacity_bps = link.capacity_bps;
+    }
+  }
+}
 
-  for (const auto& [rank, set] : pids) {
+/// The process that kept the rank waiting longest in the run queue, as "comm (pid N)".
+std::string TopForeign(const RecordedSegment& seg, const std::map<uint32_t, double>& by_pid) {
+  auto top =
+      std::max_element(by_pid.begin(), by_pid.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top == by_pid.end()) return {};
+  std::string name = "?";
+  if (auto p = seg.processes.find(static_cast<int>(top->first)); p != seg.processes.end())
+    name = p->second.comm;
+  else if (auto o = seg.other_processes.find(static_cast<int>(top->first)); o != seg.other_processes.end())
+    name = o->second;
+  return fmt::format("{} (pid {})", name, top->first);
+}
+
+void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
+                    std::map<int32_t, RankLayerMetrics>* out) {
+  const SegmentRanks ranks = RanksOfSegment(seg);
+  if (ranks.pids.empty()) return;
+  std::map<int32_t, Window> windows = RankWindows(seg, index, chooser, ranks);
+  SchedulerTotals sched = MeasureScheduler(seg, windows, ranks.job_pids);
+  const SeriesPoints samples = SeriesSamples(seg);
+  CounterTotals counters = MeasureCounters(seg, windows, samples);
+  NetworkTotals net = MeasureNetwork(seg, ranks, windows, samples);
+  for (const auto& [rank, set] : ranks.pids) {
     const Window& w = windows[rank];
     if (!w.valid()) continue;
     const double ns = static_cast<double>(w.Length());
     RankLayerMetrics& m = (*out)[rank];
     m.window_s = ns / 1e9;
-    m.runq_share = runq[rank] / ns;
-    m.runq_foreign_share = runq_foreign[rank] / ns;
-    m.runq_idle_share = runq_idle[rank] / ns;
-    m.throttled_share = throttled[rank] / ns;
-    m.gc_share = gc[rank] / ns;
-    m.dstate_share = dstate[rank] / ns;
-    m.sys_share = sys[rank] / ns;
-    m.majflt_per_s = majflt[rank] / (ns / 1e9);
-    m.memcg_fail_per_s = memfail[rank] / (ns / 1e9);
-    m.gc_count = gc_count[rank];
-    if (own_namespaces) {
-      m.net_bytes_per_s = ns_bytes[ns_of_rank[rank]] / (ns / 1e9);
-      for (const auto& [label, link] : ns_links[ns_of_rank[rank]]) {
-        if (link.capacity_bps <= 0) continue;
-        const double busy = 8 * std::max(link.rx, link.tx) / link.capacity_bps / (ns / 1e9);
-        if (busy > m.link_busy_share) {
-          m.link_busy_share = busy;
-          m.link_capacity_bps = link.capacity_bps;
-        }
-      }
-    }
-    const auto& by_pid = foreign_by_pid[rank];
-    auto top = std::max_element(by_pid.begin(), by_pid.end(),
-                                [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (top != by_pid.end()) {
-      auto name = names.find(top->first);
-      m.top_foreign = fmt::format("{} (pid {})", name != names.end() ? name->second : "?", top->first);
-    }
+    m.runq_share = sched.runq[rank] / ns;
+    m.runq_foreign_share = sched.runq_foreign[rank] / ns;
+    m.runq_idle_share = sched.runq_idle[rank] / ns;
+    m.throttled_share = counters.throttled[rank] / ns;
+    m.gc_share = sched.gc[rank] / ns;
+    m.dstate_share = sched.dstate[rank] / ns;
+    m.sys_share = counters.sys[rank] / ns;
+    m.majflt_per_s = counters.majflt[rank] / m.window_s;
+    m.memcg_fail_per_s = counters.memfail[rank] / m.window_s;
+    m.gc_count = sched.gc_count[rank];
+    FillNetwork(net, rank, m.window_s, &m);
+    if (std::string top = TopForeign(seg, sched.foreign_by_pid[rank]); !top.empty()) m.top_foreign = std::move(top);
   }
 }
 
