@@ -1,6 +1,7 @@
 // Cross-layer evidence from recorder data (see cross_layer.h).
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/lateness_rule.h"
 #include "analysis/diagnosis/thresholds.h"
 
 #include <fmt/format.h>
@@ -405,12 +406,10 @@ CrossLayerComparison CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics
 }
 
 // How late the traces show a rank against its peers' median arrival (result->lateness_vs_peers_ms), by
-// the persistence rules of the traces' own stragglers (straggler.h) with twice kMinRecordedExcess of the
-// step as the least lateness that counts (arrival against a median jitters by a few ms on a busy machine):
-// late in at least 60 % of the steps is persistent (late_ms = its mean lateness per step), unless its
-// clearly late steps (>= 60 % of its worst) are fewer and its other late steps' mean is under a fifth of
-// theirs; otherwise three clearly late steps make it intermittent, with those steps (late_ms = their
-// lateness spread over all steps); else nullopt.
+// the persistence rule of the traces' own stragglers (lateness_rule.h) with twice kMinRecordedExcess of the
+// step as the least lateness that counts (arrival against a median jitters by a few ms on a busy machine),
+// every such step counting toward a cluster: persistent (late_ms = its mean lateness per step), or an
+// intermittent cluster of clearly late steps (late_ms = their lateness spread over all steps); else nullopt.
 struct TraceLateness {
   std::vector<int64_t> steps;
   double late_ms = 0;
@@ -418,33 +417,23 @@ struct TraceLateness {
 };
 std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms) {
   if (by_step.empty()) return std::nullopt;
+  std::vector<int64_t> numbers;
+  std::vector<double> lateness;
+  for (const auto& [step, ms] : by_step) {
+    numbers.push_back(step);
+    lateness.push_back(ms);
+  }
+  const LatenessRule rule{.late_share = thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess,
+                          .well_late_multiple = 1,
+                          .very_late_multiple = LatenessRule::kUnused};
+  const RankLateness judged = JudgeRankLateness(lateness, std::vector<double>(lateness.size(), step_ms), rule);
   const double n = static_cast<double>(by_step.size());
-  double worst = 0, all_sum = 0;
-  for (const auto& [step, ms] : by_step) {
-    worst = std::max(worst, ms);
-    all_sum += std::max(0.0, ms);
-  }
-  std::vector<int64_t> late, clear;
-  double clear_sum = 0, other_sum = 0;
-  for (const auto& [step, ms] : by_step) {
-    if (ms < thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess * step_ms) continue;
-    late.push_back(step);
-    if (ms >= thresholds::kClearlyLateShareOfWorst * worst) {
-      clear.push_back(step);
-      clear_sum += ms;
-    } else {
-      other_sum += ms;
-    }
-  }
-  const size_t others = late.size() - clear.size();
-  bool persistent = static_cast<double>(late.size()) >= thresholds::kPersistentShare * n;
-  if (persistent && others > 0 && static_cast<double>(clear.size()) < thresholds::kPersistentShare * n &&
-      other_sum / static_cast<double>(others) <
-          thresholds::kAfterEffectShare * clear_sum / static_cast<double>(clear.size()))
-    persistent = false;
-  if (persistent) return TraceLateness{late, all_sum / n, true};
-  if (clear.size() < thresholds::kWellLateSteps) return std::nullopt;
-  return TraceLateness{clear, clear_sum / n, false};
+  TraceLateness out;
+  out.persistent = judged.persistent;
+  if (!judged.persistent && !judged.cluster) return std::nullopt;
+  for (size_t i : judged.persistent ? judged.late : judged.clear) out.steps.push_back(numbers[i]);
+  out.late_ms = (judged.persistent ? judged.total : judged.clear_sum) / n;
+  return out;
 }
 
 // A link that holds up every rank of its collectives alike (see the header): reported as the top

@@ -2,8 +2,8 @@
 #include "analysis/diagnosis/straggler.h"
 
 #include <algorithm>
-#include <set>
 
+#include "analysis/diagnosis/lateness_rule.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
 
@@ -85,77 +85,41 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   const size_t steps = step_time_ns.size();
   out.late.assign(steps, std::vector<bool>(ranks, false));
   out.late_pairs = 0;
-  for (size_t s = 0; s < steps; ++s)
-    for (size_t r = 0; r < ranks; ++r)
-      if (step_time_ns[s] > 0 && out.blame_ns[s][r] >= options.min_effect * static_cast<double>(step_time_ns[s])) {
-        out.late[s][r] = true;
-        ++out.late_pairs;
-      }
-  std::set<int32_t> late_ranks;
+  out.late_ranks.clear();
+  // Each rank judged by the one persistence rule (lateness_rule.h); the job's late pairs and their blame
+  // are what an intermittent straggler must dominate.
+  const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
+  const LatenessRule rule{.late_share = options.min_effect, .persistent_share = options.persistent_share};
+  std::vector<RankLateness> judged(ranks);
+  std::vector<double> blame(steps);
   double late_blame = 0;  // summed over every late (step, rank) pair of the job
-  for (size_t s = 0; s < steps; ++s)
-    for (size_t r = 0; r < ranks; ++r)
-      if (out.late[s][r]) {
-        late_ranks.insert(static_cast<int32_t>(r));
-        late_blame += out.blame_ns[s][r];
-      }
-  out.late_ranks.assign(late_ranks.begin(), late_ranks.end());
-
   for (size_t r = 0; r < ranks; ++r) {
-    std::vector<int64_t> late_steps;
-    double blame = 0, share = 0;
-    for (size_t s = 0; s < steps; ++s) {
-      blame += out.blame_ns[s][r];
-      if (step_time_ns[s] > 0) share += out.blame_ns[s][r] / static_cast<double>(step_time_ns[s]);
-      if (out.late[s][r]) late_steps.push_back(step_numbers[s]);
+    for (size_t s = 0; s < steps; ++s) blame[s] = out.blame_ns[s][r];
+    judged[r] = JudgeRankLateness(blame, step_time, rule);
+    for (size_t s : judged[r].late) {
+      out.late[s][r] = true;
+      late_blame += blame[s];
     }
-    if (late_steps.empty() || steps == 0) continue;
-    // Its clearly late steps: those late by at least 60 % of the worst one.
-    double worst = 0;
-    for (size_t s = 0; s < steps; ++s) worst = std::max(worst, out.blame_ns[s][r]);
-    const double cut = thresholds::kClearlyLateShareOfWorst * worst;
-    std::vector<int64_t> clear_steps;
-    size_t very_late = 0, well_late = 0;
-    double clear_blame = 0, other_blame = 0;
-    for (size_t s = 0; s < steps; ++s) {
-      if (!out.late[s][r]) continue;
-      if (out.blame_ns[s][r] < cut) {
-        other_blame += out.blame_ns[s][r];
-        continue;
-      }
-      clear_steps.push_back(step_numbers[s]);
-      clear_blame += out.blame_ns[s][r];
-      const double step = static_cast<double>(step_time_ns[s]);
-      if (out.blame_ns[s][r] >= thresholds::kVeryLateMultiple * options.min_effect * step) ++very_late;
-      if (out.blame_ns[s][r] >= thresholds::kWellLateMultiple * options.min_effect * step) ++well_late;
-    }
-    const double persistent_steps = options.persistent_share * static_cast<double>(steps);
-    // An intermittent fault shows as a cluster of clearly late steps. Fewer steps must stand out more than a
-    // persistent pattern does: three such steps each late by twice the minimum effect, or two that are each
-    // very late (4x): a few moderate hiccups of one rank are what a busy machine produces on its own.
-    const bool cluster = well_late >= thresholds::kWellLateSteps || very_late >= thresholds::kVeryLateSteps;
-    bool persistent = static_cast<double>(late_steps.size()) >= persistent_steps;
-    // Late in most steps, but a few stand far above the rest (whose mean lateness is under a fifth of
-    // theirs): a fault present in those steps, with small after-effects or noise in the others.
-    const size_t others = late_steps.size() - clear_steps.size();
-    if (persistent && cluster && others > 0 && static_cast<double>(clear_steps.size()) < persistent_steps &&
-        other_blame / static_cast<double>(others) <
-            thresholds::kAfterEffectShare * clear_blame / static_cast<double>(clear_steps.size()))
-      persistent = false;
+    out.late_pairs += judged[r].late.size();
+    if (!judged[r].late.empty()) out.late_ranks.push_back(static_cast<int32_t>(r));
+  }
+  for (size_t r = 0; r < ranks; ++r) {
+    const RankLateness& j = judged[r];
+    if (j.late.empty()) continue;
+    // The slowest rank must not merely rotate: most of the job's late (step, rank) pairs are this rank's,
+    // or its clearly late steps hold most of the job's lateness (a large stall in a few steps stands out
+    // even when noise makes other ranks slightly late in more steps).
+    const bool dominant =
+        j.late.size() * 2 > out.late_pairs || j.clear_sum >= options.dominant_blame_share * late_blame;
+    if (!j.persistent && (!dominant || !j.cluster)) continue;
     Straggler st;
     st.rank = static_cast<int32_t>(r);
-    st.persistent = persistent;
-    st.steps = late_steps;
-    if (!persistent) {
-      st.steps = clear_steps;
-      // The slowest rank must not merely rotate: most of the job's late (step, rank) pairs are this rank's,
-      // or its clearly late steps hold most of the job's lateness (a large stall in a few steps stands out
-      // even when noise makes other ranks slightly late in more steps).
-      const bool dominant =
-          late_steps.size() * 2 > out.late_pairs || clear_blame >= options.dominant_blame_share * late_blame;
-      if (!dominant || !cluster) continue;
-    }
-    st.late_ms_per_step = blame / static_cast<double>(steps) / 1e6;
+    st.persistent = j.persistent;
+    for (size_t s : j.persistent ? j.late : j.clear) st.steps.push_back(step_numbers[s]);
+    double share = 0;
+    for (size_t s = 0; s < steps; ++s)
+      if (step_time_ns[s] > 0) share += out.blame_ns[s][r] / static_cast<double>(step_time_ns[s]);
+    st.late_ms_per_step = j.total / static_cast<double>(steps) / 1e6;
     st.score = share / static_cast<double>(steps);
     out.stragglers.push_back(std::move(st));
   }

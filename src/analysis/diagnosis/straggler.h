@@ -2,7 +2,8 @@
 //  - Arrival lateness: in each collective instance the last rank to arrive makes the others wait; it is
 //    blamed for (its arrival − the second-latest arrival). Per (step, rank): blame = sum over instances.
 //    The straggler also records the shortest collective (it waits for no one): kept as evidence.
-//  - A (step, rank) is late when its blame ≥ min_effect × step time. A rank late in ≥ persistent_share of
+//  - A (step, rank) is late when its blame ≥ min_effect × step time. Persistence (lateness_rule.h, the one
+//    rule the recording's confirmation also uses): a rank late in ≥ persistent_share of
 //    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
 //    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) include three
 //    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps.

@@ -14,7 +14,7 @@ namespace strata::diagnosis::thresholds {
 /// below it a loaded machine's jitter alone makes ranks late.
 inline constexpr double kMinEffect = 0.03;
 
-// ---- persistence of a straggler (straggler.h) ---------------------------------------------------------
+// ---- persistence of a straggler (lateness_rule.h) ---------------------------------------------------------
 /// Late in at least this share of the steps: a persistent straggler, reported with all its late steps.
 inline constexpr double kPersistentShare = 0.6;
 /// A late step of a rank is "clearly late" when its lateness is at least this share of the rank's worst.

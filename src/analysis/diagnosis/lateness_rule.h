@@ -1,0 +1,48 @@
+// The persistence rule of a straggler, in one place: how one rank's lateness per step reads as a persistent
+// straggler, an intermittent cluster of late steps, or neither. The trace path's last-arrival blame
+// (straggler.h: ClassifyStragglers) and the recording's confirmation of a rank it names (cross_layer.cc:
+// lateness against the peers' median arrival) both judge through JudgeRankLateness; what differs between
+// them (the least lateness that counts, what makes a cluster) is a LatenessRule.
+//  - A step is late when its lateness >= late_share x its step time.
+//  - Clearly late: a late step whose lateness is >= kClearlyLateShareOfWorst of the rank's worst step.
+//  - Cluster: kWellLateSteps clearly late steps each late by >= well_late_multiple x late_share of their
+//    step, or kVeryLateSteps by >= very_late_multiple x.
+//  - Persistent: late in >= persistent_share of the steps, unless there is a cluster, its clearly late steps
+//    are fewer than persistent_share of the steps, and the other late steps' mean lateness is under
+//    kAfterEffectShare of theirs (a fault switched on in some steps with small after-effects elsewhere).
+// Invariants: clear is a subset of late; both hold step indices in increasing order; a rank with no late
+// step is neither persistent nor a cluster.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "analysis/diagnosis/thresholds.h"
+
+namespace strata::diagnosis {
+
+struct LatenessRule {
+  double late_share = thresholds::kMinEffect;                 // share of the step's time
+  double well_late_multiple = thresholds::kWellLateMultiple;  // x late_share
+  double very_late_multiple = thresholds::kVeryLateMultiple;  // x late_share; infinity: not used
+  double persistent_share = thresholds::kPersistentShare;     // share of the steps
+  static constexpr double kUnused = std::numeric_limits<double>::infinity();
+};
+
+struct RankLateness {
+  std::vector<size_t> late;   // indices of the late steps
+  std::vector<size_t> clear;  // indices of the clearly late steps
+  double total = 0;           // lateness summed over every step (negative lateness counts as 0)
+  double clear_sum = 0;       // over the clearly late steps
+  double other_sum = 0;       // over the late steps that are not clearly late
+  bool cluster = false;
+  bool persistent = false;
+};
+
+/// Judges one rank. lateness[i] and step_time[i] are in the same unit; a step with step_time <= 0 is
+/// never late. The two vectors have the same length.
+RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::vector<double>& step_time,
+                               const LatenessRule& rule);
+
+}  // namespace strata::diagnosis
