@@ -59,14 +59,14 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
     rs.events = info.events;
     job.events += info.events;
     rs.steps = ProfilerSteps(store, rows);
-    rs.step_source = rs.steps.empty() ? "none" : "profiler-step";
+    rs.step_source = rs.steps.empty() ? model::StepSource::kNone : model::StepSource::kProfilerStep;
     if (rs.steps.empty()) {
       std::set<int64_t> steps;
       for (uint32_t row : rows)
         if (store.slices.step[row] >= 0) steps.insert(store.slices.step[row]);
       if (!steps.empty()) {
         rs.steps.assign(steps.begin(), steps.end());
-        rs.step_source = "op-table";
+        rs.step_source = model::StepSource::kOpTable;
       }
     }
     all_steps.insert(rs.steps.begin(), rs.steps.end());

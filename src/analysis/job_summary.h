@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/gpu_breakdown.h"
+#include "model/step_windows.h"
 #include "store/trace_store.h"
 
 namespace strata {
@@ -17,7 +18,7 @@ struct RankSummary {
   uint32_t rank_index = 0;  // into TraceStore::ranks
   uint64_t events = 0;
   std::vector<int64_t> steps;  // ProfilerStep numbers, or the op table's step values
-  std::string step_source;     // "profiler-step", "op-table", "none"
+  model::StepSource step_source = model::StepSource::kNone;
   bool has_span = false;
   int64_t span_start_ns = 0, span_end_ns = 0;
   std::optional<GpuBreakdown> gpu;

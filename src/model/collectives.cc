@@ -13,6 +13,20 @@
 
 namespace strata::model {
 
+std::string_view CollectiveSourceName(CollectiveSource source) {
+  switch (source) {
+    case CollectiveSource::kGpuKernels:
+      return "gpu-kernels";
+    case CollectiveSource::kCpuOps:
+      return "cpu-ops";
+    case CollectiveSource::kOpTable:
+      return "op-table";
+    case CollectiveSource::kNone:
+      break;
+  }
+  return "none";
+}
+
 namespace {
 
 bool IsCpuCollective(std::string_view name) {
@@ -84,13 +98,13 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     times.emplace_back(c.start_ns, c.end_ns);
   }
   size_t period = DetectPeriod(keys), first = 0;
-  std::string source = "detected-period";
+  StepSource source = StepSource::kDetectedPeriod;
   if (period <= 1) {
     const Rhythm rhythm = DetectRhythm(times);
     if (rhythm.period > 0 && (period == 0 || rhythm.period > 1)) {
       period = rhythm.period;
       first = rhythm.first;
-      source = "detected-rhythm";
+      source = StepSource::kDetectedRhythm;
     }
   }
   if (period == 0) return;
@@ -132,7 +146,7 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     return sig;
   };
   std::vector<bool> keep(n_steps, true);
-  if (source == "detected-rhythm") {
+  if (source == StepSource::kDetectedRhythm) {
     std::map<std::vector<StringId>, size_t> seen;
     for (size_t k = 0; k < n_steps; ++k) ++seen[signature(best, k)];
     std::vector<StringId> usual;
@@ -259,10 +273,10 @@ void WholeTraceAsOneStep(const TraceStore& store, const std::vector<std::vector<
 /// Each call's step (the window holding it; -1 outside every window) and its ordinal among the calls of the
 /// same (step, key, group) on its rank.
 void AssignStepsAndOrdinals(const StepModel& steps, CollectiveModel* model) {
-  const bool stepped = steps.source != "none";
+  const bool stepped = steps.source != StepSource::kNone;
   // Launch times are on the CPU side, as are profiler-step windows; detected-period windows are made of
   // the calls' own times.
-  const bool by_launch = steps.source == "profiler-step";
+  const bool by_launch = steps.source == StepSource::kProfilerStep;
   for (size_t r = 0; r < model->calls.size(); ++r) {
     std::map<std::tuple<int64_t, StringId, StringId>, uint32_t> next;
     for (auto& c : model->calls[r]) {
@@ -335,13 +349,13 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   NameKinds kinds(store);
   const bool gpu = AnyGpuCollective(store, rows_by_rank, kinds);
   const bool any = ExtractCalls(store, rows_by_rank, gpu, kinds, &model);
-  model.source = !any ? "none" : gpu ? "gpu-kernels" : "cpu-ops";
+  model.source = !any ? CollectiveSource::kNone : gpu ? CollectiveSource::kGpuKernels : CollectiveSource::kCpuOps;
   if (!any) return model;
   // No steps recorded: try the period of the collective sequence, then the rhythm of its gaps.
-  if (steps->source == "none") DetectSteps(store, rows_by_rank, model, steps);
-  if (steps->source == "none") WholeTraceAsOneStep(store, rows_by_rank, steps);
+  if (steps->source == StepSource::kNone) DetectSteps(store, rows_by_rank, model, steps);
+  if (steps->source == StepSource::kNone) WholeTraceAsOneStep(store, rows_by_rank, steps);
   AssignStepsAndOrdinals(*steps, &model);
-  MatchAcrossRanks(steps->source != "none", &model);
+  MatchAcrossRanks(steps->source != StepSource::kNone, &model);
   OrderInstances(&model);
   return model;
 }

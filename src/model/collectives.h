@@ -43,17 +43,23 @@ struct MatchedCollective {
   bool complete() const { return present == expected; }
 };
 
+/// Where the collective calls came from: the GPU's collective kernels, the CPU's collective ops, the op
+/// table's collective rows, or nowhere.
+enum class CollectiveSource { kNone, kGpuKernels, kCpuOps, kOpTable };
+/// "none", "gpu-kernels", "cpu-ops", "op-table": the contract's names.
+std::string_view CollectiveSourceName(CollectiveSource source);
+
 struct CollectiveModel {
-  std::string source;                              // "gpu-kernels", "cpu-ops", "none"
+  CollectiveSource source = CollectiveSource::kNone;
   std::vector<std::vector<CollectiveCall>> calls;  // per rank index, in start order
   std::vector<MatchedCollective> matched;          // ordered by (step, first start)
   size_t unmatched_calls = 0;                      // calls whose instance is missing on some member
   bool subgroups = false;                          // some complete instance spans fewer ranks than the world
 };
 
-/// Extracts and matches collectives. When `steps.source` is "none", `steps` is rewritten with windows
+/// Extracts and matches collectives. When `steps.source` is kNone, `steps` is rewritten with windows
 /// from the detected period or, when there is none, with one window per rank spanning its whole trace
-/// (step 0; the source stays "none").
+/// (step 0; the source stays kNone).
 CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
                                  StepModel* steps);
 

@@ -9,6 +9,22 @@
 
 namespace strata::model {
 
+std::string_view StepSourceName(StepSource source) {
+  switch (source) {
+    case StepSource::kProfilerStep:
+      return "profiler-step";
+    case StepSource::kOpTable:
+      return "op-table";
+    case StepSource::kDetectedPeriod:
+      return "detected-period";
+    case StepSource::kDetectedRhythm:
+      return "detected-rhythm";
+    case StepSource::kNone:
+      break;
+  }
+  return "none";
+}
+
 namespace {
 
 bool StepNumber(std::string_view name, int64_t* n) {
@@ -80,7 +96,7 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
     for (size_t i = 1; i < model.by_rank[r].size(); ++i)
       model.out_of_order_markers[r] += model.by_rank[r][i].step < model.by_rank[r][i - 1].step;
   }
-  model.source = any_profiler ? "profiler-step" : any_table ? "op-table" : "none";
+  model.source = any_profiler ? StepSource::kProfilerStep : any_table ? StepSource::kOpTable : StepSource::kNone;
   // Steps present on every rank.
   std::map<int64_t, size_t> count;
   for (const auto& windows : model.by_rank)

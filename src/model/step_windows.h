@@ -8,12 +8,18 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/trace_store.h"
 
 namespace strata::model {
+
+/// Where the step windows came from. detected-rhythm (the calls' timing, when every call is the same
+/// collective) is not in DESIGN.md's list; the JSON contract's field is a free string.
+enum class StepSource { kNone, kProfilerStep, kOpTable, kDetectedPeriod, kDetectedRhythm };
+/// "none", "profiler-step", "op-table", "detected-period", "detected-rhythm": the contract's names.
+std::string_view StepSourceName(StepSource source);
 
 struct StepWindow {
   int64_t step = 0;
@@ -23,7 +29,7 @@ struct StepWindow {
 };
 
 struct StepModel {
-  std::string source;                            // "profiler-step", "op-table", "detected-period", "none"
+  StepSource source = StepSource::kNone;
   std::vector<std::vector<StepWindow>> by_rank;  // index = rank index in the store
   std::vector<int64_t> steps;                    // steps present on every rank, ascending
   // Step markers that cannot be trusted, per rank index: a ProfilerStep#N seen again apart from (not nested

@@ -79,7 +79,7 @@ std::string StepSpan(const std::vector<int64_t>& steps) {
 
 std::string JobLine(const diagnosis::DiagnosisResult& r) {
   return fmt::format("job: {} ranks, {} steps ({}, from {}), step time median {}, p90 {}\n", r.ranks, r.steps.size(),
-                     StepSpan(r.steps), r.step_source, text::Duration(r.step_time_median_ms),
+                     StepSpan(r.steps), model::StepSourceName(r.step_source), text::Duration(r.step_time_median_ms),
                      text::Duration(r.step_time_p90_ms));
 }
 
@@ -259,12 +259,12 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   const ordered_json offsets = ObjectOfUnique(r.clock_offsets_us, [](auto rank) { return std::to_string(rank); });
   j["job"] = {{"ranks", r.ranks},
               {"steps", r.steps},
-              {"step_source", r.step_source},
+              {"step_source", model::StepSourceName(r.step_source)},
               {"step_time_ms", {{"median", r.step_time_median_ms}, {"p90", r.step_time_p90_ms}}},
               {"layout", LayoutJson(r.layout)},
               {"clock_offsets_us", offsets},
               {"clock_residual_us", r.clock_residual_us},
-              {"collective_source", r.collective_source},
+              {"collective_source", model::CollectiveSourceName(r.collective_source)},
               {"matched", r.matched}};
   ordered_json stragglers = ordered_json::array();
   for (const auto& s : r.stragglers) {
@@ -359,7 +359,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
       out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
   }
   out += WhatIfLines(r);
-  out += fmt::format("clocks: aligned by {} to within {}\n", r.collective_source,
+  out += fmt::format("clocks: aligned by {} to within {}\n", model::CollectiveSourceName(r.collective_source),
                      text::Duration(r.clock_residual_us / 1e3));
   for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
   out += SkippedLines(r);

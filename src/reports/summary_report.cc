@@ -299,7 +299,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     r["events"] = rs.events;
     r["categories"] = Counts(info.categories);
     r["steps"] = rs.steps;
-    r["step_source"] = rs.step_source;
+    r["step_source"] = model::StepSourceName(rs.step_source);
     if (rs.has_span) {
       r["span_us"] = {{"start", RoundTo(rs.span_start_ns / 1000.0, 3)},
                       {"end", RoundTo(rs.span_end_ns / 1000.0, 3)},

@@ -110,8 +110,8 @@ TEST(DiagClockAlignment, PyTorch1xRelativeClocks) {
   EXPECT_GE(min_ts, 0);
   EXPECT_LT(min_ts, 1 * kSec);  // relative clocks indeed
   auto m = BuildModels(store);
-  EXPECT_EQ(m->steps.source, "profiler-step");
-  EXPECT_EQ(m->collectives.source, "cpu-ops");
+  EXPECT_EQ(model::StepSourceName(m->steps.source), "profiler-step");
+  EXPECT_EQ(model::CollectiveSourceName(m->collectives.source), "cpu-ops");
   ExpectRecovered(m->clocks, injected, 1 * kUs);
   EXPECT_LT(m->clocks.residual_us, 0.5);
 }

@@ -44,7 +44,7 @@ TEST(DiagCollectives, MatchesKthCallPerStepAndKey) {
   const TraceStore store = LoadDdp(spec, &sim);
   auto m = BuildModels(store);
   const model::CollectiveModel& c = m->collectives;
-  EXPECT_EQ(c.source, "cpu-ops");
+  EXPECT_EQ(model::CollectiveSourceName(c.source), "cpu-ops");
   EXPECT_EQ(c.unmatched_calls, 0u);
   ASSERT_EQ(c.calls.size(), 3u);
   for (const auto& calls : c.calls) EXPECT_EQ(calls.size(), 9u);
@@ -141,7 +141,7 @@ TEST(DiagCollectives, GpuJobsUseNcclKernels) {
   const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
   auto m = BuildModels(store);
   const model::CollectiveModel& c = m->collectives;
-  EXPECT_EQ(c.source, "gpu-kernels");
+  EXPECT_EQ(model::CollectiveSourceName(c.source), "gpu-kernels");
   ASSERT_EQ(c.calls[0].size(), 6u);
   ASSERT_EQ(c.calls[1].size(), 6u);
   ASSERT_EQ(c.matched.size(), 6u);
@@ -186,7 +186,7 @@ TEST(DiagCollectives, KernelsBelongToTheStepOfTheirLaunchNotOfTheirStart) {
   ASSERT_GT(sim.arrival[0][2][0], sim.step_end[0][0]);
   auto m = BuildModels(store);
   const model::CollectiveModel& c = m->collectives;
-  EXPECT_EQ(c.source, "gpu-kernels");
+  EXPECT_EQ(model::CollectiveSourceName(c.source), "gpu-kernels");
   EXPECT_EQ(c.unmatched_calls, 0u);
   ASSERT_EQ(c.matched.size(), 15u);  // 3 per step, every step
   for (size_t i = 0; i < c.matched.size(); ++i) {
@@ -218,7 +218,7 @@ TEST(DiagCollectives, CpuSideNcclOpsAreCollectivesWhenThereAreNoKernels) {
   spec.plan = [](int r, int) { return BasicStep((40 + (r == 1 ? 8 : 0)) * kMs); };
   const TraceStore store = LoadDdp(spec);
   auto m = BuildModels(store);
-  EXPECT_EQ(m->collectives.source, "cpu-ops");
+  EXPECT_EQ(model::CollectiveSourceName(m->collectives.source), "cpu-ops");
   EXPECT_EQ(m->collectives.matched.size(), 4u);
   EXPECT_EQ(m->collectives.unmatched_calls, 0u);
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
@@ -253,7 +253,7 @@ TEST(DiagCollectives, TracesWithoutProfilerStepGetDetectedPeriodSteps) {
   SimulatedJob sim;
   const TraceStore store = LoadDdp(spec, &sim);
   auto m = BuildModels(store);
-  EXPECT_EQ(m->steps.source, "detected-period");
+  EXPECT_EQ(model::StepSourceName(m->steps.source), "detected-period");
   // Period 0 has no start (the trace may begin anywhere before it): steps 1-3.
   EXPECT_EQ(m->steps.steps, (std::vector<int64_t>{1, 2, 3}));
   for (int r = 0; r < 3; ++r) {
@@ -317,7 +317,7 @@ TEST(DiagCollectives, NoPeriodMakesTheWholeTraceStepZero) {
   spec.steps = 1;
   const TraceStore store = LoadDdp(spec);
   auto m = BuildModels(store);
-  EXPECT_EQ(m->steps.source, "none");
+  EXPECT_EQ(model::StepSourceName(m->steps.source), "none");
   // DESIGN.md: with no steps the whole window is analysed, as step 0 spanning each rank's trace.
   ASSERT_EQ(m->steps.steps, std::vector<int64_t>{0});
   for (const auto& windows : m->steps.by_rank) {
@@ -325,7 +325,7 @@ TEST(DiagCollectives, NoPeriodMakesTheWholeTraceStepZero) {
     EXPECT_EQ(windows[0].step, 0);
     EXPECT_LT(windows[0].start_ns, windows[0].end_ns);
   }
-  EXPECT_EQ(m->collectives.source, "cpu-ops");
+  EXPECT_EQ(model::CollectiveSourceName(m->collectives.source), "cpu-ops");
   // Unstepped calls are all step 0 and still matched across ranks.
   ASSERT_EQ(m->collectives.matched.size(), 3u);
   for (const auto& inst : m->collectives.matched) {
@@ -345,7 +345,7 @@ TEST(DiagCollectives, NoCollectives) {
   };
   const TraceStore store = LoadDdp(spec);
   auto m = BuildModels(store);
-  EXPECT_EQ(m->collectives.source, "none");
+  EXPECT_EQ(model::CollectiveSourceName(m->collectives.source), "none");
   EXPECT_TRUE(m->collectives.matched.empty());
   EXPECT_EQ(m->clocks.instances_used, 0u);
   EXPECT_EQ(m->clocks.offset_ns, (std::vector<int64_t>{0, 0}));

@@ -40,7 +40,7 @@ TEST(DiagOpTableDiagnosis, ArOneSlowWorker) {
     GTEST_SKIP() << DatasetPath("AR") << " is absent (../shared)";
   }
   const DiagnosisResult r = Diagnose(*store);
-  EXPECT_EQ(r.step_source, "op-table");
+  EXPECT_EQ(model::StepSourceName(r.step_source), "op-table");
   EXPECT_EQ(r.whatif.model, WhatIfModel::kOpGraphReplay);
   EXPECT_NEAR(r.whatif.slowdown, 1.973, 0.01);
   ASSERT_TRUE(r.layout.op_table.has_value());

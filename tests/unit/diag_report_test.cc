@@ -31,12 +31,12 @@ DiagnosisResult Sample() {
   r.inputs.push_back(merged);
   r.ranks = 4;
   r.steps = {5, 6, 7};
-  r.step_source = "profiler-step";
+  r.step_source = model::StepSource::kProfilerStep;
   r.step_time_median_ms = 120.5;
   r.step_time_p90_ms = 121.25;
   r.clock_offsets_us = {{0, 0.0}, {1, -12000.5}, {3, 3700000.0}};
   r.clock_residual_us = 0.25;
-  r.collective_source = "cpu-ops";
+  r.collective_source = model::CollectiveSource::kCpuOps;
   Straggler st;
   st.rank = 3;
   st.score = 0.16;

@@ -35,7 +35,7 @@ TEST(DiagStepWindows, ProfilerStepsPerRankAndCommonSteps) {
   std::erase_if(ev2, [](const Event& e) { return e.name == "ProfilerStep#8"; });
   const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
   const model::StepModel steps = FindSteps(store, SlicesByRank(store));
-  EXPECT_EQ(steps.source, "profiler-step");
+  EXPECT_EQ(model::StepSourceName(steps.source), "profiler-step");
   EXPECT_EQ(steps.steps, (std::vector<int64_t>{5, 6, 7}));
   ASSERT_EQ(steps.by_rank.size(), 3u);
   EXPECT_EQ(steps.by_rank[0].size(), 4u);
@@ -100,7 +100,7 @@ TEST(DiagStepWindows, DuplicateStepAnnotationsTakeTheUnionAndGpuCopiesAreIgnored
   sim.events[0].push_back(on_stream);
   const TraceStore store = LoadRankJsons(JobJsons(spec, sim));
   const model::StepModel steps = FindSteps(store, SlicesByRank(store));
-  EXPECT_EQ(steps.source, "profiler-step");
+  EXPECT_EQ(model::StepSourceName(steps.source), "profiler-step");
   EXPECT_EQ(steps.steps, (std::vector<int64_t>{5, 6, 7, 8}));
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(steps.by_rank[r].size(), 4u);
@@ -183,7 +183,7 @@ TEST(DiagStepWindows, OpTableStepColumn) {
   add(1, 60, 30, 3);
   add(1, 1000, 1, -1);
   const model::StepModel steps = FindSteps(store, SlicesByRank(store));
-  EXPECT_EQ(steps.source, "op-table");
+  EXPECT_EQ(model::StepSourceName(steps.source), "op-table");
   EXPECT_EQ(steps.steps, (std::vector<int64_t>{3}));
   ASSERT_EQ(steps.by_rank[0].size(), 2u);
   EXPECT_EQ(steps.by_rank[0][0].step, 3);
@@ -201,7 +201,7 @@ TEST(DiagStepWindows, NoStepsAtAll) {
       LoadRankJsons({RankJson({Event{"aten::mm", "cpu_op", kBase, 5 * kMs}}, 0, 2, Style::kKineto),
                      RankJson({Event{"aten::mm", "cpu_op", kBase, 6 * kMs}}, 1, 2, Style::kKineto)});
   const model::StepModel steps = FindSteps(store, SlicesByRank(store));
-  EXPECT_EQ(steps.source, "none");
+  EXPECT_EQ(model::StepSourceName(steps.source), "none");
   EXPECT_TRUE(steps.steps.empty());
   EXPECT_TRUE(steps.by_rank[0].empty());
 }

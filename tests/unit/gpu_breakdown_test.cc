@@ -285,7 +285,7 @@ TEST(GpuBreakdown, FromAnImportedTraceThroughSummarize) {
   const JobSummary job = Summarize(imported.value(), BreakdownOptions());
   ASSERT_EQ(job.ranks.size(), 1u);
   EXPECT_EQ(job.ranks[0].steps, (std::vector<int64_t>{3}));
-  EXPECT_EQ(job.ranks[0].step_source, "profiler-step");
+  EXPECT_EQ(model::StepSourceName(job.ranks[0].step_source), "profiler-step");
   EXPECT_EQ(job.ranks[0].events, 4u);
   ASSERT_TRUE(job.ranks[0].gpu.has_value());
   const GpuBreakdown& g = *job.ranks[0].gpu;

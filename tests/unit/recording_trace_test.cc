@@ -96,7 +96,7 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
-  EXPECT_EQ(d.step_source, "detected-rhythm");
+  EXPECT_EQ(model::StepSourceName(d.step_source), "detected-rhythm");
   EXPECT_GE(d.steps.size(), 8u);
   // The set-up broadcasts make no step of their own: every step is a 100 ms training step.
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
@@ -117,7 +117,7 @@ TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
-  EXPECT_EQ(d.step_source, "detected-rhythm");
+  EXPECT_EQ(model::StepSourceName(d.step_source), "detected-rhythm");
   EXPECT_GE(d.steps.size(), 8u);
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
   ASSERT_FALSE(d.stragglers.empty());

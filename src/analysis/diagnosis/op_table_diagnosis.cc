@@ -316,8 +316,8 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
 // straggling workers, then data imbalance when neither explains the slowdown.
 void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result) {
-  result->step_source = "op-table";
-  result->collective_source = "op-table";
+  result->step_source = model::StepSource::kOpTable;
+  result->collective_source = model::CollectiveSource::kOpTable;
   std::set<int64_t> steps;
   for (int32_t s : store.slices.step)
     if (s >= 0) steps.insert(s);

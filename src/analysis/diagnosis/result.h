@@ -12,6 +12,8 @@
 
 #include "analysis/diagnosis/evidence.h"
 #include "analysis/diagnosis/vocabulary.h"
+#include "model/collectives.h"
+#include "model/step_windows.h"
 
 namespace strata::diagnosis {
 
@@ -78,11 +80,11 @@ struct DiagnosisResult {
   std::vector<LeftOutInput> left_out;  // inputs left out by the loader (rendered among the inputs)
   int32_t ranks = 0;
   std::vector<int64_t> steps;
-  std::string step_source;
+  model::StepSource step_source = model::StepSource::kNone;
   double step_time_median_ms = 0, step_time_p90_ms = 0;
   std::map<int32_t, double> clock_offsets_us;
   double clock_residual_us = 0;
-  std::string collective_source;
+  model::CollectiveSource collective_source = model::CollectiveSource::kNone;
   // What was matched across ranks: complete collective instances (trace path) or steps replayed through
   // the op table's dependency model (op-table path). Zero means the ranks were not compared.
   size_t matched = 0;

@@ -68,7 +68,7 @@ class Checks {
 
   void Matched() {
     if (result_.ranks < 2 || result_.matched > 0) return;
-    if (result_.collective_source == "op-table")
+    if (result_.collective_source == model::CollectiveSource::kOpTable)
       Add(true,
           "no step of the op table could be replayed through its dependency model, so the ranks were not "
           "compared (see the notes)");

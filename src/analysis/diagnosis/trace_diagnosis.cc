@@ -157,7 +157,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   result->clock_residual_us = RoundTo(clocks.residual_us, 3);
   for (size_t r = 0; r < ranks; ++r)
     result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
-  if (steps.source == "none" && !steps.steps.empty())
+  if (steps.source == model::StepSource::kNone && !steps.steps.empty())
     result->notes.push_back(
         "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
         "is analysed as one window, step 0");
@@ -174,7 +174,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                       "inconsistent, so its steps may not be the peers' same steps",
                       store.ranks[r].rank, steps.out_of_order_markers[r]));
   }
-  if (collectives.source == "none")
+  if (collectives.source == model::CollectiveSource::kNone)
     result->notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
   if (collectives.unmatched_calls > 0)
     result->notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
@@ -235,7 +235,7 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     f.ranks = {st.rank};
     if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
     f.impact_pct = RoundTo(100.0 * whatif.fix_rank_saving[r], 2);
-    const bool gpu = collectives.source == "gpu-kernels";
+    const bool gpu = collectives.source == model::CollectiveSource::kGpuKernels;
     // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
     // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
     const bool observed = d.observed_ms > 0;
