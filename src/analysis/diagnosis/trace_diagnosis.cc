@@ -143,20 +143,17 @@ std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const
   return out;
 }
 
-}  // namespace
-
-void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result) {
+// The job model's sources and what they lacked, as the result's fields, notes and input problems.
+void DescribeJobModel(const TraceStore& store, const model::JobModel& job, DiagnosisResult* result) {
   const size_t ranks = store.ranks.size();
   const model::StepModel& steps = job.steps;
   const model::CollectiveModel& collectives = job.collectives;
-  const model::ClockAlignment& clocks = job.clocks;
   result->step_source = steps.source;
   result->steps = steps.steps;
   result->collective_source = collectives.source;
-  result->clock_residual_us = RoundTo(clocks.residual_us, 3);
+  result->clock_residual_us = RoundTo(job.clocks.residual_us, 3);
   for (size_t r = 0; r < ranks; ++r)
-    result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(clocks.offset_ns[r]) / 1000.0, 3);
+    result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == model::StepSource::kNone && !steps.steps.empty())
     result->notes.push_back(
         "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
@@ -181,13 +178,159 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
                                         collectives.unmatched_calls));
   result->unmatched_collective_calls = collectives.unmatched_calls;
   for (const model::MatchedCollective& m : collectives.matched) result->matched += m.complete() && m.expected >= 2;
+}
 
-  if (collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
-    DiagnoseGroupedTraces(store, rows_by_rank, steps, collectives, clocks, options, result);
-    RefineWithCounterEvidence(store, steps, result);
+// The phase replay's what-if, as the result's whatif.
+void FillPhaseWhatIf(const TraceStore& store, const PhaseWhatIf& whatif, DiagnosisResult* result) {
+  result->whatif.model = WhatIfModel::kPhaseReplay;
+  result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
+  result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
+  for (size_t r = 0; r < store.ranks.size(); ++r)
+    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(whatif.by_rank[r], 4);
+  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = RoundTo(v, 4);
+}
+
+// Rank index r's arrival evidence: its collectives against its peers', its lateness by step, KS.
+TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const StragglerAnalysis& sa, size_t r) {
+  std::vector<double> peer_coll;
+  for (size_t q = 0; q < sa.mean_collective_ms.size(); ++q)
+    if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
+  TraceStragglerEvidence ste;
+  ste.collective_ms = sa.mean_collective_ms[r];
+  ste.peer_collective_ms = Median(peer_coll);
+  for (size_t si = 0; si < phases.steps.size(); ++si)
+    ste.late_ms_by_step.emplace_back(phases.steps[si].step, sa.blame_ns[si][r] / 1e6);
+  ste.ks_score = sa.ks_score[r];
+  ste.ks_robust_z = sa.ks_z[r];
+  return ste;
+}
+
+// The cause of a straggler's lateness among the classes its differential profile measures (cause_choice.h).
+CauseChoice ChooseTraceCause(const Differential& d, bool gpu) {
+  // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
+  // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
+  std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.data_ms}};
+  if (d.observed_ms > 0) candidates.push_back({Cause::kHostStall, Layer::kHost, d.host_gap_ms});
+  if (gpu) {
+    candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms});
+    // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
+    candidates.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(d.device_idle_ms, d.compute_ms)});
+  } else {
+    candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.compute_ms});
+  }
+  return ChooseCause(candidates, d.late_ms);
+}
+
+// KAIR-style backward blame: the late arrival comes either from more time inside the step before the
+// arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
+// edge: the previous step's synchronization or transfer).
+void FillBlame(const Differential& d, const Finding& f, const CauseChoice& choice, TraceRankEvidence* e) {
+  const double late = d.window_ms - d.peer_window_ms;
+  const bool edge = d.start_delay_ms > 0 && d.start_delay_ms >= late;
+  e->blame_kind = edge                           ? BlameKind::kDependencyEdge
+                  : f.cause == Cause::kHostStall ? BlameKind::kHostGap
+                  : f.cause == Cause::kUnknown   ? BlameKind::kUnexplained
+                                                 : BlameKind::kSlowOp;
+  e->step_start_delay_ms = d.start_delay_ms;
+  e->blame = edge ? fmt::format(
+                        "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
+                        "edge from the previous step)",
+                        d.start_delay_ms)
+                  : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
+                                RoundTo(late, 3),
+                                f.cause == Cause::kUnknown
+                                    ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
+                                                  "the lateness)",
+                                                  100.0 * choice.explained)
+                                    : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess_ms,
+                                                  f.op ? ", most in " + *f.op : std::string()));
+}
+
+// What the trace path needs to turn one straggler into a finding.
+struct TraceContext {
+  const TraceStore& store;
+  const TrackIndex& index;
+  const model::JobModel& job;
+  const PhaseModel& phases;
+  const StragglerAnalysis& sa;
+  const PhaseWhatIf& whatif;
+};
+
+// The finding about straggler `st` (rank index r): its cause from the differential profile, the culprit
+// op, its saving from the what-if, and the evidence behind them.
+Finding StragglerFinding(const TraceContext& c, const Straggler& st, const TraceStragglerEvidence& ste, size_t r) {
+  const size_t ranks = c.store.ranks.size();
+  const Differential d = Compare(c.store, c.index, c.job.steps, c.job.clocks, c.phases, c.sa, r, ranks);
+  Finding f;
+  f.rank = st.rank;
+  f.ranks = {st.rank};
+  if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
+  f.impact_pct = RoundTo(100.0 * c.whatif.fix_rank_saving[r], 2);
+  const CauseChoice choice = ChooseTraceCause(d, c.job.collectives.source == model::CollectiveSource::kGpuKernels);
+  f.cause = choice.cause;
+  f.layer = choice.layer;
+  if (const auto op = CulpritOp(c.store.strings, d.op_excess_ms, f.cause)) f.op = ShortName(c.store.strings.view(*op));
+  f.confidence = RoundTo(choice.confidence, 2);
+  const size_t n_steps = c.phases.steps.size();
+  const std::string when = st.steps.size() == n_steps ? std::string("in every step")
+                                                      : fmt::format("in {} of {} steps", st.steps.size(), n_steps);
+  f.summary =
+      fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
+                  st.rank, st.late_ms_per_step, when,
+                  d.observed_ms > 0 ? CausePhrase(f.cause)
+                                    : "only its collectives were recorded: record the job with strata record for the "
+                                      "layers below",
+                  f.impact_pct);
+  TraceRankEvidence e;
+  e.late_ms_per_step = st.late_ms_per_step;
+  e.late_ms_per_late_step = d.late_ms;
+  e.explained_share = choice.explained;
+  e.late_steps = st.steps;
+  e.window_ms = d.window_ms;
+  e.peer_window_ms = d.peer_window_ms;
+  e.excess_ms = {d.compute_ms, d.data_ms, d.host_gap_ms, d.device_busy_ms, d.device_idle_ms};
+  for (size_t i = 0; i < d.op_excess_ms.size() && e.op_excess_per_step.size() < 5; ++i) {
+    const std::string_view n = c.store.strings.view(d.op_excess_ms[i].first);
+    if (IsContainerSliceName(n)) continue;
+    e.op_excess_per_step.push_back({ShortName(n), d.op_excess_ms[i].second});
+  }
+  e.op_outliers = OpOutliersEvidence(c.store, c.index, c.job.steps, c.job.clocks, c.phases, c.sa, r, ranks);
+  FillBlame(d, f, choice, &e);
+  e.collective_ms = ste.collective_ms;
+  e.peer_collective_ms = ste.peer_collective_ms;
+  f.evidence.kind = std::move(e);
+  return f;
+}
+
+// Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
+void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, DiagnosisResult* result) {
+  std::vector<int32_t> rank_numbers;
+  for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
+  const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
+  const StepOps step_ops = [&](size_t s, size_t r) {
+    const StepPhases& p = c.phases.steps[s];
+    return OpsInWindow(c.store, c.index, r, c.job.steps.MainTrack(r, p.step), p.start[r] + c.job.clocks.offset_ns[r],
+                       p.end[r] + c.job.clocks.offset_ns[r]);
+  };
+  const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, options.min_effect);
+  if (auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, *result, options.min_effect)) {
+    std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
+    result->findings.push_back(std::move(*f));
+  }
+}
+
+}  // namespace
+
+void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result) {
+  const size_t ranks = store.ranks.size();
+  DescribeJobModel(store, job, result);
+  if (job.collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
+    DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, options, result);
+    RefineWithCounterEvidence(store, job.steps, result);
     return;
   }
-  const PhaseModel phases = BuildPhases(steps, collectives, clocks, ranks);
+  const PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
   std::vector<double> step_ms;
   for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
   result->step_time_median_ms = RoundTo(Median(step_ms), 3);
@@ -204,125 +347,24 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     for (size_t r = 0; r < ranks; ++r)
       result->lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
-  result->whatif.model = WhatIfModel::kPhaseReplay;
-  result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
-  result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
-  for (size_t r = 0; r < ranks; ++r)
-    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(whatif.by_rank[r], 4);
-  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = RoundTo(v, 4);
+  FillPhaseWhatIf(store, whatif, result);
 
   const TrackIndex index(store, rows_by_rank);
-  for (Straggler& st : sa.stragglers) {
+  const TraceContext context{store, index, job, phases, sa, whatif};
+  for (Straggler& st : sa.stragglers) {  // rank indices become rank numbers
     const auto r = static_cast<size_t>(st.rank);
     st.rank = store.ranks[r].rank;
-    std::vector<double> peer_coll;
-    for (size_t q = 0; q < ranks; ++q)
-      if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
-    TraceStragglerEvidence ste;
-    ste.collective_ms = sa.mean_collective_ms[r];
-    ste.peer_collective_ms = Median(peer_coll);
-    for (size_t si = 0; si < phases.steps.size(); ++si)
-      ste.late_ms_by_step.emplace_back(phases.steps[si].step, sa.blame_ns[si][r] / 1e6);
-    ste.ks_score = sa.ks_score[r];
-    ste.ks_robust_z = sa.ks_z[r];
+    const TraceStragglerEvidence ste = StragglerEvidenceOf(phases, sa, r);
     st.evidence.kind = ste;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-
-    const Differential d = Compare(store, index, steps, clocks, phases, sa, r, ranks);
-    Finding f;
-    f.rank = st.rank;
-    f.ranks = {st.rank};
-    if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
-    f.impact_pct = RoundTo(100.0 * whatif.fix_rank_saving[r], 2);
-    const bool gpu = collectives.source == model::CollectiveSource::kGpuKernels;
-    // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
-    // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
-    const bool observed = d.observed_ms > 0;
-    std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.data_ms}};
-    if (observed) candidates.push_back({Cause::kHostStall, Layer::kHost, d.host_gap_ms});
-    if (gpu) {
-      candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms});
-      // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
-      candidates.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(d.device_idle_ms, d.compute_ms)});
-    } else {
-      candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.compute_ms});
-    }
-    const CauseChoice choice = ChooseCause(candidates, d.late_ms);
-    f.cause = choice.cause;
-    f.layer = choice.layer;
-    const double late = d.window_ms - d.peer_window_ms;
-    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, f.cause)) f.op = ShortName(store.strings.view(*op));
-    f.confidence = RoundTo(choice.confidence, 2);
-    const std::string when = st.steps.size() == phases.steps.size()
-                                 ? std::string("in every step")
-                                 : fmt::format("in {} of {} steps", st.steps.size(), phases.steps.size());
-    f.summary =
-        fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
-                    st.rank, st.late_ms_per_step, when,
-                    observed ? CausePhrase(f.cause)
-                             : "only its collectives were recorded: record the job with strata record for the "
-                               "layers below",
-                    f.impact_pct);
-    TraceRankEvidence e;
-    e.late_ms_per_step = st.late_ms_per_step;
-    e.late_ms_per_late_step = d.late_ms;
-    e.explained_share = choice.explained;
-    e.late_steps = st.steps;
-    e.window_ms = d.window_ms;
-    e.peer_window_ms = d.peer_window_ms;
-    e.excess_ms = {d.compute_ms, d.data_ms, d.host_gap_ms, d.device_busy_ms, d.device_idle_ms};
-    for (size_t i = 0; i < d.op_excess_ms.size() && e.op_excess_per_step.size() < 5; ++i) {
-      const std::string_view n = store.strings.view(d.op_excess_ms[i].first);
-      if (IsContainerSliceName(n)) continue;
-      e.op_excess_per_step.push_back({ShortName(n), d.op_excess_ms[i].second});
-    }
-    e.op_outliers = OpOutliersEvidence(store, index, steps, clocks, phases, sa, r, ranks);
-    // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
-    // arrival (a slow op, or a host gap no op covers) or from entering the step late (a slow dependency
-    // edge: the previous step's synchronization or transfer).
-    const bool edge = d.start_delay_ms > 0 && d.start_delay_ms >= late;
-    e.blame_kind = edge                           ? BlameKind::kDependencyEdge
-                   : f.cause == Cause::kHostStall ? BlameKind::kHostGap
-                   : f.cause == Cause::kUnknown   ? BlameKind::kUnexplained
-                                                  : BlameKind::kSlowOp;
-    e.step_start_delay_ms = d.start_delay_ms;
-    e.blame = edge ? fmt::format(
-                         "late arrival at collectives <- entered the step {:.3f} ms after its peers (dependency "
-                         "edge from the previous step)",
-                         d.start_delay_ms)
-                   : fmt::format("late arrival at collectives <- {} ms more in the window before arrival <- {}",
-                                 RoundTo(late, 3),
-                                 f.cause == Cause::kUnknown
-                                     ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
-                                                   "the lateness)",
-                                                   100.0 * choice.explained)
-                                     : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess_ms,
-                                                   f.op ? ", most in " + *f.op : std::string()));
-    e.collective_ms = ste.collective_ms;
-    e.peer_collective_ms = ste.peer_collective_ms;
-    f.evidence.kind = std::move(e);
-    result->findings.push_back(std::move(f));
+    result->findings.push_back(StragglerFinding(context, st, ste, r));
     result->stragglers.push_back(st);
   }
-
-  // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
-  const double waste = 1.0 - 1.0 / std::max(1e-9, whatif.slowdown);
-  const StepOps step_ops = [&](size_t s, size_t r) {
-    const StepPhases& p = phases.steps[s];
-    return OpsInWindow(store, index, r, steps.MainTrack(r, p.step), p.start[r] + clocks.offset_ns[r],
-                       p.end[r] + clocks.offset_ns[r]);
-  };
-  const LoadScaling load = MeasureLoadScaling(sa, step_ops, {}, options.min_effect);
-  if (auto f = DataImbalanceFinding(sa, rank_numbers, waste, load, *result, options.min_effect)) {
-    std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = whatif.slowdown;
-    result->findings.push_back(std::move(*f));
-  }
+  AddDataImbalance(context, options, result);
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-  RefineWithCounterEvidence(store, steps, result);
+  RefineWithCounterEvidence(store, job.steps, result);
 }
 
 }  // namespace strata::diagnosis
