@@ -249,6 +249,304 @@ std::vector<int32_t> PipelineStages(const TraceStore& store, const model::Collec
   return stage;
 }
 
+namespace {
+
+// The grouped pass's shared state: the job's group model, the pipeline stages and their members, and the
+// rank-level blame (sa) with each rank's self-time excess over its role peers.
+struct GroupPass {
+  const TraceStore& store;
+  const TrackIndex& index;
+  const model::StepModel& steps;
+  const GroupModel& g;
+  std::vector<int32_t> stage;                     // per rank index
+  std::vector<std::vector<size_t>> members;       // per stage: its rank indices
+  std::vector<size_t> all;                        // every rank index
+  StragglerAnalysis sa;                           // blame_ns: self excess (>= 0) + transfer blame
+  std::vector<std::vector<double>> self_excess;   // [step][rank], ns
+  std::vector<std::vector<double>> stage_excess;  // [step][stage], ns: stage median self time over the others'
+  size_t n = 0;                                   // steps
+  size_t ranks = 0;
+
+  // Rank index r's role peers: its stage's other members (every rank when it is alone in its stage).
+  const std::vector<size_t>& RolePeers(size_t r) const {
+    const auto& role = members[static_cast<size_t>(stage[r])];
+    return role.size() > 1 ? role : all;
+  }
+  // Mean over the steps of v[step][r] as a share of the step.
+  double ShareOfStep(const std::vector<std::vector<double>>& v, size_t r) const {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (g.step_time_ns[i] > 0) s += v[i][r] / static_cast<double>(g.step_time_ns[i]);
+    return s / static_cast<double>(n);
+  }
+  std::vector<OpExcess> OpList(const GroupDifferential& d) const {
+    std::vector<OpExcess> ops;
+    for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
+      const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
+      if (IsContainerSliceName(name)) continue;
+      ops.push_back({ShortName(name), d.op_excess_ms[i].second});
+    }
+    return ops;
+  }
+  std::optional<std::string> TopOp(const GroupDifferential& d, Cause cause) const {
+    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortName(store.strings.view(*op));
+    return std::nullopt;
+  }
+};
+
+// Rank-level blame: a rank's self time over its role peers' median (when positive) plus its transfer blame.
+void BlameRanks(GroupPass* p) {
+  p->sa.blame_ns.assign(p->n, std::vector<double>(p->ranks, 0));
+  p->self_excess.assign(p->n, std::vector<double>(p->ranks, 0));
+  for (size_t i = 0; i < p->n; ++i)
+    for (size_t r = 0; r < p->ranks; ++r) {
+      std::vector<size_t> peers;
+      for (size_t q : p->RolePeers(r))
+        if (q != r) peers.push_back(q);
+      p->self_excess[i][r] = p->g.self_ns[i][r] - MedianOf(p->g.self_ns[i], peers);
+      p->sa.blame_ns[i][r] = std::max(0.0, p->self_excess[i][r]) + p->g.comm_blame[i][r];
+    }
+}
+
+// Each stage's median self time over the other stages' median, per step (zero with one stage).
+void MeasureStageExcess(GroupPass* p) {
+  const size_t stages = p->members.size();
+  p->stage_excess.assign(p->n, std::vector<double>(stages, 0));
+  if (stages < 2) return;
+  for (size_t i = 0; i < p->n; ++i) {
+    std::vector<double> stage_self;
+    for (const auto& m : p->members) stage_self.push_back(MedianOf(p->g.self_ns[i], m));
+    for (size_t s = 0; s < stages; ++s) {
+      std::vector<double> others;
+      for (size_t o = 0; o < stages; ++o)
+        if (o != s) others.push_back(stage_self[o]);
+      p->stage_excess[i][s] = stage_self[s] - Median(others);
+    }
+  }
+}
+
+// Stage imbalance: the stage whose excess is at least min_effect of the step in persistent_share of the
+// steps, the largest mean excess first.
+struct SlowStage {
+  size_t stage = 0;
+  double excess_ns = 0;  // mean per step
+  std::vector<int64_t> steps;
+};
+std::optional<SlowStage> FindSlowStage(const GroupPass& p, const StragglerOptions& sopt) {
+  std::optional<SlowStage> out;
+  double best = 0;
+  for (size_t s = 0; s < p.members.size() && p.members.size() > 1; ++s) {
+    std::vector<int64_t> late;
+    double sum = 0;
+    for (size_t i = 0; i < p.n; ++i) {
+      sum += std::max(0.0, p.stage_excess[i][s]);
+      if (p.stage_excess[i][s] >= sopt.min_effect * static_cast<double>(p.g.step_time_ns[i]))
+        late.push_back(p.steps.steps[i]);
+    }
+    if (static_cast<double>(late.size()) >= sopt.persistent_share * static_cast<double>(p.n) && sum / p.n > best) {
+      best = sum / static_cast<double>(p.n);
+      out = SlowStage{s, best, late};
+    }
+  }
+  return out;
+}
+
+// A straggler's excess per late step, split into self time and transfers (ms).
+struct LateSplit {
+  std::vector<size_t> late_idx;  // indices of its late steps
+  double self_ms = 0, comm_ms = 0, late_ms = 0;
+};
+LateSplit SplitLateness(const GroupPass& p, const Straggler& st, size_t r) {
+  LateSplit out;
+  for (size_t i = 0; i < p.n; ++i)
+    if (std::find(st.steps.begin(), st.steps.end(), p.steps.steps[i]) != st.steps.end()) out.late_idx.push_back(i);
+  for (size_t i : out.late_idx) {
+    out.self_ms += std::max(0.0, p.self_excess[i][r]) / 1e6;
+    out.comm_ms += p.g.comm_blame[i][r] / 1e6;
+    out.late_ms += p.sa.blame_ns[i][r] / 1e6;
+  }
+  const double nl = std::max<double>(1, static_cast<double>(out.late_idx.size()));
+  out.self_ms /= nl;
+  out.comm_ms /= nl;
+  out.late_ms /= nl;
+  return out;
+}
+
+// Slow transfers in every group of the rank: the transfer excess is the evidence for its link.
+CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, Finding* f, GroupRankEvidence* e) {
+  f->cause = Cause::kSlowCommunication;
+  f->layer = Layer::kComm;
+  StringId worst = 0;
+  double worst_ns = -1;
+  for (const auto& [key, ns] : p.g.excess_by_key[r])
+    if (ns > worst_ns) worst = key, worst_ns = ns;
+  if (worst_ns > 0) f->op = ShortName(p.store.strings.view(worst));
+  CauseChoice choice;
+  choice.cause = f->cause;
+  choice.layer = f->layer;
+  choice.excess_ms = late.comm_ms;
+  choice.explained = ExplainedShare(late.comm_ms, late.late_ms);
+  choice.confidence = choice.explained;
+  f->summary = fmt::format(
+      "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
+      "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
+      *f->rank, late.comm_ms, f->impact_pct);
+  e->blame_kind = BlameKind::kDependencyEdge;
+  return choice;
+}
+
+// More self time than its stage peers: the cause from its windows against theirs (cause_choice.h).
+CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, const std::vector<size_t>& peers,
+                          Finding* f, GroupRankEvidence* e) {
+  const GroupDifferential d = CompareWindows(p.store, p.index, p.steps, p.g, late.late_idx, r, peers);
+  const CauseChoice choice =
+      ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.data_ms},
+                   {Cause::kHostStall, Layer::kHost, d.host_gap_ms},
+                   {Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms},
+                   {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.host_compute_ms)}},
+                  late.late_ms);
+  f->cause = choice.cause;
+  f->layer = choice.layer;
+  f->op = p.TopOp(d, f->cause);
+  f->summary = fmt::format(
+      "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
+      "for it; fixing it saves {:.1f}% of step time",
+      *f->rank, late.self_ms, CausePhrase(f->cause), f->impact_pct);
+  e->excess_ms =
+      GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
+  e->op_excess_per_step = p.OpList(d);
+  e->blame_kind = f->cause == Cause::kHostStall ? BlameKind::kHostGap
+                  : f->cause == Cause::kUnknown ? BlameKind::kUnexplained
+                                                : BlameKind::kSlowOp;
+  return choice;
+}
+
+// The finding about straggler st (rank index r; st.rank already its rank number).
+Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const LateSplit& late, size_t r) {
+  Finding f;
+  f.rank = st.rank;
+  f.ranks = {st.rank};
+  if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
+  f.impact_pct = RoundTo(100.0 * p.ShareOfStep(p.sa.blame_ns, r), 2);
+  const std::vector<size_t> peers = FirstPeers(p.RolePeers(r), r);
+  GroupRankEvidence e;
+  const CauseChoice choice =
+      late.comm_ms > late.self_ms ? SlowLinkCause(p, late, r, &f, &e) : SelfTimeCause(p, late, r, peers, &f, &e);
+  f.confidence = RoundTo(choice.confidence, 2);
+  e.late_ms_per_step = st.late_ms_per_step;
+  e.late_ms_per_late_step = late.late_ms;
+  e.explained_share = choice.explained;
+  e.late_steps = st.steps;
+  e.stage = p.stage[r];
+  e.peers = peers.size();
+  e.self_excess_ms = late.self_ms;
+  e.transfer_excess_ms = late.comm_ms;
+  f.evidence.kind = std::move(e);
+  return f;
+}
+
+// The stage-imbalance finding, with every rank of the stage as a straggler (they all make the others wait).
+void AddStageImbalance(const GroupPass& p, const SlowStage& slow, DiagnosisResult* result) {
+  const size_t s = slow.stage;
+  const auto& m = p.members[s];
+  Finding f;
+  f.cause = Cause::kStageImbalance;
+  f.layer = Layer::kGpu;
+  f.stage = static_cast<int32_t>(s);
+  for (size_t r : m) f.ranks.push_back(p.store.ranks[r].rank);
+  double share = 0;
+  for (size_t i = 0; i < p.n; ++i)
+    if (p.g.step_time_ns[i] > 0)
+      share += std::max(0.0, p.stage_excess[i][s]) / static_cast<double>(p.g.step_time_ns[i]);
+  f.impact_pct = RoundTo(100.0 * share / static_cast<double>(p.n), 2);
+  std::vector<size_t> others;
+  for (size_t r = 0; r < p.ranks; ++r)
+    if (p.stage[r] != static_cast<int32_t>(s)) others.push_back(r);
+  // Each member's excess work over the other stages' median, summed over the steps (ns).
+  auto member_excess = [&](size_t r, bool as_share) {
+    double sum = 0;
+    for (size_t i = 0; i < p.n; ++i) {
+      const double ex = std::max(0.0, p.g.self_ns[i][r] - MedianOf(p.g.self_ns[i], others));
+      if (!as_share)
+        sum += ex;
+      else if (p.g.step_time_ns[i] > 0)
+        sum += ex / static_cast<double>(p.g.step_time_ns[i]);
+    }
+    return sum;
+  };
+  // Effect: the stage's excess work over the other stages; evidence: the part every rank of the stage
+  // shows (its weakest member's excess over its strongest's): a stage, not one rank in it (cause_choice.h).
+  std::vector<double> excess;
+  for (size_t r : m) excess.push_back(member_excess(r, false));
+  const auto [lo, hi] = std::minmax_element(excess.begin(), excess.end());
+  f.confidence = RoundTo(ExplainedShare(*lo, *hi), 2);
+  std::vector<size_t> idx(p.n);
+  for (size_t i = 0; i < p.n; ++i) idx[i] = i;
+  const GroupDifferential d =
+      CompareWindows(p.store, p.index, p.steps, p.g, idx, m.front(), FirstPeers(others, SIZE_MAX));
+  f.op = p.TopOp(d, f.cause);
+  f.summary = fmt::format(
+      "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
+      "balancing the stages saves {:.1f}% of step time",
+      s, m.size(), slow.excess_ns / 1e6, f.impact_pct);
+  f.evidence.kind = StageExcessEvidence{slow.excess_ns / 1e6, slow.steps, p.OpList(d)};
+  for (size_t k = 0; k < m.size(); ++k) {
+    Straggler st;
+    st.rank = p.store.ranks[m[k]].rank;
+    st.steps = slow.steps;
+    st.persistent = true;
+    st.late_ms_per_step = RoundTo(excess[k] / static_cast<double>(p.n) / 1e6, 3);
+    st.score = RoundTo(member_excess(m[k], true) / static_cast<double>(p.n), 4);
+    st.evidence.kind = GroupStragglerEvidence{static_cast<int32_t>(s), std::nullopt, std::nullopt};
+    result->stragglers.push_back(std::move(st));
+  }
+  result->findings.push_back(std::move(f));
+}
+
+// Data imbalance: ranks late in turn, none persistently, and a real loss.
+void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, DiagnosisResult* result) {
+  double imbalance_share = 0;
+  for (size_t i = 0; i < p.n; ++i)
+    if (p.g.step_time_ns[i] > 0)
+      imbalance_share += *std::max_element(p.sa.blame_ns[i].begin(), p.sa.blame_ns[i].end()) /
+                         static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
+  std::vector<int32_t> rank_numbers;
+  for (const auto& rank : p.store.ranks) rank_numbers.push_back(rank.rank);
+  const StepOps step_ops = [&](size_t si, size_t r) {
+    return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
+  };
+  const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, options.min_effect);
+  if (auto f = DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, *result, options.min_effect))
+    result->findings.push_back(std::move(*f));
+}
+
+// Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean
+// largest blame (or the slow stage's excess when larger); each rank's and stage's slowdown is its own.
+void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow, DiagnosisResult* result) {
+  double mean_step = 0, mean_max_blame = 0;
+  for (size_t i = 0; i < p.n; ++i) {
+    mean_step += static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
+    mean_max_blame += *std::max_element(p.sa.blame_ns[i].begin(), p.sa.blame_ns[i].end()) / static_cast<double>(p.n);
+  }
+  if (slow) mean_max_blame = std::max(mean_max_blame, slow->excess_ns);
+  const double ideal = std::max(1.0, mean_step - mean_max_blame);
+  result->whatif.slowdown = RoundTo(mean_step / ideal, 4);
+  result->whatif.ideal_step_ms = RoundTo(ideal / 1e6, 3);
+  for (size_t r = 0; r < p.ranks; ++r) {
+    double mean_blame = 0;
+    for (size_t i = 0; i < p.n; ++i) mean_blame += p.sa.blame_ns[i][r] / static_cast<double>(p.n);
+    result->whatif.by_rank[std::to_string(p.store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
+  }
+  if (p.members.size() > 1)
+    for (size_t s = 0; s < p.members.size(); ++s) {
+      double mean_ex = 0;
+      for (size_t i = 0; i < p.n; ++i) mean_ex += std::max(0.0, p.stage_excess[i][s]) / static_cast<double>(p.n);
+      result->whatif.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
+    }
+}
+
+}  // namespace
+
 void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
                            const model::StepModel& steps, const model::CollectiveModel& collectives,
                            const model::ClockAlignment& clocks, const DiagnoseOptions& options,
@@ -258,271 +556,48 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vecto
   result->whatif.model = WhatIfModel::kBlameSubtraction;
   if (ranks < 2 || n == 0) return;
   const GroupModel g = BuildGroupModel(steps, collectives, clocks, ranks);
-  {
-    std::vector<double> step_ms;
-    for (int64_t t : g.step_time_ns) step_ms.push_back(static_cast<double>(t) / 1e6);
-    result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-    result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
-  }
-  const std::vector<int32_t> stage = PipelineStages(store, collectives, ranks);
-  const int32_t stages = *std::max_element(stage.begin(), stage.end()) + 1;
-  std::vector<std::vector<size_t>> members(static_cast<size_t>(stages));
-  for (size_t r = 0; r < ranks; ++r) members[static_cast<size_t>(stage[r])].push_back(r);
+  std::vector<double> step_ms;
+  for (int64_t t : g.step_time_ns) step_ms.push_back(static_cast<double>(t) / 1e6);
+  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
+  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  const TrackIndex index(store, rows_by_rank);
+  GroupPass p{store, index, steps, g};
+  p.n = n;
+  p.ranks = ranks;
+  p.stage = PipelineStages(store, collectives, ranks);
+  const int32_t stages = *std::max_element(p.stage.begin(), p.stage.end()) + 1;
+  p.members.resize(static_cast<size_t>(stages));
+  for (size_t r = 0; r < ranks; ++r) p.members[static_cast<size_t>(p.stage[r])].push_back(r);
+  for (size_t r = 0; r < ranks; ++r) p.all.push_back(r);
   result->layout.pipeline_stages = stages;
   result->notes.push_back(
       "collectives run in process groups smaller than the job: ranks are compared with the peers of their "
       "pipeline stage (self time outside collectives, transfer times per group); the what-if is the per-rank "
       "excess, not a replay");
-  std::vector<size_t> all(ranks);
-  for (size_t r = 0; r < ranks; ++r) all[r] = r;
 
-  // Rank-level blame.
-  StragglerAnalysis sa;
-  sa.blame_ns.assign(n, std::vector<double>(ranks, 0));
-  std::vector<std::vector<double>> self_excess(n, std::vector<double>(ranks, 0));
-  for (size_t i = 0; i < n; ++i)
-    for (size_t r = 0; r < ranks; ++r) {
-      const auto& role = members[static_cast<size_t>(stage[r])];
-      std::vector<size_t> peers;
-      for (size_t q : role.size() > 1 ? role : all)
-        if (q != r) peers.push_back(q);
-      self_excess[i][r] = g.self_ns[i][r] - MedianOf(g.self_ns[i], peers);
-      sa.blame_ns[i][r] = std::max(0.0, self_excess[i][r]) + g.comm_blame[i][r];
-    }
+  BlameRanks(&p);
   StragglerOptions sopt;
   sopt.min_effect = options.min_effect;
-  ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &sa);
+  ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &p.sa);
+  MeasureStageExcess(&p);
+  const std::optional<SlowStage> slow = FindSlowStage(p, sopt);
 
-  auto share_of_step = [&](const std::vector<std::vector<double>>& v, size_t r) {
-    double s = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (g.step_time_ns[i] > 0) s += v[i][r] / static_cast<double>(g.step_time_ns[i]);
-    return s / static_cast<double>(n);
-  };
-  double mean_step = 0, mean_max_blame = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mean_step += static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
-    mean_max_blame += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) / static_cast<double>(n);
-  }
-
-  // Stage imbalance: one stage's median self time above the other stages' in most steps.
-  std::vector<std::vector<double>> stage_excess(n, std::vector<double>(static_cast<size_t>(stages), 0));
-  if (stages > 1) {
-    for (size_t i = 0; i < n; ++i) {
-      std::vector<double> stage_self;
-      for (const auto& m : members) stage_self.push_back(MedianOf(g.self_ns[i], m));
-      for (size_t s = 0; s < stage_self.size(); ++s) {
-        std::vector<double> others;
-        for (size_t o = 0; o < stage_self.size(); ++o)
-          if (o != s) others.push_back(stage_self[o]);
-        stage_excess[i][s] = stage_self[s] - Median(others);
-      }
-    }
-  }
-  std::optional<size_t> slow_stage;
-  double slow_stage_ns = 0;
-  std::vector<int64_t> slow_stage_steps;
-  for (size_t s = 0; s < static_cast<size_t>(stages) && stages > 1; ++s) {
-    std::vector<int64_t> late;
-    double sum = 0;
-    for (size_t i = 0; i < n; ++i) {
-      sum += std::max(0.0, stage_excess[i][s]);
-      if (stage_excess[i][s] >= options.min_effect * static_cast<double>(g.step_time_ns[i]))
-        late.push_back(steps.steps[i]);
-    }
-    if (static_cast<double>(late.size()) >= sopt.persistent_share * static_cast<double>(n) && sum / n > slow_stage_ns) {
-      slow_stage = s;
-      slow_stage_ns = sum / static_cast<double>(n);
-      slow_stage_steps = late;
-    }
-  }
-
-  const TrackIndex index(store, rows_by_rank);
-  auto op_list = [&](const GroupDifferential& d) {
-    std::vector<OpExcess> ops;
-    for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
-      const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
-      if (IsContainerSliceName(name)) continue;
-      ops.push_back({ShortName(name), d.op_excess_ms[i].second});
-    }
-    return ops;
-  };
-  auto top_op = [&](const GroupDifferential& d, Cause cause) -> std::optional<std::string> {
-    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortName(store.strings.view(*op));
-    return std::nullopt;
-  };
-
-  for (Straggler& st : sa.stragglers) {
+  for (Straggler& st : p.sa.stragglers) {  // rank indices become rank numbers
     const auto r = static_cast<size_t>(st.rank);
-    std::vector<size_t> late_idx;
-    for (size_t i = 0; i < n; ++i)
-      if (std::find(st.steps.begin(), st.steps.end(), steps.steps[i]) != st.steps.end()) late_idx.push_back(i);
-    double self_ms = 0, comm_ms = 0, late_ms = 0;
-    for (size_t i : late_idx) {
-      self_ms += std::max(0.0, self_excess[i][r]) / 1e6;
-      comm_ms += g.comm_blame[i][r] / 1e6;
-      late_ms += sa.blame_ns[i][r] / 1e6;
-    }
-    const double nl = std::max<double>(1, static_cast<double>(late_idx.size()));
-    self_ms /= nl;
-    comm_ms /= nl;
-    late_ms /= nl;
+    const LateSplit late = SplitLateness(p, st, r);
     st.rank = store.ranks[r].rank;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    st.evidence.kind = GroupStragglerEvidence{stage[r], self_ms, comm_ms};
-
-    Finding f;
-    f.rank = st.rank;
-    f.ranks = {st.rank};
-    if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
-    f.impact_pct = RoundTo(100.0 * share_of_step(sa.blame_ns, r), 2);
-    const auto& role = members[static_cast<size_t>(stage[r])];
-    const std::vector<size_t> peers = FirstPeers(role.size() > 1 ? role : all, r);
-    CauseChoice choice;
-    GroupRankEvidence e;
-    if (comm_ms > self_ms) {
-      f.cause = Cause::kSlowCommunication;
-      f.layer = Layer::kComm;
-      StringId worst = 0;
-      double worst_ns = -1;
-      for (const auto& [key, ns] : g.excess_by_key[r])
-        if (ns > worst_ns) worst = key, worst_ns = ns;
-      if (worst_ns > 0) f.op = ShortName(store.strings.view(worst));
-      // Slow transfers in every group of the rank: the transfer excess is the evidence for the link.
-      choice.cause = f.cause;
-      choice.layer = f.layer;
-      choice.excess_ms = comm_ms;
-      choice.explained = ExplainedShare(comm_ms, late_ms);
-      choice.confidence = choice.explained;
-      f.summary = fmt::format(
-          "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
-          "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
-          st.rank, comm_ms, f.impact_pct);
-      e.blame_kind = BlameKind::kDependencyEdge;
-    } else {
-      const GroupDifferential d = CompareWindows(store, index, steps, g, late_idx, r, peers);
-      choice = ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.data_ms},
-                            {Cause::kHostStall, Layer::kHost, d.host_gap_ms},
-                            {Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms},
-                            {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.host_compute_ms)}},
-                           late_ms);
-      f.cause = choice.cause;
-      f.layer = choice.layer;
-      f.op = top_op(d, f.cause);
-      f.summary = fmt::format(
-          "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
-          "for it; fixing it saves {:.1f}% of step time",
-          st.rank, self_ms, CausePhrase(f.cause), f.impact_pct);
-      e.excess_ms =
-          GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
-      e.op_excess_per_step = op_list(d);
-      e.blame_kind = f.cause == Cause::kHostStall ? BlameKind::kHostGap
-                     : f.cause == Cause::kUnknown ? BlameKind::kUnexplained
-                                                  : BlameKind::kSlowOp;
-    }
-    f.confidence = RoundTo(choice.confidence, 2);
-    e.late_ms_per_step = st.late_ms_per_step;
-    e.late_ms_per_late_step = late_ms;
-    e.explained_share = choice.explained;
-    e.late_steps = st.steps;
-    e.stage = stage[r];
-    e.peers = peers.size();
-    e.self_excess_ms = self_ms;
-    e.transfer_excess_ms = comm_ms;
-    f.evidence.kind = std::move(e);
-    result->findings.push_back(std::move(f));
+    st.evidence.kind = GroupStragglerEvidence{p.stage[r], late.self_ms, late.comm_ms};
+    result->findings.push_back(GroupStragglerFinding(p, st, late, r));
     result->stragglers.push_back(st);
   }
-
-  if (slow_stage && result->stragglers.empty()) {
-    const size_t s = *slow_stage;
-    const auto& m = members[s];
-    Finding f;
-    f.cause = Cause::kStageImbalance;
-    f.layer = Layer::kGpu;
-    f.stage = static_cast<int32_t>(s);
-    for (size_t r : m) f.ranks.push_back(store.ranks[r].rank);
-    double share = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (g.step_time_ns[i] > 0) share += std::max(0.0, stage_excess[i][s]) / static_cast<double>(g.step_time_ns[i]);
-    f.impact_pct = RoundTo(100.0 * share / static_cast<double>(n), 2);
-    std::vector<size_t> others;
-    for (size_t r = 0; r < ranks; ++r)
-      if (stage[r] != static_cast<int32_t>(s)) others.push_back(r);
-    // Effect: the stage's excess work over the other stages; evidence: the part every rank of the stage
-    // shows (its weakest member's excess over its strongest's): a stage, not one rank in it (cause_choice.h).
-    {
-      std::vector<double> member_excess;
-      for (size_t r : m) {
-        double sum = 0;
-        for (size_t i = 0; i < n; ++i) sum += std::max(0.0, g.self_ns[i][r] - MedianOf(g.self_ns[i], others));
-        member_excess.push_back(sum);
-      }
-      const auto [lo, hi] = std::minmax_element(member_excess.begin(), member_excess.end());
-      f.confidence = RoundTo(ExplainedShare(*lo, *hi), 2);
-    }
-    std::vector<size_t> idx(n);
-    for (size_t i = 0; i < n; ++i) idx[i] = i;
-    const GroupDifferential d = CompareWindows(store, index, steps, g, idx, m.front(), FirstPeers(others, SIZE_MAX));
-    f.op = top_op(d, f.cause);
-    f.summary = fmt::format(
-        "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
-        "balancing the stages saves {:.1f}% of step time",
-        s, m.size(), slow_stage_ns / 1e6, f.impact_pct);
-    f.evidence.kind = StageExcessEvidence{slow_stage_ns / 1e6, slow_stage_steps, op_list(d)};
-    // Every rank of the stage makes the others wait: they are the stragglers, most late first.
-    for (size_t r : m) {
-      Straggler st;
-      st.rank = store.ranks[r].rank;
-      st.steps = slow_stage_steps;
-      st.persistent = true;
-      double sum = 0, sh = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double ex = std::max(0.0, g.self_ns[i][r] - MedianOf(g.self_ns[i], others));
-        sum += ex;
-        if (g.step_time_ns[i] > 0) sh += ex / static_cast<double>(g.step_time_ns[i]);
-      }
-      st.late_ms_per_step = RoundTo(sum / static_cast<double>(n) / 1e6, 3);
-      st.score = RoundTo(sh / static_cast<double>(n), 4);
-      st.evidence.kind = GroupStragglerEvidence{static_cast<int32_t>(s), std::nullopt, std::nullopt};
-      result->stragglers.push_back(std::move(st));
-    }
-    mean_max_blame = std::max(mean_max_blame, slow_stage_ns);
-    result->findings.push_back(std::move(f));
-  }
-
-  // Data imbalance: ranks late in turn, none persistently, and a real loss.
-  double imbalance_share = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (g.step_time_ns[i] > 0)
-      imbalance_share += *std::max_element(sa.blame_ns[i].begin(), sa.blame_ns[i].end()) /
-                         static_cast<double>(g.step_time_ns[i]) / static_cast<double>(n);
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : store.ranks) rank_numbers.push_back(rank.rank);
-  const StepOps step_ops = [&](size_t si, size_t r) {
-    return OpsInWindow(store, index, r, steps.MainTrack(r, steps.steps[si]), g.start[si][r], g.end[si][r]);
-  };
-  const LoadScaling load = MeasureLoadScaling(sa, step_ops, stage, options.min_effect);
-  if (auto f = DataImbalanceFinding(sa, rank_numbers, imbalance_share, load, *result, options.min_effect))
-    result->findings.push_back(std::move(*f));
+  const bool stage_named = slow && result->stragglers.empty();
+  if (stage_named) AddStageImbalance(p, *slow, result);
+  AddGroupDataImbalance(p, options, result);
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-
-  const double ideal = std::max(1.0, mean_step - mean_max_blame);
-  result->whatif.slowdown = RoundTo(mean_step / ideal, 4);
-  result->whatif.ideal_step_ms = RoundTo(ideal / 1e6, 3);
-  for (size_t r = 0; r < ranks; ++r) {
-    double mean_blame = 0;
-    for (size_t i = 0; i < n; ++i) mean_blame += sa.blame_ns[i][r] / static_cast<double>(n);
-    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
-  }
-  if (stages > 1)
-    for (size_t s = 0; s < static_cast<size_t>(stages); ++s) {
-      double mean_ex = 0;
-      for (size_t i = 0; i < n; ++i) mean_ex += std::max(0.0, stage_excess[i][s]) / static_cast<double>(n);
-      result->whatif.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
-    }
+  FillBlameSubtraction(p, stage_named ? slow : std::nullopt, result);
 }
 
 }  // namespace strata::diagnosis
