@@ -649,6 +649,154 @@ struct Candidate {
   std::string what;
 };
 
+// Each recorded rank's clock offset to its trace, (segment, rank) -> trace time - recorded time, by
+// matching collectives (recording_alignment.h); ranks_recorded counts every (segment, rank) recorded.
+struct RecordingOffsets {
+  std::map<std::pair<size_t, int32_t>, int64_t> offsets;
+  size_t ranks_recorded = 0;
+  bool aligned() const { return !offsets.empty() && offsets.size() == ranks_recorded; }
+};
+RecordingOffsets AlignSegments(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines) {
+  RecordingOffsets out;
+  for (size_t i = 0; i < run.segments.size(); ++i) {
+    std::set<int32_t> ranks;
+    for (const auto& [pid, p] : run.segments[i].processes)
+      if (p.rank) ranks.insert(*p.rank);
+    out.ranks_recorded += ranks.size();
+    for (int32_t rank : ranks) {
+      auto tl = timelines.find(rank);
+      if (tl == timelines.end()) continue;
+      if (auto a = model::AlignRecording(run.segments[i], rank, tl->second.collectives))
+        out.offsets[{i, rank}] = a->trace_minus_recorded_ns;
+    }
+  }
+  return out;
+}
+
+// The segments some of whose ranks match the traces, and the 1-based numbers of those left out.
+std::pair<RecordedRun, std::vector<size_t>> MatchingSegments(const RecordedRun& run, const RecordingOffsets& al) {
+  RecordedRun matching;
+  std::vector<size_t> left_out;
+  for (size_t i = 0; i < run.segments.size(); ++i) {
+    const bool any =
+        std::any_of(al.offsets.begin(), al.offsets.end(), [&](const auto& o) { return o.first.first == i; });
+    if (any)
+      matching.segments.push_back(run.segments[i]);
+    else
+      left_out.push_back(i + 1);
+  }
+  return {std::move(matching), std::move(left_out)};
+}
+
+// The straggler's late steps on each rank's recording clock (nullopt for a rank that cannot be placed).
+SpanChooser LateStepSpans(const RecordingOffsets& al, const std::map<int32_t, RankTraceTimeline>& timelines,
+                          const Straggler& straggler) {
+  return [&al, &timelines, &straggler](size_t segment, int32_t rank) -> std::optional<std::vector<RecordedSpan>> {
+    auto off = al.offsets.find({segment, rank});
+    auto tl = timelines.find(rank);
+    if (off == al.offsets.end() || tl == timelines.end()) return std::nullopt;
+    std::vector<RecordedSpan> spans;
+    for (int64_t step : straggler.steps) {
+      auto w = tl->second.steps.find(step);
+      if (w == tl->second.steps.end()) continue;
+      const int64_t start = w->second.first - off->second, end = w->second.second - off->second;
+      if (end > start && start > 0) spans.push_back({static_cast<uint64_t>(start), static_cast<uint64_t>(end)});
+    }
+    if (spans.empty()) return std::nullopt;
+    return spans;
+  };
+}
+
+// The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
+// (share of the window). all_metrics (over the training window) judges a link the late steps cannot.
+std::vector<Candidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                          const std::map<int32_t, RankLayerMetrics>* all_metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - PeerMedian(metrics, rank, field); };
+  std::vector<Candidate> candidates;
+  const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
+                                   m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
+  candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
+                        fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
+                                    "CPU {:.1f} %",
+                                    100 * m.throttled_share, 100 * m.runq_idle_share)});
+  candidates.push_back({Cause::kCpuContention, Layer::kCpu, excess(&RankLayerMetrics::runq_foreign_share),
+                        fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share,
+                                    m.top_foreign.empty() ? "another process" : m.top_foreign)});
+  candidates.push_back(
+      {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
+       fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
+  const double dstate = excess(&RankLayerMetrics::dstate_share);
+  const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
+                             excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
+  // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
+  // and direct reclaim on the CPU, in the kernel: both count. Without a memory signal, only blocking (I/O).
+  const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
+  candidates.push_back({memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs,
+                        memory_signal ? memory : dstate,
+                        fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
+                                    "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
+                                    100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
+  // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
+  // no sample of them, so without a verdict there the link is judged over the training window.
+  if (auto slower = SlowerLinkExcess(metrics, rank))
+    candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *slower, LinkWhat(metrics, rank)});
+  else if (all_metrics && all_metrics->count(rank))
+    if (auto over_window = SlowerLinkExcess(*all_metrics, rank))
+      candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *over_window,
+                            LinkWhat(*all_metrics, rank) + " (over the training window)"});
+  return candidates;
+}
+
+// The candidate that stands for the lateness (late_share of the step): the largest excess, except that a
+// cgroup quota that explains enough comes first (a throttled thread stays runnable while whatever else is
+// there runs, so it explains the run-queue wait too), and foreign traffic on the rank's own link is
+// specific enough to take precedence (the traffic's sender also takes CPU); the latter is added here.
+Candidate BestCandidate(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
+                        std::vector<Candidate> candidates, double late_share) {
+  auto best = std::max_element(candidates.begin(), candidates.end(),
+                               [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
+  if (late_share > 0 && candidates[0].excess >= kMinExplainedShare * late_share) best = candidates.begin();
+  if (ForeignTraffic(metrics, rank) && late_share > 0) {
+    const RankLayerMetrics& m = metrics.at(rank);
+    const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
+    return {Cause::kNetworkContention, Layer::kComm, late_share,
+            fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
+                        "for the same collectives: other traffic shares its link",
+                        m.net_bytes_per_s / 1e6, peers / 1e6)};
+  }
+  return *best;
+}
+
+// Attaches the comparison to the straggler's finding (creating one when the traces had none and the
+// recording explains the lateness) and, when it explains the lateness, replaces a trace-level guess.
+void ApplyToFinding(const Straggler& straggler, CrossLayerComparison evidence, const Candidate& best, double late_share,
+                    DiagnosisResult* result) {
+  const bool explains = late_share > 0 && best.excess >= kMinExplainedShare * late_share;
+  auto finding = std::find_if(result->findings.begin(), result->findings.end(),
+                              [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
+  const bool seen_in_trace = finding != result->findings.end();
+  if (!seen_in_trace) {
+    if (!explains) return;
+    Finding f;
+    f.rank = straggler.rank;
+    f.ranks = {straggler.rank};
+    f.impact_pct = RoundTo(100 * late_share, 2);
+    result->findings.push_back(std::move(f));
+    finding = std::prev(result->findings.end());
+  }
+  finding->evidence.cross_layer = std::move(evidence);
+  static const std::set<Cause> kTraceLevelGuesses = {Cause::kSlowCompute, Cause::kHostStall, Cause::kUnknown,
+                                                     Cause::kLaunchOverhead};
+  if (!explains || !kTraceLevelGuesses.count(finding->cause)) return;
+  const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
+  finding->cause = best.cause;
+  finding->layer = best.layer;
+  finding->confidence = RoundTo(ExplainedShare(best.excess, late_share), 2);
+  finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
+                                 100 * late_share, best.what, trace_cause);
+}
+
 }  // namespace
 
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans) {
@@ -667,33 +815,11 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
                     all_metrics.size()));
     return;
   }
-  // Each recorded rank's clock offset to its trace: (segment, rank) -> trace time - recorded time.
-  std::map<std::pair<size_t, int32_t>, int64_t> offsets;
-  size_t ranks_recorded = 0;
-  for (size_t i = 0; i < run.segments.size(); ++i) {
-    std::set<int32_t> ranks;
-    for (const auto& [pid, p] : run.segments[i].processes)
-      if (p.rank) ranks.insert(*p.rank);
-    ranks_recorded += ranks.size();
-    for (int32_t rank : ranks) {
-      auto tl = timelines.find(rank);
-      if (tl == timelines.end()) continue;
-      if (auto a = model::AlignRecording(run.segments[i], rank, tl->second.collectives))
-        offsets[{i, rank}] = a->trace_minus_recorded_ns;
-    }
-  }
+  const RecordingOffsets al = AlignSegments(run, timelines);
   // Segments none of whose ranks match the traces (e.g. an older recording left in the directory) while
   // others match: left out, so that they do not stand in for the job's ranks.
-  if (!offsets.empty() && offsets.size() < ranks_recorded) {
-    RecordedRun matching;
-    std::vector<size_t> left_out;
-    for (size_t i = 0; i < run.segments.size(); ++i) {
-      const bool any = std::any_of(offsets.begin(), offsets.end(), [&](const auto& o) { return o.first.first == i; });
-      if (any)
-        matching.segments.push_back(run.segments[i]);
-      else
-        left_out.push_back(i + 1);
-    }
+  if (!al.offsets.empty() && al.offsets.size() < al.ranks_recorded) {
+    auto [matching, left_out] = MatchingSegments(run, al);
     if (!left_out.empty()) {
       result->notes.push_back(fmt::format(
           "{} of {} recorder segments match none of the traces' collectives (another run's recording?) and were "
@@ -702,116 +828,27 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
       return ApplyCrossLayerEvidence(matching, timelines, result);
     }
   }
-  const bool aligned = !offsets.empty() && offsets.size() == ranks_recorded;
-  if (!aligned)
+  if (!al.aligned())
     result->notes.push_back(fmt::format(
         "the recording could be put on the traces' clock for {} of {} recorded ranks (by matching collectives): "
         "cross-layer metrics cover each rank's whole training window instead of the late steps",
-        offsets.size(), ranks_recorded));
+        al.offsets.size(), al.ranks_recorded));
 
   for (const Straggler& straggler : result->stragglers) {
-    // The straggler's late steps, on each rank's recording clock.
-    SpanChooser late_steps;
-    if (aligned && !straggler.steps.empty())
-      late_steps = [&](size_t segment, int32_t rank) -> std::optional<std::vector<RecordedSpan>> {
-        auto off = offsets.find({segment, rank});
-        auto tl = timelines.find(rank);
-        if (off == offsets.end() || tl == timelines.end()) return std::nullopt;
-        std::vector<RecordedSpan> spans;
-        for (int64_t step : straggler.steps) {
-          auto w = tl->second.steps.find(step);
-          if (w == tl->second.steps.end()) continue;
-          const int64_t start = w->second.first - off->second, end = w->second.second - off->second;
-          if (end > start && start > 0) spans.push_back({static_cast<uint64_t>(start), static_cast<uint64_t>(end)});
-        }
-        if (spans.empty()) return std::nullopt;
-        return spans;
-      };
-    const auto metrics = late_steps ? MeasureRankLayers(run, late_steps) : all_metrics;
-    auto it = metrics.find(straggler.rank);
-    if (it == metrics.end()) {
+    const bool by_late_steps = al.aligned() && !straggler.steps.empty();
+    const auto metrics = by_late_steps ? MeasureRankLayers(run, LateStepSpans(al, timelines, straggler)) : all_metrics;
+    if (!metrics.count(straggler.rank)) {
       result->notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
       continue;
     }
-    const RankLayerMetrics& m = it->second;
     const double late_share =
         result->step_time_median_ms > 0 ? straggler.late_ms_per_step / result->step_time_median_ms : 0.0;
-    auto excess = [&](double RankLayerMetrics::*field) {
-      return m.*field - PeerMedian(metrics, straggler.rank, field);
-    };
-    std::vector<Candidate> candidates;
-    const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
-                                     m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
-    candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
-                          fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
-                                      "CPU {:.1f} %",
-                                      100 * m.throttled_share, 100 * m.runq_idle_share)});
-    candidates.push_back({Cause::kCpuContention, Layer::kCpu, excess(&RankLayerMetrics::runq_foreign_share),
-                          fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share,
-                                      m.top_foreign.empty() ? "another process" : m.top_foreign)});
-    candidates.push_back(
-        {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
-         fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
-    const double dstate = excess(&RankLayerMetrics::dstate_share);
-    const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
-                               excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
-    // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
-    // and direct reclaim on the CPU, in the kernel: both count. Without a memory signal, only blocking (I/O).
-    const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
-    candidates.push_back({memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs,
-                          memory_signal ? memory : dstate,
-                          fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
-                                      "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
-                                      100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
-    // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
-    // no sample of them, so without a verdict there the link is judged over the training window.
-    if (auto slower = SlowerLinkExcess(metrics, straggler.rank))
-      candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *slower, LinkWhat(metrics, straggler.rank)});
-    else if (late_steps && all_metrics.count(straggler.rank))
-      if (auto over_window = SlowerLinkExcess(all_metrics, straggler.rank))
-        candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *over_window,
-                              LinkWhat(all_metrics, straggler.rank) + " (over the training window)"});
-    auto best = std::max_element(candidates.begin(), candidates.end(),
-                                 [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
-    // A cgroup quota that is being hit explains the run-queue wait too (a throttled thread stays runnable
-    // while whatever else is there runs), so throttling that explains enough takes precedence.
-    if (late_share > 0 && candidates[0].excess >= kMinExplainedShare * late_share) best = candidates.begin();
-    // Foreign traffic on the straggler's own link: far more bytes than its peers move for the same
-    // collectives. Specific enough to take precedence (the traffic's sender also takes CPU).
-    if (ForeignTraffic(metrics, straggler.rank) && late_share > 0) {
-      const double peers = PeerMedian(metrics, straggler.rank, &RankLayerMetrics::net_bytes_per_s);
-      candidates.push_back({Cause::kNetworkContention, Layer::kComm, late_share,
-                            fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
-                                        "for the same collectives: other traffic shares its link",
-                                        m.net_bytes_per_s / 1e6, peers / 1e6)});
-      best = std::prev(candidates.end());
-    }
-    CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, static_cast<bool>(late_steps));
-    evidence.explained = CrossLayerComparison::Explained{late_share, best->excess};
-    const bool explains = late_share > 0 && best->excess >= kMinExplainedShare * late_share;
-
-    auto finding = std::find_if(result->findings.begin(), result->findings.end(),
-                                [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
-    const bool seen_in_trace = finding != result->findings.end();
-    if (!seen_in_trace) {
-      if (!explains) continue;
-      Finding f;
-      f.rank = straggler.rank;
-      f.ranks = {straggler.rank};
-      f.impact_pct = RoundTo(100 * late_share, 2);
-      result->findings.push_back(std::move(f));
-      finding = std::prev(result->findings.end());
-    }
-    finding->evidence.cross_layer = std::move(evidence);
-    static const std::set<Cause> kTraceLevelGuesses = {Cause::kSlowCompute, Cause::kHostStall, Cause::kUnknown,
-                                                       Cause::kLaunchOverhead};
-    if (!explains || !kTraceLevelGuesses.count(finding->cause)) continue;
-    const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
-    finding->cause = best->cause;
-    finding->layer = best->layer;
-    finding->confidence = RoundTo(ExplainedShare(best->excess, late_share), 2);
-    finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
-                                   100 * late_share, best->what, trace_cause);
+    const Candidate best =
+        BestCandidate(metrics, straggler.rank,
+                      RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank), late_share);
+    CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
+    evidence.explained = CrossLayerComparison::Explained{late_share, best.excess};
+    ApplyToFinding(straggler, std::move(evidence), best, late_share, result);
   }
   AddCpuStragglers(all_metrics, result);
   AddLinkStraggler(all_metrics, result);
