@@ -63,17 +63,12 @@ bool IsMtiaTrace(const TraceStore& store, const std::vector<uint32_t>& slice_row
   return !launches && submits;
 }
 
-}  // namespace
-
-std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
-                                                const InputInfo& input, const BreakdownOptions& options) {
+// The complete, categorized slices other than "Trace" rows, with HTA's timestamps (microsecond doubles,
+// rounded inward when the input's timestamps were floats); nullopt when none is on a device stream.
+std::optional<std::vector<Row>> BreakdownRows(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
+                                              bool round) {
   const SliceTable& s = store.slices;
   const StringId trace_cat = store.strings.find("Trace");
-  const StringId gpu_annotation = store.strings.find("gpu_user_annotation");
-  const bool round = input.float_timestamps;
-  GpuBreakdown out;
-  out.rounded_to_us = round;
-
   std::vector<Row> rows;
   rows.reserve(slice_rows.size());
   bool any_device = false;
@@ -87,8 +82,14 @@ std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const s
     any_device |= store.tracks[s.track[row]].stream != -1;
   }
   if (!any_device) return std::nullopt;
+  return rows;
+}
 
-  // Step rule.
+// HTA's step rule: with two or more ProfilerSteps, the CPU rows before the last step starts (or up to its
+// end with include_last_step) and the GPU rows their correlations launched. Sets out->last_step_dropped.
+std::vector<const Row*> KeptRows(const TraceStore& store, const std::vector<Row>& rows, const BreakdownOptions& options,
+                                 GpuBreakdown* out) {
+  const SliceTable& s = store.slices;
   std::set<StringId> step_names;
   const Row* last_step = nullptr;
   for (const Row& r : rows) {
@@ -98,52 +99,113 @@ std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const s
   }
   std::vector<const Row*> kept;
   kept.reserve(rows.size());
-  if (step_names.size() >= 2 && last_step) {
-    double last_end = last_step->end;
-    for (const Row& r : rows)
-      if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
-        last_end = std::max(last_end, r.end);
-    std::unordered_set<int64_t> kept_corr;
-    size_t gpu_rows = 0;
-    for (const Row& r : rows) {
-      if (s.flags[r.row] & kSliceGpu) {
-        ++gpu_rows;
-        continue;
-      }
-      const bool keep = options.include_last_step ? r.start <= last_end : r.start < last_step->start;
-      if (keep) {
-        kept.push_back(&r);
-        kept_corr.insert(s.correlation[r.row]);
-      }
-    }
-    size_t gpu_kept = 0;
-    for (const Row& r : rows) {
-      if ((s.flags[r.row] & kSliceGpu) && kept_corr.count(s.correlation[r.row])) {
-        kept.push_back(&r);
-        ++gpu_kept;
-      }
-    }
-    out.last_step_dropped = !options.include_last_step && gpu_kept < gpu_rows;
-  } else {
+  if (step_names.size() < 2 || !last_step) {
     for (const Row& r : rows) kept.push_back(&r);
+    return kept;
   }
+  double last_end = last_step->end;
+  for (const Row& r : rows)
+    if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
+      last_end = std::max(last_end, r.end);
+  std::unordered_set<int64_t> kept_corr;
+  size_t gpu_rows = 0;
+  for (const Row& r : rows) {
+    if (s.flags[r.row] & kSliceGpu) {
+      ++gpu_rows;
+      continue;
+    }
+    const bool keep = options.include_last_step ? r.start <= last_end : r.start < last_step->start;
+    if (keep) {
+      kept.push_back(&r);
+      kept_corr.insert(s.correlation[r.row]);
+    }
+  }
+  size_t gpu_kept = 0;
+  for (const Row& r : rows) {
+    if ((s.flags[r.row] & kSliceGpu) && kept_corr.count(s.correlation[r.row])) {
+      kept.push_back(&r);
+      ++gpu_kept;
+    }
+  }
+  out->last_step_dropped = !options.include_last_step && gpu_kept < gpu_rows;
+  return kept;
+}
 
-  // HTA's fix-up for MTIA traces: a memory kernel recorded without a stream that starts inside a
-  // ProfilerStep is a device row (HTA gives it stream = tid). On other traces CPU-side runtime calls such as
-  // hipMemcpyWithStream would match the memory pattern: HTA does not apply the fix there.
-  std::vector<std::pair<double, double>> step_spans;
-  if (IsMtiaTrace(store, slice_rows))
+// Device rows: on a stream, not a GPU user annotation; on MTIA traces also a memory kernel recorded without
+// a stream that starts inside a ProfilerStep (HTA's fix-up gives it stream = tid). On other traces CPU-side
+// runtime calls such as hipMemcpyWithStream would match the memory pattern: HTA does not apply it there.
+class DeviceRowRule {
+ public:
+  DeviceRowRule(const TraceStore& store, const std::vector<uint32_t>& slice_rows, const std::vector<Row>& rows)
+      : store_(store), gpu_annotation_(store.strings.find("gpu_user_annotation")) {
+    if (!IsMtiaTrace(store, slice_rows)) return;
     for (const Row& r : rows)
-      if (!(s.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(s.name[r.row])))
-        step_spans.emplace_back(r.start, r.end);
-  auto is_device_row = [&](const Row& r) {
-    if (s.category[r.row] == gpu_annotation) return false;
-    if (store.tracks[s.track[r.row]].stream != -1) return true;
-    if (step_spans.empty() || !IsMemoryKernel(store.strings.view(s.name[r.row]))) return false;
-    for (const auto& [a, b] : step_spans)
+      if (!(store.slices.flags[r.row] & kSliceGpu) && IsStepName(store.strings.view(store.slices.name[r.row])))
+        step_spans_.emplace_back(r.start, r.end);
+  }
+  bool operator()(const Row& r) const {
+    const SliceTable& s = store_.slices;
+    if (s.category[r.row] == gpu_annotation_) return false;
+    if (store_.tracks[s.track[r.row]].stream != -1) return true;
+    if (step_spans_.empty() || !IsMemoryKernel(store_.strings.view(s.name[r.row]))) return false;
+    for (const auto& [a, b] : step_spans_)
       if (a <= r.start && r.start <= b) return true;
     return false;
-  };
+  }
+
+ private:
+  const TraceStore& store_;
+  StringId gpu_annotation_;
+  std::vector<std::pair<double, double>> step_spans_;
+};
+
+// Kernel time, idle, compute, non-compute and overlap from the device intervals (HTA's temporal breakdown).
+void FillTemporal(std::vector<IntervalUs> all, std::vector<IntervalUs> comp, std::vector<IntervalUs> comm, double first,
+                  double last_end, GpuBreakdown* out) {
+  const auto all_u = UnionOf(std::move(all));
+  const auto comp_u = UnionOf(std::move(comp));
+  const auto comm_u = UnionOf(std::move(comm));
+  out->kernel_time_us = last_end - first;
+  out->idle_us = out->kernel_time_us - TotalLength(all_u);
+  out->compute_us = TotalLength(comp_u);
+  out->non_compute_us = out->kernel_time_us - out->compute_us - out->idle_us;
+  if (out->kernel_time_us > 0) {
+    out->idle_pct = 100.0 * out->idle_us / out->kernel_time_us;
+    out->compute_pct = 100.0 * out->compute_us / out->kernel_time_us;
+    out->non_compute_pct = 100.0 * out->non_compute_us / out->kernel_time_us;
+  }
+  const double comm_len = TotalLength(comm_u);
+  if (comm_len > 0) out->comm_comp_overlap_pct = 100.0 * IntersectionLength(comp_u, comm_u) / comm_len;
+}
+
+// Counts and times by kernel type, and the top kernels by time (HTA's kernel breakdown).
+void FillKernels(std::unordered_map<StringId, KernelStat> by_name, size_t top, GpuBreakdown* out) {
+  std::vector<KernelStat> kernels;
+  for (auto& [id, k] : by_name) {
+    const auto t = static_cast<size_t>(k.type);
+    out->type_count[t] += k.count;
+    out->type_time_us[t] += k.time_us;
+    // Like HTA's kernel breakdown, rows of no kernel type (syncs) are not listed.
+    if (k.type != KernelType::kOther) kernels.push_back(std::move(k));
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const KernelStat& a, const KernelStat& b) {
+    return a.time_us != b.time_us ? a.time_us > b.time_us : a.name < b.name;
+  });
+  if (kernels.size() > top) kernels.resize(top);
+  out->top_kernels = std::move(kernels);
+}
+
+}  // namespace
+
+std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
+                                                const InputInfo& input, const BreakdownOptions& options) {
+  const SliceTable& s = store.slices;
+  GpuBreakdown out;
+  out.rounded_to_us = input.float_timestamps;
+  const std::optional<std::vector<Row>> rows = BreakdownRows(store, slice_rows, input.float_timestamps);
+  if (!rows) return std::nullopt;
+  const std::vector<const Row*> kept = KeptRows(store, *rows, options, &out);
+  const DeviceRowRule is_device_row(store, slice_rows, *rows);
 
   std::vector<IntervalUs> all, comp, comm;
   double first = 0, last_end = 0;
@@ -172,35 +234,8 @@ std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const s
     if (k.type == KernelType::kCommunication) comm.push_back({r->start, r->end});
   }
   if (out.gpu_events == 0) return out;
-
-  const auto all_u = UnionOf(std::move(all));
-  const auto comp_u = UnionOf(std::move(comp));
-  const auto comm_u = UnionOf(std::move(comm));
-  out.kernel_time_us = last_end - first;
-  out.idle_us = out.kernel_time_us - TotalLength(all_u);
-  out.compute_us = TotalLength(comp_u);
-  out.non_compute_us = out.kernel_time_us - out.compute_us - out.idle_us;
-  if (out.kernel_time_us > 0) {
-    out.idle_pct = 100.0 * out.idle_us / out.kernel_time_us;
-    out.compute_pct = 100.0 * out.compute_us / out.kernel_time_us;
-    out.non_compute_pct = 100.0 * out.non_compute_us / out.kernel_time_us;
-  }
-  const double comm_len = TotalLength(comm_u);
-  if (comm_len > 0) out.comm_comp_overlap_pct = 100.0 * IntersectionLength(comp_u, comm_u) / comm_len;
-
-  std::vector<KernelStat> kernels;
-  for (auto& [id, k] : by_name) {
-    const auto t = static_cast<size_t>(k.type);
-    out.type_count[t] += k.count;
-    out.type_time_us[t] += k.time_us;
-    // Like HTA's kernel breakdown, rows of no kernel type (syncs) are not listed.
-    if (k.type != KernelType::kOther) kernels.push_back(std::move(k));
-  }
-  std::sort(kernels.begin(), kernels.end(), [](const KernelStat& a, const KernelStat& b) {
-    return a.time_us != b.time_us ? a.time_us > b.time_us : a.name < b.name;
-  });
-  if (kernels.size() > options.top_kernels) kernels.resize(options.top_kernels);
-  out.top_kernels = std::move(kernels);
+  FillTemporal(std::move(all), std::move(comp), std::move(comm), first, last_end, &out);
+  FillKernels(std::move(by_name), options.top_kernels, &out);
   return out;
 }
 
