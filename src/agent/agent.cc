@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -53,15 +52,13 @@ class Agent {
  public:
   explicit Agent(const AgentOptions& o) : options_(o), live_(o.window_s) {}
 
-  int Run() {
+  Status Run() {
     std::error_code ec;
     std::filesystem::create_directories(options_.dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "strata agent: cannot create %s: %s\n", options_.dir.c_str(), ec.message().c_str());
-      return 2;
-    }
-    if (!StartPublisher()) return 2;
-    if (!options_.listen.empty() && !StartHttp()) return 2;
+    if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.dir, ec.message()));
+    if (Status st = StartPublisher(); !st.ok()) return st;
+    if (!options_.listen.empty())
+      if (Status st = StartHttp(); !st.ok()) return st;
     struct sigaction action {};
     action.sa_handler = OnSignal;
     sigaction(SIGINT, &action, nullptr);
@@ -77,32 +74,30 @@ class Agent {
     for (auto& [job, f] : flights_) f->Stop();
     if (publisher_) publisher_->Flush(static_cast<double>(MonoNs()) / 1e9);
     http_.Stop();
-    return 0;
+    return Status::Ok();
   }
 
  private:
-  bool StartHttp() {
-    if (Status st = http_.Start(options_.listen); !st.ok()) {
-      std::fprintf(stderr, "strata agent: %s\n", st.message().c_str());
-      return false;
-    }
-    if (!options_.quiet) std::fprintf(stderr, "strata agent: listening on http://%s/\n", options_.listen.c_str());
-    return true;
+  void Say(const std::string& line) const {
+    if (options_.on_message) options_.on_message(line);
   }
 
-  bool StartPublisher() {
-    if (options_.redis.empty()) return true;
+  Status StartHttp() {
+    if (Status st = http_.Start(options_.listen); !st.ok()) return st;
+    Say(fmt::format("listening on http://{}/", options_.listen));
+    return Status::Ok();
+  }
+
+  Status StartPublisher() {
+    if (options_.redis.empty()) return Status::Ok();
     auto address = ParseRedisUrl(options_.redis);
-    if (!address.ok()) {
-      std::fprintf(stderr, "strata agent: %s\n", address.error().c_str());
-      return false;
-    }
+    if (!address.ok()) return Status::Error(address.error());
     PublisherOptions po;
     po.buffer_max = options_.redis_buffer;
     po.maxlen = options_.redis_maxlen;
     publisher_ = std::make_unique<StreamPublisher>(address.value(), po);
     requests_ = std::make_unique<RequestListener>(address.value(), po.timeout_s);
-    return true;
+    return Status::Ok();
   }
 
   void Round() {
@@ -111,8 +106,7 @@ class Agent {
     const double now_s = static_cast<double>(MonoNs()) / 1e9;
     for (const auto& [job, found] : jobs) {
       JobState& state = states_[job];
-      if (state.job.empty() && !options_.quiet)
-        std::fprintf(stderr, "strata agent: found job %s (%zu processes)\n", job.c_str(), found.rank_of_pid.size());
+      if (state.job.empty()) Say(fmt::format("found job {} ({} processes)", job, found.rank_of_pid.size()));
       state.job = job;
       state.rank_of_pid = found.rank_of_pid;
       auto& flight = flights_[job];
@@ -159,9 +153,7 @@ class Agent {
       if (publisher_) publisher_->Enqueue(job, EncodeSummary(s, host_));
     }
     for (const online::Detection& d : online.Advance(now_unix)) {
-      if (!options_.quiet)
-        std::fprintf(stderr, "strata agent: job %s: rank %d late since step %lld (%s)\n", job.c_str(), d.rank,
-                     static_cast<long long>(d.first_step), d.cause.c_str());
+      Say(fmt::format("job {}: rank {} late since step {} ({})", job, d.rank, d.first_step, d.cause));
       if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
     }
     if (online.view().summaries > 0) state->online = online.view();
@@ -216,6 +208,6 @@ class Agent {
 
 }  // namespace
 
-int RunAgent(const AgentOptions& options) { return Agent(options).Run(); }
+Status RunAgent(const AgentOptions& options) { return Agent(options).Run(); }
 
 }  // namespace strata::agent

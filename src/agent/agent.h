@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+
+#include "core/status.h"
 
 namespace strata::agent {
 
@@ -25,10 +28,12 @@ struct AgentOptions {
   size_t redis_buffer = 10000;   // entries kept while Redis is unreachable (older ones are dropped, counted)
   size_t redis_maxlen = 100000;  // approximate cap of each job's stream
   double run_s = 0;              // stop after this long (0 = until signalled; for tests)
-  bool quiet = false;
+  // What the agent has to say while it runs (listening, a job found, a detection): one line each; the
+  // CLI prints them unless --quiet. Unset: nothing is said.
+  std::function<void(const std::string&)> on_message;
 };
 
-/// Runs the agent; returns the exit code (0 stopped by a signal or run_s, 2 cannot start).
-int RunAgent(const AgentOptions& options);
+/// Runs the agent until a signal or run_s; an error when it cannot start (directory, Redis URL, HTTP address).
+Status RunAgent(const AgentOptions& options);
 
 }  // namespace strata::agent

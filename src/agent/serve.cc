@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "agent/http_front.h"
 #include "agent/serve_core.h"
@@ -27,20 +28,15 @@ double UnixS() {
 
 }  // namespace
 
-int RunServe(const ServeOptions& options) {
+Status RunServe(const ServeOptions& options) {
+  auto say = [&](const std::string& line) {
+    if (options.on_message) options.on_message(line);
+  };
   auto address = ParseRedisUrl(options.redis);
-  if (!address.ok()) {
-    std::fprintf(stderr, "strata serve: %s\n", address.error().c_str());
-    return 2;
-  }
+  if (!address.ok()) return Status::Error(address.error());
   HttpFront http("strata serve");
-  if (Status st = http.Start(options.listen); !st.ok()) {
-    std::fprintf(stderr, "strata serve: %s\n", st.message().c_str());
-    return 2;
-  }
-  if (!options.quiet)
-    std::fprintf(stderr, "strata serve: reading %s, listening on http://%s/\n", address.value().Text().c_str(),
-                 options.listen.c_str());
+  if (Status st = http.Start(options.listen); !st.ok()) return st;
+  say(fmt::format("reading {}, listening on http://{}/", address.value().Text(), options.listen));
   struct sigaction action {};
   action.sa_handler = OnSignal;
   sigaction(SIGINT, &action, nullptr);
@@ -53,8 +49,7 @@ int RunServe(const ServeOptions& options) {
     const AgentSnapshot s = core.Snapshot(UnixS());
     http.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
     if (!polled.ok()) {
-      if (!options.quiet && backoff_s == 0)
-        std::fprintf(stderr, "strata serve: %s (retrying)\n", polled.error().c_str());
+      if (backoff_s == 0) say(polled.error() + " (retrying)");
       backoff_s = backoff_s == 0 ? 0.2 : std::min(backoff_s * 2, 5.0);
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff_s));
     } else {
@@ -64,7 +59,7 @@ int RunServe(const ServeOptions& options) {
     if (options.run_s > 0 && elapsed >= options.run_s) break;
   }
   http.Stop();
-  return 0;
+  return Status::Ok();
 }
 
 }  // namespace strata::agent

@@ -5,7 +5,10 @@
 // On a detection it asks the suspects' agents for their flight-recorder windows (serve_core.h).
 #pragma once
 
+#include <functional>
 #include <string>
+
+#include "core/status.h"
 
 #include "agent/serve_consumer.h"
 
@@ -17,10 +20,12 @@ struct ServeOptions {
   ConsumerOptions consumer;
   int block_ms = 200;
   double run_s = 0;  // stop after this long (0 = until signalled)
-  bool quiet = false;
+  // What serve has to say while it runs (listening, Redis unreachable): one line each; the CLI prints them
+  // unless --quiet. Unset: nothing is said.
+  std::function<void(const std::string&)> on_message;
 };
 
-/// Runs serve; returns the exit code (0 stopped, 2 cannot start).
-int RunServe(const ServeOptions& options);
+/// Runs serve until a signal or run_s; an error when it cannot start (Redis URL, HTTP address).
+Status RunServe(const ServeOptions& options);
 
 }  // namespace strata::agent

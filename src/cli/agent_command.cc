@@ -14,6 +14,12 @@ agent::AgentOptions& Options() {
   return options;
 }
 
+// --quiet: the agent's messages (on_message) are not printed.
+bool& Quiet() {
+  static bool quiet = false;
+  return quiet;
+}
+
 }  // namespace
 
 CLI::App* AddAgentCommand(CLI::App& app) {
@@ -56,13 +62,20 @@ CLI::App* AddAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
-  cmd->add_flag("-q,--quiet", o.quiet, "no progress messages");
+  cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");
   return cmd;
 }
 
 int RunAgentCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  return agent::RunAgent(Options());
+  agent::AgentOptions& o = Options();
+  if (!Quiet())
+    o.on_message = [](const std::string& line) { std::fprintf(stderr, "strata agent: %s\n", line.c_str()); };
+  if (Status st = agent::RunAgent(o); !st.ok()) {
+    std::fprintf(stderr, "strata agent: %s\n", st.message().c_str());
+    return 2;
+  }
+  return 0;
 #else
   std::fprintf(stderr, "strata agent: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");
   return 2;

@@ -24,6 +24,12 @@ agent::ServeOptions& Options() {
   }();
   return options;
 }
+
+// --quiet: serve's messages (on_message) are not printed.
+bool& Quiet() {
+  static bool quiet = false;
+  return quiet;
+}
 #endif
 
 }  // namespace
@@ -49,14 +55,21 @@ CLI::App* AddServeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
-  cmd->add_flag("-q,--quiet", o.quiet, "no progress messages");
+  cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");
 #endif
   return cmd;
 }
 
 int RunServeCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  return agent::RunServe(Options());
+  agent::ServeOptions& o = Options();
+  if (!Quiet())
+    o.on_message = [](const std::string& line) { std::fprintf(stderr, "strata serve: %s\n", line.c_str()); };
+  if (Status st = agent::RunServe(o); !st.ok()) {
+    std::fprintf(stderr, "strata serve: %s\n", st.message().c_str());
+    return 2;
+  }
+  return 0;
 #else
   std::fprintf(stderr, "strata serve: this strata was built without the agent (-DSTRATA_RECORDER=OFF)\n");
   return 2;
