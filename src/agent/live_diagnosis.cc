@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "analysis/diagnosis/diagnose.h"
 #include "importers/recording_trace.h"
-#include "segments/segment_reader.h"
 #include "store/recorded_run.h"
 
 namespace strata::agent {
@@ -27,21 +27,36 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
   KeepWindow(&d->py_samples, from, [](const auto& r) { return r.ts_ns; });
 }
 
+// The chunk's segments, each tail polled for what was appended since the last round; tails of files no
+// longer in the chunk (a rotation) are dropped. A segment whose header is not written yet is left out.
+std::vector<segments::SegmentTail*> PollTails(const std::string& chunk_dir, JobState* state) {
+  if (!state->tails) state->tails = std::make_shared<std::map<std::string, segments::SegmentTail>>();
+  auto& tails = *state->tails;
+  std::set<std::string> present;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec))
+    if (entry.path().extension() == ".sseg") present.insert(entry.path().string());
+  std::erase_if(tails, [&](const auto& t) { return !present.count(t.first); });
+  std::vector<segments::SegmentTail*> out;
+  for (const std::string& path : present) {
+    segments::SegmentTail& tail = tails.try_emplace(path, path).first->second;
+    if (!tail.Poll().ok() || !tail.has_header()) continue;
+    out.push_back(&tail);
+  }
+  return out;
+}
+
 }  // namespace
 
 void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
                           std::vector<online::RankStepSummary>* summaries) const {
   const auto started = std::chrono::steady_clock::now();
   RecordedRun run;
-  std::error_code ec;
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
   const uint64_t from = now_mono_ns > window_ns ? now_mono_ns - window_ns : 0;
-  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec)) {
-    if (entry.path().extension() != ".sseg") continue;
-    auto segment = segments::ReadSegment(entry.path().string());
-    if (!segment.ok()) continue;  // a recorder that has not written its header yet
-    CutToWindow(&segment.value(), from);
-    run.segments.push_back(IndexSegment(std::move(segment).value()));
+  for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
+    CutToWindow(&tail->data(), from);
+    run.segments.push_back(IndexSegment(tail->data()));
   }
   MergePluginSegments(&run);
   if (run.empty()) {

@@ -1,6 +1,7 @@
-// LiveDiagnosis: what `strata agent` concludes about one job while it runs. Each round reads the job's
-// current flight-recorder chunk as far as it is written (blocks are flushed every second; an unfinished
-// segment reads up to its last complete block), keeps the last `window_s` seconds of every table, and runs
+// LiveDiagnosis: what `strata agent` concludes about one job while it runs. Each round reads what the job's
+// current flight-recorder chunk gained since the last round (blocks are flushed every second; a segment
+// tail, segment_tail.h, decodes only new complete blocks), keeps the last `window_s` seconds of every table
+// (older rows are dropped, so memory and each round's cost stay bounded by the window), and runs
 // the same diagnosis as `strata diagnose` on that recording alone. A finding is identified by (rank, cause):
 // it opens when it first appears (detected_at, Unix seconds) and stays open while later rounds find it.
 // Each round also reduces the steps completed since the previous round to per-rank step summaries.
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +22,7 @@
 #include "agent/online_job.h"
 #include "agent/step_summaries.h"
 #include "analysis/diagnosis/result.h"
+#include "segments/segment_tail.h"
 
 namespace strata::agent {
 
@@ -39,6 +42,8 @@ struct JobState {
   std::string error;                               // why the last round could not run, if it could not
   std::optional<OnlineView> online;                // the online detection over step summaries, when fed
   StepCursor step_cursor;                          // the steps already summarized
+  // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
+  std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
 };
 
 class LiveDiagnosis {

@@ -104,81 +104,78 @@ bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint
 
 bool LooksLikeSegment(std::string_view head) { return head.substr(0, kFileMagic.size()) == kFileMagic; }
 
-Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name) {
+Expected<uint32_t> ParseSegmentHeader(std::string_view bytes, const std::string& name, SegmentData* data) {
   if (bytes.size() < kFileHeaderSize || !LooksLikeSegment(bytes))
     return Status::Error(name + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
-  SegmentData data;
-  data.path = name;
-  data.header.version = Get<uint32_t>(bytes, 8);
+  data->path = name;
+  data->header.version = Get<uint32_t>(bytes, 8);
   const uint32_t header_size = Get<uint32_t>(bytes, 12);
-  if (data.header.version == 0 || data.header.version > kFormatVersion)
+  if (data->header.version == 0 || data->header.version > kFormatVersion)
     return Status::Error(fmt::format("{}: segment format version {} is not supported (this strata reads up to {})",
-                                     name, data.header.version, kFormatVersion));
+                                     name, data->header.version, kFormatVersion));
   if (header_size < kFileHeaderSize || header_size > bytes.size())
     return Status::Error(fmt::format("{}: bad segment header size {}", name, header_size));
-  data.header.created_unix_ns = Get<int64_t>(bytes, 16);
-  data.header.realtime_minus_monotonic_ns = Get<int64_t>(bytes, 24);
+  data->header.created_unix_ns = Get<int64_t>(bytes, 16);
+  data->header.realtime_minus_monotonic_ns = Get<int64_t>(bytes, 24);
+  return header_size;
+}
 
-  size_t offset = header_size;
+BlockScan ParseSegmentBlocks(std::string_view bytes, uint64_t at, uint64_t file_size, uint64_t* decoded,
+                             SegmentData* data) {
+  BlockScan scan;
   std::string raw;
+  size_t offset = 0;
   // Decoded bytes are bounded by what the file can justify: columnar rows compress 5-50x with zstd.
-  const uint64_t max_decoded = std::max<uint64_t>(kMinDecodedBudget, kMaxDecodeRatio * bytes.size());
-  uint64_t decoded = 0;
+  const uint64_t max_decoded = std::max<uint64_t>(kMinDecodedBudget, kMaxDecodeRatio * file_size);
+  auto stop = [&](const std::string& why, bool incomplete) {
+    scan.end = offset;
+    scan.incomplete = incomplete;
+    scan.problem = fmt::format("block at byte {}: {}; {} blocks before it were read", at + offset, why, data->blocks);
+    return scan;
+  };
   while (offset < bytes.size()) {
-    auto stop = [&](const std::string& why) {
-      data.problems.push_back(
-          fmt::format("block at byte {}: {}; {} blocks before it were read", offset, why, data.blocks));
-    };
-    if (bytes.size() - offset < kBlockHeaderSize) {
-      stop("truncated block header (the recorder was stopped while writing)");
-      break;
-    }
+    if (bytes.size() - offset < kBlockHeaderSize)
+      return stop("truncated block header (the recorder was stopped while writing)", true);
     const uint32_t magic = Get<uint32_t>(bytes, offset);
     const uint16_t table = Get<uint16_t>(bytes, offset + 4);
     const uint32_t rows = Get<uint32_t>(bytes, offset + 8);
     const uint32_t raw_size = Get<uint32_t>(bytes, offset + 12);
     const uint32_t compressed_size = Get<uint32_t>(bytes, offset + 16);
     const uint32_t crc = Get<uint32_t>(bytes, offset + 20);
-    if (magic != kBlockMagic) {
-      stop("no block marker");
-      break;
-    }
-    if (!KnownTable(table)) {
-      stop(fmt::format("unknown table {}", table));
-      break;
-    }
-    if (raw_size > kMaxBlockRawSize) {
-      stop(fmt::format("block of {} bytes is larger than the format allows", raw_size));
-      break;
-    }
-    decoded += raw_size;
-    if (decoded > max_decoded) {
-      stop(fmt::format("blocks decode to more than {} bytes from a {}-byte file: refusing a decompression bomb",
-                       max_decoded, bytes.size()));
-      break;
-    }
-    if (bytes.size() - offset - kBlockHeaderSize < compressed_size) {
-      stop("truncated block (the recorder was stopped while writing)");
-      break;
-    }
+    if (magic != kBlockMagic) return stop("no block marker", false);
+    if (!KnownTable(table)) return stop(fmt::format("unknown table {}", table), false);
+    if (raw_size > kMaxBlockRawSize)
+      return stop(fmt::format("block of {} bytes is larger than the format allows", raw_size), false);
+    if (*decoded + raw_size > max_decoded)
+      return stop(fmt::format("blocks decode to more than {} bytes from a {}-byte file: refusing a decompression bomb",
+                              max_decoded, file_size),
+                  false);
+    if (bytes.size() - offset - kBlockHeaderSize < compressed_size)
+      return stop("truncated block (the recorder was stopped while writing)", true);
     const char* payload = bytes.data() + offset + kBlockHeaderSize;
-    if (crc32(0, reinterpret_cast<const Bytef*>(payload), compressed_size) != crc) {
-      stop("checksum mismatch");
-      break;
-    }
+    if (crc32(0, reinterpret_cast<const Bytef*>(payload), compressed_size) != crc)
+      return stop("checksum mismatch", false);
     raw.assign(raw_size, '\0');
     const size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, compressed_size);
-    if (ZSTD_isError(got) || got != raw_size) {
-      stop("cannot decompress");
-      break;
-    }
-    if (std::string why = DecodeBlock(static_cast<Table>(table), rows, raw, &data); !why.empty()) {
-      stop(why);
-      break;
-    }
-    ++data.blocks;
+    if (ZSTD_isError(got) || got != raw_size) return stop("cannot decompress", false);
+    if (std::string why = DecodeBlock(static_cast<Table>(table), rows, raw, data); !why.empty())
+      return stop(why, false);
+    *decoded += raw_size;
+    ++data->blocks;
     offset += kBlockHeaderSize + compressed_size;
   }
+  scan.end = offset;
+  return scan;
+}
+
+Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name) {
+  SegmentData data;
+  auto header_size = ParseSegmentHeader(bytes, name, &data);
+  if (!header_size.ok()) return header_size.status();
+  uint64_t decoded = 0;
+  const BlockScan scan =
+      ParseSegmentBlocks(bytes.substr(header_size.value()), header_size.value(), bytes.size(), &decoded, &data);
+  if (!scan.problem.empty()) data.problems.push_back(scan.problem);
   return data;
 }
 

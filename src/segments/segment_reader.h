@@ -28,4 +28,21 @@ Expected<SegmentData> ReadSegment(const std::string& path);
 // Same, from bytes in memory (`name` is used in messages); for tests and fuzzing.
 Expected<SegmentData> ParseSegment(std::string_view bytes, const std::string& name);
 
+// The two steps of ParseSegment, for readers of a segment still being written (segment_tail.h).
+/// Fills data->path and data->header from the file header; returns the header's size (where blocks start).
+Expected<uint32_t> ParseSegmentHeader(std::string_view bytes, const std::string& name, SegmentData* data);
+/// Where a scan of blocks stopped: `end` is the bytes consumed (up to the end of the last complete, valid
+/// block). `problem` says why it stopped before the end (empty when it did not); `incomplete` when the
+/// reason is only a block not yet wholly written (a later read may complete it), not damage.
+struct BlockScan {
+  size_t end = 0;
+  std::string problem;
+  bool incomplete = false;
+};
+/// Decodes the blocks in `bytes` (which start at a block boundary, byte `at` of a file of `file_size`
+/// bytes so far) into `data`, adding their raw size to `*decoded`, which is bounded by kMaxDecodeRatio x
+/// file_size (at least kMinDecodedBudget).
+BlockScan ParseSegmentBlocks(std::string_view bytes, uint64_t at, uint64_t file_size, uint64_t* decoded,
+                             SegmentData* data);
+
 }  // namespace strata::segments
