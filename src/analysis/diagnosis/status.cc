@@ -212,6 +212,13 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
     if (r.blocking) result->status_reasons.push_back(r.text);
   for (const Reason& r : reasons)
     if (!r.blocking) result->status_reasons.push_back(r.text);
+  // Stragglers without a finding: late by the minimum effect in their steps, but fixing them saves less
+  // than it over the run (their findings were left out). Said, so that "findings" with none listed is clear.
+  if (result->findings.empty() && !result->stragglers.empty())
+    result->status_reasons.push_back(fmt::format(
+        "{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but fixing them would "
+        "save less than it over the run: no finding is shown (lower --min-effect to see them)",
+        result->stragglers.size(), result->stragglers.front().rank));
 }
 
 }  // namespace strata::diagnosis
