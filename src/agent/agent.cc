@@ -56,6 +56,11 @@ class Agent {
     std::error_code ec;
     std::filesystem::create_directories(options_.dir, ec);
     if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.dir, ec.message()));
+    if (options_.same_netns) {
+      const uint64_t netns = NetworkNamespaceOf("/proc", "self");
+      if (netns == 0) return Status::Error("--same-netns: cannot read /proc/self/ns/net");
+      discovery_.OnlyNetworkNamespace(netns);
+    }
     if (Status st = StartPublisher(); !st.ok()) return st;
     if (!options_.listen.empty())
       if (Status st = StartHttp(); !st.ok()) return st;

@@ -28,6 +28,7 @@ struct AgentOptions {
   size_t redis_buffer = 10000;   // entries kept while Redis is unreachable (older ones are dropped, counted)
   size_t redis_maxlen = 100000;  // approximate cap of each job's stream
   double run_s = 0;              // stop after this long (0 = until signalled; for tests)
+  bool same_netns = false;       // watch only processes in the agent's own network namespace
   // What the agent has to say while it runs (listening, a job found, a detection): one line each; the
   // CLI prints them unless --quiet. Unset: nothing is said.
   std::function<void(const std::string&)> on_message;

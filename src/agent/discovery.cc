@@ -2,6 +2,7 @@
 #include "agent/discovery.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -59,6 +60,12 @@ std::string JobIdOf(const std::string& environ) {
   return "local";
 }
 
+uint64_t NetworkNamespaceOf(const std::string& proc_root, const std::string& pid) {
+  struct stat st {};
+  if (::stat((proc_root + "/" + pid + "/ns/net").c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
 std::map<std::string, DiscoveredJob> Discovery::Scan() {
   std::map<std::string, DiscoveredJob> jobs;
   std::map<int, Seen> now;
@@ -85,7 +92,9 @@ std::map<std::string, DiscoveredJob> Discovery::Scan() {
       }
     }
     now[static_cast<int>(pid)] = seen;
-    if (!seen.job.empty()) jobs[seen.job].rank_of_pid[static_cast<int>(pid)] = seen.rank;
+    if (seen.job.empty()) continue;
+    if (netns_ != 0 && NetworkNamespaceOf(proc_root_, e->d_name) != netns_) continue;
+    jobs[seen.job].rank_of_pid[static_cast<int>(pid)] = seen.rank;
   }
   closedir(dir);
   seen_ = std::move(now);

@@ -62,6 +62,9 @@ CLI::App* AddAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
+  cmd->add_flag("--same-netns", o.same_netns,
+                "watch only training processes in the agent's own network namespace (one agent per container, or "
+                "per emulated node on one host)");
   cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");
   return cmd;
 }

@@ -2,11 +2,14 @@
 """A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
 
 usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
+                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
 (with --extra-ms 0: a clean job). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
-moment the first slow step starts, and OUT_DIR/done-<rank> at the end.
+moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
+the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
+10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
 """
 import argparse
 import json
@@ -25,7 +28,10 @@ def busy(ms):
     return x
 
 
-def compute():
+def compute(sleep=False):
+    if sleep:  # --sleep-compute: the ranks leave the CPU to others (more ranks than cores)
+        time.sleep(0.06)
+        return 0
     return busy(60)
 
 
@@ -48,7 +54,7 @@ def rank_main(a):
         elapsed = float(flag[0])
         if elapsed >= a.seconds:
             break
-        compute()
+        compute(a.sleep_compute)
         if rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0:
             if not fault_written:
                 with open(os.path.join(a.out, "fault.json"), "w") as f:
@@ -69,6 +75,11 @@ def main():
     ap.add_argument("--fault-rank", type=int, default=1)
     ap.add_argument("--extra-ms", type=float, default=40)
     ap.add_argument("--job", default=None)
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--netns", default=None, help="run rank r in the network namespace NETNS-r<r // K> (root)")
+    ap.add_argument("--ranks-per-node", type=int, default=1, help="K: ranks per namespace with --netns")
+    ap.add_argument("--sleep-compute", action="store_true",
+                    help="each step's 60 ms of compute is a sleep (the fault's extra compute still burns CPU)")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.rank_worker:
@@ -78,11 +89,15 @@ def main():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     procs = []
-    for r in range(2):
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+    for r in range(a.ranks):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(a.ranks), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), TORCHELASTIC_RUN_ID=a.job or f"agent-test-{os.getpid()}",
                    OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable, __file__, *sys.argv[1:], "--rank-worker"], env=env))
+        prefix = []
+        if a.netns:
+            env.update(MASTER_ADDR="10.77.0.1", GLOO_SOCKET_IFNAME="eth0")
+            prefix = ["ip", "netns", "exec", f"{a.netns}-r{r // a.ranks_per_node}"]
+        procs.append(subprocess.Popen(prefix + [sys.executable, __file__, *sys.argv[1:], "--rank-worker"], env=env))
     return max(p.wait() for p in procs)
 
 

@@ -56,6 +56,25 @@ TEST(AgentDiscovery, ScansProcForRankedProcessesAndRereadsAReusedPid) {
   EXPECT_EQ(jobs.count("a"), 0u);
 }
 
+TEST(AgentDiscovery, SameNetworkNamespaceOnlyKeepsThisNodesRanks) {
+  testing::TempDir proc;
+  WriteProc(proc.path(), 100, 5, Env({"RANK=0", "TORCHELASTIC_RUN_ID=a"}));
+  WriteProc(proc.path(), 101, 6, Env({"RANK=1", "TORCHELASTIC_RUN_ID=a"}));
+  for (int pid : {100, 101}) {  // two files: two inodes, as two namespaces would have
+    std::filesystem::create_directories(proc.path() + "/" + std::to_string(pid) + "/ns");
+    std::ofstream(proc.path() + "/" + std::to_string(pid) + "/ns/net") << pid;
+  }
+  const uint64_t mine = NetworkNamespaceOf(proc.path(), "101");
+  ASSERT_NE(mine, 0u);
+  EXPECT_NE(NetworkNamespaceOf(proc.path(), "100"), mine);
+  EXPECT_EQ(NetworkNamespaceOf(proc.path(), "999"), 0u);
+  Discovery d(proc.path());
+  EXPECT_EQ(d.Scan()["a"].rank_of_pid.size(), 2u);
+  d.OnlyNetworkNamespace(mine);
+  auto jobs = d.Scan();
+  EXPECT_EQ(jobs["a"].rank_of_pid, (std::map<int, int>{{101, 1}}));
+}
+
 TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   EXPECT_EQ(PromLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
   AgentSnapshot s;

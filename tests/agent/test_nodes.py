@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Two nodes on one host, for real: a 4-rank gloo job with two ranks in each of two network namespaces (the
+lab's topology, lab/injectors/network.py), one `strata agent --same-netns` in each namespace seeing only its
+node's ranks, redis-server and `strata serve` in the bridge's namespace. Checks that serve assembles the job
+from the two agents' streams, names the straggler that appears mid-run on the second node (and nothing
+before it), and that killing that node's agent (SIGKILL) is a gap for its ranks in serve's status, not a
+crash. (Serve's online detection needs 4 ranks or more: a robust reference of peers. Four ranks spinning
+on two cores would be CPU contention in every step, so the job's regular compute sleeps; the fault burns CPU.)
+
+usage: test_nodes.py STRATA_BINARY
+Exits 77 (skipped) when not root, without BTF, `ip` or redis-server (1 under CI=true: a skip fails CI).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from types import SimpleNamespace
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+sys.path.insert(0, os.path.join(ROOT, "lab"))
+from injectors import base, network  # noqa: E402
+
+REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
+FAULT_AFTER_S, KILL_AT_S, JOB_S = 12, 20, 32
+
+
+def in_ns(ns, argv):
+    return ["ip", "netns", "exec", ns] + argv
+
+
+def get_json(ns, url):
+    r = subprocess.run(in_ns(ns, ["curl", "-sf", "--max-time", "3", url]), capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    strata = os.path.abspath(sys.argv[1])
+    skip = 1 if os.environ.get("CI") == "true" else 77
+    missing = [t for t in ("ip", "redis-server", "curl") if shutil.which(t) is None]
+    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux") or missing:
+        print(f"{'FAIL' if skip == 1 else 'SKIP'}: needs root, kernel BTF, ip, redis-server and curl (missing: {missing})")
+        return skip
+    failures = []
+
+    def expect(cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
+        if not cond:
+            failures.append(what)
+
+    ctx = SimpleNamespace(prefix=base.run_prefix(), args=SimpleNamespace(ranks=2, link_mbit=0), undo=base.Undo())
+    topo = network.Topology(ctx)
+    procs = []
+    try:
+        topo.setup()
+        tmp = tempfile.mkdtemp(prefix="strata-nodes-")
+        ctx.undo.push("remove " + tmp, lambda: shutil.rmtree(tmp, ignore_errors=True))
+        bridge, redis_url = network.BRIDGE_ADDR, f"redis://{network.BRIDGE_ADDR}:{REDIS_PORT}"
+
+        def start(name, argv):
+            log = open(os.path.join(tmp, name + ".log"), "w")
+            p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+            procs.append((name, p))
+            return p
+
+        start("redis", in_ns(topo.br, ["redis-server", "--port", str(REDIS_PORT), "--bind", bridge, "--save", "",
+                                       "--appendonly", "no", "--protected-mode", "no", "--dir", tmp]))
+        serve = start("serve", in_ns(topo.br, [strata, "serve", "--redis", redis_url, "--listen",
+                                              f"{bridge}:{SERVE_PORT}"]))
+        agents = [start(f"agent{r}", in_ns(topo.ns[r], [
+            strata, "agent", "--same-netns", "--listen", f"127.0.0.1:{AGENT_PORT}", "--dir",
+            os.path.join(tmp, f"flight{r}"), "--interval-s", "1", "--window-s", "8", "--redis", redis_url]))
+            for r in range(2)]
+        for _ in range(50):
+            if all(get_json(topo.ns[r], f"http://127.0.0.1:{AGENT_PORT}/api/v1/status") for r in range(2)):
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the agents do not answer on /api/v1/status")
+
+        job_id = f"nodes-test-{os.getpid()}"
+        out = os.path.join(tmp, "job")
+        started = time.time()
+        job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
+                                str(JOB_S), "--fault-after", str(FAULT_AFTER_S), "--extra-ms", "40", "--job", job_id,
+                                "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute"])
+        seen_by_agent = [set(), set()]
+        clean_findings, detected, killed, last = [], None, False, None
+        while job.poll() is None:
+            time.sleep(1)
+            for r in range(2):
+                if r == 1 and killed:
+                    continue
+                status = get_json(topo.ns[r], f"http://127.0.0.1:{AGENT_PORT}/api/v1/status") or {}
+                for j in status.get("jobs", []):
+                    if j["job"] == job_id:
+                        seen_by_agent[r].update(j["ranks"])
+            status = get_json(topo.br, f"http://{bridge}:{SERVE_PORT}/api/v1/status") or {}
+            jobs = [j for j in status.get("jobs", []) if j["job"] == job_id]
+            if jobs:
+                last = jobs[0]
+            fault = os.path.exists(os.path.join(out, "fault.json"))
+            for j in jobs:
+                for f in j.get("findings", []):
+                    if not fault:
+                        clean_findings.append((f.get("rank"), f.get("cause")))
+                    elif detected is None and f.get("rank") == 3:
+                        detected = f
+            if not killed and time.time() - started >= KILL_AT_S:
+                agents[1].kill()  # SIGKILL: no goodbye to Redis
+                killed = True
+        expect(job.returncode == 0, f"the job ran to the end across the two namespaces (exit {job.returncode})")
+        expect(seen_by_agent[0] == {0, 1}, f"node 0's agent watched ranks 0, 1 only (saw {sorted(seen_by_agent[0])})")
+        expect(seen_by_agent[1] == {2, 3}, f"node 1's agent watched ranks 2, 3 only (saw {sorted(seen_by_agent[1])})")
+        expect(last is not None and last.get("ranks") == [0, 1, 2, 3],
+               f"serve assembled the job's four ranks from two agents (ranks {last and last.get('ranks')})")
+        expect(not clean_findings, f"serve raised nothing before the fault (raised: {sorted(set(map(str, clean_findings)))})")
+        expect(detected is not None, "serve names rank 3 after its slowdown began")
+        if detected:
+            with open(os.path.join(out, "fault.json")) as fh:
+                fault_start = json.load(fh)["fault_start_unix"]
+            print(f"     serve: {detected.get('cause')} rank 3, detected_at - first slow step = "
+                  f"{detected['detected_at'] - fault_start:.1f} s", flush=True)
+        online = (last or {}).get("online", {})
+        steps = online.get("last_step", {})
+        print(f"     serve after the kill: last steps {steps}, gaps {online.get('gaps')}", flush=True)
+        expect(serve.poll() is None, "serve is still running after an agent was killed")
+        expect(int(steps.get("0", 0)) > int(steps.get("3", 0)) > 0,
+               "rank 3's steps stop where its node's agent was killed; rank 0's go on")
+        expect((online.get("gaps") or 0) > 0, f"the killed agent's rank shows as gaps (gaps {online.get('gaps')})")
+        if failures:
+            for name, _ in procs:
+                with open(os.path.join(tmp, name + ".log"), errors="replace") as fh:
+                    print(f"--- {name}.log (last lines)\n" + "".join(fh.readlines()[-8:]), end="")
+    finally:
+        for name, p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        # A SIGKILLed agent leaves its recorder behind until the job's processes are gone: nothing may outlive
+        # the test in its namespaces.
+        for ns in topo.ns + [topo.br]:
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.5)
+        failed = ctx.undo.run()
+        if failed:
+            print("cleanup failed: " + "; ".join(failed))
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
