@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "agent/agent.h"
+#include "cli/messages.h"
 #include "cli/validators.h"
 
 namespace strata::cli {
@@ -72,12 +73,8 @@ CLI::App* AddAgentCommand(CLI::App& app) {
 int RunAgentCommand() {
 #ifdef STRATA_HAVE_RECORDER
   agent::AgentOptions& o = Options();
-  if (!Quiet())
-    o.on_message = [](const std::string& line) { std::fprintf(stderr, "strata agent: %s\n", line.c_str()); };
-  if (Status st = agent::RunAgent(o); !st.ok()) {
-    std::fprintf(stderr, "strata agent: %s\n", st.message().c_str());
-    return 2;
-  }
+  if (!Quiet()) o.on_message = StderrMessages("agent");
+  if (Status st = agent::RunAgent(o); !st.ok()) return ReportError("agent", st.message());
   return 0;
 #else
   std::fprintf(stderr, "strata agent: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");

@@ -1,6 +1,7 @@
 // `strata record` command-line glue (see record_command.h).
 #include "cli/record_command.h"
 
+#include "cli/messages.h"
 #include "cli/validators.h"
 
 #include <cstdio>
@@ -112,14 +113,10 @@ int RunRecordCommand() {
   options.follow_children = !o.no_follow;
   options.libraries = o.libraries;
   options.pythons = o.pythons;
-  if (!o.quiet)
-    options.on_message = [](const std::string& line) { std::fprintf(stderr, "strata record: %s\n", line.c_str()); };
+  if (!o.quiet) options.on_message = StderrMessages("record");
   if (!o.no_nccl_plugin) options.nccl_plugin = o.nccl_plugin.empty() ? DefaultNcclPlugin() : o.nccl_plugin;
   auto recorded = recorder::Record(options);
-  if (!recorded.ok()) {
-    std::fprintf(stderr, "strata record: %s\n", recorded.error().c_str());
-    return 2;
-  }
+  if (!recorded.ok()) return ReportError("record", recorded.error());
   return recorded.value();
 #else
   std::fprintf(stderr, "strata record: this strata was built without the recorder (-DSTRATA_RECORDER=OFF)\n");

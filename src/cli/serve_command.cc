@@ -8,6 +8,7 @@
 #ifdef STRATA_HAVE_RECORDER
 #include "agent/serve.h"
 #endif
+#include "cli/messages.h"
 #include "cli/validators.h"
 
 namespace strata::cli {
@@ -63,12 +64,8 @@ CLI::App* AddServeCommand(CLI::App& app) {
 int RunServeCommand() {
 #ifdef STRATA_HAVE_RECORDER
   agent::ServeOptions& o = Options();
-  if (!Quiet())
-    o.on_message = [](const std::string& line) { std::fprintf(stderr, "strata serve: %s\n", line.c_str()); };
-  if (Status st = agent::RunServe(o); !st.ok()) {
-    std::fprintf(stderr, "strata serve: %s\n", st.message().c_str());
-    return 2;
-  }
+  if (!Quiet()) o.on_message = StderrMessages("serve");
+  if (Status st = agent::RunServe(o); !st.ok()) return ReportError("serve", st.message());
   return 0;
 #else
   std::fprintf(stderr, "strata serve: this strata was built without the agent (-DSTRATA_RECORDER=OFF)\n");

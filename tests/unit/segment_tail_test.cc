@@ -4,27 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "segments/segment_format.h"
 #include "segments/segment_writer.h"
 #include "test_util.h"
 
 namespace strata::segments {
 namespace {
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void WriteBytes(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 TEST(SegmentTail, EachPollDecodesOnlyWhatWasAppended) {
   testing::TempDir dir;
@@ -50,7 +35,7 @@ TEST(SegmentTail, EachPollDecodesOnlyWhatWasAppended) {
   ASSERT_EQ(tail.data().calls.size(), 2u);
   EXPECT_EQ(tail.data().calls[0].start_ns, 30u);
   EXPECT_GT(tail.consumed(), after_first);
-  EXPECT_EQ(tail.consumed(), ReadBytes(path).size());
+  EXPECT_EQ(tail.consumed(), testing::ReadFile(path).size());
   ASSERT_TRUE(tail.Poll().ok());  // nothing new
   EXPECT_EQ(tail.data().calls.size(), 2u);
   EXPECT_EQ(tail.data().blocks, 2u);
@@ -65,12 +50,12 @@ TEST(SegmentTail, AnUnfinishedBlockWaitsForTheNextPoll) {
     for (uint64_t i = 0; i < 6; ++i) writer.Append(GcRow{1, 1, 10 * i, 10 * i + 5, 0, 5});
     ASSERT_TRUE(writer.Close().ok());
   }
-  const std::string bytes = ReadBytes(full);
+  const std::string bytes = testing::ReadFile(full);
   // Written in three pieces, the cuts falling inside blocks (and inside a block header).
   SegmentTail tail(live);
   size_t rows_seen = 0;
   for (size_t cut : {size_t{kFileHeaderSize - 5}, bytes.size() / 2, bytes.size() - 3, bytes.size()}) {
-    WriteBytes(live, std::string_view(bytes).substr(0, cut));
+    testing::WriteFile(live, std::string_view(bytes).substr(0, cut));
     ASSERT_TRUE(tail.Poll().ok()) << cut;
     EXPECT_TRUE(tail.data().problems.empty()) << cut;
     EXPECT_FALSE(tail.stopped());
@@ -91,9 +76,9 @@ TEST(SegmentTail, DamageStopsTheTailAndSaysWhere) {
     writer.Append(GcRow{1, 1, 30, 40, 0, 5});
     ASSERT_TRUE(writer.Close().ok());
   }
-  std::string bytes = ReadBytes(path);
+  std::string bytes = testing::ReadFile(path);
   bytes[kFileHeaderSize + kBlockHeaderSize + 2] ^= 0x55;  // inside the first block's payload
-  WriteBytes(path, bytes);
+  testing::WriteFile(path, bytes);
   SegmentTail tail(path);
   ASSERT_TRUE(tail.Poll().ok());
   EXPECT_TRUE(tail.stopped());
@@ -106,7 +91,7 @@ TEST(SegmentTail, DamageStopsTheTailAndSaysWhere) {
 TEST(SegmentTail, AFileThatIsNotASegmentIsAnErrorNamingIt) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/trace.json";
-  WriteBytes(path, "{\"traceEvents\": [], \"padding\": \"............\"}");
+  testing::WriteFile(path, "{\"traceEvents\": [], \"padding\": \"............\"}");
   SegmentTail tail(path);
   const Status st = tail.Poll();
   ASSERT_FALSE(st.ok());
