@@ -354,6 +354,7 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
     }
   }
   worker();
+  ReleaseImportScratch();  // the pool's threads free theirs as they exit
   for (auto& t : pool) t.join();
   *over_budget_out = over_budget;
   return results;

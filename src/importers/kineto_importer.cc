@@ -694,6 +694,8 @@ class KinetoImporter {
 
 }  // namespace
 
+void ReleaseImportScratch() { ThreadScratch() = ImportScratch(); }
+
 Expected<TraceStore> ImportKineto(ByteSource& src, const ImportOptions& options) {
   KinetoImporter importer(src, options);
   return importer.Run();
