@@ -6,14 +6,26 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace strata {
 
 class RawBuffer {
  public:
+  RawBuffer() = default;
+  RawBuffer(RawBuffer&& other) noexcept { *this = std::move(other); }
+  /// Takes `other`'s bytes; `other` is left empty (no capacity), ready to reuse.
+  RawBuffer& operator=(RawBuffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+
   char* data() { return data_.get(); }
   const char* data() const { return data_.get(); }
   size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
   char& operator[](size_t i) { return data_[i]; }
   char operator[](size_t i) const { return data_[i]; }
 

@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace strata {
 
 namespace {
 constexpr size_t kInputChunk = 256 << 10;
-}
+constexpr size_t kPrefixChunk = 4096;
+}  // namespace
 
 ByteSource::~ByteSource() {
   if (zs_init_) inflateEnd(&zs_);
@@ -35,7 +37,6 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) 
   if (S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: is a directory, not a trace file", name));
   src->regular_ = S_ISREG(st.st_mode);
   if (src->regular_) src->file_size_ = static_cast<uint64_t>(st.st_size);
-  src->in_buf_.resize(kInputChunk);
   if (Status s = src->FillRawPrefix(2); !s.ok()) return s;
   const std::string& magic = src->raw_prefix_;
   if (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
@@ -45,6 +46,7 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) 
       return Status::Error(fmt::format("{}: cannot initialise gzip decoder", name));
     }
     src->zs_init_ = true;
+    src->in_buf_.resize(kInputChunk);  // only a compressed file reads through it
   }
   return src;
 }
@@ -60,9 +62,11 @@ Expected<size_t> ByteSource::ReadFd(char* out, size_t capacity) {
 
 Status ByteSource::FillRawPrefix(size_t n) {
   // Only before anything past the prefix was consumed: the prefix is the file's first bytes.
+  // One read of up to kPrefixChunk however few bytes are asked for: the format sniffing that follows needs
+  // them anyway, and a small file is a syscall per read.
   while (raw_prefix_.size() < n && compressed_read_ == 0) {
-    char chunk[4096];
-    auto got = ReadFd(chunk, std::min(sizeof chunk, n - raw_prefix_.size()));
+    char chunk[kPrefixChunk];
+    auto got = ReadFd(chunk, sizeof chunk);
     if (!got.ok()) return got.status();
     if (got.value() == 0) break;
     raw_prefix_.append(chunk, got.value());
@@ -172,9 +176,9 @@ Expected<std::string> ByteSource::Peek(size_t n) {
   }
   if (!gzip_) produced_ += filled;
   buf.resize(filled);
-  peeked_ = buf;
+  peeked_ = std::move(buf);
   peek_pos_ = 0;
-  return buf;
+  return peeked_;
 }
 
 }  // namespace strata

@@ -291,12 +291,17 @@ Expected<SortedInputs> SortInputs(const std::vector<InputFile>& expanded, const 
   return in;
 }
 
+// The threads a load uses: --threads, else one per core.
+unsigned LoadThreads(const LoadOptions& options) {
+  return options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Imports every trace file on a pool of threads (with fewer files than cores, each file gets a second thread:
 // read/split vs parse). The events kept by all files read so far count against --max-memory: past it, the
 // file that crossed it is an error naming it and the files not yet started are not read (over_budget).
 std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, bool* over_budget_out) {
   const std::vector<std::string>& files = in.files;
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = LoadThreads(options);
   ImportOptions import_options = options.import;
   import_options.pipeline = files.size() < threads;
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
@@ -349,6 +354,7 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
     }
   }
   worker();
+  ReleaseImportScratch();  // the pool's threads free theirs as they exit
   for (auto& t : pool) t.join();
   *over_budget_out = over_budget;
   return results;
@@ -462,15 +468,14 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   }
   if (order.empty()) return Status::Error("none of the input files could be read");
   std::stable_sort(order.begin(), order.end());
-  // Room for every file's slices once, so that the merge copies each row once (not the table per doubling),
-  // and each file's store is freed as soon as it is merged.
-  size_t slices_total = 0;
-  for (const auto& [first_rank, index] : order) slices_total += results[index].store->slices.size();
-  job.store.reserve_rows(slices_total);
+  // Merged on all the load's threads; each file's store is freed as soon as its rows are copied.
+  std::vector<TraceStore> parts;
+  parts.reserve(order.size());
   for (const auto& [first_rank, index] : order) {
-    job.store.append(std::move(*results[index].store));
+    parts.push_back(std::move(*results[index].store));
     results[index].store.reset();
   }
+  job.store = TraceStore::Merge(std::move(parts), LoadThreads(options));
   job.store.shrink_to_fit();
   job.recorded = std::move(in.recorded);
   job.notes = std::move(in.segment_notes);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 // The 64-byte block scanner uses AVX2 and PCLMUL. The binary is built for x86-64-v2 by default, so those
@@ -26,6 +27,14 @@ constexpr size_t kMinRead = 16 << 10;
 // element offsets within a batch are 32-bit. A larger one is an error, never an unbounded buffer.
 constexpr size_t kMaxValueBytes = 256 << 20;
 constexpr size_t kSlack = 64;  // readable bytes kept after end_ so 64-byte blocks never read out of bounds
+// The first buffer: room for a whole plain file of up to kWholeFileBytes (so that reading it is one read and the
+// read that finds its end, with no regrowth), else kFirstBuffer.
+constexpr size_t kWholeFileBytes = 4 << 20;
+size_t FirstBufferBytes(const ByteSource& src) {
+  const uint64_t size = src.compressed() ? 0 : src.file_size();
+  if (size == 0 || size > kWholeFileBytes) return kFirstBuffer + kSlack;
+  return std::max<size_t>(kFirstBuffer, static_cast<size_t>(size) + kMinRead) + kSlack;
+}
 inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 #ifdef STRATA_SPLITTER_SIMD
@@ -266,7 +275,7 @@ Status JsonEventSplitter::ReadEvents(const BatchFn& on_batch) {
 
 Status JsonEventSplitter::Run(ByteSource& src, const MemberFn& on_member, const BatchFn& on_batch) {
   src_ = &src;
-  buf_.resize(kFirstBuffer + kSlack);
+  buf_.resize(FirstBufferBytes(src));
   pos_ = end_ = keep_ = 0;
   base_ = 0;
   Refill();

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/raw_buffer.h"
@@ -37,6 +38,11 @@ class JsonEventSplitter {
   /// Streams `src` to the end. Calls `on_member` for each top-level member except "traceEvents" and
   /// `on_batch` for each batch of events. Stops at the first error (its own or a callback's).
   Status Run(ByteSource& src, const MemberFn& on_member, const BatchFn& on_batch);
+
+  /// The read window's buffer, to reuse for the next file (its bytes are not kept): Run then allocates only when
+  /// the file needs more room than it has.
+  void set_buffer(RawBuffer&& buffer) { buf_ = std::move(buffer); }
+  RawBuffer take_buffer() { return std::move(buf_); }
 
   Shape shape() const { return shape_; }
   bool found_events() const { return found_events_; }

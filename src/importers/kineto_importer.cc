@@ -58,16 +58,43 @@ struct RawEvent {
   std::vector<std::pair<std::string_view, double>> counter_values;
 };
 
+/// A batch copied out of the splitter's window as "[" body "]" plus simdjson's padding.
+struct OwnedBatch {
+  std::string doc;
+  size_t size = 0;                                      // bytes of JSON in doc
+  std::vector<std::pair<uint32_t, uint32_t>> elements;  // relative to doc + 1
+};
+
+/// What one thread's imports reuse from file to file: the JSON parser's buffers, the batch copy and the row
+/// tables' capacity. A job of 100,000 small files otherwise allocates, faults in and frees them 100,000 times.
+struct ImportScratch {
+  od::parser parser;
+  simdjson::dom::parser member_parser;  // top-level members (distributedInfo, deviceProperties)
+  OwnedBatch batch;
+  RawBuffer window;  // the JSON splitter's read window
+  RowTables rows;
+};
+// A read window larger than this (a large file's) is freed rather than kept for the thread's next file.
+constexpr size_t kMaxSpareWindow = 4 << 20;
+
+ImportScratch& ThreadScratch() {
+  thread_local ImportScratch scratch;
+  return scratch;
+}
+
 class KinetoImporter {
  public:
-  KinetoImporter(ByteSource& src, const ImportOptions& options) : src_(src), options_(options) {
+  KinetoImporter(ByteSource& src, const ImportOptions& options)
+      : src_(src), options_(options), scratch_(ThreadScratch()), parser_(scratch_.parser) {
     store_.inputs.emplace_back();
     store_.inputs[0].path = src.path();
     store_.ranks.emplace_back();
+    store_.adopt_rows(std::move(scratch_.rows));
   }
 
   Expected<TraceStore> Run() {
     JsonEventSplitter splitter(options_.batch_bytes);
+    splitter.set_buffer(std::move(scratch_.window));
     std::vector<std::pair<std::string, std::string>> members;  // applied after the events
     auto on_member = [&](std::string_view key, std::string_view raw) {
       if (key == "distributedInfo" || key == "deviceProperties" || key == "baseTimeNanoseconds")
@@ -75,7 +102,7 @@ class KinetoImporter {
     };
     Status st;
     if (!options_.pipeline) {
-      OwnedBatch batch;
+      OwnedBatch& batch = scratch_.batch;
       st = splitter.Run(src_, on_member, [&](const EventBatch& b) {
         Prepare(b, &batch);
         Process(batch);
@@ -102,6 +129,8 @@ class KinetoImporter {
       full.Close();
       parser_thread.join();
     }
+    RawBuffer window = splitter.take_buffer();
+    if (window.capacity() <= kMaxSpareWindow) scratch_.window = std::move(window);
     if (!st.ok()) return st;
     for (const auto& [key, raw] : members) OnMember(key, raw);
     if (splitter.shape() == JsonEventSplitter::Shape::kObject && !splitter.found_events()) {
@@ -122,9 +151,8 @@ class KinetoImporter {
   // ---- top-level members -------------------------------------------------------------------------
   void OnMember(std::string_view key, std::string_view raw) {
     if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds") return;
-    simdjson::dom::parser parser;
     simdjson::dom::element el;
-    if (parser.parse(raw.data(), raw.size()).get(el)) {
+    if (scratch_.member_parser.parse(raw.data(), raw.size()).get(el)) {
       CountSkip(input().repaired, SkipId::kUnreadableMember, 1, key);
       return;
     }
@@ -152,13 +180,6 @@ class KinetoImporter {
   }
 
   // ---- batches -----------------------------------------------------------------------------------
-  /// A batch copied out of the splitter's window as "[" body "]" plus simdjson's padding.
-  struct OwnedBatch {
-    std::string doc;
-    size_t size = 0;                                      // bytes of JSON in doc
-    std::vector<std::pair<uint32_t, uint32_t>> elements;  // relative to doc + 1
-  };
-
   static void Prepare(const EventBatch& batch, OwnedBatch* out) {
     out->size = batch.body.size() + 2;
     if (out->doc.size() < out->size + simdjson::SIMDJSON_PADDING)
@@ -647,6 +668,7 @@ class KinetoImporter {
     }
     input().events = rank().events;
     input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto" : any_cat ? "chrome-json" : "pytorch-legacy";
+    store_.release_rows(&scratch_.rows);
     store_.shrink_to_fit();
   }
 
@@ -655,7 +677,8 @@ class KinetoImporter {
   ByteSource& src_;
   const ImportOptions& options_;
   TraceStore store_;
-  od::parser parser_;
+  ImportScratch& scratch_;
+  od::parser& parser_;
   std::string single_;
   RawEvent raw_;
   std::unordered_map<LaneKey, uint32_t, LaneHash> track_ids_;
@@ -670,6 +693,8 @@ class KinetoImporter {
 };
 
 }  // namespace
+
+void ReleaseImportScratch() { ThreadScratch() = ImportScratch(); }
 
 Expected<TraceStore> ImportKineto(ByteSource& src, const ImportOptions& options) {
   KinetoImporter importer(src, options);

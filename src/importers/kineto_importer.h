@@ -15,4 +15,8 @@ namespace strata {
 /// `distributedInfo.rank` when present (rank_source "distributedInfo"), else left at -1.
 Expected<TraceStore> ImportKineto(ByteSource& src, const ImportOptions& options);
 
+/// Frees what this thread's imports kept for its next file (parsers, buffers, row tables): call it once a
+/// thread has imported its last file, so that the analysis after a load does not carry them.
+void ReleaseImportScratch();
+
 }  // namespace strata

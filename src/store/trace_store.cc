@@ -2,6 +2,11 @@
 #include "store/trace_store.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <system_error>
+#include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace strata {
@@ -15,6 +20,66 @@ template <typename T>
 size_t bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
+// A spare row table larger than this is freed, not kept: reuse is for the many-small-files case, and a thread
+// must not hold a large file's capacity for the rest of the run.
+constexpr size_t kMaxSpareRows = 1 << 16;
+
+// Calls fn(column of `a`, the same column of `b`) for every column of the three row tables.
+template <typename Fn>
+void ForEachColumnPair(SliceTable& s, FlowTable& f, CounterTable& c, RowTables& b, Fn fn) {
+  fn(s.ts_ns, b.slices.ts_ns);
+  fn(s.dur_ns, b.slices.dur_ns);
+  fn(s.correlation, b.slices.correlation);
+  fn(s.name, b.slices.name);
+  fn(s.category, b.slices.category);
+  fn(s.track, b.slices.track);
+  fn(s.args, b.slices.args);
+  fn(s.step, b.slices.step);
+  fn(s.flags, b.slices.flags);
+  fn(f.id, b.flows.id);
+  fn(f.ts_ns, b.flows.ts_ns);
+  fn(f.track, b.flows.track);
+  fn(f.category, b.flows.category);
+  fn(f.phase, b.flows.phase);
+  fn(c.track, b.counters.track);
+  fn(c.ts_ns, b.counters.ts_ns);
+  fn(c.value, b.counters.value);
+}
+
+// Where one part's ids and rows go in a merged store.
+struct PartPlacement {
+  std::vector<StringId> remap;  // the part's string id -> the merged pool's
+  uint32_t track_base = 0, coll_base = 0, layout_base = 0;
+  size_t slice_base = 0, flow_base = 0, counter_base = 0;
+};
+
+// Runs fn(i) for every i in [0, n) on up to `threads` threads (this one included), each taking the next index.
+void ParallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no memory for another thread's stack: fewer threads do the same work
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+template <typename T>
+void CopyAt(const std::vector<T>& from, std::vector<T>& to, size_t base) {
+  std::copy(from.begin(), from.end(), to.begin() + static_cast<std::ptrdiff_t>(base));
+}
+template <typename T, typename Fn>
+void MapAt(const std::vector<T>& from, std::vector<T>& to, size_t base, Fn fn) {
+  std::transform(from.begin(), from.end(), to.begin() + static_cast<std::ptrdiff_t>(base), fn);
+}
+
 template <typename T>
 void extend(std::vector<T>& dst, const std::vector<T>& src) {
   dst.insert(dst.end(), src.begin(), src.end());
@@ -129,6 +194,126 @@ void TraceStore::append(TraceStore&& other) {
   // Released by destroying it, not by assigning a fresh store: a new string pool per merged file costs an
   // allocation the allocator searches its bins for (seconds over 100,000 files).
   TraceStore consumed(std::move(other));
+}
+
+void TraceStore::adopt_rows(RowTables&& spare) {
+  // Column by column: a moved vector keeps its capacity; cleared in case the spare was not.
+  ForEachColumnPair(slices, flows, counters, spare, [](auto& column, auto& from) {
+    column = std::move(from);
+    column.clear();
+  });
+}
+
+void TraceStore::release_rows(RowTables* spare) {
+  RowTables kept;
+  ForEachColumnPair(slices, flows, counters, kept, [](auto& column, auto& keep) {
+    std::remove_reference_t<decltype(column)> exact(column.begin(), column.end());
+    if (column.capacity() <= kMaxSpareRows) {
+      column.clear();
+      keep = std::move(column);
+    }
+    column = std::move(exact);
+  });
+  *spare = std::move(kept);
+}
+
+namespace {
+// Appends `part`'s strings, inputs, ranks, tracks and args to `out` as append() does, and says where its rows go.
+PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t flows, size_t counters) {
+  PartPlacement at;
+  at.remap.resize(part.strings.size());
+  for (StringId id = 0; id < part.strings.size(); ++id) at.remap[id] = out.strings.intern(part.strings.view(id));
+  const auto input_base = static_cast<uint32_t>(out.inputs.size());
+  for (auto& in : part.inputs) out.inputs.push_back(std::move(in));
+  const auto rank_base = static_cast<uint32_t>(out.ranks.size());
+  for (auto& r : part.ranks) {
+    r.input += input_base;
+    out.ranks.push_back(std::move(r));
+  }
+  at.track_base = static_cast<uint32_t>(out.tracks.size());
+  for (Track t : part.tracks) {
+    t.rank += rank_base;
+    t.name = at.remap[t.name];
+    out.tracks.push_back(t);
+  }
+  at.coll_base = static_cast<uint32_t>(out.collective_args.size());
+  for (CollectiveArgs a : part.collective_args) {
+    a.collective = at.remap[a.collective];
+    a.group = at.remap[a.group];
+    a.group_ranks = at.remap[a.group_ranks];
+    a.dtype = at.remap[a.dtype];
+    out.collective_args.push_back(a);
+  }
+  at.layout_base = static_cast<uint32_t>(out.op_layout.size());
+  extend(out.op_layout, part.op_layout);
+  at.slice_base = slices;
+  at.flow_base = flows;
+  at.counter_base = counters;
+  return at;
+}
+
+// Copies `part`'s rows into `out`'s tables (already sized) where `at` says, then frees the part.
+void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
+  const SliceTable& s = part.slices;
+  SliceTable& d = out.slices;
+  const auto remap = [&at](StringId id) { return at.remap[id]; };
+  const auto track = [&at](uint32_t t) { return t + at.track_base; };
+  CopyAt(s.ts_ns, d.ts_ns, at.slice_base);
+  CopyAt(s.dur_ns, d.dur_ns, at.slice_base);
+  CopyAt(s.correlation, d.correlation, at.slice_base);
+  MapAt(s.name, d.name, at.slice_base, remap);
+  MapAt(s.category, d.category, at.slice_base, remap);
+  MapAt(s.track, d.track, at.slice_base, track);
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint32_t args_index = s.args[i];
+    if (args_index != kNoArgs) args_index += (s.flags[i] & kSliceCollectiveArgs) ? at.coll_base : at.layout_base;
+    d.args[at.slice_base + i] = args_index;
+  }
+  CopyAt(s.step, d.step, at.slice_base);
+  CopyAt(s.flags, d.flags, at.slice_base);
+  const FlowTable& f = part.flows;
+  CopyAt(f.id, out.flows.id, at.flow_base);
+  CopyAt(f.ts_ns, out.flows.ts_ns, at.flow_base);
+  MapAt(f.track, out.flows.track, at.flow_base, track);
+  MapAt(f.category, out.flows.category, at.flow_base, remap);
+  CopyAt(f.phase, out.flows.phase, at.flow_base);
+  const CounterTable& c = part.counters;
+  MapAt(c.track, out.counters.track, at.counter_base, track);
+  CopyAt(c.ts_ns, out.counters.ts_ns, at.counter_base);
+  CopyAt(c.value, out.counters.value, at.counter_base);
+  TraceStore consumed(std::move(part));  // freed here, on this thread (see append)
+}
+}  // namespace
+
+TraceStore TraceStore::Merge(std::vector<TraceStore>&& parts, unsigned threads) {
+  TraceStore out;
+  if (parts.size() == 1) out.append(std::move(parts[0]));
+  if (parts.size() <= 1) return out;
+  // In order, on this thread: the string ids and the small tables, which later parts' ids depend on.
+  std::vector<PartPlacement> at;
+  at.reserve(parts.size());
+  size_t slices = 0, flows = 0, counters = 0;
+  for (TraceStore& part : parts) {
+    at.push_back(PlacePart(out, part, slices, flows, counters));
+    slices += part.slices.size();
+    flows += part.flows.size();
+    counters += part.counters.size();
+  }
+  // The row tables sized once (a column per task: each thread faults in its own columns' pages), then each
+  // part's rows copied into place, parts spread over the threads.
+  SliceTable& sl = out.slices;
+  FlowTable& fl = out.flows;
+  CounterTable& co = out.counters;
+  const std::vector<std::function<void()>> resize = {
+      [&] { sl.ts_ns.resize(slices); },   [&] { sl.dur_ns.resize(slices); },   [&] { sl.correlation.resize(slices); },
+      [&] { sl.name.resize(slices); },    [&] { sl.category.resize(slices); }, [&] { sl.track.resize(slices); },
+      [&] { sl.args.resize(slices); },    [&] { sl.step.resize(slices); },     [&] { sl.flags.resize(slices); },
+      [&] { fl.id.resize(flows); },       [&] { fl.ts_ns.resize(flows); },     [&] { fl.track.resize(flows); },
+      [&] { fl.category.resize(flows); }, [&] { fl.phase.resize(flows); },     [&] { co.track.resize(counters); },
+      [&] { co.ts_ns.resize(counters); }, [&] { co.value.resize(counters); }};
+  ParallelFor(resize.size(), threads, [&](size_t i) { resize[i](); });
+  ParallelFor(parts.size(), threads, [&](size_t p) { CopyPartRows(out, std::move(parts[p]), at[p]); });
+  return out;
 }
 
 void TraceStore::reserve_rows(size_t slices_total) {

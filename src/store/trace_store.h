@@ -133,6 +133,13 @@ struct CounterTable {
   size_t size() const { return ts_ns.size(); }
 };
 
+/// The row tables of a store, kept apart so that an importer can reuse their capacity from file to file.
+struct RowTables {
+  SliceTable slices;
+  FlowTable flows;
+  CounterTable counters;
+};
+
 class TraceStore {
  public:
   StringPool strings;
@@ -150,8 +157,18 @@ class TraceStore {
   /// and it is left moved-from (destroy or assign it; do not read it). Reserve the rows of many stores
   /// first (reserve_rows) to copy each row once.
   void append(TraceStore&& other);
+  /// The stores of `parts` merged in order: the same store as appending each in turn to an empty one (the same
+  /// ids, rows and order), with the rows copied column by column and part by part on `threads` threads and
+  /// each part freed once copied. `parts` is consumed.
+  static TraceStore Merge(std::vector<TraceStore>&& parts, unsigned threads);
   /// Room for this many slices in total, so that appending stores of that many rows reallocates nothing.
   void reserve_rows(size_t slices_total);
+  /// Takes `spare`'s row tables (emptied, their capacity kept) as this store's: an import into a store with no
+  /// rows yet then grows nothing until it passes the capacity a previous import left.
+  void adopt_rows(RowTables&& spare);
+  /// Leaves this store's rows in tables of exactly their size and hands the larger tables, emptied, to `spare`
+  /// for the next import (unless they hold more than RowTables' cap, which is freed instead).
+  void release_rows(RowTables* spare);
   /// Releases spare capacity of every table (called once an import is complete).
   void shrink_to_fit();
   /// Bytes held by all tables and the string pool.

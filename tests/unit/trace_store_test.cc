@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "importers/job_loader.h"
 #include "test_util.h"
@@ -112,6 +113,86 @@ TEST(TraceStore, AppendRemapsEveryIndex) {
   // The first store's rows are untouched.
   EXPECT_EQ(all.strings.view(all.collective_args[0].group), "a-group");
   EXPECT_EQ(all.slices.args[1], 0u);
+}
+
+// Merge must give exactly the store that appending the parts in turn gives: ids, rows, order.
+void ExpectSameStore(const TraceStore& a, const TraceStore& b) {
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (StringId id = 0; id < a.strings.size(); ++id) EXPECT_EQ(a.strings.view(id), b.strings.view(id));
+  ASSERT_EQ(a.inputs.size(), b.inputs.size());
+  for (size_t i = 0; i < a.inputs.size(); ++i) EXPECT_EQ(a.inputs[i].path, b.inputs[i].path);
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    EXPECT_EQ(a.ranks[i].rank, b.ranks[i].rank);
+    EXPECT_EQ(a.ranks[i].input, b.ranks[i].input);
+  }
+  ASSERT_EQ(a.tracks.size(), b.tracks.size());
+  for (size_t i = 0; i < a.tracks.size(); ++i) {
+    EXPECT_EQ(a.tracks[i].rank, b.tracks[i].rank);
+    EXPECT_EQ(a.tracks[i].name, b.tracks[i].name);
+    EXPECT_EQ(a.tracks[i].tid, b.tracks[i].tid);
+  }
+  ASSERT_EQ(a.collective_args.size(), b.collective_args.size());
+  for (size_t i = 0; i < a.collective_args.size(); ++i) {
+    EXPECT_EQ(a.collective_args[i].collective, b.collective_args[i].collective);
+    EXPECT_EQ(a.collective_args[i].group, b.collective_args[i].group);
+  }
+  ASSERT_EQ(a.op_layout.size(), b.op_layout.size());
+  EXPECT_EQ(a.slices.ts_ns, b.slices.ts_ns);
+  EXPECT_EQ(a.slices.dur_ns, b.slices.dur_ns);
+  EXPECT_EQ(a.slices.correlation, b.slices.correlation);
+  EXPECT_EQ(a.slices.name, b.slices.name);
+  EXPECT_EQ(a.slices.category, b.slices.category);
+  EXPECT_EQ(a.slices.track, b.slices.track);
+  EXPECT_EQ(a.slices.args, b.slices.args);
+  EXPECT_EQ(a.slices.step, b.slices.step);
+  EXPECT_EQ(a.slices.flags, b.slices.flags);
+  EXPECT_EQ(a.flows.id, b.flows.id);
+  EXPECT_EQ(a.flows.ts_ns, b.flows.ts_ns);
+  EXPECT_EQ(a.flows.track, b.flows.track);
+  EXPECT_EQ(a.flows.category, b.flows.category);
+  EXPECT_EQ(a.flows.phase, b.flows.phase);
+  EXPECT_EQ(a.counters.track, b.counters.track);
+  EXPECT_EQ(a.counters.ts_ns, b.counters.ts_ns);
+  EXPECT_EQ(a.counters.value, b.counters.value);
+}
+
+TEST(TraceStore, MergeEqualsAppendingInTurn) {
+  const std::vector<std::string> prefixes = {"a", "b", "c", "b", "d"};
+  for (unsigned threads : {1u, 2u, 4u}) {
+    TraceStore appended;
+    std::vector<TraceStore> parts;
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+      appended.append(MakeStore(prefixes[i], static_cast<int32_t>(i)));
+      parts.push_back(MakeStore(prefixes[i], static_cast<int32_t>(i)));
+    }
+    const TraceStore merged = TraceStore::Merge(std::move(parts), threads);
+    ASSERT_EQ(merged.slices.size(), 3 * prefixes.size());
+    ExpectSameStore(appended, merged);
+  }
+}
+
+TEST(TraceStore, MergeOfOneOrNone) {
+  std::vector<TraceStore> one;
+  one.push_back(MakeStore("a", 0));
+  const TraceStore merged = TraceStore::Merge(std::move(one), 2);
+  EXPECT_EQ(merged.slices.size(), 3u);
+  EXPECT_EQ(TraceStore::Merge({}, 2).slices.size(), 0u);
+}
+
+TEST(TraceStore, ReleaseRowsLeavesExactTablesAndReusableSpares) {
+  TraceStore s = MakeStore("a", 0);
+  s.slices.reserve(1000);
+  RowTables spare;
+  s.release_rows(&spare);
+  EXPECT_EQ(s.slices.ts_ns.capacity(), 3u);
+  EXPECT_EQ(s.slices.size(), 3u);
+  EXPECT_EQ(spare.slices.size(), 0u);
+  EXPECT_GE(spare.slices.ts_ns.capacity(), 1000u);
+  TraceStore next;
+  next.adopt_rows(std::move(spare));
+  EXPECT_EQ(next.slices.size(), 0u);
+  EXPECT_GE(next.slices.ts_ns.capacity(), 1000u);
 }
 
 TEST(TraceStore, ColumnsStayTheSameLength) {
