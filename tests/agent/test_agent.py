@@ -4,7 +4,9 @@ appears mid-run shows up in /api/v1/status and /metrics; stopping the agent stop
 also publishes its step summaries to a redis-server the test starts (--redis), and `strata serve` reading that
 stream shows both ranks with their steps in its own /api/v1/status (the multi-node path end to end).
 
-usage: test_agent.py STRATA_BINARY
+usage: test_agent.py STRATA_BINARY [--clean SECONDS]
+With --clean, a clean job of SECONDS runs instead (no fault): nothing may be raised, by the agent or by serve
+(issue 13: a clean run of several minutes raises nothing; not in ctest for its length).
 Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more per step from 12 s on) under
 an agent on a free port. Prints the detection latency (detected_at - the first slow step's start). Exits 77
 (skipped) when not root or without BTF (1 under CI=true: a skip fails CI).
@@ -36,10 +38,11 @@ def free_port():
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--clean"):
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
+    clean_s = float(sys.argv[3]) if len(sys.argv) == 4 else None
     skip = 1 if os.environ.get("CI") == "true" else 77
     if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux"):
         print(f"{'FAIL' if skip == 1 else 'SKIP'}: strata agent needs root and kernel BTF")
@@ -75,8 +78,11 @@ def main():
             expect(status.get("jobs") == [], f"no job before the job starts (jobs: {status.get('jobs')})")
             job_id = f"agent-test-{os.getpid()}"
             out = os.path.join(tmp, "job")
-            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "30",
-                                    "--fault-after", "12", "--extra-ms", "40", "--job", job_id])
+            seconds, fault_after, extra = (clean_s, clean_s + 1, 0) if clean_s else (30, 12, 40)
+            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
+                                    str(seconds), "--fault-after", str(fault_after), "--extra-ms", str(extra), "--job",
+                                    job_id])
+            served_findings = []
             found_at = None
             clean_findings = []
             detected = None
@@ -95,31 +101,42 @@ def main():
                             detected = (f, time.time())
                 if detected and job.poll() is None:
                     metrics = get(port, "/metrics")
-            expect(job.returncode == 0, f"the job ran to the end (exit {job.returncode})")
-            expect(found_at is not None, "the agent found the job and both ranks by itself")
-            expect(not clean_findings, f"nothing raised before the fault (raised: {sorted(set(clean_findings))})")
-            expect(detected is not None, "rank 1's slowdown appears in /api/v1/status")
-            if detected:
-                f, seen = detected
-                with open(os.path.join(out, "fault.json")) as fh:
-                    fault_start = json.load(fh)["fault_start_unix"]
-                latency = f["detected_at"] - fault_start
-                print(f"     detection: {f['cause']} rank {f['rank']}, detected_at - first slow step = {latency:.1f} s "
-                      f"(seen by the poll {seen - fault_start:.1f} s after)", flush=True)
-                expect(f["cause"] == "slow_compute", f"cause {f['cause']} (expected slow_compute)")
-                expect(0 <= latency <= 15, f"detected {latency:.1f} s after the first slow step (bound 15 s)")
-                expect(re.search(r'^strata_straggler\{job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
-                       is not None, "/metrics has strata_straggler for rank 1")
-                expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
-            served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
-            online = served[0].get("online", {}) if served else {}
-            print(f"     serve: ranks {served[0]['ranks'] if served else None}, last steps {online.get('last_step')}, "
-                  f"summaries {online.get('summaries')}", flush=True)
-            expect(bool(served) and served[0]["ranks"] == [0, 1], "serve sees the job's two ranks through Redis")
-            expect(all(v >= 10 for v in online.get("last_step", {}).values()) and len(online.get("last_step", {})) == 2,
-                   "serve has at least 10 steps of each rank")
-            expect(re.search(r'^strata_redis_published_total [1-9]', metrics, re.M) is not None,
-                   "the agent's /metrics counts what it published")
+                if clean_s:
+                    served = json.loads(get(serve_port, "/api/v1/status"))["jobs"]
+                    served_findings += [(f.get("rank"), f.get("cause")) for j in served if j["job"] == job_id
+                                        for f in j.get("findings", [])]
+            if clean_s:
+                expect(job.returncode == 0, f"the clean job ran {clean_s:.0f} s to the end (exit {job.returncode})")
+                expect(found_at is not None, "the agent found the job and both ranks by itself")
+                expect(not clean_findings, f"the agent raised nothing in {clean_s:.0f} s (raised: "
+                       f"{sorted(set(clean_findings))})")
+                expect(not served_findings, f"serve raised nothing (raised: {sorted(set(served_findings))})")
+            else:
+                expect(job.returncode == 0, f"the job ran to the end (exit {job.returncode})")
+                expect(found_at is not None, "the agent found the job and both ranks by itself")
+                expect(not clean_findings, f"nothing raised before the fault (raised: {sorted(set(clean_findings))})")
+                expect(detected is not None, "rank 1's slowdown appears in /api/v1/status")
+                if detected:
+                    f, seen = detected
+                    with open(os.path.join(out, "fault.json")) as fh:
+                        fault_start = json.load(fh)["fault_start_unix"]
+                    latency = f["detected_at"] - fault_start
+                    print(f"     detection: {f['cause']} rank {f['rank']}, detected_at - first slow step = {latency:.1f} s "
+                          f"(seen by the poll {seen - fault_start:.1f} s after)", flush=True)
+                    expect(f["cause"] == "slow_compute", f"cause {f['cause']} (expected slow_compute)")
+                    expect(0 <= latency <= 15, f"detected {latency:.1f} s after the first slow step (bound 15 s)")
+                    expect(re.search(r'^strata_straggler\{job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
+                           is not None, "/metrics has strata_straggler for rank 1")
+                    expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
+                served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
+                online = served[0].get("online", {}) if served else {}
+                print(f"     serve: ranks {served[0]['ranks'] if served else None}, last steps {online.get('last_step')}, "
+                      f"summaries {online.get('summaries')}", flush=True)
+                expect(bool(served) and served[0]["ranks"] == [0, 1], "serve sees the job's two ranks through Redis")
+                expect(all(v >= 10 for v in online.get("last_step", {}).values()) and len(online.get("last_step", {})) == 2,
+                       "serve has at least 10 steps of each rank")
+                expect(re.search(r'^strata_redis_published_total [1-9]', metrics, re.M) is not None,
+                       "the agent's /metrics counts what it published")
         finally:
             serve.send_signal(signal.SIGTERM)
             expect(serve.wait(timeout=20) == 0, "serve stops on SIGTERM with exit 0")
