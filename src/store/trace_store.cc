@@ -130,93 +130,6 @@ uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId 
   return row;
 }
 
-void TraceStore::append(TraceStore&& other) {
-  if (inputs.empty() && ranks.empty() && tracks.empty() && slices.size() == 0 && strings.size() <= 1 &&
-      slices.ts_ns.capacity() <= other.slices.size()) {
-    *this = std::move(other);
-    return;
-  }
-  std::vector<StringId> remap(other.strings.size());
-  for (StringId id = 0; id < other.strings.size(); ++id) remap[id] = strings.intern(other.strings.view(id));
-
-  const auto input_base = static_cast<uint32_t>(inputs.size());
-  for (auto& in : other.inputs) inputs.push_back(std::move(in));
-  const auto rank_base = static_cast<uint32_t>(ranks.size());
-  for (auto& r : other.ranks) {
-    r.input += input_base;
-    ranks.push_back(std::move(r));
-  }
-
-  const auto track_base = static_cast<uint32_t>(tracks.size());
-  for (Track t : other.tracks) {
-    t.rank += rank_base;
-    t.name = remap[t.name];
-    tracks.push_back(t);
-  }
-
-  const auto coll_base = static_cast<uint32_t>(collective_args.size());
-  for (CollectiveArgs a : other.collective_args) {
-    a.collective = remap[a.collective];
-    a.group = remap[a.group];
-    a.group_ranks = remap[a.group_ranks];
-    a.dtype = remap[a.dtype];
-    collective_args.push_back(a);
-  }
-  const auto layout_base = static_cast<uint32_t>(op_layout.size());
-  extend(op_layout, other.op_layout);
-
-  SliceTable& s = other.slices;
-  // Geometric growth: appending many small stores must not reallocate the whole table each time.
-  if (slices.ts_ns.capacity() < slices.size() + s.size())
-    slices.reserve(std::max(slices.size() + s.size(), slices.ts_ns.capacity() * 2));
-  for (size_t i = 0; i < s.size(); ++i) {
-    uint32_t args_index = s.args[i];
-    if (args_index != kNoArgs) {
-      args_index += (s.flags[i] & kSliceCollectiveArgs) ? coll_base : layout_base;
-    }
-    slices.append(s.ts_ns[i], s.dur_ns[i], remap[s.name[i]], remap[s.category[i]], s.track[i] + track_base,
-                  s.correlation[i], s.flags[i], args_index);
-    slices.step.back() = s.step[i];
-  }
-
-  for (size_t i = 0; i < other.flows.size(); ++i) {
-    flows.id.push_back(other.flows.id[i]);
-    flows.ts_ns.push_back(other.flows.ts_ns[i]);
-    flows.track.push_back(other.flows.track[i] + track_base);
-    flows.category.push_back(remap[other.flows.category[i]]);
-    flows.phase.push_back(other.flows.phase[i]);
-  }
-  for (size_t i = 0; i < other.counters.size(); ++i) {
-    counters.track.push_back(other.counters.track[i] + track_base);
-    counters.ts_ns.push_back(other.counters.ts_ns[i]);
-    counters.value.push_back(other.counters.value[i]);
-  }
-  // Released by destroying it, not by assigning a fresh store: a new string pool per merged file costs an
-  // allocation the allocator searches its bins for (seconds over 100,000 files).
-  TraceStore consumed(std::move(other));
-}
-
-void TraceStore::adopt_rows(RowTables&& spare) {
-  // Column by column: a moved vector keeps its capacity; cleared in case the spare was not.
-  ForEachColumnPair(slices, flows, counters, spare, [](auto& column, auto& from) {
-    column = std::move(from);
-    column.clear();
-  });
-}
-
-void TraceStore::release_rows(RowTables* spare) {
-  RowTables kept;
-  ForEachColumnPair(slices, flows, counters, kept, [](auto& column, auto& keep) {
-    std::remove_reference_t<decltype(column)> exact(column.begin(), column.end());
-    if (column.capacity() <= kMaxSpareRows) {
-      column.clear();
-      keep = std::move(column);
-    }
-    column = std::move(exact);
-  });
-  *spare = std::move(kept);
-}
-
 namespace {
 // Appends `part`'s strings, inputs, ranks, tracks and args to `out` as append() does, and says where its rows go.
 PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t flows, size_t counters) {
@@ -252,6 +165,23 @@ PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t
   return at;
 }
 
+// One task per row column of `out`: resize it to the given row count (a column per task, so that threads that
+// run them fault in their own columns' pages).
+std::vector<std::function<void()>> RowResizers(TraceStore& out, size_t slices, size_t flows, size_t counters) {
+  SliceTable& sl = out.slices;
+  FlowTable& fl = out.flows;
+  CounterTable& co = out.counters;
+  return {[&sl, slices] { sl.ts_ns.resize(slices); },       [&sl, slices] { sl.dur_ns.resize(slices); },
+          [&sl, slices] { sl.correlation.resize(slices); }, [&sl, slices] { sl.name.resize(slices); },
+          [&sl, slices] { sl.category.resize(slices); },    [&sl, slices] { sl.track.resize(slices); },
+          [&sl, slices] { sl.args.resize(slices); },        [&sl, slices] { sl.step.resize(slices); },
+          [&sl, slices] { sl.flags.resize(slices); },       [&fl, flows] { fl.id.resize(flows); },
+          [&fl, flows] { fl.ts_ns.resize(flows); },         [&fl, flows] { fl.track.resize(flows); },
+          [&fl, flows] { fl.category.resize(flows); },      [&fl, flows] { fl.phase.resize(flows); },
+          [&co, counters] { co.track.resize(counters); },   [&co, counters] { co.ts_ns.resize(counters); },
+          [&co, counters] { co.value.resize(counters); }};
+}
+
 // Copies `part`'s rows into `out`'s tables (already sized) where `at` says, then frees the part.
 void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
   const SliceTable& s = part.slices;
@@ -285,6 +215,44 @@ void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
 }
 }  // namespace
 
+void TraceStore::append(TraceStore&& other) {
+  if (inputs.empty() && ranks.empty() && tracks.empty() && slices.size() == 0 && strings.size() <= 1 &&
+      slices.ts_ns.capacity() <= other.slices.size()) {
+    *this = std::move(other);
+    return;
+  }
+  const PartPlacement at = PlacePart(*this, other, slices.size(), flows.size(), counters.size());
+  // Geometric growth (resize past the capacity doubles it): appending many small stores must not reallocate
+  // the whole table each time.
+  for (const auto& resize : RowResizers(*this, slices.size() + other.slices.size(), flows.size() + other.flows.size(),
+                                        counters.size() + other.counters.size()))
+    resize();
+  // Released by destroying it, not by assigning a fresh store: a new string pool per merged file costs an
+  // allocation the allocator searches its bins for (seconds over 100,000 files).
+  CopyPartRows(*this, std::move(other), at);
+}
+
+void TraceStore::adopt_rows(RowTables&& spare) {
+  // Column by column: a moved vector keeps its capacity; cleared in case the spare was not.
+  ForEachColumnPair(slices, flows, counters, spare, [](auto& column, auto& from) {
+    column = std::move(from);
+    column.clear();
+  });
+}
+
+void TraceStore::release_rows(RowTables* spare) {
+  RowTables kept;
+  ForEachColumnPair(slices, flows, counters, kept, [](auto& column, auto& keep) {
+    std::remove_reference_t<decltype(column)> exact(column.begin(), column.end());
+    if (column.capacity() <= kMaxSpareRows) {
+      column.clear();
+      keep = std::move(column);
+    }
+    column = std::move(exact);
+  });
+  *spare = std::move(kept);
+}
+
 TraceStore TraceStore::Merge(std::vector<TraceStore>&& parts, unsigned threads) {
   TraceStore out;
   if (parts.size() == 1) out.append(std::move(parts[0]));
@@ -301,16 +269,7 @@ TraceStore TraceStore::Merge(std::vector<TraceStore>&& parts, unsigned threads) 
   }
   // The row tables sized once (a column per task: each thread faults in its own columns' pages), then each
   // part's rows copied into place, parts spread over the threads.
-  SliceTable& sl = out.slices;
-  FlowTable& fl = out.flows;
-  CounterTable& co = out.counters;
-  const std::vector<std::function<void()>> resize = {
-      [&] { sl.ts_ns.resize(slices); },   [&] { sl.dur_ns.resize(slices); },   [&] { sl.correlation.resize(slices); },
-      [&] { sl.name.resize(slices); },    [&] { sl.category.resize(slices); }, [&] { sl.track.resize(slices); },
-      [&] { sl.args.resize(slices); },    [&] { sl.step.resize(slices); },     [&] { sl.flags.resize(slices); },
-      [&] { fl.id.resize(flows); },       [&] { fl.ts_ns.resize(flows); },     [&] { fl.track.resize(flows); },
-      [&] { fl.category.resize(flows); }, [&] { fl.phase.resize(flows); },     [&] { co.track.resize(counters); },
-      [&] { co.ts_ns.resize(counters); }, [&] { co.value.resize(counters); }};
+  const std::vector<std::function<void()>> resize = RowResizers(out, slices, flows, counters);
   ParallelFor(resize.size(), threads, [&](size_t i) { resize[i](); });
   ParallelFor(parts.size(), threads, [&](size_t p) { CopyPartRows(out, std::move(parts[p]), at[p]); });
   return out;
