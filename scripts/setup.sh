@@ -16,6 +16,8 @@ PACKAGES=(
   libcpp-httplib-dev  # strata agent's HTTP endpoints (/metrics, /api/v1/status)
   libhiredis-dev    # Redis client: agents publish step summaries to streams, `strata serve` consumes them
   redis-server      # tests of the multi-node path start their own redis-server
+  prometheus        # the agent test has a real Prometheus scrape /metrics (and promtool lint the exposition)
+  curl              # tests query the agent and serve HTTP APIs inside network namespaces
   libgtest-dev libgmock-dev  # unit and golden tests
   libbenchmark-dev  # micro benchmarks
   libbpf-dev libelf-dev bpftool linux-perf  # eBPF recorder: BPF loading, ELF symbols, skeletons, perf

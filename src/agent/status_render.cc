@@ -156,22 +156,23 @@ void OnlineMetrics(const AgentSnapshot& s, Family family, std::string* out) {
   for (const JobState& job : s.jobs)
     if (job.online)
       for (const auto& [rank, sum] : job.online->last_summary)
-        *out += fmt::format("strata_rank_step_seconds{{job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job), rank,
-                            sum.step_s);
+        *out += fmt::format("strata_rank_step_seconds{{training_job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job),
+                            rank, sum.step_s);
   family("strata_collective_wait_seconds", "gauge", "Each rank's time in collectives in its last step.");
   for (const JobState& job : s.jobs)
     if (job.online)
       for (const auto& [rank, sum] : job.online->last_summary)
-        *out += fmt::format("strata_collective_wait_seconds{{job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job),
-                            rank, sum.wait_s);
+        *out += fmt::format("strata_collective_wait_seconds{{training_job=\"{}\",rank=\"{}\"}} {:.6f}\n",
+                            PromLabel(job.job), rank, sum.wait_s);
   family("strata_step_summaries_total", "counter", "Step summaries taken into the online detection, per job.");
   for (const JobState& job : s.jobs)
     if (job.online)
-      *out += fmt::format("strata_step_summaries_total{{job=\"{}\"}} {}\n", PromLabel(job.job), job.online->summaries);
+      *out += fmt::format("strata_step_summaries_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job),
+                          job.online->summaries);
   family("strata_step_gaps_total", "counter", "(rank, step) summaries missing when their step was judged, per job.");
   for (const JobState& job : s.jobs)
     if (job.online)
-      *out += fmt::format("strata_step_gaps_total{{job=\"{}\"}} {}\n", PromLabel(job.job), job.online->gaps);
+      *out += fmt::format("strata_step_gaps_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job), job.online->gaps);
 }
 
 }  // namespace
@@ -193,11 +194,11 @@ std::string MetricsText(const AgentSnapshot& s) {
   out += fmt::format("strata_jobs {}\n", s.jobs.size());
   family("strata_ranks", "gauge", "Ranks of each job on this node.");
   for (const JobState& job : s.jobs)
-    out += fmt::format("strata_ranks{{job=\"{}\"}} {}\n", PromLabel(job.job), RanksOf(job).size());
+    out += fmt::format("strata_ranks{{training_job=\"{}\"}} {}\n", PromLabel(job.job), RanksOf(job).size());
   family("strata_step_seconds", "gauge", "Median step time over the analysis window.");
   for (const JobState& job : s.jobs)
     if (job.last && job.last->step_time_median_ms > 0)
-      out += fmt::format("strata_step_seconds{{job=\"{}\"}} {:.6f}\n", PromLabel(job.job),
+      out += fmt::format("strata_step_seconds{{training_job=\"{}\"}} {:.6f}\n", PromLabel(job.job),
                          job.last->step_time_median_ms / 1e3);
   OnlineMetrics(s, family, &out);
   family("strata_straggler", "gauge",
@@ -209,29 +210,31 @@ std::string MetricsText(const AgentSnapshot& s) {
     if (job.online)
       for (const online::Detection& d : job.online->open) ranks.insert(d.rank);
     for (int32_t rank : ranks)
-      out += fmt::format("strata_straggler{{job=\"{}\",rank=\"{}\"}} 1\n", PromLabel(job.job), rank);
+      out += fmt::format("strata_straggler{{training_job=\"{}\",rank=\"{}\"}} 1\n", PromLabel(job.job), rank);
   }
   family("strata_straggler_late_seconds", "gauge", "How late each straggler arrives at collectives, per step.");
   for (const JobState& job : s.jobs)
     if (job.last)
       for (const auto& st : job.last->stragglers)
-        out += fmt::format("strata_straggler_late_seconds{{job=\"{}\",rank=\"{}\"}} {:.6f}\n", PromLabel(job.job),
-                           st.rank, st.late_ms_per_step / 1e3);
+        out += fmt::format("strata_straggler_late_seconds{{training_job=\"{}\",rank=\"{}\"}} {:.6f}\n",
+                           PromLabel(job.job), st.rank, st.late_ms_per_step / 1e3);
   family("strata_finding", "gauge", "Open findings: 1 per (rank, cause), with the share of step time fixing it saves.");
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
-      out += fmt::format("strata_finding{{job=\"{}\",rank=\"{}\",cause=\"{}\"}} 1\n", PromLabel(job.job),
+      out += fmt::format("strata_finding{{training_job=\"{}\",rank=\"{}\",cause=\"{}\"}} 1\n", PromLabel(job.job),
                          f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
                          PromLabel(std::string(diagnosis::CauseName(f.finding.cause))));
   family("strata_finding_detected_timestamp_seconds", "gauge", "When each open finding was first detected.");
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
-      out += fmt::format("strata_finding_detected_timestamp_seconds{{job=\"{}\",rank=\"{}\",cause=\"{}\"}} {:.3f}\n",
-                         PromLabel(job.job), f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
-                         PromLabel(std::string(diagnosis::CauseName(f.finding.cause))), f.detected_at);
+      out += fmt::format(
+          "strata_finding_detected_timestamp_seconds{{training_job=\"{}\",rank=\"{}\",cause=\"{}\"}} {:.3f}\n",
+          PromLabel(job.job), f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
+          PromLabel(std::string(diagnosis::CauseName(f.finding.cause))), f.detected_at);
   family("strata_analysis_duration_seconds", "gauge", "How long the last analysis round of each job took.");
   for (const JobState& job : s.jobs)
-    out += fmt::format("strata_analysis_duration_seconds{{job=\"{}\"}} {:.6f}\n", PromLabel(job.job), job.analysis_s);
+    out += fmt::format("strata_analysis_duration_seconds{{training_job=\"{}\"}} {:.6f}\n", PromLabel(job.job),
+                       job.analysis_s);
   return out;
 }
 

@@ -2,7 +2,9 @@
 """`strata agent` for real (root, eBPF): started before a job, it finds the job by itself, and a straggler that
 appears mid-run shows up in /api/v1/status and /metrics; stopping the agent stops its recorders. The agent
 also publishes its step summaries to a redis-server the test starts (--redis), and `strata serve` reading that
-stream shows both ranks with their steps in its own /api/v1/status (the multi-node path end to end).
+stream shows both ranks with their steps in its own /api/v1/status (the multi-node path end to end). A real
+Prometheus server (Debian's) scrapes the agent's /metrics every second and must hold strata_straggler for the
+slow rank; promtool lints the exposition.
 
 usage: test_agent.py STRATA_BINARY [--clean SECONDS]
 With --clean, a clean job of SECONDS runs instead (no fault): nothing may be raised, by the agent or by serve
@@ -14,12 +16,14 @@ an agent on a free port. Prints the detection latency (detected_at - the first s
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,6 +33,16 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 def get(port, path):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
         return r.read().decode()
+
+
+def prom_query(port, query):
+    """The result vector of an instant query to the Prometheus server on `port` ([] when unreachable)."""
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.loads(r.read().decode())["data"]["result"]
+    except OSError:
+        return []
 
 
 def free_port():
@@ -44,8 +58,10 @@ def main():
     strata = os.path.abspath(sys.argv[1])
     clean_s = float(sys.argv[3]) if len(sys.argv) == 4 else None
     skip = 1 if os.environ.get("CI") == "true" else 77
-    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux"):
-        print(f"{'FAIL' if skip == 1 else 'SKIP'}: strata agent needs root and kernel BTF")
+    missing = [t for t in ("redis-server", "prometheus", "promtool") if shutil.which(t) is None]
+    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux") or missing:
+        print(f"{'FAIL' if skip == 1 else 'SKIP'}: strata agent needs root and kernel BTF; the test needs "
+              f"redis-server, prometheus and promtool (scripts/setup.sh; missing: {missing})")
         return skip
     failures = []
 
@@ -63,6 +79,14 @@ def main():
         serve_port = free_port()
         serve = subprocess.Popen([strata, "serve", "--redis", f"redis://127.0.0.1:{redis_port}", "--listen",
                                   f"127.0.0.1:{serve_port}", "-q"])
+        prom_port = free_port()
+        with open(os.path.join(tmp, "prometheus.yml"), "w") as fh:
+            fh.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+                     f"  - job_name: strata\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+        prom = subprocess.Popen(["prometheus", f"--config.file={os.path.join(tmp, 'prometheus.yml')}",
+                                 f"--storage.tsdb.path={os.path.join(tmp, 'prom')}",
+                                 f"--web.listen-address=127.0.0.1:{prom_port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         agent = subprocess.Popen([strata, "agent", "--listen", f"127.0.0.1:{port}", "--dir", os.path.join(tmp, "flight"),
                                   "--interval-s", "1", "--window-s", "8", "-q",
                                   "--redis", f"redis://127.0.0.1:{redis_port}"], stderr=subprocess.PIPE, text=True)
@@ -125,9 +149,17 @@ def main():
                           f"(seen by the poll {seen - fault_start:.1f} s after)", flush=True)
                     expect(f["cause"] == "slow_compute", f"cause {f['cause']} (expected slow_compute)")
                     expect(0 <= latency <= 15, f"detected {latency:.1f} s after the first slow step (bound 15 s)")
-                    expect(re.search(r'^strata_straggler\{job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
+                    expect(re.search(r'^strata_straggler\{training_job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
                            is not None, "/metrics has strata_straggler for rank 1")
                     expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
+                    lint = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True,
+                                          text=True)
+                    expect(lint.returncode == 0, f"promtool check metrics accepts /metrics ({lint.stderr.strip()})")
+                    scraped = prom_query(prom_port, f'strata_straggler{{job="strata",training_job="{job_id}",rank="1"}}')
+                    expect(any(r["value"][1] == "1" for r in scraped),
+                           f"Prometheus scraped strata_straggler{{rank=\"1\"}} = 1 from the agent ({scraped})")
+                    up = prom_query(prom_port, 'up{job="strata"}')
+                    expect(any(r["value"][1] == "1" for r in up), f"Prometheus sees the agent up ({up})")
                 served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
                 online = served[0].get("online", {}) if served else {}
                 print(f"     serve: ranks {served[0]['ranks'] if served else None}, last steps {online.get('last_step')}, "
@@ -138,6 +170,8 @@ def main():
                 expect(re.search(r'^strata_redis_published_total [1-9]', metrics, re.M) is not None,
                        "the agent's /metrics counts what it published")
         finally:
+            prom.terminate()
+            prom.wait(timeout=20)
             serve.send_signal(signal.SIGTERM)
             expect(serve.wait(timeout=20) == 0, "serve stops on SIGTERM with exit 0")
             redis.terminate()

@@ -114,7 +114,7 @@ def main():
                 expect(f["cause"] == "slow_compute" and f["source"] == "online" and f["step"] <= 10,
                        f"finding: cause {f['cause']}, source {f['source']}, step {f['step']} (fault from step 8)")
             metrics = get(port, "/metrics")
-            expect(f'strata_straggler{{job="{job}",rank="3"}} 1' in metrics, "/metrics has strata_straggler for rank 3")
+            expect(f'strata_straggler{{training_job="{job}",rank="3"}} 1' in metrics, "/metrics has strata_straggler for rank 3")
             serve.send_signal(signal.SIGTERM)
             expect(serve.wait(timeout=20) == 0, "serve stops on SIGTERM with exit 0")
             publish(14, 20)  # while serve is down

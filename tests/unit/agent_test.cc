@@ -96,10 +96,12 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   s.jobs.push_back(job);
   const std::string m = MetricsText(s);
   EXPECT_NE(m.find("# TYPE strata_agent_rounds_total counter\nstrata_agent_rounds_total 3\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("strata_ranks{job=\"run\\\"1\"} 2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("strata_step_seconds{job=\"run\\\"1\"} 0.120000\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("strata_straggler{job=\"run\\\"1\",rank=\"1\"} 1\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("strata_finding{job=\"run\\\"1\",rank=\"1\",cause=\"slow_compute\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_ranks{training_job=\"run\\\"1\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_step_seconds{training_job=\"run\\\"1\"} 0.120000\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_straggler{training_job=\"run\\\"1\",rank=\"1\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_finding{training_job=\"run\\\"1\",rank=\"1\",cause=\"slow_compute\"} 1\n"),
+            std::string::npos)
+      << m;
   const auto j = StatusJson(s);
   ASSERT_EQ(j["jobs"].size(), 1u);
   EXPECT_EQ(j["jobs"][0]["ranks"], nlohmann::ordered_json({0, 1}));
