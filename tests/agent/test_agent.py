@@ -16,15 +16,15 @@ an agent on a free port. Prints the detection latency (detected_at - the first s
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 import urllib.request
+
+from checks import Checks, free_port, unmet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -45,30 +45,17 @@ def prom_query(port, query):
         return []
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--clean"):
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
     clean_s = float(sys.argv[3]) if len(sys.argv) == 4 else None
-    skip = 1 if os.environ.get("CI") == "true" else 77
-    missing = [t for t in ("redis-server", "prometheus", "promtool") if shutil.which(t) is None]
-    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux") or missing:
-        print(f"{'FAIL' if skip == 1 else 'SKIP'}: strata agent needs root and kernel BTF; the test needs "
-              f"redis-server, prometheus and promtool (scripts/setup.sh; missing: {missing})")
-        return skip
-    failures = []
-
-    def expect(cond, what):
-        print(("ok   " if cond else "FAIL ") + what, flush=True)
-        if not cond:
-            failures.append(what)
+    stop = unmet(("redis-server", "prometheus", "promtool"))
+    if stop is not None:
+        return stop
+    checks = Checks()
+    expect = checks.expect
 
     with tempfile.TemporaryDirectory(prefix="strata-agent-") as tmp:
         os.chmod(tmp, 0o755)
@@ -194,8 +181,7 @@ def main():
         for base, _, files in os.walk(os.path.join(tmp, "flight")):
             chunks += [os.path.join(base, n) for n in files if n.endswith(".sseg")]
         expect(bool(chunks), "the flight recorder kept the job's recording")
-    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.result()
 
 
 if __name__ == "__main__":

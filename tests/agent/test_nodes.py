@@ -25,6 +25,8 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from injectors import base, network  # noqa: E402
 
+from checks import Checks, unmet  # noqa: E402
+
 REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
 # Node 1's agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
 FAULT_AFTER_S, KILL_AFTER_FAULT_S, JOB_S = 12, 20, 44
@@ -44,17 +46,11 @@ def main():
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
-    skip = 1 if os.environ.get("CI") == "true" else 77
-    missing = [t for t in ("ip", "redis-server", "curl") if shutil.which(t) is None]
-    if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux") or missing:
-        print(f"{'FAIL' if skip == 1 else 'SKIP'}: needs root, kernel BTF, ip, redis-server and curl (missing: {missing})")
-        return skip
-    failures = []
-
-    def expect(cond, what):
-        print(("ok   " if cond else "FAIL ") + what, flush=True)
-        if not cond:
-            failures.append(what)
+    stop = unmet(("ip", "redis-server", "curl"))
+    if stop is not None:
+        return stop
+    checks = Checks()
+    expect = checks.expect
 
     ctx = SimpleNamespace(prefix=base.run_prefix(), args=SimpleNamespace(ranks=2, link_mbit=0), undo=base.Undo())
     topo = network.Topology(ctx)
@@ -145,7 +141,7 @@ def main():
         expect(int(steps.get("0", 0)) > int(steps.get("3", 0)) > 0,
                "rank 3's steps stop where its node's agent was killed; rank 0's go on")
         expect((online.get("gaps") or 0) > 0, f"the killed agent's rank shows as gaps (gaps {online.get('gaps')})")
-        if failures:
+        if checks.failures:
             for name, _ in procs:
                 with open(os.path.join(tmp, name + ".log"), errors="replace") as fh:
                     print(f"--- {name}.log (last lines)\n" + "".join(fh.readlines()[-8:]), end="")
@@ -170,8 +166,7 @@ def main():
         failed = ctx.undo.run()
         if failed:
             print("cleanup failed: " + "; ".join(failed))
-    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.result()
 
 
 if __name__ == "__main__":

@@ -12,18 +12,13 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from checks import Checks, free_port
 
 
 def get(port, path):
@@ -36,12 +31,8 @@ def main():
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
-    failures = []
-
-    def expect(cond, what):
-        print(("ok   " if cond else "FAIL ") + what, flush=True)
-        if not cond:
-            failures.append(what)
+    checks = Checks()
+    expect = checks.expect
 
     rng = random.Random(3)
     job = "serve-test"
@@ -137,8 +128,7 @@ def main():
                 serve.wait(timeout=20)
             redis.terminate()
             redis.wait(timeout=20)
-    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.result()
 
 
 if __name__ == "__main__":
