@@ -4,11 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/online/gaussian_mixture.h"
 
 namespace strata::agent {
 namespace {
+
+constexpr int64_t kKeptStarts = 64;  // judged steps whose starts stay known for anchoring
 
 // The contract's layer of each cause the step summary's classes stand for (online_detector.h).
 diagnosis::Layer LayerOf(diagnosis::Cause cause) {
@@ -22,7 +25,37 @@ diagnosis::Layer LayerOf(diagnosis::Cause cause) {
 
 }  // namespace
 
-bool OnlineJob::Add(const online::RankStepSummary& s) {
+// The job step whose start is nearest `s`'s, counted on by whole step times from it (the first rank seen
+// keeps its own numbering).
+int64_t OnlineJob::Anchor(const online::RankStepSummary& s) const {
+  if (step_start_.empty()) return s.step;
+  auto nearest = step_start_.begin();
+  for (auto it = step_start_.begin(); it != step_start_.end(); ++it)
+    if (std::abs(it->second - s.start_unix) < std::abs(nearest->second - s.start_unix)) nearest = it;
+  const double apart = s.step_s > 0 ? (s.start_unix - nearest->second) / s.step_s : 0;
+  return nearest->first + static_cast<int64_t>(std::llround(apart));
+}
+
+int64_t OnlineJob::JobStep(const online::RankStepSummary& s) {
+  if (s.start_unix <= 0) return s.step;
+  auto offset = offset_.find(s.rank);
+  if (offset != offset_.end()) {
+    const int64_t step = s.step + offset->second;
+    auto start = step_start_.find(step);
+    if (start == step_start_.end() || std::abs(start->second - s.start_unix) <= options_.realign_steps * s.step_s) {
+      step_start_.emplace(step, s.start_unix);
+      return step;
+    }
+    ++view_.realigned;
+  }
+  const int64_t step = Anchor(s);
+  offset_[s.rank] = step - s.step;
+  step_start_.emplace(step, s.start_unix);
+  return step;
+}
+
+bool OnlineJob::Add(online::RankStepSummary s) {
+  s.step = JobStep(s);
   auto last = view_.last_step.find(s.rank);
   if (last != view_.last_step.end() && s.step <= last->second) {
     ++view_.duplicates;
@@ -35,22 +68,25 @@ bool OnlineJob::Add(const online::RankStepSummary& s) {
     ++view_.late;
     return false;
   }
-  pending_[s.step].push_back(s);
+  pending_[s.step].ranks.push_back(s);
   max_step_ = std::max(max_step_, s.step);
   return true;
 }
 
-bool OnlineJob::Ready(int64_t step, size_t have) const {
-  return have >= view_.last_step.size() || max_step_ - step >= options_.max_lag;
+bool OnlineJob::Ready(int64_t step, const PendingStep& p, double now) const {
+  if (p.ranks.size() >= view_.last_step.size()) return true;
+  return max_step_ - step >= options_.max_lag && now - p.first_seen >= options_.max_wait_s;
 }
 
 std::vector<online::Detection> OnlineJob::Advance(double now) {
   std::vector<online::Detection> opened;
   bool judged_any = false;
-  while (!pending_.empty() && Ready(pending_.begin()->first, pending_.begin()->second.size())) {
+  for (auto& [step, p] : pending_)
+    if (p.first_seen < 0) p.first_seen = now;
+  while (!pending_.empty() && Ready(pending_.begin()->first, pending_.begin()->second, now)) {
     auto node = pending_.extract(pending_.begin());
     const int64_t step = node.key();
-    std::vector<online::RankStepSummary>& ranks = node.mapped();
+    std::vector<online::RankStepSummary>& ranks = node.mapped().ranks;
     view_.gaps += view_.last_step.size() - std::min(view_.last_step.size(), ranks.size());
     if (ranks.size() >= options_.min_ranks) {
       for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
@@ -59,6 +95,9 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     }
     view_.judged_through = step;
     ++view_.steps_judged;
+    // Starts are kept for steps that may still be anchored to (a late node's first summaries).
+    while (!step_start_.empty() && step_start_.begin()->first < step - kKeptStarts)
+      step_start_.erase(step_start_.begin());
     judged_.push_back(std::move(ranks));
     while (judged_.size() > options_.mixture_steps) judged_.pop_front();
     judged_any = true;

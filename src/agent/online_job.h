@@ -1,16 +1,24 @@
 // OnlineJob: the online detection of one job, the same in `strata agent` (its node's ranks) and in
 // `strata serve` (every rank of the job, from all nodes). Summaries arrive rank by rank in any interleaving;
-// each rank's steps are numbered by its own sequence. A step is judged (fed to the OnlineDetector) once
-// every rank seen so far has reported it, or once some rank is `max_lag` steps past it (the missing ranks
-// are then counted as gaps). After each judged step the Gaussian mixture is fitted over the last
-// `mixture_steps` judged steps' (rank, step) feature vectors; its low-likelihood points are counted per rank
-// and shown beside the detector's findings (a detection the mixture also flags is marked corroborated).
-// A step with fewer than `min_ranks` summaries is not given to the detector (a rank against one or two
-// peers has no robust reference: on a 2-rank job, ordinary jitter opened findings); the agent's window
-// diagnosis covers such small jobs.
-// Invariants: each (rank, step) counts once: a summary at or below its rank's last step is a duplicate;
-// one for a step already judged is late (kept as the rank's last step, not judged); steps are judged in
-// increasing order; memory is O(ranks × (max_lag + mixture_steps)).
+// each rank's steps are numbered by its agent's own count, which starts wherever that agent first saw the
+// job, so nodes' counts differ by a constant. Steps are lined up across nodes by their wall-clock start:
+// a rank's first summary takes the job step whose start is nearest its own (steps apart by its step time),
+// and keeps that offset while its starts stay within `realign_steps` step times of the job step's; past
+// that (its agent restarted and counts from 0 again, or missed steps) it is anchored anew (counted). A
+// summary without a start (0) keeps its own number. A step is judged (fed to the OnlineDetector) once
+// every rank seen so far has reported it, or once some rank is `max_lag` steps past it and it has waited
+// `max_wait_s` since a round first saw it (the missing ranks are then counted as gaps): agents publish a
+// second's steps at once, so a node's steps may arrive many steps after another's without being missing.
+// After each judged step the Gaussian mixture is fitted over the last `mixture_steps` judged steps'
+// (rank, step) feature vectors; its low-likelihood points are counted per rank and shown beside the
+// detector's findings (a detection the mixture also flags is marked corroborated). A step with fewer than
+// `min_ranks` summaries is not given to the detector (a rank against one or two peers has no robust
+// reference: on a 2-rank job, ordinary jitter opened findings); the agent's window diagnosis covers such
+// small jobs.
+// Invariants: each (rank, job step) counts once: a summary at or below its rank's last job step is a
+// duplicate; one for a step already judged is late (kept as the rank's last step, not judged); steps are
+// judged in increasing order; memory is O(ranks × (max_lag + mixture_steps)) plus the starts of the last
+// 64 judged steps.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +35,11 @@ namespace strata::agent {
 
 struct OnlineJobOptions {
   int64_t max_lag = 3;               // steps a rank may run ahead before an incomplete step is judged anyway
+  double max_wait_s = 2.5;           // ... and seconds it waits first (agents publish once a second)
   size_t min_ranks = 4;              // fewer ranks in a step give no robust peer reference: not fed to the detector
   size_t mixture_steps = 8;          // judged steps the mixture is fitted over
   size_t mixture_max_points = 4096;  // the mixture is left out when the window holds more points
+  double realign_steps = 0.75;       // a start this many step times from its job step's re-anchors the rank
 };
 
 /// What the status and metrics show of a job's online detection.
@@ -38,6 +48,7 @@ struct OnlineView {
   std::map<int32_t, online::RankStepSummary> last_summary;
   uint64_t summaries = 0, duplicates = 0, late = 0, gaps = 0, steps_judged = 0;
   uint64_t steps_too_few_ranks = 0;  // judged steps not given to the detector (fewer than min_ranks)
+  uint64_t realigned = 0;            // ranks anchored anew after their starts left their job steps'
   int64_t judged_through = -1;
   int mixture_k = 0;
   size_t mixture_points = 0;
@@ -50,20 +61,28 @@ class OnlineJob {
  public:
   explicit OnlineJob(OnlineJobOptions options = {}) : options_(options) {}
 
-  /// Takes one summary; false when it was a duplicate or late (counted).
-  bool Add(const online::RankStepSummary& s);
+  /// Takes one summary (its step is renumbered to the job's); false when it was a duplicate or late (counted).
+  bool Add(online::RankStepSummary s);
   /// Judges every step that is ready; returns the detections that opened (detected_at = `now`).
   std::vector<online::Detection> Advance(double now);
   const OnlineView& view() const { return view_; }
 
  private:
-  bool Ready(int64_t step, size_t have) const;
+  struct PendingStep {
+    std::vector<online::RankStepSummary> ranks;
+    double first_seen = -1;  // `now` of the first Advance that saw the step
+  };
+  bool Ready(int64_t step, const PendingStep& p, double now) const;
+  int64_t JobStep(const online::RankStepSummary& s);
+  int64_t Anchor(const online::RankStepSummary& s) const;
   void FitMixture();
 
   OnlineJobOptions options_;
   online::OnlineDetector detector_;
-  std::map<int64_t, std::vector<online::RankStepSummary>> pending_;  // step -> summaries
-  std::deque<std::vector<online::RankStepSummary>> judged_;          // the mixture's window
+  std::map<int64_t, PendingStep> pending_;                   // by job step
+  std::deque<std::vector<online::RankStepSummary>> judged_;  // the mixture's window
+  std::map<int32_t, int64_t> offset_;                        // rank -> job step − its own step
+  std::map<int64_t, double> step_start_;                     // recent job steps' wall-clock starts
   int64_t max_step_ = -1;
   OnlineView view_;
 };

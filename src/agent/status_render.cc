@@ -39,6 +39,7 @@ nlohmann::ordered_json OnlineJson(const OnlineView& v) {
   o["duplicates"] = v.duplicates;
   o["late"] = v.late;
   o["gaps"] = v.gaps;
+  o["realigned"] = v.realigned;
   o["steps_judged"] = v.steps_judged;
   o["steps_too_few_ranks"] = v.steps_too_few_ranks;
   o["judged_through"] = v.judged_through;

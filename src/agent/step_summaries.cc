@@ -28,7 +28,8 @@ const model::StepWindow* WindowOf(const std::vector<model::StepWindow>& windows,
 
 }  // namespace
 
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor) {
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor,
+                                                       int64_t realtime_minus_monotonic_ns) {
   std::vector<online::RankStepSummary> out;
   const auto rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
@@ -40,7 +41,9 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
   const size_t first = cursor->emitted_end_ns == INT64_MIN ? 1 : 0;
   for (size_t i = first; i + 1 < common.size(); ++i) {
     const model::StepWindow* ref = WindowOf(job.steps.by_rank[0], common[i]);
-    if (ref == nullptr || ref->start_ns < cursor->emitted_end_ns) continue;
+    // A step was emitted already when most of it lies before the last emitted end: each round finds the
+    // boundaries anew from the window's rhythm, and they may move by microseconds, which must not drop a step.
+    if (ref == nullptr || ref->start_ns + (ref->end_ns - ref->start_ns) / 2 < cursor->emitted_end_ns) continue;
     const int64_t step = cursor->next_step++;
     cursor->emitted_end_ns = ref->end_ns;
     for (size_t ri = 0; ri < store.ranks.size(); ++ri) {
@@ -51,6 +54,8 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
       online::RankStepSummary s;
       s.rank = store.ranks[ri].rank;
       s.step = step;
+      if (realtime_minus_monotonic_ns != 0)
+        s.start_unix = static_cast<double>(win->start_ns + realtime_minus_monotonic_ns) / 1e9;
       s.step_s = static_cast<double>(win->end_ns - win->start_ns) / 1e9;
       const auto& calls =
           ri < job.collectives.calls.size() ? job.collectives.calls[ri] : std::vector<model::CollectiveCall>{};

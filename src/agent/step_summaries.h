@@ -9,7 +9,10 @@
 // (they come from the collective rhythm of the window), so a cursor per job keeps the end of the last step
 // emitted (on the first rank's clock) and the next number. A step is one the model matched on every rank of
 // the window; it is emitted once, for all ranks together (so the node's ranks stay aligned), when a later
-// step has started (it is complete) and it starts at or after the cursor.
+// step has started (it is complete) and most of it lies after the cursor (the boundaries found in the
+// next round's window may move a little).
+// Each summary carries its step's start on the wall clock (the recording's CLOCK_MONOTONIC plus the segment
+// header's realtime offset), by which serve lines up nodes whose counts started at different steps.
 // Invariants: each (rank, step) is emitted once; summaries of a rank come in increasing step order.
 #pragma once
 
@@ -26,7 +29,9 @@ struct StepCursor {
   int64_t next_step = 0;
 };
 
-/// The completed steps of `store` not emitted before `cursor` (updated), one summary per rank and step.
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor);
+/// The completed steps of `store` not emitted before `cursor` (updated), one summary per rank and step;
+/// `realtime_minus_monotonic_ns` places the store's times on the wall clock (0: start_unix left unknown).
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor,
+                                                       int64_t realtime_minus_monotonic_ns);
 
 }  // namespace strata::agent

@@ -40,6 +40,9 @@ class FieldReader {
     if (v->empty() || *end != '\0' || !std::isfinite(x) || x < 0) return Bad(name, *v);
     *out = x;
   }
+  void OptionalReal(const char* name, double* out) {
+    if (map_.count(name)) Real(name, out);
+  }
   void Text(const char* name, std::string* out) {
     if (const std::string* v = Find(name)) *out = *v;
   }
@@ -70,6 +73,7 @@ StreamFields EncodeSummary(const online::RankStepSummary& s, const std::string& 
           {"rank", std::to_string(s.rank)},
           {"group", std::to_string(s.group)},
           {"step", std::to_string(s.step)},
+          {"start_unix", Num(s.start_unix)},
           {"step_s", Num(s.step_s)},
           {"wait_s", Num(s.wait_s)},
           {"oncpu_s", Num(s.oncpu_s)},
@@ -159,6 +163,7 @@ Expected<online::RankStepSummary> DecodeSummary(const StreamFields& fields) {
   r.Int("rank", &s.rank);
   r.Int("group", &s.group);
   r.Int("step", &s.step);
+  r.OptionalReal("start_unix", &s.start_unix);  // agents before step alignment did not send it
   r.Real("step_s", &s.step_s);
   r.Real("wait_s", &s.wait_s);
   r.Real("oncpu_s", &s.oncpu_s);

@@ -1,7 +1,8 @@
 // OnlineJob, the online detection shared by the agent and serve: summaries of ranks arriving in any
-// interleaving are judged step by step once complete (or once a rank runs max_lag steps ahead, the missing
-// ranks counted as gaps); a (rank, step) counts once; steps with too few ranks are not judged; a slow rank
-// opens a finding in the `strata diagnose` contract.
+// interleaving are judged step by step once complete (or once a rank runs max_lag steps ahead and the step
+// has waited max_wait_s, the missing ranks counted as gaps); nodes are lined up by their steps' starts; a
+// (rank, step) counts once; steps with too few ranks are not judged; a slow rank opens a finding in the
+// `strata diagnose` contract.
 #include <gtest/gtest.h>
 
 #ifdef STRATA_HAVE_RECORDER
@@ -44,7 +45,9 @@ TEST(OnlineJob, ARankThatFallsSilentIsAGapNotAStall) {
   for (int64_t s = 1; s <= 4; ++s)
     for (int r = 0; r < 4; ++r) job.Add(S(r, s, 0.06));  // rank 4 silent from step 1
   job.Advance(1);
-  EXPECT_EQ(job.view().judged_through, 1) << "step 1 is 3 behind step 4";
+  EXPECT_EQ(job.view().judged_through, 0) << "step 1 is 3 behind step 4 but has not waited max_wait_s";
+  job.Advance(1 + OnlineJobOptions{}.max_wait_s);
+  EXPECT_EQ(job.view().judged_through, 1) << "step 1 is 3 behind step 4 and has waited";
   EXPECT_EQ(job.view().gaps, 1u);
 }
 
@@ -59,7 +62,8 @@ TEST(OnlineJob, DuplicatesAndLateSummariesCountOnce) {
   for (int r = 0; r < 4; ++r) lagging.Add(S(r, 0, 0.06));
   for (int64_t s = 1; s <= 4; ++s)
     for (int r = 0; r < 3; ++r) lagging.Add(S(r, s, 0.06));
-  lagging.Advance(1);  // step 1 judged without rank 3
+  lagging.Advance(1);
+  lagging.Advance(10);  // step 1 judged without rank 3
   EXPECT_FALSE(lagging.Add(S(3, 1, 0.06)));
   EXPECT_EQ(lagging.view().late, 1u);
   EXPECT_EQ(lagging.view().last_step.at(3), 1);
@@ -89,6 +93,91 @@ TEST(OnlineJob, OpensAFindingForASlowRankAndNothingWithTooFewRanks) {
   EXPECT_FALSE(DecodeSummary(big).ok());
   EXPECT_EQ(f.rank, 6);
   EXPECT_GT(f.impact_pct, 10);
+}
+
+// Two nodes whose agents started counting at different steps (node B's count trails node A's by 3): by
+// the steps' wall-clock starts they are the same steps, judged complete with no gap and a slow rank on
+// node B found at the job's step.
+online::RankStepSummary At(int rank, int64_t own_step, double start, double work) {
+  online::RankStepSummary s = S(rank, own_step, work);
+  s.start_unix = start;
+  return s;
+}
+
+TEST(OnlineJob, LinesUpNodesByStepStartNotByTheirCounts) {
+  OnlineJob job;
+  std::vector<online::Detection> opened;
+  const double t0 = 1.7e9;
+  for (int64_t k = 0; k < 20; ++k) {
+    const double start = t0 + 0.1 * static_cast<double>(k) + 0.0003 * static_cast<double>(k % 3);
+    for (int r = 0; r < 4; ++r) job.Add(At(r, k + 5, start, 0.06));  // node A: counting from 5
+    if (k >= 2)                                                      // node B joined two steps later
+      for (int r = 4; r < 8; ++r) job.Add(At(r, k - 3, start + 0.002, r == 6 && k >= 10 ? 0.08 : 0.06));
+    for (auto& d : job.Advance(static_cast<double>(k))) opened.push_back(d);
+  }
+  EXPECT_EQ(job.view().gaps, 0u) << "node B's steps were judged as steps of their own";
+  EXPECT_EQ(job.view().late, 0u);
+  EXPECT_EQ(job.view().realigned, 0u);
+  EXPECT_EQ(job.view().last_step.at(6), job.view().last_step.at(0));
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_EQ(opened[0].rank, 6);
+  EXPECT_EQ(opened[0].first_step, 15) << "node A's numbering: the fault began at its step 15";
+}
+
+// Agents publish a second's steps at once: node B's ten steps arriving one round after node A's are not
+// gaps; a node that stops publishing is, once its steps have waited max_wait_s.
+TEST(OnlineJob, ANodeOneRoundBehindIsNotAGap) {
+  OnlineJob job;
+  const double t0 = 1.7e9;
+  auto publish = [&](int first_rank, int64_t from, int64_t to) {
+    for (int64_t k = from; k < to; ++k)
+      for (int r = first_rank; r < first_rank + 4; ++r) job.Add(At(r, k, t0 + 0.1 * static_cast<double>(k), 0.06));
+  };
+  publish(0, 0, 10);
+  publish(4, 0, 10);
+  job.Advance(1);
+  for (int64_t round = 1; round < 6; ++round) {
+    publish(0, 10 * round, 10 * round + 10);
+    job.Advance(static_cast<double>(round) + 1);
+    publish(4, 10 * round, 10 * round + 10);  // a round late
+  }
+  EXPECT_EQ(job.view().gaps, 0u);
+  EXPECT_EQ(job.view().judged_through, 49) << "node B's steps 50..59 arrived after the last round";
+  publish(0, 60, 70);  // node B falls silent
+  for (double now = 7; now < 11; now += 1) job.Advance(now);
+  EXPECT_EQ(job.view().gaps, 4u * 7) << "steps 60..66 judged without node B's four ranks";
+}
+
+// An agent that restarts counts from 0 again: its ranks are anchored anew (counted), not taken as
+// duplicates of steps already seen; a summary with no start keeps its own number.
+TEST(OnlineJob, AnAgentRestartIsAnchoredAnewNotDropped) {
+  OnlineJob job;
+  const double t0 = 1.7e9;
+  for (int64_t k = 0; k < 12; ++k) {
+    const double start = t0 + 0.1 * static_cast<double>(k);
+    for (int r = 0; r < 4; ++r) job.Add(At(r, k, start, 0.06));
+    for (int r = 4; r < 8; ++r) job.Add(At(r, k < 6 ? k : k - 6, start, 0.06));  // restarted before step 6
+    job.Advance(static_cast<double>(k));
+  }
+  EXPECT_EQ(job.view().realigned, 4u);
+  EXPECT_EQ(job.view().duplicates, 0u);
+  EXPECT_EQ(job.view().gaps, 0u);
+  EXPECT_EQ(job.view().last_step.at(5), 11);
+  OnlineJob unaligned;
+  EXPECT_TRUE(unaligned.Add(S(0, 7, 0.06)));
+  EXPECT_EQ(unaligned.view().last_step.at(0), 7);
+}
+
+TEST(StreamCodec, StepStartRoundTripsAndMayBeAbsent) {
+  online::RankStepSummary s = At(3, 9, 1764123456.123456, 0.05);
+  auto back = DecodeSummary(EncodeSummary(s, "h"));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value().start_unix, s.start_unix);
+  StreamFields old = EncodeSummary(s, "h");
+  std::erase_if(old, [](const auto& f) { return f.first == "start_unix"; });
+  back = DecodeSummary(old);
+  ASSERT_TRUE(back.ok()) << "an agent before step alignment: " << back.error();
+  EXPECT_EQ(back.value().start_unix, 0);
 }
 
 // The stream codec reads what any client may have written: random field values never crash it and

@@ -2,8 +2,12 @@
 // it waited in collectives, and where the rest went by class. The online detector compares ranks by these
 // alone, so no clock is shared between nodes: a straggler makes every rank's step equally long but waits
 // least, i.e. its own work (step − wait) is the longest.
+// `step` is the publisher's own count (each agent numbers steps from its own start); `start_unix` (the
+// step's start on the node's wall clock) is what lines ranks of different nodes up (online_job.h): it needs
+// the nodes' clocks within a fraction of a step of each other (NTP keeps them within milliseconds); the
+// detection itself compares durations only.
 // Invariants: times in seconds, non-negative; `group` holds ranks that do the same work (a pipeline stage;
-// 0 when the layout is unknown); `step` increases per rank.
+// 0 when the layout is unknown); `step` increases per rank; `start_unix` is 0 when unknown.
 #pragma once
 
 #include <array>
@@ -16,8 +20,9 @@ struct RankStepSummary {
   int32_t rank = -1;
   int32_t group = 0;
   int64_t step = -1;
-  double step_s = 0;  // the rank's step duration
-  double wait_s = 0;  // inside collectives (waiting for peers and transferring)
+  double start_unix = 0;  // the step's start, Unix seconds on the publishing node's clock (0: unknown)
+  double step_s = 0;      // the rank's step duration
+  double wait_s = 0;      // inside collectives (waiting for peers and transferring)
   // Classes of the rest (may overlap the step partly; each compared with the peers on its own).
   double oncpu_s = 0, runq_s = 0, throttled_s = 0, gc_s = 0, io_s = 0, offcpu_other_s = 0;
 
