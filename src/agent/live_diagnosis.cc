@@ -54,9 +54,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   RecordedRun run;
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
   const uint64_t from = now_mono_ns > window_ns ? now_mono_ns - window_ns : 0;
-  int64_t realtime_offset_ns = 0;  // the node's wall clock minus its CLOCK_MONOTONIC
   for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
-    if (realtime_offset_ns == 0) realtime_offset_ns = tail->data().header.realtime_minus_monotonic_ns;
     CutToWindow(&tail->data(), from);
     run.segments.push_back(IndexSegment(tail->data()));
   }
@@ -70,7 +68,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
     state->error = store.error();
     return;
   }
-  for (auto& s : SummarizeNewSteps(store.value(), &state->step_cursor, realtime_offset_ns)) summaries->push_back(s);
+  for (auto& s : SummarizeNewSteps(store.value(), run, &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/window_profile.h"
 #include "analysis/job_summary.h"
 #include "model/job_model.h"
@@ -26,16 +27,47 @@ const model::StepWindow* WindowOf(const std::vector<model::StepWindow>& windows,
   return nullptr;
 }
 
+// The recording's layers of every rank over its span of step `step` (cross_layer.h).
+std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& store, const RecordedRun& run,
+                                                          const model::JobModel& job, int64_t step) {
+  return diagnosis::MeasureRankLayers(run, [&](size_t, int32_t rank) {
+    std::vector<diagnosis::RecordedSpan> spans;  // none: the rank has no such step, nothing is measured
+    for (size_t ri = 0; ri < store.ranks.size() && ri < job.steps.by_rank.size(); ++ri) {
+      const model::StepWindow* w = store.ranks[ri].rank == rank ? WindowOf(job.steps.by_rank[ri], step) : nullptr;
+      if (w != nullptr && w->start_ns >= 0 && w->end_ns > w->start_ns)
+        spans.push_back({static_cast<uint64_t>(w->start_ns), static_cast<uint64_t>(w->end_ns)});
+    }
+    return std::optional<std::vector<diagnosis::RecordedSpan>>(std::move(spans));
+  });
+}
+
+// The classes of one rank's step: its thread's profile, with the recording's run-queue, throttling and GC
+// time moved out of the classes that hold them (GC runs on the CPU; run-queue waits are off it).
+void FillClasses(const diagnosis::WindowProfile& p, const diagnosis::RankLayerMetrics* layers,
+                 online::RankStepSummary* s) {
+  s->oncpu_s = p.compute_ns / 1e9;
+  s->io_s = p.data_ns / 1e9;
+  s->offcpu_other_s = p.host_gap_ns / 1e9;
+  if (layers == nullptr || layers->window_s <= 0) return;
+  const double w = layers->window_s;
+  s->runq_s = layers->runq_foreign_share * w;
+  s->throttled_s = layers->throttled_share * w;
+  s->gc_s = layers->gc_share * w;
+  s->oncpu_s = std::max(0.0, s->oncpu_s - s->gc_s);
+  s->offcpu_other_s = std::max(0.0, s->offcpu_other_s - layers->runq_share * w);
+}
+
 }  // namespace
 
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor,
-                                                       int64_t realtime_minus_monotonic_ns) {
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, const RecordedRun& run,
+                                                       StepCursor* cursor) {
   std::vector<online::RankStepSummary> out;
   const auto rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const std::vector<int64_t>& common = job.steps.steps;  // steps every rank has, matched by the model
   if (store.ranks.empty() || job.steps.by_rank.size() < store.ranks.size() || common.size() < 2) return out;
   const diagnosis::TrackIndex index(store, rows);
+  const int64_t realtime_offset_ns = run.segments.empty() ? 0 : run.segments[0].data.header.realtime_minus_monotonic_ns;
   // The last common step may still be running; the first, in the job's first round, may have begun before
   // the diagnosis window did.
   const size_t first = cursor->emitted_end_ns == INT64_MIN ? 1 : 0;
@@ -46,23 +78,22 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
     if (ref == nullptr || ref->start_ns + (ref->end_ns - ref->start_ns) / 2 < cursor->emitted_end_ns) continue;
     const int64_t step = cursor->next_step++;
     cursor->emitted_end_ns = ref->end_ns;
+    const auto layers = StepLayers(store, run, job, common[i]);
     for (size_t ri = 0; ri < store.ranks.size(); ++ri) {
       const model::StepWindow* win = WindowOf(job.steps.by_rank[ri], common[i]);
       if (store.ranks[ri].rank < 0 || win == nullptr || win->end_ns <= win->start_ns) continue;
       const uint32_t track = win->main_track != UINT32_MAX ? win->main_track : model::MainThreadTrack(store, rows[ri]);
-      const diagnosis::WindowProfile p = diagnosis::ProfileWindow(store, index, ri, track, win->start_ns, win->end_ns);
       online::RankStepSummary s;
       s.rank = store.ranks[ri].rank;
       s.step = step;
-      if (realtime_minus_monotonic_ns != 0)
-        s.start_unix = static_cast<double>(win->start_ns + realtime_minus_monotonic_ns) / 1e9;
+      if (realtime_offset_ns != 0) s.start_unix = static_cast<double>(win->start_ns + realtime_offset_ns) / 1e9;
       s.step_s = static_cast<double>(win->end_ns - win->start_ns) / 1e9;
       const auto& calls =
           ri < job.collectives.calls.size() ? job.collectives.calls[ri] : std::vector<model::CollectiveCall>{};
       s.wait_s = std::min(s.step_s, CollectiveSeconds(calls, win->start_ns, win->end_ns));
-      s.oncpu_s = p.compute_ns / 1e9;
-      s.io_s = p.data_ns / 1e9;
-      s.offcpu_other_s = p.host_gap_ns / 1e9;
+      const auto l = layers.find(s.rank);
+      FillClasses(diagnosis::ProfileWindow(store, index, ri, track, win->start_ns, win->end_ns),
+                  l != layers.end() ? &l->second : nullptr, &s);
       out.push_back(s);
     }
   }

@@ -2,17 +2,20 @@
 // RankStepSummary (issue 13, item 1), for the online detection and the Redis stream. From the window's
 // store (importers/recording_trace.h) and its job model: the step's span on the rank's clock (step_s),
 // the rank's collective calls in it (wait_s: arrival to exit, so waiting for peers and transferring), and
-// its training thread's time by class as window_profile.h splits it: on-CPU compute (oncpu_s), data
-// loading waits (io_s) and time covered by none of those (offcpu_other_s: off the CPU for another
-// reason). Run-queue, throttling and GC time are not in the recording's store and stay 0.
+// its training thread's time by class as window_profile.h splits it: on-CPU compute, data loading waits
+// (io_s) and time covered by none of those. From the recording itself, over the same span, as the
+// cross-layer pass measures it (cross_layer.h: MeasureRankLayers): run-queue waits behind processes outside
+// the job (runq_s), cgroup throttled time (throttled_s) and Python GC pauses (gc_s). So that each class is
+// counted once, GC pauses (on the CPU) are taken out of oncpu_s and every run-queue wait (off the CPU) out
+// of offcpu_other_s (off the CPU for another reason).
 // Steps are numbered by the job's own sequence on this node: the window's step numbers restart each round
 // (they come from the collective rhythm of the window), so a cursor per job keeps the end of the last step
 // emitted (on the first rank's clock) and the next number. A step is one the model matched on every rank of
 // the window; it is emitted once, for all ranks together (so the node's ranks stay aligned), when a later
 // step has started (it is complete) and most of it lies after the cursor (the boundaries found in the
 // next round's window may move a little).
-// Each summary carries its step's start on the wall clock (the recording's CLOCK_MONOTONIC plus the segment
-// header's realtime offset), by which serve lines up nodes whose counts started at different steps.
+// Each summary carries its step's start on the wall clock (the recording's CLOCK_MONOTONIC plus its first
+// segment header's realtime offset), by which serve lines up nodes whose counts started at different steps.
 // Invariants: each (rank, step) is emitted once; summaries of a rank come in increasing step order.
 #pragma once
 
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "analysis/online/step_summary.h"
+#include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata::agent {
@@ -29,9 +33,9 @@ struct StepCursor {
   int64_t next_step = 0;
 };
 
-/// The completed steps of `store` not emitted before `cursor` (updated), one summary per rank and step;
-/// `realtime_minus_monotonic_ns` places the store's times on the wall clock (0: start_unix left unknown).
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor,
-                                                       int64_t realtime_minus_monotonic_ns);
+/// The completed steps of `store` (built from `run`) not emitted before `cursor` (updated), one summary per
+/// rank and step.
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, const RecordedRun& run,
+                                                       StepCursor* cursor);
 
 }  // namespace strata::agent

@@ -2,11 +2,12 @@
 """A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
 
 usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
-                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute]
+                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute] [--fault-kind gc]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
-(with --extra-ms 0: a clean job). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
+(with --extra-ms 0: a clean job); with --fault-kind gc the extra time is a full garbage collection instead
+(gc.collect() over a graph of live objects sized at start-up so that it takes about --extra-ms). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
 moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
 the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
 10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
@@ -39,12 +40,28 @@ def extra_compute(ms):
     return busy(ms)
 
 
+def gc_graph(ms):
+    """Live container objects enough for one full collection to take about `ms` (each collection traverses
+    every tracked object; nothing is allocated per step, so the step's extra time is the collector's)."""
+    import gc
+    keep, n = [], 50_000
+    while True:
+        keep.extend([] for _ in range(n - len(keep)))
+        t0 = time.perf_counter()
+        gc.collect()
+        took = (time.perf_counter() - t0) * 1e3
+        if took >= 0.8 * ms or n >= 20_000_000:
+            return keep
+        n = int(n * min(8.0, max(1.2, ms / max(took, 0.01))))
+
+
 def rank_main(a):
     import torch
     import torch.distributed as dist
     rank = int(os.environ["RANK"])
     dist.init_process_group("gloo")
     t = torch.ones(1 << 14)
+    graph = gc_graph(a.extra_ms) if a.fault_kind == "gc" and rank == a.fault_rank and a.extra_ms > 0 else None
     start = time.time()
     fault_written = False
     while True:
@@ -60,7 +77,11 @@ def rank_main(a):
                 with open(os.path.join(a.out, "fault.json"), "w") as f:
                     json.dump({"fault_start_unix": time.time(), "rank": rank}, f)
                 fault_written = True
-            extra_compute(a.extra_ms)
+            if graph is not None:
+                import gc
+                gc.collect()
+            else:
+                extra_compute(a.extra_ms)
         dist.all_reduce(t)
     dist.barrier()
     dist.destroy_process_group()
@@ -80,6 +101,8 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=1, help="K: ranks per namespace with --netns")
     ap.add_argument("--sleep-compute", action="store_true",
                     help="each step's 60 ms of compute is a sleep (the fault's extra compute still burns CPU)")
+    ap.add_argument("--fault-kind", choices=("compute", "gc"), default="compute",
+                    help="the fault's extra time: CPU work (default) or a full garbage collection")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.rank_worker:

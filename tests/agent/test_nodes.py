@@ -9,7 +9,9 @@ straggler that appears mid-run on the second node is named by serve (how long it
 on a loaded 2-core machine is for bench/, not a test). Four ranks spinning on two cores would be CPU
 contention in every step, so the job's regular compute sleeps; the fault burns CPU.
 
-usage: test_nodes.py STRATA_BINARY
+usage: test_nodes.py STRATA_BINARY [--fault-kind gc]
+With --fault-kind gc the straggler's extra time is a full garbage collection each step (fault_job.py) and
+serve must name gc_pause (not in ctest: a run takes a minute; docs/benchmarks.md has its runs).
 Exits 77 (skipped) when not root, without BTF, `ip` or redis-server (1 under CI=true: a skip fails CI).
 """
 import json
@@ -44,10 +46,12 @@ def get_json(ns, url):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2:] != ["--fault-kind", "gc"]):
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
+    fault_kind = sys.argv[3] if len(sys.argv) == 4 else "compute"
+    want_cause = {"compute": "slow_compute", "gc": "gc_pause"}[fault_kind]
     stop = unmet(("ip", "redis-server", "curl"))
     if stop is not None:
         return stop
@@ -88,7 +92,8 @@ def main():
         out = os.path.join(tmp, "job")
         job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
                                 str(JOB_S), "--fault-after", str(FAULT_AFTER_S), "--extra-ms", "40", "--job", job_id,
-                                "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute"])
+                                "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute",
+                                "--fault-kind", fault_kind])
         seen_by_agent = [set(), set()]
         clean_findings, after_fault, detected, killed, last = [], [], None, False, None
         online_at_fault = {}  # serve's online counters at its last poll before the fault began
@@ -130,8 +135,8 @@ def main():
         expect(online_at_fault.get("steps_judged", 0) > 20 and online_at_fault.get("gaps") == 0,
                f"before the fault serve judged {online_at_fault.get('steps_judged')} steps with no rank missing "
                f"(gaps {online_at_fault.get('gaps')}, realigned {online_at_fault.get('realigned')})")
-        expect(detected is not None and detected.get("cause") == "slow_compute",
-               f"serve named rank 3 slow_compute (findings after the fault: {sorted(set(map(str, after_fault)))})")
+        expect(detected is not None and detected.get("cause") == want_cause,
+               f"serve named rank 3 {want_cause} (findings after the fault: {sorted(set(map(str, after_fault)))})")
         if detected:
             with open(os.path.join(out, "fault.json")) as fh:
                 fault_start = json.load(fh)["fault_start_unix"]
