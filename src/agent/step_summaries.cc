@@ -27,6 +27,35 @@ const model::StepWindow* WindowOf(const std::vector<model::StepWindow>& windows,
   return nullptr;
 }
 
+// Counter samples this long before the new steps are kept for the interpolation at a span's start (the
+// recorder samples host counters at 10 Hz by default).
+constexpr uint64_t kCounterMarginNs = 2'000'000'000;
+
+// The part of `run` that spans from `from` on can touch: off-CPU, GC and call rows ending after it and the
+// counter samples from kCounterMarginNs before it (stacks and samples are not measured). Measuring each
+// new step on this part instead of the whole window keeps a round's cost near one pass over the window.
+RecordedRun From(const RecordedRun& run, uint64_t from) {
+  RecordedRun part;
+  const auto after = [&](const auto& r) { return r.end_ns >= from; };
+  for (const RecordedSegment& seg : run.segments) {
+    RecordedSegment s;
+    s.processes = seg.processes;
+    s.probes = seg.probes;
+    s.series = seg.series;
+    s.other_processes = seg.other_processes;
+    s.recorder_pid = seg.recorder_pid;
+    s.data.path = seg.data.path;
+    s.data.header = seg.data.header;
+    std::copy_if(seg.data.off_cpu.begin(), seg.data.off_cpu.end(), std::back_inserter(s.data.off_cpu), after);
+    std::copy_if(seg.data.gcs.begin(), seg.data.gcs.end(), std::back_inserter(s.data.gcs), after);
+    std::copy_if(seg.data.calls.begin(), seg.data.calls.end(), std::back_inserter(s.data.calls), after);
+    std::copy_if(seg.data.counters.begin(), seg.data.counters.end(), std::back_inserter(s.data.counters),
+                 [&](const auto& c) { return c.ts_ns + kCounterMarginNs >= from; });
+    part.segments.push_back(std::move(s));
+  }
+  return part;
+}
+
 // The recording's layers of every rank over its span of step `step` (cross_layer.h).
 std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& store, const RecordedRun& run,
                                                           const model::JobModel& job, int64_t step) {
@@ -71,6 +100,10 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
   // The last common step may still be running; the first, in the job's first round, may have begun before
   // the diagnosis window did.
   const size_t first = cursor->emitted_end_ns == INT64_MIN ? 1 : 0;
+  // Steps not yet emitted start after the cursor (a step's ranks start within ms of each other; 1 s spare).
+  constexpr int64_t kSpareNs = 1'000'000'000;
+  const int64_t new_from = cursor->emitted_end_ns == INT64_MIN ? 0 : cursor->emitted_end_ns - kSpareNs;
+  const RecordedRun part = From(run, static_cast<uint64_t>(std::max<int64_t>(0, new_from)));
   for (size_t i = first; i + 1 < common.size(); ++i) {
     const model::StepWindow* ref = WindowOf(job.steps.by_rank[0], common[i]);
     // A step was emitted already when most of it lies before the last emitted end: each round finds the
@@ -78,7 +111,7 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
     if (ref == nullptr || ref->start_ns + (ref->end_ns - ref->start_ns) / 2 < cursor->emitted_end_ns) continue;
     const int64_t step = cursor->next_step++;
     cursor->emitted_end_ns = ref->end_ns;
-    const auto layers = StepLayers(store, run, job, common[i]);
+    const auto layers = StepLayers(store, part, job, common[i]);
     for (size_t ri = 0; ri < store.ranks.size(); ++ri) {
       const model::StepWindow* win = WindowOf(job.steps.by_rank[ri], common[i]);
       if (store.ranks[ri].rank < 0 || win == nullptr || win->end_ns <= win->start_ns) continue;
