@@ -9,11 +9,14 @@ straggler that appears mid-run on the second node is named by serve (how long it
 on a loaded 2-core machine is for bench/, not a test). Four ranks spinning on two cores would be CPU
 contention in every step, so the job's regular compute sleeps; the fault burns CPU.
 
-usage: test_nodes.py STRATA_BINARY [--fault-kind gc]
+usage: test_nodes.py STRATA_BINARY [--fault-kind gc] [--clean SECONDS]
 With --fault-kind gc the straggler's extra time is a full garbage collection each step (fault_job.py) and
-serve must name gc_pause (not in ctest: a run takes a minute; docs/benchmarks.md has its runs).
+serve must name gc_pause. With --clean S the job runs S seconds with no fault and no agent is killed: serve
+and the agents must raise nothing and serve must judge every step with all four ranks. (Neither is in
+ctest for its length; docs/benchmarks.md has their runs.)
 Exits 77 (skipped) when not root, without BTF, `ip` or redis-server (1 under CI=true: a skip fails CI).
 """
+import argparse
 import json
 import os
 import shutil
@@ -46,11 +49,13 @@ def get_json(ns, url):
 
 
 def main():
-    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2:] != ["--fault-kind", "gc"]):
-        print(__doc__)
-        return 2
-    strata = os.path.abspath(sys.argv[1])
-    fault_kind = sys.argv[3] if len(sys.argv) == 4 else "compute"
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("strata")
+    ap.add_argument("--fault-kind", choices=("compute", "gc"), default="compute")
+    ap.add_argument("--clean", type=float, default=0, metavar="SECONDS")
+    a = ap.parse_args()
+    strata = os.path.abspath(a.strata)
+    fault_kind, clean = a.fault_kind, a.clean > 0
     want_cause = {"compute": "slow_compute", "gc": "gc_pause"}[fault_kind]
     stop = unmet(("ip", "redis-server", "curl"))
     if stop is not None:
@@ -91,12 +96,14 @@ def main():
         job_id = f"nodes-test-{os.getpid()}"
         out = os.path.join(tmp, "job")
         job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
-                                str(JOB_S), "--fault-after", str(FAULT_AFTER_S), "--extra-ms", "40", "--job", job_id,
+                                str(a.clean if clean else JOB_S), "--fault-after", str(FAULT_AFTER_S), "--extra-ms",
+                                "0" if clean else "40", "--job", job_id,
                                 "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute",
                                 "--fault-kind", fault_kind])
         seen_by_agent = [set(), set()]
         clean_findings, after_fault, detected, killed, last = [], [], None, False, None
         online_at_fault = {}  # serve's online counters at its last poll before the fault began
+        agent_findings = set()  # (rank, cause) the agents raised themselves
         while job.poll() is None:
             time.sleep(1)
             for r in range(2):
@@ -106,6 +113,7 @@ def main():
                 for j in status.get("jobs", []):
                     if j["job"] == job_id:
                         seen_by_agent[r].update(j["ranks"])
+                        agent_findings.update((f.get("rank"), f.get("cause")) for f in j.get("findings", []))
             status = get_json(topo.br, f"http://{bridge}:{SERVE_PORT}/api/v1/status") or {}
             jobs = [j for j in status.get("jobs", []) if j["job"] == job_id]
             if jobs:
@@ -135,20 +143,25 @@ def main():
         expect(online_at_fault.get("steps_judged", 0) > 20 and online_at_fault.get("gaps") == 0,
                f"before the fault serve judged {online_at_fault.get('steps_judged')} steps with no rank missing "
                f"(gaps {online_at_fault.get('gaps')}, realigned {online_at_fault.get('realigned')})")
-        expect(detected is not None and detected.get("cause") == want_cause,
-               f"serve named rank 3 {want_cause} (findings after the fault: {sorted(set(map(str, after_fault)))})")
-        if detected:
-            with open(os.path.join(out, "fault.json")) as fh:
-                fault_start = json.load(fh)["fault_start_unix"]
-            print(f"     serve: {detected.get('cause')} rank 3, detected_at - first slow step = "
-                  f"{detected['detected_at'] - fault_start:.1f} s", flush=True)
-        online = (last or {}).get("online", {})
-        steps = online.get("last_step", {})
-        print(f"     serve after the kill: last steps {steps}, gaps {online.get('gaps')}", flush=True)
-        expect(serve.poll() is None, "serve is still running after an agent was killed")
-        expect(int(steps.get("0", 0)) > int(steps.get("3", 0)) > 0,
-               "rank 3's steps stop where its node's agent was killed; rank 0's go on")
-        expect((online.get("gaps") or 0) > 0, f"the killed agent's rank shows as gaps (gaps {online.get('gaps')})")
+        if clean:
+            expect(not agent_findings, f"the agents raised nothing ({sorted(agent_findings)})")
+            print(f"     serve over the clean run: {online_at_fault.get('steps_judged')} steps judged, "
+                  f"{online_at_fault.get('summaries')} summaries", flush=True)
+        else:
+            expect(detected is not None and detected.get("cause") == want_cause,
+                   f"serve named rank 3 {want_cause} (findings after the fault: {sorted(set(map(str, after_fault)))})")
+            if detected:
+                with open(os.path.join(out, "fault.json")) as fh:
+                    fault_start = json.load(fh)["fault_start_unix"]
+                print(f"     serve: {detected.get('cause')} rank 3, detected_at - first slow step = "
+                      f"{detected['detected_at'] - fault_start:.1f} s", flush=True)
+            online = (last or {}).get("online", {})
+            steps = online.get("last_step", {})
+            print(f"     serve after the kill: last steps {steps}, gaps {online.get('gaps')}", flush=True)
+            expect(serve.poll() is None, "serve is still running after an agent was killed")
+            expect(int(steps.get("0", 0)) > int(steps.get("3", 0)) > 0,
+                   "rank 3's steps stop where its node's agent was killed; rank 0's go on")
+            expect((online.get("gaps") or 0) > 0, f"the killed agent's rank shows as gaps (gaps {online.get('gaps')})")
         if checks.failures:
             for name, _ in procs:
                 with open(os.path.join(tmp, name + ".log"), errors="replace") as fh:
