@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -465,7 +466,10 @@ class KinetoImporter {
 
   uint32_t TrackFor(int64_t pid, int64_t tid, int64_t stream) {
     const LaneKey key{pid, tid, stream};
-    if (last_track_ != UINT32_MAX && last_key_ == key) return last_track_;
+    // A trace's events alternate between a few lanes (a CPU thread, its GPU stream, their flows): the last
+    // few lanes are looked at before the hash map (perf: its lookups were ~1.4 % of the load).
+    for (const RecentLane& r : recent_lanes_)
+      if (r.track != UINT32_MAX && r.key == key) return r.track;
     auto [it, inserted] = track_ids_.try_emplace(key, static_cast<uint32_t>(store_.tracks.size()));
     if (inserted) {
       Track t;
@@ -476,8 +480,7 @@ class KinetoImporter {
       t.stream = stream;
       store_.tracks.push_back(t);
     }
-    last_key_ = key;
-    last_track_ = it->second;
+    recent_lanes_[next_recent_lane_++ % recent_lanes_.size()] = RecentLane{key, it->second};
     return it->second;
   }
 
@@ -502,7 +505,17 @@ class KinetoImporter {
 
   void CountCategory(const RawEvent& ev) {
     ++rank().events;
-    const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : kNoCat;
+    CountCategoryId(ev.has_cat ? store_.strings.intern(ev.cat) : kNoCat);
+  }
+
+  // Accepted events by category id (kNoCat: none). A vector by id, not a hash map: one per event
+  // (perf: the map's lookups were ~0.7 % of the load).
+  void CountCategoryId(StringId cat) {
+    if (cat == kNoCat) {
+      ++no_category_count_;
+      return;
+    }
+    if (cat >= category_counts_.size()) category_counts_.resize(cat + 1, 0);
     ++category_counts_[cat];
   }
 
@@ -593,9 +606,11 @@ class KinetoImporter {
         store_.flows.id.push_back(id);
         store_.flows.ts_ns.push_back(ts);
         store_.flows.track.push_back(TrackFor(pid, tid, -1));
-        store_.flows.category.push_back(ev.has_cat ? store_.strings.intern(ev.cat) : 0);
+        const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : 0;  // interned once for both uses
+        store_.flows.category.push_back(cat);
         store_.flows.phase.push_back(ph);
-        CountCategory(ev);
+        ++rank().events;
+        CountCategoryId(ev.has_cat ? cat : kNoCat);
         return;
       }
       default:
@@ -624,7 +639,7 @@ class KinetoImporter {
     const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : 0;
     store_.slices.append(ts, dur, name, cat, track, ev.correlation, flags, args);
     ++rank().events;
-    ++category_counts_[ev.has_cat ? cat : kNoCat];
+    CountCategoryId(ev.has_cat ? cat : kNoCat);
   }
 
   void HandleMetadata(const RawEvent& ev) {
@@ -709,10 +724,12 @@ class KinetoImporter {
       }
     }
     bool any_cat = false;
-    for (const auto& [cat, count] : category_counts_) {
-      any_cat |= cat != kNoCat;
-      rank().categories[cat == kNoCat ? std::string("(none)") : std::string(store_.strings.view(cat))] += count;
+    for (StringId cat = 0; cat < category_counts_.size(); ++cat) {
+      if (category_counts_[cat] == 0) continue;
+      any_cat = true;
+      rank().categories[std::string(store_.strings.view(cat))] += category_counts_[cat];
     }
+    if (no_category_count_ > 0) rank().categories["(none)"] += no_category_count_;
     input().events = rank().events;
     input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto" : any_cat ? "chrome-json" : "pytorch-legacy";
     store_.release_rows(&scratch_.rows);
@@ -730,13 +747,18 @@ class KinetoImporter {
   RawEvent raw_;
   std::unordered_map<LaneKey, uint32_t, LaneHash> track_ids_;
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> counter_tracks_;
-  LaneKey last_key_{0, 0, 0};
-  uint32_t last_track_ = UINT32_MAX;
+  struct RecentLane {
+    LaneKey key{0, 0, 0};
+    uint32_t track = UINT32_MAX;  // none yet
+  };
+  std::array<RecentLane, 4> recent_lanes_{};
+  size_t next_recent_lane_ = 0;
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_map<uint32_t, std::vector<BeginOrEnd>> begin_end_;  // by track
   std::unordered_map<std::pair<int64_t, int64_t>, std::string, PairHash> thread_names_;
   std::unordered_map<int64_t, std::string> process_names_;
-  std::unordered_map<StringId, uint64_t> category_counts_;
+  std::vector<uint64_t> category_counts_;  // by category id
+  uint64_t no_category_count_ = 0;
 };
 
 }  // namespace

@@ -393,6 +393,31 @@ TEST(KinetoBadInput, NonUtf8NameIsKeptRepairedAndCounted) {
   }
 }
 
+// ph, name and cat with and without escapes give the string JSON means (an escaped and a plain spelling are one
+// string), and a value that is not a string counts as absent.
+TEST(KinetoImporter, StringsWithAndWithoutEscapesReadAlike) {
+  const TraceStore s = MustImport(Trace({
+      R"({"ph": "X", "cat": "cpu_op", "name": "plain", "pid": 1, "tid": 1, "ts": 1, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu\u005fop", "name": "q\"uote \\ tab\t caf\u00e9 \/", "pid": 1, "tid": 1, "ts": 2, "dur": 1})",
+      R"({"ph": "\u0058", "cat" : "" , "name" :  ""  , "pid": 1, "tid": 1, "ts": 3, "dur": 1})",
+      R"({"ph": "X", "cat": 5, "name": ["not", "a", "string"], "pid": 1, "tid": 1, "ts": 4, "dur": 1})",
+      R"({"ph": 88, "name": "ph is a number", "pid": 1, "tid": 1, "ts": 5, "dur": 1})",
+  }));
+  ASSERT_EQ(s.slices.size(), 4u);
+  EXPECT_EQ(Name(s, 0), "plain");
+  EXPECT_EQ(Cat(s, 0), "cpu_op");
+  EXPECT_EQ(Name(s, 1), "q\"uote \\ tab\t caf\xC3\xA9 /");
+  EXPECT_EQ(Cat(s, 1), "cpu_op");
+  EXPECT_EQ(s.slices.category[0], s.slices.category[1]) << "the escaped and the plain category are one string";
+  EXPECT_EQ(Name(s, 2), "");
+  EXPECT_TRUE(s.slices.flags[2] & kSliceHasCategory) << "an empty category is still a category";
+  EXPECT_EQ(Name(s, 3), "");
+  EXPECT_FALSE(s.slices.flags[3] & kSliceHasCategory) << "a category that is not a string is absent";
+  EXPECT_EQ(SkippedCount(s, "unsupported_phase_other"), 1u);
+  EXPECT_EQ(s.ranks[0].categories.at("cpu_op"), 2u);
+  EXPECT_EQ(s.ranks[0].categories.at("(none)"), 1u);
+}
+
 TEST(KinetoBadInput, IntegersBeyondInt64) {
   const TraceStore s = MustImport(Trace({
       R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 99999999999999999999, "dur": 1})",
