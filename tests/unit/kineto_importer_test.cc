@@ -526,6 +526,17 @@ TEST(KinetoBadInput, ElementThatIsNotAnObject) {
   EXPECT_EQ(s.slices.size(), 1u);
 }
 
+// A thread reuses its batch buffer from file to file: what the previous file left after the new batch's end
+// must not change how a malformed element is counted.
+TEST(KinetoBadInput, ColonElementCountsTheSameAfterAnotherFile) {
+  const TraceStore fresh = MustImport("[:]");
+  ASSERT_EQ(SkippedCount(fresh, "not_an_object"), 1u);
+  MustImport(R"([42, {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": "X", "name": "b"}])");
+  const TraceStore after = MustImport("[:]");
+  EXPECT_EQ(after.inputs[0].skipped, fresh.inputs[0].skipped);
+  EXPECT_EQ(after.inputs[0].events, fresh.inputs[0].events);
+}
+
 TEST(KinetoBadInput, EmptyElementsAreInvalidJsonWhateverTheBatching) {
   // ",," and a trailing comma leave empty array elements (found by fuzz_kineto: they used to count as
   // not_an_object or invalid_json depending on which batch they fell in).
