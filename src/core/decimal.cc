@@ -21,9 +21,39 @@ std::string_view Trim(std::string_view t) {
 
 constexpr int64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
+// Digits a plain token may have in all (after scaling) to take the fast paths: below 10^18 nothing can
+// overflow int64.
+constexpr int kPlainMaxDigits = 18;
+
+bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// The token almost every trace writes: digits, then optionally '.' and at most `scale` fractional digits, at
+// most kPlainMaxDigits digits once scaled. Such a token is exact and needs no trimming, rounding or range
+// check; anything else (a sign, spaces, quotes, an exponent, more digits) returns false and takes the
+// general path, which gives the same value for these tokens.
+bool ParsePlainScaled(std::string_view t, int scale, int64_t* out) {
+  const char* p = t.data();
+  const char* const end = p + t.size();
+  uint64_t value = 0;
+  int digits = 0;
+  for (; p < end && IsDigit(*p); ++p, ++digits) value = value * 10 + static_cast<unsigned>(*p - '0');
+  if (digits == 0) return false;
+  int frac = 0;
+  if (p < end && *p == '.') {
+    for (++p; p < end && IsDigit(*p); ++p, ++frac) {
+      if (frac == scale) return false;  // a digit to round on
+      value = value * 10 + static_cast<unsigned>(*p - '0');
+    }
+  }
+  if (p != end || digits + scale > kPlainMaxDigits) return false;
+  *out = static_cast<int64_t>(value) * kPow10[scale - frac];
+  return true;
+}
+
 }  // namespace
 
 NumberParse ParseScaledDecimal(std::string_view token, int scale, int64_t* out) {
+  if (scale >= 0 && scale <= 9 && ParsePlainScaled(token, scale, out)) return NumberParse::kOk;
   std::string_view t = Trim(token);
   if (t.empty() || scale < 0 || scale > 9) return NumberParse::kNotNumber;
   size_t i = 0;
@@ -82,6 +112,12 @@ NumberParse ParseScaledDecimal(std::string_view token, int scale, int64_t* out) 
 }
 
 NumberParse ParseInt64(std::string_view token, int64_t* out) {
+  // Plain digits, possibly negative (pids, tids, correlation ids): no trimming or fraction to look for.
+  const bool negative = !token.empty() && token[0] == '-';
+  if (int64_t v; ParsePlainScaled(token.substr(negative ? 1 : 0), 0, &v)) {
+    *out = negative ? -v : v;
+    return NumberParse::kOk;
+  }
   std::string_view t = Trim(token);
   const size_t dot = t.find('.');
   if (dot != std::string_view::npos) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
+#include <string>
 
 namespace strata {
 namespace {
@@ -133,6 +135,72 @@ TEST(Decimal, ParseInt64) {
   EXPECT_EQ(v, 99) << "a failed parse must not write its output";
   EXPECT_EQ(ParseInt64("9223372036854775808", &v), NumberParse::kOutOfRange);
   EXPECT_EQ(ParseInt64("123456789012345678901234567890", &v), NumberParse::kOutOfRange);
+}
+
+// Plain tokens (digits, '.', digits) take a fast path up to 18 digits once scaled and the general one beyond:
+// both must agree with exact arithmetic at every length, scale and rounding digit.
+__extension__ using Wide = __int128;  // exact reference arithmetic beyond int64
+
+TEST(Decimal, PlainTokensMatchExactArithmeticOnBothPaths) {
+  std::mt19937_64 rng(13);
+  for (int n = 0; n < 200000; ++n) {
+    const int scale = static_cast<int>(rng() % 10);
+    const int int_digits = static_cast<int>(rng() % 21);
+    const int frac_digits = static_cast<int>(rng() % 12);
+    const bool dot = frac_digits > 0 || rng() % 2;
+    if (int_digits + frac_digits == 0) continue;
+    std::string token;
+    for (int k = 0; k < int_digits; ++k) token.push_back(static_cast<char>('0' + rng() % 10));
+    if (dot) token.push_back('.');
+    for (int k = 0; k < frac_digits; ++k) token.push_back(static_cast<char>('0' + rng() % 10));
+    // Exact value * 10^scale, rounded half away from zero on the first dropped digit.
+    Wide exact = 0;
+    bool too_big = false;
+    for (char c : token.substr(0, int_digits)) {
+      exact = exact * 10 + (c - '0');
+      too_big |= exact > std::numeric_limits<int64_t>::max();
+    }
+    const std::string frac = dot ? token.substr(int_digits + 1) : std::string();
+    for (int k = 0; k < scale; ++k) {
+      exact = exact * 10 + (k < static_cast<int>(frac.size()) ? frac[k] - '0' : 0);
+      too_big |= exact > std::numeric_limits<int64_t>::max();
+    }
+    if (static_cast<int>(frac.size()) > scale && frac[scale] >= '5') ++exact;
+    too_big |= exact > std::numeric_limits<int64_t>::max();
+    int64_t v = -1;
+    const NumberParse got = ParseScaledDecimal(token, scale, &v);
+    if (too_big) {
+      EXPECT_EQ(got, NumberParse::kOutOfRange) << token << " scale " << scale;
+    } else {
+      ASSERT_EQ(got, NumberParse::kOk) << token << " scale " << scale;
+      EXPECT_EQ(v, static_cast<int64_t>(exact)) << token << " scale " << scale;
+      ASSERT_EQ(ParseScaledDecimal("-" + token, scale, &v), NumberParse::kOk) << token;
+      EXPECT_EQ(v, -static_cast<int64_t>(exact)) << "-" << token << " scale " << scale;
+    }
+  }
+}
+
+TEST(Decimal, PlainTokensAtTheFastPathLimit) {
+  EXPECT_EQ(Scaled("999999999999999.999", 3), 999999999999999999LL);    // 18 digits scaled: fast path
+  EXPECT_EQ(Scaled("1234567890123456.789", 3), 1234567890123456789LL);  // 19: general path
+  EXPECT_EQ(ScaledStatus("9999999999999999.999", 3), NumberParse::kOutOfRange);
+  EXPECT_EQ(Scaled("5.", 3), 5000);
+  EXPECT_EQ(Scaled("007.5", 3), 7500);
+  EXPECT_EQ(Scaled("1.2345", 3), 1235);  // a digit past the scale: rounded on the general path
+  int64_t v = 0;
+  ASSERT_EQ(ParseInt64("-123", &v), NumberParse::kOk);
+  EXPECT_EQ(v, -123);
+  ASSERT_EQ(ParseInt64("12.", &v), NumberParse::kOk);
+  EXPECT_EQ(v, 12);
+  ASSERT_EQ(ParseInt64("-0", &v), NumberParse::kOk);
+  EXPECT_EQ(v, 0);
+  ASSERT_EQ(ParseInt64("999999999999999999", &v), NumberParse::kOk);
+  EXPECT_EQ(v, 999999999999999999LL);
+  ASSERT_EQ(ParseInt64("-9223372036854775807", &v), NumberParse::kOk);
+  EXPECT_EQ(v, -9223372036854775807LL);
+  EXPECT_EQ(ParseInt64("-", &v), NumberParse::kNotNumber);
+  EXPECT_EQ(ParseInt64("--1", &v), NumberParse::kNotNumber);
+  EXPECT_EQ(ParseInt64("-12.5", &v), NumberParse::kNotNumber);
 }
 
 TEST(Decimal, ParseDouble) {

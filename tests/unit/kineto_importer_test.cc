@@ -393,6 +393,31 @@ TEST(KinetoBadInput, NonUtf8NameIsKeptRepairedAndCounted) {
   }
 }
 
+// ph, name and cat with and without escapes give the string JSON means (an escaped and a plain spelling are one
+// string), and a value that is not a string counts as absent.
+TEST(KinetoImporter, StringsWithAndWithoutEscapesReadAlike) {
+  const TraceStore s = MustImport(Trace({
+      R"({"ph": "X", "cat": "cpu_op", "name": "plain", "pid": 1, "tid": 1, "ts": 1, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu\u005fop", "name": "q\"uote \\ tab\t caf\u00e9 \/", "pid": 1, "tid": 1, "ts": 2, "dur": 1})",
+      R"({"ph": "\u0058", "cat" : "" , "name" :  ""  , "pid": 1, "tid": 1, "ts": 3, "dur": 1})",
+      R"({"ph": "X", "cat": 5, "name": ["not", "a", "string"], "pid": 1, "tid": 1, "ts": 4, "dur": 1})",
+      R"({"ph": 88, "name": "ph is a number", "pid": 1, "tid": 1, "ts": 5, "dur": 1})",
+  }));
+  ASSERT_EQ(s.slices.size(), 4u);
+  EXPECT_EQ(Name(s, 0), "plain");
+  EXPECT_EQ(Cat(s, 0), "cpu_op");
+  EXPECT_EQ(Name(s, 1), "q\"uote \\ tab\t caf\xC3\xA9 /");
+  EXPECT_EQ(Cat(s, 1), "cpu_op");
+  EXPECT_EQ(s.slices.category[0], s.slices.category[1]) << "the escaped and the plain category are one string";
+  EXPECT_EQ(Name(s, 2), "");
+  EXPECT_TRUE(s.slices.flags[2] & kSliceHasCategory) << "an empty category is still a category";
+  EXPECT_EQ(Name(s, 3), "");
+  EXPECT_FALSE(s.slices.flags[3] & kSliceHasCategory) << "a category that is not a string is absent";
+  EXPECT_EQ(SkippedCount(s, "unsupported_phase_other"), 1u);
+  EXPECT_EQ(s.ranks[0].categories.at("cpu_op"), 2u);
+  EXPECT_EQ(s.ranks[0].categories.at("(none)"), 1u);
+}
+
 TEST(KinetoBadInput, IntegersBeyondInt64) {
   const TraceStore s = MustImport(Trace({
       R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 99999999999999999999, "dur": 1})",
@@ -499,6 +524,17 @@ TEST(KinetoBadInput, ElementThatIsNotAnObject) {
   }));
   EXPECT_EQ(SkippedCount(s, "not_an_object"), 5u);
   EXPECT_EQ(s.slices.size(), 1u);
+}
+
+// A thread reuses its batch buffer from file to file: what the previous file left after the new batch's end
+// must not change how a malformed element is counted.
+TEST(KinetoBadInput, ColonElementCountsTheSameAfterAnotherFile) {
+  const TraceStore fresh = MustImport("[:]");
+  ASSERT_EQ(SkippedCount(fresh, "not_an_object"), 1u);
+  MustImport(R"([42, {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": "X", "name": "b"}])");
+  const TraceStore after = MustImport("[:]");
+  EXPECT_EQ(after.inputs[0].skipped, fresh.inputs[0].skipped);
+  EXPECT_EQ(after.inputs[0].events, fresh.inputs[0].events);
 }
 
 TEST(KinetoBadInput, EmptyElementsAreInvalidJsonWhateverTheBatching) {
