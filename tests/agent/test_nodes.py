@@ -104,6 +104,7 @@ def main():
         clean_findings, after_fault, detected, killed, last = [], [], None, False, None
         online_at_fault = {}  # serve's online counters at its last poll before the fault began
         agent_findings = set()  # (rank, cause) the agents raised themselves
+        clean_said = set()  # what serve's findings before the fault said
         while job.poll() is None:
             time.sleep(1)
             for r in range(2):
@@ -125,6 +126,7 @@ def main():
                 for f in j.get("findings", []):
                     if not fault:
                         clean_findings.append((f.get("rank"), f.get("cause")))
+                        clean_said.add(f"{f.get('source')}: {f.get('summary')}")
                     else:
                         after_fault.append((f.get("rank"), f.get("cause"), f.get("source")))
                     if fault and detected is None and f.get("rank") == 3:
@@ -143,6 +145,8 @@ def main():
         expect(online_at_fault.get("steps_judged", 0) > 20 and online_at_fault.get("gaps") == 0,
                f"before the fault serve judged {online_at_fault.get('steps_judged')} steps with no rank missing "
                f"(gaps {online_at_fault.get('gaps')}, realigned {online_at_fault.get('realigned')})")
+        for said in sorted(clean_said):
+            print(f"     serve said before the fault: {said}", flush=True)
         if clean:
             expect(not agent_findings, f"the agents raised nothing ({sorted(agent_findings)})")
             print(f"     serve over the clean run: {online_at_fault.get('steps_judged')} steps judged, "

@@ -101,11 +101,16 @@ inline constexpr double kEpochFloorNs = 1e18;
 /// kMinEffect of the step and by this robust z (MAD floored at kOnlineMadFloorShare of the median step).
 inline constexpr double kOnlineMinZ = 3.5;
 inline constexpr double kOnlineMadFloorShare = 0.005;
-/// Persistence: late in kOnlinePersist of the last kOnlineWindow steps opens a detection (one noisy step
-/// raises nothing; a straggler from step k is detected at step k + 1); not late in the last kOnlineWindow
-/// steps closes it.
+/// Persistence: clearly late (by kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
+/// kOnlineWindow steps opens a detection (one noisy step raises nothing; a straggler from step k is detected
+/// at step k + 1); a smaller lateness must hold in kOnlineLongPersist of the last kOnlineLongWindow steps
+/// (on a clean 4-rank job, jitter at the minimum effect made 2-of-3 runs of 2.7–3.2 ms on 80 ms steps: 2–3
+/// false detections in 2–3 minutes, 2026-11-26); not late in the last kOnlineWindow steps closes it.
 inline constexpr size_t kOnlineWindow = 3;
 inline constexpr size_t kOnlinePersist = 2;
+inline constexpr double kOnlineClearFactor = 2.0;
+inline constexpr size_t kOnlineLongWindow = 10;
+inline constexpr size_t kOnlineLongPersist = 8;
 /// Gaussian mixture (eACGM): a (rank, step) point is anomalous when even its nearest component would give
 /// a squared Mahalanobis distance this unlikely (chi-square tail with d degrees of freedom): 1 in 10,000
 /// normal points, i.e. about one false point per 100 steps of 100 ranks.

@@ -76,6 +76,7 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
   for (double& w : work) w = std::abs(w - median);
   const double mad = std::max(MedianInPlace(work), th::kOnlineMadFloorShare * step_median);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
+  const uint32_t long_mask = (1u << th::kOnlineLongWindow) - 1;
   const bool small = group.size() <= kExactPeersUpTo;
   for (const RankStepSummary* r : group) {
     const double reference =
@@ -90,16 +91,19 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
     }
     const bool late = group.size() >= 2 && late_s >= options_.min_effect * step_median && spread > 0 &&
                       0.6745 * late_s / spread >= th::kOnlineMinZ;
+    const bool clear = late && late_s >= th::kOnlineClearFactor * options_.min_effect * step_median;
     RankState& st = state_[r->rank];
-    st.late_bits = ((st.late_bits << 1) | (late ? 1u : 0u)) & window_mask;
+    st.late_bits = ((st.late_bits << 1) | (late ? 1u : 0u)) & long_mask;
+    st.clear_bits = ((st.clear_bits << 1) | (clear ? 1u : 0u)) & window_mask;
     if (late && st.first_late < 0) st.first_late = step;
-    const auto late_count = static_cast<size_t>(std::popcount(st.late_bits));
-    if (late_count == 0) {
+    if ((st.late_bits & window_mask) == 0) {
       st.first_late = -1;
       open_.erase(r->rank);
       continue;
     }
-    if (late && late_count >= th::kOnlinePersist && !open_.count(r->rank)) {
+    const bool persists = static_cast<size_t>(std::popcount(st.clear_bits)) >= th::kOnlinePersist ||
+                          static_cast<size_t>(std::popcount(st.late_bits)) >= th::kOnlineLongPersist;
+    if (late && persists && !open_.count(r->rank)) {
       Detection d;
       d.rank = r->rank;
       d.step = step;

@@ -1,8 +1,10 @@
 // OnlineDetector: straggler detection as steps end, in O(ranks) per step (issue 13, item 2). Each rank's
 // own work (step − collective wait) is compared with the robust reference of its group's peers in the same
 // step (median, MAD floored); a rank late by the minimum effect and a robust z of kOnlineMinZ is late in
-// that step; late in kOnlinePersist of the last kOnlineWindow steps opens a detection (so one noisy step
-// raises nothing), on time for kOnlineWindow steps closes it. A detection carries the class whose excess
+// that step; clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
+// kOnlineWindow steps, or late in kOnlineLongPersist of the last kOnlineLongWindow, opens a detection (so
+// one noisy step, or jitter at the minimum effect for a few steps, raises nothing), on time for
+// kOnlineWindow steps closes it. A detection carries the class whose excess
 // over the peers explains at least kMinExplainedShare of the lateness as its cause (else "unknown").
 // Invariants: steps are fed in increasing order; each open detection is reported once, when it opens;
 // memory is O(ranks) (a bit window per rank).
@@ -44,7 +46,8 @@ class OnlineDetector {
 
  private:
   struct RankState {
-    uint32_t late_bits = 0;  // bit i: late i steps ago
+    uint32_t late_bits = 0;   // bit i: late i steps ago (kOnlineLongWindow bits)
+    uint32_t clear_bits = 0;  // bit i: clearly late i steps ago (kOnlineWindow bits)
     int64_t first_late = -1;
   };
   void Judge(const std::vector<const RankStepSummary*>& group, int64_t step, double now,
