@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -99,6 +100,7 @@ class Recording {
   void OnEvent(const void* data, size_t size);
   void SeeProcess(int pid, int ppid, uint64_t ts);
   void RefreshMaps();
+  void MapStackOf(uint32_t tgid, int32_t stack_id);
   void SampleCounters(uint64_t now);
   void WriteFinalMeta();
   void Note(const std::string& note);
@@ -127,6 +129,7 @@ class Recording {
   size_t counter_series_written_ = 0;
   std::map<int, ProcessInfo> processes_;
   std::set<std::pair<uint32_t, int32_t>> user_stacks_;  // (tgid, stack id) seen in samples
+  std::map<int, uint64_t> maps_read_ns_;                // pid -> when MapStackOf last read its maps
   std::set<int32_t> kernel_stacks_;
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
@@ -230,7 +233,8 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (size < sizeof(strata_sample_event)) return;
       const auto* e = static_cast<const strata_sample_event*>(data);
       writer_.Append(segments::SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
-      if (e->user_stack >= 0) user_stacks_.insert({h->tgid, e->user_stack});
+      if (e->user_stack >= 0 && user_stacks_.insert({h->tgid, e->user_stack}).second)
+        MapStackOf(h->tgid, e->user_stack);
       if (e->kernel_stack >= 0) kernel_stacks_.insert(e->kernel_stack);
       break;
     }
@@ -288,6 +292,27 @@ void Recording::RefreshMaps() {
     auto maps = ReadExecutableMaps(pid);
     if (!maps.empty()) info.maps = std::move(maps);
   }
+}
+
+// A new stack whose innermost address lies in no mapping known for its process: the process has loaded
+// a library since its maps were last read (every 2 s), so read them now, while it runs. A job shorter than
+// that (torch imported, trained and gone in 2 s) would otherwise leave every frame unnamed. At most once
+// per 50 ms per process, so code outside any file (JIT) cannot make it read the maps at every sample.
+void Recording::MapStackOf(uint32_t tgid, int32_t stack_id) {
+  constexpr uint64_t kMinInterval = 50'000'000;
+  auto it = processes_.find(static_cast<int>(tgid));
+  if (it == processes_.end() || it->second.exited_ns != 0) return;
+  const std::vector<uint64_t> ips = session_.Stack(stack_id);
+  if (ips.empty()) return;
+  const auto& maps = it->second.maps;
+  if (std::any_of(maps.begin(), maps.end(), [&](const MapEntry& m) { return ips[0] >= m.start && ips[0] < m.end; }))
+    return;
+  const uint64_t now = NowNs(CLOCK_MONOTONIC);
+  uint64_t& last = maps_read_ns_[it->first];
+  if (last != 0 && now - last < kMinInterval) return;
+  last = now;
+  auto fresh = ReadExecutableMaps(it->first);
+  if (!fresh.empty()) it->second.maps = std::move(fresh);
 }
 
 void Recording::SampleCounters(uint64_t now) {

@@ -13,11 +13,15 @@ std::string_view BaseName(std::string_view path) {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+bool Unnamed(const StackFrame& f) { return f.function.empty() || f.function == "?"; }
+
 // Frames that are not the program's own work: the C library and loader, OpenMP's worker spin, the
-// kernel, unknown frames and the interpreter's evaluation loop.
+// kernel, addresses in no known file and the interpreter's evaluation loop. A frame in a known library
+// whose symbol table does not name it (a stripped or static function) is the library's work: kept.
 bool Skipped(const StackFrame& f) {
   const std::string_view module = BaseName(f.module);
-  if (f.interpreter || f.function == "?" || f.function.empty() || f.module == "[kernel]") return true;
+  if (f.interpreter || f.module.empty() || f.module == "?" || f.module == "[kernel]") return true;
+  if (Unnamed(f) && (StartsWith(module, "python3") || StartsWith(module, "libpython"))) return true;
   for (std::string_view lib :
        {"libc.so", "libc-", "libpthread", "ld-linux", "libgomp", "libm.so", "linux-vdso", "libstdc++", "libgcc_s"})
     if (StartsWith(module, lib)) return true;
@@ -25,6 +29,7 @@ bool Skipped(const StackFrame& f) {
 }
 
 std::string Name(const StackFrame& f) {
+  if (Unnamed(f)) return "[" + std::string(BaseName(f.module)) + "]";
   std::string fn = f.function;
   if (const size_t paren = fn.find('('); paren != std::string::npos && paren > 0) fn.resize(paren);
   if (fn.size() > 100) fn = fn.substr(0, 97) + "...";

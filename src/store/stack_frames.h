@@ -3,8 +3,9 @@
 // frame — the frame nearest the leaf that is the program's own work rather than the C library, the
 // dynamic loader, the OpenMP runtime's spinning or the interpreter's evaluation loop.
 // Invariants: frames are leaf first, as recorded; a culprit name is "function [module file name]" with a
-// C++ argument list dropped, and "function (source.c:line) [module]" when the library had DWARF line info;
-// a stack of only skipped frames is named by its leaf.
+// C++ argument list dropped, "function (source.c:line) [module]" when the library had DWARF line info, and
+// "[module]" for an address in a library whose symbols do not name it (stripped); a stack of only skipped
+// frames is named by its leaf.
 #pragma once
 
 #include <cstdint>

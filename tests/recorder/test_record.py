@@ -8,6 +8,7 @@ the segment through `strata inspect --format json` (and `strata diagnose` for th
                         counters are non-empty, diagnose reads the segment with the traces
   gc_pauses             a GC-heavy Python child: each gc.collect() is one pause of plausible length
   python_frames         a Python child's samples name its hot Python function (CPython 3.11 frame chain)
+  late_library_frames   a library loaded late by a short-lived child still names its samples' frames
   sleeping_off_cpu      a sleeping child shows as off CPU (sleeping) for its sleep
   contention            a busy process pinned to one rank's core shows as run-queue wait behind it
   lab_gc_pause          the lab's gc_pause fault is named gc_pause from the recorded data
@@ -135,6 +136,38 @@ def test_python_frames(tmp):
     hot = sum(n for name, n in funcs.items() if name.startswith("Python hot_loop (hot.py:2)"))
     expect(total >= 20, f"only {total} CPU samples")
     expect(hot >= 0.6 * total, f"hot_loop in {hot} of {total} samples: {funcs}")
+
+
+def test_late_library_frames(tmp):
+    # A library loaded after the process started (bz2's libbz2 at `import bz2`, half a second in) and a
+    # process gone before the recorder's periodic re-read of its memory maps (2 s): its samples' native
+    # frames are still named by their library, because a stack in no known mapping makes the recorder
+    # read the maps at once. libbz2's internal functions are not in its symbol table: "[libbz2...]".
+    script = ("import os, time\n"
+              "time.sleep(0.5)\n"
+              "import bz2\n"
+              "data = os.urandom(1 << 18)\n"
+              "t = time.time()\n"
+              "while time.time() - t < 1.0:\n"
+              "    bz2.compress(data)\n")
+    path = os.path.join(tmp, "late.py")
+    with open(path, "w") as f:
+        f.write(script)
+    env = dict(os.environ, RANK="0", WORLD_SIZE="1")
+    r = subprocess.run([STRATA, "record", "-q", "-o", tmp, "--", PY, path], capture_output=True, text=True,
+                       timeout=120, env=env)
+    expect(r.returncode == 0, f"strata record failed ({r.returncode}): {r.stderr}")
+    segs = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.endswith(".sseg")]
+    out = os.path.join(tmp, "timeline.json")
+    subprocess.run([STRATA, "export", "-o", out, *segs], capture_output=True, text=True, check=True)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    names = [e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"
+             and "Python compress (bz2.py" in e["name"]]
+    in_lib = [n for n in names if "[libbz2" in n]
+    expect(len(names) >= 20, f"only {len(names)} samples in bz2.compress")
+    expect(len(in_lib) >= 0.6 * len(names), f"{len(in_lib)} of {len(names)} samples in bz2.compress name libbz2: "
+           f"{sorted(set(names))[:5]}")
 
 
 def test_sleeping_off_cpu(tmp):
@@ -385,7 +418,7 @@ TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("tes
 # Tests that judge strata's diagnosis of a real lab job (timing-sensitive; see --functional).
 JUDGED = {"lab_gc_pause": True, "lab_cpu_contention": True, "lab_cpu_throttling": True,
           "trace_free_slow_compute": True, "trace_free_dataloader_stall": True, "trace_free_gc_pause": True}
-ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
+ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "late_library_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
          "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 

@@ -269,6 +269,12 @@ TEST(StackFrames, CulpritSkipsTheCLibraryAndTheInterpreter) {
   EXPECT_EQ(CulpritFrame(stacks.at({5, 7})), "at::native::addmm_out [libtorch_cpu.so.1.13]");
   EXPECT_EQ(CulpritFrame({{"memcpy", "/lib/libc.so.6", false}}), "memcpy [libc.so.6]");
   EXPECT_EQ(CulpritFrame({}), "?");
+  // A stripped library's internal function has no name, but the library is known: it is named, not skipped
+  // for the garbage a frame-pointer walk finds above it. An address in no known file is skipped.
+  EXPECT_EQ(CulpritFrame({{"?", "/lib/libbz2.so.1.0", false}, {"?", "?", false}, {"main", "/bin/app", false}}),
+            "[libbz2.so.1.0]");
+  EXPECT_EQ(CulpritFrame({{"?", "?", false}, {"main", "/bin/app", false}}), "main [app]");
+  EXPECT_EQ(CulpritFrame({{"?", "/usr/bin/python3.11", false}, {"main", "/bin/app", false}}), "main [app]");
 }
 
 // Samples say which frame is native and which Python; time in torch/utils/data/ is data loading.
