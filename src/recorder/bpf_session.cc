@@ -4,12 +4,14 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -34,6 +36,22 @@ void DestroyLinks(std::vector<bpf_link*>& links) {
   links.clear();
 }
 
+// In the teardown process: standard streams to /dev/null and every descriptor closed but `keep` (sorted),
+// so the recorder's stdout/stderr pipes and output files close when strata record exits, not when the
+// probes are gone seconds later (`strata record ... | tee` would wait for them). Async-signal-safe only.
+void KeepOnly(const std::vector<int>& keep) {
+  const int null = ::open("/dev/null", O_RDWR);
+  if (null >= 0)
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+  unsigned int from = 3;
+  for (int fd : keep) {
+    if (fd < 0 || static_cast<unsigned int>(fd) < from) continue;
+    if (static_cast<unsigned int>(fd) > from) ::syscall(SYS_close_range, from, static_cast<unsigned int>(fd) - 1, 0);
+    from = static_cast<unsigned int>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, from, ~0U, 0);
+}
+
 }  // namespace
 
 void BpfSession::DetachInBackground() {
@@ -42,6 +60,9 @@ void BpfSession::DetachInBackground() {
   for (bpf_link* link : links_) fds.push_back(bpf_link__fd(link));
   int gate[2];
   if (::pipe(gate) != 0) return DestroyLinks(links_);
+  std::vector<int> keep = fds;  // sorted before the fork: the child may not allocate
+  keep.push_back(gate[0]);
+  std::sort(keep.begin(), keep.end());
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(gate[0]);
@@ -51,7 +72,7 @@ void BpfSession::DetachInBackground() {
   if (child == 0) {  // only async-signal-safe calls from here: the parent has other threads
     if (::fork() != 0) ::_exit(0);
     ::setsid();
-    ::close(gate[1]);
+    KeepOnly(keep);
     char byte;
     while (::read(gate[0], &byte, 1) < 0 && errno == EINTR) {
     }

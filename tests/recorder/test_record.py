@@ -14,6 +14,7 @@ the segment through `strata inspect --format json` (and `strata diagnose` for th
   lab_gc_pause          the lab's gc_pause fault is named gc_pause from the recorded data
   lab_cpu_contention    the lab's cpu_contention fault is named cpu_contention
   lab_cpu_throttling    the lab's cpu_throttling fault is named cpu_throttling
+  output_closed_at_exit the background teardown of the probes holds none of strata record's output
   not_root, missing_pid, bad_command, target_exits, killed_recorder   the bad cases
 """
 import json
@@ -27,6 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from accuracy_lib.recorder_teardown import wait_recorders_gone  # noqa: E402
 from accuracy_lib.recording_quality import recording_problem  # noqa: E402
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 STRATA = None
@@ -37,6 +39,7 @@ def record(out, cmd, *extra, check=True):
                        timeout=600)
     if check and r.returncode != 0:
         raise AssertionError(f"strata record failed ({r.returncode}): {r.stderr}")
+    wait_recorders_gone(out, 60)  # the probes' teardown outlives strata record: the next test starts clean
     return r
 
 
@@ -279,20 +282,33 @@ def test_probes_let_go(tmp):
     # the recorder does it after the recorder has exited. It must not outlive that work.
     record(tmp, ["/bin/sleep", "0.2"])
     expect(inspect(tmp)["finished"] is True, "a recording that stopped cleanly is marked as cut short")
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        left = []
-        for pid in os.listdir("/proc"):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if tmp.encode() in f.read() and pid.isdigit():
-                        left.append(pid)
-            except OSError:
-                pass
-        if not left:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"recorder processes still there 20 s later: {left}")
+    left = wait_recorders_gone(tmp, 20)
+    expect(not left, f"recorder processes still there 20 s later: {left}")
+
+
+def test_output_closed_at_exit(tmp):
+    # The probes are let go by a background process (seconds, uprobes wait for the kernel); it must not hold
+    # strata record's stdout/stderr, or `strata record ... | tee log` waits for it long after the recording.
+    p = subprocess.Popen([STRATA, "record", "-o", tmp, "--", "/bin/sleep", "0.1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.wait(timeout=120)
+    ours = {os.fstat(f.fileno()).st_ino for f in (p.stdout, p.stderr)}
+    holders = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("pipe:[") and int(link[6:-1]) in ours:
+                    holders.append(f"pid {pid} ({open(f'/proc/{pid}/comm').read().strip()}) fd {fd}")
+        except OSError:
+            continue  # gone, or not ours to read
+    p.stdout.close()
+    p.stderr.close()
+    wait_recorders_gone(tmp, 60)  # two teardowns at once take twice as long: let the next test start clean
+    expect(p.returncode == 0, f"strata record exited {p.returncode}")
+    expect(not holders, f"strata record's output pipes still open after it exited: {holders}")
 
 
 def test_sigint_to_recorder_alone(tmp):
@@ -419,7 +435,7 @@ TESTS = [name[5:] for name in dir(sys.modules[__name__]) if name.startswith("tes
 JUDGED = {"lab_gc_pause": True, "lab_cpu_contention": True, "lab_cpu_throttling": True,
           "trace_free_slow_compute": True, "trace_free_dataloader_stall": True, "trace_free_gc_pause": True}
 ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "late_library_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
-         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
+         "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "output_closed_at_exit", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
          "killed_recorder"]
 
 
