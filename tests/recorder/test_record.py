@@ -34,13 +34,20 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 STRATA = None
 
 
-def record(out, cmd, *extra, check=True):
+def record(out, cmd, *extra, check=True, env=None):
     r = subprocess.run([STRATA, "record", "-q", "-o", out, *extra, "--", *cmd], capture_output=True, text=True,
-                       timeout=600)
+                       timeout=600, env=env)
     if check and r.returncode != 0:
         raise AssertionError(f"strata record failed ({r.returncode}): {r.stderr}")
     wait_recorders_gone(out, 60)  # the probes' teardown outlives strata record: the next test starts clean
     return r
+
+
+def write_script(folder, name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def inspect(out):
@@ -129,10 +136,7 @@ def test_python_frames(tmp):
               "t = time.time()\n"
               "while time.time() - t < 1.5:\n"
               "    Model().forward()\n")
-    path = os.path.join(tmp, "hot.py")
-    with open(path, "w") as f:
-        f.write(script)
-    record(tmp, [PY, path])
+    record(tmp, [PY, write_script(tmp, "hot.py", script)])
     p = inspect(tmp)["processes"][0]
     funcs = p["python_functions"]
     total = p["cpu_samples"]
@@ -153,13 +157,7 @@ def test_late_library_frames(tmp):
               "t = time.time()\n"
               "while time.time() - t < 1.0:\n"
               "    bz2.compress(data)\n")
-    path = os.path.join(tmp, "late.py")
-    with open(path, "w") as f:
-        f.write(script)
-    env = dict(os.environ, RANK="0", WORLD_SIZE="1")
-    r = subprocess.run([STRATA, "record", "-q", "-o", tmp, "--", PY, path], capture_output=True, text=True,
-                       timeout=120, env=env)
-    expect(r.returncode == 0, f"strata record failed ({r.returncode}): {r.stderr}")
+    record(tmp, [PY, write_script(tmp, "late.py", script)], env=dict(os.environ, RANK="0", WORLD_SIZE="1"))
     segs = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.endswith(".sseg")]
     out = os.path.join(tmp, "timeline.json")
     subprocess.run([STRATA, "export", "-o", out, *segs], capture_output=True, text=True, check=True)
