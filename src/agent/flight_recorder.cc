@@ -8,17 +8,40 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 
 namespace strata::agent {
 namespace fs = std::filesystem;
 
+namespace {
+
+// One past the highest chunk number in `dir` (0 when none): an agent restarted on a job whose earlier
+// chunks are still retained continues their numbering instead of writing into chunk-000000 again beside an
+// old segment (the live diagnosis reads every segment of the current chunk).
+uint64_t FirstFreeChunk(const std::string& dir) {
+  uint64_t next = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("chunk-", 0) != 0 || name.size() == 6) continue;
+    uint64_t n = 0;
+    const char* digits = name.c_str() + 6;
+    const auto [end, err] = std::from_chars(digits, name.c_str() + name.size(), n);
+    if (err == std::errc() && *end == '\0' && n != UINT64_MAX) next = std::max(next, n + 1);
+  }
+  return next;
+}
+
+}  // namespace
+
 FlightRecorder::~FlightRecorder() { Stop(); }
 
 bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
+  next_chunk_ = std::max(next_chunk_, FirstFreeChunk(dir_));
   const std::string chunk = (fs::path(dir_) / fmt::format("chunk-{:06d}", next_chunk_++)).string();
   std::vector<std::string> args = {options_.strata,
                                    "record",

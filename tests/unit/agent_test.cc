@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent/discovery.h"
+#include "agent/flight_recorder.h"
 #include "agent/status_render.h"
 #include "test_util.h"
 
@@ -107,6 +108,21 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   EXPECT_EQ(j["jobs"][0]["ranks"], nlohmann::ordered_json({0, 1}));
   EXPECT_EQ(j["jobs"][0]["findings"][0]["detected_at"], 1700000000.5);
   EXPECT_EQ(j["jobs"][0]["findings"][0]["cause"], "slow_compute");
+}
+
+// An agent restarted on a job whose earlier chunks are retained continues their numbering: writing into an
+// old chunk would put its segment beside the new one in the live diagnosis. Names that are not chunk-<n>
+// do not count. (The recorder here is /bin/true: only the chunk numbering is under test.)
+TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
+  testing::TempDir dir;
+  for (const char* name : {"chunk-000000", "chunk-000007", "chunk-x", "chunk-000099.old", "chunk-"})
+    std::filesystem::create_directories(std::filesystem::path(dir.path()) / name);
+  FlightRecorder flight(dir.path(), FlightOptions{"/bin/true"});
+  flight.Update({4242}, 0.0);
+  EXPECT_EQ(std::filesystem::path(flight.current_chunk()).filename(), "chunk-000008");
+  flight.Update({4242, 4243}, 1.0);  // the job's processes changed: a new chunk, numbered on
+  EXPECT_EQ(std::filesystem::path(flight.current_chunk()).filename(), "chunk-000009");
+  flight.Stop();
 }
 
 }  // namespace
