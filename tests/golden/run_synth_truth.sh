@@ -21,6 +21,10 @@ gen clean-pp2-tp2 4 --ranks 8 --pp 2 --tp 2 --counters
 gen slow-compute-dp4 4 --ranks 4 --fault slow_compute --fault-rank 2
 gen slow-compute-every3 6 --ranks 8 --pp 2 --tp 2 --fault slow_compute --fault-rank 2 --every 3
 gen thermal-throttling 4 --ranks 8 --pp 2 --tp 2 --counters --fault thermal_throttling --fault-rank 5
+# A 6 % clock deficit that accounts for the rank's device slowdown (thresholds.h kSmClockMinDeficit), and a
+# slow kernel beside normal clocks, which stays slow_compute.
+gen thermal-throttling-mild 4 --ranks 8 --counters --fault thermal_throttling --fault-rank 0 --magnitude 0.06
+gen slow-compute-counters 4 --ranks 8 --counters --fault slow_compute --fault-rank 3 --magnitude 0.06
 gen pcie-pressure 4 --ranks 8 --tp 2 --counters --fault pcie_pressure --fault-rank 3
 gen launch-overhead 4 --ranks 8 --pp 2 --tp 2 --fault launch_overhead --fault-rank 6
 gen dataloader-stall-dp4 4 --ranks 4 --fault dataloader_stall --fault-rank 0

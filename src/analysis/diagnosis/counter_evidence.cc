@@ -28,6 +28,17 @@ CounterKind KindOf(std::string_view name) {
   return kOther;
 }
 
+// Whether a rank whose SM clock averages `own` against its peers' `peers` is throttled: clearly below them,
+// or below them by enough to account for its device slowdown (thresholds.h).
+bool ClockThrottled(double own, double peers, const FindingEvidence& e) {
+  if (own < thresholds::kSmClockThrottledShare * peers) return true;
+  if (own <= 0 || own >= (1 - thresholds::kSmClockMinDeficit) * peers) return false;
+  const auto* t = std::get_if<TraceRankEvidence>(&e.kind);
+  if (t == nullptr || t->peer_window_ms <= 0 || t->excess_ms.device_busy <= 0) return false;
+  const double slowdown = t->excess_ms.device_busy / t->peer_window_ms;
+  return peers / own - 1 >= thresholds::kSmClockExplainsShare * slowdown;
+}
+
 }  // namespace
 
 void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result) {
@@ -75,7 +86,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     std::optional<Cause> refined;
     std::string why;
     if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
-        own[kSmClock] < thresholds::kSmClockThrottledShare * peers[kSmClock]) {
+        ClockThrottled(own[kSmClock], peers[kSmClock], f.evidence)) {
       refined = Cause::kThermalThrottling;
       why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
                         peers[kSmClock]);
