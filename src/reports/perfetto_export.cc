@@ -129,14 +129,16 @@ std::vector<RankView> RankViews(const TraceStore& store, const RecordedRun& reco
   return out;
 }
 
-/// Each track's thread id inside its rank's process: 1 + its index among the rank's tracks, CPU first.
+/// Each track's thread id: unique in the whole file (Perfetto, like the kernel, takes a tid to name one thread
+/// whatever its pid: a tid reused by two ranks' processes lost one's name and moved its slices), numbered
+/// 1, 2, ... with a rank's CPU tracks before its GPU streams. Recorder tracks are numbered after them.
 std::vector<int64_t> TrackTids(const TraceStore& store) {
   std::vector<int64_t> tid(store.tracks.size());
-  std::vector<int64_t> next(store.ranks.size(), 1);
+  int64_t next = 1;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t t = 0; t < store.tracks.size(); ++t) {
       const bool gpu = store.tracks[t].kind == TrackKind::kGpuStream;
-      if (gpu == (pass == 1)) tid[t] = next[store.tracks[t].rank]++;
+      if (gpu == (pass == 1)) tid[t] = next++;
     }
   return tid;
 }
@@ -411,11 +413,13 @@ const char* OffCpuState(uint32_t state) {
   }
 }
 
-/// Thread ids for recorder tracks: kBase + a counter per (rank, layer, tid), named on first use.
+/// Thread ids for recorder tracks: after the trace tracks' (`base`, see TrackTids), one per (rank, layer, tid),
+/// named on first use.
 class RecorderTracks {
  public:
+  explicit RecorderTracks(int64_t base) : base_(base) {}
   int64_t Get(Writer& w, int64_t pid, const std::string& layer, uint32_t tid, const std::string& comm) {
-    auto [it, inserted] = ids_.try_emplace({pid, layer, tid}, kBase + static_cast<int64_t>(ids_.size()));
+    auto [it, inserted] = ids_.try_emplace({pid, layer, tid}, base_ + static_cast<int64_t>(ids_.size()));
     if (inserted) {
       w.Meta(pid, it->second, "thread_name",
              fmt::format("{{\"name\":{}}}",
@@ -426,21 +430,22 @@ class RecorderTracks {
   }
 
  private:
-  static constexpr int64_t kBase = 1'000'000;
+  int64_t base_;
   std::map<std::tuple<int64_t, std::string, uint32_t>, int64_t> ids_;
 };
 
-void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const model::JobModel& job,
-                   const std::vector<RankView>& views, Writer& w, PerfettoExportStats* stats, SkipCounts* skipped) {
-  if (recorded.empty()) return;
+/// Per segment, per rank: the shift from recorded to aligned time, or none (its events are left out).
+using RecorderShifts = std::vector<std::map<int32_t, std::optional<int64_t>>>;
+
+RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& recorded, const model::JobModel& job,
+                                 const std::vector<RankView>& views) {
   bool recording_is_trace = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) recording_is_trace &= in.format == "strata-recording";
   std::map<int32_t, size_t> index_of_rank;
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
-  RecorderTracks tracks;
+  RecorderShifts out;
   for (const RecordedSegment& seg : recorded.segments) {
-    // Per rank of this segment: recorded time -> aligned time shift, or none (left out).
-    std::map<int32_t, std::optional<int64_t>> shift;
+    std::map<int32_t, std::optional<int64_t>>& shift = out.emplace_back();
     for (const auto& [pid, p] : seg.processes) {
       if (!p.rank || shift.count(*p.rank)) continue;
       auto r = index_of_rank.find(*p.rank);
@@ -458,6 +463,51 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const m
       }
       shift[*p.rank] = s;
     }
+  }
+  return out;
+}
+
+/// The aligned time of a recorded event of process `tgid` (a series' pid; -1: host-wide, placed on the
+/// segment's first rank), or none when it is left out.
+std::optional<int64_t> PlacedTime(const RecordedSegment& seg, const std::map<int32_t, std::optional<int64_t>>& shift,
+                                  int64_t tgid, uint64_t ts_ns) {
+  if (tgid < 0) {
+    if (shift.empty() || !shift.begin()->second) return std::nullopt;
+    return static_cast<int64_t>(ts_ns) + *shift.begin()->second;
+  }
+  auto p = seg.processes.find(static_cast<int>(tgid));
+  if (p == seg.processes.end() || !p->second.rank) return std::nullopt;
+  auto s = shift.find(*p->second.rank);
+  if (s == shift.end() || !s->second) return std::nullopt;
+  return static_cast<int64_t>(ts_ns) + *s->second;
+}
+
+/// Smallest aligned time of the recorded events that are drawn (INT64_MAX when none).
+int64_t RecordedOrigin(const RecordedRun& recorded, const RecorderShifts& shifts) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < recorded.segments.size() && i < shifts.size(); ++i) {
+    const RecordedSegment& seg = recorded.segments[i];
+    const auto consider = [&](int64_t tgid, uint64_t ts) {
+      if (auto t = PlacedTime(seg, shifts[i], tgid, ts)) origin = std::min(origin, *t);
+    };
+    for (const auto& o : seg.data.off_cpu) consider(o.tgid, o.start_ns);
+    for (const auto& g : seg.data.gcs) consider(g.tgid, g.start_ns);
+    for (const auto& c : seg.data.calls) consider(c.tgid, c.start_ns);
+    for (const auto& c : seg.data.counters)
+      if (c.series < seg.series.size() && std::isfinite(c.value)) consider(seg.series[c.series].pid, c.ts_ns);
+  }
+  return origin;
+}
+
+void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const RecorderShifts& shifts,
+                   const std::vector<RankView>& views, Writer& w, PerfettoExportStats* stats, SkipCounts* skipped) {
+  if (recorded.empty()) return;
+  std::map<int32_t, size_t> index_of_rank;
+  for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
+  RecorderTracks tracks(static_cast<int64_t>(store.tracks.size()) + 1);
+  for (size_t seg_index = 0; seg_index < recorded.segments.size() && seg_index < shifts.size(); ++seg_index) {
+    const RecordedSegment& seg = recorded.segments[seg_index];
+    const std::map<int32_t, std::optional<int64_t>>& shift = shifts[seg_index];
     auto place = [&](uint32_t tgid, int64_t* pid, int64_t* delta, std::string* comm) {
       auto p = seg.processes.find(static_cast<int>(tgid));
       if (p == seg.processes.end() || !p->second.rank) return false;
@@ -541,9 +591,11 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const m
   }
 }
 
-/// Smallest aligned time of the store's slices and counters (the written timeline starts at 0 there).
-int64_t Origin(const TraceStore& store, const std::vector<RankView>& views) {
-  int64_t origin = std::numeric_limits<int64_t>::max();
+/// Smallest aligned time of the store's slices and counters and of the recorded events drawn
+/// (`recorded_origin`): the written timeline starts at 0 there, no event before it. (Perfetto's JSON reader
+/// misreads negative decimals: -5.25 us became -4.75.)
+int64_t Origin(const TraceStore& store, const std::vector<RankView>& views, int64_t recorded_origin) {
+  int64_t origin = recorded_origin;
   for (size_t i = 0; i < store.slices.size(); ++i)
     origin = std::min(origin, store.slices.ts_ns[i] - views[store.tracks[store.slices.track[i]].rank].offset_ns);
   for (size_t i = 0; i < store.counters.size(); ++i)
@@ -584,14 +636,15 @@ Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, c
   const std::vector<int64_t> tids = TrackTids(store);
   const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
   SkipCounts skipped;
-  Writer w(Origin(store, views), sink, options.piece_bytes);
+  const RecorderShifts shifts = ShiftsOfRecording(store, recorded, job, views);
+  Writer w(Origin(store, views, RecordedOrigin(recorded, shifts)), sink, options.piece_bytes);
   int64_t next_id = 1;
   WriteProcessesAndThreads(store, views, tids, w);
   WriteSlices(store, views, tids, w);
   WriteCounters(store, views, w);
   WriteTraceFlows(store, views, tids, SliceIndex(store), w, &next_id, &skipped);
   WriteFindings(store, job, views, tids, result, options, w, &next_id, stats, &skipped);
-  WriteRecorder(store, recorded, job, views, w, stats, &skipped);
+  WriteRecorder(store, recorded, shifts, views, w, stats, &skipped);
   stats->events = w.events();
   return w.Finish(OtherData(store, result, skipped, w.origin()));
 }

@@ -161,6 +161,7 @@ RecordedRun Recording() {
     }
   }
   seg.data.gcs.push_back({110, 110, 305 * kMs, 309 * kMs, 2, 1234});
+  seg.data.gcs.push_back({100, 100, 1 * kMs, 2 * kMs, 0, 7});  // before the first step: at the origin, not before
   for (int i = 0; i < 5; ++i) seg.data.counters.push_back({static_cast<uint64_t>(200 + 100 * i) * kMs, 0, 1e9 + i});
   RecordedRun run;
   run.segments.push_back(std::move(seg));
@@ -194,7 +195,15 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
   size_t rss = 0;
   for (const auto& c : Events(trace, "C", "strata.recorder")) rss += c["pid"] == 1 && c["name"] == "rss_bytes";
   EXPECT_EQ(rss, 5u);
-  EXPECT_EQ(stats.recorder_events, 20u + 1 + 1 + 20 + 5);
+  EXPECT_EQ(stats.recorder_events, 20u + 2 + 1 + 20 + 5);
+  // Nothing before the time origin (Perfetto misreads negative decimals), and a thread id names one thread
+  // of one process (Perfetto, like the kernel, keys threads by tid alone).
+  std::map<int64_t, std::set<int>> pids_of_tid;
+  for (const auto& e : trace["traceEvents"]) {
+    EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
+    if (e["tid"].get<int64_t>() != 0) pids_of_tid[e["tid"].get<int64_t>()].insert(e["pid"].get<int>());
+  }
+  for (const auto& [tid, pids] : pids_of_tid) EXPECT_EQ(pids.size(), 1u) << "tid " << tid;
   EXPECT_TRUE(trace["otherData"]["export_skipped"].empty()) << trace["otherData"]["export_skipped"].dump();
   // The GC pause sits where it was recorded, on the rank's aligned clock.
   const int64_t origin = trace["otherData"]["time_origin_ns"].get<int64_t>();
