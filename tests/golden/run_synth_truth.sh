@@ -24,6 +24,7 @@ gen thermal-throttling 4 --ranks 8 --pp 2 --tp 2 --counters --fault thermal_thro
 # A 6 % clock deficit that accounts for the rank's device slowdown (thresholds.h kSmClockMinDeficit), and a
 # slow kernel beside normal clocks, which stays slow_compute.
 gen thermal-throttling-mild 4 --ranks 8 --counters --fault thermal_throttling --fault-rank 0 --magnitude 0.06
+gen thermal-throttling-mild-pp 4 --ranks 8 --pp 2 --counters --fault thermal_throttling --fault-rank 5 --magnitude 0.06
 gen slow-compute-counters 4 --ranks 8 --counters --fault slow_compute --fault-rank 3 --magnitude 0.06
 gen pcie-pressure 4 --ranks 8 --tp 2 --counters --fault pcie_pressure --fault-rank 3
 gen launch-overhead 4 --ranks 8 --pp 2 --tp 2 --fault launch_overhead --fault-rank 6

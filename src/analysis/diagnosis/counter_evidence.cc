@@ -28,15 +28,23 @@ CounterKind KindOf(std::string_view name) {
   return kOther;
 }
 
+// The rank's device slowdown against its peers, as a share of their time: its device-busy excess over the
+// peers' window before arrival (trace path) or over their device-busy time (grouped path); 0 when unknown.
+double DeviceSlowdown(const FindingEvidence& e) {
+  if (const auto* t = std::get_if<TraceRankEvidence>(&e.kind); t && t->peer_window_ms > 0)
+    return std::max(0.0, t->excess_ms.device_busy) / t->peer_window_ms;
+  if (const auto* g = std::get_if<GroupRankEvidence>(&e.kind); g && g->excess_ms && g->peer_device_busy_ms > 0)
+    return std::max(0.0, g->excess_ms->device_busy) / g->peer_device_busy_ms;
+  return 0;
+}
+
 // Whether a rank whose SM clock averages `own` against its peers' `peers` is throttled: clearly below them,
 // or below them by enough to account for its device slowdown (thresholds.h).
 bool ClockThrottled(double own, double peers, const FindingEvidence& e) {
   if (own < thresholds::kSmClockThrottledShare * peers) return true;
   if (own <= 0 || own >= (1 - thresholds::kSmClockMinDeficit) * peers) return false;
-  const auto* t = std::get_if<TraceRankEvidence>(&e.kind);
-  if (t == nullptr || t->peer_window_ms <= 0 || t->excess_ms.device_busy <= 0) return false;
-  const double slowdown = t->excess_ms.device_busy / t->peer_window_ms;
-  return peers / own - 1 >= thresholds::kSmClockExplainsShare * slowdown;
+  const double slowdown = DeviceSlowdown(e);
+  return slowdown > 0 && peers / own - 1 >= thresholds::kSmClockExplainsShare * slowdown;
 }
 
 }  // namespace

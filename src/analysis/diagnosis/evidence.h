@@ -100,6 +100,7 @@ struct GroupRankEvidence {
     double data_loading = 0, host_gap = 0, host_compute = 0, device_busy = 0, device_idle = 0;
   };
   std::optional<Excess> excess_ms;
+  double peer_device_busy_ms = 0;            // with excess_ms: the stage peers' median device busy per step
   std::vector<OpExcess> op_excess_per_step;  // with excess_ms only
   BlameKind blame_kind = BlameKind::kSlowOp;
   double late_ms_per_step = 0, late_ms_per_late_step = 0, explained_share = 0;

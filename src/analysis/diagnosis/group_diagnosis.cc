@@ -134,6 +134,7 @@ GroupModel BuildGroupModel(const model::StepModel& steps, const model::Collectiv
 /// Differential of `rank` against `peers` over the given step indices (whole step windows, own clocks).
 struct GroupDifferential {
   double data_ms = 0, host_gap_ms = 0, host_compute_ms = 0, device_busy_ms = 0, self_idle_ms = 0;
+  double peer_device_busy_ms = 0;  // the peers' median device-busy time per step (what device_busy exceeds)
   std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
 };
 
@@ -160,6 +161,9 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
     d.host_gap_ms += excess([](const WindowProfile& w, size_t) { return w.host_gap_ns; });
     d.host_compute_ms += excess([](const WindowProfile& w, size_t) { return w.compute_ns; });
     d.device_busy_ms += excess([](const WindowProfile& w, size_t) { return w.device_busy_ns; });
+    std::vector<double> peer_busy;
+    for (const WindowProfile& o : others) peer_busy.push_back(o.device_busy_ns);
+    if (!peer_busy.empty()) d.peer_device_busy_ms += Median(peer_busy) / 1e6;
     d.self_idle_ms += excess([&](const WindowProfile& w, size_t r) { return g.self_ns[si][r] - w.device_busy_ns; });
     std::map<StringId, std::vector<double>> per_name;
     for (const auto& [name, ns] : own.op_ns) per_name[name];
@@ -179,6 +183,7 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
   d.host_gap_ms /= n;
   d.host_compute_ms /= n;
   d.device_busy_ms /= n;
+  d.peer_device_busy_ms /= n;
   d.self_idle_ms /= n;
   for (const auto& [name, ms] : op_excess)
     if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
@@ -414,6 +419,7 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
       *f->rank, late.self_ms, CausePhrase(f->cause), f->impact_pct);
   e->excess_ms =
       GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
+  e->peer_device_busy_ms = d.peer_device_busy_ms;
   e->op_excess_per_step = p.OpList(d);
   e->blame_kind = f->cause == Cause::kHostStall ? BlameKind::kHostGap
                   : f->cause == Cause::kUnknown ? BlameKind::kUnexplained

@@ -64,7 +64,8 @@ inline constexpr double kOpMadFloorNs = 10e3;
 inline constexpr double kSmClockThrottledShare = 0.92;
 /// A smaller clock deficit (peers' clock / own − 1) of at least this much is thermal_throttling too when it
 /// accounts for at least kSmClockExplainsShare of the rank's device slowdown (device-busy excess over the
-/// peers' window before arrival): the clock explains the lateness, rather than one slow kernel.
+/// peers' window before arrival, or over their device-busy time on the grouped path): the clock explains the
+/// lateness, rather than one slow kernel.
 inline constexpr double kSmClockMinDeficit = 0.03;
 inline constexpr double kSmClockExplainsShare = 0.5;
 /// PCIe bytes above this multiple of the peers' median: pcie_pressure.
