@@ -58,7 +58,7 @@ as the profiler wrote it) and truth.json:
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
   "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
   several ranks share),
-  "effect_metric", "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics.
+  "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics.
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
 

@@ -183,6 +183,7 @@ def _effect(stats, fault_rank, metric, what):
         "injected_ms": round(statistics.median(v for _, v in hit) - b, 3) if hit else 0.0,
         "injected_ms_by_step": {str(k): round(v - b, 3) for k, v in hit},
         "effect_metric": what,
+        "effect_on_ms": round(statistics.median(v for _, v in hit), 3) if hit else 0.0,  # not less the baseline
         "baseline_ms": round(b, 3),
         "baseline_by_iter_ms": [round(x, 3) for x in base],
     }
