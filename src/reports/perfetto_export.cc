@@ -467,6 +467,23 @@ RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& rec
   return out;
 }
 
+/// Where a recorded process's events go: its rank and the shift to aligned time; none when left out (no
+/// rank, or a rank whose recording could not be aligned).
+struct Placement {
+  int32_t rank = 0;
+  int64_t shift_ns = 0;
+  std::string_view comm;
+};
+
+std::optional<Placement> PlaceProcess(const RecordedSegment& seg,
+                                      const std::map<int32_t, std::optional<int64_t>>& shift, int64_t tgid) {
+  auto p = seg.processes.find(static_cast<int>(tgid));
+  if (p == seg.processes.end() || !p->second.rank) return std::nullopt;
+  auto s = shift.find(*p->second.rank);
+  if (s == shift.end() || !s->second) return std::nullopt;
+  return Placement{*p->second.rank, *s->second, p->second.comm};
+}
+
 /// The aligned time of a recorded event of process `tgid` (a series' pid; -1: host-wide, placed on the
 /// segment's first rank), or none when it is left out.
 std::optional<int64_t> PlacedTime(const RecordedSegment& seg, const std::map<int32_t, std::optional<int64_t>>& shift,
@@ -475,11 +492,9 @@ std::optional<int64_t> PlacedTime(const RecordedSegment& seg, const std::map<int
     if (shift.empty() || !shift.begin()->second) return std::nullopt;
     return static_cast<int64_t>(ts_ns) + *shift.begin()->second;
   }
-  auto p = seg.processes.find(static_cast<int>(tgid));
-  if (p == seg.processes.end() || !p->second.rank) return std::nullopt;
-  auto s = shift.find(*p->second.rank);
-  if (s == shift.end() || !s->second) return std::nullopt;
-  return static_cast<int64_t>(ts_ns) + *s->second;
+  const auto place = PlaceProcess(seg, shift, tgid);
+  if (!place) return std::nullopt;
+  return static_cast<int64_t>(ts_ns) + place->shift_ns;
 }
 
 /// Smallest aligned time of the recorded events that are drawn (INT64_MAX when none).
@@ -509,13 +524,11 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
     const RecordedSegment& seg = recorded.segments[seg_index];
     const std::map<int32_t, std::optional<int64_t>>& shift = shifts[seg_index];
     auto place = [&](uint32_t tgid, int64_t* pid, int64_t* delta, std::string* comm) {
-      auto p = seg.processes.find(static_cast<int>(tgid));
-      if (p == seg.processes.end() || !p->second.rank) return false;
-      auto s = shift.find(*p->second.rank);
-      if (s == shift.end() || !s->second) return false;
-      *pid = views[index_of_rank.at(*p->second.rank)].pid;
-      *delta = *s->second;
-      *comm = p->second.comm;
+      const auto at = PlaceProcess(seg, shift, tgid);
+      if (!at) return false;
+      *pid = views[index_of_rank.at(at->rank)].pid;
+      *delta = at->shift_ns;
+      *comm = std::string(at->comm);
       return true;
     };
     const auto count_left_out = [&](const char* what) {
