@@ -42,9 +42,14 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["created_unix_ns"] = d.header.created_unix_ns;
   j["blocks"] = d.blocks;
   j["problems"] = d.problems;
-  j["rows"] = {{"meta", d.meta.size()},           {"off_cpu", d.off_cpu.size()}, {"sample", d.samples.size()},
-               {"call", d.calls.size()},          {"gc", d.gcs.size()},          {"counter", d.counters.size()},
-               {"py_sample", d.py_samples.size()}};
+  j["rows"] = {{"meta", d.meta.size()},
+               {"off_cpu", d.off_cpu.size()},
+               {"sample", d.samples.size()},
+               {"call", d.calls.size()},
+               {"gc", d.gcs.size()},
+               {"counter", d.counters.size()},
+               {"py_sample", d.py_samples.size()},
+               {"call_enter", d.call_enters.size()}};
   struct PerPid {
     std::map<std::string, std::map<std::string, uint64_t>> calls;  // kind -> op -> calls
     uint64_t gc_count = 0;

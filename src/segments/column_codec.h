@@ -27,6 +27,9 @@ inline constexpr auto kGcMembers =
 inline constexpr auto kCounterMembers = std::make_tuple(&CounterRow::ts_ns, &CounterRow::series, &CounterRow::value);
 inline constexpr auto kPySampleMembers =
     std::make_tuple(&PySampleRow::ts_ns, &PySampleRow::tid, &PySampleRow::tgid, &PySampleRow::py_stack);
+inline constexpr auto kCallEnterMembers =
+    std::make_tuple(&CallEnterRow::tid, &CallEnterRow::tgid, &CallEnterRow::probe, &CallEnterRow::ts_ns,
+                    &CallEnterRow::comm, &CallEnterRow::count);
 
 namespace detail {
 template <typename Row, typename T>
@@ -49,6 +52,7 @@ static_assert(detail::WidthsMatch(kCallMembers, kCallColumns));
 static_assert(detail::WidthsMatch(kGcMembers, kGcColumns));
 static_assert(detail::WidthsMatch(kCounterMembers, kCounterColumns));
 static_assert(detail::WidthsMatch(kPySampleMembers, kPySampleColumns));
+static_assert(detail::WidthsMatch(kCallEnterMembers, kCallEnterColumns));
 
 // Appends the rows' columns to `raw` (the machine is little-endian, as the format).
 template <typename Row, typename Tuple>

@@ -27,6 +27,8 @@ size_t RowWidth(Table table) {
       return Sum(kCounterColumns);
     case Table::kPySample:
       return Sum(kPySampleColumns);
+    case Table::kCallEnter:
+      return Sum(kCallEnterColumns);
   }
   return 0;
 }
@@ -47,6 +49,8 @@ std::string_view TableName(Table table) {
       return "counter";
     case Table::kPySample:
       return "py_sample";
+    case Table::kCallEnter:
+      return "call_enter";
   }
   return "unknown";
 }

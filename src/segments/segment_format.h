@@ -13,7 +13,8 @@
 namespace strata::segments {
 
 inline constexpr std::string_view kFileMagic = "STRATSEG";  // 8 bytes at offset 0
-inline constexpr uint32_t kFormatVersion = 1;
+// 2 added the call_enter table (version-1 files read as before, without it).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kBlockMagic = 0x4B4C4253;  // "SBLK" little-endian
 inline constexpr std::string_view kFileSuffix = ".sseg";
 
@@ -40,7 +41,8 @@ enum class Table : uint16_t {
   kCall = 4,
   kGc = 5,
   kCounter = 6,
-  kPySample = 7,  // the Python frames of a CPU stack sample (same ts_ns and tid as its `sample` row)
+  kPySample = 7,   // the Python frames of a CPU stack sample (same ts_ns and tid as its `sample` row)
+  kCallEnter = 8,  // a probed collective call entered (its `call` row, same tid/probe/start, when it returns)
 };
 
 // Column widths (bytes) of the fixed-layout tables, in stored order. Raw block = column 0 for all rows,
@@ -58,6 +60,10 @@ inline constexpr std::array<uint8_t, 6> kGcColumns = {4, 4, 8, 8, 4, 8};
 inline constexpr std::array<uint8_t, 3> kCounterColumns = {8, 4, 8};
 // py_sample: ts_ns u64, tid u32, tgid u32, py_stack i32
 inline constexpr std::array<uint8_t, 4> kPySampleColumns = {8, 4, 4, 4};
+// call_enter: tid u32, tgid u32, probe u32, ts_ns u64, comm u64, count u64. comm names the call's
+// communicator: within the process for the recorder's probes (the first argument, a c10d process group's
+// `this`), across ranks for the NCCL plugin (NCCL's commHash); count: elements, 0 when not known.
+inline constexpr std::array<uint8_t, 6> kCallEnterColumns = {4, 4, 4, 8, 8, 8};
 
 // Bytes per row of a fixed-layout table (0 for kMeta, which has variable rows).
 size_t RowWidth(Table table);

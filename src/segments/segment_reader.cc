@@ -92,13 +92,16 @@ std::string DecodeBlock(Table table, uint32_t rows, const std::string& raw, Segm
     case Table::kPySample:
       DecodeColumns(raw.data(), rows, kPySampleMembers, &out->py_samples);
       break;
+    case Table::kCallEnter:
+      DecodeColumns(raw.data(), rows, kCallEnterMembers, &out->call_enters);
+      break;
     case Table::kMeta:
       break;
   }
   return "";
 }
 
-bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint16_t>(Table::kPySample); }
+bool KnownTable(uint16_t table) { return table >= 1 && table <= static_cast<uint16_t>(Table::kCallEnter); }
 
 }  // namespace
 

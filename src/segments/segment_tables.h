@@ -32,6 +32,16 @@ struct CallRow {
   uint64_t start_ns = 0, end_ns = 0;
 };
 
+// A probed collective call entered at ts_ns (the `call` row with the same tid, probe and start_ns = ts_ns is
+// written when it returns; an entry without one was still inside, or its thread died inside). `comm` names
+// its communicator (the recorder: the call's first argument, a c10d process group's `this`, equal for one
+// communicator's calls within a process; the NCCL plugin: NCCL's commHash, equal on every rank); `count` is
+// its element count (0: not known).
+struct CallEnterRow {
+  uint32_t tid = 0, tgid = 0, probe = 0;
+  uint64_t ts_ns = 0, comm = 0, count = 0;
+};
+
 // The Python frames of the sample of (ts_ns, tid); `py_stack` indexes the "py_stack" meta records of tgid.
 struct PySampleRow {
   uint64_t ts_ns = 0;
@@ -65,6 +75,7 @@ struct SegmentData {
   std::vector<GcRow> gcs;
   std::vector<CounterRow> counters;
   std::vector<PySampleRow> py_samples;
+  std::vector<CallEnterRow> call_enters;
   size_t blocks = 0;
   std::vector<std::string> problems;
 };

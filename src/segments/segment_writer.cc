@@ -79,6 +79,9 @@ void SegmentWriter::Append(const CallRow& row) { AppendRow(calls_, row, Table::k
 void SegmentWriter::Append(const GcRow& row) { AppendRow(gcs_, row, Table::kGc, kGcMembers); }
 void SegmentWriter::Append(const CounterRow& row) { AppendRow(counters_, row, Table::kCounter, kCounterMembers); }
 void SegmentWriter::Append(const PySampleRow& row) { AppendRow(py_samples_, row, Table::kPySample, kPySampleMembers); }
+void SegmentWriter::Append(const CallEnterRow& row) {
+  AppendRow(call_enters_, row, Table::kCallEnter, kCallEnterMembers);
+}
 
 void SegmentWriter::AppendMeta(const nlohmann::json& record) {
   std::lock_guard lock(mutex_);
@@ -94,6 +97,7 @@ void SegmentWriter::WriteBufferedLocked() {
   WriteTableLocked(gcs_, Table::kGc, kGcMembers);
   WriteTableLocked(counters_, Table::kCounter, kCounterMembers);
   WriteTableLocked(py_samples_, Table::kPySample, kPySampleMembers);
+  WriteTableLocked(call_enters_, Table::kCallEnter, kCallEnterMembers);
   WriteMetaLocked();
 }
 

@@ -39,6 +39,7 @@ class SegmentWriter {
   void Append(const GcRow& row);
   void Append(const CounterRow& row);
   void Append(const PySampleRow& row);
+  void Append(const CallEnterRow& row);
   void AppendMeta(const nlohmann::json& record);
 
   // Writes every buffered row as blocks (and blocks waiting for disk space). Returns the first write error
@@ -87,6 +88,7 @@ class SegmentWriter {
   std::vector<GcRow> gcs_;
   std::vector<CounterRow> counters_;
   std::vector<PySampleRow> py_samples_;
+  std::vector<CallEnterRow> call_enters_;
   std::vector<std::string> meta_;
   size_t max_pending_bytes_ = 64u << 20;
   std::deque<Pending> pending_;
