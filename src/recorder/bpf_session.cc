@@ -175,7 +175,10 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
   size_t attached = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const ProbePoint& p = points[i];
-    const uint64_t cookie = static_cast<uint64_t>(i) | (p.emit ? STRATA_PROBE_EMIT : 0);
+    const bool collective = p.kind == ProbeKind::kCollective || p.kind == ProbeKind::kCollectiveEnqueue;
+    const uint64_t cookie = static_cast<uint64_t>(i) | (p.emit ? STRATA_PROBE_EMIT : 0) |
+                            (p.emit && collective ? STRATA_PROBE_ENTRY : 0) |
+                            (p.symbol.rfind("c10d::", 0) == 0 ? STRATA_PROBE_ARG2 : 0);
     bpf_uprobe_opts enter_opts{};
     enter_opts.sz = sizeof enter_opts;
     enter_opts.bpf_cookie = cookie;
@@ -263,6 +266,23 @@ std::map<std::pair<uint32_t, uint32_t>, strata_call_totals> BpfSession::CallTota
     prev = &key;
   }
   return out;
+}
+
+std::optional<strata_off_cpu_start> BpfSession::OffCpuSince(uint32_t tid) const {
+  strata_off_cpu_start value{};
+  if (!skel_ || bpf_map__lookup_elem(skel_->maps.off_cpu_since, &tid, sizeof tid, &value, sizeof value, 0) != 0)
+    return std::nullopt;
+  return value;
+}
+
+std::vector<uint64_t> BpfSession::PythonStackOffCpu(uint32_t tid) const {
+  struct {
+    uint32_t depth, pad;
+    uint64_t code[STRATA_PY_MAX_DEPTH];
+  } saved{};
+  if (!skel_ || bpf_map__lookup_elem(skel_->maps.py_off_stack, &tid, sizeof tid, &saved, sizeof saved, 0) != 0)
+    return {};
+  return std::vector<uint64_t>(saved.code, saved.code + std::min<uint32_t>(saved.depth, STRATA_PY_MAX_DEPTH));
 }
 
 std::vector<uint64_t> BpfSession::Stack(int32_t id) const {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ class BpfSession {
 
   BpfStats Stats() const;
   std::map<std::pair<uint32_t, uint32_t>, strata_call_totals> CallTotals() const;  // (tgid, probe) →
+  // Since when thread `tid` is off CPU, with where it went to sleep (nullopt: it is on CPU, or untraced).
+  std::optional<strata_off_cpu_start> OffCpuSince(uint32_t tid) const;
+  // The Python frames (code objects, innermost first) a Python main thread left the CPU in (empty: none).
+  std::vector<uint64_t> PythonStackOffCpu(uint32_t tid) const;
   // Instruction pointers of a stack id (empty when evicted or unknown).
   std::vector<uint64_t> Stack(int32_t id) const;
 

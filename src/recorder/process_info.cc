@@ -122,6 +122,12 @@ nlohmann::json ProcessInfo::ToJson() const {
   j["rank"] = rank ? nlohmann::json(*rank) : nlohmann::json();
   j["local_rank"] = local_rank ? nlohmann::json(*local_rank) : nlohmann::json();
   j["world_size"] = world_size ? nlohmann::json(*world_size) : nlohmann::json();
+  if (exit_status) {
+    // Decoded as wait(2)'s WIFSIGNALED / WEXITSTATUS.
+    const uint32_t signal = *exit_status & 0x7f;
+    j["exit_signal"] = signal != 0 ? nlohmann::json(signal) : nlohmann::json();
+    j["exit_code"] = signal == 0 ? nlohmann::json((*exit_status >> 8) & 0xff) : nlohmann::json();
+  }
   return j;
 }
 

@@ -27,6 +27,7 @@ struct ProcessInfo {
   std::string cgroup;  // /proc/PID/cgroup as one line per hierarchy
   std::vector<MapEntry> maps;
   uint64_t first_seen_ns = 0, exited_ns = 0;
+  std::optional<uint32_t> exit_status;  // as wait(2) reports it (exit code << 8, or the killing signal)
 
   nlohmann::json ToJson() const;  // the "process" meta record (maps excluded)
 };

@@ -83,6 +83,18 @@ bool ProcessAlive(int pid) {
   return !(n > 0 && close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X'));
 }
 
+// The first line of a /proc file, without its newline ("" when unreadable).
+std::string ReadFirstLine(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return "";
+  char buf[256] = {};
+  const bool got = std::fgets(buf, sizeof buf, f) != nullptr;
+  std::fclose(f);
+  std::string line = got ? buf : "";
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\0')) line.pop_back();
+  return line;
+}
+
 std::string HostName() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
@@ -119,6 +131,9 @@ class Recording {
   std::string path_;  // the segment being written
   void WatchPython(const ProcessInfo& process);
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
+  int32_t PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes);
+  void WatchStuckThreads(uint64_t now);
+  void WriteStackNow(uint32_t tgid, int32_t id, bool kernel);
   std::vector<int> LivePids() const;
 
   const RecordOptions& options_;
@@ -136,6 +151,9 @@ class Recording {
   PythonCodeNames py_names_;
   std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
   std::set<std::string> python_notes_;
+  std::map<int, uint64_t> stuck_reported_;
+  std::unique_ptr<StackSymbolizer> live_symbolizer_;  // names stuck threads' stacks while the job runs  // main thread
+                                                      // -> the off-CPU start its thread_state was written for
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;
@@ -185,7 +203,11 @@ void Recording::WatchPython(const ProcessInfo& process) {
 // the process runs); -1 for an empty or malformed one.
 int32_t Recording::PythonStackId(uint32_t tgid, const strata_py_stack_event* e) {
   if (e->depth == 0 || e->depth > STRATA_PY_MAX_DEPTH) return -1;
-  std::vector<uint64_t> codes(e->code, e->code + e->depth);
+  return PythonStackId(tgid, std::vector<uint64_t>(e->code, e->code + e->depth));
+}
+
+int32_t Recording::PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes) {
+  if (codes.empty()) return -1;
   auto [it, inserted] = py_stacks_.try_emplace({tgid, codes}, static_cast<int32_t>(py_stacks_.size()));
   if (!inserted) return it->second;
   nlohmann::json frames = nlohmann::json::array();
@@ -245,6 +267,12 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (id >= 0) writer_.Append(segments::PySampleRow{h->ts, h->tid, h->tgid, id});
       break;
     }
+    case STRATA_EV_CALL_ENTER: {
+      if (size < sizeof(strata_call_enter_event)) return;
+      const auto* e = static_cast<const strata_call_enter_event*>(data);
+      writer_.Append(segments::CallEnterRow{h->tid, h->tgid, e->probe, h->ts, e->arg, 0});
+      break;
+    }
     case STRATA_EV_CALL: {
       if (size < sizeof(strata_call_event)) return;
       const auto* e = static_cast<const strata_call_event*>(data);
@@ -268,6 +296,8 @@ void Recording::OnEvent(const void* data, size_t size) {
       auto it = processes_.find(static_cast<int>(h->tgid));
       if (it != processes_.end()) {
         it->second.exited_ns = h->ts;
+        if (size >= sizeof(strata_process_event))
+          it->second.exit_status = static_cast<const strata_process_event*>(data)->exit_code;
         writer_.AppendMeta(it->second.ToJson());
       }
       session_.Untrace(static_cast<int>(h->tgid));
@@ -277,6 +307,56 @@ void Recording::OnEvent(const void* data, size_t size) {
     default:
       break;
   }
+}
+
+// A main thread off CPU since at least kStuckAfterNs is written down once per such interval as a
+// "thread_state" meta record: since when, its state, the system call it waits in and the kernel function
+// (/proc), and where it went to sleep (its native and Python stacks, named now so a live reader sees them).
+// A rank that stopped on a lock or a read never comes back on CPU, so no off_cpu row would say where it is.
+void Recording::WatchStuckThreads(uint64_t now) {
+  constexpr uint64_t kStuckAfterNs = 1'000'000'000;
+  for (const auto& [pid, info] : processes_) {
+    if (info.exited_ns != 0 || !info.rank) continue;  // the job's ranks and their workers, not launchers
+    const auto since = session_.OffCpuSince(static_cast<uint32_t>(pid));
+    if (!since || now < since->ts || now - since->ts < kStuckAfterNs) continue;
+    uint64_t& reported = stuck_reported_[pid];
+    if (reported == since->ts) continue;
+    reported = since->ts;
+    const std::string task = fmt::format("/proc/{}/task/{}/", pid, pid);
+    std::string syscall = ReadFirstLine(task + "syscall"), wchan = ReadFirstLine(task + "wchan");
+    const int32_t py =
+        PythonStackId(static_cast<uint32_t>(pid), session_.PythonStackOffCpu(static_cast<uint32_t>(pid)));
+    WriteStackNow(static_cast<uint32_t>(pid), since->user_stack, false);
+    WriteStackNow(static_cast<uint32_t>(pid), since->kernel_stack, true);
+    writer_.AppendMeta({{"type", "thread_state"},
+                        {"pid", pid},
+                        {"tid", pid},
+                        {"ts_ns", now},
+                        {"since_ns", since->ts},
+                        {"state", since->state},
+                        {"syscall", syscall.substr(0, syscall.find(' '))},
+                        {"wchan", wchan},
+                        {"user_stack", since->user_stack},
+                        {"kernel_stack", since->kernel_stack},
+                        {"py_stack", py}});
+  }
+}
+
+// A "stack" meta record for stack `id` of `tgid`, named now (a live reader needs it before the run ends).
+void Recording::WriteStackNow(uint32_t tgid, int32_t id, bool kernel) {
+  if (id < 0) return;
+  if (!live_symbolizer_) live_symbolizer_ = std::make_unique<StackSymbolizer>();
+  StackSymbolizer& symbolizer = *live_symbolizer_;
+  nlohmann::json frames = nlohmann::json::array();
+  if (kernel) {
+    for (const Frame& f : symbolizer.Kernel(session_.Stack(id))) frames.push_back(f.ToJson());
+    writer_.AppendMeta({{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}});
+    return;
+  }
+  auto it = processes_.find(static_cast<int>(tgid));
+  if (it == processes_.end()) return;
+  for (const Frame& f : symbolizer.User(it->second.maps, session_.Stack(id))) frames.push_back(f.ToJson());
+  writer_.AppendMeta({{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}});
 }
 
 std::vector<int> Recording::LivePids() const {
@@ -523,6 +603,7 @@ int Recording::Loop(CommandLauncher& launcher) {
       next_maps = now + std::chrono::seconds(2);
     }
     if (now >= next_flush) {
+      WatchStuckThreads(NowNs(CLOCK_MONOTONIC));
       bool failed = false;
       FlushAndWatchDisk(&disk_full, &failed);
       if (failed) break;

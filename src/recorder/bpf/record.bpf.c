@@ -24,17 +24,11 @@ struct {
   __type(value, __u32); // 1
 } traced SEC(".maps");
 
-struct off_cpu_start {
-  __u64 ts;
-  __u32 state;
-  __u32 preempted_by;
-  char preempted_by_comm[STRATA_COMM_LEN];
-};
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __type(key, __u32);  // tid
-  __type(value, struct off_cpu_start);
+  __type(value, struct strata_off_cpu_start);
 } off_cpu_since SEC(".maps");
 
 struct runnable_since {
@@ -249,10 +243,17 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
   __u32 prev_tgid = prev->tgid, prev_tid = prev->pid;
   __u32 next_tgid = next->tgid, next_tid = next->pid;
   if (is_traced(prev_tgid)) {
-    struct off_cpu_start s = {};
+    struct strata_off_cpu_start s = {};
     int still_runnable = preempt || (prev_state & 0xff) == 0;
     s.ts = now;
     s.state = still_runnable ? 0 : (prev_state & 0xffff);
+    s.user_stack = -1;
+    s.kernel_stack = -1;
+    if (!still_runnable && prev_tid == prev_tgid) {
+      // Where a main thread goes to sleep: read by user space only if it stays asleep (a stuck rank).
+      s.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+      s.kernel_stack = bpf_get_stackid(ctx, &stacks, 0);
+    }
     if (still_runnable) {
       s.preempted_by = next_tgid;
       bpf_probe_read_kernel_str(s.preempted_by_comm, sizeof(s.preempted_by_comm), next->comm);
@@ -263,7 +264,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct* prev, struct tas
     save_py_stack_off_cpu(prev_tid, prev_tgid);
   }
   if (is_traced(next_tgid)) {
-    struct off_cpu_start* s = bpf_map_lookup_elem(&off_cpu_since, &next_tid);
+    struct strata_off_cpu_start* s = bpf_map_lookup_elem(&off_cpu_since, &next_tid);
     if (!s) return 0;
     struct runnable_since* r = bpf_map_lookup_elem(&runnable, &next_tid);
     // Helper threads (gloo, intra-op pools) switch tens of thousands of times a second: of theirs, only
@@ -311,7 +312,7 @@ static __always_inline void emit_process(__u32 kind, struct task_struct* p, __u3
   if (!e) return;
   fill_header(&e->h, kind, p->pid, p->tgid, bpf_ktime_get_ns());
   e->ppid = ppid;
-  e->pad = 0;
+  e->exit_code = kind == STRATA_EV_EXIT ? (__u32)BPF_CORE_READ(p, exit_code) : 0;
   bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
   submit(e);
 }
@@ -368,9 +369,22 @@ int on_call_enter(struct pt_regs* ctx) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
   if (!is_traced(tgid)) return 0;
-  struct strata_call_key key = {.tgid = (__u32)id, .probe = (__u32)bpf_get_attach_cookie(ctx) & 0xffff};
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  struct strata_call_key key = {.tgid = (__u32)id, .probe = (__u32)cookie & 0xffff};
   __u64 now = bpf_ktime_get_ns();
   bpf_map_update_elem(&call_start, &key, &now, BPF_ANY);
+  if (!(cookie & STRATA_PROBE_ENTRY)) return 0;
+  struct strata_call_enter_event* e = reserve(sizeof(*e));
+  if (!e) return 0;
+  fill_header(&e->h, STRATA_EV_CALL_ENTER, (__u32)id, tgid, now);
+  // Both read at fixed offsets: the verifier refuses a context read at a computed one.
+  __u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx);
+  barrier_var(arg1);
+  barrier_var(arg2);
+  e->arg = (cookie & STRATA_PROBE_ARG2) ? arg2 : arg1;
+  e->probe = key.probe;
+  e->pad = 0;
+  submit(e);
   return 0;
 }
 

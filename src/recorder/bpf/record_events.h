@@ -23,16 +23,24 @@ typedef int64_t strata_s64;
 // Uprobe cookie: low 16 bits = probe index in the user side's probe table; this flag = emit one event
 // per call (otherwise only count and sum time per process, for high-rate calls such as kernel launches).
 #define STRATA_PROBE_EMIT (1u << 16)
+// Uprobe cookie flag: also emit an event when the call is entered (collectives: a call that never returns
+// is a rank stuck inside it, and its peers' entries say who never arrived).
+#define STRATA_PROBE_ENTRY (1u << 17)
+// Uprobe cookie flag: the entry event's `arg` is the second integer argument, not the first: a C++ method
+// returning a class object by value (c10d's `c10::intrusive_ptr<Work> ProcessGroup...::allreduce(...)`) gets
+// the return slot's address first and `this` second (Itanium C++ ABI).
+#define STRATA_PROBE_ARG2 (1u << 18)
 
 enum strata_event_kind {
-  STRATA_EV_OFF_CPU = 1,   // a traced thread was off CPU: [start, end)
-  STRATA_EV_SAMPLE = 2,    // CPU stack sample of a traced thread
-  STRATA_EV_CALL = 3,      // one probed call (collective, CUDA sync) returned
-  STRATA_EV_GC = 4,        // one Python garbage collection (USDT gc__start .. gc__done)
-  STRATA_EV_EXEC = 5,      // a traced process exec'ed (its environment now names its rank)
-  STRATA_EV_FORK = 6,      // a traced process forked a new process (now traced too)
-  STRATA_EV_EXIT = 7,      // a traced process exited
-  STRATA_EV_PY_STACK = 8,  // the Python frames of a sampled thread (same ts and tid as its STRATA_EV_SAMPLE)
+  STRATA_EV_OFF_CPU = 1,     // a traced thread was off CPU: [start, end)
+  STRATA_EV_SAMPLE = 2,      // CPU stack sample of a traced thread
+  STRATA_EV_CALL = 3,        // one probed call (collective, CUDA sync) returned
+  STRATA_EV_GC = 4,          // one Python garbage collection (USDT gc__start .. gc__done)
+  STRATA_EV_EXEC = 5,        // a traced process exec'ed (its environment now names its rank)
+  STRATA_EV_FORK = 6,        // a traced process forked a new process (now traced too)
+  STRATA_EV_EXIT = 7,        // a traced process exited
+  STRATA_EV_PY_STACK = 8,    // the Python frames of a sampled thread (same ts and tid as its STRATA_EV_SAMPLE)
+  STRATA_EV_CALL_ENTER = 9,  // a probed collective call was entered (its STRATA_EV_CALL follows when it returns)
 };
 
 struct strata_event_header {
@@ -95,6 +103,28 @@ struct strata_call_event {
   strata_u32 pad;
 };
 
+// Entry of a probed call whose cookie has STRATA_PROBE_ENTRY; h.ts is the entry time (equal to the `start`
+// of its STRATA_EV_CALL). arg: the first integer argument, or the second with STRATA_PROBE_ARG2 (a c10d
+// method's `this`).
+struct strata_call_enter_event {
+  struct strata_event_header h;
+  strata_u64 arg;
+  strata_u32 probe;
+  strata_u32 pad;
+};
+
+// Since when a traced thread is off CPU (map off_cpu_since, by tid; deleted when it runs again). For a main
+// thread that went to sleep (state != 0), the user and kernel stack ids where it went to sleep (-1 otherwise):
+// user space reads them for a thread that stays off CPU (a rank stuck on a lock, a read, a sleep).
+struct strata_off_cpu_start {
+  strata_u64 ts;
+  strata_u32 state;
+  strata_u32 preempted_by;
+  char preempted_by_comm[STRATA_COMM_LEN];
+  strata_s32 user_stack;
+  strata_s32 kernel_stack;
+};
+
 struct strata_gc_event {
   struct strata_event_header h;
   strata_u64 start;
@@ -105,8 +135,8 @@ struct strata_gc_event {
 
 struct strata_process_event {
   struct strata_event_header h;
-  strata_u32 ppid;  // parent tgid (fork)
-  strata_u32 pad;
+  strata_u32 ppid;       // parent tgid (fork)
+  strata_u32 exit_code;  // exit: the task's exit_code as wait(2) reports it (status << 8, or the signal)
   char comm[STRATA_COMM_LEN];
 };
 
