@@ -2,6 +2,7 @@
 #include "reports/diagnosis_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/round.h"
 #include "core/text_escape.h"
@@ -302,6 +303,22 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   return j;
 }
 
+/// A job that stopped says so first: who stopped, where, and what the others wait in.
+std::string StoppedVerdict(const diagnosis::Finding& f) {
+  const auto* e = std::get_if<diagnosis::StallEvidence>(&f.evidence.kind);
+  if (f.cause == diagnosis::Cause::kCollectiveMismatch || !e) return TerminalSafe(f.summary);
+  const std::string in = fmt::format("{} ({} #{})", e->op, e->communicator, e->seq);
+  if (e->missing.empty())
+    return fmt::format("the job stopped: every rank is inside {} and none completed it for {}", in,
+                       text::Duration(e->stalled_for_s * 1e3));
+  std::vector<std::string> who;
+  for (const diagnosis::StalledRankState& m : e->missing)
+    who.push_back(fmt::format("rank {} ({}{})", m.rank, m.state, m.frame.empty() ? "" : " in " + m.frame));
+  return TerminalSafe(fmt::format("the job stopped: {} never joined {}; rank(s) {} waited {} in it",
+                                  fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "),
+                                  text::Duration(e->stalled_for_s * 1e3)));
+}
+
 std::string Verdict(const diagnosis::DiagnosisResult& r) {
   if (r.status == "inconclusive") {
     return "inconclusive: " + (r.status_reasons.empty() ? std::string("the job could not be examined")
@@ -319,6 +336,7 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
         r.ranks, r.steps.size(), text::Sig3(r.whatif.slowdown));
   }
   const auto& f = r.findings.front();
+  if (f.cause == diagnosis::Cause::kHang || f.cause == diagnosis::Cause::kCollectiveMismatch) return StoppedVerdict(f);
   std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
                     : f.stage ? fmt::format("stage {}", *f.stage)
                               : fmt::format("{} ranks", f.ranks.size());

@@ -159,6 +159,44 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
   j["mixture_corroborates"] = e.mixture_corroborates;
 }
 
+ordered_json StalledRankJson(const StalledRankState& s) {
+  ordered_json j;
+  j["rank"] = s.rank;
+  j["state"] = s.state;
+  j["frame"] = s.frame.empty() ? ordered_json() : ordered_json(s.frame);
+  j["native_frame"] = s.native_frame.empty() ? ordered_json() : ordered_json(s.native_frame);
+  j["python_stack"] = s.python_stack;
+  if (!s.kernel_wait.empty()) j["kernel_wait"] = s.kernel_wait;
+  j["since_unix"] = s.since_unix_s > 0 ? ordered_json(RoundTo(s.since_unix_s, 3)) : ordered_json();
+  j["last_completed_seq"] = s.last_completed_seq >= 0 ? ordered_json(s.last_completed_seq) : ordered_json();
+  j["last_completed_op"] = s.last_completed_op.empty() ? ordered_json() : ordered_json(s.last_completed_op);
+  j["observed_by"] = s.observed_by;
+  return j;
+}
+
+void Add(const StallEvidence& e, ordered_json& j) {
+  j["communicator"] = e.communicator;
+  j["seq"] = e.seq;
+  if (!e.calls.empty()) {  // a mismatch
+    ordered_json calls = ordered_json::array();
+    for (const StallEvidence::Call& c : e.calls)
+      calls.push_back({{"op", c.op}, {"count", c.count ? ordered_json(c.count) : ordered_json()}, {"ranks", c.ranks}});
+    j["calls"] = calls;
+    return;
+  }
+  j["op"] = e.op;
+  j["waiting_ranks"] = e.waiting_ranks;
+  j["missing_ranks"] = e.missing_ranks;
+  j["stalled_since_unix"] = RoundTo(e.stalled_since_unix, 3);
+  j["stalled_for_s"] = RoundTo(e.stalled_for_s, 2);
+  j["stall_threshold_s"] = RoundTo(e.threshold_s, 2);
+  j["ongoing"] = e.ongoing;
+  ordered_json missing = ordered_json::array();
+  for (const StalledRankState& s : e.missing) missing.push_back(StalledRankJson(s));
+  j["missing"] = missing;
+  if (!e.wavefront.empty()) j["wavefront"] = e.wavefront;
+}
+
 void Add(const std::monostate&, ordered_json&) {}
 
 ordered_json CrossLayerJson(const CrossLayerComparison& c) {

@@ -54,6 +54,12 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       p.cgroup = Field<std::string>(record, "cgroup", "");
       p.first_seen_ns = Field<uint64_t>(record, "first_seen_ns", 0);
       p.exited_ns = Field<uint64_t>(record, "exited_ns", 0);
+      if (auto it = record.find("world_size"); it != record.end() && it->is_number_integer())
+        p.world_size = it->get<int>();
+      if (auto it = record.find("exit_code"); it != record.end() && it->is_number_integer())
+        p.exit_code = it->get<int>();
+      if (auto it = record.find("exit_signal"); it != record.end() && it->is_number_integer())
+        p.exit_signal = it->get<int>();
       if (p.pid > 0) {
         RecordedProcess& slot = seg.processes[p.pid];
         if (!p.rank) p.rank = slot.rank;
@@ -78,6 +84,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       seg.host = Field<std::string>(record, "host", seg.host);
       seg.source = Field<std::string>(record, "source", seg.source);
       seg.finished = true;
+      if (auto it = record.find("command"); it != record.end() && it->is_array() && !it->empty()) seg.launched = true;
     } else if (type == "source") {
       seg.source = Field<std::string>(record, "name", seg.source);
       seg.host = Field<std::string>(record, "host", seg.host);
@@ -97,7 +104,27 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
     } else if (type == "other_process") {
       const int pid = Field<int>(record, "pid", 0);
       if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");
+    } else if (type == "thread_state") {
+      RecordedThreadState t;
+      t.pid = Field<uint32_t>(record, "pid", 0);
+      t.tid = Field<uint32_t>(record, "tid", 0);
+      t.ts_ns = Field<uint64_t>(record, "ts_ns", 0);
+      t.since_ns = Field<uint64_t>(record, "since_ns", 0);
+      t.state = Field<uint32_t>(record, "state", 0);
+      t.syscall = Field<std::string>(record, "syscall", "");
+      t.wchan = Field<std::string>(record, "wchan", "");
+      t.user_stack = Field<int32_t>(record, "user_stack", -1);
+      t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
+      t.py_stack = Field<int32_t>(record, "py_stack", -1);
+      if (t.pid > 0) seg.thread_states.push_back(std::move(t));
+    } else if (type == "alive") {
+      seg.alive_ns = std::max(seg.alive_ns, Field<uint64_t>(record, "ts_ns", 0));
+    } else if (type == "communicator") {
+      RecordedCommunicator c{Field<uint64_t>(record, "comm", 0), Field<int>(record, "nranks", 0),
+                             Field<int>(record, "rank", -1), Field<uint32_t>(record, "pid", 0)};
+      seg.communicators.push_back(c);
     } else if (type == "stats") {
+      seg.end_ns = Field<uint64_t>(record, "end_ns", 0);
       seg.dropped_events = Field<uint64_t>(record, "dropped", 0);
       seg.stats = record;
       if (auto it = record.find("notes"); it != record.end() && it->is_array())
@@ -154,6 +181,12 @@ void MergePluginSegments(RecordedRun* run) {
       row.probe = row.probe < remap.size() ? remap[row.probe] : UINT32_MAX;  // unknown stays unknown
       home->data.calls.push_back(row);
     }
+    for (segments::CallEnterRow row : plugin.data.call_enters) {
+      row.probe = row.probe < remap.size() ? remap[row.probe] : UINT32_MAX;
+      home->data.call_enters.push_back(row);
+    }
+    for (const RecordedCommunicator& c : plugin.communicators) home->communicators.push_back(c);
+    home->alive_ns = std::max(home->alive_ns, plugin.alive_ns);
     for (const auto& [pid, p] : plugin.processes) {
       RecordedProcess& slot = home->processes[pid];
       if (!slot.rank) slot.rank = p.rank;

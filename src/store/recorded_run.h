@@ -25,6 +25,28 @@ struct RecordedProcess {
   std::string comm;
   std::string cgroup;
   uint64_t first_seen_ns = 0, exited_ns = 0;
+  std::optional<int> exit_code;    // exited: its exit code (a normal exit)
+  std::optional<int> exit_signal;  // exited: the signal that killed it
+  std::optional<int> world_size;   // its WORLD_SIZE (or the launcher's equivalent), when set
+};
+
+// A main thread the recorder found off CPU for a second or more ("thread_state" meta record): since when,
+// its scheduler state (1 sleeping, 2 uninterruptible), the system call it waited in (number, as
+// /proc/PID/syscall says; "" unknown), the kernel function (wchan), and where it went to sleep (stack ids of
+// the "stack" records, -1 none; py_stack: a "py_stack" record of pid, -1 none). ts_ns: when it was seen.
+struct RecordedThreadState {
+  uint32_t pid = 0, tid = 0;
+  uint64_t ts_ns = 0, since_ns = 0;
+  uint32_t state = 0;
+  std::string syscall, wchan;
+  int32_t user_stack = -1, kernel_stack = -1, py_stack = -1;
+};
+
+// A communicator the NCCL profiler plugin saw a process join ("communicator" meta record).
+struct RecordedCommunicator {
+  uint64_t comm = 0;
+  int nranks = 0, rank = -1;
+  uint32_t pid = 0;
 };
 
 struct RecordedProbe {
@@ -47,12 +69,17 @@ struct RecordedSegment {
   std::map<int, std::string> other_processes;  // pid -> comm of processes outside the job that took CPUs
   int recorder_pid = 0;                  // the recorder itself (its own CPU use is not another process's contention)
   bool finished = false;                 // the closing "recording" record was written: the recorder stopped cleanly
+  bool launched = false;                 // the recorder started the command (saw every process from its start)
   std::string source = "strata record";  // or "nccl_profiler": written by the NCCL plugin inside a rank
   std::string host;                      // the host it was recorded on, when the segment says
   std::vector<std::string> gaps;         // what the recorder could not write (disk full), as sentences
   uint64_t dropped_events = 0;
-  nlohmann::json stats;            // the recorder's "stats" record (events, drops, its own CPU time)
-  std::vector<std::string> notes;  // the recorder's own notes (probes it could not attach, ...)
+  nlohmann::json stats;                            // the recorder's "stats" record (events, drops, its own CPU time)
+  std::vector<std::string> notes;                  // the recorder's own notes (probes it could not attach, ...)
+  std::vector<RecordedThreadState> thread_states;  // in file order
+  std::vector<RecordedCommunicator> communicators;
+  uint64_t end_ns = 0;    // when the recorder stopped (its "stats" record), 0 when it did not say
+  uint64_t alive_ns = 0;  // the last "alive" record of a writer that says it still runs (the NCCL plugin)
 
   // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
   std::optional<int> RankOf(uint32_t pid) const;

@@ -1,12 +1,13 @@
 // What the segment fuzzers check on one segment's bytes: never a crash; a refused file is named; an accepted
 // one keeps at most one problem (reading stops at the first damaged block), and indexing, cross-layer
-// metrics and the inspect report run over whatever was read.
+// metrics, the stall analysis and the inspect report run over whatever was read.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/stall.h"
 #include "fuzz_common.h"
 #include "reports/segment_report.h"
 #include "segments/segment_reader.h"
@@ -24,6 +25,8 @@ inline void CheckSegmentBytes(std::string_view bytes) {
   RecordedRun run;
   run.segments.push_back(IndexSegment(std::move(read).value()));
   (void)diagnosis::MeasureRankLayers(run);
+  diagnosis::DiagnosisResult result;
+  diagnosis::ApplyStallAnalysis(run, &result);  // collective progress, stall rule, whereabouts
   (void)SegmentToJson(run.segments[0]).dump();
 }
 

@@ -7,6 +7,7 @@
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
+#include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/status.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/diagnosis/whatif_notes.h"
@@ -103,6 +104,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                     before - result.findings.size(), 100.0 * options.min_effect));
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.
+  if (with_recording) ApplyStallAnalysis(*recorded, &result, {.now_unix_ns = options.now_unix_ns});
   MarkSources(store, recorded, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);

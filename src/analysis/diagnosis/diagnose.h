@@ -19,6 +19,9 @@ namespace strata::diagnosis {
 struct DiagnoseOptions {
   double min_effect = thresholds::kMinEffect;  // smallest effect reported, as a share of step time
   std::vector<LeftOutInput> left_out;          // inputs the loader left out: listed, and the job is never "healthy"
+  // A live recording's present instant (Unix ns): stalls are measured up to it and the job is not judged
+  // as ended. Unset: the recording is over (post-mortem).
+  std::optional<int64_t> now_unix_ns;
 };
 
 // `recorded`: data of `strata record` for the same run (may be null or empty); adds cross-layer evidence.

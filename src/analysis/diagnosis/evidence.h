@@ -150,6 +150,43 @@ struct DetectionEvidence {
   bool mixture_corroborates = false;
 };
 
+// Where a rank missing from a stalled collective was (stall.h): its state (a phrase: "blocked on a lock
+// (futex)", "on CPU (spinning)", "exited with code 1", ...), since when, the frame it was in (Python first:
+// "Python fn (file:line)", else the native culprit), its Python stack (innermost first) and kernel function,
+// and the last collective it completed (seq -1: none recorded).
+struct StalledRankState {
+  int32_t rank = -1;
+  std::string state;
+  std::string frame;
+  std::string native_frame;
+  std::vector<std::string> python_stack;
+  std::string kernel_wait;  // the kernel function it slept in (wchan), "" unknown
+  double since_unix_s = 0;  // in that state since (0 unknown)
+  int64_t last_completed_seq = -1;
+  std::string last_completed_op;
+  std::string observed_by;    // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
+  bool data_loading = false;  // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
+};
+// A job that stopped (cause hang) or ranks that disagree on a collective (cause collective_mismatch): the
+// communicator and sequence number, who waits in it and who is missing, since when (Unix seconds) and how
+// long, each missing rank's whereabouts, and the wavefront (a missing rank waiting in another communicator,
+// followed to the rank that holds that one up). For a mismatch, which ranks called which op and count.
+struct StallEvidence {
+  std::string communicator;
+  int64_t seq = 0;
+  std::string op;
+  std::vector<int32_t> waiting_ranks, missing_ranks;
+  double stalled_since_unix = 0, stalled_for_s = 0, threshold_s = 0;
+  bool ongoing = false;  // still stalled at the end of what was recorded (live: now)
+  std::vector<StalledRankState> missing;
+  std::vector<std::string> wavefront;
+  struct Call {
+    std::string op;
+    uint64_t count = 0;
+    std::vector<int32_t> ranks;
+  };
+  std::vector<Call> calls;  // mismatch: one entry per distinct (op, count)
+};
 // A host counter of the finding's rank against its peers' median over its late steps.
 struct CounterComparison {
   std::string counter;  // "sm_clock", "pcie_bytes", "nic_bytes"
@@ -192,7 +229,7 @@ struct CrossLayerComparison {
 
 struct FindingEvidence {
   std::variant<std::monostate, TraceRankEvidence, GroupRankEvidence, StageExcessEvidence, StageRatioEvidence,
-               WorkerEvidence, DpImbalanceEvidence, LoadImbalanceEvidence, DetectionEvidence>
+               WorkerEvidence, DpImbalanceEvidence, LoadImbalanceEvidence, DetectionEvidence, StallEvidence>
       kind;
   std::vector<CounterComparison> counters;     // empty without counters on the rank and its peers
   std::optional<Cause> cause_before_counters;  // when the counters changed the cause

@@ -102,6 +102,19 @@ inline constexpr double kRunsApartNs = 60e9;
 /// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based and comparable across files.
 inline constexpr double kEpochFloorNs = 1e18;
 
+// ---- stalls (stall.h) -------------------------------------------------------------------------------------
+/// A job is stalled when no rank has completed a collective for longer than this many of its typical gaps
+/// between completions (each rank's 90th percentile gap, the median over ranks: about one step for a DDP
+/// job) while some rank is inside one, and for at least kStallFloorS. A DDP step that takes 10x its usual time
+/// (a checkpoint save, a long evaluation) is a stall while it lasts; the floor keeps start-up skew and
+/// second-long hiccups of fast jobs out. With the agent's 1 s rounds and the recorder's 1 s flushes a
+/// stall is reported 5-7 s after the last completion (issue 22: within 10 s).
+inline constexpr double kStallGapMultiple = 10.0;
+inline constexpr double kStallFloorS = 5.0;
+/// Ranks whose processes ended by the same signal within this many seconds of each other were stopped
+/// together (a SIGTERM to the job, a scheduler's preemption): not a hang of one rank.
+inline constexpr double kStoppedTogetherS = 2.0;
+
 // ---- online detection (analysis/online) -----------------------------------------------------------------
 /// A rank is late in a step when its own work (step time − collective wait) exceeds its peers' median by
 /// kMinEffect of the step and by this robust z (MAD floored at kOnlineMadFloorShare of the median step).

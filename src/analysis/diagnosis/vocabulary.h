@@ -23,21 +23,36 @@ enum class Cause {
   kIoStall,
   kDataloaderStall,
   kGcPause,
-  kHostStall,       // uncovered host-side gap, cause not known
-  kLaunchOverhead,  // device idle waiting for the host
-  kStageImbalance,  // a pipeline stage is slower
-  kDataImbalance,   // per-step load varies across ranks, no single bad worker
+  kHostStall,           // uncovered host-side gap, cause not known
+  kLaunchOverhead,      // device idle waiting for the host
+  kStageImbalance,      // a pipeline stage is slower
+  kDataImbalance,       // per-step load varies across ranks, no single bad worker
+  kHang,                // a rank stopped: its peers wait in a collective it never entered
+  kCollectiveMismatch,  // ranks at the same sequence number of a communicator called different ops or sizes
   kUnknown,
 };
 
 // Where a finding sits; kNone (rendered null) when no cause was named.
 enum class Layer { kNone, kGpu, kComm, kCpu, kPython, kOs, kData, kHost };
 
-inline constexpr std::array<std::string_view, 16> kCauseNames = {
-    "slow_compute",       "slow_communication", "network_contention", "pcie_pressure",
-    "thermal_throttling", "cpu_contention",     "cpu_throttling",     "memory_pressure",
-    "io_stall",           "dataloader_stall",   "gc_pause",           "host_stall",
-    "launch_overhead",    "stage_imbalance",    "data_imbalance",     "unknown"};
+inline constexpr std::array<std::string_view, 18> kCauseNames = {"slow_compute",
+                                                                 "slow_communication",
+                                                                 "network_contention",
+                                                                 "pcie_pressure",
+                                                                 "thermal_throttling",
+                                                                 "cpu_contention",
+                                                                 "cpu_throttling",
+                                                                 "memory_pressure",
+                                                                 "io_stall",
+                                                                 "dataloader_stall",
+                                                                 "gc_pause",
+                                                                 "host_stall",
+                                                                 "launch_overhead",
+                                                                 "stage_imbalance",
+                                                                 "data_imbalance",
+                                                                 "hang",
+                                                                 "collective_mismatch",
+                                                                 "unknown"};
 inline constexpr std::array<std::string_view, 8> kLayerNames = {"",       "gpu", "comm", "cpu",
                                                                 "python", "os",  "data", "host"};
 

@@ -1,0 +1,29 @@
+// Where one rank's process was over an interval of a recording (for a stall: from the last completed
+// collective to the end of the stall), from the best evidence the recording has, in this order:
+//  1. its exit, when the process ended before the interval's end ("exited with code 1", "killed by signal
+//     9 (KILL)"), with the last Python stack seen on its main thread;
+//  2. a "thread_state" record of its main thread (written by the recorder for a thread off CPU for a
+//     second or more): the state named from the system call it waits in (futex: "blocked on a lock
+//     (futex)"; read, poll, recv...: "waiting for I/O"; nanosleep: "sleeping"; uninterruptible: "in
+//     uninterruptible I/O (D state)"), and the native and Python stacks it went to sleep in;
+//  3. an off-CPU interval of its main thread covering most of the interval, with its Python stack;
+//  4. CPU samples of its main thread in the interval: "on CPU (spinning)" in the most sampled stack.
+// Otherwise the state says nothing was observed. Frames are named as everywhere (store/stack_frames.h).
+#pragma once
+
+#include <cstdint>
+
+#include "analysis/diagnosis/evidence.h"
+#include "store/recorded_run.h"
+
+namespace strata::diagnosis {
+
+/// The whereabouts of process `pid` of `seg` over [from_unix_ns, to_unix_ns]; `rank` is copied into the result.
+StalledRankState LocateRank(const RecordedSegment& seg, uint32_t pid, int32_t rank, int64_t from_unix_ns,
+                            int64_t to_unix_ns);
+
+/// The state a blocked thread is in, named from its system call number (x86-64, as /proc/PID/syscall
+/// gives it), its kernel wait function and its scheduler state (2 = uninterruptible).
+std::string BlockedStateName(const std::string& syscall, const std::string& wchan, uint32_t state);
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,416 @@
+// Stalls and mismatches of a recorded job (see stall.h).
+#include "analysis/diagnosis/stall.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "analysis/diagnosis/rank_whereabouts.h"
+#include "core/robust_stats.h"
+#include "model/collective_progress.h"
+
+namespace strata::diagnosis {
+namespace {
+
+using model::CallState;
+using model::CollectiveProgress;
+using model::RankCollective;
+using model::RankProgress;
+
+constexpr size_t kMaxWavefront = 4;
+
+// A collective of one communicator, as every rank numbers it.
+struct CollectiveKey {
+  std::string comm;
+  bool p2p = false;
+  int64_t seq = 0;
+  auto operator<=>(const CollectiveKey&) const = default;
+};
+CollectiveKey KeyOf(const RankCollective& c) { return {c.comm, c.p2p, c.seq}; }
+
+std::string Describe(const CollectiveKey& k, const std::string& op) {
+  return fmt::format("{} ({}{} #{})", op, k.comm, k.p2p ? " p2p" : "", k.seq);
+}
+
+double ToS(int64_t unix_ns) { return static_cast<double>(unix_ns) / 1e9; }
+
+// Each rank's 90th percentile gap between consecutive completions (or entries, where completions are not
+// seen), the median over ranks; 0 when no rank has three.
+double TypicalGapS(const CollectiveProgress& p) {
+  std::vector<double> per_rank;
+  for (const auto& [rank, rp] : p.ranks) {
+    std::vector<int64_t> times;
+    for (const RankCollective& c : rp.calls)
+      if (rp.tracks_completion ? c.state == CallState::kDone : true)
+        times.push_back(rp.tracks_completion ? c.done_unix_ns : c.enter_unix_ns);
+    std::sort(times.begin(), times.end());
+    if (times.size() < 3) continue;
+    std::vector<double> gaps;
+    for (size_t i = 1; i < times.size(); ++i) gaps.push_back(ToS(times[i] - times[i - 1]));
+    std::sort(gaps.begin(), gaps.end());
+    per_rank.push_back(gaps[std::min(gaps.size() - 1, gaps.size() * 9 / 10)]);
+  }
+  return per_rank.empty() ? 0 : Median(per_rank);
+}
+
+// The last instant any rank made progress: a completion where completions are seen, else a call.
+int64_t LastProgress(const CollectiveProgress& p) {
+  int64_t last = 0;
+  for (const auto& [rank, rp] : p.ranks)
+    for (const RankCollective& c : rp.calls)
+      last = std::max(last, rp.tracks_completion ? c.done_unix_ns : c.enter_unix_ns);
+  return last;
+}
+
+// The call a rank is held in: the earliest it has not completed (ranks whose completions are seen), else,
+// once the job has made no progress for the threshold, its last call.
+const RankCollective* OpenCall(const RankProgress& rp, bool stalled_by_time) {
+  if (rp.tracks_completion) {
+    for (const RankCollective& c : rp.calls)
+      if (c.state != CallState::kDone) return &c;
+    return nullptr;
+  }
+  return stalled_by_time && !rp.calls.empty() ? &rp.calls.back() : nullptr;
+}
+
+const RankCollective* CallAt(const RankProgress& rp, const CollectiveKey& k) {
+  for (auto it = rp.calls.rbegin(); it != rp.calls.rend(); ++it)
+    if (KeyOf(*it) == k) return &*it;
+  return nullptr;
+}
+
+const RankCollective* LastDone(const RankProgress& rp) {
+  for (auto it = rp.calls.rbegin(); it != rp.calls.rend(); ++it)
+    if (it->state == CallState::kDone) return &*it;
+  return nullptr;
+}
+
+// Ranks that ever called on `comm` (its members as far as the recording shows).
+std::vector<int32_t> MembersOf(const CollectiveProgress& p, const std::string& comm) {
+  std::vector<int32_t> out;
+  for (const auto& [rank, rp] : p.ranks)
+    if (std::any_of(rp.calls.begin(), rp.calls.end(), [&](const RankCollective& c) { return c.comm == comm; }))
+      out.push_back(rank);
+  return out;
+}
+
+struct Stall {
+  CollectiveKey key;
+  std::string op;
+  std::vector<int32_t> waiting, missing, not_started;
+  int64_t since = 0, until = 0;
+};
+
+// Who waits in `key` and who is missing from it. A rank whose completions are seen waits when its open call
+// is on the same communicator (not by sequence number: numbers aligned by time may be off by one), and is
+// missing when it has none there; others are placed by whether they called `key` at all.
+void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s) {
+  for (int32_t rank : MembersOf(p, s->key.comm)) {
+    const RankProgress& rp = p.ranks.at(rank);
+    const RankCollective* open = OpenCall(rp, stalled_by_time);
+    if (rp.tracks_completion) {
+      const bool here = open && open->comm == s->key.comm && open->p2p == s->key.p2p;
+      if (!here)
+        s->missing.push_back(rank);
+      else
+        (open->state == CallState::kEnqueued ? s->not_started : s->waiting).push_back(rank);
+      continue;
+    }
+    const RankCollective* at = CallAt(rp, s->key);
+    if (!at)
+      s->missing.push_back(rank);
+    else if (open == at)
+      s->waiting.push_back(rank);
+  }
+  // Ranks of the world the recording never saw call anything are missing too.
+  if (p.world_size)
+    for (int32_t r = 0; r < *p.world_size; ++r)
+      if (!p.ranks.count(r)) s->missing.push_back(r);
+  std::sort(s->missing.begin(), s->missing.end());
+  // Called while the others run it, but its kernel (or algorithm) never started: it holds the others up.
+  if (!s->waiting.empty())
+    for (int32_t r : s->not_started) s->missing.push_back(r);
+  else
+    s->waiting = s->not_started;
+}
+
+// The stalled collective, if the job is stalled by the rule of stall.h.
+std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& o, double* threshold_s) {
+  const double typical = TypicalGapS(p);
+  *threshold_s = std::max(o.floor_s, o.gap_multiple * typical);
+  const int64_t last = LastProgress(p);
+  const bool quiet = ToS(p.end_unix_ns - last) >= *threshold_s;
+  // Open calls grouped by communicator; each group keeps its lowest rank's call (the numbering reference).
+  std::map<std::pair<std::string, bool>, std::pair<size_t, const RankCollective*>> groups;
+  int64_t first_entry = 0;
+  for (const auto& [rank, rp] : p.ranks)
+    if (const RankCollective* c = OpenCall(rp, quiet)) {
+      auto& g = groups[{c->comm, c->p2p}];
+      if (g.first++ == 0) g.second = c;
+      first_entry = first_entry == 0 ? c->enter_unix_ns : std::min(first_entry, c->enter_unix_ns);
+    }
+  if (groups.empty()) return std::nullopt;
+  auto best = std::max_element(groups.begin(), groups.end(),
+                               [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+  Stall s;
+  s.key = KeyOf(*best->second.second);
+  s.op = best->second.second->op;
+  SplitRanks(p, quiet, &s);
+  // Since the last progress (or, before any completion, the first entry); until a waiting rank left (died).
+  s.since = last != 0 ? last : first_entry;
+  s.until = p.end_unix_ns;
+  for (int32_t r : s.waiting) s.until = std::min(s.until, std::max(s.since, p.ranks.at(r).horizon_unix_ns));
+  if (s.waiting.empty() || ToS(s.until - s.since) < *threshold_s) return std::nullopt;
+  return s;
+}
+
+Layer LayerOf(const StalledRankState& st) {
+  if (st.state.rfind("exited", 0) == 0 || st.state.rfind("killed", 0) == 0) return Layer::kHost;
+  if (st.state.rfind("kernel", 0) == 0) return Layer::kGpu;
+  if (st.data_loading) return Layer::kData;
+  if (st.state.rfind("in uninterruptible", 0) == 0 || st.state.rfind("waiting for I/O", 0) == 0) return Layer::kOs;
+  if (st.state.rfind("not observed", 0) == 0) return Layer::kNone;
+  return st.python_stack.empty() ? Layer::kCpu : Layer::kPython;
+}
+
+// The topmost process of each rank (not its DataLoader workers): (segment index, pid) by rank.
+std::map<int32_t, std::pair<size_t, const RecordedProcess*>> RankProcesses(const RecordedRun& run) {
+  std::map<int32_t, std::pair<size_t, const RecordedProcess*>> out;
+  for (size_t i = 0; i < run.segments.size(); ++i)
+    for (const auto& [pid, proc] : run.segments[i].processes) {
+      if (!proc.rank) continue;
+      auto parent = run.segments[i].processes.find(proc.ppid);
+      if (parent != run.segments[i].processes.end() && parent->second.rank == proc.rank) continue;
+      out[*proc.rank] = {i, &proc};
+    }
+  return out;
+}
+
+StalledRankState Whereabouts(const RecordedRun& run, const CollectiveProgress& p, int32_t rank, const Stall& s,
+                             bool not_started) {
+  auto it = p.ranks.find(rank);
+  StalledRankState st;
+  st.rank = rank;
+  if (it == p.ranks.end()) {
+    // No collective of it in what was read (live: none in the window): its process, if it was seen.
+    const auto procs = RankProcesses(run);
+    auto proc = procs.find(rank);
+    if (proc == procs.end()) {
+      st.state = "not recorded (no process of this rank was seen)";
+      st.observed_by = "none";
+      return st;
+    }
+    return LocateRank(run.segments[proc->second.first], static_cast<uint32_t>(proc->second.second->pid), rank, s.since,
+                      s.until);
+  }
+  st = LocateRank(run.segments[it->second.segment], it->second.pid, rank, s.since, s.until);
+  if (not_started) {
+    st.state = "kernel not started (called the collective; its kernel never ran)";
+    st.observed_by = "NCCL profiler";
+  }
+  if (const RankCollective* done = LastDone(it->second)) {
+    st.last_completed_seq = done->seq;
+    st.last_completed_op = done->op;
+  }
+  return st;
+}
+
+// A missing rank held in another communicator's collective: follow it to the ranks that hold that one up.
+std::vector<std::string> Wavefront(const CollectiveProgress& p, const Stall& s) {
+  std::vector<std::string> out;
+  std::set<int32_t> seen(s.missing.begin(), s.missing.end());
+  std::vector<int32_t> frontier = s.missing;
+  while (!frontier.empty() && out.size() < kMaxWavefront) {
+    const int32_t r = frontier.front();
+    frontier.erase(frontier.begin());
+    auto it = p.ranks.find(r);
+    const RankCollective* open = it == p.ranks.end() ? nullptr : OpenCall(it->second, true);
+    if (!open || KeyOf(*open) == s.key) continue;
+    Stall inner;
+    inner.key = KeyOf(*open);
+    SplitRanks(p, true, &inner);
+    out.push_back(fmt::format("rank {} waits in {} for rank(s) {}", r, Describe(inner.key, open->op),
+                              fmt::join(inner.missing, ", ")));
+    for (int32_t m : inner.missing)
+      if (seen.insert(m).second) frontier.push_back(m);
+  }
+  return out;
+}
+
+std::string HangSummary(const Stall& s, const StalledRankState& st, double stalled_for) {
+  std::string where = st.state;
+  if (!st.frame.empty()) where += " in " + st.frame;
+  return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}",
+                     st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
+                     st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where);
+}
+
+void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const Stall& s, double threshold_s,
+                     DiagnosisResult* result) {
+  StallEvidence e;
+  e.communicator = s.key.comm + (s.key.p2p ? " p2p" : "");
+  e.seq = s.key.seq;
+  e.op = s.op;
+  e.waiting_ranks = s.waiting;
+  e.missing_ranks = s.missing;
+  e.stalled_since_unix = ToS(s.since);
+  e.stalled_for_s = ToS(s.until - s.since);
+  e.threshold_s = threshold_s;
+  e.ongoing = s.until >= p.end_unix_ns;
+  const std::set<int32_t> not_started(s.not_started.begin(), s.not_started.end());
+  for (int32_t r : s.missing)
+    e.missing.push_back(Whereabouts(run, p, r, s, !s.waiting.empty() && not_started.count(r)));
+  e.wavefront = Wavefront(p, s);
+  if (s.missing.empty()) {
+    Finding f;
+    f.cause = Cause::kHang;
+    f.ranks = s.waiting;
+    f.op = s.op;
+    f.layer = Layer::kComm;
+    f.impact_pct = 100;
+    f.confidence = 1;
+    f.summary = fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
+                            fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s);
+    f.evidence.kind = e;
+    result->findings.insert(result->findings.begin(), std::move(f));
+    return;
+  }
+  std::vector<Finding> out;
+  for (const StalledRankState& st : e.missing) {
+    Finding f;
+    f.cause = Cause::kHang;
+    f.rank = st.rank;
+    f.op = st.frame.empty() ? s.op : st.frame;
+    f.layer = LayerOf(st);
+    f.impact_pct = 100;
+    f.confidence = 1;
+    f.summary = HangSummary(s, st, e.stalled_for_s);
+    f.evidence.kind = e;
+    out.push_back(std::move(f));
+  }
+  result->findings.insert(result->findings.begin(), out.begin(), out.end());
+}
+
+// The first sequence number of a communicator at which ranks called different ops or counts.
+std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
+  std::map<CollectiveKey, std::vector<std::pair<int32_t, const RankCollective*>>> at;
+  for (const auto& [rank, rp] : p.ranks)
+    for (const RankCollective& c : rp.calls)
+      if (!c.p2p) at[KeyOf(c)].push_back({rank, &c});  // a send meets a recv: p2p ops differ by design
+  for (const auto& [key, calls] : at) {
+    std::map<std::pair<std::string, uint64_t>, std::vector<int32_t>> sides;
+    std::set<uint64_t> counts;
+    std::set<std::string> ops;
+    for (const auto& [rank, c] : calls) {
+      ops.insert(c->op);
+      if (c->count != 0) counts.insert(c->count);
+    }
+    if (ops.size() < 2 && counts.size() < 2) continue;
+    for (const auto& [rank, c] : calls) sides[{c->op, c->count}].push_back(rank);
+    StallEvidence e;
+    e.communicator = key.comm;
+    e.seq = key.seq;
+    std::vector<std::string> parts;
+    for (const auto& [side, ranks] : sides) {
+      e.calls.push_back({side.first, side.second, ranks});
+      parts.push_back(fmt::format("rank(s) {} called {}{}", fmt::join(ranks, ", "), side.first,
+                                  side.second ? fmt::format(" of {} elements", side.second) : ""));
+    }
+    Finding f;
+    f.cause = Cause::kCollectiveMismatch;
+    f.ranks.clear();
+    for (const auto& [rank, c] : calls) f.ranks.push_back(rank);
+    // The minority side is the odd one out.
+    auto minority = std::min_element(e.calls.begin(), e.calls.end(),
+                                     [](const auto& a, const auto& b) { return a.ranks.size() < b.ranks.size(); });
+    if (minority->ranks.size() == 1 && e.calls.size() == 2 && calls.size() > 2) f.rank = minority->ranks.front();
+    f.op = minority->op;
+    f.layer = Layer::kComm;
+    f.impact_pct = 100;
+    f.confidence = 1;
+    f.summary = fmt::format("collective mismatch at {} #{}: {}", key.comm, key.seq, fmt::join(parts, "; "));
+    f.evidence.kind = e;
+    return f;
+  }
+  return std::nullopt;
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev ? fmt::format("{} (SIG{})", signal, abbrev) : std::to_string(signal);
+}
+
+// Ranks that exited by a signal or non-zero: never a healthy job (result->input_problems says what happened).
+void NoteAbnormalEnds(const RecordedRun& run, DiagnosisResult* result, const StallOptions& o) {
+  const auto procs = RankProcesses(run);
+  std::map<int, std::vector<const RecordedProcess*>> by_signal;
+  std::vector<std::string> exits;
+  for (const auto& [rank, where] : procs) {
+    const RecordedProcess* proc = where.second;
+    if (proc->exit_signal) by_signal[*proc->exit_signal].push_back(proc);
+    if (proc->exit_code && *proc->exit_code != 0)
+      exits.push_back(fmt::format("rank {} (pid {}) exited with code {}", rank, proc->pid, *proc->exit_code));
+  }
+  for (const auto& [signal, list] : by_signal) {
+    // Signals sent to stop a job (a scheduler, an operator, torchrun stopping the rest); not a crash (SIGABRT,
+    // SIGSEGV, ...) that happened to every rank.
+    const bool stop = signal == SIGTERM || signal == SIGINT || signal == SIGKILL || signal == SIGHUP;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const RecordedProcess* p : list) {
+      lo = std::min(lo, p->exited_ns);
+      hi = std::max(hi, p->exited_ns);
+    }
+    if (stop && list.size() == procs.size() && procs.size() > 1 &&
+        static_cast<double>(hi - lo) / 1e9 <= o.stopped_together_s) {
+      result->input_problems.push_back(fmt::format(
+          "every rank was stopped by signal {} within {:.1f} s of each other: the job was stopped, it did not finish",
+          SignalName(signal), static_cast<double>(hi - lo) / 1e9));
+      continue;
+    }
+    for (const RecordedProcess* p : list)
+      exits.push_back(fmt::format("rank {} (pid {}) was killed by signal {}", *p->rank, p->pid, SignalName(signal)));
+  }
+  if (!exits.empty())
+    result->input_problems.push_back(fmt::format("the job ended abnormally: {}", fmt::join(exits, "; ")));
+}
+
+// A recording that ends with ranks inside a collective (and no stall was reported) is not a clean end.
+void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
+  std::vector<std::string> open;
+  for (const auto& [rank, rp] : p.ranks)
+    if (const RankCollective* c = OpenCall(rp, false))
+      open.push_back(fmt::format("rank {} in {}", rank, Describe(KeyOf(*c), c->op)));
+  if (!open.empty())
+    result->input_problems.push_back(
+        fmt::format("the recording ends with ranks inside a collective they never left: {}", fmt::join(open, "; ")));
+}
+
+}  // namespace
+
+const StallEvidence* JobStall(const DiagnosisResult& result) {
+  for (const Finding& f : result.findings)
+    if (f.cause == Cause::kHang)
+      if (const auto* e = std::get_if<StallEvidence>(&f.evidence.kind)) return e;
+  return nullptr;
+}
+
+void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options) {
+  const CollectiveProgress progress = model::BuildCollectiveProgress(run, options.now_unix_ns);
+  double threshold_s = 0;
+  const std::optional<Stall> stall = FindStall(progress, options, &threshold_s);
+  if (stall) AddHangFindings(run, progress, *stall, threshold_s, result);
+  // Numbers aligned by completion times may be off by one: comparing ops across them could invent a mismatch.
+  if (!progress.aligned_by_time)
+    if (std::optional<Finding> mismatch = FindMismatch(progress))
+      result->findings.insert(result->findings.begin(), *mismatch);
+  if (options.now_unix_ns) return;  // live: the job has not ended
+  NoteAbnormalEnds(run, result, options);
+  if (!stall) NoteOpenAtEnd(progress, result);
+}
+
+}  // namespace strata::diagnosis

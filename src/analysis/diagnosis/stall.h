@@ -1,0 +1,41 @@
+// Stalls and mismatches of a recorded job (DESIGN.md "Stalls"; cause `hang` and `collective_mismatch`),
+// from the collectives' progress (model/collective_progress.h) and where each rank was (thread states,
+// off-CPU intervals, CPU samples, process exits).
+// The stall rule (thresholds.h): no rank has completed a collective for longer than kStallGapMultiple of
+// the job's typical gap between completions, and kStallFloorS at least, while some rank is inside one. The
+// stalled collective is the (communicator, seq) most waiting ranks are in; missing are the ranks that never
+// entered it (or, NCCL, whose kernel never started while their peers' did). One `hang` finding per missing
+// rank (impact 100 % of the stalled time), or one for the job when every rank entered and none completed.
+// A mismatch: at one (communicator, seq), ranks called different ops, or the same op with different
+// element counts (where the probe reads them): one `collective_mismatch` finding naming each side.
+// Ends of the job that are not a hang still keep it from being called healthy (result->input_problems):
+// ranks that exited non-zero or by a signal (a job stopped by one signal on every rank at once is said as
+// such), and a recording that ends with ranks inside a collective.
+// Invariants: a stall is reported only while it lasts to the end of what was recorded (post-mortem: the
+// waiting ranks never left it; a stall the job recovered from is not a hang); findings name ranks the
+// recording saw. Complexity O(n log n) in the collective rows plus O(rows) of the missing ranks' tables.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/thresholds.h"
+#include "store/recorded_run.h"
+
+namespace strata::diagnosis {
+
+struct StallOptions {
+  double gap_multiple = thresholds::kStallGapMultiple;
+  double floor_s = thresholds::kStallFloorS;
+  double stopped_together_s = thresholds::kStoppedTogetherS;
+  std::optional<int64_t> now_unix_ns;  // live: the present instant (else the recording's end)
+};
+
+/// The stall of a result (the evidence of its first `hang` finding), or null when it has none.
+const StallEvidence* JobStall(const DiagnosisResult& result);
+
+/// Adds `hang` and `collective_mismatch` findings (first in the list) and the job's abnormal end to `result`.
+void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options = {});
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,292 @@
+// CollectiveProgress: each rank's collectives by communicator and sequence number (see collective_progress.h).
+#include "model/collective_progress.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <set>
+#include <tuple>
+
+namespace strata::model {
+namespace {
+
+bool IsP2p(const std::string& op) { return op == "send" || op == "recv"; }
+
+// One process's collective rows, on the Unix clock.
+struct ProcessRows {
+  const RecordedSegment* seg = nullptr;
+  uint32_t pid = 0;
+  std::vector<const segments::CallEnterRow*> enters;                     // in time order
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> returns;  // (tid, probe, start) -> end
+};
+
+// Clamped to [0, 2^62]: a damaged header or row cannot overflow the differences taken later.
+int64_t ToUnix(const RecordedSegment& seg, uint64_t mono_ns) {
+  constexpr int64_t kMax = int64_t{1} << 62;
+  int64_t out = 0;
+  if (mono_ns > static_cast<uint64_t>(kMax) ||
+      __builtin_add_overflow(static_cast<int64_t>(mono_ns), seg.data.header.realtime_minus_monotonic_ns, &out))
+    return kMax;
+  return std::clamp<int64_t>(out, 0, kMax);
+}
+
+const RecordedProbe* ProbeOf(const RecordedSegment& seg, uint32_t id) {
+  return id < seg.probes.size() ? &seg.probes[id] : nullptr;
+}
+
+// The processes of `seg` that called collectives, with their rows.
+std::map<uint32_t, ProcessRows> RowsByProcess(const RecordedSegment& seg) {
+  std::map<uint32_t, ProcessRows> out;
+  for (const segments::CallEnterRow& e : seg.data.call_enters) {
+    ProcessRows& p = out[e.tgid];
+    p.seg = &seg;
+    p.pid = e.tgid;
+    p.enters.push_back(&e);
+  }
+  for (auto& [pid, p] : out)
+    std::stable_sort(p.enters.begin(), p.enters.end(),
+                     [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
+  for (const segments::CallRow& c : seg.data.calls) {
+    auto it = out.find(c.tgid);
+    if (it != out.end()) it->second.returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
+  }
+  return out;
+}
+
+// Numbers the calls per (communicator, p2p) in call order.
+void NumberCalls(std::vector<RankCollective>* calls) {
+  std::map<std::pair<std::string, bool>, int64_t> next;
+  for (RankCollective& c : *calls) c.seq = next[{c.comm, c.p2p}]++;
+}
+
+// From the NCCL profiler plugin's rows: the k-th enqueue, start and done of a communicator are collective k.
+std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
+  std::vector<RankCollective> calls;
+  std::map<uint64_t, std::vector<size_t>> by_comm;  // commHash -> indexes in `calls`
+  std::map<uint64_t, size_t> started, done;
+  for (const segments::CallEnterRow* e : p.enters) {
+    const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
+    if (!probe) continue;
+    const int64_t t = ToUnix(*p.seg, e->ts_ns);
+    if (probe->kind == "collective_device_enqueue") {
+      RankCollective c;
+      c.comm = fmt::format("{:016x}", e->comm);
+      c.op = probe->op;
+      c.p2p = IsP2p(c.op);
+      c.count = e->count;
+      c.enter_unix_ns = t;
+      by_comm[e->comm].push_back(calls.size());
+      calls.push_back(std::move(c));
+      continue;
+    }
+    const bool start = probe->kind == "collective_device_start";
+    if (!start && probe->kind != "collective_device_done") continue;
+    size_t& k = (start ? started : done)[e->comm];
+    const auto& list = by_comm[e->comm];
+    if (k >= list.size()) continue;  // a start or done without its enqueue (recorded from the middle)
+    RankCollective& c = calls[list[k++]];
+    if (start) {
+      c.start_unix_ns = t;
+      if (c.state == CallState::kEnqueued) c.state = CallState::kInside;
+    } else {
+      c.done_unix_ns = t;
+      c.state = CallState::kDone;
+    }
+  }
+  NumberCalls(&calls);
+  return calls;
+}
+
+// From c10d's calls, each paired with the gloo algorithm of the same op that ran it (the next one of that op
+// to start after the call); without c10d calls, the algorithms alone (or the NCCL API alone).
+std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_completion) {
+  std::vector<const segments::CallEnterRow*> c10d, algorithms, nccl_api;
+  for (const segments::CallEnterRow* e : p.enters) {
+    const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
+    if (!probe) continue;
+    if (probe->kind == "collective")
+      algorithms.push_back(e);
+    else if (probe->kind == "collective_enqueue")
+      (probe->symbol.rfind("c10d::", 0) == 0 ? c10d : nccl_api).push_back(e);
+  }
+  *tracks_completion = !algorithms.empty();
+  auto returned = [&](const segments::CallEnterRow* e) -> int64_t {
+    auto it = p.returns.find({e->tid, e->probe, e->ts_ns});
+    return it == p.returns.end() ? 0 : ToUnix(*p.seg, it->second);
+  };
+  const std::vector<const segments::CallEnterRow*>& calls_in = !c10d.empty()         ? c10d
+                                                               : !algorithms.empty() ? algorithms
+                                                                                     : nccl_api;
+  const bool paired = !c10d.empty() && !algorithms.empty();
+  std::map<std::string, std::deque<const segments::CallEnterRow*>> algorithm_queue;
+  if (paired)
+    for (const segments::CallEnterRow* a : algorithms) algorithm_queue[ProbeOf(*p.seg, a->probe)->op].push_back(a);
+  std::map<uint64_t, int> group_of;  // a c10d process group's `this` -> its order of first use
+  std::vector<RankCollective> calls;
+  for (const segments::CallEnterRow* e : calls_in) {
+    RankCollective c;
+    c.op = ProbeOf(*p.seg, e->probe)->op;
+    c.p2p = IsP2p(c.op);
+    c.count = e->count;
+    const int group = c10d.empty() ? 0 : group_of.try_emplace(e->comm, static_cast<int>(group_of.size())).first->second;
+    c.comm = fmt::format("pg{}", group);
+    c.enter_unix_ns = ToUnix(*p.seg, e->ts_ns);
+    const segments::CallEnterRow* run = paired ? nullptr : e;
+    if (paired) {
+      auto& queue = algorithm_queue[c.op];
+      while (!queue.empty() && queue.front()->ts_ns < e->ts_ns) queue.pop_front();  // ran for an unseen call
+      if (!queue.empty()) {
+        run = queue.front();
+        queue.pop_front();
+      }
+    }
+    if (run != nullptr) {
+      c.start_unix_ns = ToUnix(*p.seg, run->ts_ns);
+      c.done_unix_ns = returned(run);
+      c.state = c.done_unix_ns != 0 ? CallState::kDone : CallState::kInside;
+    }
+    if (!*tracks_completion && c.state != CallState::kDone) {
+      // NCCL's API and c10d's NCCL methods return at launch: a returned call is "done" as far as the host goes.
+      c.done_unix_ns = returned(e);
+      if (c.done_unix_ns != 0) c.state = CallState::kDone;
+    }
+    calls.push_back(std::move(c));
+  }
+  NumberCalls(&calls);
+  return calls;
+}
+
+// A communicator runs its collectives in order: once a later one completed, an earlier one the recording
+// saw no completion of (its algorithm is not probed: c10d's allgather over gloo, broadcast_coalesced) has
+// completed too, by that time at the latest.
+void CompleteInOrder(std::vector<RankCollective>* calls) {
+  std::map<std::pair<std::string, bool>, int64_t> later_done;
+  for (auto it = calls->rbegin(); it != calls->rend(); ++it) {
+    int64_t& done = later_done[{it->comm, it->p2p}];
+    if (it->state == CallState::kDone) {
+      done = done == 0 ? it->done_unix_ns : std::min(done, it->done_unix_ns);
+    } else if (done != 0) {
+      it->state = CallState::kDone;
+      it->done_unix_ns = done;
+    }
+  }
+}
+
+bool HasPluginRows(const ProcessRows& p) {
+  for (const segments::CallEnterRow* e : p.enters)
+    if (const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
+        probe && probe->kind.rfind("collective_device_", 0) == 0)
+      return true;
+  return false;
+}
+
+// The end of a segment's recording: the recorder's end record, else its latest row or "alive" record.
+uint64_t SegmentEnd(const RecordedSegment& seg) {
+  uint64_t end = seg.end_ns;
+  if (end != 0) return end;
+  end = seg.alive_ns;
+  for (const auto& r : seg.data.off_cpu) end = std::max(end, r.end_ns);
+  for (const auto& r : seg.data.samples) end = std::max(end, r.ts_ns);
+  for (const auto& r : seg.data.calls) end = std::max(end, r.end_ns);
+  for (const auto& r : seg.data.call_enters) end = std::max(end, r.ts_ns);
+  for (const auto& r : seg.data.counters) end = std::max(end, r.ts_ns);
+  return end;
+}
+
+// Shifts each rank's sequence numbers so that its first completed collective of a communicator gets the
+// number of the lowest rank's completed collective that ended nearest to it.
+void AlignByCompletion(CollectiveProgress* progress) {
+  std::map<std::pair<std::string, bool>, const RankProgress*> reference;
+  for (const auto& [rank, rp] : progress->ranks)
+    for (const RankCollective& c : rp.calls)
+      if (c.state == CallState::kDone) reference.try_emplace({c.comm, c.p2p}, &rp);
+  for (auto& [rank, rp] : progress->ranks) {
+    std::map<std::pair<std::string, bool>, int64_t> shift;
+    for (const RankCollective& c : rp.calls) {
+      const std::pair<std::string, bool> key{c.comm, c.p2p};
+      if (c.state != CallState::kDone || shift.count(key) || !reference.count(key)) continue;
+      const RankProgress* ref = reference[key];
+      if (ref == &rp) {
+        shift[key] = 0;
+        continue;
+      }
+      int64_t best = std::numeric_limits<int64_t>::max(), seq = c.seq;
+      for (const RankCollective& r : ref->calls)
+        if (r.comm == c.comm && r.p2p == c.p2p && r.state == CallState::kDone &&
+            std::llabs(r.done_unix_ns - c.done_unix_ns) < best) {
+          best = std::llabs(r.done_unix_ns - c.done_unix_ns);
+          seq = r.seq;
+        }
+      shift[key] = seq - c.seq;
+    }
+    for (RankCollective& c : rp.calls) c.seq += shift[{c.comm, c.p2p}];
+  }
+}
+
+}  // namespace
+
+const char* CallStateName(CallState s) {
+  switch (s) {
+    case CallState::kEnqueued:
+      return "enqueued";
+    case CallState::kInside:
+      return "inside";
+    case CallState::kDone:
+      break;
+  }
+  return "done";
+}
+
+CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional<int64_t> now_unix_ns) {
+  CollectiveProgress out;
+  // Numbers count from each communicator's first collective when the writer saw it: the NCCL plugin (loaded
+  // at communicator init) or a recorder that started the job. Otherwise they are aligned by time.
+  bool all_from_start = true;
+  for (size_t s = 0; s < run.segments.size(); ++s) {
+    const RecordedSegment& seg = run.segments[s];
+    const int64_t end = now_unix_ns ? *now_unix_ns : ToUnix(seg, SegmentEnd(seg));
+    out.end_unix_ns = std::max(out.end_unix_ns, end);
+    for (const auto& [pid, proc] : seg.processes)
+      if (proc.world_size && *proc.world_size > 0)
+        out.world_size = std::max(out.world_size.value_or(0), *proc.world_size);
+    for (const RecordedCommunicator& c : seg.communicators)
+      if (c.nranks > 0) out.world_size = std::max(out.world_size.value_or(0), c.nranks);
+    for (const auto& [pid, rows] : RowsByProcess(seg)) {
+      const std::optional<int> rank = seg.RankOf(pid);
+      if (!rank) continue;
+      RankProgress rp;
+      rp.rank = *rank;
+      rp.pid = pid;
+      rp.segment = s;
+      if (HasPluginRows(rows)) {
+        rp.calls = FromPlugin(rows);
+        rp.tracks_completion = true;
+      } else {
+        all_from_start &= seg.launched;
+        rp.calls = FromHostProbes(rows, &rp.tracks_completion);
+      }
+      if (rp.tracks_completion) CompleteInOrder(&rp.calls);
+      const RecordedProcess& proc =
+          seg.processes.count(static_cast<int>(pid)) ? seg.processes.at(static_cast<int>(pid)) : RecordedProcess{};
+      rp.horizon_unix_ns = end;
+      if (proc.exited_ns != 0) {
+        rp.exited_unix_ns = ToUnix(seg, proc.exited_ns);
+        rp.horizon_unix_ns = std::min(end, *rp.exited_unix_ns);
+      }
+      rp.exit_code = proc.exit_code;
+      rp.exit_signal = proc.exit_signal;
+      // One process per rank: the one with the most collective calls (a restarted rank's last run wins ties).
+      auto it = out.ranks.find(rp.rank);
+      if (it == out.ranks.end() || it->second.calls.size() <= rp.calls.size()) out.ranks[rp.rank] = std::move(rp);
+    }
+  }
+  if (!all_from_start && out.ranks.size() > 1) {
+    AlignByCompletion(&out);
+    out.aligned_by_time = true;
+  }
+  return out;
+}
+
+}  // namespace strata::model

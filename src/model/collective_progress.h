@@ -1,0 +1,76 @@
+// CollectiveProgress: where each rank of a recorded job stands in its sequence of collectives, per
+// communicator (DESIGN.md "Stalls"): which collectives it called, which it is inside, which completed, with
+// op, element count (where the probe reads it) and times. Built from the recording's entry rows
+// (`call_enter`) and return rows (`call`) of collective probes, and the processes' exits.
+// Sources, per rank process, best first:
+//  - the NCCL profiler plugin (probe kinds collective_device_enqueue / _start / _done): communicator =
+//    NCCL's commHash (equal on every rank), the k-th enqueue, start and done of a communicator are its
+//    collective k; a call is inside from its enqueue until its kernel is done;
+//  - c10d's process-group methods (collective_enqueue, symbol c10d::...): communicator = the process group
+//    object, named "pg<N>" by the order the process first used it (equal on every rank when the job uses
+//    its groups in the same order, as c10d requires of group creation); each call is paired with the
+//    blocking gloo algorithm of the same op that ran it (collective): inside from the c10d call until the
+//    algorithm returned. Without gloo algorithms (NCCL via c10d) a call's return is its launch, so
+//    `tracks_completion` is false: only entries say where the rank is;
+//  - gloo algorithms alone, or the NCCL API alone: one communicator "pg0".
+// Sequence numbers count a communicator's collectives from 0, point-to-point (send/recv) apart, as c10d
+// counts them. When the recorder did not start the job (it attached, or a flight-recorder chunk began
+// mid-run), each rank's numbers are aligned to the lowest rank's by their nearest completion time.
+// Times are Unix nanoseconds (each segment's monotonic clock put on the wall clock by its header).
+// Complexity O(n log n) for n recorded collective rows.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/recorded_run.h"
+
+namespace strata::model {
+
+enum class CallState {
+  kEnqueued,  // called, but its algorithm / kernel has not started (queued behind another, or NCCL waits)
+  kInside,    // its algorithm runs (gloo) or its kernel started (NCCL): waiting for the peers or moving data
+  kDone,
+};
+
+struct RankCollective {
+  std::string comm;  // the communicator's key, equal on every rank
+  int64_t seq = 0;   // per (communicator, p2p)
+  bool p2p = false;
+  std::string op;
+  uint64_t count = 0;  // elements; 0 when the probe cannot read it
+  CallState state = CallState::kEnqueued;
+  int64_t enter_unix_ns = 0;  // when the rank called it
+  int64_t start_unix_ns = 0;  // when its algorithm or kernel started (0: not started)
+  int64_t done_unix_ns = 0;   // when it completed (0: not done)
+};
+
+struct RankProgress {
+  int32_t rank = -1;
+  uint32_t pid = 0;
+  size_t segment = 0;                 // index in RecordedRun::segments
+  std::vector<RankCollective> calls;  // in call order
+  bool tracks_completion = false;     // the recording sees its collectives complete (see above)
+  std::optional<int64_t> exited_unix_ns;
+  std::optional<int> exit_code, exit_signal;
+  int64_t horizon_unix_ns = 0;  // the last instant the recording speaks for the rank: its exit or the end
+};
+
+struct CollectiveProgress {
+  std::map<int32_t, RankProgress> ranks;  // ranks with at least one collective call recorded
+  std::optional<int32_t> world_size;      // from the processes' WORLD_SIZE or the plugin's communicator
+  int64_t end_unix_ns = 0;                // the recording's end (or `now` live)
+  bool aligned_by_time = false;           // sequence numbers were aligned by completion times
+};
+
+/// Builds the progress of every rank. `now_unix_ns`: the present instant of a live (unfinished) recording,
+/// else the recording's end is taken from the recorder's own end record (or its last row).
+CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional<int64_t> now_unix_ns = std::nullopt);
+
+/// "kEnqueued" -> "enqueued", "inside", "done".
+const char* CallStateName(CallState s);
+
+}  // namespace strata::model

@@ -1,0 +1,268 @@
+// The stall rule, mismatches and job ends on constructed recordings (analysis/diagnosis/stall.h): a rank that
+// never entered the collective its peers wait in is named with its state and frame; a stall the job recovered
+// from, a short wait and a job stopped by SIGTERM are not hangs; the threshold follows the job's rhythm; the
+// wavefront is followed across communicators; NCCL's kernel-not-started and count mismatches; live `now`.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/diagnosis/rank_whereabouts.h"
+#include "analysis/diagnosis/stall.h"
+#include "model/collective_progress.h"
+
+namespace strata::diagnosis {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kS = 1000 * kMs;
+
+// A gloo job of `ranks` ranks (pid 10 + rank, the gloo worker thread pid + 100): each rank calls c10d's
+// allreduce (probe 0) then runs gloo's algorithm (probe 1) every 100 ms; calls from `stop_at` on are made
+// only by ranks in `late`, which never return. The recording ends at `end_ns`.
+struct Job {
+  RecordedSegment seg;
+  void Process(int rank, std::optional<int> exit_signal = {}, uint64_t exited = 0) {
+    RecordedProcess p{10 + rank, 1, rank, "python3", "", 0, exited};
+    p.exit_signal = exit_signal;
+    p.world_size = std::nullopt;
+    seg.processes[10 + rank] = p;
+  }
+  void Call(int rank, uint32_t probe_c10d, uint32_t probe_algo, uint64_t t, bool returns, uint64_t comm = 0xab) {
+    const uint32_t pid = 10 + rank;
+    seg.data.call_enters.push_back({pid, pid, probe_c10d, t, comm, 0});
+    seg.data.calls.push_back({pid, pid, probe_c10d, t, t + 10'000});
+    seg.data.call_enters.push_back({pid + 100, pid, probe_algo, t + 20'000, 0, 0});
+    if (returns) seg.data.calls.push_back({pid + 100, pid, probe_algo, t + 20'000, t + 5 * kMs});
+  }
+};
+
+Job GlooJob(int ranks, int steps, int stop_at, const std::vector<int>& late, uint64_t end_ns) {
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = end_ns;
+  j.seg.probes = {{"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", "collective_enqueue", "libtorch_cpu.so"},
+                  {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libtorch_cpu.so"},
+                  {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", "collective_enqueue", "libtorch_cpu.so"},
+                  {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", "collective", "libtorch_cpu.so"}};
+  for (int r = 0; r < ranks; ++r) {
+    j.Process(r);
+    for (int k = 0; k < steps; ++k) {
+      if (k >= stop_at && std::find(late.begin(), late.end(), r) == late.end()) break;
+      j.Call(r, 0, 1, kS + static_cast<uint64_t>(k) * 100 * kMs, k < stop_at);
+    }
+  }
+  return j;
+}
+
+void AddStuckState(Job* j, int rank, uint64_t since) {
+  const uint32_t pid = 10 + rank;
+  j->seg.thread_states.push_back({pid, pid, since + 2 * kS, since, 1, "202", "futex_wait_queue", -1, -1, 0});
+  j->seg.data.meta.push_back({{"type", "py_stack"},
+                              {"pid", pid},
+                              {"id", 0},
+                              {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
+}
+
+DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {
+  RecordedRun run;
+  run.segments.push_back(j.seg);
+  DiagnosisResult result;
+  ApplyStallAnalysis(run, &result, o);
+  return result;
+}
+
+const StallEvidence& Stall(const Finding& f) { return std::get<StallEvidence>(f.evidence.kind); }
+
+TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
+  // Rank 1 stops after 3 collectives (blocked on a lock); ranks 0 and 2 wait in #3 until the end, 30 s on.
+  Job j = GlooJob(3, 4, 3, {0, 2}, 31 * kS);
+  AddStuckState(&j, 1, kS + 250 * kMs);
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.cause, Cause::kHang);
+  ASSERT_TRUE(f.rank);
+  EXPECT_EQ(*f.rank, 1);
+  EXPECT_EQ(f.impact_pct, 100);
+  EXPECT_EQ(f.layer, Layer::kPython);
+  const StallEvidence& e = Stall(f);
+  EXPECT_EQ(e.communicator, "pg0");
+  EXPECT_EQ(e.seq, 3);
+  EXPECT_EQ(e.op, "all_reduce");
+  EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
+  EXPECT_TRUE(e.ongoing);
+  EXPECT_NEAR(e.stalled_for_s, 30 - 0.205, 0.01);  // from the last completion (#2 at 1.2 s + 5 ms)
+  ASSERT_EQ(e.missing.size(), 1u);
+  EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)");
+  EXPECT_EQ(e.missing[0].frame, "Python blocked (job.py:7)");
+  EXPECT_EQ(e.missing[0].last_completed_seq, 2);
+  EXPECT_EQ(e.missing[0].observed_by, "thread state");
+}
+
+TEST(Stall, ARecoveredStallOrAShortWaitIsNoHang) {
+  // Every collective returns: no rank is inside one at the end, however long the pause before the last.
+  Job recovered = GlooJob(3, 4, 4, {}, 31 * kS);
+  recovered.Call(0, 0, 1, 20 * kS, true);
+  recovered.Call(1, 0, 1, 20 * kS, true);
+  recovered.Call(2, 0, 1, 20 * kS, true);
+  EXPECT_TRUE(Analyse(recovered).findings.empty());
+  // Ranks inside a collective for 2 s at the end (under the 5 s floor): not a stall.
+  Job short_wait = GlooJob(3, 4, 3, {0, 2}, kS + 300 * kMs + 2 * kS);
+  const DiagnosisResult r = Analyse(short_wait);
+  EXPECT_TRUE(r.findings.empty());
+  // ... but the job did not end cleanly: ranks were left inside a collective.
+  ASSERT_EQ(r.input_problems.size(), 1u);
+  EXPECT_NE(r.input_problems[0].find("inside a collective"), std::string::npos) << r.input_problems[0];
+}
+
+TEST(Stall, SigtermOnEveryRankAtOnceIsAStopNotAHang) {
+  Job j = GlooJob(3, 4, 3, {0, 1, 2}, 2 * kS);
+  for (int r = 0; r < 3; ++r) j.Process(r, 15, kS + 400 * kMs + static_cast<uint64_t>(r) * kMs);
+  const DiagnosisResult result = Analyse(j);
+  EXPECT_TRUE(result.findings.empty());
+  ASSERT_FALSE(result.input_problems.empty());
+  EXPECT_NE(result.input_problems[0].find("every rank was stopped by signal 15 (SIGTERM)"), std::string::npos)
+      << result.input_problems[0];
+}
+
+TEST(Stall, ACrashIsNamedAndKeepsTheJobFromHealthy) {
+  Job j = GlooJob(2, 4, 4, {}, 2 * kS);
+  j.Process(1, 11, kS + 500 * kMs);  // SIGSEGV
+  const DiagnosisResult result = Analyse(j);
+  ASSERT_EQ(result.input_problems.size(), 1u);
+  EXPECT_NE(result.input_problems[0].find("rank 1 (pid 11) was killed by signal 11 (SIGSEGV)"), std::string::npos)
+      << result.input_problems[0];
+}
+
+TEST(Stall, TheThresholdFollowsTheJobsRhythm) {
+  // Collectives every 2 s: 10 typical gaps = 20 s; ranks inside one for 12 s are not stalled yet.
+  Job j;
+  j.seg.launched = true;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  for (int r = 0; r < 2; ++r) {
+    j.Process(r);
+    for (int k = 0; k < 6; ++k) j.Call(r, 0, 1, kS + static_cast<uint64_t>(k) * 2 * kS, true);
+  }
+  j.Call(0, 0, 1, 13 * kS, false);
+  j.seg.end_ns = 25 * kS;
+  EXPECT_TRUE(Analyse(j).findings.empty());
+  j.seg.end_ns = 40 * kS;  // 29 s after the last completion: stalled
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NEAR(Stall(r.findings[0]).threshold_s, 20, 0.1);
+}
+
+TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {
+  Job j = GlooJob(3, 4, 3, {0, 2}, 0);
+  j.seg.end_ns = 0;
+  StallOptions live;
+  live.now_unix_ns = static_cast<int64_t>(kS + 300 * kMs + 7 * kS);
+  const DiagnosisResult r = Analyse(j, live);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NEAR(Stall(r.findings[0]).stalled_for_s, 7.095, 0.01);
+  EXPECT_TRUE(r.input_problems.empty());
+  live.now_unix_ns = static_cast<int64_t>(kS + 300 * kMs + 3 * kS);  // 3 s in: not yet
+  EXPECT_TRUE(Analyse(j, live).findings.empty());
+}
+
+TEST(Stall, MismatchNamesEachSide) {
+  // At #2, rank 1 calls broadcast where ranks 0 and 2 call all_reduce.
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 2 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    for (int k = 0; k < 4; ++k) {
+      const bool odd = r == 1 && k == 2;
+      j.Call(r, odd ? 2 : 0, odd ? 3 : 1, kS + static_cast<uint64_t>(k) * 10 * kMs, true);
+    }
+  }
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.cause, Cause::kCollectiveMismatch);
+  ASSERT_TRUE(f.rank);
+  EXPECT_EQ(*f.rank, 1);
+  const StallEvidence& e = Stall(f);
+  EXPECT_EQ(e.seq, 2);
+  ASSERT_EQ(e.calls.size(), 2u);
+  EXPECT_EQ(e.calls[0].op, "all_reduce");
+  EXPECT_EQ(e.calls[0].ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(e.calls[1].op, "broadcast");
+  EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
+}
+
+TEST(Stall, TheWavefrontFollowsAnotherCommunicator) {
+  // pg0 = ranks 0-3, pg1 = ranks 2, 3 (used second). Ranks 0, 1 wait in pg0 #1; rank 2 waits in pg1 #1 for
+  // rank 3, which is stuck and entered neither.
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 30 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  for (int r = 0; r < 4; ++r) {
+    j.Process(r);
+    j.Call(r, 0, 1, kS, true, 0xa0);
+    if (r >= 2) j.Call(r, 0, 1, kS + 10 * kMs, true, 0xb0);
+  }
+  j.Call(0, 0, 1, kS + 100 * kMs, false, 0xa0);
+  j.Call(1, 0, 1, kS + 100 * kMs, false, 0xa0);
+  j.Call(2, 0, 1, kS + 100 * kMs, false, 0xb0);
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  const StallEvidence& e = Stall(r.findings[0]);
+  EXPECT_EQ(e.communicator, "pg0");
+  EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{2, 3}));
+  ASSERT_EQ(e.wavefront.size(), 1u);
+  EXPECT_EQ(e.wavefront[0], "rank 2 waits in all_reduce (pg1 #1) for rank(s) 3");
+}
+
+TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 30 * kS;
+  j.seg.probes = {{"ncclProfiler", "all_reduce", "collective_device_enqueue", "nccl"},
+                  {"ncclProfiler", "all_reduce", "collective_device_start", "nccl"},
+                  {"ncclProfiler", "all_reduce", "collective_device_done", "nccl"}};
+  const uint64_t comm = 0xC0FFEE0012345678ull;
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    const uint32_t pid = 10 + static_cast<uint32_t>(r);
+    for (uint64_t k = 0; k < 3; ++k) {
+      const uint64_t t = kS + k * 10 * kMs;
+      j.seg.data.call_enters.push_back({pid, pid, 0, t, comm, 1024});
+      if (k == 2 && r == 1) continue;  // rank 1's kernel #2 never starts
+      j.seg.data.call_enters.push_back({pid, pid, 1, t + kMs, comm, 1024});
+      if (k < 2) j.seg.data.call_enters.push_back({pid, pid, 2, t + 2 * kMs, comm, 1024});
+    }
+  }
+  DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].cause, Cause::kHang);
+  EXPECT_EQ(*r.findings[0].rank, 1);
+  const StallEvidence& e = Stall(r.findings[0]);
+  EXPECT_EQ(e.communicator, "c0ffee0012345678");
+  EXPECT_EQ(e.seq, 2);
+  EXPECT_EQ(e.missing[0].state.rfind("kernel not started", 0), 0u) << e.missing[0].state;
+  // The same job where rank 2 called #1 with 512 elements: a mismatch first.
+  for (auto& row : j.seg.data.call_enters)
+    if (row.tgid == 12 && row.ts_ns >= kS + 10 * kMs && row.ts_ns < kS + 20 * kMs) row.count = 512;
+  r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].cause, Cause::kCollectiveMismatch);
+  EXPECT_EQ(Stall(r.findings[0]).seq, 1);
+}
+
+TEST(Stall, BlockedStateNames) {
+  EXPECT_EQ(BlockedStateName("202", "", 1), "blocked on a lock (futex)");
+  EXPECT_EQ(BlockedStateName("0", "pipe_read", 1), "waiting for I/O (read)");
+  EXPECT_EQ(BlockedStateName("230", "", 1), "sleeping (clock_nanosleep)");
+  EXPECT_EQ(BlockedStateName("0", "", 2), "in uninterruptible I/O (D state)");
+  EXPECT_EQ(BlockedStateName("running", "futex_wait_queue", 1), "blocked on a lock (futex)");
+  EXPECT_EQ(BlockedStateName("", "", 1), "sleeping (off CPU)");
+}
+
+}  // namespace
+}  // namespace strata::diagnosis
