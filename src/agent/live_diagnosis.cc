@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "analysis/diagnosis/diagnose.h"
 #include "importers/recording_trace.h"
@@ -18,7 +19,14 @@ void KeepWindow(std::vector<Row>* rows, uint64_t from, Time time) {
   rows->erase(std::remove_if(rows->begin(), rows->end(), [&](const Row& r) { return time(r) < from; }), rows->end());
 }
 
+// Rows older than `from` are dropped, except collective entries whose call has not returned: a rank stuck
+// inside a collective for longer than the window is still inside it (analysis/diagnosis/stall.h).
 void CutToWindow(segments::SegmentData* d, uint64_t from) {
+  std::set<std::tuple<uint32_t, uint32_t, uint64_t>> returned;  // (tid, probe, start) of calls that returned
+  for (const auto& c : d->calls) returned.insert({c.tid, c.probe, c.start_ns});
+  std::erase_if(d->call_enters, [&](const segments::CallEnterRow& e) {
+    return e.ts_ns < from && returned.count({e.tid, e.probe, e.ts_ns});
+  });
   KeepWindow(&d->off_cpu, from, [](const auto& r) { return r.end_ns; });
   KeepWindow(&d->samples, from, [](const auto& r) { return r.ts_ns; });
   KeepWindow(&d->calls, from, [](const auto& r) { return r.start_ns; });
@@ -69,7 +77,9 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
     return;
   }
   for (auto& s : SummarizeNewSteps(store.value(), run, &state->step_cursor)) summaries->push_back(s);
-  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
+  diagnosis::DiagnoseOptions options;
+  options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
+  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options, &run);
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;
   for (const diagnosis::Finding& f : result.findings) {

@@ -1,6 +1,8 @@
 // Rendering of the agent's status and metrics (see status_render.h).
 #include "agent/status_render.h"
 
+#include "analysis/diagnosis/stall.h"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -77,6 +79,9 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
       o["step_time_median_ms"] = RoundTo(job.last->step_time_median_ms, 3);
       o["last_step"] =
           job.last->steps.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(job.last->steps.back());
+      const diagnosis::StallEvidence* stall = diagnosis::JobStall(*job.last);
+      o["stalled"] = stall != nullptr;
+      o["stalled_for_s"] = stall ? nlohmann::ordered_json(RoundTo(stall->stalled_for_s, 2)) : nlohmann::ordered_json();
     }
     nlohmann::ordered_json findings = nlohmann::ordered_json::array();
     for (const OpenFinding& f : job.open) {
@@ -196,6 +201,19 @@ std::string MetricsText(const AgentSnapshot& s) {
   family("strata_ranks", "gauge", "Ranks of each job on this node.");
   for (const JobState& job : s.jobs)
     out += fmt::format("strata_ranks{{training_job=\"{}\"}} {}\n", PromLabel(job.job), RanksOf(job).size());
+  family("strata_job_stalled", "gauge",
+         "1 while the job is stalled: ranks wait in a collective some rank never entered (cause hang).");
+  for (const JobState& job : s.jobs)
+    if (job.last)
+      out += fmt::format("strata_job_stalled{{training_job=\"{}\"}} {}\n", PromLabel(job.job),
+                         diagnosis::JobStall(*job.last) ? 1 : 0);
+  family("strata_stall_seconds", "gauge", "How long the job has been stalled (0 when it is not).");
+  for (const JobState& job : s.jobs)
+    if (job.last) {
+      const diagnosis::StallEvidence* stall = diagnosis::JobStall(*job.last);
+      out += fmt::format("strata_stall_seconds{{training_job=\"{}\"}} {:.3f}\n", PromLabel(job.job),
+                         stall ? stall->stalled_for_s : 0.0);
+    }
   family("strata_step_seconds", "gauge", "Median step time over the analysis window.");
   for (const JobState& job : s.jobs)
     if (job.last && job.last->step_time_median_ms > 0)
