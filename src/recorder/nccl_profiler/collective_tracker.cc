@@ -1,5 +1,6 @@
-// CollectiveTracker implementation: reference-counted events (the collective holds one reference for
-// itself and one per open channel).
+// CollectiveTracker implementation: a collective or point-to-point event ("parent") is done once stopped, with
+// no channel open and its announced channels all stopped; `live_` holds every event not yet freed, so a handle
+// naming anything else (a parent already done, or never ours) is ignored or an orphan, never a use after free.
 #include "recorder/nccl_profiler/collective_tracker.h"
 
 #include <algorithm>
@@ -22,53 +23,82 @@ std::string SnakeCaseOp(std::string_view func) {
 }
 
 struct CollectiveTracker::Event {
-  static constexpr uint32_t kCollMagic = 0x434f4c4c, kChanMagic = 0x4348414e;
+  static constexpr uint32_t kCollMagic = 0x434f4c4c, kP2pMagic = 0x50325020, kChanMagic = 0x4348414e;
   uint32_t magic = 0;
-  // Collective
+  // Collective or point-to-point (a parent)
   CompletedCollective record;
-  int refs = 0;
+  bool stopped = false;  // NCCL stopped the event itself
+  int expected_channels = 0, open_channels = 0, channels_started = 0, channels_done = 0;
   // Channel
   Event* parent = nullptr;
-  uint64_t start_ns = 0;
-  bool stopped = false;
+  bool time_stopped = false;  // ChannelStopped gave its stop time
 };
 
-void* CollectiveTracker::StartCollective(std::string_view func, uint64_t seq, uint64_t count, uint32_t tid,
-                                         uint64_t host_ns, bool device_clock) {
+CollectiveTracker::~CollectiveTracker() {
+  for (const Event* e : live_) delete e;  // in flight at the end (a hang): no callback can come any more
+}
+
+CollectiveTracker::Event* CollectiveTracker::NewParentLocked(bool collective, uint64_t comm, int channels) {
   auto* e = new Event();
-  e->magic = Event::kCollMagic;
-  e->record.op = SnakeCaseOp(func);
-  e->record.seq = seq;
-  e->record.count = count;
-  e->record.tid = tid;
-  e->record.host_start_ns = host_ns;
-  e->record.device_clock = device_clock;
-  e->refs = 1;
+  e->magic = collective ? Event::kCollMagic : Event::kP2pMagic;
+  e->expected_channels = std::max(channels, 0);
+  e->record.comm = comm;
+  CommCounters& counters = comms_[comm];
+  e->record.seq = collective ? counters.collectives++ : counters.p2p++;
+  live_.insert(e);
   return e;
 }
 
-void* CollectiveTracker::StartChannel(void* parent, uint64_t start_ns) {
+void* CollectiveTracker::StartCollective(const CollectiveStart& s) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Event* e = NewParentLocked(true, s.comm, s.channels);
+  CompletedCollective& r = e->record;
+  r.op = SnakeCaseOp(s.func);
+  r.nccl_seq = s.nccl_seq;
+  r.count = s.count;
+  r.tid = s.tid;
+  r.host_start_ns = s.host_ns;
+  r.device_clock = s.device_clock;
+  ++stats_.started;
+  const CompletedCollective copy = r;
+  lock.unlock();  // NCCL has no handle yet: nothing can move the collective on before this returns
+  Notify(CollectiveState::kEnqueued, copy);
+  return e;
+}
+
+void* CollectiveTracker::StartP2p(uint64_t comm, int channels) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto* coll = static_cast<Event*>(parent);
-  if (coll == nullptr || coll->magic != Event::kCollMagic) {
+  ++stats_.p2p;
+  return NewParentLocked(false, comm, channels);
+}
+
+void* CollectiveTracker::StartChannel(void* parent_handle, uint64_t start_ns) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto* parent = static_cast<Event*>(parent_handle);
+  if (parent == nullptr || live_.count(parent) == 0 || parent->magic == Event::kChanMagic) {
     ++stats_.orphan_channels;
     return nullptr;
   }
   auto* ch = new Event();
   ch->magic = Event::kChanMagic;
-  ch->parent = coll;
-  ch->start_ns = start_ns;
-  ++coll->refs;
-  if (start_ns != 0 && (coll->record.start_ns == 0 || start_ns < coll->record.start_ns))
-    coll->record.start_ns = start_ns;
+  ch->parent = parent;
+  live_.insert(ch);
+  ++parent->open_channels;
+  CompletedCollective& r = parent->record;
+  if (start_ns != 0 && (r.start_ns == 0 || start_ns < r.start_ns)) r.start_ns = start_ns;
+  const bool first = parent->channels_started++ == 0 && parent->magic == Event::kCollMagic;
+  if (!first) return ch;
+  const CompletedCollective copy = r;
+  lock.unlock();  // the collective cannot be done before `ch`, not yet returned, is stopped
+  Notify(CollectiveState::kKernelStarted, copy);
   return ch;
 }
 
 void CollectiveTracker::ChannelStopped(void* channel, uint64_t stop_ns) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto* ch = static_cast<Event*>(channel);
-  if (ch == nullptr || ch->magic != Event::kChanMagic || stop_ns == 0) return;
-  ch->stopped = true;
+  if (ch == nullptr || stop_ns == 0 || live_.count(ch) == 0 || ch->magic != Event::kChanMagic) return;
+  ch->time_stopped = true;
   CompletedCollective& r = ch->parent->record;
   r.end_ns = std::max(r.end_ns, stop_ns);
 }
@@ -76,30 +106,43 @@ void CollectiveTracker::ChannelStopped(void* channel, uint64_t stop_ns) {
 void CollectiveTracker::Stop(void* handle, uint64_t host_stop_ns) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto* e = static_cast<Event*>(handle);
-  if (e == nullptr) return;
+  if (e == nullptr || live_.count(e) == 0) return;
   if (e->magic == Event::kChanMagic) {
-    Event* coll = e->parent;
-    if (!e->stopped && host_stop_ns != 0) coll->record.end_ns = std::max(coll->record.end_ns, host_stop_ns);
-    e->magic = 0;
-    delete e;
-    ReleaseLocked(coll, lock);
-  } else if (e->magic == Event::kCollMagic) {
-    ReleaseLocked(e, lock);
+    StopChannelLocked(e, host_stop_ns, lock);
+  } else if (!e->stopped) {  // stopped twice: the first stop counts
+    e->stopped = true;
+    MaybeDoneLocked(e, lock);
   }
 }
 
-void CollectiveTracker::ReleaseLocked(Event* coll, std::unique_lock<std::mutex>& lock) {
-  if (--coll->refs > 0) return;
-  CompletedCollective record = std::move(coll->record);
-  coll->magic = 0;
-  delete coll;
-  if (record.start_ns == 0 || record.end_ns < record.start_ns) {
-    ++stats_.without_device_time;
-    return;
-  }
-  ++stats_.completed;
-  lock.unlock();  // the sink writes to a file: not under the tracker's lock
-  sink_(record);
+void CollectiveTracker::StopChannelLocked(Event* ch, uint64_t host_stop_ns, std::unique_lock<std::mutex>& lock) {
+  Event* parent = ch->parent;
+  if (!ch->time_stopped && host_stop_ns != 0) parent->record.end_ns = std::max(parent->record.end_ns, host_stop_ns);
+  live_.erase(ch);
+  ch->magic = 0;
+  delete ch;
+  --parent->open_channels;
+  ++parent->channels_done;
+  MaybeDoneLocked(parent, lock);
+}
+
+void CollectiveTracker::MaybeDoneLocked(Event* e, std::unique_lock<std::mutex>& lock) {
+  if (!e->stopped || e->open_channels > 0 || e->channels_done < e->expected_channels) return;
+  live_.erase(e);
+  const bool collective = e->magic == Event::kCollMagic;
+  CompletedCollective record = std::move(e->record);
+  e->magic = 0;
+  delete e;
+  if (!collective) return;
+  const bool span = record.start_ns != 0 && record.end_ns >= record.start_ns;
+  ++(span ? stats_.completed : stats_.without_device_time);
+  lock.unlock();  // the sinks write to a file: not under the tracker's lock
+  Notify(CollectiveState::kDone, record);
+  if (span) sink_(record);
+}
+
+void CollectiveTracker::Notify(CollectiveState state, const CompletedCollective& record) const {
+  if (state_sink_) state_sink_(state, record);
 }
 
 TrackerStats CollectiveTracker::stats() const {

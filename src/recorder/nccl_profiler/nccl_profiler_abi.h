@@ -3,8 +3,10 @@
 // versioned symbols ncclProfiler_v5, then older ones (the NCCL 2.28 here tries v5, v4, v3, v1). NCCL's
 // headers are not installed here, so the structs NCCL passes are restated; their layout must match NCCL's
 // byte for byte (static_asserts below pin the offsets strata reads).
-// Only what strata uses is named: collective events (ncclProfileColl) and their kernel channels
-// (ncclProfileKernelCh), whose start/stop carry the GPU's globaltimer in v4+.
+// Only what strata uses is named: collective events (ncclProfileColl), point-to-point events (ncclProfileP2p,
+// v5: counted apart from collectives) and their kernel channels (ncclProfileKernelCh), whose start/stop carry
+// the GPU's globaltimer in v4+. v5's init gets the communicator's commHash (`commId`), v3's gets nothing: v3
+// names it in each collective's descriptor (coll.commHash).
 #pragma once
 
 #include <sys/types.h>
@@ -194,6 +196,11 @@ static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll) == 24);
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.func) == 32);
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.count) == 56);
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.datatype) == 72);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.nChannels) == 80);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, p2p.nChannels) == 60);
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, kernelCh.pTimer) == 32);
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, rank) == 16);
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll.name) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll.commHash) == 32);
 static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll.seqNumber) == 40);
 static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll.func) == 48);

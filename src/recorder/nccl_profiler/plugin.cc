@@ -1,28 +1,39 @@
 // libstrata_nccl_profiler.so: an NCCL profiler plugin (NCCL_PROFILER_PLUGIN=<this file>) that writes each
-// collective's kernel span on the device into a strata segment, so that `strata diagnose` can tell which
-// rank's GPU arrived late at a collective with no PyTorch profiler and no code change. `strata record`
+// collective's kernel span on the device, and the in-flight state of each collective, into a strata segment,
+// so that `strata diagnose` can tell which rank's GPU arrived late at a collective, and name the rank and
+// collective a hung or mismatched job stopped at, with no PyTorch profiler and no code change. `strata record`
 // sets NCCL_PROFILER_PLUGIN and STRATA_NCCL_PROFILER_DIR for the command it launches.
 // Output: STRATA_NCCL_PROFILER_DIR/nccl-<host>-<pid>.sseg, one per process: a "process" record (pid, rank
-// from RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK / PMI_RANK, else the first communicator's rank), one
-// "probe" record per collective kind (kind "collective_device"), a call row per collective on the host's
-// CLOCK_MONOTONIC (device globaltimer ns minus the realtime-monotonic offset in the file header; v3 has no
-// device time and uses the host's time at the channel callbacks), and at exit a "recording" record with
-// source "nccl_profiler" and the tracker's counts. Without STRATA_NCCL_PROFILER_DIR the plugin asks NCCL
-// for no events and writes nothing.
-// Invariants: no callback throws into NCCL (errors become ncclInternalError, once logged); the segment is
-// flushed at least every second while collectives complete, at finalize and at exit.
+// from RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK / PMI_RANK, else the first communicator's rank); a
+// "communicator" record per communicator (comm = NCCL's commHash, equal on every rank; nranks, rank, pid,
+// name); one "probe" record per (kind, op); per collective three call_enter rows, kinds
+// collective_device_enqueue (NCCL started the collective event), collective_device_start (its first kernel
+// channel started) and collective_device_done (it completed on the device), each with comm, count, the issuing
+// thread and CLOCK_MONOTONIC now; a call row of kind "collective_device" per collective with a device span, on
+// the host's CLOCK_MONOTONIC (device globaltimer ns minus the realtime-monotonic offset in the file header; v3
+// has no device time and uses the host's time at the channel callbacks); and at exit a "recording" record with
+// source "nccl_profiler" and the tracker's counts. Without STRATA_NCCL_PROFILER_DIR the plugin asks NCCL for
+// no events and writes nothing.
+// Invariants: no callback throws into NCCL (errors become ncclInternalError, once logged); rows appended reach
+// the file within a second even when NCCL never calls again (a hung job): a flush thread runs while any
+// communicator is initialised and stops, joined, when the last one is finalized (NCCL may then unload the
+// library); the segment is flushed at finalize and closed at exit; a forked child never writes its parent's
+// file.
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +47,7 @@ namespace {
 
 constexpr const char* kDirEnv = "STRATA_NCCL_PROFILER_DIR";
 constexpr const char* kLibraryName = "libstrata_nccl_profiler.so";
+constexpr auto kFlushPeriod = std::chrono::milliseconds(500);  // rows reach the file within ~0.5 s
 
 uint64_t Now(clockid_t clock) {
   timespec ts{};
@@ -61,6 +73,74 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
+const char* StateKind(CollectiveState state) {
+  switch (state) {
+    case CollectiveState::kEnqueued:
+      return "collective_device_enqueue";
+    case CollectiveState::kKernelStarted:
+      return "collective_device_start";
+    case CollectiveState::kDone:
+      return "collective_device_done";
+  }
+  return "collective_device_unknown";
+}
+
+// A communicator NCCL initialised the plugin for: the context NCCL hands back to startEvent and finalize.
+// Invariant: `hash` is final once `announced` (its "communicator" record written); v3 learns it, and the
+// rank, from the communicator's first collective. Fields change only under the Recording's lock.
+struct Communicator {
+  uint64_t hash = 0;
+  int nranks = 0, rank = -1;  // nranks 0: not known (v3)
+  std::string name;
+  uint64_t ordinal = 0;  // 1 for the first communicator initialised in this process, 2 for the next...
+  bool announced = false;
+};
+
+// A thread that calls `flush` every kFlushPeriod from Start() to Stop(). Start/Stop are serialised; Stop joins
+// (it must not be called holding a lock `flush` takes). In a forked child (which has no copy of the thread)
+// Stop leaves it alone.
+class Flusher {
+ public:
+  explicit Flusher(std::function<void()> flush) : flush_(std::move(flush)) {}
+
+  void Start() {
+    std::lock_guard<std::mutex> lifecycle(lifecycle_);
+    if (thread_.joinable()) return;
+    stop_ = false;
+    pid_ = getpid();
+    thread_ = std::thread([this] { Loop(); });
+  }
+
+  void Stop() {
+    std::lock_guard<std::mutex> lifecycle(lifecycle_);
+    if (!thread_.joinable() || pid_ != getpid()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      wake_.wait_for(lock, kFlushPeriod, [this] { return stop_; });
+      lock.unlock();
+      flush_();
+      lock.lock();
+    }
+  }
+
+  std::function<void()> flush_;
+  std::mutex lifecycle_, mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  pid_t pid_ = 0;
+  bool stop_ = false;
+};
+
 // The process's one segment and tracker; created by the first init, closed at exit.
 class Recording {
  public:
@@ -80,6 +160,84 @@ class Recording {
       Log(log, "strata NCCL profiler: STRATA_NCCL_PROFILER_DIR is not set: recording nothing");
       return false;
     }
+    if (Status st = OpenLocked(dir); !st.ok()) {
+      failed_ = true;
+      Log(log, ("strata NCCL profiler: " + st.message() + ": recording nothing").c_str());
+      return false;
+    }
+    opened_ = true;
+    std::atexit([] { Get()->Close(); });
+    return true;
+  }
+
+  // A communicator joins (init): the flush thread runs while any is initialised.
+  void Attach() {
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    if (attached_++ == 0) flusher_.Start();
+  }
+
+  // A communicator leaves (finalize): flushed; the last one stops the flush thread.
+  void Detach() {
+    Flush();
+    std::lock_guard<std::mutex> lock(attached_mutex_);
+    if (attached_ > 0 && --attached_ == 0) flusher_.Stop();
+  }
+
+  // Writes the "communicator" record of `c` once; v3 fills its key from the first collective first.
+  void Announce(Communicator* c, const ncclProfilerEventDescr_v3_t* first_v3 = nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (c->announced) return;
+    if (first_v3 != nullptr) LearnV3(c, *first_v3);
+    c->announced = true;
+    if (!opened_) return;
+    writer_.AppendMeta({{"type", "communicator"},
+                        {"comm", c->hash},
+                        {"nranks", c->nranks},
+                        {"rank", c->rank},
+                        {"pid", pid_},
+                        {"name", c->name}});
+  }
+
+  uint64_t NextOrdinal() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ++communicators_;
+  }
+
+  CollectiveTracker& tracker() { return tracker_; }
+
+  // Also says, once a second, that the process is still alive ("alive" record): a hung rank makes no more
+  // rows, and a reader takes the last of these as how long the recording speaks for it.
+  void Flush() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!opened_ || pid_ != getpid()) return;
+    const uint64_t now = Now(CLOCK_MONOTONIC);
+    if (now - alive_ns_ >= 1'000'000'000) {
+      writer_.AppendMeta({{"type", "alive"}, {"ts_ns", now}});
+      alive_ns_ = now;
+    }
+    (void)writer_.Flush();
+  }
+
+ private:
+  Recording()
+      : tracker_([this](const CompletedCollective& c) { Write(c); },
+                 [this](CollectiveState s, const CompletedCollective& c) { WriteState(s, c); }),
+        flusher_([this] { Flush(); }) {}
+
+  static void Log(ncclDebugLogger_t log, const char* message) {
+    if (log) log(NCCL_LOG_INFO, ~0ul, __FILE__, __LINE__, "%s", message);
+  }
+
+  // v3's init names no communicator: its collectives carry the commHash (equal on every rank) and rank.
+  // Stable substitute when NCCL gives 0: the communicator's ordinal in this process, equal on every rank as
+  // long as the ranks create their communicators in the same order (NCCL requires it of collective inits).
+  static void LearnV3(Communicator* c, const ncclProfilerEventDescr_v3_t& d) {
+    c->hash = d.coll.commHash != 0 ? d.coll.commHash : c->ordinal;
+    c->rank = d.rank;
+    c->name = d.coll.name ? d.coll.name : "";
+  }
+
+  Status OpenLocked(const char* dir) {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     host_ = host;
@@ -90,11 +248,7 @@ class Recording {
     header.realtime_minus_monotonic_ns = header.created_unix_ns - static_cast<int64_t>(start_ns_);
     offset_ns_ = header.realtime_minus_monotonic_ns;
     const std::string path = std::string(dir) + "/nccl-" + host_ + "-" + std::to_string(pid_) + ".sseg";
-    if (Status st = writer_.Open(path, header, 4096); !st.ok()) {
-      failed_ = true;
-      Log(log, ("strata NCCL profiler: " + st.message() + ": recording nothing").c_str());
-      return false;
-    }
+    if (Status st = writer_.Open(path, header, 4096); !st.ok()) return st;
     writer_.AppendMeta({{"type", "source"}, {"name", "nccl_profiler"}, {"host", host_}});
     writer_.AppendMeta({{"type", "process"},
                         {"pid", pid_},
@@ -102,55 +256,54 @@ class Recording {
                         {"comm", ReadFirstLine("/proc/self/comm")},
                         {"rank", *rank_},
                         {"first_seen_ns", start_ns_}});
-    opened_ = true;
-    std::atexit([] { Get()->Close(); });
-    return true;
+    return Status::Ok();
   }
 
-  CollectiveTracker& tracker() { return tracker_; }
-
-  void Flush() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (opened_) (void)writer_.Flush();
-  }
-
- private:
-  Recording() : tracker_([this](const CompletedCollective& c) { Write(c); }) {}
-
-  static void Log(ncclDebugLogger_t log, const char* message) {
-    if (log) log(NCCL_LOG_INFO, ~0ul, __FILE__, __LINE__, "%s", message);
+  // The id of the probe (kind, op), writing its "probe" record the first time.
+  uint32_t ProbeLocked(const char* kind, const std::string& op, const char* emit) {
+    auto [it, inserted] = probes_.try_emplace({kind, op}, static_cast<uint32_t>(probes_.size()));
+    if (inserted)
+      writer_.AppendMeta({{"type", "probe"},
+                          {"id", it->second},
+                          {"symbol", "ncclProfiler"},
+                          {"op", op},
+                          {"kind", kind},
+                          {"library", kLibraryName},
+                          {"emit", emit}});
+    return it->second;
   }
 
   void Write(const CompletedCollective& c) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!opened_) return;
-    auto [it, inserted] = probes_.try_emplace(c.op, static_cast<uint32_t>(probes_.size()));
-    if (inserted)
-      writer_.AppendMeta({{"type", "probe"},
-                          {"id", it->second},
-                          {"symbol", "ncclProfiler"},
-                          {"op", c.op},
-                          {"kind", "collective_device"},
-                          {"library", kLibraryName},
-                          {"emit", "call"}});
     segments::CallRow row;
     row.tid = c.tid;
     row.tgid = static_cast<uint32_t>(pid_);
-    row.probe = it->second;
+    row.probe = ProbeLocked("collective_device", c.op, "call");
     const auto to_host = [&](uint64_t t) {
       return c.device_clock ? static_cast<uint64_t>(static_cast<int64_t>(t) - offset_ns_) : t;
     };
     row.start_ns = to_host(c.start_ns);
     row.end_ns = to_host(c.end_ns);
     writer_.Append(row);
-    const uint64_t now = Now(CLOCK_MONOTONIC);
-    if (now - last_flush_ns_ > 1000000000ull) {
-      last_flush_ns_ = now;
-      (void)writer_.Flush();
-    }
+  }
+
+  void WriteState(CollectiveState state, const CompletedCollective& c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!opened_) return;
+    segments::CallEnterRow row;
+    row.tid = c.tid;
+    row.tgid = static_cast<uint32_t>(pid_);
+    row.probe = ProbeLocked(StateKind(state), c.op, "call_enter");
+    row.ts_ns = Now(CLOCK_MONOTONIC);
+    row.comm = c.comm;
+    row.count = c.count;
+    writer_.Append(row);
   }
 
   void Close() {
+    if (pid_ != getpid()) return;  // a forked child: the file is its parent's
+    flusher_.Stop();
     std::lock_guard<std::mutex> lock(mutex_);
     if (!opened_) return;
     const TrackerStats s = tracker_.stats();
@@ -160,7 +313,9 @@ class Recording {
                         {"pids", {pid_}},
                         {"start_ns", start_ns_},
                         {"collectives", s.completed},
+                        {"collectives_started", s.started},
                         {"without_device_time", s.without_device_time},
+                        {"p2p", s.p2p},
                         {"orphan_channels", s.orphan_channels}});
     (void)writer_.Close();
     opened_ = false;
@@ -169,24 +324,32 @@ class Recording {
   std::mutex mutex_;
   CollectiveTracker tracker_;
   segments::SegmentWriter writer_;
-  std::map<std::string, uint32_t> probes_;
+  std::map<std::pair<std::string, std::string>, uint32_t> probes_;  // (kind, op) -> id
   std::optional<int> rank_;
   std::string host_;
   int pid_ = 0;
-  uint64_t start_ns_ = 0, last_flush_ns_ = 0;
+  uint64_t start_ns_ = 0, communicators_ = 0, alive_ns_ = 0;
   int64_t offset_ns_ = 0;
   bool opened_ = false, failed_ = false;
+  std::mutex attached_mutex_;
+  int attached_ = 0;
+  Flusher flusher_;  // last: stopped before the members its thread uses
 };
 
 uint32_t ThreadId() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
-constexpr int kMask = static_cast<int>(ncclProfileColl | ncclProfileKernelCh);
+uint64_t CommHash(void* context) { return context ? static_cast<Communicator*>(context)->hash : 0; }
 
-// --- v5 --------------------------------------------------------------------------------------------
-ncclResult_t InitV5(void** context, uint64_t, int* mask, const char*, int, int, int rank, ncclDebugLogger_t log) {
+// One communicator's init: its context, the events to ask for (0 = none).
+ncclResult_t Init(void** context, int* mask, Communicator* c, int wanted, ncclDebugLogger_t log) {
   try {
-    *context = Recording::Get();
-    *mask = Recording::Get()->Start(rank, log) ? kMask : 0;
+    Recording* rec = Recording::Get();
+    c->ordinal = rec->NextOrdinal();
+    *context = c;
+    *mask = 0;
+    if (!rec->Start(c->rank < 0 ? 0 : c->rank, log)) return ncclSuccess;
+    rec->Attach();
+    *mask = wanted;
     return ncclSuccess;
   } catch (...) {
     *mask = 0;
@@ -194,13 +357,53 @@ ncclResult_t InitV5(void** context, uint64_t, int* mask, const char*, int, int, 
   }
 }
 
-ncclResult_t StartV5(void*, void** handle, ncclProfilerEventDescr_v5_t* d) {
+ncclResult_t Finalize(void* context) {
+  try {
+    auto* c = static_cast<Communicator*>(context);
+    Recording::Get()->Detach();
+    delete c;  // its collectives still in flight keep their commHash: they hold no pointer to it
+    return ncclSuccess;
+  } catch (...) {
+    return ncclInternalError;
+  }
+}
+
+// --- v5 --------------------------------------------------------------------------------------------
+constexpr int kMaskV5 = static_cast<int>(ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
+
+ncclResult_t InitV5(void** context, uint64_t comm_hash, int* mask, const char* name, int, int nranks, int rank,
+                    ncclDebugLogger_t log) {
+  auto* c = new Communicator();
+  c->hash = comm_hash;  // NCCL passes comm->commHash as v5's commId
+  c->nranks = nranks;
+  c->rank = rank;
+  c->name = name ? name : "";
+  const ncclResult_t r = Init(context, mask, c, kMaskV5, log);
+  if (*mask != 0) Recording::Get()->Announce(c);
+  return r;
+}
+
+void* StartCollectiveV5(void* context, const ncclProfilerEventDescr_v5_t& d) {
+  CollectiveStart s;
+  s.comm = CommHash(context);
+  s.func = d.coll.func ? d.coll.func : "";
+  s.nccl_seq = d.coll.seqNumber;
+  s.count = d.coll.count;
+  s.tid = ThreadId();
+  s.host_ns = Now(CLOCK_MONOTONIC);
+  s.channels = d.coll.nChannels;
+  s.device_clock = true;
+  return Recording::Get()->tracker().StartCollective(s);
+}
+
+ncclResult_t StartV5(void* context, void** handle, ncclProfilerEventDescr_v5_t* d) {
   try {
     *handle = nullptr;
     CollectiveTracker& t = Recording::Get()->tracker();
     if (d->type == ncclProfileColl)
-      *handle = t.StartCollective(d->coll.func ? d->coll.func : "", d->coll.seqNumber, d->coll.count, ThreadId(),
-                                  Now(CLOCK_MONOTONIC), true);
+      *handle = StartCollectiveV5(context, *d);
+    else if (d->type == ncclProfileP2p)
+      *handle = t.StartP2p(CommHash(context), d->p2p.nChannels);
     else if (d->type == ncclProfileKernelCh)
       *handle = t.StartChannel(d->parentObj, d->kernelCh.pTimer);
     return ncclSuccess;
@@ -224,23 +427,34 @@ ncclResult_t StateV5(void* handle, ncclProfilerEventState_t state, ncclProfilerE
   return ncclSuccess;
 }
 
-ncclResult_t Finalize(void*) {
-  Recording::Get()->Flush();
-  return ncclSuccess;
+// --- v3 --------------------------------------------------------------------------------------------
+// v3 asks for no point-to-point events, and gives no channel count: a collective is done when NCCL stopped it
+// and none of its channels is open (which can come before its kernel ran).
+constexpr int kMaskV3 = static_cast<int>(ncclProfileColl | ncclProfileKernelCh);
+
+ncclResult_t InitV3(void** context, int* mask) { return Init(context, mask, new Communicator(), kMaskV3, nullptr); }
+
+void* StartCollectiveV3(void* context, const ncclProfilerEventDescr_v3_t& d) {
+  auto* c = static_cast<Communicator*>(context);
+  if (c != nullptr) Recording::Get()->Announce(c, &d);
+  CollectiveStart s;
+  s.comm = CommHash(context);
+  s.func = d.coll.func ? d.coll.func : "";
+  s.nccl_seq = d.coll.seqNumber;
+  s.count = d.coll.count;
+  s.tid = ThreadId();
+  s.host_ns = Now(CLOCK_MONOTONIC);
+  s.device_clock = false;
+  return Recording::Get()->tracker().StartCollective(s);
 }
 
-// --- v3 --------------------------------------------------------------------------------------------
-ncclResult_t InitV3(void** context, int* mask) { return InitV5(context, 0, mask, "", 0, 0, 0, nullptr); }
-
-ncclResult_t StartV3(void*, void** handle, ncclProfilerEventDescr_v3_t* d) {
+ncclResult_t StartV3(void* context, void** handle, ncclProfilerEventDescr_v3_t* d) {
   try {
     *handle = nullptr;
-    CollectiveTracker& t = Recording::Get()->tracker();
     if (d->type == ncclProfileColl)
-      *handle = t.StartCollective(d->coll.func ? d->coll.func : "", d->coll.seqNumber, d->coll.count, ThreadId(),
-                                  Now(CLOCK_MONOTONIC), false);
+      *handle = StartCollectiveV3(context, *d);
     else if (d->type == ncclProfileKernelCh)
-      *handle = t.StartChannel(d->parentObj, Now(CLOCK_MONOTONIC));
+      *handle = Recording::Get()->tracker().StartChannel(d->parentObj, Now(CLOCK_MONOTONIC));
     return ncclSuccess;
   } catch (...) {
     return ncclInternalError;
