@@ -126,6 +126,8 @@ class Agent {
         std::vector<online::RankStepSummary> summaries;
         live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
         FeedOnline(job, summaries, now_unix, &state);
+        if (publisher_)
+          for (const diagnosis::RankInflight& r : state.inflight) publisher_->Enqueue(job, EncodeInflight(r, host_, now_unix));
       }
     }
     for (auto it = states_.begin(); it != states_.end();) {

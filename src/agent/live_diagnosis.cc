@@ -80,6 +80,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   diagnosis::DiagnoseOptions options;
   options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options, &run);
+  state->inflight = diagnosis::InflightByRank(run, *options.now_unix_ns);
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;
   for (const diagnosis::Finding& f : result.findings) {

@@ -22,6 +22,7 @@
 #include "agent/online_job.h"
 #include "agent/step_summaries.h"
 #include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/stall.h"
 #include "segments/segment_tail.h"
 
 namespace strata::agent {
@@ -30,6 +31,7 @@ struct OpenFinding {
   diagnosis::Finding finding;
   double detected_at = 0;  // Unix seconds of the round that first found it
   int64_t rounds = 0;      // rounds that found it since
+  std::string source = "window";  // "window": a window diagnosis; "inflight": serve's stall rule across nodes
 };
 
 struct JobState {
@@ -41,6 +43,7 @@ struct JobState {
   double analysis_s = 0;                           // how long it took
   std::string error;                               // why the last round could not run, if it could not
   std::optional<OnlineView> online;                // the online detection over step summaries, when fed
+  std::vector<diagnosis::RankInflight> inflight;   // each rank's collective state at the last round (for serve)
   StepCursor step_cursor;                          // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;

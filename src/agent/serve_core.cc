@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <set>
+
 namespace strata::agent {
 
 ServeCore::ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online)
@@ -20,6 +22,10 @@ void ServeCore::TakeIn(const StreamEntry& e) {
     jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
   } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
     ++counters_.agent_findings;
+  } else if (kind == "inflight" && DecodeInflight(e.fields).ok()) {
+    InflightEntry in = DecodeInflight(e.fields).value();
+    InflightEntry& slot = inflight_[e.job][in.inflight.rank];
+    if (in.at_unix >= slot.at_unix) slot = std::move(in);
   } else if (kind == "window_finding" && DecodeWindowFinding(e.fields).ok()) {
     TakeWindowFinding(e.job, DecodeWindowFinding(e.fields).value());
   } else {
@@ -46,6 +52,7 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   auto acked = consumer_.Ack(entries.value());
   if (!acked.ok()) return fail(acked.status());
   counters_.acked += acked.value();
+  JudgeStalls(now_unix);
   for (auto& [job, online] : jobs_)
     for (const online::Detection& d : online.Advance(now_unix))
       if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
@@ -53,6 +60,25 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
       else
         return fail(st);
   return entries.value().size();
+}
+
+// The stall rule over each job's latest in-flight states; a hang keeps the detected_at of its first judgment.
+void ServeCore::JudgeStalls(double now_unix) {
+  for (const auto& [job, ranks] : inflight_) {
+    std::vector<diagnosis::RankInflight> states;
+    for (const auto& [rank, entry] : ranks) states.push_back(entry.inflight);
+    std::vector<OpenFinding> open;
+    for (diagnosis::Finding& f : diagnosis::JudgeInflight(states, now_unix)) {
+      OpenFinding o{std::move(f), now_unix, 1, "inflight"};
+      for (const OpenFinding& before : stall_findings_[job])
+        if (before.finding.rank == o.finding.rank) {
+          o.detected_at = before.detected_at;
+          o.rounds = before.rounds + 1;
+        }
+      open.push_back(std::move(o));
+    }
+    stall_findings_[job] = std::move(open);
+  }
 }
 
 void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w) {
@@ -96,11 +122,16 @@ AgentSnapshot ServeCore::Snapshot(double now_unix) const {
   s.now = now_unix;
   s.rounds = counters_.polls;
   s.consumer = counters_;
-  for (const auto& [job, online] : jobs_) {
+  std::set<std::string> names;
+  for (const auto& [job, online] : jobs_) names.insert(job);
+  for (const auto& [job, ranks] : inflight_) names.insert(job);
+  for (const std::string& job : names) {
     JobState state;
     state.job = job;
-    state.online = online.view();
-    if (auto w = window_findings_.find(job); w != window_findings_.end()) state.open = w->second;
+    if (auto o = jobs_.find(job); o != jobs_.end()) state.online = o->second.view();
+    if (auto st = stall_findings_.find(job); st != stall_findings_.end()) state.open = st->second;
+    if (auto w = window_findings_.find(job); w != window_findings_.end())
+      state.open.insert(state.open.end(), w->second.begin(), w->second.end());
     state.analysed_at = now_unix;
     s.jobs.push_back(std::move(state));
   }

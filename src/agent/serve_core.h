@@ -4,7 +4,10 @@
 // the agent. Findings agents publish are counted (serve runs its own detection over the whole job). When a
 // detection opens, serve asks for the flight-recorder windows of the suspect and a few peers (a request on
 // the job's requests stream); the agents holding those ranks answer with their window diagnosis's findings
-// (`window_finding` entries), shown among the job's findings with source "window".
+// (`window_finding` entries), shown among the job's findings with source "window". Each rank's latest in-flight
+// state (`inflight` entries, one per rank per agent round) is judged with the stall rule across nodes
+// (diagnosis::JudgeInflight): a rank on one node missing from a collective ranks on another node wait in is
+// named with where its agent saw it (findings with cause hang, open from when first judged).
 // Invariants: an entry is acknowledged only after it was taken in; a (rank, step) re-delivered after a
 // crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
 // acknowledged (it would never decode).
@@ -33,11 +36,14 @@ class ServeCore {
  private:
   void TakeIn(const StreamEntry& e);
   void TakeWindowFinding(const std::string& job, const WindowFinding& w);
+  void JudgeStalls(double now_unix);
 
   StreamConsumer consumer_;
   OnlineJobOptions online_options_;
   std::map<std::string, OnlineJob> jobs_;
   std::map<std::string, std::vector<OpenFinding>> window_findings_;  // agents' answers, by job
+  std::map<std::string, std::map<int32_t, InflightEntry>> inflight_;  // each rank's latest in-flight state, by job
+  std::map<std::string, std::vector<OpenFinding>> stall_findings_;    // hangs judged across nodes, by job
   ConsumerCounters counters_;
 };
 

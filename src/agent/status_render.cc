@@ -27,6 +27,16 @@ std::string PromLabel(const std::string& value) {
 
 namespace {
 
+// The job's stall: its last window diagnosis's, or (serve) a hang among its open findings.
+const diagnosis::StallEvidence* StallOf(const JobState& job) {
+  if (job.last)
+    if (const diagnosis::StallEvidence* e = diagnosis::JobStall(*job.last)) return e;
+  for (const OpenFinding& f : job.open)
+    if (f.finding.cause == diagnosis::Cause::kHang)
+      if (const auto* e = std::get_if<diagnosis::StallEvidence>(&f.finding.evidence.kind)) return e;
+  return nullptr;
+}
+
 std::set<int> RanksOf(const JobState& job) {
   std::set<int> ranks;
   for (const auto& [pid, rank] : job.rank_of_pid) ranks.insert(rank);
@@ -79,10 +89,10 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
       o["step_time_median_ms"] = RoundTo(job.last->step_time_median_ms, 3);
       o["last_step"] =
           job.last->steps.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(job.last->steps.back());
-      const diagnosis::StallEvidence* stall = diagnosis::JobStall(*job.last);
-      o["stalled"] = stall != nullptr;
-      o["stalled_for_s"] = stall ? nlohmann::ordered_json(RoundTo(stall->stalled_for_s, 2)) : nlohmann::ordered_json();
     }
+    const diagnosis::StallEvidence* stall = StallOf(job);
+    o["stalled"] = stall != nullptr;
+    o["stalled_for_s"] = stall ? nlohmann::ordered_json(RoundTo(stall->stalled_for_s, 2)) : nlohmann::ordered_json();
     nlohmann::ordered_json findings = nlohmann::ordered_json::array();
     for (const OpenFinding& f : job.open) {
       findings.push_back({{"rank", f.finding.rank ? nlohmann::ordered_json(*f.finding.rank) : nlohmann::ordered_json()},
@@ -92,7 +102,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
                           {"confidence", f.finding.confidence},
                           {"detected_at", RoundTo(f.detected_at, 3)},
                           {"rounds", f.rounds},
-                          {"source", "window"},
+                          {"source", f.source},
                           {"summary", f.finding.summary}});
     }
     if (job.online)
@@ -204,16 +214,13 @@ std::string MetricsText(const AgentSnapshot& s) {
   family("strata_job_stalled", "gauge",
          "1 while the job is stalled: ranks wait in a collective some rank never entered (cause hang).");
   for (const JobState& job : s.jobs)
-    if (job.last)
-      out += fmt::format("strata_job_stalled{{training_job=\"{}\"}} {}\n", PromLabel(job.job),
-                         diagnosis::JobStall(*job.last) ? 1 : 0);
+    out += fmt::format("strata_job_stalled{{training_job=\"{}\"}} {}\n", PromLabel(job.job), StallOf(job) ? 1 : 0);
   family("strata_stall_seconds", "gauge", "How long the job has been stalled (0 when it is not).");
-  for (const JobState& job : s.jobs)
-    if (job.last) {
-      const diagnosis::StallEvidence* stall = diagnosis::JobStall(*job.last);
-      out += fmt::format("strata_stall_seconds{{training_job=\"{}\"}} {:.3f}\n", PromLabel(job.job),
-                         stall ? stall->stalled_for_s : 0.0);
-    }
+  for (const JobState& job : s.jobs) {
+    const diagnosis::StallEvidence* stall = StallOf(job);
+    out += fmt::format("strata_stall_seconds{{training_job=\"{}\"}} {:.3f}\n", PromLabel(job.job),
+                       stall ? stall->stalled_for_s : 0.0);
+  }
   family("strata_step_seconds", "gauge", "Median step time over the analysis window.");
   for (const JobState& job : s.jobs)
     if (job.last && job.last->step_time_median_ms > 0)

@@ -151,6 +151,47 @@ Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields) {
   return f;
 }
 
+StreamFields EncodeInflight(const diagnosis::RankInflight& r, const std::string& host, double at_unix) {
+  return {{"kind", "inflight"},
+          {"host", host},
+          {"at", Num(at_unix)},
+          {"rank", std::to_string(r.rank)},
+          {"inside", r.inside ? "1" : "0"},
+          {"comm", r.comm},
+          {"op", r.op},
+          {"seq", std::to_string(r.seq)},
+          {"since", Num(r.since_unix)},
+          {"last_progress", Num(r.last_progress_unix)},
+          {"threshold_s", Num(r.threshold_s)},
+          {"world_size", std::to_string(r.world_size)},
+          {"state", r.state},
+          {"frame", r.frame}};
+}
+
+Expected<InflightEntry> DecodeInflight(const StreamFields& fields) {
+  FieldReader r(fields);
+  InflightEntry e;
+  diagnosis::RankInflight& f = e.inflight;
+  int inside = 0;
+  r.Text("host", &e.host);
+  r.Real("at", &e.at_unix);
+  r.Int("rank", &f.rank);
+  r.Int("inside", &inside);
+  r.Text("comm", &f.comm);
+  r.Text("op", &f.op);
+  r.Int("seq", &f.seq);
+  r.Real("since", &f.since_unix);
+  r.Real("last_progress", &f.last_progress_unix);
+  r.Real("threshold_s", &f.threshold_s);
+  r.Int("world_size", &f.world_size);
+  r.Text("state", &f.state);
+  r.Text("frame", &f.frame);
+  if (!r.error().empty()) return Status::Error(r.error());
+  if (f.rank < 0 || f.world_size < 0 || f.world_size > 10'000'000) return Status::Error("stream entry: rank or world_size out of range");
+  f.inside = inside != 0;
+  return e;
+}
+
 std::string EntryKind(const StreamFields& fields) {
   for (const auto& [k, v] : fields)
     if (k == "kind") return v;

@@ -3,6 +3,8 @@
 //  - `strata:job:{JOB}:steps`: one stream per job; entries `kind=summary` (a RankStepSummary plus the
 //    publishing host) or `kind=finding` (an agent's own detection). The `{JOB}` hash tag puts every key of
 //    a job in one Redis Cluster slot, so jobs spread over a cluster and a job's keys stay together.
+//    `kind=inflight`: a rank's collective state each round (which collective it is inside, or where it is),
+//    for judging a stall across nodes.
 //  - `strata:job:{JOB}:requests`: serve asks the agents holding a suspect's ranks for their flight-recorder
 //    window's findings (`kind=window_request`); they answer on the steps stream (`kind=window_finding`).
 //  - `strata:jobs`: a set of the job ids that have a stream (how serve discovers jobs without SCAN, which
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/diagnosis/stall.h"
 #include "analysis/online/online_detector.h"
 #include "analysis/online/step_summary.h"
 #include "core/status.h"
@@ -49,6 +52,16 @@ struct WindowFinding {
 };
 StreamFields EncodeWindowFinding(const WindowFinding& f);
 Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields);
+
+/// agent -> serve (`kind=inflight` on the steps stream), each round for each rank of the node: its collective
+/// state now (analysis/diagnosis/stall.h), from which serve judges a stall across nodes.
+StreamFields EncodeInflight(const diagnosis::RankInflight& r, const std::string& host, double at_unix);
+struct InflightEntry {
+  diagnosis::RankInflight inflight;
+  std::string host;
+  double at_unix = 0;
+};
+Expected<InflightEntry> DecodeInflight(const StreamFields& fields);
 
 /// The value of field `kind` ("summary", "finding", or "" when absent).
 std::string EntryKind(const StreamFields& fields);

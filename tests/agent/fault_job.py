@@ -7,7 +7,9 @@ Launches its ranks itself with the environment torchrun would set (RANK, WORLD_S
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
 (with --extra-ms 0: a clean job); with --fault-kind gc the extra time is a full garbage collection instead
-(gc.collect() over a graph of live objects sized at start-up so that it takes about --extra-ms). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
+(gc.collect() over a graph of live objects sized at start-up so that it takes about --extra-ms); with
+--fault-kind hang the fault rank blocks on a lock forever instead (its peers wait in their next collective
+until the process group's --pg-timeout). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
 moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
 the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
 10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
@@ -59,7 +61,11 @@ def rank_main(a):
     import torch
     import torch.distributed as dist
     rank = int(os.environ["RANK"])
-    dist.init_process_group("gloo")
+    if a.fault_kind == "hang":
+        import datetime
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=a.pg_timeout))
+    else:
+        dist.init_process_group("gloo")
     t = torch.ones(1 << 14)
     graph = gc_graph(a.extra_ms) if a.fault_kind == "gc" and rank == a.fault_rank and a.extra_ms > 0 else None
     start = time.time()
@@ -77,6 +83,11 @@ def rank_main(a):
                 with open(os.path.join(a.out, "fault.json"), "w") as f:
                     json.dump({"fault_start_unix": time.time(), "rank": rank}, f)
                 fault_written = True
+            if a.fault_kind == "hang":
+                import threading
+                lock = threading.Lock()
+                lock.acquire()
+                lock.acquire()  # blocks forever: the rank stopped
             if graph is not None:
                 import gc
                 gc.collect()
@@ -101,8 +112,9 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=1, help="K: ranks per namespace with --netns")
     ap.add_argument("--sleep-compute", action="store_true",
                     help="each step's 60 ms of compute is a sleep (the fault's extra compute still burns CPU)")
-    ap.add_argument("--fault-kind", choices=("compute", "gc"), default="compute",
-                    help="the fault's extra time: CPU work (default) or a full garbage collection")
+    ap.add_argument("--fault-kind", choices=("compute", "gc", "hang"), default="compute",
+                    help="the fault's extra time: CPU work (default) or a full garbage collection; or a hang")
+    ap.add_argument("--pg-timeout", type=float, default=60, help="hang: the process group's timeout (s)")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.rank_worker:

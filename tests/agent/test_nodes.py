@@ -9,7 +9,9 @@ straggler that appears mid-run on the second node is named by serve (how long it
 on a loaded 2-core machine is for bench/, not a test). Four ranks spinning on two cores would be CPU
 contention in every step, so the job's regular compute sleeps; the fault burns CPU.
 
-usage: test_nodes.py STRATA_BINARY [--fault-kind gc] [--clean SECONDS]
+usage: test_nodes.py STRATA_BINARY [--fault-kind gc] [--clean SECONDS] [--hang]
+With --hang, rank 1 (on the first node) blocks on a lock: its peers on both nodes wait in their collective,
+and serve must name rank 1, blocked on a lock, within 15 s of the stop from the agents' in-flight states.
 With --fault-kind gc the straggler's extra time is a full garbage collection each step (fault_job.py) and
 serve must name gc_pause. With --clean S the job runs S seconds with no fault and no agent is killed: serve
 and the agents must raise nothing and serve must judge every step with all four ranks. (Neither is in
@@ -37,6 +39,8 @@ from checks import Checks, unmet  # noqa: E402
 REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
 # Node 1's agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
 FAULT_AFTER_S, KILL_AFTER_FAULT_S, JOB_S = 12, 20, 44
+# --hang: serve names the stopped rank across nodes within this many seconds (issue 22: 15 s).
+HANG_LIMIT_S = 15
 
 
 def in_ns(ns, argv):
@@ -48,11 +52,85 @@ def get_json(ns, url):
     return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
 
 
+def start_nodes(strata, ctx, topo, procs):
+    """The two namespaces, redis-server and serve in the bridge's, an agent in each node's; returns
+    (tmp dir, bridge address, serve, agents) once both agents answer."""
+    topo.setup()
+    tmp = tempfile.mkdtemp(prefix="strata-nodes-")
+    ctx.undo.push("remove " + tmp, lambda: shutil.rmtree(tmp, ignore_errors=True))
+    bridge, redis_url = network.BRIDGE_ADDR, f"redis://{network.BRIDGE_ADDR}:{REDIS_PORT}"
+
+    def start(name, argv):
+        log = open(os.path.join(tmp, name + ".log"), "w")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        procs.append((name, p))
+        return p
+
+    start("redis", in_ns(topo.br, ["redis-server", "--port", str(REDIS_PORT), "--bind", bridge, "--save", "",
+                                   "--appendonly", "no", "--protected-mode", "no", "--dir", tmp]))
+    serve = start("serve", in_ns(topo.br, [strata, "serve", "--redis", redis_url, "--listen",
+                                          f"{bridge}:{SERVE_PORT}"]))
+    agents = [start(f"agent{r}", in_ns(topo.ns[r], [
+        strata, "agent", "--same-netns", "--listen", f"127.0.0.1:{AGENT_PORT}", "--dir",
+        os.path.join(tmp, f"flight{r}"), "--interval-s", "1", "--window-s", "8", "--redis", redis_url]))
+        for r in range(2)]
+    for _ in range(50):
+        if all(get_json(topo.ns[r], f"http://127.0.0.1:{AGENT_PORT}/api/v1/status") for r in range(2)):
+            return tmp, bridge, serve, agents
+        time.sleep(0.2)
+    raise AssertionError("the agents do not answer on /api/v1/status")
+
+
+def hang_across_nodes(strata, ctx, topo, procs, tmp, bridge, checks):
+    """Rank 1 (node 0) blocks on a lock; rank 0 waits on its node, ranks 2 and 3 on the other: serve, which
+    alone sees both nodes, names rank 1 with its state within HANG_LIMIT_S of the stop."""
+    expect = checks.expect
+    job_id = f"nodes-hang-{os.getpid()}"
+    out = os.path.join(tmp, "job")
+    job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "600",
+                            "--fault-after", "8", "--job", job_id, "--ranks", "4", "--fault-rank", "1", "--netns",
+                            ctx.prefix, "--ranks-per-node", "2", "--sleep-compute", "--fault-kind", "hang",
+                            "--pg-timeout", "60"])
+    found, before, deadline = None, [], time.time() + 90
+    while job.poll() is None and time.time() < deadline:
+        time.sleep(1)
+        status = get_json(topo.br, f"http://{bridge}:{SERVE_PORT}/api/v1/status") or {}
+        fault = os.path.exists(os.path.join(out, "fault.json"))
+        for j in (j for j in status.get("jobs", []) if j["job"] == job_id):
+            hangs = [f for f in j.get("findings", []) if f.get("cause") == "hang"]
+            if not fault:
+                before += hangs
+            elif hangs and found is None:
+                found = (hangs, j)
+                break
+        if found:
+            break
+    job.kill()
+    expect(os.path.exists(os.path.join(out, "fault.json")), "the fault took (rank 1 wrote its mark and stopped)")
+    expect(not before, f"serve raised no hang before the fault (raised: {before})")
+    expect(found is not None, "serve named the hang")
+    if found:
+        hangs, j = found
+        with open(os.path.join(out, "fault.json")) as fh:
+            stopped = json.load(fh)["fault_start_unix"]
+        f = hangs[0]
+        latency = f["detected_at"] - stopped
+        print(f"     serve: hang rank {f.get('rank')}, {latency:.1f} s after the stop: {f.get('summary')}", flush=True)
+        expect([h.get("rank") for h in hangs] == [1], f"serve names rank 1 alone (named {[h.get('rank') for h in hangs]})")
+        expect(f.get("source") == "inflight", f"from the agents' in-flight states (source {f.get('source')})")
+        expect("blocked on a lock" in f.get("summary", ""), "the summary says rank 1 is blocked on a lock")
+        expect("0, 2, 3" in f.get("summary", ""), "the summary names the waiting ranks of both nodes (0, 2, 3)")
+        expect(latency <= HANG_LIMIT_S, f"named {latency:.1f} s after the stop (limit {HANG_LIMIT_S} s)")
+        expect(j.get("stalled") is True, "serve's status says the job is stalled")
+    return checks.result()
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument("strata")
     ap.add_argument("--fault-kind", choices=("compute", "gc"), default="compute")
     ap.add_argument("--clean", type=float, default=0, metavar="SECONDS")
+    ap.add_argument("--hang", action="store_true", help="rank 1 stops on a lock: serve must name it (issue 22)")
     a = ap.parse_args()
     strata = os.path.abspath(a.strata)
     fault_kind, clean = a.fault_kind, a.clean > 0
@@ -67,32 +145,9 @@ def main():
     topo = network.Topology(ctx)
     procs = []
     try:
-        topo.setup()
-        tmp = tempfile.mkdtemp(prefix="strata-nodes-")
-        ctx.undo.push("remove " + tmp, lambda: shutil.rmtree(tmp, ignore_errors=True))
-        bridge, redis_url = network.BRIDGE_ADDR, f"redis://{network.BRIDGE_ADDR}:{REDIS_PORT}"
-
-        def start(name, argv):
-            log = open(os.path.join(tmp, name + ".log"), "w")
-            p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-            procs.append((name, p))
-            return p
-
-        start("redis", in_ns(topo.br, ["redis-server", "--port", str(REDIS_PORT), "--bind", bridge, "--save", "",
-                                       "--appendonly", "no", "--protected-mode", "no", "--dir", tmp]))
-        serve = start("serve", in_ns(topo.br, [strata, "serve", "--redis", redis_url, "--listen",
-                                              f"{bridge}:{SERVE_PORT}"]))
-        agents = [start(f"agent{r}", in_ns(topo.ns[r], [
-            strata, "agent", "--same-netns", "--listen", f"127.0.0.1:{AGENT_PORT}", "--dir",
-            os.path.join(tmp, f"flight{r}"), "--interval-s", "1", "--window-s", "8", "--redis", redis_url]))
-            for r in range(2)]
-        for _ in range(50):
-            if all(get_json(topo.ns[r], f"http://127.0.0.1:{AGENT_PORT}/api/v1/status") for r in range(2)):
-                break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the agents do not answer on /api/v1/status")
-
+        tmp, bridge, serve, agents = start_nodes(strata, ctx, topo, procs)
+        if a.hang:
+            return hang_across_nodes(strata, ctx, topo, procs, tmp, bridge, checks)
         job_id = f"nodes-test-{os.getpid()}"
         out = os.path.join(tmp, "job")
         job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",

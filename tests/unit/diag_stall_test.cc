@@ -255,6 +255,30 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
   EXPECT_EQ(Stall(r.findings[0]).seq, 1);
 }
 
+TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
+  // NCCL's API alone (calls return at launch): every rank's last call is the same one and the job then idles
+  // 20 s (an evaluation, a teardown): no stall. Rank 1 one call behind the others: a stall naming it.
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 25 * kS;
+  j.seg.probes = {{"ncclAllReduce", "all_reduce", "collective_enqueue", "libnccl.so"}};
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    const uint32_t pid = 10 + static_cast<uint32_t>(r);
+    for (uint64_t k = 0; k < 5; ++k) {
+      const uint64_t t = kS + k * 100 * kMs;
+      j.seg.data.call_enters.push_back({pid, pid, 0, t, 0, 0});
+      j.seg.data.calls.push_back({pid, pid, 0, t, t + 50'000});
+    }
+  }
+  EXPECT_TRUE(Analyse(j).findings.empty());
+  std::erase_if(j.seg.data.call_enters, [](const auto& e) { return e.tgid == 11 && e.ts_ns == kS + 400 * kMs; });
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(Stall(r.findings[0]).seq, 4);
+}
+
 TEST(Stall, BlockedStateNames) {
   EXPECT_EQ(BlockedStateName("202", "", 1), "blocked on a lock (futex)");
   EXPECT_EQ(BlockedStateName("0", "pipe_read", 1), "waiting for I/O (read)");

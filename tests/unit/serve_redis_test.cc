@@ -139,6 +139,58 @@ TEST(ServeRedis, AsksTheSuspectsAgentForItsWindow) {
   EXPECT_TRUE(again.value().empty()) << "a request is heard once";
 }
 
+// Node a holds ranks 0 (waiting in all_reduce) and 1 (blocked on a lock); node b ranks 2 and 3 (waiting). No
+// agent alone can name rank 1 against ranks 2 and 3; serve, from their in-flight entries, does, and only once
+// nothing has completed for the threshold. The entries round-trip through the codec.
+TEST(ServeRedis, NamesTheStoppedRankFromTheNodesInflightStates) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  TwoNodes nodes(redis.address());
+  ServeCore core(redis.address(), ConsumerOptions{});
+  auto publish = [&](double now) {
+    for (int r = 0; r < 4; ++r) {
+      diagnosis::RankInflight in;
+      in.rank = r;
+      in.inside = r != 1;
+      in.comm = "pg0";
+      in.op = in.inside ? "all_reduce" : "";
+      in.seq = in.inside ? 74 : -1;
+      in.since_unix = in.inside ? 100.0 : 0;
+      in.last_progress_unix = 99.5;
+      in.threshold_s = 5;
+      in.world_size = 4;
+      if (r == 1) {
+        in.state = "blocked on a lock (futex)";
+        in.frame = "Python rank_main (job.py:60)";
+      }
+      nodes.node[r / 2].Enqueue("h", EncodeInflight(in, r < 2 ? "node-a" : "node-b", now));
+    }
+    nodes.node[0].Flush(0);
+    nodes.node[1].Flush(0);
+  };
+  publish(102);
+  ASSERT_TRUE(core.Poll(0, 102).ok());
+  EXPECT_TRUE(StatusJson(core.Snapshot(102))["jobs"][0]["findings"].empty()) << "stalled 2.5 s: under the threshold";
+  publish(106);
+  ASSERT_TRUE(core.Poll(0, 106).ok());
+  const nlohmann::ordered_json st = StatusJson(core.Snapshot(106));
+  const auto& findings = st["jobs"][0]["findings"];
+  ASSERT_EQ(findings.size(), 1u) << st.dump(1);
+  EXPECT_EQ(findings[0]["rank"], 1);
+  EXPECT_EQ(findings[0]["cause"], "hang");
+  EXPECT_EQ(findings[0]["source"], "inflight");
+  EXPECT_EQ(findings[0]["detected_at"], 106);
+  const std::string summary = findings[0]["summary"];
+  EXPECT_NE(summary.find("rank(s) 0, 2, 3 have waited 6.5 s in all_reduce (pg0 #74)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("blocked on a lock (futex) in Python rank_main (job.py:60)"), std::string::npos) << summary;
+  EXPECT_EQ(st["jobs"][0]["stalled"], true);
+  EXPECT_NE(MetricsText(core.Snapshot(106)).find("strata_job_stalled{training_job=\"h\"} 1"), std::string::npos);
+  // Still stalled a round later: the finding keeps when it was first judged.
+  publish(107);
+  ASSERT_TRUE(core.Poll(0, 107).ok());
+  EXPECT_EQ(StatusJson(core.Snapshot(107))["jobs"][0]["findings"][0]["detected_at"], 106);
+}
+
 TEST(ServeRedis, CleanJobRaisesNothing) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.ready());

@@ -109,7 +109,7 @@ struct Stall {
 // Who waits in `key` and who is missing from it. A rank whose completions are seen waits when its open call
 // is on the same communicator (not by sequence number: numbers aligned by time may be off by one), and is
 // missing when it has none there; others are placed by whether they called `key` at all.
-void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s) {
+void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s, bool local_view = false) {
   for (int32_t rank : MembersOf(p, s->key.comm)) {
     const RankProgress& rp = p.ranks.at(rank);
     const RankCollective* open = OpenCall(rp, stalled_by_time);
@@ -122,13 +122,15 @@ void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s) {
       continue;
     }
     const RankCollective* at = CallAt(rp, s->key);
+    const bool finished = rp.exit_code && *rp.exit_code == 0;  // a normal end is not a wait
     if (!at)
       s->missing.push_back(rank);
-    else if (open == at)
+    else if (open == at && !finished)
       s->waiting.push_back(rank);
   }
-  // Ranks of the world the recording never saw call anything are missing too.
-  if (p.world_size)
+  // Ranks of the world the recording never saw call anything are missing too (not live: an agent sees only
+  // its node's ranks, and the others are for serve to place).
+  if (p.world_size && !local_view)
     for (int32_t r = 0; r < *p.world_size; ++r)
       if (!p.ranks.count(r)) s->missing.push_back(r);
   std::sort(s->missing.begin(), s->missing.end());
@@ -160,12 +162,17 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   Stall s;
   s.key = KeyOf(*best->second.second);
   s.op = best->second.second->op;
-  SplitRanks(p, quiet, &s);
+  SplitRanks(p, quiet, &s, o.now_unix_ns.has_value());
   // Since the last progress (or, before any completion, the first entry); until a waiting rank left (died).
   s.since = last != 0 ? last : first_entry;
   s.until = p.end_unix_ns;
   for (int32_t r : s.waiting) s.until = std::min(s.until, std::max(s.since, p.ranks.at(r).horizon_unix_ns));
   if (s.waiting.empty() || ToS(s.until - s.since) < *threshold_s) return std::nullopt;
+  // Without completions (NCCL's API alone), ranks idle at the same collective are a pause, not a stall: one
+  // must be behind.
+  const bool tracked = std::any_of(s.waiting.begin(), s.waiting.end(),
+                                   [&](int32_t r) { return p.ranks.at(r).tracks_completion; });
+  if (!tracked && s.missing.empty()) return std::nullopt;
   return s;
 }
 
@@ -274,8 +281,12 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
     f.layer = Layer::kComm;
     f.impact_pct = 100;
     f.confidence = 1;
-    f.summary = fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
-                            fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s);
+    const bool all = !p.world_size || static_cast<size_t>(*p.world_size) <= s.waiting.size();
+    f.summary = all ? fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
+                                  fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s)
+                    : fmt::format("rank(s) {} (all this recording holds of {}) have waited {:.1f} s in {}: the ranks "
+                                  "holding them up are elsewhere (another node)",
+                                  fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
     f.evidence.kind = e;
     result->findings.insert(result->findings.begin(), std::move(f));
     return;
@@ -391,6 +402,103 @@ void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
 }
 
 }  // namespace
+
+std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options) {
+  const CollectiveProgress p = model::BuildCollectiveProgress(run, now_unix_ns);
+  const double threshold_s = std::max(options.floor_s, options.gap_multiple * TypicalGapS(p));
+  const bool quiet = ToS(now_unix_ns - LastProgress(p)) >= threshold_s;
+  std::vector<RankInflight> out;
+  for (const auto& [rank, where] : RankProcesses(run)) {
+    RankInflight r;
+    r.rank = rank;
+    r.threshold_s = threshold_s;
+    r.world_size = p.world_size.value_or(0);
+    auto it = p.ranks.find(rank);
+    if (it != p.ranks.end()) {
+      if (const RankCollective* open = OpenCall(it->second, quiet)) {
+        r.inside = true;
+        r.comm = open->comm + (open->p2p ? " p2p" : "");
+        r.op = open->op;
+        r.seq = open->seq;
+        r.since_unix = ToS(open->enter_unix_ns);
+      }
+      if (const RankCollective* done = LastDone(it->second)) r.last_progress_unix = ToS(done->done_unix_ns);
+    }
+    const double idle_from = r.last_progress_unix > 0 ? r.last_progress_unix : ToS(now_unix_ns) - threshold_s;
+    if (!r.inside && ToS(now_unix_ns) - idle_from >= threshold_s) {
+      const StalledRankState st = LocateRank(run.segments[where.first], static_cast<uint32_t>(where.second->pid), rank,
+                                             static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
+      r.state = st.state;
+      r.frame = st.frame;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, double now_unix) {
+  double last = 0, threshold = 0, first_entry = 0;
+  int32_t world = 0;
+  std::map<std::string, std::vector<const RankInflight*>> inside;  // communicator -> ranks inside it
+  std::map<int32_t, const RankInflight*> by_rank;
+  for (const RankInflight& r : ranks) {
+    last = std::max(last, r.last_progress_unix);
+    threshold = std::max(threshold, r.threshold_s);
+    world = std::max(world, r.world_size);
+    by_rank[r.rank] = &r;
+    if (r.inside) {
+      inside[r.comm].push_back(&r);
+      first_entry = first_entry == 0 ? r.since_unix : std::min(first_entry, r.since_unix);
+    }
+  }
+  if (inside.empty()) return {};
+  const double since = last > 0 ? last : first_entry;
+  if (now_unix - since < threshold) return {};
+  const auto& [comm, waiting] = *std::max_element(
+      inside.begin(), inside.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  StallEvidence e;
+  e.communicator = comm;
+  e.op = waiting.front()->op;
+  e.seq = waiting.front()->seq;
+  e.stalled_since_unix = since;
+  e.stalled_for_s = now_unix - since;
+  e.threshold_s = threshold;
+  e.ongoing = true;
+  for (const RankInflight* r : waiting) e.waiting_ranks.push_back(r->rank);
+  std::sort(e.waiting_ranks.begin(), e.waiting_ranks.end());
+  for (int32_t r = 0; r < std::max<int32_t>(world, by_rank.empty() ? 0 : by_rank.rbegin()->first + 1); ++r) {
+    if (std::binary_search(e.waiting_ranks.begin(), e.waiting_ranks.end(), r)) continue;
+    e.missing_ranks.push_back(r);
+    StalledRankState st;
+    st.rank = r;
+    auto it = by_rank.find(r);
+    st.state = it == by_rank.end() ? "not reported by any agent"
+               : it->second->inside ? fmt::format("inside {} ({})", it->second->op, it->second->comm)
+               : it->second->state.empty() ? "not inside the collective (its whereabouts not reported)"
+                                           : it->second->state;
+    if (it != by_rank.end()) st.frame = it->second->frame;
+    st.observed_by = "its node's agent";
+    e.missing.push_back(std::move(st));
+  }
+  std::vector<Finding> out;
+  Stall s;
+  s.key = {comm, false, e.seq};
+  s.op = e.op;
+  s.waiting = e.waiting_ranks;
+  for (const StalledRankState& st : e.missing) {
+    Finding f;
+    f.cause = Cause::kHang;
+    f.rank = st.rank;
+    f.op = st.frame.empty() ? e.op : st.frame;
+    f.layer = LayerOf(st);
+    f.impact_pct = 100;
+    f.confidence = 1;
+    f.summary = HangSummary(s, st, e.stalled_for_s);
+    f.evidence.kind = e;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 const StallEvidence* JobStall(const DiagnosisResult& result) {
   for (const Finding& f : result.findings)

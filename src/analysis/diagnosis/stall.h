@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/thresholds.h"
@@ -31,6 +33,32 @@ struct StallOptions {
   double stopped_together_s = thresholds::kStoppedTogetherS;
   std::optional<int64_t> now_unix_ns;  // live: the present instant (else the recording's end)
 };
+
+/// One rank's collective state as its node's agent sees it now, published each round for `strata serve`,
+/// which sees every node (an agent alone cannot tell a rank of another node that is missing from one that
+/// waits): inside a collective (which, since when), when it last completed one, the stall threshold its agent
+/// applies, and, for a rank idle past that threshold, where it is (rank_whereabouts.h).
+struct RankInflight {
+  int32_t rank = -1;
+  bool inside = false;
+  std::string comm, op;
+  int64_t seq = -1;
+  double since_unix = 0;          // inside: when it entered the collective
+  double last_progress_unix = 0;  // when it last completed a collective (0: none seen)
+  double threshold_s = 0;
+  int32_t world_size = 0;  // 0: not known
+  std::string state, frame;
+};
+
+/// Each rank's in-flight state in a live recording at `now_unix_ns` (ranks whose process is seen, with or
+/// without collectives in the window).
+std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns,
+                                         const StallOptions& options = {});
+
+/// The stall rule over the latest in-flight states of every rank of a job (from several nodes): `hang`
+/// findings, worded and evidenced as ApplyStallAnalysis's, when ranks wait inside a collective and no rank has
+/// completed one for the largest threshold the agents apply.
+std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, double now_unix);
 
 /// The stall of a result (the evidence of its first `hang` finding), or null when it has none.
 const StallEvidence* JobStall(const DiagnosisResult& result);
