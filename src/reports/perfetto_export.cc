@@ -2,6 +2,7 @@
 #include "reports/perfetto_export.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/diagnosis/stall.h"
 #include "analysis/job_summary.h"
 #include "core/skip_reasons.h"
 #include "core/text_escape.h"
+#include "model/collective_progress.h"
 #include "model/job_model.h"
 #include "model/recording_alignment.h"
 #include "reports/skip_report.h"
@@ -335,10 +338,33 @@ std::vector<int64_t> LateSteps(const diagnosis::DiagnosisResult& result, const d
   return steps;
 }
 
+/// An event of a stopped job (hang, collective mismatch) on a rank index: an instant at `ts` on the rank's
+/// process, or a slice from `ts` to `end` on its "stopped job" track. `finding`: its rank's finding of that
+/// cause is drawn there (where the rank stopped, or called the odd collective), not at a late step.
+struct StallMark {
+  size_t rank = 0;
+  int64_t ts = 0, end = 0;  // aligned
+  bool slice = false;
+  std::string name;
+  nlohmann::ordered_json args;
+  std::optional<diagnosis::Cause> finding;
+};
+
+/// The mark a finding of `cause` on rank index `rank` (any rank: none) is drawn at, or null.
+const StallMark* FindingMark(const std::vector<StallMark>& marks, std::optional<size_t> rank, diagnosis::Cause cause) {
+  for (const StallMark& m : marks)
+    if (m.finding == cause && (!rank || m.rank == *rank)) return &m;
+  return nullptr;
+}
+
+bool StopsTheJob(diagnosis::Cause c) {
+  return c == diagnosis::Cause::kHang || c == diagnosis::Cause::kCollectiveMismatch;
+}
+
 void WriteFindings(const TraceStore& store, const model::JobModel& job, const std::vector<RankView>& views,
                    const std::vector<int64_t>& tids, const diagnosis::DiagnosisResult& result,
-                   const PerfettoExportOptions& options, Writer& w, int64_t* next_id, PerfettoExportStats* stats,
-                   SkipCounts* skipped) {
+                   const std::vector<StallMark>& marks, const PerfettoExportOptions& options, Writer& w,
+                   int64_t* next_id, PerfettoExportStats* stats, SkipCounts* skipped) {
   std::map<int64_t, size_t> index_of_pid;
   for (size_t r = 0; r < views.size(); ++r) index_of_pid[views[r].pid] = r;
   // Earliest aligned start per rank index, where an instant lands when no late step places it.
@@ -349,21 +375,25 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
   }
   for (const diagnosis::Finding& f : result.findings) {
     const auto at = f.rank ? index_of_pid.find(*f.rank) : index_of_pid.end();
-    const std::vector<int64_t> steps = LateSteps(result, f);
+    // A stopped job's finding has no late step: it is drawn where its rank stopped (stall marks).
+    const bool stopped = StopsTheJob(f.cause);
+    const std::vector<int64_t> steps = stopped ? std::vector<int64_t>{} : LateSteps(result, f);
     const std::string args = fmt::format(
         "\"args\":{{\"summary\":{},\"cause\":{},\"layer\":{},\"impact_pct\":{},\"confidence\":{},\"op\":{}}}",
         Quote(f.summary), Quote(std::string(diagnosis::CauseName(f.cause))),
         Quote(std::string(diagnosis::LayerName(f.layer))), f.impact_pct, f.confidence, Quote(f.op.value_or("")));
     const std::string name = Quote("finding: " + std::string(diagnosis::CauseName(f.cause)));
     if (at == index_of_pid.end()) {
-      const int64_t ts = views.empty() ? w.origin() : first[0];
+      const StallMark* mark = stopped ? FindingMark(marks, std::nullopt, f.cause) : nullptr;
+      const int64_t ts = mark ? mark->ts : views.empty() ? w.origin() : first[0];
       w.Event('I', views.empty() ? 0 : views[0].pid, 0, ts,
               "\"name\":" + name + ",\"cat\":\"strata.finding\",\"s\":\"g\"," + args);
       ++stats->findings;
       continue;
     }
     const size_t r = at->second;
-    int64_t ts = first[r];
+    const StallMark* mark = stopped ? FindingMark(marks, r, f.cause) : nullptr;
+    int64_t ts = mark ? mark->ts : first[r];
     size_t flows = 0;
     bool placed = false;
     for (const int64_t step : steps) {
@@ -414,22 +444,29 @@ const char* OffCpuState(uint32_t state) {
 }
 
 /// Thread ids for recorder tracks: after the trace tracks' (`base`, see TrackTids), one per (rank, layer, tid),
-/// named on first use.
+/// named on first use; also the tracks of a stopped job's events (one per rank, see WriteStall).
 class RecorderTracks {
  public:
   explicit RecorderTracks(int64_t base) : base_(base) {}
   int64_t Get(Writer& w, int64_t pid, const std::string& layer, uint32_t tid, const std::string& comm) {
+    return Track(w, pid, layer, tid,
+                 [&] { return fmt::format("{} · tid {}{}", layer, tid, comm.empty() ? "" : " (" + comm + ")"); });
+  }
+  /// The one track of process `pid` named `name` (no recorded thread behind it).
+  int64_t Named(Writer& w, int64_t pid, const std::string& name) {
+    return Track(w, pid, name, std::numeric_limits<uint32_t>::max(), [&] { return name; });
+  }
+
+ private:
+  template <typename NameFn>
+  int64_t Track(Writer& w, int64_t pid, const std::string& layer, uint32_t tid, NameFn name) {
     auto [it, inserted] = ids_.try_emplace({pid, layer, tid}, base_ + static_cast<int64_t>(ids_.size()));
     if (inserted) {
-      w.Meta(pid, it->second, "thread_name",
-             fmt::format("{{\"name\":{}}}",
-                         Quote(fmt::format("{} · tid {}{}", layer, tid, comm.empty() ? "" : " (" + comm + ")"))));
+      w.Meta(pid, it->second, "thread_name", fmt::format("{{\"name\":{}}}", Quote(name())));
       w.Meta(pid, it->second, "thread_sort_index", fmt::format("{{\"sort_index\":{}}}", it->second));
     }
     return it->second;
   }
-
- private:
   int64_t base_;
   std::map<std::tuple<int64_t, std::string, uint32_t>, int64_t> ids_;
 };
@@ -514,12 +551,166 @@ int64_t RecordedOrigin(const RecordedRun& recorded, const RecorderShifts& shifts
   return origin;
 }
 
+// ---- a stopped job: hang and collective mismatch -------------------------------------------------------
+
+/// Places a stopped job's events (Unix times of the recording, diagnosis/stall.h) on the ranks' aligned
+/// clocks: Unix − the segment's realtime − monotonic difference is the recorded time, shifted as the rank's
+/// recorder events are. An event of a rank with no aligned recording is left out and counted.
+class StallPlacer {
+ public:
+  StallPlacer(const TraceStore& store, const RecordedRun& recorded, const RecorderShifts& shifts, SkipCounts* skipped)
+      : recorded_(recorded), shifts_(shifts), skipped_(skipped) {
+    for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank_[store.ranks[r].rank] = r;
+  }
+  const RecordedRun& recorded() const { return recorded_; }
+  SkipCounts* skipped() const { return skipped_; }
+  /// An instant (or, `slice`, a slice from `unix_ns` to `end_unix_ns`) on `rank`, through the rank's first
+  /// segment with a known shift (or `segment`).
+  void Add(int32_t rank, int64_t unix_ns, int64_t end_unix_ns, bool slice, std::string name,
+           nlohmann::ordered_json args, std::optional<diagnosis::Cause> finding,
+           std::optional<size_t> segment = std::nullopt) {
+    const auto index = index_of_rank_.find(rank);
+    const std::optional<int64_t> at = Aligned(rank, unix_ns, segment);
+    if (index == index_of_rank_.end() || !at) {
+      CountSkip(*skipped_, SkipId::kExportRecorderUnplaced, 1, "stall_event");
+      return;
+    }
+    marks_.push_back({index->second, *at, *at + std::max<int64_t>(0, end_unix_ns - unix_ns), slice, std::move(name),
+                      std::move(args), finding});
+  }
+  std::vector<StallMark> Take() { return std::move(marks_); }
+
+ private:
+  std::optional<int64_t> Aligned(int32_t rank, int64_t unix_ns, std::optional<size_t> segment) const {
+    for (size_t i = 0; i < recorded_.segments.size() && i < shifts_.size(); ++i) {
+      if (segment && i != *segment) continue;
+      const auto s = shifts_[i].find(rank);
+      if (s == shifts_[i].end() || !s->second) continue;
+      return unix_ns - recorded_.segments[i].data.header.realtime_minus_monotonic_ns + *s->second;
+    }
+    return std::nullopt;
+  }
+  const RecordedRun& recorded_;
+  const RecorderShifts& shifts_;
+  SkipCounts* skipped_;
+  std::map<int32_t, size_t> index_of_rank_;
+  std::vector<StallMark> marks_;
+};
+
+int64_t UnixNs(double unix_s) { return std::llround(unix_s * 1e9); }
+
+std::string Ranks(const std::vector<int32_t>& ranks) {
+  return fmt::format("rank{} {}", ranks.size() == 1 ? "" : "s", fmt::join(ranks, ", "));
+}
+
+/// A hang: on each waiting rank an instant where the stall began ("waiting in all_reduce (pg0 #185) for rank
+/// 1") and a slice "stalled in all_reduce" as long as it lasted; on each missing rank an instant where it
+/// stopped (its state's start, else the stall's), naming its state and frame.
+void HangMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
+  const std::string in = fmt::format("{} ({} #{})", e.op, e.communicator, e.seq);
+  const int64_t since = UnixNs(e.stalled_since_unix), until = since + UnixNs(e.stalled_for_s);
+  const nlohmann::ordered_json common = {{"collective", in},
+                                         {"waiting_ranks", e.waiting_ranks},
+                                         {"missing_ranks", e.missing_ranks},
+                                         {"stalled_since_unix", e.stalled_since_unix},
+                                         {"stalled_for_s", e.stalled_for_s},
+                                         {"ongoing", e.ongoing}};
+  const std::string whom = e.missing_ranks.empty() ? ": no rank completed it" : " for " + Ranks(e.missing_ranks);
+  // Every rank inside and none completing: the job-wide finding is drawn at the first waiting rank's instant.
+  const std::optional<diagnosis::Cause> job_wide =
+      e.missing_ranks.empty() ? std::optional(diagnosis::Cause::kHang) : std::nullopt;
+  for (const int32_t r : e.waiting_ranks) {
+    p.Add(r, since, since, false, "waiting in " + in + whom, common, job_wide);
+    p.Add(r, since, until, true, "stalled in " + e.op, common, std::nullopt);
+  }
+  for (const diagnosis::StalledRankState& m : e.missing) {
+    nlohmann::ordered_json args = common;
+    args["state"] = m.state;
+    args["frame"] = m.frame;
+    args["native_frame"] = m.native_frame;
+    args["python_stack"] = m.python_stack;
+    args["kernel_wait"] = m.kernel_wait;
+    args["last_completed"] =
+        m.last_completed_seq < 0 ? "none recorded" : fmt::format("{} #{}", m.last_completed_op, m.last_completed_seq);
+    args["observed_by"] = m.observed_by;
+    const int64_t at = m.since_unix_s > 0 ? UnixNs(m.since_unix_s) : since;
+    p.Add(m.rank, at, at, false,
+          fmt::format("rank {} stopped here: {}{}", m.rank, m.state, m.frame.empty() ? "" : " in " + m.frame),
+          std::move(args), diagnosis::Cause::kHang);
+  }
+}
+
+/// A collective mismatch: on each rank, where it called its side of the (communicator, seq), an instant
+/// naming what it called and what the others called.
+void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
+  const model::CollectiveProgress progress = model::BuildCollectiveProgress(p.recorded());
+  const auto called = [](const diagnosis::StallEvidence::Call& c) {
+    return c.op + (c.count ? fmt::format(" of {} elements", c.count) : "");
+  };
+  nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+  for (const auto& c : e.calls) calls.push_back({{"op", c.op}, {"count", c.count}, {"ranks", c.ranks}});
+  for (const auto& c : e.calls) {
+    std::vector<std::string> others;
+    for (const auto& o : e.calls)
+      if (&o != &c) others.push_back(fmt::format("{} called {}", Ranks(o.ranks), called(o)));
+    const std::string name =
+        fmt::format("mismatch at {} #{}: called {}; {}", e.communicator, e.seq, called(c), fmt::join(others, "; "));
+    for (const int32_t r : c.ranks) {
+      const auto rp = progress.ranks.find(r);
+      const model::RankCollective* call = nullptr;
+      if (rp != progress.ranks.end())
+        for (const model::RankCollective& k : rp->second.calls)
+          if (!k.p2p && k.comm == e.communicator && k.seq == e.seq) call = &k;
+      if (!call) {
+        CountSkip(*p.skipped(), SkipId::kExportRecorderUnplaced, 1, "stall_event");
+        continue;
+      }
+      p.Add(r, call->enter_unix_ns, call->enter_unix_ns, false, name,
+            {{"communicator", e.communicator}, {"seq", e.seq}, {"calls", calls}}, diagnosis::Cause::kCollectiveMismatch,
+            rp->second.segment);
+    }
+  }
+}
+
+/// The stopped job's events of `result` (its first hang and first mismatch), placed on the aligned clocks.
+std::vector<StallMark> StallMarks(const TraceStore& store, const RecordedRun& recorded, const RecorderShifts& shifts,
+                                  const diagnosis::DiagnosisResult& result, SkipCounts* skipped) {
+  StallPlacer placer(store, recorded, shifts, skipped);
+  if (const diagnosis::StallEvidence* hang = diagnosis::JobStall(result)) HangMarks(*hang, placer);
+  for (const diagnosis::Finding& f : result.findings) {
+    const auto* e = std::get_if<diagnosis::StallEvidence>(&f.evidence.kind);
+    if (f.cause == diagnosis::Cause::kCollectiveMismatch && e) {
+      MismatchMarks(*e, placer);
+      break;
+    }
+  }
+  return placer.Take();
+}
+
+/// The marks: instants on the rank's process (process-scoped, as findings), slices on its "stopped job" track.
+void WriteStall(const std::vector<StallMark>& marks, const std::vector<RankView>& views, RecorderTracks& tracks,
+                Writer& w, PerfettoExportStats* stats) {
+  for (const StallMark& m : marks) {
+    const int64_t pid = views[m.rank].pid;
+    const std::string args = m.args.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    if (m.slice) {
+      w.Event('X', pid, tracks.Named(w, pid, "stopped job"), m.ts,
+              fmt::format("\"name\":{},\"cat\":\"strata.stall\",\"dur\":{},\"args\":{}", Quote(m.name),
+                          Us(m.end - m.ts), args));
+    } else {
+      w.Event('I', pid, 0, m.ts,
+              fmt::format("\"name\":{},\"cat\":\"strata.stall\",\"s\":\"p\",\"args\":{}", Quote(m.name), args));
+    }
+    ++stats->stall_events;
+  }
+}
+
 void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const RecorderShifts& shifts,
-                   const std::vector<RankView>& views, Writer& w, PerfettoExportStats* stats, SkipCounts* skipped) {
+                   const std::vector<RankView>& views, RecorderTracks& tracks, Writer& w, PerfettoExportStats* stats,
+                   SkipCounts* skipped) {
   if (recorded.empty()) return;
   std::map<int32_t, size_t> index_of_rank;
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
-  RecorderTracks tracks(static_cast<int64_t>(store.tracks.size()) + 1);
   for (size_t seg_index = 0; seg_index < recorded.segments.size() && seg_index < shifts.size(); ++seg_index) {
     const RecordedSegment& seg = recorded.segments[seg_index];
     const std::map<int32_t, std::optional<int64_t>>& shift = shifts[seg_index];
@@ -650,14 +841,19 @@ Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, c
   const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
   SkipCounts skipped;
   const RecorderShifts shifts = ShiftsOfRecording(store, recorded, job, views);
-  Writer w(Origin(store, views, RecordedOrigin(recorded, shifts)), sink, options.piece_bytes);
+  const std::vector<StallMark> marks = StallMarks(store, recorded, shifts, result, &skipped);
+  int64_t drawn_origin = RecordedOrigin(recorded, shifts);
+  for (const StallMark& m : marks) drawn_origin = std::min(drawn_origin, m.ts);
+  Writer w(Origin(store, views, drawn_origin), sink, options.piece_bytes);
+  RecorderTracks tracks(static_cast<int64_t>(store.tracks.size()) + 1);
   int64_t next_id = 1;
   WriteProcessesAndThreads(store, views, tids, w);
   WriteSlices(store, views, tids, w);
   WriteCounters(store, views, w);
   WriteTraceFlows(store, views, tids, SliceIndex(store), w, &next_id, &skipped);
-  WriteFindings(store, job, views, tids, result, options, w, &next_id, stats, &skipped);
-  WriteRecorder(store, recorded, shifts, views, w, stats, &skipped);
+  WriteFindings(store, job, views, tids, result, marks, options, w, &next_id, stats, &skipped);
+  WriteRecorder(store, recorded, shifts, views, tracks, w, stats, &skipped);
+  WriteStall(marks, views, tracks, w, stats);
   stats->events = w.events();
   return w.Finish(OtherData(store, result, skipped, w.origin()));
 }

@@ -13,7 +13,14 @@
 //  - the diagnosis: one process-scoped instant per finding on its rank (a global one when it names none),
 //    and per blame edge (finding, late step, waiting peer) one flow arrow from the straggler's late
 //    collective call to the peer's call of the same instance (ending where the straggler arrived, inside the
-//    peer's call, never before the arrow's start).
+//    peer's call, never before the arrow's start);
+//  - a stopped job (category "strata.stall", from the recording's Unix times put on each rank's aligned
+//    clock like its recorder events): for a hang, on each waiting rank an instant where the stall began
+//    ("waiting in all_reduce (pg0 #185) for rank 1") and a slice "stalled in all_reduce" as long as it
+//    lasted, on a "stopped job" track of its own, and on each missing rank an instant where it stopped
+//    ("rank 1 stopped here: blocked on a lock (futex) in Python f (x.py:7)"), where its hang finding is drawn
+//    too; for a collective mismatch, an instant on each rank where it called its side, naming what it and
+//    the others called.
 // Invariants: aligned time = rank time - the offset `strata diagnose` reports for the rank
 // (DiagnosisResult::clock_offsets_us), written in µs relative to `otherData.time_origin_ns`; only "X", "I",
 // "C", "M", "s", "f" events are written (no B/E, so nesting is always balanced); every "s" has exactly one
@@ -43,6 +50,7 @@ struct PerfettoExportStats {
   size_t blame_flows = 0;  // flow arrows drawn from blame edges
   size_t findings = 0;     // instant events drawn for findings
   size_t recorder_events = 0;
+  size_t stall_events = 0;  // instants and slices of a stopped job (hang, collective mismatch)
 };
 
 /// Receives the export's text in order, in pieces of about PerfettoExportOptions::piece_bytes; an error stops

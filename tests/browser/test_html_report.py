@@ -8,6 +8,13 @@ job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and c
   - in a screenshot (--screenshot, the PNG decoded by Pillow): the straggler's red is present in the
     heatmap's region, that region is not blank, and the chain's region shows the culprit's red and the
     collectives' amber.
+A job that stopped (issue 22): copies of the 8-rank page whose first finding is a hang, or a collective
+mismatch followed by the hang, as `strata diagnose` writes them for a recorded hang (shape taken from
+lab/hang_job.py --fault lock and skip_collective), must open with a "Job stopped" panel above the others that
+says who never joined which collective (op, communicator, seq), since when and how long, the missing rank's
+state, frame and Python stack and the waiting ranks (a mismatch: which ranks called which op), with the
+verdict saying the job stopped; a hostile frame name stays text. Pages of jobs that did not stop keep the
+panel hidden.
 Last, a copy of the 8-rank page broken on purpose (a script error, the heatmap's drawing call renamed) must
 fail those checks: the test proves it notices a broken page.
 Usage: test_html_report.py STRATA_BINARY. Exit 0 on success, 1 on a failed check (never skips: a missing
@@ -114,6 +121,8 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages, window=WIND
     chain, drawn = attr(dom, "chain-svg", "data-chain-paths"), dom.count('class="chain"')
     if chain is None or int(chain) < 2 or drawn != int(chain):
         failures.append(f"blame chain: {chain} arrows recorded, {drawn} drawn")
+    if not re.search(r'<section[^>]*id="stopped-section"[^>]*\bhidden', dom):
+        failures.append("the 'Job stopped' panel is shown for a job that did not stop")
     if dom.count('class="culprit"') < 1:
         failures.append("the culprit op is not drawn on the timeline")
     timeline_rows = len(re.findall(r'<rect class="window"', dom))
@@ -209,6 +218,129 @@ def check_layers(dom, png):
     return failures
 
 
+# A hang's finding as `strata diagnose --format json` writes it (src/reports/evidence_json.cc), with a frame
+# name that would be markup if the page inserted it as HTML.
+HOSTILE = "Python <img src=x onerror=console.error('injected')> (evil.py:1)"  # recorded as a page error if run
+HANG = {
+    "cause": "hang", "layer": "python", "rank": 1, "ranks": [], "op": "Python worker (job.py:78)", "stage": None,
+    "step": None, "impact_pct": 100, "confidence": 1,
+    "summary": "rank 1 stopped: rank(s) 0, 2 have waited 8.0 s in all_reduce (pg0 #185) that rank 1 never entered",
+    "evidence": {
+        "communicator": "pg0", "seq": 185, "op": "all_reduce", "waiting_ranks": [0, 2], "missing_ranks": [1],
+        "stalled_since_unix": 1795704052.247, "stalled_for_s": 8.02, "stall_threshold_s": 5.0, "ongoing": False,
+        "missing": [{"rank": 1, "state": "blocked on a lock (futex)", "frame": "Python worker (job.py:78)",
+                     "native_frame": "[libc.so.6]",
+                     "python_stack": ["Python worker (job.py:78)", HOSTILE, "Python <module> (job.py:1)"],
+                     "kernel_wait": "futex_do_wait", "since_unix": 1795704052.25, "last_completed_seq": 184,
+                     "last_completed_op": "broadcast", "observed_by": "thread state"}],
+        "from": "recorder: collectives"}}
+MISMATCH = {
+    "cause": "collective_mismatch", "layer": "comm", "rank": 1, "ranks": [0, 1, 2], "op": "broadcast",
+    "stage": None, "step": None, "impact_pct": 100, "confidence": 1,
+    "summary": "collective mismatch at pg0 #186: rank(s) 0, 2 called all_reduce; rank(s) 1 called broadcast",
+    "evidence": {"communicator": "pg0", "seq": 186,
+                 "calls": [{"op": "all_reduce", "count": None, "ranks": [0, 2]},
+                           {"op": "broadcast", "count": 4096, "ranks": [1]}]}}
+
+
+def with_findings(page, tmp, name, first):
+    """A copy of `page` whose diagnosis starts with the findings `first`."""
+    text = open(page, encoding="utf-8").read()
+    m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
+    diagnosis = json.loads(m.group(2))
+    diagnosis["findings"] = first + diagnosis["findings"]
+    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
+    path = os.path.join(tmp, name)
+    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
+    return path
+
+
+def text_of(dom, element_id):
+    """The text of the element `element_id` (tags stripped, entities left as the DOM dump writes them)."""
+    m = re.search(r'<(\w+)[^>]*\bid="' + re.escape(element_id) + r'"[^>]*>', dom)
+    if not m:
+        return None
+    depth, i, tag = 1, m.end(), m.group(1)
+    for t in re.finditer(r"<(/?)" + tag + r"\b[^>]*>", dom[m.end():]):
+        depth += -1 if t.group(1) else 1
+        if depth == 0:
+            i = m.end() + t.start()
+            break
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom[m.end():i])).strip()
+
+
+def kv_rows(dom, table_id):
+    """{label: value} of a two-column table of the page."""
+    table = re.search(r'<table[^>]*id="' + re.escape(table_id) + r'"[^>]*>(.*?)</table>', dom, re.S)
+    rows = re.findall(r"<tr[^>]*><th>(.*?)</th><td[^>]*>(.*?)</td></tr>", table.group(1) if table else "", re.S)
+    return dict(rows)
+
+
+def check_stopped(dom, png, mismatch):
+    """The failures of the "Job stopped" panel of a page made by with_findings (hang first, or mismatch then
+    hang): shown first, saying who never joined which collective, since when and how long, the missing rank's
+    state, frame and stack, the waiting ranks; a mismatch's table of ranks and ops; all as text."""
+    failures = []
+    html = re.search(r"<html[^>]*>", dom).group(0)
+    if "data-errors=" in html or 'data-rendered="ok"' not in html:
+        failures.append(f"the page did not render cleanly: {html[:300]}")
+    sec = re.search(r'<section[^>]*id="stopped-section"[^>]*>', dom)
+    if not sec or re.search(r"\bhidden", sec.group(0)):
+        return failures + ["the 'Job stopped' panel is missing or hidden"]
+    want_cause = "collective_mismatch" if mismatch else "hang"
+    for name, want in (("data-cause", want_cause), ("data-waiting-ranks", "0,2"), ("data-missing-ranks", "1")):
+        if attr(dom, "stopped-section", name) != want:
+            failures.append(f"stopped-section {name}={attr(dom, 'stopped-section', name)!r}, expected {want!r}")
+    verdict = text_of(dom, "verdict") or ""
+    want = ("findings the job stopped at a collective mismatch: at pg0 #186, ranks 0, 2 called all_reduce; rank 1 "
+            "called broadcast of 4096 elements" if mismatch else
+            "findings the job stopped: rank 1 (blocked on a lock (futex) in Python worker (job.py:78)) never joined "
+            "all_reduce (pg0 #185); ranks 0, 2 waited 8.02 s in it")
+    if verdict != want:
+        failures.append(f"verdict {verdict!r}, expected {want!r}")
+    if text_of(dom, "stopped-verdict") != "Job stopped":
+        failures.append(f"the header does not say the job stopped: {text_of(dom, 'stopped-verdict')!r}")
+    lead = text_of(dom, "stall-lead") or ""
+    if lead != ("rank 1 never joined all_reduce (pg0 #185); ranks 0, 2 wait in it since 2026-11-26 14:40:52 UTC, "
+                "for 8.02 s."):
+        failures.append(f"the stall's lead sentence: {lead!r}")
+    facts = kv_rows(dom, "stall-facts")
+    for k, v in (("collective", "all_reduce"), ("communicator", "pg0"), ("sequence number", "185"),
+                 ("waiting ranks", "0, 2"), ("missing ranks", "1"), ("stalled since", "2026-11-26 14:40:52 UTC"),
+                 ("stalled for", "8.02 s"), ("stall threshold", "5 s"), ("still stalled at the end", "no")):
+        if facts.get(k) != v:
+            failures.append(f"stall facts: {k} = {facts.get(k)!r}, expected {v!r}")
+    rank = re.search(r'<div class="missing-rank" data-rank="1">(.*?)</ol>', dom, re.S)
+    body = rank.group(1) if rank else ""
+    for v in ("blocked on a lock (futex)", "Python worker (job.py:78)", "futex_do_wait", "broadcast #184",
+              "thread state"):
+        if f"<td>{v}</td>" not in body:
+            failures.append(f"the missing rank's block lacks {v!r}")
+    stack = re.findall(r"<li>(.*?)</li>", body)
+    if stack != ["Python worker (job.py:78)", "Python &lt;img src=x onerror=console.error('injected')&gt; (evil.py:1)",
+                 "Python &lt;module&gt; (job.py:1)"]:
+        failures.append(f"the Python stack, innermost first, as text: {stack}")
+    if "<img" in dom:
+        failures.append("a frame name became markup (an <img> element in the page)")
+    if mismatch:
+        table = re.search(r'<table id="mismatch-table">(.*?)</table>', dom, re.S)
+        rows = re.findall(r'<tr data-op="([^"]*)" class="([^"]*)"><td[^>]*>[^<]*</td><td[^>]*>([^<]*)</td>'
+                          r'<td[^>]*>([^<]*)</td></tr>', table.group(1) if table else "")
+        if rows != [("all_reduce", "", "–", "0, 2"), ("broadcast", "odd", "4096", "1")]:
+            failures.append(f"mismatch table rows {rows}")
+    # Placed first, above the other panels, and drawn in red on the first screen.
+    rect, heat = attr(dom, "stopped-section", "data-rect"), attr(dom, "heatmap-section", "data-rect")
+    if not rect or not heat:
+        return failures + ["stopped-section or heatmap-section: no position recorded"]
+    x, y, w, h = (int(v) for v in rect.split(","))
+    if not y + h <= int(heat.split(",")[1]) or y > 400:
+        failures.append(f"the panel ({rect}) is not at the top, above the heatmap ({heat})")
+    (red,), _ = region_stats(png, (x, y, w, min(h, png[1] - y)), [RED])
+    if red < 2 * (w + min(h, png[1] - y)):
+        failures.append(f"the panel's red frame and title cover {red} pixels")
+    return failures
+
+
 def report(strata, out, job, html):
     subprocess.run([strata, "diagnose", job, "--format", "html", "-o", html], check=True, capture_output=True,
                    timeout=120)
@@ -249,6 +381,13 @@ def main():
                 failures = check_layers(dom, png)
                 print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
                 failed += [f"{name}: {f}" for f in failures]
+        # A job that stopped: a hang first, then a mismatch before it.
+        for name, first, mismatch in (("hang", [HANG], False), ("mismatch, then the hang", [MISMATCH, HANG], True)):
+            page = with_findings(pages[8], tmp, name.split(",")[0] + ".html", first)
+            dom = run_chromium(page, profile, "--dump-dom", "--screenshot=" + os.path.join(profile, "stop.png"))
+            failures = check_stopped(dom, decode_png(os.path.join(profile, "stop.png")), mismatch)
+            print(f"{'ok' if not failures else 'FAIL'}: job stopped panel: {name}")
+            failed += [f"job stopped ({name}): {f}" for f in failures]
         # A broken page must fail the same checks.
         text = open(pages[8], encoding="utf-8").read()
         broken = text.replace("ctx.fillRect(label + s * cellW", "ctx.fillRectangle(label + s * cellW", 1)

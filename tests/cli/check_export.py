@@ -7,6 +7,9 @@ thread, every flow start has exactly one finish (same id), X durations >= 0, a n
 by rank, the applied clock offsets equal to the synthetic truth (up to the estimate's error), findings as
 instants on the straggler and the skipped counts in otherData. Also: -o is required, `-o -` writes to standard
 output, and a failed export leaves an existing file untouched with no temporary behind.
+structure_errors and stall_errors (how a stopped job is drawn: hang, collective mismatch) are also used by
+tests/recorder/test_hangs.py on the export of a real hang (that needs root; here, a job that did not stop must
+show no stall).
 usage: check_export.py STRATA_BINARY      Prints "N passed, N failed" last; exit 1 on any failure.
 """
 import bisect
@@ -18,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-BIN = os.path.realpath(sys.argv[1])
+BIN = os.path.realpath(sys.argv[1]) if __name__ == "__main__" else None
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(ROOT, "examples", "ddp-2rank-slow-compute")
 results = {"passed": 0, "failed": 0}
@@ -142,6 +145,68 @@ def structure_errors(trace):
     return errors[:20] + ([f"... {len(errors) - 20} more"] if len(errors) > 20 else [])
 
 
+def stall_errors(trace, diagnosis):
+    """What is wrong with how `trace` shows the stopped job of `diagnosis` (its strata.diagnosis/1 result; an empty
+    list when right). A hang: on each waiting rank an instant "waiting in OP (COMM #SEQ) for rank ..." at the start
+    of a slice "stalled in OP" as long as the stall, on a thread of its own named "stopped job"; on each missing rank
+    an instant "rank N stopped here: STATE in FRAME", where its hang finding is drawn too. A collective mismatch:
+    on each rank an instant naming what it called. Every such event on its rank's named process, never before the
+    time origin, a thread id on one process only; a job that did not stop has none."""
+    errors = []
+    stall = [e for e in trace["traceEvents"] if e.get("cat") == "strata.stall"]
+    meta = events(trace, "M")
+    named = {e["pid"] for e in meta if e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    pids_of_tid = collections.defaultdict(set)
+    for e in trace["traceEvents"]:
+        if e["tid"] != 0:
+            pids_of_tid[e["tid"]].add(e["pid"])
+    instants, slices = collections.defaultdict(list), collections.defaultdict(list)
+    for e in stall:
+        if e["pid"] not in named or e["ts"] < 0:
+            errors.append(f"stall event off its rank's process or before the origin: {e}")
+        if e["ph"] == "I" and (e.get("s") != "p" or e["tid"] != 0):
+            errors.append(f"stall instant not process-scoped: {e}")
+        (instants if e["ph"] == "I" else slices)[e["pid"]].append(e)
+    findings = diagnosis.get("findings", [])
+    hang = next((f["evidence"] for f in findings if f["cause"] == "hang"), None)
+    mismatch = next((f["evidence"] for f in findings if f["cause"] == "collective_mismatch"), None)
+    if not hang and not mismatch:
+        return errors + ([f"a job that did not stop has {len(stall)} stall events"] if stall else [])
+    if hang:
+        where = f"{hang['op']} ({hang['communicator']} #{hang['seq']})"
+        for r in hang["waiting_ranks"]:
+            wait = [e for e in instants[r] if e["name"].startswith("waiting in " + where)]
+            held = [e for e in slices[r] if e["name"] == "stalled in " + hang["op"]]
+            if len(wait) != 1 or len(held) != 1:
+                errors.append(f"rank {r}: {len(wait)} 'waiting in {where}' instants, {len(held)} stall slices")
+                continue
+            if abs(wait[0]["ts"] - held[0]["ts"]) > 0.001:
+                errors.append(f"rank {r}: the waiting instant is not at the stall's start: {wait[0]} {held[0]}")
+            if abs(held[0]["dur"] - hang["stalled_for_s"] * 1e6) > 0.01e6:
+                errors.append(f"rank {r}: stall slice of {held[0]['dur']} us, "
+                              f"the stall lasted {hang['stalled_for_s']} s")
+            if threads.get((r, held[0]["tid"])) != "stopped job" or len(pids_of_tid[held[0]["tid"]]) != 1:
+                errors.append(f"rank {r}: the stall slice is not on a 'stopped job' thread of its own: {held[0]}")
+        hang_findings = [e for e in events(trace, "I", "strata.finding") if e["args"]["cause"] == "hang"]
+        for m in hang["missing"]:
+            r = m["rank"]
+            here = [e for e in instants[r] if e["name"].startswith(f"rank {r} stopped here: {m['state']}")]
+            if len(here) != 1 or (m["frame"] and m["frame"] not in here[0]["name"]):
+                errors.append(f"rank {r}: no one 'stopped here' instant naming {m['state']!r} and {m['frame']!r}: "
+                              f"{instants[r]}")
+                continue
+            if not any(e["pid"] == r and e["ts"] == here[0]["ts"] for e in hang_findings):
+                errors.append(f"rank {r}: its hang finding is not drawn where it stopped ({here[0]['ts']} us)")
+    if mismatch:
+        for c in mismatch["calls"]:
+            for r in c["ranks"]:
+                want = f"mismatch at {mismatch['communicator']} #{mismatch['seq']}: called {c['op']}"
+                if len([e for e in instants[r] if e["name"].startswith(want)]) != 1:
+                    errors.append(f"rank {r}: no one instant {want!r}: {instants[r]}")
+    return errors
+
+
 def events(trace, ph, cat=None):
     return [e for e in trace["traceEvents"] if e["ph"] == ph and (cat is None or e.get("cat") == cat)]
 
@@ -150,63 +215,70 @@ def process_args(trace):
     return {e["pid"]: e["args"] for e in events(trace, "M") if e["name"] == "process_name"}
 
 
-with tempfile.TemporaryDirectory() as work:
-    out = os.path.join(work, "merged.json")
-    r = run("export", "--format", "perfetto", EXAMPLE, "-o", out)
-    check("example exports", r.returncode == 0 and os.path.exists(out), r.stderr)
-    trace = json.load(open(out))
-    errs = structure_errors(trace)
-    check("example is well-formed", not errs, "; ".join(errs[:5]))
-    names = {p: a["name"] for p, a in process_args(trace).items()}
-    check("a process per rank", names == {0: "rank 0", 1: "rank 1"}, str(names))
-    finding = [e for e in events(trace, "I", "strata.finding")]
-    check("the finding is an instant on rank 1", len(finding) == 1 and finding[0]["pid"] == 1, str(finding))
-    blame = events(trace, "s", "strata.blame")
-    check("blame arrows leave rank 1", blame and all(e["pid"] == 1 for e in blame), str(blame[:2]))
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "merged.json")
+        r = run("export", "--format", "perfetto", EXAMPLE, "-o", out)
+        check("example exports", r.returncode == 0 and os.path.exists(out), r.stderr)
+        trace = json.load(open(out))
+        errs = structure_errors(trace)
+        check("example is well-formed", not errs, "; ".join(errs[:5]))
+        names = {p: a["name"] for p, a in process_args(trace).items()}
+        check("a process per rank", names == {0: "rank 0", 1: "rank 1"}, str(names))
+        finding = [e for e in events(trace, "I", "strata.finding")]
+        check("the finding is an instant on rank 1", len(finding) == 1 and finding[0]["pid"] == 1, str(finding))
+        blame = events(trace, "s", "strata.blame")
+        check("blame arrows leave rank 1", blame and all(e["pid"] == 1 for e in blame), str(blame[:2]))
 
-    r = run("export", EXAMPLE, "-o", "-")
-    check("-o - writes to standard output", r.returncode == 0 and not structure_errors(json.loads(r.stdout)),
-          r.stderr)
-    with gzip.open(os.path.join(EXAMPLE, "rank-0.json.gz"), "rt") as f:
-        r = subprocess.run([BIN, "export", "-", "-o", "-"], input=f.read(), capture_output=True, text=True)
-    check("- reads standard input", r.returncode == 0 and not structure_errors(json.loads(r.stdout)), r.stderr)
-    r = run("export", EXAMPLE)
-    check("-o is required", r.returncode == 2 and "output" in r.stderr, f"{r.returncode} {r.stderr}")
-    r = run("export", "--help")
-    check("--help", r.returncode == 0 and "perfetto" in r.stdout, r.stderr)
+        r = run("export", EXAMPLE, "-o", "-")
+        check("-o - writes to standard output", r.returncode == 0 and not structure_errors(json.loads(r.stdout)),
+              r.stderr)
+        with gzip.open(os.path.join(EXAMPLE, "rank-0.json.gz"), "rt") as f:
+            r = subprocess.run([BIN, "export", "-", "-o", "-"], input=f.read(), capture_output=True, text=True)
+        check("- reads standard input", r.returncode == 0 and not structure_errors(json.loads(r.stdout)), r.stderr)
+        r = run("export", EXAMPLE)
+        check("-o is required", r.returncode == 2 and "output" in r.stderr, f"{r.returncode} {r.stderr}")
+        r = run("export", "--help")
+        check("--help", r.returncode == 0 and "perfetto" in r.stdout, r.stderr)
 
-    # A failed export leaves the existing file as it was, and no temporary.
-    with open(out, "w") as f:
-        f.write("keep")
-    r = run("export", os.path.join(work, "missing.json"), "-o", out)
-    check("unreadable input: exit 1 naming it", r.returncode == 1 and "missing.json" in r.stderr, r.stderr)
-    check("unreadable input: output untouched", open(out).read() == "keep" and os.listdir(work) == ["merged.json"],
-          str(os.listdir(work)))
-    r = run("export", EXAMPLE, "-o", os.path.join(work, "no-such-dir", "x.json"))
-    check("unwritable output: exit 1", r.returncode == 1 and "no-such-dir" in r.stderr, r.stderr)
+        # A failed export leaves the existing file as it was, and no temporary.
+        with open(out, "w") as f:
+            f.write("keep")
+        r = run("export", os.path.join(work, "missing.json"), "-o", out)
+        check("unreadable input: exit 1 naming it", r.returncode == 1 and "missing.json" in r.stderr, r.stderr)
+        check("unreadable input: output untouched", open(out).read() == "keep" and os.listdir(work) == ["merged.json"],
+              str(os.listdir(work)))
+        r = run("export", EXAMPLE, "-o", os.path.join(work, "no-such-dir", "x.json"))
+        check("unwritable output: exit 1", r.returncode == 1 and "no-such-dir" in r.stderr, r.stderr)
 
-    # Synthetic job: known clock skew, a slow rank, host counters.
-    job = os.path.join(work, "synth")
-    r = run("synth", "-o", job, "--ranks", "8", "--fault", "slow_compute", "--fault-rank", "5", "--counters",
-            "--clock-skew-us", "50000", "--no-progress")
-    check("synth job written", r.returncode == 0, r.stderr)
-    r = run("export", job, "-o", out)
-    check("synth job exports", r.returncode == 0, r.stderr)
-    trace = json.load(open(out))
-    errs = structure_errors(trace)
-    check("synth export is well-formed", not errs, "; ".join(errs[:5]))
-    truth = json.load(open(os.path.join(job, "truth.json")))
-    want = {int(k): v for k, v in truth["clock_offsets_us"].items()}
-    got = {p: a["clock_offset_us"] for p, a in process_args(trace).items()}
-    # Offsets are estimated relative to the ranks' median: compare differences to rank 0.
-    worst = max(abs((got[r] - got[0]) - (want[r] - want[0])) for r in want)
-    check("applied offsets equal the injected skew (within 20 us)", sorted(got) == sorted(want) and worst < 20,
-          f"worst error {worst} us; got {got}, truth {want}")
-    check("host counters are counter tracks", len(events(trace, "C")) > 0)
-    finding = events(trace, "I", "strata.finding")
-    check("findings drawn on the slow rank", finding and finding[0]["pid"] == 5, str(finding[:1]))
-    check("blame arrows from the slow rank to its 7 peers",
-          len({e["pid"] for e in events(trace, "f", "strata.blame")}) == 7, "")
+        # Synthetic job: known clock skew, a slow rank, host counters.
+        job = os.path.join(work, "synth")
+        r = run("synth", "-o", job, "--ranks", "8", "--fault", "slow_compute", "--fault-rank", "5", "--counters",
+                "--clock-skew-us", "50000", "--no-progress")
+        check("synth job written", r.returncode == 0, r.stderr)
+        r = run("export", job, "-o", out)
+        check("synth job exports", r.returncode == 0, r.stderr)
+        trace = json.load(open(out))
+        errs = structure_errors(trace)
+        check("synth export is well-formed", not errs, "; ".join(errs[:5]))
+        truth = json.load(open(os.path.join(job, "truth.json")))
+        want = {int(k): v for k, v in truth["clock_offsets_us"].items()}
+        got = {p: a["clock_offset_us"] for p, a in process_args(trace).items()}
+        # Offsets are estimated relative to the ranks' median: compare differences to rank 0.
+        worst = max(abs((got[r] - got[0]) - (want[r] - want[0])) for r in want)
+        check("applied offsets equal the injected skew (within 20 us)", sorted(got) == sorted(want) and worst < 20,
+              f"worst error {worst} us; got {got}, truth {want}")
+        check("host counters are counter tracks", len(events(trace, "C")) > 0)
+        finding = events(trace, "I", "strata.finding")
+        check("findings drawn on the slow rank", finding and finding[0]["pid"] == 5, str(finding[:1]))
+        check("blame arrows from the slow rank to its 7 peers",
+              len({e["pid"] for e in events(trace, "f", "strata.blame")}) == 7, "")
+        r = run("diagnose", "--format", "json", job)
+        errs = stall_errors(trace, json.loads(r.stdout)) if r.returncode == 0 else [r.stderr]
+        check("a job that did not stop shows no stall", not errs, "; ".join(errs[:3]))
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
 
-print(f"{results['passed']} passed, {results['failed']} failed")
-sys.exit(1 if results["failed"] else 0)
+
+if __name__ == "__main__":
+    sys.exit(main())

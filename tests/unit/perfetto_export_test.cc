@@ -6,6 +6,11 @@
 // A constructed recording (no profiler) exports its layers: off-CPU intervals, run-queue waits, GC pauses
 // and host counters as tracks and counters of the rank that recorded them, and the host in the process name.
 // The streaming form hands the same text to its sink in bounded pieces and stops at the sink's first error.
+// A recorded job that stopped (issue 22) shows it: for a hang, an instant on each waiting rank where the stall
+// began, a "stalled in all_reduce" slice as long as it lasted on a track of its own, and an instant where the
+// missing rank stopped naming its state and frame (its hang finding drawn there); for a collective mismatch,
+// an instant on each rank where it called its side. Unix times land on the rank's aligned clock, nothing
+// before the time origin; a result whose recording is not given leaves them out, counted.
 #include "reports/perfetto_export.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/diagnosis/stall.h"
 #include "diag_test_util.h"
 #include "importers/recording_trace.h"
 #include "reports/evidence_json.h"
@@ -213,6 +219,155 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
       EXPECT_NEAR(x["ts"].get<double>() * 1000.0 + static_cast<double>(origin) + offset_us * 1000.0, 305.0 * kMs, 1.0);
       EXPECT_NEAR(x["dur"].get<double>(), 4000.0, 0.001);
     }
+}
+
+// A 3-rank gloo job on one host (pid 10 + rank, its gloo thread pid + 100) calling c10d's allreduce and then
+// gloo's algorithm every 100 ms from 1 s on; the host's wall clock is `kWall` ahead of its monotonic clock.
+// hang: rank 1 stops after 3 collectives, blocked on a lock since 1.25 s; ranks 0 and 2 wait in #3 until the
+// recording ends at 31 s. Else (mismatch): at #2 rank 1 calls broadcast where ranks 0 and 2 call all_reduce.
+constexpr int64_t kWall = 1'700'000'000 * kSec;
+
+RecordedRun StoppedJob(bool hang) {
+  RecordedSegment seg;
+  seg.launched = true;
+  seg.end_ns = hang ? 31 * kSec : 2 * kSec;
+  seg.data.header.realtime_minus_monotonic_ns = kWall;
+  seg.probes = {{"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", "collective_enqueue", "libtorch_cpu.so"},
+                {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libtorch_cpu.so"},
+                {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", "collective_enqueue", "libtorch_cpu.so"},
+                {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", "collective", "libtorch_cpu.so"}};
+  for (int r = 0; r < 3; ++r) {
+    const auto pid = static_cast<uint32_t>(10 + r);
+    seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
+    for (int k = 0; k < 4; ++k) {
+      if (hang && k == 3 && r == 1) break;
+      const bool odd = !hang && r == 1 && k == 2;
+      const uint32_t c10d = odd ? 2 : 0, algo = odd ? 3 : 1;
+      const auto t = static_cast<uint64_t>(kSec + k * 100 * kMs);
+      seg.data.call_enters.push_back({pid, pid, c10d, t, 0xab, 0});
+      seg.data.calls.push_back({pid, pid, c10d, t, t + 10'000});
+      seg.data.call_enters.push_back({pid + 100, pid, algo, t + 20'000, 0, 0});
+      if (!hang || k < 3) seg.data.calls.push_back({pid + 100, pid, algo, t + 20'000, t + 5 * kMs});
+    }
+  }
+  if (hang) {
+    const uint64_t since = kSec + 250 * kMs;
+    seg.thread_states.push_back({11, 11, since + 2 * kSec, since, 1, "202", "futex_wait_queue", -1, -1, 0});
+    seg.data.meta.push_back({{"type", "py_stack"},
+                             {"pid", 11},
+                             {"id", 0},
+                             {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
+  }
+  RecordedRun run;
+  run.segments.push_back(std::move(seg));
+  return run;
+}
+
+struct StoppedExport {
+  diagnosis::DiagnosisResult result;
+  nlohmann::json trace;
+  PerfettoExportStats stats;
+  /// An event's Unix time (ns): its written µs put back on the rank's own clock, then on the wall clock.
+  double UnixNs(const nlohmann::json& ev, double plus_us = 0) const {
+    const double origin = static_cast<double>(trace["otherData"]["time_origin_ns"].get<int64_t>());
+    const double offset_us = result.clock_offsets_us.at(ev["pid"].get<int>());
+    return (ev["ts"].get<double>() + plus_us + offset_us) * 1000.0 + origin + static_cast<double>(kWall);
+  }
+};
+
+StoppedExport ExportStopped(bool hang) {
+  StoppedExport e;
+  const RecordedRun run = StoppedJob(hang);
+  auto store = TraceStoreFromRecording(run);
+  EXPECT_TRUE(store.ok()) << store.error();
+  if (!store.ok()) return e;
+  e.result = diagnosis::Diagnose(store.value(), {}, &run);
+  e.trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, e.result, {}, &e.stats));
+  return e;
+}
+
+TEST(PerfettoExport, AHangIsDrawnOnTheWaitingRanksAndWhereTheMissingRankStopped) {
+  const StoppedExport e = ExportStopped(true);
+  ASSERT_FALSE(e.result.findings.empty());
+  ASSERT_EQ(e.result.findings.front().cause, diagnosis::Cause::kHang);
+  const diagnosis::StallEvidence* stall = diagnosis::JobStall(e.result);
+  ASSERT_NE(stall, nullptr);
+  const double since_ns = stall->stalled_since_unix * 1e9;
+  std::map<int64_t, std::string> thread_names;  // tid -> name
+  std::map<int64_t, std::set<int>> pids_of_tid;
+  for (const auto& ev : e.trace["traceEvents"]) {
+    EXPECT_GE(ev["ts"].get<double>(), 0.0) << ev.dump();
+    if (ev["ph"] == "M" && ev["name"] == "thread_name") thread_names[ev["tid"].get<int64_t>()] = ev["args"]["name"];
+    if (ev["tid"].get<int64_t>() != 0) pids_of_tid[ev["tid"].get<int64_t>()].insert(ev["pid"].get<int>());
+  }
+  for (const auto& [tid, pids] : pids_of_tid) EXPECT_EQ(pids.size(), 1u) << "tid " << tid;
+  // Ranks 0 and 2: where the stall began, and a slice as long as it lasted on a "stopped job" track.
+  std::map<int, nlohmann::json> waiting, slices, stopped;
+  for (const auto& ev : Events(e.trace, "I", "strata.stall")) {
+    EXPECT_EQ(ev["s"], "p");
+    EXPECT_EQ(ev["tid"], 0);
+    (ev["pid"] == 1 ? stopped : waiting)[ev["pid"].get<int>()] = ev;
+  }
+  for (const auto& ev : Events(e.trace, "X", "strata.stall")) slices[ev["pid"].get<int>()] = ev;
+  ASSERT_EQ(waiting.size(), 2u);
+  ASSERT_EQ(slices.size(), 2u);
+  for (const int r : {0, 2}) {
+    EXPECT_EQ(waiting[r]["name"], "waiting in all_reduce (pg0 #3) for rank 1");
+    EXPECT_NEAR(e.UnixNs(waiting[r]), since_ns, 1000.0) << "rank " << r;
+    EXPECT_EQ(waiting[r]["args"]["missing_ranks"], nlohmann::json::array({1}));
+    const nlohmann::json& x = slices[r];
+    EXPECT_EQ(x["name"], "stalled in all_reduce");
+    EXPECT_EQ(thread_names[x["tid"].get<int64_t>()], "stopped job");
+    EXPECT_NEAR(e.UnixNs(x), since_ns, 1000.0);
+    EXPECT_NEAR(x["dur"].get<double>(), stall->stalled_for_s * 1e6, 1.0);
+    EXPECT_NEAR(stall->stalled_for_s, 31 - 1.205, 0.01);  // the last completion (#2) to the recording's end
+  }
+  // Rank 1: where it stopped (its state's start), naming the state, the frame and the Python stack.
+  ASSERT_EQ(stopped.size(), 1u);
+  const nlohmann::json& s = stopped[1];
+  EXPECT_EQ(s["name"], "rank 1 stopped here: blocked on a lock (futex) in Python blocked (job.py:7)");
+  EXPECT_NEAR(e.UnixNs(s), static_cast<double>(kWall + kSec + 250 * kMs), 1000.0);
+  EXPECT_EQ(s["args"]["python_stack"], nlohmann::json::array({"Python blocked (job.py:7)"}));
+  EXPECT_EQ(s["args"]["last_completed"], "all_reduce #2");
+  // The hang finding is drawn where rank 1 stopped, not at the start of the timeline.
+  const auto findings = Events(e.trace, "I", "strata.finding");
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings.front()["pid"], 1);
+  EXPECT_EQ(findings.front()["ts"], s["ts"]);
+  EXPECT_EQ(e.stats.stall_events, 5u);
+  EXPECT_FALSE(e.trace["otherData"]["export_skipped"].contains("recorder_unplaced_stall_event"));
+}
+
+TEST(PerfettoExport, AMismatchIsAnInstantOnEachRankWhereItCalledItsSide) {
+  const StoppedExport e = ExportStopped(false);
+  ASSERT_FALSE(e.result.findings.empty());
+  ASSERT_EQ(e.result.findings.front().cause, diagnosis::Cause::kCollectiveMismatch);
+  std::map<int, nlohmann::json> at;
+  for (const auto& ev : Events(e.trace, "I", "strata.stall")) at[ev["pid"].get<int>()] = ev;
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_EQ(at[1]["name"], "mismatch at pg0 #2: called broadcast; ranks 0, 2 called all_reduce");
+  EXPECT_EQ(at[0]["name"], "mismatch at pg0 #2: called all_reduce; rank 1 called broadcast");
+  EXPECT_EQ(at[2]["name"], at[0]["name"]);
+  for (const auto& [r, ev] : at) {
+    EXPECT_NEAR(e.UnixNs(ev), static_cast<double>(kWall + kSec + 200 * kMs), 1000.0) << "rank " << r;  // #2's call
+    EXPECT_EQ(ev["args"]["calls"].size(), 2u);
+  }
+  EXPECT_TRUE(Events(e.trace, "X", "strata.stall").empty());
+  const auto findings = Events(e.trace, "I", "strata.finding");
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings.front()["pid"], 1);
+  EXPECT_EQ(findings.front()["ts"], at[1]["ts"]);
+}
+
+TEST(PerfettoExport, AStallWithoutItsRecordingIsLeftOutAndCounted) {
+  // The result of a recorded hang exported over the traces alone: nowhere to place its Unix times.
+  const StoppedExport stopped = ExportStopped(true);
+  const TraceStore store = LoadDdp(TwoRanksOneSlow());
+  const nlohmann::json trace =
+      nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, stopped.result, {}, nullptr));
+  EXPECT_TRUE(Events(trace, "I", "strata.stall").empty());
+  EXPECT_EQ(trace["otherData"]["export_skipped"]["recorder_unplaced_stall_event"], 5);
+  for (const auto& ev : trace["traceEvents"]) EXPECT_GE(ev["ts"].get<double>(), 0.0) << ev.dump();
 }
 
 TEST(PerfettoExport, StreamsTheSameTextInBoundedPieces) {
