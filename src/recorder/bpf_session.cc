@@ -175,7 +175,8 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
   size_t attached = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const ProbePoint& p = points[i];
-    const bool collective = p.kind == ProbeKind::kCollective || p.kind == ProbeKind::kCollectiveEnqueue;
+    const bool collective = p.kind == ProbeKind::kCollective || p.kind == ProbeKind::kCollectiveEnqueue ||
+                            p.kind == ProbeKind::kCollectiveDone;
     const uint64_t cookie = static_cast<uint64_t>(i) | (p.emit ? STRATA_PROBE_EMIT : 0) |
                             (p.emit && collective ? STRATA_PROBE_ENTRY : 0) |
                             (p.symbol.rfind("c10d::", 0) == 0 ? STRATA_PROBE_ARG2 : 0);
@@ -190,15 +191,16 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
       if (notes) notes->push_back(fmt::format("cannot probe {} in {}: {}", p.symbol, p.library, Errno(errno)));
       continue;
     }
-    bpf_link* ret = bpf_program__attach_uprobe_opts(skel_->progs.on_call_return, -1, p.library.c_str(), p.file_offset,
-                                                    &return_opts);
-    if (!ret) {
+    bpf_link* ret = !p.returns ? nullptr
+                               : bpf_program__attach_uprobe_opts(skel_->progs.on_call_return, -1, p.library.c_str(),
+                                                                 p.file_offset, &return_opts);
+    if (p.returns && !ret) {
       bpf_link__destroy(enter);
       if (notes) notes->push_back(fmt::format("cannot probe {} in {}: {}", p.symbol, p.library, Errno(errno)));
       continue;
     }
     links_.push_back(enter);
-    links_.push_back(ret);
+    if (ret) links_.push_back(ret);
     ++attached;
   }
   return attached;

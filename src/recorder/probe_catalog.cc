@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,8 @@ std::string_view ProbeKindName(ProbeKind kind) {
       return "collective";
     case ProbeKind::kCollectiveEnqueue:
       return "collective_enqueue";
+    case ProbeKind::kCollectiveDone:
+      return "collective_done";
     case ProbeKind::kGroup:
       return "group";
     case ProbeKind::kCudaSync:
@@ -70,6 +73,8 @@ const std::vector<ProbeSpec>& DefaultProbeSpecs() {
                                                                               {"gloo::gather", "gather"},
                                                                               {"gloo::scatter", "scatter"}})
       s.push_back({{kGloo, kTorchCpu}, fn, op, ProbeKind::kCollective});
+    // Where the gloo work of c10d completes (successfully: an error leaves the algorithm uncompleted).
+    s.push_back({{kTorchCpu}, "c10d::ProcessGroupGloo::AsyncWork::finishWorkGloo", "done", ProbeKind::kCollectiveDone});
     for (std::string_view pg : {"c10d::ProcessGroupGloo::", "c10d::ProcessGroupNCCL::"}) {
       const bool nccl = pg.find("NCCL") != std::string_view::npos;
       for (auto [fn, op] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
@@ -185,6 +190,12 @@ std::vector<ProbePoint> ResolveProbes(const std::vector<std::string>& libraries,
     }
     if (notes) notes->push_back(fmt::format("{}: {} probe points", library, found));
   }
+  // Gloo is PyTorch's own (linked into libtorch_cpu) or a libgloo that only c10d uses (Debian's): where c10d's
+  // completion is probed, it stands for the algorithms' returns.
+  const bool completes = std::any_of(points.begin(), points.end(),
+                                     [](const ProbePoint& p) { return p.kind == ProbeKind::kCollectiveDone; });
+  for (ProbePoint& p : points)
+    if (p.kind == ProbeKind::kCollectiveDone || (p.kind == ProbeKind::kCollective && completes)) p.returns = false;
   return points;
 }
 

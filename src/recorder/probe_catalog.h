@@ -15,6 +15,7 @@ namespace strata::recorder {
 
 enum class ProbeKind {
   kCollective,         // a blocking collective algorithm (gloo): entry = arrival, return = completion
+  kCollectiveDone,     // c10d's gloo work finished (finishWorkGloo): the completion of the thread's algorithm
   kCollectiveEnqueue,  // a process group's collective call (c10d, NCCL API): host-side cost, issue time
   kGroup,              // NCCL group start/end
   kCudaSync,           // a CUDA call that blocks the host until the device catches up
@@ -38,13 +39,19 @@ struct ProbePoint {
   ProbeKind kind;
   uint64_t file_offset = 0;
   bool emit = true;  // one event per call (else counted only)
+  // A return probe too. Off for gloo's algorithms when c10d's completion is probed (kCollectiveDone): a C++
+  // exception (gloo's timeout) cannot unwind through a return probe's trampoline, and the rank would abort
+  // (SIGABRT) instead of raising the error to Python.
+  bool returns = true;
 };
 
 // Libraries that may hold probe points: the ldconfig cache, `extra` paths (files or directories) and
 // the libraries mapped by `pids`. Returns real paths, one per file.
 std::vector<std::string> FindProbeLibraries(const std::vector<std::string>& extra, const std::vector<int>& pids);
 
-// Resolves the specs against the libraries; `notes` gets one line per library searched.
+// Resolves the specs against the libraries; `notes` gets one line per library searched. When c10d's gloo
+// completion (kCollectiveDone) is found, gloo's algorithms get no return probe (see ProbePoint::returns): the
+// gloo they probe is then c10d's (PyTorch links its own, or Debian's libgloo serves only c10d).
 std::vector<ProbePoint> ResolveProbes(const std::vector<std::string>& libraries, const std::vector<ProbeSpec>& specs,
                                       std::vector<std::string>* notes);
 

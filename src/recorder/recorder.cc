@@ -110,6 +110,7 @@ class Recording {
 
  private:
   void OnEvent(const void* data, size_t size);
+  void OnCallEnter(const strata_event_header& h, const strata_call_enter_event& e);
   void SeeProcess(int pid, int ppid, uint64_t ts);
   void RefreshMaps();
   void MapStackOf(uint32_t tgid, int32_t stack_id);
@@ -152,6 +153,7 @@ class Recording {
   std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
   std::set<std::string> python_notes_;
   std::map<int, uint64_t> stuck_reported_;
+  std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
   std::unique_ptr<StackSymbolizer> live_symbolizer_;  // names stuck threads' stacks while the job runs  // main thread
                                                       // -> the off-CPU start its thread_state was written for
   std::vector<std::string> notes_;
@@ -269,8 +271,7 @@ void Recording::OnEvent(const void* data, size_t size) {
     }
     case STRATA_EV_CALL_ENTER: {
       if (size < sizeof(strata_call_enter_event)) return;
-      const auto* e = static_cast<const strata_call_enter_event*>(data);
-      writer_.Append(segments::CallEnterRow{h->tid, h->tgid, e->probe, h->ts, e->arg, 0});
+      OnCallEnter(*h, *static_cast<const strata_call_enter_event*>(data));
       break;
     }
     case STRATA_EV_CALL: {
@@ -357,6 +358,23 @@ void Recording::WriteStackNow(uint32_t tgid, int32_t id, bool kernel) {
   if (it == processes_.end()) return;
   for (const Frame& f : symbolizer.User(it->second.maps, session_.Stack(id))) frames.push_back(f.ToJson());
   writer_.AppendMeta({{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}});
+}
+
+// A collective entered. Gloo's algorithms have no return probe where c10d's completion is probed (a C++
+// exception cannot unwind through one: probe_catalog.h): the call row of the thread's algorithm is written
+// when c10d finishes its work on that thread. An error finishes nothing: the algorithm stays entered, never
+// completed, as a rank that timed out waiting in it.
+void Recording::OnCallEnter(const strata_event_header& h, const strata_call_enter_event& e) {
+  const ProbePoint* probe = e.probe < probes_.size() ? &probes_[e.probe] : nullptr;
+  if (probe && probe->kind == ProbeKind::kCollectiveDone) {
+    auto it = open_algorithms_.find(h.tid);
+    if (it == open_algorithms_.end()) return;
+    writer_.Append(segments::CallRow{h.tid, h.tgid, it->second.first, it->second.second, h.ts});
+    open_algorithms_.erase(it);
+    return;
+  }
+  if (probe && probe->kind == ProbeKind::kCollective && !probe->returns) open_algorithms_[h.tid] = {e.probe, h.ts};
+  writer_.Append(segments::CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, 0});
 }
 
 std::vector<int> Recording::LivePids() const {

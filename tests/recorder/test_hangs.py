@@ -6,7 +6,8 @@ fault-1.json when it stops; its peers' exit codes come from the launcher), never
 
 usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
   lock, data_read, spin        post-mortem: `hang` on rank 1, its state and frame, ranks 0 and 2 waiting in
-                               all_reduce; the text report's first line says the job stopped, and who
+                               all_reduce; the text report's first line says the job stopped, and who; the
+                               Perfetto export draws the stall and where rank 1 stopped
   skip_collective              post-mortem: `collective_mismatch` naming rank 1's broadcast against ranks
                                0 and 2's all_reduce at the same sequence number
   crashed_rank                 post-mortem: rank 1 exits with code 3; the job is not healthy and says so
@@ -28,7 +29,9 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "agent"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 from accuracy_lib.recorder_teardown import wait_recorders_gone  # noqa: E402
+from check_export import stall_errors, structure_errors  # noqa: E402
 from checks import free_port  # noqa: E402
 
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -71,6 +74,19 @@ def check_schema(result):
     expect(not errors, f"the result breaks the contract: {errors[:3]}")
 
 
+def check_export(tmp, d):
+    """The Perfetto export of the recording shows the stopped job as tests/cli/check_export.py's rules say (a
+    hang: the waiting ranks' stall and where rank 1 stopped; a mismatch: what each rank called)."""
+    segs = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".sseg")]
+    out = os.path.join(tmp, "merged.json")
+    r = subprocess.run([STRATA, "export", *segs, "-o", out], capture_output=True, text=True)
+    expect(r.returncode == 0, f"export failed: {r.stderr}")
+    with open(out) as f:
+        trace = json.load(f)
+    errors = structure_errors(trace) + stall_errors(trace, d)
+    expect(not errors, f"the export does not show the stopped job: {errors[:3]}")
+
+
 def fault_took(truth):
     """The injector's word: rank 1 stopped (it wrote its mark) and its peers did not finish cleanly."""
     expect(truth.get("fault_unix") is not None, f"the fault did not take (no mark from rank 1): {truth}")
@@ -100,10 +116,15 @@ def check_post_mortem_hang(tmp, fault, state, frame):
     expect(m["frame"] and frame in m["frame"], f"rank 1's frame is {m['frame']!r}, expected {frame!r} in it")
     expect(e["stalled_for_s"] >= PG_TIMEOUT_S - 1, f"stalled for {e['stalled_for_s']} s")
     expect(f["impact_pct"] == 100, f"impact {f['impact_pct']}")
+    # The recorder does not change how the job fails: gloo's timeout reaches Python as a RuntimeError (exit 1),
+    # not an abort (a return probe on gloo's algorithms made it SIGABRT).
+    expect(truth["exit_codes"]["0"] == 1 and truth["exit_codes"]["2"] == 1,
+           f"the waiting ranks did not exit with gloo's error (code 1): {truth['exit_codes']}")
     expect(d["status"] == "findings", f"status {d['status']}")
     first = text.splitlines()[0]
     expect(first.startswith("verdict: the job stopped: rank 1") and "all_reduce" in text.splitlines()[1] + first,
            f"the text report's first line: {first!r}")
+    check_export(tmp, d)
 
 
 def test_lock(tmp):
@@ -127,6 +148,7 @@ def test_skip_collective(tmp):
     expect(sides == {"all_reduce": [0, 2], "broadcast": [1]}, f"sides {sides}")
     expect(mism[0]["rank"] == 1, f"the odd rank out is {mism[0]['rank']}")
     expect(d["status"] == "findings", f"status {d['status']}")
+    check_export(tmp, d)
 
 
 def test_crashed_rank(tmp):
@@ -197,7 +219,7 @@ def check_live(tmp, fault, state):
         latency = f["detected_at"] - truth["fault_unix"]
         print(f"     live {fault}: detected {latency:.1f} s after rank 1 stopped")
         expect(latency <= LIVE_LIMIT_S, f"detected {latency:.1f} s after the stop (limit {LIVE_LIMIT_S} s)")
-        expect(f["rank"] == 1, f"the live hang names rank {f['rank']}")
+        expect(f["rank"] == 1, f"the live hang names rank {f['rank']}: {f['summary']}")
         expect(state in f["summary"], f"the live summary does not say {state!r}: {f['summary']}")
         expect(j["status"] != "healthy" and j.get("stalled") is True, f"status {j['status']}, stalled {j.get('stalled')}")
         expect(f'strata_job_stalled{{training_job="{job_id}"}} 1' in metric, "strata_job_stalled is not 1")
