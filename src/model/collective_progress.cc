@@ -249,6 +249,8 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
     const int64_t end = now_unix_ns ? *now_unix_ns : ToUnix(seg, SegmentEnd(seg));
     out.end_unix_ns = std::max(out.end_unix_ns, end);
     for (const auto& [pid, proc] : seg.processes)
+      if (proc.rank) out.ranks_seen.insert(*proc.rank);
+    for (const auto& [pid, proc] : seg.processes)
       if (proc.world_size && *proc.world_size > 0)
         out.world_size = std::max(out.world_size.value_or(0), *proc.world_size);
     for (const RecordedCommunicator& c : seg.communicators)
@@ -263,6 +265,7 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
       if (HasPluginRows(rows)) {
         rp.calls = FromPlugin(rows);
         rp.tracks_completion = true;
+        rp.device = true;
       } else {
         all_from_start &= seg.launched;
         rp.calls = FromHostProbes(rows, &rp.tracks_completion);

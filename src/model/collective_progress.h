@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct RankProgress {
   size_t segment = 0;                 // index in RecordedRun::segments
   std::vector<RankCollective> calls;  // in call order
   bool tracks_completion = false;     // the recording sees its collectives complete (see above)
+  bool device = false;                // from the NCCL plugin: kEnqueued means its kernel has not started
   std::optional<int64_t> exited_unix_ns;
   std::optional<int> exit_code, exit_signal;
   int64_t horizon_unix_ns = 0;  // the last instant the recording speaks for the rank: its exit or the end
@@ -61,6 +63,7 @@ struct RankProgress {
 
 struct CollectiveProgress {
   std::map<int32_t, RankProgress> ranks;  // ranks with at least one collective call recorded
+  std::set<int32_t> ranks_seen;           // ranks with a process in the recording (calls or not)
   std::optional<int32_t> world_size;      // from the processes' WORLD_SIZE or the plugin's communicator
   int64_t end_unix_ns = 0;                // the recording's end (or `now` live)
   bool aligned_by_time = false;           // sequence numbers were aligned by completion times

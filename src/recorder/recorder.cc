@@ -138,6 +138,7 @@ class Recording {
   std::vector<int> LivePids() const;
 
   const RecordOptions& options_;
+  std::vector<int> pids_;  // the --pid processes alive at the start (options_.pids less those already gone)
   BpfSession session_;
   segments::SegmentWriter writer_;
   HostCounterSampler* counters_ = nullptr;
@@ -481,8 +482,12 @@ void Recording::WriteFinalMeta() {
 Status Recording::Prepare() {
   if (options_.command.empty() && options_.pids.empty())
     return Status::Error("give a command after -- or at least one --pid");
-  for (int pid : options_.pids)
-    if (pid <= 0 || !ProcessAlive(pid)) return Status::Error(fmt::format("no process with pid {}", pid));
+  // Pids gone by now are left out (noted) as long as one is alive: a job's process that ended between being
+  // listed and the recorder starting (the agent lists them a second before) must not lose the others.
+  std::vector<int> gone;
+  for (int pid : options_.pids) (pid > 0 && ProcessAlive(pid) ? pids_ : gone).push_back(pid);
+  if (!gone.empty() && pids_.empty()) return Status::Error(fmt::format("no process with pid {}", gone.front()));
+  for (int pid : gone) Note(fmt::format("no process with pid {}: left out", pid));
   if (auto st = session_.Load(options_.follow_children); !st.ok()) return st;
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
@@ -510,7 +515,7 @@ Status Recording::Launch(CommandLauncher& launcher) {
     processes_[child.value()].first_seen_ns = start_mono_;
     (void)session_.Trace(child.value());
   }
-  for (int pid : options_.pids) {
+  for (int pid : pids_) {
     if (auto st = session_.Trace(pid); !st.ok()) Note(st.message());
     SeeProcess(pid, 0, start_mono_);
   }
@@ -524,7 +529,7 @@ Status Recording::Launch(CommandLauncher& launcher) {
 
 void Recording::AttachProbePoints() {
   std::vector<std::string> probe_notes;
-  probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, options_.pids), DefaultProbeSpecs(), &probe_notes);
+  probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, pids_), DefaultProbeSpecs(), &probe_notes);
   const size_t attached = session_.AttachProbes(probes_, &probe_notes);
   for (const std::string& n : probe_notes) notes_.push_back(n);
   for (size_t i = 0; i < probes_.size(); ++i)
@@ -543,7 +548,7 @@ void Recording::AttachGcProbes() {
   std::set<std::string> pythons(options_.pythons.begin(), options_.pythons.end());
   std::error_code ec;
   if (auto p = std::filesystem::canonical("/usr/bin/python3", ec); !ec) pythons.insert(p.string());
-  for (int pid : options_.pids)
+  for (int pid : pids_)
     if (auto p = std::filesystem::canonical(fmt::format("/proc/{}/exe", pid), ec);
         !ec && p.filename().string().rfind("python", 0) == 0)
       pythons.insert(p.string());
@@ -633,7 +638,7 @@ int Recording::Loop(CommandLauncher& launcher) {
     } else {
       if (g_stop_signal != 0) break;
       bool any_alive = false;
-      for (int pid : options_.pids) any_alive = any_alive || ProcessAlive(pid);
+      for (int pid : pids_) any_alive = any_alive || ProcessAlive(pid);
       if (!any_alive) {
         Note("every attached process has exited");
         break;
@@ -652,7 +657,7 @@ Status Recording::Finish() {
   writer_.AppendMeta({{"type", "recording"},
                       {"host", HostName()},
                       {"command", options_.command},
-                      {"pids", options_.pids},
+                      {"pids", pids_},
                       {"start_ns", start_mono_},
                       {"sample_hz", options_.sample_hz},
                       {"counter_hz", options_.counter_hz},

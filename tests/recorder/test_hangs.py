@@ -204,6 +204,8 @@ def check_live(tmp, fault, state):
             mark = os.path.join(out, "fault-1.json")
             for j in (j for j in status["jobs"] if j["job"] == job_id):
                 hangs = [f for f in j["findings"] if f["cause"] == "hang"]
+                if hangs and os.environ.get("STRATA_HANG_DEBUG"):
+                    print("     debug:", [(h["rank"], h["summary"][:160]) for h in hangs], flush=True)
                 if not os.path.exists(mark):
                     before += hangs
                 elif hangs and found is None:

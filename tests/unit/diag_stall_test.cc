@@ -100,6 +100,35 @@ TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
   EXPECT_EQ(e.missing[0].observed_by, "thread state");
 }
 
+TEST(Stall, ARankWithoutCallsInWhatWasReadIsStillMissingLive) {
+  // Live, after the window (or a new flight-recorder chunk) lost rank 1's last calls: its process is still in
+  // the recording, so it is missing from the collective ranks 0 and 2 wait in, not forgotten.
+  Job j = GlooJob(3, 4, 3, {0, 2}, 0);
+  AddStuckState(&j, 1, kS + 250 * kMs);
+  std::erase_if(j.seg.data.call_enters, [](const auto& e) { return e.tgid == 11; });
+  std::erase_if(j.seg.data.calls, [](const auto& c) { return c.tgid == 11; });
+  StallOptions live;
+  live.now_unix_ns = static_cast<int64_t>(20 * kS);
+  const DiagnosisResult r = Analyse(j, live);
+  ASSERT_EQ(r.findings.size(), 1u);
+  ASSERT_TRUE(r.findings[0].rank);
+  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(Stall(r.findings[0]).missing[0].state, "blocked on a lock (futex)");
+}
+
+TEST(Stall, AHostCallWhoseAlgorithmNeverStartedIsNoWait) {
+  // Rank 1's last c10d call has no gloo algorithm (missed while the probes were attached, or its worker is
+  // elsewhere): it is not waiting in the collective; it is missing, and where its thread is is what counts.
+  Job j = GlooJob(3, 4, 3, {0, 2}, 31 * kS);
+  AddStuckState(&j, 1, kS + 250 * kMs);
+  j.seg.data.call_enters.push_back({11, 11, 0, kS + 260 * kMs, 0xab, 0});  // c10d allreduce, no algorithm
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  ASSERT_TRUE(r.findings[0].rank);
+  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(Stall(r.findings[0]).missing[0].state, "blocked on a lock (futex)");
+}
+
 TEST(Stall, ARecoveredStallOrAShortWaitIsNoHang) {
   // Every collective returns: no rank is inside one at the end, however long the pause before the last.
   Job recovered = GlooJob(3, 4, 4, {}, 31 * kS);

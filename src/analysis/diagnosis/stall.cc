@@ -90,13 +90,16 @@ const RankCollective* LastDone(const RankProgress& rp) {
   return nullptr;
 }
 
-// Ranks that ever called on `comm` (its members as far as the recording shows).
+// The members of `comm` as far as the recording shows: the ranks that called on it, and, when every rank that
+// called anything did (a communicator of the whole job), also the ranks whose process the recording holds
+// without a call in it (live: a rank stopped longer than the window, or since the flight recorder's chunk began).
 std::vector<int32_t> MembersOf(const CollectiveProgress& p, const std::string& comm) {
-  std::vector<int32_t> out;
+  std::set<int32_t> out;
   for (const auto& [rank, rp] : p.ranks)
     if (std::any_of(rp.calls.begin(), rp.calls.end(), [&](const RankCollective& c) { return c.comm == comm; }))
-      out.push_back(rank);
-  return out;
+      out.insert(rank);
+  if (out.size() == p.ranks.size()) out.insert(p.ranks_seen.begin(), p.ranks_seen.end());
+  return {out.begin(), out.end()};
 }
 
 struct Stall {
@@ -111,10 +114,18 @@ struct Stall {
 // missing when it has none there; others are placed by whether they called `key` at all.
 void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s, bool local_view = false) {
   for (int32_t rank : MembersOf(p, s->key.comm)) {
-    const RankProgress& rp = p.ranks.at(rank);
+    auto found = p.ranks.find(rank);
+    if (found == p.ranks.end()) {  // its process is recorded, none of its calls: it never entered
+      s->missing.push_back(rank);
+      continue;
+    }
+    const RankProgress& rp = found->second;
     const RankCollective* open = OpenCall(rp, stalled_by_time);
     if (rp.tracks_completion) {
-      const bool here = open && open->comm == s->key.comm && open->p2p == s->key.p2p;
+      // On the host (gloo), a call whose algorithm never started is no wait in the collective: the rank's own
+      // thread is elsewhere (and an algorithm entry missed while the probes were attached looks the same).
+      const bool here = open && open->comm == s->key.comm && open->p2p == s->key.p2p &&
+                        (rp.device || open->state == CallState::kInside);
       if (!here)
         s->missing.push_back(rank);
       else
@@ -170,8 +181,8 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   if (s.waiting.empty() || ToS(s.until - s.since) < *threshold_s) return std::nullopt;
   // Without completions (NCCL's API alone), ranks idle at the same collective are a pause, not a stall: one
   // must be behind.
-  const bool tracked = std::any_of(s.waiting.begin(), s.waiting.end(),
-                                   [&](int32_t r) { return p.ranks.at(r).tracks_completion; });
+  const bool tracked =
+      std::any_of(s.waiting.begin(), s.waiting.end(), [&](int32_t r) { return p.ranks.at(r).tracks_completion; });
   if (!tracked && s.missing.empty()) return std::nullopt;
   return s;
 }
@@ -284,9 +295,10 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
     const bool all = !p.world_size || static_cast<size_t>(*p.world_size) <= s.waiting.size();
     f.summary = all ? fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
                                   fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s)
-                    : fmt::format("rank(s) {} (all this recording holds of {}) have waited {:.1f} s in {}: the ranks "
-                                  "holding them up are elsewhere (another node)",
-                                  fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
+                    : fmt::format(
+                          "rank(s) {} (all this recording holds of {}) have waited {:.1f} s in {}: the ranks "
+                          "holding them up are elsewhere (another node)",
+                          fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
     f.evidence.kind = e;
     result->findings.insert(result->findings.begin(), std::move(f));
     return;
@@ -415,7 +427,10 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
     r.world_size = p.world_size.value_or(0);
     auto it = p.ranks.find(rank);
     if (it != p.ranks.end()) {
-      if (const RankCollective* open = OpenCall(it->second, quiet)) {
+      const RankCollective* open = OpenCall(it->second, quiet);
+      if (open && it->second.tracks_completion && !it->second.device && open->state != CallState::kInside)
+        open = nullptr;  // on the host, a call whose algorithm never started is no wait (SplitRanks)
+      if (open) {
         r.inside = true;
         r.comm = open->comm + (open->p2p ? " p2p" : "");
         r.op = open->op;
@@ -472,8 +487,8 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
     StalledRankState st;
     st.rank = r;
     auto it = by_rank.find(r);
-    st.state = it == by_rank.end() ? "not reported by any agent"
-               : it->second->inside ? fmt::format("inside {} ({})", it->second->op, it->second->comm)
+    st.state = it == by_rank.end()         ? "not reported by any agent"
+               : it->second->inside        ? fmt::format("inside {} ({})", it->second->op, it->second->comm)
                : it->second->state.empty() ? "not inside the collective (its whereabouts not reported)"
                                            : it->second->state;
     if (it != by_rank.end()) st.frame = it->second->frame;
