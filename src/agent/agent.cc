@@ -127,7 +127,8 @@ class Agent {
         live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
         FeedOnline(job, summaries, now_unix, &state);
         if (publisher_)
-          for (const diagnosis::RankInflight& r : state.inflight) publisher_->Enqueue(job, EncodeInflight(r, host_, now_unix));
+          for (const diagnosis::RankInflight& r : state.inflight)
+            publisher_->Enqueue(job, EncodeInflight(r, host_, now_unix));
       }
     }
     for (auto it = states_.begin(); it != states_.end();) {

@@ -9,14 +9,17 @@ namespace strata::agent {
 namespace {
 
 // The live page: the status, refreshed every second by the browser (no external resources). %TITLE% is
-// replaced by the program's name.
+// replaced by the program's name. Every value from the status is escaped before it joins the page: summaries
+// carry names from the traced program ("Python worker.<locals>.f").
 constexpr const char* kPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>%TITLE%</title>
 <style>body{font:14px monospace;margin:1em}td,th{padding:2px 8px;text-align:left}.bad{color:#b00}</style></head>
 <body><h3>%TITLE%</h3><div id="s">loading...</div><script>
+const esc=v=>String(v??'').replace(/[&<>"']/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
 async function tick(){try{const r=await fetch('/api/v1/status');const s=await r.json();let h='';
-for(const j of s.jobs){h+=`<h4>job ${j.job}: ${j.status||'?'} (ranks ${j.ranks.join(', ')}, step ${j.step_time_median_ms||'?'} ms)</h4>`;
+for(const j of s.jobs){h+=`<h4>job ${esc(j.job)}: ${esc(j.status||'?')} (ranks ${esc(j.ranks.join(', '))}, step ${esc(j.step_time_median_ms||'?')} ms)</h4>`;
+if(j.stalled)h+=`<p class="bad"><b>STALLED for ${esc(j.stalled_for_s)} s</b>: ranks wait in a collective (see the hang findings)</p>`;
 h+='<table><tr><th>rank</th><th>cause</th><th>step</th><th>detected</th><th>summary</th></tr>';
-for(const f of j.findings){h+=`<tr class="bad"><td>${f.rank}</td><td>${f.cause}</td><td>${f.step??''}</td><td>${new Date(f.detected_at*1000).toLocaleTimeString()}</td><td>${f.summary}</td></tr>`;}
+for(const f of j.findings){h+=`<tr class="bad"><td>${esc(f.rank)}</td><td>${esc(f.cause)}</td><td>${esc(f.step)}</td><td>${esc(new Date(f.detected_at*1000).toLocaleTimeString())}</td><td>${esc(f.summary)}</td></tr>`;}
 h+='</table>';}
 document.getElementById('s').innerHTML=h||'no training job';}catch(e){}}
 setInterval(tick,1000);tick();</script></body></html>)";

@@ -29,8 +29,8 @@ namespace strata::agent {
 
 struct OpenFinding {
   diagnosis::Finding finding;
-  double detected_at = 0;  // Unix seconds of the round that first found it
-  int64_t rounds = 0;      // rounds that found it since
+  double detected_at = 0;         // Unix seconds of the round that first found it
+  int64_t rounds = 0;             // rounds that found it since
   std::string source = "window";  // "window": a window diagnosis; "inflight": serve's stall rule across nodes
 };
 

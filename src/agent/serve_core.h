@@ -41,7 +41,7 @@ class ServeCore {
   StreamConsumer consumer_;
   OnlineJobOptions online_options_;
   std::map<std::string, OnlineJob> jobs_;
-  std::map<std::string, std::vector<OpenFinding>> window_findings_;  // agents' answers, by job
+  std::map<std::string, std::vector<OpenFinding>> window_findings_;   // agents' answers, by job
   std::map<std::string, std::map<int32_t, InflightEntry>> inflight_;  // each rank's latest in-flight state, by job
   std::map<std::string, std::vector<OpenFinding>> stall_findings_;    // hangs judged across nodes, by job
   ConsumerCounters counters_;

@@ -187,7 +187,8 @@ Expected<InflightEntry> DecodeInflight(const StreamFields& fields) {
   r.Text("state", &f.state);
   r.Text("frame", &f.frame);
   if (!r.error().empty()) return Status::Error(r.error());
-  if (f.rank < 0 || f.world_size < 0 || f.world_size > 10'000'000) return Status::Error("stream entry: rank or world_size out of range");
+  if (f.rank < 0 || f.world_size < 0 || f.world_size > 10'000'000)
+    return Status::Error("stream entry: rank or world_size out of range");
   f.inside = inside != 0;
   return e;
 }

@@ -182,6 +182,17 @@ def get(port, path):
         return r.read().decode()
 
 
+def live_page_text(tmp, port):
+    """The agent's live page (/) as headless Chromium renders it after its script fetched the status."""
+    import shutil
+    browser = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
+    expect(browser is not None, "chromium is not installed (scripts/setup.sh installs it)")
+    r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp}/profile",
+                        "--virtual-time-budget=4000", "--dump-dom", f"http://127.0.0.1:{port}/"],
+                       capture_output=True, text=True, timeout=60)
+    return r.stdout
+
+
 def check_live(tmp, fault, state):
     port = free_port()
     os.chmod(tmp, 0o755)
@@ -194,7 +205,7 @@ def check_live(tmp, fault, state):
         job = subprocess.Popen([PY, JOB, "--fault", fault, "--at", "350", "--steps", "100000", "--out", out,
                                 "--pg-timeout", str(LIVE_PG_TIMEOUT_S), "--job", job_id],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        found, before, metric = None, [], None
+        found, before, metric, page = None, [], None, None
         while job.poll() is None:
             time.sleep(0.5)
             try:
@@ -211,6 +222,7 @@ def check_live(tmp, fault, state):
                 elif hangs and found is None:
                     found = (hangs[0], j)
                     metric = get(port, "/metrics")
+                    page = live_page_text(tmp, port) if fault == "lock" else None
         job.wait()
         with open(os.path.join(out, "truth.json")) as f:
             truth = json.load(f)
@@ -225,6 +237,9 @@ def check_live(tmp, fault, state):
         expect(state in f["summary"], f"the live summary does not say {state!r}: {f['summary']}")
         expect(j["status"] != "healthy" and j.get("stalled") is True, f"status {j['status']}, stalled {j.get('stalled')}")
         expect(f'strata_job_stalled{{training_job="{job_id}"}} 1' in metric, "strata_job_stalled is not 1")
+        if page is not None:  # the live page says it, with the program's names escaped (not read as tags)
+            expect("STALLED for" in page, f"the live page does not say the job is stalled: {page[-600:]}")
+            expect("worker.&lt;locals&gt;.blocked_on_lock" in page, f"the live page lost the frame: {page[-600:]}")
     finally:
         agent.terminate()
         agent.wait(timeout=30)

@@ -52,8 +52,7 @@ struct RankInflight {
 
 /// Each rank's in-flight state in a live recording at `now_unix_ns` (ranks whose process is seen, with or
 /// without collectives in the window).
-std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns,
-                                         const StallOptions& options = {});
+std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options = {});
 
 /// The stall rule over the latest in-flight states of every rank of a job (from several nodes): `hang`
 /// findings, worded and evidenced as ApplyStallAnalysis's, when ranks wait inside a collective and no rank has
