@@ -136,7 +136,15 @@ class Agent {
         ++it;
         continue;
       }
-      flights_[it->first]->Update({}, now_s);  // reaps the recorder that ended with the job
+      FlightRecorder& flight = *flights_[it->first];
+      flight.Update({}, now_s);  // reaps the recorder that ended with the job
+      if (!it->second.ended && flight.current_finished()) {
+        // Its last chunk is complete: diagnosed once more as a finished recording, so the status says how
+        // the job ended (a hang to its end, a mismatch, ranks that died) instead of going inconclusive.
+        std::vector<online::RankStepSummary> ignored;
+        live_.Round(flight.current_chunk(), MonoNs(), now_unix, &it->second, &ignored, /*ended=*/true);
+        if (!it->second.ended) it->second.ended = true;  // a round that could not read it still ends it
+      }
       if (now_unix - it->second.analysed_at > options_.retain_s) {
         flights_.erase(it->first);
         online_.erase(it->first);

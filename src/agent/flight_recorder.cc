@@ -94,7 +94,10 @@ void FlightRecorder::Update(const std::set<int>& pids, double now_s) {
       kill(c.pid, SIGINT);
       c.signalled = true;
     }
-  const bool changed = pids != current_.pids;
+  // A new process starts a new chunk (a recorder attaches to the pids it was given); one that ended does not:
+  // the current recorder goes on with the rest, so the chunk keeps the whole story of a job whose ranks die
+  // one after another (a hang ending in the peers' timeouts).
+  const bool changed = !std::includes(current_.pids.begin(), current_.pids.end(), pids.begin(), pids.end());
   const bool due = current_.pid > 0 && now_s - current_.started_s >= options_.rotate_s;
   if (!pids.empty() && (current_.pid == 0 || changed || due)) Start(pids, now_s);
   Prune();

@@ -40,6 +40,8 @@ class FlightRecorder {
   const std::string& current_chunk() const { return current_.dir; }
   double current_started_s() const { return current_.started_s; }
   uint64_t restarts() const { return restarts_; }
+  /// The current chunk's recorder has exited (its processes ended): the chunk is complete.
+  bool current_finished() const { return !current_.dir.empty() && current_.pid == 0; }
   const std::string& dir() const { return dir_; }
 
  private:

@@ -57,7 +57,7 @@ std::vector<segments::SegmentTail*> PollTails(const std::string& chunk_dir, JobS
 }  // namespace
 
 void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
-                          std::vector<online::RankStepSummary>* summaries) const {
+                          std::vector<online::RankStepSummary>* summaries, bool ended) const {
   const auto started = std::chrono::steady_clock::now();
   RecordedRun run;
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
@@ -78,9 +78,10 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   }
   for (auto& s : SummarizeNewSteps(store.value(), run, &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnoseOptions options;
-  options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
+  if (!ended) options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options, &run);
-  state->inflight = diagnosis::InflightByRank(run, *options.now_unix_ns);
+  state->inflight = diagnosis::InflightByRank(run, static_cast<int64_t>(now_unix_s * 1e9));
+  state->ended = ended;
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;
   for (const diagnosis::Finding& f : result.findings) {

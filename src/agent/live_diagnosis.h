@@ -42,9 +42,10 @@ struct JobState {
   double analysed_at = 0;                          // Unix seconds of the last round
   double analysis_s = 0;                           // how long it took
   std::string error;                               // why the last round could not run, if it could not
-  std::optional<OnlineView> online;                // the online detection over step summaries, when fed
-  std::vector<diagnosis::RankInflight> inflight;   // each rank's collective state at the last round (for serve)
-  StepCursor step_cursor;                          // the steps already summarized
+  bool ended = false;  // the job's processes are gone and its last chunk was diagnosed as a finished recording
+  std::optional<OnlineView> online;               // the online detection over step summaries, when fed
+  std::vector<diagnosis::RankInflight> inflight;  // each rank's collective state at the last round (for serve)
+  StepCursor step_cursor;                         // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
 };
@@ -53,9 +54,11 @@ class LiveDiagnosis {
  public:
   explicit LiveDiagnosis(double window_s) : window_s_(window_s) {}
   /// One round over the segments in `chunk_dir` (monotonic now `now_mono_ns`, wall clock `now_unix_s`);
-  /// the steps completed since the last round are appended to `summaries` (step_summaries.h).
+  /// the steps completed since the last round are appended to `summaries` (step_summaries.h). `ended`: the
+  /// job's processes are gone and the chunk's recorder finished: diagnosed as `strata diagnose` would a
+  /// finished recording (a stall up to its end, how each rank ended), not as a live one.
   void Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
-             std::vector<online::RankStepSummary>* summaries) const;
+             std::vector<online::RankStepSummary>* summaries, bool ended = false) const;
 
  private:
   double window_s_;

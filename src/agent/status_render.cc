@@ -82,6 +82,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
     o["pids"] = nlohmann::ordered_json::array();
     for (const auto& [pid, rank] : job.rank_of_pid) o["pids"].push_back({{"pid", pid}, {"rank", rank}});
     o["analysed_at"] = RoundTo(job.analysed_at, 3);
+    o["ended"] = job.ended;  // its processes are gone; the last round diagnosed its recording as finished
     o["analysis_s"] = RoundTo(job.analysis_s, 4);
     if (!job.error.empty()) o["error"] = job.error;
     if (job.last) {

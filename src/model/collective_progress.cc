@@ -197,7 +197,9 @@ uint64_t SegmentEnd(const RecordedSegment& seg) {
 
 // Shifts each rank's sequence numbers so that its first completed collective of a communicator gets the
 // number of the lowest rank's completed collective that ended nearest to it.
-void AlignByCompletion(CollectiveProgress* progress) {
+// Returns whether any rank's numbers moved (false: every rank was recorded from the same collective on).
+bool AlignByCompletion(CollectiveProgress* progress) {
+  bool moved = false;
   std::map<std::pair<std::string, bool>, const RankProgress*> reference;
   for (const auto& [rank, rp] : progress->ranks)
     for (const RankCollective& c : rp.calls)
@@ -221,8 +223,12 @@ void AlignByCompletion(CollectiveProgress* progress) {
         }
       shift[key] = seq - c.seq;
     }
-    for (RankCollective& c : rp.calls) c.seq += shift[{c.comm, c.p2p}];
+    for (RankCollective& c : rp.calls) {
+      c.seq += shift[{c.comm, c.p2p}];
+      moved |= shift[{c.comm, c.p2p}] != 0;
+    }
   }
+  return moved;
 }
 
 }  // namespace
@@ -285,10 +291,7 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
       if (it == out.ranks.end() || it->second.calls.size() <= rp.calls.size()) out.ranks[rp.rank] = std::move(rp);
     }
   }
-  if (!all_from_start && out.ranks.size() > 1) {
-    AlignByCompletion(&out);
-    out.aligned_by_time = true;
-  }
+  if (!all_from_start && out.ranks.size() > 1) out.aligned_by_time = AlignByCompletion(&out);
   return out;
 }
 
