@@ -22,16 +22,6 @@ struct ProcessRows {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> returns;  // (tid, probe, start) -> end
 };
 
-// Clamped to [0, 2^62]: a damaged header or row cannot overflow the differences taken later.
-int64_t ToUnix(const RecordedSegment& seg, uint64_t mono_ns) {
-  constexpr int64_t kMax = int64_t{1} << 62;
-  int64_t out = 0;
-  if (mono_ns > static_cast<uint64_t>(kMax) ||
-      __builtin_add_overflow(static_cast<int64_t>(mono_ns), seg.data.header.realtime_minus_monotonic_ns, &out))
-    return kMax;
-  return std::clamp<int64_t>(out, 0, kMax);
-}
-
 const RecordedProbe* ProbeOf(const RecordedSegment& seg, uint32_t id) {
   return id < seg.probes.size() ? &seg.probes[id] : nullptr;
 }
@@ -69,7 +59,7 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
   for (const segments::CallEnterRow* e : p.enters) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
-    const int64_t t = ToUnix(*p.seg, e->ts_ns);
+    const int64_t t = p.seg->UnixNs(e->ts_ns);
     if (probe->kind == "collective_device_enqueue") {
       RankCollective c;
       c.comm = fmt::format("{:016x}", e->comm);
@@ -114,7 +104,7 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
   *tracks_completion = !algorithms.empty();
   auto returned = [&](const segments::CallEnterRow* e) -> int64_t {
     auto it = p.returns.find({e->tid, e->probe, e->ts_ns});
-    return it == p.returns.end() ? 0 : ToUnix(*p.seg, it->second);
+    return it == p.returns.end() ? 0 : p.seg->UnixNs(it->second);
   };
   const std::vector<const segments::CallEnterRow*>& calls_in = !c10d.empty()         ? c10d
                                                                : !algorithms.empty() ? algorithms
@@ -132,7 +122,7 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
     c.count = e->count;
     const int group = c10d.empty() ? 0 : group_of.try_emplace(e->comm, static_cast<int>(group_of.size())).first->second;
     c.comm = fmt::format("pg{}", group);
-    c.enter_unix_ns = ToUnix(*p.seg, e->ts_ns);
+    c.enter_unix_ns = p.seg->UnixNs(e->ts_ns);
     const segments::CallEnterRow* run = paired ? nullptr : e;
     if (paired) {
       auto& queue = algorithm_queue[c.op];
@@ -143,7 +133,7 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
       }
     }
     if (run != nullptr) {
-      c.start_unix_ns = ToUnix(*p.seg, run->ts_ns);
+      c.start_unix_ns = p.seg->UnixNs(run->ts_ns);
       c.done_unix_ns = returned(run);
       c.state = c.done_unix_ns != 0 ? CallState::kDone : CallState::kInside;
     }
@@ -252,7 +242,7 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
   bool all_from_start = true;
   for (size_t s = 0; s < run.segments.size(); ++s) {
     const RecordedSegment& seg = run.segments[s];
-    const int64_t end = now_unix_ns ? *now_unix_ns : ToUnix(seg, SegmentEnd(seg));
+    const int64_t end = now_unix_ns ? *now_unix_ns : seg.UnixNs(SegmentEnd(seg));
     out.end_unix_ns = std::max(out.end_unix_ns, end);
     for (const auto& [pid, proc] : seg.processes)
       if (proc.rank) out.ranks_seen.insert(*proc.rank);
@@ -281,7 +271,7 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
           seg.processes.count(static_cast<int>(pid)) ? seg.processes.at(static_cast<int>(pid)) : RecordedProcess{};
       rp.horizon_unix_ns = end;
       if (proc.exited_ns != 0) {
-        rp.exited_unix_ns = ToUnix(seg, proc.exited_ns);
+        rp.exited_unix_ns = seg.UnixNs(proc.exited_ns);
         rp.horizon_unix_ns = std::min(end, *rp.exited_unix_ns);
       }
       rp.exit_code = proc.exit_code;

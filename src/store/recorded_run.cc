@@ -29,6 +29,21 @@ std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
   return it == processes.end() ? std::nullopt : it->second.rank;
 }
 
+int64_t RecordedSegment::UnixNs(uint64_t mono_ns) const {
+  constexpr int64_t kMax = int64_t{1} << 62;
+  int64_t out = 0;
+  if (mono_ns > static_cast<uint64_t>(kMax) ||
+      __builtin_add_overflow(static_cast<int64_t>(mono_ns), data.header.realtime_minus_monotonic_ns, &out))
+    return kMax;
+  return std::clamp<int64_t>(out, 0, kMax);
+}
+
+uint64_t RecordedSegment::MonoNs(int64_t unix_ns) const {
+  int64_t mono = 0;
+  if (__builtin_sub_overflow(unix_ns, data.header.realtime_minus_monotonic_ns, &mono) || mono < 0) return 0;
+  return static_cast<uint64_t>(mono);
+}
+
 std::optional<int> RecordedRun::RankOfPid(int64_t pid) const {
   if (pid <= 0 || pid > UINT32_MAX) return std::nullopt;
   std::optional<int> found;

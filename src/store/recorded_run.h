@@ -83,6 +83,10 @@ struct RecordedSegment {
 
   // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
   std::optional<int> RankOf(uint32_t pid) const;
+  // A time of this segment's tables (CLOCK_MONOTONIC ns) on the Unix clock, and back, by the header's offset;
+  // clamped to [0, 2^62] so that a damaged header or row cannot overflow the differences taken later.
+  int64_t UnixNs(uint64_t mono_ns) const;
+  uint64_t MonoNs(int64_t unix_ns) const;
 };
 
 struct RecordedRun {

@@ -17,29 +17,13 @@ namespace {
 constexpr size_t kMaxPythonFrames = 8;
 constexpr size_t kMinSpinSamples = 2;
 
-// Saturating: a damaged header cannot overflow (times only order and place events here).
-int64_t ToUnix(const RecordedSegment& seg, uint64_t mono_ns) {
-  int64_t out = 0;
-  if (mono_ns > static_cast<uint64_t>(INT64_MAX) ||
-      __builtin_add_overflow(static_cast<int64_t>(mono_ns), seg.data.header.realtime_minus_monotonic_ns, &out))
-    return INT64_MAX;
-  return out;
-}
-uint64_t ToMono(const RecordedSegment& seg, int64_t unix_ns) {
-  int64_t mono = 0;
-  if (__builtin_sub_overflow(unix_ns, seg.data.header.realtime_minus_monotonic_ns, &mono)) return 0;
-  return mono < 0 ? 0 : static_cast<uint64_t>(mono);
-}
-
-// Reads the stacks of one segment once per LocateRank call.
-struct Stacks {
-  explicit Stacks(const RecordedSegment& seg)
-      : user(IndexUserStacks(seg.data.meta)), python(IndexPythonStacks(seg.data.meta)) {}
-  UserStacks user;
-  PythonStacks python;
+// A segment's named stacks, indexed once (RankLocator).
+struct StackRefs {
+  const UserStacks& user;
+  const PythonStacks& python;
 };
 
-void SetPython(const Stacks& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
+void SetPython(const StackRefs& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
   auto it = stacks.python.find({pid, id});
   if (it == stacks.python.end()) return;
   out->python_stack.clear();
@@ -49,7 +33,7 @@ void SetPython(const Stacks& stacks, uint32_t pid, int32_t id, StalledRankState*
   if (!out->python_stack.empty()) out->frame = out->python_stack.front();
 }
 
-void SetNative(const Stacks& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
+void SetNative(const StackRefs& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
   auto it = stacks.user.find({pid, id});
   if (it == stacks.user.end() || it->second.empty()) return;
   out->native_frame = CulpritFrame(it->second);
@@ -68,9 +52,9 @@ int32_t LastPythonStack(const RecordedSegment& seg, uint32_t pid, uint64_t to_mo
   return best;
 }
 
-bool FromExit(const RecordedSegment& seg, const Stacks& stacks, const RecordedProcess& proc, int64_t to,
+bool FromExit(const RecordedSegment& seg, const StackRefs& stacks, const RecordedProcess& proc, int64_t to,
               StalledRankState* out) {
-  if (proc.exited_ns == 0 || ToUnix(seg, proc.exited_ns) > to) return false;
+  if (proc.exited_ns == 0 || seg.UnixNs(proc.exited_ns) > to) return false;
   if (proc.exit_signal) {
     const char* abbrev = sigabbrev_np(*proc.exit_signal);
     out->state = fmt::format("killed by signal {}{}", *proc.exit_signal, abbrev ? fmt::format(" (SIG{})", abbrev) : "");
@@ -80,13 +64,13 @@ bool FromExit(const RecordedSegment& seg, const Stacks& stacks, const RecordedPr
   } else {
     out->state = "exited";
   }
-  out->since_unix_s = static_cast<double>(ToUnix(seg, proc.exited_ns)) / 1e9;
+  out->since_unix_s = static_cast<double>(seg.UnixNs(proc.exited_ns)) / 1e9;
   SetPython(stacks, static_cast<uint32_t>(proc.pid), LastPythonStack(seg, proc.pid, proc.exited_ns), out);
   out->observed_by = "process exit";
   return true;
 }
 
-bool FromThreadState(const RecordedSegment& seg, const Stacks& stacks, uint32_t pid, uint64_t from, uint64_t to,
+bool FromThreadState(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
                      StalledRankState* out) {
   const RecordedThreadState* best = nullptr;
   for (const RecordedThreadState& t : seg.thread_states)
@@ -96,14 +80,14 @@ bool FromThreadState(const RecordedSegment& seg, const Stacks& stacks, uint32_t 
     if (r.tid == pid && r.start_ns == best->since_ns && r.end_ns < from) return false;  // woke before the stall
   out->state = BlockedStateName(best->syscall, best->wchan, best->state);
   out->kernel_wait = best->wchan;
-  out->since_unix_s = static_cast<double>(ToUnix(seg, best->since_ns)) / 1e9;
+  out->since_unix_s = static_cast<double>(seg.UnixNs(best->since_ns)) / 1e9;
   SetPython(stacks, pid, best->py_stack, out);
   SetNative(stacks, pid, best->user_stack, out);
   out->observed_by = "thread state";
   return true;
 }
 
-bool FromOffCpu(const RecordedSegment& seg, const Stacks& stacks, uint32_t pid, uint64_t from, uint64_t to,
+bool FromOffCpu(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
                 StalledRankState* out) {
   const segments::OffCpuRow* best = nullptr;
   uint64_t best_overlap = 0;
@@ -119,14 +103,14 @@ bool FromOffCpu(const RecordedSegment& seg, const Stacks& stacks, uint32_t pid, 
   out->state = best->state & 2    ? "in uninterruptible I/O (D state)"
                : best->state == 0 ? "runnable, waiting for a CPU"
                                   : "sleeping (off CPU)";
-  out->since_unix_s = static_cast<double>(ToUnix(seg, best->start_ns)) / 1e9;
+  out->since_unix_s = static_cast<double>(seg.UnixNs(best->start_ns)) / 1e9;
   for (const segments::PySampleRow& p : seg.data.py_samples)
     if (p.tid == pid && p.ts_ns == best->end_ns) SetPython(stacks, pid, p.py_stack, out);
   out->observed_by = "off-CPU interval";
   return true;
 }
 
-bool FromSamples(const RecordedSegment& seg, const Stacks& stacks, uint32_t pid, uint64_t from, uint64_t to,
+bool FromSamples(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
                  StalledRankState* out) {
   std::map<uint64_t, int32_t> python_of;  // sample time -> Python stack id
   for (const segments::PySampleRow& p : seg.data.py_samples)
@@ -150,7 +134,7 @@ bool FromSamples(const RecordedSegment& seg, const Stacks& stacks, uint32_t pid,
   auto top =
       std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   out->state = "on CPU (spinning)";
-  out->since_unix_s = static_cast<double>(ToUnix(seg, first)) / 1e9;
+  out->since_unix_s = static_cast<double>(seg.UnixNs(first)) / 1e9;
   SetPython(stacks, pid, example[top->first].second, out);
   SetNative(stacks, pid, example[top->first].first, out);
   out->frame = top->first;
@@ -193,12 +177,15 @@ std::string BlockedStateName(const std::string& syscall, const std::string& wcha
   return "sleeping (off CPU)";
 }
 
-StalledRankState LocateRank(const RecordedSegment& seg, uint32_t pid, int32_t rank, int64_t from_unix_ns,
-                            int64_t to_unix_ns) {
+StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns,
+                                     int64_t to_unix_ns) {
   StalledRankState out;
   out.rank = rank;
-  const Stacks stacks(seg);
-  const uint64_t from = ToMono(seg, from_unix_ns), to = ToMono(seg, to_unix_ns);
+  const RecordedSegment& seg = run_.segments[segment];
+  auto [cached, fresh] = stacks_.try_emplace(segment);
+  if (fresh) cached->second = {IndexUserStacks(seg.data.meta), IndexPythonStacks(seg.data.meta)};
+  const StackRefs stacks{cached->second.user, cached->second.python};
+  const uint64_t from = seg.MonoNs(from_unix_ns), to = seg.MonoNs(to_unix_ns);
   auto proc = seg.processes.find(static_cast<int>(pid));
   if (proc != seg.processes.end() && FromExit(seg, stacks, proc->second, to_unix_ns, &out)) return out;
   if (FromThreadState(seg, stacks, pid, from, to, &out)) return out;

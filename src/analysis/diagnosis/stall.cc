@@ -78,6 +78,15 @@ const RankCollective* OpenCall(const RankProgress& rp, bool stalled_by_time) {
   return stalled_by_time && !rp.calls.empty() ? &rp.calls.back() : nullptr;
 }
 
+// The call a rank whose completions are seen waits in: its open call, except a host call whose algorithm never
+// started (the rank's own thread is elsewhere; an algorithm entry missed while the probes were attached looks
+// the same). A device call enqueued but not started is kept: its kernel never started.
+const RankCollective* WaitCall(const RankProgress& rp, bool stalled_by_time) {
+  const RankCollective* open = OpenCall(rp, stalled_by_time);
+  if (open && rp.tracks_completion && !rp.device && open->state != CallState::kInside) return nullptr;
+  return open;
+}
+
 const RankCollective* CallAt(const RankProgress& rp, const CollectiveKey& k) {
   for (auto it = rp.calls.rbegin(); it != rp.calls.rend(); ++it)
     if (KeyOf(*it) == k) return &*it;
@@ -122,10 +131,8 @@ void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s, boo
     const RankProgress& rp = found->second;
     const RankCollective* open = OpenCall(rp, stalled_by_time);
     if (rp.tracks_completion) {
-      // On the host (gloo), a call whose algorithm never started is no wait in the collective: the rank's own
-      // thread is elsewhere (and an algorithm entry missed while the probes were attached looks the same).
-      const bool here = open && open->comm == s->key.comm && open->p2p == s->key.p2p &&
-                        (rp.device || open->state == CallState::kInside);
+      const RankCollective* wait = WaitCall(rp, stalled_by_time);
+      const bool here = wait && wait->comm == s->key.comm && wait->p2p == s->key.p2p;
       if (!here)
         s->missing.push_back(rank);
       else
@@ -210,7 +217,7 @@ std::map<int32_t, std::pair<size_t, const RecordedProcess*>> RankProcesses(const
 }
 
 StalledRankState Whereabouts(const RecordedRun& run, const CollectiveProgress& p, int32_t rank, const Stall& s,
-                             bool not_started) {
+                             bool not_started, RankLocator* locator) {
   auto it = p.ranks.find(rank);
   StalledRankState st;
   st.rank = rank;
@@ -223,10 +230,9 @@ StalledRankState Whereabouts(const RecordedRun& run, const CollectiveProgress& p
       st.observed_by = "none";
       return st;
     }
-    return LocateRank(run.segments[proc->second.first], static_cast<uint32_t>(proc->second.second->pid), rank, s.since,
-                      s.until);
+    return locator->Locate(proc->second.first, static_cast<uint32_t>(proc->second.second->pid), rank, s.since, s.until);
   }
-  st = LocateRank(run.segments[it->second.segment], it->second.pid, rank, s.since, s.until);
+  st = locator->Locate(it->second.segment, it->second.pid, rank, s.since, s.until);
   if (not_started) {
     st.state = "kernel not started (called the collective; its kernel never ran)";
     st.observed_by = "NCCL profiler";
@@ -268,6 +274,24 @@ std::string HangSummary(const Stall& s, const StalledRankState& st, double stall
                      st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where);
 }
 
+// One `hang` finding per missing rank of `e` (impact: all of the stalled time; confidence 1, docs/confidence.md).
+std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e) {
+  std::vector<Finding> out;
+  for (const StalledRankState& st : e.missing) {
+    Finding f;
+    f.cause = Cause::kHang;
+    f.rank = st.rank;
+    f.op = st.frame.empty() ? s.op : st.frame;
+    f.layer = LayerOf(st);
+    f.impact_pct = 100;
+    f.confidence = 1;
+    f.summary = HangSummary(s, st, e.stalled_for_s);
+    f.evidence.kind = e;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const Stall& s, double threshold_s,
                      DiagnosisResult* result) {
   StallEvidence e;
@@ -281,8 +305,9 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
   e.threshold_s = threshold_s;
   e.ongoing = s.until >= p.end_unix_ns;
   const std::set<int32_t> not_started(s.not_started.begin(), s.not_started.end());
+  RankLocator locator(run);
   for (int32_t r : s.missing)
-    e.missing.push_back(Whereabouts(run, p, r, s, !s.waiting.empty() && not_started.count(r)));
+    e.missing.push_back(Whereabouts(run, p, r, s, !s.waiting.empty() && not_started.count(r), &locator));
   e.wavefront = Wavefront(p, s);
   if (s.missing.empty()) {
     Finding f;
@@ -303,19 +328,7 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
     result->findings.insert(result->findings.begin(), std::move(f));
     return;
   }
-  std::vector<Finding> out;
-  for (const StalledRankState& st : e.missing) {
-    Finding f;
-    f.cause = Cause::kHang;
-    f.rank = st.rank;
-    f.op = st.frame.empty() ? s.op : st.frame;
-    f.layer = LayerOf(st);
-    f.impact_pct = 100;
-    f.confidence = 1;
-    f.summary = HangSummary(s, st, e.stalled_for_s);
-    f.evidence.kind = e;
-    out.push_back(std::move(f));
-  }
+  const std::vector<Finding> out = MissingRankFindings(s, e);
   result->findings.insert(result->findings.begin(), out.begin(), out.end());
 }
 
@@ -346,7 +359,6 @@ std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
     }
     Finding f;
     f.cause = Cause::kCollectiveMismatch;
-    f.ranks.clear();
     for (const auto& [rank, c] : calls) f.ranks.push_back(rank);
     // The minority side is the odd one out.
     auto minority = std::min_element(e.calls.begin(), e.calls.end(),
@@ -420,6 +432,7 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
   const double threshold_s = std::max(options.floor_s, options.gap_multiple * TypicalGapS(p));
   const bool quiet = ToS(now_unix_ns - LastProgress(p)) >= threshold_s;
   std::vector<RankInflight> out;
+  RankLocator locator(run);
   for (const auto& [rank, where] : RankProcesses(run)) {
     RankInflight r;
     r.rank = rank;
@@ -427,10 +440,7 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
     r.world_size = p.world_size.value_or(0);
     auto it = p.ranks.find(rank);
     if (it != p.ranks.end()) {
-      const RankCollective* open = OpenCall(it->second, quiet);
-      if (open && it->second.tracks_completion && !it->second.device && open->state != CallState::kInside)
-        open = nullptr;  // on the host, a call whose algorithm never started is no wait (SplitRanks)
-      if (open) {
+      if (const RankCollective* open = WaitCall(it->second, quiet)) {
         r.inside = true;
         r.comm = open->comm + (open->p2p ? " p2p" : "");
         r.op = open->op;
@@ -441,8 +451,8 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
     }
     const double idle_from = r.last_progress_unix > 0 ? r.last_progress_unix : ToS(now_unix_ns) - threshold_s;
     if (!r.inside && ToS(now_unix_ns) - idle_from >= threshold_s) {
-      const StalledRankState st = LocateRank(run.segments[where.first], static_cast<uint32_t>(where.second->pid), rank,
-                                             static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
+      const StalledRankState st = locator.Locate(where.first, static_cast<uint32_t>(where.second->pid), rank,
+                                                 static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
       r.state = st.state;
       r.frame = st.frame;
     }
@@ -495,24 +505,11 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
     st.observed_by = "its node's agent";
     e.missing.push_back(std::move(st));
   }
-  std::vector<Finding> out;
   Stall s;
   s.key = {comm, false, e.seq};
   s.op = e.op;
   s.waiting = e.waiting_ranks;
-  for (const StalledRankState& st : e.missing) {
-    Finding f;
-    f.cause = Cause::kHang;
-    f.rank = st.rank;
-    f.op = st.frame.empty() ? e.op : st.frame;
-    f.layer = LayerOf(st);
-    f.impact_pct = 100;
-    f.confidence = 1;
-    f.summary = HangSummary(s, st, e.stalled_for_s);
-    f.evidence.kind = e;
-    out.push_back(std::move(f));
-  }
-  return out;
+  return MissingRankFindings(s, e);
 }
 
 const StallEvidence* JobStall(const DiagnosisResult& result) {

@@ -368,6 +368,19 @@ ncclResult_t Finalize(void* context) {
   }
 }
 
+// What a collective event of either ABI says about its start (v5 and v3 name these fields alike).
+template <typename Descr>
+CollectiveStart StartOf(void* context, const Descr& d) {
+  CollectiveStart s;
+  s.comm = CommHash(context);
+  s.func = d.coll.func ? d.coll.func : "";
+  s.nccl_seq = d.coll.seqNumber;
+  s.count = d.coll.count;
+  s.tid = ThreadId();
+  s.host_ns = Now(CLOCK_MONOTONIC);
+  return s;
+}
+
 // --- v5 --------------------------------------------------------------------------------------------
 constexpr int kMaskV5 = static_cast<int>(ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
 
@@ -384,13 +397,7 @@ ncclResult_t InitV5(void** context, uint64_t comm_hash, int* mask, const char* n
 }
 
 void* StartCollectiveV5(void* context, const ncclProfilerEventDescr_v5_t& d) {
-  CollectiveStart s;
-  s.comm = CommHash(context);
-  s.func = d.coll.func ? d.coll.func : "";
-  s.nccl_seq = d.coll.seqNumber;
-  s.count = d.coll.count;
-  s.tid = ThreadId();
-  s.host_ns = Now(CLOCK_MONOTONIC);
+  CollectiveStart s = StartOf(context, d);
   s.channels = d.coll.nChannels;
   s.device_clock = true;
   return Recording::Get()->tracker().StartCollective(s);
@@ -437,13 +444,7 @@ ncclResult_t InitV3(void** context, int* mask) { return Init(context, mask, new 
 void* StartCollectiveV3(void* context, const ncclProfilerEventDescr_v3_t& d) {
   auto* c = static_cast<Communicator*>(context);
   if (c != nullptr) Recording::Get()->Announce(c, &d);
-  CollectiveStart s;
-  s.comm = CommHash(context);
-  s.func = d.coll.func ? d.coll.func : "";
-  s.nccl_seq = d.coll.seqNumber;
-  s.count = d.coll.count;
-  s.tid = ThreadId();
-  s.host_ns = Now(CLOCK_MONOTONIC);
+  CollectiveStart s = StartOf(context, d);
   s.device_clock = false;
   return Recording::Get()->tracker().StartCollective(s);
 }
