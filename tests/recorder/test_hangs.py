@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
@@ -32,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "agent"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
 from accuracy_lib.recorder_teardown import wait_recorders_gone  # noqa: E402
+from runner import run_tests  # noqa: E402
 from check_export import stall_errors  # noqa: E402
 from checks import free_port  # noqa: E402
 
@@ -298,19 +298,7 @@ def main():
         print(f"{'FAIL' if skip == 1 else 'SKIP'}: needs root and kernel BTF")
         return skip
     names = sys.argv[2:] or ORDER
-    failed = 0
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"strata-hang-{name}-") as tmp:
-            os.chmod(tmp, 0o1777)
-            started = time.time()
-            try:
-                globals()[f"test_{name}"](tmp)
-                print(f"ok   {name} ({time.time() - started:.1f} s)", flush=True)
-            except Exception as e:  # noqa: BLE001 - report every failure and go on
-                failed += 1
-                print(f"FAIL {name}: {e}", flush=True)
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_tests(names, globals(), "strata-hang")
 
 
 if __name__ == "__main__":

@@ -23,12 +23,12 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from accuracy_lib.recorder_teardown import wait_recorders_gone  # noqa: E402
+from runner import run_tests  # noqa: E402
 from accuracy_lib.recording_quality import recording_problem  # noqa: E402
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 STRATA = None
@@ -476,19 +476,7 @@ def main():
     # measure timing on the 2 cores the job runs on; a sanitizer-built recorder takes several times the CPU
     # of a Release one and perturbs them. The sanitizer run checks the recorder's memory safety on the rest.
     names = args or [n for n in ORDER if not (functional and JUDGED.get(n))]
-    failed = 0
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"strata-rec-{name}-") as tmp:
-            os.chmod(tmp, 0o1777)  # writable by the unprivileged tests; sticky, as the recorder requires
-            started = time.time()
-            try:
-                globals()[f"test_{name}"](tmp)
-                print(f"ok   {name} ({time.time() - started:.1f} s)", flush=True)
-            except Exception as e:  # noqa: BLE001 - report every failure and go on
-                failed += 1
-                print(f"FAIL {name}: {e}", flush=True)
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_tests(names, globals(), "strata-rec")
 
 
 if __name__ == "__main__":
