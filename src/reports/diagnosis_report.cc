@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/diagnosis/impact.h"
 #include "core/round.h"
 #include "core/text_escape.h"
 #include "reports/evidence_json.h"
@@ -222,6 +223,8 @@ std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
       {"rank", &r.whatif.by_rank}, {"stage", &r.whatif.by_stage}, {"op type", &r.whatif.by_op_type}};
   for (const auto& [name, m] : parts)
     if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m);
+  if (const std::string sentence = diagnosis::ImpactSentence(r); !sentence.empty())
+    out += text::Wrap("  impact: " + ScaleMs(sentence), kWidth, "    ", 0);
   return out;
 }
 

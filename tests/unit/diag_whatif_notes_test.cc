@@ -32,6 +32,7 @@ TEST(DiagWhatIfNotes, ConsistentAttributionGetsNoNote) {
 
 TEST(DiagWhatIfNotes, AnotherRankAboveTheStragglerIsExplained) {
   DiagnosisResult r = WithStraggler(1);
+  r.whatif.slowdown = 1.29;
   r.whatif.by_rank = {{"0", 1.2839}, {"1", 1.2681}, {"2", 1.1}};
   ExplainWhatIf(&r);
   ASSERT_EQ(r.notes.size(), 1u);
@@ -60,6 +61,18 @@ TEST(DiagWhatIfNotes, SlowdownBelowOneIsExplained) {
   none.whatif.slowdown = 0.5;
   ExplainWhatIf(&none);
   EXPECT_TRUE(none.notes.empty());
+}
+
+TEST(DiagWhatIfNotes, ARankRestoredAboveTheSlowdownIsExplained) {
+  DiagnosisResult r = WithStraggler(1);
+  r.whatif.by_rank = {{"0", 1.01}, {"1", 1.30}};  // S = 1.2
+  ExplainWhatIf(&r);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_TRUE(HasNote(r, "puts rank 1 at 1.3000, above S = 1.2000")) << r.notes[0];
+  r.notes.clear();
+  r.whatif.by_rank = {{"0", 1.01}, {"1", 1.21}};  // within 2 % of S: jitter, no note
+  ExplainWhatIf(&r);
+  EXPECT_TRUE(r.notes.empty());
 }
 
 }  // namespace

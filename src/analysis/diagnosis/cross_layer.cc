@@ -494,6 +494,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   f.ranks = {rank};
   f.layer = Layer::kComm;
   f.impact_pct = RoundTo(100 * excess, 2);
+  f.outside_whatif = true;  // every rank waits alike: the traces' ideal step carries it too
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
   f.confidence = RoundTo(ExplainedShare(excess, m.link_busy_share), 2);
   const std::string what = foreign_traffic

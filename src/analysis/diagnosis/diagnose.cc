@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/status.h"
@@ -94,6 +95,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     DiagnoseTraces(store, rows, job, options, &result);
   }
   if (with_recording) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store, job), &result);
+  ReconcileImpacts(&result);
   // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
   const size_t before = result.findings.size();
   std::erase_if(result.findings, [&](const Finding& f) { return f.impact_pct < 100.0 * options.min_effect; });

@@ -240,8 +240,8 @@ void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w,
     if (z[i] <= thresholds::kOutlierRobustZ || excess[i] < min_effect || stages.count(wk.stage)) continue;
     Straggler st;
     st.rank = wk.rank;
-    st.score = RoundTo(excess[i], 4);
     st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
+    st.score = result->step_time_median_ms > 0 ? RoundTo(wk.attribution.excess_ms / result->step_time_median_ms, 4) : 0;
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
       if (wk.attribution.step_ratio[s] - 1.0 >= min_effect) st.steps.push_back(w.steps[s].step);
     st.persistent =
@@ -278,8 +278,6 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
     stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
   if (slowest.size() < 2 || stage_explained >= S - min_effect) return;
   Finding f;
-  f.cause = Cause::kDataImbalance;
-  f.layer = Layer::kData;
   for (const auto& wk : w.by_worker)
     if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
   std::sort(f.ranks.begin(), f.ranks.end());
@@ -297,13 +295,27 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
     ++counted;
   }
   f.impact_pct = counted ? RoundTo(100.0 * share / static_cast<double>(counted), 2) : 0.0;
-  // Effect: the what-if waste 1 - 1/S; evidence: the per-step load imbalance measured from the compute
-  // loads (its cost as a share of step time), cause_choice.h.
-  f.confidence = RoundTo(ExplainedShare(f.impact_pct / 100.0, 1.0 - 1.0 / S), 2);
-  f.summary = fmt::format(
-      "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
-      "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
-      slowest.size(), f.impact_pct);
+  // Effect: the what-if waste 1 - 1/S less what the stage findings already save (the loss no stage or
+  // worker explains); evidence: the per-step load imbalance measured from the compute loads (its cost as a
+  // share of step time). Named by the one rule of cause_choice.h.
+  double waste = 1.0 - 1.0 / S;
+  for (const Finding& stage : result->findings) waste -= stage.impact_pct / 100.0;
+  waste = std::max(waste, 1e-9);
+  const CauseChoice choice = ChooseCause({{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste);
+  f.cause = choice.cause;
+  f.layer = choice.layer;
+  f.confidence = RoundTo(choice.confidence, 2);
+  f.summary =
+      f.cause == Cause::kDataImbalance
+          ? fmt::format(
+                "the slowest data-parallel rank changes from step to step ({} dp ranks take turns): the "
+                "per-step load is uneven, not one bad worker; balancing it saves about {:.1f}% of step time",
+                slowest.size(), f.impact_pct)
+          : fmt::format(
+                "the slowest data-parallel rank changes from step to step ({} dp ranks take turns), but their "
+                "uneven load accounts for {:.0f}% of the what-if's loss no stage explains, {:.1f}% (under half: "
+                "the cause is not named); balancing the load saves about {:.1f}% of step time",
+                slowest.size(), 100.0 * choice.explained, 100.0 * waste, f.impact_pct);
   DpImbalanceEvidence e;
   for (const auto& [dp, a] : w.by_rank) e.by_dp_rank.emplace_back(dp, a.ratio);
   e.dp_ranks_slowest_in_some_step.assign(slowest.begin(), slowest.end());

@@ -86,13 +86,23 @@ struct StepReplay {
 struct Costs {
   std::vector<StepCosts> recorded;
   std::map<size_t, std::vector<double>> seg_pool;
-  std::vector<double> tail_pool;
+  std::map<size_t, std::vector<double>> tail_pool;  // by the step's collective count: a step without one is
+                                                    // all tail and must not set the tail of the others
   std::map<StringId, std::vector<double>> transfer_pool;
   std::map<size_t, double> seg_mean, seg_sum;
-  double tail_mean = 0, tail_sum = 0;
+  std::map<size_t, double> tail_mean, tail_sum;
 };
 
-Costs RecordedCosts(const PhaseModel& phases, size_t ranks) {
+/// Whether rank r's compute counts in the ideal's pools: every rank but the named stragglers.
+std::vector<bool> PooledRanks(size_t ranks, const std::vector<size_t>& stragglers) {
+  std::vector<bool> pooled(ranks, true);
+  for (size_t r : stragglers)
+    if (r < ranks) pooled[r] = false;
+  if (std::find(pooled.begin(), pooled.end(), true) == pooled.end()) pooled.assign(ranks, true);
+  return pooled;
+}
+
+Costs RecordedCosts(const PhaseModel& phases, size_t ranks, const std::vector<bool>& pooled) {
   Costs out;
   const size_t steps = phases.steps.size();
   out.recorded.resize(steps);
@@ -108,7 +118,7 @@ Costs RecordedCosts(const PhaseModel& phases, size_t ranks) {
       std::vector<double> transfers;
       for (size_t r = 0; r < ranks; ++r) {
         c.seg[k][r] = static_cast<double>(p.seg[k][r]);
-        out.seg_pool[k].push_back(c.seg[k][r]);
+        if (pooled[r]) out.seg_pool[k].push_back(c.seg[k][r]);
         transfers.push_back(static_cast<double>(p.completion[k][r] - latest));
       }
       c.transfer[k] = std::max(0.0, Median(transfers));
@@ -116,15 +126,17 @@ Costs RecordedCosts(const PhaseModel& phases, size_t ranks) {
     }
     for (size_t r = 0; r < ranks; ++r) {
       c.tail[r] = static_cast<double>(p.tail[r]);
-      out.tail_pool.push_back(c.tail[r]);
+      if (pooled[r]) out.tail_pool[K].push_back(c.tail[r]);
     }
   }
   for (const auto& [k, v] : out.seg_pool) {
     out.seg_mean[k] = Mean(v);
     out.seg_sum[k] = std::accumulate(v.begin(), v.end(), 0.0);
   }
-  out.tail_mean = Mean(out.tail_pool);
-  out.tail_sum = std::accumulate(out.tail_pool.begin(), out.tail_pool.end(), 0.0);
+  for (const auto& [K, v] : out.tail_pool) {
+    out.tail_mean[K] = Mean(v);
+    out.tail_sum[K] = std::accumulate(v.begin(), v.end(), 0.0);
+  }
   return out;
 }
 
@@ -140,24 +152,29 @@ std::vector<StepCosts> IdealCosts(const PhaseModel& phases, const Costs& costs, 
       for (size_t r = 0; r < ranks; ++r) c.seg[k][r] = costs.seg_mean.at(k);
       c.transfer[k] = transfer_median[phases.steps[s].instances[k]->key];
     }
-    for (size_t r = 0; r < ranks; ++r) c.tail[r] = costs.tail_mean;
+    for (size_t r = 0; r < ranks; ++r) c.tail[r] = costs.tail_mean.at(c.transfer.size());
   }
   return ideal;
 }
 
-/// Rank r fixed: each of its phases at its peers' mean (the rank excluded), in every step. Only rank r's
-/// values are built (O(steps x phases), not a copy of every rank's costs: the loop over ranks stays linear).
-std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r) {
+/// Rank r fixed: each of its phases at its peers' mean (the rank and the stragglers excluded: the pools
+/// without r's own values when r is pooled), in every step. Only rank r's values are built (O(steps x
+/// phases), not a copy of every rank's costs: the loop over ranks stays linear).
+std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r, bool pooled) {
   const size_t steps = costs.recorded.size();
   std::map<size_t, double> own_sum;
   std::map<size_t, size_t> own_count;
-  double own_tail = 0;
-  for (size_t s = 0; s < steps; ++s) {
-    for (size_t k = 0; k < costs.recorded[s].transfer.size(); ++k) {
-      own_sum[k] += costs.recorded[s].seg[k][r];
-      ++own_count[k];
+  std::map<size_t, double> own_tail;
+  std::map<size_t, size_t> own_tails;
+  if (pooled) {
+    for (size_t s = 0; s < steps; ++s) {
+      for (size_t k = 0; k < costs.recorded[s].transfer.size(); ++k) {
+        own_sum[k] += costs.recorded[s].seg[k][r];
+        ++own_count[k];
+      }
+      own_tail[costs.recorded[s].transfer.size()] += costs.recorded[s].tail[r];
+      ++own_tails[costs.recorded[s].transfer.size()];
     }
-    own_tail += costs.recorded[s].tail[r];
   }
   std::vector<RankPhases> peer(steps);
   for (size_t s = 0; s < steps; ++s) {
@@ -167,8 +184,8 @@ std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r) {
       const size_t n = costs.seg_pool.at(k).size() - own_count[k];
       peer[s].seg[k] = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
     }
-    const size_t n_tail = costs.tail_pool.size() - steps;
-    peer[s].tail = n_tail ? (costs.tail_sum - own_tail) / static_cast<double>(n_tail) : costs.tail_mean;
+    const size_t n_tail = costs.tail_pool.at(K).size() - own_tails[K];
+    peer[s].tail = n_tail ? (costs.tail_sum.at(K) - own_tail[K]) / static_cast<double>(n_tail) : costs.tail_mean.at(K);
   }
   return peer;
 }
@@ -178,11 +195,13 @@ std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r) {
 // The steps: recorded costs, the ideal, the mean step of each, then the attribution by rank (restore it in
 // the ideal; fix it in the recording) and by op type (restore all compute phases, or one collective's
 // transfers, in the ideal).
-PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks) {
+PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks,
+                               const std::vector<size_t>& stragglers) {
   PhaseWhatIf out;
   const size_t steps = phases.steps.size();
   if (steps == 0 || ranks == 0) return out;
-  const Costs costs = RecordedCosts(phases, ranks);
+  const std::vector<bool> pooled = PooledRanks(ranks, stragglers);
+  const Costs costs = RecordedCosts(phases, ranks, pooled);
   const std::vector<StepCosts>& recorded = costs.recorded;
   const std::vector<StepCosts> ideal = IdealCosts(phases, costs, ranks);
   auto mean_step = [&](const std::vector<StepCosts>& c) {
@@ -210,7 +229,7 @@ PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store
   out.fix_rank_saving.assign(ranks, 0.0);
   out.fix_rank_step_saving.assign(ranks, std::vector<double>(steps, 0.0));
   for (size_t r = 0; r < ranks; ++r) {
-    const std::vector<RankPhases> peer = WithPeersPhases(costs, r);
+    const std::vector<RankPhases> peer = WithPeersPhases(costs, r, pooled[r]);
     double restored = 0, fixed = 0;
     for (size_t s = 0; s < steps; ++s) {
       restored += ideal_replay[s].TimeWithRank(r, PhasesOf(recorded[s], r));

@@ -4,11 +4,15 @@
 //   the step ends at max_r (e[K−1][r] + tail[r]).
 // transfer[k] = median over ranks of (e[k][r] − max_r' a[k][r']) (waiting removed). Launch delays (ranks
 // starting the step at different times) are removed in every replay.
-// Ideal: each compute phase at the mean of its position (k, or the tail) over all ranks and steps; each
-// transfer at the median transfer of its collective over all steps. S = mean no-delay step / mean ideal.
+// Ideal: each compute phase at the mean of its position (k, or the tail) over the ranks that are not named
+// stragglers (all ranks when none is, or when every rank is) and all steps; each transfer at the median
+// transfer of its collective over all steps. S = mean no-delay step / mean ideal. (DESIGN.md takes the mean
+// over every rank: a straggler's own excess then raises the ideal, so S understates what fixing it recovers
+// and its saving could not fit under 1 − 1/S; docs/impact.md.)
 // Attribution: restore one rank's recorded phases and transfers on top of the ideal (ratio to the ideal);
-// impact: replay the recorded job with one rank's phases set to its peers' means (the rank excluded) and
-// report the share of step time saved.
+// impact: replay the recorded job with one rank's phases set to its peers' means (the rank and the named
+// stragglers excluded) and report the share of step time saved. Fixing every straggler gives the ideal's
+// compute, so a straggler's saving fits under 1 − 1/S up to transfer jitter.
 // Invariant: replaying recorded phases reproduces each step's duration up to launch delays.
 #pragma once
 
@@ -31,6 +35,8 @@ struct PhaseWhatIf {
   std::vector<std::vector<double>> fix_rank_step_saving;  // [rank][step index] saving share per step
 };
 
-PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks);
+/// `stragglers`: rank indices left out of the ideal's compute pools (empty: none).
+PhaseWhatIf ComputePhaseWhatIf(const PhaseModel& phases, const TraceStore& store, size_t ranks,
+                               const std::vector<size_t>& stragglers = {});
 
 }  // namespace strata::diagnosis

@@ -1,7 +1,7 @@
 // DiagnosisResult: everything `strata diagnose` reports, in the shape of the JSON contract
 // strata.diagnosis/1 (DESIGN.md "Output contract"). Passes fill it; reports render it.
 // Invariants: stragglers and findings are ordered most important first and are empty on a healthy job;
-// impact_pct is the share of step time that fixing the finding would save.
+// impact_pct is the share of step time that fixing the finding would save (impact.h: one story for all).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace strata::diagnosis {
 
 struct Straggler {
   int32_t rank = -1;
-  double score = 0;             // mean share of step time others waited for this rank
+  double score = 0;             // its lateness as a share of the step: how much of a step its peers wait
   double late_ms_per_step = 0;  // mean wait it caused per step
   std::vector<int64_t> steps;   // steps in which it straggled
   bool persistent = false;
@@ -38,6 +38,7 @@ struct Finding {
   double confidence = 0;
   std::string summary;
   FindingEvidence evidence;
+  bool outside_whatif = false;  // its cause is one the what-if cannot see: modelled into S (impact.h)
 };
 
 struct WhatIf {

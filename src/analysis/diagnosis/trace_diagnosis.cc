@@ -346,7 +346,9 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   for (size_t s = 0; s < phases.steps.size(); ++s)
     for (size_t r = 0; r < ranks; ++r)
       result->lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
-  const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks);
+  std::vector<size_t> straggler_indices;
+  for (const Straggler& st : sa.stragglers) straggler_indices.push_back(static_cast<size_t>(st.rank));
+  const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks, straggler_indices);
   FillPhaseWhatIf(store, whatif, result);
 
   const TrackIndex index(store, rows_by_rank);

@@ -9,6 +9,9 @@ namespace strata::diagnosis {
 
 namespace {
 
+/// by_rank this share above S is worth explaining (below it, rounding and transfer jitter).
+constexpr double kAboveSlowdownShare = 0.02;
+
 /// The by_rank key of a straggler: its rank, or its dp rank for op tables.
 std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
   if (r.whatif.model == WhatIfModel::kOpGraphReplay) {
@@ -48,6 +51,16 @@ void ExplainWhatIf(DiagnosisResult* result) {
                                       *key, own, Why(r)));
     }
   }
+  for (const auto& [rank, v] : r.whatif.by_rank)
+    if (r.whatif.model == WhatIfModel::kPhaseReplay && v > r.whatif.slowdown * (1.0 + kAboveSlowdownShare)) {
+      r.notes.push_back(fmt::format(
+          "what-if by_rank puts rank {} at {:.4f}, above S = {:.4f}: it restores that rank's recorded steps on "
+          "the ideal, whose other ranks take each phase at its typical value in every step, above what they "
+          "recorded in the steps where this rank's phase was short, so the replay loses what those steps "
+          "gained",
+          rank, v, r.whatif.slowdown));
+      break;
+    }
   if (r.whatif.model != WhatIfModel::kNone && r.whatif.slowdown < 1.0)
     r.notes.push_back(fmt::format(
         "what-if slowdown S = {:.4f} is below 1: the ideal replay takes each compute phase at its mean over all "

@@ -1,0 +1,97 @@
+// The one impact story (see impact.h and docs/impact.md).
+#include "analysis/diagnosis/impact.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/round.h"
+
+namespace strata::diagnosis {
+namespace {
+
+// Rounding slack: impacts are rounded to 0.01 percentage points.
+constexpr double kRoundingPct = 0.01;
+
+// The summary with its "saves N%" figure restated as `now` (summaries format it as {:.1f}%).
+std::string RestateSaving(std::string summary, double before, double now) {
+  const size_t saves = summary.find("saves");
+  if (saves == std::string::npos) return summary;
+  const std::string old_text = fmt::format("{:.1f}%", before);
+  const size_t at = summary.find(old_text, saves);
+  if (at == std::string::npos) return summary;
+  return summary.replace(at, old_text.size(), fmt::format("{:.1f}%", now));
+}
+
+// Models the findings the what-if cannot see into S (impact.h): the waste grows by their share.
+void ModelOutsideFindings(DiagnosisResult* result) {
+  WhatIf& w = result->whatif;
+  if (w.model == WhatIfModel::kNone) return;
+  double extra = 0;  // share of the step
+  for (const Finding& f : result->findings)
+    if (f.outside_whatif && !ImpactOfStall(f)) extra += f.impact_pct / 100.0;
+  if (extra <= 0) return;
+  const double S = std::max(1e-9, w.slowdown);
+  const double inverse = std::max(1.0 / S - extra, 1e-3);  // 1/S' = 1/S − e, the ideal never below 0.1 %
+  const double widened = 1.0 / inverse;
+  result->notes.push_back(fmt::format(
+      "the what-if includes what only the recording shows (a link that holds every rank alike, at its peers' "
+      "rate): S {:.4f} -> {:.4f}, ideal step {:.3f} -> {:.3f} ms",
+      w.slowdown, widened, w.ideal_step_ms, w.ideal_step_ms * S / widened));
+  w.ideal_step_ms = RoundTo(w.ideal_step_ms * S / widened, 3);
+  w.slowdown = RoundTo(widened, 4);
+}
+
+}  // namespace
+
+double WhatIfWaste(const WhatIf& whatif) {
+  if (whatif.model == WhatIfModel::kNone || whatif.slowdown <= 1.0) return 0.0;
+  return 1.0 - 1.0 / whatif.slowdown;
+}
+
+bool ImpactOfStall(const Finding& f) { return f.cause == Cause::kHang || f.cause == Cause::kCollectiveMismatch; }
+
+void ReconcileImpacts(DiagnosisResult* result) {
+  ModelOutsideFindings(result);
+  if (result->whatif.model == WhatIfModel::kNone) return;
+  std::stable_sort(result->findings.begin(), result->findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  double left = 100.0 * WhatIfWaste(result->whatif);
+  size_t capped = 0;
+  for (Finding& f : result->findings) {
+    if (ImpactOfStall(f)) continue;
+    const double allowed = std::max(0.0, RoundTo(left, 2));
+    if (f.impact_pct > allowed + kRoundingPct) {
+      f.summary = RestateSaving(std::move(f.summary), f.impact_pct, allowed);
+      f.impact_pct = allowed;
+      ++capped;
+    }
+    left -= f.impact_pct;
+  }
+  if (capped > 0)
+    result->notes.push_back(fmt::format(
+        "{} finding(s) saved more alone than the what-if leaves after the findings above them: each is given "
+        "what it saves on top of those (together at most 1 - 1/S = {:.1f}% of step time, S = {:.4f})",
+        capped, 100.0 * WhatIfWaste(result->whatif), result->whatif.slowdown));
+}
+
+std::string ImpactSentence(const DiagnosisResult& result) {
+  if (result.whatif.model == WhatIfModel::kNone || result.findings.empty()) return {};
+  const Finding& f = result.findings.front();
+  if (ImpactOfStall(f)) return {};
+  const double waste = 100.0 * WhatIfWaste(result.whatif);
+  std::string late;
+  if (f.rank)
+    for (const Straggler& s : result.stragglers)
+      if (s.rank == *f.rank)
+        late = fmt::format("rank {} is late {:.1f} ms per step, so its peers wait {:.1f}% of a step; ", s.rank,
+                           s.late_ms_per_step, 100.0 * s.score);
+  return fmt::format(
+      "{}fixing the top finding saves {:.1f}% of step time; the what-if's S = {:.2f} allows at most 1 - 1/S = "
+      "{:.1f}% for all findings together",
+      late, f.impact_pct, result.whatif.slowdown, waste);
+}
+
+}  // namespace strata::diagnosis
