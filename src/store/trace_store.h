@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "core/string_pool.h"
@@ -91,6 +93,15 @@ struct OpLayout {
   int16_t chunk = -1;  // model chunk (virtual pipeline)
 };
 
+/// The bytes one row costs in a table whose columns are the std::vector members listed in `Columns`, a tuple of
+/// pointers to them: the sum of their value types' sizes.
+template <typename Columns>
+struct ColumnRowBytes;
+template <typename Table, typename... Values>
+struct ColumnRowBytes<std::tuple<std::vector<Values> Table::*...>> {
+  static constexpr size_t value = (sizeof(Values) + ...);
+};
+
 /// Slices: intervals (and instants) on tracks. Columnar; row cost checked by static_assert below.
 struct SliceTable {
   std::vector<int64_t> ts_ns;
@@ -103,8 +114,12 @@ struct SliceTable {
   std::vector<int32_t> step;   // step number once the model assigns it; -1 = none
   std::vector<uint8_t> flags;
 
-  static constexpr size_t kRowBytes =
-      3 * sizeof(int64_t) + 2 * sizeof(StringId) + 2 * sizeof(uint32_t) + sizeof(int32_t) + sizeof(uint8_t);
+  /// Every column above, in order. kRowBytes is summed from their types; the static_assert after the struct
+  /// fails when a column is added without being listed here.
+  static constexpr auto kColumns = std::make_tuple(&SliceTable::ts_ns, &SliceTable::dur_ns, &SliceTable::correlation,
+                                                   &SliceTable::name, &SliceTable::category, &SliceTable::track,
+                                                   &SliceTable::args, &SliceTable::step, &SliceTable::flags);
+  static constexpr size_t kRowBytes = ColumnRowBytes<std::remove_const_t<decltype(kColumns)>>::value;
 
   size_t size() const { return ts_ns.size(); }
   void reserve(size_t n);
@@ -113,6 +128,8 @@ struct SliceTable {
   uint32_t append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id, int64_t corr,
                   uint8_t slice_flags, uint32_t args_index = kNoArgs);
 };
+static_assert(sizeof(SliceTable) == std::tuple_size_v<decltype(SliceTable::kColumns)> * sizeof(std::vector<int64_t>),
+              "SliceTable::kColumns must list every column (and a SliceTable holds nothing but its columns)");
 static_assert(SliceTable::kRowBytes <= 48, "a slice must cost at most 48 bytes resident");
 
 /// Flow events (ph s/t/f), e.g. ac2g launch -> kernel links, keyed by (category, id).

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""The project's own checkers must see what they claim to see (issue 23): each is fed constructed sources in
+a temporary directory, and must report every planted fault (with the place and, for includes, the chain) and
+pass the clean input.
+
+  check_function_length.py  an over-long method in a (nested) class body, constructor with an initializer
+                            list, lambda member, function in extern "C", free function, out-of-class member;
+                            short code, long data tables and enums, braces in comments and strings pass;
+                            unbalanced braces are reported;
+  check_include_graph.py    a direct upward include, transitive ones (through a same-level header, through
+                            two lower folders), an upward include of a generated header, a sibling-folder
+                            include, a JSON library reached by analysis through a header, a JSON name in
+                            analysis, a folder with no level; a clean downward tree passes;
+  SliceTable::kRowBytes     (with --cxx) store/trace_store.h as is compiles; with a column added but not
+                            listed in kColumns, or a column widened past 48 bytes a row, it does not.
+
+usage: checker_selftest.py [--cxx COMPILER --src SRC_DIR]
+"""
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+FAILURES = []
+
+
+def check(ok, what, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "))
+
+
+def write_tree(root, files):
+    for rel, text in files.items():
+        path = pathlib.Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def run_checker(script, files, *args):
+    with tempfile.TemporaryDirectory() as tmp:
+        write_tree(tmp, files)
+        res = subprocess.run([sys.executable, str(HERE / script), tmp, *args], capture_output=True, text=True)
+        return res.returncode, res.stdout.replace(tmp + os.sep, "").replace(tmp, "SRC") + res.stderr
+
+
+def body(n, indent="  "):
+    """n statement lines."""
+    return "".join(f"{indent}x += {k};\n" for k in range(n))
+
+
+def function_length_cases():
+    limit = "10"
+    clean = {
+        "a/clean.h": "namespace n {\n\nclass Small {\n public:\n  int Get() const { return x_; }\n"
+                     "  void Set(int v) {\n    x_ = v;\n  }\n\n private:\n  int x_ = 0;\n};\n\n"
+                     "// a comment with a brace {\nconstexpr const char* kText = \"{ not code\";\n"
+                     "constexpr int kTable[] = {\n" + "".join(f"    {k},\n" for k in range(30)) + "};\n"
+                     "enum class E {\n" + "".join(f"  k{k},\n" for k in range(30)) + "};\n\n}  // namespace n\n",
+        "a/clean.cc": "int Free(int x) {\n" + body(5) + "  return x;\n}\n",
+    }
+    rc, out = run_checker("check_function_length.py", clean, limit)
+    check(rc == 0, "function_length: short functions, long data tables and enums, braces in comments and "
+                   "strings pass", out)
+
+    planted = {
+        "method in a nested class body": (
+            "b/method.h", "namespace n {\n\nstruct Outer {\n  struct Inner {\n    int Long() {\n      int x = 0;\n" +
+            body(12, "      ") + "      return x;\n    }\n  };\n};\n\n}\n", "b/method.h:5:", "Outer::Inner::Long"),
+        "constructor with an initializer list": (
+            "b/ctor.h", "class Widget {\n public:\n  explicit Widget(int v)\n      : a_(v),\n        b_{v} {\n"
+            "    int x = 0;\n" + body(10, "    ") + "  }\n\n private:\n  int a_, b_;\n};\n", "b/ctor.h:3:",
+            "Widget::Widget"),
+        "lambda member": ("b/lambda.h", "#include <functional>\nclass Holder {\n  std::function<int(int)> f_ = "
+                          "[](int x) {\n" + body(12, "    ") + "    return x;\n  };\n};\n", "b/lambda.h:3:",
+                          "lambda f_"),
+        "function in an extern \"C\" block": ("b/plugin.cc", 'extern "C" {\n\nint Exported(int x) {\n' + body(12) +
+                                               "  return x;\n}\n\n}\n", "b/plugin.cc:3:", "Exported"),
+        "free function": ("b/free.cc", "namespace {\n\nint Free(int x) {\n" + body(12) + "  return x;\n}\n\n}\n",
+                          "b/free.cc:3:", "Free"),
+        "out-of-class member": ("b/member.cc", "template <typename T>\nint Box<T>::Get(int x) const {\n" + body(12) +
+                                "  return x;\n}\n", "b/member.cc:1:", "Box<T>::Get"),
+    }
+    for what, (rel, text, place, name) in planted.items():
+        rc, out = run_checker("check_function_length.py", {**clean, rel: text}, limit)
+        check(rc == 1 and place in out and name in out, f"function_length: reports an over-long {what} "
+                                                         f"({place} {name})", out)
+    rc, out = run_checker("check_function_length.py", {**clean, "b/broken.cc": "void F() {\n  if (x) {\n}\n"}, limit)
+    check(rc == 1 and "b/broken.cc" in out and "cannot match" in out,
+          "function_length: reports a file whose braces do not balance instead of passing it", out)
+
+
+def include_graph_cases():
+    clean = {
+        "core/base.h": "#pragma once\n#include <vector>\n",
+        "segments/rows.h": '#pragma once\n#include "core/base.h"\n',
+        "store/table.h": '#pragma once\n#include "segments/rows.h"\n',
+        "importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "local.h"\n',
+        "importers/local.h": '#pragma once\n#include "core/base.h"\n',
+        "model/job.h": '#pragma once\n#include "store/table.h"\n',
+        "analysis/pass.cc": '#include "model/job.h"\n',
+        "reports/json.cc": '#include <nlohmann/json.hpp>\n#include "analysis/pass.h"\n',
+        "cli/main.cc": '#include "reports/json.h"\n#include "importers/reader.h"\n',
+    }
+    rc, out = run_checker("check_include_graph.py", clean)
+    check(rc == 0, "include_graph: a tree whose includes all point down passes", out)
+
+    planted = {
+        "a direct upward include": ({"core/up.h": '#include "store/table.h"\n'},
+                                    ["core/up.h: core includes store/", "core/up.h -> store/table.h"]),
+        "a transitive upward include through a same-level header": (
+            {"importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "local.h"\n',
+             "importers/local.h": '#pragma once\n#include "model/job.h"\n',
+             "importers/user.cc": '#include "importers/reader.h"\n'},
+            ["importers/user.cc: importers reaches model/",
+             "importers/user.cc -> importers/reader.h -> importers/local.h -> model/job.h"]),
+        "a transitive upward include two folders down": (
+            {"segments/rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
+             "core/bad.h": '#pragma once\n#include "reports/json.h"\n', "reports/json.h": "#pragma once\n"},
+            ["store/table.h: store reaches reports/",
+             "store/table.h -> segments/rows.h -> core/bad.h -> reports/json.h"]),
+        "an upward include of a header not in the tree (generated)": (
+            {"model/gen.cc": '#include "agent/generated.h"\n'}, ["model/gen.cc: model includes agent/"]),
+        "an include of a sibling folder": ({"recorder/probe.cc": '#include "importers/reader.h"\n'},
+                                           ["recorder/probe.cc: recorder includes importers/ (beside it"]),
+        "a JSON library reached by analysis through a header": (
+            {"core/json_util.h": '#pragma once\n#include <nlohmann/json.hpp>\n',
+             "model/job.h": '#pragma once\n#include "store/table.h"\n#include "core/json_util.h"\n'},
+            ["analysis/pass.cc: analysis reaches a JSON library",
+             "analysis/pass.cc -> model/job.h -> core/json_util.h -> #include <nlohmann/json.hpp>"]),
+        "a JSON name in analysis": ({"analysis/pass.cc": '#include "model/job.h"\nauto j = nlohmann::json();\n'},
+                                    ["analysis/pass.cc:2: analysis uses nlohmann::"]),
+        "a folder with no level": ({"newfolder/x.h": '#include "core/base.h"\n'},
+                                   ["newfolder/: a folder with no level"]),
+    }
+    for what, (files, expected) in planted.items():
+        rc, out = run_checker("check_include_graph.py", {**clean, **files})
+        check(rc == 1 and all(e in out for e in expected), f"include_graph: reports {what}", out)
+
+
+def slice_row_cases(cxx, src):
+    header = (pathlib.Path(src) / "store" / "trace_store.h").read_text()
+    column = "  std::vector<uint8_t> flags;\n"
+    assert column in header, "trace_store.h: the flags column moved; update this self-test"
+    variants = {
+        "as is": (header, True),
+        "a column added but not listed in kColumns": (
+            header.replace(column, column + "  std::vector<int64_t> extra;\n"), False),
+        "the flags column widened to 8 bytes (53 bytes a row)": (
+            header.replace(column, "  std::vector<int64_t> flags;\n"), False),
+    }
+    for what, (text, compiles) in variants.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            write_tree(tmp, {"store/trace_store.h": text, "tu.cc": '#include "store/trace_store.h"\n'})
+            res = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-I", tmp, "-I", str(src), f"{tmp}/tu.cc"],
+                                 capture_output=True, text=True)
+        ok = (res.returncode == 0) == compiles
+        check(ok, f"SliceTable::kRowBytes: trace_store.h {what} {'compiles' if compiles else 'fails to compile'}",
+              res.stderr[-2000:])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cxx", help="C++ compiler for the SliceTable row-size cases")
+    parser.add_argument("--src", help="the source tree (src/) for the SliceTable row-size cases")
+    args = parser.parse_args()
+    function_length_cases()
+    include_graph_cases()
+    if args.cxx and args.src:
+        slice_row_cases(args.cxx, args.src)
+    else:
+        print("skip SliceTable::kRowBytes cases (no --cxx/--src)")
+    print(f"{len(FAILURES)} checker self-test(s) failed" if FAILURES else "checker self-test: every checker "
+          "reports every planted fault and passes clean input")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
