@@ -13,10 +13,12 @@ namespace {
 
 constexpr int64_t kKeptStarts = 64;  // judged steps whose starts stay known for anchoring
 
-// The contract's layer of each cause the step summary's classes stand for (online_detector.h).
+// The contract's layer of each cause the step summary's classes stand for (online_detector.h); none for
+// `unknown`.
 diagnosis::Layer LayerOf(diagnosis::Cause cause) {
   using diagnosis::Cause;
   using diagnosis::Layer;
+  if (cause == Cause::kUnknown) return Layer::kNone;
   if (cause == Cause::kSlowCompute) return Layer::kCpu;
   if (cause == Cause::kGcPause) return Layer::kPython;
   if (cause == Cause::kCpuContention || cause == Cause::kCpuThrottling || cause == Cause::kIoStall) return Layer::kOs;
@@ -146,12 +148,17 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
   f.step = d.step;
   f.layer = LayerOf(f.cause);
   f.impact_pct = d.step_s > 0 ? 100.0 * d.late_s / d.step_s : 0;
-  f.confidence = corroborated ? 0.8 : 0.6;
-  f.summary =
-      fmt::format("rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank,
-                  d.late_s * 1e3, d.first_step,
-                  d.cause == "unknown" ? "cause not explained by the step summary's classes" : "excess in " + d.cause);
-  f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3, d.step_s * 1e3, corroborated};
+  f.confidence = f.cause == diagnosis::Cause::kUnknown ? 0 : d.confidence;
+  f.summary = fmt::format(
+      "rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank, d.late_s * 1e3,
+      d.first_step,
+      f.cause == diagnosis::Cause::kUnknown
+          ? fmt::format("cause not explained by the step summary's classes: the largest excess covers {:.0f}%",
+                        100 * d.explained)
+          : fmt::format("{}: its time in that class {:.1f} ms beyond its peers' median, {:.0f}% of the lateness",
+                        d.cause, d.excess_s * 1e3, 100 * d.explained));
+  f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3,   d.step_s * 1e3,
+                                                 corroborated, d.excess_s * 1e3, d.explained};
   return f;
 }
 

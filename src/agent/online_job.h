@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/result.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/online/online_detector.h"
 #include "analysis/online/step_summary.h"
 
@@ -36,10 +37,11 @@ namespace strata::agent {
 struct OnlineJobOptions {
   int64_t max_lag = 3;               // steps a rank may run ahead before an incomplete step is judged anyway
   double max_wait_s = 2.5;           // ... and seconds it waits first (agents publish once a second)
-  size_t min_ranks = 4;              // fewer ranks in a step give no robust peer reference: not fed to the detector
   size_t mixture_steps = 8;          // judged steps the mixture is fitted over
   size_t mixture_max_points = 4096;  // the mixture is left out when the window holds more points
   double realign_steps = 0.75;       // a start this many step times from its job step's re-anchors the rank
+  // Fewer ranks in a step give no robust peer reference: not fed to the detector.
+  size_t min_ranks = diagnosis::thresholds::kOnlineMinRanks;
 };
 
 /// What the status and metrics show of a job's online detection.
@@ -87,7 +89,8 @@ class OnlineJob {
   OnlineView view_;
 };
 
-/// An open detection as a finding of the `strata diagnose` contract (its cause's layer; rank and step set).
+/// An open detection as a finding of the `strata diagnose` contract (its cause's layer; rank and step set;
+/// the detection's confidence, docs/confidence.md "online"; `corroborated` is shown in its evidence).
 diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated);
 
 }  // namespace strata::agent

@@ -93,7 +93,10 @@ StreamFields EncodeFinding(const online::Detection& d, const std::string& host) 
           {"detected_at", Num(d.detected_at)},
           {"late_s", Num(d.late_s)},
           {"step_s", Num(d.step_s)},
-          {"cause", d.cause}};
+          {"cause", d.cause},
+          {"excess_s", Num(d.excess_s)},
+          {"explained", Num(d.explained)},
+          {"confidence", Num(d.confidence)}};
 }
 
 StreamFields EncodeWindowRequest(const WindowRequest& r) {
@@ -229,6 +232,9 @@ Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
   r.Real("late_s", &d.late_s);
   r.Real("step_s", &d.step_s);
   r.Text("cause", &d.cause);
+  r.OptionalReal("excess_s", &d.excess_s);  // absent from agents before the online confidence (issue 23)
+  r.OptionalReal("explained", &d.explained);
+  r.OptionalReal("confidence", &d.confidence);
   if (!r.error().empty()) return Status::Error(r.error());
   return d;
 }

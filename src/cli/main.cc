@@ -12,6 +12,7 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
+#include "analysis/whatif/op_graph.h"
 #include "cli/agent_command.h"
 #include "cli/export_command.h"
 #include "cli/output.h"
@@ -50,6 +51,7 @@ void PrintError(const std::string& message) {
 struct CommonInputOptions {
   std::vector<std::string> paths;
   std::vector<std::string> rank_map;
+  std::vector<std::string> op_map;
   unsigned threads = 0;
   bool skip_unreadable = false;
   bool progress = false;
@@ -94,6 +96,10 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
                   "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file "
                   "says; repeatable; an entry that names no input is an error")
       ->allow_extra_args(false);
+  cmd->add_option("--op-map", o.op_map,
+                  "FROM=TO[,FROM=TO...]: read the op table's op type FROM as TO, one of the types the what-if "
+                  "knows (forward-compute, backward-compute, optimizer, gc, forward-send, ...); repeatable")
+      ->delimiter(',');
   cmd->add_option("--threads", o.threads, "files parsed at once (default: all cores)")->check(CLI::Range(0u, 4096u));
   cmd->add_flag("--skip-unreadable", o.skip_unreadable,
                 "leave out files that cannot be read (they are listed) instead of failing");
@@ -119,6 +125,24 @@ void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out,
   cmd->add_option("-o,--output", out, "write to FILE instead of standard output");
 }
 
+/// --op-map's entries into `out`; a usage error names the entry that is not FROM=TO with a known TO.
+strata::Status ParseOpMap(const std::vector<std::string>& specs, std::map<std::string, std::string, std::less<>>* out) {
+  std::string known;
+  for (int t = 0; t < strata::whatif::kNumOpTypes; ++t)
+    known += fmt::format("{}{}", t ? ", " : "", strata::whatif::OpTypeName(static_cast<strata::whatif::OpType>(t)));
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return strata::Status::Error(fmt::format("--op-map {}: expected FROM=TO (e.g. fwd=forward-compute)", spec));
+    const std::string to = spec.substr(eq + 1);
+    if (!strata::whatif::OpTypeFromName(to))
+      return strata::Status::Error(
+          fmt::format("--op-map {}: {} is not an op type the what-if knows ({})", spec, to, known));
+    (*out)[spec.substr(0, eq)] = to;
+  }
+  return strata::Status::Ok();
+}
+
 int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   if (int rc = ApplyMaxMemory(o.max_memory)) return rc;
   strata::LoadOptions load;
@@ -128,6 +152,10 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
   load.skip_unreadable = o.skip_unreadable;
   if (o.progress)
     load.on_progress = [](const std::string& line) { std::fprintf(stderr, "strata: %s\n", line.c_str()); };
+  if (auto st = ParseOpMap(o.op_map, &load.import.op_table.op_map); !st.ok()) {
+    PrintError(st.message());
+    return 2;
+  }
   for (const std::string& spec : o.rank_map) {
     if (auto st = strata::ParseRankMap(spec, &load.rank_map); !st.ok()) {
       PrintError(st.message());

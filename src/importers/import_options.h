@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 namespace strata {
@@ -23,6 +24,9 @@ struct ImportOptions {
     std::string microbatch = "mb_id";
     std::string chunk = "mc";
     double time_unit_ns = 1e9;  // seconds
+    // --op-map: op type names of the table -> the names the what-if knows ("fwd" -> "forward-compute"),
+    // applied as rows are read, so every pass sees the mapped name.
+    std::map<std::string, std::string, std::less<>> op_map;
   } op_table;
 };
 

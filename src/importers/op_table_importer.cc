@@ -93,6 +93,12 @@ class OpTableImporter {
       SkipId::kIntegerOutOfRange,
       /*range_first=*/true};
 
+  /// The op type as the passes will see it: --op-map's name for it, else its own.
+  std::string_view MappedOp(std::string_view name) const {
+    if (auto it = cols_.op_map.find(name); it != cols_.op_map.end()) return it->second;
+    return name;
+  }
+
   static int64_t OptionalInt(const std::vector<std::string_view>& f, int col) {
     int64_t v;
     if (col < 0 || ParseInt64(f[col], &v) != NumberParse::kOk) return -1;
@@ -127,7 +133,7 @@ class OpTableImporter {
       r.pp_stage = static_cast<int32_t>(OptionalInt(fields_, c_stage_));
       r.tp_rank = static_cast<int32_t>(OptionalInt(fields_, c_tp_));
     }
-    const StringId op = store_.strings.intern(fields_[c_op_]);
+    const StringId op = store_.strings.intern(MappedOp(fields_[c_op_]));
     auto [it, inserted] =
         tracks_.try_emplace(std::make_pair(rank_index, op), static_cast<uint32_t>(store_.tracks.size()));
     if (inserted) {

@@ -9,6 +9,7 @@
 
 #include "core/robust_stats.h"
 #include "model/kernel_type.h"
+#include "model/model_thresholds.h"
 #include "model/step_rhythm.h"
 
 namespace strata::model {
@@ -55,7 +56,8 @@ void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, st
 // whose end times line up (call i + d of r ends with call i of the reference: collectives end together,
 // up to a constant clock offset). A rank whose recording began a call later, or that made one more set-up
 // call, is shifted by one. Measured by the spread (median absolute deviation) of the end-time differences
-// over up to kAlignCalls calls from `from`; a shift is taken only when it halves the spread of d = 0.
+// over up to kAlignCalls calls from `from` (at least kCallShiftMinPairs and kCallShiftMinPeriods steps'
+// calls); a shift is taken only when it cuts the spread of d = 0 to kCallShiftSpreadShare (model_thresholds.h).
 int64_t CallShift(const std::vector<CollectiveCall>& ref, const std::vector<CollectiveCall>& calls, size_t from,
                   size_t period) {
   constexpr size_t kAlignCalls = 256;
@@ -66,7 +68,8 @@ int64_t CallShift(const std::vector<CollectiveCall>& ref, const std::vector<Coll
       if (j < 0 || j >= static_cast<int64_t>(calls.size())) continue;
       diffs.push_back(static_cast<double>(calls[static_cast<size_t>(j)].end_ns - ref[i].end_ns));
     }
-    if (diffs.size() < std::max<size_t>(4, 2 * period)) return std::nullopt;
+    if (diffs.size() < std::max(thresholds::kCallShiftMinPairs, thresholds::kCallShiftMinPeriods * period))
+      return std::nullopt;
     return Mad(diffs);
   };
   const std::optional<double> none = spread(0);
@@ -77,7 +80,7 @@ int64_t CallShift(const std::vector<CollectiveCall>& ref, const std::vector<Coll
     if (d == 0) continue;
     if (auto v = spread(d); v && *v < best_spread) best = d, best_spread = *v;
   }
-  return best != 0 && best_spread <= 0.5 * *none ? best : 0;
+  return best != 0 && best_spread <= thresholds::kCallShiftSpreadShare * *none ? best : 0;
 }
 
 // Steps from the collective sequence of the rank with the most calls, applied to every rank from the call

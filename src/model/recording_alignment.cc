@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "model/model_thresholds.h"
+
 namespace strata::model {
 namespace {
+
+namespace th = thresholds;
 
 int64_t MedianOf(std::vector<int64_t> v) {
   const size_t mid = v.size() / 2;
@@ -40,7 +44,7 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment,
   const std::vector<int64_t>& shorter = trace_shorter ? traced : recorded;
   const std::vector<int64_t>& longer = trace_shorter ? recorded : traced;
   if (shorter.size() < 2) return std::nullopt;
-  // Best shift: the most pairs within kMaxAlignmentSpreadNs of the median offset, then the smallest total
+  // Best shift: the most pairs within th::kMaxAlignmentSpreadNs of the median offset, then the smallest total
   // deviation (a median alone tolerates too many wrong pairs when there are few).
   std::optional<RecordingAlignment> best;
   size_t best_inliers = 0;
@@ -58,7 +62,7 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment,
     int64_t total = 0;
     for (size_t i = 0; i < offsets.size(); ++i) {
       deviations[i] = std::llabs(offsets[i] - median);
-      inliers += deviations[i] <= kMaxAlignmentSpreadNs;
+      inliers += deviations[i] <= th::kMaxAlignmentSpreadNs;
       total += deviations[i];
     }
     const bool better = !best || inliers > best_inliers || (inliers == best_inliers && total < best_total);
@@ -71,9 +75,13 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment,
       best_total = total;
     }
   }
-  if (!best || best_inliers * 10 < best->matched * 9) return std::nullopt;  // fewer than 90 % agree
+  // The share of the pairs that agree (a ratio of counts: exact against the threshold at any realistic size).
+  auto agree = [&](size_t inliers) { return static_cast<double>(inliers) / static_cast<double>(best->matched); };
+  if (!best || agree(best_inliers) < th::kAlignmentMinAgreeShare) return std::nullopt;
   // A loop so regular that another shift (whole steps earlier or later) fits about as well: ambiguous.
-  if (runner_up.first * 10 >= best->matched * 9 && runner_up.second <= best_total * 3 / 2 + 100'000)
+  if (agree(runner_up.first) >= th::kAlignmentMinAgreeShare &&
+      static_cast<double>(runner_up.second) <=
+          th::kAmbiguousTotalRatio * static_cast<double>(best_total) + static_cast<double>(th::kAmbiguousTotalSlackNs))
     return std::nullopt;
   return best;
 }

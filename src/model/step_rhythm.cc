@@ -3,8 +3,15 @@
 
 #include <algorithm>
 
+#include "model/model_thresholds.h"
+
 namespace strata::model {
 namespace {
+
+using thresholds::kRhythmMaxPeriod;
+using thresholds::kRhythmMinConsistency;
+using thresholds::kRhythmMinSeparation;
+using thresholds::kRhythmMinSteps;
 
 double MedianOf(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -40,12 +47,13 @@ Score Evaluate(const std::vector<double>& gap, size_t period, size_t first) {
   return s;
 }
 
-// Regular spacing for one call per step: the gaps' interquartile range within half their median.
+// Regular spacing for one call per step: the gaps' interquartile range within kRhythmRegularIqrShare of
+// their median.
 bool Regular(std::vector<double> gap) {
   if (gap.size() < kRhythmMinSteps) return false;
   std::sort(gap.begin(), gap.end());
   const double q1 = gap[gap.size() / 4], q3 = gap[3 * gap.size() / 4], med = gap[gap.size() / 2];
-  return med > 0 && q3 - q1 <= 0.5 * med;
+  return med > 0 && q3 - q1 <= thresholds::kRhythmRegularIqrShare * med;
 }
 
 }  // namespace

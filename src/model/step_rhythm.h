@@ -10,7 +10,7 @@
 // when no larger period qualifies and the calls are spaced regularly.
 // Invariants: period == 0 means no rhythm; else 1 <= first <= period (call 0 has no gap before it) and at
 // least kRhythmMinSteps whole steps follow `first`. Complexity O(n · P) for n calls and periods up to P =
-// kRhythmMaxPeriod.
+// kRhythmMaxPeriod. The kRhythm* thresholds are in model/model_thresholds.h.
 #pragma once
 
 #include <cstddef>
@@ -19,11 +19,6 @@
 #include <vector>
 
 namespace strata::model {
-
-inline constexpr size_t kRhythmMaxPeriod = 64;
-inline constexpr size_t kRhythmMinSteps = 3;
-inline constexpr double kRhythmMinConsistency = 0.8;
-inline constexpr double kRhythmMinSeparation = 3.0;
 
 struct Rhythm {
   size_t period = 0;  // calls per step

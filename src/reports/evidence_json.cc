@@ -157,6 +157,8 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
   j["late_ms"] = e.late_ms;
   j["group_step_ms"] = e.group_step_ms;
   j["mixture_corroborates"] = e.mixture_corroborates;
+  j["excess_ms"] = RoundTo(e.excess_ms, 3);
+  j["explained_share"] = RoundTo(e.explained_share, 3);
 }
 
 ordered_json StalledRankJson(const StalledRankState& s) {

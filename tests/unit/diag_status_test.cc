@@ -129,6 +129,34 @@ TEST(DiagStatus, MissingRanksOfTheWorldAreInconclusiveAndACaveatBesideFindings) 
   EXPECT_TRUE(HasReason(s, "2 of the job's 8 ranks were given")) << Reasons(s);
 }
 
+TEST(DiagStatus, MixedRunsAreInconclusiveEvenWithFindings) {
+  // A slow rank beside a file of another run (world sizes 2 and 8): findings, but the comparison is void.
+  const DdpSpec slow = Slow(2, 4);
+  const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(slow, SimulateDdp(slow)), {2, 8})));
+  EXPECT_FALSE(r.stragglers.empty());
+  EXPECT_EQ(r.status, "inconclusive") << Reasons(r);
+  ASSERT_FALSE(r.status_reasons.empty());
+  EXPECT_NE(r.status_reasons[0].find("disagree on the world size"), std::string::npos) << Reasons(r);
+  // Recorded hours apart, same verdict.
+  DdpSpec apart = Slow(2, 4);
+  const int64_t epoch = 1'700'000'000 * kSec;
+  apart.clock_offset = {epoch, epoch + 3 * 3600 * kSec};
+  EXPECT_EQ(DiagnoseDdp(apart).status, "inconclusive");
+}
+
+TEST(DiagStatus, ALargeUnexplainedWhatIfSlowdownIsNeverHealthy) {
+  DiagnosisResult r = DiagnoseDdp(Clean(4, 5));
+  ASSERT_EQ(r.status, "healthy");
+  const TraceStore store = LoadDdp(Clean(4, 5));
+  r.whatif.slowdown = 1.0 / (1.0 - thresholds::kMaxUnexplainedWaste - 0.05);
+  AssessStatus(store, &r);
+  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_TRUE(HasReason(r, "no finding explains it")) << Reasons(r);
+  r.whatif.slowdown = 1.0 / (1.0 - thresholds::kMaxUnexplainedWaste + 0.05);  // within the jitter allowance
+  AssessStatus(store, &r);
+  EXPECT_EQ(r.status, "healthy") << Reasons(r);
+}
+
 TEST(DiagStatus, InputsRecordedFarApartInTimeAreInconclusive) {
   DdpSpec spec = Clean(2, 4);
   const int64_t epoch = 1'700'000'000 * kSec;            // Kineto's clock: time since 1970 (here Nov 2023)

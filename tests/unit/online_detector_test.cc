@@ -1,10 +1,13 @@
 // Online straggler detection (analysis/online/online_detector.h) on generated step-summary streams: a rank
 // that slows clearly from a given step is detected within two steps with its cause, a small lateness once it
 // held for most of ten steps; one noisy step raises nothing;
-// a clean stream of many steps raises nothing; a detection closes once the rank is on time again.
+// a clean stream of many steps raises nothing; a detection closes once the rank is on time again; its
+// confidence is the share of its lateness the named class's excess covers, and under half names no cause.
 #include "analysis/online/online_detector.h"
 
 #include <gtest/gtest.h>
+
+#include "analysis/diagnosis/thresholds.h"
 
 #include <random>
 
@@ -117,6 +120,63 @@ TEST(OnlineDetector, GroupsAreComparedApart) {
     opened += det.AddStep(s, step, 0).size();
   }
   EXPECT_EQ(opened, 0u);
+}
+
+// One step of 8 ranks (100 ms steps, own work 60 ms ± jitter) where rank 3 works `late_s` longer, of which
+// `gc_s` in GC pauses and `oncpu_s` more on CPU (the rest in no class of the summary).
+std::vector<RankStepSummary> SplitStep(int64_t step, double late_s, double gc_s, double oncpu_s, std::mt19937& rng) {
+  std::normal_distribution<double> jitter(0, 0.0002);
+  std::vector<RankStepSummary> out;
+  for (int r = 0; r < 8; ++r) {
+    RankStepSummary s;
+    s.rank = r;
+    s.step = step;
+    s.step_s = 0.1 + late_s;
+    const double work = 0.06 + jitter(rng);
+    s.oncpu_s = work + (r == 3 ? oncpu_s : 0);
+    s.gc_s = r == 3 ? gc_s : 0;
+    s.wait_s = s.step_s - work - (r == 3 ? late_s : 0);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<Detection> DetectSplit(double late_s, double gc_s, double oncpu_s, uint32_t seed) {
+  std::mt19937 rng(seed);
+  OnlineDetector det;
+  std::vector<Detection> all;
+  for (int64_t s = 0; s < 6; ++s) {
+    auto opened = det.AddStep(s, SplitStep(s, late_s, gc_s, oncpu_s, rng), 0);
+    all.insert(all.end(), opened.begin(), opened.end());
+  }
+  return all;
+}
+
+// 20 ms late, 15 ms of it in GC (4 ms more on CPU): gc_pause, at the share GC covers, about 0.75.
+TEST(OnlineDetector, ConfidenceIsTheShareOfTheLatenessTheNamedClassCovers) {
+  const std::vector<Detection> all = DetectSplit(0.02, 0.015, 0.004, 8);
+  ASSERT_EQ(all.size(), 1u);
+  const Detection& d = all[0];
+  EXPECT_EQ(d.rank, 3);
+  EXPECT_EQ(d.cause, "gc_pause");
+  EXPECT_NEAR(d.excess_s, 0.015, 1e-9) << "the peers have no GC time";
+  EXPECT_DOUBLE_EQ(d.confidence, d.excess_s / d.late_s);
+  EXPECT_DOUBLE_EQ(d.explained, d.confidence);
+  EXPECT_NEAR(d.confidence, 0.75, 0.03);
+  EXPECT_GE(d.confidence, diagnosis::thresholds::kMinExplainedShare);
+}
+
+// 20 ms late, but its largest class (8 ms of GC) covers under half: no cause named, confidence 0, the
+// share still reported.
+TEST(OnlineDetector, EvidenceUnderHalfTheLatenessNamesNoCauseAndConfidenceZero) {
+  const std::vector<Detection> all = DetectSplit(0.02, 0.008, 0.006, 9);
+  ASSERT_EQ(all.size(), 1u);
+  const Detection& d = all[0];
+  EXPECT_EQ(d.rank, 3);
+  EXPECT_EQ(d.cause, "unknown");
+  EXPECT_EQ(d.confidence, 0.0);
+  EXPECT_NEAR(d.excess_s, 0.008, 1e-9);
+  EXPECT_NEAR(d.explained, 0.4, 0.03);
 }
 
 }  // namespace

@@ -88,6 +88,8 @@ TEST(OnlineJob, OpensAFindingForASlowRankAndNothingWithTooFewRanks) {
   const diagnosis::Finding f = DetectionFinding(opened[0], false);
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(f.layer, diagnosis::Layer::kCpu);
+  EXPECT_DOUBLE_EQ(f.confidence, opened[0].confidence) << "the detector's share, not a constant";
+  EXPECT_GE(f.confidence, diagnosis::thresholds::kMinExplainedShare);
   StreamFields big = EncodeSummary(S(1, 1, 0.05), "h");
   big[2].second = "4294967297";  // rank beyond int32: an error, not rank 1
   EXPECT_FALSE(DecodeSummary(big).ok());
@@ -166,6 +168,43 @@ TEST(OnlineJob, AnAgentRestartIsAnchoredAnewNotDropped) {
   OnlineJob unaligned;
   EXPECT_TRUE(unaligned.Add(S(0, 7, 0.06)));
   EXPECT_EQ(unaligned.view().last_step.at(0), 7);
+}
+
+// A detection becomes a finding with the detector's confidence whether or not the mixture corroborates it;
+// an unexplained one has cause unknown, no layer and confidence 0; the confidence survives the stream.
+TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
+  online::Detection d;
+  d.rank = 2;
+  d.step = 9;
+  d.first_step = 8;
+  d.late_s = 0.02;
+  d.step_s = 0.1;
+  d.cause = "gc_pause";
+  d.excess_s = 0.015;
+  d.explained = d.confidence = 0.75;
+  for (bool corroborated : {false, true}) {
+    const diagnosis::Finding f = DetectionFinding(d, corroborated);
+    EXPECT_EQ(f.cause, diagnosis::Cause::kGcPause);
+    EXPECT_EQ(f.layer, diagnosis::Layer::kPython);
+    EXPECT_DOUBLE_EQ(f.confidence, 0.75);
+    const auto& e = std::get<diagnosis::DetectionEvidence>(f.evidence.kind);
+    EXPECT_DOUBLE_EQ(e.excess_ms, 15);
+    EXPECT_DOUBLE_EQ(e.explained_share, 0.75);
+    EXPECT_EQ(e.mixture_corroborates, corroborated);
+  }
+  auto decoded = DecodeFinding(EncodeFinding(d, "h"));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_DOUBLE_EQ(decoded.value().confidence, 0.75);
+  EXPECT_DOUBLE_EQ(decoded.value().excess_s, 0.015);
+  online::Detection unknown = d;
+  unknown.cause = "unknown";
+  unknown.excess_s = 0.008;
+  unknown.explained = 0.4;
+  unknown.confidence = 0;
+  const diagnosis::Finding f = DetectionFinding(unknown, true);
+  EXPECT_EQ(f.cause, diagnosis::Cause::kUnknown);
+  EXPECT_EQ(f.layer, diagnosis::Layer::kNone);
+  EXPECT_EQ(f.confidence, 0.0);
 }
 
 TEST(StreamCodec, StepStartRoundTripsAndMayBeAbsent) {

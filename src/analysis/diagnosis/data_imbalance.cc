@@ -14,12 +14,6 @@
 
 namespace strata::diagnosis {
 
-namespace {
-
-constexpr double kMinOpNs = 10e3;  // shorter ops are mostly launch and bookkeeping, noisy in ratio
-
-}  // namespace
-
 bool RanksLateInTurn(const StragglerAnalysis& analysis) {
   if (analysis.late_ranks.size() < 2) return false;
   size_t late_steps = 0;
@@ -41,7 +35,7 @@ std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
     auto it = peer_durs.find({o.name, o.index});
     if (it == peer_durs.end()) continue;
     const double peer = Median(it->second);
-    if (peer < kMinOpNs) continue;
+    if (peer < thresholds::kImbalanceMinOpNs) continue;
     ratio_weight.emplace_back(o.dur_ns / peer, peer);
     total += peer;
   }

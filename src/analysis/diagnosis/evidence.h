@@ -143,11 +143,13 @@ struct LoadImbalanceEvidence {
   std::optional<double> slowdown;  // the phase replay's (data-parallel trace path only)
 };
 
-// A live detection of `strata agent` from the step summaries.
+// A live detection of `strata agent` from the step summaries: its lateness, and the largest class's excess
+// over the peers' median (the evidence for its cause) with the share of the lateness it covers.
 struct DetectionEvidence {
   int64_t first_step = 0;
   double late_ms = 0, group_step_ms = 0;
   bool mixture_corroborates = false;
+  double excess_ms = 0, explained_share = 0;
 };
 
 // Where a rank missing from a stalled collective was (stall.h): its state (a phrase: "blocked on a lock

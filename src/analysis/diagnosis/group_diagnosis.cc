@@ -11,6 +11,7 @@
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/straggler.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/diagnosis/window_profile.h"
 #include "core/robust_stats.h"
 #include "core/round.h"
@@ -19,8 +20,7 @@ namespace strata::diagnosis {
 
 namespace {
 
-constexpr double kSlowGroupRatio = 0.2;  // every group of a rank this much slower: its own link
-constexpr size_t kMaxPeers = 32;         // peers profiled for a differential
+constexpr size_t kMaxPeers = 32;  // peers profiled for a differential
 
 std::string_view CollectiveName(const TraceStore& store, uint32_t slice) {
   const SliceTable& s = store.slices;
@@ -126,7 +126,7 @@ GroupModel BuildGroupModel(const model::StepModel& steps, const model::Collectiv
       double min_ratio = 1e300;
       for (const auto& [group, eb] : by_group[i][r])
         min_ratio = std::min(min_ratio, eb.second > 0 ? eb.first / eb.second : 0.0);
-      if (min_ratio >= kSlowGroupRatio) g.comm_blame[i][r] = g.transfer_excess[i][r];
+      if (min_ratio >= thresholds::kSlowGroupRatio) g.comm_blame[i][r] = g.transfer_excess[i][r];
     }
   return g;
 }

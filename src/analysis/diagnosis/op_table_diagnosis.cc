@@ -323,6 +323,33 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
   result->findings.push_back(std::move(f));
 }
 
+/// Op types the what-if does not know: a caveat naming them with their share of the table's time (and how
+/// to map them); past kMaxUnknownOpShare the comparison is void (the replay models too little of the job).
+void ReportUnknownOpTypes(const whatif::WhatIfResult& w, DiagnosisResult* result) {
+  if (w.ignored_op_types.empty()) return;
+  int64_t unknown_ns = 0;
+  for (const auto& [name, ns] : w.ignored_op_ns) unknown_ns += ns;
+  const double all = static_cast<double>(unknown_ns + w.known_op_ns);
+  const double share = all > 0 ? static_cast<double>(unknown_ns) / all : 0.0;
+  std::vector<std::pair<std::string, int64_t>> by_time(w.ignored_op_ns.begin(), w.ignored_op_ns.end());
+  std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string names;
+  for (size_t i = 0; i < by_time.size() && i < 6; ++i)
+    names +=
+        fmt::format("{}{} ({} rows, {:.1f}%)", i ? ", " : "", by_time[i].first, w.ignored_op_types.at(by_time[i].first),
+                    all > 0 ? 100.0 * static_cast<double>(by_time[i].second) / all : 0.0);
+  if (by_time.size() > 6) names += fmt::format(", ... ({} in all)", by_time.size());
+  const std::string text = fmt::format(
+      "op types the what-if does not know were left out of it: {} of the table's time, {}; map them to known "
+      "types with --op-map FROM=TO (forward-compute, backward-compute, optimizer, gc, forward-send, "
+      "forward-recv, backward-send, backward-recv, params-all-gather, grads-reduce-scatter, ...)",
+      fmt::format("{:.1f}%", 100.0 * share), names);
+  if (share > thresholds::kMaxUnknownOpShare)
+    result->comparison_problems.push_back(text);
+  else
+    result->caveats.push_back(text);
+}
+
 }  // namespace
 
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
@@ -344,6 +371,7 @@ void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, Di
   }
   const whatif::WhatIfResult& w = computed.value();
   RecordWhatIf(w, result);
+  ReportUnknownOpTypes(w, result);
   const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
   const Loads loads = ComputeLoads(store);
   AddStageFindings(w, loads, stages, result);

@@ -9,13 +9,13 @@
 #include <map>
 #include <set>
 
+#include "analysis/diagnosis/thresholds.h"
 #include "store/stack_frames.h"
 
 namespace strata::diagnosis {
 namespace {
 
 constexpr size_t kMaxPythonFrames = 8;
-constexpr size_t kMinSpinSamples = 2;
 
 // A segment's named stacks, indexed once (RankLocator).
 struct StackRefs {
@@ -130,7 +130,7 @@ bool FromSamples(const RecordedSegment& seg, const StackRefs& stacks, uint32_t p
     ++names[name];
     example.try_emplace(name, s.user_stack, py_id == python_of.end() ? -1 : py_id->second);
   }
-  if (samples < kMinSpinSamples) return false;
+  if (samples < thresholds::kMinSpinSamples) return false;
   auto top =
       std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   out->state = "on CPU (spinning)";

@@ -100,6 +100,9 @@ struct DiagnosisResult {
   std::vector<std::string> input_problems;
   // Caveats of the same kind that do not stop a healthy verdict (e.g. a few ops filled in from peers).
   std::vector<std::string> caveats;
+  // Problems that void the comparison itself (e.g. op types the what-if does not know carry much of the
+  // time): inconclusive even beside findings, which are kept but cannot be trusted.
+  std::vector<std::string> comparison_problems;
   // Not rendered: per rank number and step, its lateness at collectives against its peers' median arrival
   // (ms; data-parallel trace path only, empty elsewhere). Lets later passes confirm a rank's lateness when
   // several ranks are slowed alike and last-arrival blame names none of them.

@@ -14,9 +14,15 @@ namespace strata::diagnosis {
 
 namespace {
 
+/// How much a reason weighs: a caveat beside any verdict; blocking: never healthy; void: the comparison
+/// itself cannot be trusted (inputs of different runs, timelines that do not line up, a replay of too little
+/// of the job), so inconclusive even beside findings.
+enum class Weight { kCaveat, kBlocking, kVoid };
+
 struct Reason {
-  bool blocking = false;
+  Weight weight = Weight::kCaveat;
   std::string text;
+  bool blocking() const { return weight != Weight::kCaveat; }
 };
 
 class Checks {
@@ -35,15 +41,31 @@ class Checks {
     Skipped();
     ClockResidual();
     Unmatched();
+    UnexplainedSlowdown();
     return std::move(reasons_);
   }
 
  private:
-  void Add(bool blocking, std::string text) { reasons_.push_back({blocking, std::move(text)}); }
+  void Add(bool blocking, std::string text) {
+    reasons_.push_back({blocking ? Weight::kBlocking : Weight::kCaveat, std::move(text)});
+  }
+  void Void(std::string text) { reasons_.push_back({Weight::kVoid, std::move(text)}); }
 
   void InputProblems() {
+    for (const std::string& p : result_.comparison_problems) Void(p);
     for (const std::string& p : result_.input_problems) Add(true, p);
     for (const std::string& c : result_.caveats) Add(false, c);
+  }
+
+  // Never healthy while the what-if loses much of the step and no finding says why.
+  void UnexplainedSlowdown() {
+    if (result_.whatif.model == WhatIfModel::kNone || result_.whatif.slowdown <= 1.0) return;
+    if (!result_.findings.empty() || !result_.stragglers.empty()) return;
+    const double waste = 1.0 - 1.0 / result_.whatif.slowdown;
+    if (waste <= limits_.unexplained_waste) return;
+    Add(true, fmt::format("the what-if says steps take {:.2f}x the ideal step ({:.0f}% of each step lost) but no "
+                          "finding explains it: nothing was late by the minimum effect on its own",
+                          result_.whatif.slowdown, 100.0 * waste));
   }
 
   void RankCount() {
@@ -86,9 +108,10 @@ class Checks {
       std::string says;
       for (const auto& [world, ranks] : ranks_by_world)
         says += fmt::format("{}{} says {}", says.empty() ? "" : ", ", RankList(ranks), world);
-      Add(true, fmt::format("the inputs disagree on the world size ({}): they come from different runs, or files "
-                            "of an earlier run are mixed in; give the files of one run",
-                            says));
+      Void(
+          fmt::format("the inputs disagree on the world size ({}): they come from different runs, or files "
+                      "of an earlier run are mixed in; give the files of one run",
+                      says));
       return;
     }
     if (ranks_by_world.empty()) return;
@@ -98,8 +121,8 @@ class Checks {
     for (const RankInfo& r : store_.ranks)
       if (r.rank >= world) outside.push_back(r.rank);
     if (!outside.empty()) {
-      Add(true, fmt::format("{} outside the world size {} the traces state: the inputs are not of one run",
-                            RankList(outside), world));
+      Void(fmt::format("{} outside the world size {} the traces state: the inputs are not of one run",
+                       RankList(outside), world));
     } else if (given < world) {
       Add(true, fmt::format("{} of the job's {} ranks were given (world size from the traces): the other {} were "
                             "not examined and may hold the straggler",
@@ -127,9 +150,10 @@ class Checks {
     if (first_end == SIZE_MAX) return;
     const double gap = static_cast<double>(span[last_start].first) - static_cast<double>(span[first_end].second);
     if (gap <= limits_.apart_ns) return;
-    Add(true, fmt::format("the inputs were recorded at different times: rank {} ends {} before rank {} starts, so "
-                          "they are not one run; give the files of one run",
-                          store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank));
+    Void(
+        fmt::format("the inputs were recorded at different times: rank {} ends {} before rank {} starts, so "
+                    "they are not one run; give the files of one run",
+                    store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank));
   }
 
   void LeftOut() {
@@ -161,10 +185,11 @@ class Checks {
   void ClockResidual() {
     const double step_us = result_.step_time_median_ms * 1000.0;
     if (step_us <= 0 || result_.clock_residual_us <= limits_.residual_step_share * step_us) return;
-    Add(true, fmt::format("after clock alignment the ranks' collective completions still differ by {:.3f} ms "
-                          "({:.0f}% of a step): the ranks' timelines do not line up (traces of different runs, "
-                          "or collectives matched wrongly), so lateness cannot be trusted",
-                          result_.clock_residual_us / 1000.0, 100.0 * result_.clock_residual_us / step_us));
+    Void(
+        fmt::format("after clock alignment the ranks' collective completions still differ by {:.3f} ms "
+                    "({:.0f}% of a step): the ranks' timelines do not line up (traces of different runs, "
+                    "or collectives matched wrongly), so lateness cannot be trusted",
+                    result_.clock_residual_us / 1000.0, 100.0 * result_.clock_residual_us / step_us));
   }
 
   void Unmatched() {
@@ -204,14 +229,18 @@ class Checks {
 
 void AssessStatus(const TraceStore& store, DiagnosisResult* result, const StatusLimits& limits) {
   const std::vector<Reason> reasons = Checks(store, *result, limits).Run();
-  const bool blocked = std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.blocking; });
+  const bool blocked = std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.blocking(); });
+  const bool voided =
+      std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.weight == Weight::kVoid; });
   const bool found = !result->stragglers.empty() || !result->findings.empty();
-  result->status = found ? "findings" : blocked ? "inconclusive" : "healthy";
+  result->status = voided ? "inconclusive" : found ? "findings" : blocked ? "inconclusive" : "healthy";
   result->status_reasons.clear();
   for (const Reason& r : reasons)
-    if (r.blocking) result->status_reasons.push_back(r.text);
+    if (r.weight == Weight::kVoid) result->status_reasons.push_back(r.text);
   for (const Reason& r : reasons)
-    if (!r.blocking) result->status_reasons.push_back(r.text);
+    if (r.weight == Weight::kBlocking) result->status_reasons.push_back(r.text);
+  for (const Reason& r : reasons)
+    if (!r.blocking()) result->status_reasons.push_back(r.text);
   // Stragglers without a finding: late by the minimum effect in their steps, but fixing them saves less
   // than it over the run (their findings were left out). Said, so that "findings" with none listed is clear.
   if (result->findings.empty() && !result->stragglers.empty())

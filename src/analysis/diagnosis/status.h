@@ -27,8 +27,9 @@ struct StatusLimits {
   double skipped_share = thresholds::kMaxSkippedShare;             // skipped events / all events of an input
   double unmatched_share = thresholds::kMaxUnmatchedShare;         // calls without counterpart / all calls
   double residual_step_share = thresholds::kMaxResidualStepShare;  // clock residual / median step time
-  double apart_ns = thresholds::kRunsApartNs;         // gap between two ranks' epoch spans meaning two runs
-  double epoch_floor_ns = thresholds::kEpochFloorNs;  // timestamps at or above this are Unix-epoch based
+  double apart_ns = thresholds::kRunsApartNs;                   // gap between two ranks' epoch spans meaning two runs
+  double epoch_floor_ns = thresholds::kEpochFloorNs;            // timestamps at or above this are Unix-epoch based
+  double unexplained_waste = thresholds::kMaxUnexplainedWaste;  // what-if loss no finding explains
 };
 
 /// Sets result->status and result->status_reasons from the store and the finished result.

@@ -68,7 +68,7 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       for (size_t a = 0; a < ranks; ++a) out.ks_score[a] = KsDistanceToSorted(samples[a], pooled);
     }
   }
-  out.ks_z = RobustZ(out.ks_score, 0.02);
+  out.ks_z = RobustZ(out.ks_score, thresholds::kKsMadFloor);
 
   std::vector<int64_t> step_time_ns, step_numbers;
   for (const StepPhases& p : phases.steps) {

@@ -1,11 +1,14 @@
 // Every threshold of the diagnosis, in one place, with what it decides and why it has its value.
 // Frozen before an accuracy measurement: docs/accuracy.md names the commit its figures were measured at;
 // a change here makes those figures history (measure again on a fresh suite, first attempts as run).
-// Constants of a method (the 0.6745 of the MAD-based z score, HTA's definitions) are not thresholds and
-// stay with their method.
+// Constants of a method (the 0.6745 of the MAD-based z score, HTA's definitions, convergence tolerances,
+// caps on the work done) are not thresholds and stay with their method.
+// The thresholds of analysis/whatif and analysis/online are here too; the model's (step rhythm, collective
+// matching, recording alignment) are in src/model/model_thresholds.h, as the model may not include analysis.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace strata::diagnosis::thresholds {
 
@@ -43,6 +46,27 @@ inline constexpr double kImbalanceLateStepShare = 0.5;
 inline constexpr size_t kMinLateSteps = 2;
 /// At least this share of the late pairs must show their ops slower across the board ("broad").
 inline constexpr double kImbalanceBroadShare = 0.5;
+/// Ops whose peers' median is shorter than this many ns are left out of a rank's op scaling: they are mostly
+/// launch and bookkeeping, noisy in ratio.
+inline constexpr double kImbalanceMinOpNs = 10e3;
+
+// ---- straggler evidence (straggler.h) ----------------------------------------------------------------------
+/// Floor of the MAD of the ranks' KS scores (the KS distance, 0-1, between the durations of a rank's compute
+/// segments between collectives and its peers') in their robust z (evidence shown, ks_robust_z): with
+/// near-identical ranks the MAD is ~0, and a KS difference of a few hundredths, sampling noise, would read as
+/// an outlier.
+inline constexpr double kKsMadFloor = 0.02;
+
+// ---- process groups (group_diagnosis.h) --------------------------------------------------------------------
+/// A rank's transfer excess in a step is blamed on the rank (its own link) only when its transfers in every
+/// group it belongs to are at least this share above the group's usual (10th percentile) transfer: a link
+/// shared by one group is slow for all of that group's ranks alike.
+inline constexpr double kSlowGroupRatio = 0.2;
+
+// ---- what-if notes (whatif_notes.h) ------------------------------------------------------------------------
+/// A phase replay's by_rank figure this share above S gets a note explaining it (below it, rounding and
+/// transfer jitter).
+inline constexpr double kNoteAboveSlowdownShare = 0.02;
 
 // ---- op tables (op_table_diagnosis.h) --------------------------------------------------------------------
 /// A worker stands out when its what-if excess has a robust z above this (DESIGN.md: flag > 3.5).
@@ -52,6 +76,13 @@ inline constexpr double kWorkerExcessMadFloor = 0.01;
 /// A stage is imbalanced (not one straggler in it) when its weakest dp rank carries this share of the
 /// strongest one's excess.
 inline constexpr double kStageUniformShare = 0.5;
+/// A step may miss at most this share of its (node, dp rank) ops (and at least one) and still be analysed,
+/// the missing ops imputed from the other dp ranks (analysis/whatif/op_table_view.h): rows skipped as bad
+/// input leave such holes; more would make the replay rest on invented times.
+inline constexpr double kMaxImputedShare = 0.01;
+/// Tolerance of the what-if's p2p no-op tests (analysis/whatif/op_graph.h), in ns: clock jitter between the
+/// op table's workers.
+inline constexpr int64_t kP2pNoopToleranceNs = 50'000;
 
 // ---- op outliers (op_outliers.h) -------------------------------------------------------------------------
 /// Floors of the MAD of an op's durations: this share of the median, and this many ns (clock resolution
@@ -101,6 +132,14 @@ inline constexpr double kMaxResidualStepShare = 0.10;
 inline constexpr double kRunsApartNs = 60e9;
 /// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based and comparable across files.
 inline constexpr double kEpochFloorNs = 1e18;
+/// A job is not called healthy when the what-if loses more than this share of the step (S above 1.25) and
+/// no finding explains it: a clean job's replay loses only what jitter costs (each phase's maximum over the
+/// ranks against its mean: S 1.005 and 1.06 on the clean recorded 2- and 4-rank jobs of tests/data); ST with
+/// its op types renamed was called healthy at S 1.44 (issue 23).
+inline constexpr double kMaxUnexplainedWaste = 0.20;
+/// Op types the what-if does not know carrying more than this share of an op table's time: the replay
+/// models too little of the job to judge it (inconclusive, even beside findings).
+inline constexpr double kMaxUnknownOpShare = 0.10;
 
 // ---- stalls (stall.h) -------------------------------------------------------------------------------------
 /// A job is stalled when no rank has completed a collective for longer than this many of its typical gaps
@@ -114,8 +153,16 @@ inline constexpr double kStallFloorS = 5.0;
 /// Ranks whose processes ended by the same signal within this many seconds of each other were stopped
 /// together (a SIGTERM to the job, a scheduler's preemption): not a hang of one rank.
 inline constexpr double kStoppedTogetherS = 2.0;
+/// A missing rank is "on CPU (spinning)" when the recording holds at least this many CPU samples of its
+/// thread in the stalled time (rank_whereabouts.h): one sample may be the last moment before it blocked.
+inline constexpr size_t kMinSpinSamples = 2;
 
 // ---- online detection (analysis/online) -----------------------------------------------------------------
+/// The online detector's minimum effect (OnlineOptions::min_effect) is kMinEffect. A step with fewer than
+/// this many ranks' summaries is not given to the detector (agent/online_job.h): a rank against one or two
+/// peers has no robust reference (on a 2-rank job, ordinary jitter opened findings); the agent's window
+/// diagnosis covers such small jobs.
+inline constexpr size_t kOnlineMinRanks = 4;
 /// A rank is late in a step when its own work (step time − collective wait) exceeds its peers' median by
 /// kMinEffect of the step and by this robust z (MAD floored at kOnlineMadFloorShare of the median step).
 inline constexpr double kOnlineMinZ = 3.5;
@@ -134,5 +181,8 @@ inline constexpr size_t kOnlineLongPersist = 8;
 /// a squared Mahalanobis distance this unlikely (chi-square tail with d degrees of freedom): 1 in 10,000
 /// normal points, i.e. about one false point per 100 steps of 100 ranks.
 inline constexpr double kGmmOutlierP = 1e-4;
+/// Mixture components holding less than this share of the points are not "normal" behaviour: EM gladly
+/// gives a few outliers a tight component of their own, which would make them likely.
+inline constexpr double kGmmMinNormalWeight = 0.05;
 
 }  // namespace strata::diagnosis::thresholds

@@ -5,12 +5,11 @@
 
 #include <string>
 
+#include "analysis/diagnosis/thresholds.h"
+
 namespace strata::diagnosis {
 
 namespace {
-
-/// by_rank this share above S is worth explaining (below it, rounding and transfer jitter).
-constexpr double kAboveSlowdownShare = 0.02;
 
 /// The by_rank key of a straggler: its rank, or its dp rank for op tables.
 std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
@@ -52,7 +51,8 @@ void ExplainWhatIf(DiagnosisResult* result) {
     }
   }
   for (const auto& [rank, v] : r.whatif.by_rank)
-    if (r.whatif.model == WhatIfModel::kPhaseReplay && v > r.whatif.slowdown * (1.0 + kAboveSlowdownShare)) {
+    if (r.whatif.model == WhatIfModel::kPhaseReplay &&
+        v > r.whatif.slowdown * (1.0 + thresholds::kNoteAboveSlowdownShare)) {
       r.notes.push_back(fmt::format(
           "what-if by_rank puts rank {} at {:.4f}, above S = {:.4f}: it restores that rank's recorded steps on "
           "the ideal, whose other ranks take each phase at its typical value in every step, above what they "

@@ -14,9 +14,6 @@ namespace {
 
 constexpr double kRidge = 1e-3;  // added to covariance diagonals (standardized units): no singular fit
 constexpr int kIterations = 50;
-// Components holding less than this share of the points are not "normal" behaviour: EM gladly gives a few
-// outliers a tight component of their own, which would make them likely.
-constexpr double kMinNormalWeight = 0.05;
 constexpr double kTolerance = 1e-6;
 constexpr double kLog2Pi = 1.8378770664093453;
 
@@ -168,7 +165,8 @@ MixtureAnomalies FindMixtureAnomalies(const Eigen::MatrixXd& x, int max_k, uint3
   const double limit = ChiSquareQuantile(static_cast<double>(z.cols()), 1.0 - diagnosis::thresholds::kGmmOutlierP);
   Eigen::VectorXd nearest = Eigen::VectorXd::Constant(z.rows(), std::numeric_limits<double>::infinity());
   for (int c = 0; c < out.fit.k; ++c) {
-    if (out.fit.weights[c] < kMinNormalWeight) continue;  // a component of a few points is a cluster of anomalies
+    // A component of a few points is a cluster of anomalies, not normal behaviour.
+    if (out.fit.weights[c] < diagnosis::thresholds::kGmmMinNormalWeight) continue;
     const auto llt = out.fit.covariances[c].llt();
     const Eigen::MatrixXd centered = (z.rowwise() - out.fit.means[c].transpose()).transpose();
     nearest = nearest.cwiseMin(llt.matrixL().solve(centered).colwise().squaredNorm().transpose());

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/thresholds.h"
 
 namespace strata::online {
@@ -36,19 +37,24 @@ double PeerMedian(const std::vector<const RankStepSummary*>& group, const RankSt
   return MedianInPlace(v);
 }
 
-// The class whose excess over the peers' median explains most of `late_s`, if it explains enough.
-std::string CauseOf(const RankStepSummary& r, const std::vector<const RankStepSummary*>& group, double late_s) {
-  std::string best = "unknown";
-  double best_excess = 0;
+// The cause rule of cause_choice.h over the summary's classes: each class's excess over the peers' median
+// is a candidate for its cause, the largest is named when it covers kMinExplainedShare of `late_s`, and the
+// confidence is the share it covers. Sets d's cause, excess_s, explained and confidence. (The candidates'
+// layer is left kNone: the agent gives a detection's cause its layer.)
+void ChooseCauseOf(const RankStepSummary& r, const std::vector<const RankStepSummary*>& group, double late_s,
+                   Detection* d) {
+  std::vector<diagnosis::CauseCandidate> candidates;
   for (size_t c = 0; c < kSummaryClasses.size(); ++c) {
     const double excess =
         ClassValues(r)[c] - PeerMedian(group, &r, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
-    if (excess > best_excess) {
-      best_excess = excess;
-      best = std::string(kSummaryCauses[c]);
-    }
+    const auto cause = diagnosis::ParseCause(kSummaryCauses[c]);
+    if (cause) candidates.push_back({*cause, diagnosis::Layer::kNone, excess});
   }
-  return best_excess >= th::kMinExplainedShare * late_s ? best : std::string("unknown");
+  const diagnosis::CauseChoice choice = diagnosis::ChooseCause(candidates, late_s);
+  d->cause = std::string(diagnosis::CauseName(choice.cause));
+  d->excess_s = std::max(0.0, choice.excess_ms);
+  d->explained = choice.explained;
+  d->confidence = choice.confidence;
 }
 
 }  // namespace
@@ -111,7 +117,7 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
       d.detected_at = now;
       d.late_s = late_s;
       d.step_s = step_median;
-      d.cause = CauseOf(*r, group, late_s);
+      ChooseCauseOf(*r, group, late_s, &d);
       open_[r->rank] = d;
       opened->push_back(d);
     }

@@ -4,8 +4,12 @@
 // that step; clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
 // kOnlineWindow steps, or late in kOnlineLongPersist of the last kOnlineLongWindow, opens a detection (so
 // one noisy step, or jitter at the minimum effect for a few steps, raises nothing), on time for
-// kOnlineWindow steps closes it. A detection carries the class whose excess
-// over the peers explains at least kMinExplainedShare of the lateness as its cause (else "unknown").
+// kOnlineWindow steps closes it. A detection's cause follows the one rule of cause_choice.h: each class of
+// the step summary (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time
+// in it beyond its peers' median in the detecting step; the largest names its cause when it covers at least
+// kMinExplainedShare of the lateness (own work beyond the peers' median), and the confidence is that share
+// (excess / lateness, clamped to [0, 1]); otherwise the cause is "unknown" with confidence 0
+// (docs/confidence.md, "online").
 // Invariants: steps are fed in increasing order; each open detection is reported once, when it opens;
 // memory is O(ranks) (a bit window per rank).
 #pragma once
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/online/step_summary.h"
 
 namespace strata::online {
@@ -27,10 +32,13 @@ struct Detection {
   double late_s = 0;        // own work beyond the peers' median, in the detecting step
   double step_s = 0;        // the group's median step time in that step
   std::string cause;        // from the summary classes, or "unknown"
+  double excess_s = 0;      // the largest class's excess over the peers' median (named or not), that step
+  double explained = 0;     // excess_s / late_s, clamped to [0, 1]
+  double confidence = 0;    // `explained` when a cause is named, else 0 (cause_choice.h)
 };
 
 struct OnlineOptions {
-  double min_effect = 0.03;  // share of the step
+  double min_effect = diagnosis::thresholds::kMinEffect;  // share of the step
 };
 
 class OnlineDetector {

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/diagnosis/thresholds.h"
 #include "core/status.h"
 
 namespace strata::whatif {
@@ -109,7 +110,8 @@ struct Event {
 
 /// Tunables of the model.
 struct OpGraphOptions {
-  int64_t noop_epsilon_ns = 50'000;  // tolerance of the p2p no-op tests (clock jitter), 50 us
+  // tolerance of the p2p no-op tests (clock jitter): thresholds::kP2pNoopToleranceNs, 50 us
+  int64_t noop_epsilon_ns = diagnosis::thresholds::kP2pNoopToleranceNs;
 };
 
 /// The model itself: immutable once built (only BuildOpGraph makes one); see the file comment for the rules

@@ -72,9 +72,12 @@ Expected<Collected> CollectRows(const TraceStore& store, OpTableView* view) {
       if (auto t = OpTypeFromName(store.strings.view(sl.name[i]))) it->second = static_cast<int>(*t);
     }
     if (it->second < 0) {
-      ++view->ignored_op_types[std::string(store.strings.view(sl.name[i]))];
+      const std::string name(store.strings.view(sl.name[i]));
+      ++view->ignored_op_types[name];
+      view->ignored_op_ns[name] += std::max<int64_t>(0, sl.dur_ns[i]);
       continue;
     }
+    view->known_op_ns += std::max<int64_t>(0, sl.dur_ns[i]);
     const uint32_t rank_index = store.tracks[sl.track[i]].rank;
     if (worker_of_rank[rank_index] < 0) {
       const RankInfo& r = store.ranks[rank_index];
@@ -96,9 +99,15 @@ Expected<Collected> CollectRows(const TraceStore& store, OpTableView* view) {
                          sl.ts_ns[i] + sl.dur_ns[i]});
   }
   if (c.rows.empty()) {
-    return Status::Error(
-        "what-if: no op-table rows of a known op type (forward-compute, backward-compute, ...); the what-if "
-        "analysis needs a per-op table with step, dp_rank and stage columns");
+    std::string seen;
+    size_t listed = 0;
+    for (const auto& [name, rows] : view->ignored_op_types)
+      if (listed++ < 6) seen += fmt::format("{}{} ({} rows)", seen.empty() ? "" : ", ", name, rows);
+    return Status::Error(fmt::format(
+        "what-if: no op-table rows of a known op type (forward-compute, backward-compute, ...){}; the what-if "
+        "analysis needs a per-op table with step, dp_rank and stage columns (map other names with --op-map "
+        "FROM=TO)",
+        seen.empty() ? std::string() : "; the table's op types are " + seen));
   }
   return c;
 }

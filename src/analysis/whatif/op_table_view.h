@@ -19,14 +19,16 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/thresholds.h"
 #include "analysis/whatif/op_graph.h"
 #include "core/status.h"
 #include "store/trace_store.h"
 
 namespace strata::whatif {
 
-/// A step may miss at most this share of its (node, dp rank) ops (and at least one) and still be analysed.
-inline constexpr double kMaxImputedShare = 0.01;
+/// A step may miss at most this share of its (node, dp rank) ops (and at least one) and still be analysed
+/// (its value and reason are in analysis/diagnosis/thresholds.h).
+using diagnosis::thresholds::kMaxImputedShare;
 
 /// The laid-out job; see the file comment for its invariants.
 struct OpTableView {
@@ -45,6 +47,8 @@ struct OpTableView {
   std::vector<int32_t> imputed_steps;                // steps that have such ops
   std::string skip_example;                          // why the first skipped step was left out
   std::map<std::string, uint64_t> ignored_op_types;  // op type name -> rows outside the model
+  std::map<std::string, int64_t> ignored_op_ns;      // op type name -> their summed duration
+  int64_t known_op_ns = 0;                           // summed duration of the rows in the model
 
   size_t num_dp() const { return dp_ranks.size(); }
   size_t instances() const { return steps.size() * dp_ranks.size(); }

@@ -103,6 +103,8 @@ Expected<WhatIfResult> ComputeWhatIf(const TraceStore& store, const WhatIfOption
   r.imputed_ops = view.imputed_ops;
   r.imputed_steps = view.imputed_steps;
   r.ignored_op_types = view.ignored_op_types;
+  r.ignored_op_ns = view.ignored_op_ns;
+  r.known_op_ns = view.known_op_ns;
   r.negative_launch_delays = rec.negative_delays;
   r.most_negative_launch_delay_ms = rec.most_negative_delay / kNsPerMs;
   r.negative_transfers = rec.negative_transfers;

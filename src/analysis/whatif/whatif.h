@@ -84,6 +84,8 @@ struct WhatIfResult {
   size_t imputed_ops = 0;              // missing ops filled from the other dp ranks (op_table_view.h)
   std::vector<int32_t> imputed_steps;  // steps that have such ops
   std::map<std::string, uint64_t> ignored_op_types;
+  std::map<std::string, int64_t> ignored_op_ns;  // their summed duration, beside known_op_ns
+  int64_t known_op_ns = 0;
   size_t negative_launch_delays = 0;  // clamped to 0
   double most_negative_launch_delay_ms = 0;
   size_t negative_transfers = 0;  // kept as recorded

@@ -1,0 +1,53 @@
+// Every threshold of the model layer (steps, collective matching, clock and recording alignment), in one
+// place, with what it decides and why it has its value. The diagnosis's own thresholds are in
+// src/analysis/diagnosis/thresholds.h; the model sits below analysis (tests/cli/check_include_graph.py), so
+// its thresholds live here, one place per layer, and that file points here.
+// Frozen with thresholds.h before an accuracy measurement (docs/accuracy.md): a change here changes the
+// steps and alignments the diagnosis judges. Constants of a method (a convergence tolerance, a cap on the
+// work done) are not thresholds and stay with their method.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::model::thresholds {
+
+// ---- step rhythm (step_rhythm.h) ----------------------------------------------------------------------
+/// The longest step, in collective calls, that the rhythm search tries (a DDP step has a few gradient
+/// buckets; pipeline and tensor-parallel steps some tens).
+inline constexpr size_t kRhythmMaxPeriod = 64;
+/// A rhythm needs at least this many whole steps: fewer cannot show that the boundary gaps repeat.
+inline constexpr size_t kRhythmMinSteps = 3;
+/// The boundary gap must be the largest of its step in at least this share of the steps (a data-loading
+/// hiccup inside a step may exceed it now and then).
+inline constexpr double kRhythmMinConsistency = 0.8;
+/// ... and the boundary gaps' median must be this multiple of the median largest other gap of the step:
+/// a multiple of the true period puts a real boundary among the "other" gaps and fails it.
+inline constexpr double kRhythmMinSeparation = 3.0;
+/// One call per step (period 1) only when the calls are spaced regularly: the gaps' interquartile range
+/// within this share of their median.
+inline constexpr double kRhythmRegularIqrShare = 0.5;
+
+// ---- collective matching (collectives.cc, CallShift) ---------------------------------------------------
+/// A rank's call indices are shifted against the reference rank's (a rank whose recording began a call
+/// later) only when the shift cuts the spread (MAD) of the end-time differences to this share of the
+/// unshifted spread: collectives end together, so the right shift makes the differences a constant.
+inline constexpr double kCallShiftSpreadShare = 0.5;
+/// The spread is judged on at least this many call pairs and at least kCallShiftMinPeriods steps' calls.
+inline constexpr size_t kCallShiftMinPairs = 4;
+inline constexpr size_t kCallShiftMinPeriods = 2;
+
+// ---- recording alignment (recording_alignment.h) --------------------------------------------------------
+/// A matched (traced, recorded) collective pair agrees with a shift when its offset is within this many ns
+/// of the shift's median offset (the recorder's and the profiler's timestamps of one call differ by the
+/// probe and launch latencies, well under 2 ms).
+inline constexpr int64_t kMaxAlignmentSpreadNs = 2'000'000;
+/// An alignment is taken only when at least this share of the matched pairs agree with it.
+inline constexpr double kAlignmentMinAgreeShare = 0.9;
+/// ... and refused as ambiguous when another shift also has that share agreeing and its total deviation is
+/// within this multiple of the best's plus kAmbiguousTotalSlackNs (a perfectly regular loop matches itself
+/// shifted by whole steps).
+inline constexpr double kAmbiguousTotalRatio = 1.5;
+inline constexpr int64_t kAmbiguousTotalSlackNs = 100'000;
+
+}  // namespace strata::model::thresholds
