@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/whatif/op_graph.h"
 #include "core/decimal.h"
 
 namespace strata {
@@ -38,6 +39,24 @@ std::vector<int64_t> ProfilerSteps(const TraceStore& store, const std::vector<ui
     if (is_step[name]) steps.insert(number[name]);
   }
   return {steps.begin(), steps.end()};
+}
+
+/// An op table's compute and communication time per step of one rank (rows of known op types only).
+void OpTableTimes(const TraceStore& store, const std::vector<uint32_t>& rows, size_t steps, RankSummary* rs) {
+  if (steps == 0) return;
+  double compute = 0, comm = 0;
+  bool any = false;
+  for (uint32_t row : rows) {
+    if (!(store.slices.flags[row] & kSliceOpLayout)) continue;
+    const auto type = whatif::OpTypeFromName(store.strings.view(store.slices.name[row]));
+    if (!type) continue;
+    any = true;
+    (whatif::IsCommunication(*type) ? comm : compute) +=
+        static_cast<double>(std::max<int64_t>(0, store.slices.dur_ns[row]));
+  }
+  if (!any) return;
+  rs->op_compute_ms_per_step = compute / 1e6 / static_cast<double>(steps);
+  rs->op_comm_ms_per_step = comm / 1e6 / static_cast<double>(steps);
 }
 
 }  // namespace
@@ -83,6 +102,7 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
       }
     }
     rs.gpu = ComputeGpuBreakdown(store, rows, store.inputs[info.input], options);
+    if (rs.step_source == model::StepSource::kOpTable) OpTableTimes(store, rows, rs.steps.size(), &rs);
     job.ranks.push_back(std::move(rs));
   }
   job.steps.assign(all_steps.begin(), all_steps.end());

@@ -1,5 +1,6 @@
 // JobSummary: what `strata summary` reports for each rank and the job: events by category, steps,
-// time span, and the HTA-compatible GPU breakdown (absent for ranks without GPU events).
+// time span, and the HTA-compatible GPU breakdown (absent for ranks without GPU events); for op tables, each
+// rank's compute and communication time per step.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct RankSummary {
   bool has_span = false;
   int64_t span_start_ns = 0, span_end_ns = 0;
   std::optional<GpuBreakdown> gpu;
+  // Op tables: the rank's compute op rows (forward/backward compute, optimizer, gc) per step, and the
+  // communication rows per step; absent for traces.
+  std::optional<double> op_compute_ms_per_step, op_comm_ms_per_step;
 };
 
 struct JobSummary {

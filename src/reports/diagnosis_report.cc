@@ -220,7 +220,10 @@ std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
       fmt::format("\nwhat-if ({} model): steps take {}× the ideal step of {}\n", WhatIfModelName(r.whatif.model),
                   text::Sig3(r.whatif.slowdown), text::Duration(r.whatif.ideal_step_ms));
   const std::pair<const char*, const std::map<std::string, double>*> parts[] = {
-      {"rank", &r.whatif.by_rank}, {"stage", &r.whatif.by_stage}, {"op type", &r.whatif.by_op_type}};
+      {"rank", &r.whatif.by_rank},
+      {"data-parallel rank", &r.whatif.by_dp_rank},
+      {"stage", &r.whatif.by_stage},
+      {"op type", &r.whatif.by_op_type}};
   for (const auto& [name, m] : parts)
     if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m);
   if (const std::string sentence = diagnosis::ImpactSentence(r); !sentence.empty())
@@ -302,6 +305,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                  {"by_rank", Map(r.whatif.by_rank)},
                  {"by_stage", Map(r.whatif.by_stage)},
                  {"by_op_type", Map(r.whatif.by_op_type)}};
+  if (!r.whatif.by_dp_rank.empty()) j["whatif"]["by_dp_rank"] = Map(r.whatif.by_dp_rank);
   j["notes"] = r.notes;
   return j;
 }

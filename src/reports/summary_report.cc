@@ -104,15 +104,16 @@ constexpr double kMinPoints = 2.0;
 struct RankMetrics {
   int32_t rank = 0;
   std::string input, steps;
-  double values[7];  // by kMetrics
+  double values[8];  // by kMetrics
 };
 
 struct Metric {
   const char* name;
   bool percent;
 };
-constexpr Metric kMetrics[] = {{"events", false}, {"span", false},       {"kernel time", false}, {"idle", true},
-                               {"compute", true}, {"non-compute", true}, {"comm overlap", true}};
+constexpr Metric kMetrics[] = {{"events", false},      {"span", false},           {"kernel time", false},
+                               {"idle", true},         {"compute", true},         {"non-compute", true},
+                               {"comm overlap", true}, {"op compute/step", false}};
 constexpr size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
 struct Outlier {
@@ -138,6 +139,7 @@ std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary&
     m.values[4] = gpu ? rs.gpu->compute_pct : nan;
     m.values[5] = gpu ? rs.gpu->non_compute_pct : nan;
     m.values[6] = gpu && rs.gpu->comm_comp_overlap_pct ? *rs.gpu->comm_comp_overlap_pct : nan;
+    m.values[7] = rs.op_compute_ms_per_step.value_or(nan);
     out.push_back(std::move(m));
   }
   return out;
@@ -224,8 +226,8 @@ std::string JobTable(const std::vector<RankMetrics>& ranks) {
 // when no listed rank is an outlier.
 std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
                       const std::vector<Outlier>& outliers) {
-  static const char* kHeaders[kNumMetrics] = {">events",  ">span",     ">kernel", ">idle",
-                                              ">compute", ">non-comp", ">overlap"};
+  static const char* kHeaders[kNumMetrics] = {">events",  ">span",     ">kernel",  ">idle",
+                                              ">compute", ">non-comp", ">overlap", ">op compute"};
   std::vector<size_t> shown;
   for (size_t k = 0; k < kNumMetrics; ++k)
     if (std::any_of(order.begin(), order.end(), [&](size_t i) { return !std::isnan(ranks[i].values[k]); }))
@@ -307,7 +309,11 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     } else {
       r["span_us"] = nullptr;
     }
-    if (rs.gpu) {
+    if (rs.op_compute_ms_per_step) {
+      r["gpu"] = nullptr;
+      r["op_table"] = {{"compute_ms_per_step", RoundTo(*rs.op_compute_ms_per_step, 3)},
+                       {"comm_ms_per_step", RoundTo(rs.op_comm_ms_per_step.value_or(0), 3)}};
+    } else if (rs.gpu) {
       r["gpu"] = GpuJson(*rs.gpu);
     } else {
       r["gpu"] = nullptr;
@@ -367,6 +373,13 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       out += ")\n  events by category:";
       for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
       out += "\n";
+      if (rs.op_compute_ms_per_step) {
+        out += fmt::format(
+            "  op table: compute {} and communication {} per step (an op table has no kernel timeline: HTA's "
+            "GPU breakdown does not apply)\n",
+            text::Duration(*rs.op_compute_ms_per_step), text::Duration(rs.op_comm_ms_per_step.value_or(0)));
+        continue;
+      }
       if (!rs.gpu) {
         out += "  GPU metrics absent: this trace has no GPU events (CPU-only or PyTorch 1.x profile)\n";
         continue;

@@ -16,8 +16,10 @@
 #include <string>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/job_summary.h"
 #include "importers/byte_source.h"
 #include "importers/job_loader.h"
+#include "reports/summary_report.h"
 #include "test_util.h"
 #include "whatif_test_util.h"
 
@@ -190,6 +192,37 @@ std::string RenamedSt(const std::string& text) {
     for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + 1))
       out.replace(at, std::string(from).size(), to);
   return out;
+}
+
+TEST(DiagOpTableDiagnosis, TheWhatIfByRankIsKeyedByTheJobsRanksAndDpRanksAreLabelled) {
+  const TraceStore* store = Load("AR");
+  ASSERT_NE(store, nullptr) << DatasetPath("AR") << " is absent (../shared)";
+  const DiagnosisResult r = Diagnose(*store);
+  ASSERT_EQ(r.whatif.by_rank.size(), store->ranks.size());
+  for (const RankInfo& rank : store->ranks) EXPECT_TRUE(r.whatif.by_rank.count(std::to_string(rank.rank))) << rank.rank;
+  EXPECT_TRUE(r.whatif.by_rank.count("60"));  // AR's ranks are 0, 4, ..., 60: not dp ranks 0-3
+  EXPECT_EQ(r.whatif.by_dp_rank.size(), 4u);
+  // The slow worker (rank 0) stands out in by_rank, as it does in its dp rank.
+  std::string top;
+  double best = 0;
+  for (const auto& [k, v] : r.whatif.by_rank)
+    if (v > best) best = v, top = k;
+  EXPECT_EQ(top, std::to_string(RankOf(*store, 0, 0)));
+}
+
+TEST(DiagOpTableDiagnosis, SummaryComparesComputeTimeAndNeverClaimsGpuMetricsAbsent) {
+  const TraceStore* store = Load("AR");
+  ASSERT_NE(store, nullptr) << DatasetPath("AR") << " is absent (../shared)";
+  const JobSummary summary = Summarize(*store, BreakdownOptions());
+  const std::string text = SummaryToText(*store, summary);
+  EXPECT_NE(text.find("op compute/step"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no outlier rank"), std::string::npos) << text;
+  // Rank 0 (2.5x slower forward-compute) is the outlier, on its compute.
+  EXPECT_NE(text.find("outlier ranks (1 of 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("op compute/step 45.3 s vs median"), std::string::npos) << text;
+  const std::string per_rank = SummaryToText(*store, summary, {.per_rank = true});
+  EXPECT_EQ(per_rank.find("GPU metrics absent"), std::string::npos);
+  EXPECT_NE(per_rank.find("op table: compute"), std::string::npos);
 }
 
 TEST(DiagOpTableDiagnosis, UnknownOpTypesAreNamedAndMakeTheJobInconclusiveUntilMapped) {

@@ -40,14 +40,16 @@ TEST(DiagWhatIfNotes, AnotherRankAboveTheStragglerIsExplained) {
   EXPECT_TRUE(HasNote(r, "started its steps earlier"));
 }
 
-TEST(DiagWhatIfNotes, OpTablesCompareTheStragglersDataParallelRank) {
+TEST(DiagWhatIfNotes, OpTablesCompareTheStragglersOwnRank) {
+  // by_rank holds one worker per job rank (op tables too): the straggler's key is its rank, not its dp rank.
   DiagnosisResult r = WithStraggler(17);
   r.stragglers[0].evidence.kind = WorkerStragglerEvidence{1, 0, 1.1, 5.0};
   r.whatif.model = WhatIfModel::kOpGraphReplay;
-  r.whatif.by_rank = {{"0", 1.3}, {"1", 1.1}};
+  r.whatif.slowdown = 1.35;
+  r.whatif.by_rank = {{"0", 1.3}, {"1", 1.25}, {"17", 1.1}};
   ExplainWhatIf(&r);
-  EXPECT_TRUE(HasNote(r, "puts dp rank 0 (1.3000) above the straggler's 1 (1.1000)"));
-  EXPECT_TRUE(HasNote(r, "whole data-parallel rank"));
+  EXPECT_TRUE(HasNote(r, "puts rank 0 (1.3000) above the straggler's 17 (1.1000)"));
+  EXPECT_TRUE(HasNote(r, "restores one worker"));
 }
 
 TEST(DiagWhatIfNotes, SlowdownBelowOneIsExplained) {

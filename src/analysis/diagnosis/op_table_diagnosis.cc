@@ -67,7 +67,8 @@ void RecordWhatIf(const whatif::WhatIfResult& w, DiagnosisResult* result) {
   result->whatif.model = WhatIfModel::kOpGraphReplay;
   result->whatif.slowdown = RoundTo(w.slowdown, 4);
   result->whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);
-  for (const auto& [dp, a] : w.by_rank) result->whatif.by_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
+  for (const auto& [dp, a] : w.by_rank) result->whatif.by_dp_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
+  for (const auto& wk : w.by_worker) result->whatif.by_rank[std::to_string(wk.rank)] = RoundTo(wk.attribution.ratio, 4);
   for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = RoundTo(a.ratio, 4);
   for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = RoundTo(a.ratio, 4);
   if (!w.skipped_steps.empty())

@@ -46,6 +46,9 @@ struct WhatIf {
   double ideal_step_ms = 0;
   WhatIfModel model = WhatIfModel::kNone;  // how the figures were made (vocabulary.h)
   std::map<std::string, double> by_rank, by_stage, by_op_type;
+  // Op tables: a whole data-parallel rank (all its stages) restored, keyed by dp rank; by_rank there holds
+  // one worker (a job rank) restored, keyed by its rank.
+  std::map<std::string, double> by_dp_rank;
 };
 
 // How the job's ranks are laid out, as far as the pass that read it knows: the op table's data-parallel,

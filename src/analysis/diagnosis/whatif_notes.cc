@@ -11,21 +11,13 @@ namespace strata::diagnosis {
 
 namespace {
 
-/// The by_rank key of a straggler: its rank, or its dp rank for op tables.
-std::optional<std::string> ByRankKey(const DiagnosisResult& r, const Straggler& s) {
-  if (r.whatif.model == WhatIfModel::kOpGraphReplay) {
-    const auto* worker = std::get_if<WorkerStragglerEvidence>(&s.evidence.kind);
-    if (!worker) return std::nullopt;
-    return std::to_string(worker->dp_rank);
-  }
-  return std::to_string(s.rank);
-}
+/// The by_rank key of a straggler: its rank (op tables too: by_rank restores one worker, keyed by its rank).
+std::string ByRankKey(const Straggler& s) { return std::to_string(s.rank); }
 
 std::string Why(const DiagnosisResult& r) {
   if (r.whatif.model == WhatIfModel::kOpGraphReplay)
-    return "for op tables by_rank restores a whole data-parallel rank (all its stages), so a dp rank whose other "
-           "workers are slow too can cost more than the named worker's; the finding's saving is the named "
-           "worker's own";
+    return "for op tables by_rank restores one worker on the ideal, where its pipeline peers wait for it in "
+           "a way the straggler's own stage may not; the finding's saving is the named worker's own";
   return "by_rank replays each rank's recorded compute between collectives with every rank starting each step "
          "together; that rank computes longer but started its steps earlier in the recorded job, so it made no "
          "one wait (a straggler that enters its steps late has its lateness removed with the launch delays); the "
@@ -38,16 +30,15 @@ void ExplainWhatIf(DiagnosisResult* result) {
   DiagnosisResult& r = *result;
   if (!r.stragglers.empty() && !r.whatif.by_rank.empty()) {
     const Straggler& top = r.stragglers.front();
-    if (const auto key = ByRankKey(r, top); key && r.whatif.by_rank.count(*key)) {
-      const double own = r.whatif.by_rank.at(*key);
+    if (const std::string key = ByRankKey(top); r.whatif.by_rank.count(key)) {
+      const double own = r.whatif.by_rank.at(key);
       std::string above;
       double best = own;
       for (const auto& [k, v] : r.whatif.by_rank)
-        if (k != *key && v > best) best = v, above = k;
+        if (k != key && v > best) best = v, above = k;
       if (!above.empty())
         r.notes.push_back(fmt::format("what-if by_rank puts {} {} ({:.4f}) above the straggler's {} ({:.4f}): {}",
-                                      r.whatif.model == WhatIfModel::kOpGraphReplay ? "dp rank" : "rank", above, best,
-                                      *key, own, Why(r)));
+                                      "rank", above, best, key, own, Why(r)));
     }
   }
   for (const auto& [rank, v] : r.whatif.by_rank)
