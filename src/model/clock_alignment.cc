@@ -6,12 +6,29 @@
 #include <map>
 
 #include "core/robust_stats.h"
+#include "model/model_thresholds.h"
 
 namespace strata::model {
+
+namespace {
+
+/// Every call's start on an epoch-based clock (model_thresholds.h).
+bool EpochClocks(const CollectiveModel& collectives) {
+  for (const auto& calls : collectives.calls)
+    for (const CollectiveCall& c : calls)
+      if (static_cast<double>(c.start_ns) < thresholds::kEpochFloorNs) return false;
+  return true;
+}
+
+}  // namespace
 
 ClockAlignment AlignClocks(const CollectiveModel& collectives, size_t ranks) {
   ClockAlignment out;
   out.offset_ns.assign(ranks, 0);
+  if (!collectives.ends_synchronize && EpochClocks(collectives)) {
+    out.host_clocks = true;
+    return out;
+  }
   std::vector<std::vector<double>> deviations(ranks);
   for (const MatchedCollective& m : collectives.matched) {
     if (m.present < 2) continue;

@@ -345,6 +345,17 @@ void OrderInstances(CollectiveModel* model) {
 
 }  // namespace
 
+/// Every call an NCCL API call seen from the CPU (`nccl:*`): non-blocking, ends are launches.
+bool AllNcclCalls(const TraceStore& store, const CollectiveModel& model) {
+  bool any = false;
+  for (const auto& calls : model.calls)
+    for (const CollectiveCall& c : calls) {
+      if (store.strings.view(c.key).substr(0, 5) != "nccl:") return false;
+      any = true;
+    }
+  return any;
+}
+
 CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
                                  StepModel* steps) {
   CollectiveModel model;
@@ -354,6 +365,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std:
   const bool any = ExtractCalls(store, rows_by_rank, gpu, kinds, &model);
   model.source = !any ? CollectiveSource::kNone : gpu ? CollectiveSource::kGpuKernels : CollectiveSource::kCpuOps;
   if (!any) return model;
+  if (model.source == CollectiveSource::kCpuOps) model.ends_synchronize = !AllNcclCalls(store, model);
   // No steps recorded: try the period of the collective sequence, then the rhythm of its gaps.
   if (steps->source == StepSource::kNone) DetectSteps(store, rows_by_rank, model, steps);
   if (steps->source == StepSource::kNone) WholeTraceAsOneStep(store, rows_by_rank, steps);

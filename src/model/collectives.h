@@ -55,6 +55,9 @@ struct CollectiveModel {
   std::vector<MatchedCollective> matched;          // ordered by (step, first start)
   size_t unmatched_calls = 0;                      // calls whose instance is missing on some member
   bool subgroups = false;                          // some complete instance spans fewer ranks than the world
+  // The calls' ends are a common instant of their ranks: false for CPU-side NCCL calls (nccl:*), which
+  // return once the kernel is enqueued; their ends only say when each rank launched.
+  bool ends_synchronize = true;
 };
 
 /// Extracts and matches collectives. When `steps.source` is kNone, `steps` is rewritten with windows

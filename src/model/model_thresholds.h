@@ -12,6 +12,11 @@
 
 namespace strata::model::thresholds {
 
+// ---- clocks (clock_alignment.h; status) ----------------------------------------------------------------
+/// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based: host clocks, equal on one
+/// host and within NTP's milliseconds across hosts, so comparable across files without alignment.
+inline constexpr double kEpochFloorNs = 1e18;
+
 // ---- step rhythm (step_rhythm.h) ----------------------------------------------------------------------
 /// The longest step, in collective calls, that the rhythm search tries (a DDP step has a few gradient
 /// buckets; pipeline and tensor-parallel steps some tens).

@@ -231,6 +231,15 @@ std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
   return out;
 }
 
+// How the ranks' clocks were put on one timeline: "host-clocks" (kept: CPU-side NCCL calls), "op-table"
+// (one clock), "none" (no collective to align by), "collective-ends" (aligned by their common instants).
+const char* ClockAlignmentName(const diagnosis::DiagnosisResult& r) {
+  if (r.host_clocks) return "host-clocks";
+  if (r.collective_source == model::CollectiveSource::kOpTable) return "op-table";
+  if (r.collective_source == model::CollectiveSource::kNone) return "none";
+  return "collective-ends";
+}
+
 }  // namespace
 
 ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
@@ -271,6 +280,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
               {"layout", LayoutJson(r.layout)},
               {"clock_offsets_us", offsets},
               {"clock_residual_us", r.clock_residual_us},
+              {"clock_alignment", ClockAlignmentName(r)},
               {"collective_source", model::CollectiveSourceName(r.collective_source)},
               {"matched", r.matched}};
   ordered_json stragglers = ordered_json::array();
@@ -384,8 +394,12 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
       out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
   }
   out += WhatIfLines(r);
-  out += fmt::format("clocks: aligned by {} to within {}\n", model::CollectiveSourceName(r.collective_source),
-                     text::Duration(r.clock_residual_us / 1e3));
+  out += r.host_clocks
+             ? std::string(
+                   "clocks: the traces' own (epoch) clocks: NCCL calls return at launch, no "
+                   "common instant to align by\n")
+             : fmt::format("clocks: aligned by {} to within {}\n", model::CollectiveSourceName(r.collective_source),
+                           text::Duration(r.clock_residual_us / 1e3));
   for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
   out += SkippedLines(r);
   for (const auto& n : r.notes) out += "note: " + TerminalSafe(n) + "\n";

@@ -9,6 +9,7 @@ namespace strata::diagnosis {
 PhaseModel BuildPhases(const model::StepModel& steps, const model::CollectiveModel& collectives,
                        const model::ClockAlignment& clocks, size_t ranks) {
   PhaseModel out;
+  out.cumulative = !collectives.ends_synchronize;
   std::map<int64_t, std::vector<const model::MatchedCollective*>> by_step;
   for (const auto& m : collectives.matched)
     if (m.present == ranks) by_step[m.step].push_back(&m);

@@ -29,6 +29,10 @@ struct StepPhases {
 
 struct PhaseModel {
   std::vector<StepPhases> steps;
+  // The collectives do not synchronize their ranks (CPU-side NCCL calls return at launch): a rank's
+  // lateness at collective k carries its lateness at k−1, and its peers wait only where the step syncs, so
+  // a step's lateness is the one at its last collective.
+  bool cumulative = false;
 };
 
 PhaseModel BuildPhases(const model::StepModel& steps, const model::CollectiveModel& collectives,

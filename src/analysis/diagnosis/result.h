@@ -88,6 +88,7 @@ struct DiagnosisResult {
   double step_time_median_ms = 0, step_time_p90_ms = 0;
   std::map<int32_t, double> clock_offsets_us;
   double clock_residual_us = 0;
+  bool host_clocks = false;  // the ranks' own epoch clocks were kept (CPU-side NCCL calls: clock_alignment.h)
   model::CollectiveSource collective_source = model::CollectiveSource::kNone;
   // What was matched across ranks: complete collective instances (trace path) or steps replayed through
   // the op table's dependency model (op-table path). Zero means the ranks were not compared.

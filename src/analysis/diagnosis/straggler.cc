@@ -21,7 +21,9 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
     for (size_t k = 0; k < p.instances.size(); ++k) {
-      if (ranks > 1) {
+      // Calls that do not synchronize: only the last one's lateness is the step's (phase_model.h).
+      const bool counts = !phases.cumulative || k + 1 == p.instances.size();
+      if (ranks > 1 && counts) {
         // Median of the others' arrivals from one sort: drop the rank's own place in the sorted order.
         std::vector<std::pair<int64_t, size_t>> sorted;
         for (size_t r = 0; r < ranks; ++r) sorted.emplace_back(p.arrival[k][r], r);
@@ -39,7 +41,7 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       int64_t second = INT64_MIN;
       for (size_t r = 0; r < ranks; ++r)
         if (r != last) second = std::max(second, p.arrival[k][r]);
-      if (ranks > 1) out.blame_ns[s][last] += static_cast<double>(p.arrival[k][last] - second);
+      if (ranks > 1 && counts) out.blame_ns[s][last] += static_cast<double>(p.arrival[k][last] - second);
       for (size_t r = 0; r < ranks; ++r) {
         out.mean_collective_ms[r] += static_cast<double>(p.completion[k][r] - p.arrival[k][r]) / 1e6;
         ++coll_count[r];

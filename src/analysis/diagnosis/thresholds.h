@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstddef>
+
 #include <cstdint>
+#include "model/model_thresholds.h"
 
 namespace strata::diagnosis::thresholds {
 
@@ -130,8 +132,9 @@ inline constexpr double kMaxUnmatchedShare = 0.25;
 inline constexpr double kMaxResidualStepShare = 0.10;
 /// Epoch-based clocks of two ranks this far apart (ns): two runs, not one (NTP keeps hosts within ms).
 inline constexpr double kRunsApartNs = 60e9;
-/// Timestamps at or above this (ns since 1970, i.e. after 2001) are epoch-based and comparable across files.
-inline constexpr double kEpochFloorNs = 1e18;
+/// Timestamps at or above this are epoch-based and comparable across files (model_thresholds.h: the model
+/// decides by it whether ranks share a clock).
+inline constexpr double kEpochFloorNs = model::thresholds::kEpochFloorNs;
 /// A job is not called healthy when the what-if loses more than this share of the step (S above 1.25) and
 /// no finding explains it: a clean job's replay loses only what jitter costs (each phase's maximum over the
 /// ranks against its mean: S 1.005 and 1.06 on the clean recorded 2- and 4-rank jobs of tests/data); ST with

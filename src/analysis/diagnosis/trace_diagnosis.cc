@@ -152,6 +152,18 @@ void DescribeJobModel(const TraceStore& store, const model::JobModel& job, Diagn
   result->steps = steps.steps;
   result->collective_source = collectives.source;
   result->clock_residual_us = RoundTo(job.clocks.residual_us, 3);
+  result->host_clocks = job.clocks.host_clocks;
+  if (job.clocks.host_clocks)
+    result->notes.push_back(
+        "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued: their ends are no "
+        "common instant, so the ranks' clocks were not aligned by them; the traces' own epoch clocks were "
+        "used (one host shares one clock; across hosts NTP keeps them within milliseconds) and lateness is "
+        "each rank's launch against its peers'");
+  else if (!collectives.ends_synchronize)
+    result->caveats.push_back(
+        "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued, and the traces' "
+        "clocks are not epoch-based: the clocks were aligned by the calls' ends all the same, which moves a "
+        "rank that launches late back by part of its lateness");
   for (size_t r = 0; r < ranks; ++r)
     result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == model::StepSource::kNone && !steps.steps.empty())
