@@ -61,6 +61,7 @@ enum class SkipId : uint16_t {
   kExportFlowEndOutsideSlice,
   kExportBlameStepUnshared,
   kExportBlameEdgeCapped,
+  kExportBlameNoWait,
   kExportRecorderUnplaced,
   kCount
 };
@@ -130,6 +131,9 @@ inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSk
      "export: a step of a finding with no collective shared with its peers: no blame arrow drawn"},
     {SkipId::kExportBlameEdgeCapped, "blame_edge_beyond_max_blame_flows_per_finding", SkipSeverity::kInfo, false,
      "export: a blame arrow beyond the per-finding bound: not drawn"},
+    {SkipId::kExportBlameNoWait, "blame_peer_call_ended_before_arrival", SkipSeverity::kInfo, false,
+     "export: a peer's call of the late instance ended before the straggler arrived (it did not wait there): "
+     "no blame arrow drawn, as it would end before it starts"},
     {SkipId::kExportRecorderUnplaced, "recorder_unplaced", SkipSeverity::kInfo, true,
      "export: a recorded event of a process of no rank, or whose recording is not aligned to the traces: "
      "not drawn (the key ends with the kind of event)"},

@@ -410,6 +410,10 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
           CountSkip(*skipped, SkipId::kExportBlameEdgeCapped);
           continue;
         }
+        if (std::max(peer.start, peer.end - 1) < own.start) {  // the peer did not wait here: no arrow backwards
+          CountSkip(*skipped, SkipId::kExportBlameNoWait);
+          continue;
+        }
         const int64_t id = (*next_id)++;
         const uint32_t own_track = store.slices.track[own.slice], peer_track = store.slices.track[peer.slice];
         w.Event('s', views[r].pid, tids[own_track], own.start,

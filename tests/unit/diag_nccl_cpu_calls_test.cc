@@ -12,6 +12,10 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "diag_test_util.h"
 #include "model/job_model.h"
+#include "reports/perfetto_export.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
 
 namespace strata::diagtest {
 namespace {
@@ -79,6 +83,26 @@ TEST(DiagNcclCpuCalls, BlockingGlooCallsAreStillAlignedByTheirEnds) {
   EXPECT_TRUE(job.collectives.ends_synchronize);
   EXPECT_FALSE(job.clocks.host_clocks);
   EXPECT_NEAR(static_cast<double>(job.clocks.offset_ns[1] - job.clocks.offset_ns[0]), 5e6, 1e5);
+}
+
+TEST(DiagNcclCpuCalls, TheExportDrawsNoBlameArrowThatEndsBeforeItStarts) {
+  // The peers' calls end long before rank 5 launches (they did not wait in them): an arrow from rank 5's
+  // launch to them would end before it starts, which viewers drop (issue 22's export bug).
+  const TraceStore store = LoadRankJsons(NonBlockingNcclJob());
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  ASSERT_FALSE(result.findings.empty());
+  PerfettoExportStats stats;
+  const auto trace = nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, result, {}, &stats));
+  std::map<int64_t, double> start, finish;
+  for (const auto& e : trace["traceEvents"]) {
+    if (!e.contains("cat") || e["cat"] != "strata.blame") continue;
+    (e["ph"] == "s" ? start : finish)[e["id"].get<int64_t>()] = e["ts"].get<double>();
+  }
+  EXPECT_EQ(start.size(), finish.size());
+  for (const auto& [id, ts] : start) {
+    ASSERT_TRUE(finish.count(id)) << id;
+    EXPECT_GE(finish.at(id), ts) << "flow " << id << " ends before it starts";
+  }
 }
 
 }  // namespace
