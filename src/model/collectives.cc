@@ -345,12 +345,15 @@ void OrderInstances(CollectiveModel* model) {
 
 }  // namespace
 
-/// Every call an NCCL API call seen from the CPU (`nccl:*`): non-blocking, ends are launches.
+/// Every call an NCCL API call seen from the CPU in a profiler trace (`nccl:*`): non-blocking, ends are
+/// launches. A recording's collectives are left as they were (the NCCL profiler plugin's are timed on the
+/// device, where they do synchronize; recorded clocks are monotonic, aligned to each other by the ends).
 bool AllNcclCalls(const TraceStore& store, const CollectiveModel& model) {
   bool any = false;
   for (const auto& calls : model.calls)
     for (const CollectiveCall& c : calls) {
       if (store.strings.view(c.key).substr(0, 5) != "nccl:") return false;
+      if (store.strings.view(store.slices.category[c.slice]) == "recorded_collective") return false;
       any = true;
     }
   return any;
