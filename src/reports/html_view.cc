@@ -9,6 +9,7 @@
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/job_summary.h"
 #include "model/job_model.h"
+#include "reports/html_op_view.h"
 
 namespace strata {
 
@@ -53,6 +54,17 @@ StepMatrices BuildMatrices(const model::JobModel& job, size_t ranks) {
     m.busy.push_back(std::move(busy));
   }
   return m;
+}
+
+/// matrix[rank index][step index] in ms, null where NaN.
+Json NsMatrix(const std::vector<std::vector<double>>& ns) {
+  Json out = Json::array();
+  for (const auto& row : ns) {
+    Json r = Json::array();
+    for (double x : row) r.push_back(std::isnan(x) ? Json(nullptr) : Json(Ms(static_cast<int64_t>(std::llround(x)))));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 /// The step index whose busy time spreads most over ranks (max − median); 0 when all are alike.
@@ -213,7 +225,15 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   view["stages"] = StagesOf(store, job, result);
   StepMatrices m = BuildMatrices(job, ranks);
   view["step_ms"] = std::move(m.step_ms);
-  view["busy_ms"] = std::move(m.busy_ms);
+  // An op table has no collective calls of the trace kind: its "time outside collectives" is the step time.
+  // Its ranks are compared by compute time (the sum of their compute ops) and op durations instead.
+  const std::vector<std::vector<double>> compute = OpTableComputeNs(store, rows, job);
+  if (compute.empty()) {
+    view["busy_ms"] = std::move(m.busy_ms);
+  } else {
+    view["compute_ms"] = NsMatrix(compute);
+    view["ks"] = OpTableKs(store, rows);
+  }
   if (!result.lateness_vs_peers_ms.empty()) {
     Json late = Json::array();
     for (const RankInfo& r : store.ranks) {
@@ -230,9 +250,13 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
     }
     view["lateness_ms"] = std::move(late);
   }
-  view["timeline"] = job.steps.steps.empty() || ranks == 0
-                         ? Json(nullptr)
-                         : BuildTimeline(store, rows, job, result, m.busy, WorstStep(m.busy, job.steps.steps.size()));
+  if (job.steps.steps.empty() || ranks == 0) {
+    view["timeline"] = nullptr;
+  } else if (!compute.empty()) {
+    view["timeline"] = OpTableTimeline(store, rows, job, result, compute, WorstStep(compute, job.steps.steps.size()));
+  } else {
+    view["timeline"] = BuildTimeline(store, rows, job, result, m.busy, WorstStep(m.busy, job.steps.steps.size()));
+  }
   return view;
 }
 

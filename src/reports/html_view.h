@@ -3,9 +3,13 @@
 //  - step_ms[rank index][step index]: the step window's length on that rank; busy_ms: the same minus the
 //    rank's time in collective calls of that step (the time it was not waiting for others); lateness_ms:
 //    the diagnosis's lateness against peers at collectives when it has it (data-parallel trace path).
+//    An op table (html_op_view.h) has compute_ms instead of busy_ms (the sum of the rank's compute ops per
+//    step; its busy time would be its step time) and ks (KAIR's KS divergence of the ranks' compute op
+//    durations), and its timeline (kind "op_table") draws the culprit rank's ops beside its peers' same ops.
 //  - stages[rank index]: the pipeline stage when the job has several (op table column or send/recv chains),
 //    else null; the heatmap groups its rows by it.
-//  - timeline: the worst step (largest spread of busy time over ranks) for a bounded set of ranks (all of
+//  - timeline: the worst step (largest spread of busy time, or compute time, over ranks) for a bounded set of ranks
+//  (all of
 //    them up to 16, else the stragglers, their neighbours and the fastest/median/slowest ranks), on the
 //    aligned clock in ms from the step's first start; with the top finding's culprit op on the straggler
 //    and the collective it arrived last at (the blame chain).

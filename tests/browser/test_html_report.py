@@ -15,6 +15,11 @@ says who never joined which collective (op, communicator, seq), since when and h
 state, frame and Python stack and the waiting ranks (a mismatch: which ranks called which op), with the
 verdict saying the job stopped; a hostile frame name stays text. Pages of jobs that did not stop keep the
 panel hidden.
+An op table (AR of ../shared/datasets/straggler-whatif when present: 16 workers, rank 0 2.5x slower in
+forward-compute) is compared by compute time, not by its time outside collectives (its step time): the
+heatmap colours compute time with rank 0 the highest in every step and the only outlier, rank 0 is the slowest
+in >= 90 % of the steps, the KS matrix is drawn with rank 0's score the highest, and the blame chain draws rank
+0's ops beside its stage peers' same ops (no empty row), in red and blue on the screenshot.
 Last, a copy of the 8-rank page broken on purpose (a script error, the heatmap's drawing call renamed) must
 fail those checks: the test proves it notices a broken page.
 Usage: test_html_report.py STRATA_BINARY. Exit 0 on success, 1 on a failed check (never skips: a missing
@@ -31,6 +36,9 @@ from PIL import Image  # Debian's python3-pil (scripts/setup.sh)
 
 RED = (0xD6, 0x27, 0x28)  # COLORS.bad in the page: outlier cells and the culprit op
 AMBER = (0xF2, 0xB4, 0x47)  # COLORS.comm: collectives on the timeline
+BLUE = (0x3B, 0x5F, 0x9A)  # COLORS.accent: the culprit's op on the peers (op tables)
+AR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "datasets",
+                  "straggler-whatif", "trace-AR.csv.gz")
 WINDOW = (1280, 1700)
 
 
@@ -147,6 +155,60 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages, window=WIND
             if n < 20:
                 failures.append(f"{element_id}: {what}: colour {want[k]} found on {n} pixels")
     return failures, dom, png
+
+
+def embedded(page, element_id):
+    text = open(page, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="' + element_id + r'">(.*?)</script>', text, re.S)
+    return json.loads(m.group(1))
+
+
+def check_op_table(page, profile):
+    """The failures of the op-table checks above on the AR page."""
+    failures = []
+    shot = os.path.join(profile, "ar.png")
+    dom = run_chromium(page, profile, "--dump-dom", f"--screenshot={shot}")
+    html = re.search(r"<html[^>]*>", dom).group(0)
+    if "data-errors=" in html or 'data-rendered="ok"' not in html:
+        failures.append(f"the page did not render cleanly: {html[:300]}")
+    view = embedded(page, "strata-view")
+    metric = attr(dom, "heatmap-canvas", "data-metric")
+    if metric != "compute_ms":
+        failures.append(f"the heatmap colours {metric!r}, expected the compute time (compute_ms)")
+    matrix = view.get(metric or "", [])
+    steps, ranks = len(view["steps"]), view["ranks"]
+    top = sum(1 for s in range(steps) if matrix and max(range(len(ranks)), key=lambda r: matrix[r][s] or 0) == 0)
+    if top < 0.95 * steps:
+        failures.append(f"rank 0 has the heatmap's highest value in {top} of {steps} steps")
+    if attr(dom, "heatmap-canvas", "data-outlier-ranks") != "0":
+        failures.append(f"heatmap outliers {attr(dom, 'heatmap-canvas', 'data-outlier-ranks')!r}, expected rank 0 only")
+    if "compute time" not in (text_of(dom, "heatmap") or ""):
+        failures.append("the heatmap does not say it colours compute time")
+    slowest = (attr(dom, "freq", "data-slowest") or "").split(",")[0].split(":")
+    if len(slowest) != 2 or slowest[0] != "0" or float(slowest[1]) < 90:
+        failures.append(f"how often slowest: {attr(dom, 'freq', 'data-slowest')!r}, expected rank 0 at >= 90 %")
+    if "compute time" not in (text_of(dom, "freq") or ""):
+        failures.append("the 'slowest' panel does not say it compares compute time")
+    if attr(dom, "kair-canvas", "data-cells") != str(len(ranks) ** 2) or attr(dom, "kair-canvas", "data-top") != "rank 0":
+        failures.append(f"KS: {attr(dom, 'kair-canvas', 'data-cells')} cells, highest score "
+                        f"{attr(dom, 'kair-canvas', 'data-top')!r}, expected {len(ranks) ** 2} cells and rank 0")
+    windows = len(re.findall(r'<rect class="window"', dom))
+    with_ops = attr(dom, "chain-svg", "data-rows-with-ops")
+    if windows < 2 or with_ops != str(windows):
+        failures.append(f"blame chain: {windows} rows, {with_ops} with ops (no empty row allowed)")
+    if dom.count('class="culprit"') < 1 or dom.count('class="same-op"') < 1:
+        failures.append("blame chain: the straggler's culprit op or its peers' same op is not drawn")
+    if int(attr(dom, "chain-svg", "data-chain-paths") or 0) < 1:
+        failures.append("blame chain: no arrow from the straggler's op to its peers' same op")
+    rect = attr(dom, "chain-svg", "data-rect")
+    if rect:
+        x, y, w, h = (int(v) for v in rect.split(","))
+        counts, _ = region_stats(decode_png(shot), (x, y, w, h), [RED, BLUE])
+        if min(counts) < 20:
+            failures.append(f"blame chain: red / blue pixels {counts}")
+    else:
+        failures.append("chain-svg: no position recorded")
+    return failures
 
 
 def with_layers(page, tmp):
@@ -381,6 +443,15 @@ def main():
                 failures = check_layers(dom, png)
                 print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
                 failed += [f"{name}: {f}" for f in failures]
+        # An op table.
+        if os.path.exists(AR):
+            html = os.path.join(tmp, "ar.html")
+            report(strata, tmp, AR, html)
+            failures = check_op_table(html, profile)
+            print(f"{'ok' if not failures else 'FAIL'}: op table (AR): compute time, KS, the peers' same ops")
+            failed += [f"op table (AR): {f}" for f in failures]
+        else:
+            print(f"skip: op table (AR): {AR} is absent")
         # A job that stopped: a hang first, then a mismatch before it.
         for name, first, mismatch in (("hang", [HANG], False), ("mismatch, then the hang", [MISMATCH, HANG], True)):
             page = with_findings(pages[8], tmp, name.split(",")[0] + ".html", first)

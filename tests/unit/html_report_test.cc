@@ -3,7 +3,10 @@
 // "</script>"), markers inside inserted text are not replaced, the output is deterministic; the view of a
 // synthetic job has ranks × steps matrices with the straggler's own work standing out, and a bounded
 // timeline with the culprit and the chain's collective. What the page draws is checked in a browser by
-// tests/browser/test_html_report.py.
+// tests/browser/test_html_report.py. An op table (AR of ../shared/datasets/straggler-whatif, skipped when
+// absent: rank 0 is 2.5x slower in forward-compute) is compared by compute time, not by its time outside
+// collectives (its step time): rank 0 is the highest in every step, its KS score the largest, and the
+// timeline draws its ops beside its stage peers' same ops.
 #include "reports/html_report.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +20,7 @@
 #include "reports/diagnosis_report.h"
 #include "reports/html_view.h"
 #include "synth/generator.h"
+#include "whatif_test_util.h"
 
 namespace strata {
 namespace {
@@ -89,6 +93,54 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
   EXPECT_TRUE(culprit);
   EXPECT_TRUE(chain);
   std::filesystem::remove_all(dir);
+}
+
+TEST(HtmlView, OpTableComparesComputeOpsAndDrawsPeersSameOps) {
+  const TraceStore* store = whatif::testing::LoadDataset("AR");
+  if (store == nullptr) GTEST_SKIP() << whatif::testing::DatasetPath("AR") << " is absent (../shared)";
+  const auto result = diagnosis::Diagnose(*store);
+  const Json view = BuildReportView(*store, result);
+  ASSERT_EQ(view["ranks"].size(), 16u);
+  ASSERT_EQ(view["ranks"][0], 0);
+  const size_t steps = view["steps"].size();
+  ASSERT_EQ(steps, 44u);
+  // The heatmap and the "slowest" count: compute time per step, rank 0 the highest in every step.
+  EXPECT_FALSE(view.contains("busy_ms"));  // the step time under another name for an op table
+  ASSERT_TRUE(view.contains("compute_ms"));
+  const Json& c = view["compute_ms"];
+  size_t top = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    size_t best = 0;
+    for (size_t r = 1; r < 16; ++r)
+      if (c[r][s].get<double>() > c[best][s].get<double>()) best = r;
+    top += best == 0;
+    EXPECT_LT(c[0][s].get<double>(), view["step_ms"][0][s].get<double>());
+  }
+  EXPECT_GE(static_cast<double>(top) / static_cast<double>(steps), 0.9);
+  EXPECT_EQ(top, steps);
+  // KS on compute op durations: rank 0 stands out.
+  ASSERT_TRUE(view["ks"].is_object());
+  ASSERT_EQ(view["ks"]["matrix"].size(), 16u);
+  const Json& score = view["ks"]["score"];
+  for (size_t r = 1; r < 16; ++r) EXPECT_GT(score[0].get<double>(), score[r].get<double>() + 0.3) << "rank index " << r;
+  // The timeline: rank 0's ops beside its stage peers' (dp ranks 1..3 of stage 0: ranks 4, 8, 12), no empty row.
+  const Json& t = view["timeline"];
+  ASSERT_TRUE(t.is_object());
+  EXPECT_EQ(t["kind"], "op_table");
+  EXPECT_EQ(t["late_rank"], 0);
+  EXPECT_EQ(t["op"], "forward-compute");
+  ASSERT_EQ(t["rows"].size(), 4u);
+  std::vector<int> shown;
+  for (const Json& row : t["rows"]) {
+    shown.push_back(row["rank"].get<int>());
+    EXPECT_FALSE(row["compute"].empty()) << row["rank"];
+    EXPECT_FALSE(row["collectives"].empty()) << row["rank"];
+    EXPECT_FALSE((row["rank"] == 0 ? row["culprit"] : row["same_op"]).empty()) << row["rank"];
+    EXPECT_TRUE(row.contains("chain_op")) << row["rank"];
+  }
+  EXPECT_EQ(shown, (std::vector<int>{0, 4, 8, 12}));
+  ASSERT_TRUE(t.contains("chain_op"));
+  EXPECT_GT(t["chain_op"]["late_ms"].get<double>(), 2 * t["chain_op"]["peers_median_ms"].get<double>());
 }
 
 }  // namespace
