@@ -1,6 +1,9 @@
 // ServeCore (see serve_core.h).
 #include "agent/serve_core.h"
 
+#include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/thresholds.h"
+
 #include <unistd.h>
 
 #include <set>
@@ -62,13 +65,37 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   return entries.value().size();
 }
 
+// A judgment is reported once the same ranks have been missing for kInflightConfirmS and each missing rank's
+// whereabouts have arrived (or twice as long has passed): the nodes' states arrive a round apart.
+bool ServeCore::Confirmed(const std::string& job, const std::vector<diagnosis::Finding>& judged, double now_unix) {
+  if (judged.empty() || !stall_findings_[job].empty()) {  // nothing to confirm, or already reported
+    pending_stalls_.erase(job);
+    return true;
+  }
+  std::vector<int32_t> missing;
+  bool whereabouts = true;
+  for (const diagnosis::Finding& f : judged) {
+    if (f.rank) missing.push_back(*f.rank);
+    if (const auto* e = std::get_if<diagnosis::StallEvidence>(&f.evidence.kind))
+      for (const diagnosis::StalledRankState& st : e->missing)
+        whereabouts &= st.state.find("not reported") == std::string::npos;
+  }
+  PendingStall& p = pending_stalls_[job];
+  if (p.missing != missing || p.since == 0) p = {missing, now_unix};
+  const double waited = now_unix - p.since;
+  const double confirm = diagnosis::thresholds::kInflightConfirmS;
+  return waited >= confirm && (whereabouts || waited >= 2 * confirm);
+}
+
 // The stall rule over each job's latest in-flight states; a hang keeps the detected_at of its first judgment.
 void ServeCore::JudgeStalls(double now_unix) {
   for (const auto& [job, ranks] : inflight_) {
     std::vector<diagnosis::RankInflight> states;
     for (const auto& [rank, entry] : ranks) states.push_back(entry.inflight);
+    std::vector<diagnosis::Finding> judged = diagnosis::JudgeInflight(states, now_unix);
+    if (!Confirmed(job, judged, now_unix)) continue;
     std::vector<OpenFinding> open;
-    for (diagnosis::Finding& f : diagnosis::JudgeInflight(states, now_unix)) {
+    for (diagnosis::Finding& f : judged) {
       OpenFinding o{std::move(f), now_unix, 1, "inflight"};
       for (const OpenFinding& before : stall_findings_[job])
         if (before.finding.rank == o.finding.rank) {

@@ -44,6 +44,13 @@ class ServeCore {
   std::map<std::string, std::vector<OpenFinding>> window_findings_;   // agents' answers, by job
   std::map<std::string, std::map<int32_t, InflightEntry>> inflight_;  // each rank's latest in-flight state, by job
   std::map<std::string, std::vector<OpenFinding>> stall_findings_;    // hangs judged across nodes, by job
+  // A judgment not yet reported: its missing ranks and since when they have been the same (kInflightConfirmS).
+  struct PendingStall {
+    std::vector<int32_t> missing;
+    double since = 0;
+  };
+  std::map<std::string, PendingStall> pending_stalls_;
+  bool Confirmed(const std::string& job, const std::vector<diagnosis::Finding>& judged, double now_unix);
   ConsumerCounters counters_;
 };
 

@@ -173,22 +173,26 @@ TEST(ServeRedis, NamesTheStoppedRankFromTheNodesInflightStates) {
   EXPECT_TRUE(StatusJson(core.Snapshot(102))["jobs"][0]["findings"].empty()) << "stalled 2.5 s: under the threshold";
   publish(106);
   ASSERT_TRUE(core.Poll(0, 106).ok());
-  const nlohmann::ordered_json st = StatusJson(core.Snapshot(106));
+  EXPECT_TRUE(StatusJson(core.Snapshot(106))["jobs"][0]["findings"].empty())
+      << "stalled, but the same ranks have not been missing for kInflightConfirmS yet";
+  publish(108);
+  ASSERT_TRUE(core.Poll(0, 108).ok());
+  const nlohmann::ordered_json st = StatusJson(core.Snapshot(108));
   const auto& findings = st["jobs"][0]["findings"];
   ASSERT_EQ(findings.size(), 1u) << st.dump(1);
   EXPECT_EQ(findings[0]["rank"], 1);
   EXPECT_EQ(findings[0]["cause"], "hang");
   EXPECT_EQ(findings[0]["source"], "inflight");
-  EXPECT_EQ(findings[0]["detected_at"], 106);
+  EXPECT_EQ(findings[0]["detected_at"], 108);
   const std::string summary = findings[0]["summary"];
-  EXPECT_NE(summary.find("rank(s) 0, 2, 3 have waited 6.5 s in all_reduce (pg0 #74)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("rank(s) 0, 2, 3 have waited 8.5 s in all_reduce (pg0 #74)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("blocked on a lock (futex) in Python rank_main (job.py:60)"), std::string::npos) << summary;
   EXPECT_EQ(st["jobs"][0]["stalled"], true);
-  EXPECT_NE(MetricsText(core.Snapshot(106)).find("strata_job_stalled{training_job=\"h\"} 1"), std::string::npos);
-  // Still stalled a round later: the finding keeps when it was first judged.
-  publish(107);
-  ASSERT_TRUE(core.Poll(0, 107).ok());
-  EXPECT_EQ(StatusJson(core.Snapshot(107))["jobs"][0]["findings"][0]["detected_at"], 106);
+  EXPECT_NE(MetricsText(core.Snapshot(108)).find("strata_job_stalled{training_job=\"h\"} 1"), std::string::npos);
+  // Still stalled a round later: the finding keeps when it was first reported.
+  publish(109);
+  ASSERT_TRUE(core.Poll(0, 109).ok());
+  EXPECT_EQ(StatusJson(core.Snapshot(109))["jobs"][0]["findings"][0]["detected_at"], 108);
 }
 
 TEST(ServeRedis, CleanJobRaisesNothing) {

@@ -156,6 +156,11 @@ inline constexpr double kStallFloorS = 5.0;
 /// Ranks whose processes ended by the same signal within this many seconds of each other were stopped
 /// together (a SIGTERM to the job, a scheduler's preemption): not a hang of one rank.
 inline constexpr double kStoppedTogetherS = 2.0;
+/// Serve names a hang across nodes only once the same ranks have been missing for this long, and each
+/// missing rank's whereabouts have arrived (or twice this long has passed): the agents' states reach serve a
+/// recorder flush and a publish round (about 1 s each) apart, and a first judgment on half-arrived states
+/// named a waiting rank missing (agent_nodes_hang, 2 of 3 runs failing, 2026-11-26).
+inline constexpr double kInflightConfirmS = 2.0;
 /// A missing rank is "on CPU (spinning)" when the recording holds at least this many CPU samples of its
 /// thread in the stalled time (rank_whereabouts.h): one sample may be the last moment before it blocked.
 inline constexpr size_t kMinSpinSamples = 2;
