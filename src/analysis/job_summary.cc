@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "analysis/whatif/op_graph.h"
 #include "core/decimal.h"
@@ -46,9 +47,14 @@ void OpTableTimes(const TraceStore& store, const std::vector<uint32_t>& rows, si
   if (steps == 0) return;
   double compute = 0, comm = 0;
   bool any = false;
+  std::unordered_map<StringId, std::optional<whatif::OpType>> type_of_name;  // names are interned: once each
   for (uint32_t row : rows) {
     if (!(store.slices.flags[row] & kSliceOpLayout)) continue;
-    const auto type = whatif::OpTypeFromName(store.strings.view(store.slices.name[row]));
+    const StringId name = store.slices.name[row];
+    auto it = type_of_name.find(name);
+    if (it == type_of_name.end())
+      it = type_of_name.emplace(name, whatif::OpTypeFromName(store.strings.view(name))).first;
+    const std::optional<whatif::OpType> type = it->second;
     if (!type) continue;
     any = true;
     (whatif::IsCommunication(*type) ? comm : compute) +=

@@ -127,9 +127,7 @@ void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out,
 
 /// --op-map's entries into `out`; a usage error names the entry that is not FROM=TO with a known TO.
 strata::Status ParseOpMap(const std::vector<std::string>& specs, std::map<std::string, std::string, std::less<>>* out) {
-  std::string known;
-  for (int t = 0; t < strata::whatif::kNumOpTypes; ++t)
-    known += fmt::format("{}{}", t ? ", " : "", strata::whatif::OpTypeName(static_cast<strata::whatif::OpType>(t)));
+  const std::string known = strata::whatif::KnownOpTypeNames();
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())

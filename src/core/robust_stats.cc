@@ -46,9 +46,13 @@ std::vector<double> RobustZ(const std::vector<double>& v, double mad_floor) {
 }
 
 double KsDistance(std::vector<double> a, std::vector<double> b) {
-  if (a.empty() || b.empty()) return 0;
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
+  return KsDistanceSorted(a, b);
+}
+
+double KsDistanceSorted(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return 0;
   size_t i = 0, j = 0;
   double d = 0;
   while (i < a.size() && j < b.size()) {

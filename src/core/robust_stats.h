@@ -18,6 +18,8 @@ double Mad(const std::vector<double>& v);
 std::vector<double> RobustZ(const std::vector<double>& v, double mad_floor);
 /// Two-sample Kolmogorov–Smirnov statistic D = sup |F_a(x) − F_b(x)|.
 double KsDistance(std::vector<double> a, std::vector<double> b);
+/// The same for two samples already sorted ascending, in O(|a| + |b|) without copies.
+double KsDistanceSorted(const std::vector<double>& a, const std::vector<double>& b);
 /// The same statistic against a reference already sorted ascending, in O(|a| log |ref|): for one rank
 /// against the pool of all ranks, without sorting or copying the pool per rank.
 double KsDistanceToSorted(std::vector<double> a, const std::vector<double>& ref);

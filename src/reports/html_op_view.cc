@@ -44,21 +44,6 @@ class OpTypes {
   std::unordered_map<StringId, std::optional<whatif::OpType>> cache_;
 };
 
-/// D = sup |F_a − F_b| of two samples sorted ascending, in O(|a| + |b|).
-double KsSorted(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.empty() || b.empty()) return 0;
-  size_t i = 0, j = 0;
-  double d = 0;
-  while (i < a.size() && j < b.size()) {
-    const double x = std::min(a[i], b[j]);
-    while (i < a.size() && a[i] <= x) ++i;
-    while (j < b.size() && b[j] <= x) ++j;
-    d = std::max(d, std::abs(static_cast<double>(i) / static_cast<double>(a.size()) -
-                             static_cast<double>(j) / static_cast<double>(b.size())));
-  }
-  return d;
-}
-
 /// One rank's ops of one step, as intervals (absolute ns) by kind, the culprit type's in start order.
 struct RankOps {
   int64_t first = INT64_MAX, last = INT64_MIN;
@@ -225,14 +210,14 @@ Json OpTableKs(const TraceStore& store, const std::vector<std::vector<uint32_t>>
   if (ranks <= kMaxKsGroups) {
     for (size_t a = 0; a < ranks; ++a) {
       for (size_t b = 0; b < ranks; ++b)
-        if (a != b) score[a] += KsSorted(samples[a], samples[b]);
+        if (a != b) score[a] += KsDistanceSorted(samples[a], samples[b]);
       score[a] /= static_cast<double>(ranks - 1);
     }
   } else {
     std::vector<double> pooled;
     for (const auto& s : samples) pooled.insert(pooled.end(), s.begin(), s.end());
     std::sort(pooled.begin(), pooled.end());
-    for (size_t a = 0; a < ranks; ++a) score[a] = KsSorted(samples[a], pooled);
+    for (size_t a = 0; a < ranks; ++a) score[a] = KsDistanceSorted(samples[a], pooled);
   }
   // The matrix drawn: ranks, or consecutive ranks pooled into at most kMaxKsGroups groups.
   const size_t size = (ranks + kMaxKsGroups - 1) / kMaxKsGroups;
@@ -251,7 +236,7 @@ Json OpTableKs(const TraceStore& store, const std::vector<std::vector<uint32_t>>
   for (size_t i = 0; i < groups.size(); ++i) {
     Json row = Json::array();
     for (size_t j = 0; j < groups.size(); ++j)
-      row.push_back(i == j ? 0.0 : std::round(KsSorted(groups[i], groups[j]) * 1e4) / 1e4);
+      row.push_back(i == j ? 0.0 : std::round(KsDistanceSorted(groups[i], groups[j]) * 1e4) / 1e4);
     matrix.push_back(std::move(row));
   }
   Json out;

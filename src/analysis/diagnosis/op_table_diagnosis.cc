@@ -341,10 +341,9 @@ void ReportUnknownOpTypes(const whatif::WhatIfResult& w, DiagnosisResult* result
                     all > 0 ? 100.0 * static_cast<double>(by_time[i].second) / all : 0.0);
   if (by_time.size() > 6) names += fmt::format(", ... ({} in all)", by_time.size());
   const std::string text = fmt::format(
-      "op types the what-if does not know were left out of it: {} of the table's time, {}; map them to known "
-      "types with --op-map FROM=TO (forward-compute, backward-compute, optimizer, gc, forward-send, "
-      "forward-recv, backward-send, backward-recv, params-all-gather, grads-reduce-scatter, ...)",
-      fmt::format("{:.1f}%", 100.0 * share), names);
+      "op types the what-if does not know were left out of it: {:.1f}% of the table's time, {}; map them to "
+      "known types with --op-map FROM=TO ({})",
+      100.0 * share, names, whatif::KnownOpTypeNames());
   if (share > thresholds::kMaxUnknownOpShare)
     result->comparison_problems.push_back(text);
   else

@@ -211,6 +211,12 @@ std::optional<OpType> OpTypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
+std::string KnownOpTypeNames() {
+  std::string out;
+  for (int i = 0; i < kNumOpTypes; ++i) out += (i ? ", " : "") + std::string(kTypeNames[i]);
+  return out;
+}
+
 bool IsCommunication(OpType type) { return type >= OpType::kForwardSend; }
 
 std::string_view OpGroupName(OpType type) {

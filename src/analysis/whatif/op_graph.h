@@ -66,6 +66,8 @@ inline constexpr int kNumOpTypes = 13;
 std::string_view OpTypeName(OpType type);
 /// The type named `name`, or nullopt for an op type the model does not know.
 std::optional<OpType> OpTypeFromName(std::string_view name);
+/// Every op type the what-if knows, "forward-compute, backward-compute, ...", for messages.
+std::string KnownOpTypeNames();
 /// True for the communication types (p2p, dp collectives, all-reduces, optimizer-clip-main-grad).
 bool IsCommunication(OpType type);
 /// The artifact's coarser grouping used for attribution: p2p sends and recvs merge into
