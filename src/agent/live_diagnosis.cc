@@ -19,13 +19,19 @@ void KeepWindow(std::vector<Row>* rows, uint64_t from, Time time) {
   rows->erase(std::remove_if(rows->begin(), rows->end(), [&](const Row& r) { return time(r) < from; }), rows->end());
 }
 
-// Rows older than `from` are dropped, except collective entries whose call has not returned: a rank stuck
-// inside a collective for longer than the window is still inside it (analysis/diagnosis/stall.h).
+}  // namespace
+
 void CutToWindow(segments::SegmentData* d, uint64_t from) {
   std::set<std::tuple<uint32_t, uint32_t, uint64_t>> returned;  // (tid, probe, start) of calls that returned
   for (const auto& c : d->calls) returned.insert({c.tid, c.probe, c.start_ns});
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_enter;  // (tid, probe) -> its latest entry
+  for (const auto& e : d->call_enters) {
+    uint64_t& last = last_enter[{e.tid, e.probe}];
+    last = std::max(last, e.ts_ns);
+  }
   std::erase_if(d->call_enters, [&](const segments::CallEnterRow& e) {
-    return e.ts_ns < from && returned.count({e.tid, e.probe, e.ts_ns});
+    const bool left = returned.count({e.tid, e.probe, e.ts_ns}) || last_enter[{e.tid, e.probe}] > e.ts_ns;
+    return e.ts_ns < from && left;
   });
   KeepWindow(&d->off_cpu, from, [](const auto& r) { return r.end_ns; });
   KeepWindow(&d->samples, from, [](const auto& r) { return r.ts_ns; });
@@ -34,6 +40,8 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
   KeepWindow(&d->counters, from, [](const auto& r) { return r.ts_ns; });
   KeepWindow(&d->py_samples, from, [](const auto& r) { return r.ts_ns; });
 }
+
+namespace {
 
 // The chunk's segments, each tail polled for what was appended since the last round; tails of files no
 // longer in the chunk (a rotation) are dropped. A segment whose header is not written yet is left out.

@@ -50,6 +50,12 @@ struct JobState {
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
 };
 
+/// Drops the rows of `d` older than `from` (monotonic ns), except collective entries whose call has not
+/// returned and whose thread has not entered the same function since: a rank stuck inside a collective for
+/// longer than the window is still inside it (analysis/diagnosis/stall.h), while an entry whose return the
+/// recorder missed (its thread called again) is history like any other row.
+void CutToWindow(segments::SegmentData* d, uint64_t from);
+
 class LiveDiagnosis {
  public:
   explicit LiveDiagnosis(double window_s) : window_s_(window_s) {}

@@ -185,17 +185,20 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
     enter_opts.bpf_cookie = cookie;
     bpf_uprobe_opts return_opts = enter_opts;
     return_opts.retprobe = true;
-    bpf_link* enter =
-        bpf_program__attach_uprobe_opts(skel_->progs.on_call_enter, -1, p.library.c_str(), p.file_offset, &enter_opts);
-    if (!enter) {
-      if (notes) notes->push_back(fmt::format("cannot probe {} in {}: {}", p.symbol, p.library, Errno(errno)));
-      continue;
-    }
+    // The return probe first: a call that enters once the entry probe is attached then always has its return
+    // (attached the other way, calls entering between the two attaches were recorded as never returning, and
+    // a live window kept them as calls still inside: agent_nodes_hang).
     bpf_link* ret = !p.returns ? nullptr
                                : bpf_program__attach_uprobe_opts(skel_->progs.on_call_return, -1, p.library.c_str(),
                                                                  p.file_offset, &return_opts);
     if (p.returns && !ret) {
-      bpf_link__destroy(enter);
+      if (notes) notes->push_back(fmt::format("cannot probe {} in {}: {}", p.symbol, p.library, Errno(errno)));
+      continue;
+    }
+    bpf_link* enter =
+        bpf_program__attach_uprobe_opts(skel_->progs.on_call_enter, -1, p.library.c_str(), p.file_offset, &enter_opts);
+    if (!enter) {
+      if (ret) bpf_link__destroy(ret);
       if (notes) notes->push_back(fmt::format("cannot probe {} in {}: {}", p.symbol, p.library, Errno(errno)));
       continue;
     }

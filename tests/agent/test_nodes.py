@@ -16,6 +16,7 @@ With --fault-kind gc the straggler's extra time is a full garbage collection eac
 serve must name gc_pause. With --clean S the job runs S seconds with no fault and no agent is killed: serve
 and the agents must raise nothing and serve must judge every step with all four ranks. (Neither is in
 ctest for its length; docs/benchmarks.md has their runs.)
+KEEP_TMP=1 keeps the temporary directory (agents' and serve's logs, the flight chunks) for a post-mortem of the test.
 Exits 77 (skipped) when not root, without BTF, `ip` or redis-server (1 under CI=true: a skip fails CI).
 """
 import argparse
@@ -57,7 +58,8 @@ def start_nodes(strata, ctx, topo, procs):
     (tmp dir, bridge address, serve, agents) once both agents answer."""
     topo.setup()
     tmp = tempfile.mkdtemp(prefix="strata-nodes-")
-    ctx.undo.push("remove " + tmp, lambda: shutil.rmtree(tmp, ignore_errors=True))
+    if not os.environ.get("KEEP_TMP"):
+        ctx.undo.push("remove " + tmp, lambda: shutil.rmtree(tmp, ignore_errors=True))
     bridge, redis_url = network.BRIDGE_ADDR, f"redis://{network.BRIDGE_ADDR}:{REDIS_PORT}"
 
     def start(name, argv):
@@ -122,7 +124,25 @@ def hang_across_nodes(strata, ctx, topo, procs, tmp, bridge, checks):
         expect("0, 2, 3" in f.get("summary", ""), "the summary names the waiting ranks of both nodes (0, 2, 3)")
         expect(latency <= HANG_LIMIT_S, f"named {latency:.1f} s after the stop (limit {HANG_LIMIT_S} s)")
         expect(j.get("stalled") is True, "serve's status says the job is stalled")
+    if checks.failures:
+        dump_inflight(topo, bridge, job_id)
     return checks.result()
+
+
+def dump_inflight(topo, bridge, job_id):
+    """On failure: the last in-flight states each agent published for each rank (what serve judged from)."""
+    r = subprocess.run(in_ns(topo.br, ["redis-cli", "-h", bridge, "-p", str(REDIS_PORT), "--raw", "XREVRANGE",
+                                       "strata:job:{" + job_id + "}:steps", "+", "-", "COUNT", "400"]),
+                       capture_output=True, text=True)
+    lines, shown = r.stdout.splitlines(), {}
+    for i in range(len(lines) - 1):
+        if lines[i] != "kind" or lines[i + 1] != "inflight":
+            continue
+        fields = dict(zip(lines[i:i + 28:2], lines[i + 1:i + 28:2]))
+        rank = fields.get("rank", "?")
+        if shown.get(rank, 0) < 3:
+            shown[rank] = shown.get(rank, 0) + 1
+            print(f"     inflight (newest first): {fields}", flush=True)
 
 
 def main():

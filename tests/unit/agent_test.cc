@@ -10,6 +10,7 @@
 
 #include "agent/discovery.h"
 #include "agent/flight_recorder.h"
+#include "agent/live_diagnosis.h"
 #include "agent/status_render.h"
 #include "test_util.h"
 
@@ -113,6 +114,26 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
 // An agent restarted on a job whose earlier chunks are retained continues their numbering: writing into an
 // old chunk would put its segment beside the new one in the live diagnosis. Names that are not chunk-<n>
 // do not count. (The recorder here is /bin/true: only the chunk numbering is under test.)
+// The live window keeps a call still inside however old its entry, and nothing else that is old: an entry
+// whose return the recorder missed (its thread has called the same function since) is dropped with its era,
+// or it stays "inside" forever and takes the place of a later call (agent_nodes_hang, 2026-11-26).
+TEST(AgentLiveWindow, KeepsCallsStillInsideAndDropsEntriesWhoseReturnWasMissed) {
+  segments::SegmentData d;
+  const uint32_t c10d = 6, algorithm = 24;
+  d.call_enters = {{10, 1, c10d, 100, 0, 0},       // return missed (attached mid-call), called again at 300
+                   {10, 1, c10d, 300, 0, 0},       // returned at 310
+                   {11, 1, algorithm, 305, 0, 0},  // returned at 320
+                   {11, 1, algorithm, 400, 0, 0},  // stuck: never returned, nothing later on its thread
+                   {10, 1, c10d, 2000, 0, 0}};     // inside the window
+  d.calls = {{10, 1, c10d, 300, 310}, {11, 1, algorithm, 305, 320}, {10, 1, c10d, 2000, 2010}};
+  CutToWindow(&d, 1000);
+  std::vector<uint64_t> kept;
+  for (const auto& e : d.call_enters) kept.push_back(e.ts_ns);
+  EXPECT_EQ(kept, (std::vector<uint64_t>{400, 2000}));
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].start_ns, 2000u);
+}
+
 TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
   testing::TempDir dir;
   for (const char* name : {"chunk-000000", "chunk-000007", "chunk-x", "chunk-000099.old", "chunk-"})
