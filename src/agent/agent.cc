@@ -121,7 +121,7 @@ class Agent {
       }
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
-      flight->Update(pids, now_s);
+      flight->Update(pids, now_s, MayBeStalled(state, now_unix));
       if (!flight->current_chunk().empty()) {
         std::vector<online::RankStepSummary> summaries;
         live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);

@@ -87,7 +87,7 @@ void FlightRecorder::Reap() {
   if (current_.pid > 0 && exited(current_.pid)) current_.pid = 0;  // its processes ended: the chunk is finished
 }
 
-void FlightRecorder::Update(const std::set<int>& pids, double now_s) {
+void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_rotation) {
   Reap();
   for (Child& c : stopping_)
     if (!c.signalled && now_s >= c.stop_at_s) {
@@ -98,7 +98,7 @@ void FlightRecorder::Update(const std::set<int>& pids, double now_s) {
   // the current recorder goes on with the rest, so the chunk keeps the whole story of a job whose ranks die
   // one after another (a hang ending in the peers' timeouts).
   const bool changed = !std::includes(current_.pids.begin(), current_.pids.end(), pids.begin(), pids.end());
-  const bool due = current_.pid > 0 && now_s - current_.started_s >= options_.rotate_s;
+  const bool due = current_.pid > 0 && !hold_rotation && now_s - current_.started_s >= options_.rotate_s;
   if (!pids.empty() && (current_.pid == 0 || changed || due)) Start(pids, now_s);
   Prune();
 }

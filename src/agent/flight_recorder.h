@@ -32,7 +32,10 @@ class FlightRecorder {
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
   /// Keeps a recorder on `pids` (starting or rotating one as needed), reaps and prunes. `now_s`: monotonic.
-  void Update(const std::set<int>& pids, double now_s);
+  /// `hold_rotation`: the job may be stalled; the current chunk is kept past `rotate_s` (a new recorder
+  /// attaches to running processes and never sees the entries of the collectives its ranks are stuck in, so
+  /// rotating would make a hang invisible to the live diagnosis). New processes still start a new chunk.
+  void Update(const std::set<int>& pids, double now_s, bool hold_rotation = false);
   /// Stops every recorder (SIGINT) and waits for them.
   void Stop();
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/thresholds.h"
 #include "importers/recording_trace.h"
 #include "store/recorded_run.h"
 
@@ -39,6 +40,14 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
   KeepWindow(&d->gcs, from, [](const auto& r) { return r.end_ns; });
   KeepWindow(&d->counters, from, [](const auto& r) { return r.ts_ns; });
   KeepWindow(&d->py_samples, from, [](const auto& r) { return r.ts_ns; });
+}
+
+bool MayBeStalled(const JobState& state, double now_unix_s) {
+  for (const diagnosis::RankInflight& r : state.inflight)
+    if (r.inside && now_unix_s - r.since_unix > diagnosis::thresholds::kRotationHoldInsideS) return true;
+  for (const OpenFinding& f : state.open)
+    if (f.finding.cause == diagnosis::Cause::kHang) return true;
+  return false;
 }
 
 namespace {

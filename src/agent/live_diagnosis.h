@@ -56,6 +56,10 @@ struct JobState {
 /// recorder missed (its thread called again) is history like any other row.
 void CutToWindow(segments::SegmentData* d, uint64_t from);
 
+/// The job may be stalled (agent/flight_recorder.h holds the chunk's rotation): a rank has been inside a
+/// collective for longer than thresholds::kRotationHoldInsideS at the last round, or a hang is open.
+bool MayBeStalled(const JobState& state, double now_unix_s);
+
 class LiveDiagnosis {
  public:
   explicit LiveDiagnosis(double window_s) : window_s_(window_s) {}

@@ -39,7 +39,9 @@ CLI::App* AddAgentCommand(CLI::App& app) {
   cmd->add_option("--window-s", o.window_s, "seconds of recording each round diagnoses")
       ->check(Finite() & CLI::Range(1.0, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--rotate-s", o.rotate_s, "start a new flight-recorder chunk at least this often")
+  cmd->add_option("--rotate-s", o.rotate_s,
+                  "start a new flight-recorder chunk at least this often (held while the job may be stalled: a rank "
+                  "long inside a collective)")
       ->check(Finite() & CLI::Range(5.0, 86400.0))
       ->capture_default_str();
   cmd->add_option("--retain-s", o.retain_s, "delete chunks that ended longer ago than this")

@@ -111,9 +111,6 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   EXPECT_EQ(j["jobs"][0]["findings"][0]["cause"], "slow_compute");
 }
 
-// An agent restarted on a job whose earlier chunks are retained continues their numbering: writing into an
-// old chunk would put its segment beside the new one in the live diagnosis. Names that are not chunk-<n>
-// do not count. (The recorder here is /bin/true: only the chunk numbering is under test.)
 // The live window keeps a call still inside however old its entry, and nothing else that is old: an entry
 // whose return the recorder missed (its thread has called the same function since) is dropped with its era,
 // or it stays "inside" forever and takes the place of a later call (agent_nodes_hang, 2026-11-26).
@@ -134,6 +131,9 @@ TEST(AgentLiveWindow, KeepsCallsStillInsideAndDropsEntriesWhoseReturnWasMissed) 
   EXPECT_EQ(d.calls[0].start_ns, 2000u);
 }
 
+// An agent restarted on a job whose earlier chunks are retained continues their numbering: writing into an
+// old chunk would put its segment beside the new one in the live diagnosis. Names that are not chunk-<n>
+// do not count. (The recorder here is /bin/true: only the chunk numbering is under test.)
 TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
   testing::TempDir dir;
   for (const char* name : {"chunk-000000", "chunk-000007", "chunk-x", "chunk-000099.old", "chunk-"})
@@ -144,6 +144,45 @@ TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
   flight.Update({4242, 4243}, 1.0);  // the job's processes changed: a new chunk, numbered on
   EXPECT_EQ(std::filesystem::path(flight.current_chunk()).filename(), "chunk-000009");
   flight.Stop();
+}
+
+// A due rotation waits while the job may be stalled (a new recorder would never see the entries of the
+// collectives its ranks are stuck in) and happens once it is not; new processes start a chunk regardless.
+// The recorder stand-in is a script that stays alive until stopped.
+TEST(AgentFlightRecorder, HoldsTheRotationWhileTheJobMayBeStalled) {
+  testing::TempDir dir;
+  const std::string recorder = (std::filesystem::path(dir.path()) / "recorder.sh").string();
+  std::ofstream(recorder) << "#!/bin/sh\nexec sleep 60\n";
+  std::filesystem::permissions(recorder, std::filesystem::perms::owner_all);
+  FlightOptions o{recorder};
+  o.rotate_s = 10;
+  FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), o);
+  auto chunk = [&] { return std::filesystem::path(flight.current_chunk()).filename().string(); };
+  flight.Update({4242}, 0.0);
+  EXPECT_EQ(chunk(), "chunk-000000");
+  flight.Update({4242}, 11.0, /*hold_rotation=*/true);
+  EXPECT_EQ(chunk(), "chunk-000000") << "rotated while the job may be stalled";
+  flight.Update({4242, 4243}, 12.0, /*hold_rotation=*/true);
+  EXPECT_EQ(chunk(), "chunk-000001") << "new processes start a chunk even when held";
+  flight.Update({4242, 4243}, 23.0, /*hold_rotation=*/false);
+  EXPECT_EQ(chunk(), "chunk-000002") << "a due rotation once the job is not held";
+  flight.Stop();
+}
+
+// What holds it: a rank inside a collective past thresholds::kRotationHoldInsideS, or an open hang.
+TEST(AgentFlightRecorder, MayBeStalledWhenARankIsLongInsideOrAHangIsOpen) {
+  JobState s;
+  s.inflight.resize(2);
+  s.inflight[0].inside = true;
+  s.inflight[0].since_unix = 100.0;
+  EXPECT_FALSE(MayBeStalled(s, 100.5));
+  EXPECT_TRUE(MayBeStalled(s, 102.0));
+  s.inflight[0].inside = false;
+  EXPECT_FALSE(MayBeStalled(s, 102.0));
+  OpenFinding f;
+  f.finding.cause = diagnosis::Cause::kHang;
+  s.open.push_back(f);
+  EXPECT_TRUE(MayBeStalled(s, 102.0));
 }
 
 }  // namespace

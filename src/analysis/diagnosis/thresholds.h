@@ -162,6 +162,11 @@ inline constexpr double kStoppedTogetherS = 2.0;
 /// recorder flush and a publish round (about 1 s each) apart, and a first judgment on half-arrived states
 /// named a waiting rank missing (agent_nodes_hang, 2 of 3 runs failing, 2026-11-26).
 inline constexpr double kInflightConfirmS = 2.0;
+/// The agent keeps a job's flight-recorder chunk past its rotation period while a rank has been inside a
+/// collective for longer than this (or a hang is open): a new chunk's recorder attaches to running processes
+/// and never sees the entries of the collectives they are stuck in. Steps' collectives last milliseconds to
+/// a few hundred; holding a rotation for a slow one costs only a longer chunk.
+inline constexpr double kRotationHoldInsideS = 1.0;
 /// A missing rank is "on CPU (spinning)" when the recording holds at least this many CPU samples of its
 /// thread in the stalled time (rank_whereabouts.h): one sample may be the last moment before it blocked.
 inline constexpr size_t kMinSpinSamples = 2;
