@@ -10,12 +10,11 @@
 #include <set>
 
 #include "core/skip_reasons.h"
+#include "importers/recorded_gpu.h"
 #include "store/stack_frames.h"
 
 namespace strata {
 namespace {
-
-constexpr std::string_view kFormat = "strata-recording";
 
 // The collective family a probe's calls stand for, and whether the call blocks until the collective is
 // done (gloo's algorithms) or only enqueues it (NCCL, c10d).
@@ -115,6 +114,37 @@ class Builder {
     AddMainThread(rank_index, r.main_pid);
     AddWorkerWaits(rank_index, r);
     AddDataLoadingWaits(rank_index, r);
+    AddGpuCounters(rank_index, r);
+  }
+
+  // The series of the rank's GPU (recorded_gpu.h: SM clock, throttle reasons, PCIe throughput, power,
+  // utilization) as the rank's counter tracks, named as the recorder named them ("gpu.sm_clock_mhz", ...),
+  // so that the counter evidence reads a recording's GPU as it reads a trace's counters.
+  void AddGpuCounters(uint32_t rank_index, const RankBuild& r) {
+    const auto proc = seg_.processes.find(static_cast<int>(r.main_pid));
+    if (proc == seg_.processes.end()) return;
+    const std::optional<int> gpu = NvmlIndexOfProcess(proc->second, seg_.series);
+    if (!gpu) return;
+    std::map<uint32_t, uint32_t> track_of_series;
+    for (size_t id = 0; id < seg_.series.size(); ++id) {
+      const RecordedSeries& s = seg_.series[id];
+      if (s.index != *gpu || s.cumulative || s.name.rfind("gpu.", 0) != 0) continue;
+      Track t;
+      t.rank = rank_index;
+      t.kind = TrackKind::kCounter;
+      t.pid = r.main_pid;
+      t.name = store_.strings.intern(s.name);
+      track_of_series[static_cast<uint32_t>(id)] = static_cast<uint32_t>(store_.tracks.size());
+      store_.tracks.push_back(t);
+    }
+    if (track_of_series.empty()) return;
+    for (const segments::CounterRow& c : seg_.data.counters) {
+      const auto it = track_of_series.find(c.series);
+      if (it == track_of_series.end()) continue;
+      store_.counters.track.push_back(it->second);
+      store_.counters.ts_ns.push_back(static_cast<int64_t>(c.ts_ns));
+      store_.counters.value.push_back(c.value);
+    }
   }
 
   // The rank's collectives: the calls of its most telling probe kind. Gloo's algorithms run on a worker
@@ -251,7 +281,7 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
     TraceStore part;
     InputInfo in;
     in.path = seg.data.path;
-    in.format = std::string(kFormat);
+    in.format = std::string(kRecordingFormat);
     part.inputs.push_back(in);
     Builder(seg, 0, &part).Build();
     int first = INT32_MAX;

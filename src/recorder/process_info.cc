@@ -56,6 +56,7 @@ void ParseRankEnvironment(const std::string& environ, ProcessInfo* info) {
   info->rank = first(kRank);
   info->local_rank = first(kLocalRank);
   info->world_size = first(kWorldSize);
+  if (auto it = vars.find("CUDA_VISIBLE_DEVICES"); it != vars.end()) info->visible_devices = std::string(it->second);
 }
 
 std::string ReadComm(int pid, const std::string& proc_root) {
@@ -122,6 +123,7 @@ nlohmann::json ProcessInfo::ToJson() const {
   j["rank"] = rank ? nlohmann::json(*rank) : nlohmann::json();
   j["local_rank"] = local_rank ? nlohmann::json(*local_rank) : nlohmann::json();
   j["world_size"] = world_size ? nlohmann::json(*world_size) : nlohmann::json();
+  if (visible_devices) j["cuda_visible_devices"] = *visible_devices;
   if (exit_status) {
     // Decoded as wait(2)'s WIFSIGNALED / WEXITSTATUS.
     const uint32_t signal = *exit_status & 0x7f;

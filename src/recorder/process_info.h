@@ -24,7 +24,8 @@ struct ProcessInfo {
   std::string exe;
   std::vector<std::string> cmdline;
   std::optional<int> rank, local_rank, world_size;
-  std::string cgroup;  // /proc/PID/cgroup as one line per hierarchy
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES as set (which GPUs it sees, in order)
+  std::string cgroup;                          // /proc/PID/cgroup as one line per hierarchy
   std::vector<MapEntry> maps;
   uint64_t first_seen_ns = 0, exited_ns = 0;
   std::optional<uint32_t> exit_status;  // as wait(2) reports it (exit code << 8, or the killing signal)

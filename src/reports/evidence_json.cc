@@ -253,7 +253,7 @@ ordered_json FindingEvidenceJson(const FindingEvidence& e) {
   if (!e.counters.empty()) {
     ordered_json counters = ordered_json::object();
     for (const CounterComparison& c : e.counters)
-      counters[c.counter] = {{"rank", RoundTo(c.rank, 1)}, {"peers", RoundTo(c.peers, 1)}};
+      counters[c.counter] = {{"rank", RoundTo(c.rank, 1)}, {"peers", RoundTo(c.peers, 1)}, {"source", c.source}};
     j["counters"] = counters;
   }
   if (e.cause_before_counters) j["cause_before_counters"] = CauseName(*e.cause_before_counters);

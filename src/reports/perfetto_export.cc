@@ -481,7 +481,7 @@ using RecorderShifts = std::vector<std::map<int32_t, std::optional<int64_t>>>;
 RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& recorded, const model::JobModel& job,
                                  const std::vector<RankView>& views) {
   bool recording_is_trace = !store.inputs.empty();
-  for (const InputInfo& in : store.inputs) recording_is_trace &= in.format == "strata-recording";
+  for (const InputInfo& in : store.inputs) recording_is_trace &= in.recording();
   std::map<int32_t, size_t> index_of_rank;
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
   RecorderShifts out;

@@ -71,6 +71,10 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       p.exited_ns = Field<uint64_t>(record, "exited_ns", 0);
       if (auto it = record.find("world_size"); it != record.end() && it->is_number_integer())
         p.world_size = it->get<int>();
+      if (auto it = record.find("local_rank"); it != record.end() && it->is_number_integer())
+        p.local_rank = it->get<int>();
+      if (auto it = record.find("cuda_visible_devices"); it != record.end() && it->is_string())
+        p.visible_devices = it->get<std::string>();
       if (auto it = record.find("exit_code"); it != record.end() && it->is_number_integer())
         p.exit_code = it->get<int>();
       if (auto it = record.find("exit_signal"); it != record.end() && it->is_number_integer())

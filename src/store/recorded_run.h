@@ -25,9 +25,11 @@ struct RecordedProcess {
   std::string comm;
   std::string cgroup;
   uint64_t first_seen_ns = 0, exited_ns = 0;
-  std::optional<int> exit_code;    // exited: its exit code (a normal exit)
-  std::optional<int> exit_signal;  // exited: the signal that killed it
-  std::optional<int> world_size;   // its WORLD_SIZE (or the launcher's equivalent), when set
+  std::optional<int> exit_code;                // exited: its exit code (a normal exit)
+  std::optional<int> exit_signal;              // exited: the signal that killed it
+  std::optional<int> world_size;               // its WORLD_SIZE (or the launcher's equivalent), when set
+  std::optional<int> local_rank;               // its LOCAL_RANK (or the launcher's equivalent), when set
+  std::optional<std::string> visible_devices;  // its CUDA_VISIBLE_DEVICES, when set
 };
 
 // A main thread the recorder found off CPU for a second or more ("thread_state" meta record): since when,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -19,10 +20,14 @@ namespace strata {
 
 using SkipCounts = std::map<std::string, uint64_t>;  // reason -> events skipped
 
+/// The format of an input that is a `strata record` recording (importers/recording_trace.h).
+inline constexpr std::string_view kRecordingFormat = "strata-recording";
+
 /// One input file and what importing it produced.
 struct InputInfo {
   std::string path;
-  std::string format;   // "kineto", "chrome-json", "pytorch-legacy", "op-table-csv"
+  std::string format;  // "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", kRecordingFormat
+  bool recording() const { return format == kRecordingFormat; }
   uint64_t events = 0;  // events accepted from this file
   SkipCounts skipped;   // events dropped, by reason
   SkipCounts repaired;  // events kept after a repair (e.g. invalid UTF-8 replaced), by reason

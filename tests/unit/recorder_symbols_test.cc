@@ -75,6 +75,11 @@ TEST(ProcessInfo, ReadsRankFromTheEnvironment) {
   EXPECT_EQ(info.rank, 3);
   EXPECT_EQ(info.local_rank, 1);
   EXPECT_EQ(info.world_size, 8);
+  EXPECT_FALSE(info.visible_devices.has_value());
+  ProcessInfo gpus;
+  ParseRankEnvironment(std::string("RANK=1\0CUDA_VISIBLE_DEVICES=2,3\0", 32), &gpus);
+  EXPECT_EQ(gpus.visible_devices, "2,3");
+  EXPECT_EQ(gpus.ToJson()["cuda_visible_devices"], "2,3");
   ProcessInfo bad;
   ParseRankEnvironment(std::string("RANK=three\0", 11), &bad);
   EXPECT_FALSE(bad.rank.has_value());

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "importers/recorded_gpu.h"
 #include "reports/evidence_json.h"
 #include "store/slice_names.h"
 #include "store/stack_frames.h"
@@ -107,6 +108,74 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
+}
+
+// The recorder's NVML series reach the diagnosis (issue 24): each rank's GPU (its LOCAL_RANK-th of
+// CUDA_VISIBLE_DEVICES, recorded_gpu.h) becomes its counter tracks, and the counter evidence reads them as it
+// reads a trace's. Rank 1 is the late rank of DdpRecording; its GPU's SM clock reads 1100 MHz against
+// 1980 MHz on rank 0's, sampled every 10 ms (the recorder samples NVML at its counter interval): the finding
+// is thermal_throttling with the clocks as its evidence. GPU 2 (no rank's) runs at 900 MHz and must not count.
+RecordedRun ThrottledGpuRecording() {
+  RecordedRun run = DdpRecording();
+  RecordedSegment& seg = run.segments[0];
+  for (int pid : {100, 110}) {
+    seg.processes[pid].local_rank = pid == 100 ? 0 : 1;
+    seg.processes[pid].visible_devices = "GPU-aaaa,GPU-bbbb,GPU-cccc";
+  }
+  const double clock[] = {1980, 1100, 900};
+  const char* uuid[] = {"GPU-aaaa-1111", "GPU-bbbb-2222", "GPU-cccc-3333"};
+  for (int g = 0; g < 3; ++g) {
+    seg.series.push_back({"gpu.sm_clock_mhz", -1, g, uuid[g], "MHz", false});
+    for (uint64_t t = 0; t < 1200; t += 10)
+      seg.data.counters.push_back({t * kMs, static_cast<uint32_t>(seg.series.size() - 1), clock[g]});
+  }
+  return run;
+}
+
+TEST(RecordingTrace, TheRanksGpuClockFromNvmlNamesThermalThrottling) {
+  const RecordedRun run = ThrottledGpuRecording();
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  size_t counter_tracks = 0;
+  for (const Track& t : store.value().tracks)
+    if (t.kind == TrackKind::kCounter) {
+      ++counter_tracks;
+      EXPECT_EQ(store.value().strings.view(t.name), "gpu.sm_clock_mhz");
+    }
+  EXPECT_EQ(counter_tracks, 2u) << "one per rank: GPU 2 is no rank's";
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  ASSERT_FALSE(d.findings.empty());
+  const diagnosis::Finding& f = d.findings[0];
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.cause, diagnosis::Cause::kThermalThrottling) << f.summary;
+  ASSERT_EQ(f.evidence.counters.size(), 1u);
+  EXPECT_EQ(f.evidence.counters[0].counter, "sm_clock");
+  EXPECT_EQ(f.evidence.counters[0].rank, 1100.0);
+  EXPECT_EQ(f.evidence.counters[0].peers, 1980.0);
+  EXPECT_EQ(f.evidence.counters[0].source, "recording");
+  // Without the series the same recording says slow_compute (the test above): the clocks made the difference.
+}
+
+TEST(RecordedGpu, TheRanksGpuFromItsEnvironment) {
+  std::vector<RecordedSeries> series;
+  for (int g = 0; g < 4; ++g) series.push_back({"gpu.sm_clock_mhz", -1, g, fmt::format("GPU-{}aa-uuid", g), "MHz"});
+  RecordedProcess p;
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), std::nullopt) << "four GPUs and nothing to choose by";
+  p.local_rank = 2;
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), 2);
+  p.visible_devices = "3,1";
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), std::nullopt) << "local rank 2 of two visible GPUs";
+  p.local_rank = 1;
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), 1);
+  p.visible_devices = "3";
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), 3) << "one visible GPU: the process's whatever its local rank";
+  p.visible_devices = "GPU-0aa,GPU-2aa";
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), 2) << "a UUID prefix, matched against the series' labels";
+  p.visible_devices = "7";
+  EXPECT_EQ(NvmlIndexOfProcess(p, series), std::nullopt) << "a GPU the recorder has no series of";
+  p = {};
+  EXPECT_EQ(NvmlIndexOfProcess(p, {series[0]}), 0) << "the host's only GPU";
+  EXPECT_EQ(NvmlIndexOfProcess(p, {}), std::nullopt);
 }
 
 // Rank 1's recording lacks the first set-up call: its call indices are one behind rank 0's, and its steps

@@ -37,7 +37,7 @@ std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, con
 void MarkSources(const TraceStore& store, const RecordedRun* recorded, DiagnosisResult* result) {
   bool recording = !store.inputs.empty(), table = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) {
-    recording &= in.format == "strata-recording";
+    recording &= in.recording();
     table &= in.format == "op-table-csv";
   }
   bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)

@@ -193,6 +193,7 @@ struct StallEvidence {
 struct CounterComparison {
   std::string counter;  // "sm_clock", "pcie_bytes", "nic_bytes"
   double rank = 0, peers = 0;
+  std::string source;  // where the rank's series came from: "recording" (strata record's NVML series) or "trace"
 };
 
 // Per-rank layer metrics of a recording (cross_layer.h); declared here so that findings can hold them.
