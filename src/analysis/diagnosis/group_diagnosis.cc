@@ -10,6 +10,7 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/data_imbalance.h"
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/straggler.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/diagnosis/window_profile.h"
@@ -27,8 +28,6 @@ std::string_view CollectiveName(const TraceStore& store, uint32_t slice) {
   if (!(s.flags[slice] & kSliceCollectiveArgs) || s.args[slice] >= store.collective_args.size()) return {};
   return store.strings.view(store.collective_args[s.args[slice]].collective);
 }
-
-std::string ShortName(std::string_view name) { return ShortOpName(name); }
 
 double MedianOf(const std::vector<double>& v, const std::vector<size_t>& idx) {
   std::vector<double> x;
@@ -133,8 +132,8 @@ GroupModel BuildGroupModel(const model::StepModel& steps, const model::Collectiv
 
 /// Differential of `rank` against `peers` over the given step indices (whole step windows, own clocks).
 struct GroupDifferential {
-  double data_ms = 0, host_gap_ms = 0, host_compute_ms = 0, device_busy_ms = 0, self_idle_ms = 0;
-  double peer_device_busy_ms = 0;  // the peers' median device-busy time per step (what device_busy exceeds)
+  ProfileExcess excess;     // per step, against the peers' median (peer_difference.h)
+  double self_idle_ms = 0;  // device idle within the rank's own (non-communication) time, against the peers'
   std::vector<std::pair<StringId, double>> op_excess_ms;  // per step, largest first
 };
 
@@ -142,7 +141,7 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
                                  const GroupModel& g, const std::vector<size_t>& step_idx, size_t rank,
                                  const std::vector<size_t>& peers) {
   GroupDifferential d;
-  std::map<StringId, double> op_excess;
+  ExcessMean excess;
   for (size_t si : step_idx) {
     const int64_t step = steps.steps[si];
     auto profile = [&](size_t r) {
@@ -152,43 +151,20 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
     const WindowProfile own = profile(rank);
     std::vector<WindowProfile> others;
     for (size_t q : peers) others.push_back(profile(q));
-    auto excess = [&](auto field) {
-      std::vector<double> v;
-      for (size_t k = 0; k < others.size(); ++k) v.push_back(field(others[k], peers[k]));
-      return (field(own, rank) - Median(v)) / 1e6;
-    };
-    d.data_ms += excess([](const WindowProfile& w, size_t) { return w.data_ns; });
-    d.host_gap_ms += excess([](const WindowProfile& w, size_t) { return w.host_gap_ns; });
-    d.host_compute_ms += excess([](const WindowProfile& w, size_t) { return w.compute_ns; });
-    d.device_busy_ms += excess([](const WindowProfile& w, size_t) { return w.device_busy_ns; });
-    std::vector<double> peer_busy;
-    for (const WindowProfile& o : others) peer_busy.push_back(o.device_busy_ns);
-    if (!peer_busy.empty()) d.peer_device_busy_ms += Median(peer_busy) / 1e6;
-    d.self_idle_ms += excess([&](const WindowProfile& w, size_t r) { return g.self_ns[si][r] - w.device_busy_ns; });
-    std::map<StringId, std::vector<double>> per_name;
-    for (const auto& [name, ns] : own.op_ns) per_name[name];
-    for (const auto& o : others)
-      for (const auto& [name, ns] : o.op_ns) per_name[name];
-    for (auto& [name, v] : per_name) {
-      for (const auto& o : others) {
-        auto it = o.op_ns.find(name);
-        v.push_back(it == o.op_ns.end() ? 0.0 : it->second);
-      }
-      auto it = own.op_ns.find(name);
-      op_excess[name] += ((it == own.op_ns.end() ? 0.0 : it->second) - Median(v)) / 1e6;
+    std::vector<const WindowProfile*> other_ptrs;
+    std::vector<double> other_idle;
+    for (size_t k = 0; k < others.size(); ++k) {
+      other_ptrs.push_back(&others[k]);
+      other_idle.push_back(g.self_ns[si][peers[k]] - others[k].device_busy_ns);
     }
+    excess.Add(ExcessOverPeers(own, other_ptrs));
+    // Idle within the rank's own (non-communication) time of the step: the group model's, not the window's.
+    d.self_idle_ms += (g.self_ns[si][rank] - own.device_busy_ns - Median(other_idle)) / 1e6;
   }
   const double n = std::max<double>(1, static_cast<double>(step_idx.size()));
-  d.data_ms /= n;
-  d.host_gap_ms /= n;
-  d.host_compute_ms /= n;
-  d.device_busy_ms /= n;
-  d.peer_device_busy_ms /= n;
+  d.excess = excess.Mean();
   d.self_idle_ms /= n;
-  for (const auto& [name, ms] : op_excess)
-    if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
-  std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
+  d.op_excess_ms = excess.OpsLargestFirst();
   return d;
 }
 
@@ -289,12 +265,12 @@ struct GroupPass {
     for (size_t i = 0; i < d.op_excess_ms.size() && ops.size() < 5; ++i) {
       const std::string_view name = store.strings.view(d.op_excess_ms[i].first);
       if (IsContainerSliceName(name)) continue;
-      ops.push_back({ShortName(name), d.op_excess_ms[i].second});
+      ops.push_back({ShortOpName(name), d.op_excess_ms[i].second});
     }
     return ops;
   }
   std::optional<std::string> TopOp(const GroupDifferential& d, Cause cause) const {
-    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortName(store.strings.view(*op));
+    if (const auto op = CulpritOp(store.strings, d.op_excess_ms, cause)) return ShortOpName(store.strings.view(*op));
     return std::nullopt;
   }
 };
@@ -385,7 +361,7 @@ CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, F
   double worst_ns = -1;
   for (const auto& [key, ns] : p.g.excess_by_key[r])
     if (ns > worst_ns) worst = key, worst_ns = ns;
-  if (worst_ns > 0) f->op = ShortName(p.store.strings.view(worst));
+  if (worst_ns > 0) f->op = ShortOpName(p.store.strings.view(worst));
   CauseChoice choice;
   choice.cause = f->cause;
   choice.layer = f->layer;
@@ -405,10 +381,10 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
                           Finding* f, GroupRankEvidence* e) {
   const GroupDifferential d = CompareWindows(p.store, p.index, p.steps, p.g, late.late_idx, r, peers);
   const CauseChoice choice =
-      ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.data_ms},
-                   {Cause::kHostStall, Layer::kHost, d.host_gap_ms},
-                   {Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms},
-                   {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.host_compute_ms)}},
+      ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.excess.data_ms},
+                   {Cause::kHostStall, Layer::kHost, d.excess.host_gap_ms},
+                   {Cause::kSlowCompute, Layer::kGpu, d.excess.device_busy_ms},
+                   {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.excess.compute_ms)}},
                   late.late_ms);
   f->cause = choice.cause;
   f->layer = choice.layer;
@@ -417,9 +393,9 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
       "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
       "for it; fixing it saves {:.1f}% of step time",
       *f->rank, late.self_ms, CausePhrase(f->cause), f->impact_pct);
-  e->excess_ms =
-      GroupRankEvidence::Excess{d.data_ms, d.host_gap_ms, d.host_compute_ms, d.device_busy_ms, d.self_idle_ms};
-  e->peer_device_busy_ms = d.peer_device_busy_ms;
+  e->excess_ms = GroupRankEvidence::Excess{d.excess.data_ms, d.excess.host_gap_ms, d.excess.compute_ms,
+                                           d.excess.device_busy_ms, d.self_idle_ms};
+  e->peer_device_busy_ms = d.excess.peer_device_busy_ms;
   e->op_excess_per_step = p.OpList(d);
   e->blame_kind = f->cause == Cause::kHostStall ? BlameKind::kHostGap
                   : f->cause == Cause::kUnknown ? BlameKind::kUnexplained

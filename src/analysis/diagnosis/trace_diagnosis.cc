@@ -13,6 +13,7 @@
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/diagnosis/op_outliers.h"
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/phase_model.h"
 #include "analysis/diagnosis/phase_whatif.h"
 #include "analysis/diagnosis/straggler.h"
@@ -26,11 +27,9 @@ namespace strata::diagnosis {
 
 namespace {
 
-std::string ShortName(std::string_view name) { return ShortOpName(name); }
-
 /// Differential profile of one straggler against its peers over its late steps.
 struct Differential {
-  double compute_ms = 0, data_ms = 0, host_gap_ms = 0, device_busy_ms = 0, device_idle_ms = 0;
+  ProfileExcess excess;  // per late step, against the peers' median (peer_difference.h)
   double window_ms = 0, peer_window_ms = 0;
   double start_delay_ms = 0;  // how much later than its peers the rank entered the step (aligned)
   double late_ms = 0;         // its lateness (blame) per late step: how long the others waited for it
@@ -43,7 +42,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
                      const model::ClockAlignment& clocks, const PhaseModel& phases, const StragglerAnalysis& sa,
                      size_t straggler, size_t ranks) {
   Differential d;
-  std::map<StringId, double> op_excess;
+  ExcessMean excess;
   for (size_t s = 0; s < phases.steps.size(); ++s) {
     if (!sa.late[s][straggler]) continue;
     const StepPhases& p = phases.steps[s];
@@ -68,55 +67,30 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
       profiles[r] = ProfileWindow(store, index, r, main_track, start, end);
       window[r] = static_cast<double>(end - start);
     }
-    auto excess = [&](auto field) {
-      std::vector<double> peers;
-      for (size_t r = 0; r < ranks; ++r)
-        if (r != straggler) peers.push_back(field(profiles[r]));
-      return (field(profiles[straggler]) - Median(peers)) / 1e6;
-    };
-    d.compute_ms += excess([](const WindowProfile& w) { return w.compute_ns; });
-    d.data_ms += excess([](const WindowProfile& w) { return w.data_ns; });
-    d.host_gap_ms += excess([](const WindowProfile& w) { return w.host_gap_ns; });
-    d.device_busy_ms += excess([](const WindowProfile& w) { return w.device_busy_ns; });
-    d.device_idle_ms += excess([](const WindowProfile& w) { return w.device_idle_ns; });
+    std::vector<const WindowProfile*> peers;
+    std::vector<double> peer_starts, peer_windows;
+    for (size_t r = 0; r < ranks; ++r)
+      if (r != straggler) {
+        peers.push_back(&profiles[r]);
+        peer_starts.push_back(static_cast<double>(p.start[r]));
+        peer_windows.push_back(window[r]);
+      }
+    excess.Add(ExcessOverPeers(profiles[straggler], peers));
     d.window_ms += window[straggler] / 1e6;
     d.late_ms += sa.blame_ns[s][straggler] / 1e6;
     for (const WindowProfile& w : profiles) d.observed_ms += (w.compute_ns + w.data_ns + w.device_busy_ns) / 1e6;
-    std::vector<double> peer_starts;
-    for (size_t r = 0; r < ranks; ++r)
-      if (r != straggler) peer_starts.push_back(static_cast<double>(p.start[r]));
     d.start_delay_ms += (static_cast<double>(p.start[straggler]) - Median(peer_starts)) / 1e6;
-    std::vector<double> peer_windows;
-    for (size_t r = 0; r < ranks; ++r)
-      if (r != straggler) peer_windows.push_back(window[r]);
     d.peer_window_ms += Median(peer_windows) / 1e6;
-    std::map<StringId, std::vector<double>> per_name;
-    for (size_t r = 0; r < ranks; ++r)
-      for (const auto& [name, ns] : profiles[r].op_ns) per_name[name].resize(ranks, 0.0), per_name[name][r] = ns;
-    for (auto& [name, v] : per_name) {
-      v.resize(ranks, 0.0);
-      std::vector<double> peers;
-      for (size_t r = 0; r < ranks; ++r)
-        if (r != straggler) peers.push_back(v[r]);
-      op_excess[name] += (v[straggler] - Median(peers)) / 1e6;
-    }
-    ++d.steps;
   }
+  d.steps = excess.windows();
   if (d.steps == 0) return d;
   const double n = static_cast<double>(d.steps);
-  d.compute_ms /= n;
-  d.data_ms /= n;
-  d.host_gap_ms /= n;
-  d.device_busy_ms /= n;
-  d.device_idle_ms /= n;
+  d.excess = excess.Mean();
   d.window_ms /= n;
   d.late_ms /= n;
   d.peer_window_ms /= n;
   d.start_delay_ms /= n;
-  for (const auto& [name, ms] : op_excess)
-    if (ms / n > 0) d.op_excess_ms.emplace_back(name, ms / n);
-  std::sort(d.op_excess_ms.begin(), d.op_excess_ms.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
+  d.op_excess_ms = excess.OpsLargestFirst();
   return d;
 }
 
@@ -138,7 +112,7 @@ std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const
   }
   std::vector<OpOutlierEvidence> out;
   for (const OpOutlier& o : collector.Top(5))
-    out.push_back({ShortName(store.strings.view(o.name)), o.index, o.duration_ms, o.peer_ms, o.excess_ms,
+    out.push_back({ShortOpName(store.strings.view(o.name)), o.index, o.duration_ms, o.peer_ms, o.excess_ms,
                    o.z_across_ranks, o.z_across_steps, o.offset_z_across_ranks});
   return out;
 }
@@ -221,14 +195,15 @@ TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const Strag
 CauseChoice ChooseTraceCause(const Differential& d, bool gpu) {
   // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
   // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
-  std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.data_ms}};
-  if (d.observed_ms > 0) candidates.push_back({Cause::kHostStall, Layer::kHost, d.host_gap_ms});
+  std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.excess.data_ms}};
+  if (d.observed_ms > 0) candidates.push_back({Cause::kHostStall, Layer::kHost, d.excess.host_gap_ms});
   if (gpu) {
-    candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.device_busy_ms});
+    candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.excess.device_busy_ms});
     // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
-    candidates.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(d.device_idle_ms, d.compute_ms)});
+    candidates.push_back(
+        {Cause::kLaunchOverhead, Layer::kHost, std::min(d.excess.device_idle_ms, d.excess.compute_ms)});
   } else {
-    candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.compute_ms});
+    candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.excess.compute_ms});
   }
   return ChooseCause(candidates, d.late_ms);
 }
@@ -281,7 +256,8 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
   const CauseChoice choice = ChooseTraceCause(d, c.job.collectives.source == model::CollectiveSource::kGpuKernels);
   f.cause = choice.cause;
   f.layer = choice.layer;
-  if (const auto op = CulpritOp(c.store.strings, d.op_excess_ms, f.cause)) f.op = ShortName(c.store.strings.view(*op));
+  if (const auto op = CulpritOp(c.store.strings, d.op_excess_ms, f.cause))
+    f.op = ShortOpName(c.store.strings.view(*op));
   f.confidence = RoundTo(choice.confidence, 2);
   const size_t n_steps = c.phases.steps.size();
   const std::string when = st.steps.size() == n_steps ? std::string("in every step")
@@ -300,11 +276,12 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
   e.late_steps = st.steps;
   e.window_ms = d.window_ms;
   e.peer_window_ms = d.peer_window_ms;
-  e.excess_ms = {d.compute_ms, d.data_ms, d.host_gap_ms, d.device_busy_ms, d.device_idle_ms};
+  e.excess_ms = {d.excess.compute_ms, d.excess.data_ms, d.excess.host_gap_ms, d.excess.device_busy_ms,
+                 d.excess.device_idle_ms};
   for (size_t i = 0; i < d.op_excess_ms.size() && e.op_excess_per_step.size() < 5; ++i) {
     const std::string_view n = c.store.strings.view(d.op_excess_ms[i].first);
     if (IsContainerSliceName(n)) continue;
-    e.op_excess_per_step.push_back({ShortName(n), d.op_excess_ms[i].second});
+    e.op_excess_per_step.push_back({ShortOpName(n), d.op_excess_ms[i].second});
   }
   e.op_outliers = OpOutliersEvidence(c.store, c.index, c.job.steps, c.job.clocks, c.phases, c.sa, r, ranks);
   FillBlame(d, f, choice, &e);
