@@ -81,5 +81,28 @@ TEST(DiagCauseChoice, ConfidenceOfANamedCauseIsTheShareItExplains) {
   EXPECT_GE(r.findings[0].confidence, kMinExplainedShare);
 }
 
+// The candidates of a differential profile, the same for every path: on a GPU job the device's busy time and
+// launch overhead (device idle while the host computes, capped by the host's compute excess), else host
+// compute; host gaps only where ops were recorded.
+TEST(DiagCauseChoice, ProfileCandidatesByJobKind) {
+  ProfileExcess e;
+  e.data_ms = 1;
+  e.host_gap_ms = 2;
+  e.compute_ms = 3;
+  e.device_busy_ms = 4;
+  auto causes = [](const std::vector<CauseCandidate>& c) {
+    std::vector<std::pair<Cause, double>> out;
+    for (const CauseCandidate& x : c) out.emplace_back(x.cause, x.excess_ms);
+    return out;
+  };
+  using V = std::vector<std::pair<Cause, double>>;
+  EXPECT_EQ(
+      causes(ProfileCandidates(e, true, true, 9)),
+      (V{{Cause::kDataloaderStall, 1}, {Cause::kHostStall, 2}, {Cause::kSlowCompute, 4}, {Cause::kLaunchOverhead, 3}}));
+  EXPECT_EQ(causes(ProfileCandidates(e, true, true, 0.5)).back(), std::make_pair(Cause::kLaunchOverhead, 0.5));
+  EXPECT_EQ(causes(ProfileCandidates(e, false, false, 9)), (V{{Cause::kDataloaderStall, 1}, {Cause::kSlowCompute, 3}}));
+  EXPECT_EQ(ProfileCandidates(e, false, true, 0)[2].layer, Layer::kCpu);
+}
+
 }  // namespace
 }  // namespace strata::diagnosis

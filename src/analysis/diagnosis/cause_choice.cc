@@ -11,6 +11,20 @@ double ExplainedShare(double explained_ms, double effect_ms) {
   return std::clamp(explained_ms / effect_ms, 0.0, 1.0);
 }
 
+std::vector<CauseCandidate> ProfileCandidates(const ProfileExcess& e, bool gpu, bool ops_observed,
+                                              double device_idle_ms) {
+  std::vector<CauseCandidate> out = {{Cause::kDataloaderStall, Layer::kData, e.data_ms}};
+  if (ops_observed) out.push_back({Cause::kHostStall, Layer::kHost, e.host_gap_ms});
+  if (gpu) {
+    out.push_back({Cause::kSlowCompute, Layer::kGpu, e.device_busy_ms});
+    // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
+    out.push_back({Cause::kLaunchOverhead, Layer::kHost, std::min(device_idle_ms, e.compute_ms)});
+  } else {
+    out.push_back({Cause::kSlowCompute, Layer::kCpu, e.compute_ms});
+  }
+  return out;
+}
+
 CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms) {
   CauseChoice out;
   out.cause = Cause::kUnknown;

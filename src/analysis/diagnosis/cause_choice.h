@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/diagnosis/vocabulary.h"
+
 namespace strata::diagnosis {
 
 /// A cause needs its excess to cover at least this share of the lateness it is given for.
@@ -33,6 +35,14 @@ struct CauseChoice {
   double explained = 0;           // that excess / lateness, clamped to [0, 1]
   double confidence = 0;          // explained when a cause is named, else 0
 };
+
+/// The candidates a differential profile (peer_difference.h) measures, for every path that compares a
+/// rank's windows with its peers': data loading; host gaps, where ops were recorded at all (`ops_observed`:
+/// a job recorded with nothing but its collectives shows only gaps); on a GPU job the device's busy time and
+/// launch overhead (device idle, `device_idle_ms` as the path measures it, while the host computes), else
+/// host compute.
+std::vector<CauseCandidate> ProfileCandidates(const ProfileExcess& e, bool gpu, bool ops_observed,
+                                              double device_idle_ms);
 
 /// Picks the candidate with the largest excess and applies the rule above. `lateness_ms` <= 0 names nothing.
 CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms);

@@ -381,11 +381,7 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
                           Finding* f, GroupRankEvidence* e) {
   const GroupDifferential d = CompareWindows(p.store, p.index, p.steps, p.g, late.late_idx, r, peers);
   const CauseChoice choice =
-      ChooseCause({{Cause::kDataloaderStall, Layer::kData, d.excess.data_ms},
-                   {Cause::kHostStall, Layer::kHost, d.excess.host_gap_ms},
-                   {Cause::kSlowCompute, Layer::kGpu, d.excess.device_busy_ms},
-                   {Cause::kLaunchOverhead, Layer::kHost, std::min(d.self_idle_ms, d.excess.compute_ms)}},
-                  late.late_ms);
+      ChooseCause(ProfileCandidates(d.excess, /*gpu=*/true, /*ops_observed=*/true, d.self_idle_ms), late.late_ms);
   f->cause = choice.cause;
   f->layer = choice.layer;
   f->op = p.TopOp(d, f->cause);

@@ -193,19 +193,7 @@ TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const Strag
 
 // The cause of a straggler's lateness among the classes its differential profile measures (cause_choice.h).
 CauseChoice ChooseTraceCause(const Differential& d, bool gpu) {
-  // A gap no op covers is a host stall only where ops were recorded at all: a job recorded with nothing
-  // but its collectives (e.g. device-side times from the NCCL profiler plugin alone) shows only gaps.
-  std::vector<CauseCandidate> candidates = {{Cause::kDataloaderStall, Layer::kData, d.excess.data_ms}};
-  if (d.observed_ms > 0) candidates.push_back({Cause::kHostStall, Layer::kHost, d.excess.host_gap_ms});
-  if (gpu) {
-    candidates.push_back({Cause::kSlowCompute, Layer::kGpu, d.excess.device_busy_ms});
-    // Device idle while the host thread is busy computing/launching: the host cannot feed the device.
-    candidates.push_back(
-        {Cause::kLaunchOverhead, Layer::kHost, std::min(d.excess.device_idle_ms, d.excess.compute_ms)});
-  } else {
-    candidates.push_back({Cause::kSlowCompute, Layer::kCpu, d.excess.compute_ms});
-  }
-  return ChooseCause(candidates, d.late_ms);
+  return ChooseCause(ProfileCandidates(d.excess, gpu, d.observed_ms > 0, d.excess.device_idle_ms), d.late_ms);
 }
 
 // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
