@@ -2,11 +2,14 @@
 #include "agent/agent.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -53,6 +56,9 @@ class Agent {
   explicit Agent(const AgentOptions& o) : options_(o), live_(o.window_s) {}
 
   Status Run() {
+    // Before any thread or recorder starts: they inherit it (Linux's niceness is per thread).
+    if (options_.nice != 0 && setpriority(PRIO_PROCESS, 0, options_.nice) != 0)
+      return Status::Error(fmt::format("--nice {}: {}", options_.nice, std::strerror(errno)));
     std::error_code ec;
     std::filesystem::create_directories(options_.dir, ec);
     if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.dir, ec.message()));

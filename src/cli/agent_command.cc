@@ -65,6 +65,11 @@ CLI::App* AddAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
+  cmd->add_option("--nice", o.nice,
+                  "the agent's niceness, inherited by its flight recorders: it yields the CPU to the job's ranks "
+                  "(0: as started)")
+      ->check(CLI::Range(-20, 19))
+      ->capture_default_str();
   cmd->add_flag("--same-netns", o.same_netns,
                 "watch only training processes in the agent's own network namespace (one agent per container, or "
                 "per emulated node on one host)");
