@@ -65,7 +65,6 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     const std::set<int64_t> late(late_steps->begin(), late_steps->end());
     // Mean of each counter kind per rank over that rank's windows of the late steps.
     std::vector<std::array<double, kKinds>> sum(ranks), count(ranks);
-    std::array<bool, kKinds> recorded{};  // the target's series of that kind came from a recording
     for (size_t i = 0; i < store.counters.size(); ++i) {
       const Track& t = store.tracks[store.counters.track[i]];
       const CounterKind k = KindOf(store.strings.view(t.name));
@@ -73,11 +72,12 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       const auto& windows = steps.by_rank[t.rank];
       const int w = model::FindWindow(windows, store.counters.ts_ns[i]);
       if (w < 0 || !late.count(windows[static_cast<size_t>(w)].step)) continue;
-      if (t.rank == target) recorded[k] = store.inputs[store.ranks[target].input].recording();
       sum[t.rank][k] += store.counters.value[i];
       count[t.rank][k] += 1;
     }
     std::vector<CounterComparison> evidence;
+    // A rank's counter tracks come from its own input: a recording's GPU series, or a trace's counters.
+    const char* source = store.inputs[store.ranks[target].input].recording() ? "recording" : "trace";
     std::array<double, kKinds> own{}, peers{};
     std::array<bool, kKinds> known{};
     for (int k = 0; k < kKinds; ++k) {
@@ -89,7 +89,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       own[k] = sum[target][k] / count[target][k];
       peers[k] = Median(v);
       known[k] = true;
-      evidence.push_back({kKindName[k], own[k], peers[k], recorded[k] ? "recording" : "trace"});
+      evidence.push_back({kKindName[k], own[k], peers[k], source});
     }
     if (evidence.empty()) continue;
     f.evidence.counters = std::move(evidence);
