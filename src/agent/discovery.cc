@@ -35,11 +35,13 @@ std::string EnvValue(const std::string& environ, const std::string& name) {
   return "";
 }
 
-// Field 22 of /proc/PID/stat (start time in clock ticks), 0 when unreadable.
+// Field 22 of /proc/PID/stat (start time in clock ticks); 0 when unreadable, or when the process has ended
+// (state Z, a zombie its parent has not reaped, or X): it has nothing left to record.
 uint64_t StartTime(const std::string& proc_root, int pid) {
   const std::string stat = ReadAll(proc_root + "/" + std::to_string(pid) + "/stat");
   const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
+  if (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X') return 0;
   std::istringstream rest(stat.substr(paren + 2));
   std::string field;
   for (int i = 3; i <= 22 && rest >> field; ++i)

@@ -78,13 +78,14 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
 }
 
 void FlightRecorder::Reap() {
-  auto exited = [](pid_t pid) {
-    int status = 0;
-    return waitpid(pid, &status, WNOHANG) == pid;
-  };
+  int status = 0;
+  auto exited = [&status](pid_t pid) { return waitpid(pid, &status, WNOHANG) == pid; };
   stopping_.erase(std::remove_if(stopping_.begin(), stopping_.end(), [&](const Child& c) { return exited(c.pid); }),
                   stopping_.end());
-  if (current_.pid > 0 && exited(current_.pid)) current_.pid = 0;  // its processes ended: the chunk is finished
+  if (current_.pid > 0 && exited(current_.pid)) {  // its processes ended (or it failed): the chunk is finished
+    current_.pid = 0;
+    current_.exited_cleanly = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
 }
 
 void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_rotation) {
@@ -99,7 +100,10 @@ void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_r
   // one after another (a hang ending in the peers' timeouts).
   const bool changed = !std::includes(current_.pids.begin(), current_.pids.end(), pids.begin(), pids.end());
   const bool due = current_.pid > 0 && !hold_rotation && now_s - current_.started_s >= options_.rotate_s;
-  if (!pids.empty() && (current_.pid == 0 || changed || due)) Start(pids, now_s);
+  // A recorder that ended cleanly saw its processes end: the same pids, still listed while they exit, would
+  // only start an empty chunk (and the job's last word would be about it); one that failed is restarted.
+  const bool lost = current_.pid == 0 && !(current_.exited_cleanly && !changed);
+  if (!pids.empty() && (lost || changed || due)) Start(pids, now_s);
   Prune();
 }
 

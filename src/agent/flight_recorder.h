@@ -4,7 +4,8 @@
 // every `rotate_s`, the old recorder being stopped once the new one runs (they overlap, nothing is missed).
 // Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current one.
 // Invariants: at most two recorders per job at a time, each reaped; a recorder that exits by itself (its
-// processes ended) leaves a finished chunk.
+// processes ended) leaves a finished chunk, and is not followed by a new chunk for those same processes
+// (seen again while they exit, they have nothing left to record: the finished chunk is the job's last).
 #pragma once
 
 #include <sys/types.h>
@@ -55,6 +56,7 @@ class FlightRecorder {
     std::set<int> pids;
     double stop_at_s = 0;  // replaced: stopped (SIGINT) from then on, once the new recorder is attached
     bool signalled = false;
+    bool exited_cleanly = false;  // it exited by itself with status 0: every process it recorded had ended
   };
   bool Start(const std::set<int>& pids, double now_s);
   void Reap();

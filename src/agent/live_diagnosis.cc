@@ -10,6 +10,7 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "importers/recording_trace.h"
+#include "segments/segment_reader.h"
 #include "store/recorded_run.h"
 
 namespace strata::agent {
@@ -71,19 +72,43 @@ std::vector<segments::SegmentTail*> PollTails(const std::string& chunk_dir, JobS
   return out;
 }
 
+// The whole chunk read afresh (every row since its recorder started, none cut to the window): a finished
+// job's last word is the diagnosis of its whole recording, with sequence numbers counted from the chunk's
+// start (exact when the chunk began before the job's first collective, so a mismatch can be judged).
+// Files that cannot be read are left out, as a live round leaves them out.
+RecordedRun ReadWholeChunk(const std::string& chunk_dir) {
+  RecordedRun run;
+  std::set<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec))
+    if (entry.path().extension() == ".sseg") paths.insert(entry.path().string());
+  for (const std::string& path : paths)
+    if (auto segment = segments::ReadSegment(path); segment.ok())
+      run.segments.push_back(IndexSegment(std::move(segment).value()));
+  return run;
+}
+
+// The round's recording: the window of what the tails gained, or the whole chunk once the job ended.
+RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state) {
+  RecordedRun run;
+  if (ended) run = ReadWholeChunk(chunk_dir);
+  if (run.empty())
+    for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
+      CutToWindow(&tail->data(), from);
+      run.segments.push_back(IndexSegment(tail->data()));
+    }
+  MergePluginSegments(&run);
+  return run;
+}
+
 }  // namespace
 
 void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, double now_unix_s, JobState* state,
                           std::vector<online::RankStepSummary>* summaries, bool ended) const {
   const auto started = std::chrono::steady_clock::now();
-  RecordedRun run;
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
   const uint64_t from = now_mono_ns > window_ns ? now_mono_ns - window_ns : 0;
-  for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
-    CutToWindow(&tail->data(), from);
-    run.segments.push_back(IndexSegment(tail->data()));
-  }
-  MergePluginSegments(&run);
+  RecordedRun run = RoundRecording(chunk_dir, from, ended, state);
   if (run.empty()) {
     state->error = "no recording yet";
     return;

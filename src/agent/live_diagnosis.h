@@ -5,8 +5,10 @@
 // the same diagnosis as `strata diagnose` on that recording alone. A finding is identified by (rank, cause):
 // it opens when it first appears (detected_at, Unix seconds) and stays open while later rounds find it.
 // Each round also reduces the steps completed since the previous round to per-rank step summaries.
-// Invariants: rows outside the window are never analysed; a round that cannot read the chunk keeps the
-// previous state and says why (`error`).
+// Once the job's processes are gone, one last round (`ended`) reads the whole chunk afresh and diagnoses it
+// as a finished recording, as `strata diagnose` would (sequence numbers from the chunk's start).
+// Invariants: a live round never analyses rows outside the window; a round that cannot read the chunk keeps
+// the previous state and says why (`error`).
 #pragma once
 
 #include <cstdint>

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <set>
 #include <tuple>
+
+#include "core/robust_stats.h"
+#include "model/model_thresholds.h"
 
 namespace strata::model {
 namespace {
@@ -185,39 +189,103 @@ uint64_t SegmentEnd(const RecordedSegment& seg) {
   return end;
 }
 
-// Shifts each rank's sequence numbers so that its first completed collective of a communicator gets the
-// number of the lowest rank's completed collective that ended nearest to it.
-// Returns whether any rank's numbers moved (false: every rank was recorded from the same collective on).
-bool AlignByCompletion(CollectiveProgress* progress) {
+// How well shift `d` lines a rank's completed collectives of one communicator up with the reference's:
+// call seq s of the rank against the reference's s + d. Collectives complete together (within the ranks'
+// skew and the hosts' clock offset), so the right shift has the smallest median |completion difference|
+// and no op disagreements.
+struct ShiftFit {
+  int64_t shift = 0;
+  size_t pairs = 0;
+  double disagree = 0;  // share of the pairs whose ops differ
+  double median_abs_ns = std::numeric_limits<double>::infinity();
+};
+
+using DoneBySeq = std::map<int64_t, const RankCollective*>;
+
+DoneBySeq CompletedOf(const RankProgress& rp, const std::pair<std::string, bool>& key) {
+  DoneBySeq out;
+  for (const RankCollective& c : rp.calls)
+    if (c.comm == key.first && c.p2p == key.second && c.state == CallState::kDone) out[c.seq] = &c;
+  return out;
+}
+
+ShiftFit FitShift(const DoneBySeq& mine, const DoneBySeq& ref, int64_t d) {
+  ShiftFit fit;
+  fit.shift = d;
+  std::vector<double> gaps;
+  size_t differ = 0;
+  for (const auto& [seq, c] : mine) {
+    auto it = ref.find(seq + d);
+    if (it == ref.end()) continue;
+    gaps.push_back(std::fabs(static_cast<double>(c->done_unix_ns - it->second->done_unix_ns)));
+    differ += c->op != it->second->op;
+  }
+  fit.pairs = gaps.size();
+  if (gaps.empty()) return fit;
+  fit.disagree = static_cast<double>(differ) / static_cast<double>(gaps.size());
+  fit.median_abs_ns = Median(std::move(gaps));
+  return fit;
+}
+
+bool Better(const ShiftFit& a, const ShiftFit& b) {
+  if (a.pairs == 0 || b.pairs == 0) return a.pairs > b.pairs;
+  if (a.disagree != b.disagree) return a.disagree < b.disagree;
+  return a.median_abs_ns < b.median_abs_ns;
+}
+
+// The shift of one rank's numbers against the reference's for one communicator, and whether it is certain:
+// shifts within kSeqAlignSearch of the one that puts its first completion at the reference's nearest are
+// fitted (FitShift); the best is certain when it pairs at least kSeqAlignMinPairs calls and every other
+// candidate disagrees on more ops or lines up clearly worse (median beyond kSeqAlignAmbiguousRatio × the
+// best's plus kSeqAlignSlackNs): a perfectly regular loop of one op matches itself a step off otherwise.
+std::pair<int64_t, bool> RankShift(const DoneBySeq& mine, const DoneBySeq& ref) {
+  constexpr int64_t kSeqAlignSearch = 8;  // a method constant: how far from the first guess shifts are tried
+  if (mine.empty() || ref.empty()) return {0, false};
+  const RankCollective& first = *mine.begin()->second;
+  int64_t guess = 0;
+  int64_t nearest = std::numeric_limits<int64_t>::max();
+  for (const auto& [seq, r] : ref)
+    if (std::llabs(r->done_unix_ns - first.done_unix_ns) < nearest) {
+      nearest = std::llabs(r->done_unix_ns - first.done_unix_ns);
+      guess = seq - first.seq;
+    }
+  std::vector<ShiftFit> fits;
+  for (int64_t d = guess - kSeqAlignSearch; d <= guess + kSeqAlignSearch; ++d) fits.push_back(FitShift(mine, ref, d));
+  const ShiftFit best = *std::min_element(fits.begin(), fits.end(), Better);
+  if (best.pairs < thresholds::kSeqAlignMinPairs) return {guess, false};
+  const double bound = thresholds::kSeqAlignAmbiguousRatio * best.median_abs_ns + thresholds::kSeqAlignSlackNs;
+  bool certain = true;
+  for (const ShiftFit& f : fits)
+    if (f.shift != best.shift && f.pairs > 0 && f.disagree <= best.disagree && f.median_abs_ns <= bound)
+      certain = false;
+  return {best.shift, certain};
+}
+
+// Shifts each rank's sequence numbers, per communicator, onto the reference's (the lowest rank with a
+// completed collective of it) by RankShift. Returns whether any rank's numbers moved (false: every rank was
+// recorded from the same collective on); `certain` is cleared when any shift was not certain.
+bool AlignByCompletion(CollectiveProgress* progress, bool* certain) {
   bool moved = false;
   std::map<std::pair<std::string, bool>, const RankProgress*> reference;
   for (const auto& [rank, rp] : progress->ranks)
     for (const RankCollective& c : rp.calls)
       if (c.state == CallState::kDone) reference.try_emplace({c.comm, c.p2p}, &rp);
-  for (auto& [rank, rp] : progress->ranks) {
-    std::map<std::pair<std::string, bool>, int64_t> shift;
-    for (const RankCollective& c : rp.calls) {
-      const std::pair<std::string, bool> key{c.comm, c.p2p};
-      if (c.state != CallState::kDone || shift.count(key) || !reference.count(key)) continue;
-      const RankProgress* ref = reference[key];
-      if (ref == &rp) {
-        shift[key] = 0;
-        continue;
-      }
-      int64_t best = std::numeric_limits<int64_t>::max(), seq = c.seq;
-      for (const RankCollective& r : ref->calls)
-        if (r.comm == c.comm && r.p2p == c.p2p && r.state == CallState::kDone &&
-            std::llabs(r.done_unix_ns - c.done_unix_ns) < best) {
-          best = std::llabs(r.done_unix_ns - c.done_unix_ns);
-          seq = r.seq;
-        }
-      shift[key] = seq - c.seq;
+  std::map<int32_t, std::map<std::pair<std::string, bool>, int64_t>> shifts;
+  for (const auto& [rank, rp] : progress->ranks)
+    for (const auto& [key, ref] : reference) {
+      if (ref == &rp) continue;
+      const DoneBySeq mine = CompletedOf(rp, key);
+      if (mine.empty()) continue;
+      const auto [shift, sure] = RankShift(mine, CompletedOf(*ref, key));
+      shifts[rank][key] = shift;
+      *certain &= sure;
     }
+  for (auto& [rank, rp] : progress->ranks)
     for (RankCollective& c : rp.calls) {
-      c.seq += shift[{c.comm, c.p2p}];
-      moved |= shift[{c.comm, c.p2p}] != 0;
+      const int64_t d = shifts[rank][{c.comm, c.p2p}];
+      c.seq += d;
+      moved |= d != 0;
     }
-  }
   return moved;
 }
 
@@ -281,7 +349,11 @@ CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional
       if (it == out.ranks.end() || it->second.calls.size() <= rp.calls.size()) out.ranks[rp.rank] = std::move(rp);
     }
   }
-  if (!all_from_start && out.ranks.size() > 1) out.aligned_by_time = AlignByCompletion(&out);
+  if (!all_from_start && out.ranks.size() > 1) {
+    bool certain = true;
+    out.aligned_by_time = AlignByCompletion(&out, &certain);
+    out.numbers_certain = certain;
+  }
   return out;
 }
 

@@ -15,9 +15,10 @@
 //  - gloo algorithms alone, or the NCCL API alone: one communicator "pg0".
 // Sequence numbers count a communicator's collectives from 0, point-to-point (send/recv) apart, as c10d
 // counts them. When the recorder did not start the job (it attached, or a flight-recorder chunk began
-// mid-run), each rank's numbers are aligned to the lowest rank's by their nearest completion time; when that
-// moves none (every rank recorded from the same collective on, e.g. attached before the job's first), the
-// numbers are taken as exact.
+// mid-run), each rank's numbers are aligned to the lowest rank's per communicator by the shift that lines
+// their completions up best (no op disagreements, the smallest median completion difference); the numbers
+// are `numbers_certain` when each shift was certain (paired enough calls and no other shift came close,
+// model_thresholds.h), so ops at one number can be compared across ranks (a mismatch).
 // Times are Unix nanoseconds (each segment's monotonic clock put on the wall clock by its header).
 // Complexity O(n log n) for n recorded collective rows.
 #pragma once
@@ -69,6 +70,7 @@ struct CollectiveProgress {
   std::optional<int32_t> world_size;      // from the processes' WORLD_SIZE or the plugin's communicator
   int64_t end_unix_ns = 0;                // the recording's end (or `now` live)
   bool aligned_by_time = false;           // sequence numbers were moved to align them by completion times
+  bool numbers_certain = true;            // the numbers are exact or every alignment shift was certain
 };
 
 /// Builds the progress of every rank. `now_unix_ns`: the present instant of a live (unfinished) recording,

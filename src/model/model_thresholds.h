@@ -55,4 +55,17 @@ inline constexpr double kAlignmentMinAgreeShare = 0.9;
 inline constexpr double kAmbiguousTotalRatio = 1.5;
 inline constexpr int64_t kAmbiguousTotalSlackNs = 100'000;
 
+// ---- collective progress (collective_progress.h, AlignByCompletion) -----------------------------------
+/// A recording that began mid-run numbers each rank's collectives from where it began; a rank's numbers are
+/// shifted onto the reference rank's by the shift whose completions line up best. The shift is certain
+/// (ops at one number may then be compared across ranks: a mismatch) only when it pairs at least this many
+/// completed calls ...
+inline constexpr size_t kSeqAlignMinPairs = 4;
+/// ... and every other shift tried either disagrees on more ops or has a median |completion difference|
+/// beyond this multiple of the best's plus kSeqAlignSlackNs (collectives of one number complete within the
+/// ranks' skew, tens of microseconds on one host and the clocks' offset across hosts; neighbouring ones a
+/// gap between collectives apart).
+inline constexpr double kSeqAlignAmbiguousRatio = 2.0;
+inline constexpr int64_t kSeqAlignSlackNs = 100'000;
+
 }  // namespace strata::model::thresholds

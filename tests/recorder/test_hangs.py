@@ -13,6 +13,8 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
   crashed_rank                 post-mortem: rank 1 exits with code 3; the job is not healthy and says so
   sigterm, clean               a job stopped by SIGTERM on every rank at once, and a clean job's normal end,
                                raise no hang (the SIGTERM-stopped job is inconclusive, saying why)
+  live_skip_collective         `strata agent` names the mismatch (rank 1's broadcast against 0 and 2's
+                               all_reduce) within 10 s, and again after the job died
   live_lock, live_data_read, live_spin
                                `strata agent` reports the hang (rank 1, its state) in /api/v1/status within
                                10 s of the fault, with strata_job_stalled 1 in /metrics (and, for the lock,
@@ -283,8 +285,51 @@ def test_live_spin(tmp):
     check_live(tmp, "spin", "on CPU (spinning)")
 
 
+def test_live_skip_collective(tmp):
+    """Rank 1 skips the loss's all_reduce: gloo holds the three ranks in different collectives until the
+    process group's timeout. The agent names the mismatch live within the limit, and again after the job died."""
+    port, agent = start_agent(tmp)
+    out = os.path.join(tmp, "job")
+    job_id = f"hang-test-{os.getpid()}-skip"
+    try:
+        time.sleep(1)
+        job = subprocess.Popen([PY, JOB, "--fault", "skip_collective", "--at", "250", "--steps", "100000", "--out",
+                                out, "--pg-timeout", str(LIVE_PG_TIMEOUT_S), "--job", job_id],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        live = None
+        while job.poll() is None:
+            time.sleep(0.5)
+            try:
+                jobs = json.loads(get(port, "/api/v1/status"))["jobs"]
+            except OSError:
+                continue
+            for j in (j for j in jobs if j["job"] == job_id and live is None):
+                live = next((f for f in j["findings"] if f["cause"] == "collective_mismatch"), None)
+        job.wait()
+        with open(os.path.join(out, "truth.json")) as f:
+            truth = json.load(f)
+        expect(truth.get("fault_unix") is not None, f"the fault did not take: {truth}")
+        expect(live is not None, "the agent never reported the mismatch while the job ran")
+        latency = live["detected_at"] - truth["fault_unix"]
+        print(f"     live skip_collective: mismatch named {latency:.1f} s after rank 1 skipped")
+        expect(latency <= LIVE_LIMIT_S, f"named {latency:.1f} s after the skip (limit {LIVE_LIMIT_S} s)")
+        end = ended_status(port, job_id)
+        expect(end is not None, "the agent never said the job ended")
+        for when, j in (("live", {"findings": [live], "status": "findings"}), ("after the end", end)):
+            mism = [f for f in j["findings"] if f["cause"] == "collective_mismatch"]
+            expect(mism, f"no collective_mismatch {when}: {j['status']} {[f['cause'] for f in j['findings']]}")
+            summary = mism[0]["summary"]
+            expect("rank(s) 0, 2 called all_reduce" in summary and "rank(s) 1 called broadcast" in summary,
+                   f"{when}: {summary}")
+            expect(mism[0]["rank"] == 1 and j["status"] == "findings", f"{when}: rank {mism[0]['rank']}, {j['status']}")
+        expect(not end.get("error"), f"the agent could not read the ended job's recording: {end.get('error')}")
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
+
+
 ORDER = ["lock", "data_read", "spin", "skip_collective", "crashed_rank", "sigterm", "clean", "live_lock",
-         "live_data_read", "live_spin"]
+         "live_data_read", "live_spin", "live_skip_collective"]
 
 
 def main():

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "agent/discovery.h"
 #include "agent/flight_recorder.h"
@@ -31,10 +32,11 @@ TEST(AgentDiscovery, JobIdFromTheEnvironment) {
   EXPECT_EQ(JobIdOf(Env({"PATH=/bin", "TORCHELASTIC_RUN_ID=run-7"})), "") << "no rank: not a training process";
 }
 
-void WriteProc(const std::string& root, int pid, uint64_t start, const std::string& environ) {
+void WriteProc(const std::string& root, int pid, uint64_t start, const std::string& environ, char state = 'S') {
   const std::string dir = root + "/" + std::to_string(pid);
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/stat") << pid << " (python3) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+  std::ofstream(dir + "/stat") << pid << " (python3) " << state << " 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start
+                               << " 0 0\n";
   std::ofstream(dir + "/environ", std::ios::binary) << environ;
 }
 
@@ -56,6 +58,17 @@ TEST(AgentDiscovery, ScansProcForRankedProcessesAndRereadsAReusedPid) {
   std::filesystem::remove_all(proc.path() + "/100");
   jobs = d.Scan();
   EXPECT_EQ(jobs.count("a"), 0u);
+}
+
+// A rank that exited and waits to be reaped by its launcher (a zombie) is not a process of the job any more:
+// listing it would start a flight-recorder chunk for a process with nothing left to record.
+TEST(AgentDiscovery, LeavesOutProcessesThatHaveEnded) {
+  testing::TempDir proc;
+  WriteProc(proc.path(), 100, 5, Env({"RANK=0", "TORCHELASTIC_RUN_ID=a"}));
+  WriteProc(proc.path(), 101, 6, Env({"RANK=1", "TORCHELASTIC_RUN_ID=a"}), 'Z');
+  WriteProc(proc.path(), 102, 7, Env({"RANK=2", "TORCHELASTIC_RUN_ID=a"}), 'X');
+  Discovery d(proc.path());
+  EXPECT_EQ(d.Scan()["a"].rank_of_pid, (std::map<int, int>{{100, 0}}));
 }
 
 TEST(AgentDiscovery, SameNetworkNamespaceOnlyKeepsThisNodesRanks) {
@@ -167,6 +180,29 @@ TEST(AgentFlightRecorder, HoldsTheRotationWhileTheJobMayBeStalled) {
   flight.Update({4242, 4243}, 23.0, /*hold_rotation=*/false);
   EXPECT_EQ(chunk(), "chunk-000002") << "a due rotation once the job is not held";
   flight.Stop();
+}
+
+// A recorder that exited by itself with status 0 saw its processes end: the same pids, still listed while
+// they exit, must not start a chunk (an empty one would become the job's last). A recorder that failed is
+// restarted; new processes start a chunk as always.
+TEST(AgentFlightRecorder, NoNewChunkForProcessesWhoseRecorderSawThemEnd) {
+  for (const char* recorder : {"/bin/true", "/bin/false"}) {
+    testing::TempDir dir;
+    FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), FlightOptions{recorder});
+    auto chunk = [&] { return std::filesystem::path(flight.current_chunk()).filename().string(); };
+    flight.Update({4242, 4243}, 0.0);
+    for (int i = 0; i < 200 && !flight.current_finished(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      flight.Update({}, 0.1);  // reaps it; no process listed, so nothing starts
+    }
+    ASSERT_TRUE(flight.current_finished()) << recorder;
+    flight.Update({4243}, 0.2);
+    const bool clean = std::string(recorder) == "/bin/true";
+    EXPECT_EQ(chunk(), clean ? "chunk-000000" : "chunk-000001") << recorder;
+    flight.Update({4243, 4244}, 0.3);
+    EXPECT_EQ(chunk(), clean ? "chunk-000001" : "chunk-000002") << "a new process starts a chunk (" << recorder << ")";
+    flight.Stop();
+  }
 }
 
 // What holds it: a rank inside a collective past thresholds::kRotationHoldInsideS, or an open hang.

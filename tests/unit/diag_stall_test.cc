@@ -223,6 +223,54 @@ TEST(Stall, MismatchNamesEachSide) {
   EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
 }
 
+// A recording that attached mid-run (a flight-recorder chunk, `strata record --pid`): ranks 1 and 2 missed
+// the first collective rank 0 recorded, and rank 2's first recorded one completed late, nearer rank 0's next
+// one. The numbers are shifted by the completions that line up over the whole run (not the first alone), so
+// they are certain, and the skipped collective at the end is still a mismatch at rank 0's number.
+Job AttachedJob(uint64_t rank1_lag_ns) {
+  Job j;
+  j.seg.launched = false;
+  j.seg.end_ns = 3 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  constexpr int kCalls = 12;
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    for (int k = r == 0 ? 0 : 1; k <= kCalls; ++k) {
+      const bool last = k == kCalls, odd = last && r == 1;
+      uint64_t t = kS + static_cast<uint64_t>(k) * 10 * kMs + (r == 1 ? rank1_lag_ns : 0);
+      if (r == 2 && k == 1) t += 6 * kMs;
+      j.Call(r, odd ? 2 : 0, odd ? 3 : 1, t, !last);
+    }
+  }
+  return j;
+}
+
+TEST(Stall, AnAttachedRecordingIsAlignedOverTheWholeRunAndJudgesMismatches) {
+  const Job j = AttachedJob(0);
+  RecordedRun run;
+  run.segments.push_back(j.seg);
+  const model::CollectiveProgress p = model::BuildCollectiveProgress(run);
+  EXPECT_TRUE(p.aligned_by_time);
+  EXPECT_TRUE(p.numbers_certain);
+  EXPECT_EQ(p.ranks.at(2).calls.front().seq, 1) << "rank 2's first recorded call is rank 0's #1";
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].cause, Cause::kCollectiveMismatch);
+  ASSERT_TRUE(r.findings[0].rank);
+  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(Stall(r.findings[0]).seq, 12);
+}
+
+TEST(Stall, AnAmbiguousAlignmentJudgesNoMismatch) {
+  // Rank 1 completes every collective half a gap after rank 0: shifted by 0 or by one, its completions line
+  // up equally badly, so its numbers are not certain and ops at one number are not compared.
+  const Job j = AttachedJob(5 * kMs);
+  RecordedRun run;
+  run.segments.push_back(j.seg);
+  EXPECT_FALSE(model::BuildCollectiveProgress(run).numbers_certain);
+  for (const Finding& f : Analyse(j).findings) EXPECT_NE(f.cause, Cause::kCollectiveMismatch) << f.summary;
+}
+
 TEST(Stall, TheWavefrontFollowsAnotherCommunicator) {
   // pg0 = ranks 0-3, pg1 = ranks 2, 3 (used second). Ranks 0, 1 wait in pg0 #1; rank 2 waits in pg1 #1 for
   // rank 3, which is stuck and entered neither.

@@ -524,8 +524,8 @@ void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const S
   double threshold_s = 0;
   const std::optional<Stall> stall = FindStall(progress, options, &threshold_s);
   if (stall) AddHangFindings(run, progress, *stall, threshold_s, result);
-  // Numbers aligned by completion times may be off by one: comparing ops across them could invent a mismatch.
-  if (!progress.aligned_by_time)
+  // Numbers aligned by an uncertain shift may be off by one: comparing ops across them could invent a mismatch.
+  if (progress.numbers_certain)
     if (std::optional<Finding> mismatch = FindMismatch(progress))
       result->findings.insert(result->findings.begin(), *mismatch);
   if (options.now_unix_ns) return;  // live: the job has not ended
