@@ -58,7 +58,12 @@ as the profiler wrote it) and truth.json:
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
   "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
   several ranks share),
-  "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics.
+  "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics;
+  "took_measure" {"measure", "per_step", "unit", "intended_ms"}: whether the fault took, by a quantity strata
+  neither measures nor decides on (the injector's: in-rank faults the time the injected code ran, CPU
+  contention and throttling the rank's run-queue wait, memory pressure the file pages its cgroup refaulted,
+  the link faults the all_reduce's transfer time), and "rq_wait_ms_by_rank" (each rank's
+  median run-queue wait per recorded step: how much other tasks held its core, the machine's noise).
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
 
@@ -67,6 +72,7 @@ usage: lab/ddp_job.py --ranks 2 --steps 6 --fault slow_compute --fault-rank 1 --
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -156,6 +162,22 @@ def parse_args(argv=None):
     if a.mem_keep is None:
         a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a
+
+
+def thread_kernel_counters():
+    """What the kernel counted for this (the rank's main) thread: (run-queue wait ns, major page faults).
+    The run-queue wait (/proc/thread-self/schedstat, second field) is the time the thread was runnable while
+    another task held its CPU; neither number is anything strata measures or decides on."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            wait_ns = int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        wait_ns = 0
+    return wait_ns, resource.getrusage(resource.RUSAGE_THREAD).ru_majflt
+
+
+def kernel_deltas(before, after):
+    return {"rq_wait_ms": (after[0] - before[0]) / 1e6, "majflt": after[1] - before[1]}
 
 
 def device_ms_per_step(a):
@@ -465,6 +487,7 @@ def worker(a):
             else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
                 hit = affected(label) or (faulty and not recording)
             t0, cpu0 = time.monotonic(), time.process_time()
+            kernel0 = thread_kernel_counters()
             x, y = next(batches)
             net.inject = hit and compute_fault
             if not hit:
@@ -485,7 +508,8 @@ def worker(a):
             now = time.perf_counter()
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
                                {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
-                                "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3}))
+                                "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3,
+                                **kernel_deltas(kernel0, thread_kernel_counters())}))
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])
@@ -640,6 +664,7 @@ def launch(a, argv):
                 with open(os.path.join(work, f"stats-{r}.json")) as f:
                     stats.append(json.load(f))
             effect = inj.measure(stats) if inj is not None else None
+            took = inj.took(stats) if inj is not None else None
             mech = inj.mechanism() if inj is not None else None
             affected = inj.affected_ranks() if inj is not None else None
             if ctx.topology:
@@ -724,6 +749,16 @@ def launch(a, argv):
                      - min(st["steps"][k]["t_ready"] for st in (stats[r] for r in others))
                      for k, s in enumerate(stats[0]["steps"]) if s["recorded"]) if others else [0.0]
     truth["jitter_ms"] = round(spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))] * 1e3, 3)
+    # Whether the fault took and whether the machine was quiet, from quantities strata never uses
+    # (bench/accuracy_lib/recording_quality.py decides on them): the injector's own measure (in-rank faults:
+    # the time the injected code ran, timed around it in the rank), and each rank's run-queue wait.
+    if fr is not None:
+        truth["took_measure"] = took or {"measure": "time the injected code ran in the rank (timed around it)",
+                                         "per_step": truth["injected_ms"], "unit": "ms"}
+        truth["took_measure"]["intended_ms"] = round(a.magnitude * device_ms_per_step(a), 3)
+    truth["rq_wait_ms_by_rank"] = {
+        str(r): round(statistics.median(x.get("rq_wait_ms", 0.0) for x in stats[r]["steps"] if x["recorded"]), 3)
+        for r in range(a.ranks)}
     if a.fault != "none" and a.fault != CAUSE[a.fault]:
         truth["injector"] = a.fault
     with open(os.path.join(a.out, "truth.json"), "w") as f:

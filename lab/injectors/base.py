@@ -140,6 +140,12 @@ class Injector:
         """The ranks the fault reaches: the fault rank, unless the mechanism is shared (e.g. a core)."""
         return [self.a.fault_rank]
 
+    def took(self, stats):
+        """Whether the fault took, as the injector's side sees it: {"measure": what, "per_step": value per
+        affected step, "unit": ...}, from a quantity strata neither measures nor decides on (the kernel's
+        counters for the rank, the cgroup's, the link's transfer time on the ranks' own clocks)."""
+        return None
+
     def measure(self, stats):
         """Measured effect on the fault rank: dict merged into the truth (injected_ms, injected_ms_by_step,
         and whatever else says what happened)."""
@@ -194,6 +200,23 @@ def _effect(stats, fault_rank, metric, what):
         out["step_ms"] = {"fault_off": round(statistics.median(step_ms(stats, i) for i in BASELINE_ITERS), 3),
                           "fault_on": round(statistics.median(step_ms(stats, i) for i in hit_steps), 3)}
     return out
+
+
+def kernel_effect(stats, fault_rank, key):
+    """The median of the rank's per-step kernel counter `key` (rq_wait_ms, majflt: lab/ddp_job.py) over its
+    affected recorded steps, minus its median over the baseline iterations (fault off)."""
+    steps = stats[fault_rank]["steps"]
+    hit = [s.get(key, 0) for s in steps if s["recorded"] and s["affected"]]
+    base = [s.get(key, 0) for s in steps if s["iter"] in BASELINE_ITERS]
+    if not hit:
+        return 0.0
+    return round(statistics.median(hit) - (statistics.median(base) if base else 0.0), 3)
+
+
+def fault_on_steps(stats, fault_rank):
+    """How many iterations ran with an outside fault switched on (the tuning ones and the affected recorded)."""
+    return sum(1 for s in stats[fault_rank]["steps"]
+               if (s["recorded"] and s["affected"]) or (not s["recorded"] and s["iter"] >= FAULT_ON_FROM_ITER))
 
 
 def lateness_effect(stats, fault_rank):

@@ -1,0 +1,68 @@
+"""Which lab recordings the accuracy suite judges (bench/accuracy_lib/recording_quality.py): decided on the
+injector's own measure and the ranks' run-queue wait, never on a rank's lateness (strata's own quantity);
+a clean job is judged unless the machine was noisy by the kernel's count; and the lab's per-step kernel
+counters reduce to the measure (lab/injectors/base.py kernel_effect, fault_on_steps)."""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "lab"))
+from accuracy_lib.recording_quality import recording_problem  # noqa: E402
+from injectors.base import fault_on_steps, kernel_effect  # noqa: E402
+
+
+def truth(fault="slow_compute", rank=1, took=None, waits=None, **extra):
+    t = {"fault": fault, "rank": rank if fault != "none" else None, "step_ms": {"fault_off": 50.0},
+         "rq_wait_ms_by_rank": waits or {"0": 0.1, "1": 0.2}}
+    if took is not None:
+        t["took_measure"] = took
+    t.update(extra)
+    return t
+
+
+class RecordingQualityTest(unittest.TestCase):
+    def test_a_clean_job_is_judged_whatever_its_ranks_lateness(self):
+        # The old rule dropped this as noisy (a rank 4 ms late); lateness is what strata judges, so it counts.
+        self.assertIsNone(recording_problem(truth("none", noise_ms=4.0, jitter_ms=9.0)))
+
+    def test_a_clean_job_on_a_busy_machine_is_noisy_by_the_run_queue_wait(self):
+        why = recording_problem(truth("none", waits={"0": 0.1, "1": 2.5, "2": 0.2}))
+        self.assertIn("rank 1", why)
+        self.assertIn("run-queue wait", why)
+
+    def test_ranks_sharing_cores_alike_are_not_noise(self):
+        # 8 ranks on 2 cores each wait 2-4 ms per step: no rank is singled out
+        waits = {str(r): w for r, w in enumerate((3.6, 2.5, 2.6, 3.8, 2.0, 2.4, 2.5, 2.8))}
+        self.assertIsNone(recording_problem(truth("none", waits=waits, step_ms={"fault_off": 70.0})))
+
+    def test_the_fault_ranks_own_wait_is_not_noise(self):
+        took = {"measure": "run-queue wait", "per_step": 9.0, "unit": "ms"}
+        self.assertIsNone(recording_problem(truth("cpu_contention", 1, took, waits={"0": 0.2, "1": 9.0})))
+        # ranks the fault reaches (a shared core) are not noise either
+        self.assertIsNone(recording_problem(truth("cpu_contention", 1, took, waits={"0": 9.0, "1": 9.0},
+                                                  ranks=[0, 1])))
+
+    def test_took_by_the_injectors_measure_not_the_lateness(self):
+        small = {"measure": "time the injected code ran", "per_step": 0.5, "unit": "ms", "intended_ms": 3.0}
+        why = recording_problem(truth(took=small, effect_on_ms=20.0))
+        self.assertTrue(why.startswith("did not take"), why)
+        big = dict(small, per_step=2.0)
+        self.assertIsNone(recording_problem(truth(took=big, effect_on_ms=0.0, injected_ms=0.0)))
+
+    def test_memory_pressure_took_by_the_pages_its_cgroup_refaulted(self):
+        pages = {"measure": "file pages the cgroup refaulted", "per_step": 30, "unit": "pages"}
+        self.assertIn("refaulted", recording_problem(truth("memory_pressure", took=pages)))
+        self.assertIsNone(recording_problem(truth("memory_pressure", took=dict(pages, per_step=4000))))
+
+    def test_the_lab_counters_reduce_to_the_measure(self):
+        steps = [{"iter": i, "recorded": i >= 5, "affected": i >= 5, "rq_wait_ms": 1.0 if i >= 3 else 0.2}
+                 for i in range(10)]
+        stats = [{"steps": steps}]
+        self.assertAlmostEqual(kernel_effect(stats, 0, "rq_wait_ms"), 0.8)
+        self.assertEqual(fault_on_steps(stats, 0), 7)  # iterations 3 and 4 (tuning) and 5-9
+
+
+if __name__ == "__main__":
+    unittest.main()
