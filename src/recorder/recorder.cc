@@ -134,6 +134,7 @@ class Recording {
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   int32_t PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes);
   void WatchStuckThreads(uint64_t now);
+  void WriteOtherThreadStates(int pid, uint64_t now);
   void WriteStackNow(uint32_t tgid, int32_t id, bool kernel);
   std::vector<int> LivePids() const;
 
@@ -315,8 +316,10 @@ void Recording::OnEvent(const void* data, size_t size) {
 // "thread_state" meta record: since when, its state, the system call it waits in and the kernel function
 // (/proc), and where it went to sleep (its native and Python stacks, named now so a live reader sees them).
 // A rank that stopped on a lock or a read never comes back on CPU, so no off_cpu row would say where it is.
+// A thread off CPU this long is reported where it sleeps (a thread_state record).
+constexpr uint64_t kStuckAfterNs = 1'000'000'000;
+
 void Recording::WatchStuckThreads(uint64_t now) {
-  constexpr uint64_t kStuckAfterNs = 1'000'000'000;
   for (const auto& [pid, info] : processes_) {
     if (info.exited_ns != 0 || !info.rank) continue;  // the job's ranks and their workers, not launchers
     const auto since = session_.OffCpuSince(static_cast<uint32_t>(pid));
@@ -341,6 +344,37 @@ void Recording::WatchStuckThreads(uint64_t now) {
                         {"user_stack", since->user_stack},
                         {"kernel_stack", since->kernel_stack},
                         {"py_stack", py}});
+    WriteOtherThreadStates(pid, now);
+  }
+}
+
+// The other threads of a rank whose main thread is stuck: each one off CPU for kStuckAfterNs or more gets a
+// thread_state too, with its name, system call and kernel wait (no stacks: the BPF program takes those for
+// main threads only), so a diagnosis can say what the rest of the process does meanwhile (the thread that
+// holds the lock the main thread waits for, sleeping or reading). At most kMaxOtherThreads per stall.
+void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
+  constexpr size_t kMaxOtherThreads = 256;
+  size_t written = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    const std::string name = entry.path().filename().string();
+    char* end = nullptr;
+    const long tid = std::strtol(name.c_str(), &end, 10);
+    if (*end != '\0' || tid <= 0 || tid == pid) continue;
+    const auto since = session_.OffCpuSince(static_cast<uint32_t>(tid));
+    if (!since || now < since->ts || now - since->ts < kStuckAfterNs) continue;
+    if (++written > kMaxOtherThreads) break;
+    const std::string task = entry.path().string() + "/";
+    const std::string syscall = ReadFirstLine(task + "syscall");
+    writer_.AppendMeta({{"type", "thread_state"},
+                        {"pid", pid},
+                        {"tid", tid},
+                        {"ts_ns", now},
+                        {"since_ns", since->ts},
+                        {"state", since->state},
+                        {"syscall", syscall.substr(0, syscall.find(' '))},
+                        {"wchan", ReadFirstLine(task + "wchan")},
+                        {"comm", ReadFirstLine(task + "comm")}});
   }
 }
 

@@ -132,6 +132,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       t.state = Field<uint32_t>(record, "state", 0);
       t.syscall = Field<std::string>(record, "syscall", "");
       t.wchan = Field<std::string>(record, "wchan", "");
+      t.comm = Field<std::string>(record, "comm", "");
       t.user_stack = Field<int32_t>(record, "user_stack", -1);
       t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
       t.py_stack = Field<int32_t>(record, "py_stack", -1);

@@ -42,6 +42,7 @@ struct RecordedThreadState {
   uint32_t state = 0;
   std::string syscall, wchan;
   int32_t user_stack = -1, kernel_stack = -1, py_stack = -1;
+  std::string comm;  // the thread's name (other threads of a stuck rank; "" for its main thread)
 };
 
 // A communicator the NCCL profiler plugin saw a process join ("communicator" meta record).

@@ -130,10 +130,20 @@ def check_post_mortem_hang(tmp, fault, state, frame):
     expect(first.startswith("verdict: the job stopped: rank 1") and "all_reduce" in text.splitlines()[1] + first,
            f"the text report's first line: {first!r}")
     check_export(tmp, d)
+    return d
 
 
 def test_lock(tmp):
-    check_post_mortem_hang(tmp, "lock", "blocked on a lock", "blocked_on_lock")
+    d = check_post_mortem_hang(tmp, "lock", "blocked on a lock", "blocked_on_lock")
+    # The lock's holder (a thread asleep in time.sleep while holding it) is named among the rank's other
+    # threads, before the idle ones (gloo's and torch's pool threads waiting on futexes).
+    f = hang_finding(d)
+    others = f["evidence"]["missing"][0].get("other_threads") or []
+    busy = [t for t in others if not t["idle"]]
+    expect(busy and busy[0]["state"].startswith("sleeping"),
+           f"the lock holder is not named among rank 1's other threads: {others}")
+    expect(others[0] is busy[0], "a busy thread is not listed first")
+    expect(f"thread {busy[0]['tid']}" in f["summary"], f"the summary does not name the holder: {f['summary']}")
 
 
 def test_data_read(tmp):

@@ -100,6 +100,35 @@ TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
   EXPECT_EQ(e.missing[0].observed_by, "thread state");
 }
 
+// The recorder also wrote the stuck rank's other threads off CPU: one asleep (the lock's holder), one idle in
+// a futex wait (a pool thread). The busy one is named first and in the summary; the idle one is listed after.
+TEST(Stall, TheStuckRanksOtherThreadsAreListedBusyFirst) {
+  Job j = GlooJob(3, 4, 3, {0, 2}, 31 * kS);
+  AddStuckState(&j, 1, kS + 250 * kMs);
+  RecordedThreadState idle{11, 60, 3 * kS, kS + 300 * kMs, 1, "202", "futex_wait_queue"};
+  idle.comm = "pool";
+  RecordedThreadState holder{11, 61, 3 * kS, kS + 240 * kMs, 1, "35", "hrtimer_nanosleep"};
+  holder.comm = "holder";
+  RecordedThreadState other_rank{10, 62, 3 * kS, kS, 1, "35", "hrtimer_nanosleep"};  // rank 0's: not listed
+  j.seg.thread_states.insert(j.seg.thread_states.end(), {idle, holder, other_rank});
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const StallEvidence& e = Stall(r.findings[0]);
+  ASSERT_EQ(e.missing.size(), 1u);
+  const auto& threads = e.missing[0].other_threads;
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(threads[0].tid, 61u);
+  EXPECT_EQ(threads[0].name, "holder");
+  EXPECT_EQ(threads[0].state, "sleeping (nanosleep)");
+  EXPECT_FALSE(threads[0].idle);
+  EXPECT_EQ(threads[1].tid, 60u);
+  EXPECT_TRUE(threads[1].idle);
+  EXPECT_NE(r.findings[0].summary.find("meanwhile its thread 61 (holder) is sleeping (nanosleep)"), std::string::npos)
+      << r.findings[0].summary;
+  EXPECT_EQ(r.findings[0].summary.find("thread 60"), std::string::npos) << "an idle thread is not in the summary";
+  EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)") << "the main thread's state is unchanged";
+}
+
 TEST(Stall, ARankWithoutCallsInWhatWasReadIsStillMissingLive) {
   // Live, after the window (or a new flight-recorder chunk) lost rank 1's last calls: its process is still in
   // the recording, so it is missing from the collective ranks 0 and 2 wait in, not forgotten.

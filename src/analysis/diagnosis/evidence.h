@@ -168,6 +168,15 @@ struct StalledRankState {
   std::string last_completed_op;
   std::string observed_by;    // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
   bool data_loading = false;  // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
+  // The rank's other threads the recorder found off CPU during the stall (thread_state records), those not
+  // idle in a lock, condition or event wait first (a thread holding the lock the main thread waits for).
+  struct OtherThread {
+    uint32_t tid = 0;
+    std::string name, state;
+    double since_unix_s = 0;
+    bool idle = false;  // waits in futex, poll, epoll or select: what an idle pool thread does
+  };
+  std::vector<OtherThread> other_threads;
 };
 // A job that stopped (cause hang) or ranks that disagree on a collective (cause collective_mismatch): the
 // communicator and sequence number, who waits in it and who is missing, since when (Unix seconds) and how

@@ -177,6 +177,28 @@ std::string BlockedStateName(const std::string& syscall, const std::string& wcha
   return "sleeping (off CPU)";
 }
 
+namespace {
+
+// The threads of `pid` other than its main thread that the recorder found off CPU during [from, to]: the
+// latest record of each, the busy ones (not idle in a lock, condition or event wait) first.
+std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& seg, uint32_t pid, uint64_t from,
+                                                        uint64_t to) {
+  static const std::set<std::string> kIdleSyscalls = {"202", "7", "23", "232", "270", "271", "281", "441"};
+  std::map<uint32_t, const RecordedThreadState*> latest;
+  for (const RecordedThreadState& t : seg.thread_states)
+    if (t.pid == pid && t.tid != pid && t.ts_ns >= from && t.since_ns <= to)
+      if (auto& slot = latest[t.tid]; !slot || t.ts_ns >= slot->ts_ns) slot = &t;
+  std::vector<StalledRankState::OtherThread> out;
+  for (const auto& [tid, t] : latest)
+    out.push_back({tid, t->comm, BlockedStateName(t->syscall, t->wchan, t->state),
+                   static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9,
+                   !(t->state & 2) && kIdleSyscalls.count(t->syscall) > 0});
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return !a.idle && b.idle; });
+  return out;
+}
+
+}  // namespace
+
 StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns,
                                      int64_t to_unix_ns) {
   StalledRankState out;
@@ -188,6 +210,7 @@ StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank,
   const uint64_t from = seg.MonoNs(from_unix_ns), to = seg.MonoNs(to_unix_ns);
   auto proc = seg.processes.find(static_cast<int>(pid));
   if (proc != seg.processes.end() && FromExit(seg, stacks, proc->second, to_unix_ns, &out)) return out;
+  out.other_threads = OtherThreads(seg, pid, from, to);
   if (FromThreadState(seg, stacks, pid, from, to, &out)) return out;
   if (FromOffCpu(seg, stacks, pid, from, to, &out)) return out;
   if (FromSamples(seg, stacks, pid, from, to, &out)) return out;

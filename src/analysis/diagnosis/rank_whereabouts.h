@@ -9,6 +9,9 @@
 //  3. an off-CPU interval of its main thread covering most of the interval, with its Python stack;
 //  4. CPU samples of its main thread in the interval: "on CPU (spinning)" in the most sampled stack.
 // Otherwise the state says nothing was observed. Frames are named as everywhere (store/stack_frames.h).
+// Beside it, the rank's other threads the recorder found off CPU for a second or more while the main thread
+// was stuck (their thread_state records: name, state, since when), the busy ones first (not idle in a futex,
+// poll, epoll or select wait: e.g. the thread holding the lock, asleep).
 #pragma once
 
 #include <cstdint>

@@ -266,12 +266,27 @@ std::vector<std::string> Wavefront(const CollectiveProgress& p, const Stall& s) 
   return out;
 }
 
+// What the rank's busy other threads do meanwhile (at most two named), "" when none is busy.
+std::string BusyThreads(const StalledRankState& st) {
+  std::vector<std::string> busy;
+  size_t more = 0;
+  for (const StalledRankState::OtherThread& t : st.other_threads) {
+    if (t.idle) continue;
+    if (busy.size() < 2)
+      busy.push_back(fmt::format("thread {}{} is {}", t.tid, t.name.empty() ? "" : " (" + t.name + ")", t.state));
+    else
+      ++more;
+  }
+  if (busy.empty()) return "";
+  return fmt::format("; meanwhile its {}{}", fmt::join(busy, ", "), more ? fmt::format(" and {} more", more) : "");
+}
+
 std::string HangSummary(const Stall& s, const StalledRankState& st, double stalled_for) {
   std::string where = st.state;
   if (!st.frame.empty()) where += " in " + st.frame;
-  return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}",
+  return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}{}",
                      st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
-                     st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where);
+                     st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where, BusyThreads(st));
 }
 
 // One `hang` finding per missing rank of `e` (impact: all of the stalled time; confidence 1, docs/confidence.md).
