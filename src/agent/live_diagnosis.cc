@@ -53,15 +53,21 @@ bool MayBeStalled(const JobState& state, double now_unix_s) {
 
 namespace {
 
+// The segment files (*.sseg) of a flight-recorder chunk, by path.
+std::set<std::string> ChunkSegments(const std::string& chunk_dir) {
+  std::set<std::string> paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec))
+    if (entry.path().extension() == ".sseg") paths.insert(entry.path().string());
+  return paths;
+}
+
 // The chunk's segments, each tail polled for what was appended since the last round; tails of files no
 // longer in the chunk (a rotation) are dropped. A segment whose header is not written yet is left out.
 std::vector<segments::SegmentTail*> PollTails(const std::string& chunk_dir, JobState* state) {
   if (!state->tails) state->tails = std::make_shared<std::map<std::string, segments::SegmentTail>>();
   auto& tails = *state->tails;
-  std::set<std::string> present;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec))
-    if (entry.path().extension() == ".sseg") present.insert(entry.path().string());
+  const std::set<std::string> present = ChunkSegments(chunk_dir);
   std::erase_if(tails, [&](const auto& t) { return !present.count(t.first); });
   std::vector<segments::SegmentTail*> out;
   for (const std::string& path : present) {
@@ -78,11 +84,7 @@ std::vector<segments::SegmentTail*> PollTails(const std::string& chunk_dir, JobS
 // Files that cannot be read are left out, as a live round leaves them out.
 RecordedRun ReadWholeChunk(const std::string& chunk_dir) {
   RecordedRun run;
-  std::set<std::string> paths;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(chunk_dir, ec))
-    if (entry.path().extension() == ".sseg") paths.insert(entry.path().string());
-  for (const std::string& path : paths)
+  for (const std::string& path : ChunkSegments(chunk_dir))
     if (auto segment = segments::ReadSegment(path); segment.ok())
       run.segments.push_back(IndexSegment(std::move(segment).value()));
   return run;

@@ -270,13 +270,15 @@ bool AlignByCompletion(CollectiveProgress* progress, bool* certain) {
   for (const auto& [rank, rp] : progress->ranks)
     for (const RankCollective& c : rp.calls)
       if (c.state == CallState::kDone) reference.try_emplace({c.comm, c.p2p}, &rp);
+  std::map<std::pair<std::string, bool>, DoneBySeq> reference_done;  // each reference's, built once
+  for (const auto& [key, ref] : reference) reference_done[key] = CompletedOf(*ref, key);
   std::map<int32_t, std::map<std::pair<std::string, bool>, int64_t>> shifts;
   for (const auto& [rank, rp] : progress->ranks)
     for (const auto& [key, ref] : reference) {
       if (ref == &rp) continue;
       const DoneBySeq mine = CompletedOf(rp, key);
       if (mine.empty()) continue;
-      const auto [shift, sure] = RankShift(mine, CompletedOf(*ref, key));
+      const auto [shift, sure] = RankShift(mine, reference_done[key]);
       shifts[rank][key] = shift;
       *certain &= sure;
     }

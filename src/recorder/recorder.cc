@@ -317,7 +317,26 @@ void Recording::OnEvent(const void* data, size_t size) {
 // (/proc), and where it went to sleep (its native and Python stacks, named now so a live reader sees them).
 // A rank that stopped on a lock or a read never comes back on CPU, so no off_cpu row would say where it is.
 // A thread off CPU this long is reported where it sleeps (a thread_state record).
+namespace {
+
 constexpr uint64_t kStuckAfterNs = 1'000'000'000;
+
+// The thread_state record of thread `tid` of `pid`, off CPU since `since`: what every such record holds
+// (its system call and kernel wait read from /proc now); the caller adds stacks or the thread's name.
+nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_off_cpu_start& since) {
+  const std::string task = fmt::format("/proc/{}/task/{}/", pid, tid);
+  const std::string syscall = ReadFirstLine(task + "syscall");
+  return {{"type", "thread_state"},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts_ns", now},
+          {"since_ns", since.ts},
+          {"state", since.state},
+          {"syscall", syscall.substr(0, syscall.find(' '))},
+          {"wchan", ReadFirstLine(task + "wchan")}};
+}
+
+}  // namespace
 
 void Recording::WatchStuckThreads(uint64_t now) {
   for (const auto& [pid, info] : processes_) {
@@ -327,23 +346,14 @@ void Recording::WatchStuckThreads(uint64_t now) {
     uint64_t& reported = stuck_reported_[pid];
     if (reported == since->ts) continue;
     reported = since->ts;
-    const std::string task = fmt::format("/proc/{}/task/{}/", pid, pid);
-    std::string syscall = ReadFirstLine(task + "syscall"), wchan = ReadFirstLine(task + "wchan");
-    const int32_t py =
+    nlohmann::json record = ThreadStateRecord(pid, pid, now, *since);
+    record["user_stack"] = since->user_stack;
+    record["kernel_stack"] = since->kernel_stack;
+    record["py_stack"] =
         PythonStackId(static_cast<uint32_t>(pid), session_.PythonStackOffCpu(static_cast<uint32_t>(pid)));
     WriteStackNow(static_cast<uint32_t>(pid), since->user_stack, false);
     WriteStackNow(static_cast<uint32_t>(pid), since->kernel_stack, true);
-    writer_.AppendMeta({{"type", "thread_state"},
-                        {"pid", pid},
-                        {"tid", pid},
-                        {"ts_ns", now},
-                        {"since_ns", since->ts},
-                        {"state", since->state},
-                        {"syscall", syscall.substr(0, syscall.find(' '))},
-                        {"wchan", wchan},
-                        {"user_stack", since->user_stack},
-                        {"kernel_stack", since->kernel_stack},
-                        {"py_stack", py}});
+    writer_.AppendMeta(record);
     WriteOtherThreadStates(pid, now);
   }
 }
@@ -364,17 +374,9 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
     const auto since = session_.OffCpuSince(static_cast<uint32_t>(tid));
     if (!since || now < since->ts || now - since->ts < kStuckAfterNs) continue;
     if (++written > kMaxOtherThreads) break;
-    const std::string task = entry.path().string() + "/";
-    const std::string syscall = ReadFirstLine(task + "syscall");
-    writer_.AppendMeta({{"type", "thread_state"},
-                        {"pid", pid},
-                        {"tid", tid},
-                        {"ts_ns", now},
-                        {"since_ns", since->ts},
-                        {"state", since->state},
-                        {"syscall", syscall.substr(0, syscall.find(' '))},
-                        {"wchan", ReadFirstLine(task + "wchan")},
-                        {"comm", ReadFirstLine(task + "comm")}});
+    nlohmann::json record = ThreadStateRecord(pid, tid, now, *since);
+    record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
+    writer_.AppendMeta(record);
   }
 }
 

@@ -142,31 +142,39 @@ bool FromSamples(const RecordedSegment& seg, const StackRefs& stacks, uint32_t p
   return true;
 }
 
+// What a thread blocked in a system call (x86-64 number) waits for, and whether that wait is what an idle
+// pool thread does (a lock, condition or event wait: futex, poll, select, epoll).
+struct BlockedCall {
+  const char* name;
+  bool idle;
+};
+const std::map<std::string, BlockedCall>& BlockedCalls() {
+  static const std::map<std::string, BlockedCall> kBySyscall = {
+      {"202", {"blocked on a lock (futex)", true}},      {"0", {"waiting for I/O (read)", false}},
+      {"17", {"waiting for I/O (pread)", false}},        {"19", {"waiting for I/O (readv)", false}},
+      {"45", {"waiting for I/O (recvfrom)", false}},     {"47", {"waiting for I/O (recvmsg)", false}},
+      {"7", {"waiting for I/O (poll)", true}},           {"271", {"waiting for I/O (ppoll)", true}},
+      {"23", {"waiting for I/O (select)", true}},        {"270", {"waiting for I/O (pselect)", true}},
+      {"232", {"waiting for I/O (epoll_wait)", true}},   {"281", {"waiting for I/O (epoll_pwait)", true}},
+      {"441", {"waiting for I/O (epoll_pwait2)", true}}, {"35", {"sleeping (nanosleep)", false}},
+      {"230", {"sleeping (clock_nanosleep)", false}},    {"61", {"waiting for a child process", false}},
+      {"247", {"waiting for a child process", false}},   {"34", {"paused (pause)", false}},
+      {"1", {"waiting for I/O (write)", false}},         {"44", {"waiting for I/O (sendto)", false}},
+      {"46", {"waiting for I/O (sendmsg)", false}}};
+  return kBySyscall;
+}
+
 }  // namespace
+
+bool IsIdleWait(const std::string& syscall, uint32_t state) {
+  if (state & 2) return false;
+  auto it = BlockedCalls().find(syscall);
+  return it != BlockedCalls().end() && it->second.idle;
+}
 
 std::string BlockedStateName(const std::string& syscall, const std::string& wchan, uint32_t state) {
   if (state & 2) return "in uninterruptible I/O (D state)";
-  static const std::map<std::string, std::string> kBySyscall = {{"202", "blocked on a lock (futex)"},
-                                                                {"0", "waiting for I/O (read)"},
-                                                                {"17", "waiting for I/O (pread)"},
-                                                                {"19", "waiting for I/O (readv)"},
-                                                                {"45", "waiting for I/O (recvfrom)"},
-                                                                {"47", "waiting for I/O (recvmsg)"},
-                                                                {"7", "waiting for I/O (poll)"},
-                                                                {"271", "waiting for I/O (ppoll)"},
-                                                                {"23", "waiting for I/O (select)"},
-                                                                {"270", "waiting for I/O (pselect)"},
-                                                                {"232", "waiting for I/O (epoll_wait)"},
-                                                                {"281", "waiting for I/O (epoll_pwait)"},
-                                                                {"35", "sleeping (nanosleep)"},
-                                                                {"230", "sleeping (clock_nanosleep)"},
-                                                                {"61", "waiting for a child process"},
-                                                                {"247", "waiting for a child process"},
-                                                                {"34", "paused (pause)"},
-                                                                {"1", "waiting for I/O (write)"},
-                                                                {"44", "waiting for I/O (sendto)"},
-                                                                {"46", "waiting for I/O (sendmsg)"}};
-  if (auto it = kBySyscall.find(syscall); it != kBySyscall.end()) return it->second;
+  if (auto it = BlockedCalls().find(syscall); it != BlockedCalls().end()) return it->second.name;
   if (wchan.find("futex") != std::string::npos) return "blocked on a lock (futex)";
   if (wchan.find("nanosleep") != std::string::npos) return "sleeping (nanosleep)";
   if (wchan.find("pipe") != std::string::npos || wchan.find("sk_wait") != std::string::npos ||
@@ -183,7 +191,6 @@ namespace {
 // latest record of each, the busy ones (not idle in a lock, condition or event wait) first.
 std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& seg, uint32_t pid, uint64_t from,
                                                         uint64_t to) {
-  static const std::set<std::string> kIdleSyscalls = {"202", "7", "23", "232", "270", "271", "281", "441"};
   std::map<uint32_t, const RecordedThreadState*> latest;
   for (const RecordedThreadState& t : seg.thread_states)
     if (t.pid == pid && t.tid != pid && t.ts_ns >= from && t.since_ns <= to)
@@ -191,8 +198,7 @@ std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& s
   std::vector<StalledRankState::OtherThread> out;
   for (const auto& [tid, t] : latest)
     out.push_back({tid, t->comm, BlockedStateName(t->syscall, t->wchan, t->state),
-                   static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9,
-                   !(t->state & 2) && kIdleSyscalls.count(t->syscall) > 0});
+                   static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9, IsIdleWait(t->syscall, t->state)});
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return !a.idle && b.idle; });
   return out;
 }

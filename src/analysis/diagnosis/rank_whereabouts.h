@@ -44,5 +44,8 @@ class RankLocator {
 /// The state a blocked thread is in, named from its system call number (x86-64, as /proc/PID/syscall
 /// gives it), its kernel wait function and its scheduler state (2 = uninterruptible).
 std::string BlockedStateName(const std::string& syscall, const std::string& wchan, uint32_t state);
+/// Whether that wait is what an idle pool thread does (a futex, poll, select or epoll wait, not
+/// uninterruptible): such threads are listed after the busy ones.
+bool IsIdleWait(const std::string& syscall, uint32_t state);
 
 }  // namespace strata::diagnosis
