@@ -175,7 +175,8 @@ class Agent {
       if (publisher_) publisher_->Enqueue(job, EncodeSummary(s, host_));
     }
     for (const online::Detection& d : online.Advance(now_unix)) {
-      Say(fmt::format("job {}: rank {} late since step {} ({})", job, d.rank, d.first_step, d.cause));
+      Say(fmt::format("job {}: rank {} late since step {} ({})", job, d.rank, d.first_step,
+                      diagnosis::CauseName(d.cause)));
       if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
     }
     if (online.view().summaries > 0) state->online = online.view();

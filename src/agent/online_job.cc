@@ -13,18 +13,6 @@ namespace {
 
 constexpr int64_t kKeptStarts = 64;  // judged steps whose starts stay known for anchoring
 
-// The contract's layer of each cause the step summary's classes stand for (online_detector.h); none for
-// `unknown`.
-diagnosis::Layer LayerOf(diagnosis::Cause cause) {
-  using diagnosis::Cause;
-  using diagnosis::Layer;
-  if (cause == Cause::kUnknown) return Layer::kNone;
-  if (cause == Cause::kSlowCompute) return Layer::kCpu;
-  if (cause == Cause::kGcPause) return Layer::kPython;
-  if (cause == Cause::kCpuContention || cause == Cause::kCpuThrottling || cause == Cause::kIoStall) return Layer::kOs;
-  return Layer::kHost;
-}
-
 }  // namespace
 
 // The job step whose start is nearest `s`'s, counted on by whole step times from it (the first rank seen
@@ -143,10 +131,10 @@ void OnlineJob::FitMixture() {
 
 diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated) {
   diagnosis::Finding f;
-  f.cause = diagnosis::ParseCause(d.cause).value_or(diagnosis::Cause::kUnknown);
+  f.cause = d.cause;  // named by NameCause in the online detector (or decoded from a detection it named)
   f.rank = d.rank;
   f.step = d.step;
-  f.layer = LayerOf(f.cause);
+  f.layer = online::SummaryLayer(f.cause);
   f.impact_pct = d.step_s > 0 ? 100.0 * d.late_s / d.step_s : 0;
   f.confidence = f.cause == diagnosis::Cause::kUnknown ? 0 : d.confidence;
   f.summary = fmt::format(
@@ -156,7 +144,7 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
           ? fmt::format("cause not explained by the step summary's classes: the largest excess covers {:.0f}%",
                         100 * d.explained)
           : fmt::format("{}: its time in that class {:.1f} ms beyond its peers' median, {:.0f}% of the lateness",
-                        d.cause, d.excess_s * 1e3, 100 * d.explained));
+                        diagnosis::CauseName(d.cause), d.excess_s * 1e3, 100 * d.explained));
   f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3,   d.step_s * 1e3,
                                                  corroborated, d.excess_s * 1e3, d.explained};
   return f;

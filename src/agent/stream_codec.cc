@@ -93,7 +93,7 @@ StreamFields EncodeFinding(const online::Detection& d, const std::string& host) 
           {"detected_at", Num(d.detected_at)},
           {"late_s", Num(d.late_s)},
           {"step_s", Num(d.step_s)},
-          {"cause", d.cause},
+          {"cause", std::string(diagnosis::CauseName(d.cause))},
           {"excess_s", Num(d.excess_s)},
           {"explained", Num(d.explained)},
           {"confidence", Num(d.confidence)}};
@@ -231,7 +231,10 @@ Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
   r.Real("detected_at", &d.detected_at);
   r.Real("late_s", &d.late_s);
   r.Real("step_s", &d.step_s);
-  r.Text("cause", &d.cause);
+  std::string cause;
+  r.Text("cause", &cause);
+  // A cause this build does not know (a newer agent's) is kept as unknown rather than dropping the detection.
+  d.cause = diagnosis::ParseCause(cause).value_or(diagnosis::Cause::kUnknown);
   r.OptionalReal("excess_s", &d.excess_s);  // absent from agents before the online confidence (issue 23)
   r.OptionalReal("explained", &d.explained);
   r.OptionalReal("confidence", &d.confidence);

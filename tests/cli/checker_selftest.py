@@ -11,6 +11,9 @@ pass the clean input.
                             two lower folders), an upward include of a generated header, a sibling-folder
                             include, a JSON library reached by analysis through a header, a JSON name in
                             analysis, a folder with no level; a clean downward tree passes;
+  check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
+                            initializer) is reported with file and line; comparisons, comments, strings,
+                            default member initializers and the allowed carriers pass;
   SliceTable::kRowBytes     (with --cxx) store/trace_store.h as is compiles; with a column added but not
                             listed in kColumns, or a column widened past 48 bytes a row, it does not.
 
@@ -143,6 +146,29 @@ def include_graph_cases():
         check(rc == 1 and all(e in out for e in expected), f"include_graph: reports {what}", out)
 
 
+def cause_assignment_cases():
+    clean = {
+        "analysis/diagnosis/cause_choice.cc": "void SetCause(const CauseChoice& c, Finding* f) { f->cause = c.cause; }\n",
+        "analysis/diagnosis/result.h": "struct Finding {\n  Cause cause = Cause::kUnknown;\n};\n",
+        "analysis/diagnosis/pass.cc": ('if (f.cause == Cause::kHang) return;  // f.cause = Cause::kHang is not here\n'
+                                       'const char* s = "f.cause = x";\nbool b = f.cause != g.cause;\n'),
+        "agent/online_job.cc": "f.cause = d.cause;\n",
+    }
+    rc, out = run_checker("check_cause_assignment.py", clean)
+    check(rc == 0, "cause_assignment: comparisons, comments, strings and the one rule pass", out)
+    planted = {
+        "a member assignment": ("analysis/diagnosis/other.cc", "  f.cause = Cause::kSlowCompute;\n",
+                                "analysis/diagnosis/other.cc:1: writes a cause"),
+        "an assignment through a pointer": ("analysis/diagnosis/other.cc", "x;\nfinding->cause = best.cause;\n",
+                                            "analysis/diagnosis/other.cc:2: writes a cause"),
+        "a designated initializer": ("reports/make.cc", "Finding f{.cause = Cause::kHang};\n",
+                                     "reports/make.cc:1: writes a cause"),
+    }
+    for what, (rel, text, expected) in planted.items():
+        rc, out = run_checker("check_cause_assignment.py", {**clean, rel: text})
+        check(rc == 1 and expected in out, f"cause_assignment: reports {what}", out)
+
+
 def slice_row_cases(cxx, src):
     header = (pathlib.Path(src) / "store" / "trace_store.h").read_text()
     column = "  std::vector<uint8_t> flags;\n"
@@ -171,6 +197,7 @@ def main():
     args = parser.parse_args()
     function_length_cases()
     include_graph_cases()
+    cause_assignment_cases()
     if args.cxx and args.src:
         slice_row_cases(args.cxx, args.src)
     else:

@@ -23,7 +23,7 @@ TEST(DiagCauseChoice, LargestExcessNamedWhenItCoversHalfTheLateness) {
   EXPECT_EQ(x.layer, Layer::kCpu);
   EXPECT_DOUBLE_EQ(x.explained, 0.75);
   EXPECT_DOUBLE_EQ(x.confidence, 0.75);
-  EXPECT_DOUBLE_EQ(x.excess_ms, 9.0);
+  EXPECT_DOUBLE_EQ(x.excess, 9.0);
   x = ChooseCause(c, 20.0);  // 9 of 20 ms: under half
   EXPECT_EQ(x.cause, Cause::kUnknown);
   EXPECT_EQ(x.layer, Layer::kNone);
@@ -102,6 +102,94 @@ TEST(DiagCauseChoice, ProfileCandidatesByJobKind) {
   EXPECT_EQ(causes(ProfileCandidates(e, true, true, 0.5)).back(), std::make_pair(Cause::kLaunchOverhead, 0.5));
   EXPECT_EQ(causes(ProfileCandidates(e, false, false, 9)), (V{{Cause::kDataloaderStall, 1}, {Cause::kSlowCompute, 3}}));
   EXPECT_EQ(ProfileCandidates(e, false, true, 0)[2].layer, Layer::kCpu);
+}
+
+// NameCause over counters (issue 24): the refinement rules of counter_evidence, now in one place.
+TEST(DiagNameCause, CountersRefineOnlyComputeAndCommunicationCauses) {
+  CounterEvidence e{.named = Cause::kSlowCompute, .confidence = 0.7};
+  e.sm_clock_mhz = CounterMeans{1100, 1980};  // far below the peers: throttled
+  CauseChoice c = NameCause(e);
+  EXPECT_TRUE(c.names);
+  EXPECT_EQ(c.cause, Cause::kThermalThrottling);
+  EXPECT_EQ(c.layer, Layer::kGpu);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.7);  // counters refine; the measured share stays
+  EXPECT_NE(c.why.find("1100 MHz"), std::string::npos);
+  // 5 % below: throttled only when that deficit accounts for half the device slowdown (or more).
+  e.sm_clock_mhz = CounterMeans{1900, 2000};
+  EXPECT_FALSE(NameCause(e).names);
+  e.device_slowdown = 0.08;  // 2000/1900 - 1 = 5.3 % >= 0.5 x 8 %
+  EXPECT_EQ(NameCause(e).cause, Cause::kThermalThrottling);
+  e.device_slowdown = 0.2;  // 5.3 % < 10 %: something else slows the device
+  EXPECT_FALSE(NameCause(e).names);
+  e.sm_clock_mhz.reset();
+  e.pcie_bytes = CounterMeans{4e9, 2e9};
+  EXPECT_EQ(NameCause(e).cause, Cause::kPciePressure);
+  e.nic_bytes = CounterMeans{9e9, 1e9};  // a compute cause is not refined by the NIC
+  e.pcie_bytes.reset();
+  EXPECT_FALSE(NameCause(e).names);
+  e.named = Cause::kSlowCommunication;
+  EXPECT_EQ(NameCause(e).cause, Cause::kNetworkContention);
+  e.named = Cause::kGcPause;  // a cause the counters do not speak to
+  EXPECT_FALSE(CountersMayRefine(e.named));
+  EXPECT_FALSE(NameCause(e).names);
+}
+
+// NameCause over a recording: the recorder replaces a trace-level guess when it explains half the lateness;
+// cgroup throttling first when it explains enough; foreign traffic on the rank's link before everything.
+TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
+  RecordingEvidence e;
+  e.named = Cause::kSlowCompute;
+  e.late_share = 0.10;
+  e.candidates = {{Cause::kCpuThrottling, Layer::kCpu, 0.01, "throttled"},
+                  {Cause::kCpuContention, Layer::kCpu, 0.02, "waited"},
+                  {Cause::kGcPause, Layer::kPython, 0.08, "gc"}};
+  CauseChoice c = NameCause(e);
+  EXPECT_TRUE(c.names);
+  EXPECT_EQ(c.cause, Cause::kGcPause);
+  EXPECT_EQ(c.layer, Layer::kPython);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.8);
+  EXPECT_EQ(c.why, "gc");
+  e.candidates[0].excess = 0.06;  // the quota explains enough: it comes first though GC's excess is larger
+  EXPECT_EQ(NameCause(e).cause, Cause::kCpuThrottling);
+  e.foreign_traffic = "its link carries others' traffic";
+  c = NameCause(e);
+  EXPECT_EQ(c.cause, Cause::kNetworkContention);
+  EXPECT_DOUBLE_EQ(c.confidence, 1.0);
+  e.foreign_traffic.reset();
+  e.named = Cause::kDataloaderStall;  // a cause the traces measured is kept (the comparison is still given)
+  c = NameCause(e);
+  EXPECT_FALSE(c.names);
+  EXPECT_DOUBLE_EQ(c.excess, 0.06);
+  e.named.reset();  // no finding in the traces: named when it explains enough
+  EXPECT_TRUE(NameCause(e).names);
+  for (RecordedCandidate& x : e.candidates) x.excess = 0.04;  // under half of 10 %: nothing named
+  EXPECT_FALSE(NameCause(e).names);
+  e.candidates.clear();
+  EXPECT_FALSE(NameCause(e).names);
+}
+
+TEST(DiagNameCause, PatternsNameTheirCauseFromOneTable) {
+  CauseChoice c = NameCause(PatternEvidence{.pattern = Pattern::kRankStopped});
+  EXPECT_EQ(c.cause, Cause::kHang);
+  EXPECT_EQ(c.layer, Layer::kComm);
+  EXPECT_DOUBLE_EQ(c.confidence, 1.0);
+  EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .layer = Layer::kOs}).layer, Layer::kOs);
+  c = NameCause(PatternEvidence{.pattern = Pattern::kCgroupThrottled, .explained = 3, .effect = 4});
+  EXPECT_EQ(c.cause, Cause::kCpuThrottling);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.75);
+  EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kSharedLink}).cause, Cause::kNetworkContention);
+  EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage}).cause, Cause::kStageImbalance);
+  EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kRanksLateInTurn}).layer, Layer::kData);
+  // SetCause: the finding takes cause, layer and confidence (2 places); evidence that names nothing leaves it.
+  Finding f;
+  SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowerLink, .explained = 1, .effect = 3}), &f);
+  EXPECT_EQ(f.cause, Cause::kSlowCommunication);
+  EXPECT_DOUBLE_EQ(f.confidence, 0.33);
+  CauseChoice none;
+  none.names = false;
+  none.cause = Cause::kHang;
+  SetCause(none, &f);
+  EXPECT_EQ(f.cause, Cause::kSlowCommunication);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(OnlineDetector, SlowRankFromStep20IsDetectedAtStep21WithItsCause) {
   EXPECT_EQ(all[0].rank, 5);
   EXPECT_EQ(all[0].first_step, 20);
   EXPECT_EQ(all[0].step, 21);
-  EXPECT_EQ(all[0].cause, "slow_compute");
+  EXPECT_EQ(all[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_NEAR(all[0].late_s, 0.01, 0.002);
   EXPECT_EQ(det.open().count(5), 1u);
 }
@@ -60,7 +60,7 @@ TEST(OnlineDetector, GcPausesNameTheirCause) {
     all.insert(all.end(), opened.begin(), opened.end());
   }
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].cause, "gc_pause");
+  EXPECT_EQ(all[0].cause, diagnosis::Cause::kGcPause);
 }
 
 TEST(OnlineDetector, TwoRanksAreEnough) {
@@ -158,7 +158,7 @@ TEST(OnlineDetector, ConfidenceIsTheShareOfTheLatenessTheNamedClassCovers) {
   ASSERT_EQ(all.size(), 1u);
   const Detection& d = all[0];
   EXPECT_EQ(d.rank, 3);
-  EXPECT_EQ(d.cause, "gc_pause");
+  EXPECT_EQ(d.cause, diagnosis::Cause::kGcPause);
   EXPECT_NEAR(d.excess_s, 0.015, 1e-9) << "the peers have no GC time";
   EXPECT_DOUBLE_EQ(d.confidence, d.excess_s / d.late_s);
   EXPECT_DOUBLE_EQ(d.explained, d.confidence);
@@ -173,7 +173,7 @@ TEST(OnlineDetector, EvidenceUnderHalfTheLatenessNamesNoCauseAndConfidenceZero) 
   ASSERT_EQ(all.size(), 1u);
   const Detection& d = all[0];
   EXPECT_EQ(d.rank, 3);
-  EXPECT_EQ(d.cause, "unknown");
+  EXPECT_EQ(d.cause, diagnosis::Cause::kUnknown);
   EXPECT_EQ(d.confidence, 0.0);
   EXPECT_NEAR(d.excess_s, 0.008, 1e-9);
   EXPECT_NEAR(d.explained, 0.4, 0.03);

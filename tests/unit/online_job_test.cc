@@ -83,7 +83,7 @@ TEST(OnlineJob, OpensAFindingForASlowRankAndNothingWithTooFewRanks) {
   ASSERT_EQ(opened.size(), 1u);
   EXPECT_EQ(opened[0].rank, 6);
   EXPECT_LE(opened[0].step, 7);
-  EXPECT_EQ(opened[0].cause, "slow_compute");
+  EXPECT_EQ(opened[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(two.view().steps_too_few_ranks, 12u);
   const diagnosis::Finding f = DetectionFinding(opened[0], false);
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
@@ -179,7 +179,7 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
   d.first_step = 8;
   d.late_s = 0.02;
   d.step_s = 0.1;
-  d.cause = "gc_pause";
+  d.cause = diagnosis::Cause::kGcPause;
   d.excess_s = 0.015;
   d.explained = d.confidence = 0.75;
   for (bool corroborated : {false, true}) {
@@ -197,7 +197,7 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
   EXPECT_DOUBLE_EQ(decoded.value().confidence, 0.75);
   EXPECT_DOUBLE_EQ(decoded.value().excess_s, 0.015);
   online::Detection unknown = d;
-  unknown.cause = "unknown";
+  unknown.cause = diagnosis::Cause::kUnknown;
   unknown.excess_s = 0.008;
   unknown.explained = 0.4;
   unknown.confidence = 0;

@@ -1,8 +1,15 @@
-// Naming a straggler's cause (see cause_choice.h).
+// Naming a finding's cause (see cause_choice.h).
 #include "analysis/diagnosis/cause_choice.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+
+#include "analysis/diagnosis/result.h"
+#include "core/round.h"
 
 namespace strata::diagnosis {
 
@@ -32,13 +39,126 @@ CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double la
   const auto best =
       std::max_element(candidates.begin(), candidates.end(),
                        [](const CauseCandidate& a, const CauseCandidate& b) { return a.excess_ms < b.excess_ms; });
-  out.excess_ms = best->excess_ms;
+  out.excess = best->excess_ms;
   out.explained = ExplainedShare(best->excess_ms, lateness_ms);
   if (best->excess_ms <= 0 || out.explained < kMinExplainedShare) return out;
   out.cause = best->cause;
   out.layer = best->layer;
   out.confidence = out.explained;
   return out;
+}
+
+CauseChoice NameCause(const ProfileEvidence& e) { return ChooseCause(e.candidates, e.lateness_ms); }
+
+namespace {
+
+CauseChoice Refined(Cause cause, Layer layer, double confidence, std::string why) {
+  CauseChoice out;
+  out.cause = cause;
+  out.layer = layer;
+  out.confidence = confidence;
+  out.explained = confidence;
+  out.why = std::move(why);
+  return out;
+}
+
+// Whether an SM clock of `c.own` against the peers' `c.peers` is throttled: clearly below them, or below them by
+// enough to account for the rank's device slowdown (thresholds.h).
+bool ClockThrottled(const CounterMeans& c, double device_slowdown) {
+  if (c.peers <= 0) return false;
+  if (c.own < thresholds::kSmClockThrottledShare * c.peers) return true;
+  if (c.own <= 0 || c.own >= (1 - thresholds::kSmClockMinDeficit) * c.peers) return false;
+  return device_slowdown > 0 && c.peers / c.own - 1 >= thresholds::kSmClockExplainsShare * device_slowdown;
+}
+
+bool Above(const std::optional<CounterMeans>& c, double multiple) {
+  return c && c->peers > 0 && c->own > multiple * c->peers;
+}
+
+}  // namespace
+
+bool CountersMayRefine(Cause named) {
+  return named == Cause::kSlowCompute || named == Cause::kSlowCommunication || named == Cause::kUnknown;
+}
+
+CauseChoice NameCause(const CounterEvidence& e) {
+  const bool compute = e.named == Cause::kSlowCompute || e.named == Cause::kUnknown;
+  const bool comm = e.named == Cause::kSlowCommunication || e.named == Cause::kUnknown;
+  if (compute && e.sm_clock_mhz && ClockThrottled(*e.sm_clock_mhz, e.device_slowdown))
+    return Refined(Cause::kThermalThrottling, Layer::kGpu, e.confidence,
+                   fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)",
+                               e.sm_clock_mhz->own, e.sm_clock_mhz->peers));
+  if (compute && Above(e.pcie_bytes, thresholds::kPcieBusyMultiple))
+    return Refined(Cause::kPciePressure, Layer::kOs, e.confidence,
+                   fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
+                               e.pcie_bytes->own / e.pcie_bytes->peers));
+  if (comm && Above(e.nic_bytes, thresholds::kNicBusyMultiple))
+    return Refined(Cause::kNetworkContention, Layer::kComm, e.confidence,
+                   fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
+                               e.nic_bytes->own / e.nic_bytes->peers));
+  CauseChoice none;
+  none.names = false;
+  return none;
+}
+
+CauseChoice NameCause(const RecordingEvidence& e) {
+  CauseChoice out;
+  out.names = false;
+  if (e.candidates.empty()) return out;
+  auto best =
+      std::max_element(e.candidates.begin(), e.candidates.end(),
+                       [](const RecordedCandidate& a, const RecordedCandidate& b) { return a.excess < b.excess; });
+  const bool positive = e.late_share > 0;
+  if (positive && e.candidates.front().excess >= kMinExplainedShare * e.late_share) best = e.candidates.begin();
+  RecordedCandidate chosen = *best;
+  if (e.foreign_traffic && positive)
+    chosen = {Cause::kNetworkContention, Layer::kComm, e.late_share, *e.foreign_traffic};
+  out.cause = chosen.cause;
+  out.layer = chosen.layer;
+  out.excess = chosen.excess;
+  out.explained = ExplainedShare(chosen.excess, e.late_share);
+  out.confidence = out.explained;
+  out.why = std::move(chosen.what);
+  // A recording replaces what the traces could only guess at (or names what they did not see), when it
+  // explains enough of the lateness.
+  static const std::set<Cause> kTraceLevelGuesses = {Cause::kSlowCompute, Cause::kHostStall, Cause::kUnknown,
+                                                     Cause::kLaunchOverhead};
+  const bool explains = positive && chosen.excess >= kMinExplainedShare * e.late_share;
+  out.names = explains && (!e.named || kTraceLevelGuesses.count(*e.named));
+  return out;
+}
+
+CauseChoice NameCause(const PatternEvidence& e) {
+  struct Named {
+    Cause cause;
+    Layer layer;
+  };
+  static const std::map<Pattern, Named> kPatterns = {
+      {Pattern::kRankStopped, {Cause::kHang, Layer::kComm}},
+      {Pattern::kCollectiveMismatch, {Cause::kCollectiveMismatch, Layer::kComm}},
+      {Pattern::kSlowStage, {Cause::kStageImbalance, Layer::kGpu}},
+      {Pattern::kRanksLateInTurn, {Cause::kDataImbalance, Layer::kData}},
+      {Pattern::kSlowTransfers, {Cause::kSlowCommunication, Layer::kComm}},
+      {Pattern::kSlowerLink, {Cause::kSlowCommunication, Layer::kComm}},
+      {Pattern::kSharedLink, {Cause::kNetworkContention, Layer::kComm}},
+      {Pattern::kCpuTakenByOthers, {Cause::kCpuContention, Layer::kCpu}},
+      {Pattern::kCgroupThrottled, {Cause::kCpuThrottling, Layer::kCpu}},
+  };
+  const Named& n = kPatterns.at(e.pattern);
+  CauseChoice out;
+  out.cause = n.cause;
+  out.layer = e.layer.value_or(n.layer);
+  out.excess = e.explained;
+  out.explained = ExplainedShare(e.explained, e.effect);
+  out.confidence = out.explained;
+  return out;
+}
+
+void SetCause(const CauseChoice& choice, Finding* f) {
+  if (!choice.names) return;
+  f->cause = choice.cause;
+  f->layer = choice.layer;
+  f->confidence = RoundTo(choice.confidence, 2);
 }
 
 const char* CausePhrase(Cause cause) {

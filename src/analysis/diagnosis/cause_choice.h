@@ -1,4 +1,21 @@
-// The one rule that names a straggler's cause from its differential profile, and what `confidence` means.
+// The one place a finding's cause is named (NameCause), and what `confidence` means. Every pass that makes or
+// refines a finding hands NameCause its evidence as a typed value and sets what comes back with SetCause; no
+// other code in src/analysis writes Finding::cause (tests/cli/check_cause_assignment.py). The kinds of
+// evidence and the rule each follows:
+//   ProfileEvidence   — a rank's work against its peers' (the differential profile, a worker's compute against
+//                       its transfers, the load imbalance of op tables, the online step summaries): ChooseCause.
+//   CounterEvidence   — the rank's counter means against its peers' median over its late steps (SM clock, PCIe,
+//                       NIC): refines a compute cause to thermal_throttling / pcie_pressure, a communication
+//                       cause to network_contention (thresholds.h); otherwise names nothing new.
+//   RecordingEvidence — the recorder's layer candidates for a straggler (cross_layer.h): replaces a trace-level
+//                       guess (slow_compute, host_stall, launch_overhead, unknown; or no finding) when the best
+//                       explains kMinExplainedShare of the lateness. A cgroup quota that explains enough comes
+//                       first (a throttled thread stays runnable while others run, so it explains the run-queue
+//                       wait too); foreign traffic on the rank's own link comes before everything.
+//   PatternEvidence   — a pattern a pass detected by its own rule that is itself the cause (a stopped rank, a
+//                       collective mismatch, a slow stage, ranks late in turn, a slower or shared link, CPU lost
+//                       to other processes or to a cgroup quota): the pattern's cause and layer, from one table.
+// The profile rule:
 // A straggler is late by L ms per late step (its blame: how long the others waited for it). Each candidate
 // cause has an excess: the ms per late step that the straggler spent more than its peers in that class of
 // work (data loading, host gaps, compute, device idle, transfers, CPU wait ...) in the window before its
@@ -10,6 +27,7 @@
 // Invariant: a named cause always has confidence >= kMinExplainedShare.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +49,11 @@ struct CauseCandidate {
 struct CauseChoice {
   Cause cause = Cause::kUnknown;  // kUnknown when nothing explains enough
   Layer layer = Layer::kNone;     // kNone for unknown
-  double excess_ms = 0;           // the largest candidate's excess (named or not)
+  double excess = 0;              // the deciding evidence's excess (named or not), in its lateness's unit (ms; a share)
   double explained = 0;           // that excess / lateness, clamped to [0, 1]
   double confidence = 0;          // explained when a cause is named, else 0
+  std::string why;                // what the evidence shows, for the finding's summary ("" when the pass words it)
+  bool names = true;              // false: this evidence names no new cause; the finding keeps the one it has
 };
 
 /// The candidates a differential profile (peer_difference.h) measures, for every path that compares a
@@ -49,6 +69,67 @@ CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double la
 
 /// confidence for a finding whose evidence accounts for `explained_ms` of an effect of `effect_ms`.
 double ExplainedShare(double explained_ms, double effect_ms);
+
+/// Evidence kinds for NameCause (see the top of this file).
+struct ProfileEvidence {
+  std::vector<CauseCandidate> candidates;
+  double lateness_ms = 0;  // the effect they must explain, in the candidates' unit
+};
+
+/// A counter's mean on the rank and the median of its peers' means.
+struct CounterMeans {
+  double own = 0, peers = 0;
+};
+struct CounterEvidence {
+  Cause named = Cause::kUnknown;  // the cause named so far
+  double confidence = 0;          // the finding's confidence so far (kept: counters refine, not re-measure)
+  std::optional<CounterMeans> sm_clock_mhz, pcie_bytes, nic_bytes;
+  double device_slowdown = 0;  // the rank's device-busy excess as a share of its peers' time (0: not known)
+};
+
+/// One layer's candidate cause from a recording: its excess over the peers' median as a share of the window.
+struct RecordedCandidate {
+  Cause cause = Cause::kUnknown;
+  Layer layer = Layer::kNone;
+  double excess = 0;
+  std::string what;  // what the recording shows, for the summary
+};
+struct RecordingEvidence {
+  std::optional<Cause> named;                  // the traces' cause for the rank; nullopt: no finding there
+  std::vector<RecordedCandidate> candidates;   // the first is cgroup throttling (see the top of this file)
+  std::optional<std::string> foreign_traffic;  // what the rank's link shows when it carries others' traffic
+  double late_share = 0;                       // the rank's lateness as a share of the step
+};
+
+enum class Pattern {
+  kRankStopped,         // peers wait in a collective the rank never entered (stall.h)
+  kCollectiveMismatch,  // ranks at one sequence number called different ops or sizes
+  kSlowStage,           // every rank of a pipeline stage is slower than the other stages
+  kRanksLateInTurn,     // the slowest rank changes from step to step with broad load differences
+  kSlowTransfers,       // a rank's transfers take longer in every one of its groups (its own link)
+  kSlowerLink,          // a link busy far longer than its peers' for the same bytes
+  kSharedLink,          // a rank's link carries far more traffic than its peers' (someone else's)
+  kCpuTakenByOthers,    // run-queue wait while other processes held the CPU
+  kCgroupThrottled,     // CPU time withheld by a cgroup quota
+};
+struct PatternEvidence {
+  Pattern pattern;
+  double explained = 1, effect = 1;  // confidence = ExplainedShare(explained, effect)
+  std::optional<Layer> layer;        // where it was found, when the pattern's own layer is not fixed (a stop)
+};
+
+/// The one rule: the cause (layer, confidence, why) the evidence names.
+CauseChoice NameCause(const ProfileEvidence& e);
+CauseChoice NameCause(const CounterEvidence& e);
+/// Whether counters can refine a finding of this cause at all (a compute or communication cause, or unknown).
+bool CountersMayRefine(Cause named);
+CauseChoice NameCause(const RecordingEvidence& e);
+CauseChoice NameCause(const PatternEvidence& e);
+
+/// Sets a named cause on a finding: cause, layer and confidence (rounded to 2 places). Evidence that names
+/// nothing new (`names` false) leaves the finding as it is.
+struct Finding;
+void SetCause(const CauseChoice& choice, Finding* f);
 
 /// What the cause means for a straggler, as a phrase for summaries ("its compute takes longer").
 const char* CausePhrase(Cause cause);

@@ -8,7 +8,7 @@
 #include <cctype>
 #include <set>
 
-#include "analysis/diagnosis/thresholds.h"
+#include "analysis/diagnosis/cause_choice.h"
 #include "core/robust_stats.h"
 
 namespace strata::diagnosis {
@@ -38,15 +38,6 @@ double DeviceSlowdown(const FindingEvidence& e) {
   return 0;
 }
 
-// Whether a rank whose SM clock averages `own` against its peers' `peers` is throttled: clearly below them,
-// or below them by enough to account for its device slowdown (thresholds.h).
-bool ClockThrottled(double own, double peers, const FindingEvidence& e) {
-  if (own < thresholds::kSmClockThrottledShare * peers) return true;
-  if (own <= 0 || own >= (1 - thresholds::kSmClockMinDeficit) * peers) return false;
-  const double slowdown = DeviceSlowdown(e);
-  return slowdown > 0 && peers / own - 1 >= thresholds::kSmClockExplainsShare * slowdown;
-}
-
 }  // namespace
 
 void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result) {
@@ -55,9 +46,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
   for (Finding& f : result->findings) {
     const std::vector<int64_t>* late_steps = LateSteps(f.evidence);
     if (!f.rank || !late_steps) continue;
-    const bool compute = f.cause == Cause::kSlowCompute || f.cause == Cause::kUnknown;
-    const bool comm = f.cause == Cause::kSlowCommunication || f.cause == Cause::kUnknown;
-    if (!compute && !comm) continue;
+    if (!CountersMayRefine(f.cause)) continue;
     size_t target = ranks;
     for (size_t r = 0; r < ranks; ++r)
       if (store.ranks[r].rank == *f.rank) target = r;
@@ -78,45 +67,24 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     std::vector<CounterComparison> evidence;
     // A rank's counter tracks come from its own input: a recording's GPU series, or a trace's counters.
     const char* source = store.inputs[store.ranks[target].input].recording() ? "recording" : "trace";
-    std::array<double, kKinds> own{}, peers{};
-    std::array<bool, kKinds> known{};
+    CounterEvidence named{.named = f.cause, .confidence = f.confidence, .device_slowdown = DeviceSlowdown(f.evidence)};
+    std::optional<CounterMeans>* means[kKinds] = {&named.sm_clock_mhz, &named.pcie_bytes, &named.nic_bytes};
     for (int k = 0; k < kKinds; ++k) {
       if (count[target][k] == 0) continue;
       std::vector<double> v;
       for (size_t r = 0; r < ranks; ++r)
         if (r != target && count[r][k] > 0) v.push_back(sum[r][k] / count[r][k]);
       if (v.empty()) continue;
-      own[k] = sum[target][k] / count[target][k];
-      peers[k] = Median(v);
-      known[k] = true;
-      evidence.push_back({kKindName[k], own[k], peers[k], source});
+      *means[k] = CounterMeans{sum[target][k] / count[target][k], Median(v)};
+      evidence.push_back({kKindName[k], (*means[k])->own, (*means[k])->peers, source});
     }
     if (evidence.empty()) continue;
     f.evidence.counters = std::move(evidence);
-    std::optional<Cause> refined;
-    std::string why;
-    if (compute && known[kSmClock] && peers[kSmClock] > 0 &&
-        ClockThrottled(own[kSmClock], peers[kSmClock], f.evidence)) {
-      refined = Cause::kThermalThrottling;
-      why = fmt::format("its SM clock averages {:.0f} MHz against {:.0f} MHz on its peers (throttled)", own[kSmClock],
-                        peers[kSmClock]);
-      f.layer = Layer::kGpu;
-    } else if (compute && known[kPcie] && peers[kPcie] > 0 &&
-               own[kPcie] > thresholds::kPcieBusyMultiple * peers[kPcie]) {
-      refined = Cause::kPciePressure;
-      why = fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
-                        own[kPcie] / peers[kPcie]);
-      f.layer = Layer::kOs;
-    } else if (comm && known[kNic] && peers[kNic] > 0 && own[kNic] > thresholds::kNicBusyMultiple * peers[kNic]) {
-      refined = Cause::kNetworkContention;
-      why = fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
-                        own[kNic] / peers[kNic]);
-      f.layer = Layer::kComm;
-    }
-    if (!refined) continue;
+    const CauseChoice refined = NameCause(named);
+    if (!refined.names) continue;
     f.evidence.cause_before_counters = f.cause;
-    f.cause = *refined;
-    f.summary += "; " + why;
+    SetCause(refined, &f);
+    f.summary += "; " + refined.why;
   }
 }
 

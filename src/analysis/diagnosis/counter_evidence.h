@@ -1,5 +1,7 @@
 // Counter evidence (DESIGN.md, Diagnosis 8, from the trace's own counter tracks): refines the cause of a
-// rank's finding by comparing that rank's host counters with its peers' over the finding's late steps.
+// rank's finding by comparing that rank's host counters with its peers' over the finding's late steps. This
+// file measures (each counter's mean on the rank and its peers' median); the rule that names the cause from
+// those means is NameCause(CounterEvidence) in cause_choice.h:
 //   - slow_compute / unknown + SM clock < 92 % of the peers' median         → thermal_throttling, and
 //     one at least 3 % below it when that deficit accounts for half of the rank's device slowdown or more
 //   - slow_compute / unknown + PCIe bytes > 1.5 x the peers' median          → pcie_pressure

@@ -488,15 +488,16 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   result->stragglers.insert(result->stragglers.begin(), s);
 
   Finding f;
-  f.cause = foreign_traffic ? Cause::kNetworkContention : Cause::kSlowCommunication;
+  // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
+  SetCause(NameCause(PatternEvidence{.pattern = foreign_traffic ? Pattern::kSharedLink : Pattern::kSlowerLink,
+                                     .explained = excess,
+                                     .effect = m.link_busy_share}),
+           &f);
   f.rank = rank;
   if (!s.persistent) f.step = s.steps.front();
   f.ranks = {rank};
-  f.layer = Layer::kComm;
   f.impact_pct = RoundTo(100 * excess, 2);
   f.outside_whatif = true;  // every rank waits alike: the traces' ideal step carries it too
-  // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
-  f.confidence = RoundTo(ExplainedShare(excess, m.link_busy_share), 2);
   const std::string what = foreign_traffic
                                ? fmt::format(
                                      "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': "
@@ -516,17 +517,17 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
 // The CPU layer's excess of a rank over its peers' median when it is at least twice theirs: time waiting
 // for a CPU another process held (cpu_contention) or throttled by its cgroup (cpu_throttling), the larger.
 struct CpuExcess {
-  std::optional<Cause> cause;
+  std::optional<Pattern> pattern;
   double excess = 0;  // share of the window
 };
 CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   CpuExcess out;
-  auto consider = [&](Cause cause, double RankLayerMetrics::*field) {
+  auto consider = [&](Pattern pattern, double RankLayerMetrics::*field) {
     const double own = metrics.at(rank).*field, peers = PeerMedian(metrics, rank, field);
-    if (own >= thresholds::kRecordedOwnMultiple * peers && own - peers > out.excess) out = {cause, own - peers};
+    if (own >= thresholds::kRecordedOwnMultiple * peers && own - peers > out.excess) out = {pattern, own - peers};
   };
-  consider(Cause::kCpuContention, &RankLayerMetrics::runq_foreign_share);
-  consider(Cause::kCpuThrottling, &RankLayerMetrics::throttled_share);
+  consider(Pattern::kCpuTakenByOthers, &RankLayerMetrics::runq_foreign_share);
+  consider(Pattern::kCgroupThrottled, &RankLayerMetrics::throttled_share);
   return out;
 }
 
@@ -550,7 +551,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   std::vector<Slowed> slowed;
   for (const auto& [rank, m] : metrics) {
     const CpuExcess cpu = CpuLayerExcess(metrics, rank);
-    if (!cpu.cause || cpu.excess < kMinRecordedExcess) continue;
+    if (!cpu.pattern || cpu.excess < kMinRecordedExcess) continue;
     TraceLateness late{result->steps, cpu.excess * step_ms, true};
     if (!result->lateness_vs_peers_ms.empty()) {
       auto it = result->lateness_vs_peers_ms.find(rank);
@@ -564,14 +565,14 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   if (slowed.empty()) return;
   std::sort(slowed.begin(), slowed.end(),
             [](const Slowed& a, const Slowed& b) { return a.late.late_ms > b.late.late_ms; });
-  Cause cause = *slowed.front().cpu.cause;
-  slowed.erase(std::remove_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.cpu.cause != cause; }),
+  Pattern pattern = *slowed.front().cpu.pattern;
+  slowed.erase(std::remove_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.cpu.pattern != pattern; }),
                slowed.end());
   auto traffic =
       std::find_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return ForeignTraffic(metrics, s.rank); });
   if (traffic != slowed.end()) {
     std::rotate(slowed.begin(), traffic, traffic + 1);
-    cause = Cause::kNetworkContention;
+    pattern = Pattern::kSharedLink;
   }
   if (!result->stragglers.empty()) {
     const Straggler& top = result->stragglers.front();
@@ -606,23 +607,22 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
 
   const Slowed& top = slowed.front();
   const RankLayerMetrics& m = metrics.at(top.rank);
-  const Cause kind = cause;
   Finding f;
-  f.cause = cause;
+  SetCause(
+      NameCause(PatternEvidence{.pattern = pattern, .explained = top.cpu.excess * step_ms, .effect = top.late.late_ms}),
+      &f);
   f.rank = top.rank;
   f.ranks = ranks;
-  f.layer = kind == Cause::kNetworkContention ? Layer::kComm : Layer::kCpu;
   if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
   f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
-  f.confidence = RoundTo(ExplainedShare(top.cpu.excess * step_ms, top.late.late_ms), 2);
   std::string what;
-  if (kind == Cause::kNetworkContention)
+  if (pattern == Pattern::kSharedLink)
     what = fmt::format(
         "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': other traffic shares its "
         "link, and its TCP work takes the CPU (waited for a CPU {:.1f} % of the time while {} ran)",
         m.net_bytes_per_s / 1e6, PeerMedian(metrics, top.rank, &RankLayerMetrics::net_bytes_per_s) / 1e6,
         100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign);
-  else if (kind == Cause::kCpuContention)
+  else if (pattern == Pattern::kCpuTakenByOthers)
     what = fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
                        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
                        100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share));
@@ -642,13 +642,6 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
                          [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
   result->findings.insert(at, std::move(f));
 }
-
-struct Candidate {
-  Cause cause;
-  Layer layer;
-  double excess = 0;  // share of the window
-  std::string what;
-};
 
 // Each recorded rank's clock offset to its trace, (segment, rank) -> trace time - recorded time, by
 // matching collectives (recording_alignment.h); ranks_recorded counts every (segment, rank) recorded.
@@ -710,11 +703,12 @@ SpanChooser LateStepSpans(const RecordingOffsets& al, const std::map<int32_t, Ra
 
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
 // (share of the window). all_metrics (over the training window) judges a link the late steps cannot.
-std::vector<Candidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
-                                          const std::map<int32_t, RankLayerMetrics>* all_metrics, int32_t rank) {
+std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                                  const std::map<int32_t, RankLayerMetrics>* all_metrics,
+                                                  int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
   auto excess = [&](double RankLayerMetrics::*field) { return m.*field - PeerMedian(metrics, rank, field); };
-  std::vector<Candidate> candidates;
+  std::vector<RecordedCandidate> candidates;
   const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
                                    m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
   candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
@@ -749,36 +743,26 @@ std::vector<Candidate> RecordedCandidates(const std::map<int32_t, RankLayerMetri
   return candidates;
 }
 
-// The candidate that stands for the lateness (late_share of the step): the largest excess, except that a
-// cgroup quota that explains enough comes first (a throttled thread stays runnable while whatever else is
-// there runs, so it explains the run-queue wait too), and foreign traffic on the rank's own link is
-// specific enough to take precedence (the traffic's sender also takes CPU); the latter is added here.
-Candidate BestCandidate(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
-                        std::vector<Candidate> candidates, double late_share) {
-  auto best = std::max_element(candidates.begin(), candidates.end(),
-                               [](const Candidate& a, const Candidate& b) { return a.excess < b.excess; });
-  if (late_share > 0 && candidates[0].excess >= kMinExplainedShare * late_share) best = candidates.begin();
-  if (ForeignTraffic(metrics, rank) && late_share > 0) {
-    const RankLayerMetrics& m = metrics.at(rank);
-    const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
-    return {Cause::kNetworkContention, Layer::kComm, late_share,
-            fmt::format("its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
-                        "for the same collectives: other traffic shares its link",
-                        m.net_bytes_per_s / 1e6, peers / 1e6)};
-  }
-  return *best;
+// What the rank's own link shows when it carries far more traffic than its peers' (ForeignTraffic), else nullopt.
+std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  if (!ForeignTraffic(metrics, rank)) return std::nullopt;
+  const RankLayerMetrics& m = metrics.at(rank);
+  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
+  return fmt::format(
+      "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
+      "for the same collectives: other traffic shares its link",
+      m.net_bytes_per_s / 1e6, peers / 1e6);
 }
 
 // Attaches the comparison to the straggler's finding (creating one when the traces had none and the
 // recording explains the lateness) and, when it explains the lateness, replaces a trace-level guess.
-void ApplyToFinding(const Straggler& straggler, CrossLayerComparison evidence, const Candidate& best, double late_share,
-                    DiagnosisResult* result) {
-  const bool explains = late_share > 0 && best.excess >= kMinExplainedShare * late_share;
+void ApplyToFinding(const Straggler& straggler, CrossLayerComparison evidence, const CauseChoice& named,
+                    double late_share, DiagnosisResult* result) {
   auto finding = std::find_if(result->findings.begin(), result->findings.end(),
                               [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
   const bool seen_in_trace = finding != result->findings.end();
   if (!seen_in_trace) {
-    if (!explains) return;
+    if (!named.names) return;
     Finding f;
     f.rank = straggler.rank;
     f.ranks = {straggler.rank};
@@ -787,15 +771,11 @@ void ApplyToFinding(const Straggler& straggler, CrossLayerComparison evidence, c
     finding = std::prev(result->findings.end());
   }
   finding->evidence.cross_layer = std::move(evidence);
-  static const std::set<Cause> kTraceLevelGuesses = {Cause::kSlowCompute, Cause::kHostStall, Cause::kUnknown,
-                                                     Cause::kLaunchOverhead};
-  if (!explains || !kTraceLevelGuesses.count(finding->cause)) return;
+  if (!named.names) return;
   const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
-  finding->cause = best.cause;
-  finding->layer = best.layer;
-  finding->confidence = RoundTo(ExplainedShare(best.excess, late_share), 2);
+  SetCause(named, &*finding);
   finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
-                                 100 * late_share, best.what, trace_cause);
+                                 100 * late_share, named.why, trace_cause);
 }
 
 }  // namespace
@@ -844,12 +824,16 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     }
     const double late_share =
         result->step_time_median_ms > 0 ? straggler.late_ms_per_step / result->step_time_median_ms : 0.0;
-    const Candidate best =
-        BestCandidate(metrics, straggler.rank,
-                      RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank), late_share);
+    auto finding = std::find_if(result->findings.begin(), result->findings.end(),
+                                [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
+    const CauseChoice named = NameCause(RecordingEvidence{
+        .named = finding != result->findings.end() ? std::optional<Cause>(finding->cause) : std::nullopt,
+        .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
+        .foreign_traffic = ForeignTrafficWhat(metrics, straggler.rank),
+        .late_share = late_share});
     CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
-    evidence.explained = CrossLayerComparison::Explained{late_share, best.excess};
-    ApplyToFinding(straggler, std::move(evidence), best, late_share, result);
+    evidence.explained = CrossLayerComparison::Explained{late_share, named.excess};
+    ApplyToFinding(straggler, std::move(evidence), named, late_share, result);
   }
   AddCpuStragglers(all_metrics, result);
   AddLinkStraggler(all_metrics, result);

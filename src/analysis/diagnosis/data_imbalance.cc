@@ -83,13 +83,14 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
     return std::nullopt;
   Finding f;
-  f.cause = Cause::kDataImbalance;
-  f.layer = Layer::kData;
   for (int32_t r : analysis.late_ranks)
     if (r >= 0 && static_cast<size_t>(r) < rank_numbers.size()) f.ranks.push_back(rank_numbers[static_cast<size_t>(r)]);
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
   // Effect: the late pairs; evidence: those whose ops ran slower across the board (cause_choice.h).
-  f.confidence = RoundTo(ExplainedShare(static_cast<double>(load.broad), static_cast<double>(load.measured)), 2);
+  SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRanksLateInTurn,
+                                     .explained = static_cast<double>(load.broad),
+                                     .effect = static_cast<double>(load.measured)}),
+           &f);
   f.summary = fmt::format(
       "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
       "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",

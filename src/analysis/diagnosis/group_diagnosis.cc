@@ -355,19 +355,14 @@ LateSplit SplitLateness(const GroupPass& p, const Straggler& st, size_t r) {
 
 // Slow transfers in every group of the rank: the transfer excess is the evidence for its link.
 CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, Finding* f, GroupRankEvidence* e) {
-  f->cause = Cause::kSlowCommunication;
-  f->layer = Layer::kComm;
+  const CauseChoice choice =
+      NameCause(PatternEvidence{.pattern = Pattern::kSlowTransfers, .explained = late.comm_ms, .effect = late.late_ms});
+  SetCause(choice, f);
   StringId worst = 0;
   double worst_ns = -1;
   for (const auto& [key, ns] : p.g.excess_by_key[r])
     if (ns > worst_ns) worst = key, worst_ns = ns;
   if (worst_ns > 0) f->op = ShortOpName(p.store.strings.view(worst));
-  CauseChoice choice;
-  choice.cause = f->cause;
-  choice.layer = f->layer;
-  choice.excess_ms = late.comm_ms;
-  choice.explained = ExplainedShare(late.comm_ms, late.late_ms);
-  choice.confidence = choice.explained;
   f->summary = fmt::format(
       "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
       "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
@@ -380,10 +375,9 @@ CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, F
 CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, const std::vector<size_t>& peers,
                           Finding* f, GroupRankEvidence* e) {
   const GroupDifferential d = CompareWindows(p.store, p.index, p.steps, p.g, late.late_idx, r, peers);
-  const CauseChoice choice =
-      ChooseCause(ProfileCandidates(d.excess, /*gpu=*/true, /*ops_observed=*/true, d.self_idle_ms), late.late_ms);
-  f->cause = choice.cause;
-  f->layer = choice.layer;
+  const CauseChoice choice = NameCause(
+      ProfileEvidence{ProfileCandidates(d.excess, /*gpu=*/true, /*ops_observed=*/true, d.self_idle_ms), late.late_ms});
+  SetCause(choice, f);
   f->op = p.TopOp(d, f->cause);
   f->summary = fmt::format(
       "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
@@ -410,7 +404,6 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
   GroupRankEvidence e;
   const CauseChoice choice =
       late.comm_ms > late.self_ms ? SlowLinkCause(p, late, r, &f, &e) : SelfTimeCause(p, late, r, peers, &f, &e);
-  f.confidence = RoundTo(choice.confidence, 2);
   e.late_ms_per_step = st.late_ms_per_step;
   e.late_ms_per_late_step = late.late_ms;
   e.explained_share = choice.explained;
@@ -428,8 +421,6 @@ void AddStageImbalance(const GroupPass& p, const SlowStage& slow, DiagnosisResul
   const size_t s = slow.stage;
   const auto& m = p.members[s];
   Finding f;
-  f.cause = Cause::kStageImbalance;
-  f.layer = Layer::kGpu;
   f.stage = static_cast<int32_t>(s);
   for (size_t r : m) f.ranks.push_back(p.store.ranks[r].rank);
   double share = 0;
@@ -457,7 +448,7 @@ void AddStageImbalance(const GroupPass& p, const SlowStage& slow, DiagnosisResul
   std::vector<double> excess;
   for (size_t r : m) excess.push_back(member_excess(r, false));
   const auto [lo, hi] = std::minmax_element(excess.begin(), excess.end());
-  f.confidence = RoundTo(ExplainedShare(*lo, *hi), 2);
+  SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = *lo, .effect = *hi}), &f);
   std::vector<size_t> idx(p.n);
   for (size_t i = 0; i < p.n; ++i) idx[i] = i;
   const GroupDifferential d =

@@ -130,14 +130,12 @@ void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const s
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
-    f.cause = Cause::kStageImbalance;
-    f.layer = Layer::kGpu;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
     f.impact_pct = RoundTo(100.0 * StageExcessShare(w, loads, stage), 2);
     // Effect: the stage's excess; evidence: the part every dp rank of it shows (cause_choice.h).
-    f.confidence = RoundTo(uniformity, 2);
+    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = uniformity}), &f);
     f.summary = fmt::format(
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
@@ -193,12 +191,11 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
   f.stage = wk.stage;
   f.impact_pct = impact_pct;
   const double effect_ms = wk.attribution.excess_ms;
-  const CauseChoice choice = ChooseCause({{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
-                                          {Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
-                                         effect_ms);
-  f.cause = choice.cause;
-  f.layer = choice.layer;
-  f.confidence = RoundTo(choice.confidence, 2);
+  const CauseChoice choice =
+      NameCause(ProfileEvidence{{{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
+                                 {Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
+                                effect_ms});
+  SetCause(choice, &f);
   if (f.cause == Cause::kSlowCompute) {
     f.op = compute.worst_op;
     f.summary = fmt::format(
@@ -302,10 +299,9 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
   double waste = 1.0 - 1.0 / S;
   for (const Finding& stage : result->findings) waste -= stage.impact_pct / 100.0;
   waste = std::max(waste, 1e-9);
-  const CauseChoice choice = ChooseCause({{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste);
-  f.cause = choice.cause;
-  f.layer = choice.layer;
-  f.confidence = RoundTo(choice.confidence, 2);
+  const CauseChoice choice =
+      NameCause(ProfileEvidence{{{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste});
+  SetCause(choice, &f);
   f.summary =
       f.cause == Cause::kDataImbalance
           ? fmt::format(

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/robust_stats.h"
 #include "model/collective_progress.h"
@@ -294,12 +295,10 @@ std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e)
   std::vector<Finding> out;
   for (const StalledRankState& st : e.missing) {
     Finding f;
-    f.cause = Cause::kHang;
+    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .layer = LayerOf(st)}), &f);
     f.rank = st.rank;
     f.op = st.frame.empty() ? s.op : st.frame;
-    f.layer = LayerOf(st);
     f.impact_pct = 100;
-    f.confidence = 1;
     f.summary = HangSummary(s, st, e.stalled_for_s);
     f.evidence.kind = e;
     out.push_back(std::move(f));
@@ -326,12 +325,10 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
   e.wavefront = Wavefront(p, s);
   if (s.missing.empty()) {
     Finding f;
-    f.cause = Cause::kHang;
+    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
     f.ranks = s.waiting;
     f.op = s.op;
-    f.layer = Layer::kComm;
     f.impact_pct = 100;
-    f.confidence = 1;
     const bool all = !p.world_size || static_cast<size_t>(*p.world_size) <= s.waiting.size();
     f.summary = all ? fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
                                   fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s)
@@ -373,16 +370,14 @@ std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
                                   side.second ? fmt::format(" of {} elements", side.second) : ""));
     }
     Finding f;
-    f.cause = Cause::kCollectiveMismatch;
+    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kCollectiveMismatch}), &f);
     for (const auto& [rank, c] : calls) f.ranks.push_back(rank);
     // The minority side is the odd one out.
     auto minority = std::min_element(e.calls.begin(), e.calls.end(),
                                      [](const auto& a, const auto& b) { return a.ranks.size() < b.ranks.size(); });
     if (minority->ranks.size() == 1 && e.calls.size() == 2 && calls.size() > 2) f.rank = minority->ranks.front();
     f.op = minority->op;
-    f.layer = Layer::kComm;
     f.impact_pct = 100;
-    f.confidence = 1;
     f.summary = fmt::format("collective mismatch at {} #{}: {}", key.comm, key.seq, fmt::join(parts, "; "));
     f.evidence.kind = e;
     return f;

@@ -193,7 +193,8 @@ TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const Strag
 
 // The cause of a straggler's lateness among the classes its differential profile measures (cause_choice.h).
 CauseChoice ChooseTraceCause(const Differential& d, bool gpu) {
-  return ChooseCause(ProfileCandidates(d.excess, gpu, d.observed_ms > 0, d.excess.device_idle_ms), d.late_ms);
+  return NameCause(
+      ProfileEvidence{ProfileCandidates(d.excess, gpu, d.observed_ms > 0, d.excess.device_idle_ms), d.late_ms});
 }
 
 // KAIR-style backward blame: the late arrival comes either from more time inside the step before the
@@ -217,7 +218,7 @@ void FillBlame(const Differential& d, const Finding& f, const CauseChoice& choic
                                     ? fmt::format("no single class of work explains it (the largest covers {:.0f}% of "
                                                   "the lateness)",
                                                   100.0 * choice.explained)
-                                    : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess_ms,
+                                    : fmt::format("{} (+{:.3f} ms{})", LayerName(f.layer), choice.excess,
                                                   f.op ? ", most in " + *f.op : std::string()));
 }
 
@@ -242,11 +243,9 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
   if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
   f.impact_pct = RoundTo(100.0 * c.whatif.fix_rank_saving[r], 2);
   const CauseChoice choice = ChooseTraceCause(d, c.job.collectives.source == model::CollectiveSource::kGpuKernels);
-  f.cause = choice.cause;
-  f.layer = choice.layer;
+  SetCause(choice, &f);
   if (const auto op = CulpritOp(c.store.strings, d.op_excess_ms, f.cause))
     f.op = ShortOpName(c.store.strings.view(*op));
-  f.confidence = RoundTo(choice.confidence, 2);
   const size_t n_steps = c.phases.steps.size();
   const std::string when = st.steps.size() == n_steps ? std::string("in every step")
                                                       : fmt::format("in {} of {} steps", st.steps.size(), n_steps);

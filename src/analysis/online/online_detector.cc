@@ -37,22 +37,20 @@ double PeerMedian(const std::vector<const RankStepSummary*>& group, const RankSt
   return MedianInPlace(v);
 }
 
-// The cause rule of cause_choice.h over the summary's classes: each class's excess over the peers' median
-// is a candidate for its cause, the largest is named when it covers kMinExplainedShare of `late_s`, and the
-// confidence is the share it covers. Sets d's cause, excess_s, explained and confidence. (The candidates'
-// layer is left kNone: the agent gives a detection's cause its layer.)
+// NameCause (cause_choice.h) over the summary's classes: each class's excess over the peers' median is a
+// candidate for its cause, the largest is named when it covers kMinExplainedShare of `late_s`, and the
+// confidence is the share it covers. Sets d's cause, excess_s, explained and confidence.
 void ChooseCauseOf(const RankStepSummary& r, const std::vector<const RankStepSummary*>& group, double late_s,
                    Detection* d) {
   std::vector<diagnosis::CauseCandidate> candidates;
   for (size_t c = 0; c < kSummaryClasses.size(); ++c) {
     const double excess =
         ClassValues(r)[c] - PeerMedian(group, &r, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
-    const auto cause = diagnosis::ParseCause(kSummaryCauses[c]);
-    if (cause) candidates.push_back({*cause, diagnosis::Layer::kNone, excess});
+    candidates.push_back({kSummaryCauses[c].cause, kSummaryCauses[c].layer, excess});
   }
-  const diagnosis::CauseChoice choice = diagnosis::ChooseCause(candidates, late_s);
-  d->cause = std::string(diagnosis::CauseName(choice.cause));
-  d->excess_s = std::max(0.0, choice.excess_ms);
+  const diagnosis::CauseChoice choice = diagnosis::NameCause(diagnosis::ProfileEvidence{candidates, late_s});
+  d->cause = choice.cause;
+  d->excess_s = std::max(0.0, choice.excess);
   d->explained = choice.explained;
   d->confidence = choice.confidence;
 }

@@ -4,9 +4,9 @@
 // that step; clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
 // kOnlineWindow steps, or late in kOnlineLongPersist of the last kOnlineLongWindow, opens a detection (so
 // one noisy step, or jitter at the minimum effect for a few steps, raises nothing), on time for
-// kOnlineWindow steps closes it. A detection's cause follows the one rule of cause_choice.h: each class of
-// the step summary (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time
-// in it beyond its peers' median in the detecting step; the largest names its cause when it covers at least
+// kOnlineWindow steps closes it. A detection's cause is named by the one rule, NameCause of cause_choice.h: each class
+// of the step summary (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time in it
+// beyond its peers' median in the detecting step; the largest names its cause when it covers at least
 // kMinExplainedShare of the lateness (own work beyond the peers' median), and the confidence is that share
 // (excess / lateness, clamped to [0, 1]); otherwise the cause is "unknown" with confidence 0
 // (docs/confidence.md, "online").
@@ -20,21 +20,22 @@
 #include <vector>
 
 #include "analysis/diagnosis/thresholds.h"
+#include "analysis/diagnosis/vocabulary.h"
 #include "analysis/online/step_summary.h"
 
 namespace strata::online {
 
 struct Detection {
   int32_t rank = -1;
-  int64_t step = -1;        // the step at which it was detected
-  int64_t first_step = -1;  // the first late step of the run that opened it
-  double detected_at = 0;   // the caller's clock (Unix seconds for the agent)
-  double late_s = 0;        // own work beyond the peers' median, in the detecting step
-  double step_s = 0;        // the group's median step time in that step
-  std::string cause;        // from the summary classes, or "unknown"
-  double excess_s = 0;      // the largest class's excess over the peers' median (named or not), that step
-  double explained = 0;     // excess_s / late_s, clamped to [0, 1]
-  double confidence = 0;    // `explained` when a cause is named, else 0 (cause_choice.h)
+  int64_t step = -1;                                    // the step at which it was detected
+  int64_t first_step = -1;                              // the first late step of the run that opened it
+  double detected_at = 0;                               // the caller's clock (Unix seconds for the agent)
+  double late_s = 0;                                    // own work beyond the peers' median, in the detecting step
+  double step_s = 0;                                    // the group's median step time in that step
+  diagnosis::Cause cause = diagnosis::Cause::kUnknown;  // from the summary classes (NameCause), or unknown
+  double excess_s = 0;    // the largest class's excess over the peers' median (named or not), that step
+  double explained = 0;   // excess_s / late_s, clamped to [0, 1]
+  double confidence = 0;  // `explained` when a cause is named, else 0 (cause_choice.h)
 };
 
 struct OnlineOptions {

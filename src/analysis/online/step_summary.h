@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "analysis/diagnosis/vocabulary.h"
+
 namespace strata::online {
 
 struct RankStepSummary {
@@ -32,8 +34,25 @@ struct RankStepSummary {
 /// The classes above, in a fixed order, with the cause each one's excess stands for.
 inline constexpr std::array<std::string_view, 6> kSummaryClasses = {"oncpu", "runq", "throttled",
                                                                     "gc",    "io",   "offcpu_other"};
-inline constexpr std::array<std::string_view, 6> kSummaryCauses = {"slow_compute", "cpu_contention", "cpu_throttling",
-                                                                   "gc_pause",     "io_stall",       "host_stall"};
+/// Each with its layer, as the offline passes name them (cause_choice.h, cross_layer.h).
+struct SummaryCause {
+  diagnosis::Cause cause;
+  diagnosis::Layer layer;
+};
+inline constexpr std::array<SummaryCause, 6> kSummaryCauses = {{
+    {diagnosis::Cause::kSlowCompute, diagnosis::Layer::kCpu},
+    {diagnosis::Cause::kCpuContention, diagnosis::Layer::kCpu},
+    {diagnosis::Cause::kCpuThrottling, diagnosis::Layer::kCpu},
+    {diagnosis::Cause::kGcPause, diagnosis::Layer::kPython},
+    {diagnosis::Cause::kIoStall, diagnosis::Layer::kOs},
+    {diagnosis::Cause::kHostStall, diagnosis::Layer::kHost},
+}};
+/// The layer of a cause the classes stand for (kNone for unknown or any other).
+inline diagnosis::Layer SummaryLayer(diagnosis::Cause cause) {
+  for (const SummaryCause& c : kSummaryCauses)
+    if (c.cause == cause) return c.layer;
+  return diagnosis::Layer::kNone;
+}
 inline std::array<double, 6> ClassValues(const RankStepSummary& s) {
   return {s.oncpu_s, s.runq_s, s.throttled_s, s.gc_s, s.io_s, s.offcpu_other_s};
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A finding's cause is named in one place (issue 24): NameCause in src/analysis/diagnosis/cause_choice.cc,
+set on a finding by SetCause there. No other file of src/ writes a `cause` member (`x.cause = ...`,
+`x->cause = ...`, or a designated initializer `.cause = ...`), except the few that carry a cause NameCause
+already named from one place to another (ALLOWED, each with why). Comments and string literals are ignored.
+
+usage: check_cause_assignment.py SRC_DIR    Exits 1 listing every assignment outside the rule (file:line).
+"""
+import os
+import re
+import sys
+
+RULE = "analysis/diagnosis/cause_choice.cc"
+# file -> why it may write a cause member (it carries a cause NameCause named; it names none itself).
+ALLOWED = {
+    "analysis/online/online_detector.cc": "keeps NameCause's choice in the detection it opens",
+    "agent/online_job.cc": "copies a detection's cause (named by NameCause) into the agent's finding",
+    "agent/stream_codec.cc": "decodes a detection's cause, named by NameCause on the publishing node",
+    "agent/serve_core.cc": "decodes a window finding's cause, named by NameCause on the publishing node",
+}
+ASSIGN = re.compile(r"(\.|->)\s*cause\s*=(?!=)")
+COMMENT = re.compile(r"//.*$")
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def violations(src):
+    out = []
+    for base, _, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith((".cc", ".h", ".c")):
+                continue
+            path = os.path.join(base, name)
+            rel = os.path.relpath(path, src).replace(os.sep, "/")
+            if rel == RULE or rel in ALLOWED:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for no, line in enumerate(f, 1):
+                    code = COMMENT.sub("", STRING.sub('""', line))
+                    if ASSIGN.search(code):
+                        out.append(f"{rel}:{no}: writes a cause outside NameCause ({RULE}): {line.strip()}")
+    return out
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    found = violations(sys.argv[1])
+    for v in found:
+        print(v)
+    if found:
+        print(f"{len(found)} cause assignment(s) outside the one rule: hand the evidence to NameCause and set "
+              "what it returns with SetCause")
+        return 1
+    print(f"cause assignment: only {RULE} names a cause ({len(ALLOWED)} files carry one it named)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
