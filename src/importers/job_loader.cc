@@ -132,13 +132,13 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   }
   Expected<TraceStore> store = Status::Error("");
   switch (SniffFormat(head.value())) {
-    case InputFormat::kChromeJson:
+    case SniffedFormat::kChromeJson:
       store = ImportKineto(source, options);
       break;
-    case InputFormat::kOpTableCsv:
+    case SniffedFormat::kOpTableCsv:
       store = ImportOpTable(source, options);
       break;
-    case InputFormat::kUnknown: {
+    case SniffedFormat::kUnknown: {
       std::string shown;
       for (char c : head.value().substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
       result.error = fmt::format(

@@ -736,7 +736,9 @@ class KinetoImporter {
     }
     if (no_category_count_ > 0) rank().categories["(none)"] += no_category_count_;
     input().events = rank().events;
-    input().format = shape == JsonEventSplitter::Shape::kObject ? "kineto" : any_cat ? "chrome-json" : "pytorch-legacy";
+    input().format = shape == JsonEventSplitter::Shape::kObject ? InputFormat::kKineto
+                     : any_cat                                  ? InputFormat::kChromeJson
+                                                                : InputFormat::kPytorchLegacy;
     store_.release_rows(&scratch_.rows);
     store_.shrink_to_fit();
   }

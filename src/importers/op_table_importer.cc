@@ -24,7 +24,7 @@ class OpTableImporter {
   OpTableImporter(ByteSource& src, const ImportOptions& options) : src_(src), cols_(options.op_table) {
     store_.inputs.emplace_back();
     store_.inputs[0].path = src.path();
-    store_.inputs[0].format = "op-table-csv";
+    store_.inputs[0].format = InputFormat::kOpTable;
     scale_ = 0;
     for (double unit = cols_.time_unit_ns; unit >= 10 && scale_ < 9; unit /= 10) ++scale_;
   }
@@ -37,7 +37,7 @@ class OpTableImporter {
     std::vector<std::string> names;
     if (Status st = csv.ReadHeader(expected, &names); !st.ok()) return st;
     if (Status st = ReadHeader(names); !st.ok()) return st;
-    store_.inputs[0].format = "op-table-csv";
+    store_.inputs[0].format = InputFormat::kOpTable;
     while (true) {
       auto more = csv.Next(&fields_);
       if (!more.ok()) return more.status();

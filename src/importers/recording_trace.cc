@@ -281,7 +281,7 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
     TraceStore part;
     InputInfo in;
     in.path = seg.data.path;
-    in.format = std::string(kRecordingFormat);
+    in.format = InputFormat::kRecording;
     part.inputs.push_back(in);
     Builder(seg, 0, &part).Build();
     int first = INT32_MAX;

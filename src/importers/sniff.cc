@@ -6,12 +6,12 @@
 
 namespace strata {
 
-InputFormat SniffFormat(std::string_view head) {
+SniffedFormat SniffFormat(std::string_view head) {
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
   size_t i = 0;
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
-  if (i == head.size()) return InputFormat::kUnknown;
-  if (head[i] == '{' || head[i] == '[') return InputFormat::kChromeJson;
+  if (i == head.size()) return SniffedFormat::kUnknown;
+  if (head[i] == '{' || head[i] == '[') return SniffedFormat::kChromeJson;
   // CSV header: identifiers separated by ',', ';' or tabs on the first line, at least two columns.
   const size_t eol = head.find('\n', i);
   const std::string_view line = head.substr(i, eol == std::string_view::npos ? std::string_view::npos : eol - i);
@@ -21,19 +21,19 @@ InputFormat SniffFormat(std::string_view head) {
       ++separators;
     } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '"' ||
                  c == '.' || c == '\r' || c == '/' || c == '(' || c == ')')) {
-      return InputFormat::kUnknown;
+      return SniffedFormat::kUnknown;
     }
   }
-  return separators >= 1 ? InputFormat::kOpTableCsv : InputFormat::kUnknown;
+  return separators >= 1 ? SniffedFormat::kOpTableCsv : SniffedFormat::kUnknown;
 }
 
-const char* FormatName(InputFormat f) {
+const char* FormatName(SniffedFormat f) {
   switch (f) {
-    case InputFormat::kChromeJson:
+    case SniffedFormat::kChromeJson:
       return "chrome-json";
-    case InputFormat::kOpTableCsv:
+    case SniffedFormat::kOpTableCsv:
       return "op-table-csv";
-    case InputFormat::kUnknown:
+    case SniffedFormat::kUnknown:
       break;
   }
   return "unknown";

@@ -5,11 +5,11 @@
 
 namespace strata {
 
-enum class InputFormat { kChromeJson, kOpTableCsv, kUnknown };
+enum class SniffedFormat { kChromeJson, kOpTableCsv, kUnknown };
 
 /// Looks at the first bytes of a file's (decompressed) content.
-InputFormat SniffFormat(std::string_view head);
+SniffedFormat SniffFormat(std::string_view head);
 
-const char* FormatName(InputFormat f);
+const char* FormatName(SniffedFormat f);
 
 }  // namespace strata

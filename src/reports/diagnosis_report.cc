@@ -253,7 +253,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
     for (const auto& [k, v] : in.skipped) skipped[k] = v;
     inputs.push_back({{"path", JsonSafe(in.path)},
                       {"rank", Optional(in.rank)},
-                      {"format", in.format},
+                      {"format", InputFormatName(in.format)},
                       {"events", in.events},
                       {"skipped", skipped}});
   }

@@ -823,8 +823,10 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
   j["clock_residual_us"] = result.clock_residual_us;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const InputInfo& in : store.inputs)
-    inputs.push_back(
-        {{"path", JsonSafe(in.path)}, {"format", in.format}, {"events", in.events}, {"skipped", in.skipped}});
+    inputs.push_back({{"path", JsonSafe(in.path)},
+                      {"format", InputFormatName(in.format)},
+                      {"events", in.events},
+                      {"skipped", in.skipped}});
   j["inputs"] = inputs;
   j["export_skipped"] = export_skipped;
   SkipCounts seen = export_skipped;  // every reason above, with its severity and description

@@ -267,7 +267,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const InputInfo& in : store.inputs) {
     inputs.push_back({{"path", JsonSafe(in.path)},
-                      {"format", in.format},
+                      {"format", InputFormatName(in.format)},
                       {"events", in.events},
                       {"skipped", Counts(in.skipped)},
                       {"repaired", Counts(in.repaired)}});
@@ -366,7 +366,8 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
     for (const RankSummary& rs : summary.ranks) {
       const RankInfo& info = store.ranks[rs.rank_index];
       const InputInfo& in = store.inputs[info.input];
-      out += fmt::format("\nrank {} ({}, {}, rank from {}", info.rank, Base(in.path), in.format, info.rank_source);
+      out += fmt::format("\nrank {} ({}, {}, rank from {}", info.rank, Base(in.path), InputFormatName(in.format),
+                         info.rank_source);
       if (info.world_size > 0) out += fmt::format(", world size {}", info.world_size);
       if (!info.backend.empty()) out += fmt::format(", {}", TerminalSafe(info.backend));
       if (!info.devices.empty()) out += fmt::format(", {}", TerminalSafe(info.devices[0]));

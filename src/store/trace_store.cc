@@ -11,6 +11,24 @@
 
 namespace strata {
 
+std::string_view InputFormatName(InputFormat f) {
+  switch (f) {
+    case InputFormat::kKineto:
+      return "kineto";
+    case InputFormat::kChromeJson:
+      return "chrome-json";
+    case InputFormat::kPytorchLegacy:
+      return "pytorch-legacy";
+    case InputFormat::kOpTable:
+      return "op-table-csv";
+    case InputFormat::kRecording:
+      return "strata-recording";
+    case InputFormat::kUnknown:
+      break;
+  }
+  return "";
+}
+
 namespace {
 template <typename T>
 void shrink(std::vector<T>& v) {

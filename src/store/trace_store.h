@@ -20,14 +20,23 @@ namespace strata {
 
 using SkipCounts = std::map<std::string, uint64_t>;  // reason -> events skipped
 
-/// The format of an input that is a `strata record` recording (importers/recording_trace.h).
-inline constexpr std::string_view kRecordingFormat = "strata-recording";
+/// What an input was read as. kUnknown until an importer says; outputs print InputFormatName.
+enum class InputFormat : uint8_t {
+  kUnknown,
+  kKineto,         // a Kineto trace (a JSON object with traceEvents)
+  kChromeJson,     // a Chrome trace-event array with categories
+  kPytorchLegacy,  // the legacy autograd profiler's event array (no categories)
+  kOpTable,        // a per-op CSV table (importers/op_table_importer.h)
+  kRecording,      // a `strata record` recording (importers/recording_trace.h)
+};
+/// The name outputs use: "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", "strata-recording" ("" unknown).
+std::string_view InputFormatName(InputFormat f);
 
 /// One input file and what importing it produced.
 struct InputInfo {
   std::string path;
-  std::string format;  // "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", kRecordingFormat
-  bool recording() const { return format == kRecordingFormat; }
+  InputFormat format = InputFormat::kUnknown;
+  bool recording() const { return format == InputFormat::kRecording; }
   uint64_t events = 0;  // events accepted from this file
   SkipCounts skipped;   // events dropped, by reason
   SkipCounts repaired;  // events kept after a repair (e.g. invalid UTF-8 replaced), by reason

@@ -103,7 +103,7 @@ TEST(DiagClockAlignment, PyTorch1xRelativeClocks) {
   };
   const TraceStore store = LoadDdp(spec);
   ASSERT_EQ(store.inputs.size(), 3u);
-  for (const auto& in : store.inputs) EXPECT_EQ(in.format, "pytorch-legacy");
+  for (const auto& in : store.inputs) EXPECT_EQ(in.format, InputFormat::kPytorchLegacy);
   for (const auto& info : store.ranks) EXPECT_EQ(info.rank_source, "file name");
   int64_t min_ts = INT64_MAX;
   for (int64_t ts : store.slices.ts_ns) min_ts = std::min(min_ts, ts);

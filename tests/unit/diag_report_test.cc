@@ -20,13 +20,13 @@ DiagnosisResult Sample() {
   InputSummary in;
   in.path = "/x/rank-3.json";
   in.rank = 3;
-  in.format = "kineto";
+  in.format = InputFormat::kKineto;
   in.events = 1234;
   in.skipped = {{"negative_duration", 2}};
   r.inputs.push_back(in);
   InputSummary merged;
   merged.path = "/x/table.csv";
-  merged.format = "op-table-csv";
+  merged.format = InputFormat::kOpTable;
   merged.events = 10;
   r.inputs.push_back(merged);
   r.ranks = 4;

@@ -328,7 +328,7 @@ TEST(DiagTraceDiagnosis, PyTorch1xRelativeClocks) {
   spec.clock_offset.clear();
   for (int r = 0; r < 4; ++r) spec.clock_offset.push_back(-kBase + 200 * kMs + r * 1100 * kMs);
   const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
-  for (const auto& in : r.inputs) EXPECT_EQ(in.format, "pytorch-legacy");
+  for (const auto& in : r.inputs) EXPECT_EQ(in.format, InputFormat::kPytorchLegacy);
   ASSERT_EQ(r.stragglers.size(), 1u);
   EXPECT_EQ(r.stragglers[0].rank, 1);
   ASSERT_EQ(r.findings.size(), 1u);
@@ -348,7 +348,7 @@ TEST(DiagTraceDiagnosis, InputsAndNotes) {
   ASSERT_EQ(r.inputs.size(), 4u);
   for (int q = 0; q < 4; ++q) {
     EXPECT_EQ(r.inputs[q].rank, q);
-    EXPECT_EQ(r.inputs[q].format, "kineto");
+    EXPECT_EQ(r.inputs[q].format, InputFormat::kKineto);
     EXPECT_GT(r.inputs[q].events, 0u);
   }
   EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {

@@ -147,7 +147,7 @@ TEST(DiagWindowProfile, PyTorch1xWithoutCategories) {
   // DataLoader range is data, c10d:: is communication: the same split.
   const Loaded job(MainThread(false), Style::kLegacy);
   ASSERT_NE(job.main_track, UINT32_MAX);
-  EXPECT_EQ(job.store.inputs[0].format, "pytorch-legacy");
+  EXPECT_EQ(job.store.inputs[0].format, InputFormat::kPytorchLegacy);
   const WindowProfile w = job.Profile(0, 100);
   ExpectSplit(w, 45, 15, 8, 32);
   EXPECT_EQ(w.device_busy_ns, 0);  // no streams

@@ -54,7 +54,7 @@ TEST(KinetoImporter, CompleteEvent) {
   EXPECT_EQ(s.ranks[0].events, 1u);
   EXPECT_EQ(s.inputs[0].events, 1u);
   EXPECT_EQ(s.ranks[0].categories, (std::map<std::string, uint64_t>{{"cpu_op", 1}}));
-  EXPECT_EQ(s.inputs[0].format, "kineto");
+  EXPECT_EQ(s.inputs[0].format, InputFormat::kKineto);
   EXPECT_TRUE(s.inputs[0].float_timestamps);  // ts written as a JSON float
   EXPECT_TRUE(s.inputs[0].skipped.empty());
   EXPECT_EQ(s.ranks[0].rank, -1);
@@ -293,11 +293,11 @@ TEST(KinetoImporter, MetadataAfterTraceEvents) {
 
 TEST(KinetoImporter, BareArrayFormats) {
   const TraceStore legacy = MustImport(R"([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 3}])");
-  EXPECT_EQ(legacy.inputs[0].format, "pytorch-legacy");
+  EXPECT_EQ(legacy.inputs[0].format, InputFormat::kPytorchLegacy);
   EXPECT_EQ(legacy.slices.size(), 1u);
   const TraceStore chrome =
       MustImport(R"([{"ph": "X", "cat": "c", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 3}])");
-  EXPECT_EQ(chrome.inputs[0].format, "chrome-json");
+  EXPECT_EQ(chrome.inputs[0].format, InputFormat::kChromeJson);
   const TraceStore empty = MustImport("[]");
   EXPECT_EQ(empty.slices.size(), 0u);
   EXPECT_EQ(empty.ranks.size(), 1u);

@@ -34,7 +34,7 @@ TEST(OpTableImporter, StragglerWhatifLayout) {
   const TraceStore s = MustImport(csv);
   ASSERT_EQ(s.slices.size(), 4u);
   ASSERT_EQ(s.inputs.size(), 1u);
-  EXPECT_EQ(s.inputs[0].format, "op-table-csv");
+  EXPECT_EQ(s.inputs[0].format, InputFormat::kOpTable);
   EXPECT_EQ(s.inputs[0].events, 4u);
   EXPECT_TRUE(s.inputs[0].skipped.empty());
   // Ranks sorted by rank whatever the row order.

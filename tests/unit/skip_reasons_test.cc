@@ -90,7 +90,7 @@ diagnosis::DiagnosisResult ResultSkipping(const std::string& reason, uint64_t n)
   r.status = "inconclusive";
   diagnosis::InputSummary in;
   in.path = "rank0.json";
-  in.format = "kineto";
+  in.format = InputFormat::kKineto;
   in.events = 98;
   in.skipped[reason] = n;
   r.inputs.push_back(in);

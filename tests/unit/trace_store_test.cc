@@ -23,7 +23,7 @@ TraceStore MakeStore(const std::string& prefix, int32_t rank) {
   const StringId thread = s.strings.intern(prefix + "-thread");
   const StringId coll = s.strings.intern("allreduce");
   const StringId group = s.strings.intern(prefix + "-group");
-  s.inputs.push_back(InputInfo{prefix + ".json", "kineto", 3, {}, {}, false});
+  s.inputs.push_back(InputInfo{prefix + ".json", InputFormat::kKineto, 3, {}, {}, false});
   RankInfo r;
   r.rank = rank;
   r.input = 0;

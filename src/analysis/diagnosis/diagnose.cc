@@ -38,7 +38,7 @@ void MarkSources(const TraceStore& store, const RecordedRun* recorded, Diagnosis
   bool recording = !store.inputs.empty(), table = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) {
     recording &= in.recording();
-    table &= in.format == "op-table-csv";
+    table &= in.format == InputFormat::kOpTable;
   }
   bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)
   if (recorded)
@@ -79,7 +79,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   result.left_out = options.left_out;
   result.ranks = static_cast<int32_t>(store.ranks.size());
   bool op_table = !store.ranks.empty();
-  for (const InputInfo& in : store.inputs) op_table &= in.format == "op-table-csv";
+  for (const InputInfo& in : store.inputs) op_table &= in.format == InputFormat::kOpTable;
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
   // needs this one only to align a recording).
   const bool with_recording = recorded && !recorded->empty();

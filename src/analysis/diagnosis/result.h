@@ -64,7 +64,7 @@ struct JobLayout {
 struct InputSummary {
   std::string path;
   std::optional<int32_t> rank;
-  std::string format;
+  InputFormat format = InputFormat::kUnknown;
   uint64_t events = 0;
   std::map<std::string, uint64_t> skipped;
 };
