@@ -28,9 +28,9 @@ struct ProbeRole {
 constexpr int kC10dEnqueue = 1, kNcclEnqueue = 2, kGlooAlgorithm = 3, kNcclDevice = 4;
 
 ProbeRole RoleOf(const RecordedProbe& p) {
-  if (p.kind == "collective_device") return {"nccl:" + p.op, kNcclDevice};
-  if (p.kind == "collective") return {"gloo:" + p.op, kGlooAlgorithm};
-  if (p.kind != "collective_enqueue") return {};
+  if (p.kind == segments::ProbeKind::kCollectiveDevice) return {"nccl:" + p.op, kNcclDevice};
+  if (p.kind == segments::ProbeKind::kCollective) return {"gloo:" + p.op, kGlooAlgorithm};
+  if (p.kind != segments::ProbeKind::kCollectiveEnqueue) return {};
   const bool nccl = p.library.find("libnccl") != std::string::npos;
   if (nccl) return {"nccl:" + p.op, kNcclEnqueue};
   const bool cuda = p.library.find("torch_cuda") != std::string::npos;
@@ -39,7 +39,7 @@ ProbeRole RoleOf(const RecordedProbe& p) {
 
 std::string Backend(const std::vector<RecordedProbe>& probes) {
   for (const auto& p : probes)
-    if (p.kind == "collective_device" || p.library.find("libnccl") != std::string::npos ||
+    if (p.kind == segments::ProbeKind::kCollectiveDevice || p.library.find("libnccl") != std::string::npos ||
         p.library.find("torch_cuda") != std::string::npos)
       return "nccl";
   return probes.empty() ? std::string() : std::string("gloo");

@@ -64,7 +64,7 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
     const int64_t t = p.seg->UnixNs(e->ts_ns);
-    if (probe->kind == "collective_device_enqueue") {
+    if (probe->kind == segments::ProbeKind::kCollectiveDeviceEnqueue) {
       RankCollective c;
       c.comm = fmt::format("{:016x}", e->comm);
       c.op = probe->op;
@@ -75,8 +75,8 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
       calls.push_back(std::move(c));
       continue;
     }
-    const bool start = probe->kind == "collective_device_start";
-    if (!start && probe->kind != "collective_device_done") continue;
+    const bool start = probe->kind == segments::ProbeKind::kCollectiveDeviceStart;
+    if (!start && probe->kind != segments::ProbeKind::kCollectiveDeviceDone) continue;
     size_t& k = (start ? started : done)[e->comm];
     const auto& list = by_comm[e->comm];
     if (k >= list.size()) continue;  // a start or done without its enqueue (recorded from the middle)
@@ -100,9 +100,9 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
   for (const segments::CallEnterRow* e : p.enters) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
-    if (probe->kind == "collective")
+    if (probe->kind == segments::ProbeKind::kCollective)
       algorithms.push_back(e);
-    else if (probe->kind == "collective_enqueue")
+    else if (probe->kind == segments::ProbeKind::kCollectiveEnqueue)
       (probe->symbol.rfind("c10d::", 0) == 0 ? c10d : nccl_api).push_back(e);
   }
   *tracks_completion = !algorithms.empty();
@@ -170,8 +170,7 @@ void CompleteInOrder(std::vector<RankCollective>* calls) {
 
 bool HasPluginRows(const ProcessRows& p) {
   for (const segments::CallEnterRow* e : p.enters)
-    if (const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
-        probe && probe->kind.rfind("collective_device_", 0) == 0)
+    if (const RecordedProbe* probe = ProbeOf(*p.seg, e->probe); probe && segments::IsDeviceState(probe->kind))
       return true;
   return false;
 }

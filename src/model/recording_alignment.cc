@@ -27,9 +27,9 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment,
   std::vector<int64_t> blocking, enqueue;
   for (const auto& c : segment.data.calls) {
     if (c.probe >= segment.probes.size() || segment.RankOf(c.tgid) != rank) continue;
-    const std::string& kind = segment.probes[c.probe].kind;
-    if (kind == "collective") blocking.push_back(static_cast<int64_t>(c.end_ns));
-    if (kind == "collective_enqueue") enqueue.push_back(static_cast<int64_t>(c.start_ns));
+    const segments::ProbeKind kind = segment.probes[c.probe].kind;
+    if (kind == segments::ProbeKind::kCollective) blocking.push_back(static_cast<int64_t>(c.end_ns));
+    if (kind == segments::ProbeKind::kCollectiveEnqueue) enqueue.push_back(static_cast<int64_t>(c.start_ns));
   }
   const bool by_end = !blocking.empty();
   std::vector<int64_t> recorded = by_end ? blocking : enqueue;

@@ -39,24 +39,6 @@ bool NameMatches(const std::string& demangled, std::string_view function) {
 
 }  // namespace
 
-std::string_view ProbeKindName(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::kCollective:
-      return "collective";
-    case ProbeKind::kCollectiveEnqueue:
-      return "collective_enqueue";
-    case ProbeKind::kCollectiveDone:
-      return "collective_done";
-    case ProbeKind::kGroup:
-      return "group";
-    case ProbeKind::kCudaSync:
-      return "cuda_sync";
-    case ProbeKind::kCudaLaunch:
-      return "cuda_launch";
-  }
-  return "unknown";
-}
-
 const std::vector<ProbeSpec>& DefaultProbeSpecs() {
   static const std::vector<ProbeSpec> specs = [] {
     std::vector<ProbeSpec> s;

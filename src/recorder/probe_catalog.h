@@ -10,18 +10,13 @@
 #include <vector>
 
 #include "recorder/elf_symbols.h"
+#include "segments/probe_kind.h"
 
 namespace strata::recorder {
 
-enum class ProbeKind {
-  kCollective,         // a blocking collective algorithm (gloo): entry = arrival, return = completion
-  kCollectiveDone,     // c10d's gloo work finished (finishWorkGloo): the completion of the thread's algorithm
-  kCollectiveEnqueue,  // a process group's collective call (c10d, NCCL API): host-side cost, issue time
-  kGroup,              // NCCL group start/end
-  kCudaSync,           // a CUDA call that blocks the host until the device catches up
-  kCudaLaunch,         // a CUDA launch/copy call: counted only (high rate)
-};
-std::string_view ProbeKindName(ProbeKind kind);
+// What a probe is: the segment format's ProbeKind (segments/probe_kind.h), one enum for writers and readers.
+using segments::ProbeKind;
+using segments::ProbeKindName;
 
 struct ProbeSpec {
   std::vector<std::string_view> libraries;  // library base-name prefixes searched, e.g. "libgloo.so"

@@ -62,7 +62,8 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   std::map<uint32_t, PerPid> per_pid;
   for (const auto& c : d.calls) {
     const bool known = c.probe < seg.probes.size();
-    ++per_pid[c.tgid].calls[known ? seg.probes[c.probe].kind : "?"][known ? seg.probes[c.probe].op : "?"];
+    ++per_pid[c.tgid].calls[known ? std::string(segments::ProbeKindName(seg.probes[c.probe].kind)) : "?"]
+                           [known ? seg.probes[c.probe].op : "?"];
   }
   for (const auto& g : d.gcs) {
     PerPid& p = per_pid[g.tgid];

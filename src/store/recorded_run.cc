@@ -90,7 +90,8 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       if (id > 100000) continue;
       if (seg.probes.size() <= id) seg.probes.resize(id + 1);
       seg.probes[id] = {Field<std::string>(record, "symbol", ""), Field<std::string>(record, "op", ""),
-                        Field<std::string>(record, "kind", ""), Field<std::string>(record, "library", "")};
+                        segments::ParseProbeKind(Field<std::string>(record, "kind", "")),
+                        Field<std::string>(record, "library", "")};
     } else if (type == "series") {
       const size_t id = Field<size_t>(record, "id", SIZE_MAX);
       if (id > 10000000) continue;

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "segments/probe_kind.h"
 #include "segments/segment_tables.h"
 
 namespace strata {
@@ -53,7 +54,9 @@ struct RecordedCommunicator {
 };
 
 struct RecordedProbe {
-  std::string symbol, op, kind, library;
+  std::string symbol, op;
+  segments::ProbeKind kind = segments::ProbeKind::kUnknown;
+  std::string library;
 };
 
 struct RecordedSeries {

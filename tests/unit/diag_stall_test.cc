@@ -40,10 +40,13 @@ Job GlooJob(int ranks, int steps, int stop_at, const std::vector<int>& late, uin
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = end_ns;
-  j.seg.probes = {{"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", "collective_enqueue", "libtorch_cpu.so"},
-                  {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libtorch_cpu.so"},
-                  {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", "collective_enqueue", "libtorch_cpu.so"},
-                  {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", "collective", "libtorch_cpu.so"}};
+  j.seg.probes = {
+      {"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", segments::ProbeKind::kCollectiveEnqueue,
+       "libtorch_cpu.so"},
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective,
+       "libtorch_cpu.so"},
+      {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
+      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libtorch_cpu.so"}};
   for (int r = 0; r < ranks; ++r) {
     j.Process(r);
     for (int k = 0; k < steps; ++k) {
@@ -329,9 +332,9 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = 30 * kS;
-  j.seg.probes = {{"ncclProfiler", "all_reduce", "collective_device_enqueue", "nccl"},
-                  {"ncclProfiler", "all_reduce", "collective_device_start", "nccl"},
-                  {"ncclProfiler", "all_reduce", "collective_device_done", "nccl"}};
+  j.seg.probes = {{"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceEnqueue, "nccl"},
+                  {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceStart, "nccl"},
+                  {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceDone, "nccl"}};
   const uint64_t comm = 0xC0FFEE0012345678ull;
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
@@ -367,7 +370,7 @@ TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = 25 * kS;
-  j.seg.probes = {{"ncclAllReduce", "all_reduce", "collective_enqueue", "libnccl.so"}};
+  j.seg.probes = {{"ncclAllReduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libnccl.so"}};
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
     const uint32_t pid = 10 + static_cast<uint32_t>(r);

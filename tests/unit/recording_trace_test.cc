@@ -40,9 +40,12 @@ nlohmann::json Stack(uint32_t pid) {
 RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
   RecordedSegment seg;
   seg.data.path = "run/record-host-1.sseg";
-  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
-  seg.probes.push_back({"c10d::ProcessGroupGloo::allreduce", "all_reduce", "collective_enqueue", "libtorch_cpu.so"});
-  seg.probes.push_back({"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", "collective", "libgloo.so"});
+  seg.probes.push_back(
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+  seg.probes.push_back(
+      {"c10d::ProcessGroupGloo::allreduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"});
+  seg.probes.push_back(
+      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libgloo.so"});
   seg.data.meta.push_back({{"type", "recording"}, {"sample_hz", 100}});
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
@@ -202,7 +205,8 @@ TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
 TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   RecordedSegment seg;
   seg.data.path = "run/record-host-1.sseg";
-  seg.probes.push_back({"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", "collective", "libgloo.so"});
+  seg.probes.push_back(
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
   seg.processes[100] = {100, 1, 0, "python3", "", 0, 0};
   seg.processes[110] = {110, 1, 1, "python3", "", 0, 0};
   seg.processes[111] = {111, 110, 1, "pt_data_worker", "", 0, 0};
@@ -284,7 +288,7 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   RecordedSegment host;
   host.data.path = "run/record-host-1.sseg";
   host.host = "node1";
-  host.probes.push_back({"ncclAllReduce", "all_reduce", "collective_enqueue", "libnccl.so.2"});
+  host.probes.push_back({"ncclAllReduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libnccl.so.2"});
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
     host.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
@@ -297,7 +301,8 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
     plugin.data.path = fmt::format("run/nccl-node1-{}.sseg", 100 + 10 * r);
     plugin.source = "nccl_profiler";
     plugin.host = "node1";
-    plugin.probes.push_back({"ncclProfiler", "all_reduce", "collective_device", "libstrata_nccl_profiler.so"});
+    plugin.probes.push_back(
+        {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDevice, "libstrata_nccl_profiler.so"});
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
     plugin.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
     for (uint64_t s = 1; s <= 10; ++s) {

@@ -16,6 +16,8 @@
 #include "model/recording_alignment.h"
 
 namespace strata::diagnosis {
+
+using segments::IsCollectiveCall;
 namespace {
 
 constexpr uint32_t kTaskUninterruptible = 2;
@@ -99,8 +101,7 @@ RankNamespaces NamespacesOfRanks(const RecordedSegment& seg, const std::map<int3
   std::map<uint32_t, size_t> collective_calls;
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
-    const std::string& kind = seg.probes[c.probe].kind;
-    if (kind == "collective" || kind == "collective_enqueue") ++collective_calls[c.tgid];
+    if (IsCollectiveCall(seg.probes[c.probe].kind)) ++collective_calls[c.tgid];
   }
   for (const auto& [rank, set] : pids) {
     std::optional<uint32_t> main;
@@ -152,8 +153,7 @@ std::map<int32_t, Window> RankWindows(const RecordedSegment& seg, size_t index, 
   for (const auto& [rank, set] : ranks.pids) whole[rank] = {UINT64_MAX, 0};
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
-    const std::string& kind = seg.probes[c.probe].kind;
-    if (kind != "collective" && kind != "collective_enqueue") continue;
+    if (!IsCollectiveCall(seg.probes[c.probe].kind)) continue;
     if (auto rank = seg.RankOf(c.tgid)) {
       RecordedSpan& w = whole[*rank];
       w.start = std::min(w.start, c.start_ns);

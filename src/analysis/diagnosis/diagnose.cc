@@ -43,7 +43,7 @@ void MarkSources(const TraceStore& store, const RecordedRun* recorded, Diagnosis
   bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)
   if (recorded)
     for (const RecordedSegment& seg : recorded->segments)
-      for (const RecordedProbe& p : seg.probes) device |= p.kind == "collective_device";
+      for (const RecordedProbe& p : seg.probes) device |= p.kind == segments::ProbeKind::kCollectiveDevice;
   const char* from =
       recording ? (device ? "recorder: collectives on the device (NCCL profiler plugin)" : "recorder: collectives")
       : table   ? "op table"

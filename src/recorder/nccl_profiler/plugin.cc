@@ -39,6 +39,7 @@
 
 #include "recorder/nccl_profiler/collective_tracker.h"
 #include "recorder/nccl_profiler/nccl_profiler_abi.h"
+#include "segments/probe_kind.h"
 #include "segments/segment_format.h"
 #include "segments/segment_writer.h"
 
@@ -73,16 +74,16 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
-const char* StateKind(CollectiveState state) {
+segments::ProbeKind StateKind(CollectiveState state) {
   switch (state) {
     case CollectiveState::kEnqueued:
-      return "collective_device_enqueue";
+      return segments::ProbeKind::kCollectiveDeviceEnqueue;
     case CollectiveState::kKernelStarted:
-      return "collective_device_start";
+      return segments::ProbeKind::kCollectiveDeviceStart;
     case CollectiveState::kDone:
-      return "collective_device_done";
+      return segments::ProbeKind::kCollectiveDeviceDone;
   }
-  return "collective_device_unknown";
+  return segments::ProbeKind::kUnknown;
 }
 
 // A communicator NCCL initialised the plugin for: the context NCCL hands back to startEvent and finalize.
@@ -260,14 +261,15 @@ class Recording {
   }
 
   // The id of the probe (kind, op), writing its "probe" record the first time.
-  uint32_t ProbeLocked(const char* kind, const std::string& op, const char* emit) {
-    auto [it, inserted] = probes_.try_emplace({kind, op}, static_cast<uint32_t>(probes_.size()));
+  uint32_t ProbeLocked(segments::ProbeKind kind, const std::string& op, const char* emit) {
+    auto [it, inserted] =
+        probes_.try_emplace({std::string(segments::ProbeKindName(kind)), op}, static_cast<uint32_t>(probes_.size()));
     if (inserted)
       writer_.AppendMeta({{"type", "probe"},
                           {"id", it->second},
                           {"symbol", "ncclProfiler"},
                           {"op", op},
-                          {"kind", kind},
+                          {"kind", segments::ProbeKindName(kind)},
                           {"library", kLibraryName},
                           {"emit", emit}});
     return it->second;
@@ -279,7 +281,7 @@ class Recording {
     segments::CallRow row;
     row.tid = c.tid;
     row.tgid = static_cast<uint32_t>(pid_);
-    row.probe = ProbeLocked("collective_device", c.op, "call");
+    row.probe = ProbeLocked(segments::ProbeKind::kCollectiveDevice, c.op, "call");
     const auto to_host = [&](uint64_t t) {
       return c.device_clock ? static_cast<uint64_t>(static_cast<int64_t>(t) - offset_ns_) : t;
     };
