@@ -10,7 +10,7 @@
 
 #include "core/status.h"
 
-#include "agent/serve_consumer.h"
+#include "agent/stream_consumer.h"
 
 namespace strata::agent {
 

@@ -1,5 +1,5 @@
 // ServeCore: the work of `strata serve` without its loop and HTTP: reads every job's step summaries from
-// Redis (serve_consumer.h), takes each into that job's OnlineJob (ranks of all nodes aligned by job and
+// Redis (stream_consumer.h), takes each into that job's OnlineJob (ranks of all nodes aligned by job and
 // rank, steps by each rank's own sequence), acknowledges them, and renders the same status and metrics as
 // the agent. Findings agents publish are counted (serve runs its own detection over the whole job). When a
 // detection opens, serve asks for the flight-recorder windows of the suspect and a few peers (a request on
@@ -17,8 +17,8 @@
 #include <string>
 
 #include "agent/online_job.h"
-#include "agent/serve_consumer.h"
 #include "agent/status_render.h"
+#include "agent/stream_consumer.h"
 
 namespace strata::agent {
 

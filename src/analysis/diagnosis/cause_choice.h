@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
-#include "analysis/diagnosis/vocabulary.h"
 
 namespace strata::diagnosis {
 

@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "analysis/diagnosis/vocabulary.h"
+#include "analysis/diagnosis/contract_vocabulary.h"
 
 namespace strata::diagnosis {
 

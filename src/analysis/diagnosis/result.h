@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
-#include "analysis/diagnosis/vocabulary.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
@@ -44,7 +44,7 @@ struct Finding {
 struct WhatIf {
   double slowdown = 1.0;
   double ideal_step_ms = 0;
-  WhatIfModel model = WhatIfModel::kNone;  // how the figures were made (vocabulary.h)
+  WhatIfModel model = WhatIfModel::kNone;  // how the figures were made (contract_vocabulary.h)
   std::map<std::string, double> by_rank, by_stage, by_op_type;
   // Op tables: a whole data-parallel rank (all its stages) restored, keyed by dp rank; by_rank there holds
   // one worker (a job rank) restored, keyed by its rank.

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis/vocabulary.h"
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {

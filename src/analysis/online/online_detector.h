@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/thresholds.h"
-#include "analysis/diagnosis/vocabulary.h"
 #include "analysis/online/step_summary.h"
 
 namespace strata::online {

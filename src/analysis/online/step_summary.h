@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/diagnosis/vocabulary.h"
+#include "analysis/diagnosis/contract_vocabulary.h"
 
 namespace strata::online {
 

@@ -2,7 +2,7 @@
 // 2+ common steps, collectives matched, nothing doubtful); "inconclusive" with a reason for one rank, no
 // common steps, no collectives, inputs of different runs or world sizes, missing ranks, left-out inputs,
 // many skipped events, large clock residuals; "findings" keeps the reasons as caveats.
-#include "analysis/diagnosis/status.h"
+#include "analysis/diagnosis/verdict.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// Status of a diagnosis: what the result means and why (DESIGN.md "Output contract", `status`).
+// The verdict of a diagnosis, its `status`: what the result means and why (DESIGN.md "Output contract").
+// (Not core/status.h, which is the one error type.)
 //  - "findings": at least one straggler or finding;
 //  - "healthy": nothing reached the minimum effect AND the job was examined: at least 2 ranks and 2 steps
 //    compared, collectives (or the op table's dependencies) matched, and nothing below makes the comparison

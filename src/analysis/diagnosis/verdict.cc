@@ -1,5 +1,5 @@
-// Status of a diagnosis (see status.h).
-#include "analysis/diagnosis/status.h"
+// The verdict (status) of a diagnosis (see verdict.h).
+#include "analysis/diagnosis/verdict.h"
 
 #include "core/skip_reasons.h"
 

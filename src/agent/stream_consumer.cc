@@ -1,5 +1,5 @@
-// StreamConsumer (see serve_consumer.h).
-#include "agent/serve_consumer.h"
+// StreamConsumer (see stream_consumer.h).
+#include "agent/stream_consumer.h"
 
 #include <chrono>
 #include <thread>
