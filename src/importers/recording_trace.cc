@@ -54,8 +54,6 @@ struct RankBuild {
 class Builder {
  public:
   Builder(const RecordedSegment& seg, uint32_t input, TraceStore* store) : seg_(seg), input_(input), store_(*store) {
-    stacks_ = IndexUserStacks(seg.data.meta);
-    py_stacks_ = IndexPythonStacks(seg.data.meta);
     for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
     for (const auto& m : seg.data.meta) {
       if (!m.is_object()) continue;
@@ -231,8 +229,8 @@ class Builder {
       if (o.tid != main || o.end_ns <= o.start_ns || (o.waker != main && r.pids.count(o.waker))) continue;
       const auto py = py_of_sample_.find({o.tid, o.end_ns});
       if (py == py_of_sample_.end()) continue;
-      const auto frames = py_stacks_.find({main, py->second});
-      if (frames == py_stacks_.end() || frames->second.empty() || !InDataLoading(frames->second)) continue;
+      const auto frames = seg_.python_stacks.find({main, py->second});
+      if (frames == seg_.python_stacks.end() || frames->second.empty() || !InDataLoading(frames->second)) continue;
       Add(TrackOf(rank_index, main, main, "main thread"), static_cast<int64_t>(o.start_ns),
           static_cast<int64_t>(o.end_ns), "DataLoader: off CPU in " + PythonFrameName(frames->second.front()),
           "recorded_wait");
@@ -248,11 +246,11 @@ class Builder {
       if (it == on.begin()) continue;
       --it;
       if (s.ts_ns >= it->second) continue;  // sampled while the off-CPU record says it slept: keep the record
-      const auto frames = stacks_.find({pid, s.user_stack});
-      if (frames == stacks_.end()) continue;
+      const auto frames = seg_.user_stacks.find({pid, s.user_stack});
+      if (frames == seg_.user_stacks.end()) continue;
       const std::vector<PythonFrameRef>* python = nullptr;
       if (auto py = py_of_sample_.find({s.tid, s.ts_ns}); py != py_of_sample_.end())
-        if (auto st = py_stacks_.find({pid, py->second}); st != py_stacks_.end()) python = &st->second;
+        if (auto st = seg_.python_stacks.find({pid, py->second}); st != seg_.python_stacks.end()) python = &st->second;
       const uint64_t start = std::max(it->first, s.ts_ns > half ? s.ts_ns - half : 0);
       const uint64_t end = std::min(it->second, s.ts_ns + half);
       if (end > start)
@@ -264,8 +262,6 @@ class Builder {
   const RecordedSegment& seg_;
   uint32_t input_;
   TraceStore& store_;
-  UserStacks stacks_;
-  PythonStacks py_stacks_;
   // (tid, ts) -> py_stack id: the Python frames of the sample at ts, or of the off-CPU interval ending at ts
   std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample_;
   double sample_hz_ = 0;

@@ -15,7 +15,7 @@
 #include "reports/evidence_json.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
-#include "store/stack_frames.h"
+#include "store/stack_index.h"
 
 namespace strata {
 

@@ -1,6 +1,8 @@
 // Indexing of recorder segments (see recorded_run.h).
 #include "store/recorded_run.h"
 
+#include "store/stack_index.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,6 +44,11 @@ uint64_t RecordedSegment::MonoNs(int64_t unix_ns) const {
   int64_t mono = 0;
   if (__builtin_sub_overflow(unix_ns, data.header.realtime_minus_monotonic_ns, &mono) || mono < 0) return 0;
   return static_cast<uint64_t>(mono);
+}
+
+void RecordedSegment::IndexStacks() {
+  user_stacks = IndexUserStacks(data.meta);
+  python_stacks = IndexPythonStacks(data.meta);
 }
 
 std::optional<int> RecordedRun::RankOfPid(int64_t pid) const {
@@ -168,6 +175,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
     }
   }
   seg.data = std::move(data);
+  seg.IndexStacks();
   return seg;
 }
 

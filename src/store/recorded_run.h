@@ -17,6 +17,7 @@
 
 #include "segments/probe_kind.h"
 #include "segments/segment_tables.h"
+#include "store/stack_frames.h"
 
 namespace strata {
 
@@ -84,8 +85,10 @@ struct RecordedSegment {
   std::vector<std::string> notes;                  // the recorder's own notes (probes it could not attach, ...)
   std::vector<RecordedThreadState> thread_states;  // in file order
   std::vector<RecordedCommunicator> communicators;
-  uint64_t end_ns = 0;    // when the recorder stopped (its "stats" record), 0 when it did not say
-  uint64_t alive_ns = 0;  // the last "alive" record of a writer that says it still runs (the NCCL plugin)
+  uint64_t end_ns = 0;         // when the recorder stopped (its "stats" record), 0 when it did not say
+  uint64_t alive_ns = 0;       // the last "alive" record of a writer that says it still runs (the NCCL plugin)
+  UserStacks user_stacks;      // the symbolized user stacks of data.meta, by (pid, id), indexed once
+  PythonStacks python_stacks;  // the Python stacks of data.meta, by (pid, id), indexed once
 
   // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
   std::optional<int> RankOf(uint32_t pid) const;
@@ -93,6 +96,9 @@ struct RecordedSegment {
   // clamped to [0, 2^62] so that a damaged header or row cannot overflow the differences taken later.
   int64_t UnixNs(uint64_t mono_ns) const;
   uint64_t MonoNs(int64_t unix_ns) const;
+  // (Re)indexes user_stacks and python_stacks from data.meta (IndexSegment does; a segment built by hand
+  // calls it after adding its records).
+  void IndexStacks();
 };
 
 struct RecordedRun {

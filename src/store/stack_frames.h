@@ -1,5 +1,6 @@
 // Stack frames of a recording: the user stacks `strata record` symbolized (its "stack" meta records,
-// docs/segment-format.md), indexed by (pid, stack id), and the rule that names a stack by its culprit
+// docs/segment-format.md), indexed by (pid, stack id) once per segment (store/stack_index.h, called by the
+// recording's index), and the rule that names a stack by its culprit
 // frame — the frame nearest the leaf that is the program's own work rather than the C library, the
 // dynamic loader, the OpenMP runtime's spinning or the interpreter's evaluation loop.
 // Invariants: frames are leaf first, as recorded; a culprit name is "function [module file name]" with a
@@ -14,8 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace strata {
 
 struct StackFrame {
@@ -28,9 +27,6 @@ struct StackFrame {
 
 using UserStacks = std::map<std::pair<uint32_t, int32_t>, std::vector<StackFrame>>;  // (pid, id) -> frames
 
-/// The user stacks among a segment's meta records (malformed records are ignored).
-UserStacks IndexUserStacks(const std::vector<nlohmann::json>& meta);
-
 /// The culprit frame's name (see above); "?" for an empty stack.
 std::string CulpritFrame(const std::vector<StackFrame>& frames);
 
@@ -41,8 +37,6 @@ struct PythonFrameRef {
   int line = 0;          // the function's first line
 };
 using PythonStacks = std::map<std::pair<uint32_t, int32_t>, std::vector<PythonFrameRef>>;  // (pid, id) -> frames
-
-PythonStacks IndexPythonStacks(const std::vector<nlohmann::json>& meta);
 
 /// "Python Net.forward (train.py:42)".
 std::string PythonFrameName(const PythonFrameRef& frame);

@@ -42,7 +42,6 @@ JSON_NAME = re.compile(r"\b(nlohmann|simdjson|rapidjson)::")
 JSON_DEBT = {
     "store/recorded_run.h": "RecordedRun keeps the recorder's meta records (segments::SegmentData::meta, from "
                             "segments/segment_tables.h) and its stats record (RecordedRun::stats) as nlohmann::json",
-    "store/stack_frames.h": "IndexUserStacks and IndexPythonStacks read those meta records as nlohmann::json",
 }
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 SOURCE = (".cc", ".h", ".c", ".inc")

@@ -64,6 +64,7 @@ void AddStuckState(Job* j, int rank, uint64_t since) {
                               {"pid", pid},
                               {"id", 0},
                               {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
+  j->seg.IndexStacks();
 }
 
 DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {

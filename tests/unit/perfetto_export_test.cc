@@ -261,6 +261,7 @@ RecordedRun StoppedJob(bool hang) {
                              {"pid", 11},
                              {"id", 0},
                              {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
+    seg.IndexStacks();
   }
   RecordedRun run;
   run.segments.push_back(std::move(seg));

@@ -12,6 +12,7 @@
 #include "reports/evidence_json.h"
 #include "store/slice_names.h"
 #include "store/stack_frames.h"
+#include "store/stack_index.h"
 
 namespace strata {
 namespace {
@@ -66,6 +67,7 @@ RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
     }
   }
   seg.data.calls.push_back({101, 100, 9, 0, 1});  // a probe id the segment does not define
+  seg.IndexStacks();
   RecordedRun run;
   run.segments.push_back(std::move(seg));
   return run;

@@ -206,13 +206,11 @@ std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& s
 }  // namespace
 
 StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns,
-                                     int64_t to_unix_ns) {
+                                     int64_t to_unix_ns) const {
   StalledRankState out;
   out.rank = rank;
   const RecordedSegment& seg = run_.segments[segment];
-  auto [cached, fresh] = stacks_.try_emplace(segment);
-  if (fresh) cached->second = {IndexUserStacks(seg.data.meta), IndexPythonStacks(seg.data.meta)};
-  const StackRefs stacks{cached->second.user, cached->second.python};
+  const StackRefs stacks{seg.user_stacks, seg.python_stacks};
   const uint64_t from = seg.MonoNs(from_unix_ns), to = seg.MonoNs(to_unix_ns);
   auto proc = seg.processes.find(static_cast<int>(pid));
   if (proc != seg.processes.end() && FromExit(seg, stacks, proc->second, to_unix_ns, &out)) return out;

@@ -23,22 +23,16 @@
 
 namespace strata::diagnosis {
 
-/// Locates ranks of one recording; each segment's named stacks ("stack" and "py_stack" records) are indexed
-/// once, on first use, however many ranks are located in it.
+/// Locates ranks of one recording (its segments' stacks were indexed once, with the recording).
 class RankLocator {
  public:
   explicit RankLocator(const RecordedRun& run) : run_(run) {}
   /// The whereabouts of process `pid` of segment `segment` over [from_unix_ns, to_unix_ns]; `rank` is copied
   /// into the result.
-  StalledRankState Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns, int64_t to_unix_ns);
+  StalledRankState Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns, int64_t to_unix_ns) const;
 
  private:
-  struct Stacks {
-    UserStacks user;
-    PythonStacks python;
-  };
   const RecordedRun& run_;
-  std::map<size_t, Stacks> stacks_;  // by segment index
 };
 
 /// The state a blocked thread is in, named from its system call number (x86-64, as /proc/PID/syscall
