@@ -398,5 +398,48 @@ TEST(Stall, BlockedStateNames) {
   EXPECT_EQ(BlockedStateName("", "", 1), "sleeping (off CPU)");
 }
 
+// Serve's judgement over agents' in-flight states (issue 22): rank 1 stopped before all_reduce; ranks 2 and 3
+// wait inside it; rank 0 waits in it too, but its recorder attached after it entered, so its recording saw
+// none of its collectives — its main thread in torch.distributed's all_reduce says where it is. Only rank 1
+// is named; a rank whose recording saw collectives and that is not inside one stays missing.
+TEST(Stall, ARankWaitingInTheCollectiveApiBeforeItsRecorderAttachedIsNotMissing) {
+  auto state = [](int32_t rank, bool inside, int64_t seq, double progress, std::string st, std::string frame) {
+    RankInflight r;
+    r.rank = rank;
+    r.inside = inside;
+    r.comm = inside ? "pg0" : "";
+    r.op = inside ? "all_reduce" : "";
+    r.seq = seq;
+    r.since_unix = inside ? 100 : 0;
+    r.last_progress_unix = progress;
+    r.threshold_s = 5;
+    r.world_size = 4;
+    r.state = std::move(st);
+    r.frame = std::move(frame);
+    return r;
+  };
+  std::vector<RankInflight> ranks = {
+      state(0, false, -1, 0, "blocked on a lock (futex)", "Python all_reduce (distributed_c10d.py:1472)"),
+      state(1, false, -1, 0, "blocked on a lock (futex)", "Python rank_main (fault_job.py:60)"),
+      state(2, true, 0, 0, "", ""), state(3, true, 0, 0, "", "")};
+  std::vector<Finding> f = JudgeInflight(ranks, 112);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].cause, Cause::kHang);
+  EXPECT_EQ(f[0].rank, 1);
+  const auto& e = std::get<StallEvidence>(f[0].evidence.kind);
+  EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2, 3}));
+  EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
+  // In torch.distributed's broadcast while the others wait in all_reduce: another collective, it is missing.
+  ranks[0].frame = "Python broadcast (distributed_c10d.py:1400)";
+  EXPECT_EQ(JudgeInflight(ranks, 112).size(), 2u);
+  ranks[0].frame = "Python all_reduce (distributed_c10d.py:1472)";
+  // The same rank 0, but its recording saw it complete collectives: not inside one now, it is missing too.
+  ranks[0].seq = 41;
+  ranks[0].last_progress_unix = 99;
+  f = JudgeInflight(ranks, 112);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(std::get<StallEvidence>(f[0].evidence.kind).missing_ranks, (std::vector<int32_t>{0, 1}));
+}
+
 }  // namespace
 }  // namespace strata::diagnosis

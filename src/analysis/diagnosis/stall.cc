@@ -471,6 +471,17 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
   return out;
 }
 
+// A rank whose recording holds none of its collectives (no open entry, no completion in the window: an entry
+// the recorder did not see, e.g. made before it attached) but whose main thread waits in PyTorch's collective
+// API (torch/distributed/distributed_c10d.py) for the op the others wait in (Python's function is the op's
+// name) is inside that collective all the same: it waits like the ranks inside, it is not the one that stopped.
+namespace {
+bool EnteredUnseen(const RankInflight& r, const std::string& op) {
+  return !r.inside && r.seq < 0 && r.last_progress_unix <= 0 && r.frame.starts_with("Python " + op + " (") &&
+         r.frame.find("(distributed_c10d.py:") != std::string::npos;
+}
+}  // namespace
+
 std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, double now_unix) {
   double last = 0, threshold = 0, first_entry = 0;
   int32_t world = 0;
@@ -500,6 +511,8 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
   e.threshold_s = threshold;
   e.ongoing = true;
   for (const RankInflight* r : waiting) e.waiting_ranks.push_back(r->rank);
+  for (const auto& [rank, r] : by_rank)
+    if (EnteredUnseen(*r, e.op)) e.waiting_ranks.push_back(rank);
   std::sort(e.waiting_ranks.begin(), e.waiting_ranks.end());
   for (int32_t r = 0; r < std::max<int32_t>(world, by_rank.empty() ? 0 : by_rank.rbegin()->first + 1); ++r) {
     if (std::binary_search(e.waiting_ranks.begin(), e.waiting_ranks.end(), r)) continue;

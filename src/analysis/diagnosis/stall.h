@@ -56,7 +56,9 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
 
 /// The stall rule over the latest in-flight states of every rank of a job (from several nodes): `hang`
 /// findings, worded and evidenced as ApplyStallAnalysis's, when ranks wait inside a collective and no rank has
-/// completed one for the largest threshold the agents apply.
+/// completed one for the largest threshold the agents apply. A rank none of whose collectives its recording
+/// holds (no open entry, no completion) and whose main thread waits in torch.distributed's collective API
+/// (distributed_c10d.py) for the op the others wait in counts among the waiting ranks, not the missing ones.
 std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, double now_unix);
 
 /// The stall of a result (the evidence of its first `hang` finding), or null when it has none.
