@@ -754,13 +754,21 @@ std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerM
       m.net_bytes_per_s / 1e6, peers / 1e6);
 }
 
-// Attaches the comparison to the straggler's finding (creating one when the traces had none and the
-// recording explains the lateness) and, when it explains the lateness, replaces a trace-level guess.
-void ApplyToFinding(const Straggler& straggler, CrossLayerComparison evidence, const CauseChoice& named,
-                    double late_share, DiagnosisResult* result) {
-  auto finding = std::find_if(result->findings.begin(), result->findings.end(),
-                              [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
-  const bool seen_in_trace = finding != result->findings.end();
+// The index of the traces' finding about `rank` in result->findings, nullopt when they have none.
+std::optional<size_t> FindingOfRank(const DiagnosisResult& result, int32_t rank) {
+  for (size_t i = 0; i < result.findings.size(); ++i)
+    if (result.findings[i].rank && *result.findings[i].rank == rank) return i;
+  return std::nullopt;
+}
+
+// Attaches the comparison to the straggler's finding (`traced`: the traces' finding about it, if any; one is
+// created when they had none and the recording explains the lateness) and, when it explains the lateness,
+// replaces a trace-level guess.
+void ApplyToFinding(const Straggler& straggler, std::optional<size_t> traced, CrossLayerComparison evidence,
+                    const CauseChoice& named, double late_share, DiagnosisResult* result) {
+  const bool seen_in_trace = traced.has_value();
+  auto finding =
+      seen_in_trace ? result->findings.begin() + static_cast<std::ptrdiff_t>(*traced) : result->findings.end();
   if (!seen_in_trace) {
     if (!named.names) return;
     Finding f;
@@ -824,16 +832,15 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
     }
     const double late_share =
         result->step_time_median_ms > 0 ? straggler.late_ms_per_step / result->step_time_median_ms : 0.0;
-    auto finding = std::find_if(result->findings.begin(), result->findings.end(),
-                                [&](const Finding& f) { return f.rank && *f.rank == straggler.rank; });
+    const std::optional<size_t> traced = FindingOfRank(*result, straggler.rank);
     const CauseChoice named = NameCause(RecordingEvidence{
-        .named = finding != result->findings.end() ? std::optional<Cause>(finding->cause) : std::nullopt,
+        .named = traced ? std::optional<Cause>(result->findings[*traced].cause) : std::nullopt,
         .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
         .foreign_traffic = ForeignTrafficWhat(metrics, straggler.rank),
         .late_share = late_share});
     CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
     evidence.explained = CrossLayerComparison::Explained{late_share, named.excess};
-    ApplyToFinding(straggler, std::move(evidence), named, late_share, result);
+    ApplyToFinding(straggler, traced, std::move(evidence), named, late_share, result);
   }
   AddCpuStragglers(all_metrics, result);
   AddLinkStraggler(all_metrics, result);
