@@ -55,11 +55,7 @@ class Builder {
  public:
   Builder(const RecordedSegment& seg, uint32_t input, TraceStore* store) : seg_(seg), input_(input), store_(*store) {
     for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
-    for (const auto& m : seg.data.meta) {
-      if (!m.is_object()) continue;
-      const auto type = m.find("type"), hz = m.find("sample_hz");
-      if (type != m.end() && *type == "recording" && hz != m.end() && hz->is_number()) sample_hz_ = hz->get<double>();
-    }
+    sample_hz_ = seg.sample_hz;
   }
 
   void Build() {

@@ -42,7 +42,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["created_unix_ns"] = d.header.created_unix_ns;
   j["blocks"] = d.blocks;
   j["problems"] = d.problems;
-  j["rows"] = {{"meta", d.meta.size()},
+  j["rows"] = {{"meta", seg.meta_records},
                {"off_cpu", d.off_cpu.size()},
                {"sample", d.samples.size()},
                {"call", d.calls.size()},
@@ -79,7 +79,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
     p.runq_ms += static_cast<double>(o.runq_ns) / 1e6;
   }
   for (const auto& s : d.samples) ++per_pid[s.tgid].samples;
-  const PythonStacks py_stacks = IndexPythonStacks(d.meta);
+  const PythonStacks& py_stacks = seg.python_stacks;
   for (const auto& s : d.py_samples)
     if (auto it = py_stacks.find({s.tgid, s.py_stack}); it != py_stacks.end() && !it->second.empty())
       ++per_pid[s.tgid].python[PythonFrameName(it->second.front())];
@@ -112,7 +112,8 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["dropped_events"] = seg.dropped_events;
   if (seg.dropped_events > 0)
     j["skip_reasons"] = SkipReasonsJson({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}});
-  j["stats"] = seg.stats;
+  j["stats"] = seg.stats_record.empty() ? nlohmann::ordered_json()
+                                        : nlohmann::ordered_json::parse(seg.stats_record, nullptr, false);
   j["notes"] = seg.notes;
   j["finished"] = seg.finished;
   j["gaps"] = seg.gaps;

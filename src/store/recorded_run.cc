@@ -1,9 +1,11 @@
 // Indexing of recorder segments (see recorded_run.h).
 #include "store/recorded_run.h"
 
+#include "segments/segment_tables.h"
 #include "store/stack_index.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -44,11 +46,6 @@ uint64_t RecordedSegment::MonoNs(int64_t unix_ns) const {
   int64_t mono = 0;
   if (__builtin_sub_overflow(unix_ns, data.header.realtime_minus_monotonic_ns, &mono) || mono < 0) return 0;
   return static_cast<uint64_t>(mono);
-}
-
-void RecordedSegment::IndexStacks() {
-  user_stacks = IndexUserStacks(data.meta);
-  python_stacks = IndexPythonStacks(data.meta);
 }
 
 std::optional<int> RecordedRun::RankOfPid(int64_t pid) const {
@@ -111,6 +108,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       seg.host = Field<std::string>(record, "host", seg.host);
       seg.source = Field<std::string>(record, "source", seg.source);
       seg.finished = true;
+      if (auto it = record.find("sample_hz"); it != record.end() && it->is_number()) seg.sample_hz = it->get<double>();
       if (auto it = record.find("command"); it != record.end() && it->is_array() && !it->empty()) seg.launched = true;
     } else if (type == "source") {
       seg.source = Field<std::string>(record, "name", seg.source);
@@ -154,7 +152,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
     } else if (type == "stats") {
       seg.end_ns = Field<uint64_t>(record, "end_ns", 0);
       seg.dropped_events = Field<uint64_t>(record, "dropped", 0);
-      seg.stats = record;
+      seg.stats_record = record.dump();
       if (auto it = record.find("notes"); it != record.end() && it->is_array())
         for (const auto& n : *it)
           if (n.is_string()) seg.notes.push_back(n.get<std::string>());
@@ -174,8 +172,10 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       parent = it->second.ppid;
     }
   }
-  seg.data = std::move(data);
-  seg.IndexStacks();
+  seg.meta_records = data.meta.size();
+  seg.user_stacks = IndexUserStacks(data.meta);
+  seg.python_stacks = IndexPythonStacks(data.meta);
+  seg.data = std::move(static_cast<segments::SegmentRows&>(data));
   return seg;
 }
 

@@ -1,5 +1,6 @@
 // RecordedRun: what `strata record` wrote for a job (one or more segment files), indexed for analysis:
-// processes with their ranks, probes and counter series by id, and the raw tables. Built by the job
+// processes with their ranks, probes and counter series by id, stacks, and the raw rows (no JSON: the meta
+// records are read once, when a segment is indexed). Built by the job
 // loader beside the TraceStore of the profiler traces of the same run.
 // Invariants: a process's rank comes from its own environment (RANK, or SLURM_PROCID, OMPI_COMM_WORLD_RANK,
 // PMI_RANK) as the recorder read it, or from its
@@ -13,13 +14,14 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "segments/probe_kind.h"
-#include "segments/segment_tables.h"
+#include "segments/segment_rows.h"
 #include "store/stack_frames.h"
 
 namespace strata {
+namespace segments {
+struct SegmentData;  // segment_tables.h: the rows and the JSON meta records that IndexSegment reads
+}
 
 struct RecordedProcess {
   int pid = 0, ppid = 0;
@@ -69,10 +71,10 @@ struct RecordedSeries {
 };
 
 struct RecordedSegment {
-  segments::SegmentData data;
-  std::map<int, RecordedProcess> processes;    // by pid
-  std::vector<RecordedProbe> probes;           // by probe id
-  std::vector<RecordedSeries> series;          // by series id
+  segments::SegmentRows data;                // the rows; the meta records are read into the members below when indexed
+  std::map<int, RecordedProcess> processes;  // by pid
+  std::vector<RecordedProbe> probes;         // by probe id
+  std::vector<RecordedSeries> series;        // by series id
   std::map<int, std::string> other_processes;  // pid -> comm of processes outside the job that took CPUs
   int recorder_pid = 0;                  // the recorder itself (its own CPU use is not another process's contention)
   bool finished = false;                 // the closing "recording" record was written: the recorder stopped cleanly
@@ -81,14 +83,17 @@ struct RecordedSegment {
   std::string host;                      // the host it was recorded on, when the segment says
   std::vector<std::string> gaps;         // what the recorder could not write (disk full), as sentences
   uint64_t dropped_events = 0;
-  nlohmann::json stats;                            // the recorder's "stats" record (events, drops, its own CPU time)
-  std::vector<std::string> notes;                  // the recorder's own notes (probes it could not attach, ...)
+  size_t meta_records = 0;         // how many meta records the file held
+  double sample_hz = 0;            // the recorder's CPU sampling rate (its "recording" record), 0 when not said
+  std::string stats_record;        // the recorder's "stats" record (events, drops, its own CPU time) as JSON text, for
+                                   // reports to echo; "" when the segment has none
+  std::vector<std::string> notes;  // the recorder's own notes (probes it could not attach, ...)
   std::vector<RecordedThreadState> thread_states;  // in file order
   std::vector<RecordedCommunicator> communicators;
   uint64_t end_ns = 0;         // when the recorder stopped (its "stats" record), 0 when it did not say
   uint64_t alive_ns = 0;       // the last "alive" record of a writer that says it still runs (the NCCL plugin)
-  UserStacks user_stacks;      // the symbolized user stacks of data.meta, by (pid, id), indexed once
-  PythonStacks python_stacks;  // the Python stacks of data.meta, by (pid, id), indexed once
+  UserStacks user_stacks;      // the symbolized user stacks of the meta records, by (pid, id), indexed once
+  PythonStacks python_stacks;  // the Python stacks of the meta records, by (pid, id), indexed once
 
   // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
   std::optional<int> RankOf(uint32_t pid) const;
@@ -96,9 +101,6 @@ struct RecordedSegment {
   // clamped to [0, 2^62] so that a damaged header or row cannot overflow the differences taken later.
   int64_t UnixNs(uint64_t mono_ns) const;
   uint64_t MonoNs(int64_t unix_ns) const;
-  // (Re)indexes user_stacks and python_stacks from data.meta (IndexSegment does; a segment built by hand
-  // calls it after adding its records).
-  void IndexStacks();
 };
 
 struct RecordedRun {
@@ -109,7 +111,8 @@ struct RecordedRun {
   std::optional<int> RankOfPid(int64_t pid) const;
 };
 
-// Indexes one segment's meta records (the last record of a process wins: it is written again at exit).
+// Indexes one segment's meta records (the last record of a process wins: it is written again at exit) and keeps
+// its rows; the JSON records themselves are not kept.
 RecordedSegment IndexSegment(segments::SegmentData data);
 
 // Folds each NCCL profiler plugin segment into the `strata record` segment of the same host that saw its

@@ -60,11 +60,7 @@ Job GlooJob(int ranks, int steps, int stop_at, const std::vector<int>& late, uin
 void AddStuckState(Job* j, int rank, uint64_t since) {
   const uint32_t pid = 10 + rank;
   j->seg.thread_states.push_back({pid, pid, since + 2 * kS, since, 1, "202", "futex_wait_queue", -1, -1, 0});
-  j->seg.data.meta.push_back({{"type", "py_stack"},
-                              {"pid", pid},
-                              {"id", 0},
-                              {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
-  j->seg.IndexStacks();
+  j->seg.python_stacks[{pid, 0}] = {{"blocked", "/x/job.py", 7}};
 }
 
 DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {

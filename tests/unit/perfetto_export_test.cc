@@ -257,11 +257,7 @@ RecordedRun StoppedJob(bool hang) {
   if (hang) {
     const uint64_t since = kSec + 250 * kMs;
     seg.thread_states.push_back({11, 11, since + 2 * kSec, since, 1, "202", "futex_wait_queue", -1, -1, 0});
-    seg.data.meta.push_back({{"type", "py_stack"},
-                             {"pid", 11},
-                             {"id", 0},
-                             {"frames", {{{"fn", "blocked"}, {"file", "/x/job.py"}, {"line", 7}}}}});
-    seg.IndexStacks();
+    seg.python_stacks[{11, 0}] = {{"blocked", "/x/job.py", 7}};
   }
   RecordedRun run;
   run.segments.push_back(std::move(seg));

@@ -47,11 +47,12 @@ RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
       {"c10d::ProcessGroupGloo::allreduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"});
   seg.probes.push_back(
       {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libgloo.so"});
-  seg.data.meta.push_back({{"type", "recording"}, {"sample_hz", 100}});
+  seg.sample_hz = 100;
+  std::vector<nlohmann::json> meta;
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
     seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
-    seg.data.meta.push_back(Stack(pid));
+    meta.push_back(Stack(pid));
     const uint64_t compute = r == 0 ? 30 : 40;
     seg.data.off_cpu.push_back({pid, pid, 0, 100 * kMs, 0, 1, 0, 0, 0, 0});
     const std::vector<uint64_t> setup = {10, 30, 50};
@@ -67,7 +68,7 @@ RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
     }
   }
   seg.data.calls.push_back({101, 100, 9, 0, 1});  // a probe id the segment does not define
-  seg.IndexStacks();
+  seg.user_stacks = IndexUserStacks(meta);
   RecordedRun run;
   run.segments.push_back(std::move(seg));
   return run;

@@ -28,7 +28,7 @@ RecordedRun Recording(int steps) {
   seg.data.header.realtime_minus_monotonic_ns = kRealtimeOffsetNs;
   seg.probes.push_back(
       {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
-  seg.data.meta.push_back({{"type", "recording"}, {"sample_hz", 100}});
+  seg.sample_hz = 100;
   seg.other_processes[static_cast<int>(kOtherPid)] = "stress";
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
