@@ -19,6 +19,7 @@
 #include "cli/record_command.h"
 #include "cli/serve_command.h"
 #include "cli/synth_command.h"
+#include "cli/usage_errors.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"
 #include "core/memory_limit.h"
@@ -192,38 +193,6 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
 /// byte for byte by the reports (core/text_escape.h).
 std::string JsonText(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-}
-
-/// Levenshtein distance, for suggesting the subcommand a user probably meant.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-/// When the first argument is not an option and names no subcommand: a message with the nearest one.
-std::optional<std::string> UnknownSubcommand(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
-  const std::string_view given = argv[1];
-  std::string best;
-  size_t best_distance = SIZE_MAX;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == given) return std::nullopt;
-    const size_t d = EditDistance(given, sub->get_name());
-    if (d < best_distance) best_distance = d, best = sub->get_name();
-  }
-  std::string message = fmt::format("strata: unknown command '{}'", given);
-  if (best_distance <= std::max<size_t>(2, given.size() / 3)) message += fmt::format("; did you mean '{}'?", best);
-  return message + " (see strata --help)";
 }
 
 /// Exit codes: 0 ran (whatever it found, unless --fail-on says otherwise), 1 error (unreadable input,
@@ -436,15 +405,21 @@ int RunMain(int argc, char** argv) {
   CLI::App* export_cmd = strata::cli::AddExportCommand(app);
   AddInputOptions(export_cmd, export_in);
 
-  if (auto unknown = UnknownSubcommand(app, argc, argv)) {
+  if (auto unknown = strata::cli::UnknownSubcommand(app, argc, argv)) {
     std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
     return kExitUsage;
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);  // prints help, the version, or the error with a usage hint
-    return rc == 0 ? 0 : kExitUsage;
+    PrintError(strata::cli::UsageErrorMessage(app, e, argc, argv));
+    return kExitUsage;
   }
 
   if (record->parsed()) return strata::cli::RunRecordCommand();

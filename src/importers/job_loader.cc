@@ -130,6 +130,10 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
     result.error = head.error();
     return result;
   }
+  if (head.value().empty()) {
+    result.error = fmt::format("{}: empty file{}", source.path(), source.compressed() ? " (once decompressed)" : "");
+    return result;
+  }
   Expected<TraceStore> store = Status::Error("");
   switch (SniffFormat(head.value())) {
     case SniffedFormat::kChromeJson:
@@ -197,6 +201,27 @@ Status ListDirectory(const fs::path& dir, int depth, std::vector<InputFile>* out
 
 }  // namespace
 
+namespace {
+
+// An error when one file is named twice (the same path, or another name of it: a link, a folder holding it):
+// read twice, its ranks would be claimed twice. Standard input is checked by ExpandInputs.
+Status NoFileTwice(const std::vector<InputFile>& files) {
+  std::map<std::string, std::string> first;  // canonical path -> as first named
+  for (const InputFile& f : files) {
+    if (f.path == ByteSource::kStdinPath) continue;
+    std::error_code ec;
+    const std::string key = fs::weakly_canonical(f.path, ec).string();
+    if (ec) continue;
+    auto [it, inserted] = first.emplace(key, f.path);
+    if (inserted) continue;
+    if (it->second == f.path) return Status::Error(fmt::format("{}: the same file is given twice", f.path));
+    return Status::Error(fmt::format("{}: the same file is given twice (also as {})", f.path, it->second));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths) {
   std::vector<InputFile> files;
   bool stdin_named = false;
@@ -223,6 +248,7 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
       files.push_back(InputFile{p, false});
     }
   }
+  if (Status st = NoFileTwice(files); !st.ok()) return st;
   return files;
 }
 
@@ -404,6 +430,23 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
   }
 }
 
+// An op table holds every rank of its job, and its times are on one clock of its own: beside profiler traces
+// its ranks would be claimed twice or mixed with another clock. An error naming one of each.
+Status NoOpTableBesideTraces(const std::vector<FileResult>& results, const std::vector<std::string>& files) {
+  std::optional<size_t> table, trace;
+  for (size_t i = 0; i < results.size() && i < files.size(); ++i) {
+    if (!results[i].store || results[i].store->inputs.empty()) continue;
+    const InputFormat f = results[i].store->inputs[0].format;
+    if (f == InputFormat::kOpTable && !table) table = i;
+    if (f != InputFormat::kOpTable && f != InputFormat::kRecording && !trace) trace = i;
+  }
+  if (!table || !trace) return Status::Ok();
+  return Status::Error(fmt::format(
+      "{} is an op table and {} a profiler trace: they cannot be diagnosed together (an op table holds every "
+      "rank of its job on a clock of its own); give the op table alone, or the traces alone",
+      files[*table], files[*trace]));
+}
+
 // Past --max-memory the job cannot be analysed whole (not even with --skip-unreadable): one error naming
 // the file that crossed the limit, and how many were not read.
 Status OverBudgetError(const std::vector<FileResult>& results) {
@@ -440,6 +483,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   bool over_budget = false;
   std::vector<FileResult> results = ImportAll(in, options, &over_budget);
   if (over_budget) return OverBudgetError(results);
+  if (Status st = NoOpTableBesideTraces(results, in.files); !st.ok()) return st;
   std::vector<std::string> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it

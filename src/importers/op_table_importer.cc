@@ -64,15 +64,12 @@ class OpTableImporter {
                     {&cols_.op, &c_op_, "--col-op"},
                     {&cols_.start, &c_start_, "--col-start"},
                     {&cols_.duration, &c_dur_, "--col-duration"}};
+    std::vector<const Required*> missing;
     for (auto& r : required) {
       *r.index = find(*r.name);
-      if (*r.index < 0) {
-        std::string have;
-        for (const auto& n : names) have += fmt::format("{}'{}'", have.empty() ? "" : ", ", n);
-        return Status::Error(fmt::format("{}: op table has no column '{}' (columns: {}); map it with {} NAME",
-                                         src_.path(), *r.name, have, r.option));
-      }
+      if (*r.index < 0) missing.push_back(&r);
     }
+    if (!missing.empty()) return MissingColumns(names, missing);
     c_dp_ = find(cols_.dp_rank);
     c_stage_ = find(cols_.stage);
     c_tp_ = find(cols_.tp_rank);
@@ -81,6 +78,22 @@ class OpTableImporter {
     c_chunk_ = find(cols_.chunk);
     columns_ = names.size();
     return Status::Ok();
+  }
+
+  /// Every required column the header lacks, named at once with the option that maps each.
+  template <typename Required>
+  Status MissingColumns(const std::vector<std::string>& names, const std::vector<const Required*>& missing) const {
+    std::string have, want, how;
+    for (const auto& n : names) have += fmt::format("{}'{}'", have.empty() ? "" : ", ", n);
+    for (const Required* r : missing) {
+      want += fmt::format("{}'{}'", want.empty() ? "" : ", ", *r->name);
+      how += fmt::format("{}{} NAME", how.empty() ? "" : ", ", r->option);
+    }
+    if (missing.size() == 1)
+      return Status::Error(
+          fmt::format("{}: op table has no column {} (columns: {}); map it with {}", src_.path(), want, have, how));
+    return Status::Error(
+        fmt::format("{}: op table has no columns {} (columns: {}); map them with {}", src_.path(), want, have, how));
   }
 
   void Skip(SkipId reason) { CountSkip(store_.inputs[0].skipped, reason); }

@@ -92,13 +92,30 @@ expect_text "html on a terminal says so" "$work/out" 'standard output is a termi
 expect_rc "html -o /dev/tty: usage error" 2 script -qec "$bin diagnose --format html -o /dev/tty $example" /dev/null
 expect_text "html -o /dev/tty says so" "$work/out" 'that is a terminal'
 expect_rc "unknown option: usage error" 2 "$bin" diagnose --no-such-option "$example"
+expect_text "unknown option: CLI11's message as strata's" "$work/err" '^strata: The following argument was not expected'
+expect_text "unknown option: where the options are" "$work/err" '^strata: see strata diagnose --help'
+expect_rc "mistyped option: usage error" 2 "$bin" diagnose --formt json "$example"
+expect_text "mistyped option: nearest option suggested" "$work/err" '^strata: --formt: did you mean --format?'
+expect_rc "mistyped option=value: usage error" 2 "$bin" summary --thread=2 "$example"
+expect_text "mistyped option=value: nearest option suggested" "$work/err" 'did you mean --threads?'
+if grep -v '^strata: ' "$work/err" | grep -q .; then
+  failed=$((failed + 1)); echo "FAIL usage errors: a line without 'strata: ': $(cat "$work/err")"
+else
+  passed=$((passed + 1)); echo "ok   usage errors: every line starts with 'strata: '"
+fi
 expect_rc "missing argument: usage error" 2 "$bin" diagnose
 expect_rc "typo in subcommand: usage error" 2 "$bin" diagnos "$example"
 expect_text "typo: nearest subcommand suggested" "$work/err" "did you mean 'diagnose'"
 expect_rc "no subcommand: usage error" 2 "$bin"
+expect_text "no subcommand: says where the commands are" "$work/err" '^strata: see strata --help for the commands'
 expect_rc "--help: exit 0" 0 "$bin" --help
 expect_rc "missing file: error" 1 "$bin" diagnose "$work/no-such-file.json"
 expect_text "missing file named" "$work/err" "no-such-file.json"
+: > "$work/empty.json"
+expect_rc "empty file: error" 1 "$bin" diagnose "$work/empty.json"
+expect_text "empty file says so" "$work/err" "empty.json: empty file"
+expect_rc "same file twice: error" 1 "$bin" diagnose "$example" "$(dirname "$example")/./$(basename "$example")"
+expect_text "same file twice says so" "$work/err" "the same file is given twice"
 
 # Numeric options are validated (NaN, inf and odd time units were accepted): usage errors naming the option.
 for bad in nan inf -1 101; do

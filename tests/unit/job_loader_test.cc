@@ -177,24 +177,49 @@ TEST(LoadJob, OnlyFileGetsRankZero) {
   EXPECT_EQ(job.value().store.ranks[0].rank_source, "only file");
 }
 
-TEST(LoadJob, OpTableWithManyRanksAndKinetoTogether) {
+// An op table holds every rank of its job on a clock of its own: beside a Kineto trace it is an error naming
+// both (issue 26: they cannot be mixed), not a job whose ranks come from two clocks.
+TEST(LoadJob, OpTableBesideKinetoIsAnErrorNamingBoth) {
   TempDir dir;
   WriteFile(dir.file("ops.csv"), "rank,step,optype,start_ts,duration\n3,1,fwd,1,1\n2,1,fwd,1,1\n");
   WriteFile(dir.file("rank-0.json"), KinetoDoc(2, 1));
+  auto mixed = LoadJob({dir.path()}, Threads(2));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().find("ops.csv is an op table and"), std::string::npos) << mixed.error();
+  EXPECT_NE(mixed.error().find("rank-0.json a profiler trace"), std::string::npos) << mixed.error();
+}
+
+TEST(LoadJob, OpTableWithManyRanks) {
+  TempDir dir;
+  WriteFile(dir.file("ops.csv"), "rank,step,optype,start_ts,duration\n3,1,fwd,1,1\n2,1,fwd,1,1\n");
   auto job = LoadJob({dir.path()}, Threads(2));
   ASSERT_TRUE(job.ok()) << job.error();
   const TraceStore& s = job.value().store;
-  ASSERT_EQ(s.ranks.size(), 3u);
-  EXPECT_EQ(s.ranks[0].rank, 0);
-  EXPECT_EQ(s.ranks[1].rank, 2);
-  EXPECT_EQ(s.ranks[2].rank, 3);
-  EXPECT_EQ(s.ranks[1].input, s.ranks[2].input);
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].rank, 2);
+  EXPECT_EQ(s.ranks[1].rank, 3);
+  EXPECT_EQ(s.ranks[0].input, s.ranks[1].input);
   // A rank map cannot set the rank of a multi-rank file.
   LoadOptions options = Threads(1);
   options.rank_map = {{"ops.csv", 5}};
   auto bad = LoadJob({dir.path()}, options);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("holds 2 ranks"), std::string::npos) << bad.error();
+}
+
+// The same file named twice (as itself, or inside a folder also given) is an error naming it: read twice, its
+// ranks would be claimed twice.
+TEST(LoadJob, TheSameFileTwiceIsAnError) {
+  TempDir dir;
+  WriteFile(dir.file("rank-0.json"), KinetoDoc(2, 1));
+  WriteFile(dir.file("rank-1.json"), KinetoDoc(2, 2));
+  auto twice = LoadJob({dir.file("rank-0.json"), dir.file("rank-0.json")}, Threads(1));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().find("the same file is given twice"), std::string::npos) << twice.error();
+  auto in_folder = LoadJob({dir.path(), dir.file("rank-1.json")}, Threads(1));
+  ASSERT_FALSE(in_folder.ok());
+  EXPECT_NE(in_folder.error().find("rank-1.json: the same file is given twice"), std::string::npos)
+      << in_folder.error();
 }
 
 TEST(LoadJob, ParallelLoadGivesTheSameStore) {
