@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 
-def trace(rank, step_dur, ops, steps=True):
+def trace(rank, step_dur, ops, steps=True, world=2):
     events = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 1, "args": {"name": "python"}}]
     if steps:
         events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1,
@@ -20,7 +20,7 @@ def trace(rank, step_dur, ops, steps=True):
     for name, dur in ops:
         events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": t, "dur": dur})
         t += dur + 1
-    return {"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": events}
+    return {"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": world}, "traceEvents": events}
 
 
 def main():
@@ -30,7 +30,8 @@ def main():
         paths = {}
         for name, doc in {"base": trace(0, 100, [("aten::mm", 10), ("aten::mm", 10), ("aten::copy_", 5)]),
                           "test": trace(0, 140, [("aten::mm", 30), ("aten::relu", 4)]),
-                          "nosteps": trace(0, 0, [("aten::mm", 10)], steps=False)}.items():
+                          "nosteps": trace(0, 0, [("aten::mm", 10)], steps=False),
+                          "other_run": trace(1, 100, [("aten::mm", 10)], world=4)}.items():
             paths[name] = os.path.join(tmp, name + ".json")
             with open(paths[name], "w") as f:
                 json.dump(doc, f)
@@ -83,6 +84,8 @@ def main():
         expect("--all-ranks excludes --base-rank", run("diff", "--all-ranks", "--base-rank", "0", b, t), 2)
         expect("one run is not enough", run("diff", b), 2)
         expect("bad --device", run("diff", "--device", "tpu", b, t), 2)
+        expect("diagnose on two runs points to strata diff", run("diagnose", b, paths["other_run"]), 0,
+               out="to compare two runs: strata diff BASE TEST")
         p = run("diff", "--help")
         expect("--help lists the selection", p, 0, out="--base-rank")
         for opt in ("--test-rank", "--base-step", "--test-step", "--all-ranks", "--all-steps", "--device", "--format"):
