@@ -35,6 +35,11 @@ class BuiltRun {
               const std::string& cat = "kernel") {
     Add(name, cat, ts, dur, StreamTrack(stream, rank), corr);
   }
+  // A row without a category (PyTorch 1.x's legacy profiler writes none), in an input of format `format`.
+  void Uncategorized(const std::string& name, int64_t ts, int64_t dur, InputFormat format) {
+    s_.inputs[0].format = format;
+    s_.slices.append(ts, dur, s_.strings.intern(name), 0, CpuTrack(0), kNoCorrelation, kSliceComplete);
+  }
   void SetFloatTimestamps() {
     for (InputInfo& in : s_.inputs) in.float_timestamps = true;
   }
@@ -275,6 +280,26 @@ TEST(RunDiff, FloatTimestampsRoundInward) {
   EXPECT_DOUBLE_EQ(Find(d.value().names, "tiny")->base_total_us, 0);
   EXPECT_DOUBLE_EQ(Find(d.value().names, "wide")->base_total_us, 2);
   EXPECT_TRUE(d.value().base.rounded_to_us);
+}
+
+// HTA drops rows without a category, so it reads nothing of a legacy PyTorch 1.x trace; strata takes them there
+// (and only there).
+TEST(RunDiff, LegacyTracesWithoutCategoriesAreRead) {
+  for (InputFormat format : {InputFormat::kPytorchLegacy, InputFormat::kKineto}) {
+    BuiltRun r;
+    r.Uncategorized("ProfilerStep#4", 0, 100 * us, format);
+    r.Uncategorized("aten::mm", 10 * us, 5 * us, format);
+    auto read = ReadRun(r.store(), "BASE legacy");
+    if (format == InputFormat::kKineto) {
+      EXPECT_FALSE(read.ok());  // no categorized row: nothing HTA would compare
+      continue;
+    }
+    ASSERT_TRUE(read.ok()) << read.error();
+    auto d = Diff(r, r);
+    ASSERT_TRUE(d.ok()) << d.error();
+    EXPECT_DOUBLE_EQ(d.value().base.step_time_us, 100);
+    EXPECT_EQ(Find(d.value().names, "aten::mm")->kind, "CPU (no category)");
+  }
 }
 
 // When step rows overlap, the last one in file order that holds a row's start takes it.

@@ -45,15 +45,21 @@ std::optional<int64_t> StepNumber(std::string_view name) {
 }
 
 /// Per store rank index, the slices HTA keeps as rows, in store (file) order: complete, with a category,
-/// the category not "Trace".
+/// the category not "Trace". PyTorch 1.x's legacy profiler writes no categories at all, so HTA reads nothing
+/// of such a trace; there every complete slice is a row (a strata extension, docs/hta-semantics.md §10).
 std::vector<std::vector<uint32_t>> RowSlicesByRank(const TraceStore& store) {
   std::vector<std::vector<uint32_t>> out(store.ranks.size());
+  std::vector<bool> uncategorized(store.ranks.size());
+  for (size_t r = 0; r < store.ranks.size(); ++r)
+    uncategorized[r] = store.inputs[store.ranks[r].input].format == InputFormat::kPytorchLegacy;
   const SliceTable& s = store.slices;
   const StringId trace_cat = store.strings.find("Trace");
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint8_t flags = s.flags[i];
-    if (!(flags & kSliceComplete) || !(flags & kSliceHasCategory) || s.category[i] == trace_cat) continue;
-    out[store.tracks[s.track[i]].rank].push_back(i);
+    const uint32_t rank = store.tracks[s.track[i]].rank;
+    if (!(flags & kSliceComplete)) continue;
+    const bool categorized = (flags & kSliceHasCategory) && s.category[i] != trace_cat;
+    if (categorized || uncategorized[rank]) out[rank].push_back(i);
   }
   return out;
 }
@@ -203,6 +209,7 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
 std::string KindOf(const TraceStore& store, const HtaRow& r) {
   if (r.stream != -1)
     return std::string("GPU ") + KernelTypeName(ClassifyKernel(store.strings.view(store.slices.name[r.slice])));
+  if (!(store.slices.flags[r.slice] & kSliceHasCategory)) return "CPU (no category)";
   return "CPU " + std::string(store.strings.view(store.slices.category[r.slice]));
 }
 
