@@ -47,8 +47,10 @@ void AddSelectionOptions(CLI::App* cmd, DiffCommandOptions& o) {
                                     "rank of BASE to compare (repeatable; default: its smallest rank, as HTA)");
   auto* test_rank = cmd->add_option("--test-rank", o.diff.test.ranks,
                                     "rank of TEST to compare (repeatable; default: its smallest rank)");
-  auto* base_step = cmd->add_option("--base-step", o.diff.base.steps,
-                                    "ProfilerStep#N of BASE to compare (repeatable; default: its first step, as HTA)");
+  auto* base_step =
+      cmd->add_option("--base-step", o.diff.base.steps,
+                      "ProfilerStep#N of BASE to compare (repeatable; default: its first step, as HTA; without "
+                      "ProfilerSteps, e.g. a recording, the steps found from the collective calls)");
   auto* test_step = cmd->add_option("--test-step", o.diff.test.steps,
                                     "ProfilerStep#N of TEST to compare (repeatable; default: its first step)");
   cmd->add_flag("--all-ranks", o.all_ranks, "compare every rank of each run (counts and times summed over ranks)")
@@ -94,8 +96,11 @@ CLI::App* AddDiffCommand(CLI::App& app) {
       "what changed between two runs: step time before -> after and, per op/kernel name, counts and total time "
       "of each run and their differences (HTA's TraceDiff.compare_traces: by default the first rank and first "
       "ProfilerStep of each run), grouped by kind; names new and gone");
-  cmd->add_option("BASE", o.base, "the run compared against: a trace file or a folder of one run's traces")->required();
-  cmd->add_option("TEST", o.test, "the run whose changes are shown: a trace file or a folder")->required();
+  cmd->add_option("BASE", o.base,
+                  "the run compared against: a trace file, a folder of one run's traces, or a `strata record` "
+                  "recording (.sseg or its folder)")
+      ->required();
+  cmd->add_option("TEST", o.test, "the run whose changes are shown: a trace file, a folder or a recording")->required();
   AddSelectionOptions(cmd, o);
   cmd->add_option("--format", o.format, "output format (html needs -o FILE)")
       ->check(CLI::IsMember({"text", "json", "html"}))

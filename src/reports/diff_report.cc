@@ -50,7 +50,8 @@ Json SideJson(const TraceStore& store, const std::string& label, const diff::Sid
           {"rows", side.rows},
           {"step_rows", side.step_rows},
           {"step_time_us", side.step_rows ? Json(RoundTo(side.step_time_us, 3)) : Json()},
-          {"rounded_to_us", side.rounded_to_us}};
+          {"rounded_to_us", side.rounded_to_us},
+          {"step_source", side.step_source}};
 }
 
 /// Skipped counts of both sides' inputs together, for the "skip_reasons" glossary and the text's last lines.
@@ -80,9 +81,10 @@ std::string Ints(const std::vector<int32_t>& v) {
 
 /// "LABEL (rank 3, step 1009; 9812 events)": what was compared on one side.
 std::string SideDescription(const std::string& label, const diff::SideSummary& s) {
-  return fmt::format("{} (rank{} {}, step{} {}; {} events{})", label, s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
+  return fmt::format("{} (rank{} {}, step{} {}; {} events{}{})", label, s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
                      s.steps.size() > 1 ? "s" : "", text::IntRanges(s.steps), s.rows,
-                     s.rounded_to_us ? ", rounded to whole µs as HTA does" : "");
+                     s.rounded_to_us ? ", rounded to whole µs as HTA does" : "",
+                     s.step_source == "profiler-step" ? "" : "; no ProfilerStep, steps " + s.step_source);
 }
 
 std::string SideLine(const char* which, const std::string& label, const diff::SideSummary& s) {
@@ -94,8 +96,11 @@ std::string Header(const DiffSides& sides, const diff::RunDiff& d) {
   for (const diff::Change& c : d.names) c.is_new() ? ++added : c.is_gone() ? ++gone : ++both;
   std::string out = "strata diff: " + StepLine(d) + "\n";
   out += SideLine("base", sides.base_label, d.base) + SideLine("test", sides.test_label, d.test);
-  out += fmt::format("  names: {} in both, {} new in test, {} gone from test; rows: {} (HTA TraceDiff rules)\n", both,
-                     added, gone, diff::DeviceFilterName(d.device));
+  const char* rows = d.device == diff::DeviceFilter::kCpu   ? "CPU rows only"
+                     : d.device == diff::DeviceFilter::kGpu ? "GPU rows only"
+                                                            : "CPU and GPU rows";
+  out += fmt::format("  names: {} in both, {} new in test, {} gone from test; {} (HTA TraceDiff rules)\n", both, added,
+                     gone, rows);
   return out;
 }
 

@@ -86,6 +86,31 @@ def main():
         expect("bad --device", run("diff", "--device", "tpu", b, t), 2)
         expect("diagnose on two runs points to strata diff", run("diagnose", b, paths["other_run"]), 0,
                out="to compare two runs: strata diff BASE TEST")
+        # A run without ProfilerSteps (as a recording is): the model's steps, from the collective calls.
+        synth, nosteps = os.path.join(tmp, "synth"), os.path.join(tmp, "synth-nosteps")
+        subprocess.run([strata, "synth", "-o", synth, "--ranks", "3", "--steps", "3", "--layers", "2"],
+                       check=True, capture_output=True)
+        os.mkdir(nosteps)
+        for name in sorted(os.listdir(synth)):
+            if name.startswith("rank-"):
+                with open(os.path.join(synth, name)) as f:
+                    doc = json.load(f)
+                doc["traceEvents"] = [e for e in doc["traceEvents"]
+                                      if not str(e.get("name", "")).startswith("ProfilerStep")]
+                with open(os.path.join(nosteps, name), "w") as f:
+                    json.dump(doc, f)
+        p = run("diff", "--format", "json", "--all-ranks", "--test-step", "2", nosteps, nosteps)
+        expect("a run without ProfilerSteps is compared by the model's steps", p, 0)
+        if p.returncode == 0:
+            doc = json.loads(p.stdout)
+            good = (doc["base"]["step_source"] not in ("profiler-step", "none") and doc["test"]["steps"] == [2]
+                    and doc["base"]["ranks"] == [0, 1, 2] and doc["base"]["step_time_us"] > 0 and doc["names"])
+            print(("ok   " if good else "FAIL ") + "json: steps from the model, all ranks, a step time")
+            if not good:
+                failures.append("model steps")
+                print(json.dumps(doc["base"])[:1000])
+        expect("a step the model did not find", run("diff", "--base-step", "99", nosteps, nosteps), 2,
+               err="has no step 99 (its steps:")
         p = run("diff", "--help")
         expect("--help lists the selection", p, 0, out="--base-rank")
         for opt in ("--test-rank", "--base-step", "--test-step", "--all-ranks", "--all-steps", "--device", "--format"):

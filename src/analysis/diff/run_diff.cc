@@ -13,6 +13,8 @@
 #include <unordered_map>
 
 #include "analysis/hta_time.h"
+#include "analysis/job_summary.h"
+#include "model/job_model.h"
 #include "model/kernel_type.h"
 
 namespace strata::diff {
@@ -121,6 +123,34 @@ void AssignLinkedSteps(const TraceStore& store, std::vector<HtaRow>& rows) {
   }
 }
 
+/// A run without ProfilerSteps (a recording): every row in the model's step window that holds its start (-1:
+/// in none), each window's length as the step time. An error when the model finds no steps either.
+Expected<RunRows> WithModelSteps(const TraceStore& store, RunRows run) {
+  const model::StepModel steps = model::BuildJobModel(store, SlicesByRank(store)).steps;
+  std::set<int64_t> found;
+  run.window_us.resize(run.by_rank.size());
+  for (size_t rank = 0; rank < run.by_rank.size() && rank < steps.by_rank.size(); ++rank) {
+    const std::vector<model::StepWindow>& windows = steps.by_rank[rank];
+    for (const model::StepWindow& w : windows) {
+      run.window_us[rank][w.step] = static_cast<double>(w.end_ns - w.start_ns) / 1000.0;
+      found.insert(w.step);
+    }
+    for (HtaRow& r : run.by_rank[rank]) {
+      const int w = model::FindWindow(windows, store.slices.ts_ns[r.slice]);
+      r.step = w < 0 ? -1 : windows[static_cast<size_t>(w)].step;
+    }
+  }
+  if (found.empty())
+    return Status::Error(
+        fmt::format("{}: no ProfilerStep#N in it and no steps found from its collective calls: the "
+                    "diff compares steps (record with torch.profiler's schedule, or give a run "
+                    "whose ranks call collectives every step)",
+                    run.label));
+  run.step_source = std::string(model::StepSourceName(steps.source));
+  run.steps.assign(found.begin(), found.end());
+  return run;
+}
+
 }  // namespace
 
 Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
@@ -147,11 +177,8 @@ Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
   }
   if (!any)
     return Status::Error(fmt::format("{}: no events to compare in it (complete events with a category)", label));
-  if (steps.empty())
-    return Status::Error(
-        fmt::format("{}: no ProfilerStep#N in it: the diff compares profiler steps (record with "
-                    "torch.profiler's schedule, or give traces that have steps)",
-                    label));
+  run.step_source = "profiler-step";
+  if (steps.empty()) return WithModelSteps(store, std::move(run));
   run.steps.assign(steps.begin(), steps.end());
   return run;
 }
@@ -192,8 +219,8 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
   if (steps.empty()) steps = {run.steps.front()};
   for (int64_t n : steps)
     if (!std::binary_search(run.steps.begin(), run.steps.end(), n))
-      return Status::Error(fmt::format("{} {}: {} has no ProfilerStep#{} (its steps: {})", sel.step_option, n,
-                                       run.label, n, JoinInts(run.steps)));
+      return Status::Error(fmt::format("{} {}: {} has no {}{} (its steps: {})", sel.step_option, n, run.label,
+                                       run.window_us.empty() ? "ProfilerStep#" : "step ", n, JoinInts(run.steps)));
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
   summary->steps = steps;
@@ -203,6 +230,7 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
   ranks->erase(std::unique(ranks->begin(), ranks->end()), ranks->end());
   for (size_t index : *ranks) summary->ranks.push_back(store.ranks[index].rank);
   summary->rounded_to_us = run.rounded;
+  summary->step_source = run.step_source;
   return Status::Ok();
 }
 
@@ -236,13 +264,20 @@ void Tally(const TraceStore& store, const RunRows& side, const std::vector<size_
     for (const HtaRow& r : side.by_rank[rank]) {
       if (r.step == kNoStep || !steps.count(r.step)) continue;
       const std::string_view name = store.strings.view(store.slices.name[r.slice]);
-      if (r.stream == -1 && StepNumber(name) == r.step) ++totals.step_rows, totals.step_time_us += r.dur;
+      if (side.window_us.empty() && r.stream == -1 && StepNumber(name) == r.step)
+        ++totals.step_rows, totals.step_time_us += r.dur;
       if (!PassesDevice(device, r)) continue;
       ++summary->rows;
       const std::string kind = KindOf(store, r);
       Count(names, std::string(name), kind, base, r.dur);
       Count(kinds, kind, "", base, r.dur);
       totals.kind_us[kind] += r.dur;
+    }
+    if (!side.window_us.empty()) {
+      for (int64_t step : summary->steps) {
+        auto it = side.window_us[rank].find(step);
+        if (it != side.window_us[rank].end()) ++totals.step_rows, totals.step_time_us += it->second;
+      }
     }
     summary->step_rows += totals.step_rows;
     step_total += totals.step_time_us;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,7 @@ struct SideSummary {
   uint64_t step_rows = 0;      // selected ProfilerStep CPU rows the step time is the mean of
   double step_time_us = 0;     // mean duration of those rows; 0 when there are none
   bool rounded_to_us = false;  // some input had float timestamps (HTA's inward rounding applied)
+  std::string step_source;     // "profiler-step", or the model\'s ("detected-rhythm" for a recording)
   RankTotalsByRank by_rank;    // each selected rank's step time and time by kind
 };
 
@@ -93,9 +95,15 @@ struct RunRows {
   std::vector<std::vector<HtaRow>> by_rank;  // by store rank index
   std::vector<int64_t> steps;                // ascending, distinct
   bool rounded = false;                      // some input with rows had float timestamps
+  // A run without ProfilerStep#N (a `strata record` recording): the steps are the model's (the rhythm of the
+  // collective calls), each row in the step window holding its start, and a step's time is its window's
+  // length, per store rank index and step. Empty for runs with ProfilerSteps.
+  std::string step_source;  // "profiler-step", or the model's source ("detected-rhythm", ...)
+  std::vector<std::map<int64_t, double>> window_us;
 };
 
-/// Reads one run. An error (naming `label`) when it has no row to compare or no ProfilerStep#N.
+/// Reads one run. An error (naming `label`) when it has no row to compare, or neither a ProfilerStep#N nor
+/// steps the model finds.
 Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label);
 
 /// Compares `test` with `base` (each read from its store by ReadRun). The only errors are the selection's:
