@@ -7,6 +7,9 @@
 // µs times (rounded inward for float-timestamp inputs), no last-step filter; a CPU row (stream < 0, or a
 // cpu_op on stream 0) is in the last ProfilerStep (file order) whose [ts, ts + dur) holds its start, a row on
 // a stream > 0 in the step of the CPU row its correlation links (the last one with that correlation).
+// Where HTA reads nothing, strata goes on (docs/hta-semantics.md §10): a PyTorch 1.x trace (no categories)
+// gives every complete slice as a row; a run without ProfilerSteps (a recording) takes its job model's steps.
+// With several ranks in both runs, which ranks changed unlike the rest (rank_changes.h).
 // Invariants: `names` holds each name once, sorted by |diff_total_us| descending then name; a count of 0 on a
 // side means the name is absent there; the selected ranks and steps exist on their side (else an error).
 #pragma once
