@@ -2,12 +2,12 @@
 #include "analysis/gpu_breakdown.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/hta_time.h"
 #include "analysis/intervals.h"
 
 namespace strata {
@@ -19,25 +19,6 @@ struct Row {
   double start;
   double end;
 };
-
-// The double nearest to ns / 1000, i.e. what a JSON parser makes of the µs text the trace held (when
-// it had at most 3 decimals). Dividing a double by 1000 would round twice: ns values of epoch timestamps
-// exceed 2^53, so the conversion goes through the decimal text, which from_chars rounds correctly.
-double NsToUs(int64_t ns) {
-  const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  char text[32];
-  char* p = text;
-  if (ns < 0) *p++ = '-';
-  p = std::to_chars(p, text + sizeof(text), mag / 1000).ptr;
-  const auto frac = static_cast<unsigned>(mag % 1000);
-  *p++ = '.';
-  *p++ = static_cast<char>('0' + frac / 100);
-  *p++ = static_cast<char>('0' + frac / 10 % 10);
-  *p++ = static_cast<char>('0' + frac % 10);
-  double value = 0;
-  std::from_chars(text, p, value);
-  return value;
-}
 
 bool IsStepName(std::string_view name) {
   if (name.substr(0, 13) != "ProfilerStep#" || name.size() == 13) return false;
@@ -76,9 +57,8 @@ std::optional<std::vector<Row>> BreakdownRows(const TraceStore& store, const std
     const uint8_t flags = s.flags[row];
     if (!(flags & kSliceComplete) || !(flags & kSliceHasCategory) || s.category[row] == trace_cat) continue;
     // Doubles as HTA's JSON parser makes them, then HTA's double arithmetic.
-    const double ts = NsToUs(s.ts_ns[row]);
-    const double end = ts + NsToUs(s.dur_ns[row]);
-    rows.push_back(round ? Row{row, std::ceil(ts), std::floor(end)} : Row{row, ts, end});
+    const HtaSpan span = HtaSpanOf(s.ts_ns[row], s.dur_ns[row], round);
+    rows.push_back(Row{row, span.start, span.end});
     any_device |= store.tracks[s.track[row]].stream != -1;
   }
   if (!any_device) return std::nullopt;

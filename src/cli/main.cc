@@ -14,6 +14,7 @@
 #include "analysis/job_summary.h"
 #include "analysis/whatif/op_graph.h"
 #include "cli/agent_command.h"
+#include "cli/diff_command.h"
 #include "cli/export_command.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
@@ -395,6 +396,7 @@ int RunMain(int argc, char** argv) {
   summary.Add(app);
   DiagnoseCommand diagnose;
   diagnose.Add(app);
+  CLI::App* diff = strata::cli::AddDiffCommand(app);
   CLI::App* record = strata::cli::AddRecordCommand(app);
   InspectCommand inspect;
   inspect.Add(app);
@@ -424,6 +426,7 @@ int RunMain(int argc, char** argv) {
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
   if (inspect.cmd->parsed()) return inspect.Run();
+  if (diff->parsed()) return strata::cli::RunDiffCommand();
   if (synth->parsed()) return strata::cli::RunSynthCommand();
   if (agent->parsed()) return strata::cli::RunAgentCommand();
   if (serve->parsed()) return strata::cli::RunServeCommand();

@@ -38,7 +38,7 @@ grep -q 'SYNOPSIS' <<<"$rendered" || fail "man cannot render the page"
 
 # Completion: subcommands, then a subcommand's options, from the installed binary.
 got=$(bash -c "source '$prefix/share/bash-completion/completions/strata'
-  COMP_WORDS=('$prefix/bin/strata' di); COMP_CWORD=1; _strata; echo \"\${COMPREPLY[*]}\"
+  COMP_WORDS=('$prefix/bin/strata' dia); COMP_CWORD=1; _strata; echo \"\${COMPREPLY[*]}\"
   COMP_WORDS=('$prefix/bin/strata' diagnose --for); COMP_CWORD=2; _strata; echo \"\${COMPREPLY[*]}\"")
 [ "$got" = $'diagnose\n--format' ] || fail "completion gave: $got"
 

@@ -168,6 +168,7 @@ TEST(DiagStatus, InputsRecordedFarApartInTimeAreInconclusive) {
   const DiagnosisResult r = DiagnoseDdp(spec);
   EXPECT_EQ(r.status, "inconclusive");
   EXPECT_TRUE(HasReason(r, "recorded at different times")) << Reasons(r);
+  EXPECT_TRUE(HasReason(r, "to compare two runs: strata diff BASE TEST")) << Reasons(r);
   // Seconds apart is clock skew within one run, not two runs.
   spec.clock_offset = {epoch, epoch + 2 * kSec};
   EXPECT_EQ(DiagnoseDdp(spec).status, "healthy");

@@ -14,6 +14,9 @@ namespace strata::diagnosis {
 
 namespace {
 
+/// Ends every reason that says the inputs are of different runs: comparing runs is `strata diff`'s job.
+constexpr const char* kCompareRunsHint = " (to compare two runs: strata diff BASE TEST)";
+
 /// How much a reason weighs: a caveat beside any verdict; blocking: never healthy; void: the comparison
 /// itself cannot be trusted (inputs of different runs, timelines that do not line up, a replay of too little
 /// of the job), so inconclusive even beside findings.
@@ -112,8 +115,8 @@ class Checks {
         says += fmt::format("{}{} says {}", says.empty() ? "" : ", ", RankList(ranks), world);
       Void(
           fmt::format("the inputs disagree on the world size ({}): they come from different runs, or files "
-                      "of an earlier run are mixed in; give the files of one run",
-                      says));
+                      "of an earlier run are mixed in; give the files of one run{}",
+                      says, kCompareRunsHint));
       return;
     }
     if (ranks_by_world.empty()) return;
@@ -123,8 +126,8 @@ class Checks {
     for (const RankInfo& r : store_.ranks)
       if (r.rank >= world) outside.push_back(r.rank);
     if (!outside.empty()) {
-      Void(fmt::format("{} outside the world size {} the traces state: the inputs are not of one run",
-                       RankList(outside), world));
+      Void(fmt::format("{} outside the world size {} the traces state: the inputs are not of one run{}",
+                       RankList(outside), world, kCompareRunsHint));
     } else if (given < world) {
       Add(true, fmt::format("{} of the job's {} ranks were given (world size from the traces): the other {} were "
                             "not examined and may hold the straggler",
@@ -154,8 +157,8 @@ class Checks {
     if (gap <= limits_.apart_ns) return;
     Void(
         fmt::format("the inputs were recorded at different times: rank {} ends {} before rank {} starts, so "
-                    "they are not one run; give the files of one run",
-                    store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank));
+                    "they are not one run; give the files of one run{}",
+                    store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank, kCompareRunsHint));
   }
 
   void LeftOut() {

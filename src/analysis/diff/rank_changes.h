@@ -1,0 +1,46 @@
+// Which ranks changed unlike the rest between two runs (`strata diff --all-ranks`). Each rank selected in
+// both runs (matched by rank number) is measured in both: its step time and its total time in each kind of
+// row (GPU kernels by type, CPU rows by category, as the run diff groups them). For every measure, a rank's
+// change (test − base) differs from the rest when it is more than kRankChangeZ scaled MADs (1.4826 · MAD, the σ
+// of a normal sample) and more than kRankChangeShare of the median base step time away from the median change
+// over the ranks: robust to the outlier itself, and deaf to differences too small to matter. A slow rank often
+// shows in a kind, not in its step time: its peers wait for it inside collectives, so every step grows alike
+// while the slow rank waits less.
+// Invariants: ranks ascending; `differs` only with at least kMinRanksToCompare ranks; a differing rank names
+// the measure it differs most in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata::diff {
+
+inline constexpr double kRankChangeZ = 3.5;
+inline constexpr double kRankChangeShare = 0.05;
+inline constexpr size_t kMinRanksToCompare = 3;
+
+/// What one run's selection holds of one rank.
+struct RankTotals {
+  uint64_t step_rows = 0;
+  double step_time_us = 0;                // mean duration of its selected ProfilerStep CPU rows
+  std::map<std::string, double> kind_us;  // total time of its selected rows by kind
+};
+using RankTotalsByRank = std::map<int32_t, RankTotals>;  // by rank number
+
+struct RankChange {
+  int32_t rank = -1;
+  double base_step_time_us = 0;
+  double test_step_time_us = 0;
+  double change_us() const { return test_step_time_us - base_step_time_us; }
+  bool differs = false;
+  std::string measure;           // when it differs: "step time" or the kind it differs most in
+  double measure_change_us = 0;  // that measure's change on this rank
+  double measure_median_us = 0;  // the median change of that measure over the ranks
+};
+
+/// The ranks with a step time in both runs, each with its change and whether it differs from the rest.
+std::vector<RankChange> CompareRanks(const RankTotalsByRank& base, const RankTotalsByRank& test);
+
+}  // namespace strata::diff
