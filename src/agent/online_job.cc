@@ -78,11 +78,8 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     const int64_t step = node.key();
     std::vector<online::RankStepSummary>& ranks = node.mapped().ranks;
     view_.gaps += view_.last_step.size() - std::min(view_.last_step.size(), ranks.size());
-    if (ranks.size() >= options_.min_ranks) {
-      for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
-    } else {
-      ++view_.steps_too_few_ranks;
-    }
+    for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
+    if (ranks.size() < diagnosis::thresholds::kOnlinePeerMinRanks) ++view_.steps_self_judged;
     view_.judged_through = step;
     ++view_.steps_judged;
     // Starts are kept for steps that may still be anchored to (a late node's first summaries).

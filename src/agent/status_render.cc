@@ -53,7 +53,7 @@ nlohmann::ordered_json OnlineJson(const OnlineView& v) {
   o["gaps"] = v.gaps;
   o["realigned"] = v.realigned;
   o["steps_judged"] = v.steps_judged;
-  o["steps_too_few_ranks"] = v.steps_too_few_ranks;
+  o["steps_self_judged"] = v.steps_self_judged;
   o["judged_through"] = v.judged_through;
   nlohmann::ordered_json last = nlohmann::ordered_json::object();
   for (const auto& [rank, step] : v.last_step) last[std::to_string(rank)] = step;
