@@ -202,10 +202,49 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
     EXPECT_DOUBLE_EQ(e.explained_share, 0.75);
     EXPECT_EQ(e.mixture_corroborates, corroborated);
   }
+  d.decided_by = online::DecidingScore::kSelf;
+  d.peers = 1;
+  d.peer_late_s = -0.004;  // a non-deciding score may be negative
+  d.peer_z = -1.5;
+  d.self_history = 32;
+  d.self_late_s = 0.02;
+  d.self_z = 27;
+  d.self_baseline_s = 0.06;
+  d.onset_step = 7;
+  d.onset_unix = 1764123456.25;
+  d.persistence = online::Persistence::kRecurring;
   auto decoded = DecodeFinding(EncodeFinding(d, "h"));
-  ASSERT_TRUE(decoded.ok());
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_DOUBLE_EQ(decoded.value().confidence, 0.75);
   EXPECT_DOUBLE_EQ(decoded.value().excess_s, 0.015);
+  EXPECT_EQ(decoded.value().decided_by, online::DecidingScore::kSelf);
+  EXPECT_EQ(decoded.value().peers, 1);
+  EXPECT_DOUBLE_EQ(decoded.value().peer_late_s, -0.004);
+  EXPECT_DOUBLE_EQ(decoded.value().peer_z, -1.5);
+  EXPECT_EQ(decoded.value().self_history, 32);
+  EXPECT_DOUBLE_EQ(decoded.value().self_z, 27);
+  EXPECT_DOUBLE_EQ(decoded.value().self_baseline_s, 0.06);
+  EXPECT_EQ(decoded.value().onset_step, 7);
+  EXPECT_DOUBLE_EQ(decoded.value().onset_unix, 1764123456.25);
+  EXPECT_EQ(decoded.value().persistence, online::Persistence::kRecurring);
+  {  // an agent before issue 25: the peer score decided, onset at the first late step, lasting
+    StreamFields old = EncodeFinding(d, "h");
+    std::erase_if(old, [](const auto& f) {
+      return f.first == "score" || f.first.starts_with("peer") || f.first.starts_with("self") ||
+             f.first.starts_with("onset") || f.first == "persistence";
+    });
+    auto before = DecodeFinding(old);
+    ASSERT_TRUE(before.ok()) << before.error();
+    EXPECT_EQ(before.value().decided_by, online::DecidingScore::kPeers);
+    EXPECT_EQ(before.value().onset_step, 8);
+    EXPECT_EQ(before.value().persistence, online::Persistence::kLasting);
+  }
+  const diagnosis::Finding self_finding = DetectionFinding(d, false);
+  const auto& self_evidence = std::get<diagnosis::DetectionEvidence>(self_finding.evidence.kind);
+  EXPECT_EQ(self_evidence.score, "self");
+  EXPECT_EQ(self_evidence.persistence, "recurring");
+  EXPECT_EQ(self_evidence.onset_step, 7);
+  EXPECT_TRUE(self_evidence.self_ready);
   online::Detection unknown = d;
   unknown.cause = diagnosis::Cause::kUnknown;
   unknown.excess_s = 0.008;
