@@ -82,6 +82,7 @@ std::string_view DecidingScoreName(DecidingScore s) { return s == DecidingScore:
 // One rank in one step: both scores and the deciding one's verdict.
 struct OnlineDetector::Scored {
   const RankStepSummary* r = nullptr;
+  RankState* state = nullptr;  // the rank's, looked up once per step
   int32_t peers = 0;
   double peer_late_s = 0, peer_z = 0, peer_spread_s = 0;
   SelfScore self;
@@ -118,7 +119,8 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
     const RankStepSummary* r = group[i];
     Scored& s = scored[i];
     s.r = r;
-    s.self = state_[r->rank].history.Score(*r);
+    s.state = &state_[r->rank];
+    s.self = s.state->history.Score(*r);
     if (group.size() < 2) continue;
     s.peers = static_cast<int32_t>(group.size() - 1);
     const double reference =
@@ -173,7 +175,7 @@ void OnlineDetector::Decide(const std::vector<const RankStepSummary*>& group, do
 void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
                             double step_median, double now, std::vector<Detection>* opened) {
   const RankStepSummary& r = *s.r;
-  RankState& st = state_[r.rank];
+  RankState& st = *s.state;
   RankHistory& h = st.history;
   h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;

@@ -13,11 +13,14 @@ namespace th = diagnosis::thresholds;
 
 constexpr int kHistoryBits = 32;
 
-double Median(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2) return *mid;
+// Median of the first `n` values of `v` (reordered); the mean of the two middle values for an even n.
+template <size_t N>
+double Median(std::array<double, N>& v, size_t n) {
+  if (n == 0) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+  std::nth_element(v.begin(), mid, end);
+  if (n % 2) return *mid;
   return (*mid + *std::max_element(v.begin(), mid)) / 2;
 }
 
@@ -64,17 +67,16 @@ SelfScore RankHistory::Score(const RankStepSummary& s) const {
   SelfScore out;
   out.history = count_;
   if (count_ == 0) return out;
-  std::vector<double> work, step;
-  work.reserve(count_);
-  step.reserve(count_);
+  // Fixed arrays: Score runs for every rank every step (no allocation; strata_bench_online at 100k ranks).
+  std::array<double, th::kOnlineSelfWindow> work{}, step{};
   for (size_t i = 0; i < count_; ++i) {
-    work.push_back(window_[i].work);
-    step.push_back(window_[i].step);
+    work[i] = window_[i].work;
+    step[i] = window_[i].step;
   }
-  out.baseline_s = Median(work);
-  out.usual_step_s = Median(step);
-  for (double& w : work) w = std::abs(w - out.baseline_s);
-  out.spread_s = std::max(Median(work), th::kOnlineMadFloorShare * out.usual_step_s);
+  out.baseline_s = Median(work, count_);
+  out.usual_step_s = Median(step, count_);
+  for (size_t i = 0; i < count_; ++i) work[i] = std::abs(work[i] - out.baseline_s);
+  out.spread_s = std::max(Median(work, count_), th::kOnlineMadFloorShare * out.usual_step_s);
   out.ready = count_ >= th::kOnlineSelfMinHistory && out.spread_s > 0;
   if (!out.ready) return out;
   out.late_s = s.own_work_s() - out.baseline_s;
