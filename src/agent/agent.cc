@@ -131,7 +131,10 @@ class Agent {
       if (!flight->current_chunk().empty()) {
         std::vector<online::RankStepSummary> summaries;
         live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
-        FeedOnline(job, summaries, now_unix, &state);
+        // Detections are dated when judged, after the round read the chunk's tail: its summaries may hold
+        // steps that ended after the round began (a round under load takes seconds), and a detection dated
+        // at the round's start could precede the slowdown it names.
+        FeedOnline(job, summaries, UnixS(), &state);
         if (publisher_)
           for (const diagnosis::RankInflight& r : state.inflight)
             publisher_->Enqueue(job, EncodeInflight(r, host_, now_unix));

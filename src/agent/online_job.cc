@@ -78,11 +78,8 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     const int64_t step = node.key();
     std::vector<online::RankStepSummary>& ranks = node.mapped().ranks;
     view_.gaps += view_.last_step.size() - std::min(view_.last_step.size(), ranks.size());
-    if (ranks.size() >= options_.min_ranks) {
-      for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
-    } else {
-      ++view_.steps_too_few_ranks;
-    }
+    for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
+    if (ranks.size() < diagnosis::thresholds::kOnlinePeerMinRanks) ++view_.steps_self_judged;
     view_.judged_through = step;
     ++view_.steps_judged;
     // Starts are kept for steps that may still be anchored to (a late node's first summaries).
@@ -137,16 +134,37 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
   f.layer = online::SummaryLayer(f.cause);
   f.impact_pct = d.step_s > 0 ? 100.0 * d.late_s / d.step_s : 0;
   f.confidence = f.cause == diagnosis::Cause::kUnknown ? 0 : d.confidence;
+  const bool self = d.decided_by == online::DecidingScore::kSelf;
+  const std::string reference = self ? "its own recent steps" : "its peers' median";
   f.summary = fmt::format(
-      "rank {} works {:.1f} ms longer than its peers' median per step since step {} ({})", d.rank, d.late_s * 1e3,
-      d.first_step,
+      "rank {} works {:.1f} ms longer than {} per step since step {} ({}, {})", d.rank, d.late_s * 1e3, reference,
+      d.onset_step >= 0 ? d.onset_step : d.first_step, online::PersistenceName(d.persistence),
       f.cause == diagnosis::Cause::kUnknown
           ? fmt::format("cause not explained by the step summary's classes: the largest excess covers {:.0f}%",
                         100 * d.explained)
-          : fmt::format("{}: its time in that class {:.1f} ms beyond its peers' median, {:.0f}% of the lateness",
-                        diagnosis::CauseName(d.cause), d.excess_s * 1e3, 100 * d.explained));
-  f.evidence.kind = diagnosis::DetectionEvidence{d.first_step, d.late_s * 1e3,   d.step_s * 1e3,
-                                                 corroborated, d.excess_s * 1e3, d.explained};
+          : fmt::format("{}: its time in that class {:.1f} ms beyond {}, {:.0f}% of the lateness",
+                        diagnosis::CauseName(d.cause), d.excess_s * 1e3, self ? "its own usual" : reference,
+                        100 * d.explained));
+  diagnosis::DetectionEvidence e;
+  e.first_step = d.first_step;
+  e.late_ms = d.late_s * 1e3;
+  e.group_step_ms = d.step_s * 1e3;
+  e.mixture_corroborates = corroborated;
+  e.excess_ms = d.excess_s * 1e3;
+  e.explained_share = d.explained;
+  e.score = std::string(online::DecidingScoreName(d.decided_by));
+  e.peers = d.peers;
+  e.peer_late_ms = d.peer_late_s * 1e3;
+  e.peer_z = d.peer_z;
+  e.self_history = d.self_history;
+  e.self_ready = d.self_history >= static_cast<int32_t>(diagnosis::thresholds::kOnlineSelfMinHistory);
+  e.self_late_ms = d.self_late_s * 1e3;
+  e.self_z = d.self_z;
+  e.self_baseline_ms = d.self_baseline_s * 1e3;
+  e.onset_step = d.onset_step;
+  e.onset_unix = d.onset_unix;
+  e.persistence = std::string(online::PersistenceName(d.persistence));
+  f.evidence.kind = std::move(e);
   return f;
 }
 

@@ -11,10 +11,9 @@
 // second's steps at once, so a node's steps may arrive many steps after another's without being missing.
 // After each judged step the Gaussian mixture is fitted over the last `mixture_steps` judged steps'
 // (rank, step) feature vectors; its low-likelihood points are counted per rank and shown beside the
-// detector's findings (a detection the mixture also flags is marked corroborated). A step with fewer than
-// `min_ranks` summaries is not given to the detector (a rank against one or two peers has no robust
-// reference: on a 2-rank job, ordinary jitter opened findings); the agent's window diagnosis covers such
-// small jobs.
+// detector's findings (a detection the mixture also flags is marked corroborated). Every judged step goes
+// to the detector, whatever its number of ranks: with fewer than 4 the detector decides by each rank's self
+// score (its own past; online_detector.h), so 1-, 2- and 3-rank jobs are judged too (issue 25).
 // Invariants: each (rank, job step) counts once: a summary at or below its rank's last job step is a
 // duplicate; one for a step already judged is late (kept as the rank's last step, not judged); steps are
 // judged in increasing order; memory is O(ranks × (max_lag + mixture_steps)) plus the starts of the last
@@ -40,8 +39,6 @@ struct OnlineJobOptions {
   size_t mixture_steps = 8;          // judged steps the mixture is fitted over
   size_t mixture_max_points = 4096;  // the mixture is left out when the window holds more points
   double realign_steps = 0.75;       // a start this many step times from its job step's re-anchors the rank
-  // Fewer ranks in a step give no robust peer reference: not fed to the detector.
-  size_t min_ranks = diagnosis::thresholds::kOnlineMinRanks;
 };
 
 /// What the status and metrics show of a job's online detection.
@@ -49,8 +46,8 @@ struct OnlineView {
   std::map<int32_t, int64_t> last_step;  // by rank
   std::map<int32_t, online::RankStepSummary> last_summary;
   uint64_t summaries = 0, duplicates = 0, late = 0, gaps = 0, steps_judged = 0;
-  uint64_t steps_too_few_ranks = 0;  // judged steps not given to the detector (fewer than min_ranks)
-  uint64_t realigned = 0;            // ranks anchored anew after their starts left their job steps'
+  uint64_t steps_self_judged = 0;  // judged steps of fewer than kOnlinePeerMinRanks ranks (self score decides)
+  uint64_t realigned = 0;          // ranks anchored anew after their starts left their job steps'
   int64_t judged_through = -1;
   int mixture_k = 0;
   size_t mixture_points = 0;

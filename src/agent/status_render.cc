@@ -53,7 +53,7 @@ nlohmann::ordered_json OnlineJson(const OnlineView& v) {
   o["gaps"] = v.gaps;
   o["realigned"] = v.realigned;
   o["steps_judged"] = v.steps_judged;
-  o["steps_too_few_ranks"] = v.steps_too_few_ranks;
+  o["steps_self_judged"] = v.steps_self_judged;
   o["judged_through"] = v.judged_through;
   nlohmann::ordered_json last = nlohmann::ordered_json::object();
   for (const auto& [rank, step] : v.last_step) last[std::to_string(rank)] = step;
@@ -63,6 +63,24 @@ nlohmann::ordered_json OnlineJson(const OnlineView& v) {
   for (const auto& [rank, n] : v.mixture_anomalies) anomalous[std::to_string(rank)] = n;
   mixture["anomalous_points_by_rank"] = anomalous;
   o["mixture"] = mixture;
+  return o;
+}
+
+// Both scores of an online detection (analysis/online/online_detector.h): which decided, the peer score
+// (null when the rank was alone) and the self score (null before kOnlineSelfMinHistory learned steps).
+nlohmann::ordered_json ScoresJson(const online::Detection& d) {
+  nlohmann::ordered_json o;
+  o["decided_by"] = online::DecidingScoreName(d.decided_by);
+  o["peer"] = d.peers > 0 ? nlohmann::ordered_json{{"peers", d.peers},
+                                                   {"late_ms", RoundTo(d.peer_late_s * 1e3, 3)},
+                                                   {"z", RoundTo(d.peer_z, 2)}}
+                          : nlohmann::ordered_json();
+  const bool self = d.self_history >= static_cast<int32_t>(diagnosis::thresholds::kOnlineSelfMinHistory);
+  o["self"] = self ? nlohmann::ordered_json{{"history_steps", d.self_history},
+                                            {"late_ms", RoundTo(d.self_late_s * 1e3, 3)},
+                                            {"z", RoundTo(d.self_z, 2)},
+                                            {"baseline_ms", RoundTo(d.self_baseline_s * 1e3, 3)}}
+                   : nlohmann::ordered_json();
   return o;
 }
 
@@ -109,14 +127,19 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
     if (job.online)
       for (const online::Detection& d : job.online->open) {
         const diagnosis::Finding f = DetectionFinding(d, job.online->corroborated.at(d.rank));
-        findings.push_back({{"rank", d.rank},
-                            {"cause", diagnosis::CauseName(f.cause)},
-                            {"step", d.step},
-                            {"impact_pct", RoundTo(f.impact_pct, 3)},
-                            {"confidence", f.confidence},
-                            {"detected_at", RoundTo(d.detected_at, 3)},
-                            {"source", "online"},
-                            {"summary", f.summary}});
+        findings.push_back(
+            {{"rank", d.rank},
+             {"cause", diagnosis::CauseName(f.cause)},
+             {"step", d.step},
+             {"impact_pct", RoundTo(f.impact_pct, 3)},
+             {"confidence", f.confidence},
+             {"detected_at", RoundTo(d.detected_at, 3)},
+             {"source", "online"},
+             {"summary", f.summary},
+             {"onset_step", d.onset_step >= 0 ? nlohmann::ordered_json(d.onset_step) : nullptr},
+             {"onset_unix", d.onset_unix > 0 ? nlohmann::ordered_json(RoundTo(d.onset_unix, 3)) : nullptr},
+             {"persistence", online::PersistenceName(d.persistence)},
+             {"scores", ScoresJson(d)}});
       }
     o["findings"] = findings;
     if (job.online) o["online"] = OnlineJson(*job.online);
@@ -186,6 +209,29 @@ void OnlineMetrics(const AgentSnapshot& s, Family family, std::string* out) {
     if (job.online)
       *out += fmt::format("strata_step_summaries_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job),
                           job.online->summaries);
+  family("strata_online_onset_timestamp_seconds", "gauge",
+         "When each open online detection's slowdown began (its onset step's start), by persistence "
+         "(lasting, recurring, one_off).");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      for (const online::Detection& d : job.online->open)
+        if (d.onset_unix > 0)
+          *out += fmt::format(
+              "strata_online_onset_timestamp_seconds{{training_job=\"{}\",rank=\"{}\",persistence=\"{}\"}} {:.3f}\n",
+              PromLabel(job.job), d.rank, online::PersistenceName(d.persistence), d.onset_unix);
+  family("strata_online_score", "gauge",
+         "Robust z of each open online detection's rank in its detecting step: against its peers (score=\"peer\") "
+         "and against its own recent steps (score=\"self\"), each when it exists.");
+  for (const JobState& job : s.jobs)
+    if (job.online)
+      for (const online::Detection& d : job.online->open) {
+        if (d.peers > 0)
+          *out += fmt::format("strata_online_score{{training_job=\"{}\",rank=\"{}\",score=\"peer\"}} {:.3f}\n",
+                              PromLabel(job.job), d.rank, d.peer_z);
+        if (d.self_history >= static_cast<int32_t>(diagnosis::thresholds::kOnlineSelfMinHistory))
+          *out += fmt::format("strata_online_score{{training_job=\"{}\",rank=\"{}\",score=\"self\"}} {:.3f}\n",
+                              PromLabel(job.job), d.rank, d.self_z);
+      }
   family("strata_step_gaps_total", "counter", "(rank, step) summaries missing when their step was judged, per job.");
   for (const JobState& job : s.jobs)
     if (job.online)

@@ -32,17 +32,22 @@ class FieldReader {
       return Bad(name, *v);
     *out = static_cast<T>(x);
   }
-  void Real(const char* name, double* out) {
+  void Real(const char* name, double* out, bool signed_value = false) {
     const std::string* v = Find(name);
     if (v == nullptr) return;
     char* end = nullptr;
     const double x = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || !std::isfinite(x) || x < 0) return Bad(name, *v);
+    if (v->empty() || *end != '\0' || !std::isfinite(x) || (x < 0 && !signed_value)) return Bad(name, *v);
     *out = x;
   }
-  void OptionalReal(const char* name, double* out) {
-    if (map_.count(name)) Real(name, out);
+  void OptionalReal(const char* name, double* out, bool signed_value = false) {
+    if (map_.count(name)) Real(name, out, signed_value);
   }
+  template <typename T>
+  void OptionalInt(const char* name, T* out) {
+    if (map_.count(name)) Int(name, out);
+  }
+  bool Has(const char* name) const { return map_.count(name) > 0; }
   void Text(const char* name, std::string* out) {
     if (const std::string* v = Find(name)) *out = *v;
   }
@@ -96,7 +101,18 @@ StreamFields EncodeFinding(const online::Detection& d, const std::string& host) 
           {"cause", std::string(diagnosis::CauseName(d.cause))},
           {"excess_s", Num(d.excess_s)},
           {"explained", Num(d.explained)},
-          {"confidence", Num(d.confidence)}};
+          {"confidence", Num(d.confidence)},
+          {"score", std::string(online::DecidingScoreName(d.decided_by))},
+          {"peers", std::to_string(d.peers)},
+          {"peer_late_s", Num(d.peer_late_s)},
+          {"peer_z", Num(d.peer_z)},
+          {"self_history", std::to_string(d.self_history)},
+          {"self_late_s", Num(d.self_late_s)},
+          {"self_z", Num(d.self_z)},
+          {"self_baseline_s", Num(d.self_baseline_s)},
+          {"onset_step", std::to_string(d.onset_step)},
+          {"onset_unix", Num(d.onset_unix)},
+          {"persistence", std::string(online::PersistenceName(d.persistence))}};
 }
 
 StreamFields EncodeWindowRequest(const WindowRequest& r) {
@@ -238,6 +254,25 @@ Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
   r.OptionalReal("excess_s", &d.excess_s);  // absent from agents before the online confidence (issue 23)
   r.OptionalReal("explained", &d.explained);
   r.OptionalReal("confidence", &d.confidence);
+  // Both scores, the onset and the persistence: absent from agents before issue 25 (then: the peer score,
+  // onset at the first late step, lasting).
+  std::string score = "peers", persistence = "lasting";
+  if (r.Has("score")) r.Text("score", &score);
+  d.decided_by = score == "self" ? online::DecidingScore::kSelf : online::DecidingScore::kPeers;
+  r.OptionalInt("peers", &d.peers);
+  r.OptionalReal("peer_late_s", &d.peer_late_s, /*signed_value=*/true);
+  r.OptionalReal("peer_z", &d.peer_z, true);
+  r.OptionalInt("self_history", &d.self_history);
+  r.OptionalReal("self_late_s", &d.self_late_s, true);
+  r.OptionalReal("self_z", &d.self_z, true);
+  r.OptionalReal("self_baseline_s", &d.self_baseline_s);
+  d.onset_step = d.first_step;
+  r.OptionalInt("onset_step", &d.onset_step);
+  r.OptionalReal("onset_unix", &d.onset_unix);
+  if (r.Has("persistence")) r.Text("persistence", &persistence);
+  // A score or persistence this build does not know (a newer agent's) reads as peers / lasting rather than
+  // dropping the entry.
+  d.persistence = online::ParsePersistence(persistence).value_or(online::Persistence::kLasting);
   if (!r.error().empty()) return Status::Error(r.error());
   return d;
 }

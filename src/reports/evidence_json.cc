@@ -159,6 +159,19 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
   j["mixture_corroborates"] = e.mixture_corroborates;
   j["excess_ms"] = RoundTo(e.excess_ms, 3);
   j["explained_share"] = RoundTo(e.explained_share, 3);
+  j["score"] = e.score;
+  j["peer"] =
+      e.peers > 0
+          ? ordered_json{{"peers", e.peers}, {"late_ms", RoundTo(e.peer_late_ms, 3)}, {"z", RoundTo(e.peer_z, 2)}}
+          : ordered_json();
+  j["self"] = e.self_ready ? ordered_json{{"history_steps", e.self_history},
+                                          {"late_ms", RoundTo(e.self_late_ms, 3)},
+                                          {"z", RoundTo(e.self_z, 2)},
+                                          {"baseline_ms", RoundTo(e.self_baseline_ms, 3)}}
+                           : ordered_json();
+  j["onset_step"] = e.onset_step >= 0 ? ordered_json(e.onset_step) : ordered_json();
+  j["onset_unix"] = e.onset_unix > 0 ? ordered_json(RoundTo(e.onset_unix, 3)) : ordered_json();
+  if (!e.persistence.empty()) j["persistence"] = e.persistence;
 }
 
 ordered_json StalledRankJson(const StalledRankState& s) {

@@ -1,7 +1,7 @@
 // OnlineJob, the online detection shared by the agent and serve: summaries of ranks arriving in any
 // interleaving are judged step by step once complete (or once a rank runs max_lag steps ahead and the step
 // has waited max_wait_s, the missing ranks counted as gaps); nodes are lined up by their steps' starts; a
-// (rank, step) counts once; steps with too few ranks are not judged; a slow rank opens a finding in the
+// (rank, step) counts once; every step is judged (at 2 ranks by the self score); a slow rank opens a finding in the
 // `strata diagnose` contract.
 #include <gtest/gtest.h>
 
@@ -69,22 +69,32 @@ TEST(OnlineJob, DuplicatesAndLateSummariesCountOnce) {
   EXPECT_EQ(lagging.view().last_step.at(3), 1);
 }
 
-TEST(OnlineJob, OpensAFindingForASlowRankAndNothingWithTooFewRanks) {
+// Until issue 25 a step of fewer than 4 ranks was not judged (the 2-rank job below raised nothing); now every
+// step is, and on 2 ranks the rank that slows down is named by its self score once it has a history.
+TEST(OnlineJob, OpensAFindingForASlowRankAtEightRanksAndAtTwo) {
   std::mt19937 rng(2);
   std::normal_distribution<double> jitter(0, 0.0005);
   OnlineJob eight, two;
-  std::vector<online::Detection> opened;
-  for (int64_t s = 0; s < 12; ++s) {
-    for (int r = 0; r < 8; ++r) eight.Add(S(r, s, 0.06 + jitter(rng) + (r == 6 && s >= 5 ? 0.015 : 0)));
-    for (int r = 0; r < 2; ++r) two.Add(S(r, s, 0.06 + jitter(rng) + (r == 1 && s >= 5 ? 0.015 : 0)));
+  std::vector<online::Detection> opened, opened_two;
+  for (int64_t s = 0; s < 20; ++s) {
+    for (int r = 0; r < 8; ++r) eight.Add(S(r, s, 0.06 + jitter(rng) + (r == 6 && s >= 12 ? 0.015 : 0)));
+    for (int r = 0; r < 2; ++r) two.Add(S(r, s, 0.06 + jitter(rng) + (r == 1 && s >= 12 ? 0.015 : 0)));
     for (auto& d : eight.Advance(static_cast<double>(s))) opened.push_back(d);
-    EXPECT_TRUE(two.Advance(static_cast<double>(s)).empty());
+    for (auto& d : two.Advance(static_cast<double>(s))) opened_two.push_back(d);
   }
   ASSERT_EQ(opened.size(), 1u);
   EXPECT_EQ(opened[0].rank, 6);
-  EXPECT_LE(opened[0].step, 7);
+  EXPECT_LE(opened[0].step, 14);
   EXPECT_EQ(opened[0].cause, diagnosis::Cause::kSlowCompute);
-  EXPECT_EQ(two.view().steps_too_few_ranks, 12u);
+  EXPECT_EQ(opened[0].decided_by, online::DecidingScore::kPeers);
+  ASSERT_EQ(opened_two.size(), 1u);
+  EXPECT_EQ(opened_two[0].rank, 1);
+  EXPECT_EQ(opened_two[0].step, 13);
+  EXPECT_EQ(opened_two[0].onset_step, 12);
+  EXPECT_EQ(opened_two[0].decided_by, online::DecidingScore::kSelf);
+  EXPECT_EQ(opened_two[0].cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(two.view().steps_self_judged, 20u);
+  EXPECT_EQ(eight.view().steps_self_judged, 0u);
   const diagnosis::Finding f = DetectionFinding(opened[0], false);
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(f.layer, diagnosis::Layer::kCpu);
@@ -192,10 +202,49 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
     EXPECT_DOUBLE_EQ(e.explained_share, 0.75);
     EXPECT_EQ(e.mixture_corroborates, corroborated);
   }
+  d.decided_by = online::DecidingScore::kSelf;
+  d.peers = 1;
+  d.peer_late_s = -0.004;  // a non-deciding score may be negative
+  d.peer_z = -1.5;
+  d.self_history = 32;
+  d.self_late_s = 0.02;
+  d.self_z = 27;
+  d.self_baseline_s = 0.06;
+  d.onset_step = 7;
+  d.onset_unix = 1764123456.25;
+  d.persistence = online::Persistence::kRecurring;
   auto decoded = DecodeFinding(EncodeFinding(d, "h"));
-  ASSERT_TRUE(decoded.ok());
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_DOUBLE_EQ(decoded.value().confidence, 0.75);
   EXPECT_DOUBLE_EQ(decoded.value().excess_s, 0.015);
+  EXPECT_EQ(decoded.value().decided_by, online::DecidingScore::kSelf);
+  EXPECT_EQ(decoded.value().peers, 1);
+  EXPECT_DOUBLE_EQ(decoded.value().peer_late_s, -0.004);
+  EXPECT_DOUBLE_EQ(decoded.value().peer_z, -1.5);
+  EXPECT_EQ(decoded.value().self_history, 32);
+  EXPECT_DOUBLE_EQ(decoded.value().self_z, 27);
+  EXPECT_DOUBLE_EQ(decoded.value().self_baseline_s, 0.06);
+  EXPECT_EQ(decoded.value().onset_step, 7);
+  EXPECT_DOUBLE_EQ(decoded.value().onset_unix, 1764123456.25);
+  EXPECT_EQ(decoded.value().persistence, online::Persistence::kRecurring);
+  {  // an agent before issue 25: the peer score decided, onset at the first late step, lasting
+    StreamFields old = EncodeFinding(d, "h");
+    std::erase_if(old, [](const auto& f) {
+      return f.first == "score" || f.first.starts_with("peer") || f.first.starts_with("self") ||
+             f.first.starts_with("onset") || f.first == "persistence";
+    });
+    auto before = DecodeFinding(old);
+    ASSERT_TRUE(before.ok()) << before.error();
+    EXPECT_EQ(before.value().decided_by, online::DecidingScore::kPeers);
+    EXPECT_EQ(before.value().onset_step, 8);
+    EXPECT_EQ(before.value().persistence, online::Persistence::kLasting);
+  }
+  const diagnosis::Finding self_finding = DetectionFinding(d, false);
+  const auto& self_evidence = std::get<diagnosis::DetectionEvidence>(self_finding.evidence.kind);
+  EXPECT_EQ(self_evidence.score, "self");
+  EXPECT_EQ(self_evidence.persistence, "recurring");
+  EXPECT_EQ(self_evidence.onset_step, 7);
+  EXPECT_TRUE(self_evidence.self_ready);
   online::Detection unknown = d;
   unknown.cause = diagnosis::Cause::kUnknown;
   unknown.excess_s = 0.008;

@@ -195,6 +195,50 @@ TEST(ServeRedis, NamesTheStoppedRankFromTheNodesInflightStates) {
   EXPECT_EQ(StatusJson(core.Snapshot(109))["jobs"][0]["findings"][0]["detected_at"], 108);
 }
 
+// Jobs of 2 and 3 ranks through Redis (issue 25: until then steps of fewer than 4 ranks were not judged and
+// serve raised nothing): the last rank, on node b, works 15 ms longer from step 20; serve names it by its self
+// score within 2 steps, with the onset at step 20 and that step's start, lasting, both scores in the status;
+// nothing is named before.
+TEST(ServeRedis, NamesTheSlowRankOfTwoAndThreeRankJobs) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  for (int ranks : {2, 3}) {
+    const std::string job = "small-" + std::to_string(ranks);
+    std::mt19937 rng(static_cast<uint32_t>(ranks));
+    StreamPublisher node[2] = {StreamPublisher(redis.address(), {}), StreamPublisher(redis.address(), {})};
+    ServeCore core(redis.address(), ConsumerOptions{});
+    const double t0 = 1.7e9;
+    int named_at = -1;
+    nlohmann::ordered_json finding;
+    for (int s = 0; s < 30 && named_at < 0; ++s) {
+      for (int r = 0; r < ranks; ++r) {
+        online::RankStepSummary sum = Summary(r, s, r == ranks - 1 && s >= 20, rng);
+        sum.start_unix = t0 + 0.1 * s;
+        node[r == ranks - 1].Enqueue(job, EncodeSummary(sum, r == ranks - 1 ? "node-b" : "node-a"));
+      }
+      node[0].Flush(0);
+      node[1].Flush(0);
+      ASSERT_TRUE(core.Poll(0, t0 + 0.1 * s + 0.1).ok());
+      const nlohmann::ordered_json st = StatusJson(core.Snapshot(t0 + 0.1 * s + 0.1));
+      for (const auto& j : st["jobs"])
+        if (j["job"] == job && !j["findings"].empty()) {
+          named_at = s;
+          finding = j["findings"][0];
+        }
+    }
+    ASSERT_GE(named_at, 20) << ranks << " ranks: named before the fault: " << finding.dump();
+    EXPECT_LE(named_at, 21) << ranks << " ranks";
+    EXPECT_EQ(finding["rank"], ranks - 1);
+    EXPECT_EQ(finding["source"], "online");
+    EXPECT_EQ(finding["onset_step"], 20);
+    EXPECT_NEAR(finding["onset_unix"].get<double>(), t0 + 2.0, 1e-3);
+    EXPECT_EQ(finding["persistence"], "lasting");
+    EXPECT_EQ(finding["scores"]["decided_by"], "self");
+    EXPECT_EQ(finding["scores"]["peer"]["peers"], ranks - 1);
+    EXPECT_NEAR(finding["scores"]["self"]["late_ms"].get<double>(), 15, 2);
+  }
+}
+
 TEST(ServeRedis, CleanJobRaisesNothing) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.ready());

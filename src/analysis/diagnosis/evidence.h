@@ -143,13 +143,24 @@ struct LoadImbalanceEvidence {
   std::optional<double> slowdown;  // the phase replay's (data-parallel trace path only)
 };
 
-// A live detection of `strata agent` from the step summaries: its lateness, and the largest class's excess
-// over the peers' median (the evidence for its cause) with the share of the lateness it covers.
+// A live detection of `strata agent` from the step summaries: its lateness by the deciding score, and the
+// largest class's excess over its reference (the peers' median, or the rank's own past when the self score
+// decided: the evidence for its cause) with the share of the lateness it covers; both scores (analysis/online,
+// online_detector.h), the onset and the persistence.
 struct DetectionEvidence {
   int64_t first_step = 0;
   double late_ms = 0, group_step_ms = 0;
   bool mixture_corroborates = false;
   double excess_ms = 0, explained_share = 0;
+  std::string score = "peers";  // which score decided: "peers" or "self"
+  int32_t peers = 0;            // ranks compared with (0: alone, no peer score)
+  double peer_late_ms = 0, peer_z = 0;
+  int32_t self_history = 0;  // learned steps of the self baseline (0 .. kOnlineSelfWindow)
+  bool self_ready = false;   // the self score counts (kOnlineSelfMinHistory steps)
+  double self_late_ms = 0, self_z = 0, self_baseline_ms = 0;
+  int64_t onset_step = -1;
+  double onset_unix = 0;    // 0: unknown
+  std::string persistence;  // "lasting", "recurring", "one_off"
 };
 
 // Where a rank missing from a stalled collective was (stall.h): its state (a phrase: "blocked on a lock

@@ -172,11 +172,14 @@ inline constexpr double kRotationHoldInsideS = 1.0;
 inline constexpr size_t kMinSpinSamples = 2;
 
 // ---- online detection (analysis/online) -----------------------------------------------------------------
-/// The online detector's minimum effect (OnlineOptions::min_effect) is kMinEffect. A step with fewer than
-/// this many ranks' summaries is not given to the detector (agent/online_job.h): a rank against one or two
-/// peers has no robust reference (on a 2-rank job, ordinary jitter opened findings); the agent's window
-/// diagnosis covers such small jobs.
-inline constexpr size_t kOnlineMinRanks = 4;
+/// The online detector's minimum effect (OnlineOptions::min_effect) is kMinEffect. Every step is judged,
+/// whatever the number of ranks (issue 25; until then steps of fewer than 4 ranks were not judged online).
+/// From this many ranks in a group the peer score decides (a rank against the median of its peers); with
+/// fewer, one or two peers are no robust reference (on a 2-rank job ordinary jitter opened findings, and
+/// with 2 ranks either could be the "late" one), so the self score decides: the rank against its own recent
+/// past, counted only when the rank is late against itself beyond what its peers are against themselves
+/// (a change they share, a longer batch or an evaluation step, names nobody).
+inline constexpr size_t kOnlinePeerMinRanks = 4;
 /// A rank is late in a step when its own work (step time − collective wait) exceeds its peers' median by
 /// kMinEffect of the step and by this robust z (MAD floored at kOnlineMadFloorShare of the median step).
 inline constexpr double kOnlineMinZ = 3.5;
@@ -185,12 +188,57 @@ inline constexpr double kOnlineMadFloorShare = 0.005;
 /// kOnlineWindow steps opens a detection (one noisy step raises nothing; a straggler from step k is detected
 /// at step k + 1); a smaller lateness must hold in kOnlineLongPersist of the last kOnlineLongWindow steps
 /// (on a clean 4-rank job, jitter at the minimum effect made 2-of-3 runs of 2.7–3.2 ms on 80 ms steps: 2–3
-/// false detections in 2–3 minutes, 2026-11-26); not late in the last kOnlineWindow steps closes it.
+/// false detections in 2–3 minutes, 2026-11-26); a lasting detection closes after kOnlineWindow on-time
+/// steps (the other persistences hold longer: "Hysteresis" below).
 inline constexpr size_t kOnlineWindow = 3;
 inline constexpr size_t kOnlinePersist = 2;
 inline constexpr double kOnlineClearFactor = 2.0;
 inline constexpr size_t kOnlineLongWindow = 10;
 inline constexpr size_t kOnlineLongPersist = 8;
+/// Self baseline (analysis/online/rank_history.h, as NVIDIA's "individual" straggler score): the median and
+/// MAD of the rank's own work over its last kOnlineSelfWindow on-time steps (32: a median over 32 steps moves
+/// only when more than 16 of them change, and 32 steps are seconds to a minute of training); the self score
+/// counts from kOnlineSelfMinHistory learned steps (a job's first steps, warm-up included, are learned, not
+/// judged: 8 steps give a median that a slow first step or two does not move). The rank is late against
+/// itself by the same minimum effect (of its usual step: the median step time of those steps) and robust z
+/// (kOnlineMinZ, MAD floored at kOnlineMadFloorShare) as against its peers.
+inline constexpr size_t kOnlineSelfWindow = 32;
+inline constexpr size_t kOnlineSelfMinHistory = 8;
+/// A pause: late (by the deciding score) by at least this many usual steps in one step opens a detection
+/// at once (persistence one_off), where other lateness must persist. One step: the rank's step at least
+/// doubled, which ordinary jitter does not do (a clean 32-rank stream's one noisy step of 30 % raises
+/// nothing, tests/unit/online_detector_test.cc); only once the rank has kOnlineSelfMinHistory steps of
+/// history, so a slow first step (warm-up) is no pause.
+inline constexpr double kOnlinePauseSteps = 1.0;
+/// Recurring: clearly late in kOnlineRecurringRuns separate runs (split by at least two on-time steps), evenly
+/// spaced (their starts' intervals within one step of each other), in the last kOnlineRecurringWindow steps
+/// opens a detection (persistence recurring): a rank slow every 4th step is named at its fourth slow step,
+/// periods up to 7 steps are seen. Four runs, not three: clearly late steps falling at random at a rate p per
+/// rank and step make such a pattern about 35 p^4 times per step (p = 1 %: once in 3 million rank-steps;
+/// three runs would be 15 p^3, once in 70,000), and two pauses are two one-offs.
+inline constexpr size_t kOnlineRecurringRuns = 4;
+inline constexpr size_t kOnlineRecurringWindow = 24;
+/// Hysteresis (closing): a detection closes after this many consecutive on-time steps: kOnlineWindow for a
+/// lasting one (as before issue 25), kOnlineOneOffHold for a one_off (a pause that recurs within 8 steps
+/// turns the open detection recurring instead of opening a second one), kOnlineRecurringWindow for a
+/// recurring one (a pattern with a period up to 24 steps stays one detection). A run of late steps of at most
+/// kOnlineOneOffMaxSteps that ended is a one-off (a pause across a step boundary makes two late steps).
+inline constexpr size_t kOnlineOneOffHold = 8;
+inline constexpr size_t kOnlineOneOffMaxSteps = 2;
+/// Onset (change point): a one-sided CUSUM per rank over the deciding score's robust z (peer z from
+/// kOnlinePeerMinRanks ranks; with fewer, its lateness against itself less the median of its peers' against
+/// themselves, over its own spread; alone, the self z): S = min(kOnlineCusumMax, max(0, S + min(z,
+/// kOnlineCusumMaxStepZ) − kOnlineCusumDrift)). The onset is the step at which S last rose from 0 (the classic CUSUM
+/// change-point estimate), or the run's first late step when that is earlier (S was already positive from noise when
+/// the change began). The drift 1.5 (half a shift of 3 robust sigmas) keeps S at 0 through ordinary noise (z above 1.5
+/// in ~7 % of Gaussian steps, so S rarely stays positive for two) so a change's onset is not dated earlier than it
+/// began; one step adds at most 5 − 1.5 and S is capped at 10, so after a 2 s pause S is back at 0 within a few steps.
+/// While S is at or above kOnlineCusumAlarm a change is in progress and the self baseline learns nothing (a slowdown
+/// creeping in below the late threshold is not learned as the rank's normal).
+inline constexpr double kOnlineCusumDrift = 1.5;
+inline constexpr double kOnlineCusumMaxStepZ = 5.0;
+inline constexpr double kOnlineCusumMax = 10.0;
+inline constexpr double kOnlineCusumAlarm = 4.0;
 /// Gaussian mixture (eACGM): a (rank, step) point is anomalous when even its nearest component would give
 /// a squared Mahalanobis distance this unlikely (chi-square tail with d degrees of freedom): 1 in 10,000
 /// normal points, i.e. about one false point per 100 steps of 100 ranks.

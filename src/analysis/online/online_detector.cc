@@ -2,6 +2,7 @@
 #include "analysis/online/online_detector.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 
@@ -37,17 +38,15 @@ double PeerMedian(const std::vector<const RankStepSummary*>& group, const RankSt
   return MedianInPlace(v);
 }
 
-// NameCause (cause_choice.h) over the summary's classes: each class's excess over the peers' median is a
-// candidate for its cause, the largest is named when it covers kMinExplainedShare of `late_s`, and the
-// confidence is the share it covers. Sets d's cause, excess_s, explained and confidence.
-void ChooseCauseOf(const RankStepSummary& r, const std::vector<const RankStepSummary*>& group, double late_s,
-                   Detection* d) {
+// NameCause (cause_choice.h) over the summary's classes: each class's excess over its reference (`reference`,
+// the peers' median or the rank's own mean) is a candidate for its cause, the largest is named when it covers
+// kMinExplainedShare of `late_s`, and the confidence is the share it covers. Sets d's cause, excess_s,
+// explained and confidence.
+void ChooseCauseOf(const RankStepSummary& r, const std::array<double, 6>& reference, double late_s, Detection* d) {
   std::vector<diagnosis::CauseCandidate> candidates;
-  for (size_t c = 0; c < kSummaryClasses.size(); ++c) {
-    const double excess =
-        ClassValues(r)[c] - PeerMedian(group, &r, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
-    candidates.push_back({kSummaryCauses[c].cause, kSummaryCauses[c].layer, excess});
-  }
+  const std::array<double, 6> values = ClassValues(r);
+  for (size_t c = 0; c < kSummaryClasses.size(); ++c)
+    candidates.push_back({kSummaryCauses[c].cause, kSummaryCauses[c].layer, values[c] - reference[c]});
   const diagnosis::CauseChoice choice = diagnosis::NameCause(diagnosis::ProfileEvidence{candidates, late_s});
   d->cause = choice.cause;
   d->excess_s = std::max(0.0, choice.excess);
@@ -55,7 +54,42 @@ void ChooseCauseOf(const RankStepSummary& r, const std::vector<const RankStepSum
   d->confidence = choice.confidence;
 }
 
+// The peers' median of each class (the rank's reference when the peer score decides).
+std::array<double, 6> PeerClassMedians(const std::vector<const RankStepSummary*>& group, const RankStepSummary& r) {
+  std::array<double, 6> out{};
+  for (size_t c = 0; c < out.size(); ++c)
+    out[c] = PeerMedian(group, &r, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
+  return out;
+}
+
+// Consecutive on-time steps that close a detection of this persistence (thresholds.h, "Hysteresis").
+size_t CloseAfter(Persistence p) {
+  switch (p) {
+    case Persistence::kOneOff:
+      return th::kOnlineOneOffHold;
+    case Persistence::kRecurring:
+      return th::kOnlineRecurringWindow;
+    case Persistence::kLasting:
+      break;
+  }
+  return th::kOnlineWindow;
+}
+
 }  // namespace
+
+std::string_view DecidingScoreName(DecidingScore s) { return s == DecidingScore::kSelf ? "self" : "peers"; }
+
+// One rank in one step: both scores and the deciding one's verdict.
+struct OnlineDetector::Scored {
+  const RankStepSummary* r = nullptr;
+  RankState* state = nullptr;  // the rank's, looked up once per step
+  int32_t peers = 0;
+  double peer_late_s = 0, peer_z = 0, peer_spread_s = 0;
+  SelfScore self;
+  DecidingScore by = DecidingScore::kPeers;
+  double late_s = 0, z = 0;  // by the deciding score (z: what the CUSUM reads)
+  bool late = false, clear = false, pause = false;
+};
 
 OnlineDetector::OnlineDetector(OnlineOptions options) : options_(options) {}
 
@@ -79,47 +113,116 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
   const double median = MedianInPlace(work);
   for (double& w : work) w = std::abs(w - median);
   const double mad = std::max(MedianInPlace(work), th::kOnlineMadFloorShare * step_median);
-  const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
-  const uint32_t long_mask = (1u << th::kOnlineLongWindow) - 1;
   const bool small = group.size() <= kExactPeersUpTo;
-  for (const RankStepSummary* r : group) {
+  std::vector<Scored> scored(group.size());
+  for (size_t i = 0; i < group.size(); ++i) {
+    const RankStepSummary* r = group[i];
+    Scored& s = scored[i];
+    s.r = r;
+    s.state = &state_[r->rank];
+    s.self = s.state->history.Score(*r);
+    if (group.size() < 2) continue;
+    s.peers = static_cast<int32_t>(group.size() - 1);
     const double reference =
         small ? PeerMedian(group, r, [](const RankStepSummary& p) { return p.own_work_s(); }) : median;
-    const double late_s = r->own_work_s() - reference;
-    double spread = mad;
+    s.peer_late_s = r->own_work_s() - reference;
+    s.peer_spread_s = mad;
     if (small) {  // the peers' own spread: the rank under test must not widen its own yardstick
       std::vector<double> dev;
       for (const RankStepSummary* p : group)
         if (p != r) dev.push_back(std::abs(p->own_work_s() - reference));
-      spread = std::max(MedianInPlace(dev), th::kOnlineMadFloorShare * step_median);
+      s.peer_spread_s = std::max(MedianInPlace(dev), th::kOnlineMadFloorShare * step_median);
     }
-    const bool late = group.size() >= 2 && late_s >= options_.min_effect * step_median && spread > 0 &&
-                      0.6745 * late_s / spread >= th::kOnlineMinZ;
-    const bool clear = late && late_s >= th::kOnlineClearFactor * options_.min_effect * step_median;
-    RankState& st = state_[r->rank];
-    st.late_bits = ((st.late_bits << 1) | (late ? 1u : 0u)) & long_mask;
-    st.clear_bits = ((st.clear_bits << 1) | (clear ? 1u : 0u)) & window_mask;
-    if (late && st.first_late < 0) st.first_late = step;
-    if ((st.late_bits & window_mask) == 0) {
-      st.first_late = -1;
-      open_.erase(r->rank);
-      continue;
-    }
-    const bool persists = static_cast<size_t>(std::popcount(st.clear_bits)) >= th::kOnlinePersist ||
-                          static_cast<size_t>(std::popcount(st.late_bits)) >= th::kOnlineLongPersist;
-    if (late && persists && !open_.count(r->rank)) {
-      Detection d;
-      d.rank = r->rank;
-      d.step = step;
-      d.first_step = st.first_late;
-      d.detected_at = now;
-      d.late_s = late_s;
-      d.step_s = step_median;
-      ChooseCauseOf(*r, group, late_s, &d);
-      open_[r->rank] = d;
-      opened->push_back(d);
-    }
+    s.peer_z = s.peer_spread_s > 0 ? 0.6745 * s.peer_late_s / s.peer_spread_s : 0;
   }
+  Decide(group, step_median, &scored);
+  for (const Scored& s : scored) Update(s, group, step, step_median, now, opened);
+}
+
+// The deciding score per rank (see the header): the peers' from kOnlinePeerMinRanks ranks, else the self
+// score beyond what the peers show against themselves.
+void OnlineDetector::Decide(const std::vector<const RankStepSummary*>& group, double step_median,
+                            std::vector<Scored>* scored) const {
+  const double min_effect = options_.min_effect;
+  const double clear_effect = th::kOnlineClearFactor * min_effect;
+  for (Scored& s : *scored) {
+    if (group.size() >= th::kOnlinePeerMinRanks) {
+      s.by = DecidingScore::kPeers;
+      s.late_s = s.peer_late_s;
+      s.z = s.peer_z;
+      s.late = s.peer_spread_s > 0 && s.late_s >= min_effect * step_median && s.z >= th::kOnlineMinZ;
+      s.clear = s.late && s.late_s >= clear_effect * step_median;
+    } else {
+      std::vector<double> others_late;  // the peers against themselves (0 without a baseline)
+      for (const Scored& o : *scored)
+        if (&o != &s) others_late.push_back(o.self.late_s);
+      // Its lateness against itself beyond the peers', in its own spread's units: what decides and what the
+      // CUSUM reads (a change the peers share, learned at the same pace by every rank, stays near 0).
+      const double own_late = s.self.late_s - MedianInPlace(others_late), usual = s.self.usual_step_s;
+      s.by = DecidingScore::kSelf;
+      s.late_s = s.self.late_s;
+      s.z = s.self.ready ? 0.6745 * own_late / s.self.spread_s : 0;
+      s.late = s.self.ready && s.late_s >= min_effect * usual && own_late >= min_effect * usual &&
+               s.self.z >= th::kOnlineMinZ && s.z >= th::kOnlineMinZ;
+      s.clear = s.late && s.late_s >= clear_effect * usual && own_late >= clear_effect * usual;
+    }
+    s.pause = s.late && s.self.ready && s.late_s >= th::kOnlinePauseSteps * s.self.usual_step_s;
+  }
+}
+
+// Records the step in the rank's history, re-reads an open detection's persistence and closes it after its
+// hold, or opens one by the rules of the header.
+void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
+                            double step_median, double now, std::vector<Detection>* opened) {
+  const RankStepSummary& r = *s.r;
+  RankState& st = *s.state;
+  RankHistory& h = st.history;
+  h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
+  const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
+  const uint32_t long_mask = (1u << th::kOnlineLongWindow) - 1;
+  if (s.late && st.first_late < 0) st.first_late = step;
+  if ((h.late_bits() & window_mask) == 0) st.first_late = -1;
+  if (auto it = open_.find(r.rank); it != open_.end()) {
+    Detection& d = it->second;
+    if (d.persistence != Persistence::kRecurring) d.persistence = h.PersistenceSince(d.onset_step);
+    if (h.OnTimeRun() >= CloseAfter(d.persistence)) open_.erase(it);
+    return;
+  }
+  if (!s.late) return;
+  const bool persists = static_cast<size_t>(std::popcount(h.clear_bits() & window_mask)) >= th::kOnlinePersist ||
+                        static_cast<size_t>(std::popcount(h.late_bits() & long_mask)) >= th::kOnlineLongPersist;
+  const int64_t recurring = h.RecurringOnset();
+  if (!persists && !s.pause && recurring < 0) return;
+  Detection d;
+  d.rank = r.rank;
+  d.step = step;
+  d.first_step = st.first_late;
+  d.detected_at = now;
+  d.late_s = s.late_s;
+  d.step_s = step_median;
+  d.decided_by = s.by;
+  d.peers = s.peers;
+  d.peer_late_s = s.peer_late_s;
+  d.peer_z = s.peer_z;
+  d.self_history = static_cast<int32_t>(s.self.history);
+  if (s.self.ready) {
+    d.self_late_s = s.self.late_s;
+    d.self_z = s.self.z;
+  }
+  d.self_baseline_s = s.self.baseline_s;
+  // Onset: where the CUSUM last rose from 0 when that is earlier than the run's first late step (a change
+  // that crept in under the late threshold), the first run of a recurring pattern.
+  d.onset_step = st.first_late;
+  if (const int64_t change = h.ChangeStart(); change >= 0 && change < d.onset_step) d.onset_step = change;
+  if (recurring >= 0) d.onset_step = std::min(d.onset_step, recurring);
+  d.onset_unix = h.StartOf(d.onset_step);
+  if (d.onset_unix == 0 && r.start_unix > 0)  // older than the kept starts: counted back by usual steps
+    d.onset_unix = r.start_unix - static_cast<double>(step - d.onset_step) *
+                                      (s.self.usual_step_s > 0 ? s.self.usual_step_s : step_median);
+  d.persistence = h.PersistenceSince(d.onset_step);
+  ChooseCauseOf(r, s.by == DecidingScore::kSelf ? h.ClassBaseline() : PeerClassMedians(group, r), s.late_s, &d);
+  open_[r.rank] = d;
+  opened->push_back(d);
 }
 
 }  // namespace strata::online

@@ -1,41 +1,76 @@
-// OnlineDetector: straggler detection as steps end, in O(ranks) per step (issue 13, item 2). Each rank's
-// own work (step − collective wait) is compared with the robust reference of its group's peers in the same
-// step (median, MAD floored); a rank late by the minimum effect and a robust z of kOnlineMinZ is late in
-// that step; clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
-// kOnlineWindow steps, or late in kOnlineLongPersist of the last kOnlineLongWindow, opens a detection (so
-// one noisy step, or jitter at the minimum effect for a few steps, raises nothing), on time for
-// kOnlineWindow steps closes it. A detection's cause is named by the one rule, NameCause of cause_choice.h: each class
-// of the step summary (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time in it
-// beyond its peers' median in the detecting step; the largest names its cause when it covers at least
-// kMinExplainedShare of the lateness (own work beyond the peers' median), and the confidence is that share
-// (excess / lateness, clamped to [0, 1]); otherwise the cause is "unknown" with confidence 0
-// (docs/confidence.md, "online").
-// Invariants: steps are fed in increasing order; each open detection is reported once, when it opens;
-// memory is O(ranks) (a bit window per rank).
+// OnlineDetector: straggler detection as steps end, in O(ranks) per step (issue 13, item 2), with each rank's
+// memory of its own past (issue 25). Two scores per rank and step:
+//  - the peer score: its own work (step − collective wait) against the robust reference of its group's
+//    peers in the same step (median, MAD floored);
+//  - the self score: its own work against its own recent past (rank_history.h: median and MAD of its last
+//    kOnlineSelfWindow on-time steps, counted from kOnlineSelfMinHistory of them).
+// Which one decides (thresholds.h, kOnlinePeerMinRanks): from 4 ranks in a group, the peer score; with 2 or 3,
+// where one or two peers are no robust reference, the self score, and only when the rank is late against
+// itself by the minimum effect more than the median of its peers is against themselves (a change they share
+// names nobody); alone, the self score. Either way a rank is late in a step by the minimum effect (of the
+// step, for the peer score; of its usual step, for the self score) and a robust z of kOnlineMinZ. A detection
+// opens when the rank is:
+//  - clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last kOnlineWindow steps,
+//    or late in kOnlineLongPersist of the last kOnlineLongWindow (so one noisy step, or jitter at the minimum
+//    effect for a few steps, raises nothing);
+//  - or late by kOnlinePauseSteps usual steps in one step, with its self history (a pause; not warm-up);
+//  - or clearly late in kOnlineRecurringRuns evenly spaced runs of the last kOnlineRecurringWindow steps.
+// A detection carries its onset (onset_step, onset_unix: where the rank's CUSUM over the deciding z last rose
+// from 0, or the run's first late step if later; for a recurring pattern its first run) and its persistence
+// (lasting, recurring, one_off), re-read each step while it is open. It closes, with hysteresis, after
+// kOnlineWindow consecutive on-time steps when lasting, kOnlineOneOffHold when one_off (a pause closes on
+// its own; one that recurs meanwhile makes it recurring), kOnlineRecurringWindow when recurring.
+// A detection's cause is named by the one rule, NameCause of cause_choice.h: each class of the step summary
+// (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time in it beyond its
+// reference in the detecting step (its peers' median when the peer score decides; its own mean over its
+// learned steps when the self score does); the largest names its cause when it covers at least
+// kMinExplainedShare of the lateness, and the confidence is that share (excess / lateness, clamped to
+// [0, 1]); otherwise the cause is "unknown" with confidence 0 (docs/confidence.md, "online").
+// Invariants: steps are fed in increasing order; each detection is returned once, when it opens (open()
+// shows its persistence as it is now); memory is O(ranks × kOnlineSelfWindow).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "analysis/online/rank_history.h"
 #include "analysis/online/step_summary.h"
 
 namespace strata::online {
+
+/// Which score decided a detection (see the top of this file).
+enum class DecidingScore : uint8_t { kPeers, kSelf };
+std::string_view DecidingScoreName(DecidingScore s);  // "peers", "self"
 
 struct Detection {
   int32_t rank = -1;
   int64_t step = -1;                                    // the step at which it was detected
   int64_t first_step = -1;                              // the first late step of the run that opened it
   double detected_at = 0;                               // the caller's clock (Unix seconds for the agent)
-  double late_s = 0;                                    // own work beyond the peers' median, in the detecting step
+  double late_s = 0;                                    // lateness by the deciding score, in the detecting step
   double step_s = 0;                                    // the group's median step time in that step
   diagnosis::Cause cause = diagnosis::Cause::kUnknown;  // from the summary classes (NameCause), or unknown
-  double excess_s = 0;    // the largest class's excess over the peers' median (named or not), that step
+  double excess_s = 0;    // the largest class's excess over its reference (named or not), that step
   double explained = 0;   // excess_s / late_s, clamped to [0, 1]
   double confidence = 0;  // `explained` when a cause is named, else 0 (cause_choice.h)
+  // Both scores in the detecting step.
+  DecidingScore decided_by = DecidingScore::kPeers;
+  int32_t peers = 0;         // ranks it was compared with (0: alone, no peer score)
+  double peer_late_s = 0;    // own work beyond the peers' median
+  double peer_z = 0;         // robust z of that against the peers' spread
+  int32_t self_history = 0;  // learned steps of its baseline (under kOnlineSelfMinHistory: no self score)
+  double self_late_s = 0;    // own work beyond its own baseline (0 without a self score)
+  double self_z = 0;
+  double self_baseline_s = 0;  // its baseline own work per step
+  // When the change began and how it behaves.
+  int64_t onset_step = -1;
+  double onset_unix = 0;  // the onset step's wall-clock start (0: unknown)
+  Persistence persistence = Persistence::kLasting;
 };
 
 struct OnlineOptions {
@@ -55,12 +90,15 @@ class OnlineDetector {
 
  private:
   struct RankState {
-    uint32_t late_bits = 0;   // bit i: late i steps ago (kOnlineLongWindow bits)
-    uint32_t clear_bits = 0;  // bit i: clearly late i steps ago (kOnlineWindow bits)
-    int64_t first_late = -1;
+    RankHistory history;
+    int64_t first_late = -1;  // the first late step of the current run (reset after kOnlineWindow on time)
   };
+  struct Scored;
   void Judge(const std::vector<const RankStepSummary*>& group, int64_t step, double now,
              std::vector<Detection>* opened);
+  void Decide(const std::vector<const RankStepSummary*>& group, double step_median, std::vector<Scored>* scored) const;
+  void Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step, double step_median,
+              double now, std::vector<Detection>* opened);
 
   OnlineOptions options_;
   std::map<int32_t, RankState> state_;

@@ -1,0 +1,142 @@
+// One rank's memory in the online detector (see rank_history.h).
+#include "analysis/online/rank_history.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+namespace strata::online {
+namespace {
+
+namespace th = diagnosis::thresholds;
+
+constexpr int kHistoryBits = 32;
+
+// Median of the first `n` values of `v` (reordered); the mean of the two middle values for an even n.
+template <size_t N>
+double Median(std::array<double, N>& v, size_t n) {
+  if (n == 0) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+  std::nth_element(v.begin(), mid, end);
+  if (n % 2) return *mid;
+  return (*mid + *std::max_element(v.begin(), mid)) / 2;
+}
+
+// A run of late steps, by age (0: the last recorded step): `oldest` >= `newest`.
+struct Run {
+  int oldest = 0, newest = 0;
+};
+
+// The runs of set bits among the last `n` (oldest first); one on-time step between two late ones does not
+// split a run (jitter at the threshold inside a lasting slowdown), two or more do.
+std::vector<Run> Runs(uint32_t bits, int n) {
+  std::vector<Run> runs;
+  for (int age = n - 1; age >= 0; --age) {
+    if (((bits >> age) & 1u) == 0) continue;
+    if (!runs.empty() && runs.back().newest - age <= 2)
+      runs.back().newest = age;
+    else
+      runs.push_back({age, age});
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::string_view PersistenceName(Persistence p) {
+  switch (p) {
+    case Persistence::kLasting:
+      return "lasting";
+    case Persistence::kRecurring:
+      return "recurring";
+    case Persistence::kOneOff:
+      return "one_off";
+  }
+  return "lasting";
+}
+
+std::optional<Persistence> ParsePersistence(std::string_view name) {
+  for (Persistence p : {Persistence::kLasting, Persistence::kRecurring, Persistence::kOneOff})
+    if (PersistenceName(p) == name) return p;
+  return std::nullopt;
+}
+
+SelfScore RankHistory::Score(const RankStepSummary& s) const {
+  SelfScore out;
+  out.history = count_;
+  if (count_ == 0) return out;
+  // Fixed arrays: Score runs for every rank every step (no allocation; strata_bench_online at 100k ranks).
+  std::array<double, th::kOnlineSelfWindow> work{}, step{};
+  for (size_t i = 0; i < count_; ++i) {
+    work[i] = window_[i].work;
+    step[i] = window_[i].step;
+  }
+  out.baseline_s = Median(work, count_);
+  out.usual_step_s = Median(step, count_);
+  for (size_t i = 0; i < count_; ++i) work[i] = std::abs(work[i] - out.baseline_s);
+  out.spread_s = std::max(Median(work, count_), th::kOnlineMadFloorShare * out.usual_step_s);
+  out.ready = count_ >= th::kOnlineSelfMinHistory && out.spread_s > 0;
+  if (!out.ready) return out;
+  out.late_s = s.own_work_s() - out.baseline_s;
+  out.z = 0.6745 * out.late_s / out.spread_s;
+  return out;
+}
+
+void RankHistory::Record(const RankStepSummary& s, bool late, bool clear, double deciding_z, bool learn) {
+  late_bits_ = (late_bits_ << 1) | (late ? 1u : 0u);
+  clear_bits_ = (clear_bits_ << 1) | (clear ? 1u : 0u);
+  // Steps it did not report have no start.
+  for (int64_t skipped = std::max(last_step_ + 1, s.step - kHistoryBits + 1); skipped < s.step; ++skipped)
+    starts_[static_cast<size_t>(skipped % kHistoryBits)] = 0;
+  last_step_ = s.step;
+  starts_[static_cast<size_t>(s.step % kHistoryBits)] = s.start_unix;
+  const double before = cusum_;
+  cusum_ = std::clamp(cusum_ + std::min(deciding_z, th::kOnlineCusumMaxStepZ) - th::kOnlineCusumDrift, 0.0,
+                      th::kOnlineCusumMax);
+  if (before == 0 && cusum_ > 0) cusum_start_ = s.step;
+  if (!learn || ChangeInProgress()) return;
+  window_[next_] = {static_cast<float>(s.own_work_s()), static_cast<float>(s.step_s)};
+  next_ = (next_ + 1) % window_.size();
+  count_ = std::min(count_ + 1, window_.size());
+  const std::array<double, 6> values = ClassValues(s);
+  for (size_t c = 0; c < values.size(); ++c)
+    class_mean_[c] += (values[c] - class_mean_[c]) / static_cast<double>(count_);
+}
+
+size_t RankHistory::OnTimeRun() const {
+  return late_bits_ == 0 ? kHistoryBits : static_cast<size_t>(std::countr_zero(late_bits_));
+}
+
+double RankHistory::StartOf(int64_t step) const {
+  if (step < 0 || step > last_step_ || last_step_ - step >= kHistoryBits) return 0;
+  return starts_[static_cast<size_t>(step % kHistoryBits)];
+}
+
+Persistence RankHistory::PersistenceSince(int64_t onset) const {
+  const int n = static_cast<int>(std::clamp<int64_t>(last_step_ - onset + 1, 1, kHistoryBits));
+  const std::vector<Run> runs = Runs(late_bits_, n);
+  if (runs.size() >= 2) return Persistence::kRecurring;
+  if (runs.empty()) return Persistence::kOneOff;
+  const size_t length = static_cast<size_t>(runs[0].oldest - runs[0].newest + 1);
+  if (runs[0].newest == 0) return length >= th::kOnlinePersist ? Persistence::kLasting : Persistence::kOneOff;
+  return length <= th::kOnlineOneOffMaxSteps ? Persistence::kOneOff : Persistence::kLasting;
+}
+
+int64_t RankHistory::RecurringOnset() const {
+  if ((clear_bits_ & 1u) == 0) return -1;
+  const std::vector<Run> runs = Runs(clear_bits_, static_cast<int>(th::kOnlineRecurringWindow));
+  if (runs.size() < th::kOnlineRecurringRuns) return -1;
+  const size_t first = runs.size() - th::kOnlineRecurringRuns;
+  int shortest = kHistoryBits, longest = 0;
+  for (size_t i = first; i + 1 < runs.size(); ++i) {
+    const int interval = runs[i].oldest - runs[i + 1].oldest;
+    shortest = std::min(shortest, interval);
+    longest = std::max(longest, interval);
+  }
+  if (longest - shortest > 1) return -1;
+  return last_step_ - runs[first].oldest;
+}
+
+}  // namespace strata::online
