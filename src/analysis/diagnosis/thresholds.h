@@ -247,4 +247,12 @@ inline constexpr double kGmmOutlierP = 1e-4;
 /// gives a few outliers a tight component of their own, which would make them likely.
 inline constexpr double kGmmMinNormalWeight = 0.05;
 
+// ---- run diff (analysis/diff/rank_changes.h) --------------------------------------------------------------
+/// A rank's change between two runs differs from the rest when it is more than kRankChangeZ scaled MADs and
+/// more than kRankChangeShare of the median base step time away from the ranks' median change; judged only
+/// with at least kMinRanksToCompare ranks (with 2 there is no robust "rest").
+inline constexpr double kRankChangeZ = 3.5;
+inline constexpr double kRankChangeShare = 0.05;
+inline constexpr size_t kMinRanksToCompare = 3;
+
 }  // namespace strata::diagnosis::thresholds

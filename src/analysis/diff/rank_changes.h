@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/thresholds.h"
+
 namespace strata::diff {
 
-inline constexpr double kRankChangeZ = 3.5;
-inline constexpr double kRankChangeShare = 0.05;
-inline constexpr size_t kMinRanksToCompare = 3;
+// Its thresholds live with every other in analysis/diagnosis/thresholds.h ("run diff").
+using diagnosis::thresholds::kMinRanksToCompare;
+using diagnosis::thresholds::kRankChangeShare;
+using diagnosis::thresholds::kRankChangeZ;
 
 /// What one run's selection holds of one rank.
 struct RankTotals {
