@@ -116,7 +116,8 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
       ->capture_default_str();
   cmd->add_option("--col-stage", o.columns.stage, "op-table column holding the pipeline stage")->capture_default_str();
   cmd->add_option("--time-unit-ns", o.columns.time_unit_ns,
-                  "nanoseconds per op-table time unit, a power of ten (1e9 = seconds, 1e3 = microseconds)")
+                  "nanoseconds per op-table time unit, a power of ten (1e9 = seconds, 1e3 = microseconds); steps "
+                  "under 10 µs or over 10 min get a warning naming the units that fit")
       ->check(strata::cli::PowerOfTen(1, 1e9))
       ->capture_default_str();
 }

@@ -23,6 +23,7 @@
 #include "importers/op_table_importer.h"
 #include "importers/rank_inference.h"
 #include "importers/sniff.h"
+#include "importers/time_unit_check.h"
 #include "segments/segment_reader.h"
 
 namespace strata {
@@ -457,6 +458,18 @@ Status OverBudgetError(const std::vector<FileResult>& results) {
                        (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
 }
 
+// An op table's steps of implausible length (time_unit_check.h): a warning naming --time-unit-ns. Op tables
+// are never mixed with traces (NoOpTableBesideTraces), so an op-table input means the whole store is tables.
+std::optional<std::string> OpTableUnitWarning(const TraceStore& store, double time_unit_ns) {
+  std::string paths;
+  for (const auto& in : store.inputs)
+    if (in.format == InputFormat::kOpTable) paths += (paths.empty() ? "" : ", ") + in.path;
+  if (paths.empty()) return std::nullopt;
+  const std::optional<double> median = MedianOpTableStepNs(store);
+  if (!median) return std::nullopt;
+  return TimeUnitWarning(paths, *median, time_unit_ns);
+}
+
 // The loader's steps: sort the inputs, read a recording alone as a job of its own, else import the traces,
 // number their ranks, and merge them in rank order.
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
@@ -523,6 +536,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   job.store.shrink_to_fit();
   job.recorded = std::move(in.recorded);
   job.notes = std::move(in.segment_notes);
+  if (auto warning = OpTableUnitWarning(job.store, options.import.op_table.time_unit_ns)) job.notes.push_back(*warning);
   return job;
 }
 

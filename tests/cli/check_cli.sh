@@ -127,6 +127,18 @@ for bad in 0 1024 -1e9 nan 1e12; do
 done
 expect_text "--time-unit-ns: says what is allowed" "$work/err" "power of ten"
 expect_rc "--time-unit-ns 1e6: accepted" 0 "$bin" diagnose --time-unit-ns 1e6 "$example"
+# An op table read in the wrong unit (times in ms, read as seconds): a warning naming --time-unit-ns and the unit.
+printf 'rank,step,optype,start_ts,duration\n0,1,fwd,0,700\n1,1,fwd,0,750\n0,2,fwd,1500,700\n1,2,fwd,1500,750\n' \
+  > "$work/ops_ms.csv"
+expect_rc "op table in ms read as s: runs" 0 "$bin" summary "$work/ops_ms.csv"
+expect_text "op table in ms read as s: warned" "$work/err" \
+  "^strata: .*ops_ms.csv: implausible time unit: .* pass --time-unit-ns 1e6 if they are in milliseconds"
+expect_rc "op table in ms read as ms: runs" 0 "$bin" summary --time-unit-ns 1e6 "$work/ops_ms.csv"
+if grep -q "implausible" "$work/err"; then
+  failed=$((failed + 1)); echo "FAIL op table in ms read as ms: warned: $(head -3 "$work/err")"
+else
+  passed=$((passed + 1)); echo "ok   op table in ms read as ms: no warning"
+fi
 expect_rc "inspect /dev/zero: a quick error" 1 timeout 10 "$bin" inspect /dev/zero
 expect_text "inspect /dev/zero: says why" "$work/err" "not a strata segment file"
 

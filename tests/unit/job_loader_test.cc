@@ -362,5 +362,33 @@ TEST(LoadJob, TracePidsTakeTheirRankFromTheRecording) {
   EXPECT_EQ(s.ranks[1].rank_source, "recording (trace pid)");
 }
 
+// An op table read in the wrong time unit (issue 26): its steps are of implausible length, and the loader's
+// notes carry a warning naming --time-unit-ns and the unit that gives plausible steps; the data is unchanged.
+TEST(LoadJob, OpTableInTheWrongTimeUnitIsWarned) {
+  TempDir dir;
+  // Times in milliseconds, read as seconds (the default): steps of 1500 "s".
+  WriteFile(dir.file("ops.csv"),
+            "rank,step,optype,start_ts,duration\n0,1,fwd,0,700\n0,1,bwd,700,800\n1,1,fwd,0,750\n1,1,bwd,750,750\n"
+            "0,2,fwd,1500,700\n0,2,bwd,2200,800\n1,2,fwd,1500,750\n1,2,bwd,2250,750\n");
+  auto job = LoadJob({dir.path()}, Threads(1));
+  ASSERT_TRUE(job.ok()) << job.error();
+  ASSERT_EQ(job.value().notes.size(), 1u);
+  const std::string& note = job.value().notes[0];
+  EXPECT_NE(note.find("ops.csv: implausible time unit: the op table's steps last 1500 s (median)"), std::string::npos)
+      << note;
+  EXPECT_NE(note.find("--time-unit-ns 1e9"), std::string::npos) << note;
+  EXPECT_NE(note.find("pass --time-unit-ns 1e6 if they are in milliseconds (steps of 1.5 s), or --time-unit-ns 1e3"),
+            std::string::npos)
+      << note;
+  EXPECT_EQ(job.value().store.slices.dur_ns[0], int64_t{700} * 1'000'000'000);  // read as given
+
+  // Read in milliseconds, the same table has plausible steps: no warning.
+  LoadOptions ms = Threads(1);
+  ms.import.op_table.time_unit_ns = 1e6;
+  auto right = LoadJob({dir.path()}, ms);
+  ASSERT_TRUE(right.ok()) << right.error();
+  EXPECT_TRUE(right.value().notes.empty());
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,0 +1,87 @@
+// The op table's time-unit plausibility check (time_unit_check.h).
+#include "importers/time_unit_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+namespace {
+
+// The unit a user would name, by nanoseconds per unit.
+struct Unit {
+  double ns;
+  const char* name;
+};
+constexpr Unit kUnits[] = {{1, "nanoseconds"}, {1e3, "microseconds"}, {1e6, "milliseconds"}, {1e9, "seconds"}};
+
+std::string UnitName(double ns) {
+  for (const Unit& u : kUnits)
+    if (u.ns == ns) return u.name;
+  return fmt::format("units of {:g} ns", ns);
+}
+
+// "2213 s", "2.21 ms", "750 ns": the importers' own short form (reports/text_format.h is above them).
+std::string FormatDurationNs(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.4g} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3g} µs", ns / 1e3);
+  return fmt::format("{:.3g} ns", ns);
+}
+
+// The option's value as a user types it: "1", "1e3", "1e9" (--time-unit-ns is a power of ten).
+std::string UnitArg(double ns) {
+  const long exponent = std::lround(std::log10(ns));
+  return exponent == 0 ? "1" : fmt::format("1e{}", exponent);
+}
+
+bool Plausible(double step_ns) { return step_ns >= kMinPlausibleStepNs && step_ns <= kMaxPlausibleStepNs; }
+
+}  // namespace
+
+std::optional<double> MedianOpTableStepNs(const TraceStore& store) {
+  std::map<std::pair<uint32_t, int32_t>, std::pair<int64_t, int64_t>> span;  // (rank, step) -> first, last
+  const SliceTable& s = store.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const uint32_t rank = store.tracks[s.track[i]].rank;
+    auto [it, inserted] = span.try_emplace({rank, s.step[i]}, s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    if (inserted) continue;
+    it->second.first = std::min(it->second.first, s.ts_ns[i]);
+    it->second.second = std::max(it->second.second, s.ts_ns[i] + s.dur_ns[i]);
+  }
+  std::vector<double> steps;
+  for (const auto& [key, first_last] : span)
+    if (first_last.second > first_last.first)
+      steps.push_back(static_cast<double>(first_last.second - first_last.first));
+  if (steps.empty()) return std::nullopt;
+  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+  return steps[steps.size() / 2];
+}
+
+std::optional<std::string> TimeUnitWarning(const std::string& path, double median_step_ns, double time_unit_ns) {
+  if (Plausible(median_step_ns)) return std::nullopt;
+  // The units that give plausible steps, the most typical step (about a second) first.
+  std::vector<std::pair<double, const Unit*>> candidates;
+  for (const Unit& u : kUnits) {
+    const double step = median_step_ns / time_unit_ns * u.ns;
+    if (u.ns != time_unit_ns && Plausible(step)) candidates.emplace_back(std::abs(std::log10(step / 1e9)), &u);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  std::string better;
+  for (const auto& [distance, u] : candidates)
+    better += fmt::format("{}--time-unit-ns {} if they are in {} (steps of {})", better.empty() ? "" : ", or ",
+                          UnitArg(u->ns), u->name, FormatDurationNs(median_step_ns / time_unit_ns * u->ns));
+  return fmt::format(
+      "{}: implausible time unit: the op table's steps last {} (median) with its times read in {} (--time-unit-ns "
+      "{}); a training step takes between {} and {}{}",
+      path, FormatDurationNs(median_step_ns), UnitName(time_unit_ns), UnitArg(time_unit_ns),
+      FormatDurationNs(kMinPlausibleStepNs), FormatDurationNs(kMaxPlausibleStepNs),
+      better.empty() ? "" : ": pass " + better);
+}
+
+}  // namespace strata
