@@ -20,6 +20,7 @@
 #include "cli/record_command.h"
 #include "cli/serve_command.h"
 #include "cli/synth_command.h"
+#include "cli/terminal_width.h"
 #include "cli/usage_errors.h"
 #include "cli/validators.h"
 #include "core/allocator_tuning.h"
@@ -346,10 +347,11 @@ struct DiagnoseCommand {
     options.min_effect = min_effect_pct / 100.0;
     for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
     const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
-    const std::string text = format == "json"   ? JsonText(strata::DiagnosisToJson(result))
-                             : format == "html" ? strata::RenderHtmlReport(strata::DiagnosisToJson(result),
-                                                                           strata::BuildReportView(job.store, result))
-                                                : strata::DiagnosisToText(result);
+    const std::string text =
+        format == "json" ? JsonText(strata::DiagnosisToJson(result))
+        : format == "html"
+            ? strata::RenderHtmlReport(strata::DiagnosisToJson(result), strata::BuildReportView(job.store, result))
+            : strata::DiagnosisToText(result, strata::cli::TextWidth(out, strata::kDefaultTextWidth));
     if (auto st = strata::WriteOutput(out, text, job.files); !st.ok()) {
       PrintError(st.message());
       return 1;

@@ -47,9 +47,8 @@ ordered_json Map(const std::map<std::string, double>& m) {
 // at most 5 lines below its summary.
 constexpr size_t kMaxStragglers = 4;
 constexpr size_t kMaxFindings = 4;
-constexpr size_t kWidth = 100;
 constexpr const char* kLegend =
-    "key: N× = step time / ideal step (every op at its typical time); confidence = share explained\n";
+    "key: N× = step time / ideal step (every op at its typical time); confidence = share explained";
 
 // "12.345 ms" inside analysis prose rescaled as the rest of the report ("12.3 ms", "23.0 s").
 std::string ScaleMs(const std::string& s) {
@@ -79,24 +78,24 @@ std::string StepSpan(const std::vector<int64_t>& steps) {
   return fmt::format("{}..{}, with gaps", steps.front(), steps.back());
 }
 
-std::string JobLine(const diagnosis::DiagnosisResult& r) {
-  return fmt::format("job: {} ranks, {} steps ({}, from {}), step time median {}, p90 {}\n", r.ranks, r.steps.size(),
-                     StepSpan(r.steps), model::StepSourceName(r.step_source), text::Duration(r.step_time_median_ms),
-                     text::Duration(r.step_time_p90_ms));
+std::string JobLine(const diagnosis::DiagnosisResult& r, size_t width) {
+  return text::Wrap(fmt::format("job: {} ranks, {} steps ({}, from {}), step time median {}, p90 {}", r.ranks,
+                                r.steps.size(), StepSpan(r.steps), model::StepSourceName(r.step_source),
+                                text::Duration(r.step_time_median_ms), text::Duration(r.step_time_p90_ms)),
+                    width, "", 5);
 }
 
-std::string StragglerLines(const diagnosis::DiagnosisResult& r) {
+std::string StragglerLines(const diagnosis::DiagnosisResult& r, size_t width) {
   std::string out;
   for (size_t i = 0; i < r.stragglers.size() && i < kMaxStragglers; ++i) {
     const auto& s = r.stragglers[i];
     const std::string when = s.steps.size() == r.steps.size() ? std::string("in every step")
                                                               : fmt::format("in {} of {} steps ({})", s.steps.size(),
                                                                             r.steps.size(), StepSpan(s.steps));
-    out += text::Clip(fmt::format("straggler: rank {} late {}/step {}, {}; peers wait {} of a step", s.rank,
+    out += text::Wrap(fmt::format("straggler: rank {} late {}/step {}, {}; peers wait {} of a step", s.rank,
                                   text::Duration(s.late_ms_per_step), when,
                                   s.persistent ? "persistent" : "intermittent", text::Percent(100 * s.score)),
-                      kWidth) +
-           "\n";
+                      width, "", 11);
   }
   if (r.stragglers.size() > kMaxStragglers)
     out +=
@@ -105,14 +104,14 @@ std::string StragglerLines(const diagnosis::DiagnosisResult& r) {
 }
 
 // "label: a +1.00 ms, b +2.00 ms": the largest items that fit the report's width (at least one, clipped).
-std::string ItemLine(const std::string& label, std::vector<std::pair<std::string, std::string>> items) {
+std::string ItemLine(const std::string& label, std::vector<std::pair<std::string, std::string>> items, size_t width) {
   std::string line = "     " + label + ":";
   for (size_t i = 0; i < items.size() && i < 3; ++i) {
     const std::string item = fmt::format("{} {} {}", i ? "," : "", TerminalSafe(items[i].first), items[i].second);
-    if (i > 0 && text::Columns(line + item) > kWidth) break;
+    if (i > 0 && text::Columns(line + item) > width) break;
     line += item;
   }
-  return text::Clip(line, kWidth) + "\n";
+  return text::ClipAtWord(line, width) + "\n";
 }
 
 // The excess by class of a finding's evidence, as (class, ms rounded as in the JSON), in the contract's order.
@@ -147,7 +146,7 @@ const std::vector<diagnosis::OpExcess>* TopOps(const diagnosis::FindingEvidence&
 
 // The 3-5 evidence lines of a finding: excess by class, top ops against peers, the windows, the blame chain,
 // the recorded layers. Evidence a finding does not have prints nothing. Numbers as rounded in the JSON.
-std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
+std::string EvidenceLines(const diagnosis::FindingEvidence& e, size_t width) {
   std::string out;
   if (const auto excess = ExcessByClass(e); !excess.empty()) {
     std::vector<std::pair<double, std::string>> v;
@@ -158,12 +157,12 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
     std::vector<std::pair<std::string, std::string>> items;
     for (const auto& [ms, k] : v) items.emplace_back(Label(k), Signed(ms));
-    if (!items.empty()) out += ItemLine("excess over peers by class", items);
+    if (!items.empty()) out += ItemLine("excess over peers by class", items, width);
   }
   if (const auto* ops = TopOps(e)) {
     std::vector<std::pair<std::string, std::string>> items;
     for (const diagnosis::OpExcess& o : *ops) items.emplace_back(o.op, Signed(RoundTo(o.excess_ms, 3)));
-    if (!items.empty()) out += ItemLine("top ops over peers, per step", items);
+    if (!items.empty()) out += ItemLine("top ops over peers, per step", items, width);
   }
   if (const auto* w = std::get_if<diagnosis::WorkerEvidence>(&e.kind))
     out +=
@@ -175,8 +174,8 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
                     text::Duration(RoundTo(t->peer_window_ms, 3)));
     line += fmt::format("; in it {} vs peers {}", text::Duration(RoundTo(t->collective_ms, 3)),
                         text::Duration(RoundTo(t->peer_collective_ms, 3)));
-    out += text::Clip(line, kWidth) + "\n";
-    out += text::Wrap("blame: " + ScaleMs(TerminalSafe(t->blame)), kWidth, "     ", 2);
+    out += text::Wrap(line.substr(5), width, "     ", 2);
+    out += text::Wrap("blame: " + ScaleMs(TerminalSafe(t->blame)), width, "     ", 2);
   }
   if (e.cross_layer && e.cross_layer->explained) {
     const auto& c = *e.cross_layer;
@@ -189,17 +188,17 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e) {
   return out;
 }
 
-std::string FindingLines(size_t n, const diagnosis::Finding& f) {
+std::string FindingLines(size_t n, const diagnosis::Finding& f, size_t width) {
   std::string head = fmt::format("{}. [{}] {} (confidence {:.2f})", n, diagnosis::CauseName(f.cause),
                                  ScaleMs(TerminalSafe(f.summary)), f.confidence);
   // The summary usually says the saving; say it when it does not.
   if (f.summary.find("saves") == std::string::npos)
     head += fmt::format("; saves {} of step time", text::Percent(f.impact_pct));
-  return text::Wrap(head, kWidth, "  ", 3) + EvidenceLines(f.evidence);
+  return text::Wrap(head, width, "  ", 3) + EvidenceLines(f.evidence, width);
 }
 
 // "label: a 1.20×, b 1.10×, ..." largest first, as many as fit the report's width.
-std::string TopParts(const std::string& label, const std::map<std::string, double>& m) {
+std::string TopParts(const std::string& label, const std::map<std::string, double>& m, size_t width) {
   std::vector<std::pair<std::string, double>> v(m.begin(), m.end());
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string line = label;
@@ -208,26 +207,27 @@ std::string TopParts(const std::string& label, const std::map<std::string, doubl
     const std::string item =
         fmt::format("{}{} {}×", shown ? ", " : "", TerminalSafe(v[shown].first), text::Sig3(v[shown].second));
     const std::string rest = shown + 1 < v.size() ? fmt::format(", ... ({} more)", v.size() - shown - 1) : "";
-    if (shown > 0 && text::Columns(line + item + rest) > kWidth) break;
+    if (shown > 0 && text::Columns(line + item + rest) > width) break;
     line += item;
   }
   if (shown < v.size()) line += fmt::format(", ... ({} more)", v.size() - shown);
-  return text::Clip(line, kWidth) + "\n";
+  return text::ClipAtWord(line, width) + "\n";
 }
 
-std::string WhatIfLines(const diagnosis::DiagnosisResult& r) {
-  std::string out =
-      fmt::format("\nwhat-if ({} model): steps take {}× the ideal step of {}\n", WhatIfModelName(r.whatif.model),
-                  text::Sig3(r.whatif.slowdown), text::Duration(r.whatif.ideal_step_ms));
+std::string WhatIfLines(const diagnosis::DiagnosisResult& r, size_t width) {
+  std::string out = "\n" + text::Wrap(fmt::format("what-if ({} model): steps take {}× the ideal step of {}",
+                                                  WhatIfModelName(r.whatif.model), text::Sig3(r.whatif.slowdown),
+                                                  text::Duration(r.whatif.ideal_step_ms)),
+                                      width, "", 2);
   const std::pair<const char*, const std::map<std::string, double>*> parts[] = {
       {"rank", &r.whatif.by_rank},
       {"data-parallel rank", &r.whatif.by_dp_rank},
       {"stage", &r.whatif.by_stage},
       {"op type", &r.whatif.by_op_type}};
   for (const auto& [name, m] : parts)
-    if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m);
+    if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m, width);
   if (const std::string sentence = diagnosis::ImpactSentence(r); !sentence.empty())
-    out += text::Wrap("  impact: " + ScaleMs(sentence), kWidth, "    ", 0);
+    out += text::Wrap("  impact: " + ScaleMs(sentence), width, "    ", 0);
   return out;
 }
 
@@ -362,7 +362,7 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
 }
 
 /// "skipped events: N of M (x%):" then one line per reason with its severity and description.
-std::string SkippedLines(const diagnosis::DiagnosisResult& r) {
+std::string SkippedLines(const diagnosis::DiagnosisResult& r, size_t width) {
   std::map<std::string, uint64_t> by_reason;
   uint64_t total = 0, events = 0;
   for (const auto& in : r.inputs) {
@@ -376,34 +376,37 @@ std::string SkippedLines(const diagnosis::DiagnosisResult& r) {
   if (total == 0) return line + "none\n";
   line += fmt::format("{} of {} ({:.2f}%):", total, total + events,
                       100.0 * static_cast<double>(total) / static_cast<double>(total + events));
-  return line + "\n" + SkipReasonLines(by_reason, "  ", kWidth);
+  return line + "\n" + SkipReasonLines(by_reason, "  ", width);
 }
 
-std::string DiagnosisToText(const diagnosis::DiagnosisResult& r) {
-  std::string out = text::Wrap("verdict: " + Verdict(r), kWidth, "", 9);
+std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
+  width = std::max(width, kMinTextWidth);
+  std::string out = text::Wrap("verdict: " + Verdict(r), width, "", 9);
   // The verdict line already carries the first reason of an inconclusive result.
   const size_t first = r.status == "inconclusive" ? 1 : 0;
   for (size_t i = first; i < r.status_reasons.size(); ++i)
-    out += fmt::format("  {}: {}\n", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i]));
-  out += JobLine(r);
-  out += StragglerLines(r);
+    out += text::Wrap(
+        fmt::format("{}: {}", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i])), width,
+        "  ", 2);
+  out += JobLine(r, width);
+  out += StragglerLines(r, width);
   if (!r.findings.empty()) {
     out += "\nfindings (by time saved):\n";
-    for (size_t i = 0; i < r.findings.size() && i < kMaxFindings; ++i) out += FindingLines(i + 1, r.findings[i]);
+    for (size_t i = 0; i < r.findings.size() && i < kMaxFindings; ++i) out += FindingLines(i + 1, r.findings[i], width);
     if (r.findings.size() > kMaxFindings)
       out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
   }
-  out += WhatIfLines(r);
-  out += r.host_clocks
-             ? std::string(
-                   "clocks: the traces' own (epoch) clocks: NCCL calls return at launch, no "
-                   "common instant to align by\n")
-             : fmt::format("clocks: aligned by {} to within {}\n", model::CollectiveSourceName(r.collective_source),
-                           text::Duration(r.clock_residual_us / 1e3));
-  for (const auto& in : r.left_out) out += fmt::format("left out: {}\n", TerminalSafe(in.reason));
-  out += SkippedLines(r);
-  for (const auto& n : r.notes) out += "note: " + TerminalSafe(n) + "\n";
-  out += kLegend;
+  out += WhatIfLines(r, width);
+  out += text::Wrap(r.host_clocks ? std::string("clocks: the traces' own (epoch) clocks: NCCL calls return at launch, "
+                                                "no common instant to align by")
+                                  : fmt::format("clocks: aligned by {} to within {}",
+                                                model::CollectiveSourceName(r.collective_source),
+                                                text::Duration(r.clock_residual_us / 1e3)),
+                    width, "", 2);
+  for (const auto& in : r.left_out) out += text::Wrap("left out: " + TerminalSafe(in.reason), width, "", 2);
+  out += SkippedLines(r, width);
+  for (const auto& n : r.notes) out += text::Wrap("note: " + TerminalSafe(n), width, "", 2);
+  out += text::Wrap(kLegend, width, "", 5);
   return out;
 }
 

@@ -51,6 +51,15 @@ std::string Clip(const std::string& s, size_t width) {
   return s.substr(0, i) + std::string("...").substr(0, width - keep);
 }
 
+std::string ClipAtWord(const std::string& s, size_t width) {
+  if (Columns(s) <= width) return s;
+  for (size_t space = s.rfind(' '); space != std::string::npos && space > 0; space = s.rfind(' ', space - 1)) {
+    const std::string head = s.substr(0, space);
+    if (head.find_first_not_of(' ') != std::string::npos && Columns(head) + 4 <= width) return head + " ...";
+  }
+  return Clip(s, width);
+}
+
 std::string Wrap(const std::string& s, size_t width, const std::string& indent, size_t hang) {
   std::vector<std::string> words;
   for (size_t i = 0; i < s.size();) {

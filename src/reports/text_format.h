@@ -26,6 +26,10 @@ size_t Columns(const std::string& s);
 /// `s` cut to at most `width` columns, ending in "..." when cut.
 std::string Clip(const std::string& s, size_t width);
 
+/// `s` cut at its last space that leaves room for " ..." within `width` columns, so no word or number is cut
+/// in half; Clip when no space leaves room.
+std::string ClipAtWord(const std::string& s, size_t width);
+
 /// `s` word-wrapped to `width` columns: every line starts with `indent`, continuation lines with `hang`
 /// more spaces; a word longer than a line is cut with "...". Ends with a newline.
 std::string Wrap(const std::string& s, size_t width, const std::string& indent, size_t hang);

@@ -142,6 +142,22 @@ fi
 expect_rc "inspect /dev/zero: a quick error" 1 timeout 10 "$bin" inspect /dev/zero
 expect_text "inspect /dev/zero: says why" "$work/err" "not a strata segment file"
 
+# Text fits a terminal's width (COLUMNS, or the tty's); piped or written to a file it keeps the fixed 100.
+COLUMNS=64 script -qec "$bin diagnose $example" /dev/null | tr -d '\r' > "$work/tty.txt"
+widest=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$work/tty.txt")
+if [ "$widest" -le 64 ] && grep -q '^verdict: ' "$work/tty.txt"; then
+  passed=$((passed + 1)); echo "ok   COLUMNS=64 on a terminal: lines fit ($widest columns)"
+else
+  failed=$((failed + 1)); echo "FAIL COLUMNS=64 on a terminal: widest line $widest columns"
+fi
+COLUMNS=64 "$bin" diagnose "$example" > "$work/piped.txt"
+widest=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$work/piped.txt")
+if [ "$widest" -gt 64 ] && [ "$widest" -le 100 ]; then
+  passed=$((passed + 1)); echo "ok   piped: the fixed width whatever COLUMNS says ($widest columns)"
+else
+  failed=$((failed + 1)); echo "FAIL piped: widest line $widest columns (want 65..100)"
+fi
+
 # --rank-map: repeatable, the comma form too; an entry that names no input is a usage error.
 mkdir -p "$work/ranks" && cp "$example"/rank-*.json.gz "$work/ranks/"
 expect_rc "--rank-map repeated" 0 "$bin" diagnose --rank-map rank-0.json.gz=1 --rank-map rank-1.json.gz=0 "$work/ranks"

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "diag_test_util.h"
@@ -165,6 +166,32 @@ TEST(DiagReport, TextStartsWithTheVerdict) {
   EXPECT_LT(findings, whatif);
   EXPECT_LT(text.find("[slow_compute]"), text.find("[unknown]"));
   EXPECT_NE(text.find("note: a note"), std::string::npos);
+}
+
+// The text fits the width it is given (a terminal's COLUMNS, issue 26): every line, and no number cut in half
+// (a clipped line ends at a space with " ...", a wrapped one carries the whole number to the next line).
+TEST(DiagReport, TextFitsTheWidthWithoutCuttingNumbers) {
+  DiagnosisResult r = Sample();
+  r.findings[0].summary =
+      "rank 3 arrives 184.123 ms late at collectives in 5 of 6 steps (its compute takes longer); fixing it saves "
+      "64.4% of step time";
+  r.notes.push_back("a long note that says what the recording could not show about the job's last 12.5 seconds");
+  for (const size_t width : {60u, 72u, 100u, 140u}) {
+    const std::string text = DiagnosisToText(r, width);
+    std::istringstream lines(text);
+    std::string joined;
+    for (std::string line; std::getline(lines, line);) {
+      size_t columns = 0;
+      for (unsigned char c : line) columns += (c & 0xC0) != 0x80;
+      EXPECT_LE(columns, width) << "width " << width << ": " << line;
+      joined += line + " ";
+    }
+    // Every figure of the summary survives whole, whichever line it landed on.
+    for (const char* figure : {"184 ms", "64.4%", "12.5 seconds", "20.0 ms/step"})
+      EXPECT_NE(joined.find(figure), std::string::npos) << "width " << width << ": " << text;
+  }
+  // Narrower than the minimum is raised to it.
+  EXPECT_EQ(DiagnosisToText(r, 10), DiagnosisToText(r, kMinTextWidth));
 }
 
 TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
