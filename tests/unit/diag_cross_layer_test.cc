@@ -77,6 +77,36 @@ TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
   EXPECT_TRUE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
 }
 
+// A process on the rank's core pushes the rank's own threads (the same on every rank) onto its main thread's
+// turn: the main thread waits partly behind the other process and mostly behind its own threads. The whole
+// excess wait is the contention's (recorder_record's lab_cpu_contention, 2026-11-27: counted as the job's
+// own, it left 43.6 % of the lateness explained and the cause slow_compute).
+TEST(CrossLayer, OwnThreadsDisplacedByAnotherProcessAreCpuContention) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 100; t < 900; t += 100) {
+    AddRunqWait(&run.segments[0], 20, t, 10, 99);       // 80 ms behind stress
+    AddRunqWait(&run.segments[0], 20, t + 20, 20, 20);  // 160 ms behind its own threads
+  }
+  AddRunqWait(&run.segments[0], 10, 100, 5, 10);
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, {}, &result);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, Cause::kCpuContention);
+  EXPECT_NE(result.findings[0].summary.find("behind its own threads"), std::string::npos) << result.findings[0].summary;
+}
+
+// The same wait behind its own threads with the other process holding only a sliver of it: not contention.
+TEST(CrossLayer, OwnThreadsWithASliverOfAnotherProcessAreNotContention) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 20, 30, 20);  // 240 ms own
+  AddRunqWait(&run.segments[0], 20, 950, 10, 99);                                               // 10 ms stress
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(run, {}, &result);
+  EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
+}
+
 TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());

@@ -701,6 +701,26 @@ SpanChooser LateStepSpans(const RecordingOffsets& al, const std::map<int32_t, Ra
   };
 }
 
+// CPU contention's share of a rank's window beyond its peers: the wait behind other processes, or the whole
+// wait that is not on an idle CPU when other processes visibly hold a fair part of it (they displaced the
+// rank's own threads onto its core: thresholds::kForeignShareOfDisplacedWait).
+RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - PeerMedian(metrics, rank, field); };
+  const double foreign = excess(&RankLayerMetrics::runq_foreign_share);
+  const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share);
+  const std::string who = m.top_foreign.empty() ? "another process" : m.top_foreign;
+  if (foreign <= 0 || displaced <= foreign || foreign < thresholds::kForeignShareOfDisplacedWait * displaced)
+    return {Cause::kCpuContention, Layer::kCpu, foreign,
+            fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share, who)};
+  const double own = m.runq_share - m.runq_foreign_share - m.runq_idle_share;
+  return {Cause::kCpuContention, Layer::kCpu, displaced,
+          fmt::format("waited for a CPU {:.1f} % of the time: {:.1f} % while {} ran, {:.1f} % behind its own threads "
+                      "(its peers {:.1f} % in all: {} displaced them onto its core)",
+                      100 * m.runq_share, 100 * m.runq_foreign_share, who, 100 * own,
+                      100 * PeerMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
+}
+
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
 // (share of the window). all_metrics (over the training window) judges a link the late steps cannot.
 std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
@@ -715,9 +735,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
                         fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
                                     "CPU {:.1f} %",
                                     100 * m.throttled_share, 100 * m.runq_idle_share)});
-  candidates.push_back({Cause::kCpuContention, Layer::kCpu, excess(&RankLayerMetrics::runq_foreign_share),
-                        fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share,
-                                    m.top_foreign.empty() ? "another process" : m.top_foreign)});
+  candidates.push_back(ContentionCandidate(metrics, rank));
   candidates.push_back(
       {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
        fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});

@@ -122,6 +122,12 @@ inline constexpr double kMinForeignTrafficBytesPerS = 1e6;
 inline constexpr double kConfirmedLatenessMultiple = 2.0;
 /// Major faults per second beyond the peers' that make uninterruptible sleep memory_pressure, not io_stall.
 inline constexpr double kMemoryFaultsPerS = 1.0;
+/// A rank that waits for a CPU more than its peers, partly behind another process and partly behind its own
+/// threads: the peers run the same threads, so the other process displaced them onto the rank's core and the
+/// whole excess wait is contention, when the other process visibly holds at least this share of it
+/// (recorder_record's lab_cpu_contention on 2026-11-27: 6.2 % of a 14.4 % excess behind the hog, 43 %; the
+/// rest was counted as the job's own and the cause stayed slow_compute).
+inline constexpr double kForeignShareOfDisplacedWait = 0.25;
 
 // ---- status (status.h) -----------------------------------------------------------------------------------
 /// More than this share of an input's events skipped: the result misses their work (not healthy).
