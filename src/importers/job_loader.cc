@@ -470,6 +470,16 @@ std::optional<std::string> OpTableUnitWarning(const TraceStore& store, double ti
   return TimeUnitWarning(paths, *median, time_unit_ns);
 }
 
+// The recording alone as the job: its collective calls and threads become the traces.
+Status TakeRecordingAlone(SortedInputs& in, LoadedJob* job) {
+  auto store = TraceStoreFromRecording(in.recorded);
+  if (!store.ok()) return store.status();
+  job->store = std::move(store).value();
+  job->recorded = std::move(in.recorded);
+  job->notes = std::move(in.segment_notes);
+  return Status::Ok();
+}
+
 // The loader's steps: sort the inputs, read a recording alone as a job of its own, else import the traces,
 // number their ranks, and merge them in rank order.
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
@@ -484,11 +494,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     if (f.left_out.empty()) job.files.push_back(f.path);
   // A recording alone is a job of its own: its collective calls and threads become the traces.
   if (in.files.empty() && !in.recorded.empty()) {
-    auto store = TraceStoreFromRecording(in.recorded);
-    if (!store.ok()) return store.status();
-    job.store = std::move(store).value();
-    job.recorded = std::move(in.recorded);
-    job.notes = std::move(in.segment_notes);
+    if (Status st = TakeRecordingAlone(in, &job); !st.ok()) return st;
     return job;
   }
   if (in.files.empty()) return Status::Error("no input files given");
@@ -522,6 +528,12 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     std::string message = errors[0];
     for (size_t i = 1; i < errors.size(); ++i) message += "\n" + errors[i];
     return Status::Error(message);
+  }
+  // A folder that holds a recording beside files that are not traces (a truth.json, a config): the recording
+  // alone is the job, as if only it had been given.
+  if (order.empty() && !in.recorded.empty() && job.unreadable.empty()) {
+    if (Status st = TakeRecordingAlone(in, &job); !st.ok()) return st;
+    return job;
   }
   if (order.empty()) return Status::Error("none of the input files could be read");
   std::stable_sort(order.begin(), order.end());

@@ -158,6 +158,13 @@ else
   failed=$((failed + 1)); echo "FAIL piped: widest line $widest columns (want 65..100)"
 fi
 
+# The bundled recording (examples/recorded-2rank-cpu-contention) can be tried without root.
+recorded_example="$(dirname "$example")/recorded-2rank-cpu-contention"
+expect_rc "inspect the bundled recording" 0 "$bin" inspect "$recorded_example/record.sseg"
+expect_text "inspect the bundled recording: its ranks' layers" "$work/out" "^ranks (share of each rank's training window):"
+expect_rc "diagnose the bundled recording's folder (beside its truth.json)" 0 "$bin" diagnose "$recorded_example"
+expect_text "diagnose the bundled recording: the hog's rank" "$work/out" "^verdict: cpu_contention: rank 1"
+
 # --rank-map: repeatable, the comma form too; an entry that names no input is a usage error.
 mkdir -p "$work/ranks" && cp "$example"/rank-*.json.gz "$work/ranks/"
 expect_rc "--rank-map repeated" 0 "$bin" diagnose --rank-map rank-0.json.gz=1 --rank-map rank-1.json.gz=0 "$work/ranks"

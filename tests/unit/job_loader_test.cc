@@ -349,6 +349,23 @@ TEST(LoadJob, TensorboardNamesTakeTheirRankFromTheRecordingOfThePid) {
   EXPECT_EQ(s.ranks[1].rank_source, "recording (pid in file name)");
 }
 
+// A folder holding a recording beside a file that is not a trace (`strata record -o DIR` and the job's own
+// truth.json or config): the recording alone is the job, as when only it is given (it was "none of the input
+// files could be read").
+TEST(LoadJob, ARecordingBesideAFileThatIsNoTraceIsTheJob) {
+  testing::TempDir alone, beside;
+  WriteRecording(alone.file("record-h-1.sseg"), {{7, 1}, {8, 0}});
+  WriteRecording(beside.file("record-h-1.sseg"), {{7, 1}, {8, 0}});
+  WriteFile(beside.file("truth.json"), R"({"fault": "none", "rank": null})");
+  auto a = LoadJob({alone.path()}, LoadOptions{});
+  auto b = LoadJob({beside.path()}, LoadOptions{});
+  ASSERT_TRUE(a.ok()) << a.error();
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_EQ(b.value().store.ranks.size(), a.value().store.ranks.size());
+  EXPECT_EQ(b.value().recorded.segments.size(), 1u);
+  EXPECT_EQ(b.value().ignored.size(), 1u);  // truth.json, listed as not a trace
+}
+
 TEST(LoadJob, TracePidsTakeTheirRankFromTheRecording) {
   testing::TempDir dir;
   WriteFile(dir.file("a.json"), KinetoDoc(3, 7));  // its events' pid is 7
