@@ -58,6 +58,7 @@ struct CommonInputOptions {
   unsigned threads = 0;
   bool skip_unreadable = false;
   bool progress = false;
+  bool quiet = false;       // no warnings on stderr (files left out, damaged segment blocks, units); errors still
   uint64_t max_memory = 0;  // bytes; 0 = the machine's physical memory
   strata::ImportOptions::OpTableColumns columns;
 };
@@ -107,6 +108,9 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
   cmd->add_flag("--skip-unreadable", o.skip_unreadable,
                 "leave out files that cannot be read (they are listed) instead of failing");
   cmd->add_flag("--progress", o.progress, "print loading progress to stderr");
+  cmd->add_flag("-q,--quiet", o.quiet,
+                "no warnings on stderr (files left out, damaged recording blocks, implausible units); errors are "
+                "still printed, and the report still lists what was left out or skipped");
   AddMaxMemoryOption(cmd, o.max_memory);
   cmd->add_option("--col-rank", o.columns.rank, "op-table column holding the global rank")->capture_default_str();
   cmd->add_option("--col-step", o.columns.step, "op-table column holding the step")->capture_default_str();
@@ -186,6 +190,7 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     PrintError(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
     return 1;
   }
+  if (o.quiet) return 0;
   for (const auto& bad : job->unreadable) PrintError("left out: " + bad.error);
   for (const auto& note : job->notes) PrintError(note);
   return 0;

@@ -133,6 +133,14 @@ printf 'rank,step,optype,start_ts,duration\n0,1,fwd,0,700\n1,1,fwd,0,750\n0,2,fw
 expect_rc "op table in ms read as s: runs" 0 "$bin" summary "$work/ops_ms.csv"
 expect_text "op table in ms read as s: warned" "$work/err" \
   "^strata: .*ops_ms.csv: implausible time unit: .* pass --time-unit-ns 1e6 if they are in milliseconds"
+expect_rc "op table in ms read as s, --quiet: runs" 0 "$bin" summary --quiet "$work/ops_ms.csv"
+if [ -s "$work/err" ]; then
+  failed=$((failed + 1)); echo "FAIL --quiet: stderr not empty: $(head -3 "$work/err")"
+else
+  passed=$((passed + 1)); echo "ok   --quiet: no warning on stderr"
+fi
+expect_rc "--quiet: errors still printed" 1 "$bin" diagnose --quiet "$work/no-such-file.json"
+expect_text "--quiet: the error names the file" "$work/err" "no-such-file.json"
 expect_rc "op table in ms read as ms: runs" 0 "$bin" summary --time-unit-ns 1e6 "$work/ops_ms.csv"
 if grep -q "implausible" "$work/err"; then
   failed=$((failed + 1)); echo "FAIL op table in ms read as ms: warned: $(head -3 "$work/err")"
