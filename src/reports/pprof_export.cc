@@ -20,7 +20,8 @@
 namespace strata {
 namespace {
 
-constexpr const char* kNoUserStack = "[no user stack]";
+constexpr const char* kNoUserStack = "[no user stack]";                 // the sample has none
+constexpr const char* kStackNotRecorded = "[user stack not recorded]";  // its id has no "stack" record
 
 // One frame of a merged stack, native or Python (module "" for Python): the key of a pprof location.
 struct Frame {
@@ -46,8 +47,8 @@ Frame PythonFrame(const PythonFrameRef& f) { return {f.function.empty() ? "?" : 
 
 // The native frames up to the first interpreter frame, the Python frames, then the native frames below the
 // last interpreter frame (pprof_export.h); the Python frames at the root end when no native frame is the
-// interpreter's.
-Stack MergedStack(const std::vector<StackFrame>* native, const std::vector<PythonFrameRef>* python) {
+// interpreter's. `empty`: the one frame of a sample that has neither.
+Stack MergedStack(const std::vector<StackFrame>* native, const std::vector<PythonFrameRef>* python, const char* empty) {
   Stack out;
   const size_t n = native ? native->size() : 0;
   size_t first = n, last = n;
@@ -66,34 +67,53 @@ Stack MergedStack(const std::vector<StackFrame>* native, const std::vector<Pytho
     out.push_back(NativeFrame((*native)[i]));
   }
   if (py && first == n) add_python();
-  if (out.empty()) out.push_back({kNoUserStack, "", "", 0});
+  if (out.empty()) out.push_back({empty, "", "", 0});
   return out;
 }
 
-// One sample row of a rank, with its stack and where it came from.
+// One sample row of a rank, with its merged stack and where it came from.
 struct RankSample {
   const RecordedSegment* seg = nullptr;
   const segments::SampleRow* row = nullptr;
   int32_t rank = 0;
-  Stack stack;
+  const Stack* stack = nullptr;
 };
 
-// Calls `visit(RankSample)` for every sample row of a process with a rank (of `only`, when set).
+// The merged stacks of one segment, made once per (pid, user stack id, Python stack id).
+class SegmentStacks {
+ public:
+  explicit SegmentStacks(const RecordedSegment& seg) : seg_(seg) {
+    for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
+  }
+
+  const Stack& Of(const segments::SampleRow& s) {
+    const auto py = py_of_sample_.find({s.tid, s.ts_ns});
+    const int32_t py_id = py == py_of_sample_.end() ? -1 : py->second;
+    auto [it, inserted] = stacks_.try_emplace({s.tgid, s.user_stack, py_id});
+    if (!inserted) return it->second;
+    const auto native = s.user_stack >= 0 ? seg_.user_stacks.find({s.tgid, s.user_stack}) : seg_.user_stacks.end();
+    const auto python = seg_.python_stacks.find({s.tgid, py_id});
+    it->second = MergedStack(native == seg_.user_stacks.end() ? nullptr : &native->second,
+                             python == seg_.python_stacks.end() ? nullptr : &python->second,
+                             s.user_stack < 0 ? kNoUserStack : kStackNotRecorded);
+    return it->second;
+  }
+
+ private:
+  const RecordedSegment& seg_;
+  std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample_;  // (tid, ts) -> py_stack id
+  std::map<std::tuple<uint32_t, int32_t, int32_t>, Stack> stacks_;
+};
+
+// Calls `visit(const RankSample&)` for every sample row of a process with a rank (of `only`, when set).
 template <typename Visit>
 void ForEachSample(const RecordedRun& run, std::optional<int32_t> only, Visit&& visit) {
   for (const RecordedSegment& seg : run.segments) {
-    std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample;  // (tid, ts) -> py_stack id
-    for (const auto& p : seg.data.py_samples) py_of_sample[{p.tid, p.ts_ns}] = p.py_stack;
+    SegmentStacks stacks(seg);
     for (const segments::SampleRow& s : seg.data.samples) {
       const std::optional<int> rank = seg.RankOf(s.tgid);
       if (!rank || (only && *rank != *only)) continue;
-      const std::vector<StackFrame>* native = nullptr;
-      if (auto it = seg.user_stacks.find({s.tgid, s.user_stack}); s.user_stack >= 0 && it != seg.user_stacks.end())
-        native = &it->second;
-      const std::vector<PythonFrameRef>* python = nullptr;
-      if (auto py = py_of_sample.find({s.tid, s.ts_ns}); py != py_of_sample.end())
-        if (auto it = seg.python_stacks.find({s.tgid, py->second}); it != seg.python_stacks.end()) python = &it->second;
-      visit(RankSample{&seg, &s, *rank, MergedStack(native, python)});
+      visit(RankSample{&seg, &s, *rank, &stacks.Of(s)});
     }
   }
 }
@@ -297,16 +317,13 @@ std::set<int32_t> RanksWithSamples(const RecordedRun& run) {
 }
 
 Expected<std::string> PprofProfile(const RecordedRun& run, const PprofOptions& options) {
-  std::vector<RankSample> samples;
-  SampleSpan span;
-  ForEachSample(run, options.rank, [&](RankSample s) {
-    span.Add(s);
-    samples.push_back(std::move(s));
-  });
-  if (samples.empty()) return NoSamples(run, options.rank);
+  SampleSpan span;  // first pass: the sample types depend on every segment's rate
+  ForEachSample(run, options.rank, [&](const RankSample& s) { span.Add(s); });
+  if (span.rows == 0) return NoSamples(run, options.rank);
   const std::string job = JobName(run, options.job);
   ProfileBuilder builder(span.rates_known, span.period_ns);
-  for (const RankSample& s : samples) builder.Add(s.stack, SampleLabels(job, s), 1, PeriodNs(*s.seg));
+  ForEachSample(run, options.rank,
+                [&](const RankSample& s) { builder.Add(*s.stack, SampleLabels(job, s), 1, PeriodNs(*s.seg)); });
   return builder.Gzipped(span.first_ns, span.duration_ns());
 }
 
@@ -314,13 +331,13 @@ Expected<std::string> PprofPeersMedian(const RecordedRun& run, int32_t straggler
   std::map<int32_t, std::map<Stack, std::pair<double, double>>> by_rank;  // peer -> stack -> samples, cpu ns
   SampleSpan span;
   bool straggler_sampled = false;
-  ForEachSample(run, std::nullopt, [&](RankSample s) {
+  ForEachSample(run, std::nullopt, [&](const RankSample& s) {
     if (s.rank == straggler) {
       straggler_sampled = true;
       return;
     }
     span.Add(s);
-    auto& v = by_rank[s.rank][s.stack];
+    auto& v = by_rank[s.rank][*s.stack];
     v.first += 1;
     v.second += PeriodNs(*s.seg);
   });

@@ -10,7 +10,8 @@
 //    to the first interpreter frame (_PyEval_EvalFrameDefault, ...), then the Python frames innermost first,
 //    then the native frames below the last interpreter frame; interpreter frames themselves are dropped
 //    when Python frames take their place. A sample without a user stack (the thread was in the kernel, or
-//    the unwinder failed) is the one frame "[no user stack]" so that CPU totals stay true;
+//    the unwinder failed) is the one frame "[no user stack]", one whose stack id has no "stack" record
+//    "[user stack not recorded]", so that CPU totals stay true;
 //  - functions named as recorded (a native function the symbolizer could not name is "[module file name]"),
 //    with their source file and line where the recording has them (native: DWARF line info; Python: the
 //    function's file and first line); native frames carry a mapping named by their module;

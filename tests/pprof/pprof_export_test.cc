@@ -155,6 +155,16 @@ TEST(PprofExport, NativeAndPythonFramesMergedWithFileAndLine) {
   }
 }
 
+TEST(PprofExport, AStackIdWithoutItsRecordIsNamedSo) {
+  RecordedRun run = FixtureRun();
+  run.segments[0].data.samples.push_back({2000 * pprof_fixture::kFixtureMs, 100, 100, 0, 99, -1});
+  const pprof::Profile p = Decode(PprofProfile(run, {}));
+  const View v{p};
+  EXPECT_EQ(v.SumOfLeaf(0, "[user stack not recorded]"), 1);
+  EXPECT_EQ(v.SumOfLeaf(0, "[no user stack]"), 1);
+  EXPECT_EQ(v.Sum(0), 89);
+}
+
 TEST(PprofExport, OneRank) {
   PprofOptions options;
   options.rank = 1;
