@@ -72,6 +72,13 @@ top "$work/straggler.pb.gz" -diff_base "$work/peers.pb.gz" > "$work/top_diff"
   { fail "diff: first row is not compute_kernel"; cat "$work/top_diff"; }
 expect_in "diff: +150ms in compute_kernel" "$work/top_diff" "150ms"
 
+# Without --rank, the straggler is the one the diagnosis names: rank 1, whose compute is 10 ms longer a step.
+"$strata" export --format pprof --diff-straggler --peers-output "$work/peers2.pb.gz" \
+  -o "$work/straggler2.pb.gz" "$work/run" 2> "$work/diff_err2"
+expect_in "diff pair: the diagnosis' straggler" "$work/diff_err2" "rank 1 against its peers' median"
+cmp -s "$work/straggler.pb.gz" "$work/straggler2.pb.gz" && pass "diff pair: the same profile as --rank 1" ||
+  fail "diff pair: the diagnosed straggler's profile differs from --rank 1's"
+
 # Errors: each names its cause; nothing is written.
 rc=0
 "$strata" export --format pprof -o "$work/trace.pb.gz" "$root/tests/data/ddp/clean-2rank" 2> "$work/err" || rc=$?

@@ -9,6 +9,9 @@
 //  - stack 2, memcpy in libc (no line info) under the interpreter, no Python frames: 5 samples each;
 // and each gloo worker thread (tid = pid + 1) samples read_socket (libgloo.so) 4 times; rank 0's worker one
 // more time with no user stack. A launcher process (pid 99, no rank) samples too and must be left out.
+// Steps, so that the diagnosis names the straggler (as tests/unit/recording_trace_test.cc's DDP recording):
+// every 100 ms each rank computes 30 ms (rank 1: 40 ms), then all_reduces on its worker thread until the last
+// rank arrives.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -68,15 +71,34 @@ inline void AddFixtureSamples(uint32_t pid, uint32_t tid, int32_t stack, int n, 
   }
 }
 
+// Ten 100 ms steps of a rank computing `compute_ms` then waiting in a gloo all_reduce (probe 0) that ends
+// when the slowest rank (40 ms) has arrived, and a second one 2 ms later.
+inline void AddFixtureSteps(uint32_t pid, uint64_t compute_ms, segments::SegmentData* data) {
+  data->off_cpu.push_back({pid, pid, 0, 100 * kFixtureMs, 0, 1, 0, 0, 0, 0});
+  for (uint64_t step = 1; step <= 10; ++step) {
+    const uint64_t t0 = step * 100;
+    data->off_cpu.push_back({pid, pid, (t0 + compute_ms) * kFixtureMs, (t0 + 100) * kFixtureMs, 0, 1, 0, 0, 0, 0});
+    data->calls.push_back({pid + 1, pid, 0, (t0 + compute_ms) * kFixtureMs, (t0 + 41) * kFixtureMs});
+    data->calls.push_back({pid + 1, pid, 0, (t0 + 43) * kFixtureMs, (t0 + 44) * kFixtureMs});
+  }
+}
+
 inline segments::SegmentData PprofFixtureRecording() {
   segments::SegmentData data;
   data.path = "run/record-node-a.sseg";
   data.meta.push_back({{"type", "recording"}, {"host", "node-a"}, {"sample_hz", 100}, {"recorder_pid", 5}});
   data.meta.push_back({{"type", "process"}, {"pid", 99}, {"ppid", 1}, {"comm", "torchrun"}});
+  data.meta.push_back({{"type", "probe"},
+                       {"id", 0},
+                       {"symbol", "gloo::allreduce(gloo::AllreduceOptions const&)"},
+                       {"op", "all_reduce"},
+                       {"kind", "collective"},
+                       {"library", "/usr/lib/libgloo.so"}});
   const int compute[] = {10, 30, 20};
   for (int rank = 0; rank < 3; ++rank) {
     const auto pid = static_cast<uint32_t>(100 + 10 * rank);
     AddFixtureMeta(pid, rank, &data);
+    AddFixtureSteps(pid, rank == 1 ? 40 : 30, &data);
     uint64_t t = 1000 * kFixtureMs;
     AddFixtureSamples(pid, pid, 1, compute[rank], true, &t, &data);
     AddFixtureSamples(pid, pid, 2, 5, false, &t, &data);

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
     for (const auto& record : data.meta) writer.AppendMeta(record);
     for (const auto& row : data.samples) writer.Append(row);
     for (const auto& row : data.py_samples) writer.Append(row);
+    for (const auto& row : data.off_cpu) writer.Append(row);
+    for (const auto& row : data.calls) writer.Append(row);
     st = writer.Close();
   }
   if (!st.ok()) {
