@@ -28,12 +28,12 @@ std::string_view CollectiveSourceName(CollectiveSource source) {
   return "none";
 }
 
-namespace {
-
 bool IsCpuCollective(std::string_view name) {
   return name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 4) == "mpi:" ||
          name.substr(0, 4) == "ucc:";
 }
+
+namespace {
 
 /// Sets launch_ns of each GPU call of one rank: the start of the CPU-side event (not a GPU event) that has
 /// the kernel's correlation id. One pass over the rank's rows; kernels without a launcher keep -1.

@@ -49,6 +49,9 @@ enum class CollectiveSource { kNone, kGpuKernels, kCpuOps, kOpTable };
 /// "none", "gpu-kernels", "cpu-ops", "op-table": the contract's names.
 std::string_view CollectiveSourceName(CollectiveSource source);
 
+/// A CPU-side collective op: `gloo:`, `nccl:`, `mpi:` or `ucc:` followed by the op (a CPU op, never a kernel).
+bool IsCpuCollective(std::string_view name);
+
 struct CollectiveModel {
   CollectiveSource source = CollectiveSource::kNone;
   std::vector<std::vector<CollectiveCall>> calls;  // per rank index, in start order

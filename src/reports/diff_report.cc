@@ -148,16 +148,20 @@ std::string RanksText(const diff::RunDiff& d) {
   std::sort(changes.begin(), changes.end());
   std::string out = fmt::format("\nranks in both runs: {}; step time change from {} to {}\n", d.ranks.size(),
                                 Signed(changes.front()), Signed(changes.back()));
-  if (d.ranks.size() < diff::kMinRanksToCompare) return out;
-  if (differ.empty()) return out + "  no rank's change differs from the rest\n";
-  text::Table t({">rank", ">step time", "differs in", ">change", ">ranks' median"});
+  const bool two = d.ranks.size() == 2;  // compared name by name with the other rank (rank_changes.h)
+  if (!two && d.ranks.size() < diff::kMinRanksToCompare) return out;
+  if (differ.empty())
+    return out + (two ? "  no op changed on one rank alone\n" : "  no rank's change differs from the rest\n");
+  text::Table t({">rank", ">step time", "differs in", ">change", two ? ">other rank" : ">ranks' median"});
   for (size_t i = 0; i < differ.size() && i < 16; ++i) {
     const diff::RankChange& r = *differ[i];
     t.Add({std::to_string(r.rank),
            text::Duration(r.base_step_time_us / 1000.0) + " -> " + text::Duration(r.test_step_time_us / 1000.0),
            TerminalSafe(r.measure), Signed(r.measure_change_us), Signed(r.measure_median_us)});
   }
-  out += fmt::format("  {} rank{} whose change differs from the rest:\n", differ.size(), differ.size() > 1 ? "s" : "");
+  out += two ? std::string("  an op changed on one rank only (the largest per rank):\n")
+             : fmt::format("  {} rank{} whose change differs from the rest:\n", differ.size(),
+                           differ.size() > 1 ? "s" : "");
   out += t.Render("  ");
   if (differ.size() > 16) out += fmt::format("  ... {} more (--format json)\n", differ.size() - 16);
   return out;

@@ -118,6 +118,24 @@ def main():
                 failures.append("--help " + opt)
                 print("FAIL --help lacks " + opt)
         expect("strata --help lists diff", run("--help"), 0, out="diff")
+        # Two real 2-rank lab runs (tests/data/ddp): clean, then rank 1 with extra compute. With 2 ranks the op
+        # that changed on one rank only names it; rank 0's longer wait in gloo:all_reduce does not name rank 0.
+        data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "ddp")
+        p = run("diff", "--format", "json", "--all-ranks", os.path.join(data, "clean-2rank"),
+                os.path.join(data, "slow-compute-rank1"))
+        expect("2 ranks: json", p, 0)
+        if p.returncode == 0:
+            ranks = {r["rank"]: r for r in json.loads(p.stdout)["ranks"]}
+            good = (not ranks[0]["differs"] and ranks[1]["differs"]
+                    and ranks[1]["differs_in"]["measure"] == "DistributedDataParallel.forward"
+                    and ranks[1]["differs_in"]["change_us"] > 10000)
+            print(("ok   " if good else "FAIL ") + "2 ranks: rank 1 alone changed, in DistributedDataParallel.forward")
+            if not good:
+                failures.append("2 ranks")
+                print(json.dumps(ranks)[:1000])
+        p = run("diff", "--all-ranks", os.path.join(data, "clean-2rank"), os.path.join(data, "slow-compute-rank1"))
+        expect("2 ranks: text says which op changed on one rank only", p, 0,
+               out="an op changed on one rank only (the largest per rank):")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 

@@ -253,6 +253,38 @@ TEST(RunDiff, RankDiffersInAKindWhenStepsGrowAlike) {
   EXPECT_DOUBLE_EQ(slow.measure_median_us, 45);
 }
 
+// Two ranks (no rest to compare with): rank 1 runs a new aten::matmul (+30 µs a step) and rank 0 waits for
+// it in the collective (+30 µs of gloo:all_reduce). Compared name by name, rank 1 changed alone in
+// aten::matmul; rank 0's wait is not a change of its own (collectives are left out), and an op both ranks
+// changed alike (aten::mm +20 µs each) names nobody.
+TEST(RunDiff, TwoRanksNameTheOpThatChangedOnOneRankOnly) {
+  BuiltRun base({0, 1}), test({0, 1});
+  for (size_t i = 0; i < 2; ++i) {
+    for (BuiltRun* run : {&base, &test}) {
+      const bool after = run == &test;
+      run->Step(1, 0, (after ? 150 : 100) * us, i);
+      run->Cpu("aten::mm", 5 * us, (after ? 40 : 20) * us, kNoCorrelation, "cpu_op", i);
+      if (after && i == 1) run->Cpu("aten::matmul", 50 * us, 30 * us, kNoCorrelation, "cpu_op", i);
+      run->Cpu("gloo:all_reduce", 90 * us, (after && i == 0 ? 40 : 10) * us, kNoCorrelation, "cpu_op", i);
+    }
+  }
+  DiffOptions o = Options();
+  o.base.all_ranks = o.test.all_ranks = true;
+  auto d = Diff(base, test, o);
+  ASSERT_TRUE(d.ok()) << d.error();
+  ASSERT_EQ(d.value().ranks.size(), 2u);
+  EXPECT_FALSE(d.value().ranks[0].differs) << d.value().ranks[0].measure;
+  const RankChange& changed = d.value().ranks[1];
+  EXPECT_TRUE(changed.differs);
+  EXPECT_EQ(changed.measure, "aten::matmul");
+  EXPECT_DOUBLE_EQ(changed.measure_change_us, 30);
+  EXPECT_DOUBLE_EQ(changed.measure_median_us, 0);  // the other rank's change
+  EXPECT_TRUE(IsWaitOrStepRow("gloo:all_reduce"));
+  EXPECT_TRUE(IsWaitOrStepRow("ncclKernel_AllReduce_RING_LL_Sum_float"));
+  EXPECT_TRUE(IsWaitOrStepRow("ProfilerStep#12"));
+  EXPECT_FALSE(IsWaitOrStepRow("aten::matmul"));
+}
+
 // HTA's add_iteration: a cpu_op on stream 0 (a Triton launch) is placed by time; any other row on stream 0 is in
 // no step; a row on a stream > 0 without a linked launch is in none (-1).
 TEST(RunDiff, StreamZeroAndUnlinkedRows) {

@@ -260,5 +260,10 @@ inline constexpr double kGmmMinNormalWeight = 0.05;
 inline constexpr double kRankChangeZ = 3.5;
 inline constexpr double kRankChangeShare = 0.05;
 inline constexpr size_t kMinRanksToCompare = 3;
+/// With exactly 2 ranks there is no rest to compare with: a rank's change differs when, in one op or kernel
+/// name (waits in collectives left out: they grow on the rank that waits, not on the one that changed), it
+/// is more than kRankChangeShare of the median base step away from zero and the other rank's change in that
+/// name is at most this share of it (a matmul added on rank 1 only: +10.4 ms against 0).
+inline constexpr double kTwoRankOtherShare = 1.0 / 3.0;
 
 }  // namespace strata::diagnosis::thresholds

@@ -6,13 +6,17 @@
 // over the ranks: robust to the outlier itself, and deaf to differences too small to matter. A slow rank often
 // shows in a kind, not in its step time: its peers wait for it inside collectives, so every step grows alike
 // while the slow rank waits less.
-// Invariants: ranks ascending; `differs` only with at least kMinRanksToCompare ranks; a differing rank names
-// the measure it differs most in.
+// With exactly 2 ranks there is no robust rest: each op or kernel name is compared instead, and a rank differs
+// in a name when its change there exceeds the same floor while the other rank's is at most kTwoRankOtherShare
+// of it (waits in collectives and the step rows are left out: name_us holds neither).
+// Invariants: ranks ascending; `differs` only with 2 or at least kMinRanksToCompare ranks; a differing rank
+// names the measure it differs most in.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/diagnosis/thresholds.h"
@@ -23,13 +27,19 @@ namespace strata::diff {
 using diagnosis::thresholds::kMinRanksToCompare;
 using diagnosis::thresholds::kRankChangeShare;
 using diagnosis::thresholds::kRankChangeZ;
+using diagnosis::thresholds::kTwoRankOtherShare;
 
 /// What one run's selection holds of one rank.
 struct RankTotals {
   uint64_t step_rows = 0;
   double step_time_us = 0;                // mean duration of its selected ProfilerStep CPU rows
   std::map<std::string, double> kind_us;  // total time of its selected rows by kind
+  std::map<std::string, double> name_us;  // by op/kernel name, waits left out (filled when 2 ranks are selected)
 };
+
+/// Rows whose time says nothing of what a rank itself did: collective calls and communication kernels (the
+/// waiting rank's time grows there) and the ProfilerStep rows (each step's own name).
+bool IsWaitOrStepRow(std::string_view name);
 using RankTotalsByRank = std::map<int32_t, RankTotals>;  // by rank number
 
 struct RankChange {
@@ -40,7 +50,7 @@ struct RankChange {
   bool differs = false;
   std::string measure;           // when it differs: "step time" or the kind it differs most in
   double measure_change_us = 0;  // that measure's change on this rank
-  double measure_median_us = 0;  // the median change of that measure over the ranks
+  double measure_median_us = 0;  // the median change of that measure over the ranks (2 ranks: the other's)
 };
 
 /// The ranks with a step time in both runs, each with its change and whether it differs from the rest.

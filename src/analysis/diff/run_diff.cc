@@ -272,6 +272,7 @@ void Tally(const TraceStore& store, const RunRows& side, const std::vector<size_
       Count(names, std::string(name), kind, base, r.dur);
       Count(kinds, kind, "", base, r.dur);
       totals.kind_us[kind] += r.dur;
+      if (ranks.size() == 2 && !IsWaitOrStepRow(name)) totals.name_us[std::string(name)] += r.dur;
     }
     if (!side.window_us.empty()) {
       for (int64_t step : summary->steps) {
