@@ -11,8 +11,8 @@
 // (agent/chunk_carry.h).
 // Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current or a
 // pending one.
-// Invariants: at most three recorders per job at a time (the current, a pending one, and one being stopped
-// after a switch; a pending one replaced before it attached is stopped at once), each reaped; the current
+// Invariants: at most two recorders per job record at a time (the current and a pending one; the one left by
+// a switch, and a pending one replaced before it attached, are stopped at once), each reaped; the current
 // chunk changes only to a chunk whose recorder is attached, or when the current recorder has ended (nothing
 // is left to overlap with); a recorder that exits by itself (its processes ended) leaves a finished chunk,
 // and is not followed by a new chunk for those same processes (seen again while they exit, they have
