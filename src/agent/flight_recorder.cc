@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+
+#include "segments/segment_tail.h"
 
 namespace strata::agent {
 namespace fs = std::filesystem;
@@ -33,6 +36,41 @@ uint64_t FirstFreeChunk(const std::string& dir) {
   }
   return next;
 }
+
+// The segment files (*.sseg) of a chunk.
+std::vector<std::string> SegmentFiles(const std::string& chunk_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(chunk_dir, ec))
+    if (entry.path().extension() == ".sseg") out.push_back(entry.path().string());
+  return out;
+}
+
+// When the chunk's recorder said every probe was attached (its `attached` record, Unix ns); 0 when not yet.
+int64_t AttachedUnixNs(const std::string& chunk_dir) {
+  for (const std::string& path : SegmentFiles(chunk_dir)) {
+    segments::SegmentTail tail(path);
+    if (!tail.Poll().ok()) continue;
+    for (const auto& record : tail.data().meta)
+      if (record.is_object() && record.value("type", "") == "attached") return record.value("unix_ns", int64_t{1});
+  }
+  return 0;
+}
+
+// The last time the chunk's recorder wrote to its segment (Unix ns; 0 when it has none).
+int64_t LastWriteUnixNs(const std::string& chunk_dir) {
+  int64_t last = 0;
+  for (const std::string& path : SegmentFiles(chunk_dir)) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0)
+      last = std::max(last, static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec);
+  }
+  return last;
+}
+
+// A pending chunk attached this long ago becomes current even if the previous recorder's file did not show
+// a write past the attach (it writes every second while it runs; this only bounds a stalled writer).
+constexpr double kPromoteWithoutOverlapS = 3;
 
 }  // namespace
 
@@ -67,14 +105,38 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
     execv(options_.strata.c_str(), argv.data());
     _exit(127);
   }
-  if (current_.pid > 0) {
-    // The new recorder attaches first; the old one is stopped once it had time to (no gap between chunks).
-    current_.stop_at_s = now_s + 3;
-    stopping_.push_back(current_);
-  }
-  current_ = Child{child, chunk, now_s, pids};
+  // A pending chunk replaced before it attached is stopped now: it never became the one read.
+  if (!pending_.dir.empty()) StopChild(pending_, now_s);
+  pending_ = Child{};
+  if (current_.pid > 0)
+    pending_ = Child{child, chunk, now_s, pids};  // read once attached; the current one goes on meanwhile
+  else
+    current_ = Child{child, chunk, now_s, pids};  // nothing running to overlap with: read from now on
   ++restarts_;
   return true;
+}
+
+void FlightRecorder::StopChild(Child c, double now_s) {
+  if (c.pid <= 0) return;
+  c.stop_at_s = now_s;
+  stopping_.push_back(c);
+}
+
+void FlightRecorder::PromotePending(double now_s) {
+  if (pending_.dir.empty()) return;
+  if (pending_.attached_unix_ns == 0) {
+    pending_.attached_unix_ns = AttachedUnixNs(pending_.dir);
+    if (pending_.attached_unix_ns == 0) return;
+    pending_.attached_seen_s = now_s;
+  }
+  // The previous recorder must have written past the attach instant: what happened before it is in the
+  // previous chunk only, and the live diagnosis reads that chunk one last time when it switches.
+  const bool overlapped = current_.pid == 0 || LastWriteUnixNs(current_.dir) > pending_.attached_unix_ns ||
+                          now_s - pending_.attached_seen_s >= kPromoteWithoutOverlapS;
+  if (!overlapped) return;
+  StopChild(current_, now_s);
+  current_ = pending_;
+  pending_ = Child{};
 }
 
 void FlightRecorder::Reap() {
@@ -86,24 +148,31 @@ void FlightRecorder::Reap() {
     current_.pid = 0;
     current_.exited_cleanly = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
+  // A pending recorder that ended before it became current: its processes ended (the current chunk saw
+  // them end too, and holds more) or it failed (a later round starts another: the pids differ from the
+  // current chunk's or the rotation is due).
+  if (pending_.pid > 0 && exited(pending_.pid)) pending_ = Child{};
 }
 
 void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_rotation) {
   Reap();
+  PromotePending(now_s);
+  // A new process starts a new chunk (a recorder attaches to the pids it was given); one that ended does not:
+  // the current recorder goes on with the rest, so the chunk keeps the whole story of a job whose ranks die
+  // one after another (a hang ending in the peers' timeouts). Both are judged against the newest recorder
+  // started (a pending one covers its pids already).
+  const Child& newest = pending_.dir.empty() ? current_ : pending_;
+  const bool changed = !std::includes(newest.pids.begin(), newest.pids.end(), pids.begin(), pids.end());
+  const bool due = newest.pid > 0 && !hold_rotation && now_s - newest.started_s >= options_.rotate_s;
+  // A recorder that ended cleanly saw its processes end: the same pids, still listed while they exit, would
+  // only start an empty chunk (and the job's last word would be about it); one that failed is restarted.
+  const bool lost = pending_.dir.empty() && current_.pid == 0 && !(current_.exited_cleanly && !changed);
+  if (!pids.empty() && (lost || changed || due)) Start(pids, now_s);
   for (Child& c : stopping_)
     if (!c.signalled && now_s >= c.stop_at_s) {
       kill(c.pid, SIGINT);
       c.signalled = true;
     }
-  // A new process starts a new chunk (a recorder attaches to the pids it was given); one that ended does not:
-  // the current recorder goes on with the rest, so the chunk keeps the whole story of a job whose ranks die
-  // one after another (a hang ending in the peers' timeouts).
-  const bool changed = !std::includes(current_.pids.begin(), current_.pids.end(), pids.begin(), pids.end());
-  const bool due = current_.pid > 0 && !hold_rotation && now_s - current_.started_s >= options_.rotate_s;
-  // A recorder that ended cleanly saw its processes end: the same pids, still listed while they exit, would
-  // only start an empty chunk (and the job's last word would be about it); one that failed is restarted.
-  const bool lost = current_.pid == 0 && !(current_.exited_cleanly && !changed);
-  if (!pids.empty() && (lost || changed || due)) Start(pids, now_s);
   Prune();
 }
 
@@ -134,7 +203,7 @@ void FlightRecorder::Prune() {
   for (const Chunk& c : chunks) total += c.bytes;
   const auto limit = static_cast<uint64_t>(options_.retain_mb * 1e6);
   for (const Chunk& c : chunks) {
-    if (c.path == current_.dir) continue;
+    if (c.path == current_.dir || c.path == pending_.dir) continue;
     bool live = false;
     for (const Child& s : stopping_) live |= s.dir == c.path;
     if (live) continue;
@@ -148,6 +217,7 @@ void FlightRecorder::Prune() {
 void FlightRecorder::Stop() {
   std::vector<Child> all = stopping_;
   if (current_.pid > 0) all.push_back(current_);
+  if (pending_.pid > 0) all.push_back(pending_);
   for (const Child& c : all) kill(c.pid, SIGINT);
   for (const Child& c : all) {
     int status = 0;
@@ -155,6 +225,7 @@ void FlightRecorder::Stop() {
   }
   stopping_.clear();
   current_.pid = 0;
+  pending_ = Child{};
 }
 
 }  // namespace strata::agent

@@ -1,11 +1,23 @@
 // FlightRecorder: the full-detail recording of one job, kept as rotating chunks so that the minutes before
 // a detection can be diagnosed in full afterwards. Each chunk is one `strata record --pid ...` run (a
 // subprocess of this binary) writing DIR/chunk-<n>/; a new chunk starts when the job's processes change or
-// every `rotate_s`, the old recorder being stopped once the new one runs (they overlap, nothing is missed).
-// Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current one.
-// Invariants: at most two recorders per job at a time, each reaped; a recorder that exits by itself (its
-// processes ended) leaves a finished chunk, and is not followed by a new chunk for those same processes
-// (seen again while they exit, they have nothing left to record: the finished chunk is the job's last).
+// every `rotate_s`. The chunks overlap: while the previous chunk's recorder still runs, a new chunk is
+// pending: it becomes the current one (the one the live diagnosis reads) only once its recorder has said
+// in its segment that every probe is attached (the `attached` meta record, docs/segment-format.md) and the
+// previous recorder has written past that instant; then the previous recorder is stopped. A new recorder
+// needs seconds to attach (symbols of libtorch, uprobes), and until then it would record nothing of what the
+// ranks do: reading it at once left the live window blind for those seconds (a collective entered then was
+// seen by no chunk read). Entries the previous chunk saw still open are carried into the new one's window
+// (agent/chunk_carry.h).
+// Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current or a
+// pending one.
+// Invariants: at most two recorders per job record at a time (the current and a pending one; the one left by
+// a switch, and a pending one replaced before it attached, are stopped at once), each reaped; the current
+// chunk changes only to a chunk whose recorder is attached, or when the current recorder has ended (nothing
+// is left to overlap with); a recorder that exits by itself (its processes ended) leaves a finished chunk,
+// and is not followed by a new chunk for those same processes (seen again while they exit, they have
+// nothing left to record: the finished chunk is the job's last); a pending recorder that exits before it
+// became current is dropped (its processes ended or it failed: the current chunk holds more).
 #pragma once
 
 #include <sys/types.h>
@@ -40,8 +52,10 @@ class FlightRecorder {
   /// Stops every recorder (SIGINT) and waits for them.
   void Stop();
 
-  /// The current chunk's directory (empty before the first) and when it started (monotonic seconds).
+  /// The current chunk's directory (empty before the first) and when it started (monotonic seconds): the
+  /// chunk to read. The newest chunk started (the pending one while it attaches, else the current one).
   const std::string& current_chunk() const { return current_.dir; }
+  const std::string& newest_chunk() const { return pending_.dir.empty() ? current_.dir : pending_.dir; }
   double current_started_s() const { return current_.started_s; }
   uint64_t restarts() const { return restarts_; }
   /// The current chunk's recorder has exited (its processes ended): the chunk is complete.
@@ -56,15 +70,22 @@ class FlightRecorder {
     std::set<int> pids;
     double stop_at_s = 0;  // replaced: stopped (SIGINT) from then on, once the new recorder is attached
     bool signalled = false;
-    bool exited_cleanly = false;  // it exited by itself with status 0: every process it recorded had ended
+    bool exited_cleanly = false;   // it exited by itself with status 0: every process it recorded had ended
+    int64_t attached_unix_ns = 0;  // its segment's `attached` record (0: not seen yet)
+    double attached_seen_s = 0;    // when this agent first saw it (monotonic seconds)
   };
   bool Start(const std::set<int>& pids, double now_s);
   void Reap();
   void Prune();
+  // Makes the pending chunk the current one once its recorder is attached and the current recorder has
+  // written past that instant (or ended); the previous recorder is then stopped.
+  void PromotePending(double now_s);
+  void StopChild(Child c, double now_s);
 
   std::string dir_;
   FlightOptions options_;
   Child current_;
+  Child pending_;  // started, not attached yet (dir empty: none)
   std::vector<Child> stopping_;
   uint64_t next_chunk_ = 0, restarts_ = 0;
 };

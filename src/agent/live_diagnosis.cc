@@ -90,15 +90,40 @@ RecordedRun ReadWholeChunk(const std::string& chunk_dir) {
   return run;
 }
 
-// The round's recording: the window of what the tails gained, or the whole chunk once the job ended.
-RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state) {
+// The window of what the tails of `chunk_dir` gained.
+RecordedRun WindowRecording(const std::string& chunk_dir, uint64_t from, JobState* state) {
   RecordedRun run;
-  if (ended) run = ReadWholeChunk(chunk_dir);
-  if (run.empty())
-    for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
-      CutToWindow(&tail->data(), from);
-      run.segments.push_back(IndexSegment(tail->data()));
-    }
+  for (segments::SegmentTail* tail : PollTails(chunk_dir, state)) {
+    CutToWindow(&tail->data(), from);
+    run.segments.push_back(IndexSegment(tail->data()));
+  }
+  return run;
+}
+
+// A new chunk: the previous one is read one last time (its recorder was stopped only once the new one was
+// attached, so it holds everything before) and what it leaves open is carried (chunk_carry.h).
+void SwitchChunk(const std::string& chunk_dir, uint64_t from, JobState* state) {
+  if (state->chunk == chunk_dir) return;
+  if (!state->chunk.empty() && state->tails) {
+    const RecordedRun left = WindowRecording(state->chunk, from, state);
+    state->carried = CarryFrom(left, state->carried);
+  }
+  state->tails.reset();
+  state->chunk = chunk_dir;
+}
+
+// The round's recording: the window of what the tails gained, or the whole chunk once the job ended; with
+// the entries carried from the previous chunks.
+RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state) {
+  SwitchChunk(chunk_dir, from, state);
+  RecordedRun run;
+  bool whole = false;
+  if (ended) {
+    run = ReadWholeChunk(chunk_dir);
+    whole = !run.empty();
+  }
+  if (run.empty()) run = WindowRecording(chunk_dir, from, state);
+  if (!run.empty()) CarryInto(&state->carried, &run, /*finished=*/whole);
   MergePluginSegments(&run);
   return run;
 }

@@ -7,8 +7,12 @@
 // Each round also reduces the steps completed since the previous round to per-rank step summaries.
 // Once the job's processes are gone, one last round (`ended`) reads the whole chunk afresh and diagnoses it
 // as a finished recording, as `strata diagnose` would (sequence numbers from the chunk's start).
-// Invariants: a live round never analyses rows outside the window; a round that cannot read the chunk keeps
-// the previous state and says why (`error`).
+// When the chunk changes (agent/flight_recorder.h switches to a new chunk once its recorder is attached),
+// the previous chunk is read one last time and the collective entries still open in its window are carried
+// into the new chunk's rounds until the new chunk shows their threads leave them (agent/chunk_carry.h): a
+// new recorder never sees the entry of a collective its processes were already inside.
+// Invariants: a live round never analyses rows outside the window, except the entries carried from the
+// previous chunk; a round that cannot read the chunk keeps the previous state and says why (`error`).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/chunk_carry.h"
 #include "agent/online_job.h"
 #include "agent/step_summaries.h"
 #include "analysis/diagnosis/result.h"
@@ -50,6 +55,8 @@ struct JobState {
   StepCursor step_cursor;                         // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
+  std::string chunk;                  // the chunk `tails` read
+  std::vector<CarriedEntry> carried;  // open entries carried from the previous chunks (chunk_carry.h)
 };
 
 /// Drops the rows of `d` older than `from` (monotonic ns), except collective entries whose call has not

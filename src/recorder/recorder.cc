@@ -712,6 +712,13 @@ Expected<int> Recording::Run() {
     counters_owner_ = std::make_unique<HostCounterSampler>(HostCounterSampler::Options{});
     counters_ = counters_owner_.get();
   }
+  // Every program and probe is attached: from now on nothing the processes do is missed. Said in the file at
+  // once (the agent's flight recorder switches its live reading to a new chunk on this record, and stops the
+  // previous chunk's recorder only then: agent/flight_recorder.h).
+  writer_.AppendMeta({{"type", "attached"},
+                      {"ts_ns", NowNs(CLOCK_MONOTONIC)},
+                      {"unix_ns", static_cast<int64_t>(NowNs(CLOCK_REALTIME))}});
+  (void)writer_.Flush();  // an error stays with the writer: the loop's first flush reports it
   struct sigaction action {};
   action.sa_sigaction = OnStopSignal;
   action.sa_flags = SA_SIGINFO;

@@ -146,16 +146,17 @@ TEST(AgentLiveWindow, KeepsCallsStillInsideAndDropsEntriesWhoseReturnWasMissed) 
 
 // An agent restarted on a job whose earlier chunks are retained continues their numbering: writing into an
 // old chunk would put its segment beside the new one in the live diagnosis. Names that are not chunk-<n>
-// do not count. (The recorder here is /bin/true: only the chunk numbering is under test.)
+// do not count. (The recorder here is /bin/true: only the chunk numbering is under test; the chunks started
+// are the newest, read once attached: agent_chunk_carry_test.cc.)
 TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
   testing::TempDir dir;
   for (const char* name : {"chunk-000000", "chunk-000007", "chunk-x", "chunk-000099.old", "chunk-"})
     std::filesystem::create_directories(std::filesystem::path(dir.path()) / name);
   FlightRecorder flight(dir.path(), FlightOptions{"/bin/true"});
   flight.Update({4242}, 0.0);
-  EXPECT_EQ(std::filesystem::path(flight.current_chunk()).filename(), "chunk-000008");
+  EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000008");
   flight.Update({4242, 4243}, 1.0);  // the job's processes changed: a new chunk, numbered on
-  EXPECT_EQ(std::filesystem::path(flight.current_chunk()).filename(), "chunk-000009");
+  EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000009");
   flight.Stop();
 }
 
@@ -170,7 +171,7 @@ TEST(AgentFlightRecorder, HoldsTheRotationWhileTheJobMayBeStalled) {
   FlightOptions o{recorder};
   o.rotate_s = 10;
   FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), o);
-  auto chunk = [&] { return std::filesystem::path(flight.current_chunk()).filename().string(); };
+  auto chunk = [&] { return std::filesystem::path(flight.newest_chunk()).filename().string(); };
   flight.Update({4242}, 0.0);
   EXPECT_EQ(chunk(), "chunk-000000");
   flight.Update({4242}, 11.0, /*hold_rotation=*/true);
@@ -189,7 +190,7 @@ TEST(AgentFlightRecorder, NoNewChunkForProcessesWhoseRecorderSawThemEnd) {
   for (const char* recorder : {"/bin/true", "/bin/false"}) {
     testing::TempDir dir;
     FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), FlightOptions{recorder});
-    auto chunk = [&] { return std::filesystem::path(flight.current_chunk()).filename().string(); };
+    auto chunk = [&] { return std::filesystem::path(flight.newest_chunk()).filename().string(); };
     flight.Update({4242, 4243}, 0.0);
     for (int i = 0; i < 200 && !flight.current_finished(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
