@@ -42,14 +42,6 @@ int Fail(const Status& st, int code = 1) {
   return code;
 }
 
-Status WriteWhole(const std::string& path, const std::string& bytes, const std::vector<std::string>& inputs) {
-  OutputFile out;
-  Status st = out.Open(path, inputs);
-  if (st.ok()) st = out.Write(bytes);
-  if (st.ok()) st = out.Commit();
-  return st;
-}
-
 std::string InputNames(const LoadedJob& job) {
   std::string names;
   for (const auto& in : job.store.inputs) names += (names.empty() ? "" : ", ") + in.path;
@@ -100,8 +92,8 @@ int RunPprofDiff(const ExportOptions& o, LoadedJob& job) {
   if (!mine.ok()) return Fail(mine.status());
   const Expected<std::string> peers = PprofPeersMedian(job.recorded, straggler.value(), o.job);
   if (!peers.ok()) return Fail(peers.status());
-  Status st = WriteWhole(o.out, mine.value(), job.files);
-  if (st.ok()) st = WriteWhole(o.peers_out, peers.value(), job.files);
+  Status st = WriteOutput(o.out, mine.value(), job.files);
+  if (st.ok()) st = WriteOutput(o.peers_out, peers.value(), job.files);
   if (!st.ok()) return Fail(st);
   std::fprintf(stderr, "strata: rank %d against its peers' median: go tool pprof -diff_base %s %s\n", straggler.value(),
                TerminalSafe(o.peers_out).c_str(), TerminalSafe(o.out).c_str());
@@ -123,7 +115,7 @@ int RunPprofExport(LoadedJob& job) {
   if (o.rank >= 0) options.rank = o.rank;
   const Expected<std::string> profile = PprofProfile(job.recorded, options);
   if (!profile.ok()) return Fail(profile.status());
-  if (Status st = WriteWhole(o.out, profile.value(), job.files); !st.ok()) return Fail(st);
+  if (Status st = WriteOutput(o.out, profile.value(), job.files); !st.ok()) return Fail(st);
   return 0;
 }
 
@@ -188,11 +180,7 @@ int RunExportCommand(LoadedJob& job) {
     st =
         WritePerfettoJson(job.store, job.recorded, result, [&out](std::string_view bytes) { return out.Write(bytes); });
   if (st.ok()) st = out.Commit();
-  if (!st.ok()) {
-    std::fprintf(stderr, "strata: %s\n", TerminalSafe(st.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return st.ok() ? 0 : Fail(st);
 }
 
 }  // namespace strata::cli

@@ -54,7 +54,7 @@ struct RankBuild {
 class Builder {
  public:
   Builder(const RecordedSegment& seg, uint32_t input, TraceStore* store) : seg_(seg), input_(input), store_(*store) {
-    for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
+    py_of_sample_ = seg.PythonStackOfSamples();
     sample_hz_ = seg.sample_hz;
   }
 

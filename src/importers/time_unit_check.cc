@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,16 +45,19 @@ bool Plausible(double step_ns) { return step_ns >= kMinPlausibleStepNs && step_n
 }  // namespace
 
 std::optional<double> MedianOpTableStepNs(const TraceStore& store) {
-  std::map<std::pair<uint32_t, int32_t>, std::pair<int64_t, int64_t>> span;  // (rank, step) -> first, last
+  // (rank, step) packed in one key; first start and last end of its rows.
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> span;
   const SliceTable& s = store.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    const uint32_t rank = store.tracks[s.track[i]].rank;
-    auto [it, inserted] = span.try_emplace({rank, s.step[i]}, s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    const uint64_t key = uint64_t{store.tracks[s.track[i]].rank} << 32 | static_cast<uint32_t>(s.step[i]);
+    const int64_t end = s.ts_ns[i] + s.dur_ns[i];
+    auto [it, inserted] = span.try_emplace(key, s.ts_ns[i], end);
     if (inserted) continue;
     it->second.first = std::min(it->second.first, s.ts_ns[i]);
-    it->second.second = std::max(it->second.second, s.ts_ns[i] + s.dur_ns[i]);
+    it->second.second = std::max(it->second.second, end);
   }
   std::vector<double> steps;
+  steps.reserve(span.size());
   for (const auto& [key, first_last] : span)
     if (first_last.second > first_last.first)
       steps.push_back(static_cast<double>(first_last.second - first_last.first));

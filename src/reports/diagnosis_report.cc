@@ -169,12 +169,11 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e, size_t width) {
         fmt::format("     compute {}× its stage peers', {} per step\n",
                     text::Sig3(RoundTo(w->compute_ratio_vs_stage_peers, 4)), Signed(RoundTo(w->excess_ms_per_step, 3)));
   if (const auto* t = std::get_if<diagnosis::TraceRankEvidence>(&e.kind)) {
-    std::string line =
-        fmt::format("     before the collective {} vs peers {}", text::Duration(RoundTo(t->window_ms, 3)),
-                    text::Duration(RoundTo(t->peer_window_ms, 3)));
+    std::string line = fmt::format("before the collective {} vs peers {}", text::Duration(RoundTo(t->window_ms, 3)),
+                                   text::Duration(RoundTo(t->peer_window_ms, 3)));
     line += fmt::format("; in it {} vs peers {}", text::Duration(RoundTo(t->collective_ms, 3)),
                         text::Duration(RoundTo(t->peer_collective_ms, 3)));
-    out += text::Wrap(line.substr(5), width, "     ", 2);
+    out += text::Wrap(line, width, "     ", 2);
     out += text::Wrap("blame: " + ScaleMs(TerminalSafe(t->blame)), width, "     ", 2);
   }
   if (e.cross_layer && e.cross_layer->explained) {

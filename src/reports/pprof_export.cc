@@ -82,9 +82,7 @@ struct RankSample {
 // The merged stacks of one segment, made once per (pid, user stack id, Python stack id).
 class SegmentStacks {
  public:
-  explicit SegmentStacks(const RecordedSegment& seg) : seg_(seg) {
-    for (const auto& p : seg.data.py_samples) py_of_sample_[{p.tid, p.ts_ns}] = p.py_stack;
-  }
+  explicit SegmentStacks(const RecordedSegment& seg) : seg_(seg), py_of_sample_(seg.PythonStackOfSamples()) {}
 
   const Stack& Of(const segments::SampleRow& s) {
     const auto py = py_of_sample_.find({s.tid, s.ts_ns});

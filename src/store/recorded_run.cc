@@ -28,6 +28,12 @@ T Field(const nlohmann::json& j, const char* key, T fallback) {
 
 }  // namespace
 
+std::map<std::pair<uint32_t, uint64_t>, int32_t> RecordedSegment::PythonStackOfSamples() const {
+  std::map<std::pair<uint32_t, uint64_t>, int32_t> out;
+  for (const auto& p : data.py_samples) out[{p.tid, p.ts_ns}] = p.py_stack;
+  return out;
+}
+
 std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
   auto it = processes.find(static_cast<int>(pid));
   return it == processes.end() ? std::nullopt : it->second.rank;

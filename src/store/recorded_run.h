@@ -97,6 +97,9 @@ struct RecordedSegment {
 
   // The rank of a process (nullopt when it is not part of a rank, e.g. the launcher).
   std::optional<int> RankOf(uint32_t pid) const;
+  // Each CPU sample's Python stack id, by (tid, ts_ns): the recorder writes a py_sample row with the thread
+  // and timestamp of the CPU sample it was taken with (the one rule for pairing them). O(n log n) to build.
+  std::map<std::pair<uint32_t, uint64_t>, int32_t> PythonStackOfSamples() const;
   // A time of this segment's tables (CLOCK_MONOTONIC ns) on the Unix clock, and back, by the header's offset;
   // clamped to [0, 2^62] so that a damaged header or row cannot overflow the differences taken later.
   int64_t UnixNs(uint64_t mono_ns) const;
