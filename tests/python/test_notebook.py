@@ -2,7 +2,8 @@
 """examples/notebook.py (the README's tour in Python) runs and prints what the tour's commands print: each
 `# ->` line after a `strata diagnose` of the README's tour block verbatim, and the figures of the `strata diff`
 line (rank 1's step times, the op that changed on it alone, its change and the other rank's) in its rank's
-line. A change of the README's lines, of the module's results or of the notebook fails here.
+line. A change of the README's lines, of the module's results or of the notebook fails here; so does a README
+"Python" section whose code block no longer runs.
 
 Run by ctest `python_module` with PYTHONPATH naming the build's python/ folder (see test_module.py).
 """
@@ -57,6 +58,16 @@ class Notebook(unittest.TestCase):
             self.assertIsNotNone(line, f"no line for rank {rank} in the notebook's output")
             for figure in figures:
                 self.assertIn(figure, line)
+
+
+class ReadmeSection(unittest.TestCase):
+    def test_python_block_runs(self):
+        # The README's "Python" section's code block, run as written from the repository's root.
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            section = f.read().split("### Python\n", 1)[1]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
 
 
 if __name__ == "__main__":
