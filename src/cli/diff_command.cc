@@ -22,7 +22,8 @@ constexpr int kExitError = 1, kExitUsage = 2;
 struct DiffCommandOptions {
   std::string base;
   std::string test;
-  diff::DiffOptions diff;
+  std::vector<int32_t> base_ranks, test_ranks;
+  std::vector<int64_t> base_steps, test_steps;
   bool all_ranks = false;
   bool all_steps = false;
   std::string device = "all";
@@ -43,15 +44,15 @@ int Fail(const std::string& message, int code) {
 }
 
 void AddSelectionOptions(CLI::App* cmd, DiffCommandOptions& o) {
-  auto* base_rank = cmd->add_option("--base-rank", o.diff.base.ranks,
+  auto* base_rank = cmd->add_option("--base-rank", o.base_ranks,
                                     "rank of BASE to compare (repeatable; default: its smallest rank, as HTA)");
-  auto* test_rank = cmd->add_option("--test-rank", o.diff.test.ranks,
-                                    "rank of TEST to compare (repeatable; default: its smallest rank)");
+  auto* test_rank =
+      cmd->add_option("--test-rank", o.test_ranks, "rank of TEST to compare (repeatable; default: its smallest rank)");
   auto* base_step =
-      cmd->add_option("--base-step", o.diff.base.steps,
+      cmd->add_option("--base-step", o.base_steps,
                       "ProfilerStep#N of BASE to compare (repeatable; default: its first step, as HTA; without "
                       "ProfilerSteps, e.g. a recording, the steps found from the collective calls)");
-  auto* test_step = cmd->add_option("--test-step", o.diff.test.steps,
+  auto* test_step = cmd->add_option("--test-step", o.test_steps,
                                     "ProfilerStep#N of TEST to compare (repeatable; default: its first step)");
   cmd->add_flag("--all-ranks", o.all_ranks, "compare every rank of each run (counts and times summed over ranks)")
       ->excludes(base_rank)
@@ -63,21 +64,6 @@ void AddSelectionOptions(CLI::App* cmd, DiffCommandOptions& o) {
                   "rows compared: all, cpu (no stream) or gpu (on a stream), as HTA's device_type")
       ->check(CLI::IsMember({"all", "cpu", "gpu"}))
       ->capture_default_str();
-}
-
-/// Loads one run; an error names the argument and the file.
-Expected<LoadedJob> LoadRun(const std::string& which, const std::string& path, unsigned threads) {
-  LoadOptions load;
-  load.threads = threads;
-  auto job = LoadJob({path}, load);
-  if (!job.ok()) return Status::Error(fmt::format("{} {}: {}", which, path, job.error()));
-  if (job.value().store.ranks.empty())
-    return Status::Error(fmt::format("{} {}: no events could be used from it", which, path));
-  return job;
-}
-
-diff::DeviceFilter DeviceOf(const std::string& name) {
-  return name == "cpu" ? diff::DeviceFilter::kCpu : name == "gpu" ? diff::DeviceFilter::kGpu : diff::DeviceFilter::kAll;
 }
 
 std::string Render(const DiffSides& sides, const diff::RunDiff& result, const DiffCommandOptions& o) {
@@ -117,9 +103,9 @@ int RunDiffCommand() {
   DiffCommandOptions& o = Options();
   if (o.format == "html")
     if (Status st = CheckHtmlTarget(o.out); !st.ok()) return Fail(st.message(), kExitUsage);
-  auto base_job = LoadRun("BASE", o.base, o.threads);
+  auto base_job = LoadComparedRun("BASE", o.base, o.threads);
   if (!base_job.ok()) return Fail(base_job.error(), kExitError);
-  auto test_job = LoadRun("TEST", o.test, o.threads);
+  auto test_job = LoadComparedRun("TEST", o.test, o.threads);
   if (!test_job.ok()) return Fail(test_job.error(), kExitError);
   const TraceStore& base = base_job.value().store;
   const TraceStore& test = test_job.value().store;
@@ -127,12 +113,10 @@ int RunDiffCommand() {
   if (!base_rows.ok()) return Fail(base_rows.error(), kExitError);
   auto test_rows = diff::ReadRun(test, "TEST " + o.test);
   if (!test_rows.ok()) return Fail(test_rows.error(), kExitError);
-  o.diff.base.rank_option = "--base-rank", o.diff.base.step_option = "--base-step";
-  o.diff.test.rank_option = "--test-rank", o.diff.test.step_option = "--test-step";
-  o.diff.base.all_ranks = o.diff.test.all_ranks = o.all_ranks;
-  o.diff.base.all_steps = o.diff.test.all_steps = o.all_steps;
-  o.diff.device = DeviceOf(o.device);
-  auto result = diff::DiffRuns(base, base_rows.value(), test, test_rows.value(), o.diff);
+  const diff::DiffOptions options =
+      diff::NamedDiffOptions(o.base_ranks, o.base_steps, o.test_ranks, o.test_steps, o.all_ranks, o.all_steps,
+                             diff::ParseDeviceFilter(o.device).value_or(diff::DeviceFilter::kAll));
+  auto result = diff::DiffRuns(base, base_rows.value(), test, test_rows.value(), options);
   if (!result.ok()) return Fail(result.error(), kExitUsage);
   std::vector<std::string> inputs = base_job.value().files;
   inputs.insert(inputs.end(), test_job.value().files.begin(), test_job.value().files.end());

@@ -184,10 +184,8 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
       return 2;
     }
   }
-  if (job->store.ranks.empty()) {
-    std::string names;
-    for (const auto& in : job->store.inputs) names += (names.empty() ? "" : ", ") + in.path;
-    PrintError(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
+  if (strata::Status st = strata::RequireEvents(*job); !st.ok()) {
+    PrintError(st.message());
     return 1;
   }
   if (o.quiet) return 0;

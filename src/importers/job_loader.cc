@@ -552,4 +552,21 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   return job;
 }
 
+Status RequireEvents(const LoadedJob& job) {
+  if (!job.store.ranks.empty()) return Status::Ok();
+  std::string names;
+  for (const auto& in : job.store.inputs) names += (names.empty() ? "" : ", ") + in.path;
+  return Status::Error(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
+}
+
+Expected<LoadedJob> LoadComparedRun(const std::string& which, const std::string& path, unsigned threads) {
+  LoadOptions load;
+  load.threads = threads;
+  auto job = LoadJob({path}, load);
+  if (!job.ok()) return Status::Error(fmt::format("{} {}: {}", which, path, job.error()));
+  if (job.value().store.ranks.empty())
+    return Status::Error(fmt::format("{} {}: no events could be used from it", which, path));
+  return job;
+}
+
 }  // namespace strata

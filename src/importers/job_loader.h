@@ -58,4 +58,12 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);
 
+/// OK when some rank of `job` has events; else the error every front end gives ("no events could be used from
+/// the inputs (A, B): nothing to analyse"), naming the inputs read.
+Status RequireEvents(const LoadedJob& job);
+
+/// One run of a comparison (`strata diff`, strata.diff): LoadJob of `path` alone, an error (a load's, or a run
+/// without events) prefixed with "WHICH PATH: ", e.g. "BASE runs/a: ...".
+Expected<LoadedJob> LoadComparedRun(const std::string& which, const std::string& path, unsigned threads);
+
 }  // namespace strata

@@ -71,11 +71,7 @@ std::shared_ptr<const JobData> LoadForPython(const std::vector<std::string>& pat
   if (!loaded.ok()) throw ModuleError(loaded.error());
   auto data = std::make_shared<JobData>();
   data->job = std::move(loaded).value();
-  if (data->job.store.ranks.empty()) {
-    std::string names;
-    for (const auto& in : data->job.store.inputs) names += (names.empty() ? "" : ", ") + in.path;
-    throw ModuleError(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
-  }
+  if (Status st = RequireEvents(data->job); !st.ok()) throw ModuleError(st.message());
   data->rows_by_rank = SlicesByRank(data->job.store);
   data->steps = model::FindSteps(data->job.store, data->rows_by_rank);
   data->collectives = model::MatchCollectives(data->job.store, data->rows_by_rank, &data->steps);
@@ -354,35 +350,17 @@ struct DiffRequest {
   unsigned threads = 0;
 };
 
-/// One run of a diff, loaded as RunDiffCommand's LoadRun (cli/diff_command.cc) does; errors name the side.
+/// One run of a diff, loaded as `strata diff` loads it (LoadComparedRun); errors name the side.
 LoadedJob LoadDiffRun(const std::string& which, const std::string& path, unsigned threads) {
-  LoadOptions load;
-  load.threads = threads;
-  auto job = LoadJob({path}, load);
-  if (!job.ok()) throw ModuleError(fmt::format("{} {}: {}", which, path, job.error()));
-  if (job.value().store.ranks.empty())
-    throw ModuleError(fmt::format("{} {}: no events could be used from it", which, path));
+  auto job = LoadComparedRun(which, path, threads);
+  if (!job.ok()) throw ModuleError(job.error());
   return std::move(job).value();
-}
-
-diff::DiffOptions DiffOptionsOf(const DiffRequest& r) {
-  diff::DiffOptions o;
-  o.base.ranks = r.base_ranks, o.test.ranks = r.test_ranks;
-  o.base.steps = r.base_steps, o.test.steps = r.test_steps;
-  o.base.rank_option = "--base-rank", o.base.step_option = "--base-step";
-  o.test.rank_option = "--test-rank", o.test.step_option = "--test-step";
-  o.base.all_ranks = o.test.all_ranks = r.all_ranks;
-  o.base.all_steps = o.test.all_steps = r.all_steps;
-  o.device = r.device == "cpu"   ? diff::DeviceFilter::kCpu
-             : r.device == "gpu" ? diff::DeviceFilter::kGpu
-                                 : diff::DeviceFilter::kAll;
-  return o;
 }
 
 /// `strata diff --format json` of two runs (RunDiffCommand's steps, cli/diff_command.cc).
 std::string DiffJson(const DiffRequest& r) {
-  if (r.device != "all" && r.device != "cpu" && r.device != "gpu")
-    throw ModuleError(fmt::format("--device: {} not in {{all,cpu,gpu}}", r.device));
+  const std::optional<diff::DeviceFilter> device = diff::ParseDeviceFilter(r.device);
+  if (!device) throw ModuleError(fmt::format("--device: {} not in {{all,cpu,gpu}}", r.device));
   py::gil_scoped_release release;
   const LoadedJob base = LoadDiffRun("BASE", r.base, r.threads);
   const LoadedJob test = LoadDiffRun("TEST", r.test, r.threads);
@@ -390,7 +368,9 @@ std::string DiffJson(const DiffRequest& r) {
   if (!base_rows.ok()) throw ModuleError(base_rows.error());
   auto test_rows = diff::ReadRun(test.store, "TEST " + r.test);
   if (!test_rows.ok()) throw ModuleError(test_rows.error());
-  auto result = diff::DiffRuns(base.store, base_rows.value(), test.store, test_rows.value(), DiffOptionsOf(r));
+  auto result = diff::DiffRuns(base.store, base_rows.value(), test.store, test_rows.value(),
+                               diff::NamedDiffOptions(r.base_ranks, r.base_steps, r.test_ranks, r.test_steps,
+                                                      r.all_ranks, r.all_steps, *device));
   if (!result.ok()) throw ModuleError(result.error());
   return CliJsonText(DiffToJson(DiffSides{base.store, test.store, r.base, r.test}, result.value()));
 }

@@ -300,6 +300,23 @@ std::vector<Change> Sorted(ChangeMap&& map) {
 
 }  // namespace
 
+std::optional<DeviceFilter> ParseDeviceFilter(std::string_view name) {
+  if (name == "all") return DeviceFilter::kAll;
+  if (name == "cpu") return DeviceFilter::kCpu;
+  if (name == "gpu") return DeviceFilter::kGpu;
+  return std::nullopt;
+}
+
+DiffOptions NamedDiffOptions(std::vector<int32_t> base_ranks, std::vector<int64_t> base_steps,
+                             std::vector<int32_t> test_ranks, std::vector<int64_t> test_steps, bool all_ranks,
+                             bool all_steps, DeviceFilter device) {
+  DiffOptions o;
+  o.base = {"--base-rank", "--base-step", std::move(base_ranks), std::move(base_steps), all_ranks, all_steps};
+  o.test = {"--test-rank", "--test-step", std::move(test_ranks), std::move(test_steps), all_ranks, all_steps};
+  o.device = device;
+  return o;
+}
+
 const char* DeviceFilterName(DeviceFilter d) {
   switch (d) {
     case DeviceFilter::kCpu:

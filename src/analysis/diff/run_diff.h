@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/diff/rank_changes.h"
@@ -28,6 +30,8 @@ namespace strata::diff {
 /// HTA's device_type: every row, CPU rows only (stream == -1) or device rows only (stream != -1).
 enum class DeviceFilter { kAll, kCpu, kGpu };
 const char* DeviceFilterName(DeviceFilter d);
+/// "all", "cpu" or "gpu" as DeviceFilterName writes them; nullopt for any other text.
+std::optional<DeviceFilter> ParseDeviceFilter(std::string_view name);
 
 /// Which ranks and steps of one side are compared. Empty lists: the side's smallest rank / step (HTA's
 /// default); `all_ranks` / `all_steps` take every one.
@@ -45,6 +49,12 @@ struct DiffOptions {
   SideSelection test;
   DeviceFilter device = DeviceFilter::kAll;
 };
+
+/// The options of `strata diff` (and strata.diff, which takes the same names): `base_*` / `test_*` select each
+/// side, `all_*` both; the selections name --base-rank, --base-step, --test-rank, --test-step in their errors.
+DiffOptions NamedDiffOptions(std::vector<int32_t> base_ranks, std::vector<int64_t> base_steps,
+                             std::vector<int32_t> test_ranks, std::vector<int64_t> test_steps, bool all_ranks,
+                             bool all_steps, DeviceFilter device);
 
 /// Count and total duration of one name (or kind) on both sides.
 struct Change {
