@@ -23,12 +23,10 @@ struct FutexWait {
   uint32_t op = 0;
 };
 
-// The futex a thread waits in, from /proc/PID/task/TID/syscall ("202 0xADDR 0xOP ..."); nullopt otherwise.
-std::optional<FutexWait> FutexOf(const std::string& syscall_file) {
-  std::ifstream in(syscall_file);
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  std::istringstream fields(line);
+// The futex a thread waits in, from its /proc/PID/task/TID/syscall line ("202 0xADDR 0xOP ..."); nullopt
+// otherwise.
+std::optional<FutexWait> FutexOf(std::string_view line) {
+  std::istringstream fields{std::string(line)};
   long number = -1;
   std::string address, op;
   if (!(fields >> number >> address >> op) || number != SYS_futex) return std::nullopt;
@@ -55,8 +53,16 @@ long OwnerOfLock(int pid, const FutexWait& wait) {
 }  // namespace
 
 std::optional<long> LockOwnerOf(int pid, long tid, const std::string& proc_root) {
+  std::ifstream in(fmt::format("{}/{}/task/{}/syscall", proc_root, pid, tid));
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  return LockOwnerFromSyscall(pid, tid, line, proc_root);
+}
+
+std::optional<long> LockOwnerFromSyscall(int pid, long tid, std::string_view syscall_line,
+                                         const std::string& proc_root) {
   const std::string task = fmt::format("{}/{}/task/", proc_root, pid);
-  const auto wait = FutexOf(fmt::format("{}{}/syscall", task, tid));
+  const auto wait = FutexOf(syscall_line);
   if (!wait) return std::nullopt;
   const long owner = OwnerOfLock(pid, *wait);
   std::error_code ec;

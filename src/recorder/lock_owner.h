@@ -11,11 +11,17 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace strata::recorder {
 
 /// The tid of the thread of `pid` that holds the lock thread `tid` is blocked on now; nullopt when `tid`
-/// is not in a futex wait or the owner cannot be read. `proc_root` for tests.
+/// is not in a futex wait or the owner cannot be read. `syscall_line`: the first line of
+/// /proc/PID/task/TID/syscall, read once by a caller that also reports the system call. `proc_root` for tests.
+std::optional<long> LockOwnerFromSyscall(int pid, long tid, std::string_view syscall_line,
+                                         const std::string& proc_root = "/proc");
+
+/// The same, reading the syscall line itself.
 std::optional<long> LockOwnerOf(int pid, long tid, const std::string& proc_root = "/proc");
 
 }  // namespace strata::recorder

@@ -338,7 +338,7 @@ nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_o
           {"state", since.state},
           {"syscall", syscall.substr(0, syscall.find(' '))},
           {"wchan", ReadFirstLine(task + "wchan")},
-          {"lock_owner", LockOwnerOf(pid, tid).value_or(0)}};
+          {"lock_owner", LockOwnerFromSyscall(pid, tid, syscall).value_or(0)}};
 }
 
 }  // namespace
