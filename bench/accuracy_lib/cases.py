@@ -45,7 +45,7 @@ LAB_FAULTS = {
 }
 # faults of `strata synth` -> (cause class, extra synth arguments)
 # A slow or contended link can only be told from its group when the rank is in more than one process group:
-# in a pure data-parallel job every member of the one all-reduce waits the same (README, strata synth).
+# in a pure data-parallel job every member of the one all-reduce waits the same (docs/synth.md).
 COMM_FAULTS = ("slow_communication", "network_contention")
 
 
