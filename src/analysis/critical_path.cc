@@ -256,7 +256,11 @@ void PathWalker::CpuMove() {
   }
   const Span* op = LastBefore(l.cpu, t_);
   const Span* call = LastBefore(l.cpu_collectives, t_);
-  if (op && op->end >= t_) {  // the loop's own op first: a call on another thread may overlap its work
+  const bool call_covers = call && call->end >= t_ && instance_of_.count(call->slice);
+  // A call on another thread that started inside the loop's op: the loop waits in that op for it.
+  if (call_covers && op && op->end >= t_ && s.ts_ns[op->slice] - OffsetOf(job_, rank_) <= call->start)
+    return CollectiveMove(instance_of_.at(call->slice), *call);
+  if (op && op->end >= t_) {  // else the loop's own op: a call on another thread may overlap its work
     if (auto it = instance_of_.find(op->slice); it != instance_of_.end())
       return CollectiveMove(it->second, {s.ts_ns[op->slice] - OffsetOf(job_, rank_), op->end, op->slice});
     const bool launch = store_.strings.view(s.name[op->slice]).find("Launch") != std::string_view::npos;
