@@ -4,6 +4,9 @@
 #   share/man/man1/strata.1.gz                   man page, generated from the binary's --help
 #   share/bash-completion/completions/strata     completion (reads --help at completion time)
 #   lib/systemd/system/strata-{agent,serve}.service  the agent's and serve's units, ExecStart naming the binary
+#   the Python package strata/ (__init__.py, _strata*.so) in the system Python's path: under /usr (the .deb)
+#     lib/python3/dist-packages, Debian's place for the system's modules; under any other prefix
+#     lib/python3.X/dist-packages, which Debian's python3 reads under /usr/local (STRATA_PYTHON)
 # `cpack -G DEB` (from the build directory) makes strata_<version>_<arch>.deb of the same files under /usr,
 # its dependencies found by dpkg-shlibdeps.
 include(GNUInstallDirs)
@@ -30,6 +33,24 @@ foreach(unit strata-agent strata-serve)
   ")
   install(FILES ${CMAKE_BINARY_DIR}/${unit}.service DESTINATION lib/systemd/system)
 endforeach()
+
+# The Python package: its directory depends on the prefix, known only at install time.
+if(STRATA_PYTHON)
+  install(CODE "
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      set(strata_python_dir lib/python3/dist-packages)
+    else()
+      set(strata_python_dir lib/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}/dist-packages)
+    endif()
+    file(INSTALL \"${STRATA_PYTHON_DIR}\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${strata_python_dir}\"
+         FILES_MATCHING PATTERN \"*.py\" PATTERN \"_strata*.so\" PATTERN \"__pycache__\" EXCLUDE)
+  ")
+  # The module runs on the Python minor version it was built for, its DataFrames need pandas: recommended, so
+  # that the tool alone installs without Python.
+  math(EXPR strata_python_next_minor "${Python_VERSION_MINOR} + 1")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3 (>= ${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}~), \
+python3 (<< ${Python_VERSION_MAJOR}.${strata_python_next_minor}), python3-pandas")
+endif()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME strata)

@@ -6,6 +6,8 @@ each environment). A step: a batch from a torch.utils.data.DataLoader (num_worke
 (DDP's gradient all_reduce), SGD step, an all_reduce of the loss for logging and a broadcast of a "stop" flag
 from rank 0 (as training loops do). At step --at, --fault-rank stops (each a real mechanism):
   lock             its main thread blocks on a threading.Lock another thread holds forever (futex)
+  mutex            its main thread blocks on a pthread mutex (through ctypes, as a C extension's lock) that
+                   another thread holds forever; the holder's native thread id goes into truth.json
   data_read        the Dataset's __getitem__ reads from a pipe no one writes to (blocked in read(2))
   spin             its main thread spins in a Python loop forever (on CPU)
   skip_collective  it skips the loss's all_reduce once and goes on to the broadcast (a collective mismatch)
@@ -17,7 +19,8 @@ SIGTERM (and SIGKILL 5 s later). --sigterm-after S: instead, the launcher sends 
 S seconds after they started (a job stopped, not hung).
 
 truth.json in --out (written by the injector, not by strata): {"fault", "rank", "step", "world_size",
-"fault_unix" (when the rank stopped, its own clock), "exit_codes" {rank: code or -signal}, "pids" {rank: pid}}.
+"fault_unix" (when the rank stopped, its own clock), "exit_codes" {rank: code or -signal}, "pids" {rank: pid},
+and for mutex "holder_tid" (the thread holding the mutex)}.
 """
 import argparse
 import datetime
@@ -29,7 +32,7 @@ import sys
 import threading
 import time
 
-FAULTS = ["none", "lock", "data_read", "spin", "skip_collective", "exit"]
+FAULTS = ["none", "lock", "mutex", "data_read", "spin", "skip_collective", "exit"]
 
 
 def parse_args(argv=None):
@@ -61,9 +64,9 @@ def worker(a):
     read_end, write_end = os.pipe()  # data_read: nothing is ever written to it
     state = {"step": 0}
 
-    def mark_fault():
+    def mark_fault(**extra):
         with open(os.path.join(a.out, f"fault-{rank}.json"), "w") as f:
-            json.dump({"step": state["step"], "fault_unix": time.time()}, f)
+            json.dump({"step": state["step"], "fault_unix": time.time(), **extra}, f)
 
     class Data(torch.utils.data.Dataset):
         def __len__(self):
@@ -89,6 +92,24 @@ def worker(a):
         mark_fault()
         lock.acquire()  # blocks forever
 
+    def blocked_on_mutex():
+        import ctypes
+        libc = ctypes.CDLL(None)
+        mutex = ctypes.create_string_buffer(64)  # zeroed: PTHREAD_MUTEX_INITIALIZER (a normal mutex)
+        holder = {}
+        holder_ready = threading.Event()
+
+        def hold_mutex():
+            libc.pthread_mutex_lock(mutex)
+            holder["tid"] = threading.get_native_id()
+            holder_ready.set()
+            time.sleep(10 ** 6)
+
+        threading.Thread(target=hold_mutex, daemon=True).start()
+        holder_ready.wait()
+        mark_fault(holder_tid=holder["tid"])
+        libc.pthread_mutex_lock(mutex)  # blocks forever in futex (ctypes lets the GIL go)
+
     def spin_forever():
         mark_fault()
         x = 1.0
@@ -103,6 +124,8 @@ def worker(a):
         state["step"] = step
         if faulty and step == a.at and a.fault == "lock":
             blocked_on_lock()
+        if faulty and step == a.at and a.fault == "mutex":
+            blocked_on_mutex()
         if faulty and step == a.at and a.fault == "spin":
             spin_forever()
         if faulty and step == a.at and a.fault == "exit":

@@ -30,6 +30,8 @@ PACKAGES=(
   dpkg-dev man-db   # the .deb (cpack -G DEB, dpkg-shlibdeps) and the man page check (tests/cli/check_install.sh)
   chromium          # browser test of the HTML report (tests/browser: headless DOM dump and screenshot)
   python3-pil       # scripts/report_screenshot.py: crops the report screenshots in docs/img
+  pybind11-dev python3-dev  # the Python module (import strata): C++ bindings, built against the system's Python
+  python3-pandas    # the Python module's DataFrames (imported when a frame is asked for), its tests
 )
 
 missing=()

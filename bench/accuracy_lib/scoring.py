@@ -7,6 +7,7 @@ some steps were affected), and the fault's cause as the first finding. Without r
 unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was given; with a
 recording host_stall is a miss.
 """
+import math
 import json
 import subprocess
 
@@ -85,11 +86,31 @@ def chance_top1(truth, world_size):
 
 # The exit-status gate of a suite run: a regression guard, not an accuracy figure (the figures are the
 # tables, first attempts as run). Frozen with the thresholds (src/analysis/diagnosis/thresholds.h); a lab
-# miss is a first attempt on a real job on a shared machine, so one miss in ten judged cases does not fail
-# the gate, while the deterministic synth cases must all pass.
+# miss is a first attempt on a real job on a shared machine, while the deterministic synth cases must all pass.
+# A full or held-out run is labelled by its observed share of judged lab cases against the published bar
+# (GATE_MIN_LAB_PASS_SHARE). CI's reduced run has too few cases for that: with 12 judged cases and a true pass
+# rate of 77.8 % (the held-out measurement at 92a2c81), "at least 75 % observed" fails 27 % of runs with nothing
+# changed (binomial; CI failed so at 67618dd, 7 of 12, and passed 10 of 12 on a re-run of the suite minutes
+# later). So the reduced run fails when its passes are implausibly few for a strata that meets the bar: the
+# chance of so few passes among that many judged cases at a true rate of GATE_MIN_LAB_PASS_SHARE is under
+# GATE_REGRESSION_ALPHA (one-sided binomial test). Since 2026-11-27 evening (docs/accuracy.md).
 GATE_MIN_LAB_PASS_SHARE = 0.75  # of the judged (not noisy) lab cases
+GATE_REGRESSION_ALPHA = 0.01    # the reduced run's false-failure rate for a strata at the bar
 GATE_MAX_LAB_NOISY_SHARE = 0.5  # more than this and the machine was too busy to judge anything
 GATE_MIN_SYNTH_PASS_SHARE = 1.0
+
+
+def binomial_cdf(k, n, p):
+    """P(X <= k) for X ~ Binomial(n, p)."""
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(0, k + 1))
+
+
+def _regression_line(name, passed, total):
+    chance = binomial_cdf(passed, total, GATE_MIN_LAB_PASS_SHARE)
+    share_ok = chance >= GATE_REGRESSION_ALPHA
+    return share_ok, (f"{name}: {passed} of {total} judged cases passed (regression test: {passed} or fewer of "
+                      f"{total} has a chance of {chance:.2%} at a true {GATE_MIN_LAB_PASS_SHARE:.0%}; under "
+                      f"{GATE_REGRESSION_ALPHA:.0%} fails): {'ok' if share_ok else 'FAILED'}")
 
 
 def _share_line(name, passed, total, required, what):
@@ -98,9 +119,10 @@ def _share_line(name, passed, total, required, what):
                       f"{'ok' if share_ok else 'FAILED'}")
 
 
-def gate(lab, synth):
+def gate(lab, synth, regression=False):
     """(passed, lines) for the run's exit status; lab and synth are lists of statuses
-    ("pass" | "fail" | "error" | "noisy")."""
+    ("pass" | "fail" | "error" | "noisy"). regression: the reduced run's binomial test instead of the
+    observed share."""
     lines, ok = [], True
     judged = [s for s in lab if s != "noisy"]
     if lab:
@@ -110,8 +132,9 @@ def gate(lab, synth):
             lines.append(f"lab: {noisy} of {len(lab)} cases too noisy to judge (at most "
                          f"{GATE_MAX_LAB_NOISY_SHARE:.0%} allowed): the machine is too busy for this suite")
         if judged:
-            share_ok, line = _share_line("lab", judged.count("pass"), len(judged), GATE_MIN_LAB_PASS_SHARE,
-                                         "judged cases")
+            share_ok, line = (_regression_line("lab", judged.count("pass"), len(judged)) if regression else
+                              _share_line("lab", judged.count("pass"), len(judged), GATE_MIN_LAB_PASS_SHARE,
+                                          "judged cases"))
             ok = ok and share_ok
             lines.append(line)
     if synth:

@@ -52,6 +52,15 @@ Status HttpFront::Start(const std::string& listen) {
     std::lock_guard<std::mutex> lock(mutex_);
     res.set_content(status_, "application/json");
   });
+  server_->Get("/api/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (nodes_.empty()) {
+      res.status = 404;
+      res.set_content("{\"error\": \"no memory across jobs here (strata serve keeps it)\"}", "application/json");
+      return;
+    }
+    res.set_content(nodes_, "application/json");
+  });
   const std::string page = Page(title_);
   server_->Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html"); });
   if (port == 0) {
@@ -70,6 +79,11 @@ void HttpFront::Publish(std::string status_json, std::string metrics_text) {
   std::lock_guard<std::mutex> lock(mutex_);
   status_ = std::move(status_json);
   metrics_ = std::move(metrics_text);
+}
+
+void HttpFront::PublishNodes(std::string nodes_json) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nodes_ = std::move(nodes_json);
 }
 
 void HttpFront::Stop() {

@@ -29,6 +29,8 @@ class HttpFront {
   Status Start(const std::string& listen);
   int port() const { return port_; }
   void Publish(std::string status_json, std::string metrics_text);
+  /// The document of /api/v1/nodes (serve's memory across jobs); until published, that path is 404.
+  void PublishNodes(std::string nodes_json);
   void Stop();
 
  private:
@@ -36,7 +38,7 @@ class HttpFront {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::mutex mutex_;
-  std::string status_ = "{}", metrics_;
+  std::string status_ = "{}", metrics_, nodes_;
   int port_ = 0;
 };
 

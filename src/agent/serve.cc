@@ -48,6 +48,7 @@ Status RunServe(const ServeOptions& options) {
     auto polled = core.Poll(options.block_ms, UnixS());
     const AgentSnapshot s = core.Snapshot(UnixS());
     http.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
+    http.PublishNodes(NodesJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
     if (!polled.ok()) {
       if (backoff_s == 0) say(polled.error() + " (retrying)");
       backoff_s = backoff_s == 0 ? 0.2 : std::min(backoff_s * 2, 5.0);

@@ -11,9 +11,63 @@
 namespace strata::agent {
 
 ServeCore::ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online)
-    : consumer_(std::move(address), std::move(consumer)), online_options_(online) {}
+    : consumer_(address, std::move(consumer)), online_options_(online), address_(std::move(address)) {}
 
-void ServeCore::TakeIn(const StreamEntry& e) {
+namespace {
+
+constexpr const char* kNodeSetKey = "strata:nodes";
+std::string NodeKey(const std::string& host) { return "strata:node:{" + host + "}"; }
+
+std::string FieldOf(const StreamFields& fields, const std::string& name) {
+  for (const auto& [k, v] : fields)
+    if (k == name) return v;
+  return "";
+}
+
+}  // namespace
+
+// The node records a previous serve kept (a malformed one is skipped, and said in last_error).
+Status ServeCore::LoadNodes() {
+  if (!memory_.connected())
+    if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
+  auto hosts = memory_.Command({"SMEMBERS", kNodeSetKey});
+  if (!hosts.ok()) return hosts.status();
+  for (const RedisReply& h : hosts.value().elements) {
+    auto value = memory_.Command({"GET", NodeKey(h.text)});
+    if (!value.ok()) return value.status();
+    if (value.value().kind != RedisReply::Kind::kString) continue;
+    const nlohmann::json j = nlohmann::json::parse(value.value().text, nullptr, false);
+    auto record = NodeRecord::FromJson(j);
+    if (!record.ok()) {
+      counters_.last_error = NodeKey(h.text) + ": " + record.error();
+      continue;
+    }
+    history_.Restore(std::move(record).value());
+  }
+  return Status::Ok();
+}
+
+// Writes the records that changed (one SET and SADD per node, in one round trip).
+Status ServeCore::SaveNodes() {
+  if (unsaved_.empty()) return Status::Ok();
+  if (!memory_.connected())
+    if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
+  std::vector<std::vector<std::string>> commands;
+  for (const std::string& host : unsaved_) {
+    auto it = history_.nodes().find(host);
+    if (it == history_.nodes().end()) continue;
+    commands.push_back({"SET", NodeKey(host), it->second.ToJson().dump()});
+    commands.push_back({"SADD", kNodeSetKey, host});
+  }
+  auto replies = memory_.Pipeline(commands);
+  if (!replies.ok()) return replies.status();
+  for (const RedisReply& r : replies.value())
+    if (r.kind == RedisReply::Kind::kError) return Status::Error("saving node records: " + r.text);
+  unsaved_.clear();
+  return Status::Ok();
+}
+
+void ServeCore::TakeIn(const StreamEntry& e, double now_unix) {
   const std::string kind = EntryKind(e.fields);
   if (kind == "summary") {
     auto s = DecodeSummary(e.fields);
@@ -22,6 +76,8 @@ void ServeCore::TakeIn(const StreamEntry& e) {
       counters_.last_error = e.job + " " + e.id + ": " + s.error();
       return;
     }
+    if (history_.SeeRank(FieldOf(e.fields, "host"), e.job, s.value().rank, now_unix))
+      unsaved_.insert(FieldOf(e.fields, "host"));
     jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
   } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
     ++counters_.agent_findings;
@@ -44,24 +100,32 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
     counters_.last_error = st.message();
     return st;
   };
+  if (!loaded_) {  // before anything is taken in: what is learned now adds to what was kept
+    if (Status st = LoadNodes(); !st.ok()) return fail(st);
+    loaded_ = true;
+  }
   if (Status st = consumer_.Discover(); !st.ok()) return fail(st);
   auto entries = consumer_.Read(block_ms);
   if (!entries.ok()) return fail(entries.status());
   for (const StreamEntry& e : entries.value()) {
     ++counters_.entries;
     if (e.reclaimed) ++counters_.reclaimed;
-    TakeIn(e);
+    TakeIn(e, now_unix);
   }
   auto acked = consumer_.Ack(entries.value());
   if (!acked.ok()) return fail(acked.status());
   counters_.acked += acked.value();
   JudgeStalls(now_unix);
   for (auto& [job, online] : jobs_)
-    for (const online::Detection& d : online.Advance(now_unix))
+    for (const online::Detection& d : online.Advance(now_unix)) {
+      if (std::string host = history_.Named(job, d.rank, std::string(diagnosis::CauseName(d.cause))); !host.empty())
+        unsaved_.insert(host);
       if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
         ++counters_.window_requests;
       else
         return fail(st);
+    }
+  if (Status st = SaveNodes(); !st.ok()) return fail(st);
   return entries.value().size();
 }
 
@@ -149,6 +213,7 @@ AgentSnapshot ServeCore::Snapshot(double now_unix) const {
   s.now = now_unix;
   s.rounds = counters_.polls;
   s.consumer = counters_;
+  for (const auto& [node, record] : history_.nodes()) s.nodes.push_back(record);
   std::set<std::string> names;
   for (const auto& [job, online] : jobs_) names.insert(job);
   for (const auto& [job, ranks] : inflight_) names.insert(job);

@@ -8,6 +8,8 @@
 // state (`inflight` entries, one per rank per agent round) is judged with the stall rule across nodes
 // (diagnosis::JudgeInflight): a rank on one node missing from a collective ranks on another node wait in is
 // named with where its agent saw it (findings with cause hang, open from when first judged).
+// Across jobs, serve remembers which node each rank ran on and which jobs named one of a node's ranks
+// (node_history.h), kept in Redis (strata:node:{HOST}, members in strata:nodes) and read back at start.
 // Invariants: an entry is acknowledged only after it was taken in; a (rank, step) re-delivered after a
 // crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
 // acknowledged (it would never decode).
@@ -16,7 +18,11 @@
 #include <map>
 #include <string>
 
+#include <set>
+
+#include "agent/node_history.h"
 #include "agent/online_job.h"
+#include "agent/redis_connection.h"
 #include "agent/status_render.h"
 #include "agent/stream_consumer.h"
 
@@ -34,7 +40,9 @@ class ServeCore {
   const std::map<std::string, OnlineJob>& jobs() const { return jobs_; }
 
  private:
-  void TakeIn(const StreamEntry& e);
+  void TakeIn(const StreamEntry& e, double now_unix);
+  Status LoadNodes();
+  Status SaveNodes();
   void TakeWindowFinding(const std::string& job, const WindowFinding& w);
   void JudgeStalls(double now_unix);
 
@@ -52,6 +60,11 @@ class ServeCore {
   std::map<std::string, PendingStall> pending_stalls_;
   bool Confirmed(const std::string& job, const std::vector<diagnosis::Finding>& judged, double now_unix);
   ConsumerCounters counters_;
+  RedisAddress address_;
+  RedisConnection memory_;  // the node records (its own connection: the consumer's blocks on reads)
+  NodeHistory history_;
+  std::set<std::string> unsaved_;  // hosts whose record changed since it was last written
+  bool loaded_ = false;
 };
 
 /// What serve asks the agents for when `d` opens: the suspect's and up to three peers' windows.

@@ -2,6 +2,7 @@
 #include "agent/status_render.h"
 
 #include "analysis/diagnosis/stall.h"
+#include "analysis/diagnosis/thresholds.h"
 
 #include <fmt/format.h>
 
@@ -238,7 +239,53 @@ void OnlineMetrics(const AgentSnapshot& s, Family family, std::string* out) {
       *out += fmt::format("strata_step_gaps_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job), job.online->gaps);
 }
 
+// serve's memory across jobs: per node, its recent jobs, those that named one of its ranks, and the verdict.
+template <typename Family>
+void NodeMetrics(const std::vector<NodeRecord>& nodes, Family& family, std::string* out) {
+  namespace th = diagnosis::thresholds;
+  family("strata_node_recent_jobs", "gauge",
+         "Jobs a node's ranks ran in, of its last few (serve's memory across jobs).");
+  for (const NodeRecord& n : nodes)
+    *out += fmt::format("strata_node_recent_jobs{{node=\"{}\"}} {}\n", PromLabel(n.host),
+                        n.RecentJobs(th::kSuspectNodeRecentJobs).first);
+  family("strata_node_named_jobs", "gauge", "Of those jobs, the ones in which one of the node's ranks was named.");
+  for (const NodeRecord& n : nodes)
+    *out += fmt::format("strata_node_named_jobs{{node=\"{}\"}} {}\n", PromLabel(n.host),
+                        n.RecentJobs(th::kSuspectNodeRecentJobs).second);
+  family("strata_node_suspect", "gauge", "1 when the node was named in most of its recent jobs: a suspect machine.");
+  for (const NodeRecord& n : nodes)
+    *out += fmt::format("strata_node_suspect{{node=\"{}\"}} {}\n", PromLabel(n.host), n.Suspect() ? 1 : 0);
+}
+
 }  // namespace
+
+nlohmann::ordered_json NodesJson(const AgentSnapshot& s) {
+  namespace th = diagnosis::thresholds;
+  nlohmann::ordered_json j;
+  j["schema"] = "strata.serve.nodes/1";
+  j["now"] = RoundTo(s.now, 3);
+  j["rule"] = fmt::format("suspect: named in at least {:.0f}% of its last {} jobs, with {} jobs or more",
+                          100 * th::kSuspectNodeMinShare, th::kSuspectNodeRecentJobs, th::kSuspectNodeMinJobs);
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const NodeRecord& n : s.nodes) {
+    const auto [recent, named] = n.RecentJobs(th::kSuspectNodeRecentJobs);
+    nlohmann::ordered_json o;
+    o["node"] = n.host;
+    o["recent_jobs"] = recent;
+    o["named_jobs"] = named;
+    o["suspect"] = n.Suspect();
+    nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
+    for (auto it = n.jobs.rbegin(); it != n.jobs.rend(); ++it) {
+      nlohmann::ordered_json named_ranks = nlohmann::ordered_json::array();
+      for (const auto& [rank, cause] : it->named) named_ranks.push_back({{"rank", rank}, {"cause", cause}});
+      jobs.push_back({{"job", it->job}, {"first_seen", RoundTo(it->first_seen, 3)}, {"named", named_ranks}});
+    }
+    o["jobs"] = std::move(jobs);  // newest first
+    nodes.push_back(std::move(o));
+  }
+  j["nodes"] = std::move(nodes);
+  return j;
+}
 
 std::string MetricsText(const AgentSnapshot& s) {
   std::string out;
@@ -253,6 +300,7 @@ std::string MetricsText(const AgentSnapshot& s) {
   }
   if (s.publisher) PublisherMetrics(*s.publisher, family, &out);
   if (s.consumer) ConsumerMetrics(*s.consumer, family, &out);
+  if (s.consumer) NodeMetrics(s.nodes, family, &out);
   family("strata_jobs", "gauge", "Training jobs the agent watches on this node.");
   out += fmt::format("strata_jobs {}\n", s.jobs.size());
   family("strata_ranks", "gauge", "Ranks of each job on this node.");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/live_diagnosis.h"
+#include "agent/node_history.h"
 #include "agent/stream_publisher.h"
 
 namespace strata::agent {
@@ -34,10 +35,14 @@ struct AgentSnapshot {
   uint64_t rounds = 0, recorder_restarts = 0;
   std::optional<PublisherCounters> publisher;  // the agent with --redis
   std::optional<ConsumerCounters> consumer;    // serve
+  std::vector<NodeRecord> nodes;               // serve: its memory across jobs (node_history.h)
 };
 
 nlohmann::ordered_json StatusJson(const AgentSnapshot& s);
 std::string MetricsText(const AgentSnapshot& s);
+/// serve's /api/v1/nodes (`strata.serve.nodes/1`): each node's recent jobs, how many named one of its ranks,
+/// whether it is a suspect machine, and its jobs with the ranks named (node_history.h).
+nlohmann::ordered_json NodesJson(const AgentSnapshot& s);
 
 /// A Prometheus label value: backslash, double quote and newline escaped.
 std::string PromLabel(const std::string& value);

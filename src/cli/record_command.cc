@@ -65,9 +65,13 @@ CLI::App* AddRecordCommand(CLI::App& app) {
       "still runs. The probes are let go in the background after strata exits.");
   cmd->add_option("-o,--output", o.out_dir, "directory for the segment file (created if missing)")
       ->capture_default_str();
+  // Repeatable options take one value per occurrence: as multi-value options (CLI11's default for a vector),
+  // `--lib DIR -- sh -c CMD` took the `--` as the end of --lib's values and then read `-c` as strata's own
+  // option ("The following argument was not expected: -c").
   cmd->add_option("--pid", o.pids,
                   "attach to this running process (repeatable); records until they all exit or "
-                  "Ctrl-C");
+                  "Ctrl-C")
+      ->allow_extra_args(false);
   cmd->add_option("--sample-hz", o.sample_hz, "CPU stack samples per second per CPU (0 = off)")
       ->check(CLI::Range(0u, 999u))
       ->capture_default_str();
@@ -84,10 +88,12 @@ CLI::App* AddRecordCommand(CLI::App& app) {
   cmd->add_flag("--no-follow", o.no_follow, "do not follow processes started by the traced ones");
   cmd->add_option("--lib", o.libraries,
                   "extra library file or directory to search for probe points (libtorch_cpu, libgloo, libnccl, "
-                  "libcudart; the ldconfig cache is always searched)");
+                  "libcudart; the ldconfig cache is always searched; repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--python", o.pythons,
                   "extra python executable whose GC probes to attach (default: "
-                  "/usr/bin/python3 and the attached processes' executables)");
+                  "/usr/bin/python3 and the attached processes' executables; repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--nccl-plugin", o.nccl_plugin,
                   "NCCL profiler plugin offered to the command (NCCL_PROFILER_PLUGIN) for collective times on the "
                   "GPU (default: libstrata_nccl_profiler.so installed with strata)")

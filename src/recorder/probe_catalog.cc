@@ -78,6 +78,8 @@ const std::vector<ProbeSpec>& DefaultProbeSpecs() {
         s.push_back({{nccl ? kTorchCuda : kTorchCpu}, name, op, ProbeKind::kCollectiveEnqueue});
       }
     }
+    // The NCCL API's element count: the third argument of the collectives (sendbuff, recvbuff, count, ...;
+    // all_gather's sendcount, reduce_scatter's recvcount), the second of send and recv (buff, count, ...).
     for (auto [fn, op] :
          std::initializer_list<std::pair<std::string_view, std::string_view>>{{"ncclAllReduce", "all_reduce"},
                                                                               {"ncclAllGather", "all_gather"},
@@ -86,7 +88,7 @@ const std::vector<ProbeSpec>& DefaultProbeSpecs() {
                                                                               {"ncclReduce", "reduce"},
                                                                               {"ncclSend", "send"},
                                                                               {"ncclRecv", "recv"}})
-      s.push_back({{kNccl}, fn, op, ProbeKind::kCollectiveEnqueue});
+      s.push_back({{kNccl}, fn, op, ProbeKind::kCollectiveEnqueue, op == "send" || op == "recv" ? 2 : 3});
     s.push_back({{kNccl}, "ncclGroupStart", "group_start", ProbeKind::kGroup});
     s.push_back({{kNccl}, "ncclGroupEnd", "group_end", ProbeKind::kGroup});
     for (std::string_view fn : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
@@ -165,8 +167,14 @@ std::vector<ProbePoint> ResolveProbes(const std::vector<std::string>& libraries,
            symbols.value().Find([&](const ElfFunction& fn) { return NameMatches(fn.demangled, spec->function); })) {
         auto offset = symbols.value().FileOffset(f->address);
         if (!offset || !offsets.insert(*offset).second) continue;
-        points.push_back(
-            {library, f->demangled, std::string(spec->op), spec->kind, *offset, spec->kind != ProbeKind::kCudaLaunch});
+        ProbePoint& p = points.emplace_back();
+        p.library = library;
+        p.symbol = f->demangled;
+        p.op = spec->op;
+        p.kind = spec->kind;
+        p.file_offset = *offset;
+        p.emit = spec->kind != ProbeKind::kCudaLaunch;
+        p.count_arg = spec->count_arg;
         ++found;
       }
     }

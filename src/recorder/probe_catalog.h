@@ -23,6 +23,7 @@ struct ProbeSpec {
   std::string_view function;                // demangled name (before the parameter list)
   std::string_view op;                      // collective or call name reported, e.g. "all_reduce"
   ProbeKind kind;
+  int count_arg = 0;  // which integer argument (1-based: 2 or 3) is the element count; 0 none
 };
 const std::vector<ProbeSpec>& DefaultProbeSpecs();
 
@@ -33,7 +34,8 @@ struct ProbePoint {
   std::string op;
   ProbeKind kind;
   uint64_t file_offset = 0;
-  bool emit = true;  // one event per call (else counted only)
+  bool emit = true;   // one event per call (else counted only)
+  int count_arg = 0;  // the element count's argument (ProbeSpec::count_arg)
   // A return probe too. Off for gloo's algorithms when c10d's completion is probed (kCollectiveDone): a C++
   // exception (gloo's timeout) cannot unwind through a return probe's trampoline, and the rank would abort
   // (SIGABRT) instead of raising the error to Python.

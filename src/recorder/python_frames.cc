@@ -1,13 +1,12 @@
 // Python frames: CPython 3.11 layout, _PyRuntime lookup, code object naming.
 #include "recorder/python_frames.h"
 
-#include <sys/uio.h>
-
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "recorder/elf_symbols.h"
+#include "recorder/process_memory.h"
 
 namespace strata::recorder {
 namespace {
@@ -45,22 +44,16 @@ std::string VersionOfPath(const std::string& path) {
   return "";
 }
 
-bool ReadMemory(pid_t pid, uint64_t address, void* out, size_t size) {
-  iovec local{out, size};
-  iovec remote{reinterpret_cast<void*>(address), size};
-  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
-
 std::string ReadAsciiString(pid_t pid, uint64_t object) {
   uint64_t length = 0;
   uint32_t state = 0;
-  if (!object || !ReadMemory(pid, object + kStrLength, &length, sizeof length) ||
-      !ReadMemory(pid, object + kStrState, &state, sizeof state))
+  if (!object || !ReadProcessMemory(pid, object + kStrLength, &length, sizeof length) ||
+      !ReadProcessMemory(pid, object + kStrState, &state, sizeof state))
     return "?";
   const bool compact = state & (1u << 5), ascii = state & (1u << 6);
   if (!compact || !ascii) return "?";  // a non-ASCII name (rare for code): not decoded
   std::string s(std::min<uint64_t>(length, kMaxName), '\0');
-  if (!s.empty() && !ReadMemory(pid, object + kStrAsciiData, s.data(), s.size())) return "?";
+  if (!s.empty() && !ReadProcessMemory(pid, object + kStrAsciiData, s.data(), s.size())) return "?";
   return s;
 }
 
@@ -91,15 +84,38 @@ std::optional<strata_py_offsets> PythonOffsetsOf(const ProcessInfo& process, std
   return std::nullopt;
 }
 
+std::vector<uint64_t> ReadPythonStack(pid_t pid, pid_t tid, const strata_py_offsets& o) {
+  const uint64_t interp = ReadProcessPointer(pid, o.runtime + o.interp_head);
+  uint64_t tstate = interp ? ReadProcessPointer(pid, interp + o.threads_head) : 0;
+  uint64_t found = 0;
+  for (int i = 0; i < STRATA_PY_MAX_THREADS && tstate; ++i) {
+    if (ReadProcessPointer(pid, tstate + o.ts_native_id) == static_cast<uint64_t>(tid)) {
+      found = tstate;
+      break;
+    }
+    tstate = ReadProcessPointer(pid, tstate + o.ts_next);
+  }
+  const uint64_t cframe = found ? ReadProcessPointer(pid, found + o.ts_cframe) : 0;
+  uint64_t frame = cframe ? ReadProcessPointer(pid, cframe + o.cframe_current) : 0;
+  std::vector<uint64_t> code;
+  for (int i = 0; i < STRATA_PY_MAX_DEPTH && frame; ++i) {
+    const uint64_t c = ReadProcessPointer(pid, frame + o.frame_code);
+    if (!c) break;
+    code.push_back(c);
+    frame = ReadProcessPointer(pid, frame + o.frame_previous);
+  }
+  return code;
+}
+
 const PythonFrame& PythonCodeNames::Name(pid_t pid, uint64_t code) {
   auto [it, inserted] = cache_.try_emplace({pid, code});
   if (!inserted) return it->second;
   PythonFrame& f = it->second;
   uint64_t qualname = 0, filename = 0;
   int32_t line = 0;
-  ReadMemory(pid, code + kCodeQualname, &qualname, sizeof qualname);
-  ReadMemory(pid, code + kCodeFilename, &filename, sizeof filename);
-  ReadMemory(pid, code + kCodeFirstLine, &line, sizeof line);
+  ReadProcessMemory(pid, code + kCodeQualname, &qualname, sizeof qualname);
+  ReadProcessMemory(pid, code + kCodeFilename, &filename, sizeof filename);
+  ReadProcessMemory(pid, code + kCodeFirstLine, &line, sizeof line);
   f.function = ReadAsciiString(pid, qualname);
   f.file = ReadAsciiString(pid, filename);
   f.line = line;

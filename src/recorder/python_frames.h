@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "recorder/bpf/record_events.h"
 #include "recorder/process_info.h"
@@ -29,6 +30,12 @@ struct PythonFrame {
 /// The frame-walk offsets of `process` when it runs a CPython this recorder knows, with `runtime` set to
 /// where _PyRuntime is in it; nullopt otherwise (`why` says why when it is a Python of another version).
 std::optional<strata_py_offsets> PythonOffsetsOf(const ProcessInfo& process, std::string* why);
+
+/// The Python frames of thread `tid` of `pid` (code objects, innermost first), read from its memory now by
+/// the kernel side's walk (record.bpf.c, walk_py_stack): for a thread that sleeps, whose frames cannot
+/// change meanwhile (a running thread's may be read half-changed). Empty when the thread never ran Python
+/// or the memory cannot be read.
+std::vector<uint64_t> ReadPythonStack(pid_t pid, pid_t tid, const strata_py_offsets& offsets);
 
 /// Names code objects of traced processes, once each.
 class PythonCodeNames {

@@ -24,6 +24,7 @@
 #include "recorder/bpf_session.h"
 #include "recorder/command_launcher.h"
 #include "recorder/host/host_counters.h"
+#include "recorder/lock_owner.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
@@ -152,6 +153,7 @@ class Recording {
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
   PythonCodeNames py_names_;
+  std::map<int, strata_py_offsets> py_offsets_;  // pid -> its CPython's frame-walk offsets (WatchPython)
   std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
   std::set<std::string> python_notes_;
   std::map<int, uint64_t> stuck_reported_;
@@ -196,6 +198,7 @@ void Recording::WatchPython(const ProcessInfo& process) {
   if (options_.sample_hz == 0) return;
   std::string why;
   if (auto offsets = PythonOffsetsOf(process, &why)) {
+    py_offsets_[process.pid] = *offsets;
     if (auto st = session_.TracePython(process.pid, *offsets); !st.ok() && python_notes_.insert(st.message()).second)
       Note(st.message());
   } else if (!why.empty() && python_notes_.insert(why).second) {
@@ -305,6 +308,7 @@ void Recording::OnEvent(const void* data, size_t size) {
       }
       session_.Untrace(static_cast<int>(h->tgid));
       py_names_.Forget(static_cast<pid_t>(h->tgid));
+      py_offsets_.erase(static_cast<int>(h->tgid));
       break;
     }
     default:
@@ -333,7 +337,8 @@ nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_o
           {"since_ns", since.ts},
           {"state", since.state},
           {"syscall", syscall.substr(0, syscall.find(' '))},
-          {"wchan", ReadFirstLine(task + "wchan")}};
+          {"wchan", ReadFirstLine(task + "wchan")},
+          {"lock_owner", LockOwnerOf(pid, tid).value_or(0)}};
 }
 
 }  // namespace
@@ -359,9 +364,10 @@ void Recording::WatchStuckThreads(uint64_t now) {
 }
 
 // The other threads of a rank whose main thread is stuck: each one off CPU for kStuckAfterNs or more gets a
-// thread_state too, with its name, system call and kernel wait (no stacks: the BPF program takes those for
-// main threads only), so a diagnosis can say what the rest of the process does meanwhile (the thread that
-// holds the lock the main thread waits for, sleeping or reading). At most kMaxOtherThreads per stall.
+// thread_state too, with its name, system call, kernel wait and Python frames (read from the process's memory
+// now: the BPF program takes stacks at the switch for main threads only, and a thread asleep since before the
+// stall will not switch again), so a diagnosis can say what the rest of the process does meanwhile (the thread
+// that holds the lock the main thread waits for, sleeping or reading). At most kMaxOtherThreads per stall.
 void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
   constexpr size_t kMaxOtherThreads = 256;
   size_t written = 0;
@@ -376,6 +382,9 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
     if (++written > kMaxOtherThreads) break;
     nlohmann::json record = ThreadStateRecord(pid, tid, now, *since);
     record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
+    if (auto offsets = py_offsets_.find(pid); offsets != py_offsets_.end())
+      record["py_stack"] =
+          PythonStackId(static_cast<uint32_t>(pid), ReadPythonStack(pid, static_cast<pid_t>(tid), offsets->second));
     writer_.AppendMeta(record);
   }
 }
@@ -411,7 +420,7 @@ void Recording::OnCallEnter(const strata_event_header& h, const strata_call_ente
     return;
   }
   if (probe && probe->kind == ProbeKind::kCollective && !probe->returns) open_algorithms_[h.tid] = {e.probe, h.ts};
-  writer_.Append(segments::CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, 0});
+  writer_.Append(segments::CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, e.count});
 }
 
 std::vector<int> Recording::LivePids() const {

@@ -186,6 +186,7 @@ ordered_json StalledRankJson(const StalledRankState& s) {
   j["last_completed_seq"] = s.last_completed_seq >= 0 ? ordered_json(s.last_completed_seq) : ordered_json();
   j["last_completed_op"] = s.last_completed_op.empty() ? ordered_json() : ordered_json(s.last_completed_op);
   j["observed_by"] = s.observed_by;
+  if (s.lock_owner_tid) j["lock_owner_tid"] = s.lock_owner_tid;
   if (!s.other_threads.empty()) {
     ordered_json threads = ordered_json::array();
     for (const StalledRankState::OtherThread& t : s.other_threads)
@@ -193,7 +194,9 @@ ordered_json StalledRankJson(const StalledRankState& s) {
                          {"name", t.name},
                          {"state", t.state},
                          {"since_unix", RoundTo(t.since_unix_s, 3)},
-                         {"idle", t.idle}});
+                         {"idle", t.idle},
+                         {"frame", t.frame.empty() ? ordered_json() : ordered_json(t.frame)},
+                         {"python_stack", t.python_stack}});
     j["other_threads"] = std::move(threads);
   }
   return j;

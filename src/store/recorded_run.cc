@@ -148,6 +148,7 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       t.user_stack = Field<int32_t>(record, "user_stack", -1);
       t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
       t.py_stack = Field<int32_t>(record, "py_stack", -1);
+      t.lock_owner = Field<uint32_t>(record, "lock_owner", 0);
       if (t.pid > 0) seg.thread_states.push_back(std::move(t));
     } else if (type == "alive") {
       seg.alive_ns = std::max(seg.alive_ns, Field<uint64_t>(record, "ts_ns", 0));

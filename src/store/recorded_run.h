@@ -46,7 +46,8 @@ struct RecordedThreadState {
   uint32_t state = 0;
   std::string syscall, wchan;
   int32_t user_stack = -1, kernel_stack = -1, py_stack = -1;
-  std::string comm;  // the thread's name (other threads of a stuck rank; "" for its main thread)
+  std::string comm;         // the thread's name (other threads of a stuck rank; "" for its main thread)
+  uint32_t lock_owner = 0;  // the thread of pid holding the lock it waits on (recorder/lock_owner.h), 0 unknown
 };
 
 // A communicator the NCCL profiler plugin saw a process join ("communicator" meta record).

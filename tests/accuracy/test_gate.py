@@ -33,6 +33,27 @@ class GateTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn("too busy", lines[0])
 
+    def test_the_reduced_run_fails_on_implausibly_few_passes_only(self):
+        # 12 judged: 7 passes (CI at 67618dd) is 10.5 % likely at a true 75 %: no regression shown; 4 is 0.3 %.
+        ok, lines = gate(["pass"] * 7 + ["fail"] * 5 + ["noisy"] * 2, ["pass"] * 13, regression=True)
+        self.assertTrue(ok, lines)
+        self.assertIn("regression test", lines[0])
+        ok, lines = gate(["pass"] * 4 + ["fail"] * 8, ["pass"] * 13, regression=True)
+        self.assertFalse(ok, lines)
+        self.assertIn("FAILED", lines[0])
+        # 24 judged (two seeds): 13 passes pass, 12 fail
+        self.assertTrue(gate(["pass"] * 13 + ["fail"] * 11, [], regression=True)[0])
+        self.assertFalse(gate(["pass"] * 12 + ["fail"] * 12, [], regression=True)[0])
+        # the synth cases and the noisy share are judged as before
+        self.assertFalse(gate(["pass"] * 10, ["pass"] * 12 + ["fail"], regression=True)[0])
+        self.assertFalse(gate(["pass"] * 3 + ["noisy"] * 4, [], regression=True)[0])
+
+    def test_binomial_tail(self):
+        from accuracy_lib.scoring import binomial_cdf
+        self.assertAlmostEqual(binomial_cdf(8, 12, 0.778), 0.2668, places=4)
+        self.assertAlmostEqual(binomial_cdf(12, 12, 0.3), 1.0)
+        self.assertAlmostEqual(binomial_cdf(0, 3, 0.5), 0.125)
+
     def test_half_noisy_is_allowed(self):
         ok, _ = gate(["pass"] * 2 + ["noisy"] * 2, [])
         self.assertTrue(ok)

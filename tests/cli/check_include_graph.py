@@ -2,7 +2,7 @@
 """The include graph of src/ points down the flow only (issue 14): a file may include, directly or through
 any chain of headers, its own folder and the folders below it, never one above it or beside it.
 
-  core -> segments -> store -> importers | recorder | synth -> model -> analysis -> reports -> agent -> cli
+  core -> segments -> store -> importers | recorder | synth -> model -> analysis -> reports -> agent -> cli | python
 
 (`|`: folders of one level, independent of each other.) The levels follow the data flow of the design brief
 (/work/shared/DESIGN.md, "Architecture") as the tree implements it: segments/ is the recorder's file format
@@ -10,7 +10,8 @@ and its row structs (core only); store/ holds the TraceStore and the RecordedRun
 the sources fill them: importers/ (profiler traces, op tables and recorded segments), recorder/ (eBPF, host
 counters in recorder/host, the NCCL profiler plugin in recorder/nccl_profiler: writes segments) and synth/
 (writes synthetic traces); model/, analysis/ and reports/ as in the brief; agent/ (always-on: agent and
-serve) uses all of them; cli/ is the program.
+serve) uses all of them; cli/ is the program and python/ the Python module beside it (neither includes the
+other).
 
 Analysis and the model build typed results; only reports render them as JSON, so no file under src/analysis or
 src/model includes a JSON library, directly or through a header (JSON_FREE below), nor names one.
@@ -29,7 +30,8 @@ import re
 import sys
 
 LEVEL = {"core": 0, "segments": 1, "store": 2, "importers": 3, "recorder": 3, "synth": 3, "model": 4,
-         "analysis": 5, "reports": 6, "agent": 7, "cli": 8}
+         "analysis": 5, "reports": 6, "agent": 7, "cli": 8,
+         "python": 8}
 # Include edges (file, folder) excused today, each to be removed (issue 14), not extended. An excused edge is
 # not followed.
 KNOWN = set()

@@ -98,6 +98,40 @@ TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
   EXPECT_EQ(named.back(), std::vector<int>{kSlow});
 }
 
+// Memory across jobs: node b (ranks 4-7) is named in three jobs out of four, node a in none; serve says node b
+// is a suspect machine on /api/v1/nodes and in /metrics, and a serve started afresh reads it back from Redis.
+TEST(ServeRedis, RemembersAcrossJobsWhichNodeKeepsBeingNamed) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready()) << "redis-server did not start (is it installed? scripts/setup.sh)";
+  for (int job = 0; job < 4; ++job) RunJob(redis, "mem-" + std::to_string(job), 14, job == 1 ? -1 : 5 + job % 2, 6);
+  ServeCore fresh(redis.address(), ConsumerOptions{});
+  ASSERT_TRUE(fresh.Poll(0, 2000.0).ok());
+  const AgentSnapshot snap = fresh.Snapshot(2000.0);
+  HttpFront http("strata serve");
+  ASSERT_TRUE(http.Start("127.0.0.1:0").ok());
+  http.Publish(StatusJson(snap).dump(), MetricsText(snap));
+  http.PublishNodes(NodesJson(snap).dump());
+  httplib::Client client("127.0.0.1", http.port());
+  auto res = client.Get("/api/v1/nodes");
+  ASSERT_TRUE(res && res->status == 200);
+  std::map<std::string, nlohmann::json> by_node;
+  const nlohmann::json doc = nlohmann::json::parse(res->body);
+  for (const auto& n : doc["nodes"]) by_node[n["node"].get<std::string>()] = n;
+  ASSERT_EQ(by_node.size(), 2u) << res->body;
+  EXPECT_EQ(by_node["node-b"]["recent_jobs"], 4);
+  EXPECT_EQ(by_node["node-b"]["named_jobs"], 3);
+  EXPECT_TRUE(by_node["node-b"]["suspect"].get<bool>());
+  EXPECT_EQ(by_node["node-a"]["named_jobs"], 0);
+  EXPECT_FALSE(by_node["node-a"]["suspect"].get<bool>());
+  EXPECT_EQ(by_node["node-b"]["jobs"][0]["job"], "mem-3");  // newest first
+  EXPECT_EQ(by_node["node-b"]["jobs"][0]["named"][0]["rank"], 6);
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_NE(metrics->body.find("strata_node_suspect{node=\"node-b\"} 1"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("strata_node_suspect{node=\"node-a\"} 0"), std::string::npos);
+  http.Stop();
+}
+
 // serve asks for the suspect's flight-recorder window; the agent holding that rank (node b) hears the request
 // and answers with its window diagnosis's finding, which serve shows beside its own.
 TEST(ServeRedis, AsksTheSuspectsAgentForItsWindow) {

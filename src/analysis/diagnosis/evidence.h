@@ -177,15 +177,18 @@ struct StalledRankState {
   double since_unix_s = 0;  // in that state since (0 unknown)
   int64_t last_completed_seq = -1;
   std::string last_completed_op;
-  std::string observed_by;    // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
-  bool data_loading = false;  // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
+  std::string observed_by;      // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
+  bool data_loading = false;    // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
+  uint32_t lock_owner_tid = 0;  // the thread holding the lock it waits on, when the lock names it (0 unknown)
   // The rank's other threads the recorder found off CPU during the stall (thread_state records), those not
   // idle in a lock, condition or event wait first (a thread holding the lock the main thread waits for).
   struct OtherThread {
     uint32_t tid = 0;
     std::string name, state;
     double since_unix_s = 0;
-    bool idle = false;  // waits in futex, poll, epoll or select: what an idle pool thread does
+    bool idle = false;                      // waits in futex, poll, epoll or select: what an idle pool thread does
+    std::string frame;                      // its innermost Python frame, "Python fn (file:line)"; "" none recorded
+    std::vector<std::string> python_stack;  // innermost first
   };
   std::vector<OtherThread> other_threads;
 };

@@ -80,6 +80,7 @@ bool FromThreadState(const RecordedSegment& seg, const StackRefs& stacks, uint32
     if (r.tid == pid && r.start_ns == best->since_ns && r.end_ns < from) return false;  // woke before the stall
   out->state = BlockedStateName(best->syscall, best->wchan, best->state);
   out->kernel_wait = best->wchan;
+  out->lock_owner_tid = best->lock_owner;
   out->since_unix_s = static_cast<double>(seg.UnixNs(best->since_ns)) / 1e9;
   SetPython(stacks, pid, best->py_stack, out);
   SetNative(stacks, pid, best->user_stack, out);
@@ -189,16 +190,25 @@ namespace {
 
 // The threads of `pid` other than its main thread that the recorder found off CPU during [from, to]: the
 // latest record of each, the busy ones (not idle in a lock, condition or event wait) first.
-std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& seg, uint32_t pid, uint64_t from,
-                                                        uint64_t to) {
+std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& seg, const StackRefs& stacks,
+                                                        uint32_t pid, uint64_t from, uint64_t to) {
   std::map<uint32_t, const RecordedThreadState*> latest;
   for (const RecordedThreadState& t : seg.thread_states)
     if (t.pid == pid && t.tid != pid && t.ts_ns >= from && t.since_ns <= to)
       if (auto& slot = latest[t.tid]; !slot || t.ts_ns >= slot->ts_ns) slot = &t;
   std::vector<StalledRankState::OtherThread> out;
-  for (const auto& [tid, t] : latest)
-    out.push_back({tid, t->comm, BlockedStateName(t->syscall, t->wchan, t->state),
-                   static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9, IsIdleWait(t->syscall, t->state)});
+  for (const auto& [tid, t] : latest) {
+    StalledRankState::OtherThread& o = out.emplace_back();
+    o.tid = tid;
+    o.name = t->comm;
+    o.state = BlockedStateName(t->syscall, t->wchan, t->state);
+    o.since_unix_s = static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9;
+    o.idle = IsIdleWait(t->syscall, t->state);
+    if (auto it = stacks.python.find({pid, t->py_stack}); it != stacks.python.end())
+      for (size_t i = 0; i < it->second.size() && i < kMaxPythonFrames; ++i)
+        o.python_stack.push_back(PythonFrameName(it->second[i]));
+    if (!o.python_stack.empty()) o.frame = o.python_stack.front();
+  }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return !a.idle && b.idle; });
   return out;
 }
@@ -214,8 +224,12 @@ StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank,
   const uint64_t from = seg.MonoNs(from_unix_ns), to = seg.MonoNs(to_unix_ns);
   auto proc = seg.processes.find(static_cast<int>(pid));
   if (proc != seg.processes.end() && FromExit(seg, stacks, proc->second, to_unix_ns, &out)) return out;
-  out.other_threads = OtherThreads(seg, pid, from, to);
-  if (FromThreadState(seg, stacks, pid, from, to, &out)) return out;
+  out.other_threads = OtherThreads(seg, stacks, pid, from, to);
+  if (FromThreadState(seg, stacks, pid, from, to, &out)) {
+    std::stable_partition(out.other_threads.begin(), out.other_threads.end(),
+                          [&](const StalledRankState::OtherThread& t) { return t.tid == out.lock_owner_tid; });
+    return out;
+  }
   if (FromOffCpu(seg, stacks, pid, from, to, &out)) return out;
   if (FromSamples(seg, stacks, pid, from, to, &out)) return out;
   out.state = "not observed (no sample or scheduler event of its main thread during the stall)";

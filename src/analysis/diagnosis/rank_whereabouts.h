@@ -5,13 +5,14 @@
 //  2. a "thread_state" record of its main thread (written by the recorder for a thread off CPU for a
 //     second or more): the state named from the system call it waits in (futex: "blocked on a lock
 //     (futex)"; read, poll, recv...: "waiting for I/O"; nanosleep: "sleeping"; uninterruptible: "in
-//     uninterruptible I/O (D state)"), and the native and Python stacks it went to sleep in;
+//     uninterruptible I/O (D state)"), the native and Python stacks it went to sleep in, and the thread
+//     holding the lock it waits on when the lock names its owner (a pthread mutex: recorder/lock_owner.h);
 //  3. an off-CPU interval of its main thread covering most of the interval, with its Python stack;
 //  4. CPU samples of its main thread in the interval: "on CPU (spinning)" in the most sampled stack.
 // Otherwise the state says nothing was observed. Frames are named as everywhere (store/stack_frames.h).
 // Beside it, the rank's other threads the recorder found off CPU for a second or more while the main thread
-// was stuck (their thread_state records: name, state, since when), the busy ones first (not idle in a futex,
-// poll, epoll or select wait: e.g. the thread holding the lock, asleep).
+// was stuck (their thread_state records: name, state, since when, Python frames), the lock's owner first, then
+// the busy ones (not idle in a futex, poll, epoll or select wait: e.g. the thread holding the lock, asleep).
 #pragma once
 
 #include <cstdint>

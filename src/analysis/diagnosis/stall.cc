@@ -267,14 +267,16 @@ std::vector<std::string> Wavefront(const CollectiveProgress& p, const Stall& s) 
   return out;
 }
 
-// What the rank's busy other threads do meanwhile (at most two named), "" when none is busy.
+// What the rank's busy other threads (and the lock's owner, busy or not) do meanwhile (at most two named, with
+// their Python frame), "" when none is busy.
 std::string BusyThreads(const StalledRankState& st) {
   std::vector<std::string> busy;
   size_t more = 0;
   for (const StalledRankState::OtherThread& t : st.other_threads) {
-    if (t.idle) continue;
+    if (t.idle && t.tid != st.lock_owner_tid) continue;
     if (busy.size() < 2)
-      busy.push_back(fmt::format("thread {}{} is {}", t.tid, t.name.empty() ? "" : " (" + t.name + ")", t.state));
+      busy.push_back(fmt::format("thread {}{} is {}{}", t.tid, t.name.empty() ? "" : " (" + t.name + ")", t.state,
+                                 t.frame.empty() ? "" : " in " + t.frame));
     else
       ++more;
   }
@@ -285,6 +287,7 @@ std::string BusyThreads(const StalledRankState& st) {
 std::string HangSummary(const Stall& s, const StalledRankState& st, double stalled_for) {
   std::string where = st.state;
   if (!st.frame.empty()) where += " in " + st.frame;
+  if (st.lock_owner_tid) where += fmt::format(", a lock its thread {} holds", st.lock_owner_tid);
   return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}{}",
                      st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
                      st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where, BusyThreads(st));

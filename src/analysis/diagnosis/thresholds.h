@@ -266,4 +266,15 @@ inline constexpr size_t kMinRanksToCompare = 3;
 /// name is at most this share of it (a matmul added on rank 1 only: +10.4 ms against 0).
 inline constexpr double kTwoRankOtherShare = 1.0 / 3.0;
 
+// --- memory across jobs (`strata serve`, agent/node_history.h) ---------------------------------------------
+/// A node keeps the record of its last kNodeHistoryJobs jobs (older ones are forgotten: bounded memory).
+inline constexpr size_t kNodeHistoryJobs = 16;
+/// A node is a suspect machine when a rank of it was named (an online detection opened on it) in at least
+/// kSuspectNodeMinShare of its last kSuspectNodeRecentJobs jobs, and it ran at least kSuspectNodeMinJobs of
+/// them: "most of its recent jobs" (the words), with too few jobs saying nothing (one slow job on a
+/// new node is that job's straggler, not yet a pattern).
+inline constexpr size_t kSuspectNodeRecentJobs = 8;
+inline constexpr double kSuspectNodeMinShare = 0.5;
+inline constexpr size_t kSuspectNodeMinJobs = 3;
+
 }  // namespace strata::diagnosis::thresholds

@@ -378,10 +378,12 @@ int on_call_enter(struct pt_regs* ctx) {
   if (!e) return 0;
   fill_header(&e->h, STRATA_EV_CALL_ENTER, (__u32)id, tgid, now);
   // Both read at fixed offsets: the verifier refuses a context read at a computed one.
-  __u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx);
+  __u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), arg3 = PT_REGS_PARM3(ctx);
   barrier_var(arg1);
   barrier_var(arg2);
+  barrier_var(arg3);
   e->arg = (cookie & STRATA_PROBE_ARG2) ? arg2 : arg1;
+  e->count = (cookie & STRATA_PROBE_COUNT3) ? arg3 : (cookie & STRATA_PROBE_COUNT2) ? arg2 : 0;
   e->probe = key.probe;
   e->pad = 0;
   submit(e);

@@ -30,6 +30,10 @@ typedef int64_t strata_s64;
 // returning a class object by value (c10d's `c10::intrusive_ptr<Work> ProcessGroup...::allreduce(...)`) gets
 // the return slot's address first and `this` second (Itanium C++ ABI).
 #define STRATA_PROBE_ARG2 (1u << 18)
+// Uprobe cookie flags: the entry event's `count` is the call's second (COUNT2) or third (COUNT3) integer
+// argument: the NCCL API's element count (ncclSend/ncclRecv second, the collectives third; nccl.h).
+#define STRATA_PROBE_COUNT2 (1u << 19)
+#define STRATA_PROBE_COUNT3 (1u << 20)
 
 enum strata_event_kind {
   STRATA_EV_OFF_CPU = 1,     // a traced thread was off CPU: [start, end)
@@ -109,6 +113,7 @@ struct strata_call_event {
 struct strata_call_enter_event {
   struct strata_event_header h;
   strata_u64 arg;
+  strata_u64 count;  // the element count argument (cookie COUNT2 / COUNT3), 0 when not read
   strata_u32 probe;
   strata_u32 pad;
 };

@@ -1,0 +1,198 @@
+"""strata in Python: which worker of a distributed training job is slow, which operation, why, and what
+fixing it would save, from the same C++ library as the `strata` command (the compiled part is _strata).
+
+    import strata
+    job = strata.load(["traces/"])           # Kineto traces, op tables, `strata record` recordings
+    job.slices(1); job.kernels(0); job.collectives(0); job.steps(0)   # per-rank pandas DataFrames
+    job.breakdown(); job.overlap()           # HTA's temporal breakdown and comm/comp overlap, per rank
+    result = strata.diagnose(["traces/"])    # .status, .findings, .stragglers, .whatif, .to_json()
+    change = strata.diff("base/", "test/")   # .names, .kinds, .ranks, .to_json()
+
+Every result keeps the JSON the CLI writes (`to_json()` is `strata diagnose|diff --format json`, byte for
+byte) and builds its DataFrames from it, so a frame never says something the CLI does not. Errors are
+strata.Error with the CLI's message (the text it prints after "strata: "). pandas is imported when a frame is
+first asked for: loading, diagnosing and to_json() work without it.
+"""
+import json
+
+from . import _strata
+from ._strata import Error
+
+__all__ = ["Error", "Job", "Diagnosis", "Diff", "load", "diagnose", "diff", "__version__"]
+__version__ = _strata.__version__
+DEFAULT_MIN_EFFECT_PCT = _strata.DEFAULT_MIN_EFFECT_PCT
+
+
+def _pandas():
+    import pandas  # imported on first use: the module's other results need no pandas
+
+    return pandas
+
+
+def _paths(paths):
+    """A path or a list of paths, as strings (str, os.PathLike)."""
+    import os
+
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    return [os.fsdecode(p) for p in paths]
+
+
+class Job:
+    """One loaded job: its ranks, per-rank frames of its store and HTA's per-rank GPU metrics.
+
+    Ranks are addressed by their global rank (`job.ranks`); each frame's times are nanoseconds on that
+    rank's own clock, as recorded (diagnose aligns clocks itself)."""
+
+    def __init__(self, native, paths):
+        self._native = native
+        self.paths = paths
+        self._rank_rows = native.ranks()
+        self._index = {row["rank"]: i for i, row in enumerate(self._rank_rows)}
+        self._summaries = {}
+
+    @property
+    def ranks(self):
+        """The global ranks, in the order the store holds them."""
+        return [row["rank"] for row in self._rank_rows]
+
+    @property
+    def rank_info(self):
+        """One row per rank: rank, world_size, rank_source, backend, path, format, events."""
+        return _pandas().DataFrame(self._rank_rows)
+
+    notes = property(lambda self: list(self._native.notes), doc="warnings the load gave (damaged blocks, ...)")
+    files = property(lambda self: list(self._native.files), doc="every file the inputs named or held")
+    unreadable = property(lambda self: list(self._native.unreadable), doc="(path, error) of files left out")
+
+    def _frame(self, rank, columns_of):
+        if rank is None:
+            return {r: self._frame(r, columns_of) for r in self.ranks}
+        if rank not in self._index:
+            raise KeyError(f"rank {rank} is not in the job (ranks: {self.ranks})")
+        return _pandas().DataFrame(columns_of(self._index[rank]))
+
+    def slices(self, rank=None):
+        """Every slice of `rank` (a DataFrame), or of every rank ({rank: DataFrame}) when rank is None."""
+        return self._frame(rank, lambda i: self._native.slice_columns(i, _strata.SliceSet.ALL))
+
+    def kernels(self, rank=None):
+        """GPU events (args.stream and correlation) of `rank`, with HTA's kernel type by name."""
+        return self._frame(rank, lambda i: self._native.slice_columns(i, _strata.SliceSet.KERNELS))
+
+    def collectives(self, rank=None):
+        """Collective calls of `rank` as diagnose finds them (GPU collective kernels, else CPU-side ops such as
+        gloo:all_reduce, else the op table's): group, ordinal in its step, and whether every member of the
+        group has the same call (`matched`)."""
+        return self._frame(rank, self._native.collective_columns)
+
+    def steps(self, rank=None):
+        """Step windows of `rank`: ProfilerStep#N, the op table's steps, or the collectives' rhythm."""
+        return self._frame(rank, self._native.step_columns)
+
+    def summary(self, include_last_step=False, top_kernels=10):
+        """`strata summary --format json` of the job, as a dict."""
+        key = (include_last_step, top_kernels)
+        if key not in self._summaries:
+            self._summaries[key] = json.loads(self._native.summary_json(include_last_step, top_kernels))
+        return self._summaries[key]
+
+    def _gpu_rows(self, include_last_step, row_of):
+        rows = [dict(rank=r["rank"], **row_of(r["gpu"])) for r in self.summary(include_last_step)["ranks"]
+                if r.get("gpu")]
+        return _pandas().DataFrame(rows).set_index("rank") if rows else _pandas().DataFrame()
+
+    def breakdown(self, include_last_step=False):
+        """HTA's temporal breakdown per rank (get_temporal_breakdown): idle, compute and non-compute time of
+        the GPU in µs and % of kernel time; ranks without GPU events are left out (empty frame: no GPU)."""
+        return self._gpu_rows(include_last_step, lambda g: dict(g["temporal_breakdown"]))
+
+    def overlap(self, include_last_step=False):
+        """HTA's communication-computation overlap per rank (get_comm_comp_overlap), in %."""
+        return self._gpu_rows(include_last_step, lambda g: {"comm_comp_overlap_pct": g["comm_comp_overlap_pct"]})
+
+    def kernel_types(self, include_last_step=False):
+        """GPU time per kernel type and rank (HTA's get_gpu_kernel_breakdown by type)."""
+        rows = []
+        for r in self.summary(include_last_step)["ranks"]:
+            for kind, v in ((r.get("gpu") or {}).get("kernel_types") or {}).items():
+                rows.append(dict(rank=r["rank"], kernel_type=kind, **v))
+        return _pandas().DataFrame(rows)
+
+    def diagnose(self, min_effect_pct=None):
+        """The diagnosis of this job (as strata.diagnose on its paths, without loading again)."""
+        pct = DEFAULT_MIN_EFFECT_PCT if min_effect_pct is None else float(min_effect_pct)
+        return Diagnosis(self._native.diagnose_json(pct))
+
+
+def load(paths, threads=0, skip_unreadable=False):
+    """Loads one job (files and folders, as `strata diagnose PATHS`); strata.Error names what failed."""
+    paths = _paths(paths)
+    return Job(_strata.load(paths, threads, skip_unreadable), paths)
+
+
+class Diagnosis:
+    """The result of a diagnosis: the strata.diagnosis/1 JSON (`.json`, `.to_json()`) and frames of it."""
+
+    def __init__(self, text):
+        self._text = text
+        self.json = json.loads(text)
+
+    status = property(lambda self: self.json["status"], doc="findings, healthy or inconclusive")
+    status_reasons = property(lambda self: self.json["status_reasons"])
+
+    def to_json(self):
+        """The text `strata diagnose --format json` writes for the same inputs."""
+        return self._text
+
+    @property
+    def findings(self):
+        """One row per finding: cause, rank, op, layer, impact_pct, confidence, summary, evidence (a dict)."""
+        return _pandas().DataFrame(self.json["findings"])
+
+    @property
+    def stragglers(self):
+        """One row per straggler rank: score, late_ms_per_step, steps, persistent, evidence (a dict)."""
+        return _pandas().DataFrame(self.json["stragglers"])
+
+    @property
+    def whatif(self):
+        """The what-if replay: slowdown per rank, stage and op type (`by`, `key`, `slowdown`); the job's
+        slowdown S and ideal step are in `.json["whatif"]`."""
+        w = self.json.get("whatif") or {}
+        rows = [dict(by=by[3:], key=key, slowdown=value) for by in ("by_rank", "by_stage", "by_op_type")
+                for key, value in (w.get(by) or {}).items()]
+        return _pandas().DataFrame(rows, columns=["by", "key", "slowdown"])
+
+    def __repr__(self):
+        return f"<strata.Diagnosis {self.status}: {len(self.json['findings'])} findings>"
+
+
+def diagnose(paths, min_effect_pct=None, threads=0, skip_unreadable=False):
+    """`strata diagnose PATHS`: loads the job and diagnoses it (see Diagnosis)."""
+    return load(paths, threads, skip_unreadable).diagnose(min_effect_pct)
+
+
+class Diff:
+    """What changed between two runs (strata.diff/1): `.names`, `.kinds`, `.ranks` frames, `.to_json()`."""
+
+    def __init__(self, text):
+        self._text = text
+        self.json = json.loads(text)
+
+    def to_json(self):
+        """The text `strata diff --format json` writes for the same runs and options."""
+        return self._text
+
+    names = property(lambda self: _pandas().DataFrame(self.json["names"]), doc="every op/kernel name compared")
+    kinds = property(lambda self: _pandas().DataFrame(self.json["kinds"]), doc="the change by kind")
+    ranks = property(lambda self: _pandas().json_normalize(self.json.get("ranks", [])),
+                     doc="each rank's change (with --all-ranks); differs_in.* says in what a rank differs")
+
+
+def diff(base, test, base_rank=(), test_rank=(), base_step=(), test_step=(), all_ranks=False, all_steps=False,
+         device="all", threads=0):
+    """`strata diff BASE TEST` with the same options (ranks and steps as lists of numbers)."""
+    base, test = _paths(base)[0], _paths(test)[0]
+    return Diff(_strata.diff_json(base, test, list(base_rank), list(test_rank), list(base_step), list(test_step),
+                                  all_ranks, all_steps, device, threads))

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""The Python module (`import strata`, src/python) against the `strata` binary of the same build: the JSON of
+strata.diagnose / strata.diff equals the CLI's byte for byte, the frames hold the CLI's numbers (HTA's GPU
+breakdown and overlap from `strata summary --per-rank --format json`), errors are strata.Error with the CLI's
+message, and a load lets other Python threads run (the GIL is released).
+
+Run by ctest `python_module` (tests/run_unittests.py tests/python) with STRATA_BINARY (the CLI) and
+PYTHONPATH (the build's python/ folder: the module built, never one installed) set; from any directory (the
+inputs are named relative to the repository's root, as the CLI's outputs name them).
+"""
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.chdir(ROOT)  # the module and the CLI both see the inputs by the same relative names
+
+import strata  # noqa: E402  (after the chdir: nothing depends on it, but keep imports in one place)
+
+BINARY = os.environ.get("STRATA_BINARY", os.path.join(ROOT, "build", "strata"))
+EXAMPLE = "examples/ddp-2rank-slow-compute"
+RECORDING = "examples/recorded-2rank-cpu-contention"
+CLEAN, SLOW = "tests/data/ddp/clean-2rank", "tests/data/ddp/slow-compute-rank1"
+HTA_2RANK = "../shared/datasets/hta/trace_filter"  # 2 ranks with GPU kernels and NCCL collectives
+OP_TABLE = "../shared/datasets/straggler-whatif/trace-AR.csv.gz"
+
+
+def cli(*args, ok=True):
+    """The CLI's stdout (ok) or its error text without the "strata: " prefix (not ok)."""
+    run = subprocess.run([BINARY, *args], capture_output=True, text=True)
+    if ok:
+        if run.returncode != 0:
+            raise AssertionError(f"strata {' '.join(args)} failed: {run.stderr}")
+        return run.stdout
+    if run.returncode == 0:
+        raise AssertionError(f"strata {' '.join(args)} succeeded where an error was expected")
+    return "\n".join(line.removeprefix("strata: ") for line in run.stderr.splitlines())
+
+
+class BuiltModule(unittest.TestCase):
+    def test_imports_the_built_module(self):
+        # PYTHONPATH names the build's python/ folder: a module installed elsewhere would hide a broken build.
+        expected = os.environ.get("STRATA_PYTHON_DIR")
+        self.assertTrue(expected, "STRATA_PYTHON_DIR is not set (ctest sets it to the build's python/)")
+        self.assertEqual(os.path.dirname(os.path.dirname(os.path.realpath(strata.__file__))), os.path.realpath(expected))
+        self.assertEqual(cli("--version").split()[-1], strata.__version__)
+
+
+class Diagnose(unittest.TestCase):
+    def assert_same_json_as_cli(self, paths, *options, **kwargs):
+        expected = cli("diagnose", "--format", "json", *options, *paths)
+        got = strata.diagnose(paths, **kwargs).to_json()
+        self.assertEqual(got, expected)  # byte for byte, the CLI's whole output
+        return json.loads(got)
+
+    def test_traces_json_equals_cli(self):
+        j = self.assert_same_json_as_cli([EXAMPLE])
+        self.assertEqual(j["findings"][0]["cause"], "slow_compute")
+
+    def test_recording_json_equals_cli(self):
+        j = self.assert_same_json_as_cli([RECORDING])
+        self.assertEqual(j["findings"][0]["cause"], "cpu_contention")
+
+    def test_op_table_json_equals_cli(self):
+        self.assert_same_json_as_cli([OP_TABLE])
+
+    def test_min_effect_is_the_clis(self):
+        # A minimum effect above the finding's: the CLI and the module both leave it out.
+        j = self.assert_same_json_as_cli([EXAMPLE], "--min-effect", "70", min_effect_pct=70)
+        self.assertEqual(j["findings"], [])
+
+    def test_frames(self):
+        result = strata.diagnose(EXAMPLE)
+        self.assertEqual(result.status, "findings")
+        stragglers = result.stragglers
+        self.assertEqual(list(stragglers["rank"]), [1])
+        self.assertEqual(stragglers["late_ms_per_step"].iloc[0], 183.538)
+        self.assertEqual(list(stragglers["steps"].iloc[0]), [1, 2, 3, 4, 5])
+        top = result.findings.iloc[0]
+        self.assertEqual((top["cause"], top["rank"], top["op"], top["impact_pct"]),
+                         ("slow_compute", 1, "injected_extra_compute", 64.44))
+        whatif = result.whatif.set_index(["by", "key"])["slowdown"]
+        self.assertEqual(whatif[("rank", "1")], 2.9387)
+        self.assertEqual(whatif[("op_type", "compute")], 2.9387)
+        self.assertEqual(result.json["whatif"]["slowdown"], 2.9307)
+
+    def test_job_diagnose_equals_diagnose(self):
+        job = strata.load(EXAMPLE)
+        self.assertEqual(job.diagnose().to_json(), strata.diagnose(EXAMPLE).to_json())
+
+
+class JobFrames(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.example = strata.load(EXAMPLE)
+        cls.gpu = strata.load(HTA_2RANK)
+        cls.gpu_summary = json.loads(cli("summary", "--per-rank", "--format", "json", HTA_2RANK))
+
+    def test_ranks_and_steps(self):
+        self.assertEqual(self.example.ranks, [0, 1])
+        summary = json.loads(cli("summary", "--format", "json", EXAMPLE))
+        for rank in self.example.ranks:
+            steps = self.example.steps(rank)
+            self.assertEqual(list(steps["step"]), summary["ranks"][rank]["steps"])
+            self.assertTrue(((steps["end_ns"] - steps["start_ns"]) == steps["dur_ns"]).all())
+        self.assertEqual(sorted(self.example.steps()), [0, 1])
+
+    def test_slices_show_the_injected_op_on_rank_1_only(self):
+        rank0, rank1 = self.example.slices(0), self.example.slices(1)
+        self.assertEqual(len(rank0) + len(rank1), json.loads(cli("summary", "--format", "json", EXAMPLE))["job"]["events"])
+        injected = rank1[rank1["name"] == "injected_extra_compute"]
+        self.assertEqual((rank0["name"] == "injected_extra_compute").sum(), 0)
+        self.assertGreater(len(injected), 0)
+        self.assertTrue((injected["step"] >= 1).all())  # placed in the step windows
+        # The diagnosis's op_excess for it is the per-step mean of these durations on rank 1 (no peer has it).
+        finding = strata.diagnose(EXAMPLE).json["findings"][0]["evidence"]["op_excess_per_step"][0]
+        per_step_ms = injected.groupby("step")["dur_ns"].sum().mean() / 1e6
+        self.assertEqual(finding["op"], "injected_extra_compute")
+        self.assertAlmostEqual(per_step_ms, finding["excess_ms"], delta=0.1 * finding["excess_ms"])
+
+    def test_kernels_have_htas_types(self):
+        for rank in self.gpu.ranks:
+            kernels = self.gpu.kernels(rank)
+            summary = next(r for r in self.gpu_summary["ranks"] if r["rank"] == rank)
+            counts = kernels["kernel_type"].value_counts().to_dict()
+            for kind, v in summary["gpu"]["kernel_types"].items():
+                # the summary drops the last ProfilerStep (HTA's default): at least its counts are in the frame
+                self.assertGreaterEqual(counts.get(kind, 0), v["count"], kind)
+        self.assertEqual(len(self.example.kernels(0)), 0)  # a CPU-only job: no GPU events
+
+    def test_collectives(self):
+        # CPU-side gloo calls (no NCCL args in these traces), one per step, each matched on both ranks.
+        for rank in self.example.ranks:
+            coll = self.example.collectives(rank)
+            self.assertEqual(list(coll["name"]), ["gloo:all_reduce"] * 5)
+            self.assertEqual(list(coll["step"]), [1, 2, 3, 4, 5])
+            self.assertTrue(coll["matched"].all())
+            self.assertEqual(set(coll["source"]), {"cpu-ops"})
+        # GPU collective kernels, their step that of the CPU call that launched them.
+        coll = self.gpu.collectives(0)
+        self.assertEqual(set(coll["source"]), {"gpu-kernels"})
+        self.assertTrue(coll["name"].str.startswith("ncclKernel").all())
+        self.assertTrue((coll["launch_ns"] >= 0).all())
+
+    def test_breakdown_is_the_summarys(self):
+        breakdown, overlap = self.gpu.breakdown(), self.gpu.overlap()
+        self.assertEqual(sorted(breakdown.index), [0, 1])
+        for r in self.gpu_summary["ranks"]:
+            expected = r["gpu"]["temporal_breakdown"]
+            self.assertEqual(breakdown.loc[r["rank"]].to_dict(), expected)
+            self.assertEqual(overlap.loc[r["rank"], "comm_comp_overlap_pct"], r["gpu"]["comm_comp_overlap_pct"])
+        # HTA's own numbers for this trace (tests/golden/summary/hta_trace_filter.json, checked against HTA's
+        # definitions by verify_summary.py): rank 0's idle time and overlap.
+        self.assertEqual(breakdown.loc[0, "idle_us"], 321378)
+        self.assertEqual(overlap.loc[0, "comm_comp_overlap_pct"], 11.8099)
+
+    def test_breakdown_with_last_step(self):
+        summary = json.loads(cli("summary", "--per-rank", "--include-last-step", "--format", "json", HTA_2RANK))
+        got = self.gpu.breakdown(include_last_step=True)
+        for r in summary["ranks"]:
+            self.assertEqual(got.loc[r["rank"]].to_dict(), r["gpu"]["temporal_breakdown"])
+
+    def test_cpu_only_job_has_no_breakdown(self):
+        self.assertEqual(len(self.example.breakdown()), 0)
+
+    def test_unknown_rank(self):
+        with self.assertRaises(KeyError):
+            self.example.slices(7)
+
+
+class Diff(unittest.TestCase):
+    def test_json_equals_cli(self):
+        self.assertEqual(strata.diff(CLEAN, SLOW).to_json(), cli("diff", "--format", "json", CLEAN, SLOW))
+
+    def test_all_ranks_json_equals_cli_and_names_rank_1(self):
+        d = strata.diff(CLEAN, SLOW, all_ranks=True)
+        self.assertEqual(d.to_json(), cli("diff", "--format", "json", "--all-ranks", CLEAN, SLOW))
+        ranks = d.ranks.set_index("rank")
+        self.assertEqual(list(ranks.index[ranks["differs"]]), [1])
+        self.assertEqual(ranks.loc[1, "differs_in.measure"], "DistributedDataParallel.forward")
+        self.assertEqual(ranks.loc[1, "differs_in.change_us"], 11377.0)
+
+    def test_selection_options_equal_cli(self):
+        d = strata.diff(CLEAN, SLOW, base_rank=[1], test_rank=[1], base_step=[5], test_step=[5], device="cpu")
+        expected = cli("diff", "--format", "json", "--base-rank", "1", "--test-rank", "1", "--base-step", "5",
+                       "--test-step", "5", "--device", "cpu", CLEAN, SLOW)
+        self.assertEqual(d.to_json(), expected)
+        names = d.names.set_index("name")
+        self.assertEqual(names.loc["gloo:all_reduce", "base_count"], 2)
+
+    def test_bad_selection_is_the_clis_error(self):
+        expected = cli("diff", "--base-rank", "9", CLEAN, SLOW, ok=False)
+        with self.assertRaises(strata.Error) as e:
+            strata.diff(CLEAN, SLOW, base_rank=[9])
+        self.assertEqual(str(e.exception), expected)
+
+
+class Errors(unittest.TestCase):
+    def assert_clis_error(self, path, *cli_args):
+        expected = cli("diagnose", *cli_args, path, ok=False)
+        with self.assertRaises(strata.Error) as e:
+            strata.diagnose(path)
+        self.assertEqual(str(e.exception), expected)
+        self.assertIn(path, str(e.exception))
+        return str(e.exception)
+
+    def test_missing_path(self):
+        self.assertIn("no such file", self.assert_clis_error("/nonexistent/strata/rank-0.json"))
+
+    def test_corrupt_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "rank-0.json")
+            with open(bad, "w") as f:
+                f.write('{"traceEvents": [ {"ph": "X", ')
+            self.assertIn("invalid JSON", self.assert_clis_error(bad))
+
+    def test_diff_missing_base(self):
+        expected = cli("diff", "/nonexistent/base", SLOW, ok=False)
+        with self.assertRaises(strata.Error) as e:
+            strata.diff("/nonexistent/base", SLOW)
+        self.assertEqual(str(e.exception), expected)
+        self.assertTrue(str(e.exception).startswith("BASE /nonexistent/base: "))
+
+    def test_error_is_an_exception_class(self):
+        self.assertTrue(issubclass(strata.Error, Exception))
+
+
+class GilReleased(unittest.TestCase):
+    def test_other_threads_run_during_load_and_diagnosis(self):
+        # The main thread counts while a worker loads, then diagnoses, a 2 MB op table: each one call into C++.
+        # Holding the GIL, a call would stop the count for its whole duration (at most a tick at each end).
+        spans = {}
+
+        def work():
+            t0 = time.perf_counter()
+            native = strata._strata.load([OP_TABLE], 0, False)
+            t1 = time.perf_counter()
+            native.diagnose_json(strata.DEFAULT_MIN_EFFECT_PCT)
+            spans.update(load=(t0, t1), diagnose=(t1, time.perf_counter()))
+
+        ticks = []
+        worker = threading.Thread(target=work)
+        worker.start()
+        while worker.is_alive():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+        worker.join()
+        for call, (start, end) in spans.items():
+            during = sum(start < t < end for t in ticks)
+            self.assertGreater(end - start, 0.02, call)
+            self.assertGreaterEqual(during, 10, f"{call}: {during} ticks in {end - start:.3f} s")
+
+
+if __name__ == "__main__":
+    unittest.main()
