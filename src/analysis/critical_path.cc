@@ -34,6 +34,7 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
 struct Span {
   int64_t start = 0, end = 0;
   uint32_t slice = 0;
+  bool gap = false;  // an interval of the loop's lane that is a parent op's time around its children
 };
 
 bool StartsBefore(const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); }
@@ -42,6 +43,17 @@ bool StartsBefore(const Span& a, const Span& b) { return a.start < b.start || (a
 const Span* LastBefore(const std::vector<Span>& v, int64_t t) {
   auto it = std::lower_bound(v.begin(), v.end(), t, [](const Span& s, int64_t x) { return s.start < x; });
   return it == v.begin() ? nullptr : &*(it - 1);
+}
+
+// Of the spans of `v` (sorted by start; `max_end` the running max of their ends) that start before `t`, the
+// last-starting one that still runs at t (end >= t), or nullptr. Overlapping spans (calls on several threads)
+// make the last span starting before t the wrong answer when it ended already while an earlier one runs on.
+// O(number of spans skipped): the scan stops where no earlier span reaches t.
+const Span* LatestCovering(const std::vector<Span>& v, const std::vector<int64_t>& max_end, int64_t t) {
+  auto it = std::lower_bound(v.begin(), v.end(), t, [](const Span& s, int64_t x) { return s.start < x; });
+  for (size_t i = static_cast<size_t>(it - v.begin()); i-- > 0 && max_end[i] >= t;)
+    if (v[i].end >= t) return &v[i];
+  return nullptr;
 }
 
 int64_t OffsetOf(const model::JobModel& job, size_t r) {
@@ -73,6 +85,7 @@ struct RankLanes {
   std::vector<Span> cpu;                             // the training loop's thread by innermost op, disjoint
   std::vector<Span> syncs;                           // its synchronize calls (any depth), by start
   std::vector<Span> cpu_collectives;                 // CPU-side collective calls (cpu-ops source; any thread), by start
+  std::vector<int64_t> cpu_collectives_max_end;      // running max of their ends (calls on several threads overlap)
   std::vector<std::vector<Span>> streams;            // kernels per GPU stream, by start
   std::unordered_map<uint32_t, uint32_t> stream_of;  // kernel slice -> index into streams
   std::unordered_map<int64_t, int64_t> launch_end;   // correlation -> aligned end of the CPU launch
@@ -87,7 +100,10 @@ std::vector<Span> InnermostIntervals(std::vector<Span> ops) {
   std::vector<Span> out, open;  // open: the enclosing ops, innermost last
   int64_t cur = kNever;
   const auto until = [&](int64_t x) {
-    if (!open.empty() && x > cur) out.push_back({cur, x, open.back().slice});
+    if (!open.empty() && x > cur) {
+      const Span& op = open.back();
+      out.push_back({cur, x, op.slice, cur != op.start || x != op.end});
+    }
     cur = std::max(cur, x);
   };
   for (Span op : ops) {
@@ -141,6 +157,9 @@ RankLanes BuildLanes(const TraceStore& store, const std::vector<uint32_t>& rows,
       if (c.end_ns - off > from && c.start_ns - off < to)
         lanes.cpu_collectives.push_back({c.start_ns - off, c.end_ns - off, c.slice});
   std::sort(lanes.cpu_collectives.begin(), lanes.cpu_collectives.end(), StartsBefore);
+  int64_t max_end = kNever;
+  for (const Span& c : lanes.cpu_collectives)
+    lanes.cpu_collectives_max_end.push_back(max_end = std::max(max_end, c.end));
   return lanes;
 }
 
@@ -151,6 +170,19 @@ struct RawSegment {
   StringId name = StringPool::kEmpty;
   int64_t start = 0, end = 0;
 };
+
+// The latest end in (after, before) of a matched call in `l` that started at or after `not_before`; kNever when
+// none. Scans back from the last call starting before `before` while an earlier call can still end after `after`.
+int64_t LatestCallEndIn(const RankLanes& l, const std::unordered_map<uint32_t, uint32_t>& matched, int64_t not_before,
+                        int64_t after, int64_t before) {
+  const std::vector<Span>& v = l.cpu_collectives;
+  auto it = std::lower_bound(v.begin(), v.end(), before, [](const Span& s, int64_t x) { return s.start < x; });
+  int64_t best = kNever;
+  for (size_t i = static_cast<size_t>(it - v.begin()); i-- > 0 && l.cpu_collectives_max_end[i] > after;)
+    if (v[i].end > after && v[i].end < before && v[i].start >= not_before && matched.count(v[i].slice))
+      best = std::max(best, v[i].end);
+  return best;
+}
 
 // The backward walk of one step (see the file comment of critical_path.h).
 class PathWalker {
@@ -171,6 +203,9 @@ class PathWalker {
   void ContinueBefore(size_t rank, uint32_t slice);
   int64_t LatestKernelEnd(const RankLanes& l, int64_t t, const Span** kernel, uint32_t* stream) const;
   int64_t Arrival(size_t rank, const model::MatchedCollective& m) const;
+  int64_t LatestCallEnd(const RankLanes& l, int64_t not_before, int64_t after, int64_t before) const {
+    return LatestCallEndIn(l, instance_of_, not_before, after, before);
+  }
 
   const TraceStore& store_;
   const model::JobModel& job_;
@@ -255,22 +290,30 @@ void PathWalker::CpuMove() {
     return;
   }
   const Span* op = LastBefore(l.cpu, t_);
-  const Span* call = LastBefore(l.cpu_collectives, t_);
-  const bool call_covers = call && call->end >= t_ && instance_of_.count(call->slice);
-  // A call on another thread that started inside the loop's op: the loop waits in that op for it.
-  if (call_covers && op && op->end >= t_ && s.ts_ns[op->slice] - OffsetOf(job_, rank_) <= call->start)
+  const Span* covering = LatestCovering(l.cpu_collectives, l.cpu_collectives_max_end, t_);
+  const Span* call = covering ? covering : LastBefore(l.cpu_collectives, t_);
+  const bool call_covers = covering && instance_of_.count(covering->slice);
+  const int64_t op_start = op ? s.ts_ns[op->slice] - OffsetOf(job_, rank_) : kNever;
+  // A call on another thread that started inside the loop's op, while the loop is in that op's time around its
+  // children (DDP's wait for its buckets): the loop waits in that op for it.
+  if (call_covers && op && op->end >= t_ && op->gap && op_start <= call->start)
     return CollectiveMove(instance_of_.at(call->slice), *call);
   if (op && op->end >= t_) {  // else the loop's own op: a call on another thread may overlap its work
     if (auto it = instance_of_.find(op->slice); it != instance_of_.end())
-      return CollectiveMove(it->second, {s.ts_ns[op->slice] - OffsetOf(job_, rank_), op->end, op->slice});
+      return CollectiveMove(it->second, {op_start, op->end, op->slice});
     const bool launch = store_.strings.view(s.name[op->slice]).find("Launch") != std::string_view::npos;
-    return Emit(launch ? PathKind::kLaunch : PathKind::kCpu, s.name[op->slice], op->start);
+    // In a parent's gap, the op's time reaches back only to where a call it waited for ended (the rule above
+    // takes over there).
+    const int64_t from = op->gap ? std::max(op->start, LatestCallEnd(l, op_start, op->start, t_)) : op->start;
+    return Emit(launch ? PathKind::kLaunch : PathKind::kCpu, s.name[op->slice], from);
   }
   int64_t prev = op ? op->end : kNever;
-  if (call && call->end >= t_) {
-    if (auto it = instance_of_.find(call->slice); it != instance_of_.end()) return CollectiveMove(it->second, *call);
+  if (covering) {
+    if (auto it = instance_of_.find(covering->slice); it != instance_of_.end())
+      return CollectiveMove(it->second, *covering);
+  } else if (call) {  // every call before t ended: the latest end is where the idle gap begins
+    prev = std::max(prev, l.cpu_collectives_max_end[static_cast<size_t>(call - l.cpu_collectives.data())]);
   }
-  if (call && call->end < t_) prev = std::max(prev, call->end);
   Emit(PathKind::kIdle, StringPool::kEmpty, prev);
 }
 

@@ -237,6 +237,31 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
   }
 }
 
+// The bundled example (real DDP, gloo: rank 1 runs 234 ms of extra compute per step before its backward).
+// Rank 0's loop thread waits inside its forward_backward op while a first all_reduce, on a gloo thread, runs
+// 200 ms; a later, shorter call on another thread starts after it and ends first. The walk must find the long
+// call that covers the instant (not the last one to start) and hand the wait to rank 1's late compute: rank
+// 1's host work is most of the step, rank 0's forward_backward self time is not.
+TEST(CriticalPath, ExampleWaitInsideTheLoopOpGoesToTheLateRank) {
+  auto job = LoadJob({std::string(STRATA_SOURCE_DIR) + "/examples/ddp-2rank-slow-compute"}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  auto p = ComputeFor(std::move(job.value().store));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  const int64_t span = path.end_ns - path.start_ns;
+  EXPECT_GE(path.rank_changes, 1u);
+  EXPECT_GE(TimeOn(path, 1, PathKind::kCpu), span / 2);  // rank 1's extra compute is 234 of ~265 ms
+  int64_t fb0 = 0;
+  for (const PathSegment& s : path.segments)
+    if (s.rank == 0 && s.name == "forward_backward") fb0 += s.dur_ns;
+  EXPECT_LT(fb0, span / 5);
+  const std::vector<PathContributor> parts = PathContributors(path);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].rank, 1);
+  EXPECT_EQ(parts[0].kind, PathKind::kCpu);
+}
+
 // The public traces: the 2-rank HTA set (the only multi-rank one in ../shared/datasets/hta) and single-rank
 // GPU traces; every path tiles its step. On the 2-rank set the path visits the rank that arrives last at the
 // step's longest collective before that arrival.
