@@ -230,6 +230,48 @@ std::string WhatIfLines(const diagnosis::DiagnosisResult& r, size_t width) {
   return out;
 }
 
+// The critical path as JSON: the step's aligned span, each rank's window, and the segments, their starts from
+// the step's start (µs).
+ordered_json CriticalPathJson(const CriticalPath& p) {
+  const auto us = [](int64_t ns) { return RoundTo(static_cast<double>(ns) / 1e3, 3); };
+  ordered_json windows = ordered_json::array();
+  for (const auto& w : p.windows)
+    windows.push_back(
+        {{"rank", w.rank}, {"start_us", us(w.start_ns - p.start_ns)}, {"end_us", us(w.end_ns - p.start_ns)}});
+  ordered_json segments = ordered_json::array();
+  for (const PathSegment& s : p.segments)
+    segments.push_back({{"rank", s.rank},
+                        {"kind", PathKindName(s.kind)},
+                        {"name", JsonSafe(s.name)},
+                        {"start_us", us(s.start_ns - p.start_ns)},
+                        {"dur_us", us(s.dur_ns)}});
+  return {{"step", p.step},
+          {"which", "median step"},
+          {"start_us", us(p.start_ns)},
+          {"duration_us", us(p.end_ns - p.start_ns)},
+          {"rank_changes", p.rank_changes},
+          {"windows", windows},
+          {"segments", segments}};
+}
+
+// "critical path of step N: 62 % rank 3 kernel (top X), 30 % rank 0 collective (all_reduce), ..." as many
+// contributors as fit four lines, largest first.
+std::string CriticalPathLines(const CriticalPath& p, size_t width) {
+  const std::vector<PathContributor> parts = PathContributors(p);
+  std::string line = fmt::format("critical path of step {} ({}, {} rank changes): ", p.step,
+                                 text::Duration(static_cast<double>(p.end_ns - p.start_ns) / 1e6), p.rank_changes);
+  size_t shown = 0;
+  for (; shown < parts.size() && shown < 6; ++shown) {
+    const PathContributor& c = parts[shown];
+    if (shown > 0 && c.share < 0.01) break;
+    line +=
+        fmt::format("{}{} % rank {} {}{}", shown ? ", " : "", text::Sig3(100 * c.share), c.rank, PathKindName(c.kind),
+                    c.top_name.empty() ? "" : " (" + TerminalSafe(text::ClipAtWord(c.top_name, 60)) + ")");
+  }
+  if (shown < parts.size()) line += fmt::format(", ... ({} more)", parts.size() - shown);
+  return text::Wrap(line, width, "  ", 4);
+}
+
 // How the ranks' clocks were put on one timeline: "host-clocks" (kept: CPU-side NCCL calls), "op-table"
 // (one clock), "none" (no collective to align by), "collective-ends" (aligned by their common instants).
 const char* ClockAlignmentName(const diagnosis::DiagnosisResult& r) {
@@ -315,6 +357,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                  {"by_stage", Map(r.whatif.by_stage)},
                  {"by_op_type", Map(r.whatif.by_op_type)}};
   if (!r.whatif.by_dp_rank.empty()) j["whatif"]["by_dp_rank"] = Map(r.whatif.by_dp_rank);
+  if (r.critical_path) j["critical_path"] = CriticalPathJson(*r.critical_path);
   j["notes"] = r.notes;
   return j;
 }
@@ -396,6 +439,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
       out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
   }
   out += WhatIfLines(r, width);
+  if (r.critical_path) out += CriticalPathLines(*r.critical_path, width);
   out += text::Wrap(r.host_clocks ? std::string("clocks: the traces' own (epoch) clocks: NCCL calls return at launch, "
                                                 "no common instant to align by")
                                   : fmt::format("clocks: aligned by {} to within {}",

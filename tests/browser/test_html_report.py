@@ -4,7 +4,7 @@ job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and c
   - in the DOM (--dump-dom, after the page's script ran): no error recorded by the page (it records
     window.onerror and console.error in <html data-errors>), rendering finished (<html data-rendered="ok">),
     the heatmap drew ranks x steps cells (binned to 128 rows at 1,024 ranks; rows grouped by the 2
-    pipeline stages at 8 ranks) with the straggler's cells as outliers, the KS matrix drew its cells, the blame chain drew its arrows and the culprit op;
+    pipeline stages at 8 ranks) with the straggler's cells as outliers, the KS matrix drew its cells, the blame chain drew its arrows and the culprit op, the critical path drew its segments and jumps;
   - in a screenshot (--screenshot, the PNG decoded by Pillow): the straggler's red is present in the
     heatmap's region, that region is not blank, and the chain's region shows the culprit's red and the
     collectives' amber.
@@ -131,6 +131,13 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages, window=WIND
         failures.append(f"blame chain: {chain} arrows recorded, {drawn} drawn")
     if not re.search(r'<section[^>]*id="stopped-section"[^>]*\bhidden', dom):
         failures.append("the 'Job stopped' panel is shown for a job that did not stop")
+    # The critical path of the median step over its per-rank timeline: every segment drawn, each jump too.
+    segs, jumps = attr(dom, "cpath-svg", "data-segments"), attr(dom, "cpath-svg", "data-jumps")
+    drawn_segs, drawn_jumps = dom.count('class="path-seg"'), dom.count('class="path-jump"')
+    if segs is None or int(segs) < 1 or drawn_segs != int(segs):
+        failures.append(f"critical path: {segs} segments recorded, {drawn_segs} drawn")
+    elif jumps is None or drawn_jumps != int(jumps):
+        failures.append(f"critical path: {jumps} jumps recorded, {drawn_jumps} drawn")
     if dom.count('class="culprit"') < 1:
         failures.append("the culprit op is not drawn on the timeline")
     timeline_rows = len(re.findall(r'<rect class="window"', dom))

@@ -1,7 +1,9 @@
 """Runs named recorder tests, each in a fresh sticky temporary folder, and prints one line per test and the
-closing "N passed, N failed" line. Shared by test_record.py and test_hangs.py.
+closing "N passed, N failed" line. Shared by test_record.py and test_hangs.py. With STRATA_KEEP_FAILED=DIR, a
+failed test's folder (its recordings, the agent's flight chunks) is copied to DIR/NAME-TIME for a look afterwards.
 """
 import os
+import shutil
 import tempfile
 import time
 
@@ -19,5 +21,10 @@ def run_tests(names, tests, prefix):
             except Exception as e:  # noqa: BLE001 - report every failure and go on
                 failed += 1
                 print(f"FAIL {name}: {e}", flush=True)
+                keep = os.environ.get("STRATA_KEEP_FAILED")
+                if keep:
+                    dest = os.path.join(keep, f"{name}-{int(started)}")
+                    shutil.copytree(tmp, dest, symlinks=True, ignore_dangling_symlinks=True, dirs_exist_ok=True)
+                    print(f"     kept in {dest}", flush=True)
     print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0

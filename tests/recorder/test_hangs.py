@@ -333,7 +333,8 @@ def check_live(tmp, fault, state):
         if end:
             causes = [(f["rank"], f["cause"]) for f in end["findings"]]
             expect(end["status"] == "findings" and (1, "hang") in causes,
-                   f"after the job died the agent says {end['status']} {causes}")
+                   f"after the job died the agent says {end['status']} {causes} "
+                   f"(reasons {end.get('status_reasons')}, error {end.get('error')!r})")
     finally:
         agent.terminate()
         agent.wait(timeout=30)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/critical_path.h"
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
@@ -93,6 +94,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     DiagnoseOpTable(store, options, &result);
   } else {
     DiagnoseTraces(store, rows, job, options, &result);
+    if (auto step = MedianStep(job, store.ranks.size()))
+      result.critical_path = ComputeCriticalPath(store, rows, job, *step);
   }
   if (with_recording) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store, job), &result);
   ReconcileImpacts(&result);

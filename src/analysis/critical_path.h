@@ -1,0 +1,92 @@
+// Critical path of one step across ranks (issue 26, item 3; docs/critical-path.md): the chain of CPU ops,
+// launches, GPU kernels, collectives and waits, over all ranks, whose length is the step's length (last
+// aligned end − first aligned start over ranks, as in the phase model). HTA's critical path is per rank;
+// this one follows collectives to the rank that arrived last.
+//
+// Walk, backwards from the step's end on the rank whose aligned step window ends last, in one of two lanes:
+//  - CPU lane (the training loop's thread, its time split by the innermost op covering it; annotations and
+//    python_function wrappers are not ops): the interval covering t is a "cpu" segment back to its start
+//    ("launch" for a kernel-launch call); a matched CPU-side collective covering t is handled as below, as is
+//    one on another thread when no op of the loop covers t; a synchronize call covering t while a kernel of the rank
+//    runs moves to the GPU lane (the host waits for the device), and its part after the last kernel is
+//    "wait"; time covered by nothing is "idle" back to the previous op's end.
+//  - GPU lane: the kernel covering t (on the stream being followed; on entry, the kernel that ends last) is
+//    a "kernel" segment back to its start. What let it start: the previous kernel of its stream ending, or
+//    its CPU launch (same correlation) ending, whichever came later. Launch later: [launch end, kernel start]
+//    is "launch" and the walk continues in the CPU lane at the launch's end; else the gap after the previous
+//    kernel is "idle" and the walk stays on the stream.
+//  - Collective (a matched instance, kernel or CPU op): arrival = the call's aligned start on each member.
+//    From max(last arrival, own start) to t the segment is "collective" (the transfer). When another member
+//    arrived last, the time this rank waited is not on the path: the walk jumps to the last-arriving rank at
+//    its arrival and continues into what delayed it (its launch or previous kernel, or its CPU lane). An
+//    incomplete instance (a member missing) keeps the walk on its rank: its wait is a "wait" segment.
+// Segments are clipped to the step's span and emitted back to back, so they tile [start_ns, end_ns] exactly.
+// Cost: one pass over each rank's rows to keep the step's slices (those starting within one step length
+// before the step and before its end), then O(n log n) in the n slices kept (sorting, and one binary search
+// per walk move); the walk makes O(n) moves (each emits a segment that ends at an earlier event boundary,
+// or changes lane or rank once at the same instant; a cap ends it with "idle" otherwise).
+// Invariants: segments are in time order, adjacent (each starts where the previous ended), of positive
+// duration, and sum to end_ns − start_ns; adjacent segments of the same rank, kind and name are merged.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/job_model.h"
+#include "store/trace_store.h"
+
+namespace strata {
+
+/// What the path is doing during a segment.
+enum class PathKind : uint8_t { kCpu, kLaunch, kKernel, kCollective, kWait, kIdle };
+/// "cpu", "launch", "kernel", "collective", "wait", "idle": the JSON contract's names.
+std::string_view PathKindName(PathKind kind);
+
+struct PathSegment {
+  int32_t rank = -1;  // rank number (RankInfo::rank)
+  PathKind kind = PathKind::kIdle;
+  std::string name;      // op, kernel or collective name; the op before the gap for "idle" ("" when none)
+  int64_t start_ns = 0;  // aligned clock
+  int64_t dur_ns = 0;
+};
+
+/// One rank's window of the step, aligned.
+struct RankWindow {
+  int32_t rank = -1;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+struct CriticalPath {
+  int64_t step = -1;
+  int64_t start_ns = 0, end_ns = 0;   // the step's aligned span over ranks
+  std::vector<RankWindow> windows;    // per rank index
+  std::vector<PathSegment> segments;  // time order, tiling [start_ns, end_ns]
+  size_t rank_changes = 0;            // jumps to a later-arriving rank at collectives
+  size_t slices_considered = 0;       // slices of the step the walk read
+};
+
+/// The step the reports show: the step (among those every rank has) whose span is the median one (the
+/// lower median; ties: the earlier step). nullopt when there is none.
+std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks);
+
+/// The critical path of `step` (see the file comment), or nullopt when some rank lacks the step.
+std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
+                                                const std::vector<std::vector<uint32_t>>& rows_by_rank,
+                                                const model::JobModel& job, int64_t step);
+
+/// One (rank, kind) share of a path, for the text summary.
+struct PathContributor {
+  int32_t rank = -1;
+  PathKind kind = PathKind::kIdle;
+  std::string top_name;  // the name holding most of its time
+  int64_t dur_ns = 0;
+  double share = 0;  // of the step
+};
+
+/// The path's time by (rank, kind), largest first (ties: rank, then kind).
+std::vector<PathContributor> PathContributors(const CriticalPath& path);
+
+}  // namespace strata

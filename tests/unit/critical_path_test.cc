@@ -1,0 +1,335 @@
+// Tests of the multi-rank critical path (analysis/critical_path.h): constructed jobs whose path is known
+// (the late rank's compute is on it, the others' wait is not; a kernel-bound step; a step with no collective),
+// every path tiling its step, and the public multi-rank traces.
+#include "analysis/critical_path.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "diag_test_util.h"
+#include "model/job_model.h"
+
+namespace strata {
+namespace {
+
+using namespace diagtest;
+
+struct PathOf {
+  TraceStore store;
+  std::vector<std::vector<uint32_t>> rows;
+  model::JobModel job;
+  std::optional<CriticalPath> path;
+};
+
+std::unique_ptr<PathOf> ComputeFor(TraceStore store, std::optional<int64_t> step = std::nullopt) {
+  auto p = std::make_unique<PathOf>();
+  p->store = std::move(store);
+  p->rows = SlicesByRank(p->store);
+  p->job = model::BuildJobModel(p->store, p->rows);
+  if (!step) step = MedianStep(p->job, p->store.ranks.size());
+  if (step) p->path = ComputeCriticalPath(p->store, p->rows, p->job, *step);
+  return p;
+}
+
+// The segments are in time order, adjacent, positive, and tile [start, end] exactly.
+void ExpectTiles(const CriticalPath& path) {
+  ASSERT_FALSE(path.segments.empty());
+  int64_t t = path.start_ns, sum = 0;
+  for (const PathSegment& s : path.segments) {
+    EXPECT_EQ(s.start_ns, t) << PathKindName(s.kind) << " " << s.name;
+    EXPECT_GT(s.dur_ns, 0);
+    t = s.start_ns + s.dur_ns;
+    sum += s.dur_ns;
+  }
+  EXPECT_EQ(t, path.end_ns);
+  const int64_t span = path.end_ns - path.start_ns;
+  EXPECT_LE(std::abs(sum - span), span / 100);  // the contract's 1 %
+}
+
+// Time of the path on `rank` of `kind` (any kind when nullopt) within [a, b) of the step (ns from its start).
+int64_t TimeOn(const CriticalPath& path, int32_t rank, std::optional<PathKind> kind, int64_t a = 0,
+               int64_t b = INT64_MAX) {
+  int64_t sum = 0;
+  for (const PathSegment& s : path.segments) {
+    if (s.rank != rank || (kind && s.kind != *kind)) continue;
+    const int64_t lo = std::max(s.start_ns - path.start_ns, a), hi = std::min(s.start_ns - path.start_ns + s.dur_ns, b);
+    sum += std::max<int64_t>(0, hi - lo);
+  }
+  return sum;
+}
+
+TEST(CriticalPath, TwoRanksLateComputeIsOnThePathTheWaitIsNot) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 3;
+  spec.transfer = {10 * kMs};
+  spec.clock_offset = {0, 7 * kMs};
+  spec.plan = [](int r, int) { return BasicStep(r == 1 ? 60 * kMs : 30 * kMs); };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  EXPECT_EQ(path.end_ns - path.start_ns, 80 * kMs);  // 60 ms late compute + 10 ms transfer + 10 ms tail
+  EXPECT_EQ(path.rank_changes, 1u);
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kCpu), 60 * kMs);      // rank 1's whole compute
+  EXPECT_EQ(TimeOn(path, 0, std::nullopt, 0, 60 * kMs), 0);  // rank 0 waited then: not on the path
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kCollective), 10 * kMs);
+  const std::vector<PathContributor> parts = PathContributors(path);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].rank, 1);
+  EXPECT_EQ(parts[0].kind, PathKind::kCpu);
+  EXPECT_NEAR(parts[0].share, 0.75, 1e-9);
+  EXPECT_EQ(parts[0].top_name, "aten::conv2d");
+}
+
+// Four ranks, two collectives: rank 2 is late at the first, rank 3 at the second; the path runs through
+// rank 2's first compute phase and rank 3's second, jumping at each collective.
+TEST(CriticalPath, FourRanksFollowsEachLateArrival) {
+  DdpSpec spec;
+  spec.ranks = 4;
+  spec.steps = 3;
+  spec.transfer = {5 * kMs, 5 * kMs};
+  spec.clock_offset = {0, 5 * kMs, -3 * kMs, 2 * kSec};
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.segs.push_back({Op("aten::conv2d", r == 2 ? 50 * kMs : 20 * kMs)});
+    st.segs.push_back({Op("aten::mm", r == 3 ? 40 * kMs : 15 * kMs)});
+    st.tail = {Op("Optimizer.step#SGD.step", 10 * kMs)};
+    return st;
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  EXPECT_EQ(path.end_ns - path.start_ns, 110 * kMs);  // 50 + 5 + 40 + 5 + 10
+  EXPECT_EQ(TimeOn(path, 2, PathKind::kCpu), 50 * kMs);
+  EXPECT_EQ(TimeOn(path, 3, PathKind::kCpu), 40 * kMs);
+  EXPECT_EQ(TimeOn(path, 1, std::nullopt), 0);                 // never late: never on the path
+  EXPECT_EQ(TimeOn(path, 3, PathKind::kCpu, 0, 55 * kMs), 0);  // rank 3's first phase was not critical
+  EXPECT_GE(path.rank_changes, 2u);
+}
+
+// GPU style, kernel-bound: the host runs ahead, the late rank's kernels are the path.
+TEST(CriticalPath, KernelBoundStepIsTheLateRanksKernels) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 3;
+  spec.gpu = true;
+  spec.transfer = {4 * kMs};
+  spec.plan = [](int r, int) {
+    RankStep st;
+    const int64_t k = r == 1 ? 30 * kMs : 15 * kMs;
+    st.segs.push_back({Op("gemm_kernel_a", k, "kernel"), Op("gemm_kernel_b", k, "kernel")});
+    return st;
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  const int64_t span = path.end_ns - path.start_ns;
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kKernel), 60 * kMs);
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kKernel), 0);
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kCollective), 4 * kMs);
+  EXPECT_GT(static_cast<double>(TimeOn(path, 1, PathKind::kKernel)) / static_cast<double>(span), 0.9);
+  const std::vector<PathContributor> parts = PathContributors(path);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].rank, 1);
+  EXPECT_EQ(parts[0].kind, PathKind::kKernel);
+}
+
+// Launch-bound: the kernels are short and the host is slow to launch them; the path goes through the host.
+TEST(CriticalPath, LaunchBoundStepGoesThroughTheHost) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 3;
+  spec.gpu = true;
+  spec.transfer = {1 * kMs};
+  spec.plan = [](int, int) {
+    RankStep st;
+    std::vector<Item> seg;
+    for (int i = 0; i < 20; ++i) {
+      seg.push_back(Op("aten::slow_host_op", 2 * kMs));
+      seg.push_back(Op("tiny_kernel", 5 * kUs, "kernel"));
+    }
+    st.segs.push_back(seg);
+    return st;
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  ExpectTiles(*p->path);
+  int64_t cpu = 0;
+  for (const PathSegment& s : p->path->segments)
+    if (s.kind == PathKind::kCpu) cpu += s.dur_ns;
+  EXPECT_GT(static_cast<double>(cpu) / static_cast<double>(p->path->end_ns - p->path->start_ns), 0.9);
+}
+
+// No collective: the path stays on the rank that ends last.
+TEST(CriticalPath, StepWithoutCollectiveStaysOnOneRank) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 1;  // one step: without collectives the ranks' later steps start apart (no common instant)
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.tail = {Op("aten::conv2d", 20 * kMs), Gap(2 * kMs), Op("aten::mm", r == 1 ? 30 * kMs : 10 * kMs)};
+    return st;
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  EXPECT_EQ(path.rank_changes, 0u);
+  EXPECT_EQ(TimeOn(path, 1, std::nullopt), path.end_ns - path.start_ns);
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kCpu), 50 * kMs);
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kIdle), 2 * kMs);
+}
+
+TEST(CriticalPath, MedianStepIsTheMedianSpan) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 5;
+  spec.first_step = 10;
+  spec.transfer = {1 * kMs};
+  const int64_t compute[] = {40, 10, 30, 20, 50};
+  spec.plan = [&](int, int s) { return BasicStep(compute[s] * kMs); };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  EXPECT_EQ(p->path->step, 12);  // spans 40, 10, 30, 20, 50 ms (+ the rest): the median is the third
+}
+
+TEST(CriticalPath, DiagnoseReportsTheMedianStepsPath) {
+  DdpSpec spec;
+  spec.ranks = 2;
+  spec.steps = 3;
+  spec.plan = [](int r, int) { return BasicStep(r == 1 ? 60 * kMs : 30 * kMs); };
+  const diagnosis::DiagnosisResult result = DiagnoseDdp(spec);
+  ASSERT_TRUE(result.critical_path);
+  ExpectTiles(*result.critical_path);
+  EXPECT_EQ(PathContributors(*result.critical_path)[0].rank, 1);
+}
+
+// Real PyTorch DDP jobs (tests/data/ddp, gloo on CPU): with rank 1's compute slowed by 30 %, the path's largest
+// part is rank 1's host work; on the clean 4-rank job every path still tiles its step.
+TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
+  const std::string dir = std::string(STRATA_SOURCE_DIR) + "/tests/data/ddp/slow-compute-rank1";
+  auto job = LoadJob({dir}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  auto p = ComputeFor(std::move(job.value().store));
+  ASSERT_TRUE(p->path);
+  ExpectTiles(*p->path);
+  const std::vector<PathContributor> parts = PathContributors(*p->path);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].rank, 1);
+  EXPECT_EQ(parts[0].kind, PathKind::kCpu);
+  EXPECT_GE(p->path->rank_changes, 1u);
+  for (const PathContributor& c : parts)
+    std::printf("[ info ] slow-compute-rank1 step %lld: %5.1f %% rank %d %s (%s)\n",
+                static_cast<long long>(p->path->step), 100 * c.share, c.rank, std::string(PathKindName(c.kind)).c_str(),
+                c.top_name.substr(0, 60).c_str());
+  auto clean = LoadJob({std::string(STRATA_SOURCE_DIR) + "/tests/data/ddp/clean-4rank"}, LoadOptions{});
+  ASSERT_TRUE(clean.ok()) << clean.error();
+  auto q = ComputeFor(std::move(clean.value().store));
+  for (int64_t step : q->job.steps.steps) {
+    auto path = ComputeCriticalPath(q->store, q->rows, q->job, step);
+    ASSERT_TRUE(path);
+    ExpectTiles(*path);
+  }
+}
+
+// The bundled example (real DDP, gloo: rank 1 runs 234 ms of extra compute per step before its backward).
+// Rank 0's loop thread waits inside its forward_backward op while a first all_reduce, on a gloo thread, runs
+// 200 ms; a later, shorter call on another thread starts after it and ends first. The walk must find the long
+// call that covers the instant (not the last one to start) and hand the wait to rank 1's late compute: rank
+// 1's host work is most of the step, rank 0's forward_backward self time is not.
+TEST(CriticalPath, ExampleWaitInsideTheLoopOpGoesToTheLateRank) {
+  auto job = LoadJob({std::string(STRATA_SOURCE_DIR) + "/examples/ddp-2rank-slow-compute"}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  auto p = ComputeFor(std::move(job.value().store));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  const int64_t span = path.end_ns - path.start_ns;
+  EXPECT_GE(path.rank_changes, 1u);
+  EXPECT_GE(TimeOn(path, 1, PathKind::kCpu), span / 2);  // rank 1's extra compute is 234 of ~265 ms
+  int64_t fb0 = 0;
+  for (const PathSegment& s : path.segments)
+    if (s.rank == 0 && s.name == "forward_backward") fb0 += s.dur_ns;
+  EXPECT_LT(fb0, span / 5);
+  const std::vector<PathContributor> parts = PathContributors(path);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].rank, 1);
+  EXPECT_EQ(parts[0].kind, PathKind::kCpu);
+}
+
+// The public traces: the 2-rank HTA set (the only multi-rank one in ../shared/datasets/hta) and single-rank
+// GPU traces; every path tiles its step. On the 2-rank set the path visits the rank that arrives last at the
+// step's longest collective before that arrival.
+TEST(CriticalPath, PublicTwoRankTraces) {
+  const std::string dir = testing::SharedDir() + "/datasets/hta/trace_filter";
+  if (!testing::Exists(dir)) GTEST_SKIP() << "dataset absent: " << dir;
+  auto job = LoadJob({dir}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  auto p = ComputeFor(std::move(job.value().store));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  // The step's longest complete collective and the rank that arrived last at it.
+  const model::MatchedCollective* big = nullptr;
+  int64_t big_dur = -1;
+  for (const model::MatchedCollective& m : p->job.collectives.matched) {
+    if (m.step != path.step || !m.complete()) continue;
+    int64_t d = 0;
+    for (size_t r = 0; r < m.call.size(); ++r) {
+      const auto& c = p->job.collectives.calls[r][static_cast<size_t>(m.call[r])];
+      d = std::max(d, c.end_ns - c.start_ns);
+    }
+    if (d > big_dur) big_dur = d, big = &m;
+  }
+  ASSERT_NE(big, nullptr);
+  size_t last = 0;
+  int64_t latest = INT64_MIN;
+  for (size_t r = 0; r < big->call.size(); ++r) {
+    const auto& c = p->job.collectives.calls[r][static_cast<size_t>(big->call[r])];
+    const int64_t a = c.start_ns - p->job.clocks.offset_ns[r];
+    if (a > latest) latest = a, last = r;
+  }
+  const int32_t last_rank = p->store.ranks[last].rank;
+  EXPECT_GT(TimeOn(path, last_rank, std::nullopt, 0, latest - path.start_ns), 0);
+  std::printf(
+      "[ info ] trace_filter step %lld: %.3f ms, %zu segments, %zu rank changes; last at the longest "
+      "collective: rank %d\n",
+      static_cast<long long>(path.step), (path.end_ns - path.start_ns) / 1e6, path.segments.size(), path.rank_changes,
+      last_rank);
+  for (const PathContributor& c : PathContributors(path))
+    std::printf("[ info ]   %5.1f %% rank %d %s (%s)\n", 100 * c.share, c.rank,
+                std::string(PathKindName(c.kind)).c_str(), c.top_name.substr(0, 60).c_str());
+}
+
+TEST(CriticalPath, PublicSingleRankTracesTileEveryStep) {
+  const char* const traces[] = {"critical_path/alexnet", "critical_path/simple_add", "trace_diff/control",
+                                "df_index_resolver", "ns_resolution_trace"};
+  for (const char* t : traces) {
+    const std::string dir = testing::SharedDir() + "/datasets/hta/" + t;
+    if (!testing::Exists(dir)) GTEST_SKIP() << "dataset absent: " << dir;
+    SCOPED_TRACE(t);
+    auto job = LoadJob({dir}, LoadOptions{});
+    ASSERT_TRUE(job.ok()) << job.error();
+    auto p = ComputeFor(std::move(job.value().store));
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t steps = 0, segments = 0;
+    for (int64_t step : p->job.steps.steps) {
+      auto path = ComputeCriticalPath(p->store, p->rows, p->job, step);
+      ASSERT_TRUE(path);
+      ExpectTiles(*path);
+      ++steps;
+      segments += path->segments.size();
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ info ] %s: %zu slices, %zu steps, %zu segments, %.1f ms for all steps' paths\n", t,
+                p->store.slices.size(), steps, segments, ms);
+  }
+}
+
+}  // namespace
+}  // namespace strata
