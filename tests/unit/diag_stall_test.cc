@@ -211,6 +211,32 @@ TEST(Stall, TheThresholdFollowsTheJobsRhythm) {
   EXPECT_NEAR(Stall(r.findings[0]).threshold_s, 20, 0.1);
 }
 
+TEST(Stall, RanksThatDiedWaitingAreAStallPastTheFloorWhateverTheRhythm) {
+  // Collectives every 2 s (10 gaps = 20 s); ranks 0 and 2 inside one from 13 s, rank 1 never enters; 12 s later
+  // the waiting ranks exit (the process group's timeout): post-mortem that is a hang, at the 5 s floor.
+  Job j;
+  j.seg.launched = true;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    for (int k = 0; k < 6; ++k) j.Call(r, 0, 1, kS + static_cast<uint64_t>(k) * 2 * kS, true);
+  }
+  j.Call(0, 0, 1, 13 * kS, false);
+  j.Call(2, 0, 1, 13 * kS, false);
+  j.seg.end_ns = 27 * kS;
+  EXPECT_TRUE(Analyse(j).findings.empty());  // alive at the end, 12 s in: not yet 10 gaps
+  j.Process(0, std::nullopt, 25 * kS);
+  j.Process(2, std::nullopt, 25 * kS);
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].cause, Cause::kHang);
+  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_NEAR(Stall(r.findings[0]).threshold_s, thresholds::kStallFloorS, 1e-9);
+  // Only one of the two waiting ranks gone: the other may still see it complete; the rhythm's threshold holds.
+  j.Process(2);
+  EXPECT_TRUE(Analyse(j).findings.empty());
+}
+
 TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {
   Job j = GlooJob(3, 4, 3, {0, 2}, 0);
   j.seg.end_ns = 0;

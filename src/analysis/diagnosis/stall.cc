@@ -186,7 +186,16 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   s.since = last != 0 ? last : first_entry;
   s.until = p.end_unix_ns;
   for (int32_t r : s.waiting) s.until = std::min(s.until, std::max(s.since, p.ranks.at(r).horizon_unix_ns));
-  if (s.waiting.empty() || ToS(s.until - s.since) < *threshold_s) return std::nullopt;
+  if (s.waiting.empty()) return std::nullopt;
+  // Post-mortem, waiting ranks that all exited inside the collective never saw it complete: the gap multiple,
+  // which keeps a slow step that may still finish from being called a stall, cannot apply to ranks that are
+  // gone; the floor does. (Seen when the job's rhythm was slowed by load: 10 typical gaps outlasted the process
+  // group's timeout, and the hang of a job that died of it went unnamed.)
+  const bool died_waiting = !o.now_unix_ns && std::all_of(s.waiting.begin(), s.waiting.end(), [&](int32_t r) {
+    return p.ranks.at(r).exited_unix_ns.has_value();
+  });
+  if (died_waiting) *threshold_s = o.floor_s;
+  if (ToS(s.until - s.since) < *threshold_s) return std::nullopt;
   // Without completions (NCCL's API alone), ranks idle at the same collective are a pause, not a stall: one
   // must be behind.
   const bool tracked =

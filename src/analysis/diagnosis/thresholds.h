@@ -157,7 +157,9 @@ inline constexpr double kMaxUnknownOpShare = 0.10;
 /// job) while some rank is inside one, and for at least kStallFloorS. A DDP step that takes 10x its usual time
 /// (a checkpoint save, a long evaluation) is a stall while it lasts; the floor keeps start-up skew and
 /// second-long hiccups of fast jobs out. With the agent's 1 s rounds and the recorder's 1 s flushes a
-/// stall is reported 5-7 s after the last completion (issue 22: within 10 s).
+/// stall is reported 5-7 s after the last completion (issue 22: within 10 s). Post-mortem, when every waiting
+/// rank exited while inside the collective (the process group's timeout), the floor alone applies: a rank
+/// that is gone cannot see a slow step finish.
 inline constexpr double kStallGapMultiple = 10.0;
 inline constexpr double kStallFloorS = 5.0;
 /// Ranks whose processes ended by the same signal within this many seconds of each other were stopped
