@@ -3,11 +3,12 @@
 
 The launcher starts N ranks the way torchrun does: one process per rank, each with RANK, LOCAL_RANK,
 WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in its environment (Debian's torchrun itself fails
-under Python 3.11). Every rank is pinned to one core (rank modulo the usable cores) with one torch thread,
-and runs a small MLP under DistributedDataParallel with the PyTorch profiler on. The host work per step is
-small; "device time" is emulated by sleeping a fixed time per layer (forward) and twice that (backward), the
-way a host thread waits for a GPU, so a few ranks on two cores do not compete for CPU and the injected fault
-is the only systematic difference between ranks.
+under Python 3.11). Every rank is pinned to one core ((rank + --core-shift, default the seed) modulo the
+usable cores) with one torch thread, and runs a small MLP under DistributedDataParallel with the PyTorch
+profiler on. The host work per step is small; "device time" is emulated by sleeping a fixed time per layer
+(forward) and twice that (backward), the way a host thread waits for a GPU, so a few ranks on two cores do not
+compete for CPU and the injected fault is the only systematic difference between ranks, unless the machine
+makes one: a host that slows one vCPU is measured by the core probe (truth "probe_ms_by_rank").
 
 Faults (each a real mechanism, on --fault-rank only):
   slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
@@ -58,12 +59,15 @@ as the profiler wrote it) and truth.json:
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
   "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
   several ranks share),
-  "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms", "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics;
+  "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms",
+  "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics;
   "took_measure" {"measure", "per_step", "unit", "intended_ms"}: whether the fault took, by a quantity strata
   neither measures nor decides on (the injector's: in-rank faults the time the injected code ran, CPU
   contention and throttling the rank's run-queue wait, memory pressure the file pages its cgroup refaulted,
-  the link faults the all_reduce's transfer time), and "rq_wait_ms_by_rank" (each rank's
-  median run-queue wait per recorded step: how much other tasks held its core, the machine's noise).
+  the link faults the all_reduce's transfer time), "rq_wait_ms_by_rank" (each rank's median run-queue wait
+  per recorded step: how much other tasks held its core), "probe_ms_by_rank" (the median thread CPU time of
+  the core probe, the same fixed work on every rank before each layer: how fast its core ran) and
+  "cpu_ms_by_rank" (its median process CPU time per recorded step): the machine's noise.
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
 
@@ -90,6 +94,9 @@ FAULTS = IN_RANK + tuple(EXTERNAL)
 CAUSE = {"none": "none", "slow_compute": "slow_compute", "dataloader_stall": "dataloader_stall",
          "gc_pause": "gc_pause", "intermittent_slow_compute": "slow_compute"}
 CAUSE.update({name: cls.cause for name, cls in EXTERNAL.items()})
+# The core probe's fixed work before each layer's device wait ((PROBE_WIDTH x PROBE_WIDTH) matmul + tanh,
+# PROBE_REPS times: about 0.4 ms on this machine's cores, 1.6 ms per step of 4 layers, the same on every rank).
+PROBE_WIDTH, PROBE_REPS = 64, 4
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
 
@@ -104,6 +111,10 @@ def parse_args(argv=None):
                     help="injected time per affected step / emulated device time per step (default 0.3)")
     ap.add_argument("--every", type=int, default=3, help="intermittent: every K-th ProfilerStep (default 3)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--core-shift", type=int, default=None,
+                    help="rank r runs on usable core (r + K) mod cores (default: K = --seed, so the seeds of a "
+                         "suite put each rank on each core; a core the host slows then falls on fault and "
+                         "clean ranks alike)")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--layers", type=int, default=4, help="hidden layers (default 4)")
     ap.add_argument("--width", type=int, default=128, help="layer width (default 128)")
@@ -290,6 +301,26 @@ def worker(a):
             for _ in range(host["reps"]):
                 x = torch.tanh(x @ host["w"])
 
+    # The core probe: the same fixed CPU work on every rank before each layer's device wait, timed in the
+    # thread's CPU time. It measures how fast the rank's core ran, from the injector's side: on a virtual
+    # machine the host can slow one vCPU (a busy hyperthread sibling, descheduling) without the guest seeing it
+    # as steal or run-queue wait, and the guest then charges the lost cycles to the task as CPU time (measured
+    # 2026-11-27: a matmul loop ran up to 65 % slower on core 0 than on core 1, for seconds at a time, with
+    # /proc/stat's steal at 0). No fault touches it: faults inject their own code, or take wall time (contention, quota).
+    probe_g = torch.Generator().manual_seed(a.seed + 3)
+    probe = {"w": torch.randn(PROBE_WIDTH, PROBE_WIDTH, generator=probe_g) / PROBE_WIDTH ** 0.5,
+             "x": torch.randn(PROBE_WIDTH, PROBE_WIDTH, generator=probe_g)}
+
+    probe_ms = []  # this step's probes
+
+    def core_probe():
+        with record_function("lab::core_probe"), torch.no_grad():
+            t0 = time.thread_time()
+            x = probe["x"]
+            for _ in range(PROBE_REPS):
+                x = torch.tanh(x @ probe["w"])
+            probe_ms.append((time.thread_time() - t0) * 1e3)
+
     # A memory-mapped lookup table (--table-mb, every rank its own file), like an embedding table or a
     # memory-mapped dataset: each step the forward gathers one row per page from a quarter of it, so every page
     # is read every 4 steps. Its page cache is dropped after writing (for this file only), so the pages are
@@ -336,6 +367,7 @@ def worker(a):
                 table_lookup()
             for i, layer in enumerate(self.layers):
                 x = torch.relu(layer(x))
+                core_probe()
                 if host["reps"]:
                     with record_function("lab::host_work"):
                         host_work()
@@ -488,6 +520,7 @@ def worker(a):
                 hit = affected(label) or (faulty and not recording)
             t0, cpu0 = time.monotonic(), time.process_time()
             kernel0 = thread_kernel_counters()
+            probe_ms.clear()
             x, y = next(batches)
             net.inject = hit and compute_fault
             if not hit:
@@ -509,6 +542,7 @@ def worker(a):
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
                                {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
                                 "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3,
+                                "probe_ms": list(probe_ms),
                                 **kernel_deltas(kernel0, thread_kernel_counters())}))
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
@@ -602,6 +636,8 @@ def launch(a, argv):
         if name == "truth.json" or (name.startswith("rank-") and name.endswith(".json.gz")):
             os.remove(os.path.join(a.out, name))
     cores = sorted(os.sched_getaffinity(0))
+    if a.core_shift is None:
+        a.core_shift = a.seed
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
     ctx = injectors.Context(a, work, cores)
     procs, logs = [], []
@@ -756,6 +792,15 @@ def launch(a, argv):
         truth["took_measure"] = took or {"measure": "time the injected code ran in the rank (timed around it)",
                                          "per_step": truth["injected_ms"], "unit": "ms"}
         truth["took_measure"]["intended_ms"] = round(a.magnitude * device_ms_per_step(a), 3)
+    # How fast each rank's core ran (the core probe: its median thread CPU time per recorded step) and how much
+    # CPU time the rank used per step: a rank on a core that ran slower loses that share of its CPU work.
+    # The probe's median is over every probe from the third iteration on (DDP rebuilds its buckets in the first;
+    # a core the host slows stays slow for seconds, longer than the job's unrecorded steps).
+    truth["probe_ms_by_rank"] = {str(r): round(statistics.median(
+        v for x in stats[r]["steps"] if x["iter"] >= 2 for v in x["probe_ms"]), 3) for r in range(a.ranks)}
+    truth["cpu_ms_by_rank"] = {
+        str(r): round(statistics.median(x["cpu_ms"] for x in stats[r]["steps"] if x["recorded"]), 3)
+        for r in range(a.ranks)}
     truth["rq_wait_ms_by_rank"] = {
         str(r): round(statistics.median(x.get("rq_wait_ms", 0.0) for x in stats[r]["steps"] if x["recorded"]), 3)
         for r in range(a.ranks)}
@@ -768,8 +813,9 @@ def launch(a, argv):
     for s in stats:
         rec = [x["wall_ms"] for x in s["steps"] if x["recorded"]]
         cpu = [x["cpu_ms"] for x in s["steps"] if x["recorded"]]
+        probe = [sum(x["probe_ms"]) for x in s["steps"] if x["recorded"]]
         print(f"  rank {s['rank']} (cpu {s['cpu']}): step wall median {statistics.median(rec):.1f} ms, "
-              f"process cpu {statistics.median(cpu):.1f} ms"
+              f"process cpu {statistics.median(cpu):.1f} ms, core probe " + " ".join(f"{v:.2f}" for v in probe)
               + (f"  <- {truth['fault']}, injected ms per step (warm-up | recorded): "
                  + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if not x["recorded"]) + " | "
                  + " ".join(f"{x['injected_ms']:.1f}" for x in s["steps"] if x["recorded"])

@@ -2,10 +2,12 @@
 only on quantities strata neither measures nor decides on (issue 23): the injector's own measure of what it
 did (truth "took_measure", written by lab/ddp_job.py: the time the injected code ran in the rank, the rank's
 run-queue wait under CPU contention or a CPU quota, the pages the cgroup refaulted under a memory limit, the
-all_reduce's transfer time on the ranks' own clocks) and each rank's run-queue wait (the kernel's count of the
-time the rank was runnable while another task held its core). Never on a rank's lateness: that is what strata
-judges, so filtering on it would choose the judged set by strata's own threshold. A clean job is always judged
-unless the machine itself was noisy by that measure.
+all_reduce's transfer time on the ranks' own clocks), each rank's run-queue wait (the kernel's count of the
+time the rank was runnable while another task held its core) and each rank's core speed (the lab's core probe:
+the same fixed CPU work on every rank each step, timed in thread CPU time). Never on a rank's lateness: that is
+what strata judges, so filtering on it would choose the judged set by strata's own threshold. A clean job is
+always judged unless the machine itself was noisy by these measures; bench/accuracy counts the clean jobs set
+aside so, and their verdicts, apart.
 
 Shared by bench/accuracy and tests/recorder/test_record.py, which record a lab job again (a few times) when
 this says why not. The constants are frozen with src/analysis/diagnosis/thresholds.h before a measurement
@@ -23,17 +25,52 @@ TOOK_MIN_REFAULT_PAGES = 256
 # that rank as a fault would. Ranks that share cores wait alike (their bursts follow the same collectives:
 # 8 ranks on 2 cores wait 2-4 ms per step each, measured 2026-11-27), which singles no rank out.
 NOISE_MIN_RQ_WAIT_STEP_SHARE = 0.02
+# The machine was noisy, too, when a rank the fault does not reach ran on a slower core than the fastest rank's
+# by the core probe (lab/ddp_job.py: fixed CPU work each step, timed in thread CPU time; its median over the
+# recorded steps) and the slowdown, applied to the CPU time that rank used per step, delays it by at least this
+# share of a step. A virtual machine's host can slow one vCPU without the guest seeing steal or run-queue wait
+# (2026-11-27: the clean 2-rank jobs of a CI run all named rank 0, always on core 0; rank 0's host work took
+# 18 ms where rank 1's took 10 ms; with the pinning shifted, the rank on core 0 was named instead).
+NOISE_MIN_CORE_STEP_SHARE = 0.02
 
 
 def _clean_step_ms(truth):
     return (truth.get("step_ms") or {}).get("fault_off") or truth.get("step_ms_median") or 0.0
 
 
+def _reached(truth):
+    return set(truth.get("ranks") or ([truth["rank"]] if truth.get("rank") is not None else []))
+
+
 def machine_noise(truth):
-    """Why the machine was too busy to judge the recording (a rank the fault does not reach waited for its
-    core more than its like did), or None."""
+    """Why the machine was too noisy to judge the recording, or None: a rank the fault does not reach waited
+    for its core more than its like did, or ran on a slower core than the fastest rank's."""
+    return _run_queue_noise(truth) or _core_speed_noise(truth)
+
+
+def _core_speed_noise(truth):
     step = _clean_step_ms(truth)
-    reached = set(truth.get("ranks") or ([truth["rank"]] if truth.get("rank") is not None else []))
+    probe = {int(r): v for r, v in (truth.get("probe_ms_by_rank") or {}).items()}
+    cpu = {int(r): v for r, v in (truth.get("cpu_ms_by_rank") or {}).items()}
+    if len(probe) < 2 or step <= 0 or min(probe.values()) <= 0:
+        return None
+    fastest = min(probe.values())
+    reached = _reached(truth)
+    delay = {r: (v / fastest - 1.0) * cpu.get(r, 0.0) for r, v in probe.items() if r not in reached}
+    if not delay:
+        return None
+    rank, ms = max(delay.items(), key=lambda kv: kv[1])
+    if ms >= NOISE_MIN_CORE_STEP_SHARE * step:
+        return (f"noisy: rank {rank}, which the fault does not reach, ran on a core {probe[rank] / fastest - 1:.0%} "
+                f"slower than the fastest rank's (core probe: {probe[rank]:.3f} vs {fastest:.3f} ms of thread CPU "
+                f"time), {ms:.1f} ms of its {cpu.get(rank, 0.0):.1f} ms CPU time per step "
+                f"({NOISE_MIN_CORE_STEP_SHARE:.0%} of the {step:.1f} ms step makes a machine noisy)")
+    return None
+
+
+def _run_queue_noise(truth):
+    step = _clean_step_ms(truth)
+    reached = _reached(truth)
     waits = {int(r): v for r, v in (truth.get("rq_wait_ms_by_rank") or {}).items() if int(r) not in reached}
     if not waits or step <= 0:
         return None

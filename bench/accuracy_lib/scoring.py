@@ -98,6 +98,11 @@ GATE_MIN_LAB_PASS_SHARE = 0.75  # of the judged (not noisy) lab cases
 GATE_REGRESSION_ALPHA = 0.01    # the reduced run's false-failure rate for a strata at the bar
 GATE_MAX_LAB_NOISY_SHARE = 0.5  # more than this and the machine was too busy to judge anything
 GATE_MIN_SYNTH_PASS_SHARE = 1.0
+# The clean lab jobs are gated on their own (since 2026-11-28, issue 23): pooled with the faulted cases, 6 false
+# alarms in 8 clean jobs passed the pooled gate at 6de8761. A run fails when its false alarms among the judged
+# clean jobs are implausibly many for a strata that raises one in GATE_MAX_CLEAN_FALSE_ALARM_SHARE of clean
+# jobs (one-sided binomial test at GATE_REGRESSION_ALPHA; full and held-out runs: the observed share).
+GATE_MAX_CLEAN_FALSE_ALARM_SHARE = 0.2
 
 
 def binomial_cdf(k, n, p):
@@ -119,11 +124,34 @@ def _share_line(name, passed, total, required, what):
                       f"{'ok' if share_ok else 'FAILED'}")
 
 
-def gate(lab, synth, regression=False):
+def _clean_line(clean, regression):
+    """(ok, line) for the clean lab jobs' false alarms (a judged clean job that failed raised one)."""
+    judged = [s for s in clean if s != "noisy"]
+    alarms = sum(s != "pass" for s in judged)
+    bar = GATE_MAX_CLEAN_FALSE_ALARM_SHARE
+    if not alarms:
+        ok, how = True, f"at most {bar:.0%} allowed"
+    elif regression:
+        chance = 1.0 - binomial_cdf(alarms - 1, len(judged), bar)
+        ok = chance >= GATE_REGRESSION_ALPHA
+        how = (f"regression test: {alarms} or more of {len(judged)} has a chance of {chance:.2%} at a false-alarm "
+               f"rate of {bar:.0%}; under {GATE_REGRESSION_ALPHA:.0%} fails")
+    else:
+        ok = alarms <= bar * len(judged)
+        how = f"at most {bar:.0%} allowed"
+    return ok, (f"lab clean jobs: {alarms} false alarm(s) in {len(judged)} judged ({len(clean) - len(judged)} too "
+                f"noisy to judge; {how}): {'ok' if ok else 'FAILED'}")
+
+
+def gate(lab, synth, regression=False, clean=None):
     """(passed, lines) for the run's exit status; lab and synth are lists of statuses
-    ("pass" | "fail" | "error" | "noisy"). regression: the reduced run's binomial test instead of the
-    observed share."""
+    ("pass" | "fail" | "error" | "noisy"); clean: the statuses of the clean lab jobs among lab, gated apart
+    on their false alarms. regression: the reduced run's binomial tests instead of the observed shares."""
     lines, ok = [], True
+    if clean:
+        clean_ok, line = _clean_line(clean, regression)
+        ok = ok and clean_ok
+        lines.append(line)
     judged = [s for s in lab if s != "noisy"]
     if lab:
         noisy = len(lab) - len(judged)

@@ -104,7 +104,7 @@ class Context:
         self.helper_python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
     def core_of(self, rank):
-        return self.cores[rank % len(self.cores)]
+        return self.cores[(rank + (getattr(self.args, "core_shift", 0) or 0)) % len(self.cores)]
 
 
 class Injector:

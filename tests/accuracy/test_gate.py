@@ -1,5 +1,6 @@
 """The exit-status gate of bench/accuracy (bench/accuracy_lib/scoring.py gate()): a lab miss within the
-tolerance passes, a synth miss or too many lab misses or a too-noisy machine fails."""
+tolerance passes, a synth miss or too many lab misses or a too-noisy machine fails, and so do implausibly many
+false alarms among the clean lab jobs."""
 import os
 import sys
 import unittest
@@ -47,6 +48,22 @@ class GateTest(unittest.TestCase):
         # the synth cases and the noisy share are judged as before
         self.assertFalse(gate(["pass"] * 10, ["pass"] * 12 + ["fail"], regression=True)[0])
         self.assertFalse(gate(["pass"] * 3 + ["noisy"] * 4, [], regression=True)[0])
+
+    def test_clean_jobs_are_gated_on_their_false_alarms(self):
+        # CI at 6de8761: 16 of 25 judged lab cases passed (the pooled gate: ok) with 6 false alarms in 8 clean
+        lab = ["pass"] * 16 + ["fail"] * 9
+        clean = ["pass"] * 2 + ["fail"] * 6
+        ok, lines = gate(lab, [], regression=True, clean=clean)
+        self.assertFalse(ok, lines)
+        self.assertIn("6 false alarm(s) in 8 judged", lines[0])
+        self.assertTrue(gate(lab, [], regression=True)[0])  # the same run, pooled only
+        # one false alarm in 8 is plausible at 20 %; noisy clean jobs are not judged
+        ok, lines = gate(lab, [], regression=True, clean=["pass"] * 7 + ["fail"] + ["noisy"] * 3)
+        self.assertTrue(ok, lines)
+        self.assertIn("3 too noisy", lines[0])
+        # full and held-out runs: the observed share, at most 20 %
+        self.assertTrue(gate(["pass"] * 10, [], clean=["pass"] * 4 + ["fail"])[0])
+        self.assertFalse(gate(["pass"] * 10, [], clean=["pass"] * 3 + ["fail"] * 2)[0])
 
     def test_binomial_tail(self):
         from accuracy_lib.scoring import binomial_cdf

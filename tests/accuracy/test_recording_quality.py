@@ -1,6 +1,6 @@
 """Which lab recordings the accuracy suite judges (bench/accuracy_lib/recording_quality.py): decided on the
-injector's own measure and the ranks' run-queue wait, never on a rank's lateness (strata's own quantity);
-a clean job is judged unless the machine was noisy by the kernel's count; and the lab's per-step kernel
+injector's own measure, the ranks' run-queue wait and their cores' speed (the lab's core probe), never on a
+rank's lateness (strata's own quantity); a clean job is judged unless the machine was noisy by the kernel's count; and the lab's per-step kernel
 counters reduce to the measure (lab/injectors/base.py kernel_effect, fault_on_steps)."""
 import os
 import sys
@@ -43,6 +43,25 @@ class RecordingQualityTest(unittest.TestCase):
         # ranks the fault reaches (a shared core) are not noise either
         self.assertIsNone(recording_problem(truth("cpu_contention", 1, took, waits={"0": 9.0, "1": 9.0},
                                                   ranks=[0, 1])))
+
+    def test_a_rank_on_a_slower_core_makes_the_machine_noisy(self):
+        # rank 0's core ran the probe 30 % slower: 0.3 x 16 ms of CPU work = 4.8 ms late, over 2 % of 50 ms
+        why = recording_problem(truth("none", probe_ms_by_rank={"0": 1.04, "1": 0.8},
+                                      cpu_ms_by_rank={"0": 16.0, "1": 16.0}))
+        self.assertIn("rank 0", why)
+        self.assertIn("core probe", why)
+        # the probe's jitter (3 %: 0.5 ms of delay) is not noise
+        self.assertIsNone(recording_problem(truth("none", probe_ms_by_rank={"0": 0.824, "1": 0.8},
+                                                  cpu_ms_by_rank={"0": 16.0, "1": 16.0})))
+
+    def test_the_fault_ranks_own_core_is_not_noise(self):
+        took = {"measure": "time the injected code ran", "per_step": 9.0, "unit": "ms"}
+        probes = {"0": 0.8, "1": 1.2}
+        self.assertIsNone(recording_problem(truth(took=took, probe_ms_by_rank=probes,
+                                                  cpu_ms_by_rank={"0": 16.0, "1": 25.0})))
+        # but a slow core under a rank the fault does not reach is, measured against the fault rank's
+        self.assertIn("rank 0", recording_problem(truth(took=took, probe_ms_by_rank={"0": 1.2, "1": 0.8},
+                                                         cpu_ms_by_rank={"0": 16.0, "1": 25.0})))
 
     def test_took_by_the_injectors_measure_not_the_lateness(self):
         small = {"measure": "time the injected code ran", "per_step": 0.5, "unit": "ms", "intended_ms": 3.0}
