@@ -2,6 +2,7 @@
 #include "analysis/critical_path.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -39,10 +40,17 @@ struct Span {
 
 bool StartsBefore(const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); }
 
+// On `v` sorted by start (as StartsBefore sorts): the index of the first span starting at or after `t`, i.e.
+// the number of spans starting before t (v.size() when all do).
+size_t FirstStartingAt(const std::vector<Span>& v, int64_t t) {
+  return static_cast<size_t>(
+      std::lower_bound(v.begin(), v.end(), t, [](const Span& s, int64_t x) { return s.start < x; }) - v.begin());
+}
+
 // The last span of `v` (sorted by start) that starts before `t`, or nullptr.
 const Span* LastBefore(const std::vector<Span>& v, int64_t t) {
-  auto it = std::lower_bound(v.begin(), v.end(), t, [](const Span& s, int64_t x) { return s.start < x; });
-  return it == v.begin() ? nullptr : &*(it - 1);
+  const size_t i = FirstStartingAt(v, t);
+  return i == 0 ? nullptr : &v[i - 1];
 }
 
 // Of the spans of `v` (sorted by start; `max_end` the running max of their ends) that start before `t`, the
@@ -50,8 +58,7 @@ const Span* LastBefore(const std::vector<Span>& v, int64_t t) {
 // make the last span starting before t the wrong answer when it ended already while an earlier one runs on.
 // O(number of spans skipped): the scan stops where no earlier span reaches t.
 const Span* LatestCovering(const std::vector<Span>& v, const std::vector<int64_t>& max_end, int64_t t) {
-  auto it = std::lower_bound(v.begin(), v.end(), t, [](const Span& s, int64_t x) { return s.start < x; });
-  for (size_t i = static_cast<size_t>(it - v.begin()); i-- > 0 && max_end[i] >= t;)
+  for (size_t i = FirstStartingAt(v, t); i-- > 0 && max_end[i] >= t;)
     if (v[i].end >= t) return &v[i];
   return nullptr;
 }
@@ -171,19 +178,6 @@ struct RawSegment {
   int64_t start = 0, end = 0;
 };
 
-// The latest end in (after, before) of a matched call in `l` that started at or after `not_before`; kNever when
-// none. Scans back from the last call starting before `before` while an earlier call can still end after `after`.
-int64_t LatestCallEndIn(const RankLanes& l, const std::unordered_map<uint32_t, uint32_t>& matched, int64_t not_before,
-                        int64_t after, int64_t before) {
-  const std::vector<Span>& v = l.cpu_collectives;
-  auto it = std::lower_bound(v.begin(), v.end(), before, [](const Span& s, int64_t x) { return s.start < x; });
-  int64_t best = kNever;
-  for (size_t i = static_cast<size_t>(it - v.begin()); i-- > 0 && l.cpu_collectives_max_end[i] > after;)
-    if (v[i].end > after && v[i].end < before && v[i].start >= not_before && matched.count(v[i].slice))
-      best = std::max(best, v[i].end);
-  return best;
-}
-
 // The backward walk of one step (see the file comment of critical_path.h).
 class PathWalker {
  public:
@@ -203,9 +197,7 @@ class PathWalker {
   void ContinueBefore(size_t rank, uint32_t slice);
   int64_t LatestKernelEnd(const RankLanes& l, int64_t t, const Span** kernel, uint32_t* stream) const;
   int64_t Arrival(size_t rank, const model::MatchedCollective& m) const;
-  int64_t LatestCallEnd(const RankLanes& l, int64_t not_before, int64_t after, int64_t before) const {
-    return LatestCallEndIn(l, instance_of_, not_before, after, before);
-  }
+  int64_t LatestCallEnd(const RankLanes& l, int64_t not_before, int64_t after, int64_t before) const;
 
   const TraceStore& store_;
   const model::JobModel& job_;
@@ -247,16 +239,12 @@ std::vector<RawSegment> PathWalker::Run(size_t last, size_t max_moves) {
   return std::move(out_);
 }
 
-// [a, t) joins the path on the current rank; t moves back to a (never before the step's start).
+// [a, t) joins the path on the current rank; t moves back to a (never before the step's start). Segments merge
+// afterwards (MergePathSegments).
 void PathWalker::Emit(PathKind kind, StringId name, int64_t a) {
   a = std::clamp(a, from_, t_);
   if (a == t_) return;
-  if (!out_.empty() && out_.back().rank == rank_ && out_.back().kind == kind && out_.back().name == name &&
-      out_.back().start == t_) {
-    out_.back().start = a;
-  } else {
-    out_.push_back({rank_, kind, name, a, t_});
-  }
+  out_.push_back({rank_, kind, name, a, t_});
   t_ = a;
 }
 
@@ -274,6 +262,17 @@ int64_t PathWalker::LatestKernelEnd(const RankLanes& l, int64_t t, const Span** 
       *stream = s;
     }
   }
+  return best;
+}
+
+// The latest end in (after, before) of a matched call in `l` that started at or after `not_before`; kNever when
+// none. Scans back from the last call starting before `before` while an earlier call can still end after `after`.
+int64_t PathWalker::LatestCallEnd(const RankLanes& l, int64_t not_before, int64_t after, int64_t before) const {
+  const std::vector<Span>& v = l.cpu_collectives;
+  int64_t best = kNever;
+  for (size_t i = FirstStartingAt(v, before); i-- > 0 && l.cpu_collectives_max_end[i] > after;)
+    if (v[i].end > after && v[i].end < before && v[i].start >= not_before && instance_of_.count(v[i].slice))
+      best = std::max(best, v[i].end);
   return best;
 }
 
@@ -395,13 +394,65 @@ void PathWalker::ContinueBefore(size_t rank, uint32_t slice) {
   if (it == l.stream_of.end()) return;
   const std::vector<Span>& on_stream = l.streams[it->second];
   const int64_t start = store_.slices.ts_ns[slice] - OffsetOf(job_, rank);
-  auto k = std::lower_bound(on_stream.begin(), on_stream.end(), start,
-                            [](const Span& sp, int64_t x) { return sp.start < x; });
-  for (; k != on_stream.end() && k->start == start; ++k)
-    if (k->slice == slice) return AfterKernel(*k, it->second);
+  for (size_t k = FirstStartingAt(on_stream, start); k < on_stream.size() && on_stream[k].start == start; ++k)
+    if (on_stream[k].slice == slice) return AfterKernel(on_stream[k], it->second);
+}
+
+int64_t EndOf(const PathSegment& s) { return s.start_ns + s.dur_ns; }
+
+// `b` starts where `a` ends, within kPathTouchNs.
+bool Touch(const PathSegment& a, const PathSegment& b) { return std::abs(b.start_ns - EndOf(a)) <= kPathTouchNs; }
+
+bool SameRankAndKind(const PathSegment& a, const PathSegment& b) { return a.rank == b.rank && a.kind == b.kind; }
+
+// Appends `s` to `out`, into its last segment when both have the same rank, kind and name and touch.
+void AppendMerged(std::vector<PathSegment>& out, PathSegment s) {
+  if (out.empty() || !SameRankAndKind(out.back(), s) || out.back().name != s.name || !Touch(out.back(), s))
+    return out.push_back(std::move(s));
+  out.back().dur_ns = std::max(EndOf(out.back()), EndOf(s)) - out.back().start_ns;
+}
+
+// The segments [first, last) of `v` (one rank and kind, touching) as one: from the first's start to the latest
+// end, named by the name holding most of their time (ties: the first name in byte order).
+PathSegment Combine(const std::vector<PathSegment>& v, size_t first, size_t last) {
+  PathSegment out = v[first];
+  if (last - first == 1) return out;
+  std::map<std::string_view, int64_t> by_name;
+  int64_t end = EndOf(out);
+  for (size_t i = first; i < last; ++i) {
+    by_name[v[i].name] += v[i].dur_ns;
+    end = std::max(end, EndOf(v[i]));
+  }
+  auto top = by_name.begin();
+  for (auto it = by_name.begin(); it != by_name.end(); ++it)
+    if (it->second > top->second) top = it;
+  out.name = std::string(top->first);
+  out.dur_ns = end - out.start_ns;
+  return out;
+}
+
+// The end of the run that starts at segment i of `v`: i + 1, or, when segment i is tiny (shorter than
+// `min_width`), past the tiny segments of its rank and kind that follow it, each touching the previous one.
+size_t RunEnd(const std::vector<PathSegment>& v, size_t i, double min_width) {
+  const auto tiny = [&](size_t k) { return static_cast<double>(v[k].dur_ns) < min_width; };
+  size_t j = i + 1;
+  if (tiny(i))
+    while (j < v.size() && tiny(j) && SameRankAndKind(v[i], v[j]) && Touch(v[j - 1], v[j])) ++j;
+  return j;
 }
 
 }  // namespace
+
+std::vector<PathSegment> MergePathSegments(std::vector<PathSegment> segments, int64_t step_ns) {
+  std::vector<PathSegment> touching, out;
+  for (PathSegment& s : segments) AppendMerged(touching, std::move(s));
+  const double min_width = kPathMinSegmentShare * static_cast<double>(step_ns);
+  for (size_t i = 0, j = 0; i < touching.size(); i = j) {
+    j = RunEnd(touching, i, min_width);
+    AppendMerged(out, Combine(touching, i, j));
+  }
+  return out;
+}
 
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
   std::vector<std::pair<int64_t, int64_t>> spans;  // (duration, step)
@@ -459,9 +510,11 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
   PathWalker walker(store, job, lanes, path.start_ns, path.end_ns, step);
   const std::vector<RawSegment> raw = walker.Run(last, 4 * path.slices_considered + 64);
   path.rank_changes = walker.rank_changes();
+  std::vector<PathSegment> segments;
   for (const RawSegment& r : raw)
-    path.segments.push_back(
+    segments.push_back(
         {store.ranks[r.rank].rank, r.kind, std::string(store.strings.view(r.name)), r.start, r.end - r.start});
+  path.segments = MergePathSegments(std::move(segments), path.end_ns - path.start_ns);
   return path;
 }
 

@@ -1,6 +1,6 @@
 // Tests of the multi-rank critical path (analysis/critical_path.h): constructed jobs whose path is known
 // (the late rank's compute is on it, the others' wait is not; a kernel-bound step; a step with no collective),
-// every path tiling its step, and the public multi-rank traces.
+// every path tiling its step with its segments merged, the merge itself, and the public multi-rank traces.
 #include "analysis/critical_path.h"
 
 #include <gtest/gtest.h>
@@ -33,13 +33,24 @@ std::unique_ptr<PathOf> ComputeFor(TraceStore store, std::optional<int64_t> step
   return p;
 }
 
-// The segments are in time order, adjacent, positive, and tile [start, end] exactly.
+bool SameRankAndKind(const PathSegment& a, const PathSegment& b) { return a.rank == b.rank && a.kind == b.kind; }
+
+// The segments are in time order, adjacent, positive, and tile [start, end] exactly; they are merged (no two
+// neighbours of the same rank, kind and name; no two tiny neighbours of the same rank and kind).
 void ExpectTiles(const CriticalPath& path) {
   ASSERT_FALSE(path.segments.empty());
+  const double min_width = kPathMinSegmentShare * static_cast<double>(path.end_ns - path.start_ns);
+  const auto tiny = [&](const PathSegment& s) { return static_cast<double>(s.dur_ns) < min_width; };
   int64_t t = path.start_ns, sum = 0;
+  const PathSegment* prev = nullptr;
   for (const PathSegment& s : path.segments) {
     EXPECT_EQ(s.start_ns, t) << PathKindName(s.kind) << " " << s.name;
     EXPECT_GT(s.dur_ns, 0);
+    if (prev && SameRankAndKind(*prev, s)) {
+      EXPECT_NE(prev->name, s.name) << "unmerged at " << s.start_ns;
+      EXPECT_FALSE(tiny(*prev) && tiny(s)) << "unmerged tiny segments at " << s.start_ns;
+    }
+    prev = &s;
     t = s.start_ns + s.dur_ns;
     sum += s.dur_ns;
   }
@@ -60,13 +71,19 @@ int64_t TimeOn(const CriticalPath& path, int32_t rank, std::optional<PathKind> k
   return sum;
 }
 
-TEST(CriticalPath, TwoRanksLateComputeIsOnThePathTheWaitIsNot) {
+// Two ranks, three steps, one 10 ms all_reduce per step: rank 1 computes 60 ms before it, rank 0 30 ms.
+DdpSpec LateRankOneSpec() {
   DdpSpec spec;
   spec.ranks = 2;
   spec.steps = 3;
   spec.transfer = {10 * kMs};
-  spec.clock_offset = {0, 7 * kMs};
   spec.plan = [](int r, int) { return BasicStep(r == 1 ? 60 * kMs : 30 * kMs); };
+  return spec;
+}
+
+TEST(CriticalPath, TwoRanksLateComputeIsOnThePathTheWaitIsNot) {
+  DdpSpec spec = LateRankOneSpec();
+  spec.clock_offset = {0, 7 * kMs};
   auto p = ComputeFor(LoadDdp(spec));
   ASSERT_TRUE(p->path);
   const CriticalPath& path = *p->path;
@@ -185,6 +202,72 @@ TEST(CriticalPath, StepWithoutCollectiveStaysOnOneRank) {
   EXPECT_EQ(TimeOn(path, 1, PathKind::kIdle), 2 * kMs);
 }
 
+// The late rank runs 200 ops of 10 and 5 µs (below 0.1 % of the ~52 ms step) in turn before the collective:
+// unmerged they would be 200 segments on the path; merged they are one, named by the 10 µs op that holds 2/3
+// of its time, and rank 1's cpu time is unchanged.
+TEST(CriticalPath, TinySegmentsOfOneRankAndKindMerge) {
+  DdpSpec spec = LateRankOneSpec();
+  spec.plan = [](int r, int) {
+    std::vector<Item> tiny;
+    for (int i = 0; r == 1 && i < 100; ++i) {
+      tiny.push_back(Op("aten::add", 10 * kUs));
+      tiny.push_back(Op("aten::mul", 5 * kUs));
+    }
+    return BasicStep(30 * kMs, tiny);
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  EXPECT_LT(path.segments.size(), 20u);
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kCpu), 30 * kMs + 1500 * kUs);
+  int64_t add = 0, mul = 0;
+  for (const PathSegment& s : path.segments) {
+    if (s.name == "aten::add") add += s.dur_ns;
+    if (s.name == "aten::mul") mul += s.dur_ns;
+  }
+  EXPECT_EQ(add, 1500 * kUs);
+  EXPECT_EQ(mul, 0);
+}
+
+// The merge on constructed segments of a 100 ms step (tiny: below 100 µs): touching same-name segments join
+// (within 1 µs), a run of tiny ones takes its main name, and a kind or rank change or a wide segment ends a run.
+TEST(CriticalPath, MergePathSegmentsKeepsTheTilingAndTotals) {
+  const int64_t step = 100 * kMs;
+  std::vector<PathSegment> in;
+  int64_t t = 0;
+  const auto add = [&](int32_t rank, PathKind kind, std::string name, int64_t dur, int64_t gap = 0) {
+    in.push_back({rank, kind, std::move(name), t + gap, dur - gap});
+    t += dur;
+  };
+  add(0, PathKind::kCpu, "a", 40 * kMs);
+  add(0, PathKind::kCpu, "a", 10 * kMs, 1 * kUs);  // touches within 1 µs: joins the one before
+  for (int i = 0; i < 50; ++i) {                   // 50 tiny pairs: one "b" segment (b holds 3/4)
+    add(0, PathKind::kCpu, "b", 30 * kUs);
+    add(0, PathKind::kCpu, "c", 10 * kUs);
+  }
+  add(0, PathKind::kLaunch, "cudaLaunchKernel", 5 * kUs);  // another kind: its own segment
+  add(0, PathKind::kCpu, "d", 20 * kUs);
+  add(1, PathKind::kCpu, "d", 20 * kUs);  // another rank: its own segment
+  add(1, PathKind::kCpu, "e", 50 * kMs - 2 * kMs - 45 * kUs);
+  ASSERT_EQ(t, step);
+  const std::vector<PathSegment> out = MergePathSegments(in, step);
+  ASSERT_EQ(out.size(), 6u);
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"a", 50 * kMs}, {"b", 2 * kMs},  {"cudaLaunchKernel", 5 * kUs},
+      {"d", 20 * kUs}, {"d", 20 * kUs}, {"e", 50 * kMs - 2 * kMs - 45 * kUs}};
+  int64_t end = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].name, want[i].first);
+    EXPECT_EQ(out[i].dur_ns, want[i].second) << out[i].name;
+    EXPECT_EQ(out[i].start_ns, end);
+    end = out[i].start_ns + out[i].dur_ns;
+  }
+  EXPECT_EQ(end, step);
+  EXPECT_EQ(out[1].kind, PathKind::kCpu);
+  EXPECT_EQ(out[4].rank, 1);
+}
+
 TEST(CriticalPath, MedianStepIsTheMedianSpan) {
   DdpSpec spec;
   spec.ranks = 2;
@@ -199,11 +282,7 @@ TEST(CriticalPath, MedianStepIsTheMedianSpan) {
 }
 
 TEST(CriticalPath, DiagnoseReportsTheMedianStepsPath) {
-  DdpSpec spec;
-  spec.ranks = 2;
-  spec.steps = 3;
-  spec.plan = [](int r, int) { return BasicStep(r == 1 ? 60 * kMs : 30 * kMs); };
-  const diagnosis::DiagnosisResult result = DiagnoseDdp(spec);
+  const diagnosis::DiagnosisResult result = DiagnoseDdp(LateRankOneSpec());
   ASSERT_TRUE(result.critical_path);
   ExpectTiles(*result.critical_path);
   EXPECT_EQ(PathContributors(*result.critical_path)[0].rank, 1);
