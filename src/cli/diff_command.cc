@@ -9,6 +9,7 @@
 
 #include "analysis/diff/run_diff.h"
 #include "cli/output.h"
+#include "cli/terminal_width.h"
 #include "core/text_escape.h"
 #include "importers/job_loader.h"
 #include "reports/diff_report.h"
@@ -70,7 +71,7 @@ std::string Render(const DiffSides& sides, const diff::RunDiff& result, const Di
   if (o.format == "json")
     return DiffToJson(sides, result).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   if (o.format == "html") return DiffToHtml(sides, result, o.top);
-  return DiffToText(sides, result, o.top);
+  return DiffToText(sides, result, o.top, TextWidth(o.out, kDefaultTextWidth));
 }
 
 }  // namespace

@@ -257,7 +257,8 @@ int RunInspect(const std::vector<std::string>& paths, const std::string& format)
     if (format == "json")
       all.push_back(strata::SegmentToJson(indexed));
     else
-      text += (text.empty() ? "" : "\n") + strata::SegmentToText(indexed);
+      text += (text.empty() ? "" : "\n") +
+              strata::SegmentToText(indexed, strata::cli::TextWidth("", strata::kDefaultTextWidth));
   }
   if (format == "json") text = JsonText(all.size() == 1 ? all[0] : all);
   if (auto st = strata::WriteOutput("", text); !st.ok()) {
@@ -301,6 +302,7 @@ struct SummaryCommand {
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options);
+    text.width = strata::cli::TextWidth(out, strata::kDefaultTextWidth);
     const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
                                                   : strata::SummaryToText(job.store, result, text);
     if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) {

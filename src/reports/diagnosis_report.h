@@ -7,14 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnosis/result.h"
+#include "reports/text_format.h"
 
 namespace strata {
 
 nlohmann::ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& result);
-/// The text report's width when none is given (and when the output is not a terminal): 100 columns.
-inline constexpr size_t kDefaultTextWidth = 100;
-/// Narrower than this, the report's lines would be mostly indentation: a smaller width is raised to it.
-inline constexpr size_t kMinTextWidth = 60;
 /// The text report, wrapped to `width` columns (at least kMinTextWidth); a line is clipped only at a space,
 /// so no number is cut in half.
 std::string DiagnosisToText(const diagnosis::DiagnosisResult& result, size_t width = kDefaultTextWidth);

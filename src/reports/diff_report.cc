@@ -15,8 +15,10 @@ namespace strata {
 
 namespace {
 
-constexpr size_t kTextWidth = 100;
-constexpr size_t kNameColumns = 44;  // a name's width in the text tables
+// The columns of a top-changes row other than the name (change, times, counts, indentation): a name gets
+// the rest of the width, at least kMinNameColumns (44 at the default 100 columns).
+constexpr size_t kRowColumnsButName = 56;
+constexpr size_t kMinNameColumns = 24;
 
 using Json = nlohmann::ordered_json;
 
@@ -117,7 +119,8 @@ std::string KindsText(const diff::RunDiff& d) {
          t.Render("  ");
 }
 
-std::string TopText(const diff::RunDiff& d, size_t top) {
+std::string TopText(const diff::RunDiff& d, size_t top, size_t width) {
+  const size_t name_columns = std::max(kMinNameColumns, width - std::min(width, kRowColumnsButName));
   text::Table t({">change", ">total time", ">count", "name"});
   size_t shown = 0, left = 0;
   for (const diff::Change& c : d.names) {
@@ -127,7 +130,7 @@ std::string TopText(const diff::RunDiff& d, size_t top) {
       continue;
     }
     std::string mark = c.is_new() ? " [new]" : c.is_gone() ? " [gone]" : "";
-    t.Add({Signed(c.diff_total_us()), Times(c), Counts(c), text::Clip(TerminalSafe(c.name), kNameColumns) + mark});
+    t.Add({Signed(c.diff_total_us()), Times(c), Counts(c), text::Clip(TerminalSafe(c.name), name_columns) + mark});
     ++shown;
   }
   std::string out = "\ntop changes by total time:\n" + t.Render("  ");
@@ -167,12 +170,12 @@ std::string RanksText(const diff::RunDiff& d) {
   return out;
 }
 
-std::string SkippedText(const DiffSides& sides) {
+std::string SkippedText(const DiffSides& sides, size_t width) {
   const SkipCounts skipped = AllSkipped(sides);
   uint64_t total = 0;
   for (const auto& [k, v] : skipped) total += v;
   if (total == 0) return "\nskipped events: none\n";
-  return fmt::format("\nskipped events (both runs): {}:\n", total) + SkipReasonLines(skipped, "  ", kTextWidth);
+  return fmt::format("\nskipped events (both runs): {}:\n", total) + SkipReasonLines(skipped, "  ", width);
 }
 
 std::string HtmlEscape(std::string_view s) {
@@ -298,8 +301,9 @@ nlohmann::ordered_json DiffToJson(const DiffSides& sides, const diff::RunDiff& d
   return j;
 }
 
-std::string DiffToText(const DiffSides& sides, const diff::RunDiff& d, size_t top) {
-  return Header(sides, d) + RanksText(d) + KindsText(d) + TopText(d, top) + SkippedText(sides);
+std::string DiffToText(const DiffSides& sides, const diff::RunDiff& d, size_t top, size_t width) {
+  width = std::max(width, kMinTextWidth);
+  return Header(sides, d) + RanksText(d) + KindsText(d) + TopText(d, top, width) + SkippedText(sides, width);
 }
 
 std::string DiffToHtml(const DiffSides& sides, const diff::RunDiff& d, size_t top) {

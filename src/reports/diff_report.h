@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diff/run_diff.h"
+#include "reports/text_format.h"
 #include "store/trace_store.h"
 
 namespace strata {
@@ -26,8 +27,10 @@ struct DiffSides {
 
 nlohmann::ordered_json DiffToJson(const DiffSides& sides, const diff::RunDiff& diff);
 
-/// `top`: rows of the top-changes table (ProfilerStep rows are left out: the headline states them).
-std::string DiffToText(const DiffSides& sides, const diff::RunDiff& diff, size_t top = 20);
+/// `top`: rows of the top-changes table (ProfilerStep rows are left out: the headline states them); `width`:
+/// the columns the table's names and the skipped-event lines fit in (at least kMinTextWidth).
+std::string DiffToText(const DiffSides& sides, const diff::RunDiff& diff, size_t top = 20,
+                       size_t width = kDefaultTextWidth);
 
 std::string DiffToHtml(const DiffSides& sides, const diff::RunDiff& diff, size_t top = 30);
 

@@ -20,7 +20,6 @@
 namespace strata {
 
 namespace {
-constexpr size_t kTextWidth = 100;  // columns of the dropped-events lines
 
 // The five Python functions sampled most, innermost frames only: {"Python f (file:line)": samples}.
 nlohmann::ordered_json TopPython(const std::map<std::string, uint64_t>& counts) {
@@ -199,7 +198,7 @@ std::string RankTable(const nlohmann::ordered_json& ranks) {
 }
 }  // namespace
 
-std::string SegmentToText(const RecordedSegment& seg) {
+std::string SegmentToText(const RecordedSegment& seg, size_t width) {
   const auto j = SegmentToJson(seg);
   std::string out = fmt::format("{}: {} blocks, {}; {} probes, {} counter series, {} dropped events\n",
                                 TerminalSafe(seg.data.path), seg.data.blocks, RowCounts(j["rows"]),
@@ -211,8 +210,8 @@ std::string SegmentToText(const RecordedSegment& seg) {
         "cut short: no closing record (the recorder was killed, or could not write): the recording ends at its "
         "last complete block\n";
   if (seg.dropped_events > 0)
-    out += "dropped events:\n" +
-           SkipReasonLines({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}}, "  ", kTextWidth);
+    out += "dropped events:\n" + SkipReasonLines({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}}, "  ",
+                                                 std::max(width, kMinTextWidth));
   for (const auto& g : seg.gaps) out += "gap: " + TerminalSafe(g) + "\n";
   for (const auto& p : seg.data.problems) out += "problem: " + TerminalSafe(p) + "\n";
   for (const auto& n : seg.notes) out += "note: " + TerminalSafe(n) + "\n";

@@ -7,11 +7,12 @@
 
 #include <string>
 
+#include "reports/text_format.h"
 #include "store/recorded_run.h"
 
 namespace strata {
 
 nlohmann::ordered_json SegmentToJson(const RecordedSegment& segment);
-std::string SegmentToText(const RecordedSegment& segment);
+std::string SegmentToText(const RecordedSegment& segment, size_t width = kDefaultTextWidth);
 
 }  // namespace strata

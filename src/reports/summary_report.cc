@@ -92,7 +92,6 @@ std::string Base(const std::string& path) { return TerminalSafe(std::filesystem:
 
 // Text layout: up to this many ranks every rank gets a row; above, only the outlier ranks (--per-rank: all).
 constexpr size_t kAllRowsUpTo = 8;
-constexpr size_t kTextWidth = 100;  // columns of the skipped-reason lines
 // A rank is an outlier on a metric beyond this many scaled MADs (1.4826 MAD ~ one standard deviation)
 // of the ranks' median, and only when the difference also matters (kMinRelative of the median for
 // counts and times, kMinPoints for percentages).
@@ -251,10 +250,10 @@ std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<s
 }
 
 /// The skipped and repaired counts, one line per reason with its severity and description.
-std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired) {
+std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired, size_t width) {
   std::string out = total == 0 ? "\nskipped events: none\n" : fmt::format("\nskipped events: {}:\n", total);
-  out += SkipReasonLines(skipped, "  ", kTextWidth);
-  if (!repaired.empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", kTextWidth);
+  out += SkipReasonLines(skipped, "  ", width);
+  if (!repaired.empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", width);
   return out;
 }
 
@@ -421,7 +420,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       }
     }
   }
-  out += SkippedText(skipped_total, skipped, repaired);
+  out += SkippedText(skipped_total, skipped, repaired, std::max(options.width, kMinTextWidth));
   return out;
 }
 

@@ -7,13 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/job_summary.h"
+#include "reports/text_format.h"
 #include "store/trace_store.h"
 
 namespace strata {
 
 nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary);
 struct SummaryTextOptions {
-  bool per_rank = false;  // every rank's row and detail block, however many ranks
+  bool per_rank = false;             // every rank's row and detail block, however many ranks
+  size_t width = kDefaultTextWidth;  // columns the skipped-event lines wrap to (at least kMinTextWidth)
 };
 
 /// Text: the job's min / median / max over ranks and its outlier ranks first; every rank's row when there

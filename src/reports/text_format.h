@@ -7,6 +7,15 @@
 #include <string>
 #include <vector>
 
+namespace strata {
+
+/// The text reports' width when none is given (and when the output is not a terminal): 100 columns.
+inline constexpr size_t kDefaultTextWidth = 100;
+/// Narrower than this, a report's lines would be mostly indentation: a smaller width is raised to it.
+inline constexpr size_t kMinTextWidth = 60;
+
+}  // namespace strata
+
 namespace strata::text {
 
 /// `v` with three significant digits, no exponent: 23.0, 0.657, 1.23, 412, 12346 (integers of more than

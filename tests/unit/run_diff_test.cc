@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/diff_report.h"
+
 #include <string>
 #include <vector>
 
@@ -349,6 +351,29 @@ TEST(RunDiff, LastContainingStepWins) {
   d = Diff(r, r, o);
   ASSERT_TRUE(d.ok()) << d.error();
   EXPECT_NE(Find(d.value().names, "in_both"), nullptr);
+}
+
+}  // namespace
+}  // namespace strata::diff
+
+namespace strata::diff {
+namespace {
+
+// The text's names get the columns the terminal has: clipped to 44 at the default 100, whole at 160.
+TEST(RunDiff, TextNamesFitTheWidthGiven) {
+  const std::string longname(70, 'x');
+  BuiltRun base, test;
+  base.Step(5, 0, 100 * us);
+  base.Cpu(longname, 10 * us, 10 * us);
+  test.Step(5, 0, 130 * us);
+  test.Cpu(longname, 10 * us, 40 * us);
+  auto d = Diff(base, test);
+  ASSERT_TRUE(d.ok()) << d.error();
+  const DiffSides sides{base.store(), test.store(), "base", "test"};
+  EXPECT_EQ(DiffToText(sides, d.value()).find(longname), std::string::npos);
+  EXPECT_NE(DiffToText(sides, d.value()).find(longname.substr(0, 40)), std::string::npos);
+  EXPECT_NE(DiffToText(sides, d.value(), 20, 160).find(longname), std::string::npos);
+  EXPECT_EQ(DiffToText(sides, d.value(), 20, 10), DiffToText(sides, d.value(), 20, kMinTextWidth));
 }
 
 }  // namespace
