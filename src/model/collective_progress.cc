@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/robust_stats.h"
 #include "model/model_thresholds.h"
@@ -97,12 +98,22 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
 // to start after the call); without c10d calls, the algorithms alone (or the NCCL API alone).
 std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_completion) {
   std::vector<const segments::CallEnterRow*> c10d, algorithms, nccl_api;
+  // Bytes of the buffers each algorithm was given: those its thread created since its previous algorithm. A
+  // thread's first algorithm in what was read gets none: some of its buffers may lie before the recording's
+  // start or a live window's (a partial sum would be a size mismatch that never happened).
+  std::map<const segments::CallEnterRow*, uint64_t> bytes_of;
+  std::map<uint32_t, uint64_t> pending_bytes;  // tid -> bytes of buffers not yet taken by an algorithm
+  std::set<uint32_t> ran;                      // threads whose algorithm was seen
   for (const segments::CallEnterRow* e : p.enters) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
-    if (probe->kind == segments::ProbeKind::kCollective)
+    if (probe->kind == segments::ProbeKind::kCollectiveBuffer) {
+      pending_bytes[e->tid] += e->count;
+    } else if (probe->kind == segments::ProbeKind::kCollective) {
       algorithms.push_back(e);
-    else if (probe->kind == segments::ProbeKind::kCollectiveEnqueue)
+      const uint64_t bytes = std::exchange(pending_bytes[e->tid], 0);
+      bytes_of[e] = ran.insert(e->tid).second ? 0 : bytes;
+    } else if (probe->kind == segments::ProbeKind::kCollectiveEnqueue)
       (probe->symbol.rfind("c10d::", 0) == 0 ? c10d : nccl_api).push_back(e);
   }
   *tracks_completion = !algorithms.empty();
@@ -137,6 +148,7 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
       }
     }
     if (run != nullptr) {
+      if (auto b = bytes_of.find(run); b != bytes_of.end()) c.bytes = b->second;
       c.start_unix_ns = p.seg->UnixNs(run->ts_ns);
       c.done_unix_ns = returned(run);
       c.state = c.done_unix_ns != 0 ? CallState::kDone : CallState::kInside;

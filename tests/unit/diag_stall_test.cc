@@ -278,6 +278,45 @@ TEST(Stall, MismatchNamesEachSide) {
   EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
 }
 
+TEST(Stall, GlooBufferBytesNameASizeMismatch) {
+  // gloo's buffers (createUnboundBuffer's size, entry rows of a collective_buffer probe on the thread that runs
+  // the algorithm next): 4 bytes per all_reduce, but 8 on rank 1 at #2; a buffer of another thread is not taken.
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 2 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  j.seg.probes.push_back(
+      {"gloo::Context::createUnboundBuffer(void*, unsigned long)", "buffer", segments::ProbeKind::kCollectiveBuffer,
+       "libgloo.so.0"});
+  const uint32_t buffer_probe = static_cast<uint32_t>(j.seg.probes.size() - 1);
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    const uint32_t pid = 10 + static_cast<uint32_t>(r);
+    for (int k = 0; k < 4; ++k) {
+      const uint64_t t = kS + static_cast<uint64_t>(k) * 10 * kMs;
+      j.seg.data.call_enters.push_back({pid + 100, pid, buffer_probe, t + 15'000, 0, r == 1 && k == 2 ? 8u : 4u});
+      j.seg.data.call_enters.push_back({pid + 200, pid, buffer_probe, t + 16'000, 0, 64});  // another thread's
+      j.Call(r, 0, 1, t, true);
+    }
+  }
+  std::stable_sort(j.seg.data.call_enters.begin(), j.seg.data.call_enters.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.cause, Cause::kCollectiveMismatch);
+  ASSERT_TRUE(f.rank);
+  EXPECT_EQ(*f.rank, 1);
+  const StallEvidence& e = Stall(f);
+  EXPECT_EQ(e.seq, 2);
+  ASSERT_EQ(e.calls.size(), 2u);
+  EXPECT_EQ(e.calls[0].bytes, 4u);
+  EXPECT_EQ(e.calls[0].ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(e.calls[1].bytes, 8u);
+  EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
+  EXPECT_NE(f.summary.find("rank(s) 1 called all_reduce of 8 bytes"), std::string::npos) << f.summary;
+}
+
 // A recording that attached mid-run (a flight-recorder chunk, `strata record --pid`): ranks 1 and 2 missed
 // the first collective rank 0 recorded, and rank 2's first recorded one completed late, nearer rank 0's next
 // one. The numbers are shifted by the completions that line up over the whole run (not the first alone), so
