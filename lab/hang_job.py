@@ -11,6 +11,8 @@ from rank 0 (as training loops do). At step --at, --fault-rank stops (each a rea
   data_read        the Dataset's __getitem__ reads from a pipe no one writes to (blocked in read(2))
   spin             its main thread spins in a Python loop forever (on CPU)
   skip_collective  it skips the loss's all_reduce once and goes on to the broadcast (a collective mismatch)
+  size_mismatch    its loss all_reduce is of 2 elements instead of 1 (the same op, another size: gloo fails or
+                   waits; a collective mismatch)
   exit             it exits with code 3 before the step's collectives (a crashed rank)
   none             no fault: the job runs --steps steps and ends normally
 The peers then wait in the collective the rank never entered until the process group's --pg-timeout
@@ -32,7 +34,7 @@ import sys
 import threading
 import time
 
-FAULTS = ["none", "lock", "mutex", "data_read", "spin", "skip_collective", "exit"]
+FAULTS = ["none", "lock", "mutex", "data_read", "spin", "skip_collective", "size_mismatch", "exit"]
 
 
 def parse_args(argv=None):
@@ -139,6 +141,9 @@ def worker(a):
         time.sleep(a.step_sleep_ms / 1000)
         if faulty and step == a.at and a.fault == "skip_collective":
             mark_fault()
+        elif faulty and step == a.at and a.fault == "size_mismatch":
+            mark_fault()
+            dist.all_reduce(torch.cat([loss.detach().reshape(1), loss.detach().reshape(1)]))
         else:
             dist.all_reduce(loss.detach())
         dist.broadcast(flag, 0)

@@ -1,7 +1,7 @@
 // CollectiveProgress: where each rank of a recorded job stands in its sequence of collectives, per
 // communicator (DESIGN.md "Stalls"): which collectives it called, which it is inside, which completed, with
-// op, element count (where the probe reads it) and times. Built from the recording's entry rows
-// (`call_enter`) and return rows (`call`) of collective probes, and the processes' exits.
+// op, element count (where the probe reads it: the NCCL API), buffer bytes (gloo) and times. Built from the
+// recording's entry rows (`call_enter`) and return rows (`call`) of collective probes, and the processes' exits.
 // Sources, per rank process, best first:
 //  - the NCCL profiler plugin (probe kinds collective_device_enqueue / _start / _done): communicator =
 //    NCCL's commHash (equal on every rank), the k-th enqueue, start and done of a communicator are its
@@ -46,6 +46,7 @@ struct RankCollective {
   bool p2p = false;
   std::string op;
   uint64_t count = 0;  // elements; 0 when the probe cannot read it
+  uint64_t bytes = 0;  // bytes of the buffers gloo's algorithm was given (createUnboundBuffer); 0 when unread
   CallState state = CallState::kEnqueued;
   int64_t enter_unix_ns = 0;  // when the rank called it
   int64_t start_unix_ns = 0;  // when its algorithm or kernel started (0: not started)

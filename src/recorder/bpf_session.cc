@@ -176,12 +176,13 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
   for (size_t i = 0; i < points.size(); ++i) {
     const ProbePoint& p = points[i];
     const bool collective = p.kind == ProbeKind::kCollective || p.kind == ProbeKind::kCollectiveEnqueue ||
-                            p.kind == ProbeKind::kCollectiveDone;
+                            p.kind == ProbeKind::kCollectiveDone || p.kind == ProbeKind::kCollectiveBuffer;
     const uint64_t cookie = static_cast<uint64_t>(i) | (p.emit ? STRATA_PROBE_EMIT : 0) |
                             (p.emit && collective ? STRATA_PROBE_ENTRY : 0) |
                             (p.symbol.rfind("c10d::", 0) == 0 ? STRATA_PROBE_ARG2 : 0) |
                             (p.count_arg == 2   ? STRATA_PROBE_COUNT2
                              : p.count_arg == 3 ? STRATA_PROBE_COUNT3
+                             : p.count_arg == 4 ? STRATA_PROBE_COUNT4
                                                 : 0);
     bpf_uprobe_opts enter_opts{};
     enter_opts.sz = sizeof enter_opts;

@@ -55,6 +55,13 @@ const std::vector<ProbeSpec>& DefaultProbeSpecs() {
                                                                               {"gloo::gather", "gather"},
                                                                               {"gloo::scatter", "scatter"}})
       s.push_back({{kGloo, kTorchCpu}, fn, op, ProbeKind::kCollective});
+    // The buffers gloo's algorithm options are given (gloo/context.h: std::unique_ptr<UnboundBuffer>
+    // createUnboundBuffer(void* ptr, size_t size), called on the worker thread just before the algorithm runs):
+    // their byte sizes are the collective's size, so a size mismatch between ranks can be named without reading
+    // C++ objects whose layout differs by build. The size is the fourth integer argument: a class returned by
+    // value takes the first (its slot), then `this`, then the pointer (the third, read by mistake at first, gave
+    // heap addresses as "sizes": 1,081,883,200 on a real job).
+    s.push_back({{kGloo, kTorchCpu}, "gloo::Context::createUnboundBuffer", "buffer", ProbeKind::kCollectiveBuffer, 4});
     // Where the gloo work of c10d completes (successfully: an error leaves the algorithm uncompleted).
     s.push_back({{kTorchCpu}, "c10d::ProcessGroupGloo::AsyncWork::finishWorkGloo", "done", ProbeKind::kCollectiveDone});
     for (std::string_view pg : {"c10d::ProcessGroupGloo::", "c10d::ProcessGroupNCCL::"}) {
@@ -185,7 +192,9 @@ std::vector<ProbePoint> ResolveProbes(const std::vector<std::string>& libraries,
   const bool completes = std::any_of(points.begin(), points.end(),
                                      [](const ProbePoint& p) { return p.kind == ProbeKind::kCollectiveDone; });
   for (ProbePoint& p : points)
-    if (p.kind == ProbeKind::kCollectiveDone || (p.kind == ProbeKind::kCollective && completes)) p.returns = false;
+    if (p.kind == ProbeKind::kCollectiveDone || p.kind == ProbeKind::kCollectiveBuffer ||
+        (p.kind == ProbeKind::kCollective && completes))
+      p.returns = false;
   return points;
 }
 

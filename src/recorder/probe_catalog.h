@@ -23,7 +23,7 @@ struct ProbeSpec {
   std::string_view function;                // demangled name (before the parameter list)
   std::string_view op;                      // collective or call name reported, e.g. "all_reduce"
   ProbeKind kind;
-  int count_arg = 0;  // which integer argument (1-based: 2 or 3) is the element count; 0 none
+  int count_arg = 0;  // which integer argument (1-based: 2, 3 or 4) is the count (elements; gloo: bytes); 0 none
 };
 const std::vector<ProbeSpec>& DefaultProbeSpecs();
 

@@ -208,7 +208,10 @@ void Add(const StallEvidence& e, ordered_json& j) {
   if (!e.calls.empty()) {  // a mismatch
     ordered_json calls = ordered_json::array();
     for (const StallEvidence::Call& c : e.calls)
-      calls.push_back({{"op", c.op}, {"count", c.count ? ordered_json(c.count) : ordered_json()}, {"ranks", c.ranks}});
+      calls.push_back({{"op", c.op},
+                       {"count", c.count ? ordered_json(c.count) : ordered_json()},
+                       {"bytes", c.bytes ? ordered_json(c.bytes) : ordered_json()},
+                       {"ranks", c.ranks}});
     j["calls"] = calls;
     return;
   }

@@ -652,7 +652,8 @@ void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
     return c.op + (c.count ? fmt::format(" of {} elements", c.count) : "");
   };
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
-  for (const auto& c : e.calls) calls.push_back({{"op", c.op}, {"count", c.count}, {"ranks", c.ranks}});
+  for (const auto& c : e.calls)
+    calls.push_back({{"op", c.op}, {"count", c.count}, {"bytes", c.bytes}, {"ranks", c.ranks}});
   for (const auto& c : e.calls) {
     std::vector<std::string> others;
     for (const auto& o : e.calls)

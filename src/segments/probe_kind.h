@@ -22,10 +22,12 @@ enum class ProbeKind {
   kCollectiveDeviceEnqueue,  // NCCL profiler plugin, in flight: the collective was enqueued
   kCollectiveDeviceStart,    // NCCL profiler plugin, in flight: its kernel started
   kCollectiveDeviceDone,     // NCCL profiler plugin, in flight: it completed
+  kCollectiveBuffer,         // gloo's Context::createUnboundBuffer: a buffer (its byte size the entry's count) that
+                             // the thread's next gloo algorithm will move (entry rows only)
   kUnknown,                  // a kind this build does not know
 };
 
-inline constexpr std::array<std::pair<ProbeKind, std::string_view>, 11> kProbeKindNames = {{
+inline constexpr std::array<std::pair<ProbeKind, std::string_view>, 12> kProbeKindNames = {{
     {ProbeKind::kCollective, "collective"},
     {ProbeKind::kCollectiveDone, "collective_done"},
     {ProbeKind::kCollectiveEnqueue, "collective_enqueue"},
@@ -36,6 +38,7 @@ inline constexpr std::array<std::pair<ProbeKind, std::string_view>, 11> kProbeKi
     {ProbeKind::kCollectiveDeviceEnqueue, "collective_device_enqueue"},
     {ProbeKind::kCollectiveDeviceStart, "collective_device_start"},
     {ProbeKind::kCollectiveDeviceDone, "collective_device_done"},
+    {ProbeKind::kCollectiveBuffer, "collective_buffer"},
     {ProbeKind::kUnknown, "unknown"},
 }};
 

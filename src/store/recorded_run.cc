@@ -66,6 +66,28 @@ std::optional<int> RecordedRun::RankOfPid(int64_t pid) const {
   return found;
 }
 
+namespace {
+
+// A "thread_state" meta record (a stuck thread's state, stacks and lock owner, read at a suspected stall).
+RecordedThreadState ThreadStateOf(const nlohmann::json& record) {
+  RecordedThreadState t;
+  t.pid = Field<uint32_t>(record, "pid", 0);
+  t.tid = Field<uint32_t>(record, "tid", 0);
+  t.ts_ns = Field<uint64_t>(record, "ts_ns", 0);
+  t.since_ns = Field<uint64_t>(record, "since_ns", 0);
+  t.state = Field<uint32_t>(record, "state", 0);
+  t.syscall = Field<std::string>(record, "syscall", "");
+  t.wchan = Field<std::string>(record, "wchan", "");
+  t.comm = Field<std::string>(record, "comm", "");
+  t.user_stack = Field<int32_t>(record, "user_stack", -1);
+  t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
+  t.py_stack = Field<int32_t>(record, "py_stack", -1);
+  t.lock_owner = Field<uint32_t>(record, "lock_owner", 0);
+  return t;
+}
+
+}  // namespace
+
 RecordedSegment IndexSegment(segments::SegmentData data) {
   RecordedSegment seg;
   for (const nlohmann::json& record : data.meta) {
@@ -136,22 +158,12 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
       const int pid = Field<int>(record, "pid", 0);
       if (pid > 0) seg.other_processes[pid] = Field<std::string>(record, "comm", "");
     } else if (type == "thread_state") {
-      RecordedThreadState t;
-      t.pid = Field<uint32_t>(record, "pid", 0);
-      t.tid = Field<uint32_t>(record, "tid", 0);
-      t.ts_ns = Field<uint64_t>(record, "ts_ns", 0);
-      t.since_ns = Field<uint64_t>(record, "since_ns", 0);
-      t.state = Field<uint32_t>(record, "state", 0);
-      t.syscall = Field<std::string>(record, "syscall", "");
-      t.wchan = Field<std::string>(record, "wchan", "");
-      t.comm = Field<std::string>(record, "comm", "");
-      t.user_stack = Field<int32_t>(record, "user_stack", -1);
-      t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
-      t.py_stack = Field<int32_t>(record, "py_stack", -1);
-      t.lock_owner = Field<uint32_t>(record, "lock_owner", 0);
+      RecordedThreadState t = ThreadStateOf(record);
       if (t.pid > 0) seg.thread_states.push_back(std::move(t));
     } else if (type == "alive") {
       seg.alive_ns = std::max(seg.alive_ns, Field<uint64_t>(record, "ts_ns", 0));
+    } else if (type == "attached") {
+      seg.attached_ns = Field<uint64_t>(record, "ts_ns", 0);
     } else if (type == "communicator") {
       RecordedCommunicator c{Field<uint64_t>(record, "comm", 0), Field<int>(record, "nranks", 0),
                              Field<int>(record, "rank", -1), Field<uint32_t>(record, "pid", 0)};

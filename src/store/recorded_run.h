@@ -93,6 +93,8 @@ struct RecordedSegment {
   std::vector<RecordedCommunicator> communicators;
   uint64_t end_ns = 0;         // when the recorder stopped (its "stats" record), 0 when it did not say
   uint64_t alive_ns = 0;       // the last "alive" record of a writer that says it still runs (the NCCL plugin)
+  uint64_t attached_ns = 0;    // when every program and probe was attached (the recorder's "attached" record);
+                               // rows before it may miss their partners (a call whose algorithm ran unprobed)
   UserStacks user_stacks;      // the symbolized user stacks of the meta records, by (pid, id), indexed once
   PythonStacks python_stacks;  // the Python stacks of the meta records, by (pid, id), indexed once
 

@@ -13,6 +13,8 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
                                the injector says holds it)
   skip_collective              post-mortem: `collective_mismatch` naming rank 1's broadcast against ranks
                                0 and 2's all_reduce at the same sequence number
+  size_mismatch                post-mortem: `collective_mismatch` naming rank 1's all_reduce of 8 bytes
+                               against ranks 0 and 2's of 4 (gloo's buffer sizes, read by the recorder)
   nccl_api_mismatch            3 processes calling the NCCL API (a stand-in libnccl.so, no GPU): the element
                                counts the recorder reads name rank 1's all_reduce of 512 elements against 1024
   crashed_rank                 post-mortem: rank 1 exits with code 3; the job is not healthy and says so
@@ -190,6 +192,20 @@ def test_skip_collective(tmp):
     expect(mism[0]["rank"] == 1, f"the odd rank out is {mism[0]['rank']}")
     expect(d["status"] == "findings", f"status {d['status']}")
     check_export(tmp, d)
+
+
+def test_size_mismatch(tmp):
+    # Rank 1's loss all_reduce is of 2 floats, its peers' of 1: the same op at the same number, another size. The
+    # recorder reads the bytes of the buffers gloo's algorithm is given (createUnboundBuffer's size argument).
+    d, _, truth = run_job(tmp, "size_mismatch")
+    expect(truth.get("fault_unix") is not None, f"the fault did not take: {truth}")
+    mism = [f for f in d["findings"] if f["cause"] == "collective_mismatch"]
+    expect(mism, f"no collective_mismatch: {[f['cause'] for f in d['findings']]} {d['status_reasons']}")
+    sides = {(c["op"], c["bytes"]): c["ranks"] for c in mism[0]["evidence"]["calls"]}
+    expect(sides == {("all_reduce", 4): [0, 2], ("all_reduce", 8): [1]}, f"sides {sides}")
+    expect(mism[0]["rank"] == 1, f"the odd rank out is {mism[0]['rank']}")
+    expect("rank(s) 1 called all_reduce of 8 bytes" in mism[0]["summary"], mism[0]["summary"])
+    expect(d["status"] == "findings", f"status {d['status']}")
 
 
 def test_nccl_api_mismatch(tmp):
@@ -395,7 +411,7 @@ def test_live_skip_collective(tmp):
         agent.wait(timeout=30)
 
 
-ORDER = ["lock", "mutex", "data_read", "spin", "skip_collective", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
+ORDER = ["lock", "mutex", "data_read", "spin", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
          "live_data_read", "live_spin", "live_skip_collective"]
 
 

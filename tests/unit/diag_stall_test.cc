@@ -278,6 +278,49 @@ TEST(Stall, MismatchNamesEachSide) {
   EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
 }
 
+TEST(Stall, GlooBufferBytesNameASizeMismatch) {
+  // gloo's buffers (createUnboundBuffer's size, entry rows of a collective_buffer probe on the thread that runs
+  // the algorithm next): 4 bytes per all_reduce, but 8 on rank 1 at #2; a buffer of another thread, of the
+  // algorithm itself or long before it is not taken.
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 2 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  j.seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "buffer",
+                          segments::ProbeKind::kCollectiveBuffer, "libgloo.so.0"});
+  const uint32_t buffer_probe = static_cast<uint32_t>(j.seg.probes.size() - 1);
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    const uint32_t pid = 10 + static_cast<uint32_t>(r);
+    for (int k = 0; k < 4; ++k) {
+      const uint64_t t = kS + static_cast<uint64_t>(k) * 10 * kMs;
+      j.seg.data.call_enters.push_back({pid + 100, pid, buffer_probe, t + 15'000, 0, r == 1 && k == 2 ? 8u : 4u});
+      j.seg.data.call_enters.push_back({pid + 200, pid, buffer_probe, t + 16'000, 0, 64});  // another thread's
+      // the algorithm's own scratch buffer (inside it: from entry to completion) and a buffer of an unprobed
+      // path 3 ms before the next algorithm (older than kGlooBufferLeadNs): neither is the collective's size
+      j.seg.data.call_enters.push_back({pid + 100, pid, buffer_probe, t + 1 * kMs, 0, 1000});
+      j.seg.data.call_enters.push_back({pid + 100, pid, buffer_probe, t + 7 * kMs, 0, 1'000'000});
+      j.Call(r, 0, 1, t, true);
+    }
+  }
+  std::stable_sort(j.seg.data.call_enters.begin(), j.seg.data.call_enters.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.cause, Cause::kCollectiveMismatch);
+  ASSERT_TRUE(f.rank);
+  EXPECT_EQ(*f.rank, 1);
+  const StallEvidence& e = Stall(f);
+  EXPECT_EQ(e.seq, 2);
+  ASSERT_EQ(e.calls.size(), 2u);
+  EXPECT_EQ(e.calls[0].bytes, 4u);
+  EXPECT_EQ(e.calls[0].ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(e.calls[1].bytes, 8u);
+  EXPECT_EQ(e.calls[1].ranks, (std::vector<int32_t>{1}));
+  EXPECT_NE(f.summary.find("rank(s) 1 called all_reduce of 8 bytes"), std::string::npos) << f.summary;
+}
+
 // A recording that attached mid-run (a flight-recorder chunk, `strata record --pid`): ranks 1 and 2 missed
 // the first collective rank 0 recorded, and rank 2's first recorded one completed late, nearer rank 0's next
 // one. The numbers are shifted by the completions that line up over the whole run (not the first alone), so
@@ -314,6 +357,37 @@ TEST(Stall, AnAttachedRecordingIsAlignedOverTheWholeRunAndJudgesMismatches) {
   ASSERT_TRUE(r.findings[0].rank);
   EXPECT_EQ(*r.findings[0].rank, 1);
   EXPECT_EQ(Stall(r.findings[0]).seq, 12);
+}
+
+TEST(Stall, CallsBeforeTheProbesWereAttachedArePairedWithNoAlgorithm) {
+  // The agent attached to a running job: rank 0's first c10d call was recorded but its algorithm ran before
+  // libgloo's probe was attached. Paired in order, each later call took its successor's algorithm and the
+  // last, which rank 0 was waiting in, looked never entered. Rows before the "attached" record are left out.
+  // A step of all_reduce, all_reduce, broadcast (so a shift by one disagrees on ops and is no alignment);
+  // rank 1 never makes call #5, which ranks 0 and 2 wait in.
+  Job j;
+  j.seg.end_ns = 31 * kS;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    for (int k = 0; k < (r == 1 ? 5 : 6); ++k) {
+      const uint32_t c10d = k % 3 == 2 ? 2 : 0;
+      j.Call(r, c10d, c10d + 1, kS + static_cast<uint64_t>(k) * 100 * kMs, k < 5);
+    }
+  }
+  std::stable_sort(j.seg.data.call_enters.begin(), j.seg.data.call_enters.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  auto& rows = j.seg.data.call_enters;
+  rows.erase(std::find_if(rows.begin(), rows.end(), [](const auto& e) { return e.tid == 110; }));  // rank 0's 1st
+  j.seg.attached_ns = kS + 50 * kMs;
+  AddStuckState(&j, 1, kS + 450 * kMs);
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].cause, Cause::kHang);
+  ASSERT_TRUE(r.findings[0].rank);
+  EXPECT_EQ(*r.findings[0].rank, 1) << r.findings[0].summary;
+  EXPECT_EQ(Stall(r.findings[0]).waiting_ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(Stall(r.findings[0]).missing_ranks, (std::vector<int32_t>{1}));
 }
 
 TEST(Stall, AnAmbiguousAlignmentJudgesNoMismatch) {

@@ -195,7 +195,7 @@ struct StalledRankState {
 // A job that stopped (cause hang) or ranks that disagree on a collective (cause collective_mismatch): the
 // communicator and sequence number, who waits in it and who is missing, since when (Unix seconds) and how
 // long, each missing rank's whereabouts, and the wavefront (a missing rank waiting in another communicator,
-// followed to the rank that holds that one up). For a mismatch, which ranks called which op and count.
+// followed to the rank that holds that one up). For a mismatch, which ranks called which op, count and bytes.
 struct StallEvidence {
   std::string communicator;
   int64_t seq = 0;
@@ -207,10 +207,11 @@ struct StallEvidence {
   std::vector<std::string> wavefront;
   struct Call {
     std::string op;
-    uint64_t count = 0;
+    uint64_t count = 0;  // elements (the NCCL API); 0 unread
+    uint64_t bytes = 0;  // bytes of gloo's buffers; 0 unread
     std::vector<int32_t> ranks;
   };
-  std::vector<Call> calls;  // mismatch: one entry per distinct (op, count)
+  std::vector<Call> calls;  // mismatch: one entry per distinct (op, count, bytes)
 };
 // A host counter of the finding's rank against its peers' median over its late steps.
 struct CounterComparison {

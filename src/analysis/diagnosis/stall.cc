@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/rank_whereabouts.h"
@@ -356,30 +357,37 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
   result->findings.insert(result->findings.begin(), out.begin(), out.end());
 }
 
-// The first sequence number of a communicator at which ranks called different ops or counts.
+// " of N elements", " of N bytes" or "" (what the probes read of a call's size).
+std::string SizeText(uint64_t count, uint64_t bytes) {
+  if (count != 0) return fmt::format(" of {} elements", count);
+  return bytes != 0 ? fmt::format(" of {} bytes", bytes) : "";
+}
+
+// The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes.
 std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
   std::map<CollectiveKey, std::vector<std::pair<int32_t, const RankCollective*>>> at;
   for (const auto& [rank, rp] : p.ranks)
     for (const RankCollective& c : rp.calls)
       if (!c.p2p) at[KeyOf(c)].push_back({rank, &c});  // a send meets a recv: p2p ops differ by design
   for (const auto& [key, calls] : at) {
-    std::map<std::pair<std::string, uint64_t>, std::vector<int32_t>> sides;
-    std::set<uint64_t> counts;
+    std::map<std::tuple<std::string, uint64_t, uint64_t>, std::vector<int32_t>> sides;
+    std::set<uint64_t> counts, bytes;
     std::set<std::string> ops;
     for (const auto& [rank, c] : calls) {
       ops.insert(c->op);
       if (c->count != 0) counts.insert(c->count);
+      if (c->bytes != 0) bytes.insert(c->bytes);
     }
-    if (ops.size() < 2 && counts.size() < 2) continue;
-    for (const auto& [rank, c] : calls) sides[{c->op, c->count}].push_back(rank);
+    if (ops.size() < 2 && counts.size() < 2 && bytes.size() < 2) continue;
+    for (const auto& [rank, c] : calls) sides[{c->op, c->count, c->bytes}].push_back(rank);
     StallEvidence e;
     e.communicator = key.comm;
     e.seq = key.seq;
     std::vector<std::string> parts;
     for (const auto& [side, ranks] : sides) {
-      e.calls.push_back({side.first, side.second, ranks});
-      parts.push_back(fmt::format("rank(s) {} called {}{}", fmt::join(ranks, ", "), side.first,
-                                  side.second ? fmt::format(" of {} elements", side.second) : ""));
+      const auto& [op, count, size] = side;
+      e.calls.push_back({op, count, size, ranks});
+      parts.push_back(fmt::format("rank(s) {} called {}{}", fmt::join(ranks, ", "), op, SizeText(count, size)));
     }
     Finding f;
     SetCause(NameCause(PatternEvidence{.pattern = Pattern::kCollectiveMismatch}), &f);

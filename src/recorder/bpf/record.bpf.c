@@ -20,8 +20,8 @@ const volatile __u64 min_helper_off_cpu_ns = 1000000;
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 8192);
-  __type(key, __u32);   // tgid
-  __type(value, __u32); // 1
+  __type(key, __u32);    // tgid
+  __type(value, __u32);  // 1
 } traced SEC(".maps");
 
 struct {
@@ -129,8 +129,8 @@ static __always_inline void* reserve(__u64 size) {
 // Submitting without a wakeup keeps the recorder from being woken (and from preempting a traced thread)
 // on every event: user space drains the buffer on a timer, and is woken only when it is half full.
 static __always_inline void submit(void* e) {
-  __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > 8 * 1024 * 1024 ? BPF_RB_FORCE_WAKEUP
-                                                                               : BPF_RB_NO_WAKEUP;
+  __u64 flags =
+      bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > 8 * 1024 * 1024 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
   bpf_ringbuf_submit(e, flags);
 }
 
@@ -378,12 +378,16 @@ int on_call_enter(struct pt_regs* ctx) {
   if (!e) return 0;
   fill_header(&e->h, STRATA_EV_CALL_ENTER, (__u32)id, tgid, now);
   // Both read at fixed offsets: the verifier refuses a context read at a computed one.
-  __u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), arg3 = PT_REGS_PARM3(ctx);
+  __u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), arg3 = PT_REGS_PARM3(ctx), arg4 = PT_REGS_PARM4(ctx);
   barrier_var(arg1);
   barrier_var(arg2);
   barrier_var(arg3);
+  barrier_var(arg4);
   e->arg = (cookie & STRATA_PROBE_ARG2) ? arg2 : arg1;
-  e->count = (cookie & STRATA_PROBE_COUNT3) ? arg3 : (cookie & STRATA_PROBE_COUNT2) ? arg2 : 0;
+  e->count = (cookie & STRATA_PROBE_COUNT4)   ? arg4
+             : (cookie & STRATA_PROBE_COUNT3) ? arg3
+             : (cookie & STRATA_PROBE_COUNT2) ? arg2
+                                              : 0;
   e->probe = key.probe;
   e->pad = 0;
   submit(e);

@@ -30,10 +30,13 @@ typedef int64_t strata_s64;
 // returning a class object by value (c10d's `c10::intrusive_ptr<Work> ProcessGroup...::allreduce(...)`) gets
 // the return slot's address first and `this` second (Itanium C++ ABI).
 #define STRATA_PROBE_ARG2 (1u << 18)
-// Uprobe cookie flags: the entry event's `count` is the call's second (COUNT2) or third (COUNT3) integer
-// argument: the NCCL API's element count (ncclSend/ncclRecv second, the collectives third; nccl.h).
+// Uprobe cookie flags: the entry event's `count` is the call's second (COUNT2), third (COUNT3) or fourth
+// (COUNT4) integer argument: the NCCL API's element count (ncclSend/ncclRecv second, the collectives third;
+// nccl.h); gloo's buffer size (Context::createUnboundBuffer returns a std::unique_ptr by value: the return
+// slot, `this`, the data pointer, then the size).
 #define STRATA_PROBE_COUNT2 (1u << 19)
 #define STRATA_PROBE_COUNT3 (1u << 20)
+#define STRATA_PROBE_COUNT4 (1u << 21)
 
 enum strata_event_kind {
   STRATA_EV_OFF_CPU = 1,     // a traced thread was off CPU: [start, end)
