@@ -136,17 +136,17 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
   for (const segments::CallEnterRow* e : p.enters) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
+    const bool c10d_call =
+        probe->kind == segments::ProbeKind::kCollectiveEnqueue && probe->symbol.rfind("c10d::", 0) == 0;
     // A c10d call made before every probe was attached may have had its algorithm run unseen (c10d's probes
     // attach before libgloo's): paired in order, every later call took its successor's algorithm, and the last
     // none ("never entered", 2026-11-28 on a live hang). c10d calls count from the attachment on; an earlier
     // algorithm is still read (a chunk carries open ones over: agent/chunk_carry.h) and pairs with no call.
-    if (e->ts_ns < p.seg->attached_ns && probe->kind == segments::ProbeKind::kCollectiveEnqueue &&
-        probe->symbol.rfind("c10d::", 0) == 0)
-      continue;
+    if (c10d_call && e->ts_ns < p.seg->attached_ns) continue;
     if (probe->kind == segments::ProbeKind::kCollective)
       algorithms.push_back(e);
     else if (probe->kind == segments::ProbeKind::kCollectiveEnqueue)
-      (probe->symbol.rfind("c10d::", 0) == 0 ? c10d : nccl_api).push_back(e);
+      (c10d_call ? c10d : nccl_api).push_back(e);
   }
   *tracks_completion = !algorithms.empty();
   auto returned = [&](const segments::CallEnterRow* e) -> int64_t {

@@ -648,9 +648,7 @@ void HangMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
 /// naming what it called and what the others called.
 void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
   const model::CollectiveProgress progress = model::BuildCollectiveProgress(p.recorded());
-  const auto called = [](const diagnosis::StallEvidence::Call& c) {
-    return c.op + (c.count ? fmt::format(" of {} elements", c.count) : "");
-  };
+  const auto called = diagnosis::CalledText;
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (const auto& c : e.calls)
     calls.push_back({{"op", c.op}, {"count", c.count}, {"bytes", c.bytes}, {"ranks", c.ranks}});

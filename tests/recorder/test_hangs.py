@@ -206,6 +206,11 @@ def test_size_mismatch(tmp):
     expect(mism[0]["rank"] == 1, f"the odd rank out is {mism[0]['rank']}")
     expect("rank(s) 1 called all_reduce of 8 bytes" in mism[0]["summary"], mism[0]["summary"])
     expect(d["status"] == "findings", f"status {d['status']}")
+    check_export(tmp, d)
+    with open(os.path.join(tmp, "merged.json")) as f:
+        marks = [e["name"] for e in json.load(f)["traceEvents"] if e.get("name", "").startswith("mismatch at")]
+    expect(any("called all_reduce of 8 bytes; ranks 0, 2 called all_reduce of 4 bytes" in m for m in marks),
+           f"the export's mismatch marks do not tell the sizes apart: {marks[:3]}")
 
 
 def test_nccl_api_mismatch(tmp):

@@ -357,12 +357,6 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
   result->findings.insert(result->findings.begin(), out.begin(), out.end());
 }
 
-// " of N elements", " of N bytes" or "" (what the probes read of a call's size).
-std::string SizeText(uint64_t count, uint64_t bytes) {
-  if (count != 0) return fmt::format(" of {} elements", count);
-  return bytes != 0 ? fmt::format(" of {} bytes", bytes) : "";
-}
-
 // The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes.
 std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
   std::map<CollectiveKey, std::vector<std::pair<int32_t, const RankCollective*>>> at;
@@ -387,7 +381,7 @@ std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
     for (const auto& [side, ranks] : sides) {
       const auto& [op, count, size] = side;
       e.calls.push_back({op, count, size, ranks});
-      parts.push_back(fmt::format("rank(s) {} called {}{}", fmt::join(ranks, ", "), op, SizeText(count, size)));
+      parts.push_back(fmt::format("rank(s) {} called {}", fmt::join(ranks, ", "), CalledText(e.calls.back())));
     }
     Finding f;
     SetCause(NameCause(PatternEvidence{.pattern = Pattern::kCollectiveMismatch}), &f);
@@ -456,6 +450,11 @@ void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
 }
 
 }  // namespace
+
+std::string CalledText(const StallEvidence::Call& c) {
+  if (c.count != 0) return fmt::format("{} of {} elements", c.op, c.count);
+  return c.bytes != 0 ? fmt::format("{} of {} bytes", c.op, c.bytes) : c.op;
+}
 
 std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options) {
   const CollectiveProgress p = model::BuildCollectiveProgress(run, now_unix_ns);

@@ -64,6 +64,10 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
 /// The stall of a result (the evidence of its first `hang` finding), or null when it has none.
 const StallEvidence* JobStall(const DiagnosisResult& result);
 
+/// What one side of a mismatch called: "all_reduce", "all_reduce of 512 elements" or "all_reduce of 8 bytes"
+/// (the size the probes read: NCCL's element count, else gloo's buffer bytes). Shared by every report.
+std::string CalledText(const StallEvidence::Call& c);
+
 /// Adds `hang` and `collective_mismatch` findings (first in the list) and the job's abnormal end to `result`.
 void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options = {});
 
