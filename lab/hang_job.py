@@ -22,7 +22,8 @@ S seconds after they started (a job stopped, not hung).
 
 truth.json in --out (written by the injector, not by strata): {"fault", "rank", "step", "world_size",
 "fault_unix" (when the rank stopped, its own clock), "exit_codes" {rank: code or -signal}, "pids" {rank: pid},
-and for mutex "holder_tid" (the thread holding the mutex)}.
+for mutex "holder_tid" (the thread holding the mutex), and when --timeout killed ranks "alive_at_timeout"
+{rank: [{tid, comm, state, wchan}]} (where their threads were)}.
 """
 import argparse
 import datetime
@@ -147,7 +148,33 @@ def worker(a):
         else:
             dist.all_reduce(loss.detach())
         dist.broadcast(flag, 0)
+    # Every rank through its last collective before any tears down: rank 0 hosts the TCPStore, and a peer
+    # leaving while rank 0 still sends the last broadcast is not part of what this lab tests.
+    dist.barrier()
     dist.destroy_process_group()
+
+
+def threads_of(pid):
+    """[{tid, comm, state, wchan}] of a live process's threads, from /proc (what the launcher saw at its
+    timeout); [] when the process is gone."""
+    out = []
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:
+        return out
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            with open(base + "/stat") as f:
+                stat = f.read()
+            with open(base + "/wchan") as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        state = stat[stat.rindex(")") + 2:].split()[0]
+        out.append({"tid": int(tid), "comm": comm, "state": state, "wchan": wchan})
+    return out
 
 
 def launch(a):
@@ -167,6 +194,7 @@ def launch(a):
     started = time.time()
     terminated_at = None
     sigterm_sent = False
+    alive_at_timeout = {}
     while any(p.poll() is None for p in procs.values()):
         now = time.time()
         if a.sigterm_after and not sigterm_sent and now - started >= a.sigterm_after:
@@ -181,6 +209,8 @@ def launch(a):
                     p.send_signal(signal.SIGTERM)
             terminated_at = time.time()
         if (terminated_at and now - terminated_at > 5) or now - started > a.timeout:
+            if now - started > a.timeout and not alive_at_timeout:
+                alive_at_timeout = {str(r): threads_of(p.pid) for r, p in procs.items() if p.poll() is None}
             for p in procs.values():
                 if p.poll() is None:
                     p.kill()
@@ -188,6 +218,8 @@ def launch(a):
     truth = {"fault": a.fault, "rank": a.fault_rank if a.fault != "none" else None, "world_size": a.ranks,
              "pids": {str(r): p.pid for r, p in procs.items()},
              "exit_codes": {str(r): p.returncode for r, p in procs.items()}}
+    if alive_at_timeout:  # why the launcher had to kill a rank: where each of its threads was
+        truth["alive_at_timeout"] = alive_at_timeout
     mark = os.path.join(a.out, f"fault-{a.fault_rank}.json")
     if os.path.exists(mark):
         with open(mark) as f:

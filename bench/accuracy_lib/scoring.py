@@ -1,7 +1,9 @@
 """The rules that score `strata diagnose --format json` against a job's injected fault (truth.json), shared
 by bench/accuracy, tests/golden/check_truth.py and tests/recorder/test_record.py.
 
-A case passes when: a clean run (fault "none") has no straggler and no finding with impact >= 3 %; a faulty
+A case passes when: a clean run (fault "none") has no straggler and no finding with impact >= 3 %, or names
+only ranks the machine itself slowed (recording_quality.machine_slowed_ranks: the lab's core probe and
+run-queue wait, never strata's quantities) with a cause of MACHINE_CAUSES first if any; a faulty
 run names the fault's rank (any rank of truth "ranks") as the top straggler, the fault's steps (when only
 some steps were affected), and the fault's cause as the first finding. Without recorder data a GC pause is an
 unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was given; with a
@@ -10,6 +12,12 @@ recording host_stall is a miss.
 import math
 import json
 import subprocess
+
+from accuracy_lib.recording_quality import machine_slowed_ranks
+
+# Causes accepted for a rank of a clean job that the machine slowed (a slower core, waiting for a core): what
+# strata can see of it is slower CPU work or a wait for the CPU.
+MACHINE_CAUSES = {"slow_compute", "cpu_contention", "cpu_throttling"}
 
 # Causes accepted for a truth class when the job was not recorded (traces only).
 ACCEPTED_WITHOUT_RECORDING = {"gc_pause": {"gc_pause", "host_stall"}}
@@ -53,12 +61,7 @@ def judge(truth, d, recorded=False):
     null, e.g. data_imbalance) are judged on the cause only; a truth "ranks" list accepts any of them as the
     top straggler (e.g. the ranks of a slow pipeline stage, or every rank on a contended core)."""
     if truth["fault"] == "none":
-        if d["stragglers"]:
-            return f"false alarm: stragglers {[s['rank'] for s in d['stragglers']]}"
-        big = [f for f in d["findings"] if f["impact_pct"] >= 3.0]
-        if big:
-            return f"false alarm: finding {big[0]['cause']} {big[0]['impact_pct']} %"
-        return None
+        return _judge_clean(truth, d)
     ranks = truth_ranks(truth)
     if ranks:
         if not d["stragglers"]:
@@ -76,6 +79,21 @@ def judge(truth, d, recorded=False):
     if cause not in accepted(truth["fault"], recorded):
         return f"cause {cause}, expected {truth['fault']}"
     return None
+
+
+def _judge_clean(truth, d):
+    """None when a clean job's diagnosis names nothing, or only ranks the machine slowed (for a machine cause
+    when it names one)."""
+    slowed = machine_slowed_ranks(truth)
+    named = [s["rank"] for s in d["stragglers"]]
+    big = [f for f in d["findings"] if f["impact_pct"] >= 3.0]
+    if not named and not big:
+        return None
+    if named and set(named) <= set(slowed) and (not big or big[0]["cause"] in MACHINE_CAUSES):
+        return None
+    if named:
+        return f"false alarm: stragglers {named}" + (f" (the machine slowed {sorted(slowed)})" if slowed else "")
+    return f"false alarm: finding {big[0]['cause']} {big[0]['impact_pct']} %"
 
 
 def chance_top1(truth, world_size):

@@ -1,7 +1,8 @@
 """Which lab recordings the accuracy suite judges (bench/accuracy_lib/recording_quality.py): decided on the
 injector's own measure, the ranks' run-queue wait and their cores' speed (the lab's core probe), never on a
-rank's lateness (strata's own quantity); a clean job is judged unless the machine was noisy by the kernel's count; and the lab's per-step kernel
-counters reduce to the measure (lab/injectors/base.py kernel_effect, fault_on_steps)."""
+rank's lateness (strata's own quantity); a clean job is always judged, the ranks the machine slowed being
+accepted as named (scoring.judge); and the lab's per-step kernel counters reduce to the measure
+(lab/injectors/base.py kernel_effect, fault_on_steps)."""
 import os
 import sys
 import unittest
@@ -9,7 +10,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "lab"))
-from accuracy_lib.recording_quality import recording_problem  # noqa: E402
+from accuracy_lib.recording_quality import machine_slowed_ranks, recording_problem  # noqa: E402
+from accuracy_lib.scoring import judge  # noqa: E402
 from injectors.base import fault_on_steps, kernel_effect  # noqa: E402
 
 
@@ -27,15 +29,32 @@ class RecordingQualityTest(unittest.TestCase):
         # The old rule dropped this as noisy (a rank 4 ms late); lateness is what strata judges, so it counts.
         self.assertIsNone(recording_problem(truth("none", noise_ms=4.0, jitter_ms=9.0)))
 
-    def test_a_clean_job_on_a_busy_machine_is_noisy_by_the_run_queue_wait(self):
-        why = recording_problem(truth("none", waits={"0": 0.1, "1": 2.5, "2": 0.2}))
-        self.assertIn("rank 1", why)
-        self.assertIn("run-queue wait", why)
+    def test_a_clean_job_on_a_busy_machine_is_judged_with_the_slowed_rank_accepted(self):
+        t = truth("none", waits={"0": 0.1, "1": 2.5, "2": 0.2})
+        self.assertIsNone(recording_problem(t))
+        slowed = machine_slowed_ranks(t)
+        self.assertEqual(list(slowed), [1])
+        self.assertIn("run-queue wait", slowed[1])
+        # the same machine under a faulty job: set aside, the fault at rank 0 not reaching rank 1
+        self.assertIn("rank 1", recording_problem(dict(t, fault="slow_compute", rank=0)))
+
+    def test_a_clean_job_names_only_what_the_machine_slowed(self):
+        t = truth("none", probe_ms_by_rank={"0": 1.04, "1": 0.8}, cpu_ms_by_rank={"0": 16.0, "1": 16.0})
+
+        def diag(rank, cause):
+            return {"stragglers": [{"rank": rank, "steps": [1]}] if rank is not None else [],
+                    "findings": [{"cause": cause, "impact_pct": 8.0}] if cause else [], "job": {"steps": [1]}}
+        self.assertIsNone(judge(t, diag(None, None)))
+        self.assertIsNone(judge(t, diag(0, "slow_compute")))  # rank 0's core is slow: it is really late
+        self.assertIsNone(judge(t, diag(0, None)))  # named late, no cause above the minimum effect
+        self.assertIn("false alarm", judge(t, diag(1, "slow_compute")))  # rank 1 is not
+        self.assertIn("false alarm", judge(t, diag(0, "dataloader_stall")))  # not what a slow core looks like
+        self.assertIn("false alarm", judge(truth("none"), diag(0, "slow_compute")))  # a quiet machine
 
     def test_ranks_sharing_cores_alike_are_not_noise(self):
         # 8 ranks on 2 cores each wait 2-4 ms per step: no rank is singled out
         waits = {str(r): w for r, w in enumerate((3.6, 2.5, 2.6, 3.8, 2.0, 2.4, 2.5, 2.8))}
-        self.assertIsNone(recording_problem(truth("none", waits=waits, step_ms={"fault_off": 70.0})))
+        self.assertEqual(machine_slowed_ranks(truth("none", waits=waits, step_ms={"fault_off": 70.0})), {})
 
     def test_the_fault_ranks_own_wait_is_not_noise(self):
         took = {"measure": "run-queue wait", "per_step": 9.0, "unit": "ms"}
@@ -46,12 +65,12 @@ class RecordingQualityTest(unittest.TestCase):
 
     def test_a_rank_on_a_slower_core_makes_the_machine_noisy(self):
         # rank 0's core ran the probe 30 % slower: 0.3 x 16 ms of CPU work = 4.8 ms late, over 2 % of 50 ms
-        why = recording_problem(truth("none", probe_ms_by_rank={"0": 1.04, "1": 0.8},
+        why = recording_problem(truth("slow_compute", 1, probe_ms_by_rank={"0": 1.04, "1": 0.8},
                                       cpu_ms_by_rank={"0": 16.0, "1": 16.0}))
         self.assertIn("rank 0", why)
         self.assertIn("core probe", why)
         # the probe's jitter (3 %: 0.5 ms of delay) is not noise
-        self.assertIsNone(recording_problem(truth("none", probe_ms_by_rank={"0": 0.824, "1": 0.8},
+        self.assertIsNone(recording_problem(truth("slow_compute", 1, probe_ms_by_rank={"0": 0.824, "1": 0.8},
                                                   cpu_ms_by_rank={"0": 16.0, "1": 16.0})))
 
     def test_the_fault_ranks_own_core_is_not_noise(self):

@@ -262,7 +262,8 @@ def test_sigterm(tmp):
 
 def test_clean(tmp):
     d, _, truth = run_job(tmp, "none", "--steps", "150")
-    expect(all(c == 0 for c in truth["exit_codes"].values()), f"the clean job failed: {truth['exit_codes']}")
+    expect(all(c == 0 for c in truth["exit_codes"].values()), f"the clean job failed: {truth['exit_codes']}"
+           + (f"; alive at the launcher's timeout: {truth['alive_at_timeout']}" if "alive_at_timeout" in truth else ""))
     causes = [f["cause"] for f in d["findings"]]
     expect("hang" not in causes and "collective_mismatch" not in causes, f"a clean job raised {causes}")
     expect(not any("ended abnormally" in r or "inside a collective" in r or "signal" in r
