@@ -239,6 +239,38 @@ void OnlineMetrics(const AgentSnapshot& s, Family family, std::string* out) {
       *out += fmt::format("strata_step_gaps_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job), job.online->gaps);
 }
 
+// The communication path of each job's last live round (analysis/communication.h), per communicator and op:
+// the median time in a call, its transfer and, when the calls' bytes are known, NCCL's bus bandwidth.
+template <typename Family>
+void CommunicationMetrics(const AgentSnapshot& s, Family& family, std::string* out) {
+  const auto each = [&](auto emit) {
+    for (const JobState& job : s.jobs)
+      if (job.last)
+        for (const CommunicationOp& op : job.last->communication.ops) emit(job, op);
+  };
+  const auto labels = [](const JobState& job, const CommunicationOp& op) {
+    return fmt::format("training_job=\"{}\",communicator=\"{}\",op=\"{}\"", PromLabel(job.job), PromLabel(op.group),
+                       PromLabel(op.op));
+  };
+  family("strata_collective_seconds", "gauge",
+         "Median time a rank spends in one call of the collective (the last live round's window).");
+  each([&](const JobState& job, const CommunicationOp& op) {
+    *out += fmt::format("strata_collective_seconds{{{}}} {:.6f}\n", labels(job, op), op.time_ms / 1e3);
+  });
+  family("strata_collective_transfer_seconds", "gauge",
+         "Median transfer time of one call: the fastest member's time in it (the rest is waiting for a late peer).");
+  each([&](const JobState& job, const CommunicationOp& op) {
+    if (op.split)
+      *out += fmt::format("strata_collective_transfer_seconds{{{}}} {:.6f}\n", labels(job, op), op.transfer_ms / 1e3);
+  });
+  family("strata_collective_busbw_bytes", "gauge",
+         "Bus bandwidth of the collective in bytes per second (NCCL's formula, from the calls' bytes and transfer).");
+  each([&](const JobState& job, const CommunicationOp& op) {
+    if (op.busbw_gbps >= 0)
+      *out += fmt::format("strata_collective_busbw_bytes{{{}}} {:.0f}\n", labels(job, op), op.busbw_gbps * 1e9);
+  });
+}
+
 // serve's memory across jobs: per node, its recent jobs, those that named one of its ranks, and the verdict.
 template <typename Family>
 void NodeMetrics(const std::vector<NodeRecord>& nodes, Family& family, std::string* out) {
@@ -322,6 +354,7 @@ std::string MetricsText(const AgentSnapshot& s) {
       out += fmt::format("strata_step_seconds{{training_job=\"{}\"}} {:.6f}\n", PromLabel(job.job),
                          job.last->step_time_median_ms / 1e3);
   OnlineMetrics(s, family, &out);
+  CommunicationMetrics(s, family, &out);
   family("strata_straggler", "gauge",
          "1 for each rank found a straggler, in the analysis window or online from the step summaries.");
   for (const JobState& job : s.jobs) {

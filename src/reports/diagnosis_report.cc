@@ -7,6 +7,7 @@
 #include "analysis/diagnosis/impact.h"
 #include "core/round.h"
 #include "core/text_escape.h"
+#include "reports/communication_report.h"
 #include "reports/evidence_json.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
@@ -358,6 +359,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                  {"by_op_type", Map(r.whatif.by_op_type)}};
   if (!r.whatif.by_dp_rank.empty()) j["whatif"]["by_dp_rank"] = Map(r.whatif.by_dp_rank);
   if (r.critical_path) j["critical_path"] = CriticalPathJson(*r.critical_path);
+  if (!r.communication.ops.empty()) j["communication"] = CommunicationJson(r.communication);
   j["notes"] = r.notes;
   return j;
 }
@@ -440,6 +442,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
   }
   out += WhatIfLines(r, width);
   if (r.critical_path) out += CriticalPathLines(*r.critical_path, width);
+  out += CommunicationLines(r.communication, width);
   out += text::Wrap(r.host_clocks ? std::string("clocks: the traces' own (epoch) clocks: NCCL calls return at launch, "
                                                 "no common instant to align by")
                                   : fmt::format("clocks: aligned by {} to within {}",

@@ -124,6 +124,45 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   EXPECT_EQ(j["jobs"][0]["findings"][0]["cause"], "slow_compute");
 }
 
+// The communication path of the last live round, per communicator and op (analysis/communication.h): the
+// time in a call, its transfer, and the bus bandwidth in bytes per second only when the calls' bytes are known.
+TEST(AgentStatus, CommunicationMetricsPerCommunicatorAndOp) {
+  AgentSnapshot s;
+  JobState job;
+  job.job = "run";
+  diagnosis::DiagnosisResult r;
+  CommunicationOp known;
+  known.group = "0";
+  known.op = "all_reduce";
+  known.calls = 10;
+  known.time_ms = 25;
+  known.split = true;
+  known.transfer_ms = 10;
+  known.busbw_gbps = 1.5;
+  CommunicationOp unsplit = known;
+  unsplit.op = "broadcast";
+  unsplit.split = false;
+  unsplit.busbw_gbps = -1;
+  r.communication.ops = {known, unsplit};
+  job.last = r;
+  s.jobs.push_back(job);
+  const std::string m = MetricsText(s);
+  const std::string labels = "{training_job=\"run\",communicator=\"0\",op=\"all_reduce\"}";
+  EXPECT_NE(m.find("# TYPE strata_collective_seconds gauge\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_collective_seconds" + labels + " 0.025000\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_collective_transfer_seconds" + labels + " 0.010000\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_collective_busbw_bytes" + labels + " 1500000000\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("strata_collective_seconds{training_job=\"run\",communicator=\"0\",op=\"broadcast\"} 0.025"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("strata_collective_transfer_seconds{training_job=\"run\",communicator=\"0\",op=\"broadcast\"}"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("strata_collective_busbw_bytes{training_job=\"run\",communicator=\"0\",op=\"broadcast\"}"),
+            std::string::npos)
+      << m;
+}
+
 // The live window keeps a call still inside however old its entry, and nothing else that is old: an entry
 // whose return the recorder missed (its thread has called the same function since) is dropped with its era,
 // or it stays "inside" forever and takes the place of a later call (agent_nodes_hang, 2026-11-26).

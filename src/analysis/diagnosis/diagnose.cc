@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/communication.h"
 #include "analysis/critical_path.h"
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/impact.h"
@@ -96,6 +97,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     DiagnoseTraces(store, rows, job, options, &result);
     if (auto step = MedianStep(job, store.ranks.size()))
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);
+    result.communication = ComputeCommunication(store, job);
   }
   if (with_recording) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store, job), &result);
   ReconcileImpacts(&result);

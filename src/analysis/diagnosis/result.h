@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/communication.h"
 #include "analysis/critical_path.h"
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
@@ -101,6 +102,9 @@ struct DiagnosisResult {
   WhatIf whatif;
   // The multi-rank critical path of the median step (analysis/critical_path.h); trace path only.
   std::optional<CriticalPath> critical_path;
+  // Per communicator and op: time, transfer, wait, bytes, bus bandwidth (analysis/communication.h); trace
+  // path and recordings, empty for op tables.
+  CommunicationTable communication;
   std::vector<std::string> notes;  // what could not be analysed, and why
   // Problems in the inputs found while modelling them (e.g. duplicated step markers): the result stands on
   // what was kept, but the job is never called healthy (status.h renders them as reasons).

@@ -255,6 +255,12 @@ inline constexpr double kGmmOutlierP = 1e-4;
 /// gives a few outliers a tight component of their own, which would make them likely.
 inline constexpr double kGmmMinNormalWeight = 0.05;
 
+// ---- the communication table (analysis/communication.h) ------------------------------------------------
+/// A collective instance counts as arrived last by a rank when that rank entered it at least this long after
+/// the member before it (by their times in the call, whose ends are common): below it, loopback and NIC
+/// jitter order the members by chance (a gloo all_reduce on loopback varies by tens of µs).
+inline constexpr int64_t kCommLastArrivalLeadNs = 100'000;
+
 // ---- run diff (analysis/diff/rank_changes.h) --------------------------------------------------------------
 /// A rank's change between two runs differs from the rest when it is more than kRankChangeZ scaled MADs and
 /// more than kRankChangeShare of the median base step time away from the ranks' median change; judged only
