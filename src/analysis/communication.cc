@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "analysis/diagnosis/thresholds.h"
-#include "core/robust_stats.h"
 
 namespace strata {
 namespace {
@@ -22,18 +21,18 @@ std::string Squeezed(std::string_view name) {
   return out;
 }
 
-/// One instance's members: time in the call (ns) by rank number.
-struct Instance {
-  std::vector<std::pair<int32_t, int64_t>> time_by_rank;
-  double bytes = -1;
-};
-
-/// Everything gathered for one (communicator, op) before its medians are taken.
+/// Running sums for one (communicator, op) over its complete instances (means are taken at the end).
 struct Gathered {
-  std::map<std::string, size_t> names;
+  std::map<StringId, size_t> names;  // call name -> instances of it
   std::string algorithm;
   int32_t members = 0;
-  std::vector<Instance> instances;
+  size_t calls = 0;
+  double time_ms = 0, transfer_ms = 0, wait_ms = 0;  // sums over calls of the per-call figures
+  double bytes = 0;
+  size_t calls_with_bytes = 0;
+  std::vector<double> wait_ms_by_index;  // per rank index: its summed wait
+  std::vector<uint8_t> member;           // per rank index: 1 when it was in some instance
+  std::map<int32_t, size_t> last_arrivals;
 };
 
 double CallBytes(const TraceStore& store, uint32_t slice) {
@@ -55,53 +54,65 @@ std::string OpOfCall(const TraceStore& store, uint32_t slice) {
   return OpOfCollective(store.strings.view(s.name[slice]));
 }
 
-/// The row of one (communicator, op) from its instances.
-CommunicationOp Summarise(const std::string& group, const std::string& op, const Gathered& g, bool split) {
+/// Adds one instance, given as (rank index, time in the call in ns) per member, to its running sums.
+void AddInstance(const std::vector<std::pair<size_t, int64_t>>& members, double bytes, bool split, Gathered* g) {
+  int64_t fastest = std::numeric_limits<int64_t>::max(), second = fastest, sum = 0;
+  size_t last = 0;
+  for (const auto& [index, ns] : members) {
+    sum += ns;
+    if (ns < fastest) {
+      second = fastest;
+      fastest = ns;
+      last = index;
+    } else {
+      second = std::min(second, ns);
+    }
+  }
+  const auto n = static_cast<int64_t>(members.size());
+  ++g->calls;
+  g->members = std::max(g->members, static_cast<int32_t>(n));
+  g->time_ms += static_cast<double>(sum) / static_cast<double>(n) / 1e6;
+  if (bytes >= 0) {
+    g->bytes += bytes;
+    ++g->calls_with_bytes;
+  }
+  if (!split) return;
+  g->transfer_ms += static_cast<double>(fastest) / 1e6;
+  g->wait_ms += static_cast<double>(sum - fastest * n) / static_cast<double>(n) / 1e6;
+  for (const auto& [index, ns] : members) {
+    g->wait_ms_by_index[index] += static_cast<double>(ns - fastest) / 1e6;
+    g->member[index] = 1;
+  }
+  if (second - fastest >= diagnosis::thresholds::kCommLastArrivalLeadNs) ++g->last_arrivals[static_cast<int32_t>(last)];
+}
+
+/// The row of one (communicator, op) from its sums (the store gives names and rank numbers).
+CommunicationOp Summarise(const std::string& group, const std::string& op, const Gathered& g, bool split,
+                          const TraceStore& store) {
+  const std::vector<RankInfo>& rank_of = store.ranks;
   CommunicationOp row;
   row.group = group;
   row.op = op;
-  row.name = std::max_element(g.names.begin(), g.names.end(), [](const auto& a, const auto& b) {
-               return a.second < b.second;
-             })->first;
+  row.name = store.strings.view(std::max_element(g.names.begin(), g.names.end(), [](const auto& a, const auto& b) {
+                                  return a.second < b.second;
+                                })->first);
   row.algorithm = g.algorithm;
   row.members = g.members;
-  row.calls = g.instances.size();
+  row.calls = g.calls;
   row.split = split;
-  std::vector<double> time, transfer, wait, bytes;
-  std::map<int32_t, double> wait_sum;
-  for (const Instance& in : g.instances) {
-    int64_t fastest = std::numeric_limits<int64_t>::max(), second = fastest, sum = 0;
-    int32_t last = -1;
-    for (const auto& [rank, ns] : in.time_by_rank) {
-      sum += ns;
-      if (ns < fastest) {
-        second = fastest;
-        fastest = ns;
-        last = rank;
-      } else {
-        second = std::min(second, ns);
-      }
-    }
-    const double n = static_cast<double>(in.time_by_rank.size());
-    time.push_back(static_cast<double>(sum) / n / 1e6);
-    if (in.bytes >= 0) bytes.push_back(in.bytes);
-    if (!split) continue;
-    transfer.push_back(static_cast<double>(fastest) / 1e6);
-    wait.push_back(static_cast<double>(sum - fastest * static_cast<int64_t>(n)) / n / 1e6);
-    for (const auto& [rank, ns] : in.time_by_rank) wait_sum[rank] += static_cast<double>(ns - fastest) / 1e6;
-    if (second - fastest >= diagnosis::thresholds::kCommLastArrivalLeadNs) ++row.last_arrivals[last];
-  }
-  row.time_ms = Mean(time);
-  if (!bytes.empty()) row.bytes = Mean(bytes);
-  if (split) {
-    row.transfer_ms = Mean(transfer);
-    row.wait_ms = Mean(wait);
-    for (const auto& [rank, ms] : wait_sum) row.wait_ms_by_rank[rank] = ms / static_cast<double>(row.calls);
-    if (row.bytes >= 0 && row.transfer_ms > 0) {
-      row.algbw_gbps = row.bytes / (row.transfer_ms / 1e3) / 1e9;
-      const double factor = BusBandwidthFactor(op, row.members);
-      if (factor > 0) row.busbw_gbps = row.algbw_gbps * factor;
-    }
+  const double calls = static_cast<double>(g.calls);
+  row.time_ms = g.time_ms / calls;
+  if (g.calls_with_bytes > 0) row.bytes = g.bytes / static_cast<double>(g.calls_with_bytes);
+  if (!split) return row;
+  row.transfer_ms = g.transfer_ms / calls;
+  row.wait_ms = g.wait_ms / calls;
+  for (const auto& [index, n] : g.last_arrivals) row.last_arrivals[rank_of[static_cast<size_t>(index)].rank] = n;
+  for (size_t i = 0; i < g.wait_ms_by_index.size(); ++i)
+    if (g.member[i]) row.wait_ms_by_rank[rank_of[i].rank] = g.wait_ms_by_index[i] / calls;
+  if (row.bytes >= 0 && row.transfer_ms > 0) {
+    row.algbw_gbps = row.bytes / (row.transfer_ms / 1e3) / 1e9;
+    const double factor = BusBandwidthFactor(op, row.members);
+    if (factor > 0) row.busbw_gbps = row.algbw_gbps * factor;
   }
   return row;
 }
@@ -182,28 +193,38 @@ double BusBandwidthFactor(std::string_view op, int32_t members) {
 
 CommunicationTable ComputeCommunication(const TraceStore& store, const model::JobModel& job) {
   const model::CollectiveModel& c = job.collectives;
+  const size_t ranks = std::min(c.calls.size(), store.ranks.size());
   std::map<std::pair<std::string, std::string>, Gathered> by_key;
+  // (group, call name) -> its row's sums: the op is read from the first call of each pair, once.
+  std::map<std::pair<StringId, StringId>, Gathered*> by_ids;
+  std::vector<std::pair<size_t, int64_t>> members;
   for (const model::MatchedCollective& m : c.matched) {
     if (!m.complete() || m.present < 2) continue;
-    Instance in;
+    members.clear();
+    double bytes = -1;
     uint32_t first_slice = 0;
-    for (size_t r = 0; r < m.call.size() && r < c.calls.size(); ++r) {
+    for (size_t r = 0; r < m.call.size() && r < ranks; ++r) {
       if (m.call[r] < 0) continue;
       const model::CollectiveCall& call = c.calls[r][static_cast<size_t>(m.call[r])];
-      if (in.time_by_rank.empty()) first_slice = call.slice;
-      in.time_by_rank.emplace_back(store.ranks[r].rank, std::max<int64_t>(0, call.end_ns - call.start_ns));
-      in.bytes = std::max(in.bytes, CallBytes(store, call.slice));
+      if (members.empty()) first_slice = call.slice;
+      members.emplace_back(r, std::max<int64_t>(0, call.end_ns - call.start_ns));
+      bytes = std::max(bytes, CallBytes(store, call.slice));
     }
-    if (in.time_by_rank.size() < 2) continue;
-    Gathered& g = by_key[{std::string(store.strings.view(m.group)), OpOfCall(store, first_slice)}];
-    const std::string_view name = store.strings.view(m.key);
-    ++g.names[std::string(name)];
-    if (g.algorithm.empty()) g.algorithm = AlgorithmOfKernel(name);
-    g.members = std::max(g.members, static_cast<int32_t>(in.time_by_rank.size()));
-    g.instances.push_back(std::move(in));
+    if (members.size() < 2) continue;
+    Gathered*& g = by_ids[{m.group, m.key}];
+    if (g == nullptr) {
+      g = &by_key[{std::string(store.strings.view(m.group)), OpOfCall(store, first_slice)}];
+      g->wait_ms_by_index.resize(ranks);
+      g->member.resize(ranks);
+    }
+    if (g->algorithm.empty() && g->names.find(m.key) == g->names.end())
+      g->algorithm = AlgorithmOfKernel(store.strings.view(m.key));
+    ++g->names[m.key];
+    AddInstance(members, bytes, c.ends_synchronize, g);
   }
   CommunicationTable table;
-  for (const auto& [key, g] : by_key) table.ops.push_back(Summarise(key.first, key.second, g, c.ends_synchronize));
+  for (const auto& [key, g] : by_key)
+    table.ops.push_back(Summarise(key.first, key.second, g, c.ends_synchronize, store));
   std::stable_sort(table.ops.begin(), table.ops.end(), [](const CommunicationOp& a, const CommunicationOp& b) {
     return a.time_ms * static_cast<double>(a.calls) > b.time_ms * static_cast<double>(b.calls);
   });

@@ -15,7 +15,7 @@
 //
 // Means, not medians, so that the figures add up: time_ms = transfer_ms + wait_ms, and calls × time_ms is a
 // member's whole time in the op.
-// Cost: O(members) per matched instance.
+// Cost: O(members) per matched instance, summed as it is read (no instance is kept); O(ranks) memory per row.
 // Invariants: ops are ordered by their time per member (calls × time_ms) descending; 0 <= transfer_ms <=
 // time_ms and transfer_ms + wait_ms = time_ms when split; bytes, algbw and busbw are -1 when unknown; last_arrivals
 // counts instances whose last member arrived at least thresholds::kCommLastArrivalLeadNs after the one before it.
