@@ -14,7 +14,12 @@ def vl(x):  # varint length
 def field(num, payload_len):  # length-delimited field
     return vl(num << 3) + vl(payload_len) + payload_len
 def vfield(num, v): return vl(num << 3) + vl(v)
-d = json.load(open(sys.argv[1])); ev = d["traceEvents"]
+if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+    print(__doc__); sys.exit(0 if len(sys.argv) == 2 else 2)
+try:
+    d = json.load(open(sys.argv[1])); ev = d["traceEvents"]
+except (OSError, ValueError, KeyError, TypeError) as e:
+    sys.exit(f"perfetto_proto_size: cannot read {sys.argv[1]}: {e}")
 names, cats, tracks = {}, {}, {}
 total = 0; seq = 1
 def packet(body, ts=None):
