@@ -81,30 +81,87 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   return out;
 }
 
+double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t rank) {
+  return analysis.slowed_alike ? analysis.lateness_vs_peers_ns[step][rank] : analysis.blame_ns[step][rank];
+}
+
+namespace {
+
+// Each rank's lateness ([step index][rank]) judged by the one persistence rule (lateness_rule.h); fills the
+// late pairs of `out` and returns the judgments and the lateness summed over every late pair.
+std::vector<RankLateness> JudgeRanks(const std::vector<std::vector<double>>& lateness,
+                                     const std::vector<double>& step_time, size_t ranks, const LatenessRule& rule,
+                                     StragglerAnalysis* out, double* late_sum) {
+  const size_t steps = step_time.size();
+  out->late.assign(steps, std::vector<bool>(ranks, false));
+  out->late_pairs = 0;
+  out->late_ranks.clear();
+  *late_sum = 0;
+  std::vector<RankLateness> judged(ranks);
+  std::vector<double> own(steps);
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t s = 0; s < steps; ++s) own[s] = lateness[s][r];
+    judged[r] = JudgeRankLateness(own, step_time, rule);
+    for (size_t s : judged[r].late) {
+      out->late[s][r] = true;
+      *late_sum += own[s];
+    }
+    out->late_pairs += judged[r].late.size();
+    if (!judged[r].late.empty()) out->late_ranks.push_back(static_cast<int32_t>(r));
+  }
+  return judged;
+}
+
+Straggler StragglerOf(size_t r, const RankLateness& j, const std::vector<std::vector<double>>& lateness,
+                      const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers) {
+  Straggler st;
+  st.rank = static_cast<int32_t>(r);
+  st.persistent = j.persistent;
+  for (size_t s : j.persistent ? j.late : j.clear) st.steps.push_back(step_numbers[s]);
+  double share = 0;
+  for (size_t s = 0; s < step_time_ns.size(); ++s)
+    if (step_time_ns[s] > 0) share += std::max(0.0, lateness[s][r]) / static_cast<double>(step_time_ns[s]);
+  const auto steps = static_cast<double>(step_time_ns.size());
+  st.late_ms_per_step = j.total / steps / 1e6;
+  st.score = share / steps;
+  return st;
+}
+
+// Ranks slowed alike (straggler.h): the persistent ranks by lateness against the peers, when there are
+// enough of them; the analysis's late pairs then hold that measure.
+void FindRanksSlowedAlike(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
+                          size_t ranks, const LatenessRule& rule, StragglerAnalysis* out) {
+  const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
+  LatenessRule behind = rule;
+  behind.late_share *= thresholds::kSlowedAlikeLateMultiple;
+  StragglerAnalysis trial;
+  double late_sum = 0;
+  const auto judged = JudgeRanks(out->lateness_vs_peers_ns, step_time, ranks, behind, &trial, &late_sum);
+  size_t persistent = 0;
+  for (const RankLateness& j : judged) persistent += j.persistent;
+  if (persistent < thresholds::kMinSlowedAlikeRanks) return;
+  out->late = std::move(trial.late);
+  out->late_pairs = trial.late_pairs;
+  out->late_ranks = std::move(trial.late_ranks);
+  out->slowed_alike = true;
+  for (size_t r = 0; r < ranks; ++r)
+    if (judged[r].persistent)
+      out->stragglers.push_back(StragglerOf(r, judged[r], out->lateness_vs_peers_ns, step_time_ns, step_numbers));
+}
+
+}  // namespace
+
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                         size_t ranks, const StragglerOptions& options, StragglerAnalysis* analysis) {
   StragglerAnalysis& out = *analysis;
-  const size_t steps = step_time_ns.size();
-  out.late.assign(steps, std::vector<bool>(ranks, false));
-  out.late_pairs = 0;
-  out.late_ranks.clear();
+  out.slowed_alike = false;
+  out.stragglers.clear();
   // Each rank judged by the one persistence rule (lateness_rule.h); the job's late pairs and their blame
   // are what an intermittent straggler must dominate.
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   const LatenessRule rule{.late_share = options.min_effect, .persistent_share = options.persistent_share};
-  std::vector<RankLateness> judged(ranks);
-  std::vector<double> blame(steps);
   double late_blame = 0;  // summed over every late (step, rank) pair of the job
-  for (size_t r = 0; r < ranks; ++r) {
-    for (size_t s = 0; s < steps; ++s) blame[s] = out.blame_ns[s][r];
-    judged[r] = JudgeRankLateness(blame, step_time, rule);
-    for (size_t s : judged[r].late) {
-      out.late[s][r] = true;
-      late_blame += blame[s];
-    }
-    out.late_pairs += judged[r].late.size();
-    if (!judged[r].late.empty()) out.late_ranks.push_back(static_cast<int32_t>(r));
-  }
+  const auto judged = JudgeRanks(out.blame_ns, step_time, ranks, rule, &out, &late_blame);
   for (size_t r = 0; r < ranks; ++r) {
     const RankLateness& j = judged[r];
     if (j.late.empty()) continue;
@@ -114,17 +171,10 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     const bool dominant =
         j.late.size() * 2 > out.late_pairs || j.clear_sum >= options.dominant_blame_share * late_blame;
     if (!j.persistent && (!dominant || !j.cluster)) continue;
-    Straggler st;
-    st.rank = static_cast<int32_t>(r);
-    st.persistent = j.persistent;
-    for (size_t s : j.persistent ? j.late : j.clear) st.steps.push_back(step_numbers[s]);
-    double share = 0;
-    for (size_t s = 0; s < steps; ++s)
-      if (step_time_ns[s] > 0) share += out.blame_ns[s][r] / static_cast<double>(step_time_ns[s]);
-    st.late_ms_per_step = j.total / static_cast<double>(steps) / 1e6;
-    st.score = share / static_cast<double>(steps);
-    out.stragglers.push_back(std::move(st));
+    out.stragglers.push_back(StragglerOf(r, j, out.blame_ns, step_time_ns, step_numbers));
   }
+  if (out.stragglers.empty() && out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty())
+    FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
 }

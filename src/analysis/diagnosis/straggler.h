@@ -12,10 +12,16 @@
 //    late in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps) stands far
 //    above its other late steps (their mean lateness under a fifth of the cluster's): a fault switched on in some
 //    steps, with small after-effects in the next ones.
-//  - Lateness against the peers (reported, not blamed): per step, the sum over collective instances of the
-//    rank's arrival minus the median arrival of the other ranks. Unlike
-//    last-arrival blame it stays large when several ranks are slowed alike (they hide each other there),
-//    so the recorder's cross-layer pass can confirm a cause it sees on several ranks (cross_layer.h).
+//  - Lateness against the peers: per step, the sum over collective instances of the rank's arrival minus the
+//    median arrival of the other ranks. Unlike last-arrival blame it stays large when several ranks are
+//    slowed alike (they hide each other there, and the slowest of them changes from step to step), so the
+//    recorder's cross-layer pass can confirm a cause it sees on several ranks (cross_layer.h), and:
+//  - Ranks slowed alike: when blame names no straggler, the same persistence rule is applied to each rank's
+//    lateness against its peers, late from kSlowedAlikeLateMultiple x min_effect of the step (that measure
+//    carries half the peers' arrival spread); when at least kMinSlowedAlikeRanks ranks are persistently late by it
+//    (e.g. the ranks on a slower core or socket), they are the stragglers (`slowed_alike`), their late steps and
+//    lateness are that measure's. Not a verdict of ranks taking turns (data_imbalance.h): the same ranks are behind in
+//    most steps. Needs lateness against the peers (the flat data-parallel path).
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
 //    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
 //    (median/MAD) reported as evidence.
@@ -49,13 +55,21 @@ struct StragglerAnalysis {
   std::vector<Straggler> stragglers;                      // ranks are rank indices here; the caller maps them
   size_t late_pairs = 0;                                  // (step, rank) pairs that were late
   std::vector<int32_t> late_ranks;                        // distinct rank indices ever late
+  // The stragglers are ranks slowed alike (see above): late, late_pairs and late_ranks then hold their
+  // lateness against the peers, not their blame.
+  bool slowed_alike = false;
 };
+
+/// The lateness the analysis judged (step index, rank index): blame, or lateness against the peers when the
+/// stragglers are ranks slowed alike.
+double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t rank);
 
 StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});
 
 /// The lateness rules above on given blame: fills late, late_pairs, late_ranks and stragglers of `out` from
-/// out.blame_ns ([step index][rank], ns), the steps' durations and numbers. Used by LocateStragglers and by
-/// other localizers (process-group jobs) so that every path applies the same persistence rules.
+/// out.blame_ns ([step index][rank], ns), the steps' durations and numbers, and, when out.lateness_vs_peers_ns
+/// is filled and blame names no straggler, ranks slowed alike. Used by LocateStragglers and by other
+/// localizers (process-group jobs) so that every path applies the same persistence rules.
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                         size_t ranks, const StragglerOptions& options, StragglerAnalysis* out);
 

@@ -38,6 +38,15 @@ inline constexpr size_t kVeryLateSteps = 2;
 /// the late (step, rank) pairs are its own, or its clearly late steps carry this share of all lateness.
 inline constexpr double kDominantBlameShare = 2.0 / 3.0;
 
+/// Ranks slowed alike (straggler.h): at least this many ranks persistently late against their peers' median
+/// arrival when last-arrival blame names none. One such rank alone is what blame names by itself.
+inline constexpr size_t kMinSlowedAlikeRanks = 2;
+/// ... each late against its peers' median by at least this multiple of the minimum effect in a step for the
+/// step to count. Lateness against the median carries half the peers' arrival spread, which blame (the gap to
+/// the second-latest) does not: in a clean 8-rank job on a loaded 2-core machine two ranks were 3-7 % behind
+/// the median in most steps while the lab's own measure had them no later than two others.
+inline constexpr double kSlowedAlikeLateMultiple = 2.0;
+
 // ---- causes (cause_choice.h) ----------------------------------------------------------------------------
 /// A cause is named only when its excess covers at least this share of the lateness it is given for.
 inline constexpr double kMinExplainedShare = 0.5;

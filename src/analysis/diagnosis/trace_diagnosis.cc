@@ -77,7 +77,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
       }
     excess.Add(ExcessOverPeers(profiles[straggler], peers));
     d.window_ms += window[straggler] / 1e6;
-    d.late_ms += sa.blame_ns[s][straggler] / 1e6;
+    d.late_ms += JudgedLatenessNs(sa, s, straggler) / 1e6;
     for (const WindowProfile& w : profiles) d.observed_ms += (w.compute_ns + w.data_ns + w.device_busy_ns) / 1e6;
     d.start_delay_ms += (static_cast<double>(p.start[straggler]) - Median(peer_starts)) / 1e6;
     d.peer_window_ms += Median(peer_windows) / 1e6;
@@ -278,6 +278,28 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
   return f;
 }
 
+// Ranks slowed alike (straggler.h): one finding for the group, its evidence and cause those of its latest
+// rank against all its peers; fixing the group is what the what-if's ideal assumes, so its saving is the
+// what-if's waste 1 − 1/S (fixing one of them alone saves little: the others still hold the step).
+Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& group, size_t top_index) {
+  Finding f =
+      StragglerFinding(c, group.front(), std::get<TraceStragglerEvidence>(group.front().evidence.kind), top_index);
+  f.ranks.clear();
+  std::vector<std::string> late;
+  for (const Straggler& st : group) {
+    f.ranks.push_back(st.rank);
+    late.push_back(fmt::format("{:.1f}", st.late_ms_per_step));
+  }
+  f.impact_pct = RoundTo(100.0 * (1.0 - 1.0 / std::max(1.0, c.whatif.slowdown)), 2);
+  f.summary = fmt::format(
+      "ranks {} are slowed alike: each arrives at collectives behind its peers' median in most steps ({} ms "
+      "per step) and close to the others of them, so last-arrival blame names none of them; rank {} is the "
+      "latest ({}); fixing them saves {:.1f}% of step time",
+      fmt::join(f.ranks, ", "), fmt::join(late, ", "), group.front().rank,
+      f.cause == Cause::kUnknown ? "cause not determined from the trace" : CausePhrase(f.cause), f.impact_pct);
+  return f;
+}
+
 // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
 void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, DiagnosisResult* result) {
   std::vector<int32_t> rank_numbers;
@@ -336,8 +358,13 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     st.evidence.kind = ste;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    result->findings.push_back(StragglerFinding(context, st, ste, r));
+    if (!sa.slowed_alike) result->findings.push_back(StragglerFinding(context, st, ste, r));
     result->stragglers.push_back(st);
+  }
+  if (sa.slowed_alike && !result->stragglers.empty()) {  // stragglers are sorted latest first
+    size_t top = 0;
+    while (store.ranks[top].rank != result->stragglers.front().rank) ++top;
+    result->findings.push_back(SlowedAlikeFinding(context, result->stragglers, top));
   }
   AddDataImbalance(context, options, result);
   std::sort(result->stragglers.begin(), result->stragglers.end(),
