@@ -11,6 +11,9 @@
 // occurrence in the step) on its role peers, and the duration-weighted median of those ratios. A late
 // pair is "broad" when its scaling is at least 1 + min_effect (the least lateness that counts, spread
 // over the step's work).
+// Several ranks slowed alike (a slower core under half of them) also make the slowest rank change from step to
+// step; they are found first, as stragglers by their lateness against the peers (straggler.h), so that this
+// verdict is never given for them.
 // Invariants: reported only when no straggler was found, at least two ranks were late in turn, a late
 // rank shows in at least half of the steps, at least half of the measured late pairs are broad, and the
 // loss is at least the minimum effect.
