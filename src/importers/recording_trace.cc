@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/skip_reasons.h"
+#include "importers/gloo_buffer_bytes.h"
 #include "importers/recorded_gpu.h"
 #include "store/stack_frames.h"
 
@@ -59,6 +60,7 @@ class Builder {
   }
 
   void Build() {
+    ReadGlooBytes();
     std::map<int, RankBuild> ranks;
     std::map<uint32_t, size_t> calls_of_pid;
     for (const auto& c : seg_.data.calls) ++calls_of_pid[c.tgid];
@@ -89,11 +91,38 @@ class Builder {
     return it->second;
   }
 
-  void Add(uint32_t track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
-    store_.slices.append(start, end - start, store_.strings.intern(name), store_.strings.intern(category), track,
-                         kNoCorrelation, kSliceComplete | kSliceHasCategory);
+  uint32_t Add(uint32_t track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
+    const uint32_t slice =
+        store_.slices.append(start, end - start, store_.strings.intern(name), store_.strings.intern(category), track,
+                             kNoCorrelation, kSliceComplete | kSliceHasCategory);
     ++store_.ranks.back().events;
     ++store_.inputs[input_].events;
+    return slice;
+  }
+
+  // The bytes of every gloo algorithm of the segment (gloo_buffer_bytes.h); thread ids are the system's, so
+  // one pass over all processes' rows keeps each thread's buffers apart.
+  void ReadGlooBytes() {
+    std::vector<const segments::CallEnterRow*> enters;
+    for (const segments::CallEnterRow& e : seg_.data.call_enters) enters.push_back(&e);
+    std::stable_sort(enters.begin(), enters.end(), [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
+    std::map<CallEntryKey, uint64_t> returns;
+    for (const segments::CallRow& c : seg_.data.calls) returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
+    gloo_bytes_ = GlooAlgorithmBytes(seg_, enters, returns);
+  }
+
+  // A gloo algorithm's bytes on its slice, as the collective arguments a trace would carry (one byte elements),
+  // so that the communication table reads its size and bandwidth; unknown sizes (0) add nothing.
+  void AddGlooBytes(uint32_t slice, const segments::CallRow& c) {
+    const auto it = gloo_bytes_.find({c.tid, c.probe, c.start_ns});
+    if (it == gloo_bytes_.end() || it->second == 0) return;
+    CollectiveArgs a;
+    a.collective = store_.strings.intern(seg_.probes[c.probe].op);
+    a.dtype = store_.strings.intern("uint8");
+    a.in_nelems = static_cast<int64_t>(it->second);
+    store_.slices.args[slice] = static_cast<uint32_t>(store_.collective_args.size());
+    store_.slices.flags[slice] |= kSliceCollectiveArgs;
+    store_.collective_args.push_back(a);
   }
 
   void AddRank(int rank, const RankBuild& r) {
@@ -179,8 +208,9 @@ class Builder {
         const segments::CallRow& c = *calls[i];
         const uint64_t start = paired ? std::min(c.start_ns, enqueued[i]->start_ns) : c.start_ns;
         const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
-        Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start), static_cast<int64_t>(c.end_ns),
-            name, "recorded_collective");
+        const uint32_t slice = Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start),
+                                   static_cast<int64_t>(c.end_ns), name, "recorded_collective");
+        if (best == kGlooAlgorithm) AddGlooBytes(slice, c);
       }
     }
   }
@@ -262,6 +292,7 @@ class Builder {
   std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample_;
   double sample_hz_ = 0;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tracks_;
+  std::map<CallEntryKey, uint64_t> gloo_bytes_;  // per gloo algorithm entry: its bytes (0: unknown)
 };
 
 }  // namespace

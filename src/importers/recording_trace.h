@@ -4,6 +4,8 @@
 // made its collective calls), per segment file (one host):
 //  - its collective calls as CPU collective ops on the calling thread (gloo's blocking algorithms
 //    `gloo:<op>`, else NCCL's enqueue calls `nccl:<op>`, else c10d's): entry = arrival, exit − entry = wait;
+//    a gloo algorithm whose buffers' bytes are known (gloo_buffer_bytes.h) carries them as collective
+//    arguments (dtype uint8, in_nelems = bytes), as a trace's args would;
 //  - its main thread's on-CPU intervals (between recorded off-CPU intervals) as compute slices "on-CPU",
 //    each holding one slice per stack sample, named by the sample's culprit frame (frame.h), so that an
 //    op excess names a function;

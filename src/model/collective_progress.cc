@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/robust_stats.h"
+#include "importers/gloo_buffer_bytes.h"
 #include "model/model_thresholds.h"
 
 namespace strata::model {
@@ -23,8 +24,8 @@ bool IsP2p(const std::string& op) { return op == "send" || op == "recv"; }
 struct ProcessRows {
   const RecordedSegment* seg = nullptr;
   uint32_t pid = 0;
-  std::vector<const segments::CallEnterRow*> enters;                     // in time order
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint64_t> returns;  // (tid, probe, start) -> end
+  std::vector<const segments::CallEnterRow*> enters;  // in time order
+  std::map<CallEntryKey, uint64_t> returns;           // (tid, probe, start) -> end
 };
 
 const RecordedProbe* ProbeOf(const RecordedSegment& seg, uint32_t id) {
@@ -94,45 +95,11 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
   return calls;
 }
 
-// The bytes of the buffers each gloo algorithm was given: those its thread created within kGlooBufferLeadNs
-// before its entry, none inside an earlier algorithm of the thread (from entry to completion: its scratch
-// buffers). A thread's first algorithm in what was read gets none: some of its buffers may lie before the
-// recording's start or a live window's (a partial sum would be a size mismatch that never happened).
-std::map<const segments::CallEnterRow*, uint64_t> AlgorithmBytes(const ProcessRows& p) {
-  struct ThreadState {
-    const segments::CallEnterRow* last = nullptr;        // its latest algorithm
-    std::vector<std::pair<uint64_t, uint64_t>> buffers;  // (ts, bytes) since then, outside it
-  };
-  std::map<uint32_t, ThreadState> threads;
-  std::map<const segments::CallEnterRow*, uint64_t> bytes_of;
-  const auto inside = [&](const ThreadState& t, uint64_t ts) {
-    if (t.last == nullptr) return false;
-    auto it = p.returns.find({t.last->tid, t.last->probe, t.last->ts_ns});
-    return it == p.returns.end() || ts <= it->second;  // not completed (yet): still inside
-  };
-  for (const segments::CallEnterRow* e : p.enters) {
-    const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
-    if (!probe) continue;
-    ThreadState& t = threads[e->tid];
-    if (probe->kind == segments::ProbeKind::kCollectiveBuffer && !inside(t, e->ts_ns)) {
-      t.buffers.push_back({e->ts_ns, e->count});
-    } else if (probe->kind == segments::ProbeKind::kCollective) {
-      uint64_t bytes = 0;
-      for (const auto& [ts, b] : t.buffers)
-        if (ts + thresholds::kGlooBufferLeadNs >= e->ts_ns) bytes += b;
-      bytes_of[e] = t.last == nullptr ? 0 : bytes;
-      t.last = e;
-      t.buffers.clear();
-    }
-  }
-  return bytes_of;
-}
-
 // From c10d's calls, each paired with the gloo algorithm of the same op that ran it (the next one of that op
 // to start after the call); without c10d calls, the algorithms alone (or the NCCL API alone).
 std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_completion) {
   std::vector<const segments::CallEnterRow*> c10d, algorithms, nccl_api;
-  const std::map<const segments::CallEnterRow*, uint64_t> bytes_of = AlgorithmBytes(p);
+  const std::map<CallEntryKey, uint64_t> bytes_of = GlooAlgorithmBytes(*p.seg, p.enters, p.returns);
   for (const segments::CallEnterRow* e : p.enters) {
     const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
     if (!probe) continue;
@@ -180,7 +147,7 @@ std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_co
       }
     }
     if (run != nullptr) {
-      if (auto b = bytes_of.find(run); b != bytes_of.end()) c.bytes = b->second;
+      if (auto b = bytes_of.find({run->tid, run->probe, run->ts_ns}); b != bytes_of.end()) c.bytes = b->second;
       c.start_unix_ns = p.seg->UnixNs(run->ts_ns);
       c.done_unix_ns = returned(run);
       c.state = c.done_unix_ns != 0 ? CallState::kDone : CallState::kInside;

@@ -68,13 +68,4 @@ inline constexpr size_t kSeqAlignMinPairs = 4;
 inline constexpr double kSeqAlignAmbiguousRatio = 2.0;
 inline constexpr int64_t kSeqAlignSlackNs = 100'000;
 
-// ---- gloo buffer sizes (collective_progress.h) ---------------------------------------------------------
-/// A gloo algorithm's size is the bytes of the buffers its thread created (gloo::Context::createUnboundBuffer)
-/// at most this long before its entry, outside any earlier algorithm of the thread (from its entry to its
-/// completion: the algorithm's own scratch buffers). c10d builds the options on the worker thread just before
-/// the call (microseconds); buffers older than this belong to a path whose algorithm is not probed (broadcast
-/// and allgather through other entry points), and summed into the next probed algorithm they made a false size
-/// mismatch on a real job (2026-11-27: 102 MB against 1.06 GB "bytes" at a broadcast).
-inline constexpr int64_t kGlooBufferLeadNs = 1'000'000;
-
 }  // namespace strata::model::thresholds

@@ -139,6 +139,10 @@ def main():
                     expect(re.search(r'^strata_straggler\{training_job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
                            is not None, "/metrics has strata_straggler for rank 1")
                     expect("# TYPE strata_step_seconds gauge" in metrics, "/metrics declares its families")
+                    # gloo's bytes from the recording alone (createUnboundBuffer), NCCL's bus bandwidth from them
+                    expect(re.search(r'^strata_collective_busbw_bytes\{training_job="%s",[^}]*op="all_reduce"\} [1-9]'
+                                     % re.escape(job_id), metrics, re.M) is not None,
+                           "/metrics has the all_reduce's bus bandwidth from the recorded gloo calls' bytes")
                     lint = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True,
                                           text=True)
                     expect(lint.returncode == 0, f"promtool check metrics accepts /metrics ({lint.stderr.strip()})")

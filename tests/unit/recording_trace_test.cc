@@ -7,8 +7,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "analysis/communication.h"
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/job_summary.h"
 #include "importers/recorded_gpu.h"
+#include "model/job_model.h"
 #include "reports/evidence_json.h"
 #include "store/slice_names.h"
 #include "store/stack_frames.h"
@@ -114,6 +117,55 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(d.findings[0].op, "at::native::addmm_out [libtorch_cpu.so.1.13]");
+}
+
+// A gloo algorithm's bytes (importers/gloo_buffer_bytes.h) reach the communication table (issue 25): each
+// all_reduce algorithm of DdpRecording gets its entry row and, 10 µs before it on the same worker thread, the
+// buffers c10d created for it (gradients 1024 floats, the loss 1 float); a buffer created on the main thread
+// does not count. A thread's first algorithm has no known size, and its instance none; the others carry
+// their bytes as a trace's args would, and the table reads their size and bus bandwidth.
+TEST(RecordingTrace, GlooBuffersGiveRecordedCollectivesTheirBytes) {
+  RecordedRun run = DdpRecording();
+  RecordedSegment& seg = run.segments[0];
+  seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "",
+                        segments::ProbeKind::kCollectiveBuffer, "libgloo.so"});
+  const auto buffer_probe = static_cast<uint32_t>(seg.probes.size() - 1);
+  std::vector<segments::CallRow> allreduces;
+  for (const segments::CallRow& c : seg.data.calls)
+    if (c.probe == 0) allreduces.push_back(c);
+  for (const segments::CallRow& c : allreduces) {
+    const bool loss = c.start_ns / kMs % 100 == 43;  // the loss all_reduce starts 43 ms into each step
+    seg.data.call_enters.push_back({c.tid, c.tgid, buffer_probe, c.start_ns - 10'000, 0, loss ? 4u : 4096u});
+    seg.data.call_enters.push_back({c.tgid, c.tgid, buffer_probe, c.start_ns - 5'000, 0, 1'000'000});  // main's
+    seg.data.call_enters.push_back({c.tid, c.tgid, 0, c.start_ns, 0, 0});
+  }
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const TraceStore& s = store.value();
+  std::map<int64_t, size_t> calls_of_size;  // bytes (-1: none) -> gloo:all_reduce slices
+  for (size_t i = 0; i < s.slices.size(); ++i) {
+    if (s.strings.view(s.slices.name[i]) != "gloo:all_reduce") continue;
+    if (!(s.slices.flags[i] & kSliceCollectiveArgs)) {
+      ++calls_of_size[-1];
+      continue;
+    }
+    const CollectiveArgs& a = s.collective_args.at(s.slices.args[i]);
+    EXPECT_EQ(s.strings.view(a.dtype), "uint8");
+    EXPECT_EQ(s.strings.view(a.collective), "all_reduce");
+    ++calls_of_size[a.in_nelems];
+  }
+  // Per rank: 10 steps x 2 all_reduces, the first (step 1's gradients) of unknown size.
+  EXPECT_EQ(calls_of_size, (std::map<int64_t, size_t>{{-1, 2}, {4, 20}, {4096, 18}}));
+
+  const model::JobModel job = model::BuildJobModel(s, SlicesByRank(s));
+  const CommunicationTable table = ComputeCommunication(s, job);
+  ASSERT_EQ(table.ops.size(), 1u);
+  const CommunicationOp& op = table.ops[0];
+  EXPECT_EQ(op.op, "all_reduce");
+  EXPECT_NEAR(op.bytes, (9 * 4096.0 + 10 * 4.0) / 19.0, 1e-6);
+  ASSERT_TRUE(op.split);
+  EXPECT_GT(op.busbw_gbps, 0);
+  EXPECT_NEAR(op.busbw_gbps, op.algbw_gbps * 2 * (2 - 1) / 2.0, 1e-9);  // 2 ranks: busbw = algbw
 }
 
 // The recorder's NVML series reach the diagnosis (issue 24): each rank's GPU (its LOCAL_RANK-th of
