@@ -107,7 +107,7 @@ def main():
                 for j in jobs:
                     for f in j["findings"]:
                         if not fault:
-                            clean_findings.append((f["rank"], f["cause"]))
+                            clean_findings.append((f["rank"], f["cause"], f.get("summary", "")[:240]))
                         elif detected is None and f["rank"] == 1:
                             detected = (f, time.time())
                 if detected and job.poll() is None:
