@@ -103,6 +103,10 @@ class Builder {
   // The bytes of every gloo algorithm of the segment (gloo_buffer_bytes.h); thread ids are the system's, so
   // one pass over all processes' rows keeps each thread's buffers apart.
   void ReadGlooBytes() {
+    const bool buffers = std::any_of(seg_.probes.begin(), seg_.probes.end(), [](const RecordedProbe& p) {
+      return p.kind == segments::ProbeKind::kCollectiveBuffer;
+    });
+    if (!buffers) return;  // no createUnboundBuffer probe (NCCL, older recordings): no size to read
     std::vector<const segments::CallEnterRow*> enters;
     for (const segments::CallEnterRow& e : seg_.data.call_enters) enters.push_back(&e);
     std::stable_sort(enters.begin(), enters.end(), [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });

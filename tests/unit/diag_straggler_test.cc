@@ -278,7 +278,9 @@ TEST(DiagStraggler, HalfTheRanksSlowedAlikeTakingTurnsAreNotDataImbalance) {
   EXPECT_EQ(ranks, (std::vector<int32_t>{0, 2, 4, 6}));
 
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
-  ASSERT_EQ(result.findings.size(), 1u) << result.findings[0].summary;
+  std::string summaries;
+  for (const diagnosis::Finding& g : result.findings) summaries += g.summary + "\n";
+  ASSERT_EQ(result.findings.size(), 1u) << summaries;
   const diagnosis::Finding& f = result.findings[0];
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   std::vector<int32_t> named = f.ranks;

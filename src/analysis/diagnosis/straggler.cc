@@ -87,29 +87,41 @@ double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t r
 
 namespace {
 
-// Each rank's lateness ([step index][rank]) judged by the one persistence rule (lateness_rule.h); fills the
-// late pairs of `out` and returns the judgments and the lateness summed over every late pair.
-std::vector<RankLateness> JudgeRanks(const std::vector<std::vector<double>>& lateness,
-                                     const std::vector<double>& step_time, size_t ranks, const LatenessRule& rule,
-                                     StragglerAnalysis* out, double* late_sum) {
+// Every rank's lateness ([step index][rank]) judged by the one persistence rule (lateness_rule.h), with the
+// job's late pairs that follow from it.
+struct JudgedRanks {
+  std::vector<RankLateness> rank;
+  std::vector<std::vector<bool>> late;  // [step index][rank]
+  size_t late_pairs = 0;
+  std::vector<int32_t> late_ranks;
+  double late_sum = 0;  // lateness summed over every late pair
+};
+
+JudgedRanks JudgeRanks(const std::vector<std::vector<double>>& lateness, const std::vector<double>& step_time,
+                       size_t ranks, const LatenessRule& rule) {
   const size_t steps = step_time.size();
-  out->late.assign(steps, std::vector<bool>(ranks, false));
-  out->late_pairs = 0;
-  out->late_ranks.clear();
-  *late_sum = 0;
-  std::vector<RankLateness> judged(ranks);
+  JudgedRanks out;
+  out.rank.resize(ranks);
+  out.late.assign(steps, std::vector<bool>(ranks, false));
   std::vector<double> own(steps);
   for (size_t r = 0; r < ranks; ++r) {
     for (size_t s = 0; s < steps; ++s) own[s] = lateness[s][r];
-    judged[r] = JudgeRankLateness(own, step_time, rule);
-    for (size_t s : judged[r].late) {
-      out->late[s][r] = true;
-      *late_sum += own[s];
+    out.rank[r] = JudgeRankLateness(own, step_time, rule);
+    for (size_t s : out.rank[r].late) {
+      out.late[s][r] = true;
+      out.late_sum += own[s];
     }
-    out->late_pairs += judged[r].late.size();
-    if (!judged[r].late.empty()) out->late_ranks.push_back(static_cast<int32_t>(r));
+    out.late_pairs += out.rank[r].late.size();
+    if (!out.rank[r].late.empty()) out.late_ranks.push_back(static_cast<int32_t>(r));
   }
-  return judged;
+  return out;
+}
+
+// Moves the late pairs of `judged` into `out` (its per-rank judgments stay).
+void KeepLatePairs(JudgedRanks& judged, StragglerAnalysis* out) {
+  out->late = std::move(judged.late);
+  out->late_pairs = judged.late_pairs;
+  out->late_ranks = std::move(judged.late_ranks);
 }
 
 Straggler StragglerOf(size_t r, const RankLateness& j, const std::vector<std::vector<double>>& lateness,
@@ -134,19 +146,15 @@ void FindRanksSlowedAlike(const std::vector<int64_t>& step_time_ns, const std::v
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   LatenessRule behind = rule;
   behind.late_share *= thresholds::kSlowedAlikeLateMultiple;
-  StragglerAnalysis trial;
-  double late_sum = 0;
-  const auto judged = JudgeRanks(out->lateness_vs_peers_ns, step_time, ranks, behind, &trial, &late_sum);
+  JudgedRanks judged = JudgeRanks(out->lateness_vs_peers_ns, step_time, ranks, behind);
   size_t persistent = 0;
-  for (const RankLateness& j : judged) persistent += j.persistent;
+  for (const RankLateness& j : judged.rank) persistent += j.persistent;
   if (persistent < thresholds::kMinSlowedAlikeRanks) return;
-  out->late = std::move(trial.late);
-  out->late_pairs = trial.late_pairs;
-  out->late_ranks = std::move(trial.late_ranks);
   out->slowed_alike = true;
   for (size_t r = 0; r < ranks; ++r)
-    if (judged[r].persistent)
-      out->stragglers.push_back(StragglerOf(r, judged[r], out->lateness_vs_peers_ns, step_time_ns, step_numbers));
+    if (judged.rank[r].persistent)
+      out->stragglers.push_back(StragglerOf(r, judged.rank[r], out->lateness_vs_peers_ns, step_time_ns, step_numbers));
+  KeepLatePairs(judged, out);
 }
 
 }  // namespace
@@ -160,8 +168,10 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   // are what an intermittent straggler must dominate.
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   const LatenessRule rule{.late_share = options.min_effect, .persistent_share = options.persistent_share};
-  double late_blame = 0;  // summed over every late (step, rank) pair of the job
-  const auto judged = JudgeRanks(out.blame_ns, step_time, ranks, rule, &out, &late_blame);
+  JudgedRanks blamed = JudgeRanks(out.blame_ns, step_time, ranks, rule);
+  const double late_blame = blamed.late_sum;  // summed over every late (step, rank) pair of the job
+  const std::vector<RankLateness>& judged = blamed.rank;
+  KeepLatePairs(blamed, &out);
   for (size_t r = 0; r < ranks; ++r) {
     const RankLateness& j = judged[r];
     if (j.late.empty()) continue;

@@ -351,6 +351,8 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
 
   const TrackIndex index(store, rows_by_rank);
   const TraceContext context{store, index, job, phases, sa, whatif};
+  // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank (its index, here).
+  const size_t top = sa.stragglers.empty() ? 0 : static_cast<size_t>(sa.stragglers.front().rank);
   for (Straggler& st : sa.stragglers) {  // rank indices become rank numbers
     const auto r = static_cast<size_t>(st.rank);
     st.rank = store.ranks[r].rank;
@@ -361,11 +363,8 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
     if (!sa.slowed_alike) result->findings.push_back(StragglerFinding(context, st, ste, r));
     result->stragglers.push_back(st);
   }
-  if (sa.slowed_alike && !result->stragglers.empty()) {  // stragglers are sorted latest first
-    size_t top = 0;
-    while (store.ranks[top].rank != result->stragglers.front().rank) ++top;
-    result->findings.push_back(SlowedAlikeFinding(context, result->stragglers, top));
-  }
+  if (sa.slowed_alike && !sa.stragglers.empty())
+    result->findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
   AddDataImbalance(context, options, result);
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
