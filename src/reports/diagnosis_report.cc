@@ -398,9 +398,18 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   }
   const auto& f = r.findings.front();
   if (f.cause == diagnosis::Cause::kHang || f.cause == diagnosis::Cause::kCollectiveMismatch) return StoppedVerdict(f);
-  std::string who = f.rank    ? fmt::format("rank {}", *f.rank)
-                    : f.stage ? fmt::format("stage {}", *f.stage)
-                              : fmt::format("{} ranks", f.ranks.size());
+  // A finding about several ranks (slowed alike) names them all: its saving is fixing all of them, not its
+  // first rank alone.
+  constexpr size_t kNamedRanks = 4;
+  std::string who =
+      f.rank && f.ranks.size() > kNamedRanks
+          ? fmt::format("ranks {}, ... ({} ranks)",
+                        fmt::join(f.ranks.begin(), f.ranks.begin() + static_cast<std::ptrdiff_t>(kNamedRanks), ", "),
+                        f.ranks.size())
+      : f.rank && f.ranks.size() > 1 ? fmt::format("ranks {}", fmt::join(f.ranks, ", "))
+      : f.rank                       ? fmt::format("rank {}", *f.rank)
+      : f.stage                      ? fmt::format("stage {}", *f.stage)
+                                     : fmt::format("{} ranks", f.ranks.size());
   return fmt::format("{}: {}{} costs {} of step time", diagnosis::CauseName(f.cause), who,
                      f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
 }

@@ -137,6 +137,12 @@ TEST(DiagReport, HealthyJobJson) {
 TEST(DiagReport, Verdict) {
   DiagnosisResult r = Sample();
   EXPECT_EQ(Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
+  // Ranks slowed alike: one finding whose saving is fixing all of them, so the verdict names them all.
+  r.findings[0].ranks = {3, 0, 2};
+  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) costs 12.5% of step time");
+  r.findings[0].ranks = {3, 0, 2, 4, 6, 8};
+  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) costs 12.5% of step time");
+  r.findings[0].ranks = {3};
   r.findings[0].rank.reset();
   r.findings[0].op.reset();
   r.findings[0].cause = Cause::kStageImbalance;
