@@ -55,7 +55,8 @@ as the profiler wrote it) and truth.json:
   {"fault": cause class (DESIGN.md's vocabulary) or "none", "rank": r|null,
    "steps": [ProfilerStep numbers affected], "magnitude": x, "mechanism": "...",
    "world_size": n, "injected_ms": median measured injected time per affected step,
-   "injected_ms_by_step": {"<ProfilerStep number>": measured injected time}}
+   "injected_ms_by_step": {"<ProfilerStep number>": measured injected time},
+   "recorded_steps": how many ProfilerSteps were recorded (the affected ones are "steps")}
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
   "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
   several ranks share),
@@ -765,6 +766,7 @@ def launch(a, argv):
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
         "injected_ms_by_step": {str(s["step"]): round(s["injected_ms"], 3) for s in hit},
+        "recorded_steps": len(recorded),
     }
     if affected and len(affected) > 1:
         truth["ranks"] = affected  # the fault reaches these ranks alike; any of them is a right top straggler

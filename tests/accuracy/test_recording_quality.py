@@ -73,6 +73,23 @@ class RecordingQualityTest(unittest.TestCase):
         self.assertIsNone(recording_problem(truth("slow_compute", 1, probe_ms_by_rank={"0": 0.824, "1": 0.8},
                                                   cpu_ms_by_rank={"0": 16.0, "1": 16.0})))
 
+    def test_a_slowed_rank_is_noise_only_beside_a_fault_not_much_larger(self):
+        # rank 0's core 30 % slower: 4.8 ms of delay per step (over 2 % of the 50 ms step)
+        slow_core = {"probe_ms_by_rank": {"0": 1.04, "1": 0.8}, "cpu_ms_by_rank": {"0": 16.0, "1": 16.0}}
+        big = {"measure": "time the injected code ran", "per_step": 20.0, "unit": "ms"}
+        self.assertIsNone(recording_problem(truth(took=big, steps=[4, 5, 6], recorded_steps=3, **slow_core)))
+        small = dict(big, per_step=9.0)  # 4.8 ms is over half of 9 ms
+        why = recording_problem(truth(took=small, steps=[4, 5, 6], recorded_steps=3, **slow_core))
+        self.assertIn("rank 0", why)
+        self.assertIn("of the fault's 9.0 ms", why)
+        # an intermittent fault of 20 ms in 3 of 9 steps is 6.7 ms per step: the slow core matters
+        self.assertIn("rank 0", recording_problem(truth(took=big, steps=[6, 9, 12], recorded_steps=9, **slow_core)))
+        # a measure that is not a time (pages refaulted): the absolute rule alone
+        pages = {"measure": "file pages refaulted", "per_step": 5000, "unit": "pages"}
+        self.assertIn("rank 0", recording_problem(truth("memory_pressure", 1, pages, steps=[4], **slow_core)))
+        # the machine-slowed ranks of a clean job do not depend on any fault
+        self.assertEqual(list(machine_slowed_ranks(truth("none", **slow_core))), [0])
+
     def test_the_fault_ranks_own_core_is_not_noise(self):
         took = {"measure": "time the injected code ran", "per_step": 9.0, "unit": "ms"}
         probes = {"0": 0.8, "1": 1.2}
