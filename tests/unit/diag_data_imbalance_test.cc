@@ -1,7 +1,8 @@
 // The data_imbalance rule of the trace paths on constructed lateness and ops: ranks late in turn in at least
 // half of the steps, their ops slower across the board, and a real loss give the finding (ranks mapped to
 // their numbers); a few late steps (jitter), one rank, a straggler already found, a loss under the minimum
-// effect, or lateness from one long op (a hiccup, not more data) give none.
+// effect, lateness from one long op (a hiccup, not more data), or ops whose extra time covers under half of the
+// lateness give none.
 #include "analysis/diagnosis/data_imbalance.h"
 
 #include <gtest/gtest.h>
@@ -12,14 +13,16 @@
 namespace strata::diagnosis {
 namespace {
 
-// `steps` x 4 ranks; late[s] = the rank late in step s, or -1.
-StragglerAnalysis Lateness(const std::vector<int>& late_rank_by_step) {
+// `steps` x 4 ranks; late[s] = the rank late in step s, or -1, by `late_ns` (its blame).
+StragglerAnalysis Lateness(const std::vector<int>& late_rank_by_step, double late_ns = 0) {
   StragglerAnalysis sa;
   sa.late.assign(late_rank_by_step.size(), std::vector<bool>(4, false));
+  sa.blame_ns.assign(late_rank_by_step.size(), std::vector<double>(4, 0.0));
   std::set<int32_t> ranks;
   for (size_t s = 0; s < late_rank_by_step.size(); ++s)
     if (late_rank_by_step[s] >= 0) {
       sa.late[s][static_cast<size_t>(late_rank_by_step[s])] = true;
+      sa.blame_ns[s][static_cast<size_t>(late_rank_by_step[s])] = late_ns;
       ++sa.late_pairs;
       ranks.insert(late_rank_by_step[s]);
     }
@@ -88,25 +91,26 @@ TEST(DataImbalance, LatenessFromHiccupsIsNot) {
 }
 
 TEST(DataImbalance, OpScalingIsTheTimeWeightedMedianRatioOfLeafComputeOps) {
-  // Every op 25 % slower: scaling 1.25.
+  // Every op 25 % slower: scaling 1.25, 187.5 µs of extra time.
   const auto peer = Ops({100, 200, 400, 50});
-  EXPECT_DOUBLE_EQ(*OpScaling(Ops({125, 250, 500, 62.5}), {peer, peer}), 1.25);
+  EXPECT_DOUBLE_EQ(CompareOps(Ops({125, 250, 500, 62.5}), {peer, peer})->scaling, 1.25);
+  EXPECT_DOUBLE_EQ(CompareOps(Ops({125, 250, 500, 62.5}), {peer, peer})->excess_ns, 187.5e3);
   // One op 20x longer (a preempted op): the typical op is as fast as the peers', scaling 1.
-  EXPECT_DOUBLE_EQ(*OpScaling(Ops({2000, 200, 400, 50}), {peer, peer}), 1.0);
+  EXPECT_DOUBLE_EQ(CompareOps(Ops({2000, 200, 400, 50}), {peer, peer})->scaling, 1.0);
   // The peers' median, not their mean: one slow peer does not move it.
-  EXPECT_DOUBLE_EQ(*OpScaling(Ops({110, 220, 440, 55}), {peer, peer, Ops({300, 600, 1200, 150})}), 1.1);
+  EXPECT_DOUBLE_EQ(CompareOps(Ops({110, 220, 440, 55}), {peer, peer, Ops({300, 600, 1200, 150})})->scaling, 1.1);
   // Ops under 10 µs, parents, non-compute ops and ops no peer ran do not count; nothing left: no scaling.
   auto own = Ops({5, 400, 300, 200});
   own[1].leaf = false;
   own[2].compute = false;
   own[3].name = 99;
-  EXPECT_FALSE(OpScaling(own, {Ops({5, 100, 100, 100})}).has_value());
+  EXPECT_FALSE(CompareOps(own, {Ops({5, 100, 100, 100})}).has_value());
 }
 
 TEST(DataImbalance, MeasureLoadScalingComparesLateRanksWithTheirRolePeers) {
   // 4 ranks in 2 roles (stages) whose ops differ 3x; rank 1 late in step 0 with ops 30 % slower than its
   // stage peer rank 0; rank 3 late in step 1 with ops as fast as rank 2's.
-  StragglerAnalysis sa = Lateness({1, 3});
+  StragglerAnalysis sa = Lateness({1, 3}, 60e3);  // 60 µs late: rank 1's ops' 90 µs of extra time explain it
   const std::vector<int32_t> role = {0, 0, 1, 1};
   const StepOps ops = [](size_t step, size_t rank) {
     const double base = rank < 2 ? 100 : 300;
@@ -121,6 +125,22 @@ TEST(DataImbalance, MeasureLoadScalingComparesLateRanksWithTheirRolePeers) {
   EXPECT_NEAR(load.scaling[1], 1.0, 1e-9);
   // Without roles, rank 3's peers would include the stage-0 ranks (median of 100, 100, 300 = 100): 3x.
   EXPECT_NEAR(MeasureLoadScaling(sa, ops, {}, 0.03).scaling[1], 3.0, 1e-9);
+}
+
+TEST(DataImbalance, OpsSlowerByLessThanTheLatenessAreNotMoreData) {
+  // Rank 1's ops 30 % slower (90 µs of extra time), but it was 2 ms late: the ops cover under half of its
+  // lateness, so something else (a busy core's wake-ups, the interpreter between ops) made it late.
+  const StepOps ops = [](size_t, size_t rank) {
+    const double slow = rank == 1 ? 1.3 : 1.0;
+    return Ops({100 * slow, 200 * slow});
+  };
+  const LoadScaling late_by_more = MeasureLoadScaling(Lateness({1, 1}, 2e6), ops, {}, 0.03);
+  EXPECT_EQ(late_by_more.measured, 2u);
+  EXPECT_EQ(late_by_more.broad, 0u);
+  EXPECT_NEAR(late_by_more.scaling[0], 1.3, 1e-9);
+  // 180 µs late: the 90 µs of extra time is half of it, enough.
+  EXPECT_EQ(MeasureLoadScaling(Lateness({1, 1}, 180e3), ops, {}, 0.03).broad, 2u);
+  EXPECT_EQ(MeasureLoadScaling(Lateness({1, 1}, 181e3), ops, {}, 0.03).broad, 0u);
 }
 
 }  // namespace

@@ -23,13 +23,14 @@ bool RanksLateInTurn(const StragglerAnalysis& analysis) {
              thresholds::kImbalanceLateStepShare * static_cast<double>(analysis.late.size());
 }
 
-std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
-                                const std::vector<std::vector<OpOccurrence>>& peers) {
+std::optional<OpComparison> CompareOps(const std::vector<OpOccurrence>& own,
+                                       const std::vector<std::vector<OpOccurrence>>& peers) {
   std::map<std::pair<StringId, uint32_t>, std::vector<double>> peer_durs;
   for (const auto& ops : peers)
     for (const OpOccurrence& o : ops) peer_durs[{o.name, o.index}].push_back(o.dur_ns);
   std::vector<std::pair<double, double>> ratio_weight;
   double total = 0;
+  OpComparison out;
   for (const OpOccurrence& o : own) {
     if (!o.leaf || !o.compute) continue;
     auto it = peer_durs.find({o.name, o.index});
@@ -38,16 +39,30 @@ std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
     if (peer < thresholds::kImbalanceMinOpNs) continue;
     ratio_weight.emplace_back(o.dur_ns / peer, peer);
     total += peer;
+    out.excess_ns += o.dur_ns - peer;
   }
   if (ratio_weight.empty()) return std::nullopt;
   std::sort(ratio_weight.begin(), ratio_weight.end());
+  out.scaling = ratio_weight.back().first;
   double acc = 0;
   for (const auto& [ratio, weight] : ratio_weight) {
     acc += weight;
-    if (2 * acc >= total) return ratio;
+    if (2 * acc >= total) {
+      out.scaling = ratio;
+      break;
+    }
   }
-  return ratio_weight.back().first;
+  return out;
 }
+
+namespace {
+
+// A late pair whose ops ran slower across the board by enough to make it late (see data_imbalance.h).
+bool Broad(const OpComparison& c, double lateness_ns, double min_effect) {
+  return c.scaling >= 1.0 + min_effect && c.excess_ns >= thresholds::kMinExplainedShare * lateness_ns;
+}
+
+}  // namespace
 
 LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps& ops, const std::vector<int32_t>& role,
                                double min_effect) {
@@ -65,10 +80,10 @@ LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps&
       std::vector<std::vector<OpOccurrence>> peers;
       for (size_t q = 0; q < ranks; ++q)
         if (q != r && (!any_same || same_role(q))) peers.push_back(by_rank[q]);
-      if (const auto scaling = OpScaling(by_rank[r], peers)) {
+      if (const auto c = CompareOps(by_rank[r], peers)) {
         ++out.measured;
-        out.broad += *scaling >= 1.0 + min_effect;
-        out.scaling.push_back(*scaling);
+        out.broad += Broad(*c, JudgedLatenessNs(analysis, s, r), min_effect);
+        out.scaling.push_back(c->scaling);
       }
     }
   }

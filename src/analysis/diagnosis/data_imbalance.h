@@ -10,7 +10,12 @@
 // of at least 10 µs, the ratio of its duration to the median duration of the same op identity (name,
 // occurrence in the step) on its role peers, and the duration-weighted median of those ratios. A late
 // pair is "broad" when its scaling is at least 1 + min_effect (the least lateness that counts, spread
-// over the step's work).
+// over the step's work) and the extra time of those ops (own − peers' median, summed) covers at least
+// kMinExplainedShare of the pair's lateness: more data makes the rank late by its ops' extra time, while a
+// busy or slower machine also stretches what the ops do not cover (a wake-up, the interpreter between ops).
+// Seen on held-out clean 4- and 8-rank lab jobs (2026-11-28, seeds 11000+): ranks late in turn by 2-11 ms whose
+// compared ops, 0.2-0.6 ms of work, ran 5-28 % slower (0.02-0.4 ms of extra time); constructed imbalance
+// (bench/accuracy's synth cases) has its lateness all in its ops' extra time.
 // Several ranks slowed alike (a slower core under half of them) also make the slowest rank change from step to
 // step; they are found first, as stragglers by their lateness against the peers (straggler.h), so that this
 // verdict is never given for them.
@@ -35,23 +40,29 @@ namespace strata::diagnosis {
 /// in a clean job, the more so the more ranks there are.
 bool RanksLateInTurn(const StragglerAnalysis& analysis);
 
-/// The duration-weighted median, over `own`'s leaf compute ops of at least 10 µs that at least one peer also ran,
-/// of (own duration / the peers' median duration of that op identity); nullopt when no op compares.
-std::optional<double> OpScaling(const std::vector<OpOccurrence>& own,
-                                const std::vector<std::vector<OpOccurrence>>& peers);
+/// A rank's ops against its peers' in one step, over its leaf compute ops of at least 10 µs (by the peers'
+/// median) that at least one peer also ran.
+struct OpComparison {
+  double scaling = 1;    // duration-weighted median of (own duration / the peers' median of that op identity)
+  double excess_ns = 0;  // sum of (own duration − the peers' median) over those ops
+};
+
+/// nullopt when no op compares.
+std::optional<OpComparison> CompareOps(const std::vector<OpOccurrence>& own,
+                                       const std::vector<std::vector<OpOccurrence>>& peers);
 
 /// Op scaling over the late (step, rank) pairs of an analysis.
 struct LoadScaling {
   size_t measured = 0;          // late pairs with a scaling
-  size_t broad = 0;             // of those, scaling >= 1 + min_effect
+  size_t broad = 0;             // of those, scaling >= 1 + min_effect and their ops' excess explaining the lateness
   std::vector<double> scaling;  // per measured pair, in step order
 };
 
 /// The ops of rank index `rank` in step index `step` (its whole step window).
 using StepOps = std::function<std::vector<OpOccurrence>(size_t step, size_t rank)>;
 
-/// Measures every late pair of `analysis`; a rank's peers are the other ranks of the same `role` (e.g.
-/// pipeline stage; empty = one role for all), or all other ranks when it has none.
+/// Measures every late pair of `analysis` (its lateness: JudgedLatenessNs); a rank's peers are the other ranks of the
+/// same `role` (e.g. pipeline stage; empty = one role for all), or all other ranks when it has none.
 LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps& ops, const std::vector<int32_t>& role,
                                double min_effect);
 
