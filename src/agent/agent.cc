@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -14,10 +15,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "agent/deep_tracing.h"
 #include "agent/discovery.h"
 #include "agent/flight_recorder.h"
 #include "agent/http_front.h"
@@ -68,6 +74,7 @@ class Agent {
       discovery_.OnlyNetworkNamespace(netns);
     }
     if (Status st = StartPublisher(); !st.ok()) return st;
+    if (Status st = SetUpControl(); !st.ok()) return st;
     if (!options_.listen.empty())
       if (Status st = StartHttp(); !st.ok()) return st;
     struct sigaction action {};
@@ -99,6 +106,60 @@ class Agent {
     return Status::Ok();
   }
 
+  // POST /api/v1/deep: the HTTP thread checks the caller and the job, and queues the request for the next
+  // round (OpenRequestedWindows).
+  Status SetUpControl() {
+    ControlAccess access;
+    if (!options_.control_token.empty()) {
+      auto read = ControlAccess::FromTokenFile(options_.control_token);
+      if (!read.ok()) return read.status();
+      access = std::move(read).value();
+    }
+    http_.SetDeepControl(std::move(access), [this](const std::string& job, std::optional<double> seconds) {
+      const double s = std::min(seconds.value_or(options_.deep_s > 0 ? options_.deep_s : 60.0), kMaxDeepS);
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      if (!known_jobs_.count(job))
+        return ControlReply{404,
+                            nlohmann::json{{"error", "no job '" + job + "' on this node (see /api/v1/status)"}}.dump()};
+      deep_requests_.emplace_back(job, s);
+      return ControlReply{202,
+                          nlohmann::json{{"job", job}, {"seconds", s}, {"sample_hz", options_.deep_sample_hz}}.dump()};
+    });
+    return Status::Ok();
+  }
+
+  // The deep windows asked for over HTTP since the last round.
+  void OpenRequestedWindows(double now_s, double now_unix) {
+    std::vector<std::pair<std::string, double>> requests;
+    {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      requests.swap(deep_requests_);
+    }
+    for (const auto& [job, seconds] : requests) OpenDeep(job, now_s, now_unix, seconds, "requested over HTTP", false);
+  }
+
+  // `detection`: asked by an online detection (kept out of a window's refractory time), else by hand.
+  void OpenDeep(const std::string& job, double now_s, double now_unix, double seconds, const std::string& reason,
+                bool detection) {
+    DeepSchedule& deep = deep_[job];
+    const bool was = deep.Active(now_s);
+    const bool moved = detection ? deep.RequestOnDetection(now_s, now_unix, seconds, reason)
+                                 : deep.Request(now_s, now_unix, seconds, reason);
+    if (moved && !was)
+      Say(fmt::format("job {}: deep tracing for {:g} s ({}): stacks at {} Hz", job, std::min(seconds, kMaxDeepS),
+                      reason, options_.deep_sample_hz));
+  }
+
+  // The job's deep window as the status shows it; says when one closed.
+  void NoteDeep(const std::string& job, double now_s, const FlightRecorder& flight, JobState* state) {
+    const DeepSchedule& deep = deep_[job];
+    const bool active = flight.newest_deep();
+    if (state->deep.active && !active) Say(fmt::format("job {}: deep tracing ended", job));
+    state->deep = {
+        active,        deep.Active(now_s), active ? options_.deep_sample_hz : options_.sample_hz, deep.until_unix(),
+        deep.reason(), deep.opened()};
+  }
+
   Status StartPublisher() {
     if (options_.redis.empty()) return Status::Ok();
     auto address = ParseRedisUrl(options_.redis);
@@ -115,6 +176,12 @@ class Agent {
     const auto jobs = discovery_.Scan();
     const double now_unix = UnixS();
     const double now_s = static_cast<double>(MonoNs()) / 1e9;
+    {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      known_jobs_.clear();
+      for (const auto& [job, found] : jobs) known_jobs_.insert(job);
+    }
+    OpenRequestedWindows(now_s, now_unix);
     for (const auto& [job, found] : jobs) {
       JobState& state = states_[job];
       if (state.job.empty()) Say(fmt::format("found job {} ({} processes)", job, found.rank_of_pid.size()));
@@ -122,12 +189,18 @@ class Agent {
       state.rank_of_pid = found.rank_of_pid;
       auto& flight = flights_[job];
       if (!flight) {
-        FlightOptions fo{self_, options_.rotate_s, options_.retain_s, options_.retain_mb, options_.sample_hz};
+        FlightOptions fo{self_,
+                         options_.rotate_s,
+                         options_.retain_s,
+                         options_.retain_mb,
+                         options_.sample_hz,
+                         options_.deep_sample_hz};
         flight = std::make_unique<FlightRecorder>((std::filesystem::path(options_.dir) / SafeName(job)).string(), fo);
       }
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
-      flight->Update(pids, now_s, MayBeStalled(state, now_unix));
+      flight->Update(pids, now_s, MayBeStalled(state, now_unix), deep_[job].Active(now_s));
+      NoteDeep(job, now_s, *flight, &state);
       if (!flight->current_chunk().empty()) {
         std::vector<online::RankStepSummary> summaries;
         live_.Round(flight->current_chunk(), MonoNs(), now_unix, &state, &summaries);
@@ -157,6 +230,7 @@ class Agent {
       if (now_unix - it->second.analysed_at > options_.retain_s) {
         flights_.erase(it->first);
         online_.erase(it->first);
+        deep_.erase(it->first);
         it = states_.erase(it);
       } else {
         it->second.rank_of_pid.clear();
@@ -180,6 +254,9 @@ class Agent {
     for (const online::Detection& d : online.Advance(now_unix)) {
       Say(fmt::format("job {}: rank {} late since step {} ({})", job, d.rank, d.first_step,
                       diagnosis::CauseName(d.cause)));
+      if (options_.deep_s > 0)
+        OpenDeep(job, static_cast<double>(MonoNs()) / 1e9, now_unix, options_.deep_s,
+                 fmt::format("detection: rank {} {}", d.rank, diagnosis::CauseName(d.cause)), true);
       if (publisher_) publisher_->Enqueue(job, EncodeFinding(d, host_));
     }
     if (online.view().summaries > 0) state->online = online.view();
@@ -221,6 +298,10 @@ class Agent {
   std::map<std::string, JobState> states_;
   std::map<std::string, std::unique_ptr<FlightRecorder>> flights_;
   std::map<std::string, OnlineJob> online_;
+  std::map<std::string, DeepSchedule> deep_;
+  std::mutex control_mutex_;  // guards the two below (the HTTP thread's control requests)
+  std::set<std::string> known_jobs_;
+  std::vector<std::pair<std::string, double>> deep_requests_;
   std::string host_ = [] {
     char host[256] = {};
     gethostname(host, sizeof host - 1);

@@ -2,7 +2,8 @@
 // training processes on the node (discovery.h), keeps a flight recorder on each job (flight_recorder.h),
 // re-diagnoses the last `window_s` of each job's recording (live_diagnosis.h) and publishes the result over
 // HTTP on `listen` (status_render.h: /metrics, /api/v1/status, and / a live page). With `redis`, the step
-// summaries and findings also go to the job's Redis stream (stream_publisher.h) for `strata serve`.
+// summaries and findings also go to the job's Redis stream (stream_publisher.h) for `strata serve`. A detection,
+// or POST /api/v1/deep, opens a deep-tracing window on the job (deep_tracing.h).
 // Invariants: a job's state outlives a failed round (the error is published); jobs whose processes are
 // gone are published as ended for `retain_s`, then dropped; stopping the agent stops its recorders.
 #pragma once
@@ -24,6 +25,12 @@ struct AgentOptions {
   double retain_s = 900;
   double retain_mb = 2048;
   unsigned sample_hz = 49;
+  // Deep tracing (deep_tracing.h): the seconds of deep recording a detection opens (0: detections open none;
+  // POST /api/v1/deep still does), the stack-sampling rate in a window, and the token file control requests
+  // must carry ("" : control requests are answered from loopback only).
+  double deep_s = 60;
+  unsigned deep_sample_hz = 499;
+  std::string control_token;
   std::string redis;             // redis://HOST:PORT: publish step summaries and findings there ("" = none)
   size_t redis_buffer = 10000;   // entries kept while Redis is unreachable (older ones are dropped, counted)
   size_t redis_maxlen = 100000;  // approximate cap of each job's stream

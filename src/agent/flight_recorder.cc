@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent/deep_tracing.h"
 #include "segments/segment_tail.h"
 
 namespace strata::agent {
@@ -76,7 +77,7 @@ constexpr double kPromoteWithoutOverlapS = 3;
 
 FlightRecorder::~FlightRecorder() { Stop(); }
 
-bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
+bool FlightRecorder::Start(const std::set<int>& pids, double now_s, bool deep) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   next_chunk_ = std::max(next_chunk_, FirstFreeChunk(dir_));
@@ -88,7 +89,11 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
                                    "-o",
                                    chunk,
                                    "--sample-hz",
-                                   std::to_string(options_.sample_hz)};
+                                   std::to_string(deep ? options_.deep_sample_hz : options_.sample_hz)};
+  if (deep) {
+    args.push_back("--counter-hz");
+    args.push_back(fmt::format("{:g}", kDeepCounterHz));
+  }
   for (int pid : pids) {
     args.push_back("--pid");
     args.push_back(std::to_string(pid));
@@ -108,10 +113,12 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s) {
   // A pending chunk replaced before it attached is stopped now: it never became the one read.
   if (!pending_.dir.empty()) StopChild(pending_, now_s);
   pending_ = Child{};
+  Child started{child, chunk, now_s, pids};
+  started.deep = deep;
   if (current_.pid > 0)
-    pending_ = Child{child, chunk, now_s, pids};  // read once attached; the current one goes on meanwhile
+    pending_ = started;  // read once attached; the current one goes on meanwhile
   else
-    current_ = Child{child, chunk, now_s, pids};  // nothing running to overlap with: read from now on
+    current_ = started;  // nothing running to overlap with: read from now on
   ++restarts_;
   return true;
 }
@@ -154,7 +161,7 @@ void FlightRecorder::Reap() {
   if (pending_.pid > 0 && exited(pending_.pid)) pending_ = Child{};
 }
 
-void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_rotation) {
+void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_rotation, bool deep) {
   Reap();
   PromotePending(now_s);
   // A new process starts a new chunk (a recorder attaches to the pids it was given); one that ended does not:
@@ -163,11 +170,12 @@ void FlightRecorder::Update(const std::set<int>& pids, double now_s, bool hold_r
   // started (a pending one covers its pids already).
   const Child& newest = pending_.dir.empty() ? current_ : pending_;
   const bool changed = !std::includes(newest.pids.begin(), newest.pids.end(), pids.begin(), pids.end());
-  const bool due = newest.pid > 0 && !hold_rotation && now_s - newest.started_s >= options_.rotate_s;
+  const bool due =
+      newest.pid > 0 && !hold_rotation && (now_s - newest.started_s >= options_.rotate_s || newest.deep != deep);
   // A recorder that ended cleanly saw its processes end: the same pids, still listed while they exit, would
   // only start an empty chunk (and the job's last word would be about it); one that failed is restarted.
   const bool lost = pending_.dir.empty() && current_.pid == 0 && !(current_.exited_cleanly && !changed);
-  if (!pids.empty() && (lost || changed || due)) Start(pids, now_s);
+  if (!pids.empty() && (lost || changed || due)) Start(pids, now_s, deep);
   for (Child& c : stopping_)
     if (!c.signalled && now_s >= c.stop_at_s) {
       kill(c.pid, SIGINT);

@@ -9,6 +9,8 @@
 // ranks do: reading it at once left the live window blind for those seconds (a collective entered then was
 // seen by no chunk read). Entries the previous chunk saw still open are carried into the new one's window
 // (agent/chunk_carry.h).
+// A deep-tracing window (deep_tracing.h) is a chunk too: when Update is told the job is (or no longer is) in
+// one, a new chunk starts at the deep (or always-on) sampling rates, through the same handover.
 // Chunks beyond `retain_s` of age or `retain_mb` in all are deleted, oldest first, never the current or a
 // pending one.
 // Invariants: at most two recorders per job record at a time (the current and a pending one; the one left by
@@ -35,6 +37,7 @@ struct FlightOptions {
   double retain_s = 900;  // delete chunks that ended longer ago than this
   double retain_mb = 2048;
   unsigned sample_hz = 49;
+  unsigned deep_sample_hz = 499;  // in a deep window (and host counters at kDeepCounterHz)
 };
 
 class FlightRecorder {
@@ -48,7 +51,9 @@ class FlightRecorder {
   /// `hold_rotation`: the job may be stalled; the current chunk is kept past `rotate_s` (a new recorder
   /// attaches to running processes and never sees the entries of the collectives its ranks are stuck in, so
   /// rotating would make a hang invisible to the live diagnosis). New processes still start a new chunk.
-  void Update(const std::set<int>& pids, double now_s, bool hold_rotation = false);
+  /// `deep`: the job is in a deep-tracing window; a chunk of the other kind is replaced by a new one (unless
+  /// the rotation is held: a stalled job keeps its chunk, whatever the window).
+  void Update(const std::set<int>& pids, double now_s, bool hold_rotation = false, bool deep = false);
   /// Stops every recorder (SIGINT) and waits for them.
   void Stop();
 
@@ -57,6 +62,8 @@ class FlightRecorder {
   const std::string& current_chunk() const { return current_.dir; }
   const std::string& newest_chunk() const { return pending_.dir.empty() ? current_.dir : pending_.dir; }
   double current_started_s() const { return current_.started_s; }
+  /// The newest chunk's recorder samples at the deep rates.
+  bool newest_deep() const { return (pending_.dir.empty() ? current_ : pending_).deep; }
   uint64_t restarts() const { return restarts_; }
   /// The current chunk's recorder has exited (its processes ended): the chunk is complete.
   bool current_finished() const { return !current_.dir.empty() && current_.pid == 0; }
@@ -73,8 +80,9 @@ class FlightRecorder {
     bool exited_cleanly = false;   // it exited by itself with status 0: every process it recorded had ended
     int64_t attached_unix_ns = 0;  // its segment's `attached` record (0: not seen yet)
     double attached_seen_s = 0;    // when this agent first saw it (monotonic seconds)
+    bool deep = false;             // records at the deep rates
   };
-  bool Start(const std::set<int>& pids, double now_s);
+  bool Start(const std::set<int>& pids, double now_s, bool deep);
   void Reap();
   void Prune();
   // Makes the pending chunk the current one once its recorder is attached and the current recorder has

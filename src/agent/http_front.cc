@@ -3,7 +3,10 @@
 
 #include <httplib.h>
 
+#include <cmath>
 #include <cstdlib>
+
+#include <nlohmann/json.hpp>
 
 namespace strata::agent {
 namespace {
@@ -28,6 +31,46 @@ std::string Page(const std::string& title) {
   std::string page = kPage;
   for (size_t at; (at = page.find("%TITLE%")) != std::string::npos;) page.replace(at, 7, title);
   return page;
+}
+
+std::string ErrorJson(const std::string& message) { return nlohmann::json{{"error", message}}.dump(); }
+
+// The refusal for a caller `access` does not allow, or nullopt.
+std::optional<ControlReply> Refusal(ControlAccess::Verdict v) {
+  switch (v) {
+    case ControlAccess::Verdict::kAllowed:
+      return std::nullopt;
+    case ControlAccess::Verdict::kNeedsToken:
+      return ControlReply{401, ErrorJson("this agent's control endpoints need its token: Authorization: Bearer TOKEN "
+                                         "(the agent's --control-token file)")};
+    case ControlAccess::Verdict::kWrongToken:
+      return ControlReply{401, ErrorJson("wrong token")};
+    case ControlAccess::Verdict::kNotLoopback:
+      return ControlReply{403, ErrorJson("control endpoints answer loopback only unless the agent was started with "
+                                         "--control-token FILE")};
+  }
+  return ControlReply{403, ErrorJson("refused")};
+}
+
+// The request's `seconds`: nullopt when absent; an error reply when it is not a positive finite number.
+std::optional<ControlReply> ParseSeconds(const httplib::Request& req, std::optional<double>* seconds) {
+  if (!req.has_param("seconds")) return std::nullopt;
+  const std::string text = req.get_param_value("seconds");
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
+    return ControlReply{400, ErrorJson("seconds: expected a positive number of seconds, got '" + text + "'")};
+  *seconds = v;
+  return std::nullopt;
+}
+
+ControlReply DeepRequest(const httplib::Request& req, const ControlAccess& access, const DeepHandler& handler) {
+  if (auto refusal = Refusal(access.Check(req.remote_addr, req.get_header_value("Authorization")))) return *refusal;
+  if (!req.has_param("job") || req.get_param_value("job").empty())
+    return ControlReply{400, ErrorJson("job: missing (the job's id as /api/v1/status lists it)")};
+  std::optional<double> seconds;
+  if (auto bad = ParseSeconds(req, &seconds)) return *bad;
+  return handler(req.get_param_value("job"), seconds);
 }
 
 }  // namespace
@@ -61,6 +104,12 @@ Status HttpFront::Start(const std::string& listen) {
     }
     res.set_content(nodes_, "application/json");
   });
+  if (deep_)
+    server_->Post("/api/v1/deep", [this](const httplib::Request& req, httplib::Response& res) {
+      const ControlReply reply = DeepRequest(req, access_, deep_);
+      res.status = reply.status;
+      res.set_content(reply.json, "application/json");
+    });
   const std::string page = Page(title_);
   server_->Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html"); });
   if (port == 0) {
@@ -79,6 +128,11 @@ void HttpFront::Publish(std::string status_json, std::string metrics_text) {
   std::lock_guard<std::mutex> lock(mutex_);
   status_ = std::move(status_json);
   metrics_ = std::move(metrics_text);
+}
+
+void HttpFront::SetDeepControl(ControlAccess access, DeepHandler handler) {
+  access_ = std::move(access);
+  deep_ = std::move(handler);
 }
 
 void HttpFront::PublishNodes(std::string nodes_json) {

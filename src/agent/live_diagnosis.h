@@ -57,6 +57,16 @@ struct JobState {
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
   std::string chunk;                  // the chunk `tails` read
   std::vector<CarriedEntry> carried;  // open entries carried from the previous chunks (chunk_carry.h)
+  // Deep tracing (deep_tracing.h), for the status: whether the job's newest chunk records at the deep rates,
+  // when its window ends, who opened it, and how many windows were opened.
+  struct Deep {
+    bool active = false;     // the newest chunk records at the deep rates
+    bool requested = false;  // a window is open (the switch waits while the job may be stalled)
+    unsigned sample_hz = 0;  // the newest chunk's stack-sampling rate
+    double until_unix = 0;
+    std::string reason;
+    uint64_t windows = 0;
+  } deep;
 };
 
 /// Drops the rows of `d` older than `from` (monotonic ns), except collective entries whose call has not

@@ -143,6 +143,14 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
              {"scores", ScoresJson(d)}});
       }
     o["findings"] = findings;
+    if (s.program == "agent")
+      o["deep"] = {{"active", job.deep.active},
+                   {"requested", job.deep.requested},
+                   {"sample_hz", job.deep.sample_hz},
+                   {"until_unix", job.deep.until_unix > 0 ? nlohmann::ordered_json(RoundTo(job.deep.until_unix, 3))
+                                                          : nlohmann::ordered_json()},
+                   {"reason", job.deep.reason},
+                   {"windows", job.deep.windows}};
     if (job.online) o["online"] = OnlineJson(*job.online);
     if (job.last) o["diagnosis"] = DiagnosisToJson(*job.last);
     jobs.push_back(std::move(o));
@@ -342,6 +350,17 @@ std::string MetricsText(const AgentSnapshot& s) {
          "1 while the job is stalled: ranks wait in a collective some rank never entered (cause hang).");
   for (const JobState& job : s.jobs)
     out += fmt::format("strata_job_stalled{{training_job=\"{}\"}} {}\n", PromLabel(job.job), StallOf(job) ? 1 : 0);
+  if (s.program == "agent") {
+    family("strata_deep_tracing", "gauge",
+           "1 while the job's flight recorder records at the deep rates (a window opened by a detection or by "
+           "POST /api/v1/deep).");
+    for (const JobState& job : s.jobs)
+      out +=
+          fmt::format("strata_deep_tracing{{training_job=\"{}\"}} {}\n", PromLabel(job.job), job.deep.active ? 1 : 0);
+    family("strata_deep_windows_total", "counter", "Deep-tracing windows opened for the job.");
+    for (const JobState& job : s.jobs)
+      out += fmt::format("strata_deep_windows_total{{training_job=\"{}\"}} {}\n", PromLabel(job.job), job.deep.windows);
+  }
   family("strata_stall_seconds", "gauge", "How long the job has been stalled (0 when it is not).");
   for (const JobState& job : s.jobs) {
     const diagnosis::StallEvidence* stall = StallOf(job);

@@ -28,7 +28,8 @@ CLI::App* AddAgentCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "agent",
       "watch this node's training jobs until stopped (root): find ranked processes by their environment, keep a "
-      "flight recorder on each job, diagnose the last seconds continuously, serve /metrics and /api/v1/status");
+      "flight recorder on each job, diagnose the last seconds continuously, serve /metrics and /api/v1/status, and "
+      "record a job in depth for a while when a rank is detected late (or on POST /api/v1/deep?job=ID&seconds=S)");
   cmd->add_option("--listen", o.listen, "HOST:PORT for HTTP (/metrics, /api/v1/status, / a live page); '' = none")
       ->capture_default_str();
   cmd->add_option("--dir", o.dir, "flight-recorder directory (one folder per job, rotating chunks)")
@@ -51,8 +52,20 @@ CLI::App* AddAgentCommand(CLI::App& app) {
       ->check(Finite() & CLI::Range(1.0, 1e7))
       ->capture_default_str();
   cmd->add_option("--sample-hz", o.sample_hz, "CPU stack samples per second per CPU")
-      ->check(CLI::Range(0u, 1000u))
+      ->check(CLI::Range(0u, 999u))
       ->capture_default_str();
+  cmd->add_option("--deep-s", o.deep_s,
+                  "seconds of deep tracing a detection opens on its job (stacks at --deep-sample-hz, host counters "
+                  "at 50 Hz, then back to the always-on rates; 0 = none; POST /api/v1/deep opens one by hand)")
+      ->check(Finite() & CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  cmd->add_option("--deep-sample-hz", o.deep_sample_hz, "CPU stack samples per second per CPU in a deep window")
+      ->check(CLI::Range(1u, 999u))
+      ->capture_default_str();
+  cmd->add_option("--control-token", o.control_token,
+                  "file whose first line is the token control requests (POST /api/v1/deep) must carry as "
+                  "'Authorization: Bearer TOKEN'; without it they are answered from loopback only")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--redis", o.redis,
                   "redis://HOST:PORT: also publish step summaries and findings to the job's stream there (for "
                   "`strata serve`)");

@@ -115,6 +115,9 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
                                         : nlohmann::ordered_json::parse(seg.stats_record, nullptr, false);
   j["notes"] = seg.notes;
   j["finished"] = seg.finished;
+  // The CPU sampling rate the recorder says it ran at (its closing record; null before it closed): an agent's
+  // deep-tracing chunk says its deep rate here.
+  j["sample_hz"] = seg.sample_hz > 0 ? nlohmann::ordered_json(seg.sample_hz) : nlohmann::ordered_json();
   j["gaps"] = seg.gaps;
   RecordedRun one;
   one.segments.push_back(seg);

@@ -1,0 +1,202 @@
+// Deep tracing on demand (agent/deep_tracing.h): windows that open, extend and close on their own, never longer
+// than kMaxDeepS; who may call POST /api/v1/deep (loopback without a token, the token's holders with one), over
+// a real HTTP server; and the flight recorder switching its recorder to the deep rates and back through a new
+// chunk (the recorder here is a script that writes down its arguments).
+#include <gtest/gtest.h>
+
+#ifdef STRATA_HAVE_RECORDER
+
+#include <httplib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/deep_tracing.h"
+#include "agent/flight_recorder.h"
+#include "agent/http_front.h"
+#include "test_util.h"
+
+namespace strata::agent {
+namespace {
+
+TEST(AgentDeepTracing, AWindowOpensExtendsAndClosesOnItsOwn) {
+  DeepSchedule d;
+  EXPECT_FALSE(d.Active(0));
+  EXPECT_TRUE(d.Request(100, 1000, 60, "detection: rank 1 slow_compute"));
+  EXPECT_TRUE(d.Active(100));
+  EXPECT_TRUE(d.Active(159.9));
+  EXPECT_FALSE(d.Active(160)) << "ends at now + seconds";
+  EXPECT_DOUBLE_EQ(d.until_unix(), 1060);
+  EXPECT_EQ(d.opened(), 1u);
+  // A shorter request inside the window changes nothing; a longer one extends it without opening another.
+  EXPECT_FALSE(d.Request(110, 1010, 10, "requested over HTTP"));
+  EXPECT_EQ(d.reason(), "detection: rank 1 slow_compute");
+  EXPECT_TRUE(d.Request(150, 1050, 30, "requested over HTTP"));
+  EXPECT_TRUE(d.Active(179));
+  EXPECT_EQ(d.opened(), 1u);
+  EXPECT_EQ(d.reason(), "requested over HTTP");
+  // After it closed, a request opens a new one; none lasts past kMaxDeepS; nonsense opens nothing.
+  EXPECT_TRUE(d.Request(1000, 2000, 1e9, "requested over HTTP"));
+  EXPECT_EQ(d.opened(), 2u);
+  EXPECT_TRUE(d.Active(1000 + kMaxDeepS - 1));
+  EXPECT_FALSE(d.Active(1000 + kMaxDeepS));
+  DeepSchedule none;
+  EXPECT_FALSE(none.Request(0, 0, 0, "x"));
+  EXPECT_FALSE(none.Request(0, 0, -5, "x"));
+  EXPECT_FALSE(none.Request(0, 0, std::nan(""), "x"));
+  EXPECT_EQ(none.opened(), 0u);
+}
+
+// A detection opens no window within kDeepRefractoryS of the last one's end (each switch perturbs the job, and
+// the perturbation was itself detected); a request by hand does, and a detection inside a window extends it.
+TEST(AgentDeepTracing, DetectionsOpenNoWindowRightAfterOne) {
+  DeepSchedule d;
+  EXPECT_TRUE(d.RequestOnDetection(0, 0, 10, "detection: rank 1 slow_compute")) << "the first opens";
+  EXPECT_TRUE(d.RequestOnDetection(5, 5, 10, "detection: rank 0 unknown")) << "inside the window: extends it";
+  EXPECT_FALSE(d.Active(15));
+  EXPECT_FALSE(d.RequestOnDetection(16, 16, 10, "detection: rank 0 unknown"));
+  EXPECT_FALSE(d.RequestOnDetection(15 + kDeepRefractoryS - 1, 0, 10, "detection"));
+  EXPECT_EQ(d.opened(), 1u);
+  EXPECT_TRUE(d.RequestOnDetection(15 + kDeepRefractoryS, 0, 10, "detection: rank 1 slow_compute"));
+  EXPECT_EQ(d.opened(), 2u);
+  DeepSchedule by_hand;
+  EXPECT_TRUE(by_hand.Request(0, 0, 10, "requested over HTTP"));
+  EXPECT_TRUE(by_hand.Request(11, 11, 10, "requested over HTTP")) << "by hand: no refractory time";
+  EXPECT_FALSE(by_hand.RequestOnDetection(22, 22, 10, "detection"));
+}
+
+TEST(AgentDeepTracing, LoopbackAddresses) {
+  for (const char* a : {"127.0.0.1", "127.9.8.7", "::1", "::ffff:127.0.0.1"}) EXPECT_TRUE(IsLoopbackAddress(a)) << a;
+  for (const char* a : {"10.0.0.1", "192.168.1.5", "::ffff:10.0.0.1", "fe80::1", "", "localhost", "128.0.0.1"})
+    EXPECT_FALSE(IsLoopbackAddress(a)) << a;
+}
+
+TEST(AgentDeepTracing, ControlAccessWithAndWithoutAToken) {
+  using V = ControlAccess::Verdict;
+  const ControlAccess open;
+  EXPECT_EQ(open.Check("127.0.0.1", ""), V::kAllowed);
+  EXPECT_EQ(open.Check("10.1.2.3", ""), V::kNotLoopback);
+  EXPECT_EQ(open.Check("10.1.2.3", "Bearer anything"), V::kNotLoopback) << "no token: no bearer is right";
+  testing::TempDir dir;
+  const std::string file = (std::filesystem::path(dir.path()) / "token").string();
+  std::ofstream(file) << "  s3cret-token \nsecond line ignored\n";
+  auto access = ControlAccess::FromTokenFile(file);
+  ASSERT_TRUE(access.ok()) << access.error();
+  const ControlAccess& a = access.value();
+  EXPECT_EQ(a.Check("10.1.2.3", "Bearer s3cret-token"), V::kAllowed);
+  EXPECT_EQ(a.Check("127.0.0.1", ""), V::kNeedsToken) << "with a token, loopback needs it too";
+  EXPECT_EQ(a.Check("127.0.0.1", "Bearer s3cret"), V::kWrongToken);
+  EXPECT_EQ(a.Check("127.0.0.1", "Bearer s3cret-token2"), V::kWrongToken);
+  EXPECT_EQ(a.Check("127.0.0.1", "Basic s3cret-token"), V::kNeedsToken);
+  // A file that cannot be read or holds no token is an error naming it.
+  std::ofstream(file) << "\n";
+  EXPECT_NE(ControlAccess::FromTokenFile(file).error().find(file), std::string::npos);
+  EXPECT_NE(ControlAccess::FromTokenFile(file + ".missing").error().find("cannot read"), std::string::npos);
+}
+
+// POST /api/v1/deep on a real server: the handler sees only allowed, well-formed requests.
+TEST(AgentDeepTracing, DeepEndpointChecksCallerJobAndSeconds) {
+  testing::TempDir dir;
+  const std::string file = (std::filesystem::path(dir.path()) / "token").string();
+  std::ofstream(file) << "tok-123\n";
+  std::vector<std::pair<std::string, double>> seen;
+  const DeepHandler handler = [&](const std::string& job, std::optional<double> seconds) {
+    if (job != "job-a") return ControlReply{404, "{\"error\": \"no job\"}"};
+    seen.emplace_back(job, seconds.value_or(-1));
+    return ControlReply{202, "{}"};
+  };
+  for (bool with_token : {false, true}) {
+    seen.clear();
+    HttpFront front("test");
+    front.SetDeepControl(with_token ? ControlAccess::FromTokenFile(file).value() : ControlAccess(), handler);
+    ASSERT_TRUE(front.Start("127.0.0.1:0").ok());
+    httplib::Client client("127.0.0.1", front.port());
+    const httplib::Headers auth = {{"Authorization", "Bearer tok-123"}};
+    const httplib::Headers headers = with_token ? auth : httplib::Headers{};
+    auto post = [&](const std::string& path, const httplib::Headers& h) {
+      auto res = client.Post(path, h, "", "application/x-www-form-urlencoded");
+      return res ? res->status : -1;
+    };
+    EXPECT_EQ(post("/api/v1/deep?job=job-a&seconds=30", headers), 202) << with_token;
+    EXPECT_EQ(post("/api/v1/deep?job=job-a", headers), 202) << "seconds default to the agent's";
+    EXPECT_EQ(post("/api/v1/deep?job=job-b&seconds=30", headers), 404);
+    EXPECT_EQ(post("/api/v1/deep?seconds=30", headers), 400) << "no job";
+    EXPECT_EQ(post("/api/v1/deep?job=job-a&seconds=-1", headers), 400);
+    EXPECT_EQ(post("/api/v1/deep?job=job-a&seconds=10x", headers), 400);
+    auto form = client.Post("/api/v1/deep", headers, "job=job-a&seconds=7", "application/x-www-form-urlencoded");
+    ASSERT_TRUE(form);
+    EXPECT_EQ(form->status, 202) << "parameters in a form body";
+    if (with_token) {
+      EXPECT_EQ(post("/api/v1/deep?job=job-a&seconds=30", {}), 401) << "no token";
+      EXPECT_EQ(post("/api/v1/deep?job=job-a&seconds=30", {{"Authorization", "Bearer nope"}}), 401);
+    }
+    EXPECT_EQ(seen, (std::vector<std::pair<std::string, double>>{{"job-a", 30}, {"job-a", -1}, {"job-a", 7}}));
+    auto get = client.Get("/api/v1/deep");
+    ASSERT_TRUE(get);
+    EXPECT_NE(get->status, 202) << "control is POST only";
+    front.Stop();
+  }
+  // Without SetDeepControl (strata serve) there is no such endpoint.
+  HttpFront plain("serve");
+  ASSERT_TRUE(plain.Start("127.0.0.1:0").ok());
+  httplib::Client client("127.0.0.1", plain.port());
+  auto res = client.Post("/api/v1/deep?job=job-a", "", "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  plain.Stop();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The flight recorder starts a chunk at the deep rates when the window opens and one at the always-on rates when
+// it closes; a stalled job keeps its chunk whatever the window. The stand-in recorder writes its arguments into
+// its chunk (args.txt) and stays alive until stopped.
+TEST(AgentDeepTracing, FlightRecorderSwitchesRatesThroughANewChunk) {
+  testing::TempDir dir;
+  const std::string recorder = (std::filesystem::path(dir.path()) / "recorder.sh").string();
+  // `strata record -q --no-nccl-plugin -o DIR ...`: $5 is the chunk's directory.
+  std::ofstream(recorder) << "#!/bin/sh\nmkdir -p \"$5\"\necho \"$@\" > \"$5/args.txt\"\nexec sleep 60\n";
+  std::filesystem::permissions(recorder, std::filesystem::perms::owner_all);
+  FlightOptions o{recorder};
+  o.sample_hz = 49;
+  o.deep_sample_hz = 499;
+  FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), o);
+  auto args = [&] {
+    const std::string path = flight.newest_chunk() + "/args.txt";
+    for (int i = 0; i < 300 && !std::filesystem::exists(path); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return ReadAll(path);
+  };
+  flight.Update({4242}, 0.0, false, false);
+  EXPECT_NE(args().find("--sample-hz 49"), std::string::npos) << args();
+  EXPECT_FALSE(flight.newest_deep());
+  flight.Update({4242}, 1.0, false, true);
+  EXPECT_TRUE(flight.newest_deep());
+  EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000001");
+  EXPECT_NE(args().find("--sample-hz 499 --counter-hz 50"), std::string::npos) << args();
+  flight.Update({4242}, 2.0, false, true);
+  EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000001") << "one chunk per window";
+  flight.Update({4242}, 3.0, /*hold_rotation=*/true, false);
+  EXPECT_TRUE(flight.newest_deep()) << "a stalled job keeps its chunk";
+  flight.Update({4242}, 4.0, false, false);
+  EXPECT_FALSE(flight.newest_deep());
+  EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000002");
+  EXPECT_NE(args().find("--sample-hz 49"), std::string::npos) << args();
+  EXPECT_EQ(args().find("--counter-hz"), std::string::npos) << args();
+  flight.Stop();
+}
+
+}  // namespace
+}  // namespace strata::agent
+
+#endif  // STRATA_HAVE_RECORDER
