@@ -1,8 +1,9 @@
 """What the agent tests share: their check list (`expect`, printed as ok/FAIL, summed up by `result`), the
-requirement check that skips (77) or, under CI=true, fails (1), and a free loopback port."""
+requirement check that skips (77) or, under CI=true, fails (1), a free loopback port, and a GET on it."""
 import os
 import shutil
 import socket
+import urllib.request
 
 
 class Checks:
@@ -40,3 +41,9 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def get(port, path):
+    """The body of GET http://127.0.0.1:PORT/PATH (raises OSError when it does not answer)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return r.read().decode()

@@ -24,15 +24,11 @@ import time
 import urllib.parse
 import urllib.request
 
-from checks import Checks, free_port, unmet
+from checks import Checks, free_port, get, unmet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
-
-def get(port, path):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-        return r.read().decode()
 
 
 def prom_query(port, query):

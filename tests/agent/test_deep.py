@@ -23,16 +23,12 @@ import time
 import urllib.error
 import urllib.request
 
-from checks import Checks, free_port, unmet
+from checks import Checks, free_port, get, unmet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 DEEP_HZ, ALWAYS_HZ = 199, 49
 
-
-def get(port, path):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-        return r.read().decode()
 
 
 def post(port, path, token=None):

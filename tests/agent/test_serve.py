@@ -16,14 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-from checks import Checks, free_port
+from checks import Checks, free_port, get
 
-
-def get(port, path):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-        return r.read().decode()
 
 
 def main():
