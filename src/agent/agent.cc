@@ -116,7 +116,7 @@ class Agent {
       access = std::move(read).value();
     }
     http_.SetDeepControl(std::move(access), [this](const std::string& job, std::optional<double> seconds) {
-      const double s = std::min(seconds.value_or(options_.deep_s > 0 ? options_.deep_s : 60.0), kMaxDeepS);
+      const double s = std::min(seconds.value_or(options_.deep_request_s), kMaxDeepS);
       std::lock_guard<std::mutex> lock(control_mutex_);
       if (!known_jobs_.count(job))
         return ControlReply{404,

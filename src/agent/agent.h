@@ -27,8 +27,13 @@ struct AgentOptions {
   unsigned sample_hz = 49;
   // Deep tracing (deep_tracing.h): the seconds of deep recording a detection opens (0: detections open none;
   // POST /api/v1/deep still does), the stack-sampling rate in a window, and the token file control requests
-  // must carry ("" : control requests are answered from loopback only).
-  double deep_s = 60;
+  // must carry ("" : control requests are answered from loopback only). Detections open none by default: a
+  // detection in the first seconds of a hang switches chunks, and a recorder attached after the stuck rank went
+  // to sleep never sees where it waits (CI's recorder_hangs live_data_read failed once so on 2026-11-28, "rank
+  // 1 is not observed"; not reproduced in two local runs, with and without windows); on by choice until a
+  // switch carries the stuck rank's last state (as chunk_carry.h does for open collective entries).
+  double deep_s = 0;
+  double deep_request_s = 60;  // a POST without `seconds`
   unsigned deep_sample_hz = 499;
   std::string control_token;
   std::string redis;             // redis://HOST:PORT: publish step summaries and findings there ("" = none)
