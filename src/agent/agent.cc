@@ -128,12 +128,14 @@ class Agent {
     return Status::Ok();
   }
 
-  // The deep windows asked for over HTTP since the last round.
+  // The deep windows asked for over HTTP since the last round, for jobs still found this round (a job that
+  // ended since its request gets no schedule).
   void OpenRequestedWindows(double now_s, double now_unix) {
     std::vector<std::pair<std::string, double>> requests;
     {
       std::lock_guard<std::mutex> lock(control_mutex_);
       requests.swap(deep_requests_);
+      std::erase_if(requests, [&](const auto& r) { return !known_jobs_.count(r.first); });
     }
     for (const auto& [job, seconds] : requests) OpenDeep(job, now_s, now_unix, seconds, "requested over HTTP", false);
   }

@@ -5,10 +5,10 @@ online detection names a rank, then returns to the always-on rate; control reque
 without a token, and only with the token when the agent was given one (--control-token FILE).
 
 usage: test_deep.py STRATA_BINARY
-Runs tests/agent/fault_job.py (2 gloo ranks, 60 s; rank 1 computes 40 ms more per step from 15 s on) under an
-agent with --deep-s 8 --deep-sample-hz 199. Checks, in order: the detection opens a window (status, a recorder
-running with --sample-hz 199), which closes by itself (a recorder at the always-on 49 Hz again); a POST of 5 s
-opens another (status, metrics), which closes too; each deep chunk's own record says 199 Hz.
+Runs tests/agent/fault_job.py (2 gloo ranks, up to 120 s, stopped once the checks are done; rank 1 computes
+40 ms more per step from 15 s on) under an agent with --deep-s 8 --deep-sample-hz 199. Checks, in order: the
+detection opens a window (status, a recorder running with --sample-hz 199), which closes by itself (a recorder
+at the always-on 49 Hz again); a POST of 10 s opens another (status, metrics), which closes too; each deep chunk's own record says 199 Hz.
 Then a second agent with a token file refuses requests without it or with a wrong one. Exits 77 (skipped) when
 not root or without BTF (1 under CI=true: a skip fails CI).
 """
@@ -92,8 +92,9 @@ def main():
             code, body = post(port, f"/api/v1/deep?job={job_id}&seconds=5")
             expect(code == 404, f"a job the agent does not watch: 404 (got {code} {body})")
             out = os.path.join(tmp, "job")
-            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "60",
-                                    "--fault-after", "15", "--extra-ms", "40", "--job", job_id])
+            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "120",
+                                    "--fault-after", "15", "--extra-ms", "40", "--job", job_id],
+                                   start_new_session=True)
 
             def deep_state():
                 jobs = [j for j in json.loads(get(port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
@@ -124,9 +125,11 @@ def main():
                    f"a recorder samples at {DEEP_HZ} Hz in the window ({recorder_rates(strata)})")
             window_closes("the detection's window")
             # 2. By hand: a POST opens one (detections would not: their refractory time runs).
-            code, body = post(port, f"/api/v1/deep?job={job_id}&seconds=5")
-            expect(code == 202 and body.get("seconds") == 5, f"POST /api/v1/deep from loopback: 202 ({code} {body})")
-            opened = wait_for("the window", 5, lambda: (deep_state() or {}).get("active") and deep_state())
+            # (The job runs long enough for this under CI's load: the first CI run of this test posted it as
+            # a 60 s job ended, and no recorder could start.)
+            code, body = post(port, f"/api/v1/deep?job={job_id}&seconds=10")
+            expect(code == 202 and body.get("seconds") == 10, f"POST /api/v1/deep from loopback: 202 ({code} {body})")
+            opened = wait_for("the window", 10, lambda: (deep_state() or {}).get("active") and deep_state())
             expect(bool(opened) and opened["reason"] == "requested over HTTP" and opened["sample_hz"] == DEEP_HZ
                    and opened["windows"] == 2, f"the status shows the window ({opened})")
             metrics = get(port, "/metrics")
@@ -137,10 +140,10 @@ def main():
             expect(wait_for("a deep recorder", 10, lambda: DEEP_HZ in recorder_rates(strata)) is not None,
                    f"a recorder samples at {DEEP_HZ} Hz in the window ({recorder_rates(strata)})")
             window_closes("the requested window")
-            job.wait(timeout=60)
         finally:
             if job is not None and job.poll() is None:
-                job.kill()
+                os.killpg(job.pid, signal.SIGKILL)  # the launcher and its ranks
+                job.wait(timeout=30)
             agent.send_signal(signal.SIGTERM)
             try:
                 rc = agent.wait(timeout=20)

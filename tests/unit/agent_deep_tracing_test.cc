@@ -151,22 +151,12 @@ TEST(AgentDeepTracing, DeepEndpointChecksCallerJobAndSeconds) {
   plain.Stop();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The flight recorder starts a chunk at the deep rates when the window opens and one at the always-on rates when
 // it closes; a stalled job keeps its chunk whatever the window. The stand-in recorder writes its arguments into
 // its chunk (args.txt) and stays alive until stopped.
 TEST(AgentDeepTracing, FlightRecorderSwitchesRatesThroughANewChunk) {
   testing::TempDir dir;
-  const std::string recorder = (std::filesystem::path(dir.path()) / "recorder.sh").string();
-  // `strata record -q --no-nccl-plugin -o DIR ...`: $5 is the chunk's directory.
-  std::ofstream(recorder) << "#!/bin/sh\nmkdir -p \"$5\"\necho \"$@\" > \"$5/args.txt\"\nexec sleep 60\n";
-  std::filesystem::permissions(recorder, std::filesystem::perms::owner_all);
+  const std::string recorder = testing::WriteStandInRecorder(dir.path());
   FlightOptions o{recorder};
   o.sample_hz = 49;
   o.deep_sample_hz = 499;
@@ -175,7 +165,7 @@ TEST(AgentDeepTracing, FlightRecorderSwitchesRatesThroughANewChunk) {
     const std::string path = flight.newest_chunk() + "/args.txt";
     for (int i = 0; i < 300 && !std::filesystem::exists(path); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return ReadAll(path);
+    return testing::ReadFile(path);
   };
   flight.Update({4242}, 0.0, false, false);
   EXPECT_NE(args().find("--sample-hz 49"), std::string::npos) << args();

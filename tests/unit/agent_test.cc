@@ -204,9 +204,7 @@ TEST(AgentFlightRecorder, ChunksContinueTheNumberingOfARestartedAgent) {
 // The recorder stand-in is a script that stays alive until stopped.
 TEST(AgentFlightRecorder, HoldsTheRotationWhileTheJobMayBeStalled) {
   testing::TempDir dir;
-  const std::string recorder = (std::filesystem::path(dir.path()) / "recorder.sh").string();
-  std::ofstream(recorder) << "#!/bin/sh\nexec sleep 60\n";
-  std::filesystem::permissions(recorder, std::filesystem::perms::owner_all);
+  const std::string recorder = testing::WriteStandInRecorder(dir.path());
   FlightOptions o{recorder};
   o.rotate_s = 10;
   FlightRecorder flight((std::filesystem::path(dir.path()) / "job").string(), o);

@@ -94,6 +94,16 @@ inline std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+/// A stand-in for `strata record` as the agent's flight recorder runs it (`record -q --no-nccl-plugin -o DIR
+/// ...`: $5 is the chunk's directory): writes its arguments into its chunk (args.txt) and stays alive until
+/// stopped. Returns the script's path, in `dir`.
+inline std::string WriteStandInRecorder(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "recorder.sh").string();
+  std::ofstream(path) << "#!/bin/sh\nmkdir -p \"$5\"\necho \"$@\" > \"$5/args.txt\"\nexec sleep 60\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
 /// Writes `content` as one gzip member with zlib's gzopen/gzwrite.
 inline void WriteGzip(const std::string& path, std::string_view content) {
   gzFile gz = gzopen(path.c_str(), "wb");
