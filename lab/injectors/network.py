@@ -131,9 +131,12 @@ class NetworkContention(Injector):
         topo, r = self.ctx.topology, self.a.fault_rank
         helper = os.path.join(HERE, "helpers.py")
         py = self.ctx.helper_python
-        # Both ends run on the fault rank's core, at normal priority: the traffic's CPU cost (TCP over veth is
-        # processed by the sending CPU) stays on the fault rank's host, as on a cluster, and the other ranks'
-        # cores stay quiet. The ranks (--nice -10) take precedence over them when they need the CPU.
+        # Both ends run on the fault rank's core, at the lowest priority (SCHED_IDLE, helpers.py): the traffic's
+        # CPU cost (TCP over veth is processed by the sending CPU) stays on the fault rank's host, as on a
+        # cluster, and the other ranks' cores stay quiet; a rank that wakes on that core (with 4 or 8 ranks on
+        # 2 cores, not only the fault rank) preempts them at once. At normal priority they made the ranks
+        # sharing the core wait in the run queue (up to 17 ms a step, seeds 13000), which set the jobs aside
+        # as noisy.
         core = str(self.ctx.core_of(r))
         self.sink = start_helper(self.ctx, ["ip", "netns", "exec", topo.br, "taskset", "-c", core, py, helper, "sink",
                                             f"{self.ctx.prefix}-sink", BRIDGE_ADDR, str(SINK_PORT)], "sink")
