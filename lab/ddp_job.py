@@ -481,6 +481,8 @@ def worker(a):
                     f.write(act[2])
             elif act[0] == "run":
                 subprocess.run(act[1], check=True, stdin=subprocess.DEVNULL, capture_output=True)
+            elif act[0] == "pipe":  # a line to a command reader (injectors/base.py start_command_pipe)
+                injectors.send_line(act[1], act[2])
             elif act[0] == "memlimit":  # [.., group dir, cgroup version, headroom bytes, kept file fraction]
                 gdir, version, headroom, keep = act[1:]
                 st = {}

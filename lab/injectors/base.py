@@ -11,7 +11,9 @@ unrecorded steps, and in the recorded steps on in the affected ones only (every 
 intermittent fault). measure() turns the ranks' per-step timings into the truth's measured effect. teardown
 is the undo stack, run by the launcher on exit, Ctrl-C, SIGTERM or failure.
 
-Actions (JSON lists, run by the rank): ["signal", pid, signum], ["write", path, text], ["run", argv].
+Actions (JSON lists, run by the rank): ["signal", pid, signum], ["write", path, text], ["run", argv],
+["pipe", fifo, line] (a line to a command reader started with start_command_pipe: no process is started
+inside the rank's step).
 """
 import os
 import shutil
@@ -91,6 +93,35 @@ def start_helper(ctx, argv, name, new_session=True):
 
     ctx.undo.push(f"stop {name} (pid {p.pid})", stop)
     return p
+
+
+def start_command_pipe(ctx, argv, name):
+    """Starts `argv + [FIFO]`, a reader of one command per line (e.g. `tc -force -batch FIFO`), and returns the
+    FIFO for ["pipe", FIFO, line] actions. A fault rank that ran `tc` at a step boundary spent 10-17 ms of that
+    step starting processes: a lateness of the injector's own that strata rightly saw in the recording (the
+    toggle steps). The launcher holds the FIFO open for reading and writing for the whole run, so the reader
+    never sees an end of file between the rank's lines and a rank's write never blocks; the undo stack closes
+    it and stops the reader."""
+    fifo = os.path.join(ctx.work, f"{name}.fifo")
+    os.mkfifo(fifo, 0o600)
+    held = os.open(fifo, os.O_RDWR)  # Linux: opens at once, and the reader's open does not wait for a writer
+    ctx.undo.push(f"close {fifo}", lambda: os.close(held))
+    p = start_helper(ctx, list(argv) + [fifo], name)
+    time.sleep(0.2)
+    if p.poll() is not None:
+        with open(os.path.join(ctx.work, f"{name}.log")) as f:
+            raise RuntimeError(f"`{' '.join(argv)}` exited at once: {f.read().strip()}")
+    return fifo
+
+
+def send_line(fifo, line):
+    """The rank's side of a ["pipe", fifo, line] action: one write of a line (atomic under PIPE_BUF) that
+    never blocks (the launcher holds the FIFO open for reading)."""
+    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
 
 
 class Context:

@@ -12,7 +12,7 @@ Names: <prefix>-br (bridge namespace), <prefix>-r<k> (rank k).
 import os
 import signal
 
-from .base import Injector, comm_effect, need_root, sh, start_helper, wait_until, which
+from .base import Injector, comm_effect, need_root, sh, start_command_pipe, start_helper, wait_until, which
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUBNET = "10.77.0"
@@ -65,13 +65,14 @@ class Topology:
     def addr(self, r):
         return f"{SUBNET}.{r + 1}"
 
-    def shape_cmds(self, r, rate_mbit, verb):
-        return [["tc", "-n", self.ns[r], "qdisc", verb, "dev", "eth0", "root"] + tbf(rate_mbit, self.burst_kb),
-                ["tc", "-n", self.br, "qdisc", verb, "dev", f"p{r}", "root"] + tbf(rate_mbit, self.burst_kb)]
+    def shape_args(self, r, rate_mbit, verb):
+        """[(namespace, tc arguments)]: both ends of rank r's link."""
+        return [(self.ns[r], ["qdisc", verb, "dev", "eth0", "root"] + tbf(rate_mbit, self.burst_kb)),
+                (self.br, ["qdisc", verb, "dev", f"p{r}", "root"] + tbf(rate_mbit, self.burst_kb))]
 
     def shape(self, r, rate_mbit, verb="change"):
-        for c in self.shape_cmds(r, rate_mbit, verb):
-            sh(c)
+        for ns, args in self.shape_args(r, rate_mbit, verb):
+            sh(["tc", "-n", ns] + args)
 
     def rank_prefix(self, r):
         return ["ip", "netns", "exec", self.ns[r]]
@@ -88,7 +89,8 @@ class Topology:
 class SlowCommunication(Injector):
     """The fault rank's link shaped at a lower rate than the others. The rate is chosen so that the gradient
     all_reduce's bytes through that link (2(n-1)/n of the gradient, each way) take about magnitude x the
-    emulated device time per step longer; the rank switches it with `tc qdisc change` (unrecorded steps)."""
+    emulated device time per step longer; the rank switches it with `tc qdisc change` lines to a `tc -batch`
+    of each namespace (start_command_pipe)."""
 
     cause = "slow_communication"
 
@@ -100,11 +102,17 @@ class SlowCommunication(Injector):
         target_s = self.a.magnitude * self.a.layers * 3 * self.a.layer_ms / 1000.0
         self.slow = max(1, int(wire_bits / (base_s + target_s) / 1e6))
         self.normal = topo.rate or 10000
+        # One `tc -batch` per namespace, fed by the rank a line at a time (no process started in its steps).
+        self.pipes = {ns: start_command_pipe(self.ctx, ["tc", "-n", ns, "-force", "-batch"], f"tc-{i}")
+                      for i, (ns, _) in enumerate(topo.shape_args(self.a.fault_rank, self.slow, "change"))}
 
     def toggle(self):
         topo, r = self.ctx.topology, self.a.fault_rank
-        return {"on": [["run", c] for c in topo.shape_cmds(r, self.slow, "change")],
-                "off": [["run", c] for c in topo.shape_cmds(r, self.normal, "change")]}
+
+        def lines(rate):
+            return [["pipe", self.pipes[ns], " ".join(args) + "\n"] for ns, args in topo.shape_args(r, rate, "change")]
+
+        return {"on": lines(self.slow), "off": lines(self.normal)}
 
     def mechanism(self):
         return (f"rank {self.a.fault_rank}'s link (veth eth0 <-> bridge port p{self.a.fault_rank}) shaped with tbf to "

@@ -81,6 +81,9 @@ class Teardown(unittest.TestCase):
         self.check_signal("cpu_throttling", signal.SIGTERM)
         self.check_signal("cpu_contention", signal.SIGINT)
 
+    def test_sigterm_slow_link(self):  # its `tc -batch` readers too (injectors/base.py start_command_pipe)
+        self.check_signal("slow_communication", signal.SIGTERM)
+
     def test_sigint_memory(self):
         self.check_signal("memory_pressure", signal.SIGINT)
 
