@@ -28,6 +28,7 @@
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
+#include "recorder/sleep_watch.h"
 #include "recorder/stack_symbolizer.h"
 #include "segments/segment_writer.h"
 
@@ -135,7 +136,13 @@ class Recording {
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   int32_t PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes);
   void WatchStuckThreads(uint64_t now);
-  void WriteOtherThreadStates(int pid, uint64_t now);
+  void WriteOtherThreadStates(int pid, uint64_t now, bool new_stall);
+  struct AsleepNow {
+    SleepWatch::Asleep asleep;
+    bool fresh = false;  // the first time this sleep is seen so: to be written
+  };
+  std::optional<AsleepNow> AsleepSinceAttach(int pid, long tid, uint64_t now);
+  nlohmann::json AsleepRecord(int pid, long tid, uint64_t now, const SleepWatch::Asleep& asleep);
   void WriteStackNow(uint32_t tgid, int32_t id, bool kernel);
   std::vector<int> LivePids() const;
 
@@ -157,6 +164,8 @@ class Recording {
   std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
   std::set<std::string> python_notes_;
   std::map<int, uint64_t> stuck_reported_;
+  SleepWatch sleep_watch_;                    // threads asleep since before the attach (no off-CPU start)
+  std::map<long, uint64_t> asleep_reported_;  // tid -> the sleep (watched since) its thread_state was written for
   std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
   std::unique_ptr<StackSymbolizer> live_symbolizer_;  // names stuck threads' stacks while the job runs  // main thread
                                                       // -> the off-CPU start its thread_state was written for
@@ -343,13 +352,51 @@ nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_o
 
 }  // namespace
 
+// A thread with no off-CPU start that has been asleep kStuckAfterNs since the recorder first saw it so (it
+// went to sleep before the attach: SleepWatch).
+std::optional<Recording::AsleepNow> Recording::AsleepSinceAttach(int pid, long tid, uint64_t now) {
+  const auto asleep = sleep_watch_.Observe(tid, SleepWatch::Read(pid, tid), now, kStuckAfterNs);
+  if (!asleep) return std::nullopt;
+  auto [it, fresh] = asleep_reported_.try_emplace(tid, asleep->watched_since);
+  if (!fresh && it->second == asleep->watched_since) return AsleepNow{*asleep, false};
+  it->second = asleep->watched_since;
+  return AsleepNow{*asleep, true};
+}
+
+// The thread_state record of a thread asleep since before the attach: its since is unknown (0), so a reader
+// shows no start rather than the attach's; no stacks of the BPF program's (it saw no switch); its Python
+// frames are read from the process's memory now.
+nlohmann::json Recording::AsleepRecord(int pid, long tid, uint64_t now, const SleepWatch::Asleep& asleep) {
+  strata_off_cpu_start unknown{};
+  unknown.state = asleep.state;
+  nlohmann::json record = ThreadStateRecord(pid, tid, now, unknown);
+  record["since_before_attach"] = true;
+  if (auto offsets = py_offsets_.find(pid); offsets != py_offsets_.end())
+    record["py_stack"] =
+        PythonStackId(static_cast<uint32_t>(pid), ReadPythonStack(pid, static_cast<pid_t>(tid), offsets->second));
+  return record;
+}
+
+// Each pass (every second): a rank's main thread off CPU for kStuckAfterNs gets its thread_state once per
+// sleep, and while it stays stuck its other threads are looked at again (one asleep since before the attach
+// needs kStuckAfterNs of watching before it counts).
 void Recording::WatchStuckThreads(uint64_t now) {
   for (const auto& [pid, info] : processes_) {
     if (info.exited_ns != 0 || !info.rank) continue;  // the job's ranks and their workers, not launchers
     const auto since = session_.OffCpuSince(static_cast<uint32_t>(pid));
-    if (!since || now < since->ts || now - since->ts < kStuckAfterNs) continue;
+    if (!since) {
+      const auto asleep = AsleepSinceAttach(pid, pid, now);
+      if (!asleep) continue;
+      if (asleep->fresh) writer_.AppendMeta(AsleepRecord(pid, pid, now, asleep->asleep));
+      WriteOtherThreadStates(pid, now, asleep->fresh);
+      continue;
+    }
+    if (now < since->ts || now - since->ts < kStuckAfterNs) continue;
     uint64_t& reported = stuck_reported_[pid];
-    if (reported == since->ts) continue;
+    if (reported == since->ts) {
+      WriteOtherThreadStates(pid, now, false);
+      continue;
+    }
     reported = since->ts;
     nlohmann::json record = ThreadStateRecord(pid, pid, now, *since);
     record["user_stack"] = since->user_stack;
@@ -359,7 +406,7 @@ void Recording::WatchStuckThreads(uint64_t now) {
     WriteStackNow(static_cast<uint32_t>(pid), since->user_stack, false);
     WriteStackNow(static_cast<uint32_t>(pid), since->kernel_stack, true);
     writer_.AppendMeta(record);
-    WriteOtherThreadStates(pid, now);
+    WriteOtherThreadStates(pid, now, true);
   }
 }
 
@@ -368,7 +415,7 @@ void Recording::WatchStuckThreads(uint64_t now) {
 // now: the BPF program takes stacks at the switch for main threads only, and a thread asleep since before the
 // stall will not switch again), so a diagnosis can say what the rest of the process does meanwhile (the thread
 // that holds the lock the main thread waits for, sleeping or reading). At most kMaxOtherThreads per stall.
-void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
+void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
   constexpr size_t kMaxOtherThreads = 256;
   size_t written = 0;
   std::error_code ec;
@@ -378,7 +425,16 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now) {
     const long tid = std::strtol(name.c_str(), &end, 10);
     if (*end != '\0' || tid <= 0 || tid == pid) continue;
     const auto since = session_.OffCpuSince(static_cast<uint32_t>(tid));
-    if (!since || now < since->ts || now - since->ts < kStuckAfterNs) continue;
+    if (!since) {
+      const auto asleep = AsleepSinceAttach(pid, tid, now);
+      if (asleep && asleep->fresh && ++written <= kMaxOtherThreads) {
+        nlohmann::json record = AsleepRecord(pid, tid, now, asleep->asleep);
+        record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
+        writer_.AppendMeta(record);
+      }
+      continue;
+    }
+    if (!new_stall || now < since->ts || now - since->ts < kStuckAfterNs) continue;
     if (++written > kMaxOtherThreads) break;
     nlohmann::json record = ThreadStateRecord(pid, tid, now, *since);
     record["comm"] = ReadFirstLine(entry.path().string() + "/comm");

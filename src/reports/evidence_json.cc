@@ -193,7 +193,7 @@ ordered_json StalledRankJson(const StalledRankState& s) {
       threads.push_back({{"tid", t.tid},
                          {"name", t.name},
                          {"state", t.state},
-                         {"since_unix", RoundTo(t.since_unix_s, 3)},
+                         {"since_unix", t.since_unix_s > 0 ? ordered_json(RoundTo(t.since_unix_s, 3)) : ordered_json()},
                          {"idle", t.idle},
                          {"frame", t.frame.empty() ? ordered_json() : ordered_json(t.frame)},
                          {"python_stack", t.python_stack}});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/round.h"
 #include "core/skip_reasons.h"
 #include "reports/evidence_json.h"
@@ -28,6 +29,35 @@ nlohmann::ordered_json TopPython(const std::map<std::string, uint64_t>& counts) 
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (size_t i = 0; i < order.size() && i < 5; ++i) out[order[i].second] = order[i].first;
+  return out;
+}
+
+// The innermost Python frame of a thread_state record's stack ("Python f (file:line)"), null when none.
+nlohmann::ordered_json InnermostPythonFrame(const RecordedSegment& seg, const RecordedThreadState& t) {
+  auto it = seg.python_stacks.find({t.pid, t.py_stack});
+  if (t.py_stack < 0 || it == seg.python_stacks.end() || it->second.empty()) return nullptr;
+  return PythonFrameName(it->second.front());
+}
+
+// The threads the recorder found off CPU for a second or more (its thread_state records), as it saw them.
+nlohmann::ordered_json StuckThreadsJson(const RecordedSegment& seg) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const RecordedThreadState& t : seg.thread_states) {
+    auto proc = seg.processes.find(static_cast<int>(t.pid));
+    nlohmann::ordered_json rank;
+    if (proc != seg.processes.end() && proc->second.rank) rank = *proc->second.rank;
+    out.push_back({{"pid", t.pid},
+                   {"tid", t.tid},
+                   {"rank", rank},
+                   {"name", t.comm},
+                   {"state", diagnosis::BlockedStateName(t.syscall, t.wchan, t.state)},
+                   {"seen_unix", RoundTo(static_cast<double>(seg.UnixNs(t.ts_ns)) / 1e9, 3)},
+                   {"since_unix",
+                    t.since_ns ? nlohmann::ordered_json(RoundTo(static_cast<double>(seg.UnixNs(t.since_ns)) / 1e9, 3))
+                               : nlohmann::ordered_json()},
+                   {"since_before_attach", t.since_before_attach},
+                   {"frame", InnermostPythonFrame(seg, t)}});
+  }
   return out;
 }
 }  // namespace
@@ -119,6 +149,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   // deep-tracing chunk says its deep rate here.
   j["sample_hz"] = seg.sample_hz > 0 ? nlohmann::ordered_json(seg.sample_hz) : nlohmann::ordered_json();
   j["gaps"] = seg.gaps;
+  j["stuck_threads"] = StuckThreadsJson(seg);
   RecordedRun one;
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
@@ -216,6 +247,21 @@ std::string SegmentToText(const RecordedSegment& seg, size_t width) {
     out += "dropped events:\n" + SkipReasonLines({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}}, "  ",
                                                  std::max(width, kMinTextWidth));
   for (const auto& g : seg.gaps) out += "gap: " + TerminalSafe(g) + "\n";
+  size_t other_threads = 0;  // the text lists main threads; --format json has every one
+  for (const auto& t : j["stuck_threads"]) {
+    if (t["pid"] != t["tid"]) {
+      ++other_threads;
+      continue;
+    }
+    out += fmt::format(
+        "stuck: pid {}{}: {} {}{}\n", t["pid"].get<uint32_t>(),
+        t["rank"].is_null() ? "" : fmt::format(" (rank {})", t["rank"].get<int>()),
+        TerminalSafe(t["state"].get<std::string>()),
+        t["since_before_attach"].get<bool>() ? "since before the recorder attached" : "for a second or more",
+        t["frame"].is_null() ? "" : " in " + TerminalSafe(t["frame"].get<std::string>()));
+  }
+  if (other_threads > 0)
+    out += fmt::format("stuck: and {} other threads of these processes (--format json lists them)\n", other_threads);
   for (const auto& p : seg.data.problems) out += "problem: " + TerminalSafe(p) + "\n";
   for (const auto& n : seg.notes) out += "note: " + TerminalSafe(n) + "\n";
   return out;

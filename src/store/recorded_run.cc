@@ -83,6 +83,7 @@ RecordedThreadState ThreadStateOf(const nlohmann::json& record) {
   t.kernel_stack = Field<int32_t>(record, "kernel_stack", -1);
   t.py_stack = Field<int32_t>(record, "py_stack", -1);
   t.lock_owner = Field<uint32_t>(record, "lock_owner", 0);
+  t.since_before_attach = Field<bool>(record, "since_before_attach", false);
   return t;
 }
 

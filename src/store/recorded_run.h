@@ -48,6 +48,7 @@ struct RecordedThreadState {
   int32_t user_stack = -1, kernel_stack = -1, py_stack = -1;
   std::string comm;         // the thread's name (other threads of a stuck rank; "" for its main thread)
   uint32_t lock_owner = 0;  // the thread of pid holding the lock it waits on (recorder/lock_owner.h), 0 unknown
+  bool since_before_attach = false;  // asleep since before the recorder attached: since_ns unknown (0)
 };
 
 // A communicator the NCCL profiler plugin saw a process join ("communicator" meta record).

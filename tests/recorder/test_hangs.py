@@ -182,6 +182,50 @@ def test_spin(tmp):
     check_post_mortem_hang(tmp, "spin", "on CPU (spinning)", "spin_forever")
 
 
+def test_attach_late(tmp):
+    """`strata record --pid` pointed at a job already stuck: the recorder saw no rank go to sleep (no switch
+    after its attach), yet writes where each rank is from /proc (thread_state records, their since unknown), so
+    `strata inspect` names rank 1 blocked on the lock in blocked_on_lock and its peers in backward."""
+    out = os.path.join(tmp, "job")
+    job = subprocess.Popen([PY, JOB, "--fault", "lock", "--out", out, "--pg-timeout", "20"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        mark = os.path.join(out, "fault-1.json")
+        deadline = time.time() + 90
+        while not os.path.exists(mark) and time.time() < deadline and job.poll() is None:
+            time.sleep(0.2)
+        expect(os.path.exists(mark), "rank 1 did not stop (no fault mark)")
+        time.sleep(2)  # every rank asleep a while before the recorder attaches
+        pids = subprocess.run(["pgrep", "-f", f"hang_job.py --worker .*--out {out}"], capture_output=True,
+                              text=True).stdout.split()
+        expect(len(pids) == 3, f"three ranks expected, found {pids}")
+        rec = os.path.join(tmp, "rec")
+        r = subprocess.run([STRATA, "record", "-q", "-o", rec] + [a for p in pids for a in ("--pid", p)],
+                           capture_output=True, text=True, timeout=120)
+        wait_recorders_gone(rec, 60)
+    finally:
+        try:
+            job.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            job.kill()
+    segs = [os.path.join(rec, f) for f in os.listdir(rec) if f.endswith(".sseg")]
+    expect(len(segs) == 1, f"one segment expected, found {segs} (record: {r.stderr[-400:]})")
+    j = json.loads(subprocess.run([STRATA, "inspect", "--format", "json", segs[0]], capture_output=True,
+                                  text=True).stdout)
+    main_threads = {t["rank"]: t for t in j["stuck_threads"] if t["pid"] == t["tid"]}
+    expect(sorted(main_threads) == [0, 1, 2], f"stuck main threads of ranks {sorted(main_threads)}: {main_threads}")
+    one = main_threads[1]
+    expect(one["since_before_attach"] and one["since_unix"] is None,
+           f"rank 1 should be asleep since before the attach, its start unknown: {one}")
+    expect(one["state"].startswith("blocked on a lock") and "blocked_on_lock" in (one["frame"] or ""),
+           f"rank 1: {one}")
+    for peer in (0, 2):
+        expect(main_threads[peer]["frame"], f"rank {peer} has no Python frame: {main_threads[peer]}")
+    text = subprocess.run([STRATA, "inspect", segs[0]], capture_output=True, text=True).stdout
+    expect("(rank 1): blocked on a lock (futex) since before the recorder attached in Python "
+           "worker.<locals>.blocked_on_lock" in text, f"inspect's text: {text[-800:]}")
+
+
 def test_skip_collective(tmp):
     d, _, truth = run_job(tmp, "skip_collective")
     expect(truth.get("fault_unix") is not None, f"the fault did not take: {truth}")
@@ -417,7 +461,7 @@ def test_live_skip_collective(tmp):
         agent.wait(timeout=30)
 
 
-ORDER = ["lock", "mutex", "data_read", "spin", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
+ORDER = ["lock", "mutex", "data_read", "attach_late", "spin", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
          "live_data_read", "live_spin", "live_skip_collective"]
 
 
