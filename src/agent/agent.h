@@ -29,9 +29,9 @@ struct AgentOptions {
   // POST /api/v1/deep still does), the stack-sampling rate in a window, and the token file control requests
   // must carry ("" : control requests are answered from loopback only). Detections open none by default: a
   // detection in the first seconds of a hang switches chunks, and a recorder attached after the stuck rank went
-  // to sleep never sees where it waits (CI's recorder_hangs live_data_read failed once so on 2026-11-28, "rank
-  // 1 is not observed"; not reproduced in two local runs, with and without windows); on by choice until a
-  // switch carries the stuck rank's last state (as chunk_carry.h does for open collective entries).
+  // to sleep saw no switch of it (CI's recorder_hangs live_data_read failed once so on 2026-11-28, "rank 1 is
+  // not observed"). A recorder now writes such a rank's state from /proc (recorder/sleep_watch.h); off by
+  // default until the hang tests have run with windows on.
   double deep_s = 0;
   double deep_request_s = 60;  // a POST without `seconds`
   unsigned deep_sample_hz = 499;
