@@ -224,6 +224,15 @@ def test_attach_late(tmp):
     text = subprocess.run([STRATA, "inspect", segs[0]], capture_output=True, text=True).stdout
     expect("(rank 1): blocked on a lock (futex) since before the recorder attached in Python "
            "worker.<locals>.blocked_on_lock" in text, f"inspect's text: {text[-800:]}")
+    # diagnose claims no hang it could not measure (no collective was entered in the recording), is never
+    # healthy, and says where each rank waits, grouped by place: rank 1 apart from its peers.
+    d = json.loads(subprocess.run([STRATA, "diagnose", "--format", "json", segs[0]], capture_output=True,
+                                  text=True).stdout)
+    expect(d["status"] == "inconclusive", f"status {d['status']}")
+    first = d["status_reasons"][0]
+    expect(first.startswith("every rank was asleep since before the recorder attached")
+           and "rank 1: blocked on a lock (futex) in Python worker.<locals>.blocked_on_lock" in first
+           and "ranks 0, 2: " in first, f"the first reason: {first!r}")
 
 
 def test_skip_collective(tmp):

@@ -184,6 +184,37 @@ TEST(Stall, SigtermOnEveryRankAtOnceIsAStopNotAHang) {
       << result.input_problems[0];
 }
 
+// A recorder attached to a job already stopped: no collective call, every rank's main thread asleep since
+// before the attach (its start unknown). No hang is claimed (nothing was measured against a collective); the
+// ranks are said grouped by where they wait, the one elsewhere apart, and the result is never healthy.
+TEST(Stall, EveryRankAsleepBeforeTheAttachIsSaidByPlaceNotJudged) {
+  auto job = [](bool every_rank) {
+    Job j = GlooJob(3, 0, 0, {}, 5 * kS);
+    for (int r = 0; r < 3; ++r) {
+      const uint32_t pid = 10 + static_cast<uint32_t>(r);
+      if (r == 2 && !every_rank) continue;
+      RecordedThreadState t{pid, pid, 2 * kS, 0, 1, "202", "futex_wait_queue", -1, -1, 0};
+      t.py_stack = 0;
+      t.since_before_attach = true;
+      j.seg.thread_states.push_back(t);
+      j.seg.python_stacks[{pid, 0}] = {r == 1 ? PythonFrameRef{"blocked_on_lock", "/x/job.py", 84}
+                                              : PythonFrameRef{"backward", "/t/autograd/__init__.py", 103}};
+    }
+    return j;
+  };
+  const DiagnosisResult result = Analyse(job(true));
+  EXPECT_TRUE(result.findings.empty()) << "no collective: no hang is claimed";
+  ASSERT_FALSE(result.input_problems.empty());
+  const std::string& said = result.input_problems[0];
+  EXPECT_NE(said.find("every rank was asleep since before the recorder attached"), std::string::npos) << said;
+  EXPECT_NE(said.find("ranks 0, 2: blocked on a lock (futex) in Python backward (__init__.py:103)"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("rank 1: blocked on a lock (futex) in Python blocked_on_lock (job.py:84)"), std::string::npos)
+      << said;
+  // A rank the recorder did not see asleep since before it attached: the rule does not apply.
+  EXPECT_TRUE(Analyse(job(false)).input_problems.empty());
+}
+
 TEST(Stall, ACrashIsNamedAndKeepsTheJobFromHealthy) {
   Job j = GlooJob(2, 4, 4, {}, 2 * kS);
   j.Process(1, 11, kS + 500 * kMs);  // SIGSEGV

@@ -449,6 +449,39 @@ void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
         fmt::format("the recording ends with ranks inside a collective they never left: {}", fmt::join(open, "; ")));
 }
 
+// A recording of a job whose every rank was asleep since before the recorder attached (its thread states from
+// /proc: recorder/sleep_watch.h) and which holds no collective call: the job had stopped already, and with no
+// collective entered in the recording the stall rule cannot say who did not join. Where each rank waits is
+// said instead, ranks grouped by place, so the one elsewhere stands out; not a finding (nothing was measured
+// against a collective), and the result stays inconclusive.
+void NoteStoppedBeforeRecording(const RecordedRun& run, const CollectiveProgress& p, DiagnosisResult* result) {
+  for (const auto& [rank, rp] : p.ranks)
+    if (!rp.calls.empty()) return;
+  const auto procs = RankProcesses(run);
+  if (procs.size() < 2) return;
+  RankLocator locator(run);
+  std::map<std::string, std::vector<int32_t>> ranks_by_place;
+  for (const auto& [rank, where] : procs) {
+    const auto& [segment, proc] = where;
+    const RecordedSegment& seg = run.segments[segment];
+    const auto before = std::find_if(seg.thread_states.begin(), seg.thread_states.end(), [&](const auto& t) {
+      return t.tid == static_cast<uint32_t>(proc->pid) && t.since_before_attach;
+    });
+    if (before == seg.thread_states.end()) return;
+    const int64_t seen = seg.UnixNs(before->ts_ns);  // where it was then (not its later exit)
+    const StalledRankState st = locator.Locate(segment, static_cast<uint32_t>(proc->pid), rank, seen, seen);
+    ranks_by_place[st.frame.empty() ? st.state : fmt::format("{} in {}", st.state, st.frame)].push_back(rank);
+  }
+  std::vector<std::string> places;
+  for (const auto& [place, ranks] : ranks_by_place)
+    places.push_back(fmt::format("{} {}: {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), place));
+  result->input_problems.insert(
+      result->input_problems.begin(),
+      fmt::format("every rank was asleep since before the recorder attached and it saw no collective, so who did "
+                  "not join cannot be told from collectives; where each waits: {}",
+                  fmt::join(places, "; ")));
+}
+
 }  // namespace
 
 std::string CalledText(const StallEvidence::Call& c) {
@@ -573,6 +606,7 @@ void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const S
   if (options.now_unix_ns) return;  // live: the job has not ended
   NoteAbnormalEnds(run, result, options);
   if (!stall) NoteOpenAtEnd(progress, result);
+  if (!stall) NoteStoppedBeforeRecording(run, progress, result);
 }
 
 }  // namespace strata::diagnosis
