@@ -27,12 +27,12 @@ struct AgentOptions {
   unsigned sample_hz = 49;
   // Deep tracing (deep_tracing.h): the seconds of deep recording a detection opens (0: detections open none;
   // POST /api/v1/deep still does), the stack-sampling rate in a window, and the token file control requests
-  // must carry ("" : control requests are answered from loopback only). Detections open none by default: a
-  // detection in the first seconds of a hang switches chunks, and a recorder attached after the stuck rank went
-  // to sleep saw no switch of it (CI's recorder_hangs live_data_read failed once so on 2026-11-28, "rank 1 is
-  // not observed"). A recorder now writes such a rank's state from /proc (recorder/sleep_watch.h); off by
-  // default until the hang tests have run with windows on.
-  double deep_s = 0;
+  // must carry ("" : control requests are answered from loopback only). A detection in the first seconds of a
+  // hang switches chunks, and a recorder attached after the stuck rank went to sleep saw no switch of it (CI's
+  // recorder_hangs live_data_read failed once so on 2026-11-28, "rank 1 is not observed", and detections
+  // opened none by default for a while); a recorder now writes such a rank's state from /proc
+  // (recorder/sleep_watch.h).
+  double deep_s = 60;
   double deep_request_s = 60;  // a POST without `seconds`
   unsigned deep_sample_hz = 499;
   std::string control_token;

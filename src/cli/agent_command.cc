@@ -56,9 +56,8 @@ CLI::App* AddAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--deep-s", o.deep_s,
                   "seconds of deep tracing a detection opens on its job (stacks at --deep-sample-hz, host counters "
-                  "at 50 Hz, then back to the always-on rates; 0 = none, the default: a switch in the first seconds "
-                  "of a hang hides the stuck rank's whereabouts; POST /api/v1/deep opens one by hand, 60 s unless "
-                  "it says)")
+                  "at 50 Hz, then back to the always-on rates; 0 = none; at most one window per 120 s from "
+                  "detections; POST /api/v1/deep opens one by hand, 60 s unless it says)")
       ->check(Finite() & CLI::Range(0.0, 600.0))
       ->capture_default_str();
   cmd->add_option("--deep-sample-hz", o.deep_sample_hz, "CPU stack samples per second per CPU in a deep window")
