@@ -464,12 +464,12 @@ void NoteStoppedBeforeRecording(const RecordedRun& run, const CollectiveProgress
   for (const auto& [rank, where] : procs) {
     const auto& [segment, proc] = where;
     const RecordedSegment& seg = run.segments[segment];
-    const auto before = std::find_if(seg.thread_states.begin(), seg.thread_states.end(), [&](const auto& t) {
-      return t.tid == static_cast<uint32_t>(proc->pid) && t.since_before_attach;
-    });
+    const auto pid = static_cast<uint32_t>(proc->pid);  // (clang 14: a lambda cannot capture a structured binding)
+    const auto before = std::find_if(seg.thread_states.begin(), seg.thread_states.end(),
+                                     [pid](const auto& t) { return t.tid == pid && t.since_before_attach; });
     if (before == seg.thread_states.end()) return;
     const int64_t seen = seg.UnixNs(before->ts_ns);  // where it was then (not its later exit)
-    const StalledRankState st = locator.Locate(segment, static_cast<uint32_t>(proc->pid), rank, seen, seen);
+    const StalledRankState st = locator.Locate(segment, pid, rank, seen, seen);
     ranks_by_place[st.frame.empty() ? st.state : fmt::format("{} in {}", st.state, st.frame)].push_back(rank);
   }
   std::vector<std::string> places;
