@@ -163,12 +163,11 @@ class Recording {
   std::map<int, strata_py_offsets> py_offsets_;  // pid -> its CPython's frame-walk offsets (WatchPython)
   std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
   std::set<std::string> python_notes_;
-  std::map<int, uint64_t> stuck_reported_;
+  std::map<int, uint64_t> stuck_reported_;    // main thread -> the off-CPU start its thread_state was written for
   SleepWatch sleep_watch_;                    // threads asleep since before the attach (no off-CPU start)
   std::map<long, uint64_t> asleep_reported_;  // tid -> the sleep (watched since) its thread_state was written for
   std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
-  std::unique_ptr<StackSymbolizer> live_symbolizer_;  // names stuck threads' stacks while the job runs  // main thread
-                                                      // -> the off-CPU start its thread_state was written for
+  std::unique_ptr<StackSymbolizer> live_symbolizer_;                   // names stuck threads' stacks while the job runs
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;

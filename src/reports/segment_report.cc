@@ -46,17 +46,16 @@ nlohmann::ordered_json StuckThreadsJson(const RecordedSegment& seg) {
     auto proc = seg.processes.find(static_cast<int>(t.pid));
     nlohmann::ordered_json rank;
     if (proc != seg.processes.end() && proc->second.rank) rank = *proc->second.rank;
-    out.push_back({{"pid", t.pid},
-                   {"tid", t.tid},
-                   {"rank", rank},
-                   {"name", t.comm},
-                   {"state", diagnosis::BlockedStateName(t.syscall, t.wchan, t.state)},
-                   {"seen_unix", RoundTo(static_cast<double>(seg.UnixNs(t.ts_ns)) / 1e9, 3)},
-                   {"since_unix",
-                    t.since_ns ? nlohmann::ordered_json(RoundTo(static_cast<double>(seg.UnixNs(t.since_ns)) / 1e9, 3))
-                               : nlohmann::ordered_json()},
-                   {"since_before_attach", t.since_before_attach},
-                   {"frame", InnermostPythonFrame(seg, t)}});
+    out.push_back(
+        {{"pid", t.pid},
+         {"tid", t.tid},
+         {"rank", rank},
+         {"name", t.comm},
+         {"state", diagnosis::BlockedStateName(t.syscall, t.wchan, t.state)},
+         {"seen_unix", RoundTo(static_cast<double>(seg.UnixNs(t.ts_ns)) / 1e9, 3)},
+         {"since_unix", t.since_ns ? nlohmann::ordered_json(RoundTo(seg.SinceUnixS(t), 3)) : nlohmann::ordered_json()},
+         {"since_before_attach", t.since_before_attach},
+         {"frame", InnermostPythonFrame(seg, t)}});
   }
   return out;
 }

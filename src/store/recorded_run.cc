@@ -39,6 +39,10 @@ std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
   return it == processes.end() ? std::nullopt : it->second.rank;
 }
 
+double RecordedSegment::SinceUnixS(const RecordedThreadState& t) const {
+  return t.since_ns != 0 ? static_cast<double>(UnixNs(t.since_ns)) / 1e9 : 0;
+}
+
 int64_t RecordedSegment::UnixNs(uint64_t mono_ns) const {
   constexpr int64_t kMax = int64_t{1} << 62;
   int64_t out = 0;

@@ -81,7 +81,7 @@ bool FromThreadState(const RecordedSegment& seg, const StackRefs& stacks, uint32
   out->state = BlockedStateName(best->syscall, best->wchan, best->state);
   out->kernel_wait = best->wchan;
   out->lock_owner_tid = best->lock_owner;
-  out->since_unix_s = best->since_ns ? static_cast<double>(seg.UnixNs(best->since_ns)) / 1e9 : 0;  // 0: unknown
+  out->since_unix_s = seg.SinceUnixS(*best);
   SetPython(stacks, pid, best->py_stack, out);
   SetNative(stacks, pid, best->user_stack, out);
   out->observed_by = "thread state";
@@ -202,7 +202,7 @@ std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& s
     o.tid = tid;
     o.name = t->comm;
     o.state = BlockedStateName(t->syscall, t->wchan, t->state);
-    o.since_unix_s = t->since_ns ? static_cast<double>(seg.UnixNs(t->since_ns)) / 1e9 : 0;  // 0: unknown
+    o.since_unix_s = seg.SinceUnixS(*t);
     o.idle = IsIdleWait(t->syscall, t->state);
     if (auto it = stacks.python.find({pid, t->py_stack}); it != stacks.python.end())
       for (size_t i = 0; i < it->second.size() && i < kMaxPythonFrames; ++i)
