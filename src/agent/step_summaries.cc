@@ -6,6 +6,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/window_profile.h"
 #include "analysis/job_summary.h"
+#include "importers/recorded_layers.h"
 #include "model/job_model.h"
 
 namespace strata::agent {
@@ -31,42 +32,17 @@ const model::StepWindow* WindowOf(const std::vector<model::StepWindow>& windows,
 // recorder samples host counters at 10 Hz by default).
 constexpr uint64_t kCounterMarginNs = 2'000'000'000;
 
-// The part of `run` that spans from `from` on can touch: off-CPU, GC and call rows ending after it and the
-// counter samples from kCounterMarginNs before it (stacks and samples are not measured). Measuring each
-// new step on this part instead of the whole window keeps a round's cost near one pass over the window.
-RecordedRun From(const RecordedRun& run, uint64_t from) {
-  RecordedRun part;
-  const auto after = [&](const auto& r) { return r.end_ns >= from; };
-  for (const RecordedSegment& seg : run.segments) {
-    RecordedSegment s;
-    s.processes = seg.processes;
-    s.probes = seg.probes;
-    s.series = seg.series;
-    s.other_processes = seg.other_processes;
-    s.recorder_pid = seg.recorder_pid;
-    s.data.path = seg.data.path;
-    s.data.header = seg.data.header;
-    std::copy_if(seg.data.off_cpu.begin(), seg.data.off_cpu.end(), std::back_inserter(s.data.off_cpu), after);
-    std::copy_if(seg.data.gcs.begin(), seg.data.gcs.end(), std::back_inserter(s.data.gcs), after);
-    std::copy_if(seg.data.calls.begin(), seg.data.calls.end(), std::back_inserter(s.data.calls), after);
-    std::copy_if(seg.data.counters.begin(), seg.data.counters.end(), std::back_inserter(s.data.counters),
-                 [&](const auto& c) { return c.ts_ns + kCounterMarginNs >= from; });
-    part.segments.push_back(std::move(s));
-  }
-  return part;
-}
-
 // The recording's layers of every rank over its span of step `step` (cross_layer.h).
-std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& store, const RecordedRun& run,
+std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& store, const RecordedLayers& layers,
                                                           const model::JobModel& job, int64_t step) {
-  return diagnosis::MeasureRankLayers(run, [&](size_t, int32_t rank) {
-    std::vector<diagnosis::RecordedSpan> spans;  // none: the rank has no such step, nothing is measured
+  return diagnosis::MeasureRankLayers(layers, [&](size_t, int32_t rank) {
+    std::vector<RecordedSpan> spans;  // none: the rank has no such step, nothing is measured
     for (size_t ri = 0; ri < store.ranks.size() && ri < job.steps.by_rank.size(); ++ri) {
       const model::StepWindow* w = store.ranks[ri].rank == rank ? WindowOf(job.steps.by_rank[ri], step) : nullptr;
       if (w != nullptr && w->start_ns >= 0 && w->end_ns > w->start_ns)
         spans.push_back({static_cast<uint64_t>(w->start_ns), static_cast<uint64_t>(w->end_ns)});
     }
-    return std::optional<std::vector<diagnosis::RecordedSpan>>(std::move(spans));
+    return std::optional<std::vector<RecordedSpan>>(std::move(spans));
   });
 }
 
@@ -88,22 +64,25 @@ void FillClasses(const diagnosis::WindowProfile& p, const diagnosis::RankLayerMe
 
 }  // namespace
 
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, const RecordedRun& run,
-                                                       StepCursor* cursor) {
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor) {
   std::vector<online::RankStepSummary> out;
   const auto rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const std::vector<int64_t>& common = job.steps.steps;  // steps every rank has, matched by the model
   if (store.ranks.empty() || job.steps.by_rank.size() < store.ranks.size() || common.size() < 2) return out;
   const diagnosis::TrackIndex index(store, rows);
-  const int64_t realtime_offset_ns = run.segments.empty() ? 0 : run.segments[0].data.header.realtime_minus_monotonic_ns;
+  const RecordedLayers& recorded = store.recorded_layers;
+  const int64_t realtime_offset_ns = recorded.empty() ? 0 : recorded.segments[0].realtime_minus_monotonic_ns;
   // The last common step may still be running; the first, in the job's first round, may have begun before
   // the diagnosis window did.
   const size_t first = cursor->emitted_end_ns == INT64_MIN ? 1 : 0;
   // Steps not yet emitted start after the cursor (a step's ranks start within ms of each other; 1 s spare).
   constexpr int64_t kSpareNs = 1'000'000'000;
   const int64_t new_from = cursor->emitted_end_ns == INT64_MIN ? 0 : cursor->emitted_end_ns - kSpareNs;
-  const RecordedRun part = From(run, static_cast<uint64_t>(std::max<int64_t>(0, new_from)));
+  // Measuring each new step on the part of the layers it can touch instead of the whole window keeps a
+  // round's cost near one pass over the window.
+  const RecordedLayers part =
+      LayersFrom(recorded, static_cast<uint64_t>(std::max<int64_t>(0, new_from)), kCounterMarginNs);
   for (size_t i = first; i + 1 < common.size(); ++i) {
     const model::StepWindow* ref = WindowOf(job.steps.by_rank[0], common[i]);
     // A step was emitted already when most of it lies before the last emitted end: each round finds the

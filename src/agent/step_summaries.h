@@ -3,9 +3,9 @@
 // store (importers/recording_trace.h) and its job model: the step's span on the rank's clock (step_s),
 // the rank's collective calls in it (wait_s: arrival to exit, so waiting for peers and transferring), and
 // its training thread's time by class as window_profile.h splits it: on-CPU compute, data loading waits
-// (io_s) and time covered by none of those. From the recording itself, over the same span, as the
-// cross-layer pass measures it (cross_layer.h: MeasureRankLayers): run-queue waits behind processes outside
-// the job (runq_s), cgroup throttled time (throttled_s) and Python GC pauses (gc_s). So that each class is
+// (io_s) and time covered by none of those. From the recording's layers in the store (RecordedLayers), over the same
+// span, as the cross-layer pass measures it (cross_layer.h: MeasureRankLayers): run-queue waits behind processes
+// outside the job (runq_s), cgroup throttled time (throttled_s) and Python GC pauses (gc_s). So that each class is
 // counted once, GC pauses (on the CPU) are taken out of oncpu_s and every run-queue wait (off the CPU) out
 // of offcpu_other_s (off the CPU for another reason).
 // Steps are numbered by the job's own sequence on this node: the window's step numbers restart each round
@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "analysis/online/step_summary.h"
-#include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata::agent {
@@ -33,9 +32,8 @@ struct StepCursor {
   int64_t next_step = 0;
 };
 
-/// The completed steps of `store` (built from `run`) not emitted before `cursor` (updated), one summary per
-/// rank and step.
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, const RecordedRun& run,
-                                                       StepCursor* cursor);
+/// The completed steps of `store` (a recording's, with its RecordedLayers) not emitted before `cursor`
+/// (updated), one summary per rank and step.
+std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor);
 
 }  // namespace strata::agent

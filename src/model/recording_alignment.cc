@@ -19,20 +19,13 @@ int64_t MedianOf(std::vector<int64_t> v) {
 
 }  // namespace
 
-std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment, int32_t rank,
+std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& calls,
                                                  const std::vector<std::pair<int64_t, int64_t>>& trace_collectives) {
   if (trace_collectives.size() < 2) return std::nullopt;
   // The rank's probed calls: blocking collectives when there are any (compare completions), else the
   // enqueue calls (compare starts).
-  std::vector<int64_t> blocking, enqueue;
-  for (const auto& c : segment.data.calls) {
-    if (c.probe >= segment.probes.size() || segment.RankOf(c.tgid) != rank) continue;
-    const segments::ProbeKind kind = segment.probes[c.probe].kind;
-    if (kind == segments::ProbeKind::kCollective) blocking.push_back(static_cast<int64_t>(c.end_ns));
-    if (kind == segments::ProbeKind::kCollectiveEnqueue) enqueue.push_back(static_cast<int64_t>(c.start_ns));
-  }
-  const bool by_end = !blocking.empty();
-  std::vector<int64_t> recorded = by_end ? blocking : enqueue;
+  const bool by_end = !calls.blocking_ends.empty();
+  std::vector<int64_t> recorded = by_end ? calls.blocking_ends : calls.enqueue_starts;
   std::sort(recorded.begin(), recorded.end());
   std::vector<int64_t> traced;
   for (const auto& [start, end] : trace_collectives) traced.push_back(by_end ? end : start);

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/recorded_run.h"
+#include "store/recorded_layers.h"
 
 namespace strata::model {
 
@@ -25,8 +25,9 @@ struct RecordingAlignment {
   size_t matched = 0;
 };
 
-// `trace_collectives`: the rank's collective (start, end) times on its trace clock, in start order.
-std::optional<RecordingAlignment> AlignRecording(const RecordedSegment& segment, int32_t rank,
+// `recorded`: the rank's recorded collective calls (RecordedLayers); `trace_collectives`: its collective
+// (start, end) times on its trace clock, in start order.
+std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& recorded,
                                                  const std::vector<std::pair<int64_t, int64_t>>& trace_collectives);
 
 }  // namespace strata::model

@@ -475,6 +475,16 @@ class RecorderTracks {
   std::map<std::tuple<int64_t, std::string, uint32_t>, int64_t> ids_;
 };
 
+/// The alignment of segment `segment`'s rank `rank` to its trace's collectives, by the store's decoded layers of
+/// the recording (none when they do not hold the rank).
+std::optional<model::RecordingAlignment> AlignToTrace(const RecordedLayers& layers, size_t segment, int32_t rank,
+                                                      const std::vector<std::pair<int64_t, int64_t>>& calls) {
+  if (segment >= layers.segments.size()) return std::nullopt;
+  auto l = layers.segments[segment].ranks.find(rank);
+  if (l == layers.segments[segment].ranks.end()) return std::nullopt;
+  return model::AlignRecording(l->second.collectives, calls);
+}
+
 /// Per segment, per rank: the shift from recorded to aligned time, or none (its events are left out).
 using RecorderShifts = std::vector<std::map<int32_t, std::optional<int64_t>>>;
 
@@ -485,7 +495,8 @@ RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& rec
   std::map<int32_t, size_t> index_of_rank;
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank[store.ranks[r].rank] = r;
   RecorderShifts out;
-  for (const RecordedSegment& seg : recorded.segments) {
+  for (size_t i = 0; i < recorded.segments.size(); ++i) {
+    const RecordedSegment& seg = recorded.segments[i];
     std::map<int32_t, std::optional<int64_t>>& shift = out.emplace_back();
     for (const auto& [pid, p] : seg.processes) {
       if (!p.rank || shift.count(*p.rank)) continue;
@@ -498,7 +509,7 @@ RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& rec
           std::vector<std::pair<int64_t, int64_t>> calls;
           if (r->second < job.collectives.calls.size())
             for (const auto& c : job.collectives.calls[r->second]) calls.emplace_back(c.start_ns, c.end_ns);
-          if (auto a = model::AlignRecording(seg, *p.rank, calls))
+          if (auto a = AlignToTrace(store.recorded_layers, i, *p.rank, calls))
             s = a->trace_minus_recorded_ns - views[r->second].offset_ns;
         }
       }

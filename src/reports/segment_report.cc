@@ -13,6 +13,7 @@
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/round.h"
 #include "core/skip_reasons.h"
+#include "importers/recorded_layers.h"
 #include "reports/evidence_json.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
@@ -152,7 +153,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   RecordedRun one;
   one.segments.push_back(seg);
   nlohmann::ordered_json ranks(nlohmann::ordered_json::object());
-  for (const auto& [rank, m] : diagnosis::MeasureRankLayers(one)) {
+  for (const auto& [rank, m] : diagnosis::MeasureRankLayers(DecodeRecordedLayers(one))) {
     nlohmann::ordered_json r = RankLayerMetricsJson(m);
     r["top_other_process"] = m.top_foreign;
     ranks[std::to_string(rank)] = std::move(r);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/string_pool.h"
+#include "store/recorded_layers.h"
 
 namespace strata {
 
@@ -182,6 +183,10 @@ class TraceStore {
   std::vector<OpLayout> op_layout;
   FlowTable flows;
   CounterTable counters;
+  /// What a recording says below the framework, decoded once by the importer that reads it
+  /// (importers/recorded_layers.h): set by the loader for the whole job, empty without a recording. append and
+  /// Merge leave it as it is (a recording is not split by input).
+  RecordedLayers recorded_layers;
 
   /// Moves `other` into this store, remapping its string, rank, track and args ids. Rows of `other`
   /// come after this store's rows, in their original order. `other` is consumed: its memory is released

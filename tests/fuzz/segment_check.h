@@ -9,6 +9,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/stall.h"
 #include "fuzz_common.h"
+#include "importers/recorded_layers.h"
 #include "reports/segment_report.h"
 #include "segments/segment_reader.h"
 #include "store/recorded_run.h"
@@ -24,7 +25,7 @@ inline void CheckSegmentBytes(std::string_view bytes) {
   FUZZ_CHECK(read.value().problems.size() <= 1);
   RecordedRun run;
   run.segments.push_back(IndexSegment(std::move(read).value()));
-  (void)diagnosis::MeasureRankLayers(run);
+  (void)diagnosis::MeasureRankLayers(DecodeRecordedLayers(run));
   diagnosis::DiagnosisResult result;
   diagnosis::ApplyStallAnalysis(run, &result);  // collective progress, stall rule, whereabouts
   (void)SegmentToJson(run.segments[0]).dump();

@@ -3,6 +3,7 @@
 // refused.
 #include <gtest/gtest.h>
 
+#include "importers/recorded_layers.h"
 #include "model/recording_alignment.h"
 
 namespace strata::model {
@@ -20,6 +21,15 @@ RecordedSegment RecordedCalls(const std::vector<int64_t>& ends_ms, segments::Pro
     seg.data.calls.push_back({13, 11, 0, 1, 2});  // rank 1's calls are not rank 0's
   }
   return seg;
+}
+
+// The rank's collective calls as the recording's decoded layers hold them (none for a rank not recorded).
+RecordedCollectiveTimes CallsOf(const RecordedSegment& seg, int32_t rank) {
+  RecordedRun run;
+  run.segments.push_back(seg);
+  const RecordedLayers layers = DecodeRecordedLayers(run);
+  auto r = layers.segments[0].ranks.find(rank);
+  return r == layers.segments[0].ranks.end() ? RecordedCollectiveTimes{} : r->second.collectives;
 }
 
 TEST(RecordingAlignment, FindsTheShiftAndOffsetOfTheProfiledSteps) {
@@ -40,7 +50,7 @@ TEST(RecordingAlignment, FindsTheShiftAndOffsetOfTheProfiledSteps) {
     const int64_t jitter = (i % 2 ? 20'000 : -15'000);  // tens of microseconds
     trace.emplace_back(ends[i] * kMs + offset - 2 * kMs, ends[i] * kMs + offset + jitter);
   }
-  auto a = AlignRecording(seg, 0, trace);
+  auto a = AlignRecording(CallsOf(seg, 0), trace);
   ASSERT_TRUE(a.has_value());
   EXPECT_NEAR(static_cast<double>(a->trace_minus_recorded_ns), static_cast<double>(offset), 20'000.0);
   EXPECT_EQ(a->matched, trace.size());
@@ -53,23 +63,23 @@ TEST(RecordingAlignment, RefusesAPerfectlyRegularLoop) {
   const RecordedSegment seg = RecordedCalls(ends, segments::ProbeKind::kCollective);
   std::vector<std::pair<int64_t, int64_t>> trace;
   for (size_t i = 4; i < 8; ++i) trace.emplace_back(0, ends[i] * kMs - 77 * kMs);
-  EXPECT_FALSE(AlignRecording(seg, 0, trace).has_value());  // every shift by whole steps fits
+  EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), trace).has_value());  // every shift by whole steps fits
 }
 
 TEST(RecordingAlignment, RefusesWhatDoesNotMatch) {
   const RecordedSegment seg = RecordedCalls({100, 200, 300, 400, 500, 600}, segments::ProbeKind::kCollective);
   // Spacing unlike any run of the recorded calls.
   std::vector<std::pair<int64_t, int64_t>> trace = {{0, 5 * kMs}, {0, 70 * kMs}, {0, 71 * kMs}, {0, 300 * kMs}};
-  EXPECT_FALSE(AlignRecording(seg, 0, trace).has_value());
-  EXPECT_FALSE(AlignRecording(seg, 0, {{0, 1}}).has_value());          // too few
-  EXPECT_FALSE(AlignRecording(seg, 7, {{0, 1}, {2, 3}}).has_value());  // rank not recorded
+  EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), trace).has_value());
+  EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), {{0, 1}}).has_value());          // too few
+  EXPECT_FALSE(AlignRecording(CallsOf(seg, 7), {{0, 1}, {2, 3}}).has_value());  // rank not recorded
 }
 
 TEST(RecordingAlignment, EnqueueOnlyCallsAreMatchedOnStarts) {
   const RecordedSegment seg = RecordedCalls({100, 250, 330, 480, 600}, segments::ProbeKind::kCollectiveEnqueue);
   std::vector<std::pair<int64_t, int64_t>> trace;
   for (int64_t end : {250, 330, 480}) trace.emplace_back((end - 3) * kMs + 5 * kMs, end * kMs + 40 * kMs);
-  auto a = AlignRecording(seg, 0, trace);
+  auto a = AlignRecording(CallsOf(seg, 0), trace);
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->trace_minus_recorded_ns, 5 * kMs);
 }

@@ -62,7 +62,7 @@ TEST(StepSummaries, RunQueueAndGcTimeComeFromTheRecordingInOneClassEach) {
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
   StepCursor cursor;
-  const auto by_rank = ByRank(SummarizeNewSteps(store.value(), run, &cursor));
+  const auto by_rank = ByRank(SummarizeNewSteps(store.value(), &cursor));
   ASSERT_EQ(by_rank.size(), 2u);
   ASSERT_GE(by_rank.at(0).size(), 6u);
   ASSERT_EQ(by_rank.at(0).size(), by_rank.at(1).size());
@@ -83,7 +83,7 @@ TEST(StepSummaries, RunQueueAndGcTimeComeFromTheRecordingInOneClassEach) {
     EXPECT_LT(r0.start_unix, 1.7e9 + 2);
   }
   // A later round over the same recording emits nothing it already did.
-  EXPECT_TRUE(SummarizeNewSteps(store.value(), run, &cursor).empty());
+  EXPECT_TRUE(SummarizeNewSteps(store.value(), &cursor).empty());
 }
 
 }  // namespace

@@ -17,10 +17,8 @@
 
 namespace strata::diagnosis {
 
-using segments::IsCollectiveCall;
 namespace {
 
-constexpr uint32_t kTaskUninterruptible = 2;
 using thresholds::kMinRecordedExcess;
 using thresholds::kSlowerLinkRatio;
 
@@ -82,231 +80,93 @@ double GaugeMean(const std::vector<std::pair<uint64_t, double>>& samples, const 
   return ValueAt(samples, w.spans.front().start);
 }
 
-// The network namespace of each rank: that of its main process (the one that made the most collective
-// calls; the first seen when none made any). Other processes carrying the rank's environment count for
-// CPU, not for the namespace: a helper the launcher ran (`ip`, `tc`, a shell) may sit in another namespace,
-// and counting it made the ranks look as if they shared one, which dropped every rank's NIC figures.
-struct RankNamespaces {
-  std::map<uint32_t, double> ns_of_pid;             // from the sampler's net.ns_inode series
-  std::map<double, std::set<int32_t>> ranks_of_ns;  // the ranks whose main process is in the namespace
-  std::map<int32_t, double> ns_of_rank;
-};
+// MeasureSegment's steps: each rank's window, then its scheduler, GC, counter and network totals over it as
+// shares of the window and rates per second.
 
-RankNamespaces NamespacesOfRanks(const RecordedSegment& seg, const std::map<int32_t, std::set<uint32_t>>& pids,
-                                 const std::map<uint32_t, std::vector<std::pair<uint64_t, double>>>& samples) {
-  RankNamespaces out;
-  for (const auto& [id, points] : samples)
-    if (seg.series[id].name == "net.ns_inode" && seg.series[id].pid > 0 && !points.empty())
-      out.ns_of_pid[static_cast<uint32_t>(seg.series[id].pid)] = points.back().second;
-  std::map<uint32_t, size_t> collective_calls;
-  for (const auto& c : seg.data.calls) {
-    if (c.probe >= seg.probes.size()) continue;
-    if (IsCollectiveCall(seg.probes[c.probe].kind)) ++collective_calls[c.tgid];
-  }
-  for (const auto& [rank, set] : pids) {
-    std::optional<uint32_t> main;
-    for (uint32_t pid : set) {
-      if (!out.ns_of_pid.count(pid)) continue;
-      if (!main) {
-        main = pid;
-        continue;
-      }
-      const size_t calls = collective_calls[pid], best = collective_calls[*main];
-      const uint64_t seen = seg.processes.at(static_cast<int>(pid)).first_seen_ns;
-      const uint64_t best_seen = seg.processes.at(static_cast<int>(*main)).first_seen_ns;
-      if (calls > best || (calls == best && seen < best_seen)) main = pid;
-    }
-    if (!main) continue;
-    const double ns = out.ns_of_pid.at(*main);
-    out.ranks_of_ns[ns].insert(rank);
-    out.ns_of_rank[rank] = ns;
-  }
-  return out;
+/// Each rank's window: the chooser's spans (the late steps), else its training window.
+Window WindowOf(const RankLayers& layers, size_t segment, int32_t rank, const SpanChooser& chooser) {
+  auto chosen = chooser ? chooser(segment, rank) : std::nullopt;
+  return Window{chosen ? *chosen : std::vector<RecordedSpan>{layers.training}};
 }
 
-// MeasureSegment's steps: the ranks' processes, each rank's window, then the scheduler, GC, counter and
-// network totals over it, then the per-rank metrics (shares of the window, rates per second).
-
-/// The job's processes of one segment: each rank's pids, and every pid of the job (with the recorder's own:
-/// its CPU time is overhead, not another tenant, so it never counts as the contender).
-struct SegmentRanks {
-  std::map<int32_t, std::set<uint32_t>> pids;
-  std::set<uint32_t> job_pids;
-};
-
-SegmentRanks RanksOfSegment(const RecordedSegment& seg) {
-  SegmentRanks out;
-  for (const auto& [pid, p] : seg.processes)
-    if (p.rank) {
-      out.pids[*p.rank].insert(static_cast<uint32_t>(pid));
-      out.job_pids.insert(static_cast<uint32_t>(pid));
-    }
-  if (seg.recorder_pid > 0) out.job_pids.insert(static_cast<uint32_t>(seg.recorder_pid));
-  return out;
-}
-
-/// Each rank's window: the chooser's spans (the late steps), else first to last collective call of the rank,
-/// else the processes' lifetime.
-std::map<int32_t, Window> RankWindows(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
-                                      const SegmentRanks& ranks) {
-  std::map<int32_t, RecordedSpan> whole;
-  for (const auto& [rank, set] : ranks.pids) whole[rank] = {UINT64_MAX, 0};
-  for (const auto& c : seg.data.calls) {
-    if (c.probe >= seg.probes.size()) continue;
-    if (!IsCollectiveCall(seg.probes[c.probe].kind)) continue;
-    if (auto rank = seg.RankOf(c.tgid)) {
-      RecordedSpan& w = whole[*rank];
-      w.start = std::min(w.start, c.start_ns);
-      w.end = std::max(w.end, c.end_ns);
-    }
-  }
-  for (const auto& [rank, set] : ranks.pids) {
-    RecordedSpan& w = whole[rank];
-    if (w.end > w.start) continue;
-    for (uint32_t pid : set) {
-      const RecordedProcess& p = seg.processes.at(static_cast<int>(pid));
-      w.start = std::min(w.start, p.first_seen_ns);
-      if (p.exited_ns) w.end = std::max(w.end, p.exited_ns);
-    }
-    for (const auto& o : seg.data.off_cpu)
-      if (set.count(o.tgid)) w.end = std::max(w.end, o.end_ns);
-  }
-  std::map<int32_t, Window> windows;
-  for (const auto& [rank, set] : ranks.pids) {
-    auto chosen = chooser ? chooser(index, rank) : std::nullopt;
-    windows[rank].spans = chosen ? *chosen : std::vector<RecordedSpan>{whole[rank]};
-  }
-  return windows;
-}
-
-/// Per rank, nanoseconds within its window (and counts) of each scheduler and GC measure.
+/// Nanoseconds within the window (and counts) of each scheduler and GC measure of one rank.
 struct SchedulerTotals {
-  std::map<int32_t, double> runq, runq_foreign, runq_idle, dstate, gc;
-  std::map<int32_t, uint64_t> gc_count;
-  std::map<int32_t, std::map<uint32_t, double>> foreign_by_pid;
+  double runq = 0, runq_foreign = 0, runq_idle = 0, dstate = 0, gc = 0;
+  uint64_t gc_count = 0;
+  std::map<uint32_t, double> foreign_by_pid;
 };
 
-SchedulerTotals MeasureScheduler(const RecordedSegment& seg, std::map<int32_t, Window>& windows,
-                                 const std::set<uint32_t>& job_pids) {
+SchedulerTotals MeasureScheduler(const RankLayers& layers, const Window& w) {
   SchedulerTotals t;
-  for (const auto& o : seg.data.off_cpu) {
-    if (o.tid != o.tgid) continue;  // the main thread runs the training loop (and the GC)
-    auto rank = seg.RankOf(o.tgid);
-    if (!rank) continue;
-    const Window& w = windows[*rank];
-    if (!w.valid()) continue;
-    const uint64_t runnable_from = o.end_ns - std::min(o.runq_ns, o.end_ns);
-    const double q = static_cast<double>(w.Overlap(runnable_from, o.end_ns));
-    t.runq[*rank] += q;
-    // Who kept it waiting: the process that took the CPU when it was preempted, else the one that ran
-    // just before it came back (a helper thread of its own in between hides the first).
-    const bool preempted = o.state == 0;
-    const bool taken_by_other = preempted && o.preempted_by != 0 && !job_pids.count(o.preempted_by);
-    const bool other_before = o.ran_before != 0 && !job_pids.count(o.ran_before);
-    if (taken_by_other || other_before) {
-      t.runq_foreign[*rank] += q;
-      t.foreign_by_pid[*rank][taken_by_other ? o.preempted_by : o.ran_before] += q;
-    } else if (o.ran_before == 0) {
-      t.runq_idle[*rank] += q;
+  for (const RunQueueWait& q : layers.runq) {
+    const double ns = static_cast<double>(w.Overlap(q.start, q.end));
+    t.runq += ns;
+    if (q.other_pid != 0) {
+      t.runq_foreign += ns;
+      t.foreign_by_pid[q.other_pid] += ns;
+    } else if (q.idle_cpu) {
+      t.runq_idle += ns;
     }
-    if (o.state & kTaskUninterruptible) t.dstate[*rank] += static_cast<double>(w.Overlap(o.start_ns, runnable_from));
   }
-  for (const auto& g : seg.data.gcs) {
-    auto rank = seg.RankOf(g.tgid);
-    if (!rank) continue;
-    const uint64_t overlap = windows[*rank].Overlap(g.start_ns, g.end_ns);
-    t.gc[*rank] += static_cast<double>(overlap);
-    if (overlap) ++t.gc_count[*rank];
+  for (const RecordedSpan& d : layers.dstate) t.dstate += static_cast<double>(w.Overlap(d.start, d.end));
+  for (const RecordedSpan& g : layers.gcs) {
+    const uint64_t overlap = w.Overlap(g.start, g.end);
+    t.gc += static_cast<double>(overlap);
+    if (overlap) ++t.gc_count;
   }
   return t;
 }
 
-using SeriesPoints = std::map<uint32_t, std::vector<std::pair<uint64_t, double>>>;
-
-/// Each counter series' samples by id, sorted by time.
-SeriesPoints SeriesSamples(const RecordedSegment& seg) {
-  SeriesPoints samples;
-  for (const auto& c : seg.data.counters)
-    if (c.series < seg.series.size()) samples[c.series].emplace_back(c.ts_ns, c.value);
-  for (auto& [id, points] : samples) std::sort(points.begin(), points.end());
-  return samples;
-}
-
-/// Per rank, each process counter's increase over the rank's window.
+/// Each process counter's increase over the window: a cgroup is shared by a rank's processes, so its
+/// counters take the largest; per-process counters are summed.
 struct CounterTotals {
-  std::map<int32_t, double> throttled, majflt, memfail, sys;
+  double throttled = 0, majflt = 0, memfail = 0, sys = 0;
 };
 
-CounterTotals MeasureCounters(const RecordedSegment& seg, std::map<int32_t, Window>& windows,
-                              const SeriesPoints& samples) {
+CounterTotals MeasureCounters(const RankLayers& layers, const Window& w) {
   CounterTotals t;
-  for (const auto& [id, points] : samples) {
-    const RecordedSeries& s = seg.series[id];
-    if (s.pid <= 0) continue;
-    auto rank = seg.RankOf(static_cast<uint32_t>(s.pid));
-    if (!rank || !windows[*rank].valid()) continue;
-    const double delta = SeriesDelta(points, windows[*rank]);
-    // A cgroup is shared by a rank's processes: take the largest, not the sum.
-    if (s.name == "cgroup.cpu.throttled_ns") t.throttled[*rank] = std::max(t.throttled[*rank], delta);
-    if (s.name == "cgroup.memory.failcnt" || s.name == "cgroup.memory.events.high" ||
-        s.name == "cgroup.memory.events.max")
-      t.memfail[*rank] = std::max(t.memfail[*rank], delta);
-    if (s.name == "proc.majflt") t.majflt[*rank] += delta;
-    if (s.name == "proc.stime_ns") t.sys[*rank] += delta;
+  for (const RankCounterSeries& s : layers.counters) {
+    const double delta = SeriesDelta(s.points, w);
+    switch (s.counter) {
+      case RankCounter::kCgroupThrottledNs:
+        t.throttled = std::max(t.throttled, delta);
+        break;
+      case RankCounter::kMemoryCgroupFails:
+        t.memfail = std::max(t.memfail, delta);
+        break;
+      case RankCounter::kMajorFaults:
+        t.majflt += delta;
+        break;
+      case RankCounter::kSystemNs:
+        t.sys += delta;
+        break;
+    }
   }
   return t;
 }
 
-/// Network traffic per rank, through each process's network namespace (the sampler gives every pid a
-/// net.ns_inode series and each namespace's interface series under one of its pids). Figures are kept only
-/// when every rank has a namespace of its own (own_namespaces).
-struct NetworkTotals {
-  /// Bytes each way and the link's capacity over the window of a namespace's one rank.
+/// The rank's network figures over the window: bytes per second on its own namespace's interfaces, and its
+/// busiest link's share of its capacity.
+void FillNetwork(const RankLayers& layers, const Window& w, RankLayerMetrics* m) {
   struct LinkUse {
     double rx = 0, tx = 0, capacity_bps = 0;
   };
-  std::map<int32_t, double> ns_of_rank;
-  std::map<double, double> ns_bytes;
-  std::map<double, std::map<std::string, LinkUse>> ns_links;
-  bool own_namespaces = false;
-};
-
-NetworkTotals MeasureNetwork(const RecordedSegment& seg, const SegmentRanks& ranks, std::map<int32_t, Window>& windows,
-                             const SeriesPoints& samples) {
-  const RankNamespaces spaces = NamespacesOfRanks(seg, ranks.pids, samples);
-  NetworkTotals t;
-  t.ns_of_rank = spaces.ns_of_rank;
-  for (const auto& [id, points] : samples) {
-    const RecordedSeries& s = seg.series[id];
-    const bool bytes = s.name == "net.rx_bytes" || s.name == "net.tx_bytes";
-    if ((!bytes && s.name != "net.link_capacity_bps") || s.label == "lo" || s.pid <= 0) continue;
-    auto ns = spaces.ns_of_pid.find(static_cast<uint32_t>(s.pid));
-    if (ns == spaces.ns_of_pid.end()) continue;
-    auto owners = spaces.ranks_of_ns.find(ns->second);
-    if (owners == spaces.ranks_of_ns.end() || owners->second.size() != 1) continue;
-    const Window& w = windows[*owners->second.begin()];
-    NetworkTotals::LinkUse& link = t.ns_links[ns->second][s.label];
-    if (!bytes) {
-      link.capacity_bps = GaugeMean(points, w);
+  std::map<std::string, LinkUse> links;
+  double bytes = 0;
+  for (const LinkSeries& s : layers.links) {
+    LinkUse& link = links[s.interface];
+    if (s.kind == LinkSeries::Kind::kCapacityBps) {
+      link.capacity_bps = GaugeMean(s.points, w);
       continue;
     }
-    const double delta = SeriesDelta(points, w);
-    t.ns_bytes[ns->second] += delta;
-    (s.name == "net.rx_bytes" ? link.rx : link.tx) += delta;
+    const double delta = SeriesDelta(s.points, w);
+    bytes += delta;
+    (s.kind == LinkSeries::Kind::kRxBytes ? link.rx : link.tx) += delta;
   }
-  t.own_namespaces = !spaces.ranks_of_ns.empty() && spaces.ranks_of_ns.size() == spaces.ns_of_rank.size() &&
-                     spaces.ns_of_rank.size() == ranks.pids.size();
-  return t;
-}
-
-/// The rank's network figures: bytes per second, and its busiest link's share of its capacity.
-void FillNetwork(NetworkTotals& net, int32_t rank, double window_s, RankLayerMetrics* m) {
-  if (!net.own_namespaces) return;
-  const double ns = net.ns_of_rank[rank];
-  m->net_bytes_per_s = net.ns_bytes[ns] / window_s;
-  for (const auto& [label, link] : net.ns_links[ns]) {
+  m->net_bytes_per_s = bytes / m->window_s;
+  for (const auto& [label, link] : links) {
     if (link.capacity_bps <= 0) continue;
-    const double busy = 8 * std::max(link.rx, link.tx) / link.capacity_bps / window_s;
+    const double busy = 8 * std::max(link.rx, link.tx) / link.capacity_bps / m->window_s;
     if (busy > m->link_busy_share) {
       m->link_busy_share = busy;
       m->link_capacity_bps = link.capacity_bps;
@@ -315,45 +175,36 @@ void FillNetwork(NetworkTotals& net, int32_t rank, double window_s, RankLayerMet
 }
 
 /// The process that kept the rank waiting longest in the run queue, as "comm (pid N)".
-std::string TopForeign(const RecordedSegment& seg, const std::map<uint32_t, double>& by_pid) {
+std::string TopForeign(const RecordedLayerSegment& seg, const std::map<uint32_t, double>& by_pid) {
   auto top =
       std::max_element(by_pid.begin(), by_pid.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   if (top == by_pid.end()) return {};
-  std::string name = "?";
-  if (auto p = seg.processes.find(static_cast<int>(top->first)); p != seg.processes.end())
-    name = p->second.comm;
-  else if (auto o = seg.other_processes.find(static_cast<int>(top->first)); o != seg.other_processes.end())
-    name = o->second;
-  return fmt::format("{} (pid {})", name, top->first);
+  auto name = seg.process_names.find(top->first);
+  return fmt::format("{} (pid {})", name != seg.process_names.end() ? name->second : "?", top->first);
 }
 
-void MeasureSegment(const RecordedSegment& seg, size_t index, const SpanChooser& chooser,
+void MeasureSegment(const RecordedLayerSegment& seg, size_t index, const SpanChooser& chooser,
                     std::map<int32_t, RankLayerMetrics>* out) {
-  const SegmentRanks ranks = RanksOfSegment(seg);
-  if (ranks.pids.empty()) return;
-  std::map<int32_t, Window> windows = RankWindows(seg, index, chooser, ranks);
-  SchedulerTotals sched = MeasureScheduler(seg, windows, ranks.job_pids);
-  const SeriesPoints samples = SeriesSamples(seg);
-  CounterTotals counters = MeasureCounters(seg, windows, samples);
-  NetworkTotals net = MeasureNetwork(seg, ranks, windows, samples);
-  for (const auto& [rank, set] : ranks.pids) {
-    const Window& w = windows[rank];
+  for (const auto& [rank, layers] : seg.ranks) {
+    const Window w = WindowOf(layers, index, rank, chooser);
     if (!w.valid()) continue;
+    const SchedulerTotals sched = MeasureScheduler(layers, w);
+    const CounterTotals counters = MeasureCounters(layers, w);
     const double ns = static_cast<double>(w.Length());
     RankLayerMetrics& m = (*out)[rank];
     m.window_s = ns / 1e9;
-    m.runq_share = sched.runq[rank] / ns;
-    m.runq_foreign_share = sched.runq_foreign[rank] / ns;
-    m.runq_idle_share = sched.runq_idle[rank] / ns;
-    m.throttled_share = counters.throttled[rank] / ns;
-    m.gc_share = sched.gc[rank] / ns;
-    m.dstate_share = sched.dstate[rank] / ns;
-    m.sys_share = counters.sys[rank] / ns;
-    m.majflt_per_s = counters.majflt[rank] / m.window_s;
-    m.memcg_fail_per_s = counters.memfail[rank] / m.window_s;
-    m.gc_count = sched.gc_count[rank];
-    FillNetwork(net, rank, m.window_s, &m);
-    if (std::string top = TopForeign(seg, sched.foreign_by_pid[rank]); !top.empty()) m.top_foreign = std::move(top);
+    m.runq_share = sched.runq / ns;
+    m.runq_foreign_share = sched.runq_foreign / ns;
+    m.runq_idle_share = sched.runq_idle / ns;
+    m.throttled_share = counters.throttled / ns;
+    m.gc_share = sched.gc / ns;
+    m.dstate_share = sched.dstate / ns;
+    m.sys_share = counters.sys / ns;
+    m.majflt_per_s = counters.majflt / m.window_s;
+    m.memcg_fail_per_s = counters.memfail / m.window_s;
+    m.gc_count = sched.gc_count;
+    if (seg.own_namespaces) FillNetwork(layers, w, &m);
+    if (std::string top = TopForeign(seg, sched.foreign_by_pid); !top.empty()) m.top_foreign = std::move(top);
   }
 }
 
@@ -650,17 +501,14 @@ struct RecordingOffsets {
   size_t ranks_recorded = 0;
   bool aligned() const { return !offsets.empty() && offsets.size() == ranks_recorded; }
 };
-RecordingOffsets AlignSegments(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines) {
+RecordingOffsets AlignSegments(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines) {
   RecordingOffsets out;
-  for (size_t i = 0; i < run.segments.size(); ++i) {
-    std::set<int32_t> ranks;
-    for (const auto& [pid, p] : run.segments[i].processes)
-      if (p.rank) ranks.insert(*p.rank);
-    out.ranks_recorded += ranks.size();
-    for (int32_t rank : ranks) {
+  for (size_t i = 0; i < layers.segments.size(); ++i) {
+    out.ranks_recorded += layers.segments[i].ranks.size();
+    for (const auto& [rank, l] : layers.segments[i].ranks) {
       auto tl = timelines.find(rank);
       if (tl == timelines.end()) continue;
-      if (auto a = model::AlignRecording(run.segments[i], rank, tl->second.collectives))
+      if (auto a = model::AlignRecording(l.collectives, tl->second.collectives))
         out.offsets[{i, rank}] = a->trace_minus_recorded_ns;
     }
   }
@@ -668,14 +516,15 @@ RecordingOffsets AlignSegments(const RecordedRun& run, const std::map<int32_t, R
 }
 
 // The segments some of whose ranks match the traces, and the 1-based numbers of those left out.
-std::pair<RecordedRun, std::vector<size_t>> MatchingSegments(const RecordedRun& run, const RecordingOffsets& al) {
-  RecordedRun matching;
+std::pair<RecordedLayers, std::vector<size_t>> MatchingSegments(const RecordedLayers& layers,
+                                                                const RecordingOffsets& al) {
+  RecordedLayers matching;
   std::vector<size_t> left_out;
-  for (size_t i = 0; i < run.segments.size(); ++i) {
+  for (size_t i = 0; i < layers.segments.size(); ++i) {
     const bool any =
         std::any_of(al.offsets.begin(), al.offsets.end(), [&](const auto& o) { return o.first.first == i; });
     if (any)
-      matching.segments.push_back(run.segments[i]);
+      matching.segments.push_back(layers.segments[i]);
     else
       left_out.push_back(i + 1);
   }
@@ -806,32 +655,32 @@ void ApplyToFinding(const Straggler& straggler, std::optional<size_t> traced, Cr
 
 }  // namespace
 
-std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans) {
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& layers, const SpanChooser& spans) {
   std::map<int32_t, RankLayerMetrics> metrics;
-  for (size_t i = 0; i < run.segments.size(); ++i) MeasureSegment(run.segments[i], i, spans, &metrics);
+  for (size_t i = 0; i < layers.segments.size(); ++i) MeasureSegment(layers.segments[i], i, spans, &metrics);
   return metrics;
 }
 
-void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines,
+void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
                              DiagnosisResult* result) {
-  if (run.empty()) return;
-  const auto all_metrics = MeasureRankLayers(run);
+  if (layers.empty()) return;
+  const auto all_metrics = MeasureRankLayers(layers);
   if (all_metrics.size() < 2) {
     result->notes.push_back(
         fmt::format("recorder data covers {} rank(s): cross-layer comparison needs the straggler and at least one peer",
                     all_metrics.size()));
     return;
   }
-  const RecordingOffsets al = AlignSegments(run, timelines);
+  const RecordingOffsets al = AlignSegments(layers, timelines);
   // Segments none of whose ranks match the traces (e.g. an older recording left in the directory) while
   // others match: left out, so that they do not stand in for the job's ranks.
   if (!al.offsets.empty() && al.offsets.size() < al.ranks_recorded) {
-    auto [matching, left_out] = MatchingSegments(run, al);
+    auto [matching, left_out] = MatchingSegments(layers, al);
     if (!left_out.empty()) {
       result->notes.push_back(fmt::format(
-          "{} of {} recorder segments match none of the traces' collectives (another run's recording?) and were "
+          "{} of {} recorder segments match none of the traces' collectives (another layers's recording?) and were "
           "left out (segments {})",
-          left_out.size(), run.segments.size(), fmt::join(left_out, ", ")));
+          left_out.size(), layers.segments.size(), fmt::join(left_out, ", ")));
       return ApplyCrossLayerEvidence(matching, timelines, result);
     }
   }
@@ -843,7 +692,8 @@ void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, Ran
 
   for (const Straggler& straggler : result->stragglers) {
     const bool by_late_steps = al.aligned() && !straggler.steps.empty();
-    const auto metrics = by_late_steps ? MeasureRankLayers(run, LateStepSpans(al, timelines, straggler)) : all_metrics;
+    const auto metrics =
+        by_late_steps ? MeasureRankLayers(layers, LateStepSpans(al, timelines, straggler)) : all_metrics;
     if (!metrics.count(straggler.rank)) {
       result->notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
       continue;

@@ -24,6 +24,8 @@
 // processes whose RANK is that rank, DataLoader workers included) over the
 // rank's training window (first to last collective call seen by the recorder; the process lifetime when
 // no collective was probed), as rates per second so that ranks with windows of different length compare.
+// It reads the recording only as the store's RecordedLayers (importers/recorded_layers.h decided which thread
+// is a rank's main one, who held its CPU and which namespace is its own), never the segment's rows.
 // Invariants: a cause is only changed when the straggler's excess over the peers' median is at least
 // kMinExplainedShare (cause_choice.h) of its measured lateness share; the evidence (straggler vs peers, per metric) is
 // added to the finding either way; without recorder data the result is unchanged.
@@ -37,23 +39,19 @@
 #include <vector>
 
 #include "analysis/diagnosis/result.h"
-#include "store/recorded_run.h"
+#include "store/recorded_layers.h"
 
 namespace strata::diagnosis {
 
 // Per-rank metrics over the rank's window, as shares of the window (ns per ns), plus raw counts: RankLayerMetrics
 // (evidence.h, where findings hold them).
 
-// A time span on the recording's clock (CLOCK_MONOTONIC ns).
-struct RecordedSpan {
-  uint64_t start = 0, end = 0;
-};
-// Which spans of a rank to measure, per segment (index in RecordedRun::segments); nullopt = the rank's
+// Which spans of a rank to measure, per segment (index in RecordedLayers::segments); nullopt = the rank's
 // whole training window.
 using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_t segment, int32_t rank)>;
 
 // Metrics of every rank found in the recording.
-std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedRun& run, const SpanChooser& spans = {});
+std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& layers, const SpanChooser& spans = {});
 
 // What the traces say about each rank's timeline (by rank number, on the rank's own trace clock): its
 // step windows and its collectives (start, end). Used to put the recording on the trace's clock.
@@ -65,7 +63,7 @@ struct RankTraceTimeline {
 // Refines the findings of `result` (its stragglers and their findings) with the recording, measured over
 // the straggler's late steps when the recording can be aligned with every rank's trace (matching
 // collectives, model/recording_alignment.h), else over the whole training window (said in the notes).
-void ApplyCrossLayerEvidence(const RecordedRun& run, const std::map<int32_t, RankTraceTimeline>& timelines,
+void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
                              DiagnosisResult* result);
 
 }  // namespace strata::diagnosis

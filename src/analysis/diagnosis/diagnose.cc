@@ -85,9 +85,10 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
   // needs this one only to align a recording).
   const bool with_recording = recorded && !recorded->empty();
+  const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
   std::vector<std::vector<uint32_t>> rows;
   model::JobModel job;
-  if (!op_table || with_recording) {
+  if (!op_table || with_recording || with_layers) {
     rows = SlicesByRank(store);
     job = model::BuildJobModel(store, rows);
   }
@@ -99,7 +100,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);
     result.communication = ComputeCommunication(store, job);
   }
-  if (with_recording) ApplyCrossLayerEvidence(*recorded, TraceTimelines(store, job), &result);
+  if (with_layers) ApplyCrossLayerEvidence(store.recorded_layers, TraceTimelines(store, job), &result);
   ReconcileImpacts(&result);
   // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
   const size_t before = result.findings.size();
