@@ -31,6 +31,13 @@ RecordedSegment TwoRanks() {
   return seg;
 }
 
+// What the trace path hands the cross-layer pass: each rank's lateness against its peers by step.
+std::map<int32_t, RankTraceTimeline> LatenessOf(const DiagnosisResult& result) {
+  std::map<int32_t, RankTraceTimeline> out;
+  for (const auto& [rank, by_step] : result.lateness_vs_peers_ms) out[rank].lateness_vs_peers_ms = by_step;
+  return out;
+}
+
 DiagnosisResult StragglerRank1(std::string_view trace_cause) {
   DiagnosisResult result;
   result.step_time_median_ms = 100;
@@ -58,7 +65,7 @@ TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 99);  // 240 ms of 1 s
   AddRunqWait(&run.segments[0], 10, 100, 5, 99);
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, Cause::kCpuContention);
   EXPECT_EQ(result.findings[0].layer, Layer::kCpu);
@@ -73,7 +80,7 @@ TEST(CrossLayer, WaitingOnTheJobsOwnProcessesIsNotContention) {
   run.segments.push_back(TwoRanks());
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t, 30, 10);  // rank 0 held it
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
   EXPECT_TRUE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
 }
@@ -91,7 +98,7 @@ TEST(CrossLayer, OwnThreadsDisplacedByAnotherProcessAreCpuContention) {
   }
   AddRunqWait(&run.segments[0], 10, 100, 5, 10);
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, Cause::kCpuContention);
   EXPECT_NE(result.findings[0].summary.find("behind its own threads"), std::string::npos) << result.findings[0].summary;
@@ -104,7 +111,7 @@ TEST(CrossLayer, OwnThreadsWithASliverOfAnotherProcessAreNotContention) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 20, 30, 20);  // 240 ms own
   AddRunqWait(&run.segments[0], 20, 950, 10, 99);                                               // 10 ms stress
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
 }
 
@@ -122,7 +129,7 @@ TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 10, 0);
   for (uint64_t t = 150; t < 900; t += 100) AddRunqWait(&seg, 20, t, 30, 99);
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kCpuThrottling);
   EXPECT_NEAR(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["cgroup_throttled_pct"]
                   .get<double>(),
@@ -135,7 +142,7 @@ TEST(CrossLayer, GcPausesAreGcPause) {
   for (uint64_t t = 50; t < 950; t += 100) run.segments[0].data.gcs.push_back({20, 20, t * kMs, (t + 20) * kMs, 2, 0});
   run.segments[0].data.gcs.push_back({10, 10, 500 * kMs, 501 * kMs, 0, 0});
   DiagnosisResult result = StragglerRank1("host_stall");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kGcPause);
   EXPECT_EQ(result.findings[0].layer, Layer::kPython);
   EXPECT_EQ(FindingEvidenceJson(result.findings[0].evidence)["cross_layer"]["straggler"]["gc_count"], 9);
@@ -152,7 +159,7 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   seg.data.counters.push_back({0, 0, 0.0});
   seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure);
   EXPECT_EQ(result.findings[0].layer, Layer::kOs);
 }
@@ -175,7 +182,7 @@ TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
     series("proc.stime_ns", 20, 0, 250.0 * kMs);
     if (limit_hits) series("cgroup.memory.failcnt", 20, 0, 30000);
     DiagnosisResult result = StragglerRank1("slow_compute");
-    ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+    ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
     EXPECT_EQ(result.findings[0].cause, limit_hits ? Cause::kMemoryPressure : Cause::kSlowCompute) << limit_hits;
     if (limit_hits) {
       EXPECT_EQ(result.findings[0].layer, Layer::kOs);
@@ -206,7 +213,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   traffic(10, "lo", 9e9);     // loopback is not the link
   traffic(30, "eth0", 80e6);  // rank 1's namespace, listed under the blaster's pid
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
   EXPECT_EQ(result.findings[0].layer, Layer::kComm);
   const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
@@ -217,7 +224,7 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
   for (auto& c : seg.data.counters)
     if (seg.series[c.series].name == "net.ns_inode") c.value = 111;
   DiagnosisResult shared = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &shared);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(shared), &shared);
   EXPECT_EQ(shared.findings[0].cause, Cause::kSlowCompute);
   EXPECT_TRUE(FindingEvidenceJson(shared.findings[0].evidence)["cross_layer"]["straggler"]["nic_mb_per_s"].is_null());
 }
@@ -253,7 +260,7 @@ DiagnosisResult NoStraggler() {
 TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   RecordedRun run = RanksOnLinks(1000, 166);  // busy 4 % against 24.1 %
   DiagnosisResult result = NoStraggler();
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 50, 0.05);
@@ -270,21 +277,21 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   // A link at about half its peers' speed (523 Mbit/s: busy 7.6 % against 4 %, 1.9x): found too.
   RecordedRun half = RanksOnLinks(1000, 523);
   DiagnosisResult half_speed = NoStraggler();
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(half), {}, &half_speed);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(half), LatenessOf(half_speed), &half_speed);
   ASSERT_EQ(half_speed.stragglers.size(), 1u);
   EXPECT_EQ(half_speed.stragglers[0].rank, 1);
   // Equal links, or one a little slower: nothing to report.
   for (double mbit1 : {1000.0, 800.0}) {
     RecordedRun similar = RanksOnLinks(1000, mbit1);
     DiagnosisResult clean = NoStraggler();
-    ApplyCrossLayerEvidence(DecodeRecordedLayers(similar), {}, &clean);
+    ApplyCrossLayerEvidence(DecodeRecordedLayers(similar), LatenessOf(clean), &clean);
     EXPECT_TRUE(clean.stragglers.empty()) << mbit1;
     EXPECT_TRUE(clean.findings.empty()) << mbit1;
   }
   // Links busy for a tiny share of the time: under the minimum effect even at 6x.
   RecordedRun idle = RanksOnLinks(1000, 166, 0.5);
   DiagnosisResult quiet = NoStraggler();
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(idle), {}, &quiet);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(idle), LatenessOf(quiet), &quiet);
   EXPECT_TRUE(quiet.stragglers.empty());
 }
 
@@ -324,7 +331,7 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   imbalance.cause = Cause::kDataImbalance;
   imbalance.impact_pct = 15;
   result.findings.push_back(imbalance);
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 2u);
   EXPECT_EQ(result.stragglers[0].rank, 3);  // the later of the two first
   EXPECT_EQ(result.stragglers[1].rank, 1);
@@ -357,7 +364,7 @@ TEST(CrossLayer, RanksSlowedAlikeInSomeStepsAreIntermittentStragglersWithThoseSt
     return r;
   };
   DiagnosisResult result = job({3, 6, 9});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 2u);
   EXPECT_FALSE(result.stragglers[0].persistent);
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
@@ -367,11 +374,11 @@ TEST(CrossLayer, RanksSlowedAlikeInSomeStepsAreIntermittentStragglersWithThoseSt
   EXPECT_NE(result.findings[0].summary.find("in steps 3, 6, 9"), std::string::npos) << result.findings[0].summary;
   // Late in two steps only: too few to tell from a busy machine's hiccups.
   DiagnosisResult twice = job({3, 6});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), {}, &twice);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(twice), &twice);
   EXPECT_TRUE(twice.stragglers.empty());
   // Late in six of nine: persistent, with its late steps.
   DiagnosisResult most = job({1, 2, 3, 5, 6, 9});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), {}, &most);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(most), &most);
   ASSERT_EQ(most.stragglers.size(), 2u);
   EXPECT_TRUE(most.stragglers[0].persistent);
   EXPECT_EQ(most.stragglers[0].steps, (std::vector<int64_t>{1, 2, 3, 5, 6, 9}));
@@ -394,7 +401,7 @@ TEST(CrossLayer, ContendedRanksWithForeignTrafficOnOneLinkAreNetworkContention) 
   }
   DiagnosisResult result = NoStraggler();
   result.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 2u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   ASSERT_EQ(result.findings.size(), 1u);
@@ -408,7 +415,7 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
   // effect, 6 % of 50 ms; arrival against the peers' median jitters that much on a busy machine).
   DiagnosisResult on_time = NoStraggler();
   on_time.lateness_vs_peers_ms = Lateness({{0, -2.5}, {1, 2.5}, {2, -2.5}, {3, 2.5}});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), {}, &on_time);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(on_time), &on_time);
   EXPECT_TRUE(on_time.stragglers.empty());
   EXPECT_TRUE(on_time.findings.empty());
   // Every rank waits for the outside process alike: no rank stands out against its peers.
@@ -417,7 +424,7 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
     for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&all.segments[0], pid, t, 30, 99);
   DiagnosisResult shared = NoStraggler();
   shared.lateness_vs_peers_ms = Lateness({{0, 5.0}, {1, 5.0}, {2, 5.0}, {3, 5.0}});
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(all), {}, &shared);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(all), LatenessOf(shared), &shared);
   EXPECT_TRUE(shared.stragglers.empty());
   // A trace straggler that is one of the contended ranks keeps its place (its cause is refined as usual).
   DiagnosisResult traced = NoStraggler();
@@ -426,7 +433,7 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
   s.rank = 1;
   s.late_ms_per_step = 3;
   traced.stragglers.push_back(s);
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), {}, &traced);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(traced), &traced);
   ASSERT_EQ(traced.stragglers.size(), 1u);
   EXPECT_EQ(traced.stragglers[0].rank, 1);
 }
@@ -440,7 +447,7 @@ TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
     result.lateness_vs_peers_ms[0][step] = 0.0;
     result.lateness_vs_peers_ms[1][step] = step % 3 == 0 ? 10.0 : 0.5;
   }
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_FALSE(result.stragglers[0].persistent);
@@ -450,7 +457,7 @@ TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
   // Late in no step (every rank of the ring waits alike for a slower link): all steps, as before.
   DiagnosisResult ring = NoStraggler();
   for (int64_t step : ring.steps) ring.lateness_vs_peers_ms[0][step] = ring.lateness_vs_peers_ms[1][step] = 0.0;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), {}, &ring);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), LatenessOf(ring), &ring);
   ASSERT_EQ(ring.stragglers.size(), 1u);
   EXPECT_TRUE(ring.stragglers[0].persistent);
   EXPECT_EQ(ring.stragglers[0].steps, ring.steps);
@@ -459,7 +466,7 @@ TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
 TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   RecordedRun run = RanksOnLinks(1000, 166);
   DiagnosisResult result = StragglerRank1("host_stall");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);  // the same rank: not added twice
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
   EXPECT_NE(result.findings[0].summary.find("166 Mbit/s"), std::string::npos) << result.findings[0].summary;
@@ -467,13 +474,13 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   // A trace straggler that costs more than the link keeps its place; the link comes second.
   RecordedRun other = RanksOnLinks(166, 1000);
   DiagnosisResult late = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(other), {}, &late);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(other), LatenessOf(late), &late);
   EXPECT_EQ(late.stragglers[0].rank, 1);
   EXPECT_EQ(late.findings[0].cause, Cause::kSlowCompute);
   DiagnosisResult small = StragglerRank1("slow_compute");
   small.stragglers[0].late_ms_per_step = 5;  // now the link (20 % of 100 ms) costs more
   small.findings[0].impact_pct = 5;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(other), {}, &small);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(other), LatenessOf(small), &small);
   ASSERT_EQ(small.stragglers.size(), 2u);
   EXPECT_EQ(small.stragglers[0].rank, 0);
   EXPECT_EQ(small.findings[0].cause, Cause::kSlowCommunication);
@@ -488,7 +495,7 @@ TEST(CrossLayer, AHelperProcessOfARankInAnotherNamespaceLeavesTheLinksRead) {
   seg.series.push_back({"net.ns_inode", 25, -1, "", "inode", false});
   seg.data.counters.push_back({300 * kMs, static_cast<uint32_t>(seg.series.size() - 1), 333.0});
   DiagnosisResult result = NoStraggler();
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   ASSERT_EQ(result.findings.size(), 1u);
@@ -501,7 +508,7 @@ TEST(CrossLayer, ALinkThatCostsMoreThanTheSameRanksLatenessReplacesIt) {
   DiagnosisResult result = StragglerRank1("host_stall");
   result.stragglers[0].late_ms_per_step = 5;
   result.findings[0].impact_pct = 5;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
   EXPECT_EQ(result.stragglers[0].rank, 1);
   EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
@@ -587,12 +594,12 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   run.segments.push_back(TwoRanks());
   AddRunqWait(&run.segments[0], 20, 100, 5, 99);  // 0.5 % of the window against 30 % lateness
   DiagnosisResult small = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &small);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(small), &small);
   EXPECT_EQ(small.findings[0].cause, Cause::kSlowCompute);
 
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
   DiagnosisResult loader = StragglerRank1("dataloader_stall");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), {}, &loader);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(loader), &loader);
   EXPECT_EQ(loader.findings[0].cause, Cause::kDataloaderStall);
   EXPECT_TRUE(FindingEvidenceJson(loader.findings[0].evidence).contains("cross_layer"));
 }
@@ -600,7 +607,7 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
 TEST(CrossLayer, WithoutRecordingNothingChanges) {
   RecordedRun empty;
   DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(empty), {}, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(empty), LatenessOf(result), &result);
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
   EXPECT_FALSE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
   EXPECT_TRUE(result.notes.empty());

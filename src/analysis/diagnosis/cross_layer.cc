@@ -256,11 +256,20 @@ CrossLayerComparison CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics
   return evidence;
 }
 
-// How late the traces show a rank against its peers' median arrival (result->lateness_vs_peers_ms), by
+// How late the traces show a rank against its peers' median arrival (RankTraceTimeline), by
 // the persistence rule of the traces' own stragglers (lateness_rule.h) with twice kMinRecordedExcess of the
 // step as the least lateness that counts (arrival against a median jitters by a few ms on a busy machine),
 // every such step counting toward a cluster: persistent (late_ms = its mean lateness per step), or an
 // intermittent cluster of clearly late steps (late_ms = their lateness spread over all steps); else nullopt.
+// Each rank's traced lateness by step, for the ranks whose traces measured it (none: the traces did not).
+using TraceLatenessByRank = std::map<int32_t, std::map<int64_t, double>>;
+TraceLatenessByRank TracedLateness(const std::map<int32_t, RankTraceTimeline>& timelines) {
+  TraceLatenessByRank out;
+  for (const auto& [rank, tl] : timelines)
+    if (!tl.lateness_vs_peers_ms.empty()) out[rank] = tl.lateness_vs_peers_ms;
+  return out;
+}
+
 struct TraceLateness {
   std::vector<int64_t> steps;
   double late_ms = 0;
@@ -289,7 +298,8 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
 
 // A link that holds up every rank of its collectives alike (see the header): reported as the top
 // straggler when it costs more than what the traces' top straggler does.
-void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
+void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, const TraceLatenessByRank& traced,
+                      DiagnosisResult* result) {
   std::optional<int32_t> busiest;
   size_t known = 0;
   for (const auto& [rank, m] : metrics) {
@@ -329,7 +339,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
   s.persistent = true;
   // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
   // show it late in some steps only, the contention came and went, and those are its steps.
-  if (auto it = result->lateness_vs_peers_ms.find(rank); it != result->lateness_vs_peers_ms.end())
+  if (auto it = traced.find(rank); it != traced.end())
     if (auto late = ConfirmedLateness(it->second, result->step_time_median_ms); late && !late->persistent) {
       s.steps = late->steps;
       s.persistent = false;
@@ -391,7 +401,8 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
 // rank owns) is then withdrawn. When one of them also carries far more traffic on its own link than its
 // peers (ForeignTraffic), that traffic is the cause (the CPU it takes is the TCP work on its core):
 // network_contention, that rank first.
-void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, DiagnosisResult* result) {
+void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const TraceLatenessByRank& traced,
+                      DiagnosisResult* result) {
   const double step_ms = result->step_time_median_ms;
   if (metrics.size() < 2 || step_ms <= 0) return;
   struct Slowed {
@@ -404,9 +415,9 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, Diagno
     const CpuExcess cpu = CpuLayerExcess(metrics, rank);
     if (!cpu.pattern || cpu.excess < kMinRecordedExcess) continue;
     TraceLateness late{result->steps, cpu.excess * step_ms, true};
-    if (!result->lateness_vs_peers_ms.empty()) {
-      auto it = result->lateness_vs_peers_ms.find(rank);
-      if (it == result->lateness_vs_peers_ms.end()) continue;
+    if (!traced.empty()) {
+      auto it = traced.find(rank);
+      if (it == traced.end()) continue;
       auto confirmed = ConfirmedLateness(it->second, step_ms);
       if (!confirmed) continue;
       late = std::move(*confirmed);
@@ -710,8 +721,9 @@ void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_
     evidence.explained = CrossLayerComparison::Explained{late_share, named.excess};
     ApplyToFinding(straggler, traced, std::move(evidence), named, late_share, result);
   }
-  AddCpuStragglers(all_metrics, result);
-  AddLinkStraggler(all_metrics, result);
+  const TraceLatenessByRank traced = TracedLateness(timelines);
+  AddCpuStragglers(all_metrics, traced, result);
+  AddLinkStraggler(all_metrics, traced, result);
 }
 
 }  // namespace strata::diagnosis

@@ -54,10 +54,14 @@ using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& layers, const SpanChooser& spans = {});
 
 // What the traces say about each rank's timeline (by rank number, on the rank's own trace clock): its
-// step windows and its collectives (start, end). Used to put the recording on the trace's clock.
+// step windows and its collectives (start, end), used to put the recording on the trace's clock; and, from the
+// data-parallel trace path (DiagnosisResult::lateness_vs_peers_ms), its lateness at collectives against its
+// peers' median arrival by step (ms), which confirms ranks slowed alike that last-arrival blame names none of
+// (empty when the traces did not measure it).
 struct RankTraceTimeline {
   std::map<int64_t, std::pair<int64_t, int64_t>> steps;  // step -> (start, end)
   std::vector<std::pair<int64_t, int64_t>> collectives;
+  std::map<int64_t, double> lateness_vs_peers_ms;  // step -> ms
 };
 
 // Refines the findings of `result` (its stragglers and their findings) with the recording, measured over

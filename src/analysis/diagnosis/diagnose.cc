@@ -20,8 +20,10 @@
 namespace strata::diagnosis {
 namespace {
 
-// Each rank's step windows and collectives on its own trace clock, for aligning a recording.
-std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, const model::JobModel& job) {
+// Each rank's step windows and collectives on its own trace clock, for aligning a recording, and its lateness
+// against its peers as the trace path measured it.
+std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, const model::JobModel& job,
+                                                    const std::map<int32_t, std::map<int64_t, double>>& lateness) {
   const model::StepModel& steps = job.steps;
   const model::CollectiveModel& collectives = job.collectives;
   std::map<int32_t, RankTraceTimeline> out;
@@ -32,6 +34,7 @@ std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, con
     if (r < collectives.calls.size())
       for (const model::CollectiveCall& c : collectives.calls[r]) tl.collectives.emplace_back(c.start_ns, c.end_ns);
   }
+  for (const auto& [rank, by_step] : lateness) out[rank].lateness_vs_peers_ms = by_step;
   return out;
 }
 
@@ -100,7 +103,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);
     result.communication = ComputeCommunication(store, job);
   }
-  if (with_layers) ApplyCrossLayerEvidence(store.recorded_layers, TraceTimelines(store, job), &result);
+  if (with_layers)
+    ApplyCrossLayerEvidence(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), &result);
   ReconcileImpacts(&result);
   // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
   const size_t before = result.findings.size();

@@ -114,9 +114,9 @@ struct DiagnosisResult {
   // Problems that void the comparison itself (e.g. op types the what-if does not know carry much of the
   // time): inconclusive even beside findings, which are kept but cannot be trusted.
   std::vector<std::string> comparison_problems;
-  // Not rendered: per rank number and step, its lateness at collectives against its peers' median arrival
-  // (ms; data-parallel trace path only, empty elsewhere). Lets later passes confirm a rank's lateness when
-  // several ranks are slowed alike and last-arrival blame names none of them.
+  // Per rank number and step, its lateness at collectives against its peers' median arrival (ms;
+  // data-parallel trace path only, empty elsewhere): drawn by the HTML report, and handed to the cross-layer
+  // pass explicitly (RankTraceTimeline), which confirms ranks slowed alike with it. Not in the JSON contract.
   std::map<int32_t, std::map<int64_t, double>> lateness_vs_peers_ms;
 };
 
