@@ -199,6 +199,7 @@ void DecodeLinks(const RecordedSegment& seg, const SegmentRanks& ranks, const Se
 RecordedLayerSegment DecodeSegment(const RecordedSegment& seg) {
   RecordedLayerSegment out;
   out.realtime_minus_monotonic_ns = seg.data.header.realtime_minus_monotonic_ns;
+  for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == segments::ProbeKind::kCollectiveDevice;
   const SegmentRanks ranks = RanksOfSegment(seg);
   for (const auto& [rank, set] : ranks.pids) out.ranks[rank];
   DecodeCollectives(seg, &out);
@@ -241,6 +242,7 @@ RecordedLayers LayersFrom(const RecordedLayers& layers, uint64_t from, uint64_t 
     part.process_names = seg.process_names;
     part.own_namespaces = seg.own_namespaces;
     part.realtime_minus_monotonic_ns = seg.realtime_minus_monotonic_ns;
+    part.device_collectives = seg.device_collectives;
     for (const auto& [rank, l] : seg.ranks) {
       RankLayers& p = part.ranks[rank];
       p.training = l.training;

@@ -77,6 +77,7 @@ struct RecordedLayerSegment {
   std::map<uint32_t, std::string> process_names;  // the name of each other_pid of the runq tables
   bool own_namespaces = false;                    // every rank has a network namespace of its own
   int64_t realtime_minus_monotonic_ns = 0;        // from the segment's header: its clock on the Unix clock
+  bool device_collectives = false;  // the NCCL profiler plugin timed collectives on the device (preferred)
 };
 
 struct RecordedLayers {

@@ -39,16 +39,14 @@ std::map<int32_t, RankTraceTimeline> TraceTimelines(const TraceStore& store, con
 }
 
 // evidence.from on every straggler and finding that no pass marked: which source its lateness came from.
-void MarkSources(const TraceStore& store, const RecordedRun* recorded, DiagnosisResult* result) {
+void MarkSources(const TraceStore& store, DiagnosisResult* result) {
   bool recording = !store.inputs.empty(), table = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) {
     recording &= in.recording();
     table &= in.format == InputFormat::kOpTable;
   }
   bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)
-  if (recorded)
-    for (const RecordedSegment& seg : recorded->segments)
-      for (const RecordedProbe& p : seg.probes) device |= p.kind == segments::ProbeKind::kCollectiveDevice;
+  for (const RecordedLayerSegment& seg : store.recorded_layers.segments) device |= seg.device_collectives;
   const char* from =
       recording ? (device ? "recorder: collectives on the device (NCCL profiler plugin)" : "recorder: collectives")
       : table   ? "op table"
@@ -118,7 +116,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.
   if (with_recording) ApplyStallAnalysis(*recorded, &result, {.now_unix_ns = options.now_unix_ns});
-  MarkSources(store, recorded, &result);
+  MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
   return result;
