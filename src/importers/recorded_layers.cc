@@ -2,6 +2,8 @@
 #include "importers/recorded_layers.h"
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "segments/probe_kind.h"
