@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "core/robust_stats.h"
-#include "importers/gloo_buffer_bytes.h"
 #include "model/model_thresholds.h"
 
 namespace strata::model {
@@ -20,35 +19,9 @@ namespace {
 
 bool IsP2p(const std::string& op) { return op == "send" || op == "recv"; }
 
-// One process's collective rows, on the Unix clock.
-struct ProcessRows {
-  const RecordedSegment* seg = nullptr;
-  uint32_t pid = 0;
-  std::vector<const segments::CallEnterRow*> enters;  // in time order
-  std::map<CallEntryKey, uint64_t> returns;           // (tid, probe, start) -> end
-};
-
-const RecordedProbe* ProbeOf(const RecordedSegment& seg, uint32_t id) {
-  return id < seg.probes.size() ? &seg.probes[id] : nullptr;
-}
-
-// The processes of `seg` that called collectives, with their rows.
-std::map<uint32_t, ProcessRows> RowsByProcess(const RecordedSegment& seg) {
-  std::map<uint32_t, ProcessRows> out;
-  for (const segments::CallEnterRow& e : seg.data.call_enters) {
-    ProcessRows& p = out[e.tgid];
-    p.seg = &seg;
-    p.pid = e.tgid;
-    p.enters.push_back(&e);
-  }
-  for (auto& [pid, p] : out)
-    std::stable_sort(p.enters.begin(), p.enters.end(),
-                     [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
-  for (const segments::CallRow& c : seg.data.calls) {
-    auto it = out.find(c.tgid);
-    if (it != out.end()) it->second.returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
-  }
-  return out;
+bool IsPlugin(RecordedCallSource s) {
+  return s == RecordedCallSource::kPluginEnqueue || s == RecordedCallSource::kPluginStart ||
+         s == RecordedCallSource::kPluginDone;
 }
 
 // Numbers the calls per (communicator, p2p) in call order.
@@ -57,37 +30,34 @@ void NumberCalls(std::vector<RankCollective>* calls) {
   for (RankCollective& c : *calls) c.seq = next[{c.comm, c.p2p}]++;
 }
 
-// From the NCCL profiler plugin's rows: the k-th enqueue, start and done of a communicator are collective k.
-std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
+// From the NCCL profiler plugin's calls: the k-th enqueue, start and done of a communicator are collective k.
+std::vector<RankCollective> FromPlugin(const std::vector<RecordedCall>& recorded) {
   std::vector<RankCollective> calls;
   std::map<uint64_t, std::vector<size_t>> by_comm;  // commHash -> indexes in `calls`
   std::map<uint64_t, size_t> started, done;
-  for (const segments::CallEnterRow* e : p.enters) {
-    const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
-    if (!probe) continue;
-    const int64_t t = p.seg->UnixNs(e->ts_ns);
-    if (probe->kind == segments::ProbeKind::kCollectiveDeviceEnqueue) {
+  for (const RecordedCall& e : recorded) {
+    if (e.source == RecordedCallSource::kPluginEnqueue) {
       RankCollective c;
-      c.comm = fmt::format("{:016x}", e->comm);
-      c.op = probe->op;
+      c.comm = fmt::format("{:016x}", e.comm);
+      c.op = e.op;
       c.p2p = IsP2p(c.op);
-      c.count = e->count;
-      c.enter_unix_ns = t;
-      by_comm[e->comm].push_back(calls.size());
+      c.count = e.count;
+      c.enter_unix_ns = e.entered_unix_ns;
+      by_comm[e.comm].push_back(calls.size());
       calls.push_back(std::move(c));
       continue;
     }
-    const bool start = probe->kind == segments::ProbeKind::kCollectiveDeviceStart;
-    if (!start && probe->kind != segments::ProbeKind::kCollectiveDeviceDone) continue;
-    size_t& k = (start ? started : done)[e->comm];
-    const auto& list = by_comm[e->comm];
+    const bool start = e.source == RecordedCallSource::kPluginStart;
+    if (!start && e.source != RecordedCallSource::kPluginDone) continue;
+    size_t& k = (start ? started : done)[e.comm];
+    const auto& list = by_comm[e.comm];
     if (k >= list.size()) continue;  // a start or done without its enqueue (recorded from the middle)
     RankCollective& c = calls[list[k++]];
     if (start) {
-      c.start_unix_ns = t;
+      c.start_unix_ns = e.entered_unix_ns;
       if (c.state == CallState::kEnqueued) c.state = CallState::kInside;
     } else {
-      c.done_unix_ns = t;
+      c.done_unix_ns = e.entered_unix_ns;
       c.state = CallState::kDone;
     }
   }
@@ -97,64 +67,51 @@ std::vector<RankCollective> FromPlugin(const ProcessRows& p) {
 
 // From c10d's calls, each paired with the gloo algorithm of the same op that ran it (the next one of that op
 // to start after the call); without c10d calls, the algorithms alone (or the NCCL API alone).
-std::vector<RankCollective> FromHostProbes(const ProcessRows& p, bool* tracks_completion) {
-  std::vector<const segments::CallEnterRow*> c10d, algorithms, nccl_api;
-  const std::map<CallEntryKey, uint64_t> bytes_of = GlooAlgorithmBytes(*p.seg, p.enters, p.returns);
-  for (const segments::CallEnterRow* e : p.enters) {
-    const RecordedProbe* probe = ProbeOf(*p.seg, e->probe);
-    if (!probe) continue;
-    const bool c10d_call =
-        probe->kind == segments::ProbeKind::kCollectiveEnqueue && probe->symbol.rfind("c10d::", 0) == 0;
-    // A c10d call made before every probe was attached may have had its algorithm run unseen (c10d's probes
-    // attach before libgloo's): paired in order, every later call took its successor's algorithm, and the last
-    // none ("never entered", 2026-11-28 on a live hang). c10d calls count from the attachment on; an earlier
-    // algorithm is still read (a chunk carries open ones over: agent/chunk_carry.h) and pairs with no call.
-    if (c10d_call && e->ts_ns < p.seg->attached_ns) continue;
-    if (probe->kind == segments::ProbeKind::kCollective)
-      algorithms.push_back(e);
-    else if (probe->kind == segments::ProbeKind::kCollectiveEnqueue)
-      (c10d_call ? c10d : nccl_api).push_back(e);
+std::vector<RankCollective> FromHostProbes(const std::vector<RecordedCall>& recorded, bool* tracks_completion) {
+  std::vector<const RecordedCall*> c10d, algorithms, nccl_api;
+  for (const RecordedCall& e : recorded) {
+    if (e.source == RecordedCallSource::kAlgorithm)
+      algorithms.push_back(&e);
+    else if (e.source == RecordedCallSource::kC10d)
+      c10d.push_back(&e);
+    else if (e.source == RecordedCallSource::kNcclApi)
+      nccl_api.push_back(&e);
   }
   *tracks_completion = !algorithms.empty();
-  auto returned = [&](const segments::CallEnterRow* e) -> int64_t {
-    auto it = p.returns.find({e->tid, e->probe, e->ts_ns});
-    return it == p.returns.end() ? 0 : p.seg->UnixNs(it->second);
-  };
-  const std::vector<const segments::CallEnterRow*>& calls_in = !c10d.empty()         ? c10d
-                                                               : !algorithms.empty() ? algorithms
-                                                                                     : nccl_api;
+  const std::vector<const RecordedCall*>& calls_in = !c10d.empty() ? c10d : !algorithms.empty() ? algorithms : nccl_api;
   const bool paired = !c10d.empty() && !algorithms.empty();
-  std::map<std::string, std::deque<const segments::CallEnterRow*>> algorithm_queue;
+  std::map<std::string, std::deque<const RecordedCall*>> algorithm_queue;
   if (paired)
-    for (const segments::CallEnterRow* a : algorithms) algorithm_queue[ProbeOf(*p.seg, a->probe)->op].push_back(a);
+    for (const RecordedCall* a : algorithms) algorithm_queue[a->op].push_back(a);
   std::map<uint64_t, int> group_of;  // a c10d process group's `this` -> its order of first use
   std::vector<RankCollective> calls;
-  for (const segments::CallEnterRow* e : calls_in) {
+  for (const RecordedCall* e : calls_in) {
     RankCollective c;
-    c.op = ProbeOf(*p.seg, e->probe)->op;
+    c.op = e->op;
     c.p2p = IsP2p(c.op);
     c.count = e->count;
     const int group = c10d.empty() ? 0 : group_of.try_emplace(e->comm, static_cast<int>(group_of.size())).first->second;
     c.comm = fmt::format("pg{}", group);
-    c.enter_unix_ns = p.seg->UnixNs(e->ts_ns);
-    const segments::CallEnterRow* run = paired ? nullptr : e;
+    c.enter_unix_ns = e->entered_unix_ns;
+    const RecordedCall* run = paired ? nullptr : e;
     if (paired) {
       auto& queue = algorithm_queue[c.op];
-      while (!queue.empty() && queue.front()->ts_ns < e->ts_ns) queue.pop_front();  // ran for an unseen call
+      while (!queue.empty() && queue.front()->entered_unix_ns < e->entered_unix_ns)
+        queue.pop_front();  // ran for an unseen call
       if (!queue.empty()) {
         run = queue.front();
         queue.pop_front();
       }
     }
     if (run != nullptr) {
-      if (auto b = bytes_of.find({run->tid, run->probe, run->ts_ns}); b != bytes_of.end()) c.bytes = b->second;
-      c.start_unix_ns = p.seg->UnixNs(run->ts_ns);
-      c.done_unix_ns = returned(run);
+      c.bytes = run->bytes;
+      c.start_unix_ns = run->entered_unix_ns;
+      c.done_unix_ns = run->returned_unix_ns;
       c.state = c.done_unix_ns != 0 ? CallState::kDone : CallState::kInside;
     }
     if (!*tracks_completion && c.state != CallState::kDone) {
       // NCCL's API and c10d's NCCL methods return at launch: a returned call is "done" as far as the host goes.
-      c.done_unix_ns = returned(e);
+      c.done_unix_ns = e->returned_unix_ns;
       if (c.done_unix_ns != 0) c.state = CallState::kDone;
     }
     calls.push_back(std::move(c));
@@ -179,24 +136,8 @@ void CompleteInOrder(std::vector<RankCollective>* calls) {
   }
 }
 
-bool HasPluginRows(const ProcessRows& p) {
-  for (const segments::CallEnterRow* e : p.enters)
-    if (const RecordedProbe* probe = ProbeOf(*p.seg, e->probe); probe && segments::IsDeviceState(probe->kind))
-      return true;
-  return false;
-}
-
-// The end of a segment's recording: the recorder's end record, else its latest row or "alive" record.
-uint64_t SegmentEnd(const RecordedSegment& seg) {
-  uint64_t end = seg.end_ns;
-  if (end != 0) return end;
-  end = seg.alive_ns;
-  for (const auto& r : seg.data.off_cpu) end = std::max(end, r.end_ns);
-  for (const auto& r : seg.data.samples) end = std::max(end, r.ts_ns);
-  for (const auto& r : seg.data.calls) end = std::max(end, r.end_ns);
-  for (const auto& r : seg.data.call_enters) end = std::max(end, r.ts_ns);
-  for (const auto& r : seg.data.counters) end = std::max(end, r.ts_ns);
-  return end;
+bool HasPluginCalls(const std::vector<RecordedCall>& calls) {
+  return std::any_of(calls.begin(), calls.end(), [](const RecordedCall& c) { return IsPlugin(c.source); });
 }
 
 // How well shift `d` lines a rank's completed collectives of one communicator up with the reference's:
@@ -315,51 +256,40 @@ const char* CallStateName(CallState s) {
   return "done";
 }
 
-CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional<int64_t> now_unix_ns) {
+CollectiveProgress BuildCollectiveProgress(const RecordedCollectiveCalls& recorded,
+                                           std::optional<int64_t> now_unix_ns) {
   CollectiveProgress out;
+  out.end_unix_ns = now_unix_ns && recorded.segments > 0 ? *now_unix_ns : recorded.end_unix_ns;
+  out.ranks_seen = recorded.ranks_seen;
+  out.world_size = recorded.world_size;
   // Numbers count from each communicator's first collective when the writer saw it: the NCCL plugin (loaded
   // at communicator init) or a recorder that started the job. Otherwise they are aligned by time.
   bool all_from_start = true;
-  for (size_t s = 0; s < run.segments.size(); ++s) {
-    const RecordedSegment& seg = run.segments[s];
-    const int64_t end = now_unix_ns ? *now_unix_ns : seg.UnixNs(SegmentEnd(seg));
-    out.end_unix_ns = std::max(out.end_unix_ns, end);
-    for (const auto& [pid, proc] : seg.processes)
-      if (proc.rank) out.ranks_seen.insert(*proc.rank);
-    for (const auto& [pid, proc] : seg.processes)
-      if (proc.world_size && *proc.world_size > 0)
-        out.world_size = std::max(out.world_size.value_or(0), *proc.world_size);
-    for (const RecordedCommunicator& c : seg.communicators)
-      if (c.nranks > 0) out.world_size = std::max(out.world_size.value_or(0), c.nranks);
-    for (const auto& [pid, rows] : RowsByProcess(seg)) {
-      const std::optional<int> rank = seg.RankOf(pid);
-      if (!rank) continue;
-      RankProgress rp;
-      rp.rank = *rank;
-      rp.pid = pid;
-      rp.segment = s;
-      if (HasPluginRows(rows)) {
-        rp.calls = FromPlugin(rows);
-        rp.tracks_completion = true;
-        rp.device = true;
-      } else {
-        all_from_start &= seg.launched;
-        rp.calls = FromHostProbes(rows, &rp.tracks_completion);
-      }
-      if (rp.tracks_completion) CompleteInOrder(&rp.calls);
-      const RecordedProcess& proc =
-          seg.processes.count(static_cast<int>(pid)) ? seg.processes.at(static_cast<int>(pid)) : RecordedProcess{};
-      rp.horizon_unix_ns = end;
-      if (proc.exited_ns != 0) {
-        rp.exited_unix_ns = seg.UnixNs(proc.exited_ns);
-        rp.horizon_unix_ns = std::min(end, *rp.exited_unix_ns);
-      }
-      rp.exit_code = proc.exit_code;
-      rp.exit_signal = proc.exit_signal;
-      // One process per rank: the one with the most collective calls (a restarted rank's last run wins ties).
-      auto it = out.ranks.find(rp.rank);
-      if (it == out.ranks.end() || it->second.calls.size() <= rp.calls.size()) out.ranks[rp.rank] = std::move(rp);
+  for (const RecordedRankCalls& process : recorded.processes) {
+    RankProgress rp;
+    rp.rank = process.rank;
+    rp.pid = process.pid;
+    rp.segment = process.segment;
+    if (HasPluginCalls(process.calls)) {
+      rp.calls = FromPlugin(process.calls);
+      rp.tracks_completion = true;
+      rp.device = true;
+    } else {
+      all_from_start &= process.launched;
+      rp.calls = FromHostProbes(process.calls, &rp.tracks_completion);
     }
+    if (rp.tracks_completion) CompleteInOrder(&rp.calls);
+    const int64_t end = now_unix_ns ? *now_unix_ns : process.segment_end_unix_ns;
+    rp.horizon_unix_ns = end;
+    if (process.exited_unix_ns) {
+      rp.exited_unix_ns = process.exited_unix_ns;
+      rp.horizon_unix_ns = std::min(end, *rp.exited_unix_ns);
+    }
+    rp.exit_code = process.exit_code;
+    rp.exit_signal = process.exit_signal;
+    // One process per rank: the one with the most collective calls (a restarted rank's last run wins ties).
+    auto it = out.ranks.find(rp.rank);
+    if (it == out.ranks.end() || it->second.calls.size() <= rp.calls.size()) out.ranks[rp.rank] = std::move(rp);
   }
   if (!all_from_start && out.ranks.size() > 1) {
     bool certain = true;

@@ -1,7 +1,8 @@
 // CollectiveProgress: where each rank of a recorded job stands in its sequence of collectives, per
 // communicator (DESIGN.md "Stalls"): which collectives it called, which it is inside, which completed, with
 // op, element count (where the probe reads it: the NCCL API), buffer bytes (gloo) and times. Built from the
-// recording's entry rows (`call_enter`) and return rows (`call`) of collective probes, and the processes' exits.
+// recording's collective calls as importers/recorded_calls decodes them (store/recorded_calls.h: each call's
+// probe, entry and return, the processes' exits); no row of the recording is read here.
 // Sources, per rank process, best first:
 //  - the NCCL profiler plugin (probe kinds collective_device_enqueue / _start / _done): communicator =
 //    NCCL's commHash (equal on every rank), the k-th enqueue, start and done of a communicator are its
@@ -30,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "store/recorded_run.h"
+#include "store/recorded_calls.h"
 
 namespace strata::model {
 
@@ -56,7 +57,7 @@ struct RankCollective {
 struct RankProgress {
   int32_t rank = -1;
   uint32_t pid = 0;
-  size_t segment = 0;                 // index in RecordedRun::segments
+  size_t segment = 0;                 // index of its segment in the recording
   std::vector<RankCollective> calls;  // in call order
   bool tracks_completion = false;     // the recording sees its collectives complete (see above)
   bool device = false;                // from the NCCL plugin: kEnqueued means its kernel has not started
@@ -76,7 +77,8 @@ struct CollectiveProgress {
 
 /// Builds the progress of every rank. `now_unix_ns`: the present instant of a live (unfinished) recording,
 /// else the recording's end is taken from the recorder's own end record (or its last row).
-CollectiveProgress BuildCollectiveProgress(const RecordedRun& run, std::optional<int64_t> now_unix_ns = std::nullopt);
+CollectiveProgress BuildCollectiveProgress(const RecordedCollectiveCalls& recorded,
+                                           std::optional<int64_t> now_unix_ns = std::nullopt);
 
 /// "kEnqueued" -> "enqueued", "inside", "done".
 const char* CallStateName(CallState s);

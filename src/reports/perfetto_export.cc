@@ -19,6 +19,7 @@
 #include "analysis/job_summary.h"
 #include "core/skip_reasons.h"
 #include "core/text_escape.h"
+#include "importers/recorded_calls.h"
 #include "model/collective_progress.h"
 #include "model/job_model.h"
 #include "model/recording_alignment.h"
@@ -658,7 +659,7 @@ void HangMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
 /// A collective mismatch: on each rank, where it called its side of the (communicator, seq), an instant
 /// naming what it called and what the others called.
 void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
-  const model::CollectiveProgress progress = model::BuildCollectiveProgress(p.recorded());
+  const model::CollectiveProgress progress = model::BuildCollectiveProgress(DecodeRecordedCalls(p.recorded()));
   const auto called = diagnosis::CalledText;
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (const auto& c : e.calls)

@@ -8,6 +8,7 @@
 
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "analysis/diagnosis/stall.h"
+#include "importers/recorded_calls.h"
 #include "model/collective_progress.h"
 
 namespace strata::diagnosis {
@@ -378,7 +379,7 @@ TEST(Stall, AnAttachedRecordingIsAlignedOverTheWholeRunAndJudgesMismatches) {
   const Job j = AttachedJob(0);
   RecordedRun run;
   run.segments.push_back(j.seg);
-  const model::CollectiveProgress p = model::BuildCollectiveProgress(run);
+  const model::CollectiveProgress p = model::BuildCollectiveProgress(DecodeRecordedCalls(run));
   EXPECT_TRUE(p.aligned_by_time);
   EXPECT_TRUE(p.numbers_certain);
   EXPECT_EQ(p.ranks.at(2).calls.front().seq, 1) << "rank 2's first recorded call is rank 0's #1";
@@ -427,7 +428,7 @@ TEST(Stall, AnAmbiguousAlignmentJudgesNoMismatch) {
   const Job j = AttachedJob(5 * kMs);
   RecordedRun run;
   run.segments.push_back(j.seg);
-  EXPECT_FALSE(model::BuildCollectiveProgress(run).numbers_certain);
+  EXPECT_FALSE(model::BuildCollectiveProgress(DecodeRecordedCalls(run)).numbers_certain);
   for (const Finding& f : Analyse(j).findings) EXPECT_NE(f.cause, Cause::kCollectiveMismatch) << f.summary;
 }
 

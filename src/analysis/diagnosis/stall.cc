@@ -14,6 +14,7 @@
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/robust_stats.h"
+#include "importers/recorded_calls.h"
 #include "model/collective_progress.h"
 
 namespace strata::diagnosis {
@@ -490,7 +491,7 @@ std::string CalledText(const StallEvidence::Call& c) {
 }
 
 std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options) {
-  const CollectiveProgress p = model::BuildCollectiveProgress(run, now_unix_ns);
+  const CollectiveProgress p = model::BuildCollectiveProgress(DecodeRecordedCalls(run), now_unix_ns);
   const double threshold_s = std::max(options.floor_s, options.gap_multiple * TypicalGapS(p));
   const bool quiet = ToS(now_unix_ns - LastProgress(p)) >= threshold_s;
   std::vector<RankInflight> out;
@@ -595,7 +596,7 @@ const StallEvidence* JobStall(const DiagnosisResult& result) {
 }
 
 void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options) {
-  const CollectiveProgress progress = model::BuildCollectiveProgress(run, options.now_unix_ns);
+  const CollectiveProgress progress = model::BuildCollectiveProgress(DecodeRecordedCalls(run), options.now_unix_ns);
   double threshold_s = 0;
   const std::optional<Stall> stall = FindStall(progress, options, &threshold_s);
   if (stall) AddHangFindings(run, progress, *stall, threshold_s, result);
