@@ -52,6 +52,7 @@ enum class SkipId : uint16_t {
   // recorder segments
   kCallUnknownProbe,
   kCallEndBeforeStart,
+  kCounterUnknownSeries,
   kRingBufferFull,
   // repairs: the event was kept (InputInfo::repaired)
   kInvalidUtf8Replaced,
@@ -115,6 +116,8 @@ inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSk
      "a recorded call whose probe id is not in the segment's probe list"},
     {SkipId::kCallEndBeforeStart, "call_end_before_start", SkipSeverity::kError, false,
      "a recorded call that ends before it starts"},
+    {SkipId::kCounterUnknownSeries, "counter_unknown_series", SkipSeverity::kError, false,
+     "a recorded counter sample whose series id is not in the segment's series list"},
     {SkipId::kRingBufferFull, "ring_buffer_full", SkipSeverity::kDataLoss, false,
      "recorder events the kernel dropped because the ring buffer to strata record was full: lost"},
     {SkipId::kInvalidUtf8Replaced, "invalid_utf8_replaced", SkipSeverity::kInfo, false,

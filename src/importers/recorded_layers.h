@@ -3,8 +3,8 @@
 // of a recording to a trace read instead of the rows. Which process is a rank's, which thread is its main one,
 // who held a CPU and which namespace is a rank's own are decided here, once.
 // Invariants: one RecordedLayerSegment per segment of the run, in order; rows of processes without a rank are
-// left out; counter rows whose series id the segment does not declare are left out (not counted: a skip
-// reason for them is still missing, as it was when cross_layer read the rows).
+// left out; counter rows whose series id the segment does not declare are left out (the recording's importer,
+// importers/recording_trace, counts them once: counter_unknown_series).
 #pragma once
 
 #include "store/recorded_layers.h"

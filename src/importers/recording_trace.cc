@@ -62,6 +62,7 @@ class Builder {
 
   void Build() {
     ReadGlooBytes();
+    CountUnknownSeries();
     std::map<int, RankBuild> ranks;
     std::map<uint32_t, size_t> calls_of_pid;
     for (const auto& c : seg_.data.calls) ++calls_of_pid[c.tgid];
@@ -99,6 +100,13 @@ class Builder {
     ++store_.ranks.back().events;
     ++store_.inputs[input_].events;
     return slice;
+  }
+
+  // Counter samples of a series the segment does not declare are read by nothing (importers/recorded_layers.h
+  // leaves them out as well): counted here, once per segment, so every output says they were skipped.
+  void CountUnknownSeries() {
+    for (const segments::CounterRow& c : seg_.data.counters)
+      if (c.series >= seg_.series.size()) CountSkip(store_.inputs[input_].skipped, SkipId::kCounterUnknownSeries);
   }
 
   // The bytes of every gloo algorithm of the segment (gloo_buffer_bytes.h); thread ids are the system's, so

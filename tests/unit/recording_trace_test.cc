@@ -70,7 +70,8 @@ RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
       for (uint64_t at = 5; at < compute; at += 10) seg.data.samples.push_back({(t0 + at) * kMs, pid, pid, 0, 7, -1});
     }
   }
-  seg.data.calls.push_back({101, 100, 9, 0, 1});  // a probe id the segment does not define
+  seg.data.calls.push_back({101, 100, 9, 0, 1});    // a probe id the segment does not define
+  seg.data.counters.push_back({5 * kMs, 42, 1.0});  // a series id the segment does not declare
   seg.user_stacks = IndexUserStacks(meta);
   RecordedRun run;
   run.segments.push_back(std::move(seg));
@@ -89,6 +90,7 @@ TEST(RecordingTrace, RanksCollectivesAndOnCpuTimeBecomeTraces) {
   ASSERT_EQ(s.inputs.size(), 1u);
   EXPECT_EQ(s.inputs[0].format, InputFormat::kRecording);
   EXPECT_EQ(s.inputs[0].skipped.at("call_unknown_probe"), 1u);
+  EXPECT_EQ(s.inputs[0].skipped.at("counter_unknown_series"), 1u);
   size_t collectives = 0, enqueues = 0, samples = 0;
   for (size_t i = 0; i < s.slices.size(); ++i) {
     const std::string_view name = s.strings.view(s.slices.name[i]);
