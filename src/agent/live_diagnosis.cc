@@ -148,8 +148,9 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   for (auto& s : SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnoseOptions options;
   if (!ended) options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
-  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options, &run);
-  state->inflight = diagnosis::InflightByRank(run, static_cast<int64_t>(now_unix_s * 1e9));
+  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options);
+  state->inflight = diagnosis::InflightByRank({store.value().recorded_calls, store.value().recorded_threads},
+                                              static_cast<int64_t>(now_unix_s * 1e9));
   state->ended = ended;
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;

@@ -72,7 +72,7 @@ int CheckPprofUsage(const ExportOptions& o, const LoadedJob& job) {
 
 // The rank the diagnosis names as the job's straggler (its first), or an error saying to name one.
 Expected<int32_t> DiagnosedStraggler(LoadedJob& job) {
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, {}, &job.recorded);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, {});
   if (result.stragglers.empty())
     return Status::Error(
         fmt::format("{}: the diagnosis names no straggler to compare with its peers; name the "
@@ -172,7 +172,7 @@ int RunExportCommand(LoadedJob& job) {
   diagnosis::DiagnoseOptions options;
   options.min_effect = o.min_effect_pct / 100.0;
   for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, options, &job.recorded);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, options);
   // Written as it is made: the output of a large job is hundreds of MB, held nowhere in memory.
   OutputFile out;
   Status st = out.Open(o.out, job.files);

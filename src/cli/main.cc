@@ -351,7 +351,7 @@ struct DiagnoseCommand {
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
     for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
-    const auto result = strata::diagnosis::Diagnose(job.store, options, &job.recorded);
+    const auto result = strata::diagnosis::Diagnose(job.store, options);
     const std::string text =
         format == "json" ? JsonText(strata::DiagnosisToJson(result))
         : format == "html"

@@ -22,7 +22,7 @@
 #include "importers/kineto_importer.h"
 #include "importers/op_table_importer.h"
 #include "importers/rank_inference.h"
-#include "importers/recorded_layers.h"
+#include "importers/recording_tables.h"
 #include "importers/sniff.h"
 #include "importers/time_unit_check.h"
 #include "segments/segment_reader.h"
@@ -547,7 +547,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   }
   job.store = TraceStore::Merge(std::move(parts), LoadThreads(options));
   job.store.shrink_to_fit();
-  job.store.recorded_layers = DecodeRecordedLayers(in.recorded);
+  SetRecordingTables(in.recorded, &job.store);
   job.recorded = std::move(in.recorded);
   job.notes = std::move(in.segment_notes);
   if (auto warning = OpTableUnitWarning(job.store, options.import.op_table.time_unit_ns)) job.notes.push_back(*warning);

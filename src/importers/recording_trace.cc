@@ -12,7 +12,7 @@
 #include "core/skip_reasons.h"
 #include "importers/gloo_buffer_bytes.h"
 #include "importers/recorded_gpu.h"
-#include "importers/recorded_layers.h"
+#include "importers/recording_tables.h"
 #include "store/stack_frames.h"
 
 namespace strata {
@@ -341,7 +341,7 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
                     "OMPI_COMM_WORLD_RANK or PMI_RANK in its environment): nothing to compare",
                     run.segments.empty() ? std::string("(no segment)") : run.segments[0].data.path));
   store.shrink_to_fit();
-  store.recorded_layers = DecodeRecordedLayers(run);
+  SetRecordingTables(run, &store);
   return store;
 }
 

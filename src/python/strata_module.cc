@@ -315,7 +315,7 @@ class Job {
     diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
     for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error});
-    return CliJsonText(DiagnosisToJson(diagnosis::Diagnose(data_->job.store, options, &data_->job.recorded)));
+    return CliJsonText(DiagnosisToJson(diagnosis::Diagnose(data_->job.store, options)));
   }
 
   const std::vector<std::string>& Notes() const { return data_->job.notes; }

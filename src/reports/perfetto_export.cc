@@ -19,7 +19,6 @@
 #include "analysis/job_summary.h"
 #include "core/skip_reasons.h"
 #include "core/text_escape.h"
-#include "importers/recorded_calls.h"
 #include "model/collective_progress.h"
 #include "model/job_model.h"
 #include "model/recording_alignment.h"
@@ -575,10 +574,11 @@ int64_t RecordedOrigin(const RecordedRun& recorded, const RecorderShifts& shifts
 class StallPlacer {
  public:
   StallPlacer(const TraceStore& store, const RecordedRun& recorded, const RecorderShifts& shifts, SkipCounts* skipped)
-      : recorded_(recorded), shifts_(shifts), skipped_(skipped) {
+      : recorded_(recorded), calls_(store.recorded_calls), shifts_(shifts), skipped_(skipped) {
     for (size_t r = 0; r < store.ranks.size(); ++r) index_of_rank_[store.ranks[r].rank] = r;
   }
-  const RecordedRun& recorded() const { return recorded_; }
+  /// The recording's collective calls, as the store decoded them.
+  const RecordedCollectiveCalls& calls() const { return calls_; }
   SkipCounts* skipped() const { return skipped_; }
   /// An instant (or, `slice`, a slice from `unix_ns` to `end_unix_ns`) on `rank`, through the rank's first
   /// segment with a known shift (or `segment`).
@@ -607,6 +607,7 @@ class StallPlacer {
     return std::nullopt;
   }
   const RecordedRun& recorded_;
+  const RecordedCollectiveCalls& calls_;
   const RecorderShifts& shifts_;
   SkipCounts* skipped_;
   std::map<int32_t, size_t> index_of_rank_;
@@ -659,7 +660,7 @@ void HangMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
 /// A collective mismatch: on each rank, where it called its side of the (communicator, seq), an instant
 /// naming what it called and what the others called.
 void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
-  const model::CollectiveProgress progress = model::BuildCollectiveProgress(DecodeRecordedCalls(p.recorded()));
+  const model::CollectiveProgress progress = model::BuildCollectiveProgress(p.calls());
   const auto called = diagnosis::CalledText;
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (const auto& c : e.calls)

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "core/string_pool.h"
+#include "store/recorded_calls.h"
 #include "store/recorded_layers.h"
+#include "store/recorded_threads.h"
 
 namespace strata {
 
@@ -187,6 +189,12 @@ class TraceStore {
   /// (importers/recorded_layers.h): set by the loader for the whole job, empty without a recording. append and
   /// Merge leave it as it is (a recording is not split by input).
   RecordedLayers recorded_layers;
+  /// A recording's collective calls and where its ranked processes' threads were (importers/recorded_calls.h,
+  /// importers/recorded_threads.h), for the stall analysis: set with recorded_layers, empty without a recording.
+  RecordedCollectiveCalls recorded_calls;
+  RecordedThreads recorded_threads;
+  /// Whether a recording was loaded (its tables above are set; a recording with no segment counts as none).
+  bool has_recording() const { return !recorded_threads.empty(); }
 
   /// Moves `other` into this store, remapping its string, rank, track and args ids. Rows of `other`
   /// come after this store's rows, in their original order. `other` is consumed: its memory is released

@@ -16,6 +16,11 @@ other).
 Analysis and the model build typed results; only reports render them as JSON, so no file under src/analysis or
 src/model includes a JSON library, directly or through a header (JSON_FREE below), nor names one.
 
+Analysis and the model read a recording only as the store's decoded tables (RecordedLayers,
+RecordedCollectiveCalls, RecordedThreads, decoded once by importers/), so no file under src/analysis or src/model
+reaches the recording's raw index (store/recorded_run.h) or its rows (segments/), directly or through a header
+(RAW_RECORDING below).
+
 Includes are followed transitively: `"dir/x.h"` is resolved from SRC_DIR, `"x.h"` beside the including file;
 headers that are not in SRC_DIR (generated, system) end a chain, a missing `"dir/x.h"` still counting as
 an include of dir/. Every violation is reported once per including file and offending folder, with the
@@ -42,6 +47,9 @@ JSON_NAME = re.compile(r"\b(nlohmann|simdjson|rapidjson)::")
 # Headers through which a JSON library reaches JSON_FREE folders today (debt, to be removed, never added to):
 # header -> why. A chain through one of them is not reported.
 JSON_DEBT = {}
+# What analysis and the model may not reach: the recording's raw index and its row types (issue 24).
+RAW_RECORDING_FREE = {"analysis", "model"}
+RAW_RECORDING = ("store/recorded_run.h", "segments/")
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 SOURCE = (".cc", ".h", ".c", ".inc")
 
@@ -136,6 +144,15 @@ def check_json(rel, graph, bad):
             return
 
 
+def check_raw_recording(rel, graph, bad):
+    """The shortest chain from rel (in a RAW_RECORDING_FREE folder) to the recording's raw index or rows."""
+    for node, n, text, target, is_json, parents in walk(rel, graph, lambda node, t: True):
+        if target is not None and (target == RAW_RECORDING[0] or target.startswith(RAW_RECORDING[1])):
+            bad.append(f"{rel}: {top(rel)} reaches the recording's raw rows (read the store's decoded tables): "
+                       f"{chain_text(parents, node, target)} ({node}:{n})")
+            return
+
+
 def main():
     src = sys.argv[1]
     includes, json_names = read_sources(src)
@@ -149,6 +166,8 @@ def main():
         if "/" not in rel or top(rel) not in LEVEL:
             continue
         check_levels(rel, graph, bad)
+        if top(rel) in RAW_RECORDING_FREE:
+            check_raw_recording(rel, graph, bad)
         if top(rel) in JSON_FREE:
             check_json(rel, graph, bad)
             for n, lib in json_names[rel]:
@@ -157,7 +176,8 @@ def main():
         print(b)
     print(f"{len(bad)} bad include(s)" if bad else
           f"include graph: every chain of includes in {len(files)} files points down the flow; analysis and "
-          f"model reach no JSON library but through the {len(JSON_DEBT)} header(s) of JSON_DEBT")
+          f"model reach no JSON library but through the {len(JSON_DEBT)} header(s) of JSON_DEBT, and none of "
+          f"the recording's raw rows")
     return 1 if bad else 0
 
 

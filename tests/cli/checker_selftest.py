@@ -10,7 +10,8 @@ pass the clean input.
   check_include_graph.py    a direct upward include, transitive ones (through a same-level header, through
                             two lower folders), an upward include of a generated header, a sibling-folder
                             include, a JSON library reached by analysis through a header, a JSON name in
-                            analysis, a folder with no level; a clean downward tree passes;
+                            analysis, the recording's raw index or rows reached by analysis or the model, a
+                            folder with no level; a clean downward tree passes;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
@@ -102,8 +103,9 @@ def include_graph_cases():
     clean = {
         "core/base.h": "#pragma once\n#include <vector>\n",
         "segments/rows.h": '#pragma once\n#include "core/base.h"\n',
-        "store/table.h": '#pragma once\n#include "segments/rows.h"\n',
-        "importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "local.h"\n',
+        "store/table.h": '#pragma once\n#include "core/base.h"\n',
+        "store/recorded_run.h": '#pragma once\n#include "segments/rows.h"\n',
+        "importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n#include "local.h"\n',
         "importers/local.h": '#pragma once\n#include "core/base.h"\n',
         "model/job.h": '#pragma once\n#include "store/table.h"\n',
         "analysis/pass.cc": '#include "model/job.h"\n',
@@ -125,8 +127,15 @@ def include_graph_cases():
         "a transitive upward include two folders down": (
             {"segments/rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
              "core/bad.h": '#pragma once\n#include "reports/json.h"\n', "reports/json.h": "#pragma once\n"},
-            ["store/table.h: store reaches reports/",
-             "store/table.h -> segments/rows.h -> core/bad.h -> reports/json.h"]),
+            ["store/recorded_run.h: store reaches reports/",
+             "store/recorded_run.h -> segments/rows.h -> core/bad.h -> reports/json.h"]),
+        "the recording's raw index reached by analysis through a header": (
+            {"model/job.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n'},
+            ["analysis/pass.cc: analysis reaches the recording's raw rows",
+             "analysis/pass.cc -> model/job.h -> store/recorded_run.h"]),
+        "the recording's rows reached by the model": (
+            {"model/rows_user.cc": '#include "segments/rows.h"\n'},
+            ["model/rows_user.cc: model reaches the recording's raw rows", "model/rows_user.cc -> segments/rows.h"]),
         "an upward include of a header not in the tree (generated)": (
             {"model/gen.cc": '#include "agent/generated.h"\n'}, ["model/gen.cc: model includes agent/"]),
         "an include of a sibling folder": ({"recorder/probe.cc": '#include "importers/reader.h"\n'},

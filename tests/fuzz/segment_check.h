@@ -9,7 +9,9 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/stall.h"
 #include "fuzz_common.h"
+#include "importers/recorded_calls.h"
 #include "importers/recorded_layers.h"
+#include "importers/recorded_threads.h"
 #include "reports/segment_report.h"
 #include "segments/segment_reader.h"
 #include "store/recorded_run.h"
@@ -27,7 +29,8 @@ inline void CheckSegmentBytes(std::string_view bytes) {
   run.segments.push_back(IndexSegment(std::move(read).value()));
   (void)diagnosis::MeasureRankLayers(DecodeRecordedLayers(run));
   diagnosis::DiagnosisResult result;
-  diagnosis::ApplyStallAnalysis(run, &result);  // collective progress, stall rule, whereabouts
+  // collective progress, stall rule, whereabouts
+  diagnosis::ApplyStallAnalysis({DecodeRecordedCalls(run), DecodeRecordedThreads(run)}, &result);
   (void)SegmentToJson(run.segments[0]).dump();
 }
 

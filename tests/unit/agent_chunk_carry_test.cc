@@ -16,6 +16,8 @@
 #include "agent/flight_recorder.h"
 #include "agent/live_diagnosis.h"
 #include "analysis/diagnosis/stall.h"
+#include "importers/recorded_calls.h"
+#include "importers/recorded_threads.h"
 #include "segments/segment_writer.h"
 #include "test_util.h"
 
@@ -70,7 +72,8 @@ constexpr uint64_t kStuckAt = kS + 300 * kMs + 20'000;  // when ranks 0 and 2 en
 
 std::vector<bool> Inside(const RecordedRun& run, int64_t now_ns) {
   std::vector<bool> out(3);
-  for (const diagnosis::RankInflight& r : diagnosis::InflightByRank(run, now_ns))
+  for (const diagnosis::RankInflight& r :
+       diagnosis::InflightByRank({DecodeRecordedCalls(run), DecodeRecordedThreads(run)}, now_ns))
     if (r.rank >= 0 && r.rank < 3) out[static_cast<size_t>(r.rank)] = r.inside;
   return out;
 }
@@ -91,7 +94,7 @@ TEST(AgentChunkCarry, AnEntryOpenAtTheEndOfAChunkStaysInsideWhenTheNextShowsNoth
   diagnosis::DiagnosisResult result;
   diagnosis::StallOptions o;
   o.now_unix_ns = now;
-  diagnosis::ApplyStallAnalysis(run, &result, o);
+  diagnosis::ApplyStallAnalysis({DecodeRecordedCalls(run), DecodeRecordedThreads(run)}, &result, o);
   ASSERT_FALSE(result.findings.empty());
   EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kHang);
   ASSERT_TRUE(result.findings[0].rank);

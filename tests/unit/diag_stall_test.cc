@@ -9,6 +9,7 @@
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "analysis/diagnosis/stall.h"
 #include "importers/recorded_calls.h"
+#include "importers/recorded_threads.h"
 #include "model/collective_progress.h"
 
 namespace strata::diagnosis {
@@ -68,7 +69,7 @@ DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {
   RecordedRun run;
   run.segments.push_back(j.seg);
   DiagnosisResult result;
-  ApplyStallAnalysis(run, &result, o);
+  ApplyStallAnalysis({DecodeRecordedCalls(run), DecodeRecordedThreads(run)}, &result, o);
   return result;
 }
 

@@ -179,7 +179,7 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
   const RecordedRun run = Recording();
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {});
   PerfettoExportStats stats;
   const nlohmann::json trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, result, {}, &stats));
 
@@ -282,7 +282,7 @@ StoppedExport ExportStopped(bool hang) {
   auto store = TraceStoreFromRecording(run);
   EXPECT_TRUE(store.ok()) << store.error();
   if (!store.ok()) return e;
-  e.result = diagnosis::Diagnose(store.value(), {}, &run);
+  e.result = diagnosis::Diagnose(store.value(), {});
   e.trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, e.result, {}, &e.stats));
   return e;
 }

@@ -107,7 +107,7 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   const RecordedRun run = DdpRecording();
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   EXPECT_EQ(model::StepSourceName(d.step_source), "detected-rhythm");
   EXPECT_GE(d.steps.size(), 8u);
   // The set-up broadcasts make no step of their own: every step is a 100 ms training step.
@@ -203,7 +203,7 @@ TEST(RecordingTrace, TheRanksGpuClockFromNvmlNamesThermalThrottling) {
       EXPECT_EQ(store.value().strings.view(t.name), "gpu.sm_clock_mhz");
     }
   EXPECT_EQ(counter_tracks, 2u) << "one per rank: GPU 2 is no rank's";
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.findings.empty());
   const diagnosis::Finding& f = d.findings[0];
   EXPECT_EQ(f.rank, 1);
@@ -245,7 +245,7 @@ TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
   const RecordedRun run = DdpRecording(10, 2);
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   EXPECT_EQ(model::StepSourceName(d.step_source), "detected-rhythm");
   EXPECT_GE(d.steps.size(), 8u);
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
@@ -282,7 +282,7 @@ TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   run.segments.push_back(std::move(seg));
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   ASSERT_FALSE(d.findings.empty());
@@ -311,7 +311,7 @@ TEST(RecordingTrace, HostsWithOtherClocksAreAlignedByCollectives) {
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
   EXPECT_EQ(store.value().inputs.size(), 2u);
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
@@ -374,7 +374,7 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
   EXPECT_EQ(store.value().ranks[0].backend, "nccl");
-  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {}, &run);
+  const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
   EXPECT_EQ(d.stragglers[0].rank, 1);
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 15.0, 1.5);

@@ -59,7 +59,7 @@ void MarkSources(const TraceStore& store, DiagnosisResult* result) {
 
 }  // namespace
 
-DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options, const RecordedRun* recorded) {
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
   DiagnosisResult result;
   // Each input's rank when it holds exactly one (one pass over the ranks: inputs x ranks would be quadratic).
   std::vector<int> ranks_of_input(store.inputs.size(), 0);
@@ -85,7 +85,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   for (const InputInfo& in : store.inputs) op_table &= in.format == InputFormat::kOpTable;
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
   // needs this one only to align a recording).
-  const bool with_recording = recorded && !recorded->empty();
+  const bool with_recording = store.has_recording();
   const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
   std::vector<std::vector<uint32_t>> rows;
   model::JobModel job;
@@ -115,7 +115,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.
-  if (with_recording) ApplyStallAnalysis(*recorded, &result, {.now_unix_ns = options.now_unix_ns});
+  if (with_recording)
+    ApplyStallAnalysis({store.recorded_calls, store.recorded_threads}, &result, {.now_unix_ns = options.now_unix_ns});
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);

@@ -11,7 +11,6 @@
 
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/thresholds.h"
-#include "store/recorded_run.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
@@ -24,8 +23,8 @@ struct DiagnoseOptions {
   std::optional<int64_t> now_unix_ns;
 };
 
-// `recorded`: data of `strata record` for the same run (may be null or empty); adds cross-layer evidence.
-DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options = {},
-                         const RecordedRun* recorded = nullptr);
+// A recording of the same run (`strata record`) reaches the passes through the store's decoded tables
+// (recorded_layers: cross-layer evidence; recorded_calls and recorded_threads: the stall).
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options = {});
 
 }  // namespace strata::diagnosis

@@ -10,91 +10,64 @@
 #include <set>
 
 #include "analysis/diagnosis/thresholds.h"
-#include "store/stack_frames.h"
 
 namespace strata::diagnosis {
 namespace {
 
-constexpr size_t kMaxPythonFrames = 8;
-
-// A segment's named stacks, indexed once (RankLocator).
-struct StackRefs {
-  const UserStacks& user;
-  const PythonStacks& python;
-};
-
-void SetPython(const StackRefs& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
-  auto it = stacks.python.find({pid, id});
-  if (it == stacks.python.end()) return;
-  out->python_stack.clear();
-  out->data_loading = InDataLoading(it->second);
-  for (size_t i = 0; i < it->second.size() && i < kMaxPythonFrames; ++i)
-    out->python_stack.push_back(PythonFrameName(it->second[i]));
+void SetPython(const ProcessThreads& p, int32_t id, StalledRankState* out) {
+  if (id < 0 || static_cast<size_t>(id) >= p.stacks.size()) return;
+  const NamedPythonStack& stack = p.stacks[static_cast<size_t>(id)];
+  out->python_stack = stack.frames;
+  out->data_loading = stack.data_loading;
   if (!out->python_stack.empty()) out->frame = out->python_stack.front();
 }
 
-void SetNative(const StackRefs& stacks, uint32_t pid, int32_t id, StalledRankState* out) {
-  auto it = stacks.user.find({pid, id});
-  if (it == stacks.user.end() || it->second.empty()) return;
-  out->native_frame = CulpritFrame(it->second);
+void SetNative(const ProcessThreads& p, int32_t id, StalledRankState* out) {
+  if (id < 0 || static_cast<size_t>(id) >= p.native_frames.size()) return;
+  out->native_frame = p.native_frames[static_cast<size_t>(id)];
   if (out->frame.empty()) out->frame = out->native_frame;
 }
 
-// The Python stack id recorded with the main thread's latest off-CPU interval or sample before `to_mono`.
-int32_t LastPythonStack(const RecordedSegment& seg, uint32_t pid, uint64_t to_mono) {
-  uint64_t best_ts = 0;
-  int32_t best = -1;
-  for (const segments::PySampleRow& p : seg.data.py_samples)
-    if (p.tid == pid && p.ts_ns <= to_mono && p.ts_ns >= best_ts) {
-      best_ts = p.ts_ns;
-      best = p.py_stack;
-    }
-  return best;
-}
-
-bool FromExit(const RecordedSegment& seg, const StackRefs& stacks, const RecordedProcess& proc, int64_t to,
-              StalledRankState* out) {
-  if (proc.exited_ns == 0 || seg.UnixNs(proc.exited_ns) > to) return false;
-  if (proc.exit_signal) {
-    const char* abbrev = sigabbrev_np(*proc.exit_signal);
-    out->state = fmt::format("killed by signal {}{}", *proc.exit_signal, abbrev ? fmt::format(" (SIG{})", abbrev) : "");
-  } else if (proc.exit_code) {
-    out->state =
-        *proc.exit_code == 0 ? "exited normally (code 0)" : fmt::format("exited with code {}", *proc.exit_code);
+bool FromExit(const ProcessThreads& p, int64_t to, StalledRankState* out) {
+  if (!p.exited_unix_ns || *p.exited_unix_ns > to) return false;
+  if (p.exit_signal) {
+    const char* abbrev = sigabbrev_np(*p.exit_signal);
+    out->state = fmt::format("killed by signal {}{}", *p.exit_signal, abbrev ? fmt::format(" (SIG{})", abbrev) : "");
+  } else if (p.exit_code) {
+    out->state = *p.exit_code == 0 ? "exited normally (code 0)" : fmt::format("exited with code {}", *p.exit_code);
   } else {
     out->state = "exited";
   }
-  out->since_unix_s = static_cast<double>(seg.UnixNs(proc.exited_ns)) / 1e9;
-  SetPython(stacks, static_cast<uint32_t>(proc.pid), LastPythonStack(seg, proc.pid, proc.exited_ns), out);
+  out->since_unix_s = static_cast<double>(*p.exited_unix_ns) / 1e9;
+  SetPython(p, p.python_at_exit, out);
   out->observed_by = "process exit";
   return true;
 }
 
-bool FromThreadState(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
-                     StalledRankState* out) {
-  const RecordedThreadState* best = nullptr;
-  for (const RecordedThreadState& t : seg.thread_states)
-    if (t.tid == pid && t.since_ns <= to && (!best || t.since_ns >= best->since_ns)) best = &t;
+double SinceS(const ThreadStateRecord& t) { return static_cast<double>(t.since_unix_ns) / 1e9; }
+
+bool FromThreadState(const ProcessThreads& p, int64_t from, int64_t to, StalledRankState* out) {
+  const ThreadStateRecord* best = nullptr;
+  for (const ThreadStateRecord& t : p.thread_states)
+    if (t.tid == p.pid && t.since_unix_ns <= to && (!best || t.since_unix_ns >= best->since_unix_ns)) best = &t;
   if (!best) return false;
-  for (const segments::OffCpuRow& r : seg.data.off_cpu)
-    if (r.tid == pid && r.start_ns == best->since_ns && r.end_ns < from) return false;  // woke before the stall
+  if (best->woke_unix_ns != 0 && best->woke_unix_ns < from) return false;  // woke before the stall
   out->state = BlockedStateName(best->syscall, best->wchan, best->state);
   out->kernel_wait = best->wchan;
   out->lock_owner_tid = best->lock_owner;
-  out->since_unix_s = seg.SinceUnixS(*best);
-  SetPython(stacks, pid, best->py_stack, out);
-  SetNative(stacks, pid, best->user_stack, out);
+  out->since_unix_s = SinceS(*best);
+  SetPython(p, best->python, out);
+  SetNative(p, best->native, out);
   out->observed_by = "thread state";
   return true;
 }
 
-bool FromOffCpu(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
-                StalledRankState* out) {
-  const segments::OffCpuRow* best = nullptr;
-  uint64_t best_overlap = 0;
-  for (const segments::OffCpuRow& r : seg.data.off_cpu) {
-    if (r.tid != pid || r.end_ns <= from || r.start_ns >= to) continue;
-    const uint64_t overlap = std::min(r.end_ns, to) - std::max(r.start_ns, from);
+bool FromOffCpu(const ProcessThreads& p, int64_t from, int64_t to, StalledRankState* out) {
+  const MainThreadOffCpu* best = nullptr;
+  int64_t best_overlap = 0;
+  for (const MainThreadOffCpu& r : p.off_cpu) {
+    if (r.end_unix_ns <= from || r.start_unix_ns >= to) continue;
+    const int64_t overlap = std::min(r.end_unix_ns, to) - std::max(r.start_unix_ns, from);
     if (overlap > best_overlap) {
       best_overlap = overlap;
       best = &r;
@@ -104,41 +77,34 @@ bool FromOffCpu(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pi
   out->state = best->state & 2    ? "in uninterruptible I/O (D state)"
                : best->state == 0 ? "runnable, waiting for a CPU"
                                   : "sleeping (off CPU)";
-  out->since_unix_s = static_cast<double>(seg.UnixNs(best->start_ns)) / 1e9;
-  for (const segments::PySampleRow& p : seg.data.py_samples)
-    if (p.tid == pid && p.ts_ns == best->end_ns) SetPython(stacks, pid, p.py_stack, out);
+  out->since_unix_s = static_cast<double>(best->start_unix_ns) / 1e9;
+  SetPython(p, best->python, out);
   out->observed_by = "off-CPU interval";
   return true;
 }
 
-bool FromSamples(const RecordedSegment& seg, const StackRefs& stacks, uint32_t pid, uint64_t from, uint64_t to,
-                 StalledRankState* out) {
-  std::map<uint64_t, int32_t> python_of;  // sample time -> Python stack id
-  for (const segments::PySampleRow& p : seg.data.py_samples)
-    if (p.tid == pid && p.ts_ns >= from && p.ts_ns <= to) python_of[p.ts_ns] = p.py_stack;
-  std::map<std::string, size_t> names;
-  std::map<std::string, std::pair<int32_t, int32_t>> example;  // name -> (user stack, Python stack)
+bool FromSamples(const ProcessThreads& p, int64_t from, int64_t to, StalledRankState* out) {
+  std::map<uint32_t, size_t> names;                     // sample name -> samples
+  std::map<uint32_t, const MainThreadSample*> example;  // sample name -> its first sample
   size_t samples = 0;
-  uint64_t first = 0;
-  for (const segments::SampleRow& s : seg.data.samples) {
-    if (s.tid != pid || s.ts_ns < from || s.ts_ns > to) continue;
-    if (samples++ == 0) first = s.ts_ns;
-    auto native = stacks.user.find({pid, s.user_stack});
-    auto py_id = python_of.find(s.ts_ns);
-    auto python = py_id == python_of.end() ? stacks.python.end() : stacks.python.find({pid, py_id->second});
-    const std::string name = SampleName(native == stacks.user.end() ? std::vector<StackFrame>{} : native->second,
-                                        python == stacks.python.end() ? nullptr : &python->second);
-    ++names[name];
-    example.try_emplace(name, s.user_stack, py_id == python_of.end() ? -1 : py_id->second);
+  int64_t first = 0;
+  for (const MainThreadSample& s : p.samples) {
+    if (s.unix_ns < from || s.unix_ns > to) continue;
+    if (samples++ == 0) first = s.unix_ns;
+    ++names[s.name];
+    example.try_emplace(s.name, &s);
   }
-  if (samples < thresholds::kMinSpinSamples) return false;
-  auto top =
-      std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (samples == 0 || samples < thresholds::kMinSpinSamples) return false;
+  // The most sampled name (on ties, the first in name order, as names were compared before they were indexed).
+  uint32_t top = names.begin()->first;
+  for (const auto& [name, n] : names)
+    if (n > names.at(top) || (n == names.at(top) && p.sample_names[name] < p.sample_names[top])) top = name;
+  const MainThreadSample* e = example.at(top);
   out->state = "on CPU (spinning)";
-  out->since_unix_s = static_cast<double>(seg.UnixNs(first)) / 1e9;
-  SetPython(stacks, pid, example[top->first].second, out);
-  SetNative(stacks, pid, example[top->first].first, out);
-  out->frame = top->first;
+  out->since_unix_s = static_cast<double>(first) / 1e9;
+  SetPython(p, e->python, out);
+  SetNative(p, e->native, out);
+  out->frame = p.sample_names[top];
   out->observed_by = "CPU samples";
   return true;
 }
@@ -188,25 +154,23 @@ std::string BlockedStateName(const std::string& syscall, const std::string& wcha
 
 namespace {
 
-// The threads of `pid` other than its main thread that the recorder found off CPU during [from, to]: the
-// latest record of each, the busy ones (not idle in a lock, condition or event wait) first.
-std::vector<StalledRankState::OtherThread> OtherThreads(const RecordedSegment& seg, const StackRefs& stacks,
-                                                        uint32_t pid, uint64_t from, uint64_t to) {
-  std::map<uint32_t, const RecordedThreadState*> latest;
-  for (const RecordedThreadState& t : seg.thread_states)
-    if (t.pid == pid && t.tid != pid && t.ts_ns >= from && t.since_ns <= to)
-      if (auto& slot = latest[t.tid]; !slot || t.ts_ns >= slot->ts_ns) slot = &t;
+// The threads of the process other than its main thread that the recorder found off CPU during [from, to]:
+// the latest record of each, the busy ones (not idle in a lock, condition or event wait) first.
+std::vector<StalledRankState::OtherThread> OtherThreads(const ProcessThreads& p, int64_t from, int64_t to) {
+  std::map<uint32_t, const ThreadStateRecord*> latest;
+  for (const ThreadStateRecord& t : p.thread_states)
+    if (t.tid != p.pid && t.seen_unix_ns >= from && t.since_unix_ns <= to)
+      if (auto& slot = latest[t.tid]; !slot || t.seen_unix_ns >= slot->seen_unix_ns) slot = &t;
   std::vector<StalledRankState::OtherThread> out;
   for (const auto& [tid, t] : latest) {
     StalledRankState::OtherThread& o = out.emplace_back();
     o.tid = tid;
     o.name = t->comm;
     o.state = BlockedStateName(t->syscall, t->wchan, t->state);
-    o.since_unix_s = seg.SinceUnixS(*t);
+    o.since_unix_s = SinceS(*t);
     o.idle = IsIdleWait(t->syscall, t->state);
-    if (auto it = stacks.python.find({pid, t->py_stack}); it != stacks.python.end())
-      for (size_t i = 0; i < it->second.size() && i < kMaxPythonFrames; ++i)
-        o.python_stack.push_back(PythonFrameName(it->second[i]));
+    if (t->python >= 0 && static_cast<size_t>(t->python) < p.stacks.size())
+      o.python_stack = p.stacks[static_cast<size_t>(t->python)].frames;
     if (!o.python_stack.empty()) o.frame = o.python_stack.front();
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return !a.idle && b.idle; });
@@ -219,19 +183,21 @@ StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank,
                                      int64_t to_unix_ns) const {
   StalledRankState out;
   out.rank = rank;
-  const RecordedSegment& seg = run_.segments[segment];
-  const StackRefs stacks{seg.user_stacks, seg.python_stacks};
-  const uint64_t from = seg.MonoNs(from_unix_ns), to = seg.MonoNs(to_unix_ns);
-  auto proc = seg.processes.find(static_cast<int>(pid));
-  if (proc != seg.processes.end() && FromExit(seg, stacks, proc->second, to_unix_ns, &out)) return out;
-  out.other_threads = OtherThreads(seg, stacks, pid, from, to);
-  if (FromThreadState(seg, stacks, pid, from, to, &out)) {
-    std::stable_partition(out.other_threads.begin(), out.other_threads.end(),
-                          [&](const StalledRankState::OtherThread& t) { return t.tid == out.lock_owner_tid; });
-    return out;
+  const ProcessThreads* p = nullptr;
+  if (segment < threads_.segments.size())
+    if (auto it = threads_.segments[segment].processes.find(pid); it != threads_.segments[segment].processes.end())
+      p = &it->second;
+  if (p) {
+    if (FromExit(*p, to_unix_ns, &out)) return out;
+    out.other_threads = OtherThreads(*p, from_unix_ns, to_unix_ns);
+    if (FromThreadState(*p, from_unix_ns, to_unix_ns, &out)) {
+      std::stable_partition(out.other_threads.begin(), out.other_threads.end(),
+                            [&](const StalledRankState::OtherThread& t) { return t.tid == out.lock_owner_tid; });
+      return out;
+    }
+    if (FromOffCpu(*p, from_unix_ns, to_unix_ns, &out)) return out;
+    if (FromSamples(*p, from_unix_ns, to_unix_ns, &out)) return out;
   }
-  if (FromOffCpu(seg, stacks, pid, from, to, &out)) return out;
-  if (FromSamples(seg, stacks, pid, from, to, &out)) return out;
   out.state = "not observed (no sample or scheduler event of its main thread during the stall)";
   out.observed_by = "none";
   return out;

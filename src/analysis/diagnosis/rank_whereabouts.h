@@ -9,7 +9,8 @@
 //     holding the lock it waits on when the lock names its owner (a pthread mutex: recorder/lock_owner.h);
 //  3. an off-CPU interval of its main thread covering most of the interval, with its Python stack;
 //  4. CPU samples of its main thread in the interval: "on CPU (spinning)" in the most sampled stack.
-// Otherwise the state says nothing was observed. Frames are named as everywhere (store/stack_frames.h).
+// Otherwise the state says nothing was observed. Frames are named as everywhere (store/stack_frames.h), by the
+// decoder of the recording's threads (importers/recorded_threads.h); no row of the recording is read here.
 // Beside it, the rank's other threads the recorder found off CPU for a second or more while the main thread
 // was stuck (their thread_state records: name, state, since when, Python frames), the lock's owner first, then
 // the busy ones (not idle in a futex, poll, epoll or select wait: e.g. the thread holding the lock, asleep).
@@ -19,21 +20,20 @@
 #include <map>
 
 #include "analysis/diagnosis/evidence.h"
-#include "store/recorded_run.h"
-#include "store/stack_frames.h"
+#include "store/recorded_threads.h"
 
 namespace strata::diagnosis {
 
-/// Locates ranks of one recording (its segments' stacks were indexed once, with the recording).
+/// Locates ranks of one recording, from its decoded threads.
 class RankLocator {
  public:
-  explicit RankLocator(const RecordedRun& run) : run_(run) {}
+  explicit RankLocator(const RecordedThreads& threads) : threads_(threads) {}
   /// The whereabouts of process `pid` of segment `segment` over [from_unix_ns, to_unix_ns]; `rank` is copied
   /// into the result.
   StalledRankState Locate(size_t segment, uint32_t pid, int32_t rank, int64_t from_unix_ns, int64_t to_unix_ns) const;
 
  private:
-  const RecordedRun& run_;
+  const RecordedThreads& threads_;
 };
 
 /// The state a blocked thread is in, named from its system call number (x86-64, as /proc/PID/syscall

@@ -14,7 +14,6 @@
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/robust_stats.h"
-#include "importers/recorded_calls.h"
 #include "model/collective_progress.h"
 
 namespace strata::diagnosis {
@@ -215,34 +214,33 @@ Layer LayerOf(const StalledRankState& st) {
   return st.python_stack.empty() ? Layer::kCpu : Layer::kPython;
 }
 
-// The topmost process of each rank (not its DataLoader workers): (segment index, pid) by rank.
-std::map<int32_t, std::pair<size_t, const RecordedProcess*>> RankProcesses(const RecordedRun& run) {
-  std::map<int32_t, std::pair<size_t, const RecordedProcess*>> out;
-  for (size_t i = 0; i < run.segments.size(); ++i)
-    for (const auto& [pid, proc] : run.segments[i].processes) {
-      if (!proc.rank) continue;
-      auto parent = run.segments[i].processes.find(proc.ppid);
-      if (parent != run.segments[i].processes.end() && parent->second.rank == proc.rank) continue;
-      out[*proc.rank] = {i, &proc};
+// The topmost process of each rank (not its DataLoader workers): (segment index, process) by rank.
+std::map<int32_t, std::pair<size_t, const ProcessThreads*>> RankProcesses(const RecordedThreads& threads) {
+  std::map<int32_t, std::pair<size_t, const ProcessThreads*>> out;
+  for (size_t i = 0; i < threads.segments.size(); ++i)
+    for (const auto& [pid, proc] : threads.segments[i].processes) {
+      auto parent = threads.segments[i].processes.find(proc.ppid);
+      if (parent != threads.segments[i].processes.end() && parent->second.rank == proc.rank) continue;
+      out[proc.rank] = {i, &proc};
     }
   return out;
 }
 
-StalledRankState Whereabouts(const RecordedRun& run, const CollectiveProgress& p, int32_t rank, const Stall& s,
+StalledRankState Whereabouts(const RecordedThreads& threads, const CollectiveProgress& p, int32_t rank, const Stall& s,
                              bool not_started, RankLocator* locator) {
   auto it = p.ranks.find(rank);
   StalledRankState st;
   st.rank = rank;
   if (it == p.ranks.end()) {
     // No collective of it in what was read (live: none in the window): its process, if it was seen.
-    const auto procs = RankProcesses(run);
+    const auto procs = RankProcesses(threads);
     auto proc = procs.find(rank);
     if (proc == procs.end()) {
       st.state = "not recorded (no process of this rank was seen)";
       st.observed_by = "none";
       return st;
     }
-    return locator->Locate(proc->second.first, static_cast<uint32_t>(proc->second.second->pid), rank, s.since, s.until);
+    return locator->Locate(proc->second.first, proc->second.second->pid, rank, s.since, s.until);
   }
   st = locator->Locate(it->second.segment, it->second.pid, rank, s.since, s.until);
   if (not_started) {
@@ -320,7 +318,7 @@ std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e)
   return out;
 }
 
-void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const Stall& s, double threshold_s,
+void AddHangFindings(const RecordedThreads& threads, const CollectiveProgress& p, const Stall& s, double threshold_s,
                      DiagnosisResult* result) {
   StallEvidence e;
   e.communicator = s.key.comm + (s.key.p2p ? " p2p" : "");
@@ -333,9 +331,9 @@ void AddHangFindings(const RecordedRun& run, const CollectiveProgress& p, const 
   e.threshold_s = threshold_s;
   e.ongoing = s.until >= p.end_unix_ns;
   const std::set<int32_t> not_started(s.not_started.begin(), s.not_started.end());
-  RankLocator locator(run);
+  RankLocator locator(threads);
   for (int32_t r : s.missing)
-    e.missing.push_back(Whereabouts(run, p, r, s, !s.waiting.empty() && not_started.count(r), &locator));
+    e.missing.push_back(Whereabouts(threads, p, r, s, !s.waiting.empty() && not_started.count(r), &locator));
   e.wavefront = Wavefront(p, s);
   if (s.missing.empty()) {
     Finding f;
@@ -406,12 +404,12 @@ std::string SignalName(int signal) {
 }
 
 // Ranks that exited by a signal or non-zero: never a healthy job (result->input_problems says what happened).
-void NoteAbnormalEnds(const RecordedRun& run, DiagnosisResult* result, const StallOptions& o) {
-  const auto procs = RankProcesses(run);
-  std::map<int, std::vector<const RecordedProcess*>> by_signal;
+void NoteAbnormalEnds(const RecordedThreads& threads, DiagnosisResult* result, const StallOptions& o) {
+  const auto procs = RankProcesses(threads);
+  std::map<int, std::vector<const ProcessThreads*>> by_signal;
   std::vector<std::string> exits;
   for (const auto& [rank, where] : procs) {
-    const RecordedProcess* proc = where.second;
+    const ProcessThreads* proc = where.second;
     if (proc->exit_signal) by_signal[*proc->exit_signal].push_back(proc);
     if (proc->exit_code && *proc->exit_code != 0)
       exits.push_back(fmt::format("rank {} (pid {}) exited with code {}", rank, proc->pid, *proc->exit_code));
@@ -420,10 +418,10 @@ void NoteAbnormalEnds(const RecordedRun& run, DiagnosisResult* result, const Sta
     // Signals sent to stop a job (a scheduler, an operator, torchrun stopping the rest); not a crash (SIGABRT,
     // SIGSEGV, ...) that happened to every rank.
     const bool stop = signal == SIGTERM || signal == SIGINT || signal == SIGKILL || signal == SIGHUP;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (const RecordedProcess* p : list) {
-      lo = std::min(lo, p->exited_ns);
-      hi = std::max(hi, p->exited_ns);
+    int64_t lo = INT64_MAX, hi = 0;
+    for (const ProcessThreads* p : list) {
+      lo = std::min(lo, p->exited_unix_ns.value_or(0));
+      hi = std::max(hi, p->exited_unix_ns.value_or(0));
     }
     if (stop && list.size() == procs.size() && procs.size() > 1 &&
         static_cast<double>(hi - lo) / 1e9 <= o.stopped_together_s) {
@@ -432,8 +430,8 @@ void NoteAbnormalEnds(const RecordedRun& run, DiagnosisResult* result, const Sta
           SignalName(signal), static_cast<double>(hi - lo) / 1e9));
       continue;
     }
-    for (const RecordedProcess* p : list)
-      exits.push_back(fmt::format("rank {} (pid {}) was killed by signal {}", *p->rank, p->pid, SignalName(signal)));
+    for (const ProcessThreads* p : list)
+      exits.push_back(fmt::format("rank {} (pid {}) was killed by signal {}", p->rank, p->pid, SignalName(signal)));
   }
   if (!exits.empty())
     result->input_problems.push_back(fmt::format("the job ended abnormally: {}", fmt::join(exits, "; ")));
@@ -455,21 +453,20 @@ void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
 // collective entered in the recording the stall rule cannot say who did not join. Where each rank waits is
 // said instead, ranks grouped by place, so the one elsewhere stands out; not a finding (nothing was measured
 // against a collective), and the result stays inconclusive.
-void NoteStoppedBeforeRecording(const RecordedRun& run, const CollectiveProgress& p, DiagnosisResult* result) {
+void NoteStoppedBeforeRecording(const RecordedThreads& threads, const CollectiveProgress& p, DiagnosisResult* result) {
   for (const auto& [rank, rp] : p.ranks)
     if (!rp.calls.empty()) return;
-  const auto procs = RankProcesses(run);
+  const auto procs = RankProcesses(threads);
   if (procs.size() < 2) return;
-  RankLocator locator(run);
+  RankLocator locator(threads);
   std::map<std::string, std::vector<int32_t>> ranks_by_place;
   for (const auto& [rank, where] : procs) {
     const auto& [segment, proc] = where;
-    const RecordedSegment& seg = run.segments[segment];
-    const auto pid = static_cast<uint32_t>(proc->pid);  // (clang 14: a lambda cannot capture a structured binding)
-    const auto before = std::find_if(seg.thread_states.begin(), seg.thread_states.end(),
+    const uint32_t pid = proc->pid;  // (clang 14: a lambda cannot capture a structured binding)
+    const auto before = std::find_if(proc->thread_states.begin(), proc->thread_states.end(),
                                      [pid](const auto& t) { return t.tid == pid && t.since_before_attach; });
-    if (before == seg.thread_states.end()) return;
-    const int64_t seen = seg.UnixNs(before->ts_ns);  // where it was then (not its later exit)
+    if (before == proc->thread_states.end()) return;
+    const int64_t seen = before->seen_unix_ns;  // where it was then (not its later exit)
     const StalledRankState st = locator.Locate(segment, pid, rank, seen, seen);
     ranks_by_place[st.frame.empty() ? st.state : fmt::format("{} in {}", st.state, st.frame)].push_back(rank);
   }
@@ -490,13 +487,14 @@ std::string CalledText(const StallEvidence::Call& c) {
   return c.bytes != 0 ? fmt::format("{} of {} bytes", c.op, c.bytes) : c.op;
 }
 
-std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options) {
-  const CollectiveProgress p = model::BuildCollectiveProgress(DecodeRecordedCalls(run), now_unix_ns);
+std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_t now_unix_ns,
+                                         const StallOptions& options) {
+  const CollectiveProgress p = model::BuildCollectiveProgress(recording.calls, now_unix_ns);
   const double threshold_s = std::max(options.floor_s, options.gap_multiple * TypicalGapS(p));
   const bool quiet = ToS(now_unix_ns - LastProgress(p)) >= threshold_s;
   std::vector<RankInflight> out;
-  RankLocator locator(run);
-  for (const auto& [rank, where] : RankProcesses(run)) {
+  RankLocator locator(recording.threads);
+  for (const auto& [rank, where] : RankProcesses(recording.threads)) {
     RankInflight r;
     r.rank = rank;
     r.threshold_s = threshold_s;
@@ -514,8 +512,8 @@ std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_uni
     }
     const double idle_from = r.last_progress_unix > 0 ? r.last_progress_unix : ToS(now_unix_ns) - threshold_s;
     if (!r.inside && ToS(now_unix_ns) - idle_from >= threshold_s) {
-      const StalledRankState st = locator.Locate(where.first, static_cast<uint32_t>(where.second->pid), rank,
-                                                 static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
+      const StalledRankState st =
+          locator.Locate(where.first, where.second->pid, rank, static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
       r.state = st.state;
       r.frame = st.frame;
     }
@@ -595,19 +593,19 @@ const StallEvidence* JobStall(const DiagnosisResult& result) {
   return nullptr;
 }
 
-void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options) {
-  const CollectiveProgress progress = model::BuildCollectiveProgress(DecodeRecordedCalls(run), options.now_unix_ns);
+void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options) {
+  const CollectiveProgress progress = model::BuildCollectiveProgress(recording.calls, options.now_unix_ns);
   double threshold_s = 0;
   const std::optional<Stall> stall = FindStall(progress, options, &threshold_s);
-  if (stall) AddHangFindings(run, progress, *stall, threshold_s, result);
+  if (stall) AddHangFindings(recording.threads, progress, *stall, threshold_s, result);
   // Numbers aligned by an uncertain shift may be off by one: comparing ops across them could invent a mismatch.
   if (progress.numbers_certain)
     if (std::optional<Finding> mismatch = FindMismatch(progress))
       result->findings.insert(result->findings.begin(), *mismatch);
   if (options.now_unix_ns) return;  // live: the job has not ended
-  NoteAbnormalEnds(run, result, options);
+  NoteAbnormalEnds(recording.threads, result, options);
   if (!stall) NoteOpenAtEnd(progress, result);
-  if (!stall) NoteStoppedBeforeRecording(run, progress, result);
+  if (!stall) NoteStoppedBeforeRecording(recording.threads, progress, result);
 }
 
 }  // namespace strata::diagnosis

@@ -23,9 +23,18 @@
 
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/thresholds.h"
-#include "store/recorded_run.h"
+#include "store/recorded_calls.h"
+#include "store/recorded_threads.h"
 
 namespace strata::diagnosis {
+
+/// A recording as the stall analysis reads it: its collective calls and where its ranked processes' threads
+/// were, each decoded once (importers/recorded_calls.h, importers/recorded_threads.h; a loaded job's store
+/// holds both). No row of the recording is read here.
+struct StallRecording {
+  const RecordedCollectiveCalls& calls;
+  const RecordedThreads& threads;
+};
 
 struct StallOptions {
   double gap_multiple = thresholds::kStallGapMultiple;
@@ -52,7 +61,8 @@ struct RankInflight {
 
 /// Each rank's in-flight state in a live recording at `now_unix_ns` (ranks whose process is seen, with or
 /// without collectives in the window).
-std::vector<RankInflight> InflightByRank(const RecordedRun& run, int64_t now_unix_ns, const StallOptions& options = {});
+std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_t now_unix_ns,
+                                         const StallOptions& options = {});
 
 /// The stall rule over the latest in-flight states of every rank of a job (from several nodes): `hang`
 /// findings, worded and evidenced as ApplyStallAnalysis's, when ranks wait inside a collective and no rank has
@@ -69,6 +79,6 @@ const StallEvidence* JobStall(const DiagnosisResult& result);
 std::string CalledText(const StallEvidence::Call& c);
 
 /// Adds `hang` and `collective_mismatch` findings (first in the list) and the job's abnormal end to `result`.
-void ApplyStallAnalysis(const RecordedRun& run, DiagnosisResult* result, const StallOptions& options = {});
+void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options = {});
 
 }  // namespace strata::diagnosis
