@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "importers/main_process.h"
 #include "segments/probe_kind.h"
 
 namespace strata {
@@ -136,8 +137,8 @@ void DecodeCounters(const RecordedSegment& seg, const SeriesPoints& samples, Rec
   }
 }
 
-// The network namespace of each rank: that of its main process (the one that made the most collective
-// calls; the first seen when none made any). Other processes carrying the rank's environment count for
+// The network namespace of each rank: that of its main process (importers/main_process.h) among those the
+// sampler gave a namespace for. Other processes carrying the rank's environment count for
 // CPU, not for the namespace: a helper the launcher ran (`ip`, `tc`, a shell) may sit in another namespace,
 // and counting it made the ranks look as if they shared one, which dropped every rank's NIC figures.
 struct RankNamespaces {
@@ -151,22 +152,11 @@ RankNamespaces NamespacesOfRanks(const RecordedSegment& seg, const SegmentRanks&
   for (const auto& [id, points] : samples)
     if (seg.series[id].name == "net.ns_inode" && seg.series[id].pid > 0 && !points.empty())
       out.ns_of_pid[static_cast<uint32_t>(seg.series[id].pid)] = points.back().second;
-  std::map<uint32_t, size_t> collective_calls;
-  for (const auto& c : seg.data.calls)
-    if (c.probe < seg.probes.size() && segments::IsCollectiveCall(seg.probes[c.probe].kind)) ++collective_calls[c.tgid];
+  const MainProcessRule main_process(seg);
   for (const auto& [rank, set] : ranks.pids) {
-    std::optional<uint32_t> main;
-    for (uint32_t pid : set) {
-      if (!out.ns_of_pid.count(pid)) continue;
-      if (!main) {
-        main = pid;
-        continue;
-      }
-      const size_t calls = collective_calls[pid], best = collective_calls[*main];
-      const uint64_t seen = seg.processes.at(static_cast<int>(pid)).first_seen_ns;
-      const uint64_t best_seen = seg.processes.at(static_cast<int>(*main)).first_seen_ns;
-      if (calls > best || (calls == best && seen < best_seen)) main = pid;
-    }
+    std::optional<uint32_t> main;  // the likeliest main process whose namespace the sampler gave
+    for (uint32_t pid : set)
+      if (out.ns_of_pid.count(pid) && (!main || main_process.Better(pid, *main))) main = pid;
     if (!main) continue;
     const double ns = out.ns_of_pid.at(*main);
     out.ranks_of_ns[ns].insert(rank);

@@ -11,6 +11,7 @@
 
 #include "core/skip_reasons.h"
 #include "importers/gloo_buffer_bytes.h"
+#include "importers/main_process.h"
 #include "importers/recorded_gpu.h"
 #include "importers/recording_tables.h"
 #include "store/stack_frames.h"
@@ -64,16 +65,13 @@ class Builder {
     ReadGlooBytes();
     CountUnknownSeries();
     std::map<int, RankBuild> ranks;
-    std::map<uint32_t, size_t> calls_of_pid;
-    for (const auto& c : seg_.data.calls) ++calls_of_pid[c.tgid];
+    const MainProcessRule main_process(seg_);
     for (const auto& [pid, p] : seg_.processes) {
       if (!p.rank) continue;
       RankBuild& r = ranks[*p.rank];
       r.pids.insert(static_cast<uint32_t>(pid));
-      const auto better = [&](uint32_t a, uint32_t b) {
-        return calls_of_pid[a] != calls_of_pid[b] ? calls_of_pid[a] > calls_of_pid[b] : a < b;
-      };
-      if (r.main_pid == 0 || better(static_cast<uint32_t>(pid), r.main_pid)) r.main_pid = static_cast<uint32_t>(pid);
+      if (r.main_pid == 0 || main_process.Better(static_cast<uint32_t>(pid), r.main_pid))
+        r.main_pid = static_cast<uint32_t>(pid);
     }
     for (const auto& [rank, r] : ranks) AddRank(rank, r);
   }
