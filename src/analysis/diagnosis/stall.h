@@ -30,7 +30,8 @@ namespace strata::diagnosis {
 
 /// A recording as the stall analysis reads it: its collective calls and where its ranked processes' threads
 /// were, each decoded once (importers/recorded_calls.h, importers/recorded_threads.h; a loaded job's store
-/// holds both). No row of the recording is read here.
+/// holds both). No row of the recording is read here. It holds references: build it where it is passed (or
+/// from tables that outlive it).
 struct StallRecording {
   const RecordedCollectiveCalls& calls;
   const RecordedThreads& threads;
