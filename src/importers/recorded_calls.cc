@@ -119,7 +119,7 @@ RecordedCollectiveCalls DecodeRecordedCalls(const RecordedRun& run) {
       rc.calls = CallsOf(seg, rows);
       rc.segment_end_unix_ns = end;
       if (auto proc = seg.processes.find(static_cast<int>(pid)); proc != seg.processes.end()) {
-        if (proc->second.exited_ns != 0) rc.exited_unix_ns = seg.UnixNs(proc->second.exited_ns);
+        rc.exited_unix_ns = seg.ExitedUnixNs(proc->second);
         rc.exit_code = proc->second.exit_code;
         rc.exit_signal = proc->second.exit_signal;
       }

@@ -116,16 +116,10 @@ int32_t PythonAt(const PythonIdsAt& ids, uint64_t ts, StackNamer* names) {
   return out;
 }
 
-// The Python stack id of the main thread's latest sample at or before `to` (the last such row on ties).
-int32_t LastPythonId(const MainRows& rows, uint64_t to) {
-  uint64_t best_ts = 0;
-  int32_t best = -1;
-  for (const segments::PySampleRow* p : rows.py_samples)
-    if (p->ts_ns <= to && p->ts_ns >= best_ts) {
-      best_ts = p->ts_ns;
-      best = p->py_stack;
-    }
-  return best;
+// The Python stack id of the main thread's latest sample at or before `to` (the last such row on ties), -1 none.
+int32_t LastPythonId(const PythonIdsAt& ids, uint64_t to) {
+  auto after = std::upper_bound(ids.begin(), ids.end(), to, [](uint64_t t, const auto& id) { return t < id.first; });
+  return after == ids.begin() ? -1 : std::prev(after)->second;
 }
 
 // The earliest end of the main thread's off-CPU intervals by their start (0: none began then).
@@ -159,7 +153,7 @@ RecordedThreadsSegment DecodeSegment(const RecordedSegment& seg) {
     p.rank = *proc.rank;
     p.pid = static_cast<uint32_t>(pid);
     p.ppid = static_cast<uint32_t>(std::max(proc.ppid, 0));
-    if (proc.exited_ns != 0) p.exited_unix_ns = seg.UnixNs(proc.exited_ns);
+    p.exited_unix_ns = seg.ExitedUnixNs(proc);
     p.exit_code = proc.exit_code;
     p.exit_signal = proc.exit_signal;
   }
@@ -167,8 +161,9 @@ RecordedThreadsSegment DecodeSegment(const RecordedSegment& seg) {
   for (auto& [pid, p] : out.processes) {
     const MainRows& main = rows.at(pid);
     StackNamer names(seg, pid, &p);
+    const PythonIdsAt python_ids = PythonIdsByTime(main);
     const RecordedProcess& proc = seg.processes.at(static_cast<int>(pid));
-    if (proc.exited_ns != 0) p.python_at_exit = names.Python(LastPythonId(main, proc.exited_ns));
+    if (proc.exited_ns != 0) p.python_at_exit = names.Python(LastPythonId(python_ids, proc.exited_ns));
     WokeBySince woke;  // only for the main thread's thread states (a few), in one pass over its intervals
     for (const RecordedThreadState& t : seg.thread_states)
       if (t.tid == pid) woke.try_emplace(t.since_ns, 0);
@@ -178,7 +173,6 @@ RecordedThreadsSegment DecodeSegment(const RecordedSegment& seg) {
           it->second = it->second == 0 ? o->end_ns : std::min(it->second, o->end_ns);
     for (const RecordedThreadState& t : seg.thread_states)
       if (t.tid == pid || t.pid == pid) AddThreadState(seg, t, t.tid == pid ? &woke : nullptr, &names, &p);
-    const PythonIdsAt python_ids = PythonIdsByTime(main);
     for (const segments::OffCpuRow* o : main.off_cpu)
       p.off_cpu.push_back(
           {seg.UnixNs(o->start_ns), seg.UnixNs(o->end_ns), o->state, PythonAt(python_ids, o->end_ns, &names)});

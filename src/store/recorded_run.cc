@@ -39,6 +39,10 @@ std::optional<int> RecordedSegment::RankOf(uint32_t pid) const {
   return it == processes.end() ? std::nullopt : it->second.rank;
 }
 
+std::optional<int64_t> RecordedSegment::ExitedUnixNs(const RecordedProcess& p) const {
+  return p.exited_ns != 0 ? std::optional<int64_t>(UnixNs(p.exited_ns)) : std::nullopt;
+}
+
 double RecordedSegment::SinceUnixS(const RecordedThreadState& t) const {
   return t.since_ns != 0 ? static_cast<double>(UnixNs(t.since_ns)) / 1e9 : 0;
 }

@@ -108,6 +108,8 @@ struct RecordedSegment {
   // clamped to [0, 2^62] so that a damaged header or row cannot overflow the differences taken later.
   int64_t UnixNs(uint64_t mono_ns) const;
   uint64_t MonoNs(int64_t unix_ns) const;
+  // When process `p` exited, on the Unix clock; nullopt while it had not (its exit record not yet written).
+  std::optional<int64_t> ExitedUnixNs(const RecordedProcess& p) const;
   // When a thread state's sleep began, in Unix seconds; 0 when unknown (asleep since before the attach).
   double SinceUnixS(const RecordedThreadState& t) const;
 };
