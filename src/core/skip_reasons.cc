@@ -1,4 +1,4 @@
-// The skip-reason table's lookups: a reason's output key, and the row an output key comes from.
+// The skip-reason table's lookups: the names of severities and scopes, and a reason's output key.
 #include "core/skip_reasons.h"
 
 namespace strata {
@@ -15,6 +15,18 @@ std::string_view SeverityName(SkipSeverity s) {
   return "error";
 }
 
+std::string_view ScopeName(SkipScope s) {
+  switch (s) {
+    case SkipScope::kEvent:
+      return "event";
+    case SkipScope::kInputMember:
+      return "input_member";
+    case SkipScope::kExportItem:
+      return "export_item";
+  }
+  return "event";
+}
+
 std::string SkipKey(SkipId id, std::string_view detail) {
   const SkipReason& r = Reason(id);
   std::string key(r.key);
@@ -23,20 +35,6 @@ std::string SkipKey(SkipId id, std::string_view detail) {
     key += detail.empty() ? std::string_view("other") : detail;
   }
   return key;
-}
-
-const SkipReason* FindSkipReason(std::string_view key) {
-  for (const SkipReason& r : kSkipReasons)
-    if (!r.has_detail && r.key == key) return &r;
-  // A key with a detail: the longest reason key that is a prefix followed by '_' and a non-empty detail.
-  const SkipReason* best = nullptr;
-  for (const SkipReason& r : kSkipReasons) {
-    if (!r.has_detail || key.size() <= r.key.size() + 1 || key.substr(0, r.key.size()) != r.key ||
-        key[r.key.size()] != '_')
-      continue;
-    if (!best || r.key.size() > best->key.size()) best = &r;
-  }
-  return best;
 }
 
 }  // namespace strata

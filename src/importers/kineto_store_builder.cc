@@ -48,7 +48,7 @@ class KinetoStoreBuilder::Impl {
 
   RankInfo& rank() { return store_.ranks[0]; }
   InputInfo& input() { return store_.inputs[0]; }
-  void Skip(SkipId reason, std::string_view detail = {}) { CountSkip(input().skipped, reason, 1, detail); }
+  void Skip(SkipId reason, std::string_view detail = {}) { input().skipped.Add(reason, 1, detail); }
   TraceStore Take() { return std::move(store_); }
 
   int64_t IdFromText(bool is_string, std::string_view text, bool* ok) {
@@ -293,7 +293,7 @@ class KinetoStoreBuilder::Impl {
         stack.pop_back();
         CloseSlice(track, p, e.ts);
       }
-      if (!stack.empty()) CountSkip(input().skipped, SkipId::kBeginWithoutEnd, stack.size());
+      if (!stack.empty()) input().skipped.Add(SkipId::kBeginWithoutEnd, stack.size());
     }
     begin_end_.clear();
   }
@@ -367,7 +367,7 @@ KinetoStoreBuilder::~KinetoStoreBuilder() = default;
 void KinetoStoreBuilder::Add(RawEvent& event) { impl_->Commit(event); }
 void KinetoStoreBuilder::Skip(SkipId reason, std::string_view detail) { impl_->Skip(reason, detail); }
 void KinetoStoreBuilder::Repaired(SkipId reason, std::string_view detail) {
-  CountSkip(impl_->input().repaired, reason, 1, detail);
+  impl_->input().repaired.Add(reason, 1, detail);
 }
 RankInfo& KinetoStoreBuilder::rank() { return impl_->rank(); }
 TraceStore KinetoStoreBuilder::Finish(bool top_level_object, RowTables* spare) {

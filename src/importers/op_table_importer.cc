@@ -96,7 +96,7 @@ class OpTableImporter {
         fmt::format("{}: op table has no columns {} (columns: {}); map them with {}", src_.path(), want, have, how));
   }
 
-  void Skip(SkipId reason) { CountSkip(store_.inputs[0].skipped, reason); }
+  void Skip(SkipId reason) { store_.inputs[0].skipped.Add(reason); }
 
   /// The op table's span rule (importers/span_checks.h): an empty or unparsable value is invalid, a value
   /// out of range (checked first, in either column) or an end beyond int64 ns is integer_out_of_range.
@@ -232,7 +232,7 @@ class OpTableImporter {
     s.flags.resize(out);
     store_.op_layout.resize(out);
     store_.inputs[0].events -= dropped;
-    CountSkip(store_.inputs[0].skipped, SkipId::kDuplicateRow, dropped);
+    store_.inputs[0].skipped.Add(SkipId::kDuplicateRow, dropped);
   }
 
   void Finish() {

@@ -104,7 +104,7 @@ class Builder {
   // leaves them out as well): counted here, once per segment, so every output says they were skipped.
   void CountUnknownSeries() {
     for (const segments::CounterRow& c : seg_.data.counters)
-      if (c.series >= seg_.series.size()) CountSkip(store_.inputs[input_].skipped, SkipId::kCounterUnknownSeries);
+      if (c.series >= seg_.series.size()) store_.inputs[input_].skipped.Add(SkipId::kCounterUnknownSeries);
   }
 
   // The bytes of every gloo algorithm of the segment (gloo_buffer_bytes.h); thread ids are the system's, so
@@ -195,13 +195,13 @@ class Builder {
     for (const auto& c : seg_.data.calls) {
       if (!r.pids.count(c.tgid)) continue;
       if (c.probe >= seg_.probes.size()) {
-        CountSkip(store_.inputs[input_].skipped, SkipId::kCallUnknownProbe);
+        store_.inputs[input_].skipped.Add(SkipId::kCallUnknownProbe);
         continue;
       }
       const ProbeRole role = RoleOf(seg_.probes[c.probe]);
       if (role.preference == 0) continue;
       if (c.end_ns < c.start_ns) {
-        CountSkip(store_.inputs[input_].skipped, SkipId::kCallEndBeforeStart);
+        store_.inputs[input_].skipped.Add(SkipId::kCallEndBeforeStart);
         continue;
       }
       if (role.preference == best)

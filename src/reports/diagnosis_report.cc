@@ -292,7 +292,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   ordered_json inputs = ordered_json::array();
   for (const auto& in : r.inputs) {
     ordered_json skipped = ordered_json::object();
-    for (const auto& [k, v] : in.skipped) skipped[k] = v;
+    for (const SkipCounts::Entry& e : in.skipped.Entries()) skipped[e.key] = e.n;
     inputs.push_back({{"path", JsonSafe(in.path)},
                       {"rank", Optional(in.rank)},
                       {"format", InputFormatName(in.format)},
@@ -310,10 +310,9 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   j["inputs"] = inputs;
   // What each skip reason means and how much it matters, once for the whole output (only when some input
   // skipped events; the per-input maps keep the contract's plain reason -> count form).
-  ReasonCounts seen;
-  for (const auto& in : r.inputs)
-    for (const auto& [k, v] : in.skipped) seen[k] += v;
-  if (!seen.empty()) j["skip_reasons"] = SkipReasonsJson(seen);
+  SkipCounts seen;
+  for (const auto& in : r.inputs) seen.Merge(in.skipped);
+  if (!seen.Empty()) j["skip_reasons"] = SkipReasonsJson(seen);
   const ordered_json offsets = ObjectOfUnique(r.clock_offsets_us, [](auto rank) { return std::to_string(rank); });
   j["job"] = {{"ranks", r.ranks},
               {"steps", r.steps},
@@ -416,15 +415,13 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
 
 /// "skipped events: N of M (x%):" then one line per reason with its severity and description.
 std::string SkippedLines(const diagnosis::DiagnosisResult& r, size_t width) {
-  std::map<std::string, uint64_t> by_reason;
-  uint64_t total = 0, events = 0;
+  SkipCounts by_reason;
+  uint64_t events = 0;
   for (const auto& in : r.inputs) {
     events += in.events;
-    for (const auto& [reason, n] : in.skipped) {
-      by_reason[reason] += n;
-      total += n;
-    }
+    by_reason.Merge(in.skipped);
   }
+  const uint64_t total = by_reason.Total();
   std::string line = "skipped events: ";
   if (total == 0) return line + "none\n";
   line += fmt::format("{} of {} ({:.2f}%):", total, total + events,

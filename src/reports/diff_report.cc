@@ -43,7 +43,7 @@ Json SideJson(const TraceStore& store, const std::string& label, const diff::Sid
     inputs.push_back({{"path", JsonSafe(in.path)},
                       {"format", InputFormatName(in.format)},
                       {"events", in.events},
-                      {"skipped", in.skipped}});
+                      {"skipped", in.skipped.ByKey()}});
   return {{"path", JsonSafe(label)},
           {"inputs", inputs},
           {"ranks", side.ranks},
@@ -60,8 +60,7 @@ Json SideJson(const TraceStore& store, const std::string& label, const diff::Sid
 SkipCounts AllSkipped(const DiffSides& sides) {
   SkipCounts all;
   for (const TraceStore* store : {&sides.base, &sides.test})
-    for (const InputInfo& in : store->inputs)
-      for (const auto& [k, v] : in.skipped) all[k] += v;
+    for (const InputInfo& in : store->inputs) all.Merge(in.skipped);
   return all;
 }
 
@@ -172,8 +171,7 @@ std::string RanksText(const diff::RunDiff& d) {
 
 std::string SkippedText(const DiffSides& sides, size_t width) {
   const SkipCounts skipped = AllSkipped(sides);
-  uint64_t total = 0;
-  for (const auto& [k, v] : skipped) total += v;
+  const uint64_t total = skipped.Total();
   if (total == 0) return "\nskipped events: none\n";
   return fmt::format("\nskipped events (both runs): {}:\n", total) + SkipReasonLines(skipped, "  ", width);
 }
@@ -297,7 +295,7 @@ nlohmann::ordered_json DiffToJson(const DiffSides& sides, const diff::RunDiff& d
   j["names"] = Json::array();
   for (const diff::Change& c : d.names) j["names"].push_back(ChangeJson(c, true));
   const SkipCounts skipped = AllSkipped(sides);
-  if (!skipped.empty()) j["skip_reasons"] = SkipReasonsJson(skipped);
+  if (!skipped.Empty()) j["skip_reasons"] = SkipReasonsJson(skipped);
   return j;
 }
 

@@ -272,13 +272,13 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
   }
   for (const auto& [key, e] : ends) {
     if (e.first < 0 || e.second < 0) {
-      CountSkip(*skipped, SkipId::kExportFlowUnpaired);
+      skipped->Add(SkipId::kExportFlowUnpaired);
       continue;
     }
     const std::optional<uint32_t> from = slices.Bind(f.track[e.first], f.ts_ns[e.first]);
     const std::optional<uint32_t> to = slices.Bind(f.track[e.second], f.ts_ns[e.second]);
     if (!from || !to) {
-      CountSkip(*skipped, SkipId::kExportFlowEndOutsideSlice);
+      skipped->Add(SkipId::kExportFlowEndOutsideSlice);
       continue;
     }
     const int64_t id = (*next_id)++;
@@ -400,18 +400,18 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
       CallAt own;
       std::vector<std::pair<size_t, CallAt>> peers;
       if (!LateInstance(store, job, views, r, step, &own, &peers)) {
-        CountSkip(*skipped, SkipId::kExportBlameStepUnshared);
+        skipped->Add(SkipId::kExportBlameStepUnshared);
         continue;
       }
       if (!placed) ts = own.start, placed = true;
       const std::string flow_name = Quote(fmt::format("blame: {} (step {})", diagnosis::CauseName(f.cause), step));
       for (const auto& [q, peer] : peers) {
         if (flows >= options.max_blame_flows_per_finding) {
-          CountSkip(*skipped, SkipId::kExportBlameEdgeCapped);
+          skipped->Add(SkipId::kExportBlameEdgeCapped);
           continue;
         }
         if (std::max(peer.start, peer.end - 1) < own.start) {  // the peer did not wait here: no arrow backwards
-          CountSkip(*skipped, SkipId::kExportBlameNoWait);
+          skipped->Add(SkipId::kExportBlameNoWait);
           continue;
         }
         const int64_t id = (*next_id)++;
@@ -588,7 +588,7 @@ class StallPlacer {
     const auto index = index_of_rank_.find(rank);
     const std::optional<int64_t> at = Aligned(rank, unix_ns, segment);
     if (index == index_of_rank_.end() || !at) {
-      CountSkip(*skipped_, SkipId::kExportRecorderUnplaced, 1, "stall_event");
+      skipped_->Add(SkipId::kExportRecorderUnplaced, 1, "stall_event");
       return;
     }
     marks_.push_back({index->second, *at, *at + std::max<int64_t>(0, end_unix_ns - unix_ns), slice, std::move(name),
@@ -678,7 +678,7 @@ void MismatchMarks(const diagnosis::StallEvidence& e, StallPlacer& p) {
         for (const model::RankCollective& k : rp->second.calls)
           if (!k.p2p && k.comm == e.communicator && k.seq == e.seq) call = &k;
       if (!call) {
-        CountSkip(*p.skipped(), SkipId::kExportRecorderUnplaced, 1, "stall_event");
+        p.skipped()->Add(SkipId::kExportRecorderUnplaced, 1, "stall_event");
         continue;
       }
       p.Add(r, call->enter_unix_ns, call->enter_unix_ns, false, name,
@@ -738,9 +738,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
       *comm = std::string(at->comm);
       return true;
     };
-    const auto count_left_out = [&](const char* what) {
-      CountSkip(*skipped, SkipId::kExportRecorderUnplaced, 1, what);
-    };
+    const auto count_left_out = [&](const char* what) { skipped->Add(SkipId::kExportRecorderUnplaced, 1, what); };
     int64_t pid = 0, delta = 0;
     std::string comm;
     for (const segments::OffCpuRow& o : seg.data.off_cpu) {
@@ -838,12 +836,11 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
     inputs.push_back({{"path", JsonSafe(in.path)},
                       {"format", InputFormatName(in.format)},
                       {"events", in.events},
-                      {"skipped", in.skipped}});
+                      {"skipped", in.skipped.ByKey()}});
   j["inputs"] = inputs;
-  j["export_skipped"] = export_skipped;
+  j["export_skipped"] = export_skipped.ByKey();
   SkipCounts seen = export_skipped;  // every reason above, with its severity and description
-  for (const InputInfo& in : store.inputs)
-    for (const auto& [k, v] : in.skipped) seen[k] += v;
+  for (const InputInfo& in : store.inputs) seen.Merge(in.skipped);
   j["skip_reasons"] = SkipReasonsJson(seen);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

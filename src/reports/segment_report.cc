@@ -12,7 +12,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/round.h"
-#include "core/skip_reasons.h"
+#include "core/skip_counts.h"
 #include "importers/recorded_layers.h"
 #include "reports/evidence_json.h"
 #include "reports/skip_report.h"
@@ -22,6 +22,13 @@
 namespace strata {
 
 namespace {
+
+/// The events the kernel dropped (ring buffer full), as a skip count.
+SkipCounts DroppedCounts(const RecordedSegment& seg) {
+  SkipCounts c;
+  c.Add(SkipId::kRingBufferFull, seg.dropped_events);
+  return c;
+}
 
 // The five Python functions sampled most, innermost frames only: {"Python f (file:line)": samples}.
 nlohmann::ordered_json TopPython(const std::map<std::string, uint64_t>& counts) {
@@ -139,8 +146,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   j["counter_series"] = series_by_name;
   j["probes"] = seg.probes.size();
   j["dropped_events"] = seg.dropped_events;
-  if (seg.dropped_events > 0)
-    j["skip_reasons"] = SkipReasonsJson({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}});
+  if (seg.dropped_events > 0) j["skip_reasons"] = SkipReasonsJson(DroppedCounts(seg));
   j["stats"] = seg.stats_record.empty() ? nlohmann::ordered_json()
                                         : nlohmann::ordered_json::parse(seg.stats_record, nullptr, false);
   j["notes"] = seg.notes;
@@ -244,8 +250,7 @@ std::string SegmentToText(const RecordedSegment& seg, size_t width) {
         "cut short: no closing record (the recorder was killed, or could not write): the recording ends at its "
         "last complete block\n";
   if (seg.dropped_events > 0)
-    out += "dropped events:\n" + SkipReasonLines({{SkipKey(SkipId::kRingBufferFull), seg.dropped_events}}, "  ",
-                                                 std::max(width, kMinTextWidth));
+    out += "dropped events:\n" + SkipReasonLines(DroppedCounts(seg), "  ", std::max(width, kMinTextWidth));
   for (const auto& g : seg.gaps) out += "gap: " + TerminalSafe(g) + "\n";
   size_t other_threads = 0;  // the text lists main threads; --format json has every one
   for (const auto& t : j["stuck_threads"]) {

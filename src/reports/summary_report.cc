@@ -25,6 +25,8 @@ nlohmann::ordered_json Counts(const std::map<std::string, uint64_t>& m) {
   return j;
 }
 
+nlohmann::ordered_json Counts(const SkipCounts& counts) { return Counts(counts.ByKey()); }
+
 // Microseconds: whole numbers print as integers (HTA's rounded values), others with 3 decimals.
 nlohmann::ordered_json Us(double v) {
   if (std::abs(v) < 9e15 && v == std::floor(v)) return static_cast<int64_t>(v);
@@ -253,7 +255,7 @@ std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<s
 std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired, size_t width) {
   std::string out = total == 0 ? "\nskipped events: none\n" : fmt::format("\nskipped events: {}:\n", total);
   out += SkipReasonLines(skipped, "  ", width);
-  if (!repaired.empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", width);
+  if (!repaired.Empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", width);
   return out;
 }
 
@@ -273,17 +275,15 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   }
   j["inputs"] = inputs;
   SkipCounts skipped;
-  for (const InputInfo& in : store.inputs)
-    for (const auto& [k, v] : in.skipped) skipped[k] += v;
+  for (const InputInfo& in : store.inputs) skipped.Merge(in.skipped);
   j["job"] = {{"ranks", summary.ranks.size()},
               {"events", summary.events},
               {"skipped", Counts(skipped)},
               {"steps", summary.steps}};
   // What each skip or repair reason means and how much it matters (only when there is one).
   SkipCounts seen = skipped;
-  for (const InputInfo& in : store.inputs)
-    for (const auto& [k, v] : in.repaired) seen[k] += v;
-  if (!seen.empty()) j["skip_reasons"] = SkipReasonsJson(seen);
+  for (const InputInfo& in : store.inputs) seen.Merge(in.repaired);
+  if (!seen.Empty()) j["skip_reasons"] = SkipReasonsJson(seen);
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankSummary& rs : summary.ranks) {
     const RankInfo& info = store.ranks[rs.rank_index];
@@ -326,15 +326,12 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
 
 std::string SummaryToText(const TraceStore& store, const JobSummary& summary, const SummaryTextOptions& options) {
   std::string out;
-  uint64_t skipped_total = 0;
   SkipCounts skipped, repaired;
   for (const InputInfo& in : store.inputs) {
-    for (const auto& [k, v] : in.skipped) {
-      skipped[k] += v;
-      skipped_total += v;
-    }
-    for (const auto& [k, v] : in.repaired) repaired[k] += v;
+    skipped.Merge(in.skipped);
+    repaired.Merge(in.repaired);
   }
+  const uint64_t skipped_total = skipped.Total();
   out += fmt::format("strata summary: {} rank{}, {} events, steps {}{}\n", summary.ranks.size(),
                      summary.ranks.size() == 1 ? "" : "s", summary.events, StepsText(summary.steps),
                      summary.include_last_step ? " (last step included)" : "");

@@ -14,14 +14,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/skip_counts.h"
 #include "core/string_pool.h"
 #include "store/recorded_calls.h"
 #include "store/recorded_layers.h"
 #include "store/recorded_threads.h"
 
 namespace strata {
-
-using SkipCounts = std::map<std::string, uint64_t>;  // reason -> events skipped
 
 /// What an input was read as. kUnknown until an importer says; outputs print InputFormatName.
 enum class InputFormat : uint8_t {

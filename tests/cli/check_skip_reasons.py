@@ -19,7 +19,7 @@ FREE = [
     re.compile(r'\b(skipped|repaired)\)?\s*\[\s*("|fmt::format|std::string\b)'),
     re.compile(r'\bSkip\s*\(\s*("|fmt::format|std::string\b)'),
 ]
-ROW = re.compile(r'\{SkipId::(k\w+),\s*"([^"]*)",\s*SkipSeverity::k\w+,\s*(true|false),')
+ROW = re.compile(r'\{SkipId::(k\w+),\s*"([^"]*)",\s*SkipSeverity::k\w+,\s*SkipScope::k\w+,\s*(true|false),')
 ASSERTED = re.compile(r'(?:SkippedCount\(\s*\w+\s*,\s*|(?:skipped|repaired)\.(?:at|count|find)\(\s*)"([^"]+)"')
 
 

@@ -40,8 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!line.empty()) ++lines;
       start = nl + 1;
     }
-    uint64_t skipped = 0;
-    for (const auto& [reason, count] : s.inputs[0].skipped) skipped += count;
+    const uint64_t skipped = s.inputs[0].skipped.Total();
     FUZZ_CHECK(lines >= 1);
     FUZZ_CHECK(s.inputs[0].events + skipped == lines - 1);
   }

@@ -173,8 +173,7 @@ TEST(DiagOpTableDiagnosis, BadRowsDoNotChangeTheVerdictOfTheGoodOnes) {
   EXPECT_EQ(r.steps, clean.steps);
   EXPECT_NEAR(r.step_time_median_ms, clean.step_time_median_ms, 0.01 * clean.step_time_median_ms);
   uint64_t skipped = 0;
-  for (const auto& in : r.inputs)
-    for (const auto& [reason, n] : in.skipped) skipped += n;
+  for (const auto& in : r.inputs) skipped += in.skipped.Total();
   EXPECT_EQ(skipped, changed + 1);
   bool noted = false;
   for (const std::string& c : r.caveats) noted |= c.find("were filled with the median") != std::string::npos;

@@ -23,7 +23,7 @@ DiagnosisResult Sample() {
   in.rank = 3;
   in.format = InputFormat::kKineto;
   in.events = 1234;
-  in.skipped = {{"negative_duration", 2}};
+  in.skipped.Add(SkipId::kNegativeDuration, 2);
   r.inputs.push_back(in);
   InputSummary merged;
   merged.path = "/x/table.csv";

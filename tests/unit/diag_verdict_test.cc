@@ -190,9 +190,9 @@ TEST(DiagStatus, LeftOutInputsMakeAHealthyLookingJobInconclusive) {
 TEST(DiagStatus, ManySkippedEventsAreInconclusiveAFewAreNot) {
   TraceStore store = LoadDdp(Clean(2, 4));
   const uint64_t events = store.inputs[0].events;
-  store.inputs[0].skipped["negative_duration"] = events / 200;  // 0.5 %: fine
+  store.inputs[0].skipped.Add(SkipId::kNegativeDuration, events / 200);  // 0.5 %: fine
   EXPECT_EQ(Diagnose(store).status, "healthy");
-  store.inputs[0].skipped["negative_duration"] = events / 20;  // 5 %
+  store.inputs[0].skipped.Add(SkipId::kNegativeDuration, events / 20 - events / 200);  // 5 %
   const DiagnosisResult r = Diagnose(store);
   EXPECT_EQ(r.status, "inconclusive");
   EXPECT_TRUE(HasReason(r, "were skipped (most: negative_duration")) << Reasons(r);
@@ -203,10 +203,10 @@ TEST(DiagStatus, ManySkippedEventsAreInconclusiveAFewAreNot) {
 TEST(DiagStatus, InfoSkipsDoNotMakeAJobInconclusive) {
   TraceStore store = LoadDdp(Clean(2, 4));
   const uint64_t events = store.inputs[0].events;
-  store.inputs[0].skipped["unsupported_phase_P"] = events / 2;
-  store.inputs[0].skipped["duplicate_row"] = events / 10;
+  store.inputs[0].skipped.Add(SkipId::kUnsupportedPhase, events / 2, "P");
+  store.inputs[0].skipped.Add(SkipId::kDuplicateRow, events / 10);
   EXPECT_EQ(Diagnose(store).status, "healthy") << Reasons(Diagnose(store));
-  store.inputs[0].skipped["begin_without_end"] = events / 20;  // data loss, 5 %
+  store.inputs[0].skipped.Add(SkipId::kBeginWithoutEnd, events / 20);  // data loss, 5 %
   const DiagnosisResult r = Diagnose(store);
   EXPECT_EQ(r.status, "inconclusive");
   EXPECT_TRUE(HasReason(r, "were skipped (most: begin_without_end")) << Reasons(r);

@@ -56,7 +56,7 @@ TEST(KinetoImporter, CompleteEvent) {
   EXPECT_EQ(s.ranks[0].categories, (std::map<std::string, uint64_t>{{"cpu_op", 1}}));
   EXPECT_EQ(s.inputs[0].format, InputFormat::kKineto);
   EXPECT_TRUE(s.inputs[0].float_timestamps);  // ts written as a JSON float
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
   EXPECT_EQ(s.ranks[0].rank, -1);
 }
 
@@ -107,7 +107,7 @@ TEST(KinetoImporter, BeginEndPairsNestLifo) {
   EXPECT_EQ(s.slices.dur_ns[outer], 20000);
   EXPECT_EQ(s.slices.flags[outer], kSliceBeginEnd | kSliceHasCategory);
   EXPECT_EQ(s.ranks[0].events, 3u);
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
 }
 
 TEST(KinetoImporter, InstantEvents) {
@@ -183,7 +183,7 @@ TEST(KinetoImporter, ThreadAndProcessNamesFromMetadata) {
   EXPECT_EQ(s.strings.view(TrackOf(s, 1).name), "python");     // falls back to the process name
   EXPECT_EQ(s.strings.view(TrackOf(s, 2).name), "late name");  // metadata after the events
   EXPECT_EQ(s.ranks[0].events, 3u);                            // metadata is not counted as events
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
 }
 
 TEST(KinetoImporter, MemberOrderInsideEventsDoesNotMatter) {
@@ -214,7 +214,7 @@ TEST(KinetoImporter, StringPids) {
   EXPECT_NE(s.slices.track[0], s.slices.track[3]);
   EXPECT_NE(TrackOf(s, 0).pid, 1);  // a string pid never collides with a numeric one
   EXPECT_EQ(s.strings.view(TrackOf(s, 2).name), "Stream 7");
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
 }
 
 TEST(KinetoImporter, GpuFlagNeedsStreamAndCorrelation) {
@@ -388,8 +388,8 @@ TEST(KinetoBadInput, NonUtf8NameIsKeptRepairedAndCounted) {
     EXPECT_EQ(Name(s, 1), "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
     EXPECT_EQ(Name(s, 2), "cut \xEF\xBF\xBD\xEF\xBF\xBD");
     EXPECT_EQ(Name(s, 3), "caf\xC3\xA9 \xE2\x9C\x93");
-    EXPECT_EQ(s.inputs[0].repaired.at("invalid_utf8_replaced"), 2u);
-    EXPECT_TRUE(s.inputs[0].skipped.empty());
+    EXPECT_EQ(s.inputs[0].repaired.Count(SkipId::kInvalidUtf8Replaced), 2u);
+    EXPECT_TRUE(s.inputs[0].skipped.Empty());
   }
 }
 
@@ -489,7 +489,7 @@ TEST(KinetoBadInput, BeginEndOutOfOrderArePairedByTimestamp) {
       R"({"ph": "E", "pid": 1, "tid": 2, "ts": 60})",  // its B comes later in the file
       R"({"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": 50})",
   }));
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
   ASSERT_EQ(s.slices.size(), 3u);
   std::map<std::string, std::pair<int64_t, int64_t>> got;
   for (size_t i = 0; i < s.slices.size(); ++i) got[std::string(Name(s, i))] = {s.slices.ts_ns[i], s.slices.dur_ns[i]};
@@ -656,7 +656,7 @@ TEST(KinetoImporter, SameResultForEveryBatchSize) {
   EXPECT_EQ(SkippedCount(reference, "invalid_json"), 40u);
   EXPECT_EQ(SkippedCount(reference, "negative_duration"), 40u);
   EXPECT_EQ(SkippedCount(reference, "not_an_object"), 40u);
-  EXPECT_EQ(reference.inputs[0].repaired.at("invalid_utf8_replaced"), 40u);
+  EXPECT_EQ(reference.inputs[0].repaired.Count(SkipId::kInvalidUtf8Replaced), 40u);
   for (size_t batch : {size_t{1}, size_t{64}, size_t{1000}, ImportOptions().batch_bytes}) {
     for (bool pipeline : {false, true}) {
       SCOPED_TRACE("batch_bytes=" + std::to_string(batch) + " pipeline=" + std::to_string(pipeline));

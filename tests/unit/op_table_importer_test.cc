@@ -36,7 +36,7 @@ TEST(OpTableImporter, StragglerWhatifLayout) {
   ASSERT_EQ(s.inputs.size(), 1u);
   EXPECT_EQ(s.inputs[0].format, InputFormat::kOpTable);
   EXPECT_EQ(s.inputs[0].events, 4u);
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
   // Ranks sorted by rank whatever the row order.
   ASSERT_EQ(s.ranks.size(), 3u);
   EXPECT_EQ(s.ranks[0].rank, 0);
@@ -173,7 +173,7 @@ TEST(OpTableImporter, RealStragglerWhatifFile) {
   auto r = ImportOpTable(*src.value(), ImportOptions());
   ASSERT_TRUE(r.ok()) << r.error();
   const TraceStore& s = r.value();
-  EXPECT_TRUE(s.inputs[0].skipped.empty());
+  EXPECT_TRUE(s.inputs[0].skipped.Empty());
   EXPECT_GT(s.slices.size(), 1000u);
   ASSERT_GT(s.ranks.size(), 1u);
   for (size_t i = 1; i < s.ranks.size(); ++i) EXPECT_LT(s.ranks[i - 1].rank, s.ranks[i].rank);

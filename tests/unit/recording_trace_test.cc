@@ -89,8 +89,8 @@ TEST(RecordingTrace, RanksCollectivesAndOnCpuTimeBecomeTraces) {
   EXPECT_EQ(s.ranks[0].backend, "gloo");
   ASSERT_EQ(s.inputs.size(), 1u);
   EXPECT_EQ(s.inputs[0].format, InputFormat::kRecording);
-  EXPECT_EQ(s.inputs[0].skipped.at("call_unknown_probe"), 1u);
-  EXPECT_EQ(s.inputs[0].skipped.at("counter_unknown_series"), 1u);
+  EXPECT_EQ(s.inputs[0].skipped.Count(SkipId::kCallUnknownProbe), 1u);
+  EXPECT_EQ(s.inputs[0].skipped.Count(SkipId::kCounterUnknownSeries), 1u);
   size_t collectives = 0, enqueues = 0, samples = 0;
   for (size_t i = 0; i < s.slices.size(); ++i) {
     const std::string_view name = s.strings.view(s.slices.name[i]);

@@ -152,16 +152,17 @@ inline Expected<TraceStore> ImportOpTableText(std::string_view csv, const Import
 inline std::string SharedDir() { return STRATA_SHARED_DIR; }
 inline bool Exists(const std::string& p) { return std::filesystem::exists(p); }
 
-inline uint64_t SkippedCount(const TraceStore& store, const std::string& reason) {
+/// The first input's skipped count under an output key (e.g. "unsupported_phase_P"), 0 when none.
+inline uint64_t SkippedCount(const TraceStore& store, const std::string& key) {
   if (store.inputs.empty()) return 0;
-  auto it = store.inputs[0].skipped.find(reason);
-  return it == store.inputs[0].skipped.end() ? 0 : it->second;
+  const auto by_key = store.inputs[0].skipped.ByKey();
+  auto it = by_key.find(key);
+  return it == by_key.end() ? 0 : it->second;
 }
 
 inline uint64_t TotalSkipped(const TraceStore& store) {
   uint64_t total = 0;
-  for (const auto& in : store.inputs)
-    for (const auto& [reason, n] : in.skipped) total += n;
+  for (const auto& in : store.inputs) total += in.skipped.Total();
   return total;
 }
 

@@ -68,7 +68,7 @@ struct InputSummary {
   std::optional<int32_t> rank;
   InputFormat format = InputFormat::kUnknown;
   uint64_t events = 0;
-  std::map<std::string, uint64_t> skipped;
+  SkipCounts skipped;
 };
 
 /// One input the loader could not read and left out (--skip-unreadable).

@@ -1,7 +1,7 @@
 // The verdict (status) of a diagnosis (see verdict.h).
 #include "analysis/diagnosis/verdict.h"
 
-#include "core/skip_reasons.h"
+#include "core/skip_counts.h"
 
 #include <fmt/format.h>
 
@@ -170,13 +170,13 @@ class Checks {
     for (const InputInfo& in : store_.inputs) {
       uint64_t skipped = 0;
       std::pair<std::string, uint64_t> top{"", 0};
-      for (const auto& [reason, n] : in.skipped) {
+      for (const SkipCounts::Entry& e : in.skipped.Entries()) {
         // Expected, harmless skips (info in the skip-reason table: an event kind strata does not use, a
-        // duplicated row) miss no work; a reason the table does not know counts, to be safe.
-        const SkipReason* row = FindSkipReason(reason);
-        if (row && row->severity == SkipSeverity::kInfo) continue;
-        skipped += n;
-        if (n > top.second) top = {reason, n};
+        // duplicated row) miss no work; only counts of events compare with the input's events.
+        const SkipReason& row = strata::Reason(e.id);
+        if (row.severity == SkipSeverity::kInfo || row.scope != SkipScope::kEvent) continue;
+        skipped += e.n;
+        if (e.n > top.second) top = {e.key, e.n};
       }
       const double all = static_cast<double>(skipped + in.events);
       if (skipped == 0 || static_cast<double>(skipped) <= limits_.skipped_share * all) continue;
