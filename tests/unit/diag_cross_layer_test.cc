@@ -8,6 +8,7 @@
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "importers/recorded_layers.h"
+#include "reports/diagnosis_report.h"
 #include "reports/evidence_json.h"
 
 namespace strata::diagnosis {
@@ -382,6 +383,32 @@ TEST(CrossLayer, RanksSlowedAlikeInSomeStepsAreIntermittentStragglersWithThoseSt
   ASSERT_EQ(most.stragglers.size(), 2u);
   EXPECT_TRUE(most.stragglers[0].persistent);
   EXPECT_EQ(most.stragglers[0].steps, (std::vector<int64_t>{1, 2, 3, 5, 6, 9}));
+}
+
+// The pass judges without editing: the traces' result is the same after JudgeWithRecording, and applying
+// the judgement gives what ApplyCrossLayerEvidence does (here: ranks slowed alike, added by the recording,
+// and a data_imbalance verdict withdrawn).
+TEST(CrossLayer, JudgingChangesNothingApplyingDoesItAll) {
+  DiagnosisResult traces = NoStraggler();
+  traces.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
+  Finding imbalance;
+  imbalance.cause = Cause::kDataImbalance;
+  imbalance.impact_pct = 8;
+  traces.findings.push_back(imbalance);
+  const RecordedLayers layers = DecodeRecordedLayers(FourRanksTwoContended());
+  const std::string before = DiagnosisToJson(traces).dump();
+  const RecordingJudgement judgement = JudgeWithRecording(layers, LatenessOf(traces), traces);
+  EXPECT_EQ(DiagnosisToJson(traces).dump(), before);
+  ASSERT_TRUE(judgement.cpu_slowed.has_value());
+  EXPECT_EQ(judgement.cpu_slowed->stragglers.size(), 2u);
+  EXPECT_FALSE(judgement.slow_link.has_value());
+  DiagnosisResult applied = traces, in_one = traces;
+  ApplyRecordingJudgement(judgement, &applied);
+  ApplyCrossLayerEvidence(layers, LatenessOf(in_one), &in_one);
+  EXPECT_EQ(DiagnosisToJson(applied).dump(), DiagnosisToJson(in_one).dump());
+  ASSERT_EQ(applied.findings.size(), 1u);
+  EXPECT_EQ(applied.findings[0].cause, Cause::kCpuContention);
+  EXPECT_EQ(applied.stragglers.size(), 2u);
 }
 
 TEST(CrossLayer, ContendedRanksWithForeignTrafficOnOneLinkAreNetworkContention) {

@@ -8,7 +8,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include "core/robust_stats.h"
@@ -297,9 +296,11 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
 }
 
 // A link that holds up every rank of its collectives alike (see the header): reported as the top
-// straggler when it costs more than what the traces' top straggler does.
-void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, const TraceLatenessByRank& traced,
-                      DiagnosisResult* result) {
+// straggler when it costs more than what the top straggler does (`top`: the traces', or the ranks slowed
+// alike on the CPU when those come first; none when there is none).
+std::optional<RecordingJudgement::LinkStraggler> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                                          const TraceLatenessByRank& traced,
+                                                          const DiagnosisResult& traces, const Straggler* top) {
   std::optional<int32_t> busiest;
   size_t known = 0;
   for (const auto& [rank, m] : metrics) {
@@ -307,48 +308,39 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, const 
     ++known;
     if (!busiest || m.link_busy_share > metrics.at(*busiest).link_busy_share) busiest = rank;
   }
-  if (!busiest || known < 2 || known != metrics.size() || result->step_time_median_ms <= 0) return;
+  const double step_ms = traces.step_time_median_ms;
+  if (!busiest || known < 2 || known != metrics.size() || step_ms <= 0) return std::nullopt;
   const int32_t rank = *busiest;
   const RankLayerMetrics& m = metrics.at(rank);
   const std::optional<double> slower = SlowerLinkExcess(metrics, rank);
-  if (!slower || *slower < kMinRecordedExcess) return;
+  if (!slower || *slower < kMinRecordedExcess) return std::nullopt;
   const double excess = *slower, peers = m.link_busy_share - excess;
-  if (!result->stragglers.empty()) {
-    const Straggler& top = result->stragglers.front();
-    if (top.late_ms_per_step >= excess * result->step_time_median_ms) return;
-    // The same rank, late by less than its link costs: on a slow link every rank waits alike, so its
-    // arrival lateness is only the part of the link's cost that fell on it (often a step or two). The
-    // link's cost replaces that straggler and the finding about its lateness.
-    if (top.rank == rank) {
-      static const std::set<Cause> kAboutLateness = {Cause::kSlowCompute,       Cause::kHostStall,
-                                                     Cause::kUnknown,           Cause::kLaunchOverhead,
-                                                     Cause::kSlowCommunication, Cause::kNetworkContention};
-      result->stragglers.erase(result->stragglers.begin());
-      std::erase_if(result->findings,
-                    [&](const Finding& f) { return f.rank && *f.rank == rank && kAboutLateness.count(f.cause); });
-    }
-  }
+  if (top && top->late_ms_per_step >= excess * step_ms) return std::nullopt;
+  RecordingJudgement::LinkStraggler link;
+  // The same rank, late by less than its link costs: on a slow link every rank waits alike, so its arrival
+  // lateness is only the part of the link's cost that fell on it (often a step or two); the link replaces it.
+  link.replaces_top = top && top->rank == rank;
   const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
   const bool foreign_traffic = ForeignTraffic(metrics, rank);
 
   Straggler s;
   s.rank = rank;
   s.score = RoundTo(excess, 4);
-  s.late_ms_per_step = RoundTo(excess * result->step_time_median_ms, 3);
-  s.steps = result->steps;
+  s.late_ms_per_step = RoundTo(excess * step_ms, 3);
+  s.steps = traces.steps;
   s.persistent = true;
   // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
   // show it late in some steps only, the contention came and went, and those are its steps.
   if (auto it = traced.find(rank); it != traced.end())
-    if (auto late = ConfirmedLateness(it->second, result->step_time_median_ms); late && !late->persistent) {
+    if (auto late = ConfirmedLateness(it->second, step_ms); late && !late->persistent) {
       s.steps = late->steps;
       s.persistent = false;
     }
   s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
   s.evidence.from = "recorder: link";
-  result->stragglers.insert(result->stragglers.begin(), s);
+  link.added.stragglers.push_back(s);
 
-  Finding f;
+  Finding& f = link.added.finding;
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
   SetCause(NameCause(PatternEvidence{.pattern = foreign_traffic ? Pattern::kSharedLink : Pattern::kSlowerLink,
                                      .explained = excess,
@@ -370,9 +362,7 @@ void AddLinkStraggler(const std::map<int32_t, RankLayerMetrics>& metrics, const 
       "(not seen in the traces: every rank waits alike)",
       rank, 100 * excess, what);
   f.evidence.cross_layer = CrossLayerEvidence(metrics, rank, false);
-  auto at = std::find_if(result->findings.begin(), result->findings.end(),
-                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
-  result->findings.insert(at, std::move(f));
+  return link;
 }
 
 // The CPU layer's excess of a rank over its peers' median when it is at least twice theirs: time waiting
@@ -397,14 +387,15 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
 // layer shows an excess of kMinRecordedExcess or more is reported as a straggler from the recording when
 // the traces confirm its lateness (ConfirmedLateness; without that measure, the excess stands for the
 // lateness in every step). Every such rank with the same cause is listed, the latest first, unless the
-// traces' top straggler is one of them or costs more; a data_imbalance verdict of the traces (lateness no
-// rank owns) is then withdrawn. When one of them also carries far more traffic on its own link than its
-// peers (ForeignTraffic), that traffic is the cause (the CPU it takes is the TCP work on its core):
+// traces' top straggler is one of them or costs more (applying them withdraws a data_imbalance verdict of
+// the traces: lateness no rank owns). When one of them also carries far more traffic on its own link than
+// its peers (ForeignTraffic), that traffic is the cause (the CPU it takes is the TCP work on its core):
 // network_contention, that rank first.
-void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const TraceLatenessByRank& traced,
-                      DiagnosisResult* result) {
-  const double step_ms = result->step_time_median_ms;
-  if (metrics.size() < 2 || step_ms <= 0) return;
+std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                                             const TraceLatenessByRank& traced,
+                                                             const DiagnosisResult& traces) {
+  const double step_ms = traces.step_time_median_ms;
+  if (metrics.size() < 2 || step_ms <= 0) return std::nullopt;
   struct Slowed {
     int32_t rank;
     CpuExcess cpu;
@@ -414,7 +405,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const 
   for (const auto& [rank, m] : metrics) {
     const CpuExcess cpu = CpuLayerExcess(metrics, rank);
     if (!cpu.pattern || cpu.excess < kMinRecordedExcess) continue;
-    TraceLateness late{result->steps, cpu.excess * step_ms, true};
+    TraceLateness late{traces.steps, cpu.excess * step_ms, true};
     if (!traced.empty()) {
       auto it = traced.find(rank);
       if (it == traced.end()) continue;
@@ -424,7 +415,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const 
     }
     slowed.push_back({rank, cpu, std::move(late)});
   }
-  if (slowed.empty()) return;
+  if (slowed.empty()) return std::nullopt;
   std::sort(slowed.begin(), slowed.end(),
             [](const Slowed& a, const Slowed& b) { return a.late.late_ms > b.late.late_ms; });
   Pattern pattern = *slowed.front().cpu.pattern;
@@ -436,13 +427,14 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const 
     std::rotate(slowed.begin(), traffic, traffic + 1);
     pattern = Pattern::kSharedLink;
   }
-  if (!result->stragglers.empty()) {
-    const Straggler& top = result->stragglers.front();
+  if (!traces.stragglers.empty()) {
+    const Straggler& top = traces.stragglers.front();
     const bool named = std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank; });
-    if (named || top.late_ms_per_step >= slowed.front().late.late_ms) return;
+    if (named || top.late_ms_per_step >= slowed.front().late.late_ms) return std::nullopt;
   }
+  RecordingJudgement::AddedStragglers added;
   std::vector<int32_t> ranks;
-  std::vector<Straggler> found;
+  std::vector<Straggler>& found = added.stragglers;
   for (const Slowed& sl : slowed) {
     const RankLayerMetrics& m = metrics.at(sl.rank);
     Straggler s;
@@ -456,20 +448,10 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const 
     found.push_back(std::move(s));
     ranks.push_back(sl.rank);
   }
-  result->stragglers.insert(result->stragglers.begin(), found.begin(), found.end());
-  // Data imbalance is the verdict for lateness that no rank owns; these ranks own it.
-  const auto before = result->findings.size();
-  result->findings.erase(std::remove_if(result->findings.begin(), result->findings.end(),
-                                        [](const Finding& f) { return f.cause == Cause::kDataImbalance; }),
-                         result->findings.end());
-  if (result->findings.size() != before)
-    result->notes.push_back(
-        "the traces' data_imbalance verdict (ranks late in turn) was withdrawn: the recording shows which ranks "
-        "were slowed and why");
 
   const Slowed& top = slowed.front();
   const RankLayerMetrics& m = metrics.at(top.rank);
-  Finding f;
+  Finding& f = added.finding;
   SetCause(
       NameCause(PatternEvidence{.pattern = pattern, .explained = top.cpu.excess * step_ms, .effect = top.late.late_ms}),
       &f);
@@ -500,9 +482,7 @@ void AddCpuStragglers(const std::map<int32_t, RankLayerMetrics>& metrics, const 
                                      "traces)"
                                    : "");
   f.evidence.cross_layer = CrossLayerEvidence(metrics, top.rank, false);
-  auto at = std::find_if(result->findings.begin(), result->findings.end(),
-                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
-  result->findings.insert(at, std::move(f));
+  return added;
 }
 
 // Each recorded rank's clock offset to its trace, (segment, rank) -> trace time - recorded time, by
@@ -632,36 +612,11 @@ std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerM
       m.net_bytes_per_s / 1e6, peers / 1e6);
 }
 
-// The index of the traces' finding about `rank` in result->findings, nullopt when they have none.
-std::optional<size_t> FindingOfRank(const DiagnosisResult& result, int32_t rank) {
-  for (size_t i = 0; i < result.findings.size(); ++i)
-    if (result.findings[i].rank && *result.findings[i].rank == rank) return i;
-  return std::nullopt;
-}
-
-// Attaches the comparison to the straggler's finding (`traced`: the traces' finding about it, if any; one is
-// created when they had none and the recording explains the lateness) and, when it explains the lateness,
-// replaces a trace-level guess.
-void ApplyToFinding(const Straggler& straggler, std::optional<size_t> traced, CrossLayerComparison evidence,
-                    const CauseChoice& named, double late_share, DiagnosisResult* result) {
-  const bool seen_in_trace = traced.has_value();
-  auto finding =
-      seen_in_trace ? result->findings.begin() + static_cast<std::ptrdiff_t>(*traced) : result->findings.end();
-  if (!seen_in_trace) {
-    if (!named.names) return;
-    Finding f;
-    f.rank = straggler.rank;
-    f.ranks = {straggler.rank};
-    f.impact_pct = RoundTo(100 * late_share, 2);
-    result->findings.push_back(std::move(f));
-    finding = std::prev(result->findings.end());
-  }
-  finding->evidence.cross_layer = std::move(evidence);
-  if (!named.names) return;
-  const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
-  SetCause(named, &*finding);
-  finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", straggler.rank,
-                                 100 * late_share, named.why, trace_cause);
+// The traces' finding about `rank`, nullptr when they have none.
+const Finding* FindingOfRank(const DiagnosisResult& result, int32_t rank) {
+  for (const Finding& f : result.findings)
+    if (f.rank && *f.rank == rank) return &f;
+  return nullptr;
 }
 
 }  // namespace
@@ -672,15 +627,17 @@ std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& laye
   return metrics;
 }
 
-void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                             DiagnosisResult* result) {
-  if (layers.empty()) return;
+RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
+                                      const std::map<int32_t, RankTraceTimeline>& timelines,
+                                      const DiagnosisResult& traces) {
+  RecordingJudgement judgement;
+  if (layers.empty()) return judgement;
   const auto all_metrics = MeasureRankLayers(layers);
   if (all_metrics.size() < 2) {
-    result->notes.push_back(
+    judgement.notes.push_back(
         fmt::format("recorder data covers {} rank(s): cross-layer comparison needs the straggler and at least one peer",
                     all_metrics.size()));
-    return;
+    return judgement;
   }
   const RecordingOffsets al = AlignSegments(layers, timelines);
   // Segments none of whose ranks match the traces (e.g. an older recording left in the directory) while
@@ -688,42 +645,56 @@ void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_
   if (!al.offsets.empty() && al.offsets.size() < al.ranks_recorded) {
     auto [matching, left_out] = MatchingSegments(layers, al);
     if (!left_out.empty()) {
-      result->notes.push_back(fmt::format(
-          "{} of {} recorder segments match none of the traces' collectives (another layers's recording?) and were "
-          "left out (segments {})",
-          left_out.size(), layers.segments.size(), fmt::join(left_out, ", ")));
-      return ApplyCrossLayerEvidence(matching, timelines, result);
+      RecordingJudgement of_matching = JudgeWithRecording(matching, timelines, traces);
+      of_matching.notes.insert(
+          of_matching.notes.begin(),
+          fmt::format("{} of {} recorder segments match none of the traces' collectives (another layers's recording?) "
+                      "and were left out (segments {})",
+                      left_out.size(), layers.segments.size(), fmt::join(left_out, ", ")));
+      return of_matching;
     }
   }
   if (!al.aligned())
-    result->notes.push_back(fmt::format(
+    judgement.notes.push_back(fmt::format(
         "the recording could be put on the traces' clock for {} of {} recorded ranks (by matching collectives): "
         "cross-layer metrics cover each rank's whole training window instead of the late steps",
         al.offsets.size(), al.ranks_recorded));
 
-  for (const Straggler& straggler : result->stragglers) {
+  for (const Straggler& straggler : traces.stragglers) {
     const bool by_late_steps = al.aligned() && !straggler.steps.empty();
     const auto metrics =
         by_late_steps ? MeasureRankLayers(layers, LateStepSpans(al, timelines, straggler)) : all_metrics;
     if (!metrics.count(straggler.rank)) {
-      result->notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
+      judgement.notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
       continue;
     }
     const double late_share =
-        result->step_time_median_ms > 0 ? straggler.late_ms_per_step / result->step_time_median_ms : 0.0;
-    const std::optional<size_t> traced = FindingOfRank(*result, straggler.rank);
-    const CauseChoice named = NameCause(RecordingEvidence{
-        .named = traced ? std::optional<Cause>(result->findings[*traced].cause) : std::nullopt,
+        traces.step_time_median_ms > 0 ? straggler.late_ms_per_step / traces.step_time_median_ms : 0.0;
+    const Finding* traced = FindingOfRank(traces, straggler.rank);
+    RecordingJudgement::StragglerEvidence e;
+    e.rank = straggler.rank;
+    e.late_share = late_share;
+    e.choice = NameCause(RecordingEvidence{
+        .named = traced ? std::optional<Cause>(traced->cause) : std::nullopt,
         .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
         .foreign_traffic = ForeignTrafficWhat(metrics, straggler.rank),
         .late_share = late_share});
-    CrossLayerComparison evidence = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
-    evidence.explained = CrossLayerComparison::Explained{late_share, named.excess};
-    ApplyToFinding(straggler, traced, std::move(evidence), named, late_share, result);
+    e.comparison = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
+    e.comparison.explained = CrossLayerComparison::Explained{late_share, e.choice.excess};
+    judgement.evidence.push_back(std::move(e));
   }
   const TraceLatenessByRank traced = TracedLateness(timelines);
-  AddCpuStragglers(all_metrics, traced, result);
-  AddLinkStraggler(all_metrics, traced, result);
+  judgement.cpu_slowed = CpuSlowed(all_metrics, traced, traces);
+  const Straggler* top = judgement.cpu_slowed        ? &judgement.cpu_slowed->stragglers.front()
+                         : traces.stragglers.empty() ? nullptr
+                                                     : &traces.stragglers.front();
+  judgement.slow_link = SlowLink(all_metrics, traced, traces, top);
+  return judgement;
+}
+
+void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
+                             DiagnosisResult* result) {
+  ApplyRecordingJudgement(JudgeWithRecording(layers, timelines, *result), result);
 }
 
 }  // namespace strata::diagnosis

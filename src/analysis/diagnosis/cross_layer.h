@@ -26,6 +26,8 @@
 // no collective was probed), as rates per second so that ranks with windows of different length compare.
 // It reads the recording only as the store's RecordedLayers (importers/recorded_layers.h decided which thread
 // is a rank's main one, who held its CPU and which namespace is its own), never the segment's rows.
+// The pass judges and does not edit: JudgeWithRecording reads the traces' result and returns a
+// RecordingJudgement, which ApplyRecordingJudgement (recording_judgement.h) applies in one step.
 // Invariants: a cause is only changed when the straggler's excess over the peers' median is at least
 // kMinExplainedShare (cause_choice.h) of its measured lateness share; the evidence (straggler vs peers, per metric) is
 // added to the finding either way; without recorder data the result is unchanged.
@@ -38,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/recording_judgement.h"
 #include "analysis/diagnosis/result.h"
 #include "store/recorded_layers.h"
 
@@ -64,9 +67,16 @@ struct RankTraceTimeline {
   std::map<int64_t, double> lateness_vs_peers_ms;  // step -> ms
 };
 
-// Refines the findings of `result` (its stragglers and their findings) with the recording, measured over
-// the straggler's late steps when the recording can be aligned with every rank's trace (matching
-// collectives, model/recording_alignment.h), else over the whole training window (said in the notes).
+// What the recording says about the traces' result `traces` (its stragglers and their findings), measured
+// over each straggler's late steps when the recording can be aligned with every rank's trace (matching
+// collectives, model/recording_alignment.h), else over the whole training window (said in the notes):
+// each straggler's layer comparison and the cause it names, and the stragglers the traces did not name.
+// Changes nothing; an empty judgement without recorder data.
+RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
+                                      const std::map<int32_t, RankTraceTimeline>& timelines,
+                                      const DiagnosisResult& traces);
+
+// JudgeWithRecording, then ApplyRecordingJudgement to the same result.
 void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
                              DiagnosisResult* result);
 

@@ -1,0 +1,87 @@
+// The one step where a recording changes a result (see recording_judgement.h).
+#include "analysis/diagnosis/recording_judgement.h"
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/round.h"
+
+namespace strata::diagnosis {
+namespace {
+
+/// The first finding about `rank`, or findings.end().
+std::vector<Finding>::iterator FindingOfRank(std::vector<Finding>& findings, int32_t rank) {
+  return std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rank && *f.rank == rank; });
+}
+
+/// Attaches the comparison to the finding about the straggler (made when the traces had none and the
+/// recording names a cause) and, when the recording names a cause, sets it with the recording's reason.
+void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* result) {
+  auto finding = FindingOfRank(result->findings, e.rank);
+  const bool seen_in_trace = finding != result->findings.end();
+  if (!seen_in_trace) {
+    if (!e.choice.names) return;
+    Finding f;
+    f.rank = e.rank;
+    f.ranks = {e.rank};
+    f.impact_pct = RoundTo(100 * e.late_share, 2);
+    result->findings.push_back(std::move(f));
+    finding = std::prev(result->findings.end());
+  }
+  finding->evidence.cross_layer = std::move(e.comparison);
+  if (!e.choice.names) return;
+  const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
+  SetCause(e.choice, &*finding);
+  finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", e.rank,
+                                 100 * e.late_share, e.choice.why, trace_cause);
+}
+
+/// Puts `f` before the first finding of smaller impact.
+void InsertByImpact(Finding f, std::vector<Finding>* findings) {
+  auto at = std::find_if(findings->begin(), findings->end(),
+                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
+  findings->insert(at, std::move(f));
+}
+
+/// Ranks slowed alike first among the stragglers; data imbalance, the verdict for lateness that no rank
+/// owns, is withdrawn: these ranks own it.
+void AddCpuSlowed(RecordingJudgement::AddedStragglers added, DiagnosisResult* result) {
+  result->stragglers.insert(result->stragglers.begin(), added.stragglers.begin(), added.stragglers.end());
+  if (std::erase_if(result->findings, [](const Finding& f) { return f.cause == Cause::kDataImbalance; }) > 0)
+    result->notes.push_back(
+        "the traces' data_imbalance verdict (ranks late in turn) was withdrawn: the recording shows which ranks "
+        "were slowed and why");
+  InsertByImpact(std::move(added.finding), &result->findings);
+}
+
+/// A slow link's rank first. On a slow link every rank waits alike, so the same rank's arrival lateness is
+/// only the part of the link's cost that fell on it: the link replaces that straggler and the findings
+/// about its lateness.
+void AddSlowLink(RecordingJudgement::LinkStraggler link, DiagnosisResult* result) {
+  const int32_t rank = link.added.stragglers.front().rank;
+  if (link.replaces_top && !result->stragglers.empty() && result->stragglers.front().rank == rank) {
+    static const std::set<Cause> kAboutLateness = {Cause::kSlowCompute,       Cause::kHostStall,
+                                                   Cause::kUnknown,           Cause::kLaunchOverhead,
+                                                   Cause::kSlowCommunication, Cause::kNetworkContention};
+    result->stragglers.erase(result->stragglers.begin());
+    std::erase_if(result->findings,
+                  [&](const Finding& f) { return f.rank && *f.rank == rank && kAboutLateness.count(f.cause); });
+  }
+  result->stragglers.insert(result->stragglers.begin(), link.added.stragglers.begin(), link.added.stragglers.end());
+  InsertByImpact(std::move(link.added.finding), &result->findings);
+}
+
+}  // namespace
+
+void ApplyRecordingJudgement(RecordingJudgement judgement, DiagnosisResult* result) {
+  for (std::string& note : judgement.notes) result->notes.push_back(std::move(note));
+  for (RecordingJudgement::StragglerEvidence& e : judgement.evidence) AttachEvidence(std::move(e), result);
+  if (judgement.cpu_slowed) AddCpuSlowed(std::move(*judgement.cpu_slowed), result);
+  if (judgement.slow_link) AddSlowLink(std::move(*judgement.slow_link), result);
+}
+
+}  // namespace strata::diagnosis
