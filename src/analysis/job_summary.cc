@@ -31,13 +31,14 @@ std::vector<int64_t> ProfilerSteps(const TraceStore& store, const std::vector<ui
   for (uint32_t row : rows) {
     if (store.slices.flags[row] & kSliceGpu) continue;
     const StringId name = store.slices.name[row];
-    if (is_step[name] < 0) {
+    if (is_step[name.value] < 0) {
       const std::string_view text = store.strings.view(name);
       int64_t n = 0;
-      is_step[name] = text.substr(0, 13) == "ProfilerStep#" && ParseInt64(text.substr(13), &n) == NumberParse::kOk;
-      number[name] = n;
+      is_step[name.value] =
+          text.substr(0, 13) == "ProfilerStep#" && ParseInt64(text.substr(13), &n) == NumberParse::kOk;
+      number[name.value] = n;
     }
-    if (is_step[name]) steps.insert(number[name]);
+    if (is_step[name.value]) steps.insert(number[name.value]);
   }
   return {steps.begin(), steps.end()};
 }

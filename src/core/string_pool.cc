@@ -106,7 +106,7 @@ StringId StringPool::find(std::string_view s) const {
   for (size_t pos = h & mask;; pos = (pos + 1) & mask) {
     const uint32_t slot = slots_[pos];
     if (slot == 0) return kNotFound;
-    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return slot - 1;
+    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return StringId(slot - 1);
   }
 }
 
@@ -117,14 +117,14 @@ StringId StringPool::intern(std::string_view s) {
   for (;; pos = (pos + 1) & mask) {
     const uint32_t slot = slots_[pos];
     if (slot == 0) break;
-    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return slot - 1;
+    if (hashes_[slot - 1] == h && strings_[slot - 1] == s) return StringId(slot - 1);
   }
-  const auto id = static_cast<StringId>(strings_.size());
+  const auto id = static_cast<uint32_t>(strings_.size());
   strings_.push_back(store(s));
   hashes_.push_back(h);
   slots_[pos] = id + 1;
   if (strings_.size() * 2 > slots_.size()) grow();
-  return id;
+  return StringId(id);
 }
 
 size_t StringPool::memory_bytes() const {

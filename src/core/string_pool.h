@@ -1,20 +1,31 @@
-// StringPool: interns strings to dense 32-bit ids so tables store names as 4-byte columns.
+// StringPool: interns strings to dense 32-bit ids so tables store names as 4-byte columns. A StringId is a
+// type of its own (as Perfetto's StringId), so a track or slice index, a count or a raw integer cannot be
+// passed where a name is meant, nor a name used as an index without saying so (.value).
 // Invariants: id 0 is the empty string; an id never changes once given; views returned by view() stay
 // valid for the pool's lifetime (strings live in fixed-size arena blocks that are never moved).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 namespace strata {
 
-using StringId = uint32_t;
+/// The id of an interned string: its index in the pool that interned it. Ordered and hashable (by value) so
+/// it keys maps; default-constructed, the empty string.
+struct StringId {
+  uint32_t value = 0;
+  constexpr StringId() = default;
+  constexpr explicit StringId(uint32_t v) : value(v) {}
+  friend constexpr auto operator<=>(StringId, StringId) = default;
+};
 
 class StringPool {
  public:
-  static constexpr StringId kEmpty = 0;
+  static constexpr StringId kEmpty{0};
 
   StringPool();
   StringPool(StringPool&&) noexcept = default;
@@ -26,12 +37,12 @@ class StringPool {
   StringId intern(std::string_view s);
   /// Returns the id of `s` if present, else kEmpty for "" or UINT32_MAX when absent.
   StringId find(std::string_view s) const;
-  std::string_view view(StringId id) const { return strings_[id]; }
+  std::string_view view(StringId id) const { return strings_[id.value]; }
   size_t size() const { return strings_.size(); }
   /// Bytes held (arena blocks, index and hash slots).
   size_t memory_bytes() const;
 
-  static constexpr StringId kNotFound = UINT32_MAX;
+  static constexpr StringId kNotFound{UINT32_MAX};
 
  private:
   static uint64_t hash(std::string_view s);
@@ -48,3 +59,8 @@ class StringPool {
 };
 
 }  // namespace strata
+
+template <>
+struct std::hash<strata::StringId> {
+  size_t operator()(strata::StringId id) const noexcept { return std::hash<uint32_t>()(id.value); }
+};

@@ -118,8 +118,8 @@ class KinetoStoreBuilder::Impl {
       ++no_category_count_;
       return;
     }
-    if (cat >= category_counts_.size()) category_counts_.resize(cat + 1, 0);
-    ++category_counts_[cat];
+    if (cat.value >= category_counts_.size()) category_counts_.resize(cat.value + 1, 0);
+    ++category_counts_[cat.value];
   }
 
   void Commit(RawEvent& ev) {
@@ -179,7 +179,7 @@ class KinetoStoreBuilder::Impl {
                                          ? std::string(ev.name)
                                          : fmt::format("{}.{}", ev.name, key);
           const StringId name = store_.strings.intern(series);
-          auto [it, inserted] = counter_tracks_.try_emplace(std::make_pair(pid, static_cast<int64_t>(name)),
+          auto [it, inserted] = counter_tracks_.try_emplace(std::make_pair(pid, static_cast<int64_t>(name.value)),
                                                             static_cast<uint32_t>(store_.tracks.size()));
           if (inserted) {
             Track t;
@@ -209,7 +209,8 @@ class KinetoStoreBuilder::Impl {
         store_.flows.id.push_back(id);
         store_.flows.ts_ns.push_back(ts);
         store_.flows.track.push_back(TrackFor(pid, tid, -1));
-        const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : 0;  // interned once for both uses
+        const StringId cat =
+            ev.has_cat ? store_.strings.intern(ev.cat) : StringPool::kEmpty;  // interned once for both uses
         store_.flows.category.push_back(cat);
         store_.flows.phase.push_back(ph);
         ++rank().events;
@@ -239,7 +240,7 @@ class KinetoStoreBuilder::Impl {
       flags |= kSliceCollectiveArgs;
     }
     const StringId name = store_.strings.intern(ev.name);
-    const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : 0;
+    const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : StringPool::kEmpty;
     store_.slices.append(ts, dur, name, cat, track, ev.correlation, flags, args);
     ++rank().events;
     CountCategoryId(ev.has_cat ? cat : kNoCat);
@@ -327,10 +328,10 @@ class KinetoStoreBuilder::Impl {
       }
     }
     bool any_cat = false;
-    for (StringId cat = 0; cat < category_counts_.size(); ++cat) {
+    for (uint32_t cat = 0; cat < category_counts_.size(); ++cat) {
       if (category_counts_[cat] == 0) continue;
       any_cat = true;
-      rank().categories[std::string(store_.strings.view(cat))] += category_counts_[cat];
+      rank().categories[std::string(store_.strings.view(StringId(cat)))] += category_counts_[cat];
     }
     if (no_category_count_ > 0) rank().categories["(none)"] += no_category_count_;
     input().events = rank().events;
@@ -342,7 +343,7 @@ class KinetoStoreBuilder::Impl {
   }
 
  private:
-  static constexpr StringId kNoCat = UINT32_MAX;
+  static constexpr StringId kNoCat{UINT32_MAX};
 
   TraceStore store_;
   std::unordered_map<LaneKey, uint32_t, LaneHash> track_ids_;

@@ -201,11 +201,11 @@ class NameKinds {
  public:
   explicit NameKinds(const TraceStore& store) : store_(store), kind_(store.strings.size(), -1) {}
   int8_t operator()(StringId id) {
-    if (kind_[id] < 0) {
+    if (kind_[id.value] < 0) {
       const std::string_view n = store_.strings.view(id);
-      kind_[id] = IsCpuCollective(n) ? 2 : IsCommunicationKernel(n) ? 1 : 0;
+      kind_[id.value] = IsCpuCollective(n) ? 2 : IsCommunicationKernel(n) ? 1 : 0;
     }
-    return kind_[id];
+    return kind_[id.value];
   }
 
  private:
@@ -241,8 +241,8 @@ bool ExtractCalls(const TraceStore& store, const std::vector<std::vector<uint32_
       c.key = s.name[row];
       if ((s.flags[row] & kSliceCollectiveArgs) && s.args[row] < store.collective_args.size()) {
         const CollectiveArgs& a = store.collective_args[s.args[row]];
-        c.group = a.group != 0 && !store.strings.view(a.group).empty() ? a.group : a.group_ranks;
-        if (c.group != 0 && store.strings.view(c.group).empty()) c.group = 0;
+        c.group = a.group != StringPool::kEmpty && !store.strings.view(a.group).empty() ? a.group : a.group_ranks;
+        if (c.group != StringPool::kEmpty && store.strings.view(c.group).empty()) c.group = StringPool::kEmpty;
         c.group_size = a.group_size;
       }
       c.start_ns = s.ts_ns[row];
@@ -311,8 +311,9 @@ void MatchAcrossRanks(bool stepped, CollectiveModel* model) {
         m.step = c.step;
         m.ordinal = c.ordinal;
         m.group = c.group;
-        m.expected =
-            c.group != 0 && c.group_size > 0 ? std::min<size_t>(static_cast<size_t>(c.group_size), ranks) : ranks;
+        m.expected = c.group != StringPool::kEmpty && c.group_size > 0
+                         ? std::min<size_t>(static_cast<size_t>(c.group_size), ranks)
+                         : ranks;
         m.call.assign(ranks, -1);
         model->matched.push_back(m);
       }

@@ -23,20 +23,20 @@ namespace strata::model {
 
 struct CollectiveCall {
   uint32_t slice = 0;
-  StringId key = 0;                  // the collective's name (kernel or op name)
+  StringId key;                      // the collective's name (kernel or op name)
   int64_t start_ns = 0, end_ns = 0;  // rank clock
   int64_t launch_ns = -1;            // GPU kernels: start of the CPU call that launched it (same correlation), or -1
   int64_t step = -1;                 // the step of its launch (kernels) or of its start (CPU ops)
   uint32_t ordinal = 0;              // index among calls with the same key and group in the same step on this rank
-  StringId group = 0;                // process group (0 = none recorded)
+  StringId group;                    // process group (0 = none recorded)
   int32_t group_size = -1;
 };
 
 struct MatchedCollective {
-  StringId key = 0;
+  StringId key;
   int64_t step = -1;
   uint32_t ordinal = 0;
-  StringId group = 0;
+  StringId group;
   std::vector<int32_t> call;  // per rank index: index into calls[rank], or -1 when that rank lacks it
   size_t present = 0;         // ranks that have it
   size_t expected = 0;        // members of its group (the world when no group size is recorded)

@@ -46,9 +46,9 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   const SliceTable& s = store.slices;
   // Which interned names are ProfilerStep#N, decided once per name.
   std::vector<int64_t> step_of(store.strings.size(), INT64_MIN);
-  for (StringId id = 0; id < store.strings.size(); ++id) {
+  for (uint32_t id = 0; id < store.strings.size(); ++id) {
     int64_t n;
-    if (StepNumber(store.strings.view(id), &n)) step_of[id] = n;
+    if (StepNumber(store.strings.view(StringId(id)), &n)) step_of[id] = n;
   }
   // Kineto's device-side copies of ProfilerStep#N (category gpu_user_annotation) carry no args.stream, so
   // they sit on a stream-less track of the device's pid/tid: recognise them by category.
@@ -59,10 +59,10 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     std::map<int64_t, StepWindow> windows;
     for (uint32_t row : rows_by_rank[r]) {
-      if ((s.flags[row] & kSliceGpu) || step_of[s.name[row]] == INT64_MIN) continue;
+      if ((s.flags[row] & kSliceGpu) || step_of[s.name[row].value] == INT64_MIN) continue;
       if (store.tracks[s.track[row]].stream >= 0) continue;  // gpu_user_annotation copies with a stream
       if ((s.flags[row] & kSliceHasCategory) && s.category[row] == gpu_annotation) continue;
-      const int64_t n = step_of[s.name[row]];
+      const int64_t n = step_of[s.name[row].value];
       auto [it, inserted] =
           windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], s.track[row]});
       if (!inserted) {

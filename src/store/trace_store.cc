@@ -153,7 +153,8 @@ namespace {
 PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t flows, size_t counters) {
   PartPlacement at;
   at.remap.resize(part.strings.size());
-  for (StringId id = 0; id < part.strings.size(); ++id) at.remap[id] = out.strings.intern(part.strings.view(id));
+  for (uint32_t id = 0; id < part.strings.size(); ++id)
+    at.remap[id] = out.strings.intern(part.strings.view(StringId(id)));
   const auto input_base = static_cast<uint32_t>(out.inputs.size());
   for (auto& in : part.inputs) out.inputs.push_back(std::move(in));
   const auto rank_base = static_cast<uint32_t>(out.ranks.size());
@@ -164,15 +165,15 @@ PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t
   at.track_base = static_cast<uint32_t>(out.tracks.size());
   for (Track t : part.tracks) {
     t.rank += rank_base;
-    t.name = at.remap[t.name];
+    t.name = at.remap[t.name.value];
     out.tracks.push_back(t);
   }
   at.coll_base = static_cast<uint32_t>(out.collective_args.size());
   for (CollectiveArgs a : part.collective_args) {
-    a.collective = at.remap[a.collective];
-    a.group = at.remap[a.group];
-    a.group_ranks = at.remap[a.group_ranks];
-    a.dtype = at.remap[a.dtype];
+    a.collective = at.remap[a.collective.value];
+    a.group = at.remap[a.group.value];
+    a.group_ranks = at.remap[a.group_ranks.value];
+    a.dtype = at.remap[a.dtype.value];
     out.collective_args.push_back(a);
   }
   at.layout_base = static_cast<uint32_t>(out.op_layout.size());
@@ -204,7 +205,7 @@ std::vector<std::function<void()>> RowResizers(TraceStore& out, size_t slices, s
 void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
   const SliceTable& s = part.slices;
   SliceTable& d = out.slices;
-  const auto remap = [&at](StringId id) { return at.remap[id]; };
+  const auto remap = [&at](StringId id) { return at.remap[id.value]; };
   const auto track = [&at](uint32_t t) { return t + at.track_base; };
   CopyAt(s.ts_ns, d.ts_ns, at.slice_base);
   CopyAt(s.dur_ns, d.dur_ns, at.slice_base);

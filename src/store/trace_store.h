@@ -74,7 +74,7 @@ struct Track {
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t stream = -1;  // GPU stream (args.stream); -1 for CPU
-  StringId name = 0;    // thread / counter / lane name
+  StringId name;        // thread / counter / lane name
 };
 
 /// Bits of SliceTable::flags.
@@ -93,10 +93,10 @@ inline constexpr int64_t kNoCorrelation = -1;
 
 /// Arguments of a communication op that the analysis needs (NCCL / gloo collectives).
 struct CollectiveArgs {
-  StringId collective = 0;   // "Collective name", e.g. allreduce
-  StringId group = 0;        // "Process Group Name" / description
-  StringId group_ranks = 0;  // "Process Group Ranks" as text, e.g. "[0, 1]"
-  StringId dtype = 0;
+  StringId collective;   // "Collective name", e.g. allreduce
+  StringId group;        // "Process Group Name" / description
+  StringId group_ranks;  // "Process Group Ranks" as text, e.g. "[0, 1]"
+  StringId dtype;
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
   int32_t group_size = -1;

@@ -62,8 +62,8 @@ inline void CheckStore(const TraceStore& s) {
     FUZZ_CHECK(s.slices.dur_ns[i] <= kMaxDurationNs);
     int64_t end;
     FUZZ_CHECK(!__builtin_add_overflow(s.slices.ts_ns[i], s.slices.dur_ns[i], &end));
-    FUZZ_CHECK(s.slices.name[i] < s.strings.size());
-    FUZZ_CHECK(s.slices.category[i] < s.strings.size());
+    FUZZ_CHECK(s.slices.name[i].value < s.strings.size());
+    FUZZ_CHECK(s.slices.category[i].value < s.strings.size());
     const uint32_t args = s.slices.args[i];
     const uint8_t flags = s.slices.flags[i];
     if (flags & kSliceCollectiveArgs) {
@@ -77,12 +77,12 @@ inline void CheckStore(const TraceStore& s) {
   }
   for (const Track& t : s.tracks) {
     FUZZ_CHECK(t.rank < s.ranks.size());
-    FUZZ_CHECK(t.name < s.strings.size());
+    FUZZ_CHECK(t.name.value < s.strings.size());
   }
   for (const RankInfo& r : s.ranks) FUZZ_CHECK(r.input < s.inputs.size());
   for (const CollectiveArgs& a : s.collective_args) {
-    FUZZ_CHECK(a.collective < s.strings.size() && a.group < s.strings.size() && a.group_ranks < s.strings.size() &&
-               a.dtype < s.strings.size());
+    FUZZ_CHECK(a.collective.value < s.strings.size() && a.group.value < s.strings.size() &&
+               a.group_ranks.value < s.strings.size() && a.dtype.value < s.strings.size());
   }
   FUZZ_CHECK(s.flows.track.size() == s.flows.size() && s.flows.category.size() == s.flows.size() &&
              s.flows.phase.size() == s.flows.size() && s.flows.ts_ns.size() == s.flows.size());

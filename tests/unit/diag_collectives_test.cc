@@ -230,20 +230,24 @@ TEST(DiagCollectives, CpuSideNcclOpsAreCollectivesWhenThereAreNoKernels) {
 }
 
 TEST(DiagCollectives, DetectPeriod) {
-  using V = std::vector<StringId>;
-  EXPECT_EQ(DetectPeriod(V{}), 0u);
-  EXPECT_EQ(DetectPeriod(V{1}), 0u);
-  EXPECT_EQ(DetectPeriod(V{1, 1}), 1u);
-  EXPECT_EQ(DetectPeriod(V{1, 1, 1, 1}), 1u);
-  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1, 2}), 2u);
-  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1}), 2u);  // a prefix of a repetition
-  EXPECT_EQ(DetectPeriod(V{5, 7, 7, 5, 7, 7, 5, 7, 7}), 3u);
-  EXPECT_EQ(DetectPeriod(V{5, 7, 7, 5, 7, 7, 5}), 3u);
-  EXPECT_EQ(DetectPeriod(V{1, 2, 3}), 0u);  // nothing repeats
-  EXPECT_EQ(DetectPeriod(V{1, 2, 1}), 0u);  // the period would not repeat twice
-  EXPECT_EQ(DetectPeriod(V{1, 2, 3, 1, 2}), 0u);
-  EXPECT_EQ(DetectPeriod(V{1, 2, 1, 2, 1, 3}), 0u);  // not exact
-  EXPECT_EQ(DetectPeriod(V{1, 2, 3, 1, 2, 3, 1, 2, 4}), 0u);
+  const auto V = [](std::initializer_list<uint32_t> ids) {
+    std::vector<StringId> v;
+    for (uint32_t id : ids) v.emplace_back(id);
+    return v;
+  };
+  EXPECT_EQ(DetectPeriod(V({})), 0u);
+  EXPECT_EQ(DetectPeriod(V({1})), 0u);
+  EXPECT_EQ(DetectPeriod(V({1, 1})), 1u);
+  EXPECT_EQ(DetectPeriod(V({1, 1, 1, 1})), 1u);
+  EXPECT_EQ(DetectPeriod(V({1, 2, 1, 2, 1, 2})), 2u);
+  EXPECT_EQ(DetectPeriod(V({1, 2, 1, 2, 1})), 2u);  // a prefix of a repetition
+  EXPECT_EQ(DetectPeriod(V({5, 7, 7, 5, 7, 7, 5, 7, 7})), 3u);
+  EXPECT_EQ(DetectPeriod(V({5, 7, 7, 5, 7, 7, 5})), 3u);
+  EXPECT_EQ(DetectPeriod(V({1, 2, 3})), 0u);  // nothing repeats
+  EXPECT_EQ(DetectPeriod(V({1, 2, 1})), 0u);  // the period would not repeat twice
+  EXPECT_EQ(DetectPeriod(V({1, 2, 3, 1, 2})), 0u);
+  EXPECT_EQ(DetectPeriod(V({1, 2, 1, 2, 1, 3})), 0u);  // not exact
+  EXPECT_EQ(DetectPeriod(V({1, 2, 3, 1, 2, 3, 1, 2, 4})), 0u);
 }
 
 TEST(DiagCollectives, TracesWithoutProfilerStepGetDetectedPeriodSteps) {

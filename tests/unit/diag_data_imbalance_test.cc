@@ -103,7 +103,7 @@ TEST(DataImbalance, OpScalingIsTheTimeWeightedMedianRatioOfLeafComputeOps) {
   auto own = Ops({5, 400, 300, 200});
   own[1].leaf = false;
   own[2].compute = false;
-  own[3].name = 99;
+  own[3].name = StringId(99);
   EXPECT_FALSE(CompareOps(own, {Ops({5, 100, 100, 100})}).has_value());
 }
 

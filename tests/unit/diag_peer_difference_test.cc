@@ -16,7 +16,7 @@ WindowProfile Profile(double compute_ms, double busy_ms, std::map<StringId, doub
 }
 
 TEST(PeerDifference, ExcessOverThePeersMedianWithAbsentOpsAtZero) {
-  const StringId mm = 1, conv = 2, extra = 3;
+  const StringId mm(1), conv(2), extra(3);
   const WindowProfile own = Profile(30, 12, {{mm, 20}, {extra, 5}});
   const WindowProfile a = Profile(10, 9, {{mm, 8}, {conv, 2}}), b = Profile(12, 10, {{mm, 9}}),
                       c = Profile(50, 11, {{mm, 40}});

@@ -174,7 +174,7 @@ TEST(DiagStepWindows, OpTableStepColumn) {
   }
   // rank 0: steps 3 (two ops) and 9; rank 1: step 3 only, plus a row without a step.
   auto add = [&](uint32_t track, int64_t ts, int64_t dur, int32_t step) {
-    store.slices.append(ts, dur, fwd, 0, track, kNoCorrelation, kSliceComplete);
+    store.slices.append(ts, dur, fwd, StringId(), track, kNoCorrelation, kSliceComplete);
     store.slices.step.back() = step;
   };
   add(0, 100, 10, 3);

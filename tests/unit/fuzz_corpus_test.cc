@@ -30,7 +30,7 @@ void CheckStore(const TraceStore& s) {
   for (size_t i = 0; i < s.slices.size(); ++i) {
     ASSERT_LT(s.slices.track[i], s.tracks.size());
     ASSERT_GE(s.slices.dur_ns[i], 0);
-    ASSERT_LT(s.slices.name[i], s.strings.size());
+    ASSERT_LT(s.slices.name[i].value, s.strings.size());
   }
   for (const Track& t : s.tracks) ASSERT_LT(t.rank, s.ranks.size());
   for (bool include_last : {false, true}) {

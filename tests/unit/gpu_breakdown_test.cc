@@ -20,7 +20,7 @@ class Builder {
     s_.inputs.emplace_back();
     s_.ranks.emplace_back();
     s_.ranks[0].rank = 0;
-    s_.tracks.push_back(Track{0, TrackKind::kCpuThread, 1, 1, -1, 0});
+    s_.tracks.push_back(Track{0, TrackKind::kCpuThread, 1, 1, -1, StringId()});
   }
   // A GPU event (stream >= 0, correlation >= 0) on the stream's track.
   void Kernel(const std::string& name, int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation,
@@ -49,7 +49,7 @@ class Builder {
   uint32_t StreamTrack(int64_t stream) {
     for (uint32_t t = 0; t < s_.tracks.size(); ++t)
       if (s_.tracks[t].stream == stream) return t;
-    s_.tracks.push_back(Track{0, TrackKind::kGpuStream, 0, stream, stream, 0});
+    s_.tracks.push_back(Track{0, TrackKind::kGpuStream, 0, stream, stream, StringId()});
     return static_cast<uint32_t>(s_.tracks.size() - 1);
   }
   TraceStore s_;

@@ -240,7 +240,8 @@ TEST(LoadJob, ParallelLoadGivesTheSameStore) {
   EXPECT_EQ(a.slices.track, b.slices.track);
   EXPECT_EQ(a.slices.flags, b.slices.flags);
   EXPECT_EQ(a.strings.size(), b.strings.size());
-  for (StringId id = 0; id < a.strings.size(); ++id) ASSERT_EQ(a.strings.view(id), b.strings.view(id));
+  for (uint32_t id = 0; id < a.strings.size(); ++id)
+    ASSERT_EQ(a.strings.view(StringId(id)), b.strings.view(StringId(id)));
   ASSERT_EQ(a.ranks.size(), b.ranks.size());
   for (size_t r = 0; r < a.ranks.size(); ++r) {
     EXPECT_EQ(a.ranks[r].rank, b.ranks[r].rank);

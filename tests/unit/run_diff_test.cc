@@ -23,7 +23,8 @@ class BuiltRun {
       info.rank = r;
       info.input = static_cast<uint32_t>(s_.inputs.size() - 1);
       s_.ranks.push_back(info);
-      s_.tracks.push_back(Track{static_cast<uint32_t>(s_.ranks.size() - 1), TrackKind::kCpuThread, 1, 1, -1, 0});
+      s_.tracks.push_back(
+          Track{static_cast<uint32_t>(s_.ranks.size() - 1), TrackKind::kCpuThread, 1, 1, -1, StringId()});
     }
   }
   void Step(int64_t n, int64_t ts, int64_t dur, size_t rank = 0) {
@@ -40,7 +41,7 @@ class BuiltRun {
   // A row without a category (PyTorch 1.x's legacy profiler writes none), in an input of format `format`.
   void Uncategorized(const std::string& name, int64_t ts, int64_t dur, InputFormat format) {
     s_.inputs[0].format = format;
-    s_.slices.append(ts, dur, s_.strings.intern(name), 0, CpuTrack(0), kNoCorrelation, kSliceComplete);
+    s_.slices.append(ts, dur, s_.strings.intern(name), StringId(), CpuTrack(0), kNoCorrelation, kSliceComplete);
   }
   void SetFloatTimestamps() {
     for (InputInfo& in : s_.inputs) in.float_timestamps = true;
@@ -61,7 +62,7 @@ class BuiltRun {
   uint32_t StreamTrack(int64_t stream, size_t rank) {
     for (uint32_t t = 0; t < s_.tracks.size(); ++t)
       if (s_.tracks[t].rank == rank && s_.tracks[t].stream == stream) return t;
-    s_.tracks.push_back(Track{static_cast<uint32_t>(rank), TrackKind::kGpuStream, 0, stream, stream, 0});
+    s_.tracks.push_back(Track{static_cast<uint32_t>(rank), TrackKind::kGpuStream, 0, stream, stream, StringId()});
     return static_cast<uint32_t>(s_.tracks.size() - 1);
   }
   TraceStore s_;

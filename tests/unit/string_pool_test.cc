@@ -20,15 +20,15 @@ TEST(StringPool, EmptyStringIsIdZero) {
 
 TEST(StringPool, IdsAreDenseFromOneAndStable) {
   StringPool pool;
-  EXPECT_EQ(pool.intern("a"), 1u);
-  EXPECT_EQ(pool.intern("b"), 2u);
-  EXPECT_EQ(pool.intern("a"), 1u);
-  EXPECT_EQ(pool.intern("c"), 3u);
-  EXPECT_EQ(pool.intern("b"), 2u);
+  EXPECT_EQ(pool.intern("a").value, 1u);
+  EXPECT_EQ(pool.intern("b").value, 2u);
+  EXPECT_EQ(pool.intern("a").value, 1u);
+  EXPECT_EQ(pool.intern("c").value, 3u);
+  EXPECT_EQ(pool.intern("b").value, 2u);
   EXPECT_EQ(pool.size(), 4u);
-  EXPECT_EQ(pool.view(1), "a");
-  EXPECT_EQ(pool.view(2), "b");
-  EXPECT_EQ(pool.view(3), "c");
+  EXPECT_EQ(pool.view(StringId(1)), "a");
+  EXPECT_EQ(pool.view(StringId(2)), "b");
+  EXPECT_EQ(pool.view(StringId(3)), "c");
 }
 
 TEST(StringPool, DistinguishesSimilarStrings) {
@@ -47,7 +47,7 @@ TEST(StringPool, DistinguishesSimilarStrings) {
   std::vector<StringId> ids;
   for (const auto& w : words) ids.push_back(pool.intern(w));
   for (size_t i = 0; i < words.size(); ++i) {
-    EXPECT_EQ(ids[i], i + 1) << "word " << i;
+    EXPECT_EQ(ids[i].value, i + 1) << "word " << i;
     EXPECT_EQ(pool.view(ids[i]), words[i]);
     EXPECT_EQ(pool.find(words[i]), ids[i]);
   }
@@ -56,11 +56,11 @@ TEST(StringPool, DistinguishesSimilarStrings) {
 TEST(StringPool, FindDoesNotInsert) {
   StringPool pool;
   pool.intern("present");
-  EXPECT_EQ(pool.find("present"), 1u);
+  EXPECT_EQ(pool.find("present").value, 1u);
   EXPECT_EQ(pool.find("absent"), StringPool::kNotFound);
   EXPECT_EQ(pool.size(), 2u);
-  EXPECT_EQ(pool.intern("absent"), 2u);
-  EXPECT_EQ(pool.find("absent"), 2u);
+  EXPECT_EQ(pool.intern("absent").value, 2u);
+  EXPECT_EQ(pool.find("absent").value, 2u);
 }
 
 TEST(StringPool, ViewsStayValidAcrossGrowth) {

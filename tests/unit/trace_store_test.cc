@@ -29,7 +29,7 @@ TraceStore MakeStore(const std::string& prefix, int32_t rank) {
   r.input = 0;
   s.ranks.push_back(r);
   s.tracks.push_back(Track{0, TrackKind::kCpuThread, 1, 2, -1, thread});
-  s.tracks.push_back(Track{0, TrackKind::kGpuStream, 0, 7, 7, 0});
+  s.tracks.push_back(Track{0, TrackKind::kGpuStream, 0, 7, 7, StringId()});
   CollectiveArgs a;
   a.collective = coll;
   a.group = group;
@@ -37,7 +37,7 @@ TraceStore MakeStore(const std::string& prefix, int32_t rank) {
   s.collective_args.push_back(a);
   s.op_layout.push_back(OpLayout{rank, 1, 0});
   s.slices.append(10, 5, name1, cat, 1, 42, kSliceComplete | kSliceGpu | kSliceCollectiveArgs, 0);
-  s.slices.append(20, 1, shared, 0, 0, kNoCorrelation, kSliceComplete | kSliceOpLayout, 0);
+  s.slices.append(20, 1, shared, StringId(), 0, kNoCorrelation, kSliceComplete | kSliceOpLayout, 0);
   s.slices.step.back() = rank + 10;
   s.slices.append(30, 0, shared, cat, 0, kNoCorrelation, kSliceInstant);
   s.flows.id.push_back(99);
@@ -118,7 +118,8 @@ TEST(TraceStore, AppendRemapsEveryIndex) {
 // Merge must give exactly the store that appending the parts in turn gives: ids, rows, order.
 void ExpectSameStore(const TraceStore& a, const TraceStore& b) {
   ASSERT_EQ(a.strings.size(), b.strings.size());
-  for (StringId id = 0; id < a.strings.size(); ++id) EXPECT_EQ(a.strings.view(id), b.strings.view(id));
+  for (uint32_t id = 0; id < a.strings.size(); ++id)
+    EXPECT_EQ(a.strings.view(StringId(id)), b.strings.view(StringId(id)));
   ASSERT_EQ(a.inputs.size(), b.inputs.size());
   for (size_t i = 0; i < a.inputs.size(); ++i) EXPECT_EQ(a.inputs[i].path, b.inputs[i].path);
   ASSERT_EQ(a.ranks.size(), b.ranks.size());

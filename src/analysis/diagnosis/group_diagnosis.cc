@@ -358,7 +358,7 @@ CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, F
   const CauseChoice choice =
       NameCause(PatternEvidence{.pattern = Pattern::kSlowTransfers, .explained = late.comm_ms, .effect = late.late_ms});
   SetCause(choice, f);
-  StringId worst = 0;
+  StringId worst;
   double worst_ns = -1;
   for (const auto& [key, ns] : p.g.excess_by_key[r])
     if (ns > worst_ns) worst = key, worst_ns = ns;

@@ -19,7 +19,7 @@
 namespace strata::diagnosis {
 
 struct OpOccurrence {
-  StringId name = 0;
+  StringId name;
   uint32_t index = 0;  // occurrence of this name within the window
   double dur_ns = 0;
   double offset_ns = 0;  // start − window start
@@ -33,7 +33,7 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
                                       uint32_t main_track, int64_t start, int64_t end);
 
 struct OpOutlier {
-  StringId name = 0;
+  StringId name;
   uint32_t index = 0;
   double excess_ms = 0;                  // mean over late steps of (straggler − peers' median)
   double duration_ms = 0;                // straggler, mean over late steps
