@@ -94,7 +94,7 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
     for (size_t ri = 0; ri < store.ranks.size(); ++ri) {
       const model::StepWindow* win = WindowOf(job.steps.by_rank[ri], common[i]);
       if (store.ranks[ri].rank < 0 || win == nullptr || win->end_ns <= win->start_ns) continue;
-      const uint32_t track = win->main_track != UINT32_MAX ? win->main_track : model::MainThreadTrack(store, rows[ri]);
+      const TrackId track = win->main_track != kNoTrack ? win->main_track : model::MainThreadTrack(store, rows[ri]);
       online::RankStepSummary s;
       s.rank = store.ranks[ri].rank;
       s.step = step;

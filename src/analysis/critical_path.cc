@@ -134,14 +134,14 @@ RankLanes BuildLanes(const TraceStore& store, const std::vector<uint32_t>& rows,
   RankLanes lanes;
   const SliceTable& s = store.slices;
   const int64_t off = OffsetOf(job, r);
-  uint32_t main = job.steps.MainTrack(r, step);
-  if (main == UINT32_MAX) main = model::MainThreadTrack(store, rows);
-  std::unordered_map<uint32_t, uint32_t> stream_index;  // track -> index into streams
+  TrackId main = job.steps.MainTrack(r, step);
+  if (main == kNoTrack) main = model::MainThreadTrack(store, rows);
+  std::unordered_map<TrackId, uint32_t> stream_index;  // track -> index into streams
   std::vector<Span> ops;
   for (uint32_t row : rows) {
     const int64_t a = s.ts_ns[row] - off, b = a + s.dur_ns[row];
     if (s.dur_ns[row] <= 0 || a >= to || b <= from) continue;
-    const Track& track = store.tracks[s.track[row]];
+    const Track& track = store.track(s.track[row]);
     ++lanes.slices;
     if (track.kind == TrackKind::kGpuStream && (s.flags[row] & kSliceGpu)) {
       auto [it, added] = stream_index.try_emplace(s.track[row], static_cast<uint32_t>(lanes.streams.size()));

@@ -31,7 +31,7 @@ bool IsStepName(std::string_view name) {
 /// CUDA/HIP kernel launch but MTIA's job submission. Only then does HTA fix memory rows without a stream.
 bool IsMtiaTrace(const TraceStore& store, const std::vector<uint32_t>& slice_rows) {
   if (slice_rows.empty()) return false;
-  const RankInfo& rank = store.ranks[store.tracks[store.slices.track[slice_rows.front()]].rank];
+  const RankInfo& rank = store.ranks[store.track(store.slices.track[slice_rows.front()]).rank];
   if (rank.backend.find("mtia:hccl") != std::string::npos) return true;
   const StringId cuda = store.strings.find("cudaLaunchKernel"), hip = store.strings.find("hipLaunchKernel");
   const StringId mtia = store.strings.find("runFunction - job_prep_and_submit_for_execution");
@@ -59,7 +59,7 @@ std::optional<std::vector<Row>> BreakdownRows(const TraceStore& store, const std
     // Doubles as HTA's JSON parser makes them, then HTA's double arithmetic.
     const HtaSpan span = HtaSpanOf(s.ts_ns[row], s.dur_ns[row], round);
     rows.push_back(Row{row, span.start, span.end});
-    any_device |= store.tracks[s.track[row]].stream != -1;
+    any_device |= store.track(s.track[row]).stream != -1;
   }
   if (!any_device) return std::nullopt;
   return rows;
@@ -126,7 +126,7 @@ class DeviceRowRule {
   bool operator()(const Row& r) const {
     const SliceTable& s = store_.slices;
     if (s.category[r.row] == gpu_annotation_) return false;
-    if (store_.tracks[s.track[r.row]].stream != -1) return true;
+    if (store_.track(s.track[r.row]).stream != -1) return true;
     if (step_spans_.empty() || !IsMemoryKernel(store_.strings.view(s.name[r.row]))) return false;
     for (const auto& [a, b] : step_spans_)
       if (a <= r.start && r.start <= b) return true;

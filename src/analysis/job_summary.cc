@@ -13,10 +13,10 @@ namespace strata {
 std::vector<std::vector<uint32_t>> SlicesByRank(const TraceStore& store) {
   std::vector<std::vector<uint32_t>> by_rank(store.ranks.size());
   std::vector<size_t> counts(store.ranks.size(), 0);
-  for (uint32_t track : store.slices.track) ++counts[store.tracks[track].rank];
+  for (TrackId track : store.slices.track) ++counts[store.track(track).rank];
   for (size_t r = 0; r < by_rank.size(); ++r) by_rank[r].reserve(counts[r]);
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
-    by_rank[store.tracks[store.slices.track[row]].rank].push_back(row);
+    by_rank[store.track(store.slices.track[row]).rank].push_back(row);
   }
   return by_rank;
 }

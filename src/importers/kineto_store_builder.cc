@@ -67,13 +67,13 @@ class KinetoStoreBuilder::Impl {
     return id;
   }
 
-  uint32_t TrackFor(int64_t pid, int64_t tid, int64_t stream) {
+  TrackId TrackFor(int64_t pid, int64_t tid, int64_t stream) {
     const LaneKey key{pid, tid, stream};
     // A trace's events alternate between a few lanes (a CPU thread, its GPU stream, their flows): the last
     // few lanes are looked at before the hash map (perf: its lookups were ~1.4 % of the load).
     for (const RecentLane& r : recent_lanes_)
-      if (r.track != UINT32_MAX && r.key == key) return r.track;
-    auto [it, inserted] = track_ids_.try_emplace(key, static_cast<uint32_t>(store_.tracks.size()));
+      if (r.track != kNoTrack && r.key == key) return r.track;
+    auto [it, inserted] = track_ids_.try_emplace(key, store_.next_track());
     if (inserted) {
       Track t;
       t.rank = 0;
@@ -179,8 +179,8 @@ class KinetoStoreBuilder::Impl {
                                          ? std::string(ev.name)
                                          : fmt::format("{}.{}", ev.name, key);
           const StringId name = store_.strings.intern(series);
-          auto [it, inserted] = counter_tracks_.try_emplace(std::make_pair(pid, static_cast<int64_t>(name.value)),
-                                                            static_cast<uint32_t>(store_.tracks.size()));
+          auto [it, inserted] =
+              counter_tracks_.try_emplace(std::make_pair(pid, static_cast<int64_t>(name.value)), store_.next_track());
           if (inserted) {
             Track t;
             t.kind = TrackKind::kCounter;
@@ -225,7 +225,7 @@ class KinetoStoreBuilder::Impl {
 
   void AddSlice(const RawEvent& ev, int64_t pid, int64_t tid, int64_t ts, int64_t dur, uint8_t flags) {
     const bool gpu = ev.stream >= 0 && ev.correlation >= 0;
-    const uint32_t track = TrackFor(pid, tid, ev.stream);
+    const TrackId track = TrackFor(pid, tid, ev.stream);
     if (gpu) flags |= kSliceGpu;
     if (ev.has_cat) flags |= kSliceHasCategory;
     uint32_t args = kNoArgs;
@@ -273,10 +273,10 @@ class KinetoStoreBuilder::Impl {
   // sorter does before its parser: a trace written out of order loses no slice. Lanes in track order, so
   // the slices are appended the same way on every run.
   void PairBeginEnd() {
-    std::vector<uint32_t> tracks;
+    std::vector<TrackId> tracks;
     for (const auto& [track, events] : begin_end_) tracks.push_back(track);
     std::sort(tracks.begin(), tracks.end());
-    for (uint32_t track : tracks) {
+    for (TrackId track : tracks) {
       auto& events = begin_end_[track];
       std::stable_sort(events.begin(), events.end(),
                        [](const BeginOrEnd& a, const BeginOrEnd& b) { return a.ts < b.ts; });
@@ -299,7 +299,7 @@ class KinetoStoreBuilder::Impl {
     begin_end_.clear();
   }
 
-  void CloseSlice(uint32_t track, const Pending& p, int64_t end_ts) {
+  void CloseSlice(TrackId track, const Pending& p, int64_t end_ts) {
     int64_t dur = 0;
     if (auto why = CheckPairDuration(p.ts, end_ts, &dur)) {
       Skip(*why);
@@ -312,7 +312,7 @@ class KinetoStoreBuilder::Impl {
     merged.has_cat = p.has_cat;
     merged.correlation = p.correlation;
     merged.stream = p.stream;
-    const Track& t = store_.tracks[track];
+    const Track& t = store_.track(track);
     AddSlice(merged, t.pid, t.tid, p.ts, dur, kSliceBeginEnd);
   }
 
@@ -346,16 +346,16 @@ class KinetoStoreBuilder::Impl {
   static constexpr StringId kNoCat{UINT32_MAX};
 
   TraceStore store_;
-  std::unordered_map<LaneKey, uint32_t, LaneHash> track_ids_;
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> counter_tracks_;
+  std::unordered_map<LaneKey, TrackId, LaneHash> track_ids_;
+  std::unordered_map<std::pair<int64_t, int64_t>, TrackId, PairHash> counter_tracks_;
   struct RecentLane {
     LaneKey key{0, 0, 0};
-    uint32_t track = UINT32_MAX;  // none yet
+    TrackId track = kNoTrack;  // none yet
   };
   std::array<RecentLane, 4> recent_lanes_{};
   size_t next_recent_lane_ = 0;
   std::unordered_map<std::string, int64_t> string_ids_;
-  std::unordered_map<uint32_t, std::vector<BeginOrEnd>> begin_end_;  // by track
+  std::unordered_map<TrackId, std::vector<BeginOrEnd>> begin_end_;
   std::unordered_map<std::pair<int64_t, int64_t>, std::string, PairHash> thread_names_;
   std::unordered_map<int64_t, std::string> process_names_;
   std::vector<uint64_t> category_counts_;  // by category id

@@ -147,8 +147,7 @@ class OpTableImporter {
       r.tp_rank = static_cast<int32_t>(OptionalInt(fields_, c_tp_));
     }
     const StringId op = store_.strings.intern(MappedOp(fields_[c_op_]));
-    auto [it, inserted] =
-        tracks_.try_emplace(std::make_pair(rank_index, op), static_cast<uint32_t>(store_.tracks.size()));
+    auto [it, inserted] = tracks_.try_emplace(std::make_pair(rank_index, op), store_.next_track());
     if (inserted) {
       Track t;
       t.rank = rank_index;
@@ -206,7 +205,7 @@ class OpTableImporter {
     size_t out = 0;
     for (size_t i = 0; i < n; ++i) {
       if (drop[i]) {
-        RankInfo& r = store_.ranks[store_.tracks[s.track[i]].rank];
+        RankInfo& r = store_.ranks[store_.track(s.track[i]).rank];
         --r.events;
         --r.categories["op"];
         continue;
@@ -263,7 +262,7 @@ class OpTableImporter {
   int c_dp_ = -1, c_stage_ = -1, c_tp_ = -1, c_seq_ = -1, c_mb_ = -1, c_chunk_ = -1;
   std::vector<std::string_view> fields_;
   std::map<int32_t, uint32_t> rank_index_;
-  std::map<std::pair<uint32_t, StringId>, uint32_t> tracks_;
+  std::map<std::pair<uint32_t, StringId>, TrackId> tracks_;
 };
 
 }  // namespace

@@ -77,8 +77,8 @@ class Builder {
   }
 
  private:
-  uint32_t TrackOf(uint32_t rank_index, uint32_t pid, uint32_t tid, const std::string& name) {
-    auto [it, inserted] = tracks_.try_emplace({pid, tid}, static_cast<uint32_t>(store_.tracks.size()));
+  TrackId TrackOf(uint32_t rank_index, uint32_t pid, uint32_t tid, const std::string& name) {
+    auto [it, inserted] = tracks_.try_emplace({pid, tid}, store_.next_track());
     if (inserted) {
       Track t;
       t.rank = rank_index;
@@ -91,7 +91,7 @@ class Builder {
     return it->second;
   }
 
-  uint32_t Add(uint32_t track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
+  uint32_t Add(TrackId track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
     const uint32_t slice =
         store_.slices.append(start, end - start, store_.strings.intern(name), store_.strings.intern(category), track,
                              kNoCorrelation, kSliceComplete | kSliceHasCategory);
@@ -159,7 +159,7 @@ class Builder {
     if (proc == seg_.processes.end()) return;
     const std::optional<int> gpu = NvmlIndexOfProcess(proc->second, seg_.series);
     if (!gpu) return;
-    std::map<uint32_t, uint32_t> track_of_series;
+    std::map<uint32_t, TrackId> track_of_series;
     for (size_t id = 0; id < seg_.series.size(); ++id) {
       const RecordedSeries& s = seg_.series[id];
       if (s.index != *gpu || s.cumulative || s.name.rfind("gpu.", 0) != 0) continue;
@@ -168,7 +168,7 @@ class Builder {
       t.kind = TrackKind::kCounter;
       t.pid = r.main_pid;
       t.name = store_.strings.intern(s.name);
-      track_of_series[static_cast<uint32_t>(id)] = static_cast<uint32_t>(store_.tracks.size());
+      track_of_series[static_cast<uint32_t>(id)] = store_.next_track();
       store_.tracks.push_back(t);
     }
     if (track_of_series.empty()) return;
@@ -233,7 +233,7 @@ class Builder {
       if (o.tid == pid && o.end_ns > o.start_ns) off.emplace_back(o.start_ns, o.end_ns);
     if (off.empty()) return;
     std::sort(off.begin(), off.end());
-    const uint32_t track = TrackOf(rank_index, pid, pid, "main thread");
+    const TrackId track = TrackOf(rank_index, pid, pid, "main thread");
     Add(track, static_cast<int64_t>(off.front().first), static_cast<int64_t>(off.back().second), kRecordedMainThread,
         "user_annotation");
     std::vector<std::pair<uint64_t, uint64_t>> on;
@@ -274,7 +274,7 @@ class Builder {
     }
   }
 
-  void AddSamples(uint32_t track, uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& on) {
+  void AddSamples(TrackId track, uint32_t pid, const std::vector<std::pair<uint64_t, uint64_t>>& on) {
     if (sample_hz_ <= 0) return;
     const auto half = static_cast<uint64_t>(0.5e9 / sample_hz_);
     for (const auto& s : seg_.data.samples) {
@@ -302,7 +302,7 @@ class Builder {
   // (tid, ts) -> py_stack id: the Python frames of the sample at ts, or of the off-CPU interval ending at ts
   std::map<std::pair<uint32_t, uint64_t>, int32_t> py_of_sample_;
   double sample_hz_ = 0;
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> tracks_;
+  std::map<std::pair<uint32_t, uint32_t>, TrackId> tracks_;
   std::map<CallEntryKey, uint64_t> gloo_bytes_;  // per gloo algorithm entry: its bytes (0: unknown)
 };
 

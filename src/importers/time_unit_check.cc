@@ -49,7 +49,7 @@ std::optional<double> MedianOpTableStepNs(const TraceStore& store) {
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> span;
   const SliceTable& s = store.slices;
   for (size_t i = 0; i < s.size(); ++i) {
-    const uint64_t key = uint64_t{store.tracks[s.track[i]].rank} << 32 | static_cast<uint32_t>(s.step[i]);
+    const uint64_t key = uint64_t{store.track(s.track[i]).rank} << 32 | static_cast<uint32_t>(s.step[i]);
     const int64_t end = s.ts_ns[i] + s.dur_ns[i];
     auto [it, inserted] = span.try_emplace(key, s.ts_ns[i], end);
     if (inserted) continue;

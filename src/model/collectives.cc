@@ -46,7 +46,7 @@ void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, st
   }
   if (wanted.empty()) return;
   for (uint32_t row : rows) {
-    if ((s.flags[row] & kSliceGpu) || store.tracks[s.track[row]].stream >= 0) continue;
+    if ((s.flags[row] & kSliceGpu) || store.track(s.track[row]).stream >= 0) continue;
     if (s.correlation[row] == kNoCorrelation) continue;
     if (auto it = wanted.find(s.correlation[row]); it != wanted.end()) (*calls)[it->second].launch_ns = s.ts_ns[row];
   }
@@ -165,7 +165,7 @@ void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t
     auto& windows = steps->by_rank[r];
     windows.clear();
     const auto& calls = model.calls[r];
-    const uint32_t main_track = MainThreadTrack(store, rows_by_rank[r]);
+    const TrackId main_track = MainThreadTrack(store, rows_by_rank[r]);
     for (size_t k = 0; k < n_steps; ++k) {
       if (!keep[k]) continue;
       const size_t open = static_cast<size_t>(start_of[r]) + k * period;
@@ -219,7 +219,7 @@ bool AnyGpuCollective(const TraceStore& store, const std::vector<std::vector<uin
   const SliceTable& s = store.slices;
   for (const auto& rows : rows_by_rank)
     for (uint32_t row : rows)
-      if ((s.flags[row] & kSliceComplete) && store.tracks[s.track[row]].stream >= 0 && kinds(s.name[row]) == 1)
+      if ((s.flags[row] & kSliceComplete) && store.track(s.track[row]).stream >= 0 && kinds(s.name[row]) == 1)
         return true;
   return false;
 }
@@ -233,7 +233,7 @@ bool ExtractCalls(const TraceStore& store, const std::vector<std::vector<uint32_
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     for (uint32_t row : rows_by_rank[r]) {
       if (!(s.flags[row] & (kSliceComplete | kSliceBeginEnd))) continue;
-      const bool on_stream = store.tracks[s.track[row]].stream >= 0;
+      const bool on_stream = store.track(s.track[row]).stream >= 0;
       const int8_t k = kinds(s.name[row]);
       if (gpu ? !(k == 1 && on_stream) : !(k == 2 && !on_stream)) continue;
       CollectiveCall c;

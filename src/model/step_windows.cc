@@ -33,11 +33,11 @@ bool StepNumber(std::string_view name, int64_t* n) {
 
 }  // namespace
 
-uint32_t StepModel::MainTrack(size_t rank, int64_t step) const {
-  if (rank >= by_rank.size()) return UINT32_MAX;
+TrackId StepModel::MainTrack(size_t rank, int64_t step) const {
+  if (rank >= by_rank.size()) return kNoTrack;
   for (const StepWindow& w : by_rank[rank])
     if (w.step == step) return w.main_track;
-  return UINT32_MAX;
+  return kNoTrack;
 }
 
 StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
@@ -60,7 +60,7 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
     std::map<int64_t, StepWindow> windows;
     for (uint32_t row : rows_by_rank[r]) {
       if ((s.flags[row] & kSliceGpu) || step_of[s.name[row].value] == INT64_MIN) continue;
-      if (store.tracks[s.track[row]].stream >= 0) continue;  // gpu_user_annotation copies with a stream
+      if (store.track(s.track[row]).stream >= 0) continue;  // gpu_user_annotation copies with a stream
       if ((s.flags[row] & kSliceHasCategory) && s.category[row] == gpu_annotation) continue;
       const int64_t n = step_of[s.name[row].value];
       auto [it, inserted] =
@@ -82,7 +82,7 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
         if (s.step[row] < 0) continue;
         const int64_t n = s.step[row];
         auto [it, inserted] =
-            windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], UINT32_MAX});
+            windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], kNoTrack});
         if (!inserted) {
           it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row]);
           it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row] + s.dur_ns[row]);
@@ -106,15 +106,15 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   return model;
 }
 
-uint32_t MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows) {
-  std::map<uint32_t, int64_t> busy;
+TrackId MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows) {
+  std::map<TrackId, int64_t> busy;
   for (uint32_t row : rows) {
-    const uint32_t t = store.slices.track[row];
-    const Track& track = store.tracks[t];
+    const TrackId t = store.slices.track[row];
+    const Track& track = store.track(t);
     if (track.kind != TrackKind::kCpuThread || track.stream >= 0 || (store.slices.flags[row] & kSliceGpu)) continue;
     busy[t] += std::max<int64_t>(0, store.slices.dur_ns[row]);
   }
-  uint32_t best = UINT32_MAX;
+  TrackId best = kNoTrack;
   int64_t most = -1;
   for (const auto& [t, ns] : busy)
     if (ns > most) most = ns, best = t;

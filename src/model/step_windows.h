@@ -25,7 +25,7 @@ struct StepWindow {
   int64_t step = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint32_t main_track = UINT32_MAX;  // track of the ProfilerStep slice (the training loop's thread)
+  TrackId main_track = kNoTrack;  // track of the ProfilerStep slice (the training loop's thread)
 };
 
 struct StepModel {
@@ -38,17 +38,17 @@ struct StepModel {
   std::vector<size_t> duplicate_markers;
   std::vector<size_t> out_of_order_markers;
 
-  /// The training loop's track of rank index `rank` in step `step`, or UINT32_MAX when unknown.
-  uint32_t MainTrack(size_t rank, int64_t step) const;
+  /// The training loop's track of rank index `rank` in step `step`, or kNoTrack when unknown.
+  TrackId MainTrack(size_t rank, int64_t step) const;
 };
 
 /// `rows_by_rank[r]` = indices of rank r's slices (see SlicesByRank).
 StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
 
 /// The training loop's thread of a rank when no ProfilerStep names it: the CPU thread whose slices (all
-/// depths) hold the most time, since the loop's thread carries the nested framework ops. UINT32_MAX when
+/// depths) hold the most time, since the loop's thread carries the nested framework ops. kNoTrack when
 /// the rank has no CPU thread.
-uint32_t MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows);
+TrackId MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows);
 
 /// Index of the window holding time `t` on a rank, or -1.
 int FindWindow(const std::vector<StepWindow>& windows, int64_t t);

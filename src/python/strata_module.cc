@@ -169,7 +169,7 @@ struct CommonColumns {
   void Push(Columns& c, const JobData& d, size_t rank_index, uint32_t row,
             std::optional<int64_t> known_step = std::nullopt) const {
     const TraceStore& s = d.job.store;
-    const Track& track = s.tracks[s.slices.track[row]];
+    const Track& track = s.track(s.slices.track[row]);
     c.Push(ts, s.slices.ts_ns[row]);
     c.Push(dur, s.slices.dur_ns[row]);
     c.Push(name, s.strings.view(s.slices.name[row]));

@@ -177,7 +177,7 @@ void WriteSlices(const TraceStore& store, const std::vector<RankView>& views, co
   const SliceTable& s = store.slices;
   std::string fields;
   for (size_t i = 0; i < s.size(); ++i) {
-    const Track& tr = store.tracks[s.track[i]];
+    const Track& tr = store.track(s.track[i]);
     const RankView& v = views[tr.rank];
     fields = "\"name\":" + Quote(store.strings.view(s.name[i]));
     if (s.flags[i] & kSliceHasCategory) fields += ",\"cat\":" + Quote(store.strings.view(s.category[i]));
@@ -194,14 +194,14 @@ void WriteSlices(const TraceStore& store, const std::vector<RankView>& views, co
         fields += fmt::format("{}\"correlation\":{}", s.step[i] >= 0 ? "," : "", s.correlation[i]);
       fields += '}';
     }
-    w.Event(instant ? 'I' : 'X', v.pid, tids[s.track[i]], s.ts_ns[i] - v.offset_ns, fields);
+    w.Event(instant ? 'I' : 'X', v.pid, tids[s.track[i].value], s.ts_ns[i] - v.offset_ns, fields);
   }
 }
 
 void WriteCounters(const TraceStore& store, const std::vector<RankView>& views, Writer& w) {
   const CounterTable& c = store.counters;
   for (size_t i = 0; i < c.size(); ++i) {
-    const Track& tr = store.tracks[c.track[i]];
+    const Track& tr = store.track(c.track[i]);
     if (!std::isfinite(c.value[i])) continue;
     const RankView& v = views[tr.rank];
     w.Event('C', v.pid, 0, c.ts_ns[i] - v.offset_ns,
@@ -217,7 +217,7 @@ class SliceIndex {
  public:
   explicit SliceIndex(const TraceStore& store) : spans_(store.tracks.size()), siblings_(store.tracks.size()) {
     for (size_t i = 0; i < store.slices.size(); ++i)
-      spans_[store.slices.track[i]].push_back(
+      spans_[store.slices.track[i].value].push_back(
           {store.slices.ts_ns[i], store.slices.ts_ns[i] + std::max<int64_t>(0, store.slices.dur_ns[i]), 0});
     for (auto& v : spans_) {
       std::sort(v.begin(), v.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
@@ -267,7 +267,7 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
   std::map<std::tuple<uint32_t, StringId, int64_t>, std::pair<int64_t, int64_t>> ends;  // -> (s row, f row)
   for (size_t i = 0; i < f.size(); ++i) {
     if (f.phase[i] == 't') continue;
-    auto& e = ends.try_emplace({store.tracks[f.track[i]].rank, f.category[i], f.id[i]}, -1, -1).first->second;
+    auto& e = ends.try_emplace({store.track(f.track[i]).rank, f.category[i], f.id[i]}, -1, -1).first->second;
     (f.phase[i] == 's' ? e.first : e.second) = static_cast<int64_t>(i);
   }
   for (const auto& [key, e] : ends) {
@@ -275,8 +275,8 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
       skipped->Add(SkipId::kExportFlowUnpaired);
       continue;
     }
-    const std::optional<uint32_t> from = slices.Bind(f.track[e.first], f.ts_ns[e.first]);
-    const std::optional<uint32_t> to = slices.Bind(f.track[e.second], f.ts_ns[e.second]);
+    const std::optional<uint32_t> from = slices.Bind(f.track[e.first].value, f.ts_ns[e.first]);
+    const std::optional<uint32_t> to = slices.Bind(f.track[e.second].value, f.ts_ns[e.second]);
     if (!from || !to) {
       skipped->Add(SkipId::kExportFlowEndOutsideSlice);
       continue;
@@ -370,7 +370,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
   // Earliest aligned start per rank index, where an instant lands when no late step places it.
   std::vector<int64_t> first(views.size(), std::numeric_limits<int64_t>::max());
   for (size_t i = 0; i < store.slices.size(); ++i) {
-    const uint32_t r = store.tracks[store.slices.track[i]].rank;
+    const uint32_t r = store.track(store.slices.track[i]).rank;
     first[r] = std::min(first[r], store.slices.ts_ns[i] - views[r].offset_ns);
   }
   for (const diagnosis::Finding& f : result.findings) {
@@ -415,7 +415,8 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
           continue;
         }
         const int64_t id = (*next_id)++;
-        const uint32_t own_track = store.slices.track[own.slice], peer_track = store.slices.track[peer.slice];
+        const uint32_t own_track = store.slices.track[own.slice].value,
+                       peer_track = store.slices.track[peer.slice].value;
         w.Event('s', views[r].pid, tids[own_track], own.start,
                 fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{}", flow_name, id));
         // The peer waited until the straggler arrived: the arrow lands there, inside the peer's call (never
@@ -815,9 +816,9 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
 int64_t Origin(const TraceStore& store, const std::vector<RankView>& views, int64_t recorded_origin) {
   int64_t origin = recorded_origin;
   for (size_t i = 0; i < store.slices.size(); ++i)
-    origin = std::min(origin, store.slices.ts_ns[i] - views[store.tracks[store.slices.track[i]].rank].offset_ns);
+    origin = std::min(origin, store.slices.ts_ns[i] - views[store.track(store.slices.track[i]).rank].offset_ns);
   for (size_t i = 0; i < store.counters.size(); ++i)
-    origin = std::min(origin, store.counters.ts_ns[i] - views[store.tracks[store.counters.track[i]].rank].offset_ns);
+    origin = std::min(origin, store.counters.ts_ns[i] - views[store.track(store.counters.track[i]).rank].offset_ns);
   return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
 }
 

@@ -133,7 +133,7 @@ size_t SliceTable::memory_bytes() const {
          bytes(args) + bytes(step) + bytes(flags);
 }
 
-uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id, int64_t corr,
+uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
                             uint8_t slice_flags, uint32_t args_index) {
   const auto row = static_cast<uint32_t>(ts_ns.size());
   ts_ns.push_back(ts);
@@ -206,7 +206,7 @@ void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
   const SliceTable& s = part.slices;
   SliceTable& d = out.slices;
   const auto remap = [&at](StringId id) { return at.remap[id.value]; };
-  const auto track = [&at](uint32_t t) { return t + at.track_base; };
+  const auto track = [&at](TrackId t) { return TrackId(t.value + at.track_base); };
   CopyAt(s.ts_ns, d.ts_ns, at.slice_base);
   CopyAt(s.dur_ns, d.dur_ns, at.slice_base);
   CopyAt(s.correlation, d.correlation, at.slice_base);

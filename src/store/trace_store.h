@@ -66,6 +66,17 @@ struct RankInfo {
 
 enum class TrackKind : uint8_t { kCpuThread = 0, kGpuStream = 1, kCounter = 2, kOpTable = 3 };
 
+/// The index of a track in TraceStore::tracks, a type of its own (as StringId): no other integer (a slice row,
+/// a rank index, a count) converts to it. TraceStore::track(id) looks one up.
+struct TrackId {
+  uint32_t value = 0;
+  constexpr TrackId() = default;
+  constexpr explicit TrackId(uint32_t v) : value(v) {}
+  friend constexpr auto operator<=>(TrackId, TrackId) = default;
+};
+/// No track (a lookup that found none; the main thread of a rank with no CPU slices).
+inline constexpr TrackId kNoTrack{UINT32_MAX};
+
 /// A timeline within a rank: a CPU thread, a GPU stream, a counter series or an op-table lane.
 /// Kineto tracks are (pid, tid, args.stream) lanes, so every slice on a track has the track's stream.
 struct Track {
@@ -125,7 +136,7 @@ struct SliceTable {
   std::vector<int64_t> correlation;  // args.correlation, kNoCorrelation when absent
   std::vector<StringId> name;
   std::vector<StringId> category;
-  std::vector<uint32_t> track;
+  std::vector<TrackId> track;
   std::vector<uint32_t> args;  // kNoArgs or index into collective_args / op_layout (see flags)
   std::vector<int32_t> step;   // step number once the model assigns it; -1 = none
   std::vector<uint8_t> flags;
@@ -141,7 +152,7 @@ struct SliceTable {
   void reserve(size_t n);
   void shrink_to_fit();
   size_t memory_bytes() const;
-  uint32_t append(int64_t ts, int64_t dur, StringId name_id, StringId cat, uint32_t track_id, int64_t corr,
+  uint32_t append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
                   uint8_t slice_flags, uint32_t args_index = kNoArgs);
 };
 static_assert(sizeof(SliceTable) == std::tuple_size_v<decltype(SliceTable::kColumns)> * sizeof(std::vector<int64_t>),
@@ -152,7 +163,7 @@ static_assert(SliceTable::kRowBytes <= 48, "a slice must cost at most 48 bytes r
 struct FlowTable {
   std::vector<int64_t> id;
   std::vector<int64_t> ts_ns;
-  std::vector<uint32_t> track;
+  std::vector<TrackId> track;
   std::vector<StringId> category;
   std::vector<char> phase;  // 's', 't' or 'f'
   size_t size() const { return id.size(); }
@@ -160,7 +171,7 @@ struct FlowTable {
 
 /// Counter samples (ph C); one track per (rank, counter name).
 struct CounterTable {
-  std::vector<uint32_t> track;
+  std::vector<TrackId> track;
   std::vector<int64_t> ts_ns;
   std::vector<double> value;
   size_t size() const { return ts_ns.size(); }
@@ -179,6 +190,10 @@ class TraceStore {
   std::vector<InputInfo> inputs;
   std::vector<RankInfo> ranks;
   std::vector<Track> tracks;
+  const Track& track(TrackId id) const { return tracks[id.value]; }
+  Track& track(TrackId id) { return tracks[id.value]; }
+  /// The id the next track pushed onto `tracks` gets.
+  TrackId next_track() const { return TrackId(static_cast<uint32_t>(tracks.size())); }
   SliceTable slices;
   std::vector<CollectiveArgs> collective_args;
   std::vector<OpLayout> op_layout;
@@ -219,3 +234,8 @@ class TraceStore {
 };
 
 }  // namespace strata
+
+template <>
+struct std::hash<strata::TrackId> {
+  size_t operator()(strata::TrackId id) const noexcept { return std::hash<uint32_t>()(id.value); }
+};

@@ -57,7 +57,7 @@ inline void CheckStore(const TraceStore& s) {
              s.slices.category.size() == n && s.slices.track.size() == n && s.slices.args.size() == n &&
              s.slices.step.size() == n && s.slices.flags.size() == n);
   for (size_t i = 0; i < n; ++i) {
-    FUZZ_CHECK(s.slices.track[i] < s.tracks.size());
+    FUZZ_CHECK(s.slices.track[i].value < s.tracks.size());
     FUZZ_CHECK(s.slices.dur_ns[i] >= 0);
     FUZZ_CHECK(s.slices.dur_ns[i] <= kMaxDurationNs);
     int64_t end;
@@ -86,9 +86,9 @@ inline void CheckStore(const TraceStore& s) {
   }
   FUZZ_CHECK(s.flows.track.size() == s.flows.size() && s.flows.category.size() == s.flows.size() &&
              s.flows.phase.size() == s.flows.size() && s.flows.ts_ns.size() == s.flows.size());
-  for (size_t i = 0; i < s.flows.size(); ++i) FUZZ_CHECK(s.flows.track[i] < s.tracks.size());
+  for (size_t i = 0; i < s.flows.size(); ++i) FUZZ_CHECK(s.flows.track[i].value < s.tracks.size());
   FUZZ_CHECK(s.counters.track.size() == s.counters.size() && s.counters.value.size() == s.counters.size());
-  for (size_t i = 0; i < s.counters.size(); ++i) FUZZ_CHECK(s.counters.track[i] < s.tracks.size());
+  for (size_t i = 0; i < s.counters.size(); ++i) FUZZ_CHECK(s.counters.track[i].value < s.tracks.size());
   // Accepted events are counted once per rank and once per category.
   uint64_t rank_events = 0;
   for (const RankInfo& r : s.ranks) {

@@ -271,8 +271,8 @@ TEST(DiagCollectives, TracesWithoutProfilerStepGetDetectedPeriodSteps) {
       EXPECT_EQ(w[i].start_ns, sim.completion[k - 1][2][r] + off);
       EXPECT_EQ(w[i].end_ns, sim.completion[k][2][r] + off);
       // The training loop's thread is the one holding the most op time (the main thread, tid 1).
-      ASSERT_NE(w[i].main_track, UINT32_MAX);
-      EXPECT_EQ(store.tracks[w[i].main_track].tid, 1);
+      ASSERT_NE(w[i].main_track, kNoTrack);
+      EXPECT_EQ(store.track(w[i].main_track).tid, 1);
     }
   }
   const model::CollectiveModel& c = m->collectives;

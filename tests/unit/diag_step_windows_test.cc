@@ -49,8 +49,8 @@ TEST(DiagStepWindows, ProfilerStepsPerRankAndCommonSteps) {
       // The rank's own clock: simulated global time + that rank's offset, exactly.
       EXPECT_EQ(windows[i].start_ns, sim.step_start[i][r] + spec.clock_offset[r]);
       EXPECT_EQ(windows[i].end_ns, sim.step_end[i][r] + spec.clock_offset[r]);
-      ASSERT_LT(windows[i].main_track, store.tracks.size());
-      const Track& t = store.tracks[windows[i].main_track];
+      ASSERT_LT(windows[i].main_track.value, store.tracks.size());
+      const Track& t = store.track(windows[i].main_track);
       EXPECT_EQ(t.rank, static_cast<uint32_t>(r));
       EXPECT_EQ(t.tid, 1);
       EXPECT_EQ(t.stream, -1);
@@ -111,9 +111,9 @@ TEST(DiagStepWindows, DuplicateStepAnnotationsTakeTheUnionAndGpuCopiesAreIgnored
       EXPECT_EQ(w.start_ns, sim.step_start[i][r] + spec.clock_offset[r]);
       EXPECT_EQ(w.end_ns, sim.step_end[i][r] + spec.clock_offset[r] + (r == 0 && i == 1 ? 2 * kMs : 0));
       // The main track is the training loop's CPU thread, not the device's annotation lane.
-      ASSERT_LT(w.main_track, store.tracks.size());
-      EXPECT_EQ(store.tracks[w.main_track].pid, 1000 + r);
-      EXPECT_EQ(store.tracks[w.main_track].tid, 1);
+      ASSERT_LT(w.main_track.value, store.tracks.size());
+      EXPECT_EQ(store.track(w.main_track).pid, 1000 + r);
+      EXPECT_EQ(store.track(w.main_track).tid, 1);
     }
   }
 }
@@ -174,7 +174,7 @@ TEST(DiagStepWindows, OpTableStepColumn) {
   }
   // rank 0: steps 3 (two ops) and 9; rank 1: step 3 only, plus a row without a step.
   auto add = [&](uint32_t track, int64_t ts, int64_t dur, int32_t step) {
-    store.slices.append(ts, dur, fwd, StringId(), track, kNoCorrelation, kSliceComplete);
+    store.slices.append(ts, dur, fwd, StringId(), TrackId(track), kNoCorrelation, kSliceComplete);
     store.slices.step.back() = step;
   };
   add(0, 100, 10, 3);
@@ -189,7 +189,7 @@ TEST(DiagStepWindows, OpTableStepColumn) {
   EXPECT_EQ(steps.by_rank[0][0].step, 3);
   EXPECT_EQ(steps.by_rank[0][0].start_ns, 50);
   EXPECT_EQ(steps.by_rank[0][0].end_ns, 110);
-  EXPECT_EQ(steps.by_rank[0][0].main_track, UINT32_MAX);
+  EXPECT_EQ(steps.by_rank[0][0].main_track, kNoTrack);
   EXPECT_EQ(steps.by_rank[0][1].step, 9);
   ASSERT_EQ(steps.by_rank[1].size(), 1u);
   EXPECT_EQ(steps.by_rank[1][0].start_ns, 60);

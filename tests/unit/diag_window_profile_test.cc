@@ -69,7 +69,7 @@ std::vector<Event> Kernels() {
 struct Loaded {
   TraceStore store;
   std::unique_ptr<TrackIndex> index;
-  uint32_t main_track = UINT32_MAX;
+  TrackId main_track = kNoTrack;
 
   explicit Loaded(std::vector<Event> events, Style style) {
     store = LoadRankJsons({RankJson(events, 0, 1, style)});
@@ -101,7 +101,7 @@ TEST(DiagWindowProfile, WholeStepSplit) {
   std::vector<Event> events = MainThread(true);
   for (const Event& k : Kernels()) events.push_back(k);
   const Loaded job(events, Style::kKineto);
-  ASSERT_NE(job.main_track, UINT32_MAX);
+  ASSERT_NE(job.main_track, kNoTrack);
   const WindowProfile w = job.Profile(0, 100);
   ExpectSplit(w, 45, 15, 8, 32);
   EXPECT_NEAR(w.compute_ns + w.data_ns + w.comm_ns + w.host_gap_ns, 100.0 * kMs, 1e-6);
@@ -146,7 +146,7 @@ TEST(DiagWindowProfile, PyTorch1xWithoutCategories) {
   // No "cat": "forward" (no "::") is a user range, aten ops and Optimizer.step are compute, the
   // DataLoader range is data, c10d:: is communication: the same split.
   const Loaded job(MainThread(false), Style::kLegacy);
-  ASSERT_NE(job.main_track, UINT32_MAX);
+  ASSERT_NE(job.main_track, kNoTrack);
   EXPECT_EQ(job.store.inputs[0].format, InputFormat::kPytorchLegacy);
   const WindowProfile w = job.Profile(0, 100);
   ExpectSplit(w, 45, 15, 8, 32);
@@ -169,7 +169,7 @@ TEST(DiagWindowProfile, PartsAlwaysSumToTheWindow) {
 
 TEST(DiagWindowProfile, NoMainTrack) {
   const Loaded job(MainThread(true), Style::kKineto);
-  const WindowProfile w = ProfileWindow(job.store, *job.index, 0, UINT32_MAX, kBase, kBase + 100 * kMs);
+  const WindowProfile w = ProfileWindow(job.store, *job.index, 0, kNoTrack, kBase, kBase + 100 * kMs);
   ExpectSplit(w, 0, 0, 0, 0);
 }
 

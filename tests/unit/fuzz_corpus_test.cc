@@ -28,7 +28,7 @@ std::vector<std::string> CorpusFiles(const std::string& name) {
 
 void CheckStore(const TraceStore& s) {
   for (size_t i = 0; i < s.slices.size(); ++i) {
-    ASSERT_LT(s.slices.track[i], s.tracks.size());
+    ASSERT_LT(s.slices.track[i].value, s.tracks.size());
     ASSERT_GE(s.slices.dur_ns[i], 0);
     ASSERT_LT(s.slices.name[i].value, s.strings.size());
   }

@@ -25,13 +25,14 @@ class Builder {
   // A GPU event (stream >= 0, correlation >= 0) on the stream's track.
   void Kernel(const std::string& name, int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation,
               const std::string& cat = "kernel") {
-    s_.slices.append(ts_ns, dur_ns, s_.strings.intern(name), s_.strings.intern(cat), StreamTrack(stream), correlation,
+    s_.slices.append(ts_ns, dur_ns, s_.strings.intern(name), s_.strings.intern(cat), TrackId(StreamTrack(stream)),
+                     correlation,
                      kSliceComplete | (correlation >= 0 ? kSliceGpu : 0) | (cat.empty() ? 0 : kSliceHasCategory));
   }
   // A CPU event on the CPU thread's track.
   void Cpu(const std::string& name, int64_t ts_ns, int64_t dur_ns, int64_t correlation = kNoCorrelation,
            const std::string& cat = "cpu_op") {
-    s_.slices.append(ts_ns, dur_ns, s_.strings.intern(name), s_.strings.intern(cat), 0, correlation,
+    s_.slices.append(ts_ns, dur_ns, s_.strings.intern(name), s_.strings.intern(cat), TrackId(0), correlation,
                      kSliceComplete | kSliceHasCategory);
   }
   void SetFloatTimestamps() { s_.inputs[0].float_timestamps = true; }

@@ -91,8 +91,8 @@ TEST(LoadJob, DirectoryOfRanksFromFileNames) {
   EXPECT_EQ(s.inputs[s.ranks[0].input].path, dir.file("worker0.json"));
   EXPECT_EQ(s.inputs[s.ranks[2].input].path, dir.file("worker2.json.gz"));
   EXPECT_EQ(s.ranks[1].events, 5u);
-  EXPECT_EQ(s.tracks[s.slices.track[0]].rank, 0u);
-  EXPECT_EQ(s.tracks[s.slices.track.back()].rank, 2u);
+  EXPECT_EQ(s.track(s.slices.track[0]).rank, 0u);
+  EXPECT_EQ(s.track(s.slices.track.back()).rank, 2u);
   EXPECT_GT(job.value().content_bytes, 0u);
 }
 

@@ -31,7 +31,7 @@ TraceStore MustImport(const std::string& json, size_t batch_bytes = ImportOption
 
 std::string_view Name(const TraceStore& s, size_t row) { return s.strings.view(s.slices.name[row]); }
 std::string_view Cat(const TraceStore& s, size_t row) { return s.strings.view(s.slices.category[row]); }
-const Track& TrackOf(const TraceStore& s, size_t row) { return s.tracks[s.slices.track[row]]; }
+const Track& TrackOf(const TraceStore& s, size_t row) { return s.track(s.slices.track[row]); }
 
 TEST(KinetoImporter, CompleteEvent) {
   const TraceStore s = MustImport(Trace({
@@ -132,15 +132,15 @@ TEST(KinetoImporter, CounterEvents) {
   }));
   EXPECT_EQ(s.slices.size(), 0u);
   ASSERT_EQ(s.counters.size(), 4u);
-  EXPECT_EQ(s.strings.view(s.tracks[s.counters.track[0]].name), "mem");
+  EXPECT_EQ(s.strings.view(s.track(s.counters.track[0]).name), "mem");
   EXPECT_EQ(s.counters.track[0], s.counters.track[1]);
   EXPECT_EQ(s.counters.ts_ns[1], 6000);
   EXPECT_DOUBLE_EQ(s.counters.value[0], 100);
   EXPECT_DOUBLE_EQ(s.counters.value[1], 150.5);
-  EXPECT_EQ(s.strings.view(s.tracks[s.counters.track[2]].name), "q.a");
-  EXPECT_EQ(s.strings.view(s.tracks[s.counters.track[3]].name), "q.b");
+  EXPECT_EQ(s.strings.view(s.track(s.counters.track[2]).name), "q.a");
+  EXPECT_EQ(s.strings.view(s.track(s.counters.track[3]).name), "q.b");
   EXPECT_DOUBLE_EQ(s.counters.value[3], 2);
-  EXPECT_EQ(s.tracks[s.counters.track[0]].kind, TrackKind::kCounter);
+  EXPECT_EQ(s.track(s.counters.track[0]).kind, TrackKind::kCounter);
   EXPECT_EQ(s.ranks[0].events, 3u);
 }
 
@@ -161,7 +161,7 @@ TEST(KinetoImporter, FlowEvents) {
   EXPECT_EQ(s.flows.ts_ns[1], 12000);
   EXPECT_EQ(s.strings.view(s.flows.category[0]), "ac2g");
   EXPECT_NE(s.flows.track[0], s.flows.track[1]);
-  EXPECT_EQ(s.tracks[s.flows.track[1]].tid, 7);
+  EXPECT_EQ(s.track(s.flows.track[1]).tid, 7);
   EXPECT_EQ(s.flows.id[2], s.flows.id[3]);  // the same string id maps to the same number
   EXPECT_NE(s.flows.id[2], 41);
   EXPECT_EQ(SkippedCount(s, "flow_without_id"), 1u);

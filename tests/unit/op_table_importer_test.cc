@@ -52,11 +52,11 @@ TEST(OpTableImporter, StragglerWhatifLayout) {
   EXPECT_EQ(s.ranks[0].categories.at("op"), 2u);
   // Rows keep file order; tracks point at the right (sorted) rank.
   EXPECT_EQ(Name(s, 0), "forward-compute");
-  EXPECT_EQ(s.ranks[s.tracks[s.slices.track[0]].rank].rank, 7);
-  EXPECT_EQ(s.ranks[s.tracks[s.slices.track[1]].rank].rank, 0);
-  EXPECT_EQ(s.ranks[s.tracks[s.slices.track[2]].rank].rank, 2);
+  EXPECT_EQ(s.ranks[s.track(s.slices.track[0]).rank].rank, 7);
+  EXPECT_EQ(s.ranks[s.track(s.slices.track[1]).rank].rank, 0);
+  EXPECT_EQ(s.ranks[s.track(s.slices.track[2]).rank].rank, 2);
   EXPECT_EQ(s.slices.track[1], s.slices.track[3]);  // same rank, same op type
-  EXPECT_EQ(s.tracks[s.slices.track[0]].kind, TrackKind::kOpTable);
+  EXPECT_EQ(s.track(s.slices.track[0]).kind, TrackKind::kOpTable);
   // Seconds -> ns exactly (rounded on the 10th fractional digit).
   EXPECT_EQ(s.slices.ts_ns[0], 2688330412LL);
   EXPECT_EQ(s.slices.dur_ns[0], 854347646LL);

@@ -96,7 +96,7 @@ TEST(RecordingTrace, RanksCollectivesAndOnCpuTimeBecomeTraces) {
     const std::string_view name = s.strings.view(s.slices.name[i]);
     collectives += name == "gloo:all_reduce";
     samples += name == "at::native::addmm_out [libtorch_cpu.so.1.13]";
-    enqueues += s.tracks[s.slices.track[i]].tid == s.tracks[s.slices.track[i]].pid && name == "gloo:all_reduce";
+    enqueues += s.track(s.slices.track[i]).tid == s.track(s.slices.track[i]).pid && name == "gloo:all_reduce";
   }
   EXPECT_EQ(collectives, 40u);  // the blocking gloo calls only: the c10d enqueues are the same collectives
   EXPECT_EQ(enqueues, 0u);

@@ -41,7 +41,8 @@ class BuiltRun {
   // A row without a category (PyTorch 1.x's legacy profiler writes none), in an input of format `format`.
   void Uncategorized(const std::string& name, int64_t ts, int64_t dur, InputFormat format) {
     s_.inputs[0].format = format;
-    s_.slices.append(ts, dur, s_.strings.intern(name), StringId(), CpuTrack(0), kNoCorrelation, kSliceComplete);
+    s_.slices.append(ts, dur, s_.strings.intern(name), StringId(), TrackId(CpuTrack(0)), kNoCorrelation,
+                     kSliceComplete);
   }
   void SetFloatTimestamps() {
     for (InputInfo& in : s_.inputs) in.float_timestamps = true;
@@ -51,7 +52,7 @@ class BuiltRun {
  private:
   void Add(const std::string& name, const std::string& cat, int64_t ts, int64_t dur, uint32_t track, int64_t corr) {
     const int64_t stream = s_.tracks[track].stream;
-    s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern(cat), track, corr,
+    s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern(cat), TrackId(track), corr,
                      kSliceComplete | kSliceHasCategory | (stream >= 0 && corr >= 0 ? kSliceGpu : 0));
   }
   uint32_t CpuTrack(size_t rank) {

@@ -36,16 +36,16 @@ TraceStore MakeStore(const std::string& prefix, int32_t rank) {
   a.in_nelems = rank * 100;
   s.collective_args.push_back(a);
   s.op_layout.push_back(OpLayout{rank, 1, 0});
-  s.slices.append(10, 5, name1, cat, 1, 42, kSliceComplete | kSliceGpu | kSliceCollectiveArgs, 0);
-  s.slices.append(20, 1, shared, StringId(), 0, kNoCorrelation, kSliceComplete | kSliceOpLayout, 0);
+  s.slices.append(10, 5, name1, cat, TrackId(1), 42, kSliceComplete | kSliceGpu | kSliceCollectiveArgs, 0);
+  s.slices.append(20, 1, shared, StringId(), TrackId(0), kNoCorrelation, kSliceComplete | kSliceOpLayout, 0);
   s.slices.step.back() = rank + 10;
-  s.slices.append(30, 0, shared, cat, 0, kNoCorrelation, kSliceInstant);
+  s.slices.append(30, 0, shared, cat, TrackId(0), kNoCorrelation, kSliceInstant);
   s.flows.id.push_back(99);
   s.flows.ts_ns.push_back(11);
-  s.flows.track.push_back(1);
+  s.flows.track.push_back(TrackId(1));
   s.flows.category.push_back(cat);
   s.flows.phase.push_back('s');
-  s.counters.track.push_back(0);
+  s.counters.track.push_back(TrackId(0));
   s.counters.ts_ns.push_back(12);
   s.counters.value.push_back(rank + 0.5);
   return s;
@@ -88,9 +88,9 @@ TEST(TraceStore, AppendRemapsEveryIndex) {
   EXPECT_EQ(all.strings.view(all.slices.category[3]), "kernel");
   EXPECT_EQ(all.strings.view(all.slices.category[4]), "");
   // Tracks and ranks of the appended rows.
-  EXPECT_EQ(all.slices.track[3], 3u);
-  EXPECT_EQ(all.slices.track[4], 2u);
-  EXPECT_EQ(all.tracks[all.slices.track[3]].rank, 1u);
+  EXPECT_EQ(all.slices.track[3], TrackId(3));
+  EXPECT_EQ(all.slices.track[4], TrackId(2));
+  EXPECT_EQ(all.track(all.slices.track[3]).rank, 1u);
   // Args: collective args and op layout each shifted by their own table's size.
   ASSERT_TRUE(all.slices.flags[3] & kSliceCollectiveArgs);
   EXPECT_EQ(all.slices.args[3], 1u);
@@ -106,9 +106,9 @@ TEST(TraceStore, AppendRemapsEveryIndex) {
   EXPECT_EQ(all.slices.step[3], -1);
   EXPECT_EQ(all.slices.correlation[3], 42);
   EXPECT_EQ(all.slices.ts_ns[5], 30);
-  EXPECT_EQ(all.flows.track[1], 3u);
+  EXPECT_EQ(all.flows.track[1], TrackId(3));
   EXPECT_EQ(all.strings.view(all.flows.category[1]), "kernel");
-  EXPECT_EQ(all.counters.track[1], 2u);
+  EXPECT_EQ(all.counters.track[1], TrackId(2));
   EXPECT_DOUBLE_EQ(all.counters.value[1], 1.5);
   // The first store's rows are untouched.
   EXPECT_EQ(all.strings.view(all.collective_args[0].group), "a-group");
@@ -210,7 +210,7 @@ TEST(TraceStore, ColumnsStayTheSameLength) {
   EXPECT_EQ(all.slices.args.size(), n);
   EXPECT_EQ(all.slices.step.size(), n);
   EXPECT_EQ(all.slices.flags.size(), n);
-  for (size_t i = 0; i < n; ++i) ASSERT_LT(all.slices.track[i], all.tracks.size());
+  for (size_t i = 0; i < n; ++i) ASSERT_LT(all.slices.track[i].value, all.tracks.size());
   for (const Track& t : all.tracks) ASSERT_LT(t.rank, all.ranks.size());
   for (const RankInfo& r : all.ranks) ASSERT_LT(r.input, all.inputs.size());
 }

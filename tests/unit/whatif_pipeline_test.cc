@@ -201,7 +201,7 @@ TEST(WhatIfPipeline, ClockJitterIsClampedAndCounted) {
   // Stage 1's first forward-compute of dp 0 starts 0.1 ms before the recv that feeds it ended.
   for (size_t i = 0; i < store.slices.size(); ++i) {
     const auto& layout = store.op_layout[store.slices.args[i]];
-    const RankInfo& rank = store.ranks[store.tracks[store.slices.track[i]].rank];
+    const RankInfo& rank = store.ranks[store.track(store.slices.track[i]).rank];
     if (store.strings.view(store.slices.name[i]) == "forward-compute" && layout.seq_id == 0 && rank.dp_rank == 0 &&
         rank.pp_stage == 1) {
       store.slices.ts_ns[i] -= 100'000;
@@ -281,7 +281,7 @@ TEST(WhatIfPipeline, ErrorsAreStatusesWithAMessage) {
   store.tracks.push_back(t);
   store.op_layout.push_back(OpLayout{0, -1, 0});
   store.slices.append(0, 1000, store.slices.name[0], store.slices.category[0],
-                      static_cast<uint32_t>(store.tracks.size() - 1), kNoCorrelation, kSliceOpLayout,
+                      TrackId(static_cast<uint32_t>(store.tracks.size() - 1)), kNoCorrelation, kSliceOpLayout,
                       static_cast<uint32_t>(store.op_layout.size() - 1));
   store.slices.step.back() = 1;
   auto twin_res = ComputeWhatIf(store);

@@ -26,7 +26,7 @@ class OpTableBuilder {
                      double end_ms, int32_t chunk = -1, int32_t microbatch = -1) {
     const uint32_t rank = RankIndex(dp, stage);
     const StringId name = store_.strings.intern(type);
-    auto [it, fresh] = tracks_.try_emplace({rank, name}, static_cast<uint32_t>(store_.tracks.size()));
+    auto [it, fresh] = tracks_.try_emplace({rank, name}, store_.next_track());
     if (fresh) {
       Track t;
       t.rank = rank;
@@ -67,7 +67,7 @@ class OpTableBuilder {
   TraceStore store_;
   StringId category_ = store_.strings.intern("op");
   std::map<std::pair<int32_t, int32_t>, uint32_t> ranks_;
-  std::map<std::pair<uint32_t, StringId>, uint32_t> tracks_;
+  std::map<std::pair<uint32_t, StringId>, TrackId> tracks_;
 };
 
 inline std::string DatasetPath(const std::string& name) {

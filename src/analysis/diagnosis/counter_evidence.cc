@@ -55,7 +55,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
     // Mean of each counter kind per rank over that rank's windows of the late steps.
     std::vector<std::array<double, kKinds>> sum(ranks), count(ranks);
     for (size_t i = 0; i < store.counters.size(); ++i) {
-      const Track& t = store.tracks[store.counters.track[i]];
+      const Track& t = store.track(store.counters.track[i]);
       const CounterKind k = KindOf(store.strings.view(t.name));
       if (k == kOther || t.rank >= ranks) continue;
       const auto& windows = steps.by_rank[t.rank];

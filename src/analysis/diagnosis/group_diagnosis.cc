@@ -145,7 +145,7 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
   for (size_t si : step_idx) {
     const int64_t step = steps.steps[si];
     auto profile = [&](size_t r) {
-      const uint32_t main_track = steps.MainTrack(r, step);
+      const TrackId main_track = steps.MainTrack(r, step);
       return ProfileWindow(store, index, r, main_track, g.start[si][r], g.end[si][r]);
     };
     const WindowProfile own = profile(rank);

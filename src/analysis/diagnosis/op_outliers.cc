@@ -21,11 +21,11 @@ double RobustZOf(const std::vector<double>& values, double x) {
 
 }  // namespace
 
-std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex& index, size_t rank,
-                                      uint32_t main_track, int64_t start, int64_t end) {
+std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex& index, size_t rank, TrackId main_track,
+                                      int64_t start, int64_t end) {
   std::vector<OpOccurrence> out;
   std::map<StringId, uint32_t> seen;
-  auto scan = [&](uint32_t track, bool device) {
+  auto scan = [&](TrackId track, bool device) {
     const std::vector<uint32_t>& rows = index.Rows(track);
     const auto first =
         std::partition_point(rows.begin(), rows.end(), [&](uint32_t row) { return store.slices.ts_ns[row] < start; });
@@ -44,8 +44,8 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
       out.push_back({name, 0, static_cast<double>(dur), static_cast<double>(ts - start), leaf, compute});
     }
   };
-  if (main_track != UINT32_MAX) scan(main_track, false);
-  for (uint32_t track : index.DeviceTracks(rank)) scan(track, true);
+  if (main_track != kNoTrack) scan(main_track, false);
+  for (TrackId track : index.DeviceTracks(rank)) scan(track, true);
   std::stable_sort(out.begin(), out.end(),
                    [](const OpOccurrence& a, const OpOccurrence& b) { return a.offset_ns < b.offset_ns; });
   for (OpOccurrence& o : out) o.index = seen[o.name]++;

@@ -29,8 +29,8 @@ struct OpOccurrence {
 
 /// Every op (all nesting depths) that starts in [start, end) on `main_track` and the rank's GPU streams,
 /// in start order.
-std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex& index, size_t rank,
-                                      uint32_t main_track, int64_t start, int64_t end);
+std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex& index, size_t rank, TrackId main_track,
+                                      int64_t start, int64_t end);
 
 struct OpOutlier {
   StringId name;

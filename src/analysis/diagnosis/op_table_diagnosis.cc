@@ -33,7 +33,7 @@ std::map<uint32_t, std::map<std::string, OpStats>> ComputeMeans(const TraceStore
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
     const std::string_view op = store.strings.view(store.slices.name[row]);
     if (!IsComputeOp(op)) continue;
-    auto& a = acc[store.tracks[store.slices.track[row]].rank][std::string(op)];
+    auto& a = acc[store.track(store.slices.track[row]).rank][std::string(op)];
     a.first += static_cast<double>(store.slices.dur_ns[row]);
     ++a.second;
   }
@@ -48,7 +48,7 @@ std::map<std::tuple<int32_t, int32_t, int32_t>, double> ComputeLoads(const Trace
   std::map<std::tuple<int32_t, int32_t, int32_t>, double> load;
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
     if (!IsComputeOp(store.strings.view(store.slices.name[row]))) continue;
-    const RankInfo& r = store.ranks[store.tracks[store.slices.track[row]].rank];
+    const RankInfo& r = store.ranks[store.track(store.slices.track[row]).rank];
     load[{store.slices.step[row], r.dp_rank, r.pp_stage}] += static_cast<double>(store.slices.dur_ns[row]);
   }
   return load;

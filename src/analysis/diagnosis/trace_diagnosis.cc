@@ -61,7 +61,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     std::vector<WindowProfile> profiles(ranks);
     std::vector<double> window(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const uint32_t main_track = steps.MainTrack(r, p.step);
+      const TrackId main_track = steps.MainTrack(r, p.step);
       const int64_t start = p.start[r] + clocks.offset_ns[r];
       const int64_t end = (p.instances.empty() ? p.end[r] : p.arrival[worst][r]) + clocks.offset_ns[r];
       profiles[r] = ProfileWindow(store, index, r, main_track, start, end);
@@ -104,7 +104,7 @@ std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const
     const StepPhases& p = phases.steps[s];
     std::vector<std::vector<OpOccurrence>> per_rank(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const uint32_t main_track = steps.MainTrack(r, p.step);
+      const TrackId main_track = steps.MainTrack(r, p.step);
       per_rank[r] =
           OpsInWindow(store, index, r, main_track, p.start[r] + clocks.offset_ns[r], p.end[r] + clocks.offset_ns[r]);
     }

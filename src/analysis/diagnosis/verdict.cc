@@ -141,7 +141,7 @@ class Checks {
         store_.ranks.size(), {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
     const SliceTable& s = store_.slices;
     for (size_t row = 0; row < s.size(); ++row) {
-      auto& [lo, hi] = span[store_.tracks[s.track[row]].rank];
+      auto& [lo, hi] = span[store_.track(s.track[row]).rank];
       lo = std::min(lo, s.ts_ns[row]);
       hi = std::max(hi, s.ts_ns[row] + std::max<int64_t>(0, s.dur_ns[row]));
     }

@@ -64,7 +64,7 @@ TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<ui
   const SliceTable& s = store.slices;
   for (const auto& rows : rows_by_rank)
     for (uint32_t row : rows)
-      if (s.flags[row] & (kSliceComplete | kSliceBeginEnd)) rows_[s.track[row]].push_back(row);
+      if (s.flags[row] & (kSliceComplete | kSliceBeginEnd)) rows_[s.track[row].value].push_back(row);
   for (auto& v : rows_) {
     std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
       return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : s.dur_ns[a] > s.dur_ns[b];
@@ -72,15 +72,15 @@ TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<ui
   }
   for (uint32_t t = 0; t < store.tracks.size(); ++t)
     if (store.tracks[t].stream >= 0 && store.tracks[t].rank < device_tracks_.size())
-      device_tracks_[store.tracks[t].rank].push_back(t);
+      device_tracks_[store.tracks[t].rank].push_back(TrackId(t));
 }
 
-const std::vector<uint32_t>& TrackIndex::Rows(uint32_t track) const {
+const std::vector<uint32_t>& TrackIndex::Rows(TrackId track) const {
   static const std::vector<uint32_t> kNone;
-  return track < rows_.size() ? rows_[track] : kNone;
+  return track.value < rows_.size() ? rows_[track.value] : kNone;
 }
 
-WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, uint32_t main_track,
+WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, TrackId main_track,
                             int64_t start, int64_t end) {
   WindowProfile out;
   if (end <= start) return out;
@@ -117,7 +117,7 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
       }
     }
   };
-  if (main_track != UINT32_MAX) {
+  if (main_track != kNoTrack) {
     for (uint32_t row : index.Rows(main_track)) {
       const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
       if (te <= start) continue;
@@ -143,7 +143,7 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
   }
   // Device streams.
   std::vector<Interval> busy;
-  for (uint32_t track : index.DeviceTracks(rank)) {
+  for (TrackId track : index.DeviceTracks(rank)) {
     for (uint32_t row : index.Rows(track)) {
       const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
       if (te <= start || ts >= end) continue;

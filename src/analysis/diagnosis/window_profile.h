@@ -44,16 +44,16 @@ std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<s
 class TrackIndex {
  public:
   TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
-  const std::vector<uint32_t>& Rows(uint32_t track) const;
-  const std::vector<uint32_t>& DeviceTracks(size_t rank) const { return device_tracks_[rank]; }
+  const std::vector<uint32_t>& Rows(TrackId track) const;
+  const std::vector<TrackId>& DeviceTracks(size_t rank) const { return device_tracks_[rank]; }
 
  private:
   std::vector<std::vector<uint32_t>> rows_;  // by track
-  std::vector<std::vector<uint32_t>> device_tracks_;
+  std::vector<std::vector<TrackId>> device_tracks_;
 };
 
 /// Profiles [start, end) (rank clock) of `rank` with `main_track` as the training loop's thread.
-WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, uint32_t main_track,
+WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, size_t rank, TrackId main_track,
                             int64_t start, int64_t end);
 
 }  // namespace strata::diagnosis

@@ -58,7 +58,7 @@ std::vector<std::vector<uint32_t>> RowSlicesByRank(const TraceStore& store) {
   const StringId trace_cat = store.strings.find("Trace");
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint8_t flags = s.flags[i];
-    const uint32_t rank = store.tracks[s.track[i]].rank;
+    const uint32_t rank = store.track(s.track[i]).rank;
     if (!(flags & kSliceComplete)) continue;
     const bool categorized = (flags & kSliceHasCategory) && s.category[i] != trace_cat;
     if (categorized || uncategorized[rank]) out[rank].push_back(i);
@@ -169,7 +169,7 @@ Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
     for (uint32_t slice : slices[rank]) {
       const HtaSpan span = HtaSpanOf(store.slices.ts_ns[slice], store.slices.dur_ns[slice], round);
       const double dur = round ? span.end - span.start : HtaMicros(store.slices.dur_ns[slice]);
-      rows.push_back({slice, span.start, dur, store.tracks[store.slices.track[slice]].stream, kNoStep});
+      rows.push_back({slice, span.start, dur, store.track(store.slices.track[slice]).stream, kNoStep});
       if (auto n = StepNumber(store.strings.view(store.slices.name[slice]))) steps.insert(*n);
     }
     AssignCpuSteps(store, rows);

@@ -78,7 +78,7 @@ Expected<Collected> CollectRows(const TraceStore& store, OpTableView* view) {
       continue;
     }
     view->known_op_ns += std::max<int64_t>(0, sl.dur_ns[i]);
-    const uint32_t rank_index = store.tracks[sl.track[i]].rank;
+    const uint32_t rank_index = store.track(sl.track[i]).rank;
     if (worker_of_rank[rank_index] < 0) {
       const RankInfo& r = store.ranks[rank_index];
       const int32_t dp = r.dp_rank >= 0 ? r.dp_rank : r.rank;
