@@ -118,8 +118,8 @@ TEST(RecordingJudgement, ASlowLinkReplacesTheSameRanksLatenessOnly) {
   RecordingJudgement j;
   Straggler link = StragglerOf(1, 35);
   link.evidence.from = "recorder: link";
-  j.slow_link = RecordingJudgement::LinkStraggler{
-      .added = {.stragglers = {link}, .finding = FindingOf(1, Cause::kSlowCommunication, 35)}, .replaces_top = true};
+  j.slow_link =
+      RecordingJudgement::AddedStragglers{.stragglers = {link}, .finding = FindingOf(1, Cause::kSlowCommunication, 35)};
   ApplyRecordingJudgement(j, &r);
   ASSERT_EQ(r.stragglers.size(), 1u);
   EXPECT_EQ(r.stragglers[0].evidence.from, "recorder: link");
@@ -130,9 +130,8 @@ TEST(RecordingJudgement, ASlowLinkReplacesTheSameRanksLatenessOnly) {
 
   // Another rank's link: the traces' straggler stays, second.
   DiagnosisResult other = Traces();
-  j.slow_link->added.stragglers[0].rank = 2;
-  j.slow_link->added.finding.rank = 2;
-  j.slow_link->replaces_top = false;
+  j.slow_link->stragglers[0].rank = 2;
+  j.slow_link->finding.rank = 2;
   ApplyRecordingJudgement(j, &other);
   ASSERT_EQ(other.stragglers.size(), 2u);
   EXPECT_EQ(other.stragglers[0].rank, 2);

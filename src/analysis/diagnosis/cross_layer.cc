@@ -298,9 +298,9 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
 // A link that holds up every rank of its collectives alike (see the header): reported as the top
 // straggler when it costs more than what the top straggler does (`top`: the traces', or the ranks slowed
 // alike on the CPU when those come first; none when there is none).
-std::optional<RecordingJudgement::LinkStraggler> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
-                                                          const TraceLatenessByRank& traced,
-                                                          const DiagnosisResult& traces, const Straggler* top) {
+std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                                            const TraceLatenessByRank& traced,
+                                                            const DiagnosisResult& traces, const Straggler* top) {
   std::optional<int32_t> busiest;
   size_t known = 0;
   for (const auto& [rank, m] : metrics) {
@@ -316,10 +316,10 @@ std::optional<RecordingJudgement::LinkStraggler> SlowLink(const std::map<int32_t
   if (!slower || *slower < kMinRecordedExcess) return std::nullopt;
   const double excess = *slower, peers = m.link_busy_share - excess;
   if (top && top->late_ms_per_step >= excess * step_ms) return std::nullopt;
-  RecordingJudgement::LinkStraggler link;
-  // The same rank, late by less than its link costs: on a slow link every rank waits alike, so its arrival
-  // lateness is only the part of the link's cost that fell on it (often a step or two); the link replaces it.
-  link.replaces_top = top && top->rank == rank;
+  // (The same rank as the top straggler, late by less than its link costs: on a slow link every rank waits
+  // alike, so its arrival lateness is only the part of the link's cost that fell on it, often a step or two;
+  // applying the judgement replaces it with the link.)
+  RecordingJudgement::AddedStragglers link;
   const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
   const bool foreign_traffic = ForeignTraffic(metrics, rank);
 
@@ -338,9 +338,9 @@ std::optional<RecordingJudgement::LinkStraggler> SlowLink(const std::map<int32_t
     }
   s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
   s.evidence.from = "recorder: link";
-  link.added.stragglers.push_back(s);
+  link.stragglers.push_back(s);
 
-  Finding& f = link.added.finding;
+  Finding& f = link.finding;
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
   SetCause(NameCause(PatternEvidence{.pattern = foreign_traffic ? Pattern::kSharedLink : Pattern::kSlowerLink,
                                      .explained = excess,

@@ -61,9 +61,9 @@ void AddCpuSlowed(RecordingJudgement::AddedStragglers added, DiagnosisResult* re
 /// A slow link's rank first. On a slow link every rank waits alike, so the same rank's arrival lateness is
 /// only the part of the link's cost that fell on it: the link replaces that straggler and the findings
 /// about its lateness.
-void AddSlowLink(RecordingJudgement::LinkStraggler link, DiagnosisResult* result) {
-  const int32_t rank = link.added.stragglers.front().rank;
-  if (link.replaces_top && !result->stragglers.empty() && result->stragglers.front().rank == rank) {
+void AddSlowLink(RecordingJudgement::AddedStragglers link, DiagnosisResult* result) {
+  const int32_t rank = link.stragglers.front().rank;
+  if (!result->stragglers.empty() && result->stragglers.front().rank == rank) {
     static const std::set<Cause> kAboutLateness = {Cause::kSlowCompute,       Cause::kHostStall,
                                                    Cause::kUnknown,           Cause::kLaunchOverhead,
                                                    Cause::kSlowCommunication, Cause::kNetworkContention};
@@ -71,8 +71,8 @@ void AddSlowLink(RecordingJudgement::LinkStraggler link, DiagnosisResult* result
     std::erase_if(result->findings,
                   [&](const Finding& f) { return f.rank && *f.rank == rank && kAboutLateness.count(f.cause); });
   }
-  result->stragglers.insert(result->stragglers.begin(), link.added.stragglers.begin(), link.added.stragglers.end());
-  InsertByImpact(std::move(link.added.finding), &result->findings);
+  result->stragglers.insert(result->stragglers.begin(), link.stragglers.begin(), link.stragglers.end());
+  InsertByImpact(std::move(link.finding), &result->findings);
 }
 
 }  // namespace

@@ -34,17 +34,10 @@ struct RecordingJudgement {
     std::vector<Straggler> stragglers;
     Finding finding;
   };
-  /// A slow link's rank, and whether it replaces the top straggler (the same rank, late by less than its
-  /// link costs) together with the findings about that straggler's lateness.
-  struct LinkStraggler {
-    AddedStragglers added;
-    bool replaces_top = false;
-  };
-
   std::vector<std::string> notes;             // in the order the pass found them
   std::vector<StragglerEvidence> evidence;    // one per straggler of the traces the recording covers
   std::optional<AddedStragglers> cpu_slowed;  // ranks slowed alike on the CPU (or a shared link's rank)
-  std::optional<LinkStraggler> slow_link;
+  std::optional<AddedStragglers> slow_link;   // a slow link's rank (it replaces a top straggler of that rank)
 };
 
 /// Applies `judgement` to the result it was judged from (see the invariants above).
