@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "analysis/diagnosis/stall.h"
@@ -74,6 +75,41 @@ DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {
 }
 
 const StallEvidence& Stall(const Finding& f) { return std::get<StallEvidence>(f.evidence.kind); }
+
+// Judging a stall takes no result; applying puts its findings before the result's own and its problems
+// among the input problems: a job's abnormal end after the problems found before, asleep-before-recording
+// first. Here rank 1 stops and is then killed (SIGKILL) while ranks 0 and 2 wait: a hang, then the kill.
+TEST(Stall, AJudgementPutsItsFindingsFirstAndItsProblemsAfter) {
+  Job j = GlooJob(3, 4, 3, {0, 2}, 31 * kS);
+  j.Process(1, SIGKILL, 30 * kS);
+  AddStuckState(&j, 1, kS + 300 * kMs);
+  RecordedRun run;
+  run.segments.push_back(j.seg);
+  StallJudgement judged = JudgeStall({DecodeRecordedCalls(run), DecodeRecordedThreads(run)});
+  ASSERT_FALSE(judged.findings.empty());
+  EXPECT_EQ(judged.findings.front().cause, Cause::kHang);
+  ASSERT_EQ(judged.problems.size(), 1u);
+  EXPECT_NE(judged.problems[0].find("killed by signal 9"), std::string::npos) << judged.problems[0];
+  EXPECT_FALSE(judged.leading_problem);
+
+  DiagnosisResult result;
+  result.findings.resize(1);
+  result.findings[0].cause = Cause::kSlowCompute;
+  result.input_problems = {"found before"};
+  const size_t added = judged.findings.size();
+  ApplyStallJudgement(std::move(judged), &result);
+  ASSERT_EQ(result.findings.size(), added + 1);
+  EXPECT_EQ(result.findings.front().cause, Cause::kHang);
+  EXPECT_EQ(result.findings.back().cause, Cause::kSlowCompute);
+  ASSERT_EQ(result.input_problems.size(), 2u);
+  EXPECT_EQ(result.input_problems[0], "found before");
+  EXPECT_NE(result.input_problems[1].find("ended abnormally"), std::string::npos);
+
+  StallJudgement asleep;
+  asleep.leading_problem = "asleep";
+  ApplyStallJudgement(std::move(asleep), &result);
+  EXPECT_EQ(result.input_problems.front(), "asleep");
+}
 
 TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
   // Rank 1 stops after 3 collectives (blocked on a lock); ranks 0 and 2 wait in #3 until the end, 30 s on.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/communication.h"
+#include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
 #include "importers/recorded_gpu.h"
@@ -214,6 +215,62 @@ TEST(RecordingTrace, TheRanksGpuClockFromNvmlNamesThermalThrottling) {
   EXPECT_EQ(f.evidence.counters[0].peers, 1980.0);
   EXPECT_EQ(f.evidence.counters[0].source, "recording");
   // Without the series the same recording says slow_compute (the test above): the clocks made the difference.
+}
+
+// The counters are judged without editing a finding and applied in one step (counter_evidence.h): judging
+// rank 1's slow_compute finding over its steps compares its GPU clock with its peer's and names
+// thermal_throttling, and leaves the findings as they were; applying sets the cause, keeps the cause before
+// and attaches the counters; a finding whose cause counters do not refine (dataloader_stall) gets no refinement,
+// and a refinement that names nothing attaches its counters and keeps the cause.
+TEST(RecordingTrace, CountersAreJudgedWithoutEditingAndAppliedInOneStep) {
+  auto store = TraceStoreFromRecording(ThrottledGpuRecording());
+  ASSERT_TRUE(store.ok()) << store.error();
+  const auto rows = SlicesByRank(store.value());
+  const model::JobModel job = model::BuildJobModel(store.value(), rows);
+  ASSERT_EQ(job.steps.by_rank.size(), 2u);
+  diagnosis::TraceRankEvidence late;
+  for (const model::StepWindow& w : job.steps.by_rank[1]) late.late_steps.push_back(w.step);
+  ASSERT_FALSE(late.late_steps.empty());
+  std::vector<diagnosis::Finding> findings(2);
+  findings[0].rank = 1;
+  findings[0].cause = diagnosis::Cause::kDataloaderStall;
+  findings[0].evidence.kind = late;
+  findings[1].rank = 1;
+  findings[1].cause = diagnosis::Cause::kSlowCompute;
+  findings[1].confidence = 0.8;
+  findings[1].summary = "rank 1 computes longer";
+  findings[1].evidence.kind = late;
+  const std::vector<diagnosis::Finding> judged = findings;
+
+  std::vector<diagnosis::CounterRefinement> j = diagnosis::JudgeWithCounters(store.value(), job.steps, findings);
+  ASSERT_EQ(j.size(), 1u) << "dataloader_stall is not a cause counters refine";
+  EXPECT_EQ(j[0].finding, 1u);
+  ASSERT_EQ(j[0].counters.size(), 1u);
+  EXPECT_EQ(j[0].counters[0].rank, 1100.0);
+  EXPECT_EQ(j[0].counters[0].peers, 1980.0);
+  EXPECT_TRUE(j[0].choice.names);
+  EXPECT_EQ(j[0].choice.cause, diagnosis::Cause::kThermalThrottling);
+  for (size_t i = 0; i < findings.size(); ++i) {
+    EXPECT_EQ(findings[i].cause, judged[i].cause) << "judging edits nothing";
+    EXPECT_TRUE(findings[i].evidence.counters.empty());
+  }
+
+  std::vector<diagnosis::CounterRefinement> keep = j;
+  keep[0].choice.names = false;
+  std::vector<diagnosis::Finding> kept = findings;
+  diagnosis::ApplyCounterJudgement(keep, &kept);
+  EXPECT_EQ(kept[1].cause, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(kept[1].evidence.counters.size(), 1u);
+  EXPECT_FALSE(kept[1].evidence.cause_before_counters);
+
+  const std::string why = j[0].choice.why;
+  diagnosis::ApplyCounterJudgement(std::move(j), &findings);
+  EXPECT_EQ(findings[0].cause, diagnosis::Cause::kDataloaderStall);
+  EXPECT_TRUE(findings[0].evidence.counters.empty());
+  EXPECT_EQ(findings[1].cause, diagnosis::Cause::kThermalThrottling);
+  EXPECT_EQ(findings[1].evidence.cause_before_counters, diagnosis::Cause::kSlowCompute);
+  EXPECT_EQ(findings[1].evidence.counters.size(), 1u);
+  EXPECT_EQ(findings[1].summary, "rank 1 computes longer; " + why);
 }
 
 TEST(RecordedGpu, TheRanksGpuFromItsEnvironment) {

@@ -40,10 +40,13 @@ double DeviceSlowdown(const FindingEvidence& e) {
 
 }  // namespace
 
-void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result) {
-  if (store.counters.size() == 0) return;
+std::vector<CounterRefinement> JudgeWithCounters(const TraceStore& store, const model::StepModel& steps,
+                                                 const std::vector<Finding>& findings) {
+  std::vector<CounterRefinement> out;
+  if (store.counters.size() == 0) return out;
   const size_t ranks = store.ranks.size();
-  for (Finding& f : result->findings) {
+  for (size_t fi = 0; fi < findings.size(); ++fi) {
+    const Finding& f = findings[fi];
     const std::vector<int64_t>* late_steps = LateSteps(f.evidence);
     if (!f.rank || !late_steps) continue;
     if (!CountersMayRefine(f.cause)) continue;
@@ -64,7 +67,7 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
       sum[t.rank][k] += store.counters.value[i];
       count[t.rank][k] += 1;
     }
-    std::vector<CounterComparison> evidence;
+    CounterRefinement refinement{.finding = fi};
     // A rank's counter tracks come from its own input: a recording's GPU series, or a trace's counters.
     const char* source = store.inputs[store.ranks[target].input].recording() ? "recording" : "trace";
     CounterEvidence named{.named = f.cause, .confidence = f.confidence, .device_slowdown = DeviceSlowdown(f.evidence)};
@@ -76,15 +79,23 @@ void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& 
         if (r != target && count[r][k] > 0) v.push_back(sum[r][k] / count[r][k]);
       if (v.empty()) continue;
       *means[k] = CounterMeans{sum[target][k] / count[target][k], Median(v)};
-      evidence.push_back({kKindName[k], (*means[k])->own, (*means[k])->peers, source});
+      refinement.counters.push_back({kKindName[k], (*means[k])->own, (*means[k])->peers, source});
     }
-    if (evidence.empty()) continue;
-    f.evidence.counters = std::move(evidence);
-    const CauseChoice refined = NameCause(named);
-    if (!refined.names) continue;
+    if (refinement.counters.empty()) continue;
+    refinement.choice = NameCause(named);
+    out.push_back(std::move(refinement));
+  }
+  return out;
+}
+
+void ApplyCounterJudgement(std::vector<CounterRefinement> refinements, std::vector<Finding>* findings) {
+  for (CounterRefinement& r : refinements) {
+    Finding& f = (*findings)[r.finding];
+    f.evidence.counters = std::move(r.counters);
+    if (!r.choice.names) continue;
     f.evidence.cause_before_counters = f.cause;
-    SetCause(refined, &f);
-    f.summary += "; " + refined.why;
+    SetCause(r.choice, &f);
+    f.summary += "; " + r.choice.why;
   }
 }
 

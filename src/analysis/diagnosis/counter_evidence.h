@@ -11,16 +11,36 @@
 // "pcie" (PCIe throughput), "nic"/"rdma"/"infiniband"/"net_" (network throughput). The mean of a rank's
 // samples inside its step windows is compared; counters absent on the rank or all peers leave the cause
 // as it is. The evidence (rank and peer means) is added to the finding.
+// Judging and applying are apart, as for a recording (recording_judgement.h): JudgeWithCounters reads the
+// findings and changes nothing; ApplyCounterJudgement is the one step where counters change a finding.
 // Invariant: only findings with a rank, a "late_steps" evidence list and one of the causes above change;
-// a cause is refined at most once.
+// a cause is refined at most once; a judgement is applied to the findings it was judged from, once.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/result.h"
 #include "model/step_windows.h"
 #include "store/trace_store.h"
 
 namespace strata::diagnosis {
 
-void RefineWithCounterEvidence(const TraceStore& store, const model::StepModel& steps, DiagnosisResult* result);
+/// What the counters say about one finding: the rank's counters against its peers' and, when the rule names
+/// a cause from them, that cause.
+struct CounterRefinement {
+  size_t finding = 0;  // its index among the findings judged
+  std::vector<CounterComparison> counters;
+  CauseChoice choice;  // names == false: the counters were compared and leave the cause as it is
+};
+
+/// One refinement per finding whose rank's counters could be compared with its peers', in finding order.
+std::vector<CounterRefinement> JudgeWithCounters(const TraceStore& store, const model::StepModel& steps,
+                                                 const std::vector<Finding>& findings);
+
+/// Attaches each refinement's counters to its finding and, where it names a cause, sets it (keeping the cause
+/// before in the evidence and the reason in the summary).
+void ApplyCounterJudgement(std::vector<CounterRefinement> refinements, std::vector<Finding>* findings);
 
 }  // namespace strata::diagnosis

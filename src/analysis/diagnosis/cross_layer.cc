@@ -612,13 +612,6 @@ std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerM
       m.net_bytes_per_s / 1e6, peers / 1e6);
 }
 
-// The traces' finding about `rank`, nullptr when they have none.
-const Finding* FindingOfRank(const DiagnosisResult& result, int32_t rank) {
-  for (const Finding& f : result.findings)
-    if (f.rank && *f.rank == rank) return &f;
-  return nullptr;
-}
-
 }  // namespace
 
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& layers, const SpanChooser& spans) {
@@ -670,7 +663,7 @@ RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
     }
     const double late_share =
         traces.step_time_median_ms > 0 ? straggler.late_ms_per_step / traces.step_time_median_ms : 0.0;
-    const Finding* traced = FindingOfRank(traces, straggler.rank);
+    const Finding* traced = FindingOfRank(traces.findings, straggler.rank);
     RecordingJudgement::StragglerEvidence e;
     e.rank = straggler.rank;
     e.late_share = late_share;

@@ -7,9 +7,11 @@
 
 #include "analysis/communication.h"
 #include "analysis/critical_path.h"
+#include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
+#include "analysis/diagnosis/recording_judgement.h"
 #include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/diagnosis/verdict.h"
@@ -57,10 +59,9 @@ void MarkSources(const TraceStore& store, DiagnosisResult* result) {
     if (f.evidence.from.empty()) f.evidence.from = from;
 }
 
-}  // namespace
-
-DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
-  DiagnosisResult result;
+// What each input is and holds (its rank when it holds exactly one), in the order given.
+std::vector<InputSummary> SummariseInputs(const TraceStore& store) {
+  std::vector<InputSummary> out;
   // Each input's rank when it holds exactly one (one pass over the ranks: inputs x ranks would be quadratic).
   std::vector<int> ranks_of_input(store.inputs.size(), 0);
   std::vector<int32_t> rank_of_input(store.inputs.size(), 0);
@@ -77,8 +78,16 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     s.events = in.events;
     s.skipped = in.skipped;
     if (ranks_of_input[i] == 1) s.rank = rank_of_input[i];
-    result.inputs.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
+  return out;
+}
+
+}  // namespace
+
+DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
+  DiagnosisResult result;
+  result.inputs = SummariseInputs(store);
   result.left_out = options.left_out;
   result.ranks = static_cast<int32_t>(store.ranks.size());
   bool op_table = !store.ranks.empty();
@@ -101,8 +110,13 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);
     result.communication = ComputeCommunication(store, job);
   }
+  // The layers below the path's findings, each judged from the result as it stands (changing nothing) and
+  // applied in one step of its own: the run's counters, then the recording's layers.
+  if (!op_table) ApplyCounterJudgement(JudgeWithCounters(store, job.steps, result.findings), &result.findings);
   if (with_layers)
-    ApplyCrossLayerEvidence(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), &result);
+    ApplyRecordingJudgement(
+        JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), result),
+        &result);
   ReconcileImpacts(&result);
   // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
   const size_t before = result.findings.size();
@@ -116,7 +130,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.
   if (with_recording)
-    ApplyStallAnalysis({store.recorded_calls, store.recorded_threads}, &result, {.now_unix_ns = options.now_unix_ns});
+    ApplyStallJudgement(
+        JudgeStall({store.recorded_calls, store.recorded_threads}, {.now_unix_ns = options.now_unix_ns}), &result);
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);

@@ -2,7 +2,6 @@
 #include "analysis/diagnosis/recording_judgement.h"
 
 #include <algorithm>
-#include <iterator>
 #include <set>
 #include <utility>
 
@@ -13,16 +12,11 @@
 namespace strata::diagnosis {
 namespace {
 
-/// The first finding about `rank`, or findings.end().
-std::vector<Finding>::iterator FindingOfRank(std::vector<Finding>& findings, int32_t rank) {
-  return std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rank && *f.rank == rank; });
-}
-
 /// Attaches the comparison to the finding about the straggler (made when the traces had none and the
 /// recording names a cause) and, when the recording names a cause, sets it with the recording's reason.
 void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* result) {
-  auto finding = FindingOfRank(result->findings, e.rank);
-  const bool seen_in_trace = finding != result->findings.end();
+  Finding* finding = FindingOfRank(result->findings, e.rank);
+  const bool seen_in_trace = finding != nullptr;
   if (!seen_in_trace) {
     if (!e.choice.names) return;
     Finding f;
@@ -30,12 +24,12 @@ void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* re
     f.ranks = {e.rank};
     f.impact_pct = RoundTo(100 * e.late_share, 2);
     result->findings.push_back(std::move(f));
-    finding = std::prev(result->findings.end());
+    finding = &result->findings.back();
   }
   finding->evidence.cross_layer = std::move(e.comparison);
   if (!e.choice.names) return;
   const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
-  SetCause(e.choice, &*finding);
+  SetCause(e.choice, finding);
   finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", e.rank,
                                  100 * e.late_share, e.choice.why, trace_cause);
 }

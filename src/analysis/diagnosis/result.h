@@ -4,10 +4,12 @@
 // impact_pct is the share of step time that fixing the finding would save (impact.h: one story for all).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/communication.h"
@@ -42,6 +44,16 @@ struct Finding {
   FindingEvidence evidence;
   bool outside_whatif = false;  // its cause is one the what-if cannot see: modelled into S (impact.h)
 };
+
+/// The first finding about `rank` (its `rank` field, not its `ranks` list), or null. One rule for every pass
+/// that attaches evidence to the finding about a rank.
+inline const Finding* FindingOfRank(const std::vector<Finding>& findings, int32_t rank) {
+  auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rank && *f.rank == rank; });
+  return it == findings.end() ? nullptr : &*it;
+}
+inline Finding* FindingOfRank(std::vector<Finding>& findings, int32_t rank) {
+  return const_cast<Finding*>(FindingOfRank(std::as_const(findings), rank));
+}
 
 struct WhatIf {
   double slowdown = 1.0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -318,8 +319,8 @@ std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e)
   return out;
 }
 
-void AddHangFindings(const RecordedThreads& threads, const CollectiveProgress& p, const Stall& s, double threshold_s,
-                     DiagnosisResult* result) {
+std::vector<Finding> HangFindings(const RecordedThreads& threads, const CollectiveProgress& p, const Stall& s,
+                                  double threshold_s) {
   StallEvidence e;
   e.communicator = s.key.comm + (s.key.p2p ? " p2p" : "");
   e.seq = s.key.seq;
@@ -349,11 +350,9 @@ void AddHangFindings(const RecordedThreads& threads, const CollectiveProgress& p
                           "holding them up are elsewhere (another node)",
                           fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
     f.evidence.kind = e;
-    result->findings.insert(result->findings.begin(), std::move(f));
-    return;
+    return {std::move(f)};
   }
-  const std::vector<Finding> out = MissingRankFindings(s, e);
-  result->findings.insert(result->findings.begin(), out.begin(), out.end());
+  return MissingRankFindings(s, e);
 }
 
 // The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes.
@@ -403,8 +402,8 @@ std::string SignalName(int signal) {
   return abbrev ? fmt::format("{} (SIG{})", signal, abbrev) : std::to_string(signal);
 }
 
-// Ranks that exited by a signal or non-zero: never a healthy job (result->input_problems says what happened).
-void NoteAbnormalEnds(const RecordedThreads& threads, DiagnosisResult* result, const StallOptions& o) {
+// Ranks that exited by a signal or non-zero: never a healthy job (the input problems say what happened).
+void NoteAbnormalEnds(const RecordedThreads& threads, std::vector<std::string>* problems, const StallOptions& o) {
   const auto procs = RankProcesses(threads);
   std::map<int, std::vector<const ProcessThreads*>> by_signal;
   std::vector<std::string> exits;
@@ -425,7 +424,7 @@ void NoteAbnormalEnds(const RecordedThreads& threads, DiagnosisResult* result, c
     }
     if (stop && list.size() == procs.size() && procs.size() > 1 &&
         static_cast<double>(hi - lo) / 1e9 <= o.stopped_together_s) {
-      result->input_problems.push_back(fmt::format(
+      problems->push_back(fmt::format(
           "every rank was stopped by signal {} within {:.1f} s of each other: the job was stopped, it did not finish",
           SignalName(signal), static_cast<double>(hi - lo) / 1e9));
       continue;
@@ -433,18 +432,17 @@ void NoteAbnormalEnds(const RecordedThreads& threads, DiagnosisResult* result, c
     for (const ProcessThreads* p : list)
       exits.push_back(fmt::format("rank {} (pid {}) was killed by signal {}", p->rank, p->pid, SignalName(signal)));
   }
-  if (!exits.empty())
-    result->input_problems.push_back(fmt::format("the job ended abnormally: {}", fmt::join(exits, "; ")));
+  if (!exits.empty()) problems->push_back(fmt::format("the job ended abnormally: {}", fmt::join(exits, "; ")));
 }
 
 // A recording that ends with ranks inside a collective (and no stall was reported) is not a clean end.
-void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
+void NoteOpenAtEnd(const CollectiveProgress& p, std::vector<std::string>* problems) {
   std::vector<std::string> open;
   for (const auto& [rank, rp] : p.ranks)
     if (const RankCollective* c = OpenCall(rp, false))
       open.push_back(fmt::format("rank {} in {}", rank, Describe(KeyOf(*c), c->op)));
   if (!open.empty())
-    result->input_problems.push_back(
+    problems->push_back(
         fmt::format("the recording ends with ranks inside a collective they never left: {}", fmt::join(open, "; ")));
 }
 
@@ -453,11 +451,11 @@ void NoteOpenAtEnd(const CollectiveProgress& p, DiagnosisResult* result) {
 // collective entered in the recording the stall rule cannot say who did not join. Where each rank waits is
 // said instead, ranks grouped by place, so the one elsewhere stands out; not a finding (nothing was measured
 // against a collective), and the result stays inconclusive.
-void NoteStoppedBeforeRecording(const RecordedThreads& threads, const CollectiveProgress& p, DiagnosisResult* result) {
+std::optional<std::string> StoppedBeforeRecording(const RecordedThreads& threads, const CollectiveProgress& p) {
   for (const auto& [rank, rp] : p.ranks)
-    if (!rp.calls.empty()) return;
+    if (!rp.calls.empty()) return std::nullopt;
   const auto procs = RankProcesses(threads);
-  if (procs.size() < 2) return;
+  if (procs.size() < 2) return std::nullopt;
   RankLocator locator(threads);
   std::map<std::string, std::vector<int32_t>> ranks_by_place;
   for (const auto& [rank, where] : procs) {
@@ -465,7 +463,7 @@ void NoteStoppedBeforeRecording(const RecordedThreads& threads, const Collective
     const uint32_t pid = proc->pid;  // (clang 14: a lambda cannot capture a structured binding)
     const auto before = std::find_if(proc->thread_states.begin(), proc->thread_states.end(),
                                      [pid](const auto& t) { return t.tid == pid && t.since_before_attach; });
-    if (before == proc->thread_states.end()) return;
+    if (before == proc->thread_states.end()) return std::nullopt;
     const int64_t seen = before->seen_unix_ns;  // where it was then (not its later exit)
     const StalledRankState st = locator.Locate(segment, pid, rank, seen, seen);
     ranks_by_place[st.frame.empty() ? st.state : fmt::format("{} in {}", st.state, st.frame)].push_back(rank);
@@ -473,11 +471,10 @@ void NoteStoppedBeforeRecording(const RecordedThreads& threads, const Collective
   std::vector<std::string> places;
   for (const auto& [place, ranks] : ranks_by_place)
     places.push_back(fmt::format("{} {}: {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), place));
-  result->input_problems.insert(
-      result->input_problems.begin(),
-      fmt::format("every rank was asleep since before the recorder attached and it saw no collective, so who did "
-                  "not join cannot be told from collectives; where each waits: {}",
-                  fmt::join(places, "; ")));
+  return fmt::format(
+      "every rank was asleep since before the recorder attached and it saw no collective, so who did "
+      "not join cannot be told from collectives; where each waits: {}",
+      fmt::join(places, "; "));
 }
 
 }  // namespace
@@ -593,19 +590,35 @@ const StallEvidence* JobStall(const DiagnosisResult& result) {
   return nullptr;
 }
 
-void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options) {
+StallJudgement JudgeStall(const StallRecording& recording, const StallOptions& options) {
+  StallJudgement out;
   const CollectiveProgress progress = model::BuildCollectiveProgress(recording.calls, options.now_unix_ns);
   double threshold_s = 0;
   const std::optional<Stall> stall = FindStall(progress, options, &threshold_s);
-  if (stall) AddHangFindings(recording.threads, progress, *stall, threshold_s, result);
   // Numbers aligned by an uncertain shift may be off by one: comparing ops across them could invent a mismatch.
   if (progress.numbers_certain)
-    if (std::optional<Finding> mismatch = FindMismatch(progress))
-      result->findings.insert(result->findings.begin(), *mismatch);
-  if (options.now_unix_ns) return;  // live: the job has not ended
-  NoteAbnormalEnds(recording.threads, result, options);
-  if (!stall) NoteOpenAtEnd(progress, result);
-  if (!stall) NoteStoppedBeforeRecording(recording.threads, progress, result);
+    if (std::optional<Finding> mismatch = FindMismatch(progress)) out.findings.push_back(std::move(*mismatch));
+  if (stall)
+    for (Finding& f : HangFindings(recording.threads, progress, *stall, threshold_s))
+      out.findings.push_back(std::move(f));
+  if (options.now_unix_ns) return out;  // live: the job has not ended
+  NoteAbnormalEnds(recording.threads, &out.problems, options);
+  if (stall) return out;
+  NoteOpenAtEnd(progress, &out.problems);
+  out.leading_problem = StoppedBeforeRecording(recording.threads, progress);
+  return out;
+}
+
+void ApplyStallJudgement(StallJudgement judgement, DiagnosisResult* result) {
+  result->findings.insert(result->findings.begin(), std::make_move_iterator(judgement.findings.begin()),
+                          std::make_move_iterator(judgement.findings.end()));
+  if (judgement.leading_problem)
+    result->input_problems.insert(result->input_problems.begin(), std::move(*judgement.leading_problem));
+  for (std::string& p : judgement.problems) result->input_problems.push_back(std::move(p));
+}
+
+void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options) {
+  ApplyStallJudgement(JudgeStall(recording, options), result);
 }
 
 }  // namespace strata::diagnosis

@@ -79,7 +79,21 @@ const StallEvidence* JobStall(const DiagnosisResult& result);
 /// (the size the probes read: NCCL's element count, else gloo's buffer bytes). Shared by every report.
 std::string CalledText(const StallEvidence::Call& c);
 
-/// Adds `hang` and `collective_mismatch` findings (first in the list) and the job's abnormal end to `result`.
+/// What a recording's collectives and threads say about how the job ended, as a value: judging changes
+/// nothing; ApplyStallJudgement puts it into a result, the hang and mismatch findings first.
+struct StallJudgement {
+  std::vector<Finding> findings;  // a collective mismatch, then the hang findings; they go first, in this order
+  std::optional<std::string> leading_problem;  // ranks asleep since before the recording: the first input problem
+  std::vector<std::string> problems;           // the job's abnormal end, collectives left open: after the others
+};
+
+/// The stall, mismatch and abnormal end of a recording (live, at `options.now_unix_ns`: no end yet).
+StallJudgement JudgeStall(const StallRecording& recording, const StallOptions& options = {});
+
+/// Puts a judgement's findings first among the result's and its problems among its input problems.
+void ApplyStallJudgement(StallJudgement judgement, DiagnosisResult* result);
+
+/// JudgeStall, then ApplyStallJudgement: `hang` and `collective_mismatch` findings first, the abnormal end.
 void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options = {});
 
 }  // namespace strata::diagnosis

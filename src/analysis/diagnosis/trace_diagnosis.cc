@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "analysis/diagnosis/cause_choice.h"
-#include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/diagnosis/op_outliers.h"
@@ -325,7 +324,6 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   DescribeJobModel(store, job, result);
   if (job.collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
     DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, options, result);
-    RefineWithCounterEvidence(store, job.steps, result);
     return;
   }
   const PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
@@ -368,7 +366,6 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint3
   AddDataImbalance(context, options, result);
   std::sort(result->stragglers.begin(), result->stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-  RefineWithCounterEvidence(store, job.steps, result);
 }
 
 }  // namespace strata::diagnosis
