@@ -157,9 +157,13 @@ class Agent {
     const DeepSchedule& deep = deep_[job];
     const bool active = flight.newest_deep();
     if (state->deep.active && !active) Say(fmt::format("job {}: deep tracing ended", job));
-    state->deep = {
-        active,        deep.Active(now_s), active ? options_.deep_sample_hz : options_.sample_hz, deep.until_unix(),
-        deep.reason(), deep.opened()};
+    state->deep = {active,
+                   deep.Active(now_s),
+                   deep.Pending(now_s),
+                   active ? options_.deep_sample_hz : options_.sample_hz,
+                   deep.until_unix(),
+                   deep.reason(),
+                   deep.opened()};
   }
 
   Status StartPublisher() {
@@ -202,6 +206,7 @@ class Agent {
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
       flight->Update(pids, now_s, MayBeStalled(state, now_unix), deep_[job].Active(now_s));
+      if (flight->current_deep()) deep_[job].Begin(now_s, now_unix);  // its seconds count from here
       NoteDeep(job, now_s, *flight, &state);
       if (!flight->current_chunk().empty()) {
         std::vector<online::RankStepSummary> summaries;

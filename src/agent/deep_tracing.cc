@@ -12,13 +12,38 @@ namespace strata::agent {
 bool DeepSchedule::Request(double now_s, double now_unix, double seconds, std::string reason) {
   seconds = std::min(seconds, kMaxDeepS);
   if (!(seconds > 0)) return false;
+  if (!Active(now_s)) {  // a new window: pending until its recorder attaches
+    ++opened_;
+    pending_ = true;
+    asked_s_ = seconds;
+    until_s_ = now_s + seconds + kDeepAttachWaitS;
+    until_unix_ = now_unix + seconds + kDeepAttachWaitS;
+    reason_ = std::move(reason);
+    return true;
+  }
+  if (pending_) {  // a longer request before the recorder attached: more seconds from Begin
+    if (seconds <= asked_s_) return false;
+    asked_s_ = seconds;
+    until_s_ = std::max(until_s_, now_s + seconds + kDeepAttachWaitS);
+    until_unix_ = std::max(until_unix_, now_unix + seconds + kDeepAttachWaitS);
+    reason_ = std::move(reason);
+    return true;
+  }
   const double until = now_s + seconds;
   if (until <= until_s_) return false;
-  if (!Active(now_s)) ++opened_;
   until_s_ = until;
   until_unix_ = now_unix + seconds;
   reason_ = std::move(reason);
   return true;
+}
+
+void DeepSchedule::Begin(double now_s, double now_unix) {
+  if (!pending_ || !Active(now_s)) return;
+  pending_ = false;
+  // The seconds asked, from now; never past the pending window's bound (kDeepAttachWaitS after the request).
+  const double left = std::min(asked_s_, until_s_ - now_s);
+  until_s_ = now_s + left;
+  until_unix_ = now_unix + left;
 }
 
 bool DeepSchedule::RequestOnDetection(double now_s, double now_unix, double seconds, std::string reason) {

@@ -6,9 +6,13 @@
 // read only once it is attached, so the live window has no blind spot at either switch).
 // Also here: who may use the control endpoints (ControlAccess). Without a token file they answer only requests
 // from loopback; with one (`--control-token FILE`), only requests that carry it (Authorization: Bearer TOKEN).
-// Invariants: a window never lasts longer than kMaxDeepS past the request that opened or extended it; a request
-// never shortens an open window; Active(now) is false from the window's end on; a detection opens no window
-// within kDeepRefractoryS of the last one's end.
+// A window's seconds count from when the deep recorder is attached (Begin), not from the request: switching
+// to a new recorder takes seconds (its probes are written into the ranks' code), on a loaded machine most of
+// an 8 s window (ctest agent_deep, CI of 8972ac3), and a window counted from the request could end before its
+// recorder recorded anything. Until Begin it is pending, and lasts at most kDeepAttachWaitS more.
+// Invariants: a window never lasts longer than kMaxDeepS + kDeepAttachWaitS past the request that opened or
+// extended it (kMaxDeepS past its Begin); a request never shortens an open window; Active(now) is false from
+// the window's end on; a detection opens no window within kDeepRefractoryS of the last one's end.
 #pragma once
 
 #include <cstdint>
@@ -29,14 +33,23 @@ inline constexpr double kDeepCounterHz = 50;
 /// after a window closed, which opened the next window, whose switches did the same (ctest agent_deep,
 /// 2026-11-28). A refractory time bounds that loop to one window per deep_s + kDeepRefractoryS.
 inline constexpr double kDeepRefractoryS = 120;
+/// A window waits this long at most for its deep recorder to attach (the switch measured up to ~8 s on this
+/// 2-core VM under load); past it, the window's seconds count as if it had attached then.
+inline constexpr double kDeepAttachWaitS = 30;
 
 /// One job's deep window. Times are the agent's monotonic seconds; `until_unix` is the same instant on the wall
 /// clock, for the status.
 class DeepSchedule {
  public:
   /// Opens the window, or extends it, to now + seconds (seconds clamped to (0, kMaxDeepS]); `reason` says who
-  /// asked. Returns whether the window's end moved.
+  /// asked. A window it opens is pending (its end provisional, kDeepAttachWaitS later) until Begin. Returns
+  /// whether the window's end moved.
   bool Request(double now_s, double now_unix, double seconds, std::string reason);
+  /// The job's deep recorder is attached (its chunk is the one read): a pending window's seconds count from
+  /// now. Does nothing when no window is pending.
+  void Begin(double now_s, double now_unix);
+  /// A window is open and its deep recorder not attached yet.
+  bool Pending(double now_s) const { return pending_ && Active(now_s); }
   /// A detection's request: as Request, unless a window closed less than kDeepRefractoryS ago (a detection
   /// inside an open window still extends it).
   bool RequestOnDetection(double now_s, double now_unix, double seconds, std::string reason);
@@ -48,6 +61,8 @@ class DeepSchedule {
 
  private:
   double until_s_ = 0, until_unix_ = 0;
+  double asked_s_ = 0;    // a pending window's seconds, counted from Begin
+  bool pending_ = false;  // opened, its recorder not attached yet
   std::string reason_;
   uint64_t opened_ = 0;
 };

@@ -64,6 +64,8 @@ class FlightRecorder {
   double current_started_s() const { return current_.started_s; }
   /// The newest chunk's recorder samples at the deep rates.
   bool newest_deep() const { return (pending_.dir.empty() ? current_ : pending_).deep; }
+  /// The current chunk (the one read, its recorder attached) records at the deep rates.
+  bool current_deep() const { return !current_.dir.empty() && current_.deep; }
   uint64_t restarts() const { return restarts_; }
   /// The current chunk's recorder has exited (its processes ended): the chunk is complete.
   bool current_finished() const { return !current_.dir.empty() && current_.pid == 0; }

@@ -62,6 +62,7 @@ struct JobState {
   struct Deep {
     bool active = false;     // the newest chunk records at the deep rates
     bool requested = false;  // a window is open (the switch waits while the job may be stalled)
+    bool attaching = false;  // it is open and its deep recorder not attached yet: its seconds have not begun
     unsigned sample_hz = 0;  // the newest chunk's stack-sampling rate
     double until_unix = 0;
     std::string reason;

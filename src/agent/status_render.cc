@@ -146,6 +146,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
     if (s.program == "agent")
       o["deep"] = {{"active", job.deep.active},
                    {"requested", job.deep.requested},
+                   {"attaching", job.deep.attaching},
                    {"sample_hz", job.deep.sample_hz},
                    {"until_unix", job.deep.until_unix > 0 ? nlohmann::ordered_json(RoundTo(job.deep.until_unix, 3))
                                                           : nlohmann::ordered_json()},

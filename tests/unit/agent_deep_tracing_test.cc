@@ -29,20 +29,27 @@ TEST(AgentDeepTracing, AWindowOpensExtendsAndClosesOnItsOwn) {
   EXPECT_FALSE(d.Active(0));
   EXPECT_TRUE(d.Request(100, 1000, 60, "detection: rank 1 slow_compute"));
   EXPECT_TRUE(d.Active(100));
-  EXPECT_TRUE(d.Active(159.9));
-  EXPECT_FALSE(d.Active(160)) << "ends at now + seconds";
-  EXPECT_DOUBLE_EQ(d.until_unix(), 1060);
+  EXPECT_TRUE(d.Pending(100)) << "its recorder is not attached yet";
+  d.Begin(104, 1004);  // the deep recorder attached 4 s after the request
+  EXPECT_FALSE(d.Pending(104));
+  EXPECT_TRUE(d.Active(163.9));
+  EXPECT_FALSE(d.Active(164)) << "ends 60 s after its recorder attached";
+  EXPECT_DOUBLE_EQ(d.until_unix(), 1064);
   EXPECT_EQ(d.opened(), 1u);
+  d.Begin(110, 1010);
+  EXPECT_FALSE(d.Active(164)) << "Begin moves only a pending window";
   // A shorter request inside the window changes nothing; a longer one extends it without opening another.
   EXPECT_FALSE(d.Request(110, 1010, 10, "requested over HTTP"));
   EXPECT_EQ(d.reason(), "detection: rank 1 slow_compute");
   EXPECT_TRUE(d.Request(150, 1050, 30, "requested over HTTP"));
   EXPECT_TRUE(d.Active(179));
+  EXPECT_FALSE(d.Active(180));
   EXPECT_EQ(d.opened(), 1u);
   EXPECT_EQ(d.reason(), "requested over HTTP");
   // After it closed, a request opens a new one; none lasts past kMaxDeepS; nonsense opens nothing.
   EXPECT_TRUE(d.Request(1000, 2000, 1e9, "requested over HTTP"));
   EXPECT_EQ(d.opened(), 2u);
+  d.Begin(1000, 2000);
   EXPECT_TRUE(d.Active(1000 + kMaxDeepS - 1));
   EXPECT_FALSE(d.Active(1000 + kMaxDeepS));
   DeepSchedule none;
@@ -52,11 +59,44 @@ TEST(AgentDeepTracing, AWindowOpensExtendsAndClosesOnItsOwn) {
   EXPECT_EQ(none.opened(), 0u);
 }
 
+// A window's seconds count from its recorder's attaching: a switch that takes most of a short window (CI of
+// 8972ac3, agent_deep) still gets the seconds asked. A recorder that never attaches leaves the window open
+// kDeepAttachWaitS past its seconds, no longer; one that attaches late gets what is left of that bound; a
+// longer request while pending asks more seconds from the attaching.
+TEST(AgentDeepTracing, AWindowCountsFromItsRecorderAttaching) {
+  DeepSchedule never;
+  never.Request(0, 0, 10, "requested over HTTP");
+  EXPECT_TRUE(never.Active(10 + kDeepAttachWaitS - 0.1));
+  EXPECT_TRUE(never.Pending(10 + kDeepAttachWaitS - 0.1));
+  EXPECT_FALSE(never.Active(10 + kDeepAttachWaitS));
+  EXPECT_FALSE(never.Pending(10 + kDeepAttachWaitS)) << "an expired window is not pending";
+  DeepSchedule slow;  // a switch of 8 s in a 8 s window
+  slow.Request(0, 100, 8, "detection: rank 1 gc_pause");
+  slow.Begin(8, 108);
+  EXPECT_TRUE(slow.Active(15.9));
+  EXPECT_FALSE(slow.Active(16));
+  EXPECT_DOUBLE_EQ(slow.until_unix(), 116);
+  DeepSchedule late;
+  late.Request(0, 0, 10, "requested over HTTP");
+  late.Begin(35, 35);
+  EXPECT_TRUE(late.Active(10 + kDeepAttachWaitS - 0.1));
+  EXPECT_FALSE(late.Active(10 + kDeepAttachWaitS)) << "bounded by the request, not by the attaching";
+  DeepSchedule more;
+  more.Request(0, 0, 10, "detection");
+  EXPECT_FALSE(more.Request(2, 2, 10, "requested over HTTP")) << "not longer";
+  EXPECT_TRUE(more.Request(5, 5, 20, "requested over HTTP"));
+  EXPECT_EQ(more.opened(), 1u);
+  more.Begin(8, 8);
+  EXPECT_TRUE(more.Active(27.9));
+  EXPECT_FALSE(more.Active(28));
+}
+
 // A detection opens no window within kDeepRefractoryS of the last one's end (each switch perturbs the job, and
 // the perturbation was itself detected); a request by hand does, and a detection inside a window extends it.
 TEST(AgentDeepTracing, DetectionsOpenNoWindowRightAfterOne) {
   DeepSchedule d;
   EXPECT_TRUE(d.RequestOnDetection(0, 0, 10, "detection: rank 1 slow_compute")) << "the first opens";
+  d.Begin(0, 0);
   EXPECT_TRUE(d.RequestOnDetection(5, 5, 10, "detection: rank 0 unknown")) << "inside the window: extends it";
   EXPECT_FALSE(d.Active(15));
   EXPECT_FALSE(d.RequestOnDetection(16, 16, 10, "detection: rank 0 unknown"));
@@ -66,7 +106,9 @@ TEST(AgentDeepTracing, DetectionsOpenNoWindowRightAfterOne) {
   EXPECT_EQ(d.opened(), 2u);
   DeepSchedule by_hand;
   EXPECT_TRUE(by_hand.Request(0, 0, 10, "requested over HTTP"));
+  by_hand.Begin(0, 0);
   EXPECT_TRUE(by_hand.Request(11, 11, 10, "requested over HTTP")) << "by hand: no refractory time";
+  by_hand.Begin(11, 11);
   EXPECT_FALSE(by_hand.RequestOnDetection(22, 22, 10, "detection"));
 }
 
@@ -172,6 +214,7 @@ TEST(AgentDeepTracing, FlightRecorderSwitchesRatesThroughANewChunk) {
   EXPECT_FALSE(flight.newest_deep());
   flight.Update({4242}, 1.0, false, true);
   EXPECT_TRUE(flight.newest_deep());
+  EXPECT_FALSE(flight.current_deep()) << "the deep recorder has not said it is attached";
   EXPECT_EQ(std::filesystem::path(flight.newest_chunk()).filename(), "chunk-000001");
   EXPECT_NE(args().find("--sample-hz 499 --counter-hz 50"), std::string::npos) << args();
   flight.Update({4242}, 2.0, false, true);
