@@ -405,53 +405,102 @@ bool Touch(const PathSegment& a, const PathSegment& b) { return std::abs(b.start
 
 bool SameRankAndKind(const PathSegment& a, const PathSegment& b) { return a.rank == b.rank && a.kind == b.kind; }
 
+// Time by kind and name of the segments [first, last) of `v`: a merged segment counts by its parts.
+using KindNameTimes = std::map<PathKind, std::map<std::string, int64_t>>;
+KindNameTimes TimesOf(const std::vector<PathSegment>& v, size_t first, size_t last) {
+  KindNameTimes t;
+  for (size_t i = first; i < last; ++i) {
+    if (v[i].parts.empty()) t[v[i].kind][v[i].name] += v[i].dur_ns;
+    for (const PathPart& p : v[i].parts) t[p.kind][p.name] += p.dur_ns;
+  }
+  return t;
+}
+
+// The name holding most of `names`' time (ties: the first in byte order) and that time's sum over all names.
+std::pair<std::string, int64_t> TopName(const std::map<std::string, int64_t>& names) {
+  auto top = names.begin();
+  int64_t sum = 0;
+  for (auto it = names.begin(); it != names.end(); ++it) {
+    sum += it->second;
+    if (it->second > top->second) top = it;
+  }
+  return {top->first, sum};
+}
+
+// The segments [first, last) of `v` (touching, one rank) as one: from the first's start to the latest end, of
+// the kind holding most of their time (ties: the earlier in PathKind order), named by that kind's name holding
+// most of it (ties: the first in byte order). Of several kinds, its parts say each kind's time and main name;
+// the touching tolerance's slack (at most kPathTouchNs a join) goes to the main kind, so they sum to dur_ns.
+PathSegment Combine(const std::vector<PathSegment>& v, size_t first, size_t last) {
+  PathSegment out = v[first];
+  if (last - first == 1) return out;
+  int64_t end = EndOf(out);
+  for (size_t i = first; i < last; ++i) end = std::max(end, EndOf(v[i]));
+  out.dur_ns = end - out.start_ns;
+  out.parts.clear();
+  int64_t main_dur = -1, summed = 0;
+  for (const auto& [kind, names] : TimesOf(v, first, last)) {
+    auto [name, dur] = TopName(names);
+    summed += dur;
+    if (dur > main_dur) {
+      main_dur = dur;
+      out.kind = kind;
+      out.name = name;
+    }
+    out.parts.push_back({kind, std::move(name), dur});
+  }
+  for (PathPart& p : out.parts)
+    if (p.kind == out.kind) p.dur_ns += out.dur_ns - summed;
+  if (out.parts.size() == 1) out.parts.clear();
+  return out;
+}
+
 // Appends `s` to `out`, into its last segment when both have the same rank, kind and name and touch.
 void AppendMerged(std::vector<PathSegment>& out, PathSegment s) {
   if (out.empty() || !SameRankAndKind(out.back(), s) || out.back().name != s.name || !Touch(out.back(), s))
     return out.push_back(std::move(s));
-  out.back().dur_ns = std::max(EndOf(out.back()), EndOf(s)) - out.back().start_ns;
+  if (out.back().parts.empty() && s.parts.empty()) {
+    out.back().dur_ns = std::max(EndOf(out.back()), EndOf(s)) - out.back().start_ns;
+    return;
+  }
+  const std::vector<PathSegment> pair = {std::move(out.back()), std::move(s)};
+  out.back() = Combine(pair, 0, 2);
 }
 
-// The segments [first, last) of `v` (one rank and kind, touching) as one: from the first's start to the latest
-// end, named by the name holding most of their time (ties: the first name in byte order).
-PathSegment Combine(const std::vector<PathSegment>& v, size_t first, size_t last) {
-  PathSegment out = v[first];
-  if (last - first == 1) return out;
-  std::map<std::string_view, int64_t> by_name;
-  int64_t end = EndOf(out);
-  for (size_t i = first; i < last; ++i) {
-    by_name[v[i].name] += v[i].dur_ns;
-    end = std::max(end, EndOf(v[i]));
-  }
-  auto top = by_name.begin();
-  for (auto it = by_name.begin(); it != by_name.end(); ++it)
-    if (it->second > top->second) top = it;
-  out.name = std::string(top->first);
-  out.dur_ns = end - out.start_ns;
-  return out;
-}
+// The host's own kinds: the training loop's ops, its launch calls and the gaps between them.
+bool HostKind(PathKind k) { return k == PathKind::kCpu || k == PathKind::kLaunch || k == PathKind::kIdle; }
 
 // The end of the run that starts at segment i of `v`: i + 1, or, when segment i is tiny (shorter than
-// `min_width`), past the tiny segments of its rank and kind that follow it, each touching the previous one.
-size_t RunEnd(const std::vector<PathSegment>& v, size_t i, double min_width) {
+// `min_width`), past the tiny segments that follow it, each touching the previous one, of its rank and kind
+// (`mixed` false) or of its rank and any host kind when it is one (`mixed`).
+size_t RunEnd(const std::vector<PathSegment>& v, size_t i, double min_width, bool mixed) {
   const auto tiny = [&](size_t k) { return static_cast<double>(v[k].dur_ns) < min_width; };
+  const auto joins = [&](size_t k) {
+    return mixed ? v[k].rank == v[i].rank && HostKind(v[k].kind) && HostKind(v[i].kind) : SameRankAndKind(v[i], v[k]);
+  };
   size_t j = i + 1;
   if (tiny(i))
-    while (j < v.size() && tiny(j) && SameRankAndKind(v[i], v[j]) && Touch(v[j - 1], v[j])) ++j;
+    while (j < v.size() && tiny(j) && joins(j) && Touch(v[j - 1], v[j])) ++j;
   return j;
+}
+
+// One pass of the merge: each run (RunEnd) combined, and joined to a touching neighbour of its name.
+std::vector<PathSegment> MergeRuns(const std::vector<PathSegment>& v, double min_width, bool mixed) {
+  std::vector<PathSegment> out;
+  for (size_t i = 0, j = 0; i < v.size(); i = j) {
+    j = RunEnd(v, i, min_width, mixed);
+    AppendMerged(out, Combine(v, i, j));
+  }
+  return out;
 }
 
 }  // namespace
 
 std::vector<PathSegment> MergePathSegments(std::vector<PathSegment> segments, int64_t step_ns) {
-  std::vector<PathSegment> touching, out;
+  std::vector<PathSegment> touching;
   for (PathSegment& s : segments) AppendMerged(touching, std::move(s));
   const double min_width = kPathMinSegmentShare * static_cast<double>(step_ns);
-  for (size_t i = 0, j = 0; i < touching.size(); i = j) {
-    j = RunEnd(touching, i, min_width);
-    AppendMerged(out, Combine(touching, i, j));
-  }
-  return out;
+  return MergeRuns(MergeRuns(touching, min_width, false), min_width, true);
 }
 
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
@@ -520,7 +569,10 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
 
 std::vector<PathContributor> PathContributors(const CriticalPath& path) {
   std::map<std::pair<int32_t, PathKind>, std::map<std::string, int64_t>> by;
-  for (const PathSegment& s : path.segments) by[{s.rank, s.kind}][s.name] += s.dur_ns;
+  for (const PathSegment& s : path.segments) {
+    if (s.parts.empty()) by[{s.rank, s.kind}][s.name] += s.dur_ns;
+    for (const PathPart& p : s.parts) by[{s.rank, p.kind}][p.name] += p.dur_ns;
+  }
   const double total = static_cast<double>(std::max<int64_t>(1, path.end_ns - path.start_ns));
   std::vector<PathContributor> out;
   for (const auto& [key, names] : by) {

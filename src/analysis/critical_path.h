@@ -23,14 +23,16 @@
 // Segments are clipped to the step's span and emitted back to back, so they tile [start_ns, end_ns] exactly.
 // They are then merged (MergePathSegments): touching segments of the same rank, kind and name become one, and so
 // does each run of tiny segments (below kPathMinSegmentShare of the step) of the same rank and kind, named by the
-// name holding most of the run's time. A rank's time by kind is unchanged.
+// name holding most of the run's time; then each run of tiny host segments (cpu, launch, idle) of one rank,
+// of whatever kinds, with its time by kind in its parts. A rank's time by kind is unchanged.
 // Cost: one pass over each rank's rows to keep the step's slices (those starting within one step length
 // before the step and before its end), then O(n log n) in the n slices kept (sorting, and one binary search
 // per walk move); the walk makes O(n) moves (each emits a segment that ends at an earlier event boundary,
 // or changes lane or rank once at the same instant; a cap ends it with "idle" otherwise).
 // Invariants: segments are in time order, adjacent (each starts where the previous ended), of positive
-// duration, and sum to end_ns − start_ns; no two adjacent segments have the same rank, kind and name, and no two
-// adjacent tiny segments the same rank and kind.
+// duration, and sum to end_ns − start_ns; no two adjacent segments have the same rank, kind and name, no two
+// adjacent tiny segments the same rank and kind, and no two adjacent tiny host segments the same rank; a
+// segment's parts, when it has them, sum to its duration.
 #pragma once
 
 #include <cstdint>
@@ -49,19 +51,29 @@ enum class PathKind : uint8_t { kCpu, kLaunch, kKernel, kCollective, kWait, kIdl
 /// "cpu", "launch", "kernel", "collective", "wait", "idle": the JSON contract's names.
 std::string_view PathKindName(PathKind kind);
 
+/// One kind's time inside a merged run of tiny host segments of several kinds, and the name holding most of it.
+struct PathPart {
+  PathKind kind = PathKind::kIdle;
+  std::string name;
+  int64_t dur_ns = 0;
+};
+
 struct PathSegment {
   int32_t rank = -1;  // rank number (RankInfo::rank)
   PathKind kind = PathKind::kIdle;
   std::string name;      // op, kernel or collective name; the op before the gap for "idle" ("" when none)
   int64_t start_ns = 0;  // aligned clock
   int64_t dur_ns = 0;
+  // A merged run of tiny cpu, launch and idle segments: each kind's time, in PathKind order, summing to dur_ns
+  // (`kind` and `name` are the largest part's). Empty for a segment of one kind.
+  std::vector<PathPart> parts;
 };
 
 /// Two path segments touch when the end of one is the start of the next within this (1 µs).
 inline constexpr int64_t kPathTouchNs = 1000;
 /// A path segment shorter than this share of its step (0.1 %) is tiny: a run of touching tiny segments of one
 /// rank and kind merges into one segment (a pixel of a 1,000-pixel drawing; the time by rank and kind is kept). On
-/// a step of hta/trace_filter: 1,606 segments become 860.
+/// a step of hta/trace_filter: 1,606 segments become 860, and 56 once tiny host runs of mixed kinds merge too.
 inline constexpr double kPathMinSegmentShare = 0.001;
 
 /// One rank's window of the step, aligned.
@@ -90,9 +102,11 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
 
 /// `segments` (time order) merged: touching segments (kPathTouchNs) of the same rank, kind and name become one;
 /// then each run of touching tiny segments (each shorter than kPathMinSegmentShare of `step_ns`) of the same rank
-/// and kind becomes one, named by the name holding most of the run's time (ties: the first in byte order).
+/// and kind becomes one, named by the name holding most of the run's time (ties: the first in byte order);
+/// then each run of touching tiny host segments (cpu, launch, idle: a loop's short ops between its launches) of
+/// one rank becomes one, of the kind holding most of its time, its time by kind in `parts`.
 /// A merged segment runs from its first start to its last end: on segments that tile a span, the tiling and each
-/// (rank, kind)'s total time are kept.
+/// (rank, kind)'s total time (counting parts) are kept.
 std::vector<PathSegment> MergePathSegments(std::vector<PathSegment> segments, int64_t step_ns);
 
 /// One (rank, kind) share of a path, for the text summary.

@@ -240,12 +240,21 @@ ordered_json CriticalPathJson(const CriticalPath& p) {
     windows.push_back(
         {{"rank", w.rank}, {"start_us", us(w.start_ns - p.start_ns)}, {"end_us", us(w.end_ns - p.start_ns)}});
   ordered_json segments = ordered_json::array();
-  for (const PathSegment& s : p.segments)
-    segments.push_back({{"rank", s.rank},
+  for (const PathSegment& s : p.segments) {
+    ordered_json seg = {{"rank", s.rank},
                         {"kind", PathKindName(s.kind)},
                         {"name", JsonSafe(s.name)},
                         {"start_us", us(s.start_ns - p.start_ns)},
-                        {"dur_us", us(s.dur_ns)}});
+                        {"dur_us", us(s.dur_ns)}};
+    if (!s.parts.empty()) {  // a merged run of tiny host segments of several kinds: its time by kind
+      ordered_json parts = ordered_json::array();
+      for (const PathPart& part : s.parts)
+        parts.push_back(
+            {{"kind", PathKindName(part.kind)}, {"name", JsonSafe(part.name)}, {"dur_us", us(part.dur_ns)}});
+      seg["parts"] = std::move(parts);
+    }
+    segments.push_back(std::move(seg));
+  }
   return {{"step", p.step},
           {"which", "median step"},
           {"start_us", us(p.start_ns)},

@@ -34,6 +34,7 @@ std::unique_ptr<PathOf> ComputeFor(TraceStore store, std::optional<int64_t> step
 }
 
 bool SameRankAndKind(const PathSegment& a, const PathSegment& b) { return a.rank == b.rank && a.kind == b.kind; }
+bool Host(PathKind k) { return k == PathKind::kCpu || k == PathKind::kLaunch || k == PathKind::kIdle; }
 
 // The segments are in time order, adjacent, positive, and tile [start, end] exactly; they are merged (no two
 // neighbours of the same rank, kind and name; no two tiny neighbours of the same rank and kind).
@@ -50,6 +51,15 @@ void ExpectTiles(const CriticalPath& path) {
       EXPECT_NE(prev->name, s.name) << "unmerged at " << s.start_ns;
       EXPECT_FALSE(tiny(*prev) && tiny(s)) << "unmerged tiny segments at " << s.start_ns;
     }
+    if (prev && prev->rank == s.rank && Host(prev->kind) && Host(s.kind)) {
+      EXPECT_FALSE(tiny(*prev) && tiny(s)) << "unmerged tiny host segments at " << s.start_ns;
+    }
+    if (!s.parts.empty()) {
+      int64_t parts = 0;
+      for (const PathPart& q : s.parts) parts += q.dur_ns;
+      EXPECT_EQ(parts, s.dur_ns) << "a merged segment's parts sum to it";
+      EXPECT_GT(s.parts.size(), 1u);
+    }
     prev = &s;
     t = s.start_ns + s.dur_ns;
     sum += s.dur_ns;
@@ -64,7 +74,14 @@ int64_t TimeOn(const CriticalPath& path, int32_t rank, std::optional<PathKind> k
                int64_t b = INT64_MAX) {
   int64_t sum = 0;
   for (const PathSegment& s : path.segments) {
-    if (s.rank != rank || (kind && s.kind != *kind)) continue;
+    if (s.rank != rank) continue;
+    if (kind && !s.parts.empty()) {  // a merged run of several kinds: its part of this kind (whole runs only)
+      for (const PathPart& q : s.parts)
+        if (q.kind == *kind && s.start_ns - path.start_ns >= a && s.start_ns - path.start_ns + s.dur_ns <= b)
+          sum += q.dur_ns;
+      continue;
+    }
+    if (kind && s.kind != *kind) continue;
     const int64_t lo = std::max(s.start_ns - path.start_ns, a), hi = std::min(s.start_ns - path.start_ns + s.dur_ns, b);
     sum += std::max<int64_t>(0, hi - lo);
   }
@@ -252,10 +269,9 @@ TEST(CriticalPath, MergePathSegmentsKeepsTheTilingAndTotals) {
   add(1, PathKind::kCpu, "e", 50 * kMs - 2 * kMs - 45 * kUs);
   ASSERT_EQ(t, step);
   const std::vector<PathSegment> out = MergePathSegments(in, step);
-  ASSERT_EQ(out.size(), 6u);
+  ASSERT_EQ(out.size(), 5u);
   const std::vector<std::pair<std::string, int64_t>> want = {
-      {"a", 50 * kMs}, {"b", 2 * kMs},  {"cudaLaunchKernel", 5 * kUs},
-      {"d", 20 * kUs}, {"d", 20 * kUs}, {"e", 50 * kMs - 2 * kMs - 45 * kUs}};
+      {"a", 50 * kMs}, {"b", 2 * kMs}, {"d", 25 * kUs}, {"d", 20 * kUs}, {"e", 50 * kMs - 2 * kMs - 45 * kUs}};
   int64_t end = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(out[i].name, want[i].first);
@@ -265,7 +281,70 @@ TEST(CriticalPath, MergePathSegmentsKeepsTheTilingAndTotals) {
   }
   EXPECT_EQ(end, step);
   EXPECT_EQ(out[1].kind, PathKind::kCpu);
+  EXPECT_TRUE(out[1].parts.empty()) << "one kind: no parts";
+  // The tiny launch and the tiny cpu op after it (rank 0): one cpu segment, its parts by kind.
+  EXPECT_EQ(out[2].kind, PathKind::kCpu);
+  ASSERT_EQ(out[2].parts.size(), 2u);
+  EXPECT_EQ(out[2].parts[0].kind, PathKind::kCpu);
+  EXPECT_EQ(out[2].parts[0].name, "d");
+  EXPECT_EQ(out[2].parts[0].dur_ns, 20 * kUs);
+  EXPECT_EQ(out[2].parts[1].kind, PathKind::kLaunch);
+  EXPECT_EQ(out[2].parts[1].name, "cudaLaunchKernel");
+  EXPECT_EQ(out[2].parts[1].dur_ns, 5 * kUs);
+  EXPECT_EQ(out[3].rank, 1);
+  EXPECT_TRUE(out[3].parts.empty());
+}
+
+// A loop's short ops between its kernel launches (cpu, launch, cpu, launch, ... each a few µs, with a gap now
+// and then) make a run of tiny host segments of mixed kinds: merged into one segment of the kind holding most of
+// the time, each kind's time and main name in its parts; the time by kind is kept, a wide segment or another rank
+// ends the run, and a kernel (not a host kind) is never folded in.
+TEST(CriticalPath, TinyHostSegmentsOfMixedKindsMergeWithTheirParts) {
+  const int64_t step = 100 * kMs;  // tiny: below 100 µs
+  std::vector<PathSegment> in;
+  int64_t t = 0;
+  const auto add = [&](int32_t rank, PathKind kind, std::string name, int64_t dur) {
+    in.push_back({rank, kind, std::move(name), t, dur});
+    t += dur;
+  };
+  add(0, PathKind::kCpu, "wide", 40 * kMs);
+  for (int i = 0; i < 100; ++i) {
+    add(0, PathKind::kCpu, i % 2 ? "permute" : "index", 30 * kUs);
+    add(0, PathKind::kLaunch, "cudaLaunchKernel", 10 * kUs);
+    if (i % 10 == 0) add(0, PathKind::kIdle, "", 5 * kUs);
+  }
+  add(0, PathKind::kKernel, "k", 50 * kUs);  // tiny, but the device's: its own segment
+  add(0, PathKind::kCpu, "after", 50 * kUs);
+  add(1, PathKind::kLaunch, "cudaLaunchKernel", 10 * kUs);  // another rank
+  add(1, PathKind::kCpu, "rest", step - t);
+  const std::vector<PathSegment> out = MergePathSegments(in, step);
+  ASSERT_EQ(out.size(), 6u);
+  const PathSegment& run = out[1];
+  EXPECT_EQ(run.rank, 0);
+  EXPECT_EQ(run.kind, PathKind::kCpu);
+  EXPECT_EQ(run.name, "index") << "ties between names: the first in byte order";
+  EXPECT_EQ(run.start_ns, 40 * kMs);
+  EXPECT_EQ(run.dur_ns, 100 * 40 * kUs + 10 * 5 * kUs);
+  ASSERT_EQ(run.parts.size(), 3u);
+  EXPECT_EQ(run.parts[0].kind, PathKind::kCpu);
+  EXPECT_EQ(run.parts[0].dur_ns, 3000 * kUs);
+  EXPECT_EQ(run.parts[1].kind, PathKind::kLaunch);
+  EXPECT_EQ(run.parts[1].dur_ns, 1000 * kUs);
+  EXPECT_EQ(run.parts[2].kind, PathKind::kIdle);
+  EXPECT_EQ(run.parts[2].dur_ns, 50 * kUs);
+  EXPECT_EQ(out[2].kind, PathKind::kKernel);
+  EXPECT_EQ(out[3].name, "after");
   EXPECT_EQ(out[4].rank, 1);
+  EXPECT_EQ(out[4].kind, PathKind::kLaunch);
+  // The text's time by (rank, kind) counts the parts: nothing moved between kinds.
+  CriticalPath path;
+  path.start_ns = 0;
+  path.end_ns = step;
+  path.segments = out;
+  int64_t launch0 = 0;
+  for (const PathContributor& c : PathContributors(path))
+    if (c.rank == 0 && c.kind == PathKind::kLaunch) launch0 = c.dur_ns;
+  EXPECT_EQ(launch0, 1000 * kUs);
 }
 
 TEST(CriticalPath, MedianStepIsTheMedianSpan) {
