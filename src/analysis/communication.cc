@@ -35,8 +35,9 @@ struct Gathered {
   std::map<int32_t, size_t> last_arrivals;
 };
 
-double CallBytes(const TraceStore& store, uint32_t slice) {
+double CallBytes(const TraceStore& store, SliceId id) {
   const SliceTable& s = store.slices;
+  const uint32_t slice = id.value;
   if (!(s.flags[slice] & kSliceCollectiveArgs) || s.args[slice] >= store.collective_args.size()) return -1;
   const CollectiveArgs& a = store.collective_args[s.args[slice]];
   const int element = ElementBytes(store.strings.view(a.dtype));
@@ -45,13 +46,13 @@ double CallBytes(const TraceStore& store, uint32_t slice) {
   return static_cast<double>(elements) * element;
 }
 
-std::string OpOfCall(const TraceStore& store, uint32_t slice) {
+std::string OpOfCall(const TraceStore& store, SliceId slice) {
   const SliceTable& s = store.slices;
-  if ((s.flags[slice] & kSliceCollectiveArgs) && s.args[slice] < store.collective_args.size()) {
-    const std::string_view named = store.strings.view(store.collective_args[s.args[slice]].collective);
+  if ((s.flags[slice.value] & kSliceCollectiveArgs) && s.args[slice.value] < store.collective_args.size()) {
+    const std::string_view named = store.strings.view(store.collective_args[s.args[slice.value]].collective);
     if (!named.empty()) return OpOfCollective(named);
   }
-  return OpOfCollective(store.strings.view(s.name[slice]));
+  return OpOfCollective(store.strings.view(s.name[slice.value]));
 }
 
 /// Adds one instance, given as (rank index, time in the call in ns) per member, to its running sums.
@@ -202,7 +203,7 @@ CommunicationTable ComputeCommunication(const TraceStore& store, const model::Jo
     if (!m.complete() || m.present < 2) continue;
     members.clear();
     double bytes = -1;
-    uint32_t first_slice = 0;
+    SliceId first_slice;
     for (size_t r = 0; r < m.call.size() && r < ranks; ++r) {
       if (m.call[r] < 0) continue;
       const model::CollectiveCall& call = c.calls[r][static_cast<size_t>(m.call[r])];

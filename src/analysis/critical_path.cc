@@ -34,7 +34,7 @@ constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
 // A slice on the aligned clock.
 struct Span {
   int64_t start = 0, end = 0;
-  uint32_t slice = 0;
+  SliceId slice;
   bool gap = false;  // an interval of the loop's lane that is a parent op's time around its children
 };
 
@@ -89,13 +89,13 @@ bool IsWrapper(std::string_view name, std::string_view category) {
 
 // One rank's slices of the step, on the aligned clock, by lane.
 struct RankLanes {
-  std::vector<Span> cpu;                             // the training loop's thread by innermost op, disjoint
-  std::vector<Span> syncs;                           // its synchronize calls (any depth), by start
-  std::vector<Span> cpu_collectives;                 // CPU-side collective calls (cpu-ops source; any thread), by start
-  std::vector<int64_t> cpu_collectives_max_end;      // running max of their ends (calls on several threads overlap)
-  std::vector<std::vector<Span>> streams;            // kernels per GPU stream, by start
-  std::unordered_map<uint32_t, uint32_t> stream_of;  // kernel slice -> index into streams
-  std::unordered_map<int64_t, int64_t> launch_end;   // correlation -> aligned end of the CPU launch
+  std::vector<Span> cpu;                            // the training loop's thread by innermost op, disjoint
+  std::vector<Span> syncs;                          // its synchronize calls (any depth), by start
+  std::vector<Span> cpu_collectives;                // CPU-side collective calls (cpu-ops source; any thread), by start
+  std::vector<int64_t> cpu_collectives_max_end;     // running max of their ends (calls on several threads overlap)
+  std::vector<std::vector<Span>> streams;           // kernels per GPU stream, by start
+  std::unordered_map<SliceId, uint32_t> stream_of;  // kernel slice -> index into streams
+  std::unordered_map<int64_t, int64_t> launch_end;  // correlation -> aligned end of the CPU launch
   size_t slices = 0;
 };
 
@@ -129,8 +129,8 @@ std::vector<Span> InnermostIntervals(std::vector<Span> ops) {
   return out;
 }
 
-RankLanes BuildLanes(const TraceStore& store, const std::vector<uint32_t>& rows, const model::JobModel& job, size_t r,
-                     int64_t step, int64_t from, int64_t to) {
+RankLanes BuildLanes(const TraceStore& store, const SliceRows& rows, const model::JobModel& job, size_t r, int64_t step,
+                     int64_t from, int64_t to) {
   RankLanes lanes;
   const SliceTable& s = store.slices;
   const int64_t off = OffsetOf(job, r);
@@ -138,22 +138,22 @@ RankLanes BuildLanes(const TraceStore& store, const std::vector<uint32_t>& rows,
   if (main == kNoTrack) main = model::MainThreadTrack(store, rows);
   std::unordered_map<TrackId, uint32_t> stream_index;  // track -> index into streams
   std::vector<Span> ops;
-  for (uint32_t row : rows) {
-    const int64_t a = s.ts_ns[row] - off, b = a + s.dur_ns[row];
-    if (s.dur_ns[row] <= 0 || a >= to || b <= from) continue;
-    const Track& track = store.track(s.track[row]);
+  for (const SliceId row : rows) {
+    const int64_t a = s.ts_ns[row.value] - off, b = a + s.dur_ns[row.value];
+    if (s.dur_ns[row.value] <= 0 || a >= to || b <= from) continue;
+    const Track& track = store.track(s.track[row.value]);
     ++lanes.slices;
-    if (track.kind == TrackKind::kGpuStream && (s.flags[row] & kSliceGpu)) {
-      auto [it, added] = stream_index.try_emplace(s.track[row], static_cast<uint32_t>(lanes.streams.size()));
+    if (track.kind == TrackKind::kGpuStream && (s.flags[row.value] & kSliceGpu)) {
+      auto [it, added] = stream_index.try_emplace(s.track[row.value], static_cast<uint32_t>(lanes.streams.size()));
       if (added) lanes.streams.emplace_back();
       lanes.streams[it->second].push_back({a, b, row});
       lanes.stream_of[row] = it->second;
     } else if (track.kind == TrackKind::kCpuThread) {
-      if (s.correlation[row] != kNoCorrelation) lanes.launch_end[s.correlation[row]] = b;
-      if (s.track[row] != main) continue;
-      const std::string_view name = store.strings.view(s.name[row]);
+      if (s.correlation[row.value] != kNoCorrelation) lanes.launch_end[s.correlation[row.value]] = b;
+      if (s.track[row.value] != main) continue;
+      const std::string_view name = store.strings.view(s.name[row.value]);
       if (IsSynchronize(name)) lanes.syncs.push_back({a, b, row});
-      if (!IsWrapper(name, store.strings.view(s.category[row]))) ops.push_back({a, b, row});
+      if (!IsWrapper(name, store.strings.view(s.category[row.value]))) ops.push_back({a, b, row});
     }
   }
   lanes.cpu = InnermostIntervals(std::move(ops));
@@ -194,7 +194,7 @@ class PathWalker {
   void GpuMove();
   void AfterKernel(const Span& kernel, uint32_t stream);
   void CollectiveMove(uint32_t instance, const Span& own);
-  void ContinueBefore(size_t rank, uint32_t slice);
+  void ContinueBefore(size_t rank, SliceId slice);
   int64_t LatestKernelEnd(const RankLanes& l, int64_t t, const Span** kernel, uint32_t* stream) const;
   int64_t Arrival(size_t rank, const model::MatchedCollective& m) const;
   int64_t LatestCallEnd(const RankLanes& l, int64_t not_before, int64_t after, int64_t before) const;
@@ -203,8 +203,8 @@ class PathWalker {
   const model::JobModel& job_;
   const std::vector<RankLanes>& lanes_;
   const int64_t from_, to_;
-  std::unordered_map<uint32_t, uint32_t> instance_of_;  // collective call's slice -> index into matched
-  std::vector<RawSegment> out_;                         // backwards
+  std::unordered_map<SliceId, uint32_t> instance_of_;  // collective call's slice -> index into matched
+  std::vector<RawSegment> out_;                        // backwards
   size_t rank_ = 0;
   int64_t t_ = 0;
   Lane lane_ = Lane::kCpu;
@@ -284,7 +284,7 @@ void PathWalker::CpuMove() {
     uint32_t ks = 0;
     stream_ = -1;
     const int64_t g = LatestKernelEnd(l, t_, &k, &ks);
-    if (g < t_) Emit(PathKind::kWait, s.name[sync->slice], std::max(sync->start, g));
+    if (g < t_) Emit(PathKind::kWait, s.name[sync->slice.value], std::max(sync->start, g));
     if (g != kNever && g >= t_) lane_ = Lane::kGpu;  // a kernel runs at t (or ended where the wait began)
     return;
   }
@@ -292,7 +292,7 @@ void PathWalker::CpuMove() {
   const Span* covering = LatestCovering(l.cpu_collectives, l.cpu_collectives_max_end, t_);
   const Span* call = covering ? covering : LastBefore(l.cpu_collectives, t_);
   const bool call_covers = covering && instance_of_.count(covering->slice);
-  const int64_t op_start = op ? s.ts_ns[op->slice] - OffsetOf(job_, rank_) : kNever;
+  const int64_t op_start = op ? s.ts_ns[op->slice.value] - OffsetOf(job_, rank_) : kNever;
   // A call on another thread that started inside the loop's op, while the loop is in that op's time around its
   // children (DDP's wait for its buckets): the loop waits in that op for it.
   if (call_covers && op && op->end >= t_ && op->gap && op_start <= call->start)
@@ -300,11 +300,11 @@ void PathWalker::CpuMove() {
   if (op && op->end >= t_) {  // else the loop's own op: a call on another thread may overlap its work
     if (auto it = instance_of_.find(op->slice); it != instance_of_.end())
       return CollectiveMove(it->second, {op_start, op->end, op->slice});
-    const bool launch = store_.strings.view(s.name[op->slice]).find("Launch") != std::string_view::npos;
+    const bool launch = store_.strings.view(s.name[op->slice.value]).find("Launch") != std::string_view::npos;
     // In a parent's gap, the op's time reaches back only to where a call it waited for ended (the rule above
     // takes over there).
     const int64_t from = op->gap ? std::max(op->start, LatestCallEnd(l, op_start, op->start, t_)) : op->start;
-    return Emit(launch ? PathKind::kLaunch : PathKind::kCpu, s.name[op->slice], from);
+    return Emit(launch ? PathKind::kLaunch : PathKind::kCpu, s.name[op->slice.value], from);
   }
   int64_t prev = op ? op->end : kNever;
   if (covering) {
@@ -327,7 +327,7 @@ void PathWalker::GpuMove() {
     return;
   }
   if (auto it = instance_of_.find(k->slice); it != instance_of_.end()) return CollectiveMove(it->second, *k);
-  Emit(PathKind::kKernel, store_.slices.name[k->slice], k->start);
+  Emit(PathKind::kKernel, store_.slices.name[k->slice.value], k->start);
   AfterKernel(*k, ks);
 }
 
@@ -337,7 +337,7 @@ void PathWalker::AfterKernel(const Span& kernel, uint32_t stream) {
   const std::vector<Span>& on_stream = l.streams[stream];
   const Span* prev = LastBefore(on_stream, kernel.start);
   const int64_t prev_end = prev ? prev->end : kNever;
-  const int64_t corr = store_.slices.correlation[kernel.slice];
+  const int64_t corr = store_.slices.correlation[kernel.slice.value];
   auto it = corr == kNoCorrelation ? l.launch_end.end() : l.launch_end.find(corr);
   const int64_t launch = it == l.launch_end.end() ? kNever : it->second;
   if (launch == kNever && prev_end == kNever) {
@@ -346,7 +346,7 @@ void PathWalker::AfterKernel(const Span& kernel, uint32_t stream) {
     return;
   }
   if (launch >= prev_end) {
-    Emit(PathKind::kLaunch, store_.slices.name[kernel.slice], launch);
+    Emit(PathKind::kLaunch, store_.slices.name[kernel.slice.value], launch);
     lane_ = Lane::kCpu;
     stream_ = -1;
   } else {
@@ -385,7 +385,7 @@ void PathWalker::CollectiveMove(uint32_t instance, const Span& own) {
 }
 
 // The walk is at the start of `slice` (a collective call) on `rank`: continue into what let it start.
-void PathWalker::ContinueBefore(size_t rank, uint32_t slice) {
+void PathWalker::ContinueBefore(size_t rank, SliceId slice) {
   const RankLanes& l = lanes_[rank];
   rank_ = rank;
   stream_ = -1;
@@ -393,7 +393,7 @@ void PathWalker::ContinueBefore(size_t rank, uint32_t slice) {
   auto it = l.stream_of.find(slice);
   if (it == l.stream_of.end()) return;
   const std::vector<Span>& on_stream = l.streams[it->second];
-  const int64_t start = store_.slices.ts_ns[slice] - OffsetOf(job_, rank);
+  const int64_t start = store_.slices.ts_ns[slice.value] - OffsetOf(job_, rank);
   for (size_t k = FirstStartingAt(on_stream, start); k < on_stream.size() && on_stream[k].start == start; ++k)
     if (on_stream[k].slice == slice) return AfterKernel(on_stream[k], it->second);
 }
@@ -528,8 +528,7 @@ std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
   return spans[(spans.size() - 1) / 2].second;
 }
 
-std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
-                                                const std::vector<std::vector<uint32_t>>& rows_by_rank,
+std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                                 const model::JobModel& job, int64_t step) {
   const size_t ranks = std::min(store.ranks.size(), rows_by_rank.size());
   if (ranks == 0) return std::nullopt;

@@ -96,8 +96,7 @@ struct CriticalPath {
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks);
 
 /// The critical path of `step` (see the file comment), or nullopt when some rank lacks the step.
-std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store,
-                                                const std::vector<std::vector<uint32_t>>& rows_by_rank,
+std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                                 const model::JobModel& job, int64_t step);
 
 /// `segments` (time order) merged: touching segments (kPathTouchNs) of the same rank, kind and name become one;

@@ -29,15 +29,15 @@ bool IsStepName(std::string_view name) {
 
 /// HTA's infer_gpu_type (trace_parser.py) says "MTIA": the backend names mtia:hccl, or the trace has no
 /// CUDA/HIP kernel launch but MTIA's job submission. Only then does HTA fix memory rows without a stream.
-bool IsMtiaTrace(const TraceStore& store, const std::vector<uint32_t>& slice_rows) {
+bool IsMtiaTrace(const TraceStore& store, const SliceRows& slice_rows) {
   if (slice_rows.empty()) return false;
-  const RankInfo& rank = store.ranks[store.track(store.slices.track[slice_rows.front()]).rank];
+  const RankInfo& rank = store.ranks[store.track(store.slices.track[slice_rows.front().value]).rank];
   if (rank.backend.find("mtia:hccl") != std::string::npos) return true;
   const StringId cuda = store.strings.find("cudaLaunchKernel"), hip = store.strings.find("hipLaunchKernel");
   const StringId mtia = store.strings.find("runFunction - job_prep_and_submit_for_execution");
   bool launches = false, submits = false;
-  for (uint32_t row : slice_rows) {
-    const StringId name = store.slices.name[row];
+  for (const SliceId row : slice_rows) {
+    const StringId name = store.slices.name[row.value];
     launches |= (cuda != StringPool::kNotFound && name == cuda) || (hip != StringPool::kNotFound && name == hip);
     submits |= mtia != StringPool::kNotFound && name == mtia;
   }
@@ -46,20 +46,19 @@ bool IsMtiaTrace(const TraceStore& store, const std::vector<uint32_t>& slice_row
 
 // The complete, categorized slices other than "Trace" rows, with HTA's timestamps (microsecond doubles,
 // rounded inward when the input's timestamps were floats); nullopt when none is on a device stream.
-std::optional<std::vector<Row>> BreakdownRows(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
-                                              bool round) {
+std::optional<std::vector<Row>> BreakdownRows(const TraceStore& store, const SliceRows& slice_rows, bool round) {
   const SliceTable& s = store.slices;
   const StringId trace_cat = store.strings.find("Trace");
   std::vector<Row> rows;
   rows.reserve(slice_rows.size());
   bool any_device = false;
-  for (uint32_t row : slice_rows) {
-    const uint8_t flags = s.flags[row];
-    if (!(flags & kSliceComplete) || !(flags & kSliceHasCategory) || s.category[row] == trace_cat) continue;
+  for (const SliceId row : slice_rows) {
+    const uint8_t flags = s.flags[row.value];
+    if (!(flags & kSliceComplete) || !(flags & kSliceHasCategory) || s.category[row.value] == trace_cat) continue;
     // Doubles as HTA's JSON parser makes them, then HTA's double arithmetic.
-    const HtaSpan span = HtaSpanOf(s.ts_ns[row], s.dur_ns[row], round);
-    rows.push_back(Row{row, span.start, span.end});
-    any_device |= store.track(s.track[row]).stream != -1;
+    const HtaSpan span = HtaSpanOf(s.ts_ns[row.value], s.dur_ns[row.value], round);
+    rows.push_back(Row{row.value, span.start, span.end});
+    any_device |= store.track(s.track[row.value]).stream != -1;
   }
   if (!any_device) return std::nullopt;
   return rows;
@@ -116,7 +115,7 @@ std::vector<const Row*> KeptRows(const TraceStore& store, const std::vector<Row>
 // runtime calls such as hipMemcpyWithStream would match the memory pattern: HTA does not apply it there.
 class DeviceRowRule {
  public:
-  DeviceRowRule(const TraceStore& store, const std::vector<uint32_t>& slice_rows, const std::vector<Row>& rows)
+  DeviceRowRule(const TraceStore& store, const SliceRows& slice_rows, const std::vector<Row>& rows)
       : store_(store), gpu_annotation_(store.strings.find("gpu_user_annotation")) {
     if (!IsMtiaTrace(store, slice_rows)) return;
     for (const Row& r : rows)
@@ -177,7 +176,7 @@ void FillKernels(std::unordered_map<StringId, KernelStat> by_name, size_t top, G
 
 }  // namespace
 
-std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
+std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const SliceRows& slice_rows,
                                                 const InputInfo& input, const BreakdownOptions& options) {
   const SliceTable& s = store.slices;
   GpuBreakdown out;

@@ -52,7 +52,7 @@ struct GpuBreakdown {
 
 /// Computes the breakdown for one rank from its slices (`slice_rows`: indices into store.slices) read from
 /// input `input`. Returns nullopt when the rank has no device rows at all.
-std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const std::vector<uint32_t>& slice_rows,
+std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const SliceRows& slice_rows,
                                                 const InputInfo& input, const BreakdownOptions& options);
 
 }  // namespace strata

@@ -10,27 +10,27 @@
 
 namespace strata {
 
-std::vector<std::vector<uint32_t>> SlicesByRank(const TraceStore& store) {
-  std::vector<std::vector<uint32_t>> by_rank(store.ranks.size());
+std::vector<SliceRows> SlicesByRank(const TraceStore& store) {
+  std::vector<SliceRows> by_rank(store.ranks.size());
   std::vector<size_t> counts(store.ranks.size(), 0);
   for (TrackId track : store.slices.track) ++counts[store.track(track).rank];
   for (size_t r = 0; r < by_rank.size(); ++r) by_rank[r].reserve(counts[r]);
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
-    by_rank[store.track(store.slices.track[row]).rank].push_back(row);
+    by_rank[store.track(store.slices.track[row]).rank].push_back(SliceId(row));
   }
   return by_rank;
 }
 
 namespace {
 
-std::vector<int64_t> ProfilerSteps(const TraceStore& store, const std::vector<uint32_t>& rows) {
+std::vector<int64_t> ProfilerSteps(const TraceStore& store, const SliceRows& rows) {
   // Decide per distinct name once: names are interned.
   std::vector<int8_t> is_step(store.strings.size(), -1);
   std::vector<int64_t> number(store.strings.size(), 0);
   std::set<int64_t> steps;
-  for (uint32_t row : rows) {
-    if (store.slices.flags[row] & kSliceGpu) continue;
-    const StringId name = store.slices.name[row];
+  for (const SliceId row : rows) {
+    if (store.slices.flags[row.value] & kSliceGpu) continue;
+    const StringId name = store.slices.name[row.value];
     if (is_step[name.value] < 0) {
       const std::string_view text = store.strings.view(name);
       int64_t n = 0;
@@ -44,14 +44,14 @@ std::vector<int64_t> ProfilerSteps(const TraceStore& store, const std::vector<ui
 }
 
 /// An op table's compute and communication time per step of one rank (rows of known op types only).
-void OpTableTimes(const TraceStore& store, const std::vector<uint32_t>& rows, size_t steps, RankSummary* rs) {
+void OpTableTimes(const TraceStore& store, const SliceRows& rows, size_t steps, RankSummary* rs) {
   if (steps == 0) return;
   double compute = 0, comm = 0;
   bool any = false;
   std::unordered_map<StringId, std::optional<whatif::OpType>> type_of_name;  // names are interned: once each
-  for (uint32_t row : rows) {
-    if (!(store.slices.flags[row] & kSliceOpLayout)) continue;
-    const StringId name = store.slices.name[row];
+  for (const SliceId row : rows) {
+    if (!(store.slices.flags[row.value] & kSliceOpLayout)) continue;
+    const StringId name = store.slices.name[row.value];
     auto it = type_of_name.find(name);
     if (it == type_of_name.end())
       it = type_of_name.emplace(name, whatif::OpTypeFromName(store.strings.view(name))).first;
@@ -59,7 +59,7 @@ void OpTableTimes(const TraceStore& store, const std::vector<uint32_t>& rows, si
     if (!type) continue;
     any = true;
     (whatif::IsCommunication(*type) ? comm : compute) +=
-        static_cast<double>(std::max<int64_t>(0, store.slices.dur_ns[row]));
+        static_cast<double>(std::max<int64_t>(0, store.slices.dur_ns[row.value]));
   }
   if (!any) return;
   rs->op_compute_ms_per_step = compute / 1e6 / static_cast<double>(steps);
@@ -88,17 +88,17 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
     rs.step_source = rs.steps.empty() ? model::StepSource::kNone : model::StepSource::kProfilerStep;
     if (rs.steps.empty()) {
       std::set<int64_t> steps;
-      for (uint32_t row : rows)
-        if (store.slices.step[row] >= 0) steps.insert(store.slices.step[row]);
+      for (const SliceId row : rows)
+        if (store.slices.step[row.value] >= 0) steps.insert(store.slices.step[row.value]);
       if (!steps.empty()) {
         rs.steps.assign(steps.begin(), steps.end());
         rs.step_source = model::StepSource::kOpTable;
       }
     }
     all_steps.insert(rs.steps.begin(), rs.steps.end());
-    for (uint32_t row : rows) {
-      const int64_t start = store.slices.ts_ns[row];
-      const int64_t end = start + store.slices.dur_ns[row];
+    for (const SliceId row : rows) {
+      const int64_t start = store.slices.ts_ns[row.value];
+      const int64_t end = start + store.slices.dur_ns[row.value];
       if (!rs.has_span) {
         rs.span_start_ns = start;
         rs.span_end_ns = end;

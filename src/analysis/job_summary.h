@@ -36,7 +36,7 @@ struct JobSummary {
 };
 
 /// Indices of each rank's slices, in store order: result[rank_index] = rows.
-std::vector<std::vector<uint32_t>> SlicesByRank(const TraceStore& store);
+std::vector<SliceRows> SlicesByRank(const TraceStore& store);
 
 JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options);
 

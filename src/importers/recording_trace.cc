@@ -91,8 +91,8 @@ class Builder {
     return it->second;
   }
 
-  uint32_t Add(TrackId track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
-    const uint32_t slice =
+  SliceId Add(TrackId track, int64_t start, int64_t end, std::string_view name, std::string_view category) {
+    const SliceId slice =
         store_.slices.append(start, end - start, store_.strings.intern(name), store_.strings.intern(category), track,
                              kNoCorrelation, kSliceComplete | kSliceHasCategory);
     ++store_.ranks.back().events;
@@ -124,15 +124,15 @@ class Builder {
 
   // A gloo algorithm's bytes on its slice, as the collective arguments a trace would carry (one byte elements),
   // so that the communication table reads its size and bandwidth; unknown sizes (0) add nothing.
-  void AddGlooBytes(uint32_t slice, const segments::CallRow& c) {
+  void AddGlooBytes(SliceId slice, const segments::CallRow& c) {
     const auto it = gloo_bytes_.find({c.tid, c.probe, c.start_ns});
     if (it == gloo_bytes_.end() || it->second == 0) return;
     CollectiveArgs a;
     a.collective = store_.strings.intern(seg_.probes[c.probe].op);
     a.dtype = store_.strings.intern("uint8");
     a.in_nelems = static_cast<int64_t>(it->second);
-    store_.slices.args[slice] = static_cast<uint32_t>(store_.collective_args.size());
-    store_.slices.flags[slice] |= kSliceCollectiveArgs;
+    store_.slices.args[slice.value] = static_cast<uint32_t>(store_.collective_args.size());
+    store_.slices.flags[slice.value] |= kSliceCollectiveArgs;
     store_.collective_args.push_back(a);
   }
 
@@ -219,8 +219,8 @@ class Builder {
         const segments::CallRow& c = *calls[i];
         const uint64_t start = paired ? std::min(c.start_ns, enqueued[i]->start_ns) : c.start_ns;
         const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
-        const uint32_t slice = Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start),
-                                   static_cast<int64_t>(c.end_ns), name, "recorded_collective");
+        const SliceId slice = Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start),
+                                  static_cast<int64_t>(c.end_ns), name, "recorded_collective");
         if (best == kGlooAlgorithm) AddGlooBytes(slice, c);
       }
     }

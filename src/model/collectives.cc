@@ -37,18 +37,19 @@ namespace {
 
 /// Sets launch_ns of each GPU call of one rank: the start of the CPU-side event (not a GPU event) that has
 /// the kernel's correlation id. One pass over the rank's rows; kernels without a launcher keep -1.
-void FindLaunches(const TraceStore& store, const std::vector<uint32_t>& rows, std::vector<CollectiveCall>* calls) {
+void FindLaunches(const TraceStore& store, const SliceRows& rows, std::vector<CollectiveCall>* calls) {
   const SliceTable& s = store.slices;
   std::unordered_map<int64_t, size_t> wanted;  // correlation -> index in calls
   for (size_t i = 0; i < calls->size(); ++i) {
-    const int64_t corr = s.correlation[(*calls)[i].slice];
+    const int64_t corr = s.correlation[(*calls)[i].slice.value];
     if (corr != kNoCorrelation) wanted.emplace(corr, i);
   }
   if (wanted.empty()) return;
-  for (uint32_t row : rows) {
-    if ((s.flags[row] & kSliceGpu) || store.track(s.track[row]).stream >= 0) continue;
-    if (s.correlation[row] == kNoCorrelation) continue;
-    if (auto it = wanted.find(s.correlation[row]); it != wanted.end()) (*calls)[it->second].launch_ns = s.ts_ns[row];
+  for (const SliceId row : rows) {
+    if ((s.flags[row.value] & kSliceGpu) || store.track(s.track[row.value]).stream >= 0) continue;
+    if (s.correlation[row.value] == kNoCorrelation) continue;
+    if (auto it = wanted.find(s.correlation[row.value]); it != wanted.end())
+      (*calls)[it->second].launch_ns = s.ts_ns[row.value];
   }
 }
 
@@ -88,8 +89,8 @@ int64_t CallShift(const std::vector<CollectiveCall>& ref, const std::vector<Coll
 // period ("detected-period"; a repeating sequence of distinct collectives), else the rhythm of the gaps
 // between calls ("detected-rhythm"; step_rhythm.h), e.g. when every call is an all_reduce. Step k (numbered
 // from the first whole step) runs from the end of the call before its first call to the end of its last.
-void DetectSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                 const CollectiveModel& model, StepModel* steps) {
+void DetectSteps(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const CollectiveModel& model,
+                 StepModel* steps) {
   const size_t ranks = model.calls.size();
   size_t best = 0;
   for (size_t r = 1; r < ranks; ++r)
@@ -214,39 +215,39 @@ class NameKinds {
 };
 
 /// Whether any rank has a complete communication kernel on a GPU stream: then GPU kernels are the source.
-bool AnyGpuCollective(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                      NameKinds& kinds) {
+bool AnyGpuCollective(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, NameKinds& kinds) {
   const SliceTable& s = store.slices;
   for (const auto& rows : rows_by_rank)
-    for (uint32_t row : rows)
-      if ((s.flags[row] & kSliceComplete) && store.track(s.track[row]).stream >= 0 && kinds(s.name[row]) == 1)
+    for (const SliceId row : rows)
+      if ((s.flags[row.value] & kSliceComplete) && store.track(s.track[row.value]).stream >= 0 &&
+          kinds(s.name[row.value]) == 1)
         return true;
   return false;
 }
 
 /// The collective calls of each rank from the chosen source, in start order (GPU calls with their launch
 /// times). Returns whether any rank has one.
-bool ExtractCalls(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank, bool gpu,
-                  NameKinds& kinds, CollectiveModel* model) {
+bool ExtractCalls(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, bool gpu, NameKinds& kinds,
+                  CollectiveModel* model) {
   const SliceTable& s = store.slices;
   bool any = false;
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
-    for (uint32_t row : rows_by_rank[r]) {
-      if (!(s.flags[row] & (kSliceComplete | kSliceBeginEnd))) continue;
-      const bool on_stream = store.track(s.track[row]).stream >= 0;
-      const int8_t k = kinds(s.name[row]);
+    for (const SliceId row : rows_by_rank[r]) {
+      if (!(s.flags[row.value] & (kSliceComplete | kSliceBeginEnd))) continue;
+      const bool on_stream = store.track(s.track[row.value]).stream >= 0;
+      const int8_t k = kinds(s.name[row.value]);
       if (gpu ? !(k == 1 && on_stream) : !(k == 2 && !on_stream)) continue;
       CollectiveCall c;
       c.slice = row;
-      c.key = s.name[row];
-      if ((s.flags[row] & kSliceCollectiveArgs) && s.args[row] < store.collective_args.size()) {
-        const CollectiveArgs& a = store.collective_args[s.args[row]];
+      c.key = s.name[row.value];
+      if ((s.flags[row.value] & kSliceCollectiveArgs) && s.args[row.value] < store.collective_args.size()) {
+        const CollectiveArgs& a = store.collective_args[s.args[row.value]];
         c.group = a.group != StringPool::kEmpty && !store.strings.view(a.group).empty() ? a.group : a.group_ranks;
         if (c.group != StringPool::kEmpty && store.strings.view(c.group).empty()) c.group = StringPool::kEmpty;
         c.group_size = a.group_size;
       }
-      c.start_ns = s.ts_ns[row];
-      c.end_ns = s.ts_ns[row] + s.dur_ns[row];
+      c.start_ns = s.ts_ns[row.value];
+      c.end_ns = s.ts_ns[row.value] + s.dur_ns[row.value];
       model->calls[r].push_back(c);
       any = true;
     }
@@ -258,15 +259,14 @@ bool ExtractCalls(const TraceStore& store, const std::vector<std::vector<uint32_
 }
 
 /// No steps recorded or detected: the whole trace of each rank is one window, step 0 (DESIGN.md, Diagnosis 1).
-void WholeTraceAsOneStep(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                         StepModel* steps) {
+void WholeTraceAsOneStep(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, StepModel* steps) {
   const SliceTable& s = store.slices;
   steps->steps = {0};
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (uint32_t row : rows_by_rank[r]) {
-      lo = std::min(lo, s.ts_ns[row]);
-      hi = std::max(hi, s.ts_ns[row] + s.dur_ns[row]);
+    for (const SliceId row : rows_by_rank[r]) {
+      lo = std::min(lo, s.ts_ns[row.value]);
+      hi = std::max(hi, s.ts_ns[row.value] + s.dur_ns[row.value]);
     }
     steps->by_rank[r].clear();
     if (lo <= hi) steps->by_rank[r].push_back(StepWindow{0, lo, hi, MainThreadTrack(store, rows_by_rank[r])});
@@ -354,13 +354,13 @@ bool AllNcclCalls(const TraceStore& store, const CollectiveModel& model) {
   for (const auto& calls : model.calls)
     for (const CollectiveCall& c : calls) {
       if (store.strings.view(c.key).substr(0, 5) != "nccl:") return false;
-      if (store.strings.view(store.slices.category[c.slice]) == "recorded_collective") return false;
+      if (store.strings.view(store.slices.category[c.slice.value]) == "recorded_collective") return false;
       any = true;
     }
   return any;
 }
 
-CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                  StepModel* steps) {
   CollectiveModel model;
   model.calls.resize(rows_by_rank.size());

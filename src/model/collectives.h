@@ -22,7 +22,7 @@
 namespace strata::model {
 
 struct CollectiveCall {
-  uint32_t slice = 0;
+  SliceId slice;                     // its row in the store's slices
   StringId key;                      // the collective's name (kernel or op name)
   int64_t start_ns = 0, end_ns = 0;  // rank clock
   int64_t launch_ns = -1;            // GPU kernels: start of the CPU call that launched it (same correlation), or -1
@@ -66,8 +66,7 @@ struct CollectiveModel {
 /// Extracts and matches collectives. When `steps.source` is kNone, `steps` is rewritten with windows
 /// from the detected period or, when there is none, with one window per rank spanning its whole trace
 /// (step 0; the source stays kNone).
-CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                                 StepModel* steps);
+CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, StepModel* steps);
 
 /// Smallest p such that `keys` is (a prefix of) a repetition of its first p elements, or 0 when no
 /// period repeats at least twice. Exact repeats only (prefix function).

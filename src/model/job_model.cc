@@ -3,7 +3,7 @@
 
 namespace strata::model {
 
-JobModel BuildJobModel(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
+JobModel BuildJobModel(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank) {
   JobModel job;
   job.steps = FindSteps(store, rows_by_rank);
   job.collectives = MatchCollectives(store, rows_by_rank, &job.steps);

@@ -22,6 +22,6 @@ struct JobModel {
 };
 
 /// `rows_by_rank[r]` = indices of rank r's slices.
-JobModel BuildJobModel(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
+JobModel BuildJobModel(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank);
 
 }  // namespace strata::model

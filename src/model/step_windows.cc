@@ -40,7 +40,7 @@ TrackId StepModel::MainTrack(size_t rank, int64_t step) const {
   return kNoTrack;
 }
 
-StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
+StepModel FindSteps(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank) {
   StepModel model;
   model.by_rank.resize(rows_by_rank.size());
   const SliceTable& s = store.slices;
@@ -58,15 +58,15 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   model.out_of_order_markers.assign(rows_by_rank.size(), 0);
   for (size_t r = 0; r < rows_by_rank.size(); ++r) {
     std::map<int64_t, StepWindow> windows;
-    for (uint32_t row : rows_by_rank[r]) {
-      if ((s.flags[row] & kSliceGpu) || step_of[s.name[row].value] == INT64_MIN) continue;
-      if (store.track(s.track[row]).stream >= 0) continue;  // gpu_user_annotation copies with a stream
-      if ((s.flags[row] & kSliceHasCategory) && s.category[row] == gpu_annotation) continue;
-      const int64_t n = step_of[s.name[row].value];
-      auto [it, inserted] =
-          windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], s.track[row]});
+    for (const SliceId row : rows_by_rank[r]) {
+      if ((s.flags[row.value] & kSliceGpu) || step_of[s.name[row.value].value] == INT64_MIN) continue;
+      if (store.track(s.track[row.value]).stream >= 0) continue;  // gpu_user_annotation copies with a stream
+      if ((s.flags[row.value] & kSliceHasCategory) && s.category[row.value] == gpu_annotation) continue;
+      const int64_t n = step_of[s.name[row.value].value];
+      auto [it, inserted] = windows.try_emplace(
+          n, StepWindow{n, s.ts_ns[row.value], s.ts_ns[row.value] + s.dur_ns[row.value], s.track[row.value]});
       if (!inserted) {
-        const int64_t start = s.ts_ns[row], end = s.ts_ns[row] + s.dur_ns[row];
+        const int64_t start = s.ts_ns[row.value], end = s.ts_ns[row.value] + s.dur_ns[row.value];
         if (start <= it->second.end_ns && end >= it->second.start_ns) {  // nested annotations: one step
           it->second.start_ns = std::min(it->second.start_ns, start);
           it->second.end_ns = std::max(it->second.end_ns, end);
@@ -78,14 +78,14 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
     if (!windows.empty()) {
       any_profiler = true;
     } else {
-      for (uint32_t row : rows_by_rank[r]) {
-        if (s.step[row] < 0) continue;
-        const int64_t n = s.step[row];
-        auto [it, inserted] =
-            windows.try_emplace(n, StepWindow{n, s.ts_ns[row], s.ts_ns[row] + s.dur_ns[row], kNoTrack});
+      for (const SliceId row : rows_by_rank[r]) {
+        if (s.step[row.value] < 0) continue;
+        const int64_t n = s.step[row.value];
+        auto [it, inserted] = windows.try_emplace(
+            n, StepWindow{n, s.ts_ns[row.value], s.ts_ns[row.value] + s.dur_ns[row.value], kNoTrack});
         if (!inserted) {
-          it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row]);
-          it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row] + s.dur_ns[row]);
+          it->second.start_ns = std::min(it->second.start_ns, s.ts_ns[row.value]);
+          it->second.end_ns = std::max(it->second.end_ns, s.ts_ns[row.value] + s.dur_ns[row.value]);
         }
       }
       any_table |= !windows.empty();
@@ -106,13 +106,14 @@ StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint3
   return model;
 }
 
-TrackId MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows) {
+TrackId MainThreadTrack(const TraceStore& store, const SliceRows& rows) {
   std::map<TrackId, int64_t> busy;
-  for (uint32_t row : rows) {
-    const TrackId t = store.slices.track[row];
+  for (const SliceId row : rows) {
+    const TrackId t = store.slices.track[row.value];
     const Track& track = store.track(t);
-    if (track.kind != TrackKind::kCpuThread || track.stream >= 0 || (store.slices.flags[row] & kSliceGpu)) continue;
-    busy[t] += std::max<int64_t>(0, store.slices.dur_ns[row]);
+    if (track.kind != TrackKind::kCpuThread || track.stream >= 0 || (store.slices.flags[row.value] & kSliceGpu))
+      continue;
+    busy[t] += std::max<int64_t>(0, store.slices.dur_ns[row.value]);
   }
   TrackId best = kNoTrack;
   int64_t most = -1;

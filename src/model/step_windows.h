@@ -43,12 +43,12 @@ struct StepModel {
 };
 
 /// `rows_by_rank[r]` = indices of rank r's slices (see SlicesByRank).
-StepModel FindSteps(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
+StepModel FindSteps(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank);
 
 /// The training loop's thread of a rank when no ProfilerStep names it: the CPU thread whose slices (all
 /// depths) hold the most time, since the loop's thread carries the nested framework ops. kNoTrack when
 /// the rank has no CPU thread.
-TrackId MainThreadTrack(const TraceStore& store, const std::vector<uint32_t>& rows);
+TrackId MainThreadTrack(const TraceStore& store, const SliceRows& rows);
 
 /// Index of the window holding time `t` on a rank, or -1.
 int FindWindow(const std::vector<StepWindow>& windows, int64_t t);

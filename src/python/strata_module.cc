@@ -55,9 +55,9 @@ std::string CliJsonText(const nlohmann::ordered_json& j) {
 /// Invariant: built once by LoadForPython, then only read (shared by the Python Job and its results).
 struct JobData {
   LoadedJob job;
-  std::vector<std::vector<uint32_t>> rows_by_rank;  // SlicesByRank(job.store)
-  model::StepModel steps;                           // model::FindSteps, completed by MatchCollectives
-  model::CollectiveModel collectives;               // model::MatchCollectives over rows_by_rank
+  std::vector<SliceRows> rows_by_rank;  // SlicesByRank(job.store)
+  model::StepModel steps;               // model::FindSteps, completed by MatchCollectives
+  model::CollectiveModel collectives;   // model::MatchCollectives over rows_by_rank
 };
 
 /// Loads `paths` as `strata diagnose PATHS` does (LoadOrFail in cli/main.cc without its --rank-map and
@@ -192,12 +192,12 @@ Columns SliceColumns(const JobData& d, size_t rank_index, SliceSet set) {
   const size_t kernel_type = kernels ? c.Add("kernel_type", Column::kText) : 0;
   const size_t gpu = kernels ? 0 : c.Add("gpu", Column::kBool), instant = kernels ? 0 : c.Add("instant", Column::kBool);
   const TraceStore& s = d.job.store;
-  for (uint32_t row : d.rows_by_rank[rank_index]) {
-    const uint8_t flags = s.slices.flags[row];
+  for (const SliceId row : d.rows_by_rank[rank_index]) {
+    const uint8_t flags = s.slices.flags[row.value];
     if (kernels && !(flags & kSliceGpu)) continue;
-    common.Push(c, d, rank_index, row);
+    common.Push(c, d, rank_index, row.value);
     if (kernels) {
-      c.Push(kernel_type, KernelTypeName(ClassifyKernel(s.strings.view(s.slices.name[row]))));
+      c.Push(kernel_type, KernelTypeName(ClassifyKernel(s.strings.view(s.slices.name[row.value]))));
     } else {
       c.Push(gpu, int64_t{(flags & kSliceGpu) != 0});
       c.Push(instant, int64_t{(flags & kSliceInstant) != 0});
@@ -230,7 +230,7 @@ Columns CollectiveColumns(const JobData& d, size_t rank_index) {
   const std::string_view source_name = model::CollectiveSourceName(d.collectives.source);
   for (size_t i = 0; i < calls[rank_index].size(); ++i) {
     const model::CollectiveCall& call = calls[rank_index][i];
-    common.Push(c, d, rank_index, call.slice, call.step);
+    common.Push(c, d, rank_index, call.slice.value, call.step);
     c.Push(group, d.job.store.strings.view(call.group));
     c.Push(group_size, call.group_size);
     c.Push(ordinal, call.ordinal);

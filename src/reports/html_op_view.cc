@@ -50,18 +50,17 @@ struct RankOps {
   std::vector<std::pair<int64_t, int64_t>> compute, comm, same;
 };
 
-RankOps OpsInStep(const TraceStore& store, const std::vector<uint32_t>& rows, int64_t step, OpTypes& types,
-                  StringId culprit) {
+RankOps OpsInStep(const TraceStore& store, const SliceRows& rows, int64_t step, OpTypes& types, StringId culprit) {
   RankOps out;
   const SliceTable& sl = store.slices;
-  for (uint32_t row : rows) {
-    if (sl.step[row] != step) continue;
-    const auto type = types.Of(row);
+  for (const SliceId row : rows) {
+    if (sl.step[row.value] != step) continue;
+    const auto type = types.Of(row.value);
     if (!type) continue;
-    const int64_t s = sl.ts_ns[row], e = s + std::max<int64_t>(0, sl.dur_ns[row]);
+    const int64_t s = sl.ts_ns[row.value], e = s + std::max<int64_t>(0, sl.dur_ns[row.value]);
     out.first = std::min(out.first, s);
     out.last = std::max(out.last, e);
-    if (sl.name[row] == culprit) {
+    if (sl.name[row.value] == culprit) {
       out.same.push_back({s, e});
     } else {
       (whatif::IsCommunication(*type) ? out.comm : out.compute).push_back({s, e});
@@ -73,7 +72,7 @@ RankOps OpsInStep(const TraceStore& store, const std::vector<uint32_t>& rows, in
 
 /// The culprit op type's name: the top finding's op when it names a known op type, else the compute type the
 /// `late` rank exceeds its peers' median in most in `step`.
-StringId CulpritOp(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+StringId CulpritOp(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                    const diagnosis::DiagnosisResult& result, size_t late, const std::vector<size_t>& peers,
                    int64_t step, OpTypes& types) {
   const diagnosis::Finding* top = result.findings.empty() ? nullptr : &result.findings.front();
@@ -83,11 +82,11 @@ StringId CulpritOp(const TraceStore& store, const std::vector<std::vector<uint32
   }
   std::map<StringId, std::vector<double>> sum_by_type;  // [0] the late rank, then the peers
   auto add = [&](size_t r, size_t slot) {
-    for (uint32_t row : rows_by_rank[r]) {
-      if (store.slices.step[row] != step || !types.IsCompute(row)) continue;
-      auto& v = sum_by_type[store.slices.name[row]];
+    for (const SliceId row : rows_by_rank[r]) {
+      if (store.slices.step[row.value] != step || !types.IsCompute(row.value)) continue;
+      auto& v = sum_by_type[store.slices.name[row.value]];
       v.resize(peers.size() + 1, 0.0);
-      v[slot] += static_cast<double>(store.slices.dur_ns[row]);
+      v[slot] += static_cast<double>(store.slices.dur_ns[row.value]);
     }
   };
   add(late, 0);
@@ -173,8 +172,7 @@ int64_t ChainInstance(const std::vector<RankOps>& ops, double* late_ns, double* 
 
 }  // namespace
 
-std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store,
-                                                  const std::vector<std::vector<uint32_t>>& rows_by_rank,
+std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                                   const model::JobModel& job) {
   OpTypes types(store);
   std::map<int64_t, size_t> step_index;
@@ -182,12 +180,13 @@ std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store,
   std::vector<std::vector<double>> out(store.ranks.size(), std::vector<double>(step_index.size(), std::nan("")));
   bool any = false;
   for (size_t r = 0; r < rows_by_rank.size() && r < out.size(); ++r) {
-    for (uint32_t row : rows_by_rank[r]) {
-      if (!types.IsCompute(row)) continue;
-      auto it = step_index.find(store.slices.step[row]);
+    for (const SliceId row : rows_by_rank[r]) {
+      if (!types.IsCompute(row.value)) continue;
+      auto it = step_index.find(store.slices.step[row.value]);
       if (it == step_index.end()) continue;
       double& cell = out[r][it->second];
-      cell = (std::isnan(cell) ? 0.0 : cell) + static_cast<double>(std::max<int64_t>(0, store.slices.dur_ns[row]));
+      cell =
+          (std::isnan(cell) ? 0.0 : cell) + static_cast<double>(std::max<int64_t>(0, store.slices.dur_ns[row.value]));
       any = true;
     }
   }
@@ -195,14 +194,14 @@ std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store,
   return out;
 }
 
-Json OpTableKs(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank) {
+Json OpTableKs(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank) {
   const size_t ranks = store.ranks.size();
   if (ranks < 2) return nullptr;
   OpTypes types(store);
   std::vector<std::vector<double>> samples(ranks);
   for (size_t r = 0; r < ranks && r < rows_by_rank.size(); ++r) {
-    for (uint32_t row : rows_by_rank[r])
-      if (types.IsCompute(row)) samples[r].push_back(static_cast<double>(store.slices.dur_ns[row]));
+    for (const SliceId row : rows_by_rank[r])
+      if (types.IsCompute(row.value)) samples[r].push_back(static_cast<double>(store.slices.dur_ns[row.value]));
     std::sort(samples[r].begin(), samples[r].end());
   }
   // The score per rank as the trace path defines it (straggler.h).
@@ -250,9 +249,9 @@ Json OpTableKs(const TraceStore& store, const std::vector<std::vector<uint32_t>>
   return out;
 }
 
-Json OpTableTimeline(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                     const model::JobModel& job, const diagnosis::DiagnosisResult& result,
-                     const std::vector<std::vector<double>>& compute, size_t step_index) {
+Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
+                     const diagnosis::DiagnosisResult& result, const std::vector<std::vector<double>>& compute,
+                     size_t step_index) {
   const int64_t step = job.steps.steps[step_index];
   const size_t late = LateRank(store, result, compute, step_index);
   bool same_stage = false;

@@ -32,15 +32,14 @@ inline constexpr size_t kMaxKsGroups = 64;
 
 /// Per rank index and step index (of job.steps.steps): the rank's compute time in ns, NaN where it lacks
 /// the step; empty when the store has no op-table rows of a known compute type.
-std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store,
-                                                  const std::vector<std::vector<uint32_t>>& rows_by_rank,
+std::vector<std::vector<double>> OpTableComputeNs(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                                   const model::JobModel& job);
 
 /// {"of", "labels", "matrix", "score"} of the KS divergence described above; null with fewer than 2 ranks.
-nlohmann::ordered_json OpTableKs(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
+nlohmann::ordered_json OpTableKs(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank);
 
 /// The timeline of the worst step `step_index` described above; null when the step has no ops to draw.
-nlohmann::ordered_json OpTableTimeline(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+nlohmann::ordered_json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                        const model::JobModel& job, const diagnosis::DiagnosisResult& result,
                                        const std::vector<std::vector<double>>& compute, size_t step_index);
 

@@ -130,9 +130,9 @@ int64_t ChainCollective(const model::JobModel& job, int64_t step, size_t late) {
   return best;
 }
 
-Json BuildTimeline(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                   const model::JobModel& job, const diagnosis::DiagnosisResult& result,
-                   const std::vector<std::vector<double>>& busy, size_t step_index) {
+Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
+                   const diagnosis::DiagnosisResult& result, const std::vector<std::vector<double>>& busy,
+                   size_t step_index) {
   const size_t ranks = store.ranks.size();
   const int64_t step = job.steps.steps[step_index];
   std::map<int32_t, size_t> index_of;
@@ -170,11 +170,11 @@ Json BuildTimeline(const TraceStore& store, const std::vector<std::vector<uint32
     Json culprit = Json::array();
     if (r == late && culprit_name != static_cast<StringId>(-1)) {
       const SliceTable& sl = store.slices;
-      for (uint32_t row_index : rows_by_rank[r]) {
-        if (sl.name[row_index] != culprit_name) continue;
-        const int64_t ts = sl.ts_ns[row_index];
+      for (const SliceId row_index : rows_by_rank[r]) {
+        if (sl.name[row_index.value] != culprit_name) continue;
+        const int64_t ts = sl.ts_ns[row_index.value];
         if (ts < windows[i]->start_ns || ts >= windows[i]->end_ns || culprit.size() >= kMaxIntervals) continue;
-        culprit.push_back({Ms(ts - off), Ms(ts + sl.dur_ns[row_index] - off)});
+        culprit.push_back({Ms(ts - off), Ms(ts + sl.dur_ns[row_index.value] - off)});
       }
     }
     row["culprit"] = std::move(culprit);
@@ -215,7 +215,7 @@ Json StagesOf(const TraceStore& store, const model::JobModel& job, const diagnos
 
 nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis::DiagnosisResult& result) {
   Json view;
-  const std::vector<std::vector<uint32_t>> rows = SlicesByRank(store);
+  const std::vector<SliceRows> rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const size_t ranks = store.ranks.size();
   Json rank_numbers = Json::array();

@@ -295,7 +295,7 @@ void WriteTraceFlows(const TraceStore& store, const std::vector<RankView>& views
 // ---- findings and blame edges ----------------------------------------------------------------------
 
 struct CallAt {
-  uint32_t slice = 0;
+  SliceId slice;
   int64_t start = 0, end = 0;  // aligned
 };
 
@@ -415,8 +415,8 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
           continue;
         }
         const int64_t id = (*next_id)++;
-        const uint32_t own_track = store.slices.track[own.slice].value,
-                       peer_track = store.slices.track[peer.slice].value;
+        const uint32_t own_track = store.slices.track[own.slice.value].value,
+                       peer_track = store.slices.track[peer.slice.value].value;
         w.Event('s', views[r].pid, tids[own_track], own.start,
                 fmt::format("\"name\":{},\"cat\":\"strata.blame\",\"id\":{}", flow_name, id));
         // The peer waited until the straggler arrived: the arrow lands there, inside the peer's call (never

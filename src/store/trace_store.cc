@@ -133,8 +133,8 @@ size_t SliceTable::memory_bytes() const {
          bytes(args) + bytes(step) + bytes(flags);
 }
 
-uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
-                            uint8_t slice_flags, uint32_t args_index) {
+SliceId SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
+                           uint8_t slice_flags, uint32_t args_index) {
   const auto row = static_cast<uint32_t>(ts_ns.size());
   ts_ns.push_back(ts);
   dur_ns.push_back(dur);
@@ -145,7 +145,7 @@ uint32_t SliceTable::append(int64_t ts, int64_t dur, StringId name_id, StringId 
   args.push_back(args_index);
   step.push_back(-1);
   flags.push_back(slice_flags);
-  return row;
+  return SliceId(row);
 }
 
 namespace {

@@ -77,6 +77,17 @@ struct TrackId {
 /// No track (a lookup that found none; the main thread of a rank with no CPU slices).
 inline constexpr TrackId kNoTrack{UINT32_MAX};
 
+/// The row of a slice in TraceStore::slices, a type of its own (as StringId and TrackId): no other integer (a
+/// track, a rank index, a count, a row of another table) converts to it; a column is indexed with `.value`.
+struct SliceId {
+  uint32_t value = 0;
+  constexpr SliceId() = default;
+  constexpr explicit SliceId(uint32_t v) : value(v) {}
+  friend constexpr auto operator<=>(SliceId, SliceId) = default;
+};
+/// Slice rows, e.g. one rank's (SlicesByRank) or one track's, in the order the pass that made them says.
+using SliceRows = std::vector<SliceId>;
+
 /// A timeline within a rank: a CPU thread, a GPU stream, a counter series or an op-table lane.
 /// Kineto tracks are (pid, tid, args.stream) lanes, so every slice on a track has the track's stream.
 struct Track {
@@ -152,8 +163,8 @@ struct SliceTable {
   void reserve(size_t n);
   void shrink_to_fit();
   size_t memory_bytes() const;
-  uint32_t append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
-                  uint8_t slice_flags, uint32_t args_index = kNoArgs);
+  SliceId append(int64_t ts, int64_t dur, StringId name_id, StringId cat, TrackId track_id, int64_t corr,
+                 uint8_t slice_flags, uint32_t args_index = kNoArgs);
 };
 static_assert(sizeof(SliceTable) == std::tuple_size_v<decltype(SliceTable::kColumns)> * sizeof(std::vector<int64_t>),
               "SliceTable::kColumns must list every column (and a SliceTable holds nothing but its columns)");
@@ -238,4 +249,8 @@ class TraceStore {
 template <>
 struct std::hash<strata::TrackId> {
   size_t operator()(strata::TrackId id) const noexcept { return std::hash<uint32_t>()(id.value); }
+};
+template <>
+struct std::hash<strata::SliceId> {
+  size_t operator()(strata::SliceId id) const noexcept { return std::hash<uint32_t>()(id.value); }
 };

@@ -18,7 +18,7 @@ using namespace diagtest;
 
 struct PathOf {
   TraceStore store;
-  std::vector<std::vector<uint32_t>> rows;
+  std::vector<SliceRows> rows;
   model::JobModel job;
   std::optional<CriticalPath> path;
 };

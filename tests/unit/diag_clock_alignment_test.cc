@@ -140,7 +140,7 @@ TEST(DiagClockAlignment, ByHandOnTwoInstances) {
   model::MatchedCollective lone;
   lone.present = 1;
   lone.call = {-1, -1, 0};
-  c.calls[2].insert(c.calls[2].begin(), model::CollectiveCall{0, StringId(), 0, 999'999, -1, 0});
+  c.calls[2].insert(c.calls[2].begin(), model::CollectiveCall{SliceId(), StringId(), 0, 999'999, -1, 0});
   for (auto& inst : c.matched) ++inst.call[2];
   c.matched.push_back(lone);
   const model::ClockAlignment clocks = model::AlignClocks(c, 3);

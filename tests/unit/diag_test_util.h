@@ -341,7 +341,7 @@ inline RankStep BasicStep(int64_t compute, std::vector<Item> extra = {}) {
 
 /// The models `strata diagnose` builds before localization, on a loaded store.
 struct Models {
-  std::vector<std::vector<uint32_t>> rows;
+  std::vector<SliceRows> rows;
   model::StepModel steps;
   model::CollectiveModel collectives;
   model::ClockAlignment clocks;

@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -38,8 +37,8 @@ class Builder {
   void SetFloatTimestamps() { s_.inputs[0].float_timestamps = true; }
   const TraceStore& store() const { return s_; }
   std::optional<GpuBreakdown> Compute(bool include_last_step = false, size_t top = 10) const {
-    std::vector<uint32_t> rows(s_.slices.size());
-    std::iota(rows.begin(), rows.end(), 0u);
+    SliceRows rows;
+    for (uint32_t i = 0; i < s_.slices.size(); ++i) rows.push_back(SliceId(i));
     BreakdownOptions o;
     o.include_last_step = include_last_step;
     o.top_kernels = top;

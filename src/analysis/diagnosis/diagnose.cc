@@ -96,7 +96,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   // needs this one only to align a recording).
   const bool with_recording = store.has_recording();
   const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
-  std::vector<std::vector<uint32_t>> rows;
+  std::vector<SliceRows> rows;
   model::JobModel job;
   if (!op_table || with_recording || with_layers) {
     rows = SlicesByRank(store);

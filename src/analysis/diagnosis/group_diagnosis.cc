@@ -23,8 +23,9 @@ namespace {
 
 constexpr size_t kMaxPeers = 32;  // peers profiled for a differential
 
-std::string_view CollectiveName(const TraceStore& store, uint32_t slice) {
+std::string_view CollectiveName(const TraceStore& store, SliceId id) {
   const SliceTable& s = store.slices;
+  const uint32_t slice = id.value;
   if (!(s.flags[slice] & kSliceCollectiveArgs) || s.args[slice] >= store.collective_args.size()) return {};
   return store.strings.view(store.collective_args[s.args[slice]].collective);
 }
@@ -516,7 +517,7 @@ void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& sl
 
 }  // namespace
 
-void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                            const model::StepModel& steps, const model::CollectiveModel& collectives,
                            const model::ClockAlignment& clocks, const DiagnoseOptions& options,
                            DiagnosisResult* result) {

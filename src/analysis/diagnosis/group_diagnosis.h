@@ -32,7 +32,7 @@
 
 namespace strata::diagnosis {
 
-void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
+void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                            const model::StepModel& steps, const model::CollectiveModel& collectives,
                            const model::ClockAlignment& clocks, const DiagnoseOptions& options,
                            DiagnosisResult* result);

@@ -26,18 +26,18 @@ std::vector<OpOccurrence> OpsInWindow(const TraceStore& store, const TrackIndex&
   std::vector<OpOccurrence> out;
   std::map<StringId, uint32_t> seen;
   auto scan = [&](TrackId track, bool device) {
-    const std::vector<uint32_t>& rows = index.Rows(track);
-    const auto first =
-        std::partition_point(rows.begin(), rows.end(), [&](uint32_t row) { return store.slices.ts_ns[row] < start; });
+    const SliceRows& rows = index.Rows(track);
+    const auto first = std::partition_point(rows.begin(), rows.end(),
+                                            [&](SliceId row) { return store.slices.ts_ns[row.value] < start; });
     for (size_t i = static_cast<size_t>(first - rows.begin()); i < rows.size(); ++i) {
-      const uint32_t row = rows[i];
+      const uint32_t row = rows[i].value;
       const int64_t ts = store.slices.ts_ns[row];
       if (ts >= end) break;
       const StringId name = store.slices.name[row];
       if (IsContainerSliceName(store.strings.view(name))) continue;  // the step itself, an on-CPU interval
       const int64_t dur = store.slices.dur_ns[row];
       // Rows are sorted by start, longer first on ties: a child follows its parent directly.
-      const bool leaf = i + 1 == rows.size() || store.slices.ts_ns[rows[i + 1]] >= ts + dur;
+      const bool leaf = i + 1 == rows.size() || store.slices.ts_ns[rows[i + 1].value] >= ts + dur;
       const std::string_view n = store.strings.view(name);
       const bool compute =
           device ? IsComputationKernel(n) : IsHostComputeOp(n, store.strings.view(store.slices.category[row]));

@@ -318,8 +318,8 @@ void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, Dia
 
 }  // namespace
 
-void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result) {
+void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
+                    const DiagnoseOptions& options, DiagnosisResult* result) {
   const size_t ranks = store.ranks.size();
   DescribeJobModel(store, job, result);
   if (job.collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers

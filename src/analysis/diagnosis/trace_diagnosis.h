@@ -9,7 +9,7 @@
 namespace strata::diagnosis {
 
 /// `job`: the run's model, built once by Diagnose from the same rows.
-void DiagnoseTraces(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank,
-                    const model::JobModel& job, const DiagnoseOptions& options, DiagnosisResult* result);
+void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
+                    const DiagnoseOptions& options, DiagnosisResult* result);
 
 }  // namespace strata::diagnosis

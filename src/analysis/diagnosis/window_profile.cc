@@ -59,14 +59,15 @@ std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<s
   return std::nullopt;
 }
 
-TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank)
+TrackIndex::TrackIndex(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank)
     : rows_(store.tracks.size()), device_tracks_(rows_by_rank.size()) {
   const SliceTable& s = store.slices;
   for (const auto& rows : rows_by_rank)
-    for (uint32_t row : rows)
-      if (s.flags[row] & (kSliceComplete | kSliceBeginEnd)) rows_[s.track[row].value].push_back(row);
+    for (const SliceId row : rows)
+      if (s.flags[row.value] & (kSliceComplete | kSliceBeginEnd)) rows_[s.track[row.value].value].push_back(row);
   for (auto& v : rows_) {
-    std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+    std::sort(v.begin(), v.end(), [&](SliceId x, SliceId y) {
+      const uint32_t a = x.value, b = y.value;
       return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : s.dur_ns[a] > s.dur_ns[b];
     });
   }
@@ -75,8 +76,8 @@ TrackIndex::TrackIndex(const TraceStore& store, const std::vector<std::vector<ui
       device_tracks_[store.tracks[t].rank].push_back(TrackId(t));
 }
 
-const std::vector<uint32_t>& TrackIndex::Rows(TrackId track) const {
-  static const std::vector<uint32_t> kNone;
+const SliceRows& TrackIndex::Rows(TrackId track) const {
+  static const SliceRows kNone;
   return track.value < rows_.size() ? rows_[track.value] : kNone;
 }
 
@@ -118,15 +119,15 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
     }
   };
   if (main_track != kNoTrack) {
-    for (uint32_t row : index.Rows(main_track)) {
-      const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
+    for (const SliceId row : index.Rows(main_track)) {
+      const int64_t ts = s.ts_ns[row.value], te = ts + s.dur_ns[row.value];
       if (te <= start) continue;
       if (ts >= end) break;
       close_until(ts);
-      const int64_t len = clip(row);
+      const int64_t len = clip(row.value);
       const bool inside_whole = !stack.empty() && stack.back().whole;
-      const OpClass cls = Classify(store.strings.view(s.name[row]), store.strings.view(s.category[row]));
-      if (cls != OpClass::kWait) out.op_ns[s.name[row]] += static_cast<double>(len);
+      const OpClass cls = Classify(store.strings.view(s.name[row.value]), store.strings.view(s.category[row.value]));
+      if (cls != OpClass::kWait) out.op_ns[s.name[row.value]] += static_cast<double>(len);
       if (inside_whole) continue;  // part of a data/comm/wait op already counted
       if (stack.empty()) {
         covered += len;
@@ -136,7 +137,8 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
       if (cls == OpClass::kData) out.data_ns += static_cast<double>(len);
       if (cls == OpClass::kComm) out.comm_ns += static_cast<double>(len);
       if (cls == OpClass::kWait) out.wait_ns += static_cast<double>(len);
-      stack.push_back(Open{row, te, cls, 0, cls == OpClass::kData || cls == OpClass::kComm || cls == OpClass::kWait});
+      stack.push_back(
+          Open{row.value, te, cls, 0, cls == OpClass::kData || cls == OpClass::kComm || cls == OpClass::kWait});
     }
     close_until(INT64_MAX);
     out.host_gap_ns += static_cast<double>((end - start) - covered);
@@ -144,12 +146,12 @@ WindowProfile ProfileWindow(const TraceStore& store, const TrackIndex& index, si
   // Device streams.
   std::vector<Interval> busy;
   for (TrackId track : index.DeviceTracks(rank)) {
-    for (uint32_t row : index.Rows(track)) {
-      const int64_t ts = s.ts_ns[row], te = ts + s.dur_ns[row];
+    for (const SliceId row : index.Rows(track)) {
+      const int64_t ts = s.ts_ns[row.value], te = ts + s.dur_ns[row.value];
       if (te <= start || ts >= end) continue;
-      if (IsCommunicationKernel(store.strings.view(s.name[row]))) continue;
+      if (IsCommunicationKernel(store.strings.view(s.name[row.value]))) continue;
       busy.push_back({std::max(ts, start), std::min(te, end)});
-      out.op_ns[s.name[row]] += static_cast<double>(std::min(te, end) - std::max(ts, start));
+      out.op_ns[s.name[row.value]] += static_cast<double>(std::min(te, end) - std::max(ts, start));
     }
   }
   if (!index.DeviceTracks(rank).empty()) {

@@ -43,12 +43,12 @@ std::optional<StringId> CulpritOp(const StringPool& strings, const std::vector<s
 /// Per-rank track index: slices of each track sorted by start (longer first on ties).
 class TrackIndex {
  public:
-  TrackIndex(const TraceStore& store, const std::vector<std::vector<uint32_t>>& rows_by_rank);
-  const std::vector<uint32_t>& Rows(TrackId track) const;
+  TrackIndex(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank);
+  const SliceRows& Rows(TrackId track) const;
   const std::vector<TrackId>& DeviceTracks(size_t rank) const { return device_tracks_[rank]; }
 
  private:
-  std::vector<std::vector<uint32_t>> rows_;  // by track
+  std::vector<SliceRows> rows_;  // by track
   std::vector<std::vector<TrackId>> device_tracks_;
 };
 

@@ -49,8 +49,8 @@ std::optional<int64_t> StepNumber(std::string_view name) {
 /// Per store rank index, the slices HTA keeps as rows, in store (file) order: complete, with a category,
 /// the category not "Trace". PyTorch 1.x's legacy profiler writes no categories at all, so HTA reads nothing
 /// of such a trace; there every complete slice is a row (a strata extension, docs/hta-semantics.md §10).
-std::vector<std::vector<uint32_t>> RowSlicesByRank(const TraceStore& store) {
-  std::vector<std::vector<uint32_t>> out(store.ranks.size());
+std::vector<SliceRows> RowSlicesByRank(const TraceStore& store) {
+  std::vector<SliceRows> out(store.ranks.size());
   std::vector<bool> uncategorized(store.ranks.size());
   for (size_t r = 0; r < store.ranks.size(); ++r)
     uncategorized[r] = store.inputs[store.ranks[r].input].format == InputFormat::kPytorchLegacy;
@@ -61,7 +61,7 @@ std::vector<std::vector<uint32_t>> RowSlicesByRank(const TraceStore& store) {
     const uint32_t rank = store.track(s.track[i]).rank;
     if (!(flags & kSliceComplete)) continue;
     const bool categorized = (flags & kSliceHasCategory) && s.category[i] != trace_cat;
-    if (categorized || uncategorized[rank]) out[rank].push_back(i);
+    if (categorized || uncategorized[rank]) out[rank].push_back(SliceId(i));
   }
   return out;
 }
@@ -78,14 +78,14 @@ struct StepSpan {
 void AssignCpuSteps(const TraceStore& store, std::vector<HtaRow>& rows) {
   std::vector<StepSpan> steps;
   for (const HtaRow& r : rows)
-    if (auto n = StepNumber(store.strings.view(store.slices.name[r.slice])))
+    if (auto n = StepNumber(store.strings.view(store.slices.name[r.slice.value])))
       steps.push_back({r.start, r.start + r.dur, *n, steps.size()});
   std::sort(steps.begin(), steps.end(), [](const StepSpan& a, const StepSpan& b) { return a.start < b.start; });
   double max_dur = 0;
   for (const StepSpan& st : steps) max_dur = std::max(max_dur, st.end - st.start);
   const StringId cpu_op = store.strings.find("cpu_op");
   for (HtaRow& r : rows) {
-    const bool cpu = r.stream < 0 || (r.stream == 0 && store.slices.category[r.slice] == cpu_op);
+    const bool cpu = r.stream < 0 || (r.stream == 0 && store.slices.category[r.slice.value] == cpu_op);
     if (!cpu) continue;
     r.step = -1;
     size_t best = SIZE_MAX;
@@ -106,19 +106,19 @@ void AssignCpuSteps(const TraceStore& store, std::vector<HtaRow>& rows) {
 void AssignLinkedSteps(const TraceStore& store, std::vector<HtaRow>& rows) {
   const StringId event_sync = store.strings.find("Event Sync"), context_sync = store.strings.find("Context Sync");
   auto gpu_side = [&](const HtaRow& r) {
-    const int64_t corr = store.slices.correlation[r.slice];
-    const StringId name = store.slices.name[r.slice];
+    const int64_t corr = store.slices.correlation[r.slice.value];
+    const StringId name = store.slices.name[r.slice.value];
     return corr != -1 && ((r.stream >= 0 && corr >= 0) || name == event_sync || name == context_sync);
   };
   std::unordered_map<int64_t, size_t> last_cpu;  // correlation -> index into rows
   for (size_t i = 0; i < rows.size(); ++i)
-    if (store.slices.correlation[rows[i].slice] != -1 && !gpu_side(rows[i]))
-      last_cpu[store.slices.correlation[rows[i].slice]] = i;
+    if (store.slices.correlation[rows[i].slice.value] != -1 && !gpu_side(rows[i]))
+      last_cpu[store.slices.correlation[rows[i].slice.value]] = i;
   for (HtaRow& r : rows) {
     if (r.stream <= 0) continue;
     r.step = -1;
     if (!gpu_side(r)) continue;
-    auto it = last_cpu.find(store.slices.correlation[r.slice]);
+    auto it = last_cpu.find(store.slices.correlation[r.slice.value]);
     if (it != last_cpu.end()) r.step = rows[it->second].step;
   }
 }
@@ -136,7 +136,7 @@ Expected<RunRows> WithModelSteps(const TraceStore& store, RunRows run) {
       found.insert(w.step);
     }
     for (HtaRow& r : run.by_rank[rank]) {
-      const int w = model::FindWindow(windows, store.slices.ts_ns[r.slice]);
+      const int w = model::FindWindow(windows, store.slices.ts_ns[r.slice.value]);
       r.step = w < 0 ? -1 : windows[static_cast<size_t>(w)].step;
     }
   }
@@ -156,7 +156,7 @@ Expected<RunRows> WithModelSteps(const TraceStore& store, RunRows run) {
 Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
   RunRows run;
   run.label = label;
-  const std::vector<std::vector<uint32_t>> slices = RowSlicesByRank(store);
+  const std::vector<SliceRows> slices = RowSlicesByRank(store);
   run.by_rank.resize(slices.size());
   std::set<int64_t> steps;
   bool any = false;
@@ -166,11 +166,11 @@ Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
     any |= !slices[rank].empty();
     std::vector<HtaRow>& rows = run.by_rank[rank];
     rows.reserve(slices[rank].size());
-    for (uint32_t slice : slices[rank]) {
-      const HtaSpan span = HtaSpanOf(store.slices.ts_ns[slice], store.slices.dur_ns[slice], round);
-      const double dur = round ? span.end - span.start : HtaMicros(store.slices.dur_ns[slice]);
-      rows.push_back({slice, span.start, dur, store.track(store.slices.track[slice]).stream, kNoStep});
-      if (auto n = StepNumber(store.strings.view(store.slices.name[slice]))) steps.insert(*n);
+    for (const SliceId slice : slices[rank]) {
+      const HtaSpan span = HtaSpanOf(store.slices.ts_ns[slice.value], store.slices.dur_ns[slice.value], round);
+      const double dur = round ? span.end - span.start : HtaMicros(store.slices.dur_ns[slice.value]);
+      rows.push_back({slice, span.start, dur, store.track(store.slices.track[slice.value]).stream, kNoStep});
+      if (auto n = StepNumber(store.strings.view(store.slices.name[slice.value]))) steps.insert(*n);
     }
     AssignCpuSteps(store, rows);
     AssignLinkedSteps(store, rows);
@@ -236,9 +236,9 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
 
 std::string KindOf(const TraceStore& store, const HtaRow& r) {
   if (r.stream != -1)
-    return std::string("GPU ") + KernelTypeName(ClassifyKernel(store.strings.view(store.slices.name[r.slice])));
-  if (!(store.slices.flags[r.slice] & kSliceHasCategory)) return "CPU (no category)";
-  return "CPU " + std::string(store.strings.view(store.slices.category[r.slice]));
+    return std::string("GPU ") + KernelTypeName(ClassifyKernel(store.strings.view(store.slices.name[r.slice.value])));
+  if (!(store.slices.flags[r.slice.value] & kSliceHasCategory)) return "CPU (no category)";
+  return "CPU " + std::string(store.strings.view(store.slices.category[r.slice.value]));
 }
 
 bool PassesDevice(DeviceFilter device, const HtaRow& r) {
@@ -263,7 +263,7 @@ void Tally(const TraceStore& store, const RunRows& side, const std::vector<size_
     RankTotals& totals = summary->by_rank[store.ranks[rank].rank];
     for (const HtaRow& r : side.by_rank[rank]) {
       if (r.step == kNoStep || !steps.count(r.step)) continue;
-      const std::string_view name = store.strings.view(store.slices.name[r.slice]);
+      const std::string_view name = store.strings.view(store.slices.name[r.slice.value]);
       if (side.window_us.empty() && r.stream == -1 && StepNumber(name) == r.step)
         ++totals.step_rows, totals.step_time_us += r.dur;
       if (!PassesDevice(device, r)) continue;

@@ -94,7 +94,7 @@ struct RunDiff {
 
 /// A row as HTA's trace diff sees it, in file order within its rank.
 struct HtaRow {
-  uint32_t slice = 0;   // index into the store's slices
+  SliceId slice;        // its row in the store's slices
   double start = 0;     // µs
   double dur = 0;       // µs (HTA's dur column: rounded, or as written)
   int64_t stream = -1;  // args.stream (-1: a CPU row)
