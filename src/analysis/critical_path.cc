@@ -528,6 +528,37 @@ std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
   return spans[(spans.size() - 1) / 2].second;
 }
 
+namespace {
+
+// Time by (rank, kind) of `segments` over a step of `step_ns`, largest first, each with its main name.
+std::vector<PathContributor> ContributorsOf(const std::vector<PathSegment>& segments, int64_t step_ns) {
+  std::map<std::pair<int32_t, PathKind>, std::map<std::string, int64_t>> by;
+  for (const PathSegment& s : segments) {
+    if (s.parts.empty()) by[{s.rank, s.kind}][s.name] += s.dur_ns;
+    for (const PathPart& p : s.parts) by[{s.rank, p.kind}][p.name] += p.dur_ns;
+  }
+  const double total = static_cast<double>(std::max<int64_t>(1, step_ns));
+  std::vector<PathContributor> out;
+  for (const auto& [key, names] : by) {
+    PathContributor c{key.first, key.second, "", 0, 0};
+    int64_t top = -1;
+    for (const auto& [name, dur] : names) {
+      c.dur_ns += dur;
+      if (dur > top) {
+        top = dur;
+        c.top_name = name;
+      }
+    }
+    c.share = static_cast<double>(c.dur_ns) / total;
+    out.push_back(std::move(c));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PathContributor& a, const PathContributor& b) { return a.dur_ns > b.dur_ns; });
+  return out;
+}
+
+}  // namespace
+
 std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                                 const model::JobModel& job, int64_t step) {
   const size_t ranks = std::min(store.ranks.size(), rows_by_rank.size());
@@ -562,34 +593,13 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const s
   for (const RawSegment& r : raw)
     segments.push_back(
         {store.ranks[r.rank].rank, r.kind, std::string(store.strings.view(r.name)), r.start, r.end - r.start});
+  path.contributors = ContributorsOf(segments, path.end_ns - path.start_ns);
   path.segments = MergePathSegments(std::move(segments), path.end_ns - path.start_ns);
   return path;
 }
 
 std::vector<PathContributor> PathContributors(const CriticalPath& path) {
-  std::map<std::pair<int32_t, PathKind>, std::map<std::string, int64_t>> by;
-  for (const PathSegment& s : path.segments) {
-    if (s.parts.empty()) by[{s.rank, s.kind}][s.name] += s.dur_ns;
-    for (const PathPart& p : s.parts) by[{s.rank, p.kind}][p.name] += p.dur_ns;
-  }
-  const double total = static_cast<double>(std::max<int64_t>(1, path.end_ns - path.start_ns));
-  std::vector<PathContributor> out;
-  for (const auto& [key, names] : by) {
-    PathContributor c{key.first, key.second, "", 0, 0};
-    int64_t top = -1;
-    for (const auto& [name, dur] : names) {
-      c.dur_ns += dur;
-      if (dur > top) {
-        top = dur;
-        c.top_name = name;
-      }
-    }
-    c.share = static_cast<double>(c.dur_ns) / total;
-    out.push_back(std::move(c));
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const PathContributor& a, const PathContributor& b) { return a.dur_ns > b.dur_ns; });
-  return out;
+  return path.contributors.empty() ? ContributorsOf(path.segments, path.end_ns - path.start_ns) : path.contributors;
 }
 
 }  // namespace strata

@@ -82,6 +82,15 @@ struct RankWindow {
   int64_t start_ns = 0, end_ns = 0;
 };
 
+/// One (rank, kind) share of a path, for the text summary.
+struct PathContributor {
+  int32_t rank = -1;
+  PathKind kind = PathKind::kIdle;
+  std::string top_name;  // the name holding most of its time
+  int64_t dur_ns = 0;
+  double share = 0;  // of the step
+};
+
 struct CriticalPath {
   int64_t step = -1;
   int64_t start_ns = 0, end_ns = 0;   // the step's aligned span over ranks
@@ -89,6 +98,9 @@ struct CriticalPath {
   std::vector<PathSegment> segments;  // time order, tiling [start_ns, end_ns], merged
   size_t rank_changes = 0;            // jumps to a later-arriving rank at collectives
   size_t slices_considered = 0;       // slices of the step the walk read
+  // Its time by (rank, kind), largest first, from the segments before they were merged: each one's main name
+  // is exact (a merged run is named by its main name only). Empty on a path built otherwise.
+  std::vector<PathContributor> contributors;
 };
 
 /// The step the reports show: the step (among those every rank has) whose span is the median one (the
@@ -108,16 +120,8 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const s
 /// (rank, kind)'s total time (counting parts) are kept.
 std::vector<PathSegment> MergePathSegments(std::vector<PathSegment> segments, int64_t step_ns);
 
-/// One (rank, kind) share of a path, for the text summary.
-struct PathContributor {
-  int32_t rank = -1;
-  PathKind kind = PathKind::kIdle;
-  std::string top_name;  // the name holding most of its time
-  int64_t dur_ns = 0;
-  double share = 0;  // of the step
-};
-
-/// The path's time by (rank, kind), largest first (ties: rank, then kind).
+/// The path's time by (rank, kind), largest first (ties: rank, then kind): its `contributors`, or, when it has
+/// none, its segments' (counting parts).
 std::vector<PathContributor> PathContributors(const CriticalPath& path);
 
 }  // namespace strata

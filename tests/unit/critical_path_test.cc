@@ -247,6 +247,37 @@ TEST(CriticalPath, TinySegmentsOfOneRankAndKindMerge) {
   EXPECT_EQ(mul, 0);
 }
 
+// The text's names come from the segments before merging. Rank 1 computes aten::conv2d for 1.5 ms, then 100
+// aten::slice (11 µs) and aten::mul (10 µs) in turn, all tiny on a ~14 ms step: merged, they are one 2.1 ms
+// segment named aten::slice, longer than conv2d's; yet conv2d holds most of rank 1's cpu time (1.5 ms against
+// slice's 1.1 ms), and the contributors say so.
+TEST(CriticalPath, ContributorsNameWhatHeldTheTimeBeforeMerging) {
+  DdpSpec spec = LateRankOneSpec();
+  spec.plan = [](int r, int) {
+    RankStep st;
+    std::vector<Item> seg = {Op("aten::conv2d", r == 1 ? 1500 * kUs : 500 * kUs)};
+    for (int i = 0; r == 1 && i < 100; ++i) {
+      seg.push_back(Op("aten::slice", 11 * kUs));
+      seg.push_back(Op("aten::mul", 10 * kUs));
+    }
+    st.segs.push_back(std::move(seg));
+    return st;
+  };
+  auto p = ComputeFor(LoadDdp(spec));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  const auto top_of = [](const std::vector<PathContributor>& v) {
+    for (const PathContributor& c : v)
+      if (c.rank == 1 && c.kind == PathKind::kCpu) return c.top_name;
+    return std::string();
+  };
+  EXPECT_EQ(top_of(PathContributors(path)), "aten::conv2d");
+  CriticalPath merged_only = path;
+  merged_only.contributors.clear();
+  EXPECT_EQ(top_of(PathContributors(merged_only)), "aten::slice") << "the merged segments alone name the run";
+}
+
 // The merge on constructed segments of a 100 ms step (tiny: below 100 µs): touching same-name segments join
 // (within 1 µs), a run of tiny ones takes its main name, and a kind or rank change or a wide segment ends a run.
 TEST(CriticalPath, MergePathSegmentsKeepsTheTilingAndTotals) {
