@@ -405,14 +405,19 @@ bool Touch(const PathSegment& a, const PathSegment& b) { return std::abs(b.start
 
 bool SameRankAndKind(const PathSegment& a, const PathSegment& b) { return a.rank == b.rank && a.kind == b.kind; }
 
-// Time by kind and name of the segments [first, last) of `v`: a merged segment counts by its parts.
+// Calls f(kind, name, dur_ns) for each kind's time in `s`: its parts when it has them, else itself.
+template <class F>
+void ForEachKindTime(const PathSegment& s, F f) {
+  if (s.parts.empty()) f(s.kind, s.name, s.dur_ns);
+  for (const PathPart& p : s.parts) f(p.kind, p.name, p.dur_ns);
+}
+
+// Time by kind and name of the segments [first, last) of `v`.
 using KindNameTimes = std::map<PathKind, std::map<std::string, int64_t>>;
 KindNameTimes TimesOf(const std::vector<PathSegment>& v, size_t first, size_t last) {
   KindNameTimes t;
-  for (size_t i = first; i < last; ++i) {
-    if (v[i].parts.empty()) t[v[i].kind][v[i].name] += v[i].dur_ns;
-    for (const PathPart& p : v[i].parts) t[p.kind][p.name] += p.dur_ns;
-  }
+  for (size_t i = first; i < last; ++i)
+    ForEachKindTime(v[i], [&](PathKind k, const std::string& name, int64_t dur) { t[k][name] += dur; });
   return t;
 }
 
@@ -533,24 +538,13 @@ namespace {
 // Time by (rank, kind) of `segments` over a step of `step_ns`, largest first, each with its main name.
 std::vector<PathContributor> ContributorsOf(const std::vector<PathSegment>& segments, int64_t step_ns) {
   std::map<std::pair<int32_t, PathKind>, std::map<std::string, int64_t>> by;
-  for (const PathSegment& s : segments) {
-    if (s.parts.empty()) by[{s.rank, s.kind}][s.name] += s.dur_ns;
-    for (const PathPart& p : s.parts) by[{s.rank, p.kind}][p.name] += p.dur_ns;
-  }
+  for (const PathSegment& s : segments)
+    ForEachKindTime(s, [&](PathKind k, const std::string& name, int64_t dur) { by[{s.rank, k}][name] += dur; });
   const double total = static_cast<double>(std::max<int64_t>(1, step_ns));
   std::vector<PathContributor> out;
   for (const auto& [key, names] : by) {
-    PathContributor c{key.first, key.second, "", 0, 0};
-    int64_t top = -1;
-    for (const auto& [name, dur] : names) {
-      c.dur_ns += dur;
-      if (dur > top) {
-        top = dur;
-        c.top_name = name;
-      }
-    }
-    c.share = static_cast<double>(c.dur_ns) / total;
-    out.push_back(std::move(c));
+    auto [top_name, dur] = TopName(names);
+    out.push_back({key.first, key.second, std::move(top_name), dur, static_cast<double>(dur) / total});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const PathContributor& a, const PathContributor& b) { return a.dur_ns > b.dur_ns; });
