@@ -64,6 +64,8 @@ std::optional<ControlReply> ParseSeconds(const httplib::Request& req, std::optio
   return std::nullopt;
 }
 
+constexpr size_t kMaxControlBody = 4096;  // a control request's form body beyond this is dropped
+
 ControlReply DeepRequest(const httplib::Request& req, const ControlAccess& access, const DeepHandler& handler) {
   if (auto refusal = Refusal(access.Check(req.remote_addr, req.get_header_value("Authorization")))) return *refusal;
   if (!req.has_param("job") || req.get_param_value("job").empty())
@@ -104,12 +106,26 @@ Status HttpFront::Start(const std::string& listen) {
     }
     res.set_content(nodes_, "application/json");
   });
+  // Parameters come in the query or a form body. A handler with a content reader, as httplib otherwise
+  // answers 400 to a POST without Content-Length (what `curl -X POST URL` sends): the body is read here when
+  // there is one, and its form parameters added to the query's.
   if (deep_)
-    server_->Post("/api/v1/deep", [this](const httplib::Request& req, httplib::Response& res) {
-      const ControlReply reply = DeepRequest(req, access_, deep_);
-      res.status = reply.status;
-      res.set_content(reply.json, "application/json");
-    });
+    server_->Post("/api/v1/deep",
+                  [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& content) {
+                    httplib::Request with_form = req;
+                    if (req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked") {
+                      std::string body;
+                      content([&](const char* data, size_t size) {
+                        body.append(data, std::min(size, kMaxControlBody - std::min(body.size(), kMaxControlBody)));
+                        return true;
+                      });
+                      if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
+                        httplib::detail::parse_query_text(body, with_form.params);
+                    }
+                    const ControlReply reply = DeepRequest(with_form, access_, deep_);
+                    res.status = reply.status;
+                    res.set_content(reply.json, "application/json");
+                  });
   const std::string page = Page(title_);
   server_->Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html"); });
   if (port == 0) {

@@ -32,6 +32,15 @@ DEEP_HZ, ALWAYS_HZ = 199, 49
 
 
 
+def curl_post(port, path):
+    """(HTTP status, JSON body) of the docs' `curl -s -X POST URL`: no body, no Content-Length (httplib answered
+    such a POST 400 with an empty body until the route took a content reader)."""
+    r = subprocess.run(["curl", "-s", "-X", "POST", "-w", "\n%{http_code}", f"http://127.0.0.1:{port}{path}"],
+                       capture_output=True, text=True, timeout=10)
+    body, _, code = r.stdout.rpartition("\n")
+    return int(code or 0), json.loads(body or "{}")
+
+
 def post(port, path, token=None):
     """(HTTP status, JSON body) of a POST."""
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=b"", method="POST")
@@ -75,7 +84,7 @@ def main():
         print(__doc__)
         return 2
     strata = os.path.abspath(sys.argv[1])
-    stop = unmet(())
+    stop = unmet(("curl",))
     if stop is not None:
         return stop
     checks = Checks()
@@ -140,8 +149,9 @@ def main():
             # 2. By hand: a POST opens one (detections would not: their refractory time runs).
             # (The job runs long enough for this under CI's load: the first CI run of this test posted it as
             # a 60 s job ended, and no recorder could start.)
-            code, body = post(port, f"/api/v1/deep?job={job_id}&seconds=10")
-            expect(code == 202 and body.get("seconds") == 10, f"POST /api/v1/deep from loopback: 202 ({code} {body})")
+            code, body = curl_post(port, f"/api/v1/deep?job={job_id}&seconds=10")
+            expect(code == 202 and body.get("seconds") == 10,
+                   f"POST /api/v1/deep from loopback as docs/agent.md writes it (curl -X POST, no body): 202 ({code} {body})")
             opened = wait_for("the window", 10, lambda: (deep_state() or {}).get("active") and deep_state())
             expect(bool(opened) and opened["reason"] == "requested over HTTP" and opened["sample_hz"] == DEEP_HZ
                    and opened["windows"] == 2, f"the status shows the window ({opened})")
