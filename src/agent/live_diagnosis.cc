@@ -101,21 +101,29 @@ RecordedRun WindowRecording(const std::string& chunk_dir, uint64_t from, JobStat
 }
 
 // A new chunk: the previous one is read one last time (its recorder was stopped only once the new one was
-// attached, so it holds everything before) and what it leaves open is carried (chunk_carry.h).
-void SwitchChunk(const std::string& chunk_dir, uint64_t from, JobState* state) {
-  if (state->chunk == chunk_dir) return;
+// attached, so it holds everything before) and what it leaves open is carried (chunk_carry.h). Returns that
+// last read (empty when the chunk did not change), whose completed steps are summarized before the new
+// chunk's: the new recorder sees the steps before its probes attached in part or not at all, so they would
+// be lost to the step numbering (a node's steps one or more behind its peers' until serve realigned them,
+// and judged without its ranks meanwhile).
+RecordedRun SwitchChunk(const std::string& chunk_dir, uint64_t from, JobState* state) {
+  RecordedRun left;
+  if (state->chunk == chunk_dir) return left;
   if (!state->chunk.empty() && state->tails) {
-    const RecordedRun left = WindowRecording(state->chunk, from, state);
+    left = WindowRecording(state->chunk, from, state);
     state->carried = CarryFrom(left, state->carried);
   }
   state->tails.reset();
   state->chunk = chunk_dir;
+  return left;
 }
 
 // The round's recording: the window of what the tails gained, or the whole chunk once the job ended; with
 // the entries carried from the previous chunks.
-RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state) {
-  SwitchChunk(chunk_dir, from, state);
+// `left`: the previous chunk's last read when the chunk changed (SwitchChunk).
+RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state,
+                           RecordedRun* left) {
+  *left = SwitchChunk(chunk_dir, from, state);
   RecordedRun run;
   bool whole = false;
   if (ended) {
@@ -135,7 +143,13 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   const auto started = std::chrono::steady_clock::now();
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
   const uint64_t from = now_mono_ns > window_ns ? now_mono_ns - window_ns : 0;
-  RecordedRun run = RoundRecording(chunk_dir, from, ended, state);
+  RecordedRun left;
+  RecordedRun run = RoundRecording(chunk_dir, from, ended, state, &left);
+  if (!left.empty()) {
+    MergePluginSegments(&left);
+    if (auto before = TraceStoreFromRecording(left); before.ok())
+      for (auto& s : SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
+  }
   if (run.empty()) {
     state->error = "no recording yet";
     return;

@@ -10,7 +10,8 @@
 // When the chunk changes (agent/flight_recorder.h switches to a new chunk once its recorder is attached),
 // the previous chunk is read one last time and the collective entries still open in its window are carried
 // into the new chunk's rounds until the new chunk shows their threads leave them (agent/chunk_carry.h): a
-// new recorder never sees the entry of a collective its processes were already inside.
+// new recorder never sees the entry of a collective its processes were already inside. The steps that
+// last read completes are summarized before the new chunk's, so the step numbering loses none between chunks.
 // Invariants: a live round never analyses rows outside the window, except the entries carried from the
 // previous chunk; a round that cannot read the chunk keeps the previous state and says why (`error`).
 #pragma once

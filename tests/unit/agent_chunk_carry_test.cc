@@ -253,6 +253,76 @@ TEST(AgentChunkCarry, TheLiveWindowOfANewChunkKeepsWhatThePreviousChunkLeftOpen)
   EXPECT_TRUE(hang) << "rank 1's hang named from the new chunk";
 }
 
+// A step rhythm (two all_reduces per 100 ms step) written as a live recorder does: `Steps` appends steps
+// [from, to) of every rank to a segment still open. Step k starts at kRhythmStart + k * 100 ms.
+constexpr uint64_t kRhythmStart = kS;
+constexpr int64_t kRealtimeOffsetNs = 1'700'000'000LL * 1'000'000'000LL;
+uint64_t StepStart(int k) { return kRhythmStart + static_cast<uint64_t>(k) * 100 * kMs; }
+
+struct LiveSegment {
+  segments::SegmentWriter w;
+  LiveSegment(const std::string& dir, uint64_t attached_ns) {
+    std::filesystem::create_directories(dir);
+    segments::FileHeader header;
+    header.created_unix_ns = 1;
+    header.realtime_minus_monotonic_ns = kRealtimeOffsetNs;
+    EXPECT_TRUE(w.Open(dir + "/record-test-1.sseg", header).ok());
+    w.AppendMeta(ProbeMeta(0, kGloo));
+    for (int r = 0; r < 3; ++r)
+      w.AppendMeta({{"type", "process"}, {"pid", 10 + r}, {"ppid", 1}, {"rank", r}, {"comm", "python3"}});
+    w.AppendMeta({{"type", "attached"}, {"ts_ns", attached_ns}, {"unix_ns", attached_ns}});
+  }
+  void Steps(int from, int to) {
+    for (int k = from; k < to; ++k)
+      for (uint32_t r = 0; r < 3; ++r) {
+        const uint32_t pid = 10 + r, worker = pid + 100;
+        const uint64_t t0 = StepStart(k);
+        w.Append(segments::OffCpuRow{pid, pid, t0 + 30 * kMs, t0 + 100 * kMs, 0, 1});
+        w.Append(segments::CallRow{worker, pid, 0, t0 + 30 * kMs, t0 + 41 * kMs});
+        w.Append(segments::CallRow{worker, pid, 0, t0 + 43 * kMs, t0 + 44 * kMs});
+      }
+    EXPECT_TRUE(w.Flush().ok());
+  }
+};
+
+// CI's run of 227701d (agent_nodes): a node's flight recorder switched chunks mid-job (a deep window) and
+// serve then judged 12 of its steps without that node's ranks and realigned them: the steps between the old
+// chunk's last round and the new recorder's attaching were read by no round, so the node's step numbers fell
+// behind its peers'. The old chunk's last read is summarized before the new chunk's: every step is emitted
+// once, numbered in order, none lost, whatever the chunk it was read from.
+TEST(AgentChunkCarry, NoStepIsLostWhenTheLiveWindowMovesToANewChunk) {
+  testing::TempDir dir;
+  const std::string chunk0 = dir.file("chunk-000000"), chunk1 = dir.file("chunk-000001");
+  LiveDiagnosis live(15);
+  JobState state;
+  std::vector<online::RankStepSummary> summaries;
+  LiveSegment old_chunk(chunk0, kRhythmStart - 100 * kMs);
+  old_chunk.Steps(0, 20);
+  live.Round(chunk0, StepStart(20), static_cast<double>(StepStart(20)) / 1e9, &state, &summaries);
+  ASSERT_EQ(state.error, "");
+  // The old recorder writes on until past the new one's attaching at step 25, then stops.
+  old_chunk.Steps(20, 30);
+  ASSERT_TRUE(old_chunk.w.Close().ok());
+  {
+    LiveSegment new_chunk(chunk1, StepStart(25) + 50 * kMs);
+    new_chunk.Steps(26, 60);
+    ASSERT_TRUE(new_chunk.w.Close().ok());
+  }
+  live.Round(chunk1, StepStart(60), static_cast<double>(StepStart(60)) / 1e9, &state, &summaries);
+  ASSERT_EQ(state.error, "");
+  std::vector<const online::RankStepSummary*> rank0;
+  for (const auto& s : summaries)
+    if (s.rank == 0) rank0.push_back(&s);
+  ASSERT_GE(rank0.size(), 50u) << "steps 1..58 of 60 are complete";
+  const double first_start = rank0[0]->start_unix;
+  for (size_t i = 0; i < rank0.size(); ++i) {
+    ASSERT_EQ(rank0[i]->step, rank0[0]->step + static_cast<int64_t>(i)) << "emitted once each, in order";
+    // Step number n starts n steps of 100 ms after the first: none lost between the chunks.
+    EXPECT_NEAR(rank0[i]->start_unix - first_start, 0.1 * static_cast<double>(i), 0.01)
+        << "step " << rank0[i]->step << " is not the job's step " << i << " after the first";
+  }
+}
+
 // The flight recorder reads a new chunk only once its recorder has written its `attached` record (and the
 // previous recorder has written since): until then the previous chunk stays the one read. The recorder
 // stand-in copies a prepared segment into its chunk when told to (a file appears), then stays alive.
