@@ -51,6 +51,15 @@ double UnixS() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+// The longest of the node's ranks' latest steps (s; 0 before any was summarized): the flight recorder's
+// handover is counted in the job's steps.
+double LatestStepS(const JobState& state) {
+  double step_s = 0;
+  if (state.online)
+    for (const auto& [rank, s] : state.online->last_summary) step_s = std::max(step_s, s.step_s);
+  return step_s;
+}
+
 std::string SafeName(const std::string& job) {
   std::string out;
   for (char c : job) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
@@ -205,6 +214,7 @@ class Agent {
       }
       std::set<int> pids;
       for (const auto& [pid, rank] : found.rank_of_pid) pids.insert(pid);
+      flight->set_handover_s(HandoverSeconds(LatestStepS(state)));
       flight->Update(pids, now_s, MayBeStalled(state, now_unix), deep_[job].Active(now_s));
       if (flight->current_deep()) deep_[job].Begin(now_s, now_unix);  // its seconds count from here
       NoteDeep(job, now_s, *flight, &state);

@@ -69,13 +69,18 @@ int64_t LastWriteUnixNs(const std::string& chunk_dir) {
   return last;
 }
 
-// A pending chunk attached this long ago becomes current even if the previous recorder's file did not show
-// a write past the attach (it writes every second while it runs; this only bounds a stalled writer).
+// A pending chunk attached this long past its handover becomes current even if the previous recorder's file
+// did not show a write past it (it writes every second while it runs; this only bounds a stalled writer).
 constexpr double kPromoteWithoutOverlapS = 3;
+constexpr double kHandoverSteps = 2.5, kMinHandoverS = 1, kMaxHandoverS = 30;
 
 }  // namespace
 
 FlightRecorder::~FlightRecorder() { Stop(); }
+
+double HandoverSeconds(double step_s) {
+  return std::clamp(kHandoverSteps * std::max(0.0, step_s), kMinHandoverS, kMaxHandoverS);
+}
 
 bool FlightRecorder::Start(const std::set<int>& pids, double now_s, bool deep) {
   std::error_code ec;
@@ -136,10 +141,13 @@ void FlightRecorder::PromotePending(double now_s) {
     if (pending_.attached_unix_ns == 0) return;
     pending_.attached_seen_s = now_s;
   }
-  // The previous recorder must have written past the attach instant: what happened before it is in the
-  // previous chunk only, and the live diagnosis reads that chunk one last time when it switches.
-  const bool overlapped = current_.pid == 0 || LastWriteUnixNs(current_.dir) > pending_.attached_unix_ns ||
-                          now_s - pending_.attached_seen_s >= kPromoteWithoutOverlapS;
+  // The previous recorder must have written a handover past the attach instant: what happened before it is
+  // in the previous chunk only (a step under way then, in full), and the live diagnosis reads that chunk one
+  // last time when it switches.
+  const auto handover_ns = static_cast<int64_t>(handover_s_ * 1e9);
+  const bool overlapped = current_.pid == 0 ||
+                          LastWriteUnixNs(current_.dir) > pending_.attached_unix_ns + handover_ns ||
+                          now_s - pending_.attached_seen_s >= kPromoteWithoutOverlapS + handover_s_;
   if (!overlapped) return;
   StopChild(current_, now_s);
   current_ = pending_;

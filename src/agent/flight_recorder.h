@@ -4,8 +4,10 @@
 // every `rotate_s`. The chunks overlap: while the previous chunk's recorder still runs, a new chunk is
 // pending: it becomes the current one (the one the live diagnosis reads) only once its recorder has said
 // in its segment that every probe is attached (the `attached` meta record, docs/segment-format.md) and the
-// previous recorder has written past that instant; then the previous recorder is stopped. A new recorder
-// needs seconds to attach (symbols of libtorch, uprobes), and until then it would record nothing of what the
+// previous recorder has written `handover` seconds past that instant (HandoverSeconds: a few of the job's
+// steps, so the step running at the attach, whose start the new recorder missed, ends in the previous chunk
+// with the next one begun; the live diagnosis summarizes it from there); then the previous recorder is stopped. A new
+// recorder needs seconds to attach (symbols of libtorch, uprobes), and until then it would record nothing of what the
 // ranks do: reading it at once left the live window blind for those seconds (a collective entered then was
 // seen by no chunk read). Entries the previous chunk saw still open are carried into the new one's window
 // (agent/chunk_carry.h).
@@ -30,6 +32,10 @@
 #include <vector>
 
 namespace strata::agent {
+
+/// How far past a new recorder's attaching the previous one must have written before the switch: 2.5 of the
+/// job's steps (`step_s`, 0 when none is known yet), at least 1 s and at most 30 s.
+double HandoverSeconds(double step_s);
 
 struct FlightOptions {
   std::string strata;     // this binary (the recorder runs as `strata record`)
@@ -67,6 +73,8 @@ class FlightRecorder {
   /// The current chunk (the one read, its recorder attached) records at the deep rates.
   bool current_deep() const { return !current_.dir.empty() && current_.deep; }
   uint64_t restarts() const { return restarts_; }
+  /// The handover the next switches wait for (HandoverSeconds of the job's recent steps).
+  void set_handover_s(double s) { handover_s_ = s; }
   /// The current chunk's recorder has exited (its processes ended): the chunk is complete.
   bool current_finished() const { return !current_.dir.empty() && current_.pid == 0; }
   const std::string& dir() const { return dir_; }
@@ -88,7 +96,7 @@ class FlightRecorder {
   void Reap();
   void Prune();
   // Makes the pending chunk the current one once its recorder is attached and the current recorder has
-  // written past that instant (or ended); the previous recorder is then stopped.
+  // written `handover_s_` past that instant (or ended); the previous recorder is then stopped.
   void PromotePending(double now_s);
   void StopChild(Child c, double now_s);
 
@@ -98,6 +106,7 @@ class FlightRecorder {
   Child pending_;  // started, not attached yet (dir empty: none)
   std::vector<Child> stopping_;
   uint64_t next_chunk_ = 0, restarts_ = 0;
+  double handover_s_ = 1;
 };
 
 }  // namespace strata::agent

@@ -4,7 +4,8 @@ lab's topology, lab/injectors/network.py), one `strata agent --same-netns` in ea
 node's ranks, redis-server and `strata serve` in the bridge's namespace. Checks that serve assembles the job
 from the two agents' streams, and that killing the second node's agent (SIGKILL) is a gap for its ranks in
 serve's status, not a crash. Serve lines the two nodes' steps up by their starts (each agent counts from
-its own start): before the fault no step is judged short of a rank (no gap) and nothing is raised; the
+its own start): before the fault no step is judged short of a rank (no gap) and nothing is raised, though
+node 0's agent switches to a deep window's recorder a few seconds in (a chunk switch mid-job); the
 straggler that appears mid-run on the second node is named by serve (how long it took is reported: timing
 on a loaded 2-core machine is for bench/, not a test). Four ranks spinning on two cores would be CPU
 contention in every step, so the job's regular compute sleeps; the fault burns CPU.
@@ -40,6 +41,10 @@ from checks import Checks, unmet  # noqa: E402
 REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
 # Node 1's agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
 FAULT_AFTER_S, KILL_AFTER_FAULT_S, JOB_S = 12, 20, 44
+# Node 0's agent is asked for a deep window (a new recorder, a chunk switch mid-job) at its 4th round
+# listing the job: CI's run of 227701d saw a switch lose the steps between chunks (serve judged 12 steps
+# without node 0's ranks); serve must still judge every step before the fault with all four.
+DEEP_AFTER_ROUNDS = 4
 # --hang: serve names the stopped rank across nodes within this many seconds (issue 22: 15 s).
 HANG_LIMIT_S = 15
 
@@ -51,6 +56,15 @@ def in_ns(ns, argv):
 def get_json(ns, url):
     r = subprocess.run(in_ns(ns, ["curl", "-sf", "--max-time", "3", url]), capture_output=True, text=True)
     return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
+
+
+def post_deep(ns, job_id):
+    """(HTTP status, body) of asking the agent in `ns` for a 60 s deep window on the job, as docs/agent.md does."""
+    r = subprocess.run(in_ns(ns, ["curl", "-s", "-X", "POST", "-w", "\n%{http_code}", "--max-time", "3",
+                                  f"http://127.0.0.1:{AGENT_PORT}/api/v1/deep?job={job_id}&seconds=60"]),
+                       capture_output=True, text=True)
+    body, _, code = r.stdout.rpartition("\n")
+    return int(code or 0), body
 
 
 def start_nodes(strata, ctx, topo, procs):
@@ -176,6 +190,7 @@ def main():
                                 "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute",
                                 "--fault-kind", fault_kind])
         seen_by_agent = [set(), set()]
+        rounds, deep_reply = [0, 0], None  # polls that listed the job, per agent; node 0's answer to its window
         clean_findings, after_fault, detected, killed, last = [], [], None, False, None
         online_at_fault = {}  # serve's online counters at its last poll before the fault began
         agent_findings = set()  # (rank, cause) the agents raised themselves
@@ -189,6 +204,9 @@ def main():
                 for j in status.get("jobs", []):
                     if j["job"] == job_id:
                         seen_by_agent[r].update(j["ranks"])
+                        rounds[r] += 1
+                        if r == 0 and rounds[0] == DEEP_AFTER_ROUNDS and not clean:
+                            deep_reply = post_deep(topo.ns[0], job_id)
                         agent_findings.update((f.get("rank"), f.get("cause")) for f in j.get("findings", []))
             status = get_json(topo.br, f"http://{bridge}:{SERVE_PORT}/api/v1/status") or {}
             jobs = [j for j in status.get("jobs", []) if j["job"] == job_id]
@@ -216,10 +234,14 @@ def main():
         expect(seen_by_agent[1] == {2, 3}, f"node 1's agent watched ranks 2, 3 only (saw {sorted(seen_by_agent[1])})")
         expect(last is not None and last.get("ranks") == [0, 1, 2, 3],
                f"serve assembled the job's four ranks from two agents (ranks {last and last.get('ranks')})")
+        if not clean:
+            expect(deep_reply is not None and deep_reply[0] == 202,
+                   f"node 0's agent opened a deep window by hand before the fault (reply {deep_reply})")
         expect(not clean_findings, f"serve raised nothing before the fault ({sorted(set(map(str, clean_findings)))})")
         expect(online_at_fault.get("steps_judged", 0) > 20 and online_at_fault.get("gaps") == 0,
                f"before the fault serve judged {online_at_fault.get('steps_judged')} steps with no rank missing "
-               f"(gaps {online_at_fault.get('gaps')}, realigned {online_at_fault.get('realigned')})")
+               f"(gaps {online_at_fault.get('gaps')}, realigned {online_at_fault.get('realigned')}, "
+               f"late {online_at_fault.get('late')})")
         for said in sorted(clean_said):
             print(f"     serve said before the fault: {said}", flush=True)
         if clean:

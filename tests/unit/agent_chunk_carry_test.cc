@@ -7,6 +7,9 @@
 
 #ifdef STRATA_HAVE_RECORDER
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -353,6 +356,61 @@ TEST(AgentChunkCarry, TheFlightRecorderSwitchesToANewChunkOnlyOnceItsRecorderIsA
   }
   EXPECT_EQ(name(flight.current_chunk()), "chunk-000001") << "the attached chunk became the one read";
   flight.Stop();
+}
+
+// Sets the modification time of `path` to `unix_ns`.
+void SetWriteTime(const std::string& path, int64_t unix_ns) {
+  const timespec t{static_cast<time_t>(unix_ns / 1'000'000'000), static_cast<long>(unix_ns % 1'000'000'000)};
+  const timespec times[2] = {t, t};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+// The switch waits until the previous recorder has written a handover past the new one's attaching (so the
+// step under way at the attach ends in the previous chunk, with the next begun: CI's run of 227701d lost it
+// when the switch followed the first write past the attach), or until the handover and 3 s more have passed
+// since the attach was seen (a stalled writer). The handover is 2.5 of the job's steps, within [1, 30] s.
+TEST(AgentChunkCarry, TheSwitchWaitsForTheHandoverPastTheNewRecordersAttaching) {
+  EXPECT_DOUBLE_EQ(HandoverSeconds(0), 1) << "no step known yet";
+  EXPECT_DOUBLE_EQ(HandoverSeconds(0.06), 1);
+  EXPECT_DOUBLE_EQ(HandoverSeconds(2), 5);
+  EXPECT_DOUBLE_EQ(HandoverSeconds(100), 30);
+  testing::TempDir dir;
+  const int64_t attach_ns = 1'700'000'000LL * 1'000'000'000LL;
+  const std::string prepared = dir.file("prepared");
+  WriteChunk(prepared, Chunk({kC10d, kGloo}), static_cast<uint64_t>(attach_ns), static_cast<uint64_t>(attach_ns));
+  const std::string recorder = dir.file("recorder.sh");
+  // argv: record -q --no-nccl-plugin -o CHUNK ...: $5 is the chunk. Every stand-in writes its segment at once.
+  std::ofstream(recorder) << "#!/bin/sh\nmkdir -p \"$5\"\ncp " << prepared
+                          << "/record-test-1.sseg \"$5/record-x-1.sseg.tmp\"\n"
+                          << "mv \"$5/record-x-1.sseg.tmp\" \"$5/record-x-1.sseg\"\nexec sleep 60\n";
+  std::filesystem::permissions(recorder, std::filesystem::perms::owner_all);
+  auto name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  for (const bool stalled_writer : {false, true}) {
+    FlightRecorder flight(dir.file(stalled_writer ? "job-b" : "job-a"), FlightOptions{recorder});
+    flight.set_handover_s(HandoverSeconds(2));  // 5 s
+    flight.Update({4242}, 0.0);
+    flight.Update({4242, 4243}, 1.0);  // new processes: a new chunk, pending
+    const std::string old_file = flight.current_chunk() + "/record-x-1.sseg";
+    const std::string new_file = flight.newest_chunk() + "/record-x-1.sseg";
+    for (int i = 0; i < 250 && !(std::filesystem::exists(old_file) && std::filesystem::exists(new_file)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(std::filesystem::exists(new_file));
+    SetWriteTime(old_file, attach_ns + 2'000'000'000);  // written 2 s past the attach
+    flight.Update({4242, 4243}, 2.0);                   // the new recorder's attach is seen
+    flight.Update({4242, 4243}, 3.0);
+    EXPECT_EQ(name(flight.current_chunk()), "chunk-000000") << "switched 2 s past the attach (handover 5 s)";
+    if (stalled_writer) {
+      flight.Update({4242, 4243}, 2.0 + 7.9);
+      EXPECT_EQ(name(flight.current_chunk()), "chunk-000000");
+      flight.Update({4242, 4243}, 2.0 + 8.0);
+      EXPECT_EQ(name(flight.current_chunk()), "chunk-000001") << "3 s past the handover since the attach was seen";
+    } else {
+      SetWriteTime(old_file, attach_ns + 5'100'000'000);
+      flight.Update({4242, 4243}, 3.1);
+      EXPECT_EQ(name(flight.current_chunk()), "chunk-000001") << "written past the handover";
+    }
+    flight.Stop();
+  }
 }
 
 }  // namespace
