@@ -106,7 +106,7 @@ class FlightRecorder {
   Child pending_;  // started, not attached yet (dir empty: none)
   std::vector<Child> stopping_;
   uint64_t next_chunk_ = 0, restarts_ = 0;
-  double handover_s_ = 1;
+  double handover_s_ = HandoverSeconds(0);
 };
 
 }  // namespace strata::agent

@@ -66,6 +66,20 @@ std::optional<ControlReply> ParseSeconds(const httplib::Request& req, std::optio
 
 constexpr size_t kMaxControlBody = 4096;  // a control request's form body beyond this is dropped
 
+// `req` with the parameters of its form body, if it has one, added to its query's.
+httplib::Request WithFormBody(const httplib::Request& req, const httplib::ContentReader& content) {
+  httplib::Request out = req;
+  if (!req.has_header("Content-Length") && req.get_header_value("Transfer-Encoding") != "chunked") return out;
+  std::string body;
+  content([&](const char* data, size_t size) {
+    if (body.size() < kMaxControlBody) body.append(data, std::min(size, kMaxControlBody - body.size()));
+    return true;
+  });
+  if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
+    httplib::detail::parse_query_text(body, out.params);
+  return out;
+}
+
 ControlReply DeepRequest(const httplib::Request& req, const ControlAccess& access, const DeepHandler& handler) {
   if (auto refusal = Refusal(access.Check(req.remote_addr, req.get_header_value("Authorization")))) return *refusal;
   if (!req.has_param("job") || req.get_param_value("job").empty())
@@ -106,23 +120,12 @@ Status HttpFront::Start(const std::string& listen) {
     }
     res.set_content(nodes_, "application/json");
   });
-  // Parameters come in the query or a form body. A handler with a content reader, as httplib otherwise
-  // answers 400 to a POST without Content-Length (what `curl -X POST URL` sends): the body is read here when
-  // there is one, and its form parameters added to the query's.
+  // A handler with a content reader, as httplib otherwise answers 400 to a POST without Content-Length
+  // (what `curl -X POST URL` sends).
   if (deep_)
     server_->Post("/api/v1/deep",
                   [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& content) {
-                    httplib::Request with_form = req;
-                    if (req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked") {
-                      std::string body;
-                      content([&](const char* data, size_t size) {
-                        body.append(data, std::min(size, kMaxControlBody - std::min(body.size(), kMaxControlBody)));
-                        return true;
-                      });
-                      if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
-                        httplib::detail::parse_query_text(body, with_form.params);
-                    }
-                    const ControlReply reply = DeepRequest(with_form, access_, deep_);
+                    const ControlReply reply = DeepRequest(WithFormBody(req, content), access_, deep_);
                     res.status = reply.status;
                     res.set_content(reply.json, "application/json");
                   });

@@ -118,12 +118,9 @@ RecordedRun SwitchChunk(const std::string& chunk_dir, uint64_t from, JobState* s
   return left;
 }
 
-// The round's recording: the window of what the tails gained, or the whole chunk once the job ended; with
-// the entries carried from the previous chunks.
-// `left`: the previous chunk's last read when the chunk changed (SwitchChunk).
-RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state,
-                           RecordedRun* left) {
-  *left = SwitchChunk(chunk_dir, from, state);
+// The round's recording (after SwitchChunk): the window of what the tails gained, or the whole chunk once the
+// job ended; with the entries carried from the previous chunks.
+RecordedRun RoundRecording(const std::string& chunk_dir, uint64_t from, bool ended, JobState* state) {
   RecordedRun run;
   bool whole = false;
   if (ended) {
@@ -143,13 +140,13 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   const auto started = std::chrono::steady_clock::now();
   const uint64_t window_ns = static_cast<uint64_t>(window_s_ * 1e9);
   const uint64_t from = now_mono_ns > window_ns ? now_mono_ns - window_ns : 0;
-  RecordedRun left;
-  RecordedRun run = RoundRecording(chunk_dir, from, ended, state, &left);
+  RecordedRun left = SwitchChunk(chunk_dir, from, state);
   if (!left.empty()) {
     MergePluginSegments(&left);
     if (auto before = TraceStoreFromRecording(left); before.ok())
       for (auto& s : SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
   }
+  RecordedRun run = RoundRecording(chunk_dir, from, ended, state);
   if (run.empty()) {
     state->error = "no recording yet";
     return;
