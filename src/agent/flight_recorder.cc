@@ -79,6 +79,7 @@ constexpr double kHandoverSteps = 2.5, kMinHandoverS = 1, kMaxHandoverS = 30;
 FlightRecorder::~FlightRecorder() { Stop(); }
 
 double HandoverSeconds(double step_s) {
+  if (step_s <= 0) return 0;  // no step summarized yet: none can be lost, and a longer overlap only perturbs
   return std::clamp(kHandoverSteps * std::max(0.0, step_s), kMinHandoverS, kMaxHandoverS);
 }
 

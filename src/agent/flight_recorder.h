@@ -34,7 +34,8 @@
 namespace strata::agent {
 
 /// How far past a new recorder's attaching the previous one must have written before the switch: 2.5 of the
-/// job's steps (`step_s`, 0 when none is known yet), at least 1 s and at most 30 s.
+/// job's steps (`step_s`), at least 1 s and at most 30 s; 0 while no step is known (`step_s` 0, a job's start:
+/// no summarized step can be lost, and two recorders overlapping longer only perturb the job).
 double HandoverSeconds(double step_s);
 
 struct FlightOptions {
