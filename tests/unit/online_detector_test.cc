@@ -1,6 +1,7 @@
 // Online straggler detection (analysis/online/online_detector.h) on generated step-summary streams: a rank
-// that slows clearly from a given step is detected within two steps with its cause, a small lateness once it
-// held for most of ten steps; one noisy step raises nothing;
+// that slows clearly from a given step is detected once clearly late in 2 of 3 steps over a second (7 of 10 steps
+// of 100 ms) with its cause, a small lateness once it held for 8 in 10 steps over two seconds (16 of 20); one
+// noisy step, or a blip of a few steps, raises nothing;
 // a clean stream of many steps raises nothing; a (lasting) detection closes once the rank is on time again; its
 // confidence is the share of its lateness the named class's excess covers, and under half names no cause.
 #include "analysis/online/online_detector.h"
@@ -34,7 +35,7 @@ std::vector<RankStepSummary> Step(int64_t step, int ranks, int slow, double extr
   return out;
 }
 
-TEST(OnlineDetector, SlowRankFromStep20IsDetectedAtStep21WithItsCause) {
+TEST(OnlineDetector, SlowRankFromStep20IsDetectedAtStep26WithItsCause) {
   std::mt19937 rng(1);
   OnlineDetector det;
   std::vector<Detection> all;
@@ -45,7 +46,7 @@ TEST(OnlineDetector, SlowRankFromStep20IsDetectedAtStep21WithItsCause) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].rank, 5);
   EXPECT_EQ(all[0].first_step, 20);
-  EXPECT_EQ(all[0].step, 21);
+  EXPECT_EQ(all[0].step, 26) << "clearly late in 7 of the last 10 steps of 110 ms (2 of 3 over a second)";
   EXPECT_EQ(all[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_NEAR(all[0].late_s, 0.01, 0.002);
   EXPECT_EQ(det.open().count(5), 1u);
@@ -70,7 +71,7 @@ TEST(OnlineDetector, TwoRanksAreEnough) {
   std::mt19937 rng(3);
   OnlineDetector det;
   size_t opened = 0;
-  for (int64_t s = 0; s < 15; ++s) opened += det.AddStep(s, Step(s, 2, s >= 10 ? 1 : -1, 0.01, rng), 0).size();
+  for (int64_t s = 0; s < 25; ++s) opened += det.AddStep(s, Step(s, 2, s >= 10 ? 1 : -1, 0.01, rng), 0).size();
   EXPECT_EQ(opened, 1u);
   EXPECT_EQ(det.open().begin()->first, 1);
   EXPECT_EQ(det.open().begin()->second.decided_by, DecidingScore::kSelf);
@@ -85,13 +86,13 @@ TEST(OnlineDetector, OneNoisyStepRaisesNothingAndACleanStreamNeither) {
 }
 
 // A lateness just over the minimum effect (4 ms on 104 ms steps: 3.8 %, under twice the 3 % minimum) is
-// detected only once it held in 8 of the last 10 steps; the same lateness for two steps in three (jitter at
-// the edge, as on a clean 4-rank job) raises nothing.
+// detected only once it held in 8 of 10 steps over two seconds (16 of the last 20); the same lateness for two
+// steps in three (jitter at the edge, as on a clean 4-rank job) raises nothing.
 TEST(OnlineDetector, ASmallLatenessMustHoldLongerThanAClearOne) {
   std::mt19937 rng(7);
   OnlineDetector det;
   std::vector<Detection> all;
-  for (int64_t s = 0; s < 40; ++s) {
+  for (int64_t s = 0; s < 50; ++s) {
     const bool slow = s >= 20 || s == 5 || s == 6;
     auto opened = det.AddStep(s, Step(s, 16, slow ? 9 : -1, 0.004, rng), static_cast<double>(s));
     all.insert(all.end(), opened.begin(), opened.end());
@@ -99,16 +100,48 @@ TEST(OnlineDetector, ASmallLatenessMustHoldLongerThanAClearOne) {
   ASSERT_EQ(all.size(), 1u) << "the 2-step blip at steps 5-6 raised a detection";
   EXPECT_EQ(all[0].rank, 9);
   EXPECT_EQ(all[0].first_step, 20);
-  EXPECT_GE(all[0].step, 27) << "at least 8 of the last 10 steps late";
-  EXPECT_LE(all[0].step, 29) << "jitter (0.5 ms) may leave a step or two under the minimum effect";
+  EXPECT_GE(all[0].step, 35) << "at least 16 of the last 20 steps late";
+  EXPECT_LE(all[0].step, 38) << "jitter (0.5 ms) may leave a step or two under the minimum effect";
+}
+
+// What a clean 2-rank agent run showed (2026-11-29): 64 ms steps, each rank's own work 60.4 ms within 0.05 ms,
+// and rank 0 working 4-5 ms more for 3 steps (the run queue behind other processes): a 200 ms blip opened a
+// `lasting` detection by the 2-of-3 rule. Now the rule spans a second: the blip raises nothing, and the same
+// lateness from step 300 on is named within 16 steps (clearly late in 11 of them).
+TEST(OnlineDetector, ABlipOfAFewShortStepsRaisesNothingALastingSlowdownIsNamedWithinASecond) {
+  std::mt19937 rng(8);
+  std::normal_distribution<double> jitter(0, 0.00005);
+  OnlineDetector det;
+  std::vector<Detection> all;
+  for (int64_t s = 0; s < 330; ++s) {
+    const bool blip = s >= 200 && s < 203, slow = s >= 300;
+    std::vector<RankStepSummary> step;
+    for (int r = 0; r < 2; ++r) {
+      RankStepSummary x;
+      x.rank = r;
+      x.step = s;
+      x.step_s = 0.064 + (blip || slow ? 0.0045 : 0);
+      x.oncpu_s = 0.0604 + jitter(rng) + (r == 0 && (blip || slow) ? 0.0045 : 0);
+      x.wait_s = x.step_s - x.oncpu_s;
+      step.push_back(x);
+    }
+    auto opened = det.AddStep(s, step, static_cast<double>(s));
+    all.insert(all.end(), opened.begin(), opened.end());
+  }
+  ASSERT_EQ(all.size(), 1u) << "the 3-step blip at step 200 raised a detection";
+  EXPECT_EQ(all[0].rank, 0);
+  EXPECT_EQ(all[0].decided_by, DecidingScore::kSelf);
+  EXPECT_EQ(all[0].onset_step, 300);
+  EXPECT_GE(all[0].step, 310) << "clearly late in 11 of the last 16 steps (2 of 3 over a second of 64 ms steps)";
+  EXPECT_LE(all[0].step, 315);
 }
 
 TEST(OnlineDetector, ADetectionClosesWhenTheRankIsOnTimeAgain) {
   std::mt19937 rng(5);
   OnlineDetector det;
-  for (int64_t s = 0; s < 5; ++s) det.AddStep(s, Step(s, 8, 2, 0.01, rng), 0);
+  for (int64_t s = 0; s < 10; ++s) det.AddStep(s, Step(s, 8, 2, 0.01, rng), 0);
   ASSERT_EQ(det.open().size(), 1u);
-  for (int64_t s = 5; s < 9; ++s) det.AddStep(s, Step(s, 8, -1, 0, rng), 0);
+  for (int64_t s = 10; s < 14; ++s) det.AddStep(s, Step(s, 8, -1, 0, rng), 0);
   EXPECT_TRUE(det.open().empty());
 }
 

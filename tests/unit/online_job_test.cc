@@ -76,7 +76,7 @@ TEST(OnlineJob, OpensAFindingForASlowRankAtEightRanksAndAtTwo) {
   std::normal_distribution<double> jitter(0, 0.0005);
   OnlineJob eight, two;
   std::vector<online::Detection> opened, opened_two;
-  for (int64_t s = 0; s < 20; ++s) {
+  for (int64_t s = 0; s < 20; ++s) {  // 100 ms steps: clearly late in 7 of the last 10 (a second) opens
     for (int r = 0; r < 8; ++r) eight.Add(S(r, s, 0.06 + jitter(rng) + (r == 6 && s >= 12 ? 0.015 : 0)));
     for (int r = 0; r < 2; ++r) two.Add(S(r, s, 0.06 + jitter(rng) + (r == 1 && s >= 12 ? 0.015 : 0)));
     for (auto& d : eight.Advance(static_cast<double>(s))) opened.push_back(d);
@@ -84,12 +84,12 @@ TEST(OnlineJob, OpensAFindingForASlowRankAtEightRanksAndAtTwo) {
   }
   ASSERT_EQ(opened.size(), 1u);
   EXPECT_EQ(opened[0].rank, 6);
-  EXPECT_LE(opened[0].step, 14);
+  EXPECT_LE(opened[0].step, 18);
   EXPECT_EQ(opened[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(opened[0].decided_by, online::DecidingScore::kPeers);
   ASSERT_EQ(opened_two.size(), 1u);
   EXPECT_EQ(opened_two[0].rank, 1);
-  EXPECT_EQ(opened_two[0].step, 13);
+  EXPECT_EQ(opened_two[0].step, 18);
   EXPECT_EQ(opened_two[0].onset_step, 12);
   EXPECT_EQ(opened_two[0].decided_by, online::DecidingScore::kSelf);
   EXPECT_EQ(opened_two[0].cause, diagnosis::Cause::kSlowCompute);

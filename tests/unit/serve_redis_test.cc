@@ -86,7 +86,7 @@ std::vector<std::vector<int>> RunJob(const RedisTestServer& redis, const std::st
 TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.ready()) << "redis-server did not start (is it installed? scripts/setup.sh)";
-  constexpr int kSlow = 5, kFrom = 8, kWithin = 3;
+  constexpr int kSlow = 5, kFrom = 8, kWithin = 7;  // 100 ms steps: clearly late in 7 of the last 10 (a second)
   const auto named = RunJob(redis, "job-a", 16, kSlow, kFrom);
   for (int s = 0; s < kFrom; ++s) EXPECT_TRUE(named[s].empty()) << "step " << s << ": a finding before the fault";
   int first = -1;
@@ -261,7 +261,7 @@ TEST(ServeRedis, NamesTheSlowRankOfTwoAndThreeRankJobs) {
         }
     }
     ASSERT_GE(named_at, 20) << ranks << " ranks: named before the fault: " << finding.dump();
-    EXPECT_LE(named_at, 21) << ranks << " ranks";
+    EXPECT_LE(named_at, 26) << ranks << " ranks: clearly late in 7 of 10 steps of 100 ms (2 of 3 over a second)";
     EXPECT_EQ(finding["rank"], ranks - 1);
     EXPECT_EQ(finding["source"], "online");
     EXPECT_EQ(finding["onset_step"], 20);

@@ -202,16 +202,26 @@ inline constexpr size_t kOnlinePeerMinRanks = 4;
 inline constexpr double kOnlineMinZ = 3.5;
 inline constexpr double kOnlineMadFloorShare = 0.005;
 /// Persistence: clearly late (by kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last
-/// kOnlineWindow steps opens a detection (one noisy step raises nothing; a straggler from step k is detected
-/// at step k + 1); a smaller lateness must hold in kOnlineLongPersist of the last kOnlineLongWindow steps
-/// (on a clean 4-rank job, jitter at the minimum effect made 2-of-3 runs of 2.7–3.2 ms on 80 ms steps: 2–3
-/// false detections in 2–3 minutes, 2026-11-26); a lasting detection closes after kOnlineWindow on-time
-/// steps (the other persistences hold longer: "Hysteresis" below).
+/// kOnlineWindow steps opens a detection (one noisy step raises nothing; with steps of a second or longer a
+/// straggler from step k is detected at step k + 1, shorter steps: kOnlinePersistMinS below); a smaller lateness must
+/// hold in kOnlineLongPersist of the last kOnlineLongWindow steps (on a clean 4-rank job, jitter at the minimum effect
+/// made 2-of-3 runs of 2.7–3.2 ms on 80 ms steps: 2–3 false detections in 2–3 minutes, 2026-11-26); a lasting detection
+/// closes after kOnlineWindow on-time steps (the other persistences hold longer: "Hysteresis" below).
 inline constexpr size_t kOnlineWindow = 3;
 inline constexpr size_t kOnlinePersist = 2;
 inline constexpr double kOnlineClearFactor = 2.0;
 inline constexpr size_t kOnlineLongWindow = 10;
 inline constexpr size_t kOnlineLongPersist = 8;
+/// Persistence in time as well as in steps: each rule's window spans at least this many seconds of the
+/// group's usual step (as many steps as that takes, at most the 32 a rank's history keeps), and the same share
+/// of its steps must be late (2 of 3, 8 of 10: at 64 ms steps, clearly late in 11 of the last 16 steps, late in
+/// 26 of the last 32). Why: a clean 2-rank agent run of 420 s (2026-11-29) opened a `lasting` detection on a
+/// 200 ms blip, rank 0 working 4–5 ms more in 3 steps of 64 ms (the run queue behind the test's own serve, redis
+/// and Prometheus on 2 cores), against a self baseline whose spread is 0.05 ms; a 600 s run opened one too.
+/// A slowdown that lasts is still named within a second or two of its start (the bound: 5 s); a blip of a
+/// few steps costs the job nothing worth a page.
+inline constexpr double kOnlinePersistMinS = 1.0;
+inline constexpr double kOnlineLongPersistMinS = 2.0;
 /// Self baseline (analysis/online/rank_history.h, as NVIDIA's "individual" straggler score): the median and
 /// MAD of the rank's own work over its last kOnlineSelfWindow on-time steps (32: a median over 32 steps moves
 /// only when more than 16 of them change, and 32 steps are seconds to a minute of training); the self score

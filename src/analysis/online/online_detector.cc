@@ -75,6 +75,17 @@ size_t CloseAfter(Persistence p) {
   return th::kOnlineWindow;
 }
 
+// A persistence rule over the last `steps` steps (`persist` of them marked in `bits`), stretched to span
+// `min_s` seconds of `usual_step_s` (at most the 32 steps a history keeps) with the same share marked.
+bool Persists(uint32_t bits, size_t persist, size_t steps, double min_s, double usual_step_s) {
+  size_t n = steps;
+  if (usual_step_s > 0) n = std::max(n, static_cast<size_t>(std::ceil(min_s / usual_step_s)));
+  n = std::min<size_t>(n, 32);
+  const size_t needed = (persist * n + steps - 1) / steps;  // the same share, rounded up
+  const uint32_t mask = n >= 32 ? ~0u : (1u << n) - 1;
+  return static_cast<size_t>(std::popcount(bits & mask)) >= needed;
+}
+
 }  // namespace
 
 std::string_view DecidingScoreName(DecidingScore s) { return s == DecidingScore::kSelf ? "self" : "peers"; }
@@ -179,7 +190,6 @@ void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSum
   RankHistory& h = st.history;
   h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
-  const uint32_t long_mask = (1u << th::kOnlineLongWindow) - 1;
   if (s.late && st.first_late < 0) st.first_late = step;
   if ((h.late_bits() & window_mask) == 0) st.first_late = -1;
   if (auto it = open_.find(r.rank); it != open_.end()) {
@@ -189,8 +199,10 @@ void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSum
     return;
   }
   if (!s.late) return;
-  const bool persists = static_cast<size_t>(std::popcount(h.clear_bits() & window_mask)) >= th::kOnlinePersist ||
-                        static_cast<size_t>(std::popcount(h.late_bits() & long_mask)) >= th::kOnlineLongPersist;
+  const double usual_s = s.by == DecidingScore::kSelf && s.self.ready ? s.self.usual_step_s : step_median;
+  const bool persists =
+      Persists(h.clear_bits(), th::kOnlinePersist, th::kOnlineWindow, th::kOnlinePersistMinS, usual_s) ||
+      Persists(h.late_bits(), th::kOnlineLongPersist, th::kOnlineLongWindow, th::kOnlineLongPersistMinS, usual_s);
   const int64_t recurring = h.RecurringOnset();
   if (!persists && !s.pause && recurring < 0) return;
   Detection d;

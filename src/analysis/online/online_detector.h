@@ -11,8 +11,9 @@
 // step, for the peer score; of its usual step, for the self score) and a robust z of kOnlineMinZ. A detection
 // opens when the rank is:
 //  - clearly late (kOnlineClearFactor × the minimum effect) in kOnlinePersist of the last kOnlineWindow steps,
-//    or late in kOnlineLongPersist of the last kOnlineLongWindow (so one noisy step, or jitter at the minimum
-//    effect for a few steps, raises nothing);
+//    or late in kOnlineLongPersist of the last kOnlineLongWindow, each window stretched to span
+//    kOnlinePersistMinS / kOnlineLongPersistMinS of the usual step with the same share late (so one noisy
+//    step, a blip of a few short steps, or jitter at the minimum effect for a few steps, raises nothing);
 //  - or late by kOnlinePauseSteps usual steps in one step, with its self history (a pause; not warm-up);
 //  - or clearly late in kOnlineRecurringRuns evenly spaced runs of the last kOnlineRecurringWindow steps.
 // A detection carries its onset (onset_step, onset_unix: where the rank's CUSUM over the deciding z last rose
