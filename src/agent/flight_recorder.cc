@@ -80,7 +80,7 @@ FlightRecorder::~FlightRecorder() { Stop(); }
 
 double HandoverSeconds(double step_s) {
   if (step_s <= 0) return 0;  // no step summarized yet: none can be lost, and a longer overlap only perturbs
-  return std::clamp(kHandoverSteps * std::max(0.0, step_s), kMinHandoverS, kMaxHandoverS);
+  return std::clamp(kHandoverSteps * step_s, kMinHandoverS, kMaxHandoverS);
 }
 
 bool FlightRecorder::Start(const std::set<int>& pids, double now_s, bool deep) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/thresholds.h"
@@ -76,13 +77,14 @@ size_t CloseAfter(Persistence p) {
 }
 
 // A persistence rule over the last `steps` steps (`persist` of them marked in `bits`), stretched to span
-// `min_s` seconds of `usual_step_s` (at most the 32 steps a history keeps) with the same share marked.
+// `min_s` seconds of `usual_step_s` (at most the steps a history's bits keep) with the same share marked.
 bool Persists(uint32_t bits, size_t persist, size_t steps, double min_s, double usual_step_s) {
+  constexpr size_t kKept = std::numeric_limits<uint32_t>::digits;
   size_t n = steps;
   if (usual_step_s > 0) n = std::max(n, static_cast<size_t>(std::ceil(min_s / usual_step_s)));
-  n = std::min<size_t>(n, 32);
+  n = std::min(n, kKept);
   const size_t needed = (persist * n + steps - 1) / steps;  // the same share, rounded up
-  const uint32_t mask = n >= 32 ? ~0u : (1u << n) - 1;
+  const uint32_t mask = n == kKept ? ~0u : (1u << n) - 1;
   return static_cast<size_t>(std::popcount(bits & mask)) >= needed;
 }
 
