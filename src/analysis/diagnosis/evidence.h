@@ -145,8 +145,9 @@ struct LoadImbalanceEvidence {
 
 // A live detection of `strata agent` from the step summaries: its lateness by the deciding score, and the
 // largest class's excess over its reference (the peers' median, or the rank's own past when the self score
-// decided: the evidence for its cause) with the share of the lateness it covers; both scores (analysis/online,
-// online_detector.h), the onset and the persistence.
+// decided: the evidence for its cause) with the share of the lateness it covers, both per late step of the run
+// that opened it; both scores in the detecting step (analysis/online, online_detector.h), the onset and the
+// persistence.
 struct DetectionEvidence {
   int64_t first_step = 0;
   double late_ms = 0, group_step_ms = 0;

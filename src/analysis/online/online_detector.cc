@@ -39,18 +39,19 @@ double PeerMedian(const std::vector<const RankStepSummary*>& group, const RankSt
   return MedianInPlace(v);
 }
 
-// NameCause (cause_choice.h) over the summary's classes: each class's excess over its reference (`reference`,
-// the peers' median or the rank's own mean) is a candidate for its cause, the largest is named when it covers
-// kMinExplainedShare of `late_s`, and the confidence is the share it covers. Sets d's cause, excess_s,
-// explained and confidence.
-void ChooseCauseOf(const RankStepSummary& r, const std::array<double, 6>& reference, double late_s, Detection* d) {
+// NameCause (cause_choice.h) over the late run's classes: each class's excess over its reference, summed
+// over the run's late steps, is a candidate for its cause against the run's summed lateness; the largest is
+// named when it covers kMinExplainedShare of it, and the confidence is the share it covers. Sets d's cause,
+// late_s, excess_s (both per late step of the run), explained and confidence.
+void ChooseCauseOf(const LateRun& run, Detection* d) {
   std::vector<diagnosis::CauseCandidate> candidates;
-  const std::array<double, 6> values = ClassValues(r);
   for (size_t c = 0; c < kSummaryClasses.size(); ++c)
-    candidates.push_back({kSummaryCauses[c].cause, kSummaryCauses[c].layer, values[c] - reference[c]});
-  const diagnosis::CauseChoice choice = diagnosis::NameCause(diagnosis::ProfileEvidence{candidates, late_s});
+    candidates.push_back({kSummaryCauses[c].cause, kSummaryCauses[c].layer, run.excess_s[c]});
+  const diagnosis::CauseChoice choice = diagnosis::NameCause(diagnosis::ProfileEvidence{candidates, run.late_s});
+  const double steps = std::max<double>(1, static_cast<double>(run.steps));
   d->cause = choice.cause;
-  d->excess_s = std::max(0.0, choice.excess);
+  d->late_s = run.late_s / steps;
+  d->excess_s = std::max(0.0, choice.excess) / steps;
   d->explained = choice.explained;
   d->confidence = choice.confidence;
 }
@@ -183,6 +184,22 @@ void OnlineDetector::Decide(const std::vector<const RankStepSummary*>& group, do
   }
 }
 
+// Adds a late step to the rank's run (a new run from its first late step): each class's excess over the
+// deciding score's reference (its own learned means for the self score, the peers' medians otherwise).
+void OnlineDetector::AddToRun(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
+                              RankState* st) {
+  if (st->first_late < 0) {
+    st->first_late = step;
+    st->run = {};
+  }
+  const std::array<double, 6> reference =
+      s.by == DecidingScore::kSelf ? st->history.ClassBaseline() : PeerClassMedians(group, *s.r);
+  const std::array<double, 6> values = ClassValues(*s.r);
+  for (size_t c = 0; c < values.size(); ++c) st->run.excess_s[c] += values[c] - reference[c];
+  st->run.late_s += s.late_s;
+  ++st->run.steps;
+}
+
 // Records the step in the rank's history, re-reads an open detection's persistence and closes it after its
 // hold, or opens one by the rules of the header.
 void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
@@ -190,9 +207,9 @@ void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSum
   const RankStepSummary& r = *s.r;
   RankState& st = *s.state;
   RankHistory& h = st.history;
+  if (s.late) AddToRun(s, group, step, &st);
   h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
-  if (s.late && st.first_late < 0) st.first_late = step;
   if ((h.late_bits() & window_mask) == 0) st.first_late = -1;
   if (auto it = open_.find(r.rank); it != open_.end()) {
     Detection& d = it->second;
@@ -212,7 +229,6 @@ void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSum
   d.step = step;
   d.first_step = st.first_late;
   d.detected_at = now;
-  d.late_s = s.late_s;
   d.step_s = step_median;
   d.decided_by = s.by;
   d.peers = s.peers;
@@ -234,7 +250,7 @@ void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSum
     d.onset_unix = r.start_unix - static_cast<double>(step - d.onset_step) *
                                       (s.self.usual_step_s > 0 ? s.self.usual_step_s : step_median);
   d.persistence = h.PersistenceSince(d.onset_step);
-  ChooseCauseOf(r, s.by == DecidingScore::kSelf ? h.ClassBaseline() : PeerClassMedians(group, r), s.late_s, &d);
+  ChooseCauseOf(st.run, &d);
   open_[r.rank] = d;
   opened->push_back(d);
 }

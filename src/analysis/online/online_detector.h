@@ -21,16 +21,19 @@
 // (lasting, recurring, one_off), re-read each step while it is open. It closes, with hysteresis, after
 // kOnlineWindow consecutive on-time steps when lasting, kOnlineOneOffHold when one_off (a pause closes on
 // its own; one that recurs meanwhile makes it recurring), kOnlineRecurringWindow when recurring.
-// A detection's cause is named by the one rule, NameCause of cause_choice.h: each class of the step summary
-// (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time in it beyond its
-// reference in the detecting step (its peers' median when the peer score decides; its own mean over its
-// learned steps when the self score does); the largest names its cause when it covers at least
-// kMinExplainedShare of the lateness, and the confidence is that share (excess / lateness, clamped to
-// [0, 1]); otherwise the cause is "unknown" with confidence 0 (docs/confidence.md, "online").
+// A detection's cause is named by the one rule, NameCause of cause_choice.h, over the late run that opened it
+// (LateRun: every late step from the run's first, not the detecting step alone): each class of the step
+// summary (on-CPU, run queue, throttled, GC, I/O, other off-CPU time) has an excess, the rank's time in it
+// beyond its reference in each late step (its peers' median when the peer score decides; its own mean over
+// its learned steps when the self score does), summed over the run; the largest names its cause when it
+// covers at least kMinExplainedShare of the run's summed lateness, and the confidence is that share (excess /
+// lateness, clamped to [0, 1]); otherwise the cause is "unknown" with confidence 0 (docs/confidence.md,
+// "online").
 // Invariants: steps are fed in increasing order; each detection is returned once, when it opens (open()
 // shows its persistence as it is now); memory is O(ranks × kOnlineSelfWindow).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -50,13 +53,13 @@ std::string_view DecidingScoreName(DecidingScore s);  // "peers", "self"
 
 struct Detection {
   int32_t rank = -1;
-  int64_t step = -1;                                    // the step at which it was detected
-  int64_t first_step = -1;                              // the first late step of the run that opened it
-  double detected_at = 0;                               // the caller's clock (Unix seconds for the agent)
-  double late_s = 0;                                    // lateness by the deciding score, in the detecting step
-  double step_s = 0;                                    // the group's median step time in that step
+  int64_t step = -1;        // the step at which it was detected
+  int64_t first_step = -1;  // the first late step of the run that opened it
+  double detected_at = 0;   // the caller's clock (Unix seconds for the agent)
+  double late_s = 0;        // lateness by the deciding score, per late step of the run that opened it (see LateRun)
+  double step_s = 0;        // the group's median step time in that step
   diagnosis::Cause cause = diagnosis::Cause::kUnknown;  // from the summary classes (NameCause), or unknown
-  double excess_s = 0;    // the largest class's excess over its reference (named or not), that step
+  double excess_s = 0;    // the largest class's excess over its reference (named or not), per late step of the run
   double explained = 0;   // excess_s / late_s, clamped to [0, 1]
   double confidence = 0;  // `explained` when a cause is named, else 0 (cause_choice.h)
   // Both scores in the detecting step.
@@ -72,6 +75,16 @@ struct Detection {
   int64_t onset_step = -1;
   double onset_unix = 0;  // the onset step's wall-clock start (0: unknown)
   Persistence persistence = Persistence::kLasting;
+};
+
+/// The late steps of a rank's current run (from its first late step, until kOnlineWindow steps pass on
+/// time): each summary class's excess over its reference in that step, and the lateness, summed over them.
+/// A detection's cause is named from the run, not from the detecting step alone: a blip behind the run queue
+/// whose detecting step shows little of it is still named for it.
+struct LateRun {
+  std::array<double, 6> excess_s{};
+  double late_s = 0;
+  size_t steps = 0;
 };
 
 struct OnlineOptions {
@@ -93,11 +106,13 @@ class OnlineDetector {
   struct RankState {
     RankHistory history;
     int64_t first_late = -1;  // the first late step of the current run (reset after kOnlineWindow on time)
+    LateRun run;              // its late steps (restarted with first_late)
   };
   struct Scored;
   void Judge(const std::vector<const RankStepSummary*>& group, int64_t step, double now,
              std::vector<Detection>* opened);
   void Decide(const std::vector<const RankStepSummary*>& group, double step_median, std::vector<Scored>* scored) const;
+  void AddToRun(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step, RankState* st);
   void Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step, double step_median,
               double now, std::vector<Detection>* opened);
 
