@@ -51,7 +51,7 @@ std::vector<OpOccurrence> Ops(const std::vector<double>& us) {
 TEST(DataImbalance, RanksLateInTurnInHalfTheSteps) {
   const StragglerAnalysis sa = Lateness({0, -1, 2, -1, 3, -1});
   EXPECT_TRUE(RanksLateInTurn(sa));
-  const auto f = DataImbalanceFinding(sa, kRankNumbers, 0.08, Load(3, 3), DiagnosisResult{}, 0.03);
+  const auto f = DataImbalanceFinding(sa, kRankNumbers, 0.08, Load(3, 3), {}, 0.03);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->cause, Cause::kDataImbalance);
   EXPECT_EQ(f->layer, Layer::kData);
@@ -74,8 +74,7 @@ TEST(DataImbalance, JitterOneRankAStragglerOrASmallLossIsNot) {
   // One rank late in every step is a straggler's pattern, not imbalance.
   EXPECT_FALSE(RanksLateInTurn(Lateness({1, 1, 1, 1})));
   const StragglerAnalysis rotating = Lateness({0, 1, 2, 3});
-  DiagnosisResult with_straggler;
-  with_straggler.stragglers.push_back(Straggler{});
+  const std::vector<Straggler> with_straggler(1);
   EXPECT_FALSE(DataImbalanceFinding(rotating, kRankNumbers, 0.08, Load(4, 4), with_straggler, 0.03).has_value());
   EXPECT_FALSE(DataImbalanceFinding(rotating, kRankNumbers, 0.02, Load(4, 4), {}, 0.03).has_value());
   EXPECT_TRUE(DataImbalanceFinding(rotating, kRankNumbers, 0.03, Load(4, 4), {}, 0.03).has_value());

@@ -91,9 +91,9 @@ LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps&
 }
 
 std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers,
-                                            double loss_share, const LoadScaling& load, const DiagnosisResult& so_far,
-                                            double min_effect) {
-  if (!so_far.stragglers.empty() || !RanksLateInTurn(analysis) || loss_share < min_effect) return std::nullopt;
+                                            double loss_share, const LoadScaling& load,
+                                            const std::vector<Straggler>& stragglers, double min_effect) {
+  if (!stragglers.empty() || !RanksLateInTurn(analysis) || loss_share < min_effect) return std::nullopt;
   if (load.measured == 0 ||
       static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
     return std::nullopt;

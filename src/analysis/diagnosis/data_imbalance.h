@@ -69,7 +69,7 @@ LoadScaling MeasureLoadScaling(const StragglerAnalysis& analysis, const StepOps&
 /// The finding when the rule holds: `rank_numbers` maps the analysis' rank indices to rank numbers;
 /// `loss_share` is what balancing would save, as a share of step time; `load` the late pairs' op scaling.
 std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers,
-                                            double loss_share, const LoadScaling& load, const DiagnosisResult& so_far,
-                                            double min_effect);
+                                            double loss_share, const LoadScaling& load,
+                                            const std::vector<Straggler>& stragglers, double min_effect);
 
 }  // namespace strata::diagnosis

@@ -418,7 +418,7 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
 }
 
 // The stage-imbalance finding, with every rank of the stage as a straggler (they all make the others wait).
-void AddStageImbalance(const GroupPass& p, const SlowStage& slow, DiagnosisResult* result) {
+void AddStageImbalance(const GroupPass& p, const SlowStage& slow, PathResult* result) {
   const size_t s = slow.stage;
   const auto& m = p.members[s];
   Finding f;
@@ -474,7 +474,7 @@ void AddStageImbalance(const GroupPass& p, const SlowStage& slow, DiagnosisResul
 }
 
 // Data imbalance: ranks late in turn, none persistently, and a real loss.
-void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, DiagnosisResult* result) {
+void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, PathResult* result) {
   double imbalance_share = 0;
   for (size_t i = 0; i < p.n; ++i)
     if (p.g.step_time_ns[i] > 0)
@@ -486,13 +486,13 @@ void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, D
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
   const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, options.min_effect);
-  if (auto f = DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, *result, options.min_effect))
+  if (auto f = DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, result->stragglers, options.min_effect))
     result->findings.push_back(std::move(*f));
 }
 
 // Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean
 // largest blame (or the slow stage's excess when larger); each rank's and stage's slowdown is its own.
-void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow, DiagnosisResult* result) {
+void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow, PathResult* result) {
   double mean_step = 0, mean_max_blame = 0;
   for (size_t i = 0; i < p.n; ++i) {
     mean_step += static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
@@ -517,19 +517,20 @@ void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& sl
 
 }  // namespace
 
-void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
-                           const model::StepModel& steps, const model::CollectiveModel& collectives,
-                           const model::ClockAlignment& clocks, const DiagnoseOptions& options,
-                           DiagnosisResult* result) {
+PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
+                                 const model::StepModel& steps, const model::CollectiveModel& collectives,
+                                 const model::ClockAlignment& clocks, const DiagnoseOptions& options,
+                                 PathResult described) {
+  PathResult out = std::move(described);
   const size_t ranks = store.ranks.size();
   const size_t n = steps.steps.size();
-  result->whatif.model = WhatIfModel::kBlameSubtraction;
-  if (ranks < 2 || n == 0) return;
+  out.whatif.model = WhatIfModel::kBlameSubtraction;
+  if (ranks < 2 || n == 0) return out;
   const GroupModel g = BuildGroupModel(steps, collectives, clocks, ranks);
   std::vector<double> step_ms;
   for (int64_t t : g.step_time_ns) step_ms.push_back(static_cast<double>(t) / 1e6);
-  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  out.step_time_median_ms = RoundTo(Median(step_ms), 3);
+  out.step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   const TrackIndex index(store, rows_by_rank);
   GroupPass p{store, index, steps, g};
   p.n = n;
@@ -539,8 +540,8 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>
   p.members.resize(static_cast<size_t>(stages));
   for (size_t r = 0; r < ranks; ++r) p.members[static_cast<size_t>(p.stage[r])].push_back(r);
   for (size_t r = 0; r < ranks; ++r) p.all.push_back(r);
-  result->layout.pipeline_stages = stages;
-  result->notes.push_back(
+  out.layout.pipeline_stages = stages;
+  out.notes.push_back(
       "collectives run in process groups smaller than the job: ranks are compared with the peers of their "
       "pipeline stage (self time outside collectives, transfer times per group); the what-if is the per-rank "
       "excess, not a replay");
@@ -559,15 +560,16 @@ void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
     st.evidence.kind = GroupStragglerEvidence{p.stage[r], late.self_ms, late.comm_ms};
-    result->findings.push_back(GroupStragglerFinding(p, st, late, r));
-    result->stragglers.push_back(st);
+    out.findings.push_back(GroupStragglerFinding(p, st, late, r));
+    out.stragglers.push_back(st);
   }
-  const bool stage_named = slow && result->stragglers.empty();
-  if (stage_named) AddStageImbalance(p, *slow, result);
-  AddGroupDataImbalance(p, options, result);
-  std::sort(result->stragglers.begin(), result->stragglers.end(),
+  const bool stage_named = slow && out.stragglers.empty();
+  if (stage_named) AddStageImbalance(p, *slow, &out);
+  AddGroupDataImbalance(p, options, &out);
+  std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-  FillBlameSubtraction(p, stage_named ? slow : std::nullopt, result);
+  FillBlameSubtraction(p, stage_named ? slow : std::nullopt, &out);
+  return out;
 }
 
 }  // namespace strata::diagnosis

@@ -26,16 +26,19 @@
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/path_result.h"
 #include "model/clock_alignment.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
 namespace strata::diagnosis {
 
-void DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
-                           const model::StepModel& steps, const model::CollectiveModel& collectives,
-                           const model::ClockAlignment& clocks, const DiagnoseOptions& options,
-                           DiagnosisResult* result);
+/// The grouped path's product (path_result.h), on top of `described` (the job model as the trace path
+/// described it: steps, clocks, notes).
+PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
+                                 const model::StepModel& steps, const model::CollectiveModel& collectives,
+                                 const model::ClockAlignment& clocks, const DiagnoseOptions& options,
+                                 PathResult described);
 
 /// Pipeline stage of each rank index from 2-rank send/recv groups (0 for all when there are none or the
 /// groups do not form chains).

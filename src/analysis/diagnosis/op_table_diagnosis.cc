@@ -57,7 +57,7 @@ std::map<std::tuple<int32_t, int32_t, int32_t>, double> ComputeLoads(const Trace
 using Loads = std::map<std::tuple<int32_t, int32_t, int32_t>, double>;
 
 /// Steps, layout and the what-if attribution of the replay, copied into the result.
-void RecordWhatIf(const whatif::WhatIfResult& w, DiagnosisResult* result) {
+void RecordWhatIf(const whatif::WhatIfResult& w, PathResult* result) {
   result->matched = w.steps.size();  // steps replayed through the dependency model
   result->layout.op_table = JobLayout::Grid{w.num_dp, w.num_stages, w.num_chunks};
   std::vector<double> step_ms;
@@ -126,7 +126,7 @@ double StageExcessShare(const whatif::WhatIfResult& w, const Loads& loads, int32
 }
 
 void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
-                      DiagnosisResult* result) {
+                      PathResult* result) {
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
@@ -225,7 +225,7 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
 
 /// Single straggling workers (robust z of their what-if excess, not explained by a stage imbalance).
 void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, double min_effect,
-                         const std::map<int32_t, double>& stages, DiagnosisResult* result) {
+                         const std::map<int32_t, double>& stages, PathResult* result) {
   const double S = std::max(1e-9, w.slowdown);
   std::vector<double> excess;
   for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
@@ -257,7 +257,7 @@ void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w,
 /// step to step. Its cost: per step, the slowest dp rank's compute load over the mean dp rank's (a dp rank's
 /// load is its compute summed over its stages, spread over the pipeline), relative to the step time.
 void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
-                      double min_effect, DiagnosisResult* result) {
+                      double min_effect, PathResult* result) {
   const double S = std::max(1e-9, w.slowdown);
   if (!result->stragglers.empty() || 1.0 - 1.0 / S < min_effect) return;
   std::set<int32_t> slowest;
@@ -322,7 +322,7 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
 
 /// Op types the what-if does not know: a caveat naming them with their share of the table's time (and how
 /// to map them); past kMaxUnknownOpShare the comparison is void (the replay models too little of the job).
-void ReportUnknownOpTypes(const whatif::WhatIfResult& w, DiagnosisResult* result) {
+void ReportUnknownOpTypes(const whatif::WhatIfResult& w, PathResult* result) {
   if (w.ignored_op_types.empty()) return;
   int64_t unknown_ns = 0;
   for (const auto& [name, ns] : w.ignored_op_ns) unknown_ns += ns;
@@ -350,29 +350,31 @@ void ReportUnknownOpTypes(const whatif::WhatIfResult& w, DiagnosisResult* result
 
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
 // straggling workers, then data imbalance when neither explains the slowdown.
-void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result) {
-  result->step_source = model::StepSource::kOpTable;
-  result->collective_source = model::CollectiveSource::kOpTable;
+PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options) {
+  PathResult out;
+  out.step_source = model::StepSource::kOpTable;
+  out.collective_source = model::CollectiveSource::kOpTable;
   std::set<int64_t> steps;
   for (int32_t s : store.slices.step)
     if (s >= 0) steps.insert(s);
-  result->steps.assign(steps.begin(), steps.end());
-  for (const RankInfo& r : store.ranks) result->clock_offsets_us[r.rank] = 0.0;  // one shared clock
+  out.steps.assign(steps.begin(), steps.end());
+  for (const RankInfo& r : store.ranks) out.clock_offsets_us[r.rank] = 0.0;  // one shared clock
 
   auto computed = whatif::ComputeWhatIf(store);
   if (!computed.ok()) {
-    result->notes.push_back("what-if analysis not possible: " + computed.error());
-    result->whatif.model = WhatIfModel::kNone;
-    return;
+    out.notes.push_back("what-if analysis not possible: " + computed.error());
+    out.whatif.model = WhatIfModel::kNone;
+    return out;
   }
   const whatif::WhatIfResult& w = computed.value();
-  RecordWhatIf(w, result);
-  ReportUnknownOpTypes(w, result);
+  RecordWhatIf(w, &out);
+  ReportUnknownOpTypes(w, &out);
   const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
   const Loads loads = ComputeLoads(store);
-  AddStageFindings(w, loads, stages, result);
-  AddWorkerStragglers(store, w, options.min_effect, stages, result);
-  AddDataImbalance(w, loads, stages, options.min_effect, result);
+  AddStageFindings(w, loads, stages, &out);
+  AddWorkerStragglers(store, w, options.min_effect, stages, &out);
+  AddDataImbalance(w, loads, stages, options.min_effect, &out);
+  return out;
 }
 
 }  // namespace strata::diagnosis

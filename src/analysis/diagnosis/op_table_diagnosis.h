@@ -9,9 +9,11 @@
 #pragma once
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/path_result.h"
 
 namespace strata::diagnosis {
 
-void DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options, DiagnosisResult* result);
+/// The op-table path's product (path_result.h).
+PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options);
 
 }  // namespace strata::diagnosis

@@ -116,57 +116,59 @@ std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const
   return out;
 }
 
-// The job model's sources and what they lacked, as the result's fields, notes and input problems.
-void DescribeJobModel(const TraceStore& store, const model::JobModel& job, DiagnosisResult* result) {
+// The job model's sources and what they lacked, as the path's fields, notes and input problems.
+PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job) {
+  PathResult out;
   const size_t ranks = store.ranks.size();
   const model::StepModel& steps = job.steps;
   const model::CollectiveModel& collectives = job.collectives;
-  result->step_source = steps.source;
-  result->steps = steps.steps;
-  result->collective_source = collectives.source;
-  result->clock_residual_us = RoundTo(job.clocks.residual_us, 3);
-  result->host_clocks = job.clocks.host_clocks;
+  out.step_source = steps.source;
+  out.steps = steps.steps;
+  out.collective_source = collectives.source;
+  out.clock_residual_us = RoundTo(job.clocks.residual_us, 3);
+  out.host_clocks = job.clocks.host_clocks;
   if (job.clocks.host_clocks)
-    result->notes.push_back(
+    out.notes.push_back(
         "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued: their ends are no "
         "common instant, so the ranks' clocks were not aligned by them; the traces' own epoch clocks were "
         "used (one host shares one clock; across hosts NTP keeps them within milliseconds) and lateness is "
         "each rank's launch against its peers'");
   else if (!collectives.ends_synchronize)
-    result->caveats.push_back(
+    out.caveats.push_back(
         "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued, and the traces' "
         "clocks are not epoch-based: the clocks were aligned by the calls' ends all the same, which moves a "
         "rank that launches late back by part of its lateness");
   for (size_t r = 0; r < ranks; ++r)
-    result->clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
+    out.clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == model::StepSource::kNone && !steps.steps.empty())
-    result->notes.push_back(
+    out.notes.push_back(
         "no steps found (no ProfilerStep, no repeating collective sequence): the whole trace "
         "is analysed as one window, step 0");
-  if (steps.steps.empty()) result->notes.push_back("no step found on every rank: nothing to compare per step");
+  if (steps.steps.empty()) out.notes.push_back("no step found on every rank: nothing to compare per step");
   for (size_t r = 0; r < ranks && r < steps.duplicate_markers.size(); ++r) {
     if (steps.duplicate_markers[r] > 0)
-      result->input_problems.push_back(fmt::format(
+      out.input_problems.push_back(fmt::format(
           "rank {} has {} ProfilerStep markers whose number it already had at another time (files of two runs "
           "joined?): the first of each was used, the others left out",
           store.ranks[r].rank, steps.duplicate_markers[r]));
     if (steps.out_of_order_markers[r] > 0)
-      result->input_problems.push_back(
+      out.input_problems.push_back(
           fmt::format("rank {}'s ProfilerStep numbers go backwards in time {} times: its step markers are "
                       "inconsistent, so its steps may not be the peers' same steps",
                       store.ranks[r].rank, steps.out_of_order_markers[r]));
   }
   if (collectives.source == model::CollectiveSource::kNone)
-    result->notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
+    out.notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
   if (collectives.unmatched_calls > 0)
-    result->notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
-                                        collectives.unmatched_calls));
-  result->unmatched_collective_calls = collectives.unmatched_calls;
-  for (const model::MatchedCollective& m : collectives.matched) result->matched += m.complete() && m.expected >= 2;
+    out.notes.push_back(fmt::format("{} collective calls have no counterpart on some rank and were not used",
+                                    collectives.unmatched_calls));
+  out.unmatched_collective_calls = collectives.unmatched_calls;
+  for (const model::MatchedCollective& m : collectives.matched) out.matched += m.complete() && m.expected >= 2;
+  return out;
 }
 
 // The phase replay's what-if, as the result's whatif.
-void FillPhaseWhatIf(const TraceStore& store, const PhaseWhatIf& whatif, DiagnosisResult* result) {
+void FillPhaseWhatIf(const TraceStore& store, const PhaseWhatIf& whatif, PathResult* result) {
   result->whatif.model = WhatIfModel::kPhaseReplay;
   result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
   result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
@@ -300,7 +302,7 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
 }
 
 // Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
-void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, DiagnosisResult* result) {
+void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, PathResult* result) {
   std::vector<int32_t> rank_numbers;
   for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
@@ -310,30 +312,25 @@ void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, Dia
                        p.end[r] + c.job.clocks.offset_ns[r]);
   };
   const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, options.min_effect);
-  if (auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, *result, options.min_effect)) {
+  if (auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, result->stragglers, options.min_effect)) {
     std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
     result->findings.push_back(std::move(*f));
   }
 }
 
-}  // namespace
-
-void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
-                    const DiagnoseOptions& options, DiagnosisResult* result) {
+// The data-parallel path: phases, lateness at collectives, the phase replay's what-if, stragglers and their
+// evidence, data imbalance; on top of the job model's description.
+PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
+                                const model::JobModel& job, const DiagnoseOptions& options, PathResult out) {
   const size_t ranks = store.ranks.size();
-  DescribeJobModel(store, job, result);
-  if (job.collectives.subgroups) {  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
-    DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, options, result);
-    return;
-  }
   const PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
   std::vector<double> step_ms;
   for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
-  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  out.step_time_median_ms = RoundTo(Median(step_ms), 3);
+  out.step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   if (ranks < 2 || phases.steps.empty()) {
-    result->whatif.model = WhatIfModel::kNone;
-    return;
+    out.whatif.model = WhatIfModel::kNone;
+    return out;
   }
 
   StragglerOptions sopt;
@@ -341,11 +338,11 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_
   StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
   for (size_t s = 0; s < phases.steps.size(); ++s)
     for (size_t r = 0; r < ranks; ++r)
-      result->lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
+      out.lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   std::vector<size_t> straggler_indices;
   for (const Straggler& st : sa.stragglers) straggler_indices.push_back(static_cast<size_t>(st.rank));
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks, straggler_indices);
-  FillPhaseWhatIf(store, whatif, result);
+  FillPhaseWhatIf(store, whatif, &out);
 
   const TrackIndex index(store, rows_by_rank);
   const TraceContext context{store, index, job, phases, sa, whatif};
@@ -358,14 +355,26 @@ void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_
     st.evidence.kind = ste;
     st.score = RoundTo(st.score, 4);
     st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    if (!sa.slowed_alike) result->findings.push_back(StragglerFinding(context, st, ste, r));
-    result->stragglers.push_back(st);
+    if (!sa.slowed_alike) out.findings.push_back(StragglerFinding(context, st, ste, r));
+    out.stragglers.push_back(st);
   }
   if (sa.slowed_alike && !sa.stragglers.empty())
-    result->findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
-  AddDataImbalance(context, options, result);
-  std::sort(result->stragglers.begin(), result->stragglers.end(),
+    out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
+  AddDataImbalance(context, options, &out);
+  std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  return out;
+}
+
+}  // namespace
+
+PathResult DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
+                          const model::JobModel& job, const DiagnoseOptions& options) {
+  PathResult described = DescribeJobModel(store, job);
+  if (job.collectives.subgroups)  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
+    return DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, options,
+                                 std::move(described));
+  return DiagnoseDataParallel(store, rows_by_rank, job, options, std::move(described));
 }
 
 }  // namespace strata::diagnosis

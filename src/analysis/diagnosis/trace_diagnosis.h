@@ -4,12 +4,15 @@
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/path_result.h"
 #include "model/job_model.h"
 
 namespace strata::diagnosis {
 
+/// The trace path's product (path_result.h): the job model described, then the data-parallel comparison, or
+/// the grouped one (group_diagnosis.h) when collectives run in groups smaller than the job.
 /// `job`: the run's model, built once by Diagnose from the same rows.
-void DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
-                    const DiagnoseOptions& options, DiagnosisResult* result);
+PathResult DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
+                          const model::JobModel& job, const DiagnoseOptions& options);
 
 }  // namespace strata::diagnosis
