@@ -38,6 +38,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/diagnosis/contract_vocabulary.h"
@@ -117,7 +118,7 @@ class OnlineDetector {
               double now, std::vector<Detection>* opened);
 
   OnlineOptions options_;
-  std::map<int32_t, RankState> state_;
+  std::unordered_map<int32_t, RankState> state_;  // by rank: looked up for every rank every step
   std::map<int32_t, Detection> open_;
 };
 

@@ -13,15 +13,47 @@ namespace th = diagnosis::thresholds;
 
 constexpr int kHistoryBits = 32;
 
-// Median of the first `n` values of `v` (reordered); the mean of the two middle values for an even n.
+// Removes `old` (when given) from the sorted first `n` values of `v` and inserts `value`, keeping them
+// sorted: O(N) moves, no allocation.
 template <size_t N>
-double Median(std::array<double, N>& v, size_t n) {
-  if (n == 0) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+void ReplaceSorted(std::array<float, N>& v, size_t n, const float* old, float value) {
+  if (old) {
+    const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+    const auto at = std::lower_bound(v.begin(), end, *old);
+    std::copy(at + 1, end, at);  // `old` is among them: the window holds exactly the sorted values
+    --n;
+  }
   const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
-  std::nth_element(v.begin(), mid, end);
-  if (n % 2) return *mid;
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
+  const auto at = std::upper_bound(v.begin(), end, value);
+  std::copy_backward(at, end, end + 1);
+  *at = value;
+}
+
+// The median of the sorted first `n` values (the mean of the two middle ones for an even n), in O(1).
+template <size_t N>
+double SortedMedian(const std::array<float, N>& v, size_t n) {
+  if (n == 0) return 0;
+  if (n % 2) return v[n / 2];
+  return (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+// The median of |v[i] − center| over the sorted first `n` values, in O(n): the deviations below and above
+// `center` each grow outward from it, so merging the two sides yields them in increasing order.
+template <size_t N>
+double SortedMedianDeviation(const std::array<float, N>& v, size_t n, double center) {
+  if (n == 0) return 0;
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+  const auto split = static_cast<size_t>(std::lower_bound(v.begin(), end, center) - v.begin());
+  size_t below = split, above = split;  // next deviations: center − v[below − 1], v[above] − center
+  const size_t want = n / 2;            // the (n/2)-th smallest deviation, and the one before it for an even n
+  double previous = 0, current = 0;
+  for (size_t k = 0; k <= want; ++k) {
+    previous = current;
+    const bool take_below = below > 0 && (above >= n || center - static_cast<double>(v[below - 1]) <=
+                                                            static_cast<double>(v[above]) - center);
+    current = take_below ? center - static_cast<double>(v[--below]) : static_cast<double>(v[above++]) - center;
+  }
+  return n % 2 ? current : (previous + current) / 2;
 }
 
 // A run of late steps, by age (0: the last recorded step): `oldest` >= `newest`.
@@ -67,16 +99,11 @@ SelfScore RankHistory::Score(const RankStepSummary& s) const {
   SelfScore out;
   out.history = count_;
   if (count_ == 0) return out;
-  // Fixed arrays: Score runs for every rank every step (no allocation; strata_bench_online at 100k ranks).
-  std::array<double, th::kOnlineSelfWindow> work{}, step{};
-  for (size_t i = 0; i < count_; ++i) {
-    work[i] = window_[i].work;
-    step[i] = window_[i].step;
-  }
-  out.baseline_s = Median(work, count_);
-  out.usual_step_s = Median(step, count_);
-  for (size_t i = 0; i < count_; ++i) work[i] = std::abs(work[i] - out.baseline_s);
-  out.spread_s = std::max(Median(work, count_), th::kOnlineMadFloorShare * out.usual_step_s);
+  // Kept sorted as steps are learned: Score runs for every rank every step (strata_bench_online at 100k ranks).
+  out.baseline_s = SortedMedian(sorted_work_, count_);
+  out.usual_step_s = SortedMedian(sorted_step_, count_);
+  out.spread_s = std::max(SortedMedianDeviation(sorted_work_, count_, out.baseline_s),
+                          th::kOnlineMadFloorShare * out.usual_step_s);
   out.ready = count_ >= th::kOnlineSelfMinHistory && out.spread_s > 0;
   if (!out.ready) return out;
   out.late_s = s.own_work_s() - out.baseline_s;
@@ -97,7 +124,12 @@ void RankHistory::Record(const RankStepSummary& s, bool late, bool clear, double
                       th::kOnlineCusumMax);
   if (before == 0 && cusum_ > 0) cusum_start_ = s.step;
   if (!learn || ChangeInProgress()) return;
-  window_[next_] = {static_cast<float>(s.own_work_s()), static_cast<float>(s.step_s)};
+  const Learned learned{static_cast<float>(s.own_work_s()), static_cast<float>(s.step_s)};
+  const bool full = count_ == window_.size();
+  const Learned evicted = window_[next_];
+  ReplaceSorted(sorted_work_, count_, full ? &evicted.work : nullptr, learned.work);
+  ReplaceSorted(sorted_step_, count_, full ? &evicted.step : nullptr, learned.step);
+  window_[next_] = learned;
   next_ = (next_ + 1) % window_.size();
   count_ = std::min(count_ + 1, window_.size());
   const std::array<double, 6> values = ClassValues(s);

@@ -8,9 +8,10 @@
 //    and the wall-clock starts of those steps (a detection's onset_unix).
 // The baseline learns a step only when the detector says so (Record's `learn`: the rank was on time by the
 // deciding score and no change is in progress), so a slowdown in progress is never learned as its normal.
-// Invariants: steps are recorded in increasing order; Score() changes nothing; memory is O(kOnlineSelfWindow)
-// per rank (the class means are exponential, O(1)); a step the rank did not report shifts no bit (bit i is
-// the i-th last step it reported, taken as step last − i).
+// Invariants: steps are recorded in increasing order; Score() changes nothing and costs O(kOnlineSelfWindow)
+// without allocating (the learned values are also kept sorted); memory is O(kOnlineSelfWindow) per rank (the class
+// means are exponential, O(1)); a step the rank did not report shifts no bit (bit i is the i-th last step it reported,
+// taken as step last − i).
 #pragma once
 
 #include <array>
@@ -74,7 +75,9 @@ class RankHistory {
   struct Learned {
     float work = 0, step = 0;
   };
-  std::array<Learned, diagnosis::thresholds::kOnlineSelfWindow> window_{};
+  std::array<Learned, diagnosis::thresholds::kOnlineSelfWindow> window_{};  // in learning order (a ring)
+  // The same values, each sorted: the medians in O(1) and the MAD in O(window) per step.
+  std::array<float, diagnosis::thresholds::kOnlineSelfWindow> sorted_work_{}, sorted_step_{};
   size_t count_ = 0, next_ = 0;
   std::array<double, 6> class_mean_{};
   uint32_t late_bits_ = 0, clear_bits_ = 0;
