@@ -2,14 +2,16 @@
 """A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
 
 usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
-                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute] [--fault-kind gc]
+                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute] [--fault-kind gc|hang|contention]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
 (with --extra-ms 0: a clean job); with --fault-kind gc the extra time is a full garbage collection instead
 (gc.collect() over a graph of live objects sized at start-up so that it takes about --extra-ms); with
 --fault-kind hang the fault rank blocks on a lock forever instead (its peers wait in their next collective
-until the process group's --pg-timeout). Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
+until the process group's --pg-timeout); with --fault-kind contention every rank computes the same fixed amount of
+work per step (what took rank 0 60 ms at start-up) and from the fault on the fault rank shares its CPU with a
+busy process pinned beside it (both on the last CPU it may use), so it waits in the run queue about as long as it runs. Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
 moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
 the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
 10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
@@ -42,6 +44,37 @@ def extra_compute(ms):
     return busy(ms)
 
 
+def work(iterations):
+    """A fixed amount of CPU work (slower when the CPU is shared, unlike busy(), which ends on the clock)."""
+    x = 0
+    while x < iterations:
+        x += 1
+    return x
+
+
+def work_for(ms):
+    """The iterations of work() that take about `ms` on this CPU alone (the median of three timings)."""
+    n = 100_000
+    t0 = time.perf_counter()
+    work(n)
+    n = int(n * ms / 1e3 / max(time.perf_counter() - t0, 1e-6))
+    took = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        work(n)
+        took.append(time.perf_counter() - t0)
+    return int(n * ms / 1e3 / sorted(took)[1])
+
+
+def start_contention(seconds):
+    """Pins the calling thread to the last CPU it may use and starts a busy process pinned there for `seconds`."""
+    cpu = max(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    burner = (f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nend = time.time() + {seconds}\n"
+              "while time.time() < end:\n    pass\n")
+    return subprocess.Popen([sys.executable, "-c", burner])
+
+
 def gc_graph(ms):
     """Live container objects enough for one full collection to take about `ms` (each collection traverses
     every tracked object; nothing is allocated per step, so the step's extra time is the collector's)."""
@@ -68,8 +101,22 @@ def rank_main(a):
         dist.init_process_group("gloo")
     t = torch.ones(1 << 14)
     graph = gc_graph(a.extra_ms) if a.fault_kind == "gc" and rank == a.fault_rank and a.extra_ms > 0 else None
+    fixed = None  # contention: every rank does the same fixed work, rank 0's 60 ms (broadcast)
+    if a.fault_kind == "contention":
+        n = torch.tensor([float(work_for(60)) if rank == 0 else 0.0], dtype=torch.float64)
+        dist.broadcast(n, 0)
+        fixed = int(n[0])
+    burner = None
     start = time.time()
     fault_written = False
+
+    def mark_fault():  # fault.json: the moment the fault's effect begins, once
+        nonlocal fault_written
+        if not fault_written:
+            with open(os.path.join(a.out, "fault.json"), "w") as f:
+                json.dump({"fault_start_unix": time.time(), "rank": rank}, f)
+            fault_written = True
+
     while True:
         # Every rank agrees on when to stop and when the fault starts (rank 0's clock, broadcast).
         flag = torch.tensor([time.time() - start if rank == 0 else 0.0])
@@ -77,12 +124,16 @@ def rank_main(a):
         elapsed = float(flag[0])
         if elapsed >= a.seconds:
             break
-        compute(a.sleep_compute)
-        if rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0:
-            if not fault_written:
-                with open(os.path.join(a.out, "fault.json"), "w") as f:
-                    json.dump({"fault_start_unix": time.time(), "rank": rank}, f)
-                fault_written = True
+        faulty = rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0
+        if faulty and a.fault_kind == "contention" and burner is None:
+            mark_fault()
+            burner = start_contention(a.seconds - elapsed + 5)
+        if fixed is not None:
+            work(fixed)
+        else:
+            compute(a.sleep_compute)
+        if faulty and a.fault_kind != "contention":
+            mark_fault()
             if a.fault_kind == "hang":
                 import threading
                 lock = threading.Lock()
@@ -94,6 +145,9 @@ def rank_main(a):
             else:
                 extra_compute(a.extra_ms)
         dist.all_reduce(t)
+    if burner is not None:
+        burner.kill()
+        burner.wait()
     dist.barrier()
     dist.destroy_process_group()
     open(os.path.join(a.out, f"done-{rank}"), "w").close()
@@ -112,8 +166,9 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=1, help="K: ranks per namespace with --netns")
     ap.add_argument("--sleep-compute", action="store_true",
                     help="each step's 60 ms of compute is a sleep (the fault's extra compute still burns CPU)")
-    ap.add_argument("--fault-kind", choices=("compute", "gc", "hang"), default="compute",
-                    help="the fault's extra time: CPU work (default) or a full garbage collection; or a hang")
+    ap.add_argument("--fault-kind", choices=("compute", "gc", "hang", "contention"), default="compute",
+                    help="the fault's extra time: CPU work (default), a full garbage collection, or a busy "
+                    "process sharing the rank's CPU; or a hang")
     ap.add_argument("--pg-timeout", type=float, default=60, help="hang: the process group's timeout (s)")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

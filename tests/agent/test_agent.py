@@ -6,13 +6,15 @@ stream shows both ranks with their steps in its own /api/v1/status (the multi-no
 Prometheus server (Debian's) scrapes the agent's /metrics every second and must hold strata_straggler for the
 slow rank; promtool lints the exposition.
 
-usage: test_agent.py STRATA_BINARY [--clean SECONDS]
+usage: test_agent.py STRATA_BINARY [--clean SECONDS | --fault-kind contention]
 With --clean, a clean job of SECONDS runs instead (no fault): nothing may be raised, by the agent or by serve
 (issue 13: a clean run of several minutes raises nothing; not in ctest for its length).
 Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more per step from 12 s on) under
-an agent on a free port. Prints the detection latency (detected_at - the first slow step's start). Exits 77
+an agent on a free port; the first finding on rank 1 must be slow_compute. With --fault-kind contention, rank 1
+shares its CPU with a busy process from 12 s on instead (fault_job.py), and the finding must be cpu_contention. Prints the detection latency (detected_at - the first slow step's start). Exits 77
 (skipped) when not root or without BTF (1 under CI=true: a skip fails CI).
 """
+import argparse
 import json
 import os
 import re
@@ -42,11 +44,15 @@ def prom_query(port, query):
 
 
 def main():
-    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--clean"):
-        print(__doc__)
-        return 2
-    strata = os.path.abspath(sys.argv[1])
-    clean_s = float(sys.argv[3]) if len(sys.argv) == 4 else None
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("strata", metavar="STRATA_BINARY")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--clean", type=float, metavar="SECONDS", help="a clean job of SECONDS: nothing may be raised")
+    mode.add_argument("--fault-kind", choices=("compute", "contention"), default="compute")
+    a = ap.parse_args()
+    strata = os.path.abspath(a.strata)
+    clean_s = a.clean
+    want_cause = {"compute": "slow_compute", "contention": "cpu_contention"}[a.fault_kind]
     stop = unmet(("redis-server", "prometheus", "promtool"))
     if stop is not None:
         return stop
@@ -88,7 +94,7 @@ def main():
             seconds, fault_after, extra = (clean_s, clean_s + 1, 0) if clean_s else (30, 12, 40)
             job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
                                     str(seconds), "--fault-after", str(fault_after), "--extra-ms", str(extra), "--job",
-                                    job_id])
+                                    job_id, "--fault-kind", a.fault_kind])
             served_findings = []
             found_at = None
             clean_findings = []
@@ -129,8 +135,8 @@ def main():
                         fault_start = json.load(fh)["fault_start_unix"]
                     latency = f["detected_at"] - fault_start
                     print(f"     detection: {f['cause']} rank {f['rank']}, detected_at - first slow step = {latency:.1f} s "
-                          f"(seen by the poll {seen - fault_start:.1f} s after)", flush=True)
-                    expect(f["cause"] == "slow_compute", f"cause {f['cause']} (expected slow_compute)")
+                          f"(seen by the poll {seen - fault_start:.1f} s after): {f.get('summary', '')[:300]}", flush=True)
+                    expect(f["cause"] == want_cause, f"cause {f['cause']} (expected {want_cause})")
                     expect(0 <= latency <= 15, f"detected {latency:.1f} s after the first slow step (bound 15 s)")
                     expect(re.search(r'^strata_straggler\{training_job="%s",rank="1"\} 1$' % re.escape(job_id), metrics, re.M)
                            is not None, "/metrics has strata_straggler for rank 1")
