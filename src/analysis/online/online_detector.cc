@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/thresholds.h"
@@ -56,13 +57,32 @@ void ChooseCauseOf(const LateRun& run, Detection* d) {
   d->confidence = choice.confidence;
 }
 
-// The peers' median of each class (the rank's reference when the peer score decides).
-std::array<double, 6> PeerClassMedians(const std::vector<const RankStepSummary*>& group, const RankStepSummary& r) {
-  std::array<double, 6> out{};
-  for (size_t c = 0; c < out.size(); ++c)
-    out[c] = PeerMedian(group, &r, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
-  return out;
-}
+}  // namespace
+
+// The peers' median of each class in one step (a rank's reference when the peer score decides): without the
+// rank for groups up to kExactPeersUpTo, else the group's, taken once per step however many ranks are late
+// (O(ranks) per step, not per late rank).
+class OnlineDetector::PeerClasses {
+ public:
+  explicit PeerClasses(const std::vector<const RankStepSummary*>& group) : group_(group) {}
+  std::array<double, 6> Of(const RankStepSummary& r) {
+    if (group_.size() <= kExactPeersUpTo) return Medians(&r);
+    if (!whole_) whole_ = Medians(nullptr);
+    return *whole_;
+  }
+
+ private:
+  std::array<double, 6> Medians(const RankStepSummary* self) const {
+    std::array<double, 6> out{};
+    for (size_t c = 0; c < out.size(); ++c)
+      out[c] = PeerMedian(group_, self, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
+    return out;
+  }
+  const std::vector<const RankStepSummary*>& group_;
+  std::optional<std::array<double, 6>> whole_;
+};
+
+namespace {
 
 // Consecutive on-time steps that close a detection of this persistence (thresholds.h, "Hysteresis").
 size_t CloseAfter(Persistence p) {
@@ -150,7 +170,8 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
     s.peer_z = s.peer_spread_s > 0 ? 0.6745 * s.peer_late_s / s.peer_spread_s : 0;
   }
   Decide(group, step_median, &scored);
-  for (const Scored& s : scored) Update(s, group, step, step_median, now, opened);
+  PeerClasses peer_classes(group);
+  for (const Scored& s : scored) Update(s, &peer_classes, step, step_median, now, opened);
 }
 
 // The deciding score per rank (see the header): the peers' from kOnlinePeerMinRanks ranks, else the self
@@ -186,14 +207,13 @@ void OnlineDetector::Decide(const std::vector<const RankStepSummary*>& group, do
 
 // Adds a late step to the rank's run (a new run from its first late step): each class's excess over the
 // deciding score's reference (its own learned means for the self score, the peers' medians otherwise).
-void OnlineDetector::AddToRun(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
-                              RankState* st) {
+void OnlineDetector::AddToRun(const Scored& s, PeerClasses* peer_classes, int64_t step, RankState* st) {
   if (st->first_late < 0) {
     st->first_late = step;
     st->run = {};
   }
   const std::array<double, 6> reference =
-      s.by == DecidingScore::kSelf ? st->history.ClassBaseline() : PeerClassMedians(group, *s.r);
+      s.by == DecidingScore::kSelf ? st->history.ClassBaseline() : peer_classes->Of(*s.r);
   const std::array<double, 6> values = ClassValues(*s.r);
   for (size_t c = 0; c < values.size(); ++c) st->run.excess_s[c] += values[c] - reference[c];
   st->run.late_s += s.late_s;
@@ -202,12 +222,12 @@ void OnlineDetector::AddToRun(const Scored& s, const std::vector<const RankStepS
 
 // Records the step in the rank's history, re-reads an open detection's persistence and closes it after its
 // hold, or opens one by the rules of the header.
-void OnlineDetector::Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step,
-                            double step_median, double now, std::vector<Detection>* opened) {
+void OnlineDetector::Update(const Scored& s, PeerClasses* peer_classes, int64_t step, double step_median, double now,
+                            std::vector<Detection>* opened) {
   const RankStepSummary& r = *s.r;
   RankState& st = *s.state;
   RankHistory& h = st.history;
-  if (s.late) AddToRun(s, group, step, &st);
+  if (s.late) AddToRun(s, peer_classes, step, &st);
   h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
   if ((h.late_bits() & window_mask) == 0) st.first_late = -1;

@@ -110,12 +110,13 @@ class OnlineDetector {
     LateRun run;              // its late steps (restarted with first_late)
   };
   struct Scored;
+  class PeerClasses;
   void Judge(const std::vector<const RankStepSummary*>& group, int64_t step, double now,
              std::vector<Detection>* opened);
   void Decide(const std::vector<const RankStepSummary*>& group, double step_median, std::vector<Scored>* scored) const;
-  void AddToRun(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step, RankState* st);
-  void Update(const Scored& s, const std::vector<const RankStepSummary*>& group, int64_t step, double step_median,
-              double now, std::vector<Detection>* opened);
+  void AddToRun(const Scored& s, PeerClasses* peer_classes, int64_t step, RankState* st);
+  void Update(const Scored& s, PeerClasses* peer_classes, int64_t step, double step_median, double now,
+              std::vector<Detection>* opened);
 
   OnlineOptions options_;
   std::unordered_map<int32_t, RankState> state_;  // by rank: looked up for every rank every step
