@@ -83,30 +83,6 @@ std::vector<InputSummary> SummariseInputs(const TraceStore& store) {
   return out;
 }
 
-// The path's product moved into the result, whose other fields (inputs, ranks, left out) it leaves alone:
-// the one place a path's value joins the result.
-void AssemblePath(PathResult path, DiagnosisResult* result) {
-  result->steps = std::move(path.steps);
-  result->step_source = path.step_source;
-  result->step_time_median_ms = path.step_time_median_ms;
-  result->step_time_p90_ms = path.step_time_p90_ms;
-  result->clock_offsets_us = std::move(path.clock_offsets_us);
-  result->clock_residual_us = path.clock_residual_us;
-  result->host_clocks = path.host_clocks;
-  result->collective_source = path.collective_source;
-  result->matched = path.matched;
-  result->unmatched_collective_calls = path.unmatched_collective_calls;
-  result->layout = std::move(path.layout);
-  result->stragglers = std::move(path.stragglers);
-  result->findings = std::move(path.findings);
-  result->whatif = std::move(path.whatif);
-  result->notes = std::move(path.notes);
-  result->input_problems = std::move(path.input_problems);
-  result->caveats = std::move(path.caveats);
-  result->comparison_problems = std::move(path.comparison_problems);
-  result->lateness_vs_peers_ms = std::move(path.lateness_vs_peers_ms);
-}
-
 }  // namespace
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
@@ -126,7 +102,9 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     rows = SlicesByRank(store);
     job = model::BuildJobModel(store, rows);
   }
-  AssemblePath(op_table ? DiagnoseOpTable(store, options) : DiagnoseTraces(store, rows, job, options), &result);
+  // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step.
+  static_cast<PathResult&>(result) =
+      op_table ? DiagnoseOpTable(store, options) : DiagnoseTraces(store, rows, job, options);
   if (!op_table) {
     if (auto step = MedianStep(job, store.ranks.size()))
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);

@@ -26,14 +26,14 @@
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
-#include "analysis/diagnosis/path_result.h"
+#include "analysis/diagnosis/result.h"
 #include "model/clock_alignment.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
 namespace strata::diagnosis {
 
-/// The grouped path's product (path_result.h), on top of `described` (the job model as the trace path
+/// The grouped path's product (PathResult, result.h), on top of `described` (the job model as the trace path
 /// described it: steps, clocks, notes).
 PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                  const model::StepModel& steps, const model::CollectiveModel& collectives,

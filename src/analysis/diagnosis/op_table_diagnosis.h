@@ -9,11 +9,11 @@
 #pragma once
 
 #include "analysis/diagnosis/diagnose.h"
-#include "analysis/diagnosis/path_result.h"
+#include "analysis/diagnosis/result.h"
 
 namespace strata::diagnosis {
 
-/// The op-table path's product (path_result.h).
+/// The op-table path's product (PathResult, result.h).
 PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options);
 
 }  // namespace strata::diagnosis

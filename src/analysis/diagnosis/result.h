@@ -1,5 +1,6 @@
 // DiagnosisResult: everything `strata diagnose` reports, in the shape of the JSON contract
-// strata.diagnosis/1 (DESIGN.md "Output contract"). Passes fill it; reports render it.
+// strata.diagnosis/1 (DESIGN.md "Output contract"). Diagnose assembles it (a path's PathResult, then the
+// layers judged after it, then the status); reports render it.
 // Invariants: stragglers and findings are ordered most important first and are empty on a healthy job;
 // impact_pct is the share of step time that fixing the finding would save (impact.h: one story for all).
 #pragma once
@@ -89,14 +90,12 @@ struct LeftOutInput {
   std::string reason;
 };
 
-struct DiagnosisResult {
-  // What the result means (DESIGN.md "Output contract"): "findings", "healthy" or "inconclusive", and why
-  // (inconclusive) or with which caveats (healthy, findings). Set last, by AssessStatus (status.h).
-  std::string status;
-  std::vector<std::string> status_reasons;
-  std::vector<InputSummary> inputs;
-  std::vector<LeftOutInput> left_out;  // inputs left out by the loader (rendered among the inputs)
-  int32_t ranks = 0;
+/// What one diagnosis path measured of a job — the data-parallel trace path (trace_diagnosis.h), the grouped
+/// trace path (group_diagnosis.h) or the op-table path (op_table_diagnosis.h) — returned as a value. Diagnose
+/// (diagnose.h) makes it the result's part of the same fields before the layers judged after it (counters,
+/// the recording, a stall, the status), so a path sees nothing of the result but its own product.
+/// Invariant: stragglers are sorted latest first.
+struct PathResult {
   std::vector<int64_t> steps;
   model::StepSource step_source = model::StepSource::kNone;
   double step_time_median_ms = 0, step_time_p90_ms = 0;
@@ -112,11 +111,6 @@ struct DiagnosisResult {
   std::vector<Straggler> stragglers;
   std::vector<Finding> findings;
   WhatIf whatif;
-  // The multi-rank critical path of the median step (analysis/critical_path.h); trace path only.
-  std::optional<CriticalPath> critical_path;
-  // Per communicator and op: time, transfer, wait, bytes, bus bandwidth (analysis/communication.h); trace
-  // path and recordings, empty for op tables.
-  CommunicationTable communication;
   std::vector<std::string> notes;  // what could not be analysed, and why
   // Problems in the inputs found while modelling them (e.g. duplicated step markers): the result stands on
   // what was kept, but the job is never called healthy (status.h renders them as reasons).
@@ -130,6 +124,23 @@ struct DiagnosisResult {
   // data-parallel trace path only, empty elsewhere): drawn by the HTML report, and handed to the cross-layer
   // pass explicitly (RankTraceTimeline), which confirms ranks slowed alike with it. Not in the JSON contract.
   std::map<int32_t, std::map<int64_t, double>> lateness_vs_peers_ms;
+};
+
+/// The path's fields (PathResult, as the path returned them and the later layers amended them) and what
+/// only the whole diagnosis knows.
+struct DiagnosisResult : PathResult {
+  // What the result means (DESIGN.md "Output contract"): "findings", "healthy" or "inconclusive", and why
+  // (inconclusive) or with which caveats (healthy, findings). Set last, by AssessStatus (status.h).
+  std::string status;
+  std::vector<std::string> status_reasons;
+  std::vector<InputSummary> inputs;
+  std::vector<LeftOutInput> left_out;  // inputs left out by the loader (rendered among the inputs)
+  int32_t ranks = 0;
+  // The multi-rank critical path of the median step (analysis/critical_path.h); trace path only.
+  std::optional<CriticalPath> critical_path;
+  // Per communicator and op: time, transfer, wait, bytes, bus bandwidth (analysis/communication.h); trace
+  // path and recordings, empty for op tables.
+  CommunicationTable communication;
 };
 
 }  // namespace strata::diagnosis
