@@ -7,13 +7,18 @@
 //    data_imbalance, no straggler.
 #include "analysis/diagnosis/op_table_diagnosis.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/job_summary.h"
@@ -191,6 +196,53 @@ std::string RenamedSt(const std::string& text) {
     for (size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + 1))
       out.replace(at, std::string(from).size(), to);
   return out;
+}
+
+// The slow worker's compute excess is the one peer comparison (peer_difference.h) over its compute per step:
+// its forward and backward compute summed per step, minus the median of the same sum over its stage's other
+// dp ranks — a median of totals, not a sum of per-op medians. AR with dp 1's forward and dp 2's backward
+// compute of stage 0 made 30 % longer: per op the median peer is the unchanged dp 3, by totals it is dp 1
+// (F and B the ops' times: F+B < 1.3F+B < F+1.3B), so the two rules differ by 0.3F. Computed here from the
+// table's rows.
+TEST(DiagOpTableDiagnosis, TheWorkerComputeExcessIsItsComputeAgainstItsStagePeersMedian) {
+  const std::string text = DatasetText(DatasetPath("AR"));
+  if (text.empty()) GTEST_SKIP() << DatasetPath("AR") << " is absent (../shared)";
+  std::string changed;
+  std::map<std::pair<int, int>, double> compute_s;  // (dp, stage) -> forward + backward compute, seconds
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    std::vector<std::string> f;
+    for (size_t p = 0;;) {
+      const size_t c = line.find(',', p);
+      f.push_back(line.substr(p, c == std::string::npos ? std::string::npos : c - p));
+      if (c == std::string::npos) break;
+      p = c + 1;
+    }
+    if (f.size() == 11 && f[0] != "dp_rank" && (f[4] == "forward-compute" || f[4] == "backward-compute")) {
+      const int dp = std::stoi(f[0]), stage = std::stoi(f[1]);
+      double dur = std::stod(f[6]);
+      if (stage == 0 && ((dp == 1 && f[4] == "forward-compute") || (dp == 2 && f[4] == "backward-compute"))) {
+        dur *= 1.3;
+        f[6] = fmt::format("{:.9f}", dur);
+        line = fmt::format("{}", fmt::join(f, ","));
+      }
+      compute_s[{dp, stage}] += dur;
+    }
+    if (!line.empty()) changed += line + "\n";
+  }
+  const DiagnosisResult r = DiagnoseText(changed);
+  ASSERT_FALSE(r.findings.empty());
+  ASSERT_EQ(r.findings[0].rank, 0) << "the slowed worker (dp 0, stage 0) is still the one named";
+  const auto* e = std::get_if<WorkerEvidence>(&r.findings[0].evidence.kind);
+  ASSERT_NE(e, nullptr);
+  std::vector<double> peers = {compute_s[{1, 0}], compute_s[{2, 0}], compute_s[{3, 0}]};
+  std::sort(peers.begin(), peers.end());
+  ASSERT_GT(r.matched, 0u);
+  const double steps = static_cast<double>(r.matched);
+  EXPECT_NEAR(e->compute_excess_ms_per_step, (compute_s[{0, 0}] - peers[1]) / steps * 1e3, 1e-3);
+  EXPECT_GT(e->compute_excess_ms_per_step, 0);
 }
 
 TEST(DiagOpTableDiagnosis, TheWhatIfByRankIsKeyedByTheJobsRanksAndDpRanksAreLabelled) {

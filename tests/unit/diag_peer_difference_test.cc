@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <vector>
+
 namespace strata::diagnosis {
 namespace {
 
@@ -39,6 +42,20 @@ TEST(PeerDifference, ExcessOverThePeersMedianWithAbsentOpsAtZero) {
   EXPECT_DOUBLE_EQ(ops[0].second, 11.0 / 2);
   EXPECT_EQ(ops[1].first, extra);
   EXPECT_TRUE(ExcessMean().OpsLargestFirst().empty());
+}
+
+// PeerMedians is the rule every peer comparison uses: part by part, the median of the peers' values (the
+// mean of the middle two for an even count), 0 without peers.
+TEST(PeerDifference, PeerMediansIsThePeersMedianPartByPart) {
+  const std::vector<std::array<double, 3>> peers = {{1, 10, 0}, {3, 40, 0}, {2, 20, 7}, {9, 30, 0}};
+  const auto m = PeerMedians<3>(peers, [](const std::array<double, 3>& p) { return p; });
+  EXPECT_DOUBLE_EQ(m[0], (2.0 + 3.0) / 2);
+  EXPECT_DOUBLE_EQ(m[1], (20.0 + 30.0) / 2);
+  EXPECT_DOUBLE_EQ(m[2], 0) << "one peer of four has it";
+  const std::vector<std::array<double, 3>> odd(peers.begin(), peers.begin() + 3);
+  EXPECT_DOUBLE_EQ((PeerMedians<3>(odd, [](const std::array<double, 3>& p) { return p; })[1]), 20);
+  const std::vector<std::array<double, 3>> none;
+  EXPECT_EQ((PeerMedians<3>(none, [](const std::array<double, 3>& p) { return p; })), (std::array<double, 3>{}));
 }
 
 }  // namespace

@@ -418,7 +418,8 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
 }
 
 // The stage-imbalance finding, with every rank of the stage as a straggler (they all make the others wait).
-void AddStageImbalance(const GroupPass& p, const SlowStage& slow, PathResult* result) {
+Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
+  Found out;
   const size_t s = slow.stage;
   const auto& m = p.members[s];
   Finding f;
@@ -468,13 +469,15 @@ void AddStageImbalance(const GroupPass& p, const SlowStage& slow, PathResult* re
     st.late_ms_per_step = RoundTo(excess[k] / static_cast<double>(p.n) / 1e6, 3);
     st.score = RoundTo(member_excess(m[k], true) / static_cast<double>(p.n), 4);
     st.evidence.kind = GroupStragglerEvidence{static_cast<int32_t>(s), std::nullopt, std::nullopt};
-    result->stragglers.push_back(std::move(st));
+    out.stragglers.push_back(std::move(st));
   }
-  result->findings.push_back(std::move(f));
+  out.findings.push_back(std::move(f));
+  return out;
 }
 
-// Data imbalance: ranks late in turn, none persistently, and a real loss.
-void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, PathResult* result) {
+// Data imbalance: ranks late in turn, none persistently (of `stragglers`), and a real loss.
+std::optional<Finding> GroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options,
+                                          const std::vector<Straggler>& stragglers) {
   double imbalance_share = 0;
   for (size_t i = 0; i < p.n; ++i)
     if (p.g.step_time_ns[i] > 0)
@@ -486,13 +489,14 @@ void AddGroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options, P
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
   const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, options.min_effect);
-  if (auto f = DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, result->stragglers, options.min_effect))
-    result->findings.push_back(std::move(*f));
+  return DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, stragglers, options.min_effect);
 }
 
 // Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean
 // largest blame (or the slow stage's excess when larger); each rank's and stage's slowdown is its own.
-void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow, PathResult* result) {
+WhatIf BlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow) {
+  WhatIf out;
+  out.model = WhatIfModel::kBlameSubtraction;
   double mean_step = 0, mean_max_blame = 0;
   for (size_t i = 0; i < p.n; ++i) {
     mean_step += static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
@@ -500,19 +504,20 @@ void FillBlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& sl
   }
   if (slow) mean_max_blame = std::max(mean_max_blame, slow->excess_ns);
   const double ideal = std::max(1.0, mean_step - mean_max_blame);
-  result->whatif.slowdown = RoundTo(mean_step / ideal, 4);
-  result->whatif.ideal_step_ms = RoundTo(ideal / 1e6, 3);
+  out.slowdown = RoundTo(mean_step / ideal, 4);
+  out.ideal_step_ms = RoundTo(ideal / 1e6, 3);
   for (size_t r = 0; r < p.ranks; ++r) {
     double mean_blame = 0;
     for (size_t i = 0; i < p.n; ++i) mean_blame += p.sa.blame_ns[i][r] / static_cast<double>(p.n);
-    result->whatif.by_rank[std::to_string(p.store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
+    out.by_rank[std::to_string(p.store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
   }
   if (p.members.size() > 1)
     for (size_t s = 0; s < p.members.size(); ++s) {
       double mean_ex = 0;
       for (size_t i = 0; i < p.n; ++i) mean_ex += std::max(0.0, p.stage_excess[i][s]) / static_cast<double>(p.n);
-      result->whatif.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
+      out.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
     }
+  return out;
 }
 
 }  // namespace
@@ -564,11 +569,11 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
     out.stragglers.push_back(st);
   }
   const bool stage_named = slow && out.stragglers.empty();
-  if (stage_named) AddStageImbalance(p, *slow, &out);
-  AddGroupDataImbalance(p, options, &out);
+  if (stage_named) out.Add(StageImbalance(p, *slow));
+  if (auto f = GroupDataImbalance(p, options, out.stragglers)) out.findings.push_back(std::move(*f));
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
-  FillBlameSubtraction(p, stage_named ? slow : std::nullopt, &out);
+  out.whatif = BlameSubtraction(p, stage_named ? slow : std::nullopt);
   return out;
 }
 

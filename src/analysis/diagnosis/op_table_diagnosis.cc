@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/whatif/whatif.h"
 #include "core/robust_stats.h"
@@ -21,25 +25,32 @@ namespace {
 
 bool IsComputeOp(std::string_view op) { return op == "forward-compute" || op == "backward-compute"; }
 
-/// Mean duration and count of each compute op type of one worker.
-struct OpStats {
-  double mean_ns = 0;
-  size_t count = 0;
+/// One worker's compute: per step as a profile (peer_difference.h: its compute ops' time per op type in
+/// op_ns and in all in compute_ns, each over the table's steps), and each op type's mean duration.
+struct WorkerCompute {
+  WindowProfile per_step;
+  std::map<std::string, double> mean_ns;  // by op type's name
 };
 
-/// Mean duration and count of each compute op type per worker (rank index), from the store.
-std::map<uint32_t, std::map<std::string, OpStats>> ComputeMeans(const TraceStore& store) {
-  std::map<uint32_t, std::map<std::string, std::pair<double, size_t>>> acc;
+/// The compute of every worker with compute ops, by rank index, from the store.
+std::map<uint32_t, WorkerCompute> ComputeProfiles(const TraceStore& store, size_t steps) {
+  std::map<uint32_t, std::map<StringId, std::pair<double, size_t>>> acc;  // (total ns, count)
   for (uint32_t row = 0; row < store.slices.size(); ++row) {
-    const std::string_view op = store.strings.view(store.slices.name[row]);
-    if (!IsComputeOp(op)) continue;
-    auto& a = acc[store.track(store.slices.track[row]).rank][std::string(op)];
+    if (!IsComputeOp(store.strings.view(store.slices.name[row]))) continue;
+    auto& a = acc[store.track(store.slices.track[row]).rank][store.slices.name[row]];
     a.first += static_cast<double>(store.slices.dur_ns[row]);
     ++a.second;
   }
-  std::map<uint32_t, std::map<std::string, OpStats>> out;
-  for (const auto& [rank, ops] : acc)
-    for (const auto& [op, a] : ops) out[rank][op] = {a.first / static_cast<double>(a.second), a.second};
+  const double n = static_cast<double>(std::max<size_t>(1, steps));
+  std::map<uint32_t, WorkerCompute> out;
+  for (const auto& [rank, ops] : acc) {
+    WorkerCompute& wc = out[rank];
+    for (const auto& [op, a] : ops) {
+      wc.per_step.op_ns[op] = a.first / n;
+      wc.per_step.compute_ns += a.first / n;
+      wc.mean_ns[std::string(store.strings.view(op))] = a.first / static_cast<double>(a.second);
+    }
+  }
   return out;
 }
 
@@ -56,29 +67,60 @@ std::map<std::tuple<int32_t, int32_t, int32_t>, double> ComputeLoads(const Trace
 
 using Loads = std::map<std::tuple<int32_t, int32_t, int32_t>, double>;
 
-/// Steps, layout and the what-if attribution of the replay, copied into the result.
-void RecordWhatIf(const whatif::WhatIfResult& w, PathResult* result) {
-  result->matched = w.steps.size();  // steps replayed through the dependency model
-  result->layout.op_table = JobLayout::Grid{w.num_dp, w.num_stages, w.num_chunks};
+/// Op types the what-if does not know: a caveat naming them with their share of the table's time (and how
+/// to map them); past kMaxUnknownOpShare the comparison is void (the replay models too little of the job).
+struct UnknownOps {
+  std::string text;
+  bool voids = false;  // the comparison is void, not only caveated
+};
+std::optional<UnknownOps> UnknownOpTypes(const whatif::WhatIfResult& w) {
+  if (w.ignored_op_types.empty()) return std::nullopt;
+  int64_t unknown_ns = 0;
+  for (const auto& [name, ns] : w.ignored_op_ns) unknown_ns += ns;
+  const double all = static_cast<double>(unknown_ns + w.known_op_ns);
+  const double share = all > 0 ? static_cast<double>(unknown_ns) / all : 0.0;
+  std::vector<std::pair<std::string, int64_t>> by_time(w.ignored_op_ns.begin(), w.ignored_op_ns.end());
+  std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string names;
+  for (size_t i = 0; i < by_time.size() && i < 6; ++i)
+    names +=
+        fmt::format("{}{} ({} rows, {:.1f}%)", i ? ", " : "", by_time[i].first, w.ignored_op_types.at(by_time[i].first),
+                    all > 0 ? 100.0 * static_cast<double>(by_time[i].second) / all : 0.0);
+  if (by_time.size() > 6) names += fmt::format(", ... ({} in all)", by_time.size());
+  const std::string text = fmt::format(
+      "op types the what-if does not know were left out of it: {:.1f}% of the table's time, {}; map them to "
+      "known types with --op-map FROM=TO ({})",
+      100.0 * share, names, whatif::KnownOpTypeNames());
+  return UnknownOps{text, share > thresholds::kMaxUnknownOpShare};
+}
+
+/// The replay's steps, layout and what-if attribution, and what it left out, as the path's fields.
+PathResult DescribeReplay(const whatif::WhatIfResult& w) {
+  PathResult out;
+  out.matched = w.steps.size();  // steps replayed through the dependency model
+  out.layout.op_table = JobLayout::Grid{w.num_dp, w.num_stages, w.num_chunks};
   std::vector<double> step_ms;
   for (const auto& s : w.steps) step_ms.push_back(s.recorded_ms);
-  result->step_time_median_ms = RoundTo(Median(step_ms), 3);
-  result->step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
-  result->whatif.model = WhatIfModel::kOpGraphReplay;
-  result->whatif.slowdown = RoundTo(w.slowdown, 4);
-  result->whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);
-  for (const auto& [dp, a] : w.by_rank) result->whatif.by_dp_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
-  for (const auto& wk : w.by_worker) result->whatif.by_rank[std::to_string(wk.rank)] = RoundTo(wk.attribution.ratio, 4);
-  for (const auto& [stage, a] : w.by_stage) result->whatif.by_stage[std::to_string(stage)] = RoundTo(a.ratio, 4);
-  for (const auto& [op, a] : w.by_op_type) result->whatif.by_op_type[op] = RoundTo(a.ratio, 4);
+  out.step_time_median_ms = RoundTo(Median(step_ms), 3);
+  out.step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  out.whatif.model = WhatIfModel::kOpGraphReplay;
+  out.whatif.slowdown = RoundTo(w.slowdown, 4);
+  out.whatif.ideal_step_ms = RoundTo(w.ideal_step_ms, 3);
+  for (const auto& [dp, a] : w.by_rank) out.whatif.by_dp_rank[std::to_string(dp)] = RoundTo(a.ratio, 4);
+  for (const auto& wk : w.by_worker) out.whatif.by_rank[std::to_string(wk.rank)] = RoundTo(wk.attribution.ratio, 4);
+  for (const auto& [stage, a] : w.by_stage) out.whatif.by_stage[std::to_string(stage)] = RoundTo(a.ratio, 4);
+  for (const auto& [op, a] : w.by_op_type) out.whatif.by_op_type[op] = RoundTo(a.ratio, 4);
   if (!w.skipped_steps.empty())
-    result->notes.push_back(fmt::format("{} steps did not match the dependency template and were left out ({})",
-                                        w.skipped_steps.size(), w.skip_example));
+    out.notes.push_back(fmt::format("{} steps did not match the dependency template and were left out ({})",
+                                    w.skipped_steps.size(), w.skip_example));
   if (w.imputed_ops > 0)
-    result->caveats.push_back(fmt::format(
+    out.caveats.push_back(fmt::format(
         "{} ops missing from the table (rows skipped as bad input) were filled with the median of the same op on "
         "the other data-parallel ranks, in {} of {} steps",
         w.imputed_ops, w.imputed_steps.size(), w.steps.size()));
+  if (auto unknown = UnknownOpTypes(w))
+    (unknown->voids ? out.comparison_problems : out.caveats).push_back(unknown->text);
+  return out;
 }
 
 /// Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp rank
@@ -125,8 +167,9 @@ double StageExcessShare(const whatif::WhatIfResult& w, const Loads& loads, int32
   return counted ? share / static_cast<double>(counted) : 0.0;
 }
 
-void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
-                      PathResult* result) {
+std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& loads,
+                                   const std::map<int32_t, double>& stages) {
+  std::vector<Finding> out;
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
@@ -144,37 +187,47 @@ void AddStageFindings(const whatif::WhatIfResult& w, const Loads& loads, const s
     e.stage_ratio = a.ratio;
     for (const auto& [s2, a2] : w.by_stage) e.by_stage.emplace_back(s2, a2.ratio);
     f.evidence.kind = std::move(e);
-    result->findings.push_back(std::move(f));
+    out.push_back(std::move(f));
   }
+  return out;
 }
 
-/// A worker's compute against the same stage's other dp ranks: its worst op (by mean duration ratio to the
-/// peers' median) and its compute time per step beyond those medians.
+/// A worker's compute against the same stage's other dp ranks: its compute time per step beyond theirs (the
+/// differential profile, peer_difference.h) and its worst op (by mean duration against the peers' median).
 struct ComputeExcess {
   std::string worst_op;
   double worst_ratio = 1.0;
   double excess_ms = 0;
 };
 ComputeExcess WorkerComputeExcess(const whatif::WhatIfResult& w, const whatif::WorkerAttribution& wk,
-                                  const std::map<uint32_t, std::map<std::string, OpStats>>& means,
+                                  const std::map<uint32_t, WorkerCompute>& compute,
                                   const std::map<int32_t, uint32_t>& index_of_rank) {
   ComputeExcess out;
-  auto self = index_of_rank.find(wk.rank);
-  if (self == index_of_rank.end() || !means.count(self->second)) return out;
-  for (const auto& [op, own] : means.at(self->second)) {
-    std::vector<double> peers;
-    for (const auto& other : w.by_worker) {
-      if (other.stage != wk.stage || other.rank == wk.rank) continue;
-      auto it = index_of_rank.find(other.rank);
-      if (it == index_of_rank.end() || !means.count(it->second) || !means.at(it->second).count(op)) continue;
-      peers.push_back(means.at(it->second).at(op).mean_ns);
-    }
-    if (peers.empty()) continue;
-    const double peer = Median(peers);
-    out.excess_ms += (own.mean_ns - peer) * static_cast<double>(own.count) /
-                     static_cast<double>(std::max<size_t>(1, w.steps.size())) / 1e6;
-    if (own.mean_ns / peer > out.worst_ratio) {
-      out.worst_ratio = own.mean_ns / peer;
+  auto compute_of = [&](int32_t rank) -> const WorkerCompute* {
+    auto index = index_of_rank.find(rank);
+    if (index == index_of_rank.end()) return nullptr;
+    auto it = compute.find(index->second);
+    return it == compute.end() ? nullptr : &it->second;
+  };
+  const WorkerCompute* own = compute_of(wk.rank);
+  if (!own) return out;
+  std::vector<const WorkerCompute*> peers;
+  std::vector<const WindowProfile*> peer_profiles;
+  for (const auto& other : w.by_worker)
+    if (other.stage == wk.stage && other.rank != wk.rank)
+      if (const WorkerCompute* p = compute_of(other.rank)) {
+        peers.push_back(p);
+        peer_profiles.push_back(&p->per_step);
+      }
+  if (peers.empty()) return out;
+  out.excess_ms = ExcessOverPeers(own->per_step, peer_profiles).compute_ms;
+  for (const auto& [op, mean] : own->mean_ns) {
+    std::vector<double> peer_means;  // of the peers that ran it
+    for (const WorkerCompute* p : peers)
+      if (auto it = p->mean_ns.find(op); it != p->mean_ns.end()) peer_means.push_back(it->second);
+    if (peer_means.empty()) continue;
+    if (const double ratio = mean / Median(peer_means); ratio > out.worst_ratio) {
+      out.worst_ratio = ratio;
       out.worst_op = op;
     }
   }
@@ -224,13 +277,14 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
 }
 
 /// Single straggling workers (robust z of their what-if excess, not explained by a stage imbalance).
-void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, double min_effect,
-                         const std::map<int32_t, double>& stages, PathResult* result) {
+Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, double min_effect,
+                       const std::map<int32_t, double>& stages, double step_time_median_ms) {
+  Found out;
   const double S = std::max(1e-9, w.slowdown);
   std::vector<double> excess;
   for (const auto& wk : w.by_worker) excess.push_back(wk.attribution.ratio - 1.0);
   const std::vector<double> z = RobustZ(excess, thresholds::kWorkerExcessMadFloor);
-  const auto means = ComputeMeans(store);
+  const auto compute = ComputeProfiles(store, w.steps.size());
   std::map<int32_t, uint32_t> index_of_rank;
   for (uint32_t i = 0; i < store.ranks.size(); ++i) index_of_rank[store.ranks[i].rank] = i;
   for (size_t i = 0; i < w.by_worker.size(); ++i) {
@@ -239,27 +293,30 @@ void AddWorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w,
     Straggler st;
     st.rank = wk.rank;
     st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
-    st.score = result->step_time_median_ms > 0 ? RoundTo(wk.attribution.excess_ms / result->step_time_median_ms, 4) : 0;
+    st.score = step_time_median_ms > 0 ? RoundTo(wk.attribution.excess_ms / step_time_median_ms, 4) : 0;
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
       if (wk.attribution.step_ratio[s] - 1.0 >= min_effect) st.steps.push_back(w.steps[s].step);
     st.persistent =
         static_cast<double>(st.steps.size()) >= thresholds::kPersistentShare * static_cast<double>(w.steps.size());
     const WorkerStragglerEvidence worker{wk.dp_rank, wk.stage, wk.attribution.ratio, z[i]};
     st.evidence.kind = worker;
-    const ComputeExcess compute = WorkerComputeExcess(w, wk, means, index_of_rank);
-    result->findings.push_back(
-        WorkerFinding(wk, compute, RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), worker));
-    result->stragglers.push_back(std::move(st));
+    out.findings.push_back(WorkerFinding(wk, WorkerComputeExcess(w, wk, compute, index_of_rank),
+                                         RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), worker));
+    out.stragglers.push_back(std::move(st));
   }
+  return out;
 }
 
 /// Data imbalance: S is real, no worker or stage explains most of it, and the slowest dp rank changes from
 /// step to step. Its cost: per step, the slowest dp rank's compute load over the mean dp rank's (a dp rank's
-/// load is its compute summed over its stages, spread over the pipeline), relative to the step time.
-void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const std::map<int32_t, double>& stages,
-                      double min_effect, PathResult* result) {
+/// load is its compute summed over its stages, spread over the pipeline), relative to the step time. Looked
+/// for only without straggling workers; `stage_findings` are the stage imbalances found (their saving is
+/// not the imbalance's).
+std::optional<Finding> DataImbalance(const whatif::WhatIfResult& w, const Loads& loads,
+                                     const std::map<int32_t, double>& stages, double min_effect,
+                                     const std::vector<Finding>& stage_findings) {
   const double S = std::max(1e-9, w.slowdown);
-  if (!result->stragglers.empty() || 1.0 - 1.0 / S < min_effect) return;
+  if (1.0 - 1.0 / S < min_effect) return std::nullopt;
   std::set<int32_t> slowest;
   for (size_t s = 0; s < w.steps.size(); ++s) {
     int32_t best = -1;
@@ -274,7 +331,7 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
   double stage_explained = 0;
   for (const auto& [stage, uniformity] : stages)
     stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
-  if (slowest.size() < 2 || stage_explained >= S - min_effect) return;
+  if (slowest.size() < 2 || stage_explained >= S - min_effect) return std::nullopt;
   Finding f;
   for (const auto& wk : w.by_worker)
     if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
@@ -297,7 +354,7 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
   // worker explains); evidence: the per-step load imbalance measured from the compute loads (its cost as a
   // share of step time). Named by the one rule of cause_choice.h.
   double waste = 1.0 - 1.0 / S;
-  for (const Finding& stage : result->findings) waste -= stage.impact_pct / 100.0;
+  for (const Finding& stage : stage_findings) waste -= stage.impact_pct / 100.0;
   waste = std::max(waste, 1e-9);
   const CauseChoice choice =
       NameCause(ProfileEvidence{{{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste});
@@ -317,33 +374,7 @@ void AddDataImbalance(const whatif::WhatIfResult& w, const Loads& loads, const s
   for (const auto& [dp, a] : w.by_rank) e.by_dp_rank.emplace_back(dp, a.ratio);
   e.dp_ranks_slowest_in_some_step.assign(slowest.begin(), slowest.end());
   f.evidence.kind = std::move(e);
-  result->findings.push_back(std::move(f));
-}
-
-/// Op types the what-if does not know: a caveat naming them with their share of the table's time (and how
-/// to map them); past kMaxUnknownOpShare the comparison is void (the replay models too little of the job).
-void ReportUnknownOpTypes(const whatif::WhatIfResult& w, PathResult* result) {
-  if (w.ignored_op_types.empty()) return;
-  int64_t unknown_ns = 0;
-  for (const auto& [name, ns] : w.ignored_op_ns) unknown_ns += ns;
-  const double all = static_cast<double>(unknown_ns + w.known_op_ns);
-  const double share = all > 0 ? static_cast<double>(unknown_ns) / all : 0.0;
-  std::vector<std::pair<std::string, int64_t>> by_time(w.ignored_op_ns.begin(), w.ignored_op_ns.end());
-  std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string names;
-  for (size_t i = 0; i < by_time.size() && i < 6; ++i)
-    names +=
-        fmt::format("{}{} ({} rows, {:.1f}%)", i ? ", " : "", by_time[i].first, w.ignored_op_types.at(by_time[i].first),
-                    all > 0 ? 100.0 * static_cast<double>(by_time[i].second) / all : 0.0);
-  if (by_time.size() > 6) names += fmt::format(", ... ({} in all)", by_time.size());
-  const std::string text = fmt::format(
-      "op types the what-if does not know were left out of it: {:.1f}% of the table's time, {}; map them to "
-      "known types with --op-map FROM=TO ({})",
-      100.0 * share, names, whatif::KnownOpTypeNames());
-  if (share > thresholds::kMaxUnknownOpShare)
-    result->comparison_problems.push_back(text);
-  else
-    result->caveats.push_back(text);
+  return f;
 }
 
 }  // namespace
@@ -351,7 +382,8 @@ void ReportUnknownOpTypes(const whatif::WhatIfResult& w, PathResult* result) {
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
 // straggling workers, then data imbalance when neither explains the slowdown.
 PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options) {
-  PathResult out;
+  auto computed = whatif::ComputeWhatIf(store);
+  PathResult out = computed.ok() ? DescribeReplay(computed.value()) : PathResult{};
   out.step_source = model::StepSource::kOpTable;
   out.collective_source = model::CollectiveSource::kOpTable;
   std::set<int64_t> steps;
@@ -359,21 +391,21 @@ PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& optio
     if (s >= 0) steps.insert(s);
   out.steps.assign(steps.begin(), steps.end());
   for (const RankInfo& r : store.ranks) out.clock_offsets_us[r.rank] = 0.0;  // one shared clock
-
-  auto computed = whatif::ComputeWhatIf(store);
   if (!computed.ok()) {
     out.notes.push_back("what-if analysis not possible: " + computed.error());
     out.whatif.model = WhatIfModel::kNone;
     return out;
   }
   const whatif::WhatIfResult& w = computed.value();
-  RecordWhatIf(w, &out);
-  ReportUnknownOpTypes(w, &out);
   const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
   const Loads loads = ComputeLoads(store);
-  AddStageFindings(w, loads, stages, &out);
-  AddWorkerStragglers(store, w, options.min_effect, stages, &out);
-  AddDataImbalance(w, loads, stages, options.min_effect, &out);
+  std::vector<Finding> stage_findings = StageFindings(w, loads, stages);
+  Found workers = WorkerStragglers(store, w, options.min_effect, stages, out.step_time_median_ms);
+  std::optional<Finding> imbalance;
+  if (workers.stragglers.empty()) imbalance = DataImbalance(w, loads, stages, options.min_effect, stage_findings);
+  out.Add({.findings = std::move(stage_findings)});
+  out.Add(std::move(workers));
+  if (imbalance) out.findings.push_back(std::move(*imbalance));
   return out;
 }
 

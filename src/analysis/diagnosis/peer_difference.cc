@@ -3,37 +3,32 @@
 
 #include <algorithm>
 
-#include "core/robust_stats.h"
-
 namespace strata::diagnosis {
 
 ProfileExcess ExcessOverPeers(const WindowProfile& own, const std::vector<const WindowProfile*>& peers) {
-  auto excess = [&](double WindowProfile::*field) {
-    std::vector<double> v;
-    for (const WindowProfile* p : peers) v.push_back(p->*field);
-    return (own.*field - (v.empty() ? 0.0 : Median(v))) / 1e6;
+  auto parts = [](const WindowProfile* p) {
+    return std::array<double, 5>{p->compute_ns, p->data_ns, p->host_gap_ns, p->device_busy_ns, p->device_idle_ns};
   };
+  const std::array<double, 5> mine = parts(&own), reference = PeerMedians<5>(peers, parts);
   ProfileExcess e;
-  e.compute_ms = excess(&WindowProfile::compute_ns);
-  e.data_ms = excess(&WindowProfile::data_ns);
-  e.host_gap_ms = excess(&WindowProfile::host_gap_ns);
-  e.device_busy_ms = excess(&WindowProfile::device_busy_ns);
-  e.device_idle_ms = excess(&WindowProfile::device_idle_ns);
-  std::vector<double> busy;
-  for (const WindowProfile* p : peers) busy.push_back(p->device_busy_ns);
-  e.peer_device_busy_ms = busy.empty() ? 0.0 : Median(busy) / 1e6;
+  e.compute_ms = (mine[0] - reference[0]) / 1e6;
+  e.data_ms = (mine[1] - reference[1]) / 1e6;
+  e.host_gap_ms = (mine[2] - reference[2]) / 1e6;
+  e.device_busy_ms = (mine[3] - reference[3]) / 1e6;
+  e.device_idle_ms = (mine[4] - reference[4]) / 1e6;
+  e.peer_device_busy_ms = reference[3] / 1e6;
   std::map<StringId, double> names;  // every op any of them ran
   for (const auto& [name, ns] : own.op_ns) names[name];
   for (const WindowProfile* p : peers)
     for (const auto& [name, ns] : p->op_ns) names[name];
-  for (const auto& [name, unused] : names) {
-    std::vector<double> v;
-    for (const WindowProfile* p : peers) {
-      auto it = p->op_ns.find(name);
-      v.push_back(it == p->op_ns.end() ? 0.0 : it->second);
-    }
-    auto it = own.op_ns.find(name);
-    e.op_ms[name] = ((it == own.op_ns.end() ? 0.0 : it->second) - (v.empty() ? 0.0 : Median(v))) / 1e6;
+  auto op_of = [](const WindowProfile& p, StringId name) {
+    auto it = p.op_ns.find(name);
+    return it == p.op_ns.end() ? 0.0 : it->second;
+  };
+  for (const auto& entry : names) {
+    const StringId name = entry.first;
+    const double peer = PeerMedians<1>(peers, [&](const WindowProfile* p) { return std::array{op_of(*p, name)}; })[0];
+    e.op_ms[name] = (op_of(own, name) - peer) / 1e6;
   }
   return e;
 }

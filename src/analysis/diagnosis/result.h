@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -90,6 +91,13 @@ struct LeftOutInput {
   std::string reason;
 };
 
+/// What one pass of a diagnosis path found — late ranks and the findings about them — returned as a value;
+/// the path adds it to its product in one step (PathResult::Add), so no pass writes into another's.
+struct Found {
+  std::vector<Straggler> stragglers;
+  std::vector<Finding> findings;
+};
+
 /// What one diagnosis path measured of a job — the data-parallel trace path (trace_diagnosis.h), the grouped
 /// trace path (group_diagnosis.h) or the op-table path (op_table_diagnosis.h) — returned as a value. Diagnose
 /// (diagnose.h) makes it the result's part of the same fields before the layers judged after it (counters,
@@ -124,6 +132,12 @@ struct PathResult {
   // data-parallel trace path only, empty elsewhere): drawn by the HTML report, and handed to the cross-layer
   // pass explicitly (RankTraceTimeline), which confirms ranks slowed alike with it. Not in the JSON contract.
   std::map<int32_t, std::map<int64_t, double>> lateness_vs_peers_ms;
+
+  /// Adds a pass's product (stragglers and findings after those already found).
+  void Add(Found found) {
+    std::move(found.stragglers.begin(), found.stragglers.end(), std::back_inserter(stragglers));
+    std::move(found.findings.begin(), found.findings.end(), std::back_inserter(findings));
+  }
 };
 
 /// The path's fields (PathResult, as the path returned them and the later layers amended them) and what

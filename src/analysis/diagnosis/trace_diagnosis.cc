@@ -168,13 +168,15 @@ PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job)
 }
 
 // The phase replay's what-if, as the result's whatif.
-void FillPhaseWhatIf(const TraceStore& store, const PhaseWhatIf& whatif, PathResult* result) {
-  result->whatif.model = WhatIfModel::kPhaseReplay;
-  result->whatif.slowdown = RoundTo(whatif.slowdown, 4);
-  result->whatif.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
+WhatIf PhaseWhatIfOf(const TraceStore& store, const PhaseWhatIf& whatif) {
+  WhatIf out;
+  out.model = WhatIfModel::kPhaseReplay;
+  out.slowdown = RoundTo(whatif.slowdown, 4);
+  out.ideal_step_ms = RoundTo(whatif.ideal_step_ms, 3);
   for (size_t r = 0; r < store.ranks.size(); ++r)
-    result->whatif.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(whatif.by_rank[r], 4);
-  for (const auto& [k, v] : whatif.by_op_type) result->whatif.by_op_type[k] = RoundTo(v, 4);
+    out.by_rank[std::to_string(store.ranks[r].rank)] = RoundTo(whatif.by_rank[r], 4);
+  for (const auto& [k, v] : whatif.by_op_type) out.by_op_type[k] = RoundTo(v, 4);
+  return out;
 }
 
 // Rank index r's arrival evidence: its collectives against its peers', its lateness by step, KS.
@@ -301,8 +303,10 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
   return f;
 }
 
-// Data imbalance: several ranks are late in turn, none persistently, and the what-if loss is real.
-void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, PathResult* result) {
+// Data imbalance: several ranks are late in turn, none persistently (of `stragglers`), and the what-if loss
+// is real.
+std::optional<Finding> DataImbalance(const TraceContext& c, const DiagnoseOptions& options,
+                                     const std::vector<Straggler>& stragglers) {
   std::vector<int32_t> rank_numbers;
   for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
@@ -312,10 +316,9 @@ void AddDataImbalance(const TraceContext& c, const DiagnoseOptions& options, Pat
                        p.end[r] + c.job.clocks.offset_ns[r]);
   };
   const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, options.min_effect);
-  if (auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, result->stragglers, options.min_effect)) {
-    std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
-    result->findings.push_back(std::move(*f));
-  }
+  auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, options.min_effect);
+  if (f) std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
+  return f;
 }
 
 // The data-parallel path: phases, lateness at collectives, the phase replay's what-if, stragglers and their
@@ -342,7 +345,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   std::vector<size_t> straggler_indices;
   for (const Straggler& st : sa.stragglers) straggler_indices.push_back(static_cast<size_t>(st.rank));
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks, straggler_indices);
-  FillPhaseWhatIf(store, whatif, &out);
+  out.whatif = PhaseWhatIfOf(store, whatif);
 
   const TrackIndex index(store, rows_by_rank);
   const TraceContext context{store, index, job, phases, sa, whatif};
@@ -360,7 +363,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   }
   if (sa.slowed_alike && !sa.stragglers.empty())
     out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
-  AddDataImbalance(context, options, &out);
+  if (auto f = DataImbalance(context, options, out.stragglers)) out.findings.push_back(std::move(*f));
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
   return out;

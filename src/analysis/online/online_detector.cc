@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
 
 namespace strata::online {
@@ -72,11 +73,16 @@ class OnlineDetector::PeerClasses {
   }
 
  private:
+  // The peer comparison's rule (diagnosis::PeerMedians, peer_difference.h) over the group without `self`
+  // (nullptr: the whole group).
   std::array<double, 6> Medians(const RankStepSummary* self) const {
-    std::array<double, 6> out{};
-    for (size_t c = 0; c < out.size(); ++c)
-      out[c] = PeerMedian(group_, self, [c](const RankStepSummary& p) { return ClassValues(p)[c]; });
-    return out;
+    auto classes = [](const RankStepSummary* p) { return ClassValues(*p); };
+    if (!self) return diagnosis::PeerMedians<6>(group_, classes);
+    std::vector<const RankStepSummary*> peers;
+    peers.reserve(group_.size());
+    for (const RankStepSummary* p : group_)
+      if (p != self) peers.push_back(p);
+    return diagnosis::PeerMedians<6>(peers, classes);
   }
   const std::vector<const RankStepSummary*>& group_;
   std::optional<std::array<double, 6>> whole_;
