@@ -399,13 +399,11 @@ PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& optio
   const whatif::WhatIfResult& w = computed.value();
   const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
   const Loads loads = ComputeLoads(store);
-  std::vector<Finding> stage_findings = StageFindings(w, loads, stages);
-  Found workers = WorkerStragglers(store, w, options.min_effect, stages, out.step_time_median_ms);
-  std::optional<Finding> imbalance;
-  if (workers.stragglers.empty()) imbalance = DataImbalance(w, loads, stages, options.min_effect, stage_findings);
-  out.Add({.findings = std::move(stage_findings)});
-  out.Add(std::move(workers));
-  if (imbalance) out.findings.push_back(std::move(*imbalance));
+  out.Add({.findings = StageFindings(w, loads, stages)});
+  out.Add(WorkerStragglers(store, w, options.min_effect, stages, out.step_time_median_ms));
+  if (out.stragglers.empty())  // so the findings so far are the stage imbalances
+    if (auto f = DataImbalance(w, loads, stages, options.min_effect, out.findings))
+      out.findings.push_back(std::move(*f));
   return out;
 }
 

@@ -27,8 +27,8 @@ ProfileExcess ExcessOverPeers(const WindowProfile& own, const std::vector<const 
   };
   for (const auto& entry : names) {
     const StringId name = entry.first;
-    const double peer = PeerMedians<1>(peers, [&](const WindowProfile* p) { return std::array{op_of(*p, name)}; })[0];
-    e.op_ms[name] = (op_of(own, name) - peer) / 1e6;
+    e.op_ms[name] =
+        (op_of(own, name) - PeerMedian(peers, [&](const WindowProfile* p) { return op_of(*p, name); })) / 1e6;
   }
   return e;
 }

@@ -1,11 +1,11 @@
 // The differential profile (KAIR's blame, SysOM-AI's layered comparison): what a rank did in a window minus
 // the median of what its peers did in theirs, per part of the window (window_profile.h) and per op name.
-// The one peer comparison of strata: PeerMedians is its rule (the peers' median, part by part), and every
+// The one peer comparison of strata: PeerMedian(s) is its rule (the peers' median, part by part), and every
 // path only chooses the windows and the peers — the data-parallel trace path (trace_diagnosis: a late step's
 // window up to the late arrival, all other ranks), the grouped path (group_diagnosis: the pipeline stage's
 // other ranks), the op-table path (op_table_diagnosis: a worker's compute per step, its stage's other dp
 // ranks) through ExcessOverPeers, and the online detector (online_detector: one step's summary classes, the
-// group's other ranks) through PeerMedians itself.
+// group's other ranks) through PeerMedian(s) itself.
 // Invariant: a part or op absent from a profile counts 0 there, so every op any of them ran is compared.
 #pragma once
 
@@ -20,19 +20,21 @@
 
 namespace strata::diagnosis {
 
-/// The peers' reference for each of N parts: part i's median over `peers` (`parts_of(peer)` gives a peer's N
-/// parts; 0 without peers). A rank's excess over its peers is its own part minus this. O(N · |peers|).
+/// The peers' reference for one value: its median over `peers` (`value_of(peer)`; 0 without peers). A
+/// rank's excess over its peers is its own value minus this. O(|peers|).
+template <typename Peers, typename ValueOf>
+double PeerMedian(const Peers& peers, ValueOf value_of) {
+  std::vector<double> v;
+  v.reserve(std::size(peers));
+  for (const auto& p : peers) v.push_back(value_of(p));
+  return Median(std::move(v));
+}
+
+/// The same for each of N parts (`parts_of(peer)` gives a peer's N parts). O(N · |peers|).
 template <size_t N, typename Peers, typename PartsOf>
 std::array<double, N> PeerMedians(const Peers& peers, PartsOf parts_of) {
-  std::vector<std::array<double, N>> all;
-  all.reserve(std::size(peers));
-  for (const auto& p : peers) all.push_back(parts_of(p));
   std::array<double, N> out{};
-  std::vector<double> part(all.size());
-  for (size_t i = 0; i < N; ++i) {
-    for (size_t k = 0; k < all.size(); ++k) part[k] = all[k][i];
-    out[i] = Median(part);
-  }
+  for (size_t i = 0; i < N; ++i) out[i] = PeerMedian(peers, [&](const auto& p) { return parts_of(p)[i]; });
   return out;
 }
 

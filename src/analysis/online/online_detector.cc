@@ -7,10 +7,13 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "core/robust_stats.h"
 
 namespace strata::online {
 namespace {
@@ -21,24 +24,15 @@ namespace th = diagnosis::thresholds;
 // median (the rank's own value moves it by at most one position).
 constexpr size_t kExactPeersUpTo = 64;
 
-// Median of `v` in O(n) (v is reordered); the mean of the two middle values for an even size.
-double MedianInPlace(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2) return *mid;
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
-}
-
-// Median of field(peer) over the group without `self` (for small groups), else over the whole group.
-template <typename Field>
-double PeerMedian(const std::vector<const RankStepSummary*>& group, const RankStepSummary* self, Field field) {
-  std::vector<double> v;
-  v.reserve(group.size());
-  const bool exclude = group.size() <= kExactPeersUpTo;
+// The ranks `self` is compared with: the group without it up to kExactPeersUpTo ranks, else the whole group.
+std::vector<const RankStepSummary*> PeersOf(const std::vector<const RankStepSummary*>& group,
+                                            const RankStepSummary* self) {
+  if (group.size() > kExactPeersUpTo) return group;
+  std::vector<const RankStepSummary*> peers;
+  peers.reserve(group.size());
   for (const RankStepSummary* p : group)
-    if (!exclude || p != self) v.push_back(field(*p));
-  return MedianInPlace(v);
+    if (p != self) peers.push_back(p);
+  return peers;
 }
 
 // NameCause (cause_choice.h) over the late run's classes: each class's excess over its reference, summed
@@ -67,22 +61,15 @@ class OnlineDetector::PeerClasses {
  public:
   explicit PeerClasses(const std::vector<const RankStepSummary*>& group) : group_(group) {}
   std::array<double, 6> Of(const RankStepSummary& r) {
-    if (group_.size() <= kExactPeersUpTo) return Medians(&r);
-    if (!whole_) whole_ = Medians(nullptr);
+    if (group_.size() <= kExactPeersUpTo) return Medians(PeersOf(group_, &r));
+    if (!whole_) whole_ = Medians(group_);
     return *whole_;
   }
 
  private:
-  // The peer comparison's rule (diagnosis::PeerMedians, peer_difference.h) over the group without `self`
-  // (nullptr: the whole group).
-  std::array<double, 6> Medians(const RankStepSummary* self) const {
-    auto classes = [](const RankStepSummary* p) { return ClassValues(*p); };
-    if (!self) return diagnosis::PeerMedians<6>(group_, classes);
-    std::vector<const RankStepSummary*> peers;
-    peers.reserve(group_.size());
-    for (const RankStepSummary* p : group_)
-      if (p != self) peers.push_back(p);
-    return diagnosis::PeerMedians<6>(peers, classes);
+  // The peer comparison's rule (diagnosis::PeerMedians, peer_difference.h) over `peers`.
+  static std::array<double, 6> Medians(const std::vector<const RankStepSummary*>& peers) {
+    return diagnosis::PeerMedians<6>(peers, [](const RankStepSummary* p) { return ClassValues(*p); });
   }
   const std::vector<const RankStepSummary*>& group_;
   std::optional<std::array<double, 6>> whole_;
@@ -149,10 +136,10 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
     work.push_back(r->own_work_s());
     steps.push_back(r->step_s);
   }
-  const double step_median = MedianInPlace(steps);
-  const double median = MedianInPlace(work);
+  const double step_median = Median(std::move(steps));
+  const double median = Median(work);
   for (double& w : work) w = std::abs(w - median);
-  const double mad = std::max(MedianInPlace(work), th::kOnlineMadFloorShare * step_median);
+  const double mad = std::max(Median(std::move(work)), th::kOnlineMadFloorShare * step_median);
   const bool small = group.size() <= kExactPeersUpTo;
   std::vector<Scored> scored(group.size());
   for (size_t i = 0; i < group.size(); ++i) {
@@ -164,14 +151,15 @@ void OnlineDetector::Judge(const std::vector<const RankStepSummary*>& group, int
     if (group.size() < 2) continue;
     s.peers = static_cast<int32_t>(group.size() - 1);
     const double reference =
-        small ? PeerMedian(group, r, [](const RankStepSummary& p) { return p.own_work_s(); }) : median;
+        small ? diagnosis::PeerMedian(PeersOf(group, r), [](const RankStepSummary* p) { return p->own_work_s(); })
+              : median;
     s.peer_late_s = r->own_work_s() - reference;
     s.peer_spread_s = mad;
     if (small) {  // the peers' own spread: the rank under test must not widen its own yardstick
       std::vector<double> dev;
       for (const RankStepSummary* p : group)
         if (p != r) dev.push_back(std::abs(p->own_work_s() - reference));
-      s.peer_spread_s = std::max(MedianInPlace(dev), th::kOnlineMadFloorShare * step_median);
+      s.peer_spread_s = std::max(Median(std::move(dev)), th::kOnlineMadFloorShare * step_median);
     }
     s.peer_z = s.peer_spread_s > 0 ? 0.6745 * s.peer_late_s / s.peer_spread_s : 0;
   }
@@ -199,7 +187,7 @@ void OnlineDetector::Decide(const std::vector<const RankStepSummary*>& group, do
         if (&o != &s) others_late.push_back(o.self.late_s);
       // Its lateness against itself beyond the peers', in its own spread's units: what decides and what the
       // CUSUM reads (a change the peers share, learned at the same pace by every rank, stays near 0).
-      const double own_late = s.self.late_s - MedianInPlace(others_late), usual = s.self.usual_step_s;
+      const double own_late = s.self.late_s - Median(std::move(others_late)), usual = s.self.usual_step_s;
       s.by = DecidingScore::kSelf;
       s.late_s = s.self.late_s;
       s.z = s.self.ready ? 0.6745 * own_late / s.self.spread_s : 0;
