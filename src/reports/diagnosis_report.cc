@@ -181,8 +181,11 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e, size_t width) {
     const auto& c = *e.cross_layer;
     const double late = c.explained->late_share;
     const double explained = late > 0 ? RoundTo(100 * c.explained->best_excess / late, 1) : 0.0;
+    // A share is at most all: layers whose excess outgrows the lateness (they overlap, or the rank also
+    // caught up elsewhere) explain all of it.
     out += fmt::format("     recorded layers ({}): explain {} of its lateness ({} of the time)\n",
-                       c.over_late_steps ? "late steps" : "training window", text::Percent(explained),
+                       c.over_late_steps ? "late steps" : "training window",
+                       explained >= 100 ? std::string("all") : text::Percent(explained),
                        text::Percent(RoundTo(100 * late, 2)));
   }
   return out;

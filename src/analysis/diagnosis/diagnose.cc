@@ -102,9 +102,9 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
     rows = SlicesByRank(store);
     job = model::BuildJobModel(store, rows);
   }
-  // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step.
-  static_cast<PathResult&>(result) =
-      op_table ? DiagnoseOpTable(store, options) : DiagnoseTraces(store, rows, job, options);
+  // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step. The
+  // paths take no options: what the user filters (min_effect) cannot change what they measure.
+  static_cast<PathResult&>(result) = op_table ? DiagnoseOpTable(store) : DiagnoseTraces(store, rows, job);
   if (!op_table) {
     if (auto step = MedianStep(job, store.ranks.size()))
       result.critical_path = ComputeCriticalPath(store, rows, job, *step);
@@ -118,14 +118,16 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
         JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), result),
         &result);
   ReconcileImpacts(&result);
-  // Findings respect the minimum effect, whichever pass made them (the stragglers stay: they were late by it).
+  // The minimum effect filters what is shown, whichever pass made it, and changes nothing else (the stragglers
+  // stay, the status counts what was hidden).
   const size_t before = result.findings.size();
   std::erase_if(result.findings, [&](const Finding& f) { return f.impact_pct < 100.0 * options.min_effect; });
-  if (result.findings.size() < before)
+  result.findings_hidden = before - result.findings.size();
+  if (result.findings_hidden > 0)
     result.notes.push_back(
         fmt::format("{} findings would save less than the minimum effect ({:.1f}% of step time) "
                     "and are not shown (lower --min-effect to see them)",
-                    before - result.findings.size(), 100.0 * options.min_effect));
+                    result.findings_hidden, 100.0 * options.min_effect));
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.

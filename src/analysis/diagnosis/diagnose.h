@@ -6,7 +6,8 @@
 //  - op tables of pipeline-parallel jobs: the OSDI'25 dependency-graph what-if (analysis/whatif), whose
 //    worker / stage / dp-rank attributions localize stragglers, stage imbalance and data imbalance.
 // Last, AssessStatus (status.h) says what the result means: findings, healthy or inconclusive, and why.
-// Invariant: a job with no late rank and S below the minimum effect yields no straggler and no finding.
+// Invariants: a job with no late rank and S below the minimum effect yields no straggler and no finding;
+// options.min_effect only removes findings (every other field is the same for any value of it).
 #pragma once
 
 #include "analysis/diagnosis/result.h"
@@ -16,8 +17,10 @@
 namespace strata::diagnosis {
 
 struct DiagnoseOptions {
-  double min_effect = thresholds::kMinEffect;  // smallest effect reported, as a share of step time
-  std::vector<LeftOutInput> left_out;          // inputs the loader left out: listed, and the job is never "healthy"
+  // Smallest effect reported, as a share of step time: a filter on the findings shown, applied last. It
+  // changes no figure (the model's own lateness floor is thresholds::kMinEffect, whatever this is).
+  double min_effect = thresholds::kMinEffect;
+  std::vector<LeftOutInput> left_out;  // inputs the loader left out: listed, and the job is never "healthy"
   // A live recording's present instant (Unix ns): stalls are measured up to it and the job is not judged
   // as ended. Unset: the recording is over (post-mortem).
   std::optional<int64_t> now_unix_ns;

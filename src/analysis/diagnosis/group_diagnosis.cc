@@ -476,8 +476,7 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
 }
 
 // Data imbalance: ranks late in turn, none persistently (of `stragglers`), and a real loss.
-std::optional<Finding> GroupDataImbalance(const GroupPass& p, const DiagnoseOptions& options,
-                                          const std::vector<Straggler>& stragglers) {
+std::optional<Finding> GroupDataImbalance(const GroupPass& p, const std::vector<Straggler>& stragglers) {
   double imbalance_share = 0;
   for (size_t i = 0; i < p.n; ++i)
     if (p.g.step_time_ns[i] > 0)
@@ -488,8 +487,8 @@ std::optional<Finding> GroupDataImbalance(const GroupPass& p, const DiagnoseOpti
   const StepOps step_ops = [&](size_t si, size_t r) {
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
-  const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, options.min_effect);
-  return DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, stragglers, options.min_effect);
+  const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, thresholds::kMinEffect);
+  return DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, stragglers, thresholds::kMinEffect);
 }
 
 // Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean
@@ -524,8 +523,7 @@ WhatIf BlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow
 
 PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                  const model::StepModel& steps, const model::CollectiveModel& collectives,
-                                 const model::ClockAlignment& clocks, const DiagnoseOptions& options,
-                                 PathResult described) {
+                                 const model::ClockAlignment& clocks, PathResult described) {
   PathResult out = std::move(described);
   const size_t ranks = store.ranks.size();
   const size_t n = steps.steps.size();
@@ -553,7 +551,7 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
 
   BlameRanks(&p);
   StragglerOptions sopt;
-  sopt.min_effect = options.min_effect;
+  sopt.min_effect = thresholds::kMinEffect;
   ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &p.sa);
   MeasureStageExcess(&p);
   const std::optional<SlowStage> slow = FindSlowStage(p, sopt);
@@ -570,7 +568,7 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
   }
   const bool stage_named = slow && out.stragglers.empty();
   if (stage_named) out.Add(StageImbalance(p, *slow));
-  if (auto f = GroupDataImbalance(p, options, out.stragglers)) out.findings.push_back(std::move(*f));
+  if (auto f = GroupDataImbalance(p, out.stragglers)) out.findings.push_back(std::move(*f));
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
   out.whatif = BlameSubtraction(p, stage_named ? slow : std::nullopt);

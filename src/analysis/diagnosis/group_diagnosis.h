@@ -37,8 +37,7 @@ namespace strata::diagnosis {
 /// described it: steps, clocks, notes).
 PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                  const model::StepModel& steps, const model::CollectiveModel& collectives,
-                                 const model::ClockAlignment& clocks, const DiagnoseOptions& options,
-                                 PathResult described);
+                                 const model::ClockAlignment& clocks, PathResult described);
 
 /// Pipeline stage of each rank index from 2-rank send/recv groups (0 for all when there are none or the
 /// groups do not form chains).

@@ -44,6 +44,25 @@ void ModelOutsideFindings(DiagnosisResult* result) {
   w.slowdown = RoundTo(widened, 4);
 }
 
+// A finding about one straggling rank saves at most that rank's lateness: its peers stop waiting for it, and
+// in a synchronous job that is all the step can lose (the one lateness figure: Straggler::score). Returns how
+// many findings were brought down to it.
+size_t CapAtLateness(DiagnosisResult* result) {
+  size_t capped = 0;
+  for (Finding& f : result->findings) {
+    if (ImpactOfStall(f) || !f.rank || f.ranks.size() > 1) continue;
+    auto s = std::find_if(result->stragglers.begin(), result->stragglers.end(),
+                          [&](const Straggler& st) { return st.rank == *f.rank; });
+    if (s == result->stragglers.end()) continue;
+    const double lateness = RoundTo(100.0 * s->score, 2);
+    if (f.impact_pct <= lateness + kRoundingPct) continue;
+    f.summary = RestateSaving(std::move(f.summary), f.impact_pct, lateness);
+    f.impact_pct = lateness;
+    ++capped;
+  }
+  return capped;
+}
+
 }  // namespace
 
 double WhatIfWaste(const WhatIf& whatif) {
@@ -55,6 +74,11 @@ bool ImpactOfStall(const Finding& f) { return f.cause == Cause::kHang || f.cause
 
 void ReconcileImpacts(DiagnosisResult* result) {
   ModelOutsideFindings(result);
+  if (const size_t over = CapAtLateness(result); over > 0)
+    result->notes.push_back(fmt::format(
+        "{} finding(s) would have saved more than their rank's lateness (what its peers wait): each is given "
+        "that lateness, all that fixing one rank can save",
+        over));
   if (result->whatif.model == WhatIfModel::kNone) return;
   std::stable_sort(result->findings.begin(), result->findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });

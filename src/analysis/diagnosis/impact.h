@@ -8,7 +8,9 @@
 // grows by e (1 − 1/S' = 1 − 1/S + e) and the finding keeps its saving.
 // Hangs and collective mismatches are exempt: their impact is 100 % of the stalled time, not of a step.
 // A straggler's score is its lateness as a share of the median step ("peers wait" is the peers' wait).
-// Invariant after ReconcileImpacts: Σ impact_pct of modelled findings ≤ 100 (1 − 1/S) + 0.01 (rounding).
+// A finding about one straggling rank saves at most that rank's lateness (its score: what its peers wait).
+// Invariants after ReconcileImpacts: Σ impact_pct of modelled findings ≤ 100 (1 − 1/S) + 0.01 (rounding); a
+// one-rank finding's impact_pct ≤ 100 × its straggler's score + 0.01.
 #pragma once
 
 #include "analysis/diagnosis/result.h"

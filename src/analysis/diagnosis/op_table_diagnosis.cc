@@ -381,7 +381,7 @@ std::optional<Finding> DataImbalance(const whatif::WhatIfResult& w, const Loads&
 
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
 // straggling workers, then data imbalance when neither explains the slowdown.
-PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options) {
+PathResult DiagnoseOpTable(const TraceStore& store) {
   auto computed = whatif::ComputeWhatIf(store);
   PathResult out = computed.ok() ? DescribeReplay(computed.value()) : PathResult{};
   out.step_source = model::StepSource::kOpTable;
@@ -397,12 +397,12 @@ PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& optio
     return out;
   }
   const whatif::WhatIfResult& w = computed.value();
-  const std::map<int32_t, double> stages = ImbalancedStages(w, options.min_effect);
+  const std::map<int32_t, double> stages = ImbalancedStages(w, thresholds::kMinEffect);
   const Loads loads = ComputeLoads(store);
   out.Add({.findings = StageFindings(w, loads, stages)});
-  out.Add(WorkerStragglers(store, w, options.min_effect, stages, out.step_time_median_ms));
+  out.Add(WorkerStragglers(store, w, thresholds::kMinEffect, stages, out.step_time_median_ms));
   if (out.stragglers.empty())  // so the findings so far are the stage imbalances
-    if (auto f = DataImbalance(w, loads, stages, options.min_effect, out.findings))
+    if (auto f = DataImbalance(w, loads, stages, thresholds::kMinEffect, out.findings))
       out.findings.push_back(std::move(*f));
   return out;
 }

@@ -14,6 +14,6 @@
 namespace strata::diagnosis {
 
 /// The op-table path's product (PathResult, result.h).
-PathResult DiagnoseOpTable(const TraceStore& store, const DiagnoseOptions& options);
+PathResult DiagnoseOpTable(const TraceStore& store);
 
 }  // namespace strata::diagnosis

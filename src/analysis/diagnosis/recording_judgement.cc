@@ -30,8 +30,13 @@ void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* re
   if (!e.choice.names) return;
   const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
   SetCause(e.choice, finding);
+  // One lateness figure per rank: the straggler's (what its peers wait), when the rank is one; else the
+  // recording's own measure.
+  double late_share = e.late_share;
+  for (const Straggler& s : result->stragglers)
+    if (s.rank == e.rank && s.score > 0) late_share = s.score;
   finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", e.rank,
-                                 100 * e.late_share, e.choice.why, trace_cause);
+                                 100 * late_share, e.choice.why, trace_cause);
 }
 
 /// Puts `f` before the first finding of smaller impact.

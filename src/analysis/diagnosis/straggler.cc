@@ -130,12 +130,17 @@ Straggler StragglerOf(size_t r, const RankLateness& j, const std::vector<std::ve
   st.rank = static_cast<int32_t>(r);
   st.persistent = j.persistent;
   for (size_t s : j.persistent ? j.late : j.clear) st.steps.push_back(step_numbers[s]);
-  double share = 0;
+  // The one lateness figure of a rank (impact.h): the share of the run's time its peers wait for it, the sum
+  // of its lateness over the sum of the step times (a saving, a share of the run's time, is bounded by it).
+  double late_ns = 0, run_ns = 0;
   for (size_t s = 0; s < step_time_ns.size(); ++s)
-    if (step_time_ns[s] > 0) share += std::max(0.0, lateness[s][r]) / static_cast<double>(step_time_ns[s]);
+    if (step_time_ns[s] > 0) {
+      late_ns += std::max(0.0, lateness[s][r]);
+      run_ns += static_cast<double>(step_time_ns[s]);
+    }
   const auto steps = static_cast<double>(step_time_ns.size());
   st.late_ms_per_step = j.total / steps / 1e6;
-  st.score = share / steps;
+  st.score = run_ns > 0 ? std::min(1.0, late_ns / run_ns) : 0.0;
   return st;
 }
 

@@ -305,8 +305,7 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
 
 // Data imbalance: several ranks are late in turn, none persistently (of `stragglers`), and the what-if loss
 // is real.
-std::optional<Finding> DataImbalance(const TraceContext& c, const DiagnoseOptions& options,
-                                     const std::vector<Straggler>& stragglers) {
+std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<Straggler>& stragglers) {
   std::vector<int32_t> rank_numbers;
   for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
@@ -315,8 +314,8 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const DiagnoseOption
     return OpsInWindow(c.store, c.index, r, c.job.steps.MainTrack(r, p.step), p.start[r] + c.job.clocks.offset_ns[r],
                        p.end[r] + c.job.clocks.offset_ns[r]);
   };
-  const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, options.min_effect);
-  auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, options.min_effect);
+  const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, thresholds::kMinEffect);
+  auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, thresholds::kMinEffect);
   if (f) std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
   return f;
 }
@@ -324,7 +323,7 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const DiagnoseOption
 // The data-parallel path: phases, lateness at collectives, the phase replay's what-if, stragglers and their
 // evidence, data imbalance; on top of the job model's description.
 PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
-                                const model::JobModel& job, const DiagnoseOptions& options, PathResult out) {
+                                const model::JobModel& job, PathResult out) {
   const size_t ranks = store.ranks.size();
   const PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
   std::vector<double> step_ms;
@@ -337,7 +336,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   }
 
   StragglerOptions sopt;
-  sopt.min_effect = options.min_effect;
+  sopt.min_effect = thresholds::kMinEffect;
   StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
   for (size_t s = 0; s < phases.steps.size(); ++s)
     for (size_t r = 0; r < ranks; ++r)
@@ -363,7 +362,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   }
   if (sa.slowed_alike && !sa.stragglers.empty())
     out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
-  if (auto f = DataImbalance(context, options, out.stragglers)) out.findings.push_back(std::move(*f));
+  if (auto f = DataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
   return out;
@@ -372,12 +371,11 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
 }  // namespace
 
 PathResult DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
-                          const model::JobModel& job, const DiagnoseOptions& options) {
+                          const model::JobModel& job) {
   PathResult described = DescribeJobModel(store, job);
   if (job.collectives.subgroups)  // tensor/pipeline/data-parallel groups: compare ranks with their role peers
-    return DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, options,
-                                 std::move(described));
-  return DiagnoseDataParallel(store, rows_by_rank, job, options, std::move(described));
+    return DiagnoseGroupedTraces(store, rows_by_rank, job.steps, job.collectives, job.clocks, std::move(described));
+  return DiagnoseDataParallel(store, rows_by_rank, job, std::move(described));
 }
 
 }  // namespace strata::diagnosis

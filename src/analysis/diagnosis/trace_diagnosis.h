@@ -13,6 +13,6 @@ namespace strata::diagnosis {
 /// the grouped one (group_diagnosis.h) when collectives run in groups smaller than the job.
 /// `job`: the run's model, built once by Diagnose from the same rows.
 PathResult DiagnoseTraces(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
-                          const model::JobModel& job, const DiagnoseOptions& options);
+                          const model::JobModel& job);
 
 }  // namespace strata::diagnosis

@@ -237,7 +237,7 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
   const bool blocked = std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.blocking(); });
   const bool voided =
       std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.weight == Weight::kVoid; });
-  const bool found = !result->stragglers.empty() || !result->findings.empty();
+  const bool found = !result->stragglers.empty() || !result->findings.empty() || result->findings_hidden > 0;
   result->status = voided ? "inconclusive" : found ? "findings" : blocked ? "inconclusive" : "healthy";
   result->status_reasons.clear();
   for (const Reason& r : reasons)
@@ -246,13 +246,18 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
     if (r.weight == Weight::kBlocking) result->status_reasons.push_back(r.text);
   for (const Reason& r : reasons)
     if (!r.blocking()) result->status_reasons.push_back(r.text);
-  // Stragglers without a finding: late by the minimum effect in their steps, but fixing them saves less
-  // than it over the run (their findings were left out). Said, so that "findings" with none listed is clear.
+  // Stragglers without a finding shown: their findings save less than --min-effect (hidden), or none was
+  // made. Said, so that "findings" with none listed is clear.
   if (result->findings.empty() && !result->stragglers.empty())
-    result->status_reasons.push_back(fmt::format(
-        "{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but fixing them would "
-        "save less than it over the run: no finding is shown (lower --min-effect to see them)",
-        result->stragglers.size(), result->stragglers.front().rank));
+    result->status_reasons.push_back(
+        result->findings_hidden > 0
+            ? fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but none "
+                          "of their findings saves --min-effect of the run's time: no finding is shown (lower "
+                          "--min-effect to see them)",
+                          result->stragglers.size(), result->stragglers.front().rank)
+            : fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no "
+                          "finding could be made about them (cause not determined)",
+                          result->stragglers.size(), result->stragglers.front().rank));
 }
 
 }  // namespace strata::diagnosis
