@@ -17,13 +17,17 @@ from rank 0 (as training loops do). At step --at, --fault-rank stops (each a rea
   none             no fault: the job runs --steps steps and ends normally
 The peers then wait in the collective the rank never entered until the process group's --pg-timeout
 (gloo raises, the rank exits non-zero); the launcher, like torchrun, then stops the remaining ranks with
-SIGTERM (and SIGKILL 5 s later). --sigterm-after S: instead, the launcher sends SIGTERM to every rank at once
+SIGTERM (and SIGKILL 5 s later). --stop-s S: the stop (lock, mutex, data_read, spin) ends after S seconds and
+the rank goes on into the step's collectives (a slow read or a lock holder that returns): shorter than the
+timeout the job recovers, longer and the rank comes back to a collective its peers already left.
+--no-teardown: the launcher stops no rank after the first failure (each ends by itself). --sigterm-after S: instead, the launcher sends SIGTERM to every rank at once
 S seconds after they started (a job stopped, not hung).
 
 truth.json in --out (written by the injector, not by strata): {"fault", "rank", "step", "world_size",
 "fault_unix" (when the rank stopped, its own clock), "exit_codes" {rank: code or -signal}, "pids" {rank: pid},
 for mutex "holder_tid" (the thread holding the mutex), and when --timeout killed ranks "alive_at_timeout"
-{rank: [{tid, comm, state, wchan}]} (where their threads were)}.
+{rank: [{tid, comm, state, wchan}]} (where their threads were), with --stop-s "resume_unix" (when the rank
+came back) and "stop_s"}.
 """
 import argparse
 import datetime
@@ -46,6 +50,8 @@ def parse_args(argv=None):
     ap.add_argument("--fault-rank", type=int, default=1)
     ap.add_argument("--at", type=int, default=60, help="step at which the fault rank stops (default 60)")
     ap.add_argument("--pg-timeout", type=float, default=15, help="process group timeout, s (default 15)")
+    ap.add_argument("--stop-s", type=float, default=0, help="the stop ends after S seconds (default 0: never)")
+    ap.add_argument("--no-teardown", action="store_true", help="stop no rank after the first failure")
     ap.add_argument("--sigterm-after", type=float, default=0, help="SIGTERM every rank after S seconds")
     ap.add_argument("--step-sleep-ms", type=float, default=10, help="emulated device time per step (default 10)")
     ap.add_argument("--out", required=True)
@@ -71,14 +77,33 @@ def worker(a):
         with open(os.path.join(a.out, f"fault-{rank}.json"), "w") as f:
             json.dump({"step": state["step"], "fault_unix": time.time(), **extra}, f)
 
+    def mark_resume():
+        path = os.path.join(a.out, f"fault-{rank}.json")
+        with open(path) as f:
+            mark = json.load(f)
+        mark.update(resume_unix=time.time(), stop_s=a.stop_s)
+        with open(path, "w") as f:
+            json.dump(mark, f)
+
+    def hold_time():
+        """How long a stop's holder keeps what the rank waits for: --stop-s, else (nearly) forever."""
+        return a.stop_s if a.stop_s > 0 else 10 ** 6
+
+    def write_after(fd, seconds):
+        time.sleep(seconds)
+        os.write(fd, b"x")
+
     class Data(torch.utils.data.Dataset):
         def __len__(self):
             return 10 ** 6
 
         def __getitem__(self, i):
-            if faulty and a.fault == "data_read" and state["step"] == a.at:
+            if faulty and a.fault == "data_read" and state["step"] == a.at and not state.get("stopped"):
+                state["stopped"] = True  # once: the batch's other items read on
                 mark_fault()
-                os.read(read_end, 1)  # blocks forever
+                threading.Thread(target=write_after, args=(write_end, hold_time()), daemon=True).start()
+                os.read(read_end, 1)  # blocks until the writer writes (--stop-s), else forever
+                mark_resume()
             return torch.randn(32), torch.randn(8)
 
     def blocked_on_lock():
@@ -88,12 +113,14 @@ def worker(a):
         def hold():
             lock.acquire()
             holder_ready.set()
-            time.sleep(10 ** 6)
+            time.sleep(hold_time())
+            lock.release()
 
         threading.Thread(target=hold, daemon=True).start()
         holder_ready.wait()
         mark_fault()
-        lock.acquire()  # blocks forever
+        lock.acquire()  # blocks until the holder lets go (--stop-s), else forever
+        mark_resume()
 
     def blocked_on_mutex():
         import ctypes
@@ -106,18 +133,21 @@ def worker(a):
             libc.pthread_mutex_lock(mutex)
             holder["tid"] = threading.get_native_id()
             holder_ready.set()
-            time.sleep(10 ** 6)
+            time.sleep(hold_time())
+            libc.pthread_mutex_unlock(mutex)
 
         threading.Thread(target=hold_mutex, daemon=True).start()
         holder_ready.wait()
         mark_fault(holder_tid=holder["tid"])
-        libc.pthread_mutex_lock(mutex)  # blocks forever in futex (ctypes lets the GIL go)
+        libc.pthread_mutex_lock(mutex)  # blocks in futex until the holder unlocks (ctypes lets the GIL go)
+        mark_resume()
 
     def spin_forever():
         mark_fault()
-        x = 1.0
-        while True:
+        x, until = 1.0, time.monotonic() + hold_time()
+        while time.monotonic() < until:
             x = x * 1.000001 + 1e-9
+        mark_resume()
 
     model = DDP(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -202,7 +232,7 @@ def launch(a):
                 p.send_signal(signal.SIGTERM)
             sigterm_sent = True
         failed = [r for r, p in procs.items() if p.poll() not in (None, 0)]
-        if failed and terminated_at is None and not sigterm_sent:
+        if failed and terminated_at is None and not sigterm_sent and not a.no_teardown:
             time.sleep(1)  # torchrun: a failed rank stops the others
             for p in procs.values():
                 if p.poll() is None:

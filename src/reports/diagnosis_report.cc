@@ -386,6 +386,13 @@ std::string StoppedVerdict(const diagnosis::Finding& f) {
   std::vector<std::string> who;
   for (const diagnosis::StalledRankState& m : e->missing)
     who.push_back(fmt::format("rank {} ({}{})", m.rank, m.state, m.frame.empty() ? "" : " in " + m.frame));
+  const bool came_back = std::all_of(e->missing.begin(), e->missing.end(),
+                                     [](const diagnosis::StalledRankState& m) { return m.came_back_unix_s > 0; });
+  if (came_back)  // every rank entered, the missing ones only after the others had given up (stall.h)
+    return TerminalSafe(fmt::format(
+        "the job stopped: {} joined {} only after rank(s) {} had waited {} in it and "
+        "given up",
+        fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "), text::Duration(e->stalled_for_s * 1e3)));
   return TerminalSafe(fmt::format("the job stopped: {} never joined {}; rank(s) {} waited {} in it",
                                   fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "),
                                   text::Duration(e->stalled_for_s * 1e3)));

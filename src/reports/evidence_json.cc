@@ -185,6 +185,7 @@ ordered_json StalledRankJson(const StalledRankState& s) {
   j["since_unix"] = s.since_unix_s > 0 ? ordered_json(RoundTo(s.since_unix_s, 3)) : ordered_json();
   j["last_completed_seq"] = s.last_completed_seq >= 0 ? ordered_json(s.last_completed_seq) : ordered_json();
   j["last_completed_op"] = s.last_completed_op.empty() ? ordered_json() : ordered_json(s.last_completed_op);
+  j["came_back_unix"] = s.came_back_unix_s > 0 ? ordered_json(RoundTo(s.came_back_unix_s, 3)) : ordered_json();
   j["observed_by"] = s.observed_by;
   if (s.lock_owner_tid) j["lock_owner_tid"] = s.lock_owner_tid;
   if (!s.other_threads.empty()) {

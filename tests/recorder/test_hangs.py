@@ -17,6 +17,15 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
                                against ranks 0 and 2's of 4 (gloo's buffer sizes, read by the recorder)
   nccl_api_mismatch            3 processes calling the NCCL API (a stand-in libnccl.so, no GPU): the element
                                counts the recorder reads name rank 1's all_reduce of 512 elements against 1024
+  came_back_lock, came_back_data_read, came_back_spin
+                               post-mortem, rank 1's stop ends after 1.75 timeouts and no launcher tears the
+                               job down: the peers time out and exit, rank 1 comes back and enters the
+                               collective alone. Every rank entered it, yet rank 1 is the `hang`, with where it
+                               was during the peers' wait and when it came back
+  recovered_lock               the stop ends after half the timeout: the job goes on and ends cleanly, no hang
+  came_back_matrix             (not in the default run: a benchmark) lock, data_read and spin with the stop
+                               shorter than, about equal to and longer than the timeout, with and without the
+                               launcher's teardown; prints one line per case
   crashed_rank                 post-mortem: rank 1 exits with code 3; the job is not healthy and says so
   sigterm, clean               a job stopped by SIGTERM on every rank at once, and a clean job's normal end,
                                raise no hang (the SIGTERM-stopped job is never healthy and says why)
@@ -180,6 +189,79 @@ def test_data_read(tmp):
 
 def test_spin(tmp):
     check_post_mortem_hang(tmp, "spin", "on CPU (spinning)", "spin_forever")
+
+
+def check_came_back(tmp, fault, stop_s, teardown, state):
+    """Rank 1 stops for stop_s. Returns a line saying what happened and what strata said; raises when strata's
+    answer is wrong for what the injector says happened: peers that failed mean a hang on rank 1 (came back or
+    never entered); peers that finished mean no hang."""
+    extra = ["--stop-s", str(stop_s), "--steps", "90"] + ([] if teardown else ["--no-teardown"])
+    d, text, truth = run_job(tmp, fault, *extra)
+    expect(truth.get("fault_unix") is not None, f"the fault did not take (no mark from rank 1): {truth}")
+    causes = [f["cause"] for f in d["findings"]]
+    peers_failed = truth["exit_codes"]["0"] != 0 and truth["exit_codes"]["2"] != 0
+    back = truth.get("resume_unix")
+    what = (f"{fault} stop {stop_s:g} s ({'teardown' if teardown else 'no teardown'}): exit codes "
+            f"{truth['exit_codes']}, rank 1 back {'at +%.1f s' % (back - truth['fault_unix']) if back else 'never'}")
+    if not peers_failed:
+        expect("hang" not in causes, f"{what}: the job went on, yet strata says hang: {text.splitlines()[0]}")
+        return what + "; strata: no hang"
+    f = hang_finding(d)
+    e = f["evidence"]
+    expect(f["rank"] == 1 and e["missing_ranks"] == [1] and e["waiting_ranks"] == [0, 2],
+           f"{what}: the hang names rank {f.get('rank')}, missing {e['missing_ranks']}, waiting {e['waiting_ranks']}: "
+           f"{f['summary']}")
+    m = e["missing"][0]
+    expect(m["state"].startswith(state), f"{what}: rank 1's state is {m['state']!r}, expected {state!r}")
+    entered = m.get("came_back_unix")
+    if entered:  # it entered: after the peers had left, and no earlier than it resumed
+        expect(back and entered >= back - 0.5, f"{what}: came back at {entered}, resumed at {back}")
+        expect("came back" in f["summary"], f"{what}: the summary does not say it came back: {f['summary']}")
+    expect(text.splitlines()[0].startswith("verdict: the job stopped: rank 1"), f"{what}: {text.splitlines()[0]!r}")
+    return what + f"; strata: hang rank 1, {m['state']}, " + (f"came back at +{entered - truth['fault_unix']:.1f} s"
+                                                              if entered else "never entered")
+
+
+CAME_BACK_STATES = {"lock": "blocked on a lock", "data_read": "waiting for I/O (read)", "spin": "on CPU (spinning)"}
+
+
+def came_back(tmp, fault):
+    line = check_came_back(tmp, fault, 1.75 * PG_TIMEOUT_S, False, CAME_BACK_STATES[fault])
+    expect("came back at" in line, f"rank 1 did not come back into the collective: {line}")
+    print("  " + line)
+
+
+def test_came_back_lock(tmp):
+    came_back(tmp, "lock")
+
+
+def test_came_back_data_read(tmp):
+    came_back(tmp, "data_read")
+
+
+def test_came_back_spin(tmp):
+    came_back(tmp, "spin")
+
+
+def test_recovered_lock(tmp):
+    line = check_came_back(tmp, "lock", 0.5 * PG_TIMEOUT_S, True, CAME_BACK_STATES["lock"])
+    expect(line.endswith("no hang"), f"the job did not recover from a stop of half the timeout: {line}")
+    print("  " + line)
+
+
+def test_came_back_matrix(tmp):
+    failures = []
+    for fault in ("lock", "data_read", "spin"):
+        for share in (0.5, 1.0, 1.75):
+            for teardown in (False, True):
+                case = os.path.join(tmp, f"{fault}-{share}-{teardown}")
+                os.makedirs(case)
+                try:
+                    print("  " + check_came_back(case, fault, share * PG_TIMEOUT_S, teardown, CAME_BACK_STATES[fault]))
+                except AssertionError as e:
+                    print(f"  FAIL {e}")
+                    failures.append(str(e))
+    expect(not failures, f"{len(failures)} of 18 cases wrong")
 
 
 def test_attach_late(tmp):
@@ -470,7 +552,8 @@ def test_live_skip_collective(tmp):
         agent.wait(timeout=30)
 
 
-ORDER = ["lock", "mutex", "data_read", "attach_late", "spin", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
+ORDER = ["lock", "mutex", "data_read", "attach_late", "spin", "came_back_lock", "came_back_data_read", "came_back_spin",
+         "recovered_lock", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
          "live_data_read", "live_spin", "live_skip_collective"]
 
 

@@ -306,6 +306,44 @@ TEST(Stall, RanksThatDiedWaitingAreAStallPastTheFloorWhateverTheRhythm) {
   EXPECT_TRUE(Analyse(j).findings.empty());
 }
 
+// The usual production story: rank 1 stops (a lock, a slow read) longer than the process group's timeout; its
+// peers wait in #3, time out and exit; rank 1 then comes back, enters #3 alone and fails. Every rank entered #3,
+// so membership names no one; by time rank 1 was missing for the peers' whole wait. Entering while the peers
+// still waited (a stop shorter than the timeout, the collective still hung) names no rank that way.
+TEST(Stall, ARankThatEntersAfterItsPeersGaveUpIsTheMissingOneAndSaysWhenItCameBack) {
+  auto job = [](uint64_t back_at) {
+    Job j = GlooJob(3, 4, 3, {0, 2}, 27 * kS);
+    j.Call(1, 0, 1, back_at, false);
+    AddStuckState(&j, 1, kS + 250 * kMs);
+    j.Process(0, std::nullopt, 16300 * kMs);
+    j.Process(2, std::nullopt, 16300 * kMs);
+    j.Process(1, std::nullopt, back_at + 100 * kMs);
+    return j;
+  };
+  for (uint64_t back_at : {26300 * kMs, 16400 * kMs}) {
+    const DiagnosisResult r = Analyse(job(back_at));
+    ASSERT_FALSE(r.findings.empty());
+    const Finding& f = r.findings[0];
+    EXPECT_EQ(f.cause, Cause::kHang);
+    ASSERT_TRUE(f.rank) << f.summary;
+    EXPECT_EQ(*f.rank, 1);
+    const StallEvidence& e = Stall(f);
+    EXPECT_EQ(e.seq, 3);
+    EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2}));
+    EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
+    EXPECT_NEAR(e.stalled_for_s, 16.3 - 1.205, 0.01);  // the peers' wait: from #2's completion to their exit
+    ASSERT_EQ(e.missing.size(), 1u);
+    EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)");  // where it was during their wait
+    EXPECT_NEAR(e.missing[0].came_back_unix_s, static_cast<double>(back_at) / 1e9, 1e-6);
+    EXPECT_NE(f.summary.find("came back"), std::string::npos) << f.summary;
+  }
+  // Rank 1 entered at 10 s, while its peers still waited: the collective hung with every rank in it.
+  const DiagnosisResult r = Analyse(job(10 * kS));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_FALSE(r.findings[0].rank);
+  EXPECT_EQ(Stall(r.findings[0]).waiting_ranks, (std::vector<int32_t>{0, 1, 2}));
+}
+
 TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {
   Job j = GlooJob(3, 4, 3, {0, 2}, 0);
   j.seg.end_ns = 0;

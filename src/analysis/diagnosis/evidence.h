@@ -178,6 +178,9 @@ struct StalledRankState {
   double since_unix_s = 0;  // in that state since (0 unknown)
   int64_t last_completed_seq = -1;
   std::string last_completed_op;
+  // When it entered the stalled collective after its peers had given up on it (timed out and left): it was
+  // missing for their whole wait and came back (Unix s; 0: it never entered while the recording lasted).
+  double came_back_unix_s = 0;
   std::string observed_by;      // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
   bool data_loading = false;    // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
   uint32_t lock_owner_tid = 0;  // the thread holding the lock it waits on, when the lock names it (0 unknown)

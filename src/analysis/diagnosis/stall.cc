@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -118,6 +119,7 @@ struct Stall {
   CollectiveKey key;
   std::string op;
   std::vector<int32_t> waiting, missing, not_started;
+  std::map<int32_t, int64_t> came_back;  // missing ranks that entered after their peers gave up: when
   int64_t since = 0, until = 0;
 };
 
@@ -162,6 +164,38 @@ void SplitRanks(const CollectiveProgress& p, bool stalled_by_time, Stall* s, boo
     s->waiting = s->not_started;
 }
 
+// When a waiting rank entered the stalled collective (0: not known).
+int64_t EntryOf(const RankProgress& rp, const CollectiveKey& key, bool stalled_by_time) {
+  const RankCollective* c = rp.tracks_completion ? WaitCall(rp, stalled_by_time) : CallAt(rp, key);
+  return c ? c->enter_unix_ns : 0;
+}
+
+// A waiting rank that entered only after a peer had given up on the collective (waited the threshold in it,
+// then left: timed out, failed, exited) was missing from it for that peer's whole wait: it is a missing rank
+// that came back, not one that waited. Membership alone cannot tell it: every rank did enter.
+void MoveLateEntrants(const CollectiveProgress& p, bool stalled_by_time, double threshold_s, Stall* s) {
+  int64_t gave_up = std::numeric_limits<int64_t>::max();  // the first instant a peer left after waiting
+  for (int32_t r : s->waiting) {
+    const RankProgress& rp = p.ranks.at(r);
+    const int64_t entry = EntryOf(rp, s->key, stalled_by_time);
+    if (entry > 0 && rp.horizon_unix_ns < p.end_unix_ns && ToS(rp.horizon_unix_ns - entry) >= threshold_s)
+      gave_up = std::min(gave_up, rp.horizon_unix_ns);
+  }
+  std::vector<int32_t> still;
+  for (int32_t r : s->waiting) {
+    const int64_t entry = EntryOf(p.ranks.at(r), s->key, stalled_by_time);
+    if (entry > gave_up) {
+      s->missing.push_back(r);
+      s->came_back[r] = entry;
+    } else {
+      still.push_back(r);
+    }
+  }
+  if (still.empty()) return;  // nobody waited before them: no one to have been missing for
+  s->waiting = std::move(still);
+  std::sort(s->missing.begin(), s->missing.end());
+}
+
 // The stalled collective, if the job is stalled by the rule of stall.h.
 std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& o, double* threshold_s) {
   const double typical = TypicalGapS(p);
@@ -184,6 +218,7 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   s.key = KeyOf(*best->second.second);
   s.op = best->second.second->op;
   SplitRanks(p, quiet, &s, o.now_unix_ns.has_value());
+  if (!o.now_unix_ns) MoveLateEntrants(p, quiet, o.floor_s, &s);  // post-mortem: the peers' whole wait is known
   // Since the last progress (or, before any completion, the first entry); until a waiting rank left (died).
   s.since = last != 0 ? last : first_entry;
   s.until = p.end_unix_ns;
@@ -298,6 +333,12 @@ std::string HangSummary(const Stall& s, const StalledRankState& st, double stall
   std::string where = st.state;
   if (!st.frame.empty()) where += " in " + st.frame;
   if (st.lock_owner_tid) where += fmt::format(", a lock its thread {} holds", st.lock_owner_tid);
+  if (st.came_back_unix_s > 0)
+    return fmt::format(
+        "rank {} stopped: rank(s) {} waited {:.1f} s in {} and gave up before rank {} entered it; rank {} was {}{} "
+        "and came back {:.1f} s after they left",
+        st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank, st.rank, where,
+        BusyThreads(st), st.came_back_unix_s - ToS(s.until));
   return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}{}",
                      st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
                      st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where, BusyThreads(st));
@@ -333,8 +374,11 @@ std::vector<Finding> HangFindings(const RecordedThreads& threads, const Collecti
   e.ongoing = s.until >= p.end_unix_ns;
   const std::set<int32_t> not_started(s.not_started.begin(), s.not_started.end());
   RankLocator locator(threads);
-  for (int32_t r : s.missing)
+  for (int32_t r : s.missing) {
     e.missing.push_back(Whereabouts(threads, p, r, s, !s.waiting.empty() && not_started.count(r), &locator));
+    if (auto back = s.came_back.find(r); back != s.came_back.end())
+      e.missing.back().came_back_unix_s = ToS(back->second);
+  }
   e.wavefront = Wavefront(p, s);
   if (s.missing.empty()) {
     Finding f;

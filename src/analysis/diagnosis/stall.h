@@ -4,8 +4,10 @@
 // The stall rule (thresholds.h): no rank has completed a collective for longer than kStallGapMultiple of
 // the job's typical gap between completions, and kStallFloorS at least, while some rank is inside one. The
 // stalled collective is the (communicator, seq) most waiting ranks are in; missing are the ranks that never
-// entered it (or, NCCL, whose kernel never started while their peers' did). One `hang` finding per missing
-// rank (impact 100 % of the stalled time), or one for the job when every rank entered and none completed.
+// entered it (or, NCCL, whose kernel never started while their peers' did), and, post-mortem, those that
+// entered it only after a peer had waited the stall floor in it and left (timed out): they came back too late.
+// One `hang` finding per missing rank (impact 100 % of the stalled time), or one for the job when every rank
+// entered and none completed.
 // A mismatch: at one (communicator, seq), ranks called different ops, or the same op with different
 // element counts (where the probe reads them): one `collective_mismatch` finding naming each side.
 // Ends of the job that are not a hang still keep it from being called healthy (result->input_problems):
