@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
+  ccache            # compiler cache: a rebuild of unchanged sources (another clone, CI) reuses the objects
   libsimdjson-dev   # JSON parsing of Kineto traces
   libfmt-dev        # text formatting
   libcli11-dev      # command-line parsing
