@@ -227,8 +227,17 @@ std::string WhatIfLines(const diagnosis::DiagnosisResult& r, size_t width) {
       {"data-parallel rank", &r.whatif.by_dp_rank},
       {"stage", &r.whatif.by_stage},
       {"op type", &r.whatif.by_op_type}};
-  for (const auto& [name, m] : parts)
-    if (!m->empty()) out += TopParts(fmt::format("  only this {} as recorded: ", name), *m, width);
+  for (const auto& [name, m] : parts) {
+    if (m->empty()) continue;
+    // A part above the whole: replaying only it as recorded, the others at their typical time, is slower than
+    // the job as recorded when the others ran faster than typical. Said on the same line.
+    const bool above = std::any_of(m->begin(), m->end(), [&](const auto& p) {
+      return text::Sig3(p.second) != text::Sig3(r.whatif.slowdown) && p.second > r.whatif.slowdown;
+    });
+    out += TopParts(fmt::format("  only this {} as recorded{}: ", name,
+                                above ? " (above S: the others ran faster than their typical time)" : ""),
+                    *m, width);
+  }
   if (const std::string sentence = diagnosis::ImpactSentence(r); !sentence.empty())
     out += text::Wrap("  impact: " + ScaleMs(sentence), width, "    ", 0);
   return out;
