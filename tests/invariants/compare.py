@@ -9,8 +9,9 @@ ranks and figures that the numeric fields already carry); paths matching an `ign
 
 `map_ranks(doc, perm)` renames every rank in a diagnosis or summary: the values of `rank` keys, the items of
 `ranks` lists, and the keys of the per-rank maps (clock_offsets_us, by_rank, wait_ms_by_rank, last_arrivals;
-late_ms_by_step is per step, not per rank, and is left alone); for op tables also the data-parallel ranks
-(`dp_rank` values, `by_dp_rank` keys). It is the one place that knows which fields
+peers, the cross-layer evidence's peers by rank; late_ms_by_step is per step, not per rank, and is left
+alone); for op tables also the data-parallel ranks (`dp_rank` values, `dp_ranks*` lists, `by_dp_rank` keys).
+Lists of ranks are compared as sets (sorted). It is the one place that knows which fields
 hold a rank, so every relation renames the same fields.
 
 Invariants: differences(x, x) == [] for any JSON value x; map_ranks with the identity changes nothing;
@@ -24,8 +25,9 @@ from jsonnum import decimals_of, within_rounding
 
 RANK_VALUE_KEYS = {"rank"}
 RANK_LIST_KEYS = {"ranks", "waiting_ranks"}
-RANK_MAP_KEYS = {"clock_offsets_us", "by_rank", "wait_ms_by_rank", "last_arrivals"}
+RANK_MAP_KEYS = {"clock_offsets_us", "by_rank", "wait_ms_by_rank", "last_arrivals", "peers"}
 DP_VALUE_KEYS = {"dp_rank"}
+DP_LIST_PREFIX = "dp_ranks"  # dp_ranks_slowest_in_some_step, ...
 DP_MAP_KEYS = {"by_dp_rank"}
 _DIGITS = re.compile(r"\d+(\.\d+)?")
 
@@ -52,6 +54,8 @@ def map_ranks(doc, perm, dp_perm=None):
                 out[key] = rank(value)
             elif key in DP_VALUE_KEYS:
                 out[key] = rank(value, dp_perm)
+            elif key.startswith(DP_LIST_PREFIX) and isinstance(value, list):
+                out[key] = sorted(rank(x, dp_perm) for x in value)
             elif key in DP_MAP_KEYS and isinstance(value, dict):
                 out[key] = keyed(value, dp_perm)
             elif key in RANK_LIST_KEYS and isinstance(value, list):

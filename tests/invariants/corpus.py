@@ -91,7 +91,7 @@ class SynthSpec:
         return [str(x) for x in a]
 
     def name(self):
-        parts = [f"r{self.ranks}", f"p{self.pp}", f"t{self.tp}", f"s{self.steps}", self.fault]
+        parts = [f"r{self.ranks}", f"p{self.pp}", f"t{self.tp}", f"s{self.steps}", f"l{self.layers}", self.fault]
         if self.fault != "none":
             parts += [f"m{self.magnitude:g}", f"at{self.fault_rank}"]
         parts += [f"seed{self.seed}"]

@@ -159,7 +159,7 @@ def alignment_slack(a, b):
 @relation("more_clean_steps")
 class MoreCleanSteps:
     """Adding clean steps (the same job profiled longer, the fault in the same steps) keeps the culprit: the
-    top finding's cause and rank (or stage) and the top straggler stay."""
+    top finding's cause and rank (or stage) stay, and the top straggler when the culprit is a rank."""
 
     def plan(self, c, spec, extra=2):
         longer = replace(spec, steps=spec.steps + extra, fault_steps=tuple(range(1, spec.steps + 1)))
@@ -172,7 +172,7 @@ class MoreCleanSteps:
 @relation("extra_clean_rank")
 class ExtraCleanRank:
     """Adding a clean rank (one more data-parallel replica, fault where it was) keeps the culprit: the top
-    finding's cause and rank (or stage) and the top straggler stay."""
+    finding's cause and rank (or stage) stay, and the top straggler when the culprit is a rank."""
 
     def plan(self, c, spec):
         wider = replace(spec, ranks=spec.ranks + spec.pp * spec.tp, dp=0)
@@ -183,13 +183,17 @@ class ExtraCleanRank:
 
 
 def keeps_culprit(a, b):
+    """Violations of "the culprit stays": the top finding's (cause, rank, stage) and, when the culprit is a rank
+    (or there is no finding), the top straggler. A stage or a load imbalance makes every rank of it late
+    alike, so which of them tops the stragglers is not part of its answer."""
     ca = culprit(a)
     if ca is None and top_straggler(a) is None:
         return None
     bad = []
     if ca is not None and culprit(b) != ca:
         bad.append(f"culprit {ca} became {culprit(b)}")
-    if top_straggler(a) is not None and top_straggler(b) != top_straggler(a):
+    rank_level = ca is None or ca[1] is not None
+    if rank_level and top_straggler(a) is not None and top_straggler(b) != top_straggler(a):
         bad.append(f"top straggler rank {top_straggler(a)} became {top_straggler(b)}")
     return bad
 

@@ -31,10 +31,11 @@ MAX_RESIDUAL_SHARE = 0.10
 PATH_ROUNDING_US = 1.0
 # S is printed with 4 decimals: 100 * (1 - 1/S) is then off by up to 100 * 0.00005 / S^2 <= 0.005 points.
 WASTE_ROUNDING = PCT_ROUNDING + 0.005
-# A number is a time when a key on its path names a unit (late_ms_per_step, step_time_ms/median, dur_us); it
-# may be negative when a key on its path says it is signed (clock offsets, excesses, delays, deltas).
+# A number is a duration when a key on its path names a unit (late_ms_per_step, step_time_ms/median, dur_us);
+# it may be negative when a key on its path says it is signed (clock offsets, excesses, delays, deltas) or
+# when it is an instant, not a duration (start_us, end_us: the aligned clock has no origin of its own).
 TIME_PART = re.compile(r"(^|_)(ms|us|ns)(_|$)|_s$|^(duration|dur)$")
-SIGNED_TIME = re.compile(r"(offset|excess|delay|delta|diff|lead|_vs_|skew|slack|change|_z)", re.I)
+SIGNED_TIME = re.compile(r"(offset|excess|delay|delta|diff|lead|_vs_|skew|slack|change|_z|/start|/end)", re.I)
 SAVING_WORDS = re.compile(r"\b(costs|saves|would save|save about|saves about)\s+(about\s+)?\d", re.I)
 
 
@@ -140,7 +141,7 @@ def finite_numbers(out):
 @rule("nonnegative_times", "diagnose")
 def nonnegative_times(out):
     """No duration is negative: every *_ms/*_us/*_s figure (step times, lateness, windows, path segments, what-if
-    times) is >= 0, except the signed ones (clock offsets, excesses, delays, deltas)."""
+    times) is >= 0, except the signed ones (clock offsets, excesses, delays, deltas) and instants (start, end)."""
     bad = []
     for p, _, v in walk_numbers(out.json):
         if v < 0 and any(TIME_PART.search(part) for part in p.split("/")) and not SIGNED_TIME.search(p):

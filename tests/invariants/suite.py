@@ -37,18 +37,19 @@ def diagnose(c, src, text=True, min_effect=True):
         RELATIONS["min_effect_filter"].plan(c, src)
 
 
-def fault_rank(spec_ranks, pp, tp, seed):
-    """A fault rank inside the job, not rank 0, spread over stages by the seed."""
-    return (seed * 7 + 3 + (spec_ranks // 3)) % spec_ranks or 1
+def fault_rank(ranks, seed):
+    """A fault rank inside the job, not rank 0, moved around the job by the seed."""
+    return (seed * 7 + 3 + (ranks // 3)) % ranks or 1
 
 
 def spec(ranks, pp, tp, fault, magnitude=0.3, seed=1, steps=4, layers=2, gzip=False, **kw):
-    rank = None if fault in RANKLESS_FAULTS else fault_rank(ranks, pp, tp, seed)
-    stage_ok = fault != "stage_imbalance" or pp > 1
-    if not stage_ok:
+    """A synth job of the corpus (None for a stage imbalance without stages); at least one layer per stage."""
+    if fault == "stage_imbalance" and pp == 1:
         return None
-    return SynthSpec(ranks=ranks, pp=pp, tp=tp, steps=steps, layers=layers, fault=fault, magnitude=magnitude,
-                     fault_rank=rank, seed=seed, counters=fault in COUNTER_FAULTS, gzip=gzip, **kw)
+    rank = None if fault in RANKLESS_FAULTS else fault_rank(ranks, seed)
+    return SynthSpec(ranks=ranks, pp=pp, tp=tp, steps=steps, layers=max(layers, pp), fault=fault,
+                     magnitude=magnitude, fault_rank=rank, seed=seed, counters=fault in COUNTER_FAULTS, gzip=gzip,
+                     **kw)
 
 
 def synth_relations(c, s, rel_seed, shift=True, relabel=True):

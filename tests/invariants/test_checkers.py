@@ -98,6 +98,9 @@ class DiagnoseRules(unittest.TestCase):
         self.assertTrue(broken("nonnegative_times", lambda d: d["critical_path"]["segments"][0].update(dur_us=-1.0)))
         # A signed figure (an excess, a clock offset) may be negative.
         self.assertFalse(broken("nonnegative_times", lambda d: d["job"]["clock_offsets_us"].update({"1": -50.0})))
+        # An instant on the aligned clock may be negative; a duration may not.
+        self.assertFalse(broken("nonnegative_times", lambda d: d["critical_path"].update(start_us=-3772.5)))
+        self.assertTrue(broken("nonnegative_times", lambda d: d["critical_path"].update(duration_us=-1.0)))
 
     def test_shares_within_100(self):
         self.assertTrue(broken("shares_within_100", lambda d: d["findings"][0].update(impact_pct=130.0)))
@@ -250,6 +253,19 @@ class Relations(unittest.TestCase):
         close = self.doc(lambda d: (moved(d), d["findings"][0].update(impact_pct=28.51)))
         self.assertEqual(self.rel("relabel_ranks", self.doc(), close, perm=perm), [])
 
+    def test_relabel_ranks_of_an_op_table(self):
+        # Data-parallel ranks 0 <-> 1; global ranks 0 <-> 4 (the workers at dp 0 and 1 of stage 0).
+        a = {"stragglers": [], "findings": [{"cause": "data_imbalance", "rank": None, "ranks": [0, 4],
+                                             "impact_pct": 5.0, "evidence": {"dp_ranks_slowest_in_some_step": [0, 2],
+                                                                             "dp_rank": 0}}],
+             "whatif": {"by_dp_rank": {"0": 1.2, "1": 1.0, "2": 1.1}}}
+        b = copy.deepcopy(a)
+        b["findings"][0]["evidence"] = {"dp_ranks_slowest_in_some_step": [1, 2], "dp_rank": 1}
+        b["whatif"]["by_dp_rank"] = {"1": 1.2, "0": 1.0, "2": 1.1}
+        ctx = {"perm": {0: 4, 4: 0}, "dp_perm": {0: 1, 1: 0}}
+        self.assertEqual(self.rel("relabel_ranks", a, b, **ctx), [])
+        self.assertTrue(self.rel("relabel_ranks", a, a, **ctx))
+
     def test_summary_relabel(self):
         a = copy.deepcopy(SummaryAndDiffRules.SUMMARY)
         a["ranks"].append(dict(copy.deepcopy(a["ranks"][0]), rank=1, events=5))
@@ -278,6 +294,12 @@ class Relations(unittest.TestCase):
             self.assertTrue(self.rel(name, self.doc(), self.doc(lambda d: d["findings"][0].update(rank=3))))
             self.assertTrue(self.rel(name, self.doc(), self.doc(lambda d: d["stragglers"][0].update(rank=3))))
             self.assertIsNone(self.rel(name, self.doc(lambda d: d.update(findings=[], stragglers=[])), self.doc()))
+            # A stage's ranks are late alike: which tops the stragglers is not the answer; the stage is.
+            stage = lambda d: d["findings"][0].update(cause="stage_imbalance", rank=None, stage=1)  # noqa: E731
+            self.assertEqual(self.rel(name, self.doc(stage),
+                                      self.doc(lambda d: (stage(d), d["stragglers"][0].update(rank=3)))), [])
+            self.assertTrue(self.rel(name, self.doc(stage),
+                                     self.doc(lambda d: (stage(d), d["findings"][0].update(stage=0)))))
 
     def test_drop_clean_rank(self):
         caveat = lambda d: d.update(status_reasons=["7 of the job's 8 ranks were given"])  # noqa: E731
