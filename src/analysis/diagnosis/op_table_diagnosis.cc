@@ -193,14 +193,16 @@ std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& l
 }
 
 /// A worker's compute against the same stage's other dp ranks: its compute time per step beyond theirs (the
-/// differential profile, peer_difference.h) and its worst op (by mean duration against the peers' median).
+/// differential profile, peer_difference.h) and its worst op: the one with the largest excess per step, the
+/// unit the finding prints (worst_ratio: that op's mean duration per run against the peers' median).
 struct ComputeExcess {
   std::string worst_op;
   double worst_ratio = 1.0;
+  double worst_excess_ms = 0;
   double excess_ms = 0;
 };
-ComputeExcess WorkerComputeExcess(const whatif::WhatIfResult& w, const whatif::WorkerAttribution& wk,
-                                  const std::map<uint32_t, WorkerCompute>& compute,
+ComputeExcess WorkerComputeExcess(const StringPool& strings, const whatif::WhatIfResult& w,
+                                  const whatif::WorkerAttribution& wk, const std::map<uint32_t, WorkerCompute>& compute,
                                   const std::map<int32_t, uint32_t>& index_of_rank) {
   ComputeExcess out;
   auto compute_of = [&](int32_t rank) -> const WorkerCompute* {
@@ -220,17 +222,18 @@ ComputeExcess WorkerComputeExcess(const whatif::WhatIfResult& w, const whatif::W
         peer_profiles.push_back(&p->per_step);
       }
   if (peers.empty()) return out;
-  out.excess_ms = ExcessOverPeers(own->per_step, peer_profiles).compute_ms;
-  for (const auto& [op, mean] : own->mean_ns) {
-    std::vector<double> peer_means;  // of the peers that ran it
-    for (const WorkerCompute* p : peers)
-      if (auto it = p->mean_ns.find(op); it != p->mean_ns.end()) peer_means.push_back(it->second);
-    if (peer_means.empty()) continue;
-    if (const double ratio = mean / Median(peer_means); ratio > out.worst_ratio) {
-      out.worst_ratio = ratio;
-      out.worst_op = op;
+  const ProfileExcess excess = ExcessOverPeers(own->per_step, peer_profiles);
+  out.excess_ms = excess.compute_ms;
+  for (const auto& [op, ms] : excess.op_ms)
+    if (ms > out.worst_excess_ms) {
+      out.worst_excess_ms = ms;
+      out.worst_op = std::string(strings.view(op));
     }
-  }
+  std::vector<double> peer_means;  // the worst op's mean per run, on the peers that ran it
+  for (const WorkerCompute* p : peers)
+    if (auto it = p->mean_ns.find(out.worst_op); it != p->mean_ns.end()) peer_means.push_back(it->second);
+  if (auto it = own->mean_ns.find(out.worst_op); it != own->mean_ns.end() && !peer_means.empty())
+    out.worst_ratio = it->second / Median(peer_means);
   return out;
 }
 
@@ -251,10 +254,13 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
   SetCause(choice, &f);
   if (f.cause == Cause::kSlowCompute) {
     f.op = compute.worst_op;
+    const double worst_ms = compute.worst_excess_ms;
     f.summary = fmt::format(
-        "worker rank {} (dp {}, stage {}) runs {} {:.0f}% slower than its stage peers; fixing it "
-        "saves about {:.1f}% of step time",
-        wk.rank, wk.dp_rank, wk.stage, compute.worst_op, 100.0 * (compute.worst_ratio - 1.0), f.impact_pct);
+        "worker rank {} (dp {}, stage {}) spends {} a step more than its stage peers in {} ({:.0f}% slower per "
+        "run); fixing it saves about {:.1f}% of step time",
+        wk.rank, wk.dp_rank, wk.stage,
+        worst_ms >= 1000 ? fmt::format("{:.2f} s", worst_ms / 1000) : fmt::format("{:.1f} ms", worst_ms),
+        compute.worst_op, 100.0 * (compute.worst_ratio - 1.0), f.impact_pct);
   } else if (f.cause == Cause::kSlowCommunication) {
     f.summary = fmt::format(
         "worker rank {} (dp {}, stage {}) delays the job with normal compute: its communication is "
@@ -300,7 +306,7 @@ Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, d
         static_cast<double>(st.steps.size()) >= thresholds::kPersistentShare * static_cast<double>(w.steps.size());
     const WorkerStragglerEvidence worker{wk.dp_rank, wk.stage, wk.attribution.ratio, z[i]};
     st.evidence.kind = worker;
-    out.findings.push_back(WorkerFinding(wk, WorkerComputeExcess(w, wk, compute, index_of_rank),
+    out.findings.push_back(WorkerFinding(wk, WorkerComputeExcess(store.strings, w, wk, compute, index_of_rank),
                                          RoundTo(100.0 * (wk.attribution.ratio - 1.0) / S, 2), worker));
     out.stragglers.push_back(std::move(st));
   }
