@@ -1,6 +1,6 @@
 """What the invariant suite runs, in its two modes (docs/invariants.md):
 
-  fast  a fixed, small corpus (at most 64 ranks, 3-4 steps) that runs in minutes on 2 cores: every fault kind
+  fast  a fixed, small corpus (at most 64 ranks, 3-4 steps) that runs in seconds on 2 cores: every fault kind
         of `strata synth` once, each relation on a few jobs, the public op table ST, HTA's 2-rank trace set,
         the recorded DDP jobs of tests/data and examples/; the ctest `invariants_fast`.
   full  the sweep, a benchmark: synth layouts from 2 to 1,024 ranks, every fault kind, magnitudes 0.05-1 and
@@ -69,12 +69,14 @@ def synth_relations(c, s, rel_seed, shift=True, relabel=True):
 
 def beside_cases(c, src, kind):
     """Inputs one step beside a source, diagnosed for the rules: a rank's clock drifting (30 %: the timelines
-    cannot line up, the status must say so) and, for op tables, an op type renamed without --op-map (the
-    what-if misses its time: inconclusive, findings still listed)."""
+    cannot line up, the status must say so), unknown top-level members in each trace and, for op tables, an
+    op type renamed without --op-map (the what-if misses its time: inconclusive, findings still listed)."""
     if kind == "op_table":
         nomap = c.derived(src, "nomap", "rename-ops", ["--map", "forward-compute=fwd"], single_file="table.csv.gz")
         diagnose(c, nomap, min_effect=False)
     else:
+        if kind == "kineto":
+            RELATIONS["unknown_members"].plan(c, src)
         for ppm in (20000, 300000):
             diagnose(c, c.derived(src, f"drift{ppm}", "drift", ["--rank", "0", "--ppm", str(ppm)]), min_effect=False)
 
@@ -139,6 +141,7 @@ def hta_sets(c, shared, full):
         return
     tf = c.existing("hta-trace_filter", [os.path.join(hta, "trace_filter")], "kineto")
     diagnose(c, tf)
+    RELATIONS["unknown_members"].plan(c, tf)
     c.run(tf, "summary")
     RELATIONS["relabel_ranks"].plan(c, tf, {0: 1, 1: 0}, summary=True)
     RELATIONS["shift_rank_clock"].plan(c, tf, 1, SHIFT_SECONDS)

@@ -324,7 +324,8 @@ class Relations(unittest.TestCase):
             os.unlink(f.name)
 
     def test_same_answer_relations(self):
-        for name in ("op_map_rename", "column_rename", "time_unit", "split_vs_merged", "gzip_invariance"):
+        for name in ("op_map_rename", "column_rename", "time_unit", "split_vs_merged", "gzip_invariance",
+                     "unknown_members"):
             self.assertEqual(self.rel(name, self.doc(), self.doc(lambda d: d["inputs"][0].update(path="/y"))), [])
             self.assertTrue(self.rel(name, self.doc(), self.doc(lambda d: d["whatif"].update(slowdown=1.4875))))
             self.assertTrue(self.rel(name, self.doc(), self.doc(lambda d: d["findings"][0].update(rank=2))))

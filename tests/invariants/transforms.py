@@ -7,6 +7,7 @@ reproducing command can rebuild the transformed input:
   transforms.py shift SRC DST --rank R --seconds X     every ts of rank R's Kineto file + X seconds
   transforms.py drift SRC DST --rank R --ppm P         rank R's clock runs P ppm fast (its ts and dur scaled)
   transforms.py drop SRC DST --rank R                  rank R's file left out
+  transforms.py members SRC DST --count N              N unknown top-level members added to each trace
   transforms.py plain SRC DST                          the same files, gzip removed
   transforms.py rename-ops SRC.csv[.gz] DST.csv --map forward-compute=fwd,...   op types renamed in an op table
   transforms.py rename-columns SRC DST --map rank=worker,...                    op-table columns renamed
@@ -171,6 +172,21 @@ def _add(number, delta):
     return f"{value:.{decimals}f}"
 
 
+def members(src, dst, count):
+    """Copies SRC to DST with `count` top-level members that no trace format defines inserted at the start of
+    each Kineto object file ("x_unknown_000000_...": 0, about 50 bytes each); bare-array files are copied."""
+    os.makedirs(dst, exist_ok=True)
+    extra = "".join(f'"x_unknown_{i:06d}_{"x" * 30}": 0, ' for i in range(count))
+    for name in trace_files(src):
+        data = read_bytes(os.path.join(src, name))
+        text = data.decode("utf-8")
+        start = len(text) - len(text.lstrip())
+        if text[start:start + 1] == "{":
+            data = (text[:start + 1] + extra + text[start + 1:]).encode("utf-8")
+        write_like(os.path.join(src, name), os.path.join(dst, name), data)
+    _copy_truth(src, dst, {})
+
+
 def plain(src, dst):
     """Copies SRC's trace files to DST decompressed (name without .gz)."""
     os.makedirs(dst, exist_ok=True)
@@ -269,7 +285,7 @@ def parse_map(text, conv=str):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("what", choices=["relabel", "shift", "drift", "drop", "plain", "rename-ops", "rename-columns", "time-unit",
+    p.add_argument("what", choices=["relabel", "shift", "drift", "drop", "members", "plain", "rename-ops", "rename-columns", "time-unit",
                                     "split", "relabel-table"])
     p.add_argument("src")
     p.add_argument("dst")
@@ -279,6 +295,7 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=0.0)
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--ppm", type=float, default=0.0)
+    p.add_argument("--count", type=int, default=0)
     a = p.parse_args(argv)
     if os.path.exists(a.dst) and os.path.abspath(a.dst) != os.path.abspath(a.src):
         shutil.rmtree(a.dst) if os.path.isdir(a.dst) else os.remove(a.dst)
@@ -287,6 +304,7 @@ def main(argv=None):
         "shift": lambda: shift(a.src, a.dst, a.rank, a.seconds),
         "drift": lambda: drift(a.src, a.dst, a.rank, a.ppm),
         "drop": lambda: drop(a.src, a.dst, a.rank),
+        "members": lambda: members(a.src, a.dst, a.count),
         "plain": lambda: plain(a.src, a.dst),
         "rename-ops": lambda: rename_ops(a.src, a.dst, parse_map(a.map)),
         "rename-columns": lambda: rename_columns(a.src, a.dst, parse_map(a.map)),
