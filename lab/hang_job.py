@@ -113,7 +113,7 @@ def worker(a):
         def hold():
             lock.acquire()
             holder_ready.set()
-            time.sleep(hold_time())
+            time.sleep(hold_time())  # the holder sleeps here, holding the lock
             lock.release()
 
         threading.Thread(target=hold, daemon=True).start()
@@ -133,7 +133,7 @@ def worker(a):
             libc.pthread_mutex_lock(mutex)
             holder["tid"] = threading.get_native_id()
             holder_ready.set()
-            time.sleep(hold_time())
+            time.sleep(hold_time())  # the holder sleeps here, holding the mutex
             libc.pthread_mutex_unlock(mutex)
 
         threading.Thread(target=hold_mutex, daemon=True).start()
@@ -145,8 +145,7 @@ def worker(a):
     def spin_forever():
         mark_fault()
         x, until = 1.0, time.monotonic() + hold_time()
-        while time.monotonic() < until:
-            x = x * 1.000001 + 1e-9
+        while time.monotonic() < until: x = x * 1.000001 + 1e-9  # noqa: E701 (spins on this one line: loop and body)
         mark_resume()
 
     model = DDP(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8)))

@@ -284,14 +284,17 @@ std::optional<strata_off_cpu_start> BpfSession::OffCpuSince(uint32_t tid) const 
   return value;
 }
 
-std::vector<uint64_t> BpfSession::PythonStackOffCpu(uint32_t tid) const {
-  struct {
+std::vector<PythonFrameAddress> BpfSession::PythonStackOffCpu(uint32_t tid) const {
+  struct {  // record.bpf.c's strata_py_saved
     uint32_t depth, pad;
     uint64_t code[STRATA_PY_MAX_DEPTH];
+    uint64_t instr[STRATA_PY_MAX_DEPTH];
   } saved{};
   if (!skel_ || bpf_map__lookup_elem(skel_->maps.py_off_stack, &tid, sizeof tid, &saved, sizeof saved, 0) != 0)
     return {};
-  return std::vector<uint64_t>(saved.code, saved.code + std::min<uint32_t>(saved.depth, STRATA_PY_MAX_DEPTH));
+  std::vector<PythonFrameAddress> frames(std::min<uint32_t>(saved.depth, STRATA_PY_MAX_DEPTH));
+  for (size_t i = 0; i < frames.size(); ++i) frames[i] = {saved.code[i], saved.instr[i]};
+  return frames;
 }
 
 std::vector<uint64_t> BpfSession::Stack(int32_t id) const {

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "recorder/bpf/record_events.h"
 #include "recorder/probe_catalog.h"
+#include "recorder/python_frames.h"
 
 struct record_bpf;
 struct ring_buffer;
@@ -62,8 +63,8 @@ class BpfSession {
   std::map<std::pair<uint32_t, uint32_t>, strata_call_totals> CallTotals() const;  // (tgid, probe) →
   // Since when thread `tid` is off CPU, with where it went to sleep (nullopt: it is on CPU, or untraced).
   std::optional<strata_off_cpu_start> OffCpuSince(uint32_t tid) const;
-  // The Python frames (code objects, innermost first) a Python main thread left the CPU in (empty: none).
-  std::vector<uint64_t> PythonStackOffCpu(uint32_t tid) const;
+  // The Python frames (innermost first) a Python main thread left the CPU in (empty: none).
+  std::vector<PythonFrameAddress> PythonStackOffCpu(uint32_t tid) const;
   // Instruction pointers of a stack id (empty when evicted or unknown).
   std::vector<uint64_t> Stack(int32_t id) const;
 

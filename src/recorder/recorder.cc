@@ -134,7 +134,7 @@ class Recording {
   std::string path_;  // the segment being written
   void WatchPython(const ProcessInfo& process);
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
-  int32_t PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes);
+  int32_t PythonStackId(uint32_t tgid, const std::vector<PythonFrameAddress>& frames);
   void WatchStuckThreads(uint64_t now);
   void WriteOtherThreadStates(int pid, uint64_t now, bool new_stall);
   struct AsleepNow {
@@ -161,7 +161,8 @@ class Recording {
   std::vector<ProbePoint> probes_;
   PythonCodeNames py_names_;
   std::map<int, strata_py_offsets> py_offsets_;  // pid -> its CPython's frame-walk offsets (WatchPython)
-  std::map<std::pair<uint32_t, std::vector<uint64_t>>, int32_t> py_stacks_;  // (tgid, code objects) -> id
+  // (tgid, [(code object, line)]) -> id: frames that execute other instructions of the same lines share it
+  std::map<std::pair<uint32_t, std::vector<std::pair<uint64_t, int>>>, int32_t> py_stacks_;
   std::set<std::string> python_notes_;
   std::map<int, uint64_t> stuck_reported_;    // main thread -> the off-CPU start its thread_state was written for
   SleepWatch sleep_watch_;                    // threads asleep since before the attach (no off-CPU start)
@@ -218,19 +219,26 @@ void Recording::WatchPython(const ProcessInfo& process) {
 // the process runs); -1 for an empty or malformed one.
 int32_t Recording::PythonStackId(uint32_t tgid, const strata_py_stack_event* e) {
   if (e->depth == 0 || e->depth > STRATA_PY_MAX_DEPTH) return -1;
-  return PythonStackId(tgid, std::vector<uint64_t>(e->code, e->code + e->depth));
+  std::vector<PythonFrameAddress> frames(e->depth);
+  for (uint32_t i = 0; i < e->depth; ++i) frames[i] = {e->code[i], e->instr[i]};
+  return PythonStackId(tgid, frames);
 }
 
-int32_t Recording::PythonStackId(uint32_t tgid, const std::vector<uint64_t>& codes) {
-  if (codes.empty()) return -1;
-  auto [it, inserted] = py_stacks_.try_emplace({tgid, codes}, static_cast<int32_t>(py_stacks_.size()));
+// Each frame's line is its last instruction's, read from the process now (its code object once).
+int32_t Recording::PythonStackId(uint32_t tgid, const std::vector<PythonFrameAddress>& frames) {
+  if (frames.empty()) return -1;
+  const auto pid = static_cast<pid_t>(tgid);
+  std::vector<std::pair<uint64_t, int>> lines;
+  lines.reserve(frames.size());
+  for (const PythonFrameAddress& f : frames) lines.emplace_back(f.code, py_names_.Line(pid, f));
+  auto [it, inserted] = py_stacks_.try_emplace({tgid, std::move(lines)}, static_cast<int32_t>(py_stacks_.size()));
   if (!inserted) return it->second;
-  nlohmann::json frames = nlohmann::json::array();
-  for (uint64_t code : codes) {
-    const PythonFrame& f = py_names_.Name(static_cast<pid_t>(tgid), code);
-    frames.push_back({{"fn", f.function}, {"file", f.file}, {"line", f.line}});
+  nlohmann::json named = nlohmann::json::array();
+  for (const auto& [code, line] : it->first.second) {
+    const PythonCode& c = py_names_.Name(pid, code);
+    named.push_back({{"fn", c.function}, {"file", c.file}, {"line", line}, {"first_line", c.first_line}});
   }
-  writer_.AppendMeta({{"type", "py_stack"}, {"pid", tgid}, {"id", it->second}, {"frames", frames}});
+  writer_.AppendMeta({{"type", "py_stack"}, {"pid", tgid}, {"id", it->second}, {"frames", named}});
   return it->second;
 }
 

@@ -23,11 +23,13 @@ namespace {
 constexpr const char* kNoUserStack = "[no user stack]";                 // the sample has none
 constexpr const char* kStackNotRecorded = "[user stack not recorded]";  // its id has no "stack" record
 
-// One frame of a merged stack, native or Python (module "" for Python): the key of a pprof location.
+// One frame of a merged stack, native or Python (module "" for Python): the key of a pprof location. The
+// start line (the function's first line) is known for Python frames only.
 struct Frame {
   std::string function, file, module;
   int line = 0;
-  auto Tie() const { return std::tie(function, file, module, line); }
+  int start_line = 0;
+  auto Tie() const { return std::tie(function, file, module, line, start_line); }
   bool operator<(const Frame& o) const { return Tie() < o.Tie(); }
 };
 using Stack = std::vector<Frame>;  // leaf first
@@ -43,7 +45,9 @@ Frame NativeFrame(const StackFrame& f) {
   return {unnamed ? "[" + BaseName(f.module) + "]" : f.function, f.file, f.module, f.line};
 }
 
-Frame PythonFrame(const PythonFrameRef& f) { return {f.function.empty() ? "?" : f.function, f.file, "", f.line}; }
+Frame PythonFrame(const PythonFrameRef& f) {
+  return {f.function.empty() ? "?" : f.function, f.file, "", f.line, f.first_line};
+}
 
 // The native frames up to the first interpreter frame, the Python frames, then the native frames below the
 // last interpreter frame (pprof_export.h); the Python frames at the root end when no native frame is the
@@ -216,14 +220,16 @@ class ProfileBuilder {
   }
 
   uint64_t FunctionOf(const Frame& f) {
-    auto [it, inserted] = functions_.try_emplace(std::tie(f.function, f.file, f.module), functions_.size() + 1);
+    // A Python function is also told apart by its first line (two lambdas of one file share their name).
+    auto [it, inserted] =
+        functions_.try_emplace(std::tie(f.function, f.file, f.module, f.start_line), functions_.size() + 1);
     if (inserted) {
       pprof::Function* fn = profile_.add_function();
       fn->set_id(it->second);
       fn->set_name(String(f.function));
       fn->set_system_name(String(f.function));
       fn->set_filename(String(f.file));
-      if (f.module.empty()) fn->set_start_line(f.line);  // Python: the line recorded is the function's first
+      if (f.module.empty()) fn->set_start_line(f.start_line);  // Python: the function's first line
     }
     return it->second;
   }
@@ -256,7 +262,7 @@ class ProfileBuilder {
   bool cpu_;
   pprof::Profile profile_;
   std::map<std::string, int64_t> strings_;
-  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> functions_;
+  std::map<std::tuple<std::string, std::string, std::string, int>, uint64_t> functions_;
   std::map<std::string, uint64_t> mappings_;
   std::map<Frame, uint64_t> locations_;
   using SampleKey = std::pair<std::vector<uint64_t>, Labels>;  // location ids, labels

@@ -14,7 +14,8 @@
 //    "[user stack not recorded]", so that CPU totals stay true;
 //  - functions named as recorded (a native function the symbolizer could not name is "[module file name]"),
 //    with their source file and line where the recording has them (native: DWARF line info; Python: the
-//    function's file and first line); native frames carry a mapping named by their module;
+//    line the frame executes, and the function's first line as its start line); native frames carry a mapping
+//    named by their module;
 //  - string labels on every sample: job, rank, pid, tid, and host when the segment names it.
 // Invariants: only processes that belong to a rank (RecordedSegment::RankOf) are exported; the profile is
 // deterministic for a given recording (ids in order of first use, samples in order of first row).

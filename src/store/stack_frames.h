@@ -34,11 +34,15 @@ std::string CulpritFrame(const std::vector<StackFrame>& frames);
 struct PythonFrameRef {
   std::string function;  // co_qualname
   std::string file;      // co_filename, as the interpreter has it
-  int line = 0;          // the function's first line
+  // The line the frame executes (of its last instruction: the call it is in, for a caller), as a traceback
+  // or py-spy gives it. Recordings made before the recorder read it (no first_line in their records) hold
+  // the function's first line here.
+  int line = 0;
+  int first_line = 0;  // the function's first line (co_firstlineno: its def, or its first decorator)
 };
 using PythonStacks = std::map<std::pair<uint32_t, int32_t>, std::vector<PythonFrameRef>>;  // (pid, id) -> frames
 
-/// "Python Net.forward (train.py:42)".
+/// "Python Net.forward (train.py:42)": the function and the line it executes.
 std::string PythonFrameName(const PythonFrameRef& frame);
 
 /// True when the frames run PyTorch's data loading code (torch/utils/data/): the time is data loading

@@ -44,6 +44,9 @@ PythonStacks IndexPythonStacks(const std::vector<nlohmann::json>& meta) {
       if (auto fn = f.find("fn"); fn != f.end() && fn->is_string()) frame.function = fn->get<std::string>();
       if (auto file = f.find("file"); file != f.end() && file->is_string()) frame.file = file->get<std::string>();
       if (auto line = f.find("line"); line != f.end() && line->is_number_integer()) frame.line = line->get<int>();
+      // An older recording's frames say only the first line, as their "line".
+      const auto first = f.find("first_line");
+      frame.first_line = first != f.end() && first->is_number_integer() ? first->get<int>() : frame.line;
       stack.push_back(std::move(frame));
     }
     out[{pid->get<uint32_t>(), id->get<int32_t>()}] = std::move(stack);

@@ -53,8 +53,8 @@ for tag in "job: " "rank: " "pid: " "tid: " "host: "; do expect_in "label ${tag%
 expect_in "job label: the recording's folder" "$work/tags" "run"
 top "$work/all.pb.gz" -lines > "$work/lines"
 expect_in "file:line of a native frame" "$work/lines" "compute_kernel work.cc:42"
-expect_in "file:line of a Python frame" "$work/lines" "Net.forward train.py:42"
-expect_in "file:line of its caller" "$work/lines" "train_step train.py:10"
+expect_in "file:line of a Python frame: the line it executes" "$work/lines" "Net.forward train.py:44"
+expect_in "file:line of its caller: the line of its call" "$work/lines" "train_step train.py:12"
 
 # One rank.
 "$strata" export --format pprof --rank 2 --job myjob -o "$work/r2.pb.gz" "$work/run/record-node-a.sseg"

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -145,14 +146,61 @@ TEST(PprofExport, NativeAndPythonFramesMergedWithFileAndLine) {
     for (const auto& f : p.function())
       if (f.id() == loc.line(0).function_id()) file_line[v.S(f.name())] = {v.S(f.filename()), loc.line(0).line()};
   EXPECT_EQ(file_line["compute_kernel"], std::make_pair(std::string("work.cc"), int64_t{42}));
-  EXPECT_EQ(file_line["Net.forward"], std::make_pair(std::string("train.py"), int64_t{42}));
-  EXPECT_EQ(file_line["train_step"], std::make_pair(std::string("train.py"), int64_t{10}));
+  // Python frames: the line each executes at its location, the function's first line as its start line.
+  EXPECT_EQ(file_line["Net.forward"], std::make_pair(std::string("train.py"), int64_t{44}));
+  EXPECT_EQ(file_line["train_step"], std::make_pair(std::string("train.py"), int64_t{12}));
+  std::map<std::string, int64_t> start_line;
+  for (const auto& f : p.function()) start_line[v.S(f.name())] = f.start_line();
+  EXPECT_EQ(start_line["Net.forward"], 42);
+  EXPECT_EQ(start_line["train_step"], 10);
+  EXPECT_EQ(start_line["compute_kernel"], 0);
   EXPECT_EQ(file_line["memcpy"].first, "");
   for (const auto& loc : p.location()) {  // native frames name their module, Python frames have none
     const std::string fn = v.S(v.FunctionOfLocation(loc.id()).name());
     const bool python = fn == "Net.forward" || fn == "train_step";
     EXPECT_EQ(loc.mapping_id() == 0, python || fn == "[no user stack]") << fn;
   }
+}
+
+TEST(PprofExport, ARecordingWithOnlyFirstLinesKeepsThem) {
+  // Recordings made before the recorder read the executing line say each Python frame's first line alone.
+  segments::SegmentData data = pprof_fixture::PprofFixtureRecording();
+  for (auto& m : data.meta)
+    if (m["type"] == "py_stack")
+      for (auto& f : m["frames"]) {
+        f["line"] = f["first_line"];
+        f.erase("first_line");
+      }
+  RecordedRun run;
+  run.segments.push_back(IndexSegment(std::move(data)));
+  const pprof::Profile p = Decode(PprofProfile(run, {}));
+  const View v{p};
+  for (const auto& f : p.function()) {
+    if (v.S(f.name()) == "Net.forward") {
+      EXPECT_EQ(f.start_line(), 42);
+    }
+  }
+  for (const auto& loc : p.location()) {
+    if (v.S(v.FunctionOfLocation(loc.id()).name()) == "Net.forward") {
+      EXPECT_EQ(loc.line(0).line(), 42);
+    }
+  }
+}
+
+TEST(PprofExport, PythonFunctionsOfOneNameAndFileAreToldApartByTheirFirstLine) {
+  // Two lambdas of one file share their name; their first lines make them two functions.
+  segments::SegmentData data = pprof_fixture::PprofFixtureRecording();
+  for (auto& m : data.meta)
+    if (m["type"] == "py_stack")
+      for (auto& f : m["frames"]) f["fn"] = "<lambda>";
+  RecordedRun run;
+  run.segments.push_back(IndexSegment(std::move(data)));
+  const pprof::Profile p = Decode(PprofProfile(run, {}));
+  const View v{p};
+  std::multiset<int64_t> lambdas;
+  for (const auto& f : p.function())
+    if (v.S(f.name()) == "<lambda>") lambdas.insert(f.start_line());
+  EXPECT_EQ(lambdas, (std::multiset<int64_t>{10, 42}));
 }
 
 TEST(PprofExport, AStackIdWithoutItsRecordIsNamedSo) {

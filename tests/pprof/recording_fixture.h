@@ -4,8 +4,8 @@
 //
 // Three ranks (pids 100, 110, 120, host "node-a", 100 Hz). Each main thread samples
 //  - stack 1, a native leaf compute_kernel (work.cc:42, libwork.so) called from the interpreter running the
-//    Python frames Net.forward (train.py:42) <- train_step (train.py:10): 10 samples, rank 1 30 (the
-//    straggler), rank 2 20;
+//    Python frames Net.forward (train.py:44, its def at 42) <- train_step (train.py:12, its def at 10): 10
+//    samples, rank 1 30 (the straggler), rank 2 20;
 //  - stack 2, memcpy in libc (no line info) under the interpreter, no Python frames: 5 samples each;
 // and each gloo worker thread (tid = pid + 1) samples read_socket (libgloo.so) 4 times; rank 0's worker one
 // more time with no user stack. A launcher process (pid 99, no rank) samples too and must be left out.
@@ -58,8 +58,8 @@ inline void AddFixtureMeta(uint32_t pid, int rank, segments::SegmentData* data) 
                         {"pid", pid},
                         {"id", 1},
                         {"frames",
-                         {{{"fn", "Net.forward"}, {"file", "train.py"}, {"line", 42}},
-                          {{"fn", "train_step"}, {"file", "train.py"}, {"line", 10}}}}});
+                         {{{"fn", "Net.forward"}, {"file", "train.py"}, {"line", 44}, {"first_line", 42}},
+                          {{"fn", "train_step"}, {"file", "train.py"}, {"line", 12}, {"first_line", 10}}}}});
 }
 
 // Appends `n` samples of (pid, tid, stack) every 10 ms from *t, with Python stack 1 when `python`.

@@ -5,10 +5,11 @@ by `strata agent` (live). Whether the fault took is read from the injector's sid
 fault-1.json when it stops; its peers' exit codes come from the launcher), never from strata's numbers.
 
 usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
-  lock, data_read, spin        post-mortem: `hang` on rank 1, its state and frame, ranks 0 and 2 waiting in
-                               all_reduce; the text report's first line says the job stopped, and who; the
-                               Perfetto export draws the stall and where rank 1 stopped; for the lock, the
-                               holder thread's Python frame among rank 1's other threads
+  lock, data_read, spin        post-mortem: `hang` on rank 1, its state and frame (the function and the line
+                               it blocks or spins on, not its def line), ranks 0 and 2 waiting in all_reduce;
+                               the text report's first line says the job stopped, and who; the Perfetto export
+                               draws the stall and where rank 1 stopped; for the lock, the holder thread's
+                               Python frame (the line it sleeps on) among rank 1's other threads
   mutex                        post-mortem: as lock, on a pthread mutex, whose owner is named (the thread
                                the injector says holds it)
   skip_collective              post-mortem: `collective_mismatch` naming rank 1's broadcast against ranks
@@ -21,7 +22,7 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
                                post-mortem, rank 1's stop ends after 1.75 timeouts and no launcher tears the
                                job down: the peers time out and exit, rank 1 comes back and enters the
                                collective alone. Every rank entered it, yet rank 1 is the `hang`, with where it
-                               was during the peers' wait and when it came back
+                               was during the peers' wait (the line it stopped on) and when it came back
   recovered_lock               the stop ends after half the timeout: the job goes on and ends cleanly, no hang
   came_back_matrix             (not in the default run: a benchmark) lock, data_read and spin with the stop
                                shorter than, about equal to and longer than the timeout, with and without the
@@ -32,9 +33,10 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
   live_skip_collective         `strata agent` names the mismatch (rank 1's broadcast against 0 and 2's
                                all_reduce) within 10 s, and again after the job died
   live_lock, live_data_read, live_spin
-                               `strata agent` reports the hang (rank 1, its state) in /api/v1/status within
-                               10 s of the fault, with strata_job_stalled 1 in /metrics (and, for the lock,
-                               on its live page); after the job died, its status still says hang
+                               `strata agent` reports the hang (rank 1, its state and the line it stopped on)
+                               in /api/v1/status within 10 s of the fault, with strata_job_stalled 1 in
+                               /metrics (and, for the lock, on its live page); after the job died, its status
+                               still says hang
 Exits 77 (skipped) when not root or without kernel BTF (1 under CI=true: a skip fails CI).
 """
 import json
@@ -108,6 +110,26 @@ def check_export(tmp, d):
     expect(not errors, f"the export does not show the stopped job: {errors[:3]}")
 
 
+def job_line(text):
+    """The line of lab/hang_job.py that holds `text` (exactly one does): where a fault blocks or spins."""
+    with open(JOB) as f:
+        found = [n for n, line in enumerate(f, 1) if text in line]
+    expect(len(found) == 1, f"{len(found)} lines of {JOB} hold {text!r}")
+    return found[0]
+
+
+def frame_at(function, text):
+    """A Python frame's name, as strata gives it, for `function` executing the hang_job.py line holding `text`."""
+    return f"{function} (hang_job.py:{job_line(text)})"
+
+
+# Where each lab fault stops rank 1: its function and the text of the line it blocks or spins on.
+LOCK_AT = ("blocked_on_lock", "lock.acquire()  # blocks until")
+MUTEX_AT = ("blocked_on_mutex", "libc.pthread_mutex_lock(mutex)  # blocks in futex")
+READ_AT = ("__getitem__", "os.read(read_end, 1)  # blocks until")
+SPIN_AT = ("spin_forever", "while time.monotonic() < until: x = x *")
+
+
 def fault_took(truth):
     """The injector's word: rank 1 stopped (it wrote its mark) and its peers did not finish cleanly."""
     expect(truth.get("fault_unix") is not None, f"the fault did not take (no mark from rank 1): {truth}")
@@ -134,7 +156,8 @@ def check_post_mortem_hang(tmp, fault, state, frame):
     expect(e["op"] == "all_reduce", f"the peers wait in {e['op']}")
     m = e["missing"][0]
     expect(m["state"].startswith(state), f"rank 1's state is {m['state']!r}, expected {state!r}")
-    expect(m["frame"] and frame in m["frame"], f"rank 1's frame is {m['frame']!r}, expected {frame!r} in it")
+    # The line rank 1 stopped on (the lab's blocking call, or its spin loop), not its function's def line.
+    expect(m["frame"] and m["frame"].endswith(frame), f"rank 1's frame is {m['frame']!r}, expected it to end {frame!r}")
     expect(e["stalled_for_s"] >= PG_TIMEOUT_S - 1, f"stalled for {e['stalled_for_s']} s")
     expect(f["impact_pct"] == 100, f"impact {f['impact_pct']}")
     # The recorder does not change how the job fails: gloo's timeout reaches Python as a RuntimeError (exit 1),
@@ -150,7 +173,8 @@ def check_post_mortem_hang(tmp, fault, state, frame):
 
 
 def test_lock(tmp):
-    d = check_post_mortem_hang(tmp, "lock", "blocked on a lock", "blocked_on_lock")
+    d = check_post_mortem_hang(tmp, "lock", "blocked on a lock",
+                               frame_at(*LOCK_AT))
     # The lock's holder (a thread asleep in time.sleep while holding it) is named among the rank's other
     # threads, before the idle ones (gloo's and torch's pool threads waiting on futexes).
     f = hang_finding(d)
@@ -160,16 +184,18 @@ def test_lock(tmp):
            f"the lock holder is not named among rank 1's other threads: {others}")
     expect(others[0] is busy[0], "a busy thread is not listed first")
     expect(f"thread {busy[0]['tid']}" in f["summary"], f"the summary does not name the holder: {f['summary']}")
-    # Its Python frames, read from the rank's memory at the stall: the holder sleeps in `hold`.
-    expect(busy[0]["frame"] and "blocked_on_lock.<locals>.hold" in busy[0]["frame"],
-           f"the holder's Python frame is {busy[0]['frame']!r}")
+    # Its Python frames, read from the rank's memory at the stall: the holder sleeps in `hold`, on its sleep.
+    holder = frame_at("blocked_on_lock.<locals>.hold", "# the holder sleeps here, holding the lock")
+    expect(busy[0]["frame"] and busy[0]["frame"].endswith(holder),
+           f"the holder's Python frame is {busy[0]['frame']!r}, expected it to end {holder!r}")
     expect("blocked_on_lock.<locals>.hold" in f["summary"], f"the summary lacks the holder's frame: {f['summary']}")
     # A threading.Lock (a semaphore) names no owner: none is claimed.
     expect("lock_owner_tid" not in f["evidence"]["missing"][0], "an owner was claimed for a semaphore")
 
 
 def test_mutex(tmp):
-    d = check_post_mortem_hang(tmp, "mutex", "blocked on a lock", "blocked_on_mutex")
+    d = check_post_mortem_hang(tmp, "mutex", "blocked on a lock",
+                               frame_at(*MUTEX_AT))
     # A pthread mutex names its owner: the thread the injector says holds it, listed first with its frame.
     truth = json.load(open(os.path.join(tmp, "job", "truth.json")))
     f = hang_finding(d)
@@ -177,18 +203,20 @@ def test_mutex(tmp):
     expect(m.get("lock_owner_tid") == truth["holder_tid"],
            f"lock owner {m.get('lock_owner_tid')}, the injector's holder {truth['holder_tid']}")
     others = m.get("other_threads") or []
-    expect(others and others[0]["tid"] == truth["holder_tid"] and "hold_mutex" in (others[0]["frame"] or ""),
-           f"the owner is not first among the other threads with its frame: {others[:2]}")
+    holder = frame_at("hold_mutex", "# the holder sleeps here, holding the mutex")
+    expect(others and others[0]["tid"] == truth["holder_tid"] and (others[0]["frame"] or "").endswith(holder),
+           f"the owner is not first among the other threads with its frame ({holder}): {others[:2]}")
     expect(f"a lock its thread {truth['holder_tid']} holds" in f["summary"],
            f"the summary does not name the owner: {f['summary']}")
 
 
 def test_data_read(tmp):
-    check_post_mortem_hang(tmp, "data_read", "waiting for I/O (read)", "__getitem__")
+    check_post_mortem_hang(tmp, "data_read", "waiting for I/O (read)",
+                           frame_at(*READ_AT))
 
 
 def test_spin(tmp):
-    check_post_mortem_hang(tmp, "spin", "on CPU (spinning)", "spin_forever")
+    check_post_mortem_hang(tmp, "spin", "on CPU (spinning)", frame_at(*SPIN_AT))
 
 
 def check_came_back(tmp, fault, stop_s, teardown, state):
@@ -213,6 +241,8 @@ def check_came_back(tmp, fault, stop_s, teardown, state):
            f"{f['summary']}")
     m = e["missing"][0]
     expect(m["state"].startswith(state), f"{what}: rank 1's state is {m['state']!r}, expected {state!r}")
+    frame = frame_at(*CAME_BACK_AT[fault])  # where it was during the peers' wait: the line it stopped on
+    expect((m.get("frame") or "").endswith(frame), f"{what}: rank 1's frame is {m.get('frame')!r}, expected {frame!r}")
     entered = m.get("came_back_unix")
     if entered:  # it entered: after the peers had left, and no earlier than it resumed
         expect(back and entered >= back - 0.5, f"{what}: came back at {entered}, resumed at {back}")
@@ -223,6 +253,7 @@ def check_came_back(tmp, fault, stop_s, teardown, state):
 
 
 CAME_BACK_STATES = {"lock": "blocked on a lock", "data_read": "waiting for I/O (read)", "spin": "on CPU (spinning)"}
+CAME_BACK_AT = {"lock": LOCK_AT, "data_read": READ_AT, "spin": SPIN_AT}
 
 
 def came_back(tmp, fault):
@@ -299,13 +330,14 @@ def test_attach_late(tmp):
     one = main_threads[1]
     expect(one["since_before_attach"] and one["since_unix"] is None,
            f"rank 1 should be asleep since before the attach, its start unknown: {one}")
-    expect(one["state"].startswith("blocked on a lock") and "blocked_on_lock" in (one["frame"] or ""),
-           f"rank 1: {one}")
+    lock_frame = frame_at("worker.<locals>." + LOCK_AT[0], LOCK_AT[1])
+    expect(one["state"].startswith("blocked on a lock") and (one["frame"] or "").endswith(lock_frame),
+           f"rank 1 (its frame read from its memory at {lock_frame!r} expected): {one}")
     for peer in (0, 2):
         expect(main_threads[peer]["frame"], f"rank {peer} has no Python frame: {main_threads[peer]}")
     text = subprocess.run([STRATA, "inspect", segs[0]], capture_output=True, text=True).stdout
-    expect("(rank 1): blocked on a lock (futex) since before the recorder attached in Python "
-           "worker.<locals>.blocked_on_lock" in text, f"inspect's text: {text[-800:]}")
+    expect("(rank 1): blocked on a lock (futex) since before the recorder attached in Python " + lock_frame in text,
+           f"inspect's text: {text[-800:]}")
     # diagnose claims no hang it could not measure (no collective was entered in the recording), is never
     # healthy, and says where each rank waits, grouped by place: rank 1 apart from its peers.
     d = json.loads(subprocess.run([STRATA, "diagnose", "--format", "json", segs[0]], capture_output=True,
@@ -313,7 +345,7 @@ def test_attach_late(tmp):
     expect(d["status"] == "inconclusive", f"status {d['status']}")
     first = d["status_reasons"][0]
     expect(first.startswith("every rank was asleep since before the recorder attached")
-           and "rank 1: blocked on a lock (futex) in Python worker.<locals>.blocked_on_lock" in first
+           and "rank 1: blocked on a lock (futex) in Python " + lock_frame in first
            and "ranks 0, 2: " in first, f"the first reason: {first!r}")
 
 
@@ -440,7 +472,7 @@ def ended_status(port, job_id, seconds=15):
     return None
 
 
-def check_live(tmp, fault, state):
+def check_live(tmp, fault, state, frame):
     port, agent = start_agent(tmp)
     out = os.path.join(tmp, "job")
     job_id = f"hang-test-{os.getpid()}-{fault}"
@@ -479,11 +511,12 @@ def check_live(tmp, fault, state):
         expect(latency <= LIVE_LIMIT_S, f"detected {latency:.1f} s after the stop (limit {LIVE_LIMIT_S} s)")
         expect(f["rank"] == 1, f"the live hang names rank {f['rank']}: {f['summary']}")
         expect(state in f["summary"], f"the live summary does not say {state!r}: {f['summary']}")
+        expect(frame in f["summary"], f"the live summary does not say where rank 1 stopped ({frame!r}): {f['summary']}")
         expect(j["status"] != "healthy" and j.get("stalled") is True, f"status {j['status']}, stalled {j.get('stalled')}")
         expect(f'strata_job_stalled{{training_job="{job_id}"}} 1' in metric, "strata_job_stalled is not 1")
         if page is not None:  # the live page says it, with the program's names escaped (not read as tags)
             expect("STALLED for" in page, f"the live page does not say the job is stalled: {page[-600:]}")
-            expect("worker.&lt;locals&gt;.blocked_on_lock" in page, f"the live page lost the frame: {page[-600:]}")
+            expect(frame.replace("<", "&lt;").replace(">", "&gt;") in page, f"the live page lost the frame: {page[-600:]}")
         # After the crash the agent diagnoses the finished recording: still the hang, never inconclusive.
         end = ended_status(port, job_id)
         expect(end is not None, "the agent never said the job ended")
@@ -498,15 +531,15 @@ def check_live(tmp, fault, state):
 
 
 def test_live_lock(tmp):
-    check_live(tmp, "lock", "blocked on a lock")
+    check_live(tmp, "lock", "blocked on a lock", frame_at("worker.<locals>." + LOCK_AT[0], LOCK_AT[1]))
 
 
 def test_live_data_read(tmp):
-    check_live(tmp, "data_read", "waiting for I/O (read)")
+    check_live(tmp, "data_read", "waiting for I/O (read)", frame_at(*READ_AT))
 
 
 def test_live_spin(tmp):
-    check_live(tmp, "spin", "on CPU (spinning)")
+    check_live(tmp, "spin", "on CPU (spinning)", frame_at(*SPIN_AT))
 
 
 def test_live_skip_collective(tmp):

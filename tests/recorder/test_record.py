@@ -7,7 +7,8 @@ the segment through `strata inspect --format json` (and `strata diagnose` for th
   ddp_allreduce_count   a 2-rank DDP job from the lab: every gloo allreduce is seen (steps x (buckets + 1)),
                         counters are non-empty, diagnose reads the segment with the traces
   gc_pauses             a GC-heavy Python child: each gc.collect() is one pause of plausible length
-  python_frames         a Python child's samples name its hot Python function (CPython 3.11 frame chain)
+  python_frames         a Python child's samples name its hot Python function at the line it executes, and
+                        its callers at their calls' lines (CPython 3.11 frame chain, read back through pprof)
   late_library_frames   a library loaded late by a short-lived child still names its samples' frames
   sleeping_off_cpu      a sleeping child shows as off CPU (sleeping) for its sleep
   contention            a busy process pinned to one rank's core shows as run-queue wait behind it
@@ -122,8 +123,9 @@ def test_gc_pauses(tmp):
 
 def test_python_frames(tmp):
     # CPython 3.11's frame chain read in the kernel at each sample: the innermost Python function of most
-    # samples is the hot one, named with its file and first line (this also checks the layout offsets
-    # python_frames.cc has for 3.11 against a real interpreter).
+    # samples is the hot one, named with its file and the line it executes (its loop, lines 4-5; never its def
+    # line 2), and each caller at the line of its call (this also checks the layout offsets python_frames.cc
+    # has for 3.11 against a real interpreter: the frame's last instruction, the code object's location table).
     script = ("import time\n"
               "def hot_loop(n):\n"
               "    s = 0\n"
@@ -136,13 +138,47 @@ def test_python_frames(tmp):
               "t = time.time()\n"
               "while time.time() - t < 1.5:\n"
               "    Model().forward()\n")
-    record(tmp, [PY, write_script(tmp, "hot.py", script)])
+    # A rank (RANK, WORLD_SIZE): the pprof export below takes the processes of ranks.
+    record(tmp, [PY, write_script(tmp, "hot.py", script)], env=dict(os.environ, RANK="0", WORLD_SIZE="1"))
     p = inspect(tmp)["processes"][0]
     funcs = p["python_functions"]
     total = p["cpu_samples"]
-    hot = sum(n for name, n in funcs.items() if name.startswith("Python hot_loop (hot.py:2)"))
+    hot = sum(n for name, n in funcs.items() if name in ("Python hot_loop (hot.py:4)", "Python hot_loop (hot.py:5)"))
     expect(total >= 20, f"only {total} CPU samples")
-    expect(hot >= 0.6 * total, f"hot_loop in {hot} of {total} samples: {funcs}")
+    expect(hot >= 0.6 * total, f"hot_loop at its loop's lines in {hot} of {total} samples: {funcs}")
+    expect("Python hot_loop (hot.py:2)" not in funcs, f"samples named by hot_loop's def line: {funcs}")
+    stacks = pprof_python_stacks(tmp)
+    if stacks is None:
+        print("     note: go is not installed: the callers' lines are not read back from the pprof export")
+        return
+    hot_stacks = [(n, st) for n, st in stacks if st and st[0] in ("hot_loop hot.py:4", "hot_loop hot.py:5")]
+    hot_samples = sum(n for n, _ in hot_stacks)
+    expect(hot_samples >= 0.6 * total, f"{hot_samples} of {total} pprof samples end in hot_loop's loop: {stacks[:3]}")
+    for _, st in hot_stacks:  # (pprof shows <module> as "": it drops what is in <>, as C++ template arguments)
+        expect(st[1:3] == ["Model.forward hot.py:9", "hot.py:12"], f"hot_loop's callers are not at their calls' lines: {st}")
+
+
+def pprof_python_stacks(tmp):
+    """(samples, the Python frames ("function file-name:line", innermost first)) of each stack of the recording
+    in TMP, as `go tool pprof -traces -lines` reads them from `strata export --format pprof` (None without go)."""
+    import shutil
+    if not shutil.which("go"):
+        return None
+    out = os.path.join(tmp, "cpu.pb.gz")
+    subprocess.run([STRATA, "export", "--format", "pprof", "-o", out, tmp], capture_output=True, text=True,
+                   check=True)
+    r = subprocess.run(["go", "tool", "pprof", "-traces", "-lines", "-sample_index=samples", out], capture_output=True,
+                       text=True, check=True, env=dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache")))
+    stacks = []
+    for block in r.stdout.split("-----------+")[1:]:
+        # A frame line: the stack's samples (first frame only) in 10 columns, 3 spaces, "function file:line".
+        lines = [line for line in block.splitlines() if len(line) > 13 and line[10:13] == "   "]
+        if not lines:
+            continue
+        python = [f.rsplit(" ", 1) if " " in f else ["", f] for f in (line[13:] for line in lines)
+                  if re.search(r"\.py:\d+$", f)]
+        stacks.append((int(lines[0][:10]), [(fn + " " if fn else "") + os.path.basename(where) for fn, where in python]))
+    return stacks
 
 
 def test_late_library_frames(tmp):

@@ -129,7 +129,8 @@ TEST(LockOwner, ReadsBothLayoutsAndBelievesOnlyThreadsOfTheProcess) {
   EXPECT_FALSE(LockOwnerOf(::getpid(), 100, FakeProc("wake", address, FUTEX_WAKE, 4343)).has_value());
 }
 
-// A Python child with a thread asleep in a function of a known name; kills it when done.
+// A Python child with a thread asleep in a function of a known name, at a known line, called from another at
+// a known line; its main thread asleep at a known line of the module. Kills it when done.
 class SleepingPython {
  public:
   SleepingPython() {
@@ -140,12 +141,15 @@ class SleepingPython {
       ::dup2(fds[1], 1);
       ::close(fds[0]);
       const char* script =
-          "import threading, time\n"
-          "def sleeper_in_known_function():\n"
-          "    print(threading.get_native_id(), flush=True)\n"
-          "    time.sleep(60)\n"
-          "threading.Thread(target=sleeper_in_known_function, daemon=True).start()\n"
-          "time.sleep(60)\n";
+          "import threading, time\n"                                                  // 1
+          "def sleeper_in_known_function():\n"                                        // 2
+          "    print(threading.get_native_id(), flush=True)\n"                        // 3
+          "    squares = [i * i for i in range(3)]\n"                                 // 4
+          "    time.sleep(60 + squares[0])\n"                                         // 5
+          "def caller_in_known_function():\n"                                         // 6
+          "    sleeper_in_known_function()\n"                                         // 7
+          "threading.Thread(target=caller_in_known_function, daemon=True).start()\n"  // 8
+          "time.sleep(60)\n";                                                         // 9
       ::execl("/usr/bin/python3", "python3", "-c", script, static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -177,14 +181,31 @@ TEST(PythonStackReader, ReadsTheFramesOfAnotherThreadAsleep) {
   std::string why;
   const auto offsets = PythonOffsetsOf(ReadProcessInfo(child.pid()), &why);
   ASSERT_TRUE(offsets.has_value()) << "no frame layout for /usr/bin/python3: " << why;
-  const std::vector<uint64_t> codes = ReadPythonStack(child.pid(), static_cast<pid_t>(child.tid()), *offsets);
-  ASSERT_FALSE(codes.empty());
+  const std::vector<PythonFrameAddress> frames =
+      ReadPythonStack(child.pid(), static_cast<pid_t>(child.tid()), *offsets);
+  ASSERT_GE(frames.size(), 3u);
   PythonCodeNames names;
-  EXPECT_EQ(names.Name(child.pid(), codes.front()).function, "sleeper_in_known_function");
+  // Each frame at the line it executes (its call, for the caller), its first line beside it: the frame's
+  // last instruction and the code object's location table read at 3.11's offsets.
+  const PythonCode& sleeper = names.Name(child.pid(), frames[0].code);
+  EXPECT_EQ(sleeper.function, "sleeper_in_known_function");
+  EXPECT_EQ(sleeper.file, "<string>");
+  EXPECT_EQ(sleeper.first_line, 2);
+  EXPECT_EQ(names.Line(child.pid(), frames[0]), 5);
+  const PythonCode& caller = names.Name(child.pid(), frames[1].code);
+  EXPECT_EQ(caller.function, "caller_in_known_function");
+  EXPECT_EQ(caller.first_line, 6);
+  EXPECT_EQ(names.Line(child.pid(), frames[1]), 7);
+  EXPECT_EQ(names.Name(child.pid(), frames[2].code).function, "Thread.run");  // threading.py, below it
+  EXPECT_NE(names.Line(child.pid(), frames[2]), names.Name(child.pid(), frames[2].code).first_line);
+  // Asked again, the same (cached per code object and instruction); no instruction read: the first line.
+  EXPECT_EQ(names.Line(child.pid(), frames[0]), 5);
+  EXPECT_EQ(names.Line(child.pid(), {frames[0].code, 0}), 2);
   // Its main thread is elsewhere (module level), and a thread the interpreter does not know has no frames.
-  const std::vector<uint64_t> main = ReadPythonStack(child.pid(), child.pid(), *offsets);
+  const std::vector<PythonFrameAddress> main = ReadPythonStack(child.pid(), child.pid(), *offsets);
   ASSERT_FALSE(main.empty());
-  EXPECT_EQ(names.Name(child.pid(), main.front()).function, "<module>");
+  EXPECT_EQ(names.Name(child.pid(), main.front().code).function, "<module>");
+  EXPECT_EQ(names.Line(child.pid(), main.front()), 9);
   EXPECT_TRUE(ReadPythonStack(child.pid(), 1, *offsets).empty());
 }
 

@@ -472,7 +472,7 @@ TEST(StackFrames, SampleNamesPairTheNativeCulpritWithItsPythonCaller) {
                           {"pid", 5},
                           {"id", 0},
                           {"frames",
-                           {{{"fn", "Net.forward"}, {"file", "/srv/train.py"}, {"line", 42}},
+                           {{{"fn", "Net.forward"}, {"file", "/srv/train.py"}, {"line", 42}, {"first_line", 40}},
                             {{"fn", "main"}, {"file", "/srv/train.py"}, {"line", 7}}}}},
                          {{"type", "py_stack"},
                           {"pid", 5},
@@ -484,6 +484,11 @@ TEST(StackFrames, SampleNamesPairTheNativeCulpritWithItsPythonCaller) {
                              {"line", 49}}}}},
                          {{"type", "py_stack"}, {"pid", "x"}}});
   ASSERT_EQ(py.size(), 2u);
+  // A frame is named by the line it executes; the first line is kept beside it (an older recording's frame,
+  // without first_line, says only that, as its line).
+  EXPECT_EQ(py.at({5, 0})[0].line, 42);
+  EXPECT_EQ(py.at({5, 0})[0].first_line, 40);
+  EXPECT_EQ(py.at({5, 0})[1].first_line, 7);
   const std::vector<StackFrame> torch = {
       {"memcpy", "/lib/libc.so.6", false},
       {"at::native::addmm_out(at::Tensor const&)", "/usr/lib/libtorch_cpu.so", false},

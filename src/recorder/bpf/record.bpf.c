@@ -80,6 +80,7 @@ struct strata_py_saved {
   __u32 depth;
   __u32 pad;
   __u64 code[STRATA_PY_MAX_DEPTH];
+  __u64 instr[STRATA_PY_MAX_DEPTH];
 };
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -148,10 +149,11 @@ static __always_inline __u64 read_ptr(__u64 addr) {
   return v;
 }
 
-// The Python frames of the current thread `tid` of a CPython process (py_procs) into `code` (innermost
-// first); returns how many. Its thread state is found among the main interpreter's by native thread id,
-// then the frame chain is walked from the current frame. Reads the current task's memory only.
-static __always_inline __u32 walk_py_stack(__u32 tid, struct strata_py_offsets* o, __u64* code) {
+// The Python frames of the current thread `tid` of a CPython process (py_procs) into `code` and `instr`
+// (innermost first: each frame's code object and last instruction); returns how many. Its thread state is
+// found among the main interpreter's by native thread id, then the frame chain is walked from the current
+// frame. Reads the current task's memory only.
+static __always_inline __u32 walk_py_stack(__u32 tid, struct strata_py_offsets* o, __u64* code, __u64* instr) {
   __u64 interp = read_ptr(o->runtime + o->interp_head);
   __u64 tstate = interp ? read_ptr(interp + o->threads_head) : 0;
   __u64 found = 0;
@@ -170,6 +172,7 @@ static __always_inline __u32 walk_py_stack(__u32 tid, struct strata_py_offsets* 
     __u64 c = read_ptr(frame + o->frame_code);
     if (!c) break;
     code[i] = c;
+    instr[i] = read_ptr(frame + o->frame_instr);
     depth = i + 1;
     frame = read_ptr(frame + o->frame_previous);
   }
@@ -184,7 +187,7 @@ static __always_inline void emit_py_stack(__u32 tid, __u32 tgid, __u64 ts) {
   struct strata_py_stack_event* e = reserve(sizeof(*e));
   if (!e) return;
   fill_header(&e->h, STRATA_EV_PY_STACK, tid, tgid, ts);
-  e->depth = walk_py_stack(tid, o, e->code);
+  e->depth = walk_py_stack(tid, o, e->code, e->instr);
   e->pad = 0;
   if (e->depth == 0) {
     bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
@@ -194,14 +197,14 @@ static __always_inline void emit_py_stack(__u32 tid, __u32 tgid, __u64 ts) {
 }
 
 // A Python main thread leaving the CPU: its frames, kept until it comes back (they cannot change while it
-// is off CPU), so that a long off-CPU interval says which Python function it waited in.
+// is off CPU), so that a long off-CPU interval says which Python function and line it waited in.
 static __always_inline void save_py_stack_off_cpu(__u32 tid, __u32 tgid) {
   struct strata_py_offsets* o = bpf_map_lookup_elem(&py_procs, &tgid);
   if (!o || tid != tgid) return;
   __u32 zero = 0;
   struct strata_py_saved* saved = bpf_map_lookup_elem(&py_scratch, &zero);
   if (!saved) return;
-  saved->depth = walk_py_stack(tid, o, saved->code);
+  saved->depth = walk_py_stack(tid, o, saved->code, saved->instr);
   if (saved->depth)
     bpf_map_update_elem(&py_off_stack, &tid, saved, BPF_ANY);
   else
@@ -217,7 +220,10 @@ static __always_inline void emit_py_stack_off_cpu(__u32 tid, __u32 tgid, __u64 t
   fill_header(&e->h, STRATA_EV_PY_STACK, tid, tgid, ts);
   __u32 depth = saved->depth < STRATA_PY_MAX_DEPTH ? saved->depth : STRATA_PY_MAX_DEPTH;
   for (int i = 0; i < STRATA_PY_MAX_DEPTH; i++)
-    if (i < depth) e->code[i] = saved->code[i];
+    if (i < depth) {
+      e->code[i] = saved->code[i];
+      e->instr[i] = saved->instr[i];
+    }
   e->depth = depth;
   e->pad = 0;
   submit(e);

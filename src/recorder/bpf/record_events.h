@@ -81,7 +81,8 @@ struct strata_sample_event {
 // Where a CPython process keeps its frames (map py_procs, by tgid; filled by user space for the versions
 // src/recorder/python_frames.cc knows): runtime = address of _PyRuntime in the process, then byte offsets
 // along _PyRuntime -> main interpreter -> thread states (matched by native thread id) -> current frame ->
-// previous frames, each frame giving its code object.
+// previous frames, each frame giving its code object and its last instruction (user space turns that into
+// the line the frame executes).
 struct strata_py_offsets {
   strata_u64 runtime;
   strata_u16 interp_head;     // _PyRuntimeState.interpreters.head
@@ -92,15 +93,17 @@ struct strata_py_offsets {
   strata_u16 cframe_current;  // _PyCFrame.current_frame
   strata_u16 frame_code;      // _PyInterpreterFrame.f_code
   strata_u16 frame_previous;  // _PyInterpreterFrame.previous
+  strata_u16 frame_instr;     // _PyInterpreterFrame.prev_instr
 };
 
 #define STRATA_PY_MAX_DEPTH 32
 #define STRATA_PY_MAX_THREADS 32
 struct strata_py_stack_event {
   struct strata_event_header h;
-  strata_u32 depth;  // code objects in `code`, innermost first
+  strata_u32 depth;  // frames in `code` and `instr`, innermost first
   strata_u32 pad;
-  strata_u64 code[STRATA_PY_MAX_DEPTH];
+  strata_u64 code[STRATA_PY_MAX_DEPTH];   // each frame's code object
+  strata_u64 instr[STRATA_PY_MAX_DEPTH];  // each frame's last instruction (an address in its code; 0 unread)
 };
 
 struct strata_call_event {
