@@ -13,8 +13,8 @@ Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more p
 an agent on a free port; the first finding on rank 1 must be slow_compute. With --fault-kind contention, rank 1
 shares its CPU with a busy process from 12 s on instead (fault_job.py), and the finding must be cpu_contention. With
 --fault-kind pause, a 3-rank job whose rank 2 sleeps once for 2 s at 12 s (issue 46 item 6: it read recurring): the
-agent and serve each open exactly one online finding whose onset lies in the pause, on rank 2, host_stall, one_off at
-every poll while it is open (the metrics checks are left out: it closes within a second). Prints the detection latency (detected_at - the first slow step's start). Exits 77
+agent and serve each open exactly one online finding for the pause (late by half of it in its detecting step, or
+with its onset in it), on rank 2, host_stall, one_off at every poll while it is open (the metrics checks are left out: it closes within a second). Prints the detection latency (detected_at - the first slow step's start). Exits 77
 (skipped) when not root or without BTF (1 under CI=true: a skip fails CI).
 """
 import argparse
@@ -105,7 +105,8 @@ def main():
             found_at = None
             clean_findings = []
             detected = None
-            online_seen = {"agent": {}, "serve": {}}  # after the fault: (rank, step) -> [(cause, persistence, onset)]
+            # After the fault: (rank, step) -> [(cause, persistence, onset, late ms in the detecting step)] per poll.
+            online_seen = {"agent": {}, "serve": {}}
             while job.poll() is None:
                 time.sleep(0.5)
                 status = json.loads(get(port, "/api/v1/status"))
@@ -123,8 +124,9 @@ def main():
                     served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
                     for who, js in (("agent", jobs), ("serve", served)):
                         for f in (f for j in js for f in j["findings"] if f.get("source") == "online"):
+                            late_ms = max((f["scores"].get(s) or {}).get("late_ms", 0) for s in ("self", "peer"))
                             online_seen[who].setdefault((f["rank"], f["step"]), []).append(
-                                (f["cause"], f["persistence"], f["onset_unix"] or 0))
+                                (f["cause"], f["persistence"], f["onset_unix"] or 0, late_ms))
                 if detected and job.poll() is None:
                     metrics = get(port, "/metrics")
                 if clean_s:
@@ -146,14 +148,15 @@ def main():
                     with open(os.path.join(out, "fault.json")) as fh:
                         fault_start = json.load(fh)["fault_start_unix"]
                 for who, seen in online_seen.items() if pause else ():
-                    # The pause's findings: those whose onset lies within it (the loaded machine may stall any rank
-                    # for a step elsewhere, which opens findings of its own, one_off too).
-                    at_pause = {k: sorted({(c, p) for c, p, _ in v}) for k, v in seen.items()
-                                if any(fault_start - 1 <= o <= fault_start + extra / 1e3 for _, _, o in v)}
-                    shown = {k: (sorted({(c, p) for c, p, _ in v}), round(v[0][2] - fault_start, 2))
+                    # The pause's findings: opened on it (late by half the pause in the detecting step), or with
+                    # their onset in it. The loaded machine may stall any rank for a step elsewhere (~150 ms at
+                    # load 12), which opens findings of its own, one_off too: those are printed, not counted.
+                    at_pause = {k: sorted({(c, p) for c, p, _, _ in v}) for k, v in seen.items()
+                                if v[0][3] >= extra / 2 or fault_start - 1 <= v[0][2] <= fault_start + extra / 1e3}
+                    shown = {k: (sorted({(c, p) for c, p, _, _ in v}), round(v[0][2] - fault_start, 2), v[0][3])
                              for k, v in seen.items()}
                     print(f"     {who}: online findings after the fault, (rank, step): ([(cause, persistence) at the "
-                          f"polls], onset - fault start s): {shown}", flush=True)
+                          f"polls], onset - fault start s, late ms): {shown}", flush=True)
                     expect(len(at_pause) == 1 and next(iter(at_pause))[0] == fault_rank,
                            f"{who}: exactly one online finding with its onset in the pause, on rank {fault_rank} "
                            f"({at_pause})")
