@@ -142,6 +142,26 @@ TEST(OnlineMemory, APauseThatRecursWithinItsHoldIsOneRecurringDetection) {
   }
 }
 
+// A slowdown that begins with a pause (2 s at step 30, then 30 ms more per step from step 31 on) is one
+// detection that reads one_off at first, lasting once the late run has gone on kOnlineLongWindow steps, and
+// stays open while it lasts: reading a pause's persistence from its pauses must not hide it.
+TEST(OnlineMemory, APauseThatTurnsIntoASlowdownIsLasting) {
+  for (int ranks : {2, 3, 8}) {
+    Job job;
+    job.ranks = ranks;
+    job.extra = [ranks](int r, int64_t k) { return r != ranks - 1 || k < 30 ? 0.0 : k == 30 ? 2.0 : 0.03; };
+    const JobRun run = Drive(job, 60);
+    ASSERT_EQ(run.opened.size(), 1u) << ranks << " ranks";
+    EXPECT_EQ(run.opened[0].step, 30);
+    EXPECT_EQ(PersistenceName(run.opened[0].persistence), "one_off");
+    const size_t lasting = 30 + th::kOnlineLongWindow - 1;
+    EXPECT_EQ(PersistenceName(run.open_after[lasting - 1].at(ranks - 1).persistence), "one_off") << ranks << " ranks";
+    EXPECT_EQ(PersistenceName(run.open_after[lasting].at(ranks - 1).persistence), "lasting") << ranks << " ranks";
+    ASSERT_EQ(run.open_after.back().count(ranks - 1), 1u) << ranks << " ranks";
+    EXPECT_EQ(PersistenceName(run.open_after.back().at(ranks - 1).persistence), "lasting") << ranks << " ranks";
+  }
+}
+
 // The last rank works 30 ms longer every 4th step from step 20 to step 59: one detection, recurring, opened at
 // the fourth slow step (32) with its onset at the first (20); it stays open through the pattern (no flapping) and
 // closes kOnlineRecurringWindow on-time steps after the last slow step.

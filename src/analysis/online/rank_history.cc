@@ -149,6 +149,12 @@ double RankHistory::StartOf(int64_t step) const {
 
 Persistence RankHistory::PersistenceSince(int64_t onset, bool pauses) const {
   const int n = static_cast<int>(std::clamp<int64_t>(last_step_ - onset + 1, 1, kHistoryBits));
+  if (pauses) {  // a run of late steps still going over kOnlineLongWindow steps is a lasting slowdown, paused or not
+    const std::vector<Run> late = Runs(late_bits_, n);
+    if (!late.empty() && late.back().newest == 0 &&
+        static_cast<size_t>(late.back().oldest) + 1 >= th::kOnlineLongWindow)
+      return Persistence::kLasting;
+  }
   const std::vector<Run> runs = Runs(pauses ? pause_bits_ : late_bits_, n);
   if (runs.size() >= 2) return Persistence::kRecurring;
   if (runs.empty()) return Persistence::kOneOff;

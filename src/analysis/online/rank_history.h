@@ -68,7 +68,9 @@ class RankHistory {
   double StartOf(int64_t step) const;
   /// Persistence of the late steps from `onset` through the last recorded step (at most 32 steps). With
   /// `pauses`, of the pauses alone (a pause's detection: what recurs is another pause, not a step late by
-  /// the minimum effect within its hold, which one pause among noisy steps would otherwise read as recurring).
+  /// the minimum effect within its hold, which one pause among noisy steps would otherwise read as recurring),
+  /// unless the rank's late run still goes after kOnlineLongWindow steps (lasting: a slowdown that began
+  /// with a pause).
   Persistence PersistenceSince(int64_t onset, bool pauses = false) const;
   /// kOnlineRecurringRuns evenly spaced runs of clearly late steps in the last kOnlineRecurringWindow steps,
   /// the last of them ending at the last recorded step: the first run's step; else -1.
