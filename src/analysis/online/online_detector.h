@@ -20,7 +20,8 @@
 // from 0, or the run's first late step if later; for a recurring pattern its first run) and its persistence
 // (lasting, recurring, one_off), re-read each step while it is open: from the rank's late steps, or, when
 // its run held a pause, from its pauses alone (another pause recurs; a step late by the minimum effect within
-// the hold, as a loaded machine makes now and then, does not). It closes, with hysteresis, after
+// the hold, as a loaded machine makes now and then, does not; a late run going on past kOnlineLongWindow steps
+// is lasting). It closes, with hysteresis, after
 // kOnlineWindow consecutive on-time steps when lasting, kOnlineOneOffHold when one_off (a pause closes on
 // its own; one that recurs meanwhile makes it recurring), kOnlineRecurringWindow when recurring.
 // A detection's cause is named by the one rule, NameCause of cause_choice.h, over the late run that opened it
