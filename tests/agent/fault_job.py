@@ -2,7 +2,8 @@
 """A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
 
 usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
-                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute] [--fault-kind gc|hang|contention]
+                   [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute]
+                   [--fault-kind gc|hang|contention|pause]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
@@ -11,7 +12,9 @@ all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_co
 --fault-kind hang the fault rank blocks on a lock forever instead (its peers wait in their next collective
 until the process group's --pg-timeout); with --fault-kind contention every rank computes the same fixed amount of
 work per step (what took rank 0 60 ms at start-up) and from the fault on the fault rank shares its CPU with a
-busy process pinned beside it (both on the last CPU it may use), so it waits in the run queue about as long as it runs. Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
+busy process pinned beside it (both on the last CPU it may use), so it waits in the run queue about as long as it runs;
+with --fault-kind pause the fault rank sleeps once, for --extra-ms, in the first step from the fault on (one pause,
+off the CPU: persistence one_off), and runs clean before and after. Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
 moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
 the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
 10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
@@ -109,6 +112,7 @@ def rank_main(a):
     burner = None
     start = time.time()
     fault_written = False
+    paused = False  # pause: the one sleep happened
 
     def mark_fault():  # fault.json: the moment the fault's effect begins, once
         nonlocal fault_written
@@ -125,6 +129,8 @@ def rank_main(a):
         if elapsed >= a.seconds:
             break
         faulty = rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0
+        if a.fault_kind == "pause":
+            faulty, paused = faulty and not paused, paused or faulty
         if faulty and a.fault_kind == "contention" and burner is None:
             mark_fault()
             burner = start_contention(a.seconds - elapsed + 5)
@@ -142,6 +148,8 @@ def rank_main(a):
             if graph is not None:
                 import gc
                 gc.collect()
+            elif a.fault_kind == "pause":
+                time.sleep(a.extra_ms / 1e3)
             else:
                 extra_compute(a.extra_ms)
         dist.all_reduce(t)
@@ -166,9 +174,9 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=1, help="K: ranks per namespace with --netns")
     ap.add_argument("--sleep-compute", action="store_true",
                     help="each step's 60 ms of compute is a sleep (the fault's extra compute still burns CPU)")
-    ap.add_argument("--fault-kind", choices=("compute", "gc", "hang", "contention"), default="compute",
+    ap.add_argument("--fault-kind", choices=("compute", "gc", "hang", "contention", "pause"), default="compute",
                     help="the fault's extra time: CPU work (default), a full garbage collection, or a busy "
-                    "process sharing the rank's CPU; or a hang")
+                    "process sharing the rank's CPU; or a hang; or one sleep of --extra-ms (pause)")
     ap.add_argument("--pg-timeout", type=float, default=60, help="hang: the process group's timeout (s)")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

@@ -6,12 +6,15 @@ stream shows both ranks with their steps in its own /api/v1/status (the multi-no
 Prometheus server (Debian's) scrapes the agent's /metrics every second and must hold strata_straggler for the
 slow rank; promtool lints the exposition.
 
-usage: test_agent.py STRATA_BINARY [--clean SECONDS | --fault-kind contention]
+usage: test_agent.py STRATA_BINARY [--clean SECONDS | --fault-kind contention|pause]
 With --clean, a clean job of SECONDS runs instead (no fault): nothing may be raised, by the agent or by serve
 (issue 13: a clean run of several minutes raises nothing; not in ctest for its length).
 Runs tests/agent/fault_job.py (2 gloo ranks, ~30 s; rank 1 computes 40 ms more per step from 12 s on) under
 an agent on a free port; the first finding on rank 1 must be slow_compute. With --fault-kind contention, rank 1
-shares its CPU with a busy process from 12 s on instead (fault_job.py), and the finding must be cpu_contention. Prints the detection latency (detected_at - the first slow step's start). Exits 77
+shares its CPU with a busy process from 12 s on instead (fault_job.py), and the finding must be cpu_contention. With
+--fault-kind pause, a 3-rank job whose rank 2 sleeps once for 2 s at 12 s (issue 46 item 6: it read recurring): the
+agent and serve each open exactly one online finding for the pause (late by half of it in its detecting step, or
+with its onset in it), on rank 2, host_stall, one_off at every poll while it is open (the metrics checks are left out: it closes within a second). Prints the detection latency (detected_at - the first slow step's start). Exits 77
 (skipped) when not root or without BTF (1 under CI=true: a skip fails CI).
 """
 import argparse
@@ -48,11 +51,13 @@ def main():
     ap.add_argument("strata", metavar="STRATA_BINARY")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--clean", type=float, metavar="SECONDS", help="a clean job of SECONDS: nothing may be raised")
-    mode.add_argument("--fault-kind", choices=("compute", "contention"), default="compute")
+    mode.add_argument("--fault-kind", choices=("compute", "contention", "pause"), default="compute")
     a = ap.parse_args()
     strata = os.path.abspath(a.strata)
     clean_s = a.clean
-    want_cause = {"compute": "slow_compute", "contention": "cpu_contention"}[a.fault_kind]
+    want_cause = {"compute": "slow_compute", "contention": "cpu_contention", "pause": "host_stall"}[a.fault_kind]
+    pause = a.fault_kind == "pause"
+    ranks, fault_rank = ([0, 1, 2], 2) if pause else ([0, 1], 1)
     stop = unmet(("redis-server", "prometheus", "promtool"))
     if stop is not None:
         return stop
@@ -91,27 +96,37 @@ def main():
             expect(status.get("jobs") == [], f"no job before the job starts (jobs: {status.get('jobs')})")
             job_id = f"agent-test-{os.getpid()}"
             out = os.path.join(tmp, "job")
-            seconds, fault_after, extra = (clean_s, clean_s + 1, 0) if clean_s else (30, 12, 40)
+            seconds, fault_after, extra = (clean_s, clean_s + 1, 0) if clean_s else (30, 12, 2000 if pause else 40)
             job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
                                     str(seconds), "--fault-after", str(fault_after), "--extra-ms", str(extra), "--job",
-                                    job_id, "--fault-kind", a.fault_kind])
+                                    job_id, "--fault-kind", a.fault_kind, "--ranks", str(len(ranks)),
+                                    "--fault-rank", str(fault_rank)])
             served_findings = []
             found_at = None
             clean_findings = []
             detected = None
+            # After the fault: (rank, step) -> [(cause, persistence, onset, late ms in the detecting step)] per poll.
+            online_seen = {"agent": {}, "serve": {}}
             while job.poll() is None:
                 time.sleep(0.5)
                 status = json.loads(get(port, "/api/v1/status"))
                 jobs = [j for j in status["jobs"] if j["job"] == job_id]
-                if jobs and found_at is None and jobs[0]["ranks"] == [0, 1]:
+                if jobs and found_at is None and jobs[0]["ranks"] == ranks:
                     found_at = time.time()
                 fault = os.path.exists(os.path.join(out, "fault.json"))
                 for j in jobs:
                     for f in j["findings"]:
                         if not fault:
                             clean_findings.append((f["rank"], f["cause"], f.get("summary", "")[:240]))
-                        elif detected is None and f["rank"] == 1:
+                        elif detected is None and f["rank"] == fault_rank:
                             detected = (f, time.time())
+                if pause and fault:
+                    served = [j for j in json.loads(get(serve_port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
+                    for who, js in (("agent", jobs), ("serve", served)):
+                        for f in (f for j in js for f in j["findings"] if f.get("source") == "online"):
+                            late_ms = max((f["scores"].get(s) or {}).get("late_ms", 0) for s in ("self", "peer"))
+                            online_seen[who].setdefault((f["rank"], f["step"]), []).append(
+                                (f["cause"], f["persistence"], f["onset_unix"] or 0, late_ms))
                 if detected and job.poll() is None:
                     metrics = get(port, "/metrics")
                 if clean_s:
@@ -128,8 +143,26 @@ def main():
                 expect(job.returncode == 0, f"the job ran to the end (exit {job.returncode})")
                 expect(found_at is not None, "the agent found the job and both ranks by itself")
                 expect(not clean_findings, f"nothing raised before the fault (raised: {sorted(set(clean_findings))})")
-                expect(detected is not None, "rank 1's slowdown appears in /api/v1/status")
-                if detected:
+                expect(detected is not None, f"rank {fault_rank}'s slowdown appears in /api/v1/status")
+                if pause:
+                    with open(os.path.join(out, "fault.json")) as fh:
+                        fault_start = json.load(fh)["fault_start_unix"]
+                for who, seen in online_seen.items() if pause else ():
+                    # The pause's findings: opened on it (late by half the pause in the detecting step), or with
+                    # their onset in it. The loaded machine may stall any rank for a step elsewhere (~150 ms at
+                    # load 12), which opens findings of its own, one_off too: those are printed, not counted.
+                    at_pause = {k: sorted({(c, p) for c, p, _, _ in v}) for k, v in seen.items()
+                                if v[0][3] >= extra / 2 or fault_start - 1 <= v[0][2] <= fault_start + extra / 1e3}
+                    shown = {k: (sorted({(c, p) for c, p, _, _ in v}), round(v[0][2] - fault_start, 2), v[0][3])
+                             for k, v in seen.items()}
+                    print(f"     {who}: online findings after the fault, (rank, step): ([(cause, persistence) at the "
+                          f"polls], onset - fault start s, late ms): {shown}", flush=True)
+                    expect(len(at_pause) == 1 and next(iter(at_pause))[0] == fault_rank,
+                           f"{who}: exactly one online finding with its onset in the pause, on rank {fault_rank} "
+                           f"({at_pause})")
+                    expect(all(v == [(want_cause, "one_off")] for v in at_pause.values()),
+                           f"{who}: the pause's finding is {want_cause}, one_off at every poll")
+                if detected and not pause:
                     f, seen = detected
                     with open(os.path.join(out, "fault.json")) as fh:
                         fault_start = json.load(fh)["fault_start_unix"]
@@ -157,8 +190,9 @@ def main():
                 online = served[0].get("online", {}) if served else {}
                 print(f"     serve: ranks {served[0]['ranks'] if served else None}, last steps {online.get('last_step')}, "
                       f"summaries {online.get('summaries')}", flush=True)
-                expect(bool(served) and served[0]["ranks"] == [0, 1], "serve sees the job's two ranks through Redis")
-                expect(all(v >= 10 for v in online.get("last_step", {}).values()) and len(online.get("last_step", {})) == 2,
+                expect(bool(served) and served[0]["ranks"] == ranks, "serve sees the job's ranks through Redis")
+                expect(all(v >= 10 for v in online.get("last_step", {}).values())
+                       and len(online.get("last_step", {})) == len(ranks),
                        "serve has at least 10 steps of each rank")
                 expect(re.search(r'^strata_redis_published_total [1-9]', metrics, re.M) is not None,
                        "the agent's /metrics counts what it published")

@@ -7,6 +7,7 @@
 
 #ifdef STRATA_HAVE_RECORDER
 
+#include <algorithm>
 #include <random>
 
 #include "agent/online_job.h"
@@ -254,6 +255,74 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
   EXPECT_EQ(f.cause, diagnosis::Cause::kUnknown);
   EXPECT_EQ(f.layer, diagnosis::Layer::kNone);
   EXPECT_EQ(f.confidence, 0.0);
+}
+
+// Issue 46 item 6: a 3-rank job (steps of ~80 ms) whose rank 2 pauses once for 2 s at step 40, fed the way
+// the agent's rounds cut its steps: a round publishes the steps completed since the last one (about a
+// second's), so the pause falls first, inside or last in a round; a round may resend steps the last one sent
+// (overlapping windows: counted once), or come in two parts (the chunk switch: the old chunk's last steps,
+// then the new chunk's). Six steps after the pause the machine slows every rank's step, ranks 1 and 2 working
+// 60 ms longer (as measured in the agent's stream). Whatever the cut: one finding, on rank 2, one_off in every
+// round while it is open.
+TEST(OnlineJob, OnePauseIsOneOneOffFindingHoweverTheRoundsCutIt) {
+  constexpr int64_t kPause = 40, kSteps = 80;
+  std::vector<std::vector<online::RankStepSummary>> steps;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> jitter(0, 0.002);
+  double start = 1.7e9;
+  for (int64_t k = 0; k < kSteps; ++k) {
+    std::vector<double> work;
+    for (int r = 0; r < 3; ++r)
+      work.push_back(0.06 + jitter(rng) + (r == 2 && k == kPause ? 2.0 : 0) + (k == kPause + 6 && r >= 1 ? 0.06 : 0));
+    const double step_s = 0.02 + *std::max_element(work.begin(), work.end());
+    std::vector<online::RankStepSummary> ranks;
+    for (int r = 0; r < 3; ++r) {
+      online::RankStepSummary x = S(r, k, work[static_cast<size_t>(r)]);
+      x.start_unix = start;
+      x.step_s = step_s;
+      x.wait_s = step_s - x.oncpu_s;
+      if (r == 2 && k == kPause) {  // the pause: off the CPU
+        x.oncpu_s -= 2.0;
+        x.offcpu_other_s = 2.0;
+      }
+      ranks.push_back(x);
+    }
+    steps.push_back(ranks);
+    start += step_s;
+  }
+  struct Cut {
+    const char* what;
+    int64_t round_end;       // a round ends after this step (rounds are 12 steps)
+    int64_t resend = 0;      // each round resends this many of the last round's steps
+    bool two_parts = false;  // each round comes in two parts (a chunk switch)
+  };
+  for (const Cut& cut :
+       {Cut{"pause inside a round", 36}, Cut{"pause last in its round", 40}, Cut{"pause first in its round", 39},
+        Cut{"overlapping windows", 36, 3}, Cut{"across a chunk switch", 36, 0, true}}) {
+    OnlineJob job;
+    std::vector<online::Detection> opened;
+    double now = 1.7e9;
+    int64_t from = 0;
+    for (int64_t to = cut.round_end % 12; from < kSteps; to = std::min(to + 12, kSteps - 1)) {
+      const int64_t resent = std::max<int64_t>(0, from - cut.resend);
+      for (int64_t k = resent; k <= to; ++k) {
+        for (const auto& x : steps[static_cast<size_t>(k)]) job.Add(x);
+        if (cut.two_parts && k == kPause - 1)
+          for (auto& d : job.Advance(now)) opened.push_back(d);
+      }
+      from = to + 1;
+      now += 1;
+      for (auto& d : job.Advance(now)) opened.push_back(d);
+      for (const online::Detection& d : job.view().open)
+        EXPECT_EQ(online::PersistenceName(d.persistence), "one_off") << cut.what << ", round through step " << to;
+    }
+    ASSERT_EQ(opened.size(), 1u) << cut.what;
+    EXPECT_EQ(opened[0].rank, 2) << cut.what;
+    EXPECT_EQ(opened[0].step, kPause) << cut.what;
+    EXPECT_EQ(opened[0].cause, diagnosis::Cause::kHostStall) << cut.what;
+    EXPECT_EQ(job.view().judged_through, kSteps - 1) << cut.what;
+    EXPECT_TRUE(job.view().open.empty()) << cut.what << ": closed after its hold";
+  }
 }
 
 TEST(StreamCodec, StepStartRoundTripsAndMayBeAbsent) {

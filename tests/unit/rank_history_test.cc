@@ -40,7 +40,7 @@ TEST(RankHistory, TheSortedBaselineEqualsTheNaiveOneAfterEveryStep) {
     x.wait_s = x.step_s - work;
     x.oncpu_s = work;
     const bool learn = !late(rng);
-    h.Record(x, !learn, false, 0, learn);
+    h.Record(x, !learn, false, false, 0, learn);
     if (learn && !h.ChangeInProgress()) {
       learned.emplace_back(static_cast<float>(x.own_work_s()), static_cast<float>(x.step_s));
       if (learned.size() > th::kOnlineSelfWindow) learned.pop_front();

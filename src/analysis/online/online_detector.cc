@@ -102,6 +102,13 @@ bool Persists(uint32_t bits, size_t persist, size_t steps, double min_s, double 
   return static_cast<size_t>(std::popcount(bits & mask)) >= needed;
 }
 
+// Whether the rank paused in one of the steps `first` through `last` (the last recorded).
+bool RunHeldAPause(const RankHistory& h, int64_t last, int64_t first) {
+  const int64_t steps = std::clamp<int64_t>(last - first + 1, 1, std::numeric_limits<uint32_t>::digits);
+  const uint32_t mask = steps == std::numeric_limits<uint32_t>::digits ? ~0u : (1u << steps) - 1;
+  return (h.pause_bits() & mask) != 0;
+}
+
 }  // namespace
 
 std::string_view DecidingScoreName(DecidingScore s) { return s == DecidingScore::kSelf ? "self" : "peers"; }
@@ -222,12 +229,12 @@ void OnlineDetector::Update(const Scored& s, PeerClasses* peer_classes, int64_t 
   RankState& st = *s.state;
   RankHistory& h = st.history;
   if (s.late) AddToRun(s, peer_classes, step, &st);
-  h.Record(r, s.late, s.clear, s.z, /*learn=*/!s.late);
+  h.Record(r, s.late, s.clear, s.pause, s.z, /*learn=*/!s.late);
   const uint32_t window_mask = (1u << th::kOnlineWindow) - 1;
   if ((h.late_bits() & window_mask) == 0) st.first_late = -1;
   if (auto it = open_.find(r.rank); it != open_.end()) {
     Detection& d = it->second;
-    if (d.persistence != Persistence::kRecurring) d.persistence = h.PersistenceSince(d.onset_step);
+    if (d.persistence != Persistence::kRecurring) d.persistence = h.PersistenceSince(d.onset_step, d.pause);
     if (h.OnTimeRun() >= CloseAfter(d.persistence)) open_.erase(it);
     return;
   }
@@ -263,7 +270,8 @@ void OnlineDetector::Update(const Scored& s, PeerClasses* peer_classes, int64_t 
   if (d.onset_unix == 0 && r.start_unix > 0)  // older than the kept starts: counted back by usual steps
     d.onset_unix = r.start_unix - static_cast<double>(step - d.onset_step) *
                                       (s.self.usual_step_s > 0 ? s.self.usual_step_s : step_median);
-  d.persistence = h.PersistenceSince(d.onset_step);
+  d.pause = RunHeldAPause(h, step, st.first_late);
+  d.persistence = h.PersistenceSince(d.onset_step, d.pause);
   ChooseCauseOf(st.run, &d);
   open_[r.rank] = d;
   opened->push_back(d);

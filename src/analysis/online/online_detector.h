@@ -18,7 +18,10 @@
 //  - or clearly late in kOnlineRecurringRuns evenly spaced runs of the last kOnlineRecurringWindow steps.
 // A detection carries its onset (onset_step, onset_unix: where the rank's CUSUM over the deciding z last rose
 // from 0, or the run's first late step if later; for a recurring pattern its first run) and its persistence
-// (lasting, recurring, one_off), re-read each step while it is open. It closes, with hysteresis, after
+// (lasting, recurring, one_off), re-read each step while it is open: from the rank's late steps, or, when
+// its run held a pause, from its pauses alone (another pause recurs; a step late by the minimum effect within
+// the hold, as a loaded machine makes now and then, does not; a late run going on past kOnlineLongWindow steps
+// is lasting). It closes, with hysteresis, after
 // kOnlineWindow consecutive on-time steps when lasting, kOnlineOneOffHold when one_off (a pause closes on
 // its own; one that recurs meanwhile makes it recurring), kOnlineRecurringWindow when recurring.
 // A detection's cause is named by the one rule, NameCause of cause_choice.h, over the late run that opened it
@@ -76,6 +79,9 @@ struct Detection {
   int64_t onset_step = -1;
   double onset_unix = 0;  // the onset step's wall-clock start (0: unknown)
   Persistence persistence = Persistence::kLasting;
+  // Its run held a pause (a step late by kOnlinePauseSteps usual steps): its persistence is read from the
+  // rank's pauses alone, so a step late by the minimum effect within its hold does not make it recurring.
+  bool pause = false;
 };
 
 /// The late steps of a rank's current run (from its first late step, until kOnlineWindow steps pass on

@@ -111,9 +111,10 @@ SelfScore RankHistory::Score(const RankStepSummary& s) const {
   return out;
 }
 
-void RankHistory::Record(const RankStepSummary& s, bool late, bool clear, double deciding_z, bool learn) {
+void RankHistory::Record(const RankStepSummary& s, bool late, bool clear, bool pause, double deciding_z, bool learn) {
   late_bits_ = (late_bits_ << 1) | (late ? 1u : 0u);
   clear_bits_ = (clear_bits_ << 1) | (clear ? 1u : 0u);
+  pause_bits_ = (pause_bits_ << 1) | (pause ? 1u : 0u);
   // Steps it did not report have no start.
   for (int64_t skipped = std::max(last_step_ + 1, s.step - kHistoryBits + 1); skipped < s.step; ++skipped)
     starts_[static_cast<size_t>(skipped % kHistoryBits)] = 0;
@@ -146,9 +147,15 @@ double RankHistory::StartOf(int64_t step) const {
   return starts_[static_cast<size_t>(step % kHistoryBits)];
 }
 
-Persistence RankHistory::PersistenceSince(int64_t onset) const {
+Persistence RankHistory::PersistenceSince(int64_t onset, bool pauses) const {
   const int n = static_cast<int>(std::clamp<int64_t>(last_step_ - onset + 1, 1, kHistoryBits));
-  const std::vector<Run> runs = Runs(late_bits_, n);
+  if (pauses) {  // a run of late steps still going over kOnlineLongWindow steps is a lasting slowdown, paused or not
+    const std::vector<Run> late = Runs(late_bits_, n);
+    if (!late.empty() && late.back().newest == 0 &&
+        static_cast<size_t>(late.back().oldest) + 1 >= th::kOnlineLongWindow)
+      return Persistence::kLasting;
+  }
+  const std::vector<Run> runs = Runs(pauses ? pause_bits_ : late_bits_, n);
   if (runs.size() >= 2) return Persistence::kRecurring;
   if (runs.empty()) return Persistence::kOneOff;
   const size_t length = static_cast<size_t>(runs[0].oldest - runs[0].newest + 1);

@@ -4,8 +4,8 @@
 //    median step time of those steps) and each summary class's mean over them (what a cause named from the
 //    self score is measured against). Score() compares a step with it: the self score (lateness, robust z).
 //  - A one-sided CUSUM of the deciding score's robust z (thresholds.h, "Onset"): where a change began.
-//  - Which of its last 32 judged steps were late and clearly late (persistence: lasting, recurring, one-off)
-//    and the wall-clock starts of those steps (a detection's onset_unix).
+//  - Which of its last 32 judged steps were late, clearly late and pauses (persistence: lasting, recurring,
+//    one-off) and the wall-clock starts of those steps (a detection's onset_unix).
 // The baseline learns a step only when the detector says so (Record's `learn`: the rank was on time by the
 // deciding score and no change is in progress), so a slowdown in progress is never learned as its normal.
 // Invariants: steps are recorded in increasing order; Score() changes nothing and costs O(kOnlineSelfWindow)
@@ -51,13 +51,14 @@ class RankHistory {
   /// Each summary class's mean over the learned steps (step_summary.h's order).
   const std::array<double, 6>& ClassBaseline() const { return class_mean_; }
 
-  /// Records a judged step: whether the rank was late and clearly late in it by the deciding score, the
-  /// deciding score's z for the CUSUM, and whether the baseline learns it (the CUSUM's own alarm also
-  /// stops learning).
-  void Record(const RankStepSummary& s, bool late, bool clear, double deciding_z, bool learn);
+  /// Records a judged step: whether the rank was late, clearly late and paused (late by kOnlinePauseSteps
+  /// usual steps) in it by the deciding score, the deciding score's z for the CUSUM, and whether the baseline
+  /// learns it (the CUSUM's own alarm also stops learning).
+  void Record(const RankStepSummary& s, bool late, bool clear, bool pause, double deciding_z, bool learn);
 
   uint32_t late_bits() const { return late_bits_; }    // bit i: late i reported steps ago
   uint32_t clear_bits() const { return clear_bits_; }  // bit i: clearly late i reported steps ago
+  uint32_t pause_bits() const { return pause_bits_; }  // bit i: a pause i reported steps ago
   /// Consecutive on-time steps up to the last recorded one (32 when none of the last 32 was late).
   size_t OnTimeRun() const;
   /// The step at which the CUSUM last rose from 0, or -1 while it is at 0.
@@ -65,8 +66,12 @@ class RankHistory {
   bool ChangeInProgress() const { return cusum_ >= diagnosis::thresholds::kOnlineCusumAlarm; }
   /// The wall-clock start of a step among the last 32 recorded (0: unknown or older).
   double StartOf(int64_t step) const;
-  /// Persistence of the late steps from `onset` through the last recorded step (at most 32 steps).
-  Persistence PersistenceSince(int64_t onset) const;
+  /// Persistence of the late steps from `onset` through the last recorded step (at most 32 steps). With
+  /// `pauses`, of the pauses alone (a pause's detection: what recurs is another pause, not a step late by
+  /// the minimum effect within its hold, which one pause among noisy steps would otherwise read as recurring),
+  /// unless the rank's late run still goes after kOnlineLongWindow steps (lasting: a slowdown that began
+  /// with a pause).
+  Persistence PersistenceSince(int64_t onset, bool pauses = false) const;
   /// kOnlineRecurringRuns evenly spaced runs of clearly late steps in the last kOnlineRecurringWindow steps,
   /// the last of them ending at the last recorded step: the first run's step; else -1.
   int64_t RecurringOnset() const;
@@ -80,7 +85,7 @@ class RankHistory {
   std::array<float, diagnosis::thresholds::kOnlineSelfWindow> sorted_work_{}, sorted_step_{};
   size_t count_ = 0, next_ = 0;
   std::array<double, 6> class_mean_{};
-  uint32_t late_bits_ = 0, clear_bits_ = 0;
+  uint32_t late_bits_ = 0, clear_bits_ = 0, pause_bits_ = 0;
   int64_t last_step_ = -1;
   double cusum_ = 0;
   int64_t cusum_start_ = -1;
