@@ -10,7 +10,7 @@ usage: run.py --fast|--full --strata BINARY [--work DIR] [--jobs N] [--reuse] [-
            (test_checkers.py), so that the suite cannot pass with blind checkers.
   --full   the sweep (a benchmark): prints the cases, the outputs checked and the violations by rule.
   --work   where generated inputs, strata's outputs and the report go (default: a temporary folder for
-           --fast, /tmp/invariants-full for --full).
+           --fast, removed when the run passes; /tmp/invariants-full for --full).
   --reuse  keep inputs and outputs already in --work (re-check without re-running strata).
   --allow  known limits (default: known_limits.json beside this file): violations listed there, each with a
            reason, are reported but do not fail the run.
@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -288,8 +289,11 @@ def main(argv=None):
     }
     report_mod.write(work, summary, ck.violations)
     print(report_mod.headline(summary, ck.violations))
-    print(f"invariants: report in {os.path.join(work, 'report.txt')} and report.json")
     new = [v for v in ck.violations if not v.get("known")]
+    if a.fast and not a.work and not new and not failed:
+        shutil.rmtree(work)  # a passing ctest leaves nothing behind; a failing one keeps its inputs and report
+    else:
+        print(f"invariants: report in {os.path.join(work, 'report.txt')} and report.json")
     return 1 if new or failed else 0
 
 

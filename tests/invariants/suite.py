@@ -204,6 +204,7 @@ def build_full(c, source_dir, shared):
             for seed in SEEDS:
                 full_sweep_job(c, ranks, pp, tp, fault, seed)
     for ranks, pp, tp in FULL_LAYOUTS:
+        beside_cases(c, c.synth(spec(ranks, pp, tp, "slow_compute", gzip=True)), "kineto")
         for fault, every in INTERMITTENT:
             s = spec(ranks, pp, tp, fault, steps=6, every=every, gzip=True)
             diagnose(c, c.synth(s))
