@@ -297,9 +297,11 @@ Status JsonEventSplitter::Run(ByteSource& src, const MemberFn& on_member, const 
         SkipWs();
         keep_ = pos_;
         if (pos_ >= end_ || buf_[pos_] != '"') return Fail("expected a member name in the top-level object");
-        const size_t key_start = pos_ + 1;
         ++pos_;
         if (!SkipString()) return read_error_.ok() ? Fail("the document ends inside a member name") : read_error_;
+        // The name starts just after keep_ (its opening quote): Refill, inside SkipString, moves the window
+        // and keep_ with it, so a position taken before it would be stale when the name crosses a read.
+        const size_t key_start = keep_ + 1;
         const std::string key(buf_.data() + key_start, pos_ - 1 - key_start);
         SkipWs();
         if (pos_ >= end_ || buf_[pos_] != ':') return Fail("expected ':' after a member name");

@@ -181,6 +181,24 @@ TEST(JsonEventSplitter, ElementLargerThanReadChunk) {
   EXPECT_EQ(r.elements, events);
 }
 
+// Top-level member names that cross a read of the file: the name was taken from a position read before the
+// window moved (a std::length_error abort, found by the invariant suite on a synth job's counters). 3,000 names of
+// 205 bytes between values of 800 bytes make about 3 MB, so dozens of reads end inside a name.
+TEST(JsonEventSplitter, MemberNamesThatCrossAReadAreWhole) {
+  std::string doc = "{";
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) {
+    names.push_back(std::string(200, 'k') + std::to_string(10000 + i));
+    doc += "\"" + names.back() + "\":\"" + std::string(800, 'p') + "\",";
+  }
+  doc += "\"traceEvents\":[{\"a\":1}]}";
+  const SplitResult r = Split(doc, 64);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.member_order.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(r.member_order[i], names[i]) << i;
+  EXPECT_EQ(r.elements, std::vector<std::string>{R"({"a":1})"});
+}
+
 TEST(JsonEventSplitter, EmptyArrays) {
   for (const char* doc : {"[]", "[ \n ]", R"({"traceEvents": []})", R"({"traceEvents":[ ],"x":1})", "{}"}) {
     const SplitResult r = Split(doc, 1);
