@@ -1,12 +1,15 @@
 // Tests of the multi-rank critical path (analysis/critical_path.h): constructed jobs whose path is known
 // (the late rank's compute is on it, the others' wait is not; a kernel-bound step; a step with no collective),
-// every path tiling its step with its segments merged, the merge itself, and the public multi-rank traces.
+// every path tiling its step with its segments merged and entering each collective on it at its last arrival, the
+// merge itself, and the public multi-rank traces.
 #include "analysis/critical_path.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <set>
+#include <unordered_map>
 
 #include "diag_test_util.h"
 #include "model/job_model.h"
@@ -88,6 +91,48 @@ int64_t TimeOn(const CriticalPath& path, int32_t rank, std::optional<PathKind> k
   return sum;
 }
 
+// The aligned start and end of rank index r's call of matched collective `m`.
+std::pair<int64_t, int64_t> AlignedCall(const model::JobModel& job, const model::MatchedCollective& m, size_t r) {
+  const model::CollectiveCall& c = job.collectives.calls[r][static_cast<size_t>(m.call[r])];
+  const int64_t off = r < job.clocks.offset_ns.size() ? job.clocks.offset_ns[r] : 0;
+  return {c.start_ns - off, c.end_ns - off};
+}
+
+// A collective is a join: each `collective` segment of the path (rank r) lies in a complete instance whose call on
+// r covers its start, starts at that instance's last arrival (or r's own start when r arrived last: the wait is
+// not on the path), and follows a segment of a rank that arrived last. Returns the collective segments checked.
+size_t ExpectCollectivesEnteredAtTheLastArrival(const PathOf& p, const CriticalPath& path) {
+  std::unordered_map<int32_t, size_t> index;  // rank number -> rank index
+  for (size_t i = 0; i < p.store.ranks.size(); ++i) index[p.store.ranks[i].rank] = i;
+  size_t checked = 0;
+  for (size_t i = 1; i < path.segments.size(); ++i) {
+    const PathSegment& s = path.segments[i];
+    if (s.kind != PathKind::kCollective) continue;
+    const size_t r = index.at(s.rank);
+    bool entered = false;
+    for (const model::MatchedCollective& m : p.job.collectives.matched) {
+      if (!m.complete() || m.present < 2 || r >= m.call.size() || m.call[r] < 0) continue;
+      const auto [own, end] = AlignedCall(p.job, m, r);
+      if (s.start_ns < own || s.start_ns >= end) continue;
+      int64_t last = INT64_MIN;
+      std::set<int32_t> lasts;  // the ranks that arrived last
+      for (size_t q = 0; q < m.call.size(); ++q) {
+        if (m.call[q] < 0) continue;
+        const int64_t a = AlignedCall(p.job, m, q).first;
+        if (a > last) lasts.clear(), last = a;
+        if (a == last) lasts.insert(p.store.ranks[q].rank);
+      }
+      const int32_t before = path.segments[i - 1].rank;
+      if (s.start_ns == std::max(last, own) && (last > own ? lasts.count(before) > 0 : before == s.rank))
+        entered = true;
+    }
+    EXPECT_TRUE(entered) << "collective " << s.name << " on rank " << s.rank << " at "
+                         << (s.start_ns - path.start_ns) / 1000 << " µs of the step is not entered at its last arrival";
+    ++checked;
+  }
+  return checked;
+}
+
 // Two ranks, three steps, one 10 ms all_reduce per step: rank 1 computes 60 ms before it, rank 0 30 ms.
 DdpSpec LateRankOneSpec() {
   DdpSpec spec;
@@ -107,6 +152,7 @@ TEST(CriticalPath, TwoRanksLateComputeIsOnThePathTheWaitIsNot) {
   ExpectTiles(path);
   EXPECT_EQ(path.end_ns - path.start_ns, 80 * kMs);  // 60 ms late compute + 10 ms transfer + 10 ms tail
   EXPECT_EQ(path.rank_changes, 1u);
+  EXPECT_EQ(ExpectCollectivesEnteredAtTheLastArrival(*p, path), 1u);
   EXPECT_EQ(TimeOn(path, 1, PathKind::kCpu), 60 * kMs);      // rank 1's whole compute
   EXPECT_EQ(TimeOn(path, 0, std::nullopt, 0, 60 * kMs), 0);  // rank 0 waited then: not on the path
   EXPECT_EQ(TimeOn(path, 0, PathKind::kCollective), 10 * kMs);
@@ -143,6 +189,7 @@ TEST(CriticalPath, FourRanksFollowsEachLateArrival) {
   EXPECT_EQ(TimeOn(path, 1, std::nullopt), 0);                 // never late: never on the path
   EXPECT_EQ(TimeOn(path, 3, PathKind::kCpu, 0, 55 * kMs), 0);  // rank 3's first phase was not critical
   EXPECT_GE(path.rank_changes, 2u);
+  EXPECT_EQ(ExpectCollectivesEnteredAtTheLastArrival(*p, path), 2u);
 }
 
 // GPU style, kernel-bound: the host runs ahead, the late rank's kernels are the path.
@@ -166,6 +213,7 @@ TEST(CriticalPath, KernelBoundStepIsTheLateRanksKernels) {
   EXPECT_EQ(TimeOn(path, 1, PathKind::kKernel), 60 * kMs);
   EXPECT_EQ(TimeOn(path, 0, PathKind::kKernel), 0);
   EXPECT_EQ(TimeOn(path, 0, PathKind::kCollective), 4 * kMs);
+  EXPECT_EQ(ExpectCollectivesEnteredAtTheLastArrival(*p, path), 1u);
   EXPECT_GT(static_cast<double>(TimeOn(path, 1, PathKind::kKernel)) / static_cast<double>(span), 0.9);
   const std::vector<PathContributor> parts = PathContributors(path);
   ASSERT_FALSE(parts.empty());
@@ -412,6 +460,7 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
   EXPECT_EQ(parts[0].rank, 1);
   EXPECT_EQ(parts[0].kind, PathKind::kCpu);
   EXPECT_GE(p->path->rank_changes, 1u);
+  EXPECT_GE(ExpectCollectivesEnteredAtTheLastArrival(*p, *p->path), 1u);
   for (const PathContributor& c : parts)
     std::printf("[ info ] slow-compute-rank1 step %lld: %5.1f %% rank %d %s (%s)\n",
                 static_cast<long long>(p->path->step), 100 * c.share, c.rank, std::string(PathKindName(c.kind)).c_str(),
@@ -423,6 +472,7 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
     auto path = ComputeCriticalPath(q->store, q->rows, q->job, step);
     ASSERT_TRUE(path);
     ExpectTiles(*path);
+    ExpectCollectivesEnteredAtTheLastArrival(*q, *path);
   }
 }
 
@@ -440,6 +490,7 @@ TEST(CriticalPath, ExampleWaitInsideTheLoopOpGoesToTheLateRank) {
   ExpectTiles(path);
   const int64_t span = path.end_ns - path.start_ns;
   EXPECT_GE(path.rank_changes, 1u);
+  EXPECT_GE(ExpectCollectivesEnteredAtTheLastArrival(*p, path), 1u);
   EXPECT_GE(TimeOn(path, 1, PathKind::kCpu), span / 2);  // rank 1's extra compute is 234 of ~265 ms
   int64_t fb0 = 0;
   for (const PathSegment& s : path.segments)
@@ -463,6 +514,7 @@ TEST(CriticalPath, PublicTwoRankTraces) {
   ASSERT_TRUE(p->path);
   const CriticalPath& path = *p->path;
   ExpectTiles(path);
+  ExpectCollectivesEnteredAtTheLastArrival(*p, path);
   // The step's longest complete collective and the rank that arrived last at it.
   const model::MatchedCollective* big = nullptr;
   int64_t big_dur = -1;
