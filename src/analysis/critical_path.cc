@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace strata {
 
@@ -94,6 +95,7 @@ struct RankLanes {
   std::vector<Span> cpu_collectives;                // CPU-side collective calls (cpu-ops source; any thread), by start
   std::vector<int64_t> cpu_collectives_max_end;     // running max of their ends (calls on several threads overlap)
   std::vector<std::vector<Span>> streams;           // kernels per GPU stream, by start
+  std::unordered_set<SliceId> collective_kernels;   // its collective kernels (gpu-kernels source), matched or not
   std::unordered_map<SliceId, uint32_t> stream_of;  // kernel slice -> index into streams
   std::unordered_map<int64_t, int64_t> launch_end;  // correlation -> aligned end of the CPU launch
   size_t slices = 0;
@@ -163,6 +165,9 @@ RankLanes BuildLanes(const TraceStore& store, const SliceRows& rows, const model
     for (const model::CollectiveCall& c : job.collectives.calls[r])
       if (c.end_ns - off > from && c.start_ns - off < to)
         lanes.cpu_collectives.push_back({c.start_ns - off, c.end_ns - off, c.slice});
+  if (job.collectives.source == model::CollectiveSource::kGpuKernels && r < job.collectives.calls.size())
+    for (const model::CollectiveCall& c : job.collectives.calls[r])
+      if (c.end_ns - off > from && c.start_ns - off < to) lanes.collective_kernels.insert(c.slice);
   std::sort(lanes.cpu_collectives.begin(), lanes.cpu_collectives.end(), StartsBefore);
   int64_t max_end = kNever;
   for (const Span& c : lanes.cpu_collectives)
@@ -331,6 +336,28 @@ void PathWalker::GpuMove() {
   AfterKernel(*k, ks);
 }
 
+// What `kernel` may have waited for on another stream of `l`: the latest end at or before its start of the last
+// kernel to end there on each other stream (kernels of a stream run one after another: the last one starting
+// before `start`, or the one before it when that one still runs), when that kernel or `kernel` is a collective
+// (a compute kernel after the collective whose result it uses, a collective after the compute it sends). kNever
+// when none; else `*other` is its stream. Side streams' other kernels (copies, prefetches) run beside the
+// compute, not before it, and are never taken.
+int64_t CollectiveWaitEnd(const RankLanes& l, const Span& kernel, uint32_t stream, uint32_t* other) {
+  int64_t best = kNever;
+  if (l.collective_kernels.empty()) return best;
+  const bool collective = l.collective_kernels.count(kernel.slice) > 0;
+  for (uint32_t s = 0; s < l.streams.size(); ++s) {
+    if (s == stream) continue;
+    const std::vector<Span>& v = l.streams[s];
+    for (size_t i = FirstStartingAt(v, kernel.start), seen = 0; i-- > 0 && seen < 2; ++seen)
+      if (v[i].end <= kernel.start) {
+        if (v[i].end > best && (collective || l.collective_kernels.count(v[i].slice))) best = v[i].end, *other = s;
+        break;
+      }
+  }
+  return best;
+}
+
 // The walk is at (or before) `kernel`'s start: continue into what let it start.
 void PathWalker::AfterKernel(const Span& kernel, uint32_t stream) {
   const RankLanes& l = lanes_[rank_];
@@ -340,6 +367,15 @@ void PathWalker::AfterKernel(const Span& kernel, uint32_t stream) {
   const int64_t corr = store_.slices.correlation[kernel.slice.value];
   auto it = corr == kNoCorrelation ? l.launch_end.end() : l.launch_end.find(corr);
   const int64_t launch = it == l.launch_end.end() ? kNever : it->second;
+  uint32_t other = 0;
+  if (const int64_t dep = CollectiveWaitEnd(l, kernel, stream, &other); dep > std::max(launch, prev_end)) {
+    // Launched and its stream free before that kernel of another stream ended: it waited for it (an event the
+    // stream waits on).
+    Emit(PathKind::kIdle, StringPool::kEmpty, dep);
+    lane_ = Lane::kGpu;
+    stream_ = other;
+    return;
+  }
   if (launch == kNever && prev_end == kNever) {
     lane_ = Lane::kCpu;
     stream_ = -1;

@@ -11,10 +11,14 @@
 //    runs moves to the GPU lane (the host waits for the device), and its part after the last kernel is
 //    "wait"; time covered by nothing is "idle" back to the previous op's end.
 //  - GPU lane: the kernel covering t (on the stream being followed; on entry, the kernel that ends last) is
-//    a "kernel" segment back to its start. What let it start: the previous kernel of its stream ending, or
-//    its CPU launch (same correlation) ending, whichever came later. Launch later: [launch end, kernel start]
-//    is "launch" and the walk continues in the CPU lane at the launch's end; else the gap after the previous
-//    kernel is "idle" and the walk stays on the stream.
+//    a "kernel" segment back to its start. What let it start: the previous kernel of its stream ending, its
+//    CPU launch (same correlation) ending, or a kernel of another stream of the rank ending (the last to end
+//    there at or before its start) when one of the two is a collective kernel (a stream waiting on another's
+//    event: the compute after the collective whose result it uses, the collective after the compute it
+//    sends), whichever came last. Another stream last: the gap after that kernel is "idle" and the walk
+//    follows that stream from its end. Launch last: [launch end, kernel start] is "launch" and the walk
+//    continues in the CPU lane at the launch's end; else the gap after the previous kernel is "idle" and the
+//    walk stays on the stream.
 //  - Collective (a matched instance, kernel or CPU op): arrival = the call's aligned start on each member.
 //    From max(last arrival, own start) to t the segment is "collective" (the transfer). When another member
 //    arrived last, the time this rank waited is not on the path: the walk jumps to the last-arriving rank at
@@ -27,8 +31,8 @@
 // of whatever kinds, with its time by kind in its parts. A rank's time by kind is unchanged.
 // Cost: one pass over each rank's rows to keep the step's slices (those starting within one step length
 // before the step and before its end), then O(n log n) in the n slices kept (sorting, and one binary search
-// per walk move); the walk makes O(n) moves (each emits a segment that ends at an earlier event boundary,
-// or changes lane or rank once at the same instant; a cap ends it with "idle" otherwise).
+// per walk move and stream); the walk makes O(n) moves (each emits a segment that ends at an earlier event
+// boundary, or changes lane, stream or rank once at the same instant; a cap ends it with "idle" otherwise).
 // Invariants: segments are in time order, adjacent (each starts where the previous ended), of positive
 // duration, and sum to end_ns − start_ns; no two adjacent segments have the same rank, kind and name, no two
 // adjacent tiny segments the same rank and kind, and no two adjacent tiny host segments the same rank; a

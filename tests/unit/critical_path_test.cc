@@ -1,7 +1,8 @@
 // Tests of the multi-rank critical path (analysis/critical_path.h): constructed jobs whose path is known
-// (the late rank's compute is on it, the others' wait is not; a kernel-bound step; a step with no collective),
-// every path tiling its step with its segments merged and entering each collective on it at its last arrival, the
-// merge itself, and the public multi-rank traces.
+// (the late rank's compute is on it, the others' wait is not; a kernel-bound step; a step with no collective; a
+// kernel waiting on a collective of another stream), synthetic GPU jobs with a slow rank (16 and 256 ranks, tensor
+// and pipeline layouts), every path tiling its step with its segments merged and entering each collective on it at
+// its last arrival, the merge itself, and the public multi-rank traces.
 #include "analysis/critical_path.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include "diag_test_util.h"
 #include "model/job_model.h"
+#include "synth/generator.h"
 
 namespace strata {
 namespace {
@@ -219,6 +221,126 @@ TEST(CriticalPath, KernelBoundStepIsTheLateRanksKernels) {
   ASSERT_FALSE(parts.empty());
   EXPECT_EQ(parts[0].rank, 1);
   EXPECT_EQ(parts[0].kind, PathKind::kKernel);
+}
+
+// GPU, two streams, one step: on each rank a compute kernel on stream 7, then the all-reduce kernel on stream 20,
+// which starts when the compute ends (NCCL's stream waits on the compute stream's event), then an optimizer kernel
+// on stream 7, which starts when the all-reduce ends; every kernel was launched long before it ran. Rank 1 computes
+// 30 ms, rank 0 10 ms, and both end the step together, so the walk starts on rank 0. The optimizer kernel waited for
+// the all-reduce, the all-reduce for rank 1's arrival, and rank 1's all-reduce for its compute: the path is rank
+// 1's compute, then rank 0's transfer and optimizer. Rank 0's 20 ms wait in the all-reduce is not on the path (nor
+// is it idle time, as it was when a kernel's wait on another stream read as its stream's idle gap).
+TEST(CriticalPath, KernelWaitingOnAnotherStreamFollowsIt) {
+  const int64_t transfer = 5 * kMs, opt = 2 * kMs, late_arrival = 30 * kUs + 30 * kMs;
+  std::vector<std::string> jsons;
+  for (int r = 0; r < 2; ++r) {
+    const int64_t pid = 1000 + r, b = kBase, arrival = b + 30 * kUs + (r == 1 ? 30 * kMs : 10 * kMs);
+    const int64_t reduced = b + late_arrival + transfer, end = reduced + opt + 10 * kUs;
+    const std::vector<Event> ev = {
+        {"ProfilerStep#1", "user_annotation", b, end - b, pid, 1},
+        {"aten::mm", "cpu_op", b, 40 * kUs, pid, 1},
+        {"cudaLaunchKernel", "cuda_runtime", b + 10 * kUs, 20 * kUs, pid, 1, -1, 1},
+        {"gemm_kernel", "kernel", b + 30 * kUs, arrival - (b + 30 * kUs), 0, 7, 7, 1},
+        {"c10d::allreduce_", "cpu_op", b + 50 * kUs, 40 * kUs, pid, 1},
+        {"cudaLaunchKernel", "cuda_runtime", b + 60 * kUs, 20 * kUs, pid, 1, -1, 2},
+        {kNcclKernel, "kernel", arrival, reduced - arrival, 0, 20, 20, 2},
+        {"aten::add_", "cpu_op", b + 100 * kUs, 40 * kUs, pid, 1},
+        {"cudaLaunchKernel", "cuda_runtime", b + 110 * kUs, 20 * kUs, pid, 1, -1, 3},
+        {"optimizer_kernel", "kernel", reduced, opt, 0, 7, 7, 3},
+        {"cudaDeviceSynchronize", "cuda_runtime", b + 150 * kUs, reduced + opt + 5 * kUs - (b + 150 * kUs), pid, 1},
+    };
+    jsons.push_back(RankJson(ev, r, 2, Style::kKineto));
+  }
+  auto p = ComputeFor(LoadRankJsons(jsons));
+  ASSERT_TRUE(p->path);
+  const CriticalPath& path = *p->path;
+  ExpectTiles(path);
+  EXPECT_EQ(path.end_ns - path.start_ns, late_arrival + transfer + opt + 10 * kUs);
+  EXPECT_EQ(path.rank_changes, 1u);
+  EXPECT_EQ(ExpectCollectivesEnteredAtTheLastArrival(*p, path), 1u);
+  EXPECT_EQ(TimeOn(path, 1, PathKind::kKernel), 30 * kMs);
+  EXPECT_EQ(TimeOn(path, 1, std::nullopt), late_arrival);  // its launch, then its compute
+  EXPECT_EQ(TimeOn(path, 0, std::nullopt, 0, late_arrival), 0);
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kCollective), transfer);
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kKernel), opt);
+  EXPECT_EQ(TimeOn(path, 0, PathKind::kIdle), 5 * kUs);  // after the synchronize returned
+}
+
+// A synthetic GPU job (strata synth: compute on stream 7, each collective kind on its own stream, every rank's host
+// running ahead of its device) with the GEMMs of `late` slowed by 20 % of a step; the path of its median step.
+std::unique_ptr<PathOf> SynthPath(int64_t ranks, int64_t late, int64_t pp = 0, int64_t tp = 0) {
+  testing::TempDir dir;
+  synth::SynthOptions o;
+  o.out_dir = dir.path();
+  o.ranks = ranks;
+  o.pp = pp;
+  o.tp = tp;
+  o.steps = 3;
+  o.layers = 4;
+  o.progress = 0;
+  o.fault.name = "slow_compute";
+  o.fault.rank = late;
+  if (const Status st = synth::Generate(o); !st.ok()) {
+    ADD_FAILURE() << st.message();
+    return nullptr;
+  }
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  if (!job.ok()) {
+    ADD_FAILURE() << job.error();
+    return nullptr;
+  }
+  return ComputeFor(std::move(job.value().store));
+}
+
+// The path of a synthetic job with a slow rank holds that rank's compute: most of the step's time on the path is
+// the late rank's, and every collective on the path is entered at the rank that arrived last (the path jumps
+// there instead of idling through the wait). Returns the late rank's share of the path.
+double ExpectPathHoldsTheLateRank(const PathOf& p, int32_t late, const char* what) {
+  if (!p.path) {
+    ADD_FAILURE() << what << ": no path";
+    return 0;
+  }
+  const CriticalPath& path = *p.path;
+  ExpectTiles(path);
+  const double span = static_cast<double>(path.end_ns - path.start_ns);
+  const double share = static_cast<double>(TimeOn(path, late, std::nullopt)) / span;
+  int64_t idle = 0;
+  for (const RankInfo& r : p.store.ranks) idle += TimeOn(path, r.rank, PathKind::kIdle);
+  EXPECT_GE(ExpectCollectivesEnteredAtTheLastArrival(p, path), 1u) << what;
+  EXPECT_GE(path.rank_changes, 1u) << what;
+  EXPECT_LT(static_cast<double>(idle) / span, 0.05) << what;
+  const std::vector<PathContributor> parts = PathContributors(path);
+  EXPECT_EQ(parts.at(0).rank, late) << what;
+  std::printf("[ info ] %s: step %lld, %.1f ms, %zu rank changes: %.1f %% of the path on late rank %d, %.1f %% idle\n",
+              what, static_cast<long long>(path.step), span / 1e6, path.rank_changes, 100 * share, late,
+              100 * static_cast<double>(idle) / span);
+  return share;
+}
+
+// Issue 46: at f071f68 the path of `strata synth --ranks 16 --fault slow_compute --fault-rank 5` stayed on rank 10
+// (76.7 % kernel, 23.2 % idle through the DP all-reduce), and at 256 ranks on rank 191 (the straggler is 177).
+TEST(CriticalPath, SynthSlowRankHoldsThePathAt16And256Ranks) {
+  for (const auto& [ranks, late] : {std::pair<int64_t, int32_t>{16, 5}, {256, 177}}) {
+    auto p = SynthPath(ranks, late);
+    ASSERT_TRUE(p);
+    const std::string what = "synth " + std::to_string(ranks) + " ranks";
+    EXPECT_GT(ExpectPathHoldsTheLateRank(*p, late, what.c_str()), 0.7) << what;
+  }
+}
+
+// Tensor- and pipeline-parallel layouts: the path crosses the TP all-reduces and the pipeline's send/recv (each a
+// join of its group) and still spends most of the step on the slow rank.
+TEST(CriticalPath, SynthTensorAndPipelineLayoutsPathThroughTheSlowRank) {
+  struct Layout {
+    int64_t pp, tp;
+    const char* what;
+  };
+  for (const Layout& l : {Layout{1, 4, "synth 16 ranks tp 4"}, Layout{4, 1, "synth 16 ranks pp 4"},
+                          Layout{2, 2, "synth 16 ranks pp 2 tp 2"}}) {
+    auto p = SynthPath(16, 5, l.pp, l.tp);
+    ASSERT_TRUE(p);
+    EXPECT_GT(ExpectPathHoldsTheLateRank(*p, 5, l.what), 0.5) << l.what;
+  }
 }
 
 // Launch-bound: the kernels are short and the host is slow to launch them; the path goes through the host.
@@ -545,6 +667,31 @@ TEST(CriticalPath, PublicTwoRankTraces) {
   for (const PathContributor& c : PathContributors(path))
     std::printf("[ info ]   %5.1f %% rank %d %s (%s)\n", 100 * c.share, c.rank,
                 std::string(PathKindName(c.kind)).c_str(), c.top_name.substr(0, 60).c_str());
+}
+
+// Single ranks of DLRM jobs (TorchRec: the embeddings' all-to-all as NCCL send/recv kernels on their own stream):
+// the compute that uses an all-to-all's result waits for it on the device, launched long before. The path of the
+// median step goes through those NCCL kernels (at f071f68 it held none of them: the wait read as `idle` or as the
+// compute's `launch`).
+TEST(CriticalPath, PublicDlrmRanksWaitOnTheirAllToAll) {
+  for (const char* t : {"trace_diff/control", "trace_diff/test"}) {
+    const std::string dir = testing::SharedDir() + "/datasets/hta/" + t;
+    if (!testing::Exists(dir)) GTEST_SKIP() << "dataset absent: " << dir;
+    SCOPED_TRACE(t);
+    auto job = LoadJob({dir}, LoadOptions{});
+    ASSERT_TRUE(job.ok()) << job.error();
+    auto p = ComputeFor(std::move(job.value().store));
+    ASSERT_TRUE(p->path);
+    const CriticalPath& path = *p->path;
+    ExpectTiles(path);
+    int64_t nccl = 0;
+    for (const PathSegment& s : path.segments)
+      if (s.kind == PathKind::kKernel && s.name.starts_with("ncclKernel_SendRecv")) nccl += s.dur_ns;
+    const double share = static_cast<double>(nccl) / static_cast<double>(path.end_ns - path.start_ns);
+    EXPECT_GT(share, 0.1);
+    std::printf("[ info ] %s step %lld: %.1f %% of the path in NCCL send/recv kernels\n", t,
+                static_cast<long long>(path.step), 100 * share);
+  }
 }
 
 TEST(CriticalPath, PublicSingleRankTracesTileEveryStep) {
