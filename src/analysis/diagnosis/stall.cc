@@ -175,18 +175,20 @@ int64_t EntryOf(const RankProgress& rp, const CollectiveKey& key, bool stalled_b
 // that came back, not one that waited. Membership alone cannot tell it: every rank did enter.
 void MoveLateEntrants(const CollectiveProgress& p, bool stalled_by_time, double threshold_s, Stall* s) {
   int64_t gave_up = std::numeric_limits<int64_t>::max();  // the first instant a peer left after waiting
+  std::vector<int64_t> entries;                           // of s->waiting, in its order
   for (int32_t r : s->waiting) {
     const RankProgress& rp = p.ranks.at(r);
-    const int64_t entry = EntryOf(rp, s->key, stalled_by_time);
+    entries.push_back(EntryOf(rp, s->key, stalled_by_time));
+    const int64_t entry = entries.back();
     if (entry > 0 && rp.horizon_unix_ns < p.end_unix_ns && ToS(rp.horizon_unix_ns - entry) >= threshold_s)
       gave_up = std::min(gave_up, rp.horizon_unix_ns);
   }
   std::vector<int32_t> still;
-  for (int32_t r : s->waiting) {
-    const int64_t entry = EntryOf(p.ranks.at(r), s->key, stalled_by_time);
-    if (entry > gave_up) {
+  for (size_t i = 0; i < s->waiting.size(); ++i) {
+    const int32_t r = s->waiting[i];
+    if (entries[i] > gave_up) {
       s->missing.push_back(r);
-      s->came_back[r] = entry;
+      s->came_back[r] = entries[i];
     } else {
       still.push_back(r);
     }
