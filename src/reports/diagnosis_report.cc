@@ -90,13 +90,15 @@ std::string StragglerLines(const diagnosis::DiagnosisResult& r, size_t width) {
   std::string out;
   for (size_t i = 0; i < r.stragglers.size() && i < kMaxStragglers; ++i) {
     const auto& s = r.stragglers[i];
-    const std::string when = s.steps.size() == r.steps.size() ? std::string("in every step")
-                                                              : fmt::format("in {} of {} steps ({})", s.steps.size(),
-                                                                            r.steps.size(), StepSpan(s.steps));
-    out += text::Wrap(fmt::format("straggler: rank {} late {}/step {}, {}; peers wait {} of a step", s.rank,
-                                  text::Duration(s.late_ms_per_step), when,
-                                  s.persistent ? "persistent" : "intermittent", text::Percent(100 * s.score)),
-                      width, "", 11);
+    const size_t units = r.unit == diagnosis::CompareUnit::kStep ? r.steps.size() : r.units;
+    std::string when = diagnosis::UnitSpan(r.unit, s.steps.size(), units);
+    if (s.steps.size() != units) when += fmt::format(" ({})", StepSpan(s.steps));
+    const char* per = r.unit == diagnosis::CompareUnit::kStep ? "step" : "collective";
+    out += text::Wrap(
+        fmt::format("straggler: rank {} late {}/{} {}, {}; peers wait {} of {}", s.rank,
+                    text::Duration(s.late_ms_per_step), per, when, s.persistent ? "persistent" : "intermittent",
+                    text::Percent(100 * s.score), r.unit == diagnosis::CompareUnit::kStep ? "a step" : "the step"),
+        width, "", 11);
   }
   if (r.stragglers.size() > kMaxStragglers)
     out +=
@@ -337,6 +339,8 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   const ordered_json offsets = ObjectOfUnique(r.clock_offsets_us, [](auto rank) { return std::to_string(rank); });
   j["job"] = {{"ranks", r.ranks},
               {"steps", r.steps},
+              {"unit", diagnosis::CompareUnitName(r.unit)},
+              {"units", r.unit == diagnosis::CompareUnit::kStep ? r.steps.size() : r.units},
               {"step_source", model::StepSourceName(r.step_source)},
               {"step_time_ms", {{"median", r.step_time_median_ms}, {"p90", r.step_time_p90_ms}}},
               {"layout", LayoutJson(r.layout)},

@@ -228,7 +228,8 @@ def lateness_within_waste(out):
 @rule("status_consistent", "diagnose")
 def status_consistent(out):
     """The status means what the contract says (docs/usage.md "Status"): `findings` has a finding, a straggler
-    or a note that findings were hidden; `healthy` has none, at least 2 ranks and 2 steps, no input with more
+    or a note that findings were hidden; `healthy` has none, at least 2 ranks and 2 steps (or, compared over
+    one step's collectives, at least 12 of them), no input with more
     than 1 % of its events skipped; `inconclusive` gives a reason; collective-aligned clocks whose residual
     exceeds 10 % of the median step make the result inconclusive, findings or not."""
     j = out.json
@@ -239,8 +240,9 @@ def status_consistent(out):
     if st == "healthy":
         if j["findings"] or j["stragglers"]:
             bad.append(f"status healthy with {len(j['findings'])} findings, {len(j['stragglers'])} stragglers")
-        if j["job"]["ranks"] < 2 or len(j["job"]["steps"]) < 2:
-            bad.append(f"status healthy over {j['job']['ranks']} ranks and {len(j['job']['steps'])} steps")
+        if j["job"]["ranks"] < 2 or compared_units(j["job"]) < 2:
+            bad.append(f"status healthy over {j['job']['ranks']} ranks and {compared_units(j['job'])} "
+                       f"{j['job'].get('unit', 'step')}s")
         bad += [f"status healthy, yet {i['path']} lost {share:.1%} of its events" for i, share in skipped_shares(j)
                 if share > MAX_SKIPPED_SHARE]
     if st == "inconclusive" and not j.get("status_reasons"):
@@ -253,6 +255,14 @@ def status_consistent(out):
         bad.append(f"clock residual {resid:.0f} µs is {resid / step_us:.0%} of the {step_us:.0f} µs step, yet the "
                    f"status is {st}")
     return bad
+
+
+def compared_units(job):
+    """How many units the ranks were compared over: the steps, or one step's collectives (at least 12 count,
+    docs/usage.md "One step, many collectives")."""
+    if job.get("unit") == "collective":
+        return job.get("units", 0) if job.get("units", 0) >= 12 else 0
+    return len(job.get("steps", []))
 
 
 def skipped_shares(j):
@@ -282,17 +292,19 @@ def findings_ordered(out):
 @rule("named_ranks_exist", "diagnose")
 def named_ranks_exist(out):
     """Every rank a straggler or finding names is a rank of the job (a key of job.clock_offsets_us, or an input's
-    rank), and every step they name is one of job.steps."""
+    rank), and every step they name is one of job.steps (a straggler's, one of the units 1..job.units when they
+    are collectives)."""
     j = out.json
     ranks = {int(k) for k in (j["job"].get("clock_offsets_us") or {})}
     ranks |= {i["rank"] for i in j.get("inputs", []) if isinstance(i.get("rank"), int)}
     steps, bad = set(j["job"].get("steps", [])), []
+    units = set(range(1, j["job"].get("units", 0) + 1)) if j["job"].get("unit") == "collective" else steps
     if not ranks:
         return None
     for s in j.get("stragglers", []):
         if s["rank"] not in ranks:
             bad.append(f"straggler rank {s['rank']} is not a rank of the job")
-        bad += [f"straggler {s['rank']}: step {x} is not a step of the job" for x in s.get("steps", []) if x not in steps]
+        bad += [f"straggler {s['rank']}: step {x} is not a step of the job" for x in s.get("steps", []) if x not in units]
     for f in j.get("findings", []):
         named = set(f.get("ranks") or []) | ({f["rank"]} if f.get("rank") is not None else set())
         bad += [f"finding {f['cause']}: rank {r} is not a rank of the job" for r in sorted(named - ranks)]

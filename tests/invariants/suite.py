@@ -184,6 +184,7 @@ def build_fast(c, source_dir, shared):
     RELATIONS["larger_fault"].plan(c, base[1], [0.1, 0.3])
     RELATIONS["threads_invariance"].plan(c, c.synth(base[11]))
     c.run(c.synth(base[0]), "summary")
+    one_step_jobs(c, ["slow_compute", "dataloader_stall", "none"], [(8, 1, 8)], ladders=False)
     st = op_table(c, shared, "ST")
     if st:
         op_table_relations(c, st)
@@ -216,6 +217,7 @@ def build_full(c, source_dir, shared):
                 diagnose(c, c.synth(s), text=True, min_effect=ranks <= 256)
         RELATIONS["threads_invariance"].plan(c, c.synth(spec(ranks, pp, tp, "slow_compute", steps=3, layers=pp,
                                                              gzip=True)))
+    one_step_jobs(c, FAULTS + ["none"], ONE_STEP_LAYOUTS)
     for name in ("ST", "AR", "SE"):
         t = op_table(c, shared, name)
         if t:
@@ -223,6 +225,24 @@ def build_full(c, source_dir, shared):
             RELATIONS["threads_invariance"].plan(c, t)
     hta_sets(c, shared, full=True)
     recorded_ddp(c, source_dir, full=True)
+
+
+ONE_STEP_LAYOUTS = [(4, 1, 4), (8, 1, 8), (16, 1, 16)]
+
+
+def one_step_jobs(c, faults, layouts, ladders=True):
+    """Jobs of one step and many collectives (16 layers of tensor parallelism: 64 all_reduces), compared over
+    their collectives (docs/usage.md, "One step, many collectives"): the rules, a shifted clock, and the
+    magnitude ladder."""
+    for ranks, pp, tp in layouts:
+        for fault in faults:
+            s = spec(ranks, pp, tp, fault, steps=1, layers=16)
+            if s is None:
+                continue
+            diagnose(c, c.synth(s))
+            synth_relations(c, s, rel_seed=ranks, relabel=False)
+            if ladders and fault != "none":
+                RELATIONS["larger_fault"].plan(c, s, [0.1, 0.3, 0.7])
 
 
 def full_sweep_job(c, ranks, pp, tp, fault, seed):

@@ -16,6 +16,7 @@ PhaseModel BuildPhases(const model::StepModel& steps, const model::CollectiveMod
   for (int64_t step : steps.steps) {
     StepPhases p;
     p.step = step;
+    p.trace_step = step;
     p.start.resize(ranks);
     p.end.resize(ranks);
     bool ok = true;

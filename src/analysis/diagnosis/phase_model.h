@@ -17,7 +17,8 @@
 namespace strata::diagnosis {
 
 struct StepPhases {
-  int64_t step = 0;
+  int64_t step = 0;                 // the unit's number: the step's, or the collective's (collective_units.h)
+  int64_t trace_step = 0;           // the step of the trace the window lies in (its main track's step)
   std::vector<int64_t> start, end;  // per rank, aligned step window
   std::vector<const model::MatchedCollective*> instances;
   std::vector<std::vector<int64_t>> arrival;     // [k][r], aligned

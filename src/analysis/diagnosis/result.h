@@ -16,6 +16,7 @@
 
 #include "analysis/communication.h"
 #include "analysis/critical_path.h"
+#include "analysis/diagnosis/compare_unit.h"
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
 #include "model/collectives.h"
@@ -105,6 +106,10 @@ struct Found {
 /// Invariant: stragglers are sorted latest first.
 struct PathResult {
   std::vector<int64_t> steps;
+  // What the ranks were compared over (compare_unit.h) and how many of them: the steps, or the one step's
+  // collectives (collective_units.h). Stragglers' steps, late_ms_per_step and score are in these units.
+  CompareUnit unit = CompareUnit::kStep;
+  size_t units = 0;
   model::StepSource step_source = model::StepSource::kNone;
   double step_time_median_ms = 0, step_time_p90_ms = 0;
   std::map<int32_t, double> clock_offsets_us;

@@ -47,6 +47,18 @@ inline constexpr size_t kMinSlowedAlikeRanks = 2;
 /// the median in most steps while the lab's own measure had them no later than two others.
 inline constexpr double kSlowedAlikeLateMultiple = 2.0;
 
+// ---- collectives as the unit (collective_units.h) ---------------------------------------------------------
+/// With fewer than 2 steps common to every rank, the ranks are compared over the collectives of the step
+/// when it holds at least this many matched on every rank. The persistence rule (60 % of the units) then
+/// needs 8 late units of 12: a rank that is last by chance (1 in the rank count) gets there with probability
+/// 0.3 % at 4 ranks and 0.002 % at 8 (binomial), before the min-effect floor, which filters jitter besides.
+inline constexpr size_t kMinCollectiveUnits = 12;
+/// ... and the units (the step up to its last collective) must cover at least this share of the step for the
+/// job to be called healthy: the rest (a device wait, the optimizer) was compared with nothing. Seen: a GPU
+/// job's CPU side with the device events removed, whose launches take 11 % of the step and whose host then
+/// waits for the device.
+inline constexpr double kMinCollectiveUnitCoverage = 0.5;
+
 // ---- causes (cause_choice.h) ----------------------------------------------------------------------------
 /// A cause is named only when its excess covers at least this share of the lateness it is given for.
 inline constexpr double kMinExplainedShare = 0.5;

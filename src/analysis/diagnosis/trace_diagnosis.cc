@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/collective_units.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/diagnosis/op_outliers.h"
@@ -60,7 +61,7 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
     std::vector<WindowProfile> profiles(ranks);
     std::vector<double> window(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const TrackId main_track = steps.MainTrack(r, p.step);
+      const TrackId main_track = steps.MainTrack(r, p.trace_step);
       const int64_t start = p.start[r] + clocks.offset_ns[r];
       const int64_t end = (p.instances.empty() ? p.end[r] : p.arrival[worst][r]) + clocks.offset_ns[r];
       profiles[r] = ProfileWindow(store, index, r, main_track, start, end);
@@ -103,7 +104,7 @@ std::vector<OpOutlierEvidence> OpOutliersEvidence(const TraceStore& store, const
     const StepPhases& p = phases.steps[s];
     std::vector<std::vector<OpOccurrence>> per_rank(ranks);
     for (size_t r = 0; r < ranks; ++r) {
-      const TrackId main_track = steps.MainTrack(r, p.step);
+      const TrackId main_track = steps.MainTrack(r, p.trace_step);
       per_rank[r] =
           OpsInWindow(store, index, r, main_track, p.start[r] + clocks.offset_ns[r], p.end[r] + clocks.offset_ns[r]);
     }
@@ -233,6 +234,7 @@ struct TraceContext {
   const PhaseModel& phases;
   const StragglerAnalysis& sa;
   const PhaseWhatIf& whatif;
+  CompareUnit unit;
 };
 
 // The finding about straggler `st` (rank index r): its cause from the differential profile, the culprit
@@ -243,18 +245,21 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
   Finding f;
   f.rank = st.rank;
   f.ranks = {st.rank};
-  if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
+  // A finding's step is a step of the trace: over one step's collectives, that step.
+  if (!st.persistent && !st.steps.empty())
+    f.step = c.unit == CompareUnit::kStep ? st.steps.front() : c.phases.steps.front().trace_step;
   f.impact_pct = RoundTo(100.0 * c.whatif.fix_rank_saving[r], 2);
   const CauseChoice choice = ChooseTraceCause(d, c.job.collectives.source == model::CollectiveSource::kGpuKernels);
   SetCause(choice, &f);
   if (const auto op = CulpritOp(c.store.strings, d.op_excess_ms, f.cause))
     f.op = ShortOpName(c.store.strings.view(*op));
-  const size_t n_steps = c.phases.steps.size();
-  const std::string when = st.steps.size() == n_steps ? std::string("in every step")
-                                                      : fmt::format("in {} of {} steps", st.steps.size(), n_steps);
+  // Per step (the mean over the steps), or, over one step's collectives, per collective it was late at.
+  const std::string span = UnitSpan(c.unit, st.steps.size(), c.phases.steps.size());
+  const std::string late = c.unit == CompareUnit::kStep
+                               ? fmt::format("{:.1f} ms late at collectives {}", st.late_ms_per_step, span)
+                               : fmt::format("late {}, {:.1f} ms each", span, d.late_ms);
   f.summary =
-      fmt::format("rank {} arrives {:.1f} ms late at collectives {} ({}); fixing it saves {:.1f}% of step time",
-                  st.rank, st.late_ms_per_step, when,
+      fmt::format("rank {} arrives {} ({}); fixing it saves {:.1f}% of step time", st.rank, late,
                   d.observed_ms > 0 ? CausePhrase(f.cause)
                                     : "only its collectives were recorded: record the job with strata record for the "
                                       "layers below",
@@ -311,8 +316,8 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<St
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
   const StepOps step_ops = [&](size_t s, size_t r) {
     const StepPhases& p = c.phases.steps[s];
-    return OpsInWindow(c.store, c.index, r, c.job.steps.MainTrack(r, p.step), p.start[r] + c.job.clocks.offset_ns[r],
-                       p.end[r] + c.job.clocks.offset_ns[r]);
+    return OpsInWindow(c.store, c.index, r, c.job.steps.MainTrack(r, p.trace_step),
+                       p.start[r] + c.job.clocks.offset_ns[r], p.end[r] + c.job.clocks.offset_ns[r]);
   };
   const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, thresholds::kMinEffect);
   auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, thresholds::kMinEffect);
@@ -320,16 +325,39 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<St
   return f;
 }
 
+// With one step common to every rank, its collectives become the units compared (collective_units.h), with
+// a caveat that says so; otherwise `phases` is left as it is.
+void CompareOverCollectivesIfOneStep(PhaseModel* phases, PathResult* out) {
+  PhaseModel units = CollectiveUnits(*phases);
+  if (units.steps.empty()) return;
+  out->unit = CompareUnit::kCollective;
+  out->caveats.push_back(fmt::format(
+      "only 1 step is common to every rank, so the ranks were compared over its {} collectives instead (each "
+      "with the work before it as one unit{}): lateness below is per collective; trace more steps to compare "
+      "whole steps",
+      units.steps.size(),
+      units.cumulative ? "; the calls return at launch, so each unit counts only the launch delay it added" : ""));
+  const double coverage = CollectiveUnitCoverage(*phases);
+  if (coverage < thresholds::kMinCollectiveUnitCoverage)
+    out->input_problems.push_back(
+        fmt::format("the step's collectives end {:.0f}% into it: the rest of the step (after its last collective) was "
+                    "compared with nothing, so a rank slow there would not be seen; trace more steps",
+                    100.0 * coverage));
+  *phases = std::move(units);
+}
+
 // The data-parallel path: phases, lateness at collectives, the phase replay's what-if, stragglers and their
 // evidence, data imbalance; on top of the job model's description.
 PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                                 const model::JobModel& job, PathResult out) {
   const size_t ranks = store.ranks.size();
-  const PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
+  PhaseModel phases = BuildPhases(job.steps, job.collectives, job.clocks, ranks);
   std::vector<double> step_ms;
   for (const auto& p : phases.steps) step_ms.push_back(static_cast<double>(p.time_ns) / 1e6);
   out.step_time_median_ms = RoundTo(Median(step_ms), 3);
   out.step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
+  if (ranks >= 2) CompareOverCollectivesIfOneStep(&phases, &out);
+  out.units = phases.steps.size();
   if (ranks < 2 || phases.steps.empty()) {
     out.whatif.model = WhatIfModel::kNone;
     return out;
@@ -338,6 +366,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   StragglerOptions sopt;
   sopt.min_effect = thresholds::kMinEffect;
   StragglerAnalysis sa = LocateStragglers(phases, ranks, sopt);
+  if (out.unit == CompareUnit::kCollective) AddStepStraggler(phases, sopt, &sa);
   for (size_t s = 0; s < phases.steps.size(); ++s)
     for (size_t r = 0; r < ranks; ++r)
       out.lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
@@ -347,7 +376,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   out.whatif = PhaseWhatIfOf(store, whatif);
 
   const TrackIndex index(store, rows_by_rank);
-  const TraceContext context{store, index, job, phases, sa, whatif};
+  const TraceContext context{store, index, job, phases, sa, whatif, out.unit};
   // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank (its index, here).
   const size_t top = sa.stragglers.empty() ? 0 : static_cast<size_t>(sa.stragglers.front().rank);
   for (Straggler& st : sa.stragglers) {  // rank indices become rank numbers

@@ -81,7 +81,7 @@ class Checks {
   }
 
   void StepCount() {
-    if (result_.ranks < 2 || result_.steps.size() >= 2) return;
+    if (result_.ranks < 2 || result_.steps.size() >= 2 || result_.unit == CompareUnit::kCollective) return;
     if (result_.steps.empty()) {
       Add(true,
           "no step is present on every rank: the ranks' traces cover different steps (or none), so nothing was "
