@@ -1,6 +1,7 @@
 // Evidence and layout as JSON (see evidence_json.h).
 #include "reports/evidence_json.h"
 
+#include <algorithm>
 #include <string>
 #include <variant>
 
@@ -241,7 +242,10 @@ ordered_json CrossLayerJson(const CrossLayerComparison& c) {
   if (c.explained) {
     const double late = c.explained->late_share;
     j["late_share_pct"] = RoundTo(100 * late, 2);
-    j["explained_pct"] = late > 0 ? RoundTo(100 * c.explained->best_excess / late, 1) : 0.0;
+    // A share of the lateness, at most all of it; the layer's excess itself (it can exceed the lateness when
+    // the recorded layers overlap) is excess_pct, a share of the window like late_share_pct.
+    j["explained_pct"] = late > 0 ? RoundTo(std::min(100.0, 100 * c.explained->best_excess / late), 1) : 0.0;
+    j["excess_pct"] = RoundTo(100 * c.explained->best_excess, 2);
   }
   return j;
 }

@@ -44,6 +44,26 @@ void ModelOutsideFindings(DiagnosisResult* result) {
   w.slowdown = RoundTo(widened, 4);
 }
 
+// The what-if's waste 1 − 1/S covers at least every straggler's measured lateness: its peers did wait that
+// share of the run, whatever the replay's ideal (each phase at its typical value) makes of it. When a lateness
+// exceeds the waste (the two are models of one loss: seen by up to 1.4 points on a slowed stage's ranks and
+// on intermittent faults), S is raised to 1 / (1 − lateness) and a note says so.
+void WidenToLateness(DiagnosisResult* result) {
+  WhatIf& w = result->whatif;
+  if (w.model == WhatIfModel::kNone || result->stragglers.empty()) return;
+  const auto top = std::max_element(result->stragglers.begin(), result->stragglers.end(),
+                                    [](const Straggler& a, const Straggler& b) { return a.score < b.score; });
+  const double S = std::max(1.0, w.slowdown);
+  if (top->score <= 1.0 - 1.0 / S + kRoundingPct / 100.0) return;
+  const double widened = 1.0 / std::max(1.0 - top->score, 1e-3);
+  result->notes.push_back(fmt::format(
+      "rank {}'s peers wait {:.2f}% of the run for it, more than the what-if's 1 - 1/S = {:.2f}% (its ideal "
+      "takes each phase at its typical value): S {:.4f} -> {:.4f}, so that the waste covers the measured wait",
+      top->rank, 100.0 * top->score, 100.0 * (1.0 - 1.0 / S), w.slowdown, widened));
+  if (w.slowdown > 0) w.ideal_step_ms = RoundTo(w.ideal_step_ms * w.slowdown / widened, 3);
+  w.slowdown = RoundTo(widened, 4);
+}
+
 // A finding about one straggling rank saves at most that rank's lateness: its peers stop waiting for it, and
 // in a synchronous job that is all the step can lose (the one lateness figure: Straggler::score). Returns how
 // many findings were brought down to it.
@@ -74,6 +94,7 @@ bool ImpactOfStall(const Finding& f) { return f.cause == Cause::kHang || f.cause
 
 void ReconcileImpacts(DiagnosisResult* result) {
   ModelOutsideFindings(result);
+  WidenToLateness(result);
   if (const size_t over = CapAtLateness(result); over > 0)
     result->notes.push_back(fmt::format(
         "{} finding(s) would have saved more than their rank's lateness (what its peers wait): each is given "

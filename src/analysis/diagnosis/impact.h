@@ -9,8 +9,9 @@
 // Hangs and collective mismatches are exempt: their impact is 100 % of the stalled time, not of a step.
 // A straggler's score is its lateness as a share of the median step ("peers wait" is the peers' wait).
 // A finding about one straggling rank saves at most that rank's lateness (its score: what its peers wait).
-// Invariants after ReconcileImpacts: Σ impact_pct of modelled findings ≤ 100 (1 − 1/S) + 0.01 (rounding); a
-// one-rank finding's impact_pct ≤ 100 × its straggler's score + 0.01.
+// The waste covers every straggler's lateness: when one exceeds it, S is raised to 1 / (1 − lateness).
+// Invariants after ReconcileImpacts: every straggler's score ≤ 1 − 1/S (+ rounding); Σ impact_pct of modelled findings
+// ≤ 100 (1 − 1/S) + 0.01 (rounding); a one-rank finding's impact_pct ≤ 100 × its straggler's score + 0.01.
 #pragma once
 
 #include "analysis/diagnosis/result.h"
