@@ -134,11 +134,11 @@ def render(fig):
         out.append(_synth_line(fig["synth"]))
         return out
     errs = f" ({f['errors']} error(s) among them, counted as not passed, as gate() does)" if f["errors"] else ""
-    out.append(f"lab faulted jobs, {f['cases']}: {pct(f['passed'], f['judged'])} judged passed{errs}; "
-               f"{pct(f['not_judged'], f['cases'])} not judged, their verdicts {f['set_aside_right']} right, "
+    out.append(f"lab faulted jobs, {f['cases']}: passed {pct(f['passed'], f['judged'])} judged{errs}; not judged "
+               f"{pct(f['not_judged'], f['cases'])}, set-aside verdicts {f['set_aside_right']} right, "
                f"{f['set_aside_wrong']} wrong")
     alarms = cl["false_alarms"]
-    line = (f"lab clean jobs, {cl['cases']}: {pct(len(alarms), cl['judged'])} judged raised a false alarm"
+    line = (f"lab clean jobs, {cl['cases']}: false alarms in {pct(len(alarms), cl['judged'])} judged"
             + (": " + ", ".join(alarms) if alarms else ""))
     if cl["errors"]:
         line += f"; {len(cl['errors'])} error(s): " + ", ".join(cl["errors"])

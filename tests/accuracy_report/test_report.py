@@ -147,9 +147,9 @@ class KnownAnswers(unittest.TestCase):
     def test_the_printed_block(self):
         lines = report.render(self.fig)
         text = "\n".join(lines)
-        self.assertIn("lab faulted jobs, 10: 6 of 7 (85.7 %) judged passed; 3 of 10 (30.0 %) not judged, their "
+        self.assertIn("lab faulted jobs, 10: passed 6 of 7 (85.7 %) judged; not judged 3 of 10 (30.0 %), set-aside "
                       "verdicts 1 right, 2 wrong", text)
-        self.assertIn("lab clean jobs, 4: 1 of 4 (25.0 %) judged raised a false alarm: c4", text)
+        self.assertIn("lab clean jobs, 4: false alarms in 1 of 4 (25.0 %) judged: c4", text)
         self.assertIn("lab, all cases: right in 10 of 14 (71.4 %) (judged 9 of 11, set aside 1 of 3)", text)
         self.assertIn("  slow_compute             5     6    4    2    1     0.667   0.800  0.727", text)
         self.assertIn("  data_imbalance           0     1    0    1    0     0.000       -      -", text)
