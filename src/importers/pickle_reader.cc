@@ -32,8 +32,13 @@ std::string Printable(std::string_view text) {
 /// How a counted string opcode's bytes become a value.
 enum class TextKind { kUtf8, kAscii, kBytes };
 
+/// Memo ids a pickle may store out of sequence (Python and torch number them 0, 1, 2, ...).
+constexpr size_t kMaxSparseMemo = 65536;
+
 /// One run of the machine over one pickle. Invariants: marks_ are non-decreasing positions into stack_; every
-/// index on stack_ or in memo_ names a node of nodes_; nodes_ never exceeds the limits' max_items.
+/// index on stack_ or in the memo names a node of nodes_; nodes_, stack_, the memo and the references held by
+/// containers never exceed the limits' max_items, open MARKs never exceed max_depth + 1; memo_dense_ holds
+/// ids 0..size-1 and memo_sparse_ only larger ids, so len(memo) is the sum of their sizes.
 class Machine {
  public:
   Machine(std::string_view in, const PickleLimits& limits) : in_(in), limits_(limits) {}
@@ -59,8 +64,7 @@ class Machine {
   Status Step() {
     switch (op_) {
       case op::kMark:
-        marks_.push_back(stack_.size());
-        return Status::Ok();
+        return Mark();
       case op::kStop:
         stopped_ = true;
         return PopValue(&root_);
@@ -73,8 +77,7 @@ class Machine {
       case op::kDup: {
         uint32_t top = 0;
         if (Status st = Top(&top); !st.ok()) return st;
-        stack_.push_back(top);
-        return Status::Ok();
+        return PushIndex(top);
       }
       case op::kProto:
         return Proto();
@@ -180,7 +183,7 @@ class Machine {
       case op::kLongBinGet:
         return BinMemo(4);
       case op::kMemoize:
-        return Put(memo_.size());
+        return Put(memo_dense_.size() + memo_sparse_.size());
       default:
         return Refuse();
     }
@@ -212,6 +215,32 @@ class Machine {
   }
 
   // --- the stack -----------------------------------------------------------------------------------------
+
+  size_t Cap() const { return std::min<size_t>(limits_.max_items, std::numeric_limits<uint32_t>::max() - 1); }
+
+  Status PushIndex(uint32_t index) {
+    if (stack_.size() >= Cap()) {
+      return Fail(fmt::format("more than {} values on the stack at once (PickleLimits::max_items)", Cap()));
+    }
+    stack_.push_back(index);
+    return Status::Ok();
+  }
+
+  Status Mark() {
+    if (marks_.size() > limits_.max_depth) {
+      return Fail(fmt::format("more than {} MARKs open at once: nesting deeper than PickleLimits::max_depth",
+                              limits_.max_depth + 1));
+    }
+    marks_.push_back(stack_.size());
+    return Status::Ok();
+  }
+
+  /// Counts `n` more references held by containers against max_items.
+  Status Hold(size_t n) {
+    held_ += n;
+    if (held_ <= Cap()) return Status::Ok();
+    return Fail(fmt::format("containers hold more than {} references in all (PickleLimits::max_items)", Cap()));
+  }
 
   size_t Floor() const { return marks_.empty() ? 0 : marks_.back(); }
 
@@ -249,12 +278,12 @@ class Machine {
   // --- creating values -----------------------------------------------------------------------------------
 
   Status NewNode(PickleNode node) {
-    const size_t cap = std::min<size_t>(limits_.max_items, std::numeric_limits<uint32_t>::max() - 1);
-    if (nodes_.size() >= cap) {
-      return Fail(fmt::format("the pickle creates more than {} values (PickleLimits::max_items)", cap));
+    if (nodes_.size() >= Cap()) {
+      return Fail(fmt::format("the pickle creates more than {} values (PickleLimits::max_items)", Cap()));
     }
+    if (Status st = Hold(node.children.size()); !st.ok()) return st;
     node.offset = op_start_;
-    stack_.push_back(static_cast<uint32_t>(nodes_.size()));
+    if (Status st = PushIndex(static_cast<uint32_t>(nodes_.size())); !st.ok()) return st;
     nodes_.push_back(std::move(node));
     return Status::Ok();
   }
@@ -448,6 +477,7 @@ class Machine {
     }
     PickleNode* target = nullptr;
     if (Status st = Target(kind, &target); !st.ok()) return st;
+    if (Status st = Hold(items.size()); !st.ok()) return st;
     target->children.insert(target->children.end(), items.begin(), items.end());
     return Status::Ok();
   }
@@ -457,15 +487,37 @@ class Machine {
   Status Put(uint64_t key) {
     uint32_t top = 0;
     if (Status st = Top(&top); !st.ok()) return st;
-    memo_[key] = top;
+    if (key < memo_dense_.size()) {
+      memo_dense_[key] = top;
+      return Status::Ok();
+    }
+    if (key > memo_dense_.size()) {
+      if (memo_sparse_.size() >= kMaxSparseMemo && memo_sparse_.count(key) == 0) {
+        return Fail(fmt::format("more than {} memo ids stored out of sequence", kMaxSparseMemo));
+      }
+      memo_sparse_[key] = top;
+      return Status::Ok();
+    }
+    if (memo_dense_.size() >= Cap()) {
+      return Fail(fmt::format("more than {} memo ids (PickleLimits::max_items)", Cap()));
+    }
+    memo_dense_.push_back(top);
+    // Ids stored ahead of sequence join the dense part once the gap before them is filled.
+    for (auto it = memo_sparse_.find(memo_dense_.size()); it != memo_sparse_.end();
+         it = memo_sparse_.find(memo_dense_.size())) {
+      memo_dense_.push_back(it->second);
+      memo_sparse_.erase(it);
+    }
     return Status::Ok();
   }
 
   Status Get(uint64_t key) {
-    const auto it = memo_.find(key);
-    if (it == memo_.end()) return Fail(fmt::format("memo id {} was never stored (no PUT before this GET)", key));
-    stack_.push_back(it->second);
-    return Status::Ok();
+    if (key < memo_dense_.size()) return PushIndex(memo_dense_[key]);
+    const auto it = memo_sparse_.find(key);
+    if (it == memo_sparse_.end()) {
+      return Fail(fmt::format("memo id {} was never stored (no PUT before this GET)", key));
+    }
+    return PushIndex(it->second);
   }
 
   Status TextMemo() {
@@ -554,7 +606,9 @@ class Machine {
   std::vector<PickleNode> nodes_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, uint32_t> memo_;
+  std::vector<uint32_t> memo_dense_;
+  std::unordered_map<uint64_t, uint32_t> memo_sparse_;
+  size_t held_ = 0;  // references held by containers
 };
 
 }  // namespace

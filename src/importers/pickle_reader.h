@@ -18,7 +18,9 @@
 //
 // Invariants: every error says the byte offset and why ("pickle: byte offset 17: GLOBAL ('c') refused: ...");
 // the work and memory are bounded by PickleLimits (shared references -- a GET of a list stored earlier --
-// are expanded into copies, each copy counted against the limits); the result is a tree (a container that
+// are expanded into copies, each copy counted against the limits; on the way, the values created, the
+// stack, the memo and the references containers hold are each at most max_items, MARKs open at once at most
+// max_depth + 1, memo ids stored out of sequence at most 65,536); the result is a tree (a container that
 // contains itself is an error).
 #pragma once
 

@@ -381,6 +381,30 @@ TEST(PickleReader, MemoErrors) {
   EXPECT_EQ(Canon(r.value()), "L[I7,N,I7]");
 }
 
+TEST(PickleReader, WorkOnTheWayIsBounded) {
+  // MARKs: at most max_depth + 1 open at once.
+  EXPECT_TRUE(ParsePickle(std::string(65, '(') + "N.").ok());
+  EXPECT_NE(Error(std::string(66, '(') + "N.").find("byte offset 65: MARK ('('): more than 65 MARKs open at once"),
+            std::string::npos);
+  // The stack and the references containers hold: at most max_items each.
+  PickleLimits six;
+  six.max_items = 6;
+  EXPECT_NE(Error("N222222.", six).find("byte offset 6: DUP ('2'): more than 6 values on the stack"),
+            std::string::npos);
+  PickleLimits seven;
+  seven.max_items = 7;
+  EXPECT_TRUE(ParsePickle("](N2e(N2e(N2e.", seven).ok());  // a list of six Nones: 7 values
+  EXPECT_NE(Error("](N2e(N2e(N2e(N2e.", seven).find("containers hold more than 7 references in all"),
+            std::string::npos);
+  // Memo ids out of sequence: kept apart, joined to the sequence once the gap is filled, and bounded.
+  auto r = ParsePickle("\x80\x02K\x07r\x01\x00\x00\x00K\x08q\x00\x94(h\x00h\x01h\x02l."s);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(Canon(r.value()), "L[I8,I7,I8]");
+  std::string sparse = "N";
+  for (uint32_t id = 1; id <= 65537; ++id) sparse += "r" + Le(id * 2, 4);
+  EXPECT_NE(Error(sparse + ".").find("more than 65536 memo ids stored out of sequence"), std::string::npos);
+}
+
 TEST(PickleReader, ContainerInsideItselfIsRefused) {
   const FromPython py = RunPython("a = []\na.append(a)\nemit(pickle.dumps(a, protocol=2))");
   EXPECT_NE(Error(py.pickle).find("byte offset 2: the list created here contains itself"), std::string::npos);
