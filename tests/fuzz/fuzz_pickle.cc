@@ -109,7 +109,10 @@ void Write(const PickleValue& v, std::string* out) {
 /// Equality with floats compared by their bits (NaN equals the same NaN).
 bool Same(const PickleValue& a, const PickleValue& b) {
   if (a.kind() != b.kind()) return false;
-  if (a.kind() == Kind::kFloat) return std::memcmp(&a.as_float(), &b.as_float(), sizeof(double)) == 0;
+  if (a.kind() == Kind::kFloat) {
+    const double x = a.as_float(), y = b.as_float();
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
   if (a.kind() == Kind::kDict) {
     if (a.entries().size() != b.entries().size()) return false;
     for (size_t i = 0; i < a.entries().size(); ++i) {
