@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "importers/byte_source.h"
 #include "importers/kineto_importer.h"
 #include "importers/op_table_importer.h"
+#include "importers/pickle_reader.h"
 #include "test_util.h"
 
 namespace strata {
@@ -75,6 +78,24 @@ TEST(FuzzCorpus, OpTableSeedsImport) {
     }
     CheckStore(r.value());
   }
+}
+
+TEST(FuzzCorpus, PickleSeedsParseOrSayWhereTheyStop) {
+  const auto files = CorpusFiles("pickle");
+  ASSERT_GE(files.size(), 3u) << "seed corpus missing";
+  size_t parsed = 0;
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto r = ParsePickle(bytes);
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().rfind("pickle: byte offset ", 0), 0u) << r.error();
+      continue;
+    }
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 3u);
 }
 
 }  // namespace
