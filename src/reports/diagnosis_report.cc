@@ -401,11 +401,16 @@ std::string StoppedVerdict(const diagnosis::Finding& f) {
     who.push_back(fmt::format("rank {} ({}{})", m.rank, m.state, m.frame.empty() ? "" : " in " + m.frame));
   const bool came_back = std::all_of(e->missing.begin(), e->missing.end(),
                                      [](const diagnosis::StalledRankState& m) { return m.came_back_unix_s > 0; });
-  if (came_back)  // every rank entered, the missing ones only after the others had given up (stall.h)
-    return TerminalSafe(fmt::format(
-        "the job stopped: {} joined {} only after rank(s) {} had waited {} in it and "
-        "given up",
-        fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "), text::Duration(e->stalled_for_s * 1e3)));
+  // Every rank entered, the missing ones only after the others had waited the threshold in it (stall.h): after
+  // they gave up, or as they were giving up (a stop about as long as the timeout).
+  const double gave_up_unix = e->stalled_since_unix + e->stalled_for_s;
+  const bool after_they_left = std::all_of(e->missing.begin(), e->missing.end(),
+                                           [&](const auto& m) { return m.came_back_unix_s >= gave_up_unix; });
+  if (came_back)
+    return TerminalSafe(fmt::format("the job stopped: {} joined {} only after rank(s) {} had waited {} in it{}",
+                                    fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "),
+                                    text::Duration(e->stalled_for_s * 1e3),
+                                    after_they_left ? " and given up" : " (they gave up as it came)"));
   return TerminalSafe(fmt::format("the job stopped: {} never joined {}; rank(s) {} waited {} in it",
                                   fmt::join(who, "; "), in, fmt::join(e->waiting_ranks, ", "),
                                   text::Duration(e->stalled_for_s * 1e3)));

@@ -337,11 +337,35 @@ TEST(Stall, ARankThatEntersAfterItsPeersGaveUpIsTheMissingOneAndSaysWhenItCameBa
     EXPECT_NEAR(e.missing[0].came_back_unix_s, static_cast<double>(back_at) / 1e9, 1e-6);
     EXPECT_NE(f.summary.find("came back"), std::string::npos) << f.summary;
   }
-  // Rank 1 entered at 10 s, while its peers still waited: the collective hung with every rank in it.
+  // Rank 1 entered at 10 s, while its peers still waited, and the collective stayed stuck 6.3 s (over the 5 s
+  // floor) with every rank in it: a hang of its own, no rank named.
   const DiagnosisResult r = Analyse(job(10 * kS));
   ASSERT_FALSE(r.findings.empty());
   EXPECT_FALSE(r.findings[0].rank);
   EXPECT_EQ(Stall(r.findings[0]).waiting_ranks, (std::vector<int32_t>{0, 1, 2}));
+}
+
+// A stop about as long as the process group's timeout (seen on a real job: rank 1 back at +8.0 s, its peers'
+// 8 s timeout firing at the same moment): rank 1 enters #3 15 s after its peers and 0.2 s before they give up.
+// It was missing for their wait; "every rank entered and none completed" named no one.
+TEST(Stall, ARankThatEntersAsItsPeersGiveUpIsTheMissingOne) {
+  Job j = GlooJob(3, 4, 3, {0, 2}, 27 * kS);
+  j.Call(1, 0, 1, 16100 * kMs, false);
+  AddStuckState(&j, 1, kS + 250 * kMs);
+  j.Process(0, std::nullopt, 16300 * kMs);
+  j.Process(2, std::nullopt, 16300 * kMs);
+  j.Process(1, std::nullopt, 16400 * kMs);
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings[0];
+  ASSERT_TRUE(f.rank) << f.summary;
+  EXPECT_EQ(*f.rank, 1);
+  const StallEvidence& e = Stall(f);
+  EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
+  ASSERT_EQ(e.missing.size(), 1u);
+  EXPECT_NEAR(e.missing[0].came_back_unix_s, 16.1, 1e-6);
+  EXPECT_NE(f.summary.find("0.2 s before they gave up"), std::string::npos) << f.summary;
 }
 
 TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {

@@ -171,29 +171,38 @@ int64_t EntryOf(const RankProgress& rp, const CollectiveKey& key, bool stalled_b
 }
 
 // A waiting rank that entered only after a peer had given up on the collective (waited the threshold in it,
-// then left: timed out, failed, exited) was missing from it for that peer's whole wait: it is a missing rank
-// that came back, not one that waited. Membership alone cannot tell it: every rank did enter.
+// then left: timed out, failed, exited), or as they were giving up (after the first had waited the threshold,
+// less than the threshold before a peer left: a stop about as long as the process group's timeout), was missing
+// from it for that wait: it is a missing rank that came back, not one that waited. Membership alone cannot tell
+// it: every rank did enter.
 void MoveLateEntrants(const CollectiveProgress& p, bool stalled_by_time, double threshold_s, Stall* s) {
-  int64_t gave_up = std::numeric_limits<int64_t>::max();  // the first instant a peer left after waiting
-  std::vector<int64_t> entries;                           // of s->waiting, in its order
+  int64_t gave_up = std::numeric_limits<int64_t>::max();      // the first instant a peer left after waiting
+  int64_t first_entry = std::numeric_limits<int64_t>::max();  // the first known entry of a waiting rank
+  std::vector<int64_t> entries;                               // of s->waiting, in its order
   for (int32_t r : s->waiting) {
     const RankProgress& rp = p.ranks.at(r);
     entries.push_back(EntryOf(rp, s->key, stalled_by_time));
     const int64_t entry = entries.back();
+    if (entry > 0) first_entry = std::min(first_entry, entry);
     if (entry > 0 && rp.horizon_unix_ns < p.end_unix_ns && ToS(rp.horizon_unix_ns - entry) >= threshold_s)
       gave_up = std::min(gave_up, rp.horizon_unix_ns);
   }
+  // Entered after they gave up; or after the first had waited the threshold, with the peers giving up less than
+  // the threshold later (had the collective stayed stuck that long with every rank in it, it is a hang of its own).
+  const bool someone_gave_up = gave_up != std::numeric_limits<int64_t>::max();
+  auto late = [&](int64_t entry) {
+    return entry > gave_up || (entry > 0 && someone_gave_up && ToS(entry - first_entry) >= threshold_s &&
+                               ToS(gave_up - entry) < threshold_s);
+  };
   std::vector<int32_t> still;
+  for (size_t i = 0; i < s->waiting.size(); ++i)
+    if (!late(entries[i])) still.push_back(s->waiting[i]);
+  if (still.empty() || still.size() == s->waiting.size()) return;  // nobody waited before them, or none late
   for (size_t i = 0; i < s->waiting.size(); ++i) {
-    const int32_t r = s->waiting[i];
-    if (entries[i] > gave_up) {
-      s->missing.push_back(r);
-      s->came_back[r] = entries[i];
-    } else {
-      still.push_back(r);
-    }
+    if (!late(entries[i])) continue;
+    s->missing.push_back(s->waiting[i]);
+    s->came_back[s->waiting[i]] = entries[i];
   }
-  if (still.empty()) return;  // nobody waited before them: no one to have been missing for
   s->waiting = std::move(still);
   std::sort(s->missing.begin(), s->missing.end());
 }
@@ -335,12 +344,18 @@ std::string HangSummary(const Stall& s, const StalledRankState& st, double stall
   std::string where = st.state;
   if (!st.frame.empty()) where += " in " + st.frame;
   if (st.lock_owner_tid) where += fmt::format(", a lock its thread {} holds", st.lock_owner_tid);
-  if (st.came_back_unix_s > 0)
+  if (st.came_back_unix_s > 0 && st.came_back_unix_s >= ToS(s.until))
     return fmt::format(
         "rank {} stopped: rank(s) {} waited {:.1f} s in {} and gave up before rank {} entered it; rank {} was {}{} "
         "and came back {:.1f} s after they left",
         st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank, st.rank, where,
         BusyThreads(st), st.came_back_unix_s - ToS(s.until));
+  if (st.came_back_unix_s > 0)  // it entered as they were giving up
+    return fmt::format(
+        "rank {} stopped: rank(s) {} had waited {:.1f} s in {} when rank {} entered it, {:.1f} s before they gave "
+        "up; until then rank {} was {}{}",
+        st.rank, fmt::join(s.waiting, ", "), st.came_back_unix_s - ToS(s.since), Describe(s.key, s.op), st.rank,
+        ToS(s.until) - st.came_back_unix_s, st.rank, where, BusyThreads(st));
   return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}{}",
                      st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
                      st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where, BusyThreads(st));
