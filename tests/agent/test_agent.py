@@ -102,6 +102,7 @@ def main():
                                     job_id, "--fault-kind", a.fault_kind, "--ranks", str(len(ranks)),
                                     "--fault-rank", str(fault_rank)])
             served_findings = []
+            metrics = ""  # the agent's /metrics, read once the fault is detected
             found_at = None
             clean_findings = []
             detected = None
