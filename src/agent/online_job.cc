@@ -90,13 +90,35 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     judged_any = true;
   }
   if (judged_any) FitMixture();
+  ShowDetections(opened, now);
+  return opened;
+}
+
+// The view's detections: the open ones, and those closed within options_.closed_shown_s, each in its last state
+// (the previous view's, or as it opened when it opened and closed within this call): a one-off pause often opens
+// and closes within one agent round, and no poll of the status, serve or a scrape would ever see it.
+void OnlineJob::ShowDetections(const std::vector<online::Detection>& opened, double now) {
+  auto still_open = [&](const online::Detection& d) {
+    const auto it = detector_.open().find(d.rank);
+    return it != detector_.open().end() && it->second.step == d.step;
+  };
+  for (const online::Detection& d : last_open_)
+    if (!still_open(d)) closed_.emplace_back(d, now + options_.closed_shown_s);
+  for (const online::Detection& d : opened)
+    if (!still_open(d)) closed_.emplace_back(d, now + options_.closed_shown_s);
+  std::erase_if(closed_, [&](const auto& c) { return c.second < now; });
   view_.open.clear();
   view_.corroborated.clear();
+  last_open_.clear();
   for (const auto& [rank, d] : detector_.open()) {
     view_.open.push_back(d);
+    last_open_.push_back(d);
     view_.corroborated[rank] = view_.mixture_anomalies.count(rank) > 0;
   }
-  return opened;
+  for (const auto& [d, until] : closed_) {
+    view_.open.push_back(d);
+    view_.corroborated.emplace(d.rank, view_.mixture_anomalies.count(d.rank) > 0);
+  }
 }
 
 void OnlineJob::FitMixture() {

@@ -34,8 +34,11 @@
 namespace strata::agent {
 
 struct OnlineJobOptions {
-  int64_t max_lag = 3;               // steps a rank may run ahead before an incomplete step is judged anyway
-  double max_wait_s = 2.5;           // ... and seconds it waits first (agents publish once a second)
+  int64_t max_lag = 3;      // steps a rank may run ahead before an incomplete step is judged anyway
+  double max_wait_s = 2.5;  // ... and seconds it waits first (agents publish once a second)
+  // A detection that closed (a one-off pause closes after kOnlineOneOffHold on-time steps, often within one
+  // round) stays in the view this many seconds of the caller's clock after the call that saw it close.
+  double closed_shown_s = 5.0;
   size_t mixture_steps = 8;          // judged steps the mixture is fitted over
   size_t mixture_max_points = 4096;  // the mixture is left out when the window holds more points
   double realign_steps = 0.75;       // a start this many step times from its job step's re-anchors the rank
@@ -52,7 +55,8 @@ struct OnlineView {
   int mixture_k = 0;
   size_t mixture_points = 0;
   std::map<int32_t, int> mixture_anomalies;  // rank -> low-likelihood points in the window
-  std::vector<online::Detection> open;       // the detector's open detections
+  std::vector<online::Detection> open;       // the detector's open detections, and those closed within
+                                             // closed_shown_s (their last state)
   std::map<int32_t, bool> corroborated;      // rank -> the mixture flags it too
 };
 
@@ -75,6 +79,7 @@ class OnlineJob {
   int64_t JobStep(const online::RankStepSummary& s);
   int64_t Anchor(const online::RankStepSummary& s) const;
   void FitMixture();
+  void ShowDetections(const std::vector<online::Detection>& opened, double now);
 
   OnlineJobOptions options_;
   online::OnlineDetector detector_;
@@ -84,6 +89,8 @@ class OnlineJob {
   std::map<int64_t, double> step_start_;                     // recent job steps' wall-clock starts
   int64_t max_step_ = -1;
   OnlineView view_;
+  std::vector<online::Detection> last_open_;                  // the detector's open detections at the last call
+  std::vector<std::pair<online::Detection, double>> closed_;  // closed detections, shown until the time beside
 };
 
 /// An open detection as a finding of the `strata diagnose` contract (its cause's layer; rank and step set;

@@ -148,6 +148,8 @@ def main():
                 if pause:
                     with open(os.path.join(out, "fault.json")) as fh:
                         fault_start = json.load(fh)["fault_start_unix"]
+                    print(f"     the agent had the job's ranks {found_at - fault_start:+.1f} s from the pause's start",
+                          flush=True)
                 for who, seen in online_seen.items() if pause else ():
                     # The pause's findings: opened on it (late by half the pause in the detecting step), or with
                     # their onset in it. The loaded machine may stall any rank for a step elsewhere (~150 ms at

@@ -295,15 +295,18 @@ TEST(OnlineJob, OnePauseIsOneOneOffFindingHoweverTheRoundsCutIt) {
     int64_t round_end;       // a round ends after this step (rounds are 12 steps)
     int64_t resend = 0;      // each round resends this many of the last round's steps
     bool two_parts = false;  // each round comes in two parts (a chunk switch)
+    int64_t round_steps = 12;
   };
   for (const Cut& cut :
        {Cut{"pause inside a round", 36}, Cut{"pause last in its round", 40}, Cut{"pause first in its round", 39},
-        Cut{"overlapping windows", 36, 3}, Cut{"across a chunk switch", 36, 0, true}}) {
+        Cut{"overlapping windows", 36, 3}, Cut{"across a chunk switch", 36, 0, true},
+        Cut{"a round longer than the hold", 39, 0, false, 30}}) {
     OnlineJob job;
     std::vector<online::Detection> opened;
+    bool shown = false;
     double now = 1.7e9;
     int64_t from = 0;
-    for (int64_t to = cut.round_end % 12; from < kSteps; to = std::min(to + 12, kSteps - 1)) {
+    for (int64_t to = cut.round_end % cut.round_steps; from < kSteps; to = std::min(to + cut.round_steps, kSteps - 1)) {
       const int64_t resent = std::max<int64_t>(0, from - cut.resend);
       for (int64_t k = resent; k <= to; ++k) {
         for (const auto& x : steps[static_cast<size_t>(k)]) job.Add(x);
@@ -313,14 +316,20 @@ TEST(OnlineJob, OnePauseIsOneOneOffFindingHoweverTheRoundsCutIt) {
       from = to + 1;
       now += 1;
       for (auto& d : job.Advance(now)) opened.push_back(d);
-      for (const online::Detection& d : job.view().open)
+      for (const online::Detection& d : job.view().open) {
         EXPECT_EQ(online::PersistenceName(d.persistence), "one_off") << cut.what << ", round through step " << to;
+        shown |= d.rank == 2 && d.step == kPause;
+      }
     }
+    // The status shows it after some round, even when it opened and closed inside one (a 1 s agent round holds
+    // more steps than the one-off hold: the real agent's status never showed the pause).
+    EXPECT_TRUE(shown) << cut.what;
     ASSERT_EQ(opened.size(), 1u) << cut.what;
     EXPECT_EQ(opened[0].rank, 2) << cut.what;
     EXPECT_EQ(opened[0].step, kPause) << cut.what;
     EXPECT_EQ(opened[0].cause, diagnosis::Cause::kHostStall) << cut.what;
     EXPECT_EQ(job.view().judged_through, kSteps - 1) << cut.what;
+    job.Advance(now + OnlineJobOptions().closed_shown_s + 1);  // a round past the time a closed one is shown
     EXPECT_TRUE(job.view().open.empty()) << cut.what << ": closed after its hold";
   }
 }
