@@ -90,7 +90,7 @@ std::string StragglerLines(const diagnosis::DiagnosisResult& r, size_t width) {
   std::string out;
   for (size_t i = 0; i < r.stragglers.size() && i < kMaxStragglers; ++i) {
     const auto& s = r.stragglers[i];
-    const size_t units = r.unit == diagnosis::CompareUnit::kStep ? r.steps.size() : r.units;
+    const size_t units = r.UnitCount();
     std::string when = diagnosis::UnitSpan(r.unit, s.steps.size(), units);
     if (s.steps.size() != units) when += fmt::format(" ({})", StepSpan(s.steps));
     const char* per = r.unit == diagnosis::CompareUnit::kStep ? "step" : "collective";
@@ -340,7 +340,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   j["job"] = {{"ranks", r.ranks},
               {"steps", r.steps},
               {"unit", diagnosis::CompareUnitName(r.unit)},
-              {"units", r.unit == diagnosis::CompareUnit::kStep ? r.steps.size() : r.units},
+              {"units", r.UnitCount()},
               {"step_source", model::StepSourceName(r.step_source)},
               {"step_time_ms", {{"median", r.step_time_median_ms}, {"p90", r.step_time_p90_ms}}},
               {"layout", LayoutJson(r.layout)},

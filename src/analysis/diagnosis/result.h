@@ -108,8 +108,11 @@ struct PathResult {
   std::vector<int64_t> steps;
   // What the ranks were compared over (compare_unit.h) and how many of them: the steps, or the one step's
   // collectives (collective_units.h). Stragglers' steps, late_ms_per_step and score are in these units.
+  // `units` is set by the paths that compare over collectives; UnitCount() is the one rule for how many there
+  // were (with steps as the unit, the steps: a result built by hand need not set `units`).
   CompareUnit unit = CompareUnit::kStep;
   size_t units = 0;
+  size_t UnitCount() const { return unit == CompareUnit::kStep ? steps.size() : units; }
   model::StepSource step_source = model::StepSource::kNone;
   double step_time_median_ms = 0, step_time_p90_ms = 0;
   std::map<int32_t, double> clock_offsets_us;
