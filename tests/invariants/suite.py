@@ -43,8 +43,9 @@ def fault_rank(ranks, seed):
 
 
 def spec(ranks, pp, tp, fault, magnitude=0.3, seed=1, steps=4, layers=2, gzip=False, **kw):
-    """A synth job of the corpus (None for a stage imbalance without stages); at least one layer per stage."""
-    if fault == "stage_imbalance" and pp == 1:
+    """A synth job of the corpus (None for a stage imbalance without stages or a data imbalance without data
+    parallelism, which synth refuses); at least one layer per stage."""
+    if (fault == "stage_imbalance" and pp == 1) or (fault == "data_imbalance" and ranks // (pp * tp) < 2):
         return None
     rank = None if fault in RANKLESS_FAULTS else fault_rank(ranks, seed)
     return SynthSpec(ranks=ranks, pp=pp, tp=tp, steps=steps, layers=max(layers, pp), fault=fault,
