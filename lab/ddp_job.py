@@ -3,12 +3,20 @@
 
 The launcher starts N ranks the way torchrun does: one process per rank, each with RANK, LOCAL_RANK,
 WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in its environment (Debian's torchrun itself fails
-under Python 3.11). Every rank is pinned to one core ((rank + --core-shift, default the seed) modulo the
-usable cores) with one torch thread, and runs a small MLP under DistributedDataParallel with the PyTorch
-profiler on. The host work per step is small; "device time" is emulated by sleeping a fixed time per layer
-(forward) and twice that (backward), the way a host thread waits for a GPU, so a few ranks on two cores do not
-compete for CPU and the injected fault is the only systematic difference between ranks, unless the machine
-makes one: a host that slows one vCPU is measured by the core probe (truth "probe_ms_by_rank").
+under Python 3.11). Each rank runs one torch thread and a small MLP under DistributedDataParallel with the
+PyTorch profiler on. The host work per step is small; "device time" is emulated by sleeping a fixed time per
+layer (forward) and twice that (backward), the way a host thread waits for a GPU, so the ranks mostly wait
+and the injected fault is the only systematic difference between ranks, unless the machine makes one.
+
+Fitting the machine (issue 47 item 4; this VM has 2 vCPUs and its host runs one of them 60-100 % slower for
+whole runs): by default (--placement auto) the ranks **float** over every usable core, so a slow core is
+shared by all ranks in turn and singles none out; only the faults whose injector pins helpers to the fault
+rank's core (CPU contention: the spinners; network contention: the traffic's ends) pin every rank to one core
+((rank + --core-shift, default the seed) modulo the usable cores). The emulated device time per layer grows
+with the ranks per core (--layer-ms, default 3 ms times ceil(ranks / cores)), so the job's CPU demand stays
+about a quarter of the machine however many ranks it has (each rank's own host work, ~12 ms a step with the
+profiler, is the same at any size). Before the job the launcher times the same fixed work on each core (truth
+"core_ms_before"); during it the core probe times it on every rank (truth "probe_ms_by_rank").
 
 Faults (each a real mechanism, on --fault-rank only):
   slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
@@ -98,6 +106,10 @@ CAUSE.update({name: cls.cause for name, cls in EXTERNAL.items()})
 # The core probe's fixed work before each layer's device wait ((PROBE_WIDTH x PROBE_WIDTH) matmul + tanh,
 # PROBE_REPS times: about 0.4 ms on this machine's cores, 1.6 ms per step of 4 layers, the same on every rank).
 PROBE_WIDTH, PROBE_REPS = 64, 4
+# Faults whose injector pins helper processes to the fault rank's core: their ranks are pinned, each to one core.
+PINNED_FAULTS = ("cpu_contention", "intermittent_cpu_contention", "network_contention",
+                 "intermittent_network_contention")
+BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
 
@@ -120,8 +132,12 @@ def parse_args(argv=None):
     ap.add_argument("--layers", type=int, default=4, help="hidden layers (default 4)")
     ap.add_argument("--width", type=int, default=128, help="layer width (default 128)")
     ap.add_argument("--batch", type=int, default=16, help="per-rank batch size (default 16)")
-    ap.add_argument("--layer-ms", type=float, default=3.0,
-                    help="emulated device time per layer in forward; backward waits twice that (default 3)")
+    ap.add_argument("--layer-ms", type=float, default=None,
+                    help="emulated device time per layer in forward; backward waits twice that (default 3 times "
+                         "ceil(ranks / usable cores): the job's CPU demand the same share of the machine at any size)")
+    ap.add_argument("--placement", choices=("auto", "float", "pinned"), default="auto",
+                    help="float: every rank may run on every usable core; pinned: rank r on core (r + --core-shift) "
+                         "mod cores; auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", else float")
     ap.add_argument("--host-ms", type=float, default=0.0,
                     help="real CPU work per step on every rank (matmul blocks before each layer's device wait), "
                          "like a GPU job's host-side launch work (default 0)")
@@ -154,6 +170,11 @@ def parse_args(argv=None):
         ap.error("--ranks must be 2..8")
     if a.steps < 1:
         ap.error("--steps must be >= 1")
+    cores = len(os.sched_getaffinity(0))
+    if a.layer_ms is None:
+        a.layer_ms = default_layer_ms(a.ranks, cores)
+    if a.placement == "auto":
+        a.placement = "pinned" if a.fault in PINNED_FAULTS else "float"
     if a.layers < 2 or a.width < 1 or a.batch < 1 or a.layer_ms < 0:
         ap.error("--layers must be >= 2; --width, --batch >= 1; --layer-ms >= 0")
     if a.fault != "none" and not 0 <= a.fault_rank < a.ranks:
@@ -174,6 +195,31 @@ def parse_args(argv=None):
     if a.mem_keep is None:
         a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a
+
+
+def default_layer_ms(ranks, cores):
+    """The emulated device time per forward layer: BASE_LAYER_MS per rank sharing a core, so that the job's CPU
+    demand (each rank's host work per step over its step time) is the same share of the machine at any size."""
+    return BASE_LAYER_MS * max(1, -(-ranks // max(1, cores)))
+
+
+def measure_cores(cores, reps=3):
+    """The same fixed pure-Python work timed on each core (thread CPU time, median of `reps`, ms), the launcher
+    pinned to that core for it: how fast each core runs just before the job. The launcher's affinity is restored."""
+    before = os.sched_getaffinity(0)
+    out = {}
+    try:
+        for core in cores:
+            os.sched_setaffinity(0, {core})
+            times = []
+            for _ in range(reps):
+                t0 = time.thread_time()
+                sum(i * i for i in range(100_000))
+                times.append((time.thread_time() - t0) * 1e3)
+            out[str(core)] = round(statistics.median(times), 3)
+    finally:
+        os.sched_setaffinity(0, before)
+    return out
 
 
 def thread_kernel_counters():
@@ -641,6 +687,9 @@ def launch(a, argv):
     cores = sorted(os.sched_getaffinity(0))
     if a.core_shift is None:
         a.core_shift = a.seed
+    core_ms_before = measure_cores(cores)
+    # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
+    argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
     ctx = injectors.Context(a, work, cores)
     procs, logs = [], []
@@ -664,7 +713,9 @@ def launch(a, argv):
             env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(a.ranks),
                        LOCAL_WORLD_SIZE=str(a.ranks), GROUP_RANK="0", ROLE_RANK=str(r),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
-                       MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", LAB_CPU=str(ctx.core_of(r)),
+                       MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1",
+                       LAB_CPU=str(ctx.core_of(r) if a.placement == "pinned" else -1),
+
                        LAB_STATS_DIR=work)
             env.setdefault("GLOO_SOCKET_IFNAME", "lo")
             prefix = []
@@ -764,6 +815,9 @@ def launch(a, argv):
         "rank": fr,
         "steps": [s["step"] for s in hit],
         "magnitude": a.magnitude if fr is not None else 0.0,
+        "placement": a.placement,
+        "layer_ms": a.layer_ms,
+        "core_ms_before": core_ms_before,
         "mechanism": mech or (stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)"),
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
