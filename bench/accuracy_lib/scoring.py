@@ -121,6 +121,10 @@ GATE_MIN_SYNTH_PASS_SHARE = 1.0
 # clean jobs are implausibly many for a strata that raises one in GATE_MAX_CLEAN_FALSE_ALARM_SHARE of clean
 # jobs (one-sided binomial test at GATE_REGRESSION_ALPHA; full and held-out runs: the observed share).
 GATE_MAX_CLEAN_FALSE_ALARM_SHARE = 0.2
+# Since 2026-12-03 (issue 47 item 1) the pass share and the share not judged are of the faulted lab jobs alone:
+# pooled, the clean jobs (never set aside, nearly always passing) carried both shares over their bars (the
+# held-out run at 21aecc0 met the pooled gate with 76.6 % passed and 45 % not judged; its faulted jobs alone: 67.4 %
+# and 53.5 %).
 
 
 def binomial_cdf(k, n, p):
@@ -162,9 +166,10 @@ def _clean_line(clean, regression):
 
 
 def gate(lab, synth, regression=False, clean=None):
-    """(passed, lines) for the run's exit status; lab and synth are lists of statuses
-    ("pass" | "fail" | "error" | "noisy"); clean: the statuses of the clean lab jobs among lab, gated apart
-    on their false alarms. regression: the reduced run's binomial tests instead of the observed shares."""
+    """(passed, lines) for the run's exit status; lab (the faulted lab jobs only) and synth are lists of statuses
+    ("pass" | "fail" | "error" | "noisy"); clean: the statuses of the clean lab jobs, gated apart on their false
+    alarms and never pooled into lab. regression: the reduced run's binomial tests instead of the observed
+    shares."""
     lines, ok = [], True
     if clean:
         clean_ok, line = _clean_line(clean, regression)
@@ -175,12 +180,12 @@ def gate(lab, synth, regression=False, clean=None):
         noisy = len(lab) - len(judged)
         if noisy > GATE_MAX_LAB_NOISY_SHARE * len(lab):
             ok = False
-            lines.append(f"lab: {noisy} of {len(lab)} cases too noisy to judge (at most "
+            lines.append(f"lab faulted jobs: {noisy} of {len(lab)} too noisy to judge (at most "
                          f"{GATE_MAX_LAB_NOISY_SHARE:.0%} allowed): the machine is too busy for this suite")
         if judged:
-            share_ok, line = (_regression_line("lab", judged.count("pass"), len(judged)) if regression else
-                              _share_line("lab", judged.count("pass"), len(judged), GATE_MIN_LAB_PASS_SHARE,
-                                          "judged cases"))
+            share_ok, line = (_regression_line("lab faulted jobs", judged.count("pass"), len(judged)) if regression
+                              else _share_line("lab faulted jobs", judged.count("pass"), len(judged),
+                                               GATE_MIN_LAB_PASS_SHARE, "judged"))
             ok = ok and share_ok
             lines.append(line)
     if synth:

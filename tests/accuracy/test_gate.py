@@ -34,6 +34,17 @@ class GateTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn("too busy", lines[0])
 
+    def test_clean_jobs_never_carry_the_faulted_shares(self):
+        # The held-out run at 21aecc0: 49 of 64 judged passed pooled, 31 of 46 faulted alone (67.4 %); the caller
+        # gives gate() the faulted jobs alone, so the same run fails on its faulted share.
+        faulted = ["pass"] * 31 + ["fail"] * 15 + ["noisy"] * 53
+        clean = ["pass"] * 18
+        ok, lines = gate(faulted, [], clean=clean)
+        self.assertFalse(ok, lines)
+        self.assertTrue(any("lab faulted jobs: 53 of 99 too noisy" in line for line in lines), lines)
+        self.assertTrue(any("lab faulted jobs: 31 of 46 judged passed" in line for line in lines), lines)
+        self.assertTrue(gate(faulted + clean, [])[0])  # pooled, the same statuses met both bars (what issue 47 found)
+
     def test_the_reduced_run_fails_on_implausibly_few_passes_only(self):
         # 12 judged: 7 passes (CI at 67618dd) is 10.5 % likely at a true 75 %: no regression shown; 4 is 0.3 %.
         ok, lines = gate(["pass"] * 7 + ["fail"] * 5 + ["noisy"] * 2, ["pass"] * 13, regression=True)
