@@ -405,6 +405,10 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
 
 // Gives each rank of one imported file its number: --rank-map, the file's own distributedInfo, the file
 // name, the recording, or rank 0 for a lone file; a rank two files claim is an error.
+bool NsysExport(const TraceStore& store) {
+  return !store.inputs.empty() && store.inputs[0].format == InputFormat::kNsysSqlite;
+}
+
 // A file that holds several ranks without numbers of their own (an Nsight Systems export of several processes or
 // GPUs: one rank per process and GPU, in (pid, device) order) is numbered in that order when it is the only input.
 // Beside other inputs the ranks' global numbers are unknown: an error saying how to record one file per rank.
@@ -445,6 +449,9 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
       if (auto from_name = RankFromFileName(file)) {
         rank.rank = *from_name;
         rank.rank_source = "file name";
+      } else if (auto trailing = NsysExport(store) ? RankFromTrailingNumber(file) : std::nullopt) {
+        rank.rank = *trailing;
+        rank.rank_source = "file name (its last number)";
       } else if (auto from_recording = RankFromRecording(recorded, store, file)) {
         rank.rank = from_recording->first;
         rank.rank_source = from_recording->second;

@@ -24,6 +24,7 @@
 #include "analysis/job_summary.h"
 #include "importers/job_loader.h"
 #include "importers/nsys_names.h"
+#include "importers/rank_inference.h"
 #include "importers/sniff.h"
 #include "model/kernel_type.h"
 #include "test_util.h"
@@ -449,6 +450,28 @@ TEST(NsysRanks, FileOfSeveralRanksBesideOthersIsAnError) {
   auto job = LoadJob({path, dir.file("rank_0.sqlite")}, LoadOptions{});
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.error().find("holds 2 ranks"), std::string::npos) << job.error();
+}
+
+TEST(NsysRanks, TrailingNumberOfTheNameIsTheRankOfAnExport) {
+  EXPECT_EQ(RankFromTrailingNumber("/x/report_3.sqlite"), 3);
+  EXPECT_EQ(RankFromTrailingNumber("prof-12.nsys.sqlite"), 12);
+  EXPECT_EQ(RankFromTrailingNumber("7.sqlite"), 7);
+  EXPECT_EQ(RankFromTrailingNumber("report.sqlite"), std::nullopt);
+  EXPECT_EQ(RankFromTrailingNumber("mfu_2gpu_before.sqlite"), std::nullopt);
+  TempDir dir;
+  for (int r : {1, 0}) WriteRankExport(dir.file(fmt::format("report_{}.sqlite", r)), r, 2, 5 * kMs, 5 * kMs);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  ASSERT_EQ(job.value().store.ranks.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.value().store.ranks[r].rank, r);
+    EXPECT_EQ(job.value().store.ranks[r].rank_source, "file name (its last number)");
+  }
+  // Each file's process is pid 1000 + rank: the file named 1 holds pid 1001.
+  for (const Track& t : job.value().store.tracks)
+    if (t.kind == TrackKind::kCpuThread) {
+      EXPECT_EQ(t.pid, 1000 + static_cast<int64_t>(t.rank));
+    }
 }
 
 TEST(NsysSchema, UntestedVersionIsSaidNotRefused) {
