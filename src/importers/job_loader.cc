@@ -171,6 +171,10 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   }
   result.input_bytes = source.compressed() ? source.compressed_bytes_read() : source.bytes_produced();
   result.content_bytes = source.bytes_produced();
+  if (store.ok() && !store.value().inputs.empty() && store.value().inputs[0].format == InputFormat::kNsysSqlite) {
+    std::error_code ec;  // SQLite read the file itself: its size is what was read
+    result.input_bytes = result.content_bytes = fs::file_size(source.path(), ec);
+  }
   if (!store.ok()) {
     result.error = store.error();
     result.not_a_trace = store.status().kind() == ErrorKind::kNotATrace;

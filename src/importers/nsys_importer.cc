@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -204,11 +205,10 @@ class NsysStoreBuilder {
     return it->second;
   }
 
-  void AddSlice(uint32_t rank, TrackId track, int64_t ts, int64_t dur, StringId name, std::string_view category,
-                int64_t correlation, bool gpu) {
+  void AddSlice(uint32_t rank, TrackId track, int64_t ts, int64_t dur, StringId name, StringId cat, int64_t correlation,
+                bool gpu) {
     uint8_t flags = kSliceComplete | kSliceHasCategory;
     if (gpu && correlation >= 0) flags |= kSliceGpu;
-    const StringId cat = store_.strings.intern(category);
     store_.slices.append(ts, dur, name, cat, track, correlation, flags);
     RankInfo& info = store_.ranks[rank];
     ++info.events;
@@ -216,7 +216,7 @@ class NsysStoreBuilder {
   }
 
   // A GPU row: start, end, deviceId, streamId, correlationId, globalPid in columns 0..5; `name` already read.
-  void AddGpuRow(const SqlRow& row, StringId name, std::string_view category) {
+  void AddGpuRow(const SqlRow& row, StringId name, StringId category) {
     int64_t ts = 0, dur = 0;
     if (!Span(row, 0, &ts, &dur)) return;
     const int64_t device = row.Int(2), process = row.Int(5);
@@ -238,7 +238,7 @@ class NsysStoreBuilder {
       std::optional<StringId> name = row.IsNull(6) ? std::nullopt : Name(row.Int(6));
       if (!name || *name == StringPool::kEmpty) name = Name(row.Int(7));
       if (!name) return Skip(SkipId::kUnknownStringId);
-      AddGpuRow(row, *name, "kernel");
+      AddGpuRow(row, *name, Category("kernel"));
     });
   }
 
@@ -254,7 +254,10 @@ class NsysStoreBuilder {
                     ColumnOrNull(kMemcpys, "srcKind"), ColumnOrNull(kMemcpys, "dstKind"), kMemcpys);
     return db_->ForEachRow(sql, "its memory copies", [&](const SqlRow& row) {
       auto kind = [&](int column) { return row.IsNull(column) ? int64_t{-1} : row.Int(column); };
-      AddGpuRow(row, store_.strings.intern(nsys::MemcpyName(kind(6), kind(7), kind(8))), "gpu_memcpy");
+      const auto key = std::make_tuple(kind(6), kind(7), kind(8));
+      auto [it, inserted] = memcpy_names_.try_emplace(key);
+      if (inserted) it->second = store_.strings.intern(nsys::MemcpyName(kind(6), kind(7), kind(8)));
+      AddGpuRow(row, it->second, Category("gpu_memcpy"));
     });
   }
 
@@ -263,7 +266,7 @@ class NsysStoreBuilder {
     const std::string sql =
         fmt::format("SELECT {}, {} FROM {}", kGpuColumns, ColumnOrNull(kMemsets, "memKind"), kMemsets);
     return db_->ForEachRow(sql, "its memsets", [&](const SqlRow& row) {
-      AddGpuRow(row, store_.strings.intern(nsys::MemsetName(row.IsNull(6) ? -1 : row.Int(6))), "gpu_memset");
+      AddGpuRow(row, store_.strings.intern(nsys::MemsetName(row.IsNull(6) ? -1 : row.Int(6))), Category("gpu_memset"));
     });
   }
 
@@ -290,7 +293,7 @@ class NsysStoreBuilder {
       if (!name) return Skip(SkipId::kUnknownStringId);
       int64_t ts = 0, dur = 0;
       if (!Span(row, 0, &ts, &dur)) return;
-      AddSlice(*rank, CpuTrack(*rank, row.Int(2)), ts, dur, *name, "cuda_runtime", correlation, false);
+      AddSlice(*rank, CpuTrack(*rank, row.Int(2)), ts, dur, *name, Category("cuda_runtime"), correlation, false);
     });
   }
 
@@ -323,9 +326,27 @@ class NsysStoreBuilder {
     }
     int64_t ts = 0, dur = 0;
     if (!Span(row, 0, &ts, &dur)) return;
+    // Registered strings (textId) repeat: worked out once each; a row's own text (emit_nvtx's carry an op id,
+    // unique per op) every time.
+    const auto [name, category] = row.IsNull(3) ? NvtxNames(text) : NvtxIds(text);
+    AddSlice(*rank, CpuTrack(*rank, row.Int(5)), ts, dur, name, category, kNoCorrelation, false);
+  }
+
+  // An NVTX text's name and category (nsys_names.h), interned.
+  std::pair<StringId, StringId> NvtxIds(std::string_view text) {
     const nsys::NvtxRange range = nsys::NvtxRangeName(text);
-    AddSlice(*rank, CpuTrack(*rank, row.Int(5)), ts, dur, store_.strings.intern(range.name), range.category,
-             kNoCorrelation, false);
+    return {store_.strings.intern(range.name), Category(range.category)};
+  }
+  // The same, worked out once per distinct text.
+  std::pair<StringId, StringId> NvtxNames(std::string_view text) {
+    if (auto it = nvtx_names_.find(text); it != nvtx_names_.end()) return it->second;
+    return nvtx_names_.emplace(std::string(text), NvtxIds(text)).first->second;
+  }
+
+  StringId Category(std::string_view name) {
+    for (const auto& [text, id] : categories_)
+      if (text == name) return id;
+    return categories_.emplace_back(name, store_.strings.intern(name)).second;
   }
 
   // CPU tracks named by their thread (ThreadNames), else by their process (PROCESSES).
@@ -364,6 +385,13 @@ class NsysStoreBuilder {
   int64_t session_start_ns_ = 0;  // UTC ns of the rows' time 0; 0 unknown
   std::unordered_map<int64_t, std::string> raw_strings_;
   std::unordered_map<int64_t, StringId> names_, runtime_names_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> memcpy_names_;  // (copy, src, dst kinds)
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, std::pair<StringId, StringId>, TextHash, std::equal_to<>> nvtx_names_;
+  std::vector<std::pair<std::string_view, StringId>> categories_;      // the few categories, interned once
   std::map<std::pair<int64_t, int64_t>, uint32_t> rank_of_;            // (globalPid, device) -> rank index
   std::map<int64_t, std::vector<uint32_t>> ranks_of_process_;          // globalPid -> its ranks, device order
   std::map<std::pair<int64_t, int64_t>, uint32_t> rank_of_launch_;     // (globalPid, correlation) -> rank
