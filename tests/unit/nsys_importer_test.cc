@@ -474,6 +474,63 @@ TEST(NsysRanks, TrailingNumberOfTheNameIsTheRankOfAnExport) {
     }
 }
 
+// One process driving two GPUs: two ranks; its CUDA API calls go to the rank of the GPU their correlation id
+// launched work on, its NVTX ranges (no correlation) to its first GPU's rank; rows of a process with no GPU work
+// (a launcher) are counted, not stored.
+TEST(NsysRanks, OneProcessOnTwoGpusIsTwoRanksAndItsCallsFollowTheirKernels) {
+  TempDir dir;
+  const std::string path = dir.file("node.sqlite");
+  {
+    Db db(path, true);
+    db.Exec(kNsysSchema);
+    const int64_t gpid = GlobalPid(500), gtid = gpid | 500, launcher = GlobalPid(7) | 7;
+    std::string sql;
+    for (int i = 0; i < 6; ++i) {
+      const int device = i % 2, corr = i + 1;
+      const int64_t t = 1'000'000 + i * 100'000;
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, 5, 0, NULL);", t,
+                         t + 1'000, gtid, corr);
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 1, 7, {}, {}, 1, 2);", t + 5'000,
+                         t + 50'000, device, corr, gpid);
+    }
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS VALUES (900000, 2000000, 59, NULL, NULL, NULL, 'forward', {}, NULL, "
+        "NULL, 0);",
+        gtid);
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS VALUES (900000, 2000000, 59, NULL, NULL, NULL, 'launch', {}, NULL, "
+        "NULL, 0);",
+        launcher);
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS VALUES (950000, NULL, 59, NULL, NULL, NULL, 'open', {}, NULL, NULL, 0);", gtid);
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS VALUES (950000, 950000, 34, NULL, NULL, NULL, 'mark', {}, NULL, NULL, 0);", gtid);
+    db.Exec(sql);
+  }
+  auto job = LoadJob({path}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  ASSERT_EQ(store.ranks.size(), 2u);
+  std::vector<int> runtime(2, 0), kernels(2, 0), nvtx(2, 0);
+  for (size_t i = 0; i < store.slices.size(); ++i) {
+    const Track& t = store.tracks[store.slices.track[i].value];
+    const std::string_view cat = store.strings.view(store.slices.category[i]);
+    if (cat == "cuda_runtime") ++runtime[t.rank];
+    if (cat == "kernel") ++kernels[t.rank];
+    if (cat == "user_annotation") ++nvtx[t.rank];
+    if (cat == "kernel") {
+      EXPECT_EQ(t.pid, static_cast<int64_t>(t.rank));  // a GPU track's pid is its device
+    }
+  }
+  EXPECT_EQ(kernels, (std::vector<int>{3, 3}));
+  EXPECT_EQ(runtime, (std::vector<int>{3, 3}));
+  EXPECT_EQ(nvtx, (std::vector<int>{1, 0}));
+  EXPECT_EQ(store.inputs[0].skipped.Count(SkipId::kNsysProcessWithoutGpu), 1u);
+  EXPECT_EQ(store.inputs[0].skipped.Count(SkipId::kNvtxRangeWithoutEnd), 1u);
+  EXPECT_EQ(store.inputs[0].skipped.Count(SkipId::kNvtxNotARange), 1u);
+  EXPECT_EQ(store.inputs[0].events, 13u);
+}
+
 TEST(NsysSchema, UntestedVersionIsSaidNotRefused) {
   TempDir dir;
   const std::string path = dir.file("rank_0.sqlite");
