@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -220,11 +221,26 @@ class NsysStoreBuilder {
     int64_t ts = 0, dur = 0;
     if (!Span(row, 0, &ts, &dur)) return;
     const int64_t device = row.Int(2), process = row.Int(5);
-    const uint32_t rank = rank_of_.at({process, device});
+    const auto found = rank_of_.find({process, device});
+    if (found == rank_of_.end()) {
+      unlisted_gpu_rows_ = true;  // the file changed between two reads of it: an error after the query
+      return;
+    }
+    const uint32_t rank = found->second;
     const int64_t correlation = row.IsNull(4) ? kNoCorrelation : row.Int(4);
     AddSlice(rank, GpuTrack(rank, device, row.Int(3)), ts, dur, name, category, correlation, true);
     if (correlation >= 0 && ranks_of_process_[process].size() > 1)
       rank_of_launch_.emplace(std::make_pair(process, correlation), rank);
+  }
+
+  // Runs a query of GPU rows; an error when a row's (process, GPU) was not among those FindRanks read.
+  Status ForEachGpuRow(const std::string& sql, std::string_view what, const std::function<void(const SqlRow&)>& row) {
+    if (Status st = db_->ForEachRow(sql, what, row); !st.ok()) return st;
+    if (!unlisted_gpu_rows_) return Status::Ok();
+    return Status::Error(
+        fmt::format("{}: cannot read {}: a row's process and GPU differ from the first read of the "
+                    "table (the file is damaged or changed while read)",
+                    db_->path(), what));
   }
 
   static constexpr std::string_view kGpuColumns = "start, end, deviceId, streamId, correlationId, globalPid";
@@ -233,7 +249,7 @@ class NsysStoreBuilder {
     const bool demangled = db_->HasColumn(kKernels, "demangledName");
     const std::string sql =
         fmt::format("SELECT {}, {}, shortName FROM {}", kGpuColumns, demangled ? "demangledName" : "NULL", kKernels);
-    return db_->ForEachRow(sql, "its kernels", [&](const SqlRow& row) {
+    return ForEachGpuRow(sql, "its kernels", [&](const SqlRow& row) {
       // Kineto names a kernel by its demangled name; the short name when the export has none.
       std::optional<StringId> name = row.IsNull(6) ? std::nullopt : Name(row.Int(6));
       if (!name || *name == StringPool::kEmpty) name = Name(row.Int(7));
@@ -252,7 +268,7 @@ class NsysStoreBuilder {
     const std::string sql =
         fmt::format("SELECT {}, {}, {}, {} FROM {}", kGpuColumns, ColumnOrNull(kMemcpys, "copyKind"),
                     ColumnOrNull(kMemcpys, "srcKind"), ColumnOrNull(kMemcpys, "dstKind"), kMemcpys);
-    return db_->ForEachRow(sql, "its memory copies", [&](const SqlRow& row) {
+    return ForEachGpuRow(sql, "its memory copies", [&](const SqlRow& row) {
       auto kind = [&](int column) { return row.IsNull(column) ? int64_t{-1} : row.Int(column); };
       const auto key = std::make_tuple(kind(6), kind(7), kind(8));
       auto [it, inserted] = memcpy_names_.try_emplace(key);
@@ -265,7 +281,7 @@ class NsysStoreBuilder {
     if (!db_->HasTable(kMemsets)) return Status::Ok();
     const std::string sql =
         fmt::format("SELECT {}, {} FROM {}", kGpuColumns, ColumnOrNull(kMemsets, "memKind"), kMemsets);
-    return db_->ForEachRow(sql, "its memsets", [&](const SqlRow& row) {
+    return ForEachGpuRow(sql, "its memsets", [&](const SqlRow& row) {
       AddGpuRow(row, store_.strings.intern(nsys::MemsetName(row.IsNull(6) ? -1 : row.Int(6))), Category("gpu_memset"));
     });
   }
@@ -382,7 +398,8 @@ class NsysStoreBuilder {
 
   std::unique_ptr<NsysSqliteReader> db_;
   TraceStore store_;
-  int64_t session_start_ns_ = 0;  // UTC ns of the rows' time 0; 0 unknown
+  bool unlisted_gpu_rows_ = false;  // a GPU row of a (process, GPU) FindRanks did not see
+  int64_t session_start_ns_ = 0;    // UTC ns of the rows' time 0; 0 unknown
   std::unordered_map<int64_t, std::string> raw_strings_;
   std::unordered_map<int64_t, StringId> names_, runtime_names_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> memcpy_names_;  // (copy, src, dst kinds)
