@@ -47,6 +47,11 @@ bool IsNsysExport(const NsysSqliteReader& db) {
                                    db.HasTable("META_DATA_EXPORT") || db.HasTable("TARGET_INFO_SESSION_START_TIME"));
 }
 
+// NsysStoreBuilder: reads one export's tables in a fixed order (clock, strings, ranks, GPU rows, CPU rows, track
+// names) into a store of its own. Invariants: ranks are known before any row is stored, GPU rows before the CPU
+// calls that launched them (so a call finds its kernel's rank); every row a query returns is stored or counted
+// once in the input's skipped reasons; nothing is stored from a query that failed (Build returns its error and
+// the store is dropped).
 class NsysStoreBuilder {
  public:
   explicit NsysStoreBuilder(std::unique_ptr<NsysSqliteReader> db) : db_(std::move(db)) {
