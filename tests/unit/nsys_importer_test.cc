@@ -569,6 +569,12 @@ TEST(NsysSchema, UntestedVersionIsSaidNotRefused) {
   auto job = LoadJob({path}, LoadOptions{});
   ASSERT_TRUE(job.ok()) << job.error();
   EXPECT_EQ(testing::SkippedCount(job.value().store, "nsys_schema_untested_4_1_0"), 1u);
+  // And the diagnosis says it among the reasons of its status (a caveat: it blocks no verdict).
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.value().store);
+  bool said = false;
+  for (const std::string& reason : result.status_reasons)
+    said |= reason.find("nsys_schema_untested_4_1_0") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // --- names -----------------------------------------------------------------------------------------------------
