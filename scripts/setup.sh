@@ -12,6 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev  # JSON output (reports) and small JSON documents
   zlib1g-dev        # gzip input (streaming inflate)
   libzstd-dev       # recorder segment compression
+  libsqlite3-dev sqlite3  # Nsight Systems exports (nsys export --type sqlite); tests check them with sqlite3's SQL
   libmnl-dev        # recorder: rtnetlink queries (link shaping rate, qdisc queue statistics)
   libeigen3-dev     # linear algebra of the online detector (Gaussian mixture over step summaries)
   libcpp-httplib-dev  # strata agent's HTTP endpoints (/metrics, /api/v1/status)

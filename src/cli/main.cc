@@ -92,9 +92,9 @@ int ApplyMaxMemory(uint64_t bytes) {
 
 void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
   cmd->add_option("paths", o.paths,
-                  "trace files and/or directories of one job (Kineto/Chrome JSON, op-table CSV; "
-                  "plain or gzip), and `strata record` segments (.sseg): beside traces they add the layers "
-                  "below the framework; alone, the recording is the job")
+                  "trace files and/or directories of one job (Kineto/Chrome JSON, op-table CSV; plain or gzip; "
+                  "Nsight Systems SQLite exports), and `strata record` segments (.sseg): beside traces they add the "
+                  "layers below the framework; alone, the recording is the job")
       ->required();
   cmd->add_option("--rank-map", o.rank_map,
                   "FILE=RANK[,FILE=RANK...]: rank of each file (by path or base name); overrides what the file "

@@ -63,6 +63,12 @@ enum class SkipId : uint16_t {
   kCallEndBeforeStart,
   kCounterUnknownSeries,
   kRingBufferFull,
+  // Nsight Systems exports (SQLite)
+  kNsysProcessWithoutGpu,
+  kNvtxRangeWithoutEnd,
+  kNvtxNotARange,
+  kUnknownStringId,
+  kNsysSchemaUntested,
   // repairs: the event was kept (InputInfo::repaired)
   kInvalidUtf8Replaced,
   kUnreadableMember,
@@ -137,6 +143,18 @@ inline constexpr std::array<SkipReason, static_cast<size_t>(SkipId::kCount)> kSk
      "a recorded counter sample whose series id is not in the segment's series list"},
     {SkipId::kRingBufferFull, "ring_buffer_full", SkipSeverity::kDataLoss, SkipScope::kEvent, false,
      "recorder events the kernel dropped because the ring buffer to strata record was full: lost"},
+    {SkipId::kNsysProcessWithoutGpu, "nsys_process_without_gpu", SkipSeverity::kInfo, SkipScope::kEvent, false,
+     "Nsight Systems: a CPU-side row (CUDA API call, NVTX range) of a process with no GPU work in the export "
+     "(a launcher, a shell, a data loader worker): it belongs to no rank"},
+    {SkipId::kNvtxRangeWithoutEnd, "nvtx_range_without_end", SkipSeverity::kDataLoss, SkipScope::kEvent, false,
+     "Nsight Systems: an NVTX range with no end (the capture stopped inside it)"},
+    {SkipId::kNvtxNotARange, "nvtx_not_a_range", SkipSeverity::kInfo, SkipScope::kEvent, false,
+     "Nsight Systems: an NVTX row that is no range (a mark, a domain, category or thread name)"},
+    {SkipId::kUnknownStringId, "unknown_string_id", SkipSeverity::kError, SkipScope::kEvent, false,
+     "Nsight Systems: a row whose name refers to no string of the StringIds table"},
+    {SkipId::kNsysSchemaUntested, "nsys_schema_untested", SkipSeverity::kInfo, SkipScope::kInputMember, true,
+     "Nsight Systems: an export whose schema version strata was not tested on (tested: 3.x; the key ends with "
+     "the version, or \"unknown\"): its tables were read as 3.x writes them"},
     {SkipId::kInvalidUtf8Replaced, "invalid_utf8_replaced", SkipSeverity::kInfo, SkipScope::kEvent, false,
      "an event with invalid UTF-8, kept with the bad bytes replaced"},
     {SkipId::kUnreadableMember, "unreadable", SkipSeverity::kError, SkipScope::kInputMember, true,

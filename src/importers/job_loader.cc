@@ -20,6 +20,7 @@
 #include "core/memory_limit.h"
 #include "importers/byte_source.h"
 #include "importers/kineto_importer.h"
+#include "importers/nsys_importer.h"
 #include "importers/op_table_importer.h"
 #include "importers/rank_inference.h"
 #include "importers/recording_tables.h"
@@ -35,7 +36,7 @@ namespace {
 
 bool LooksLikeTraceName(const std::string& name) {
   return name.find(".json") != std::string::npos || name.find(".csv") != std::string::npos ||
-         name.ends_with(segments::kFileSuffix);
+         name.ends_with(".sqlite") || name.ends_with(segments::kFileSuffix);
 }
 
 // Reads the rest of a source whose first bytes were sniffed as a segment (segments are never compressed).
@@ -116,6 +117,17 @@ FileResult ImportOne(const std::string& path, std::unique_ptr<ByteSource> opened
   }
 }
 
+// An SQLite file (an Nsight Systems export) is read by SQLite from its path: it must be a regular file as
+// written, not compressed nor a pipe.
+Expected<TraceStore> ImportSqlite(ByteSource& source, const ImportOptions& options) {
+  if (source.compressed())
+    return Status::Error(
+        fmt::format("{}: a compressed SQLite file: decompress it first (SQLite reads the file itself)", source.path()));
+  if (!source.regular_file() || source.path() == ByteSource::kStdinName)
+    return Status::Error(fmt::format("{}: an SQLite file must be given as a file on disk, not a pipe", source.path()));
+  return ImportNsysSqlite(source.path(), options);
+}
+
 FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> opened, const ImportOptions& options) {
   FileResult result;
   if (!opened) {
@@ -144,11 +156,14 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
     case SniffedFormat::kOpTableCsv:
       store = ImportOpTable(source, options);
       break;
+    case SniffedFormat::kSqlite:
+      store = ImportSqlite(source, options);
+      break;
     case SniffedFormat::kUnknown: {
       std::string shown;
       for (char c : head.value().substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
       result.error = fmt::format(
-          "{}: unrecognised format (not Kineto/Chrome JSON nor an op-table CSV; "
+          "{}: unrecognised format (not Kineto/Chrome JSON, an op-table CSV nor an Nsight Systems SQLite export; "
           "first bytes: \"{}\")",
           source.path(), shown);
       return result;
@@ -156,6 +171,10 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   }
   result.input_bytes = source.compressed() ? source.compressed_bytes_read() : source.bytes_produced();
   result.content_bytes = source.bytes_produced();
+  if (store.ok() && !store.value().inputs.empty() && store.value().inputs[0].format == InputFormat::kNsysSqlite) {
+    std::error_code ec;  // SQLite read the file itself: its size is what was read
+    result.input_bytes = result.content_bytes = fs::file_size(source.path(), ec);
+  }
   if (!store.ok()) {
     result.error = store.error();
     result.not_a_trace = store.status().kind() == ErrorKind::kNotATrace;
@@ -241,8 +260,8 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
       std::vector<InputFile> found;
       if (Status st = ListDirectory(p, 0, &found); !st.ok()) return st;
       if (found.empty()) {
-        return Status::Error(
-            fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sseg)", p));
+        return Status::Error(fmt::format(
+            "{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sqlite, *.sseg)", p));
       }
       std::sort(found.begin(), found.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
       for (auto& f : found) files.push_back(std::move(f));
@@ -390,8 +409,37 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
 
 // Gives each rank of one imported file its number: --rank-map, the file's own distributedInfo, the file
 // name, the recording, or rank 0 for a lone file; a rank two files claim is an error.
+bool NsysExport(const TraceStore& store) {
+  return !store.inputs.empty() && store.inputs[0].format == InputFormat::kNsysSqlite;
+}
+
+// A file that holds several ranks without numbers of their own (an Nsight Systems export of several processes or
+// GPUs: one rank per process and GPU, in (pid, device) order) is numbered in that order when it is the only input.
+// Beside other inputs the ranks' global numbers are unknown: an error saying how to record one file per rank.
+// False when the file is not such a file (or the error was given).
+bool NumberRanksInFileOrder(TraceStore& store, const std::string& file, size_t file_count,
+                            std::vector<std::string>* errors) {
+  if (store.ranks.size() < 2) return false;
+  for (const RankInfo& rank : store.ranks)
+    if (rank.rank >= 0) return false;
+  if (file_count > 1) {
+    errors->push_back(fmt::format(
+        "{}: holds {} ranks (one per process and GPU) beside other input files: strata cannot tell their global "
+        "ranks; give it alone, or record one file per rank (nsys profile -o rank_%q{{RANK}} ...)",
+        file, store.ranks.size()));
+    return false;
+  }
+  for (size_t i = 0; i < store.ranks.size(); ++i) {
+    store.ranks[i].rank = static_cast<int32_t>(i);
+    store.ranks[i].rank_source = "process and GPU order";
+  }
+  return true;
+}
+
 void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, const LoadOptions& options,
                  const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<std::string>* errors) {
+  const size_t errors_before = errors->size();
+  if (!NumberRanksInFileOrder(store, file, file_count, errors) && errors->size() > errors_before) return;
   for (RankInfo& rank : store.ranks) {
     if (auto mapped = LookupRankMap(options.rank_map, file)) {
       if (store.ranks.size() > 1) {
@@ -405,6 +453,9 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
       if (auto from_name = RankFromFileName(file)) {
         rank.rank = *from_name;
         rank.rank_source = "file name";
+      } else if (auto trailing = NsysExport(store) ? RankFromTrailingNumber(file) : std::nullopt) {
+        rank.rank = *trailing;
+        rank.rank_source = "file name (its last number)";
       } else if (auto from_recording = RankFromRecording(recorded, store, file)) {
         rank.rank = from_recording->first;
         rank.rank_source = from_recording->second;
@@ -469,6 +520,30 @@ std::optional<std::string> OpTableUnitWarning(const TraceStore& store, double ti
   const std::optional<double> median = MedianOpTableStepNs(store);
   if (!median) return std::nullopt;
   return TimeUnitWarning(paths, *median, time_unit_ns);
+}
+
+// Nsight Systems exports count time from their session's start (RankInfo::base_time_ns, its UTC time): the files
+// of one job are put on one clock, the earliest session's, each file's rows shifted by its start's distance from
+// that one. Times stay small, so HTA's µs doubles keep ns precision (as for Kineto's). A file without a session
+// start, or one over a year from the earliest (no file of the same job), keeps its own clock.
+void ShareSessionClocks(std::vector<FileResult>* results) {
+  constexpr int64_t kMaxShiftNs = 366LL * 24 * 3600 * 1'000'000'000;
+  auto base_of = [](const TraceStore& s) -> int64_t {
+    if (s.inputs.empty() || s.inputs[0].format != InputFormat::kNsysSqlite || s.ranks.empty()) return 0;
+    return s.ranks[0].base_time_ns;
+  };
+  int64_t earliest = INT64_MAX;
+  for (const FileResult& r : *results)
+    if (r.store && base_of(*r.store) > 0) earliest = std::min(earliest, base_of(*r.store));
+  for (FileResult& r : *results) {
+    if (!r.store || base_of(*r.store) <= 0) continue;
+    const int64_t shift = base_of(*r.store) - earliest;
+    if (shift == 0 || shift > kMaxShiftNs) continue;
+    for (int64_t& ts : r.store->slices.ts_ns) ts += shift;
+    for (int64_t& ts : r.store->counters.ts_ns) ts += shift;
+    for (int64_t& ts : r.store->flows.ts_ns) ts += shift;
+    for (RankInfo& rank : r.store->ranks) rank.base_time_ns = earliest;
+  }
 }
 
 // The recording alone as the job: its collective calls and threads become the traces.
@@ -537,6 +612,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     return job;
   }
   if (order.empty()) return Status::Error("none of the input files could be read");
+  ShareSessionClocks(&results);
   std::stable_sort(order.begin(), order.end());
   // Merged on all the load's threads; each file's store is freed as soon as its rows are copied.
   std::vector<TraceStore> parts;

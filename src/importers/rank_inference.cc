@@ -34,6 +34,15 @@ std::optional<int> RankFromFileName(std::string_view path) {
   return std::nullopt;
 }
 
+std::optional<int> RankFromTrailingNumber(std::string_view path) {
+  std::string_view stem = BaseName(path);
+  stem = stem.substr(0, stem.find('.', 1));  // before the first extension (a leading dot is no extension)
+  size_t i = stem.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(stem[i - 1]))) --i;
+  if (i == stem.size() || stem.size() - i > 9) return std::nullopt;
+  return std::stoi(std::string(stem.substr(i)));
+}
+
 std::optional<int64_t> PidFromTensorboardName(std::string_view path) {
   std::string_view name = BaseName(path);
   const size_t suffix = name.rfind(".pt.trace.json");

@@ -14,6 +14,11 @@ namespace strata {
 /// optionally followed by '-', '_' or '.'), where the word does not continue a longer word.
 std::optional<int> RankFromFileName(std::string_view path);
 
+/// The number that ends a file name's stem, before its extensions ("report_3.sqlite", "prof-12.sqlite",
+/// "7.sqlite" -> 3, 12, 7), where no digit precedes it: what `nsys profile -o NAME_%q{RANK}` writes. Weaker than
+/// RankFromFileName (a name may end in a number that is no rank): the loader uses it for Nsight Systems exports.
+std::optional<int> RankFromTrailingNumber(std::string_view path);
+
 /// The process id in a name written by PyTorch's tensorboard_trace_handler, HOST_PID.TIMESTAMP.pt.trace.json
 /// (optionally .gz): such names carry no rank, but a recording of the same run knows which rank the pid was.
 std::optional<int64_t> PidFromTensorboardName(std::string_view path);

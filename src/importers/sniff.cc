@@ -1,5 +1,5 @@
-// Format sniffing rules: JSON starts with '{' or '['; an op table starts with a header line of identifiers
-// separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
+// Format sniffing rules: SQLite starts with its 16-byte header string; JSON starts with '{' or '['; an op table starts
+// with a header line of identifiers separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
 #include "importers/sniff.h"
 
 #include <cctype>
@@ -7,6 +7,7 @@
 namespace strata {
 
 SniffedFormat SniffFormat(std::string_view head) {
+  if (head.starts_with(kSqliteMagic)) return SniffedFormat::kSqlite;
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
   size_t i = 0;
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
@@ -33,6 +34,8 @@ const char* FormatName(SniffedFormat f) {
       return "chrome-json";
     case SniffedFormat::kOpTableCsv:
       return "op-table-csv";
+    case SniffedFormat::kSqlite:
+      return "sqlite";
     case SniffedFormat::kUnknown:
       break;
   }

@@ -23,6 +23,8 @@ std::string_view InputFormatName(InputFormat f) {
       return "op-table-csv";
     case InputFormat::kRecording:
       return "strata-recording";
+    case InputFormat::kNsysSqlite:
+      return "nsys-sqlite";
     case InputFormat::kUnknown:
       break;
   }

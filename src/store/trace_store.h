@@ -30,8 +30,10 @@ enum class InputFormat : uint8_t {
   kPytorchLegacy,  // the legacy autograd profiler's event array (no categories)
   kOpTable,        // a per-op CSV table (importers/op_table_importer.h)
   kRecording,      // a `strata record` recording (importers/recording_trace.h)
+  kNsysSqlite,     // an Nsight Systems export, `nsys export --type sqlite` (importers/nsys_importer.h)
 };
-/// The name outputs use: "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", "strata-recording" ("" unknown).
+/// The name outputs use: "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", "strata-recording",
+/// "nsys-sqlite" ("" unknown).
 std::string_view InputFormatName(InputFormat f);
 
 /// One input file and what importing it produced.

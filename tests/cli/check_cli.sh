@@ -218,6 +218,22 @@ expect_text "segment through a pipe: read as a recording" "$work/out" '"step_sou
 expect_rc "- named twice: error" 1 "$bin" summary - - < /dev/null
 expect_text "- named twice: says why" "$work/err" "named twice"
 
+# Nsight Systems exports (docs/nsys.md): read by SQLite from their path; a pipe, a non-nsys SQLite file and a file
+# cut short are errors that say so (exit 1), never a crash.
+nsys_export=../shared/datasets/nsys/mfu_2gpu_before.sqlite
+if [ -f "$nsys_export" ]; then
+  expect_rc "summary of an nsys export" 0 "$bin" summary "$nsys_export"
+  expect_text "nsys export: two ranks" "$work/out" '^strata summary: 2 ranks, 31883 events'
+  expect_rc "nsys export on standard input: error" 1 sh -c '"$1" summary - < "$2"' sh "$bin" "$nsys_export"
+  expect_text "nsys export on standard input: says why" "$work/err" "must be given as a file on disk"
+  head -c 100000 "$nsys_export" > "$work/cut.sqlite"
+  expect_rc "nsys export cut short: error" 1 "$bin" summary "$work/cut.sqlite"
+  expect_text "nsys export cut short: says so" "$work/err" "cut short"
+fi
+sqlite3 "$work/other.sqlite" "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);"
+expect_rc "SQLite file that is no nsys export: error" 1 "$bin" summary "$work/other.sqlite"
+expect_text "no nsys export: says so" "$work/err" "not an Nsight Systems export"
+
 # --max-memory: past it, an error naming the file being read (was: std::bad_alloc, abort, exit 134). The
 # address-space limit stops the import (an allocation fails) or, under a sanitizer where it is not set, the
 # loader's count of the events kept (about 22 MiB for this job) does.
