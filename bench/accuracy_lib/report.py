@@ -105,9 +105,9 @@ def figures(cases, thresholds=None):
 
 
 def faulted_gate(f, thresholds=None):
-    """What a gate on the faulted lab jobs alone would say (information: not bench/accuracy's exit status): at
-    least GATE_MIN_LAB_PASS_SHARE of the judged passed, at most GATE_MAX_LAB_NOISY_SHARE of the faulted jobs
-    not judged."""
+    """The faulted-alone gate at the published bars (the exit status of a held-out or full run; a reduced run
+    tests its pass share for a regression instead): at least GATE_MIN_LAB_PASS_SHARE of the judged passed, at
+    most GATE_MAX_LAB_NOISY_SHARE of the faulted jobs not judged."""
     th = thresholds or {}
     min_pass = th.get("GATE_MIN_LAB_PASS_SHARE", scoring.GATE_MIN_LAB_PASS_SHARE)
     max_noisy = th.get("GATE_MAX_LAB_NOISY_SHARE", scoring.GATE_MAX_LAB_NOISY_SHARE)
@@ -115,6 +115,20 @@ def faulted_gate(f, thresholds=None):
     noisy_ok = f["not_judged"] <= max_noisy * f["cases"]
     return {"min_pass_share": min_pass, "max_not_judged_share": max_noisy, "pass_ok": pass_ok, "noisy_ok": noisy_ok,
             "ok": pass_ok and noisy_ok}
+
+
+def headline_phrases(fig):
+    """The phrases a published headline built from these figures must contain, word for word (the README quotes
+    docs/accuracy.md's headline, and tests/cli/check_accuracy_quote.py checks each bullet that cites a results
+    file against the file): the faulted jobs' judged pass share, their share not judged with the set-aside
+    verdicts, the clean jobs' false alarms, the share right over all lab cases."""
+    f, cl, al = fig["faulted"], fig["clean"], fig["all"]
+    alarms = len(cl["false_alarms"]) + len(cl["errors"])
+    return [f"faulted jobs: {pct(f['passed'], f['judged'])} judged passed",
+            f"{pct(f['not_judged'], f['cases'])} faulted jobs not judged",
+            f"set-aside verdicts {f['set_aside_right']} right, {f['set_aside_wrong']} wrong",
+            f"{alarms} false alarm(s) in {cl['judged']} judged clean jobs",
+            f"right in {pct(al['right'], al['cases'])} lab cases"]
 
 
 def pct(a, b):

@@ -132,11 +132,16 @@ def binomial_cdf(k, n, p):
     return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(0, k + 1))
 
 
-def _regression_line(name, passed, total):
-    chance = binomial_cdf(passed, total, GATE_MIN_LAB_PASS_SHARE)
+def _regression_line(name, passed, total, published=None):
+    """The reduced run's binomial test at the published bar, and at the last published rate when that is higher
+    (published: (rate, source) of accuracy_lib.published; a result improbable under either fails)."""
+    rate, source = GATE_MIN_LAB_PASS_SHARE, f"the {GATE_MIN_LAB_PASS_SHARE:.0%} bar"
+    if published and published[0] is not None and published[0] > rate:
+        rate, source = published[0], f"the last published {published[0]:.1%} ({published[1]})"
+    chance = binomial_cdf(passed, total, rate)
     share_ok = chance >= GATE_REGRESSION_ALPHA
     return share_ok, (f"{name}: {passed} of {total} judged cases passed (regression test: {passed} or fewer of "
-                      f"{total} has a chance of {chance:.2%} at a true {GATE_MIN_LAB_PASS_SHARE:.0%}; under "
+                      f"{total} has a chance of {chance:.2%} at a true rate of {source}; under "
                       f"{GATE_REGRESSION_ALPHA:.0%} fails): {'ok' if share_ok else 'FAILED'}")
 
 
@@ -165,11 +170,11 @@ def _clean_line(clean, regression):
                 f"noisy to judge; {how}): {'ok' if ok else 'FAILED'}")
 
 
-def gate(lab, synth, regression=False, clean=None):
+def gate(lab, synth, regression=False, clean=None, published=None):
     """(passed, lines) for the run's exit status; lab (the faulted lab jobs only) and synth are lists of statuses
     ("pass" | "fail" | "error" | "noisy"); clean: the statuses of the clean lab jobs, gated apart on their false
     alarms and never pooled into lab. regression: the reduced run's binomial tests instead of the observed
-    shares."""
+    shares; published: (rate, source) of the last published run, tested too when higher than the bar."""
     lines, ok = [], True
     if clean:
         clean_ok, line = _clean_line(clean, regression)
@@ -183,7 +188,7 @@ def gate(lab, synth, regression=False, clean=None):
             lines.append(f"lab faulted jobs: {noisy} of {len(lab)} too noisy to judge (at most "
                          f"{GATE_MAX_LAB_NOISY_SHARE:.0%} allowed): the machine is too busy for this suite")
         if judged:
-            share_ok, line = (_regression_line("lab faulted jobs", judged.count("pass"), len(judged)) if regression
+            share_ok, line = (_regression_line("lab faulted jobs", judged.count("pass"), len(judged), published) if regression
                               else _share_line("lab faulted jobs", judged.count("pass"), len(judged),
                                                GATE_MIN_LAB_PASS_SHARE, "judged"))
             ok = ok and share_ok

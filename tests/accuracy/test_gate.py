@@ -45,6 +45,19 @@ class GateTest(unittest.TestCase):
         self.assertTrue(any("lab faulted jobs: 31 of 46 judged passed" in line for line in lines), lines)
         self.assertTrue(gate(faulted + clean, [])[0])  # pooled, the same statuses met both bars (what issue 47 found)
 
+    def test_the_reduced_run_is_also_tested_against_the_last_published_rate(self):
+        # 18 or fewer of 24 judged: 57.8 % likely at a true 75 % (ok), 0.10 % at a published 95 % (a regression)
+        statuses = ["pass"] * 18 + ["fail"] * 6
+        ok, lines = gate(statuses, [], regression=True)
+        self.assertTrue(ok, lines)
+        ok, lines = gate(statuses, [], regression=True, published=(0.95, "bench/results/x.json"))
+        self.assertFalse(ok, lines)
+        self.assertIn("the last published 95.0% (bench/results/x.json)", lines[0])
+        # a published rate under the bar never loosens the test
+        ok, lines = gate(["pass"] * 4 + ["fail"] * 8, [], regression=True, published=(0.30, "y"))
+        self.assertFalse(ok, lines)
+        self.assertIn("the 75% bar", lines[0])
+
     def test_the_reduced_run_fails_on_implausibly_few_passes_only(self):
         # 12 judged: 7 passes (CI at 67618dd) is 10.5 % likely at a true 75 %: no regression shown; 4 is 0.3 %.
         ok, lines = gate(["pass"] * 7 + ["fail"] * 5 + ["noisy"] * 2, ["pass"] * 13, regression=True)
