@@ -58,15 +58,22 @@ void BpfSession::DetachInBackground() {
   if (links_.empty()) return;
   std::vector<int> fds;
   for (bpf_link* link : links_) fds.push_back(bpf_link__fd(link));
-  int gate[2];
+  // `gate` lets the grandchild finish when this process exits; `ready`'s write end is in no `keep`, so it closes in
+  // the grandchild with every descriptor it lets go of (after its standard streams went to /dev/null): EOF on
+  // ready[0] tells this process that nothing of the teardown holds its stdout/stderr any more.
+  int gate[2], ready[2];
   if (::pipe(gate) != 0) return DestroyLinks(links_);
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return DestroyLinks(links_);
+  }
   std::vector<int> keep = fds;  // sorted before the fork: the child may not allocate
   keep.push_back(gate[0]);
   std::sort(keep.begin(), keep.end());
   const pid_t child = ::fork();
   if (child < 0) {
-    ::close(gate[0]);
-    ::close(gate[1]);
+    for (int fd : {gate[0], gate[1], ready[0], ready[1]}) ::close(fd);
     return DestroyLinks(links_);
   }
   if (child == 0) {  // only async-signal-safe calls from here: the parent has other threads
@@ -80,9 +87,14 @@ void BpfSession::DetachInBackground() {
     ::_exit(0);
   }
   ::close(gate[0]);
+  ::close(ready[1]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  char byte;
+  while (::read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(ready[0]);
   // The grandchild holds every probe's descriptor, so closing ours is cheap (not the last reference) and
   // disables the probes at once; `gate` closes when this process exits and lets the grandchild finish.
   DestroyLinks(links_);

@@ -56,7 +56,10 @@ class BpfSession {
   // Lets go of every uprobe without waiting for the kernel: detaching one waits for a grace period (35-70
   // ms each, in series: 5 s for a PyTorch job's 70-odd probes). A detached grandchild (own session) keeps
   // their descriptors and closes them once this process has exited, so neither `strata record` nor its
-  // caller waits; the probes are gone seconds later. Call once, when nothing more will be read.
+  // caller waits; the probes are gone seconds later. Returns once the grandchild has let go of every other
+  // descriptor (its standard streams to /dev/null), so nothing of the teardown outlives this process holding
+  // its stdout/stderr (a busy machine could delay the grandchild past strata record's exit). Call once, when
+  // nothing more will be read.
   void DetachInBackground();
 
   BpfStats Stats() const;
