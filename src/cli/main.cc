@@ -253,7 +253,8 @@ int RunInspect(const std::vector<std::string>& paths, const std::string& format)
       PrintError(segment.error());
       return 1;
     }
-    const strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
+    strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
+    if (segments.value().size() == 1) strata::TakeRootAsRankZero(&indexed);  // one process tree, no rank: rank 0
     if (format == "json")
       all.push_back(strata::SegmentToJson(indexed));
     else

@@ -335,6 +335,12 @@ Expected<SortedInputs> SortInputs(const std::vector<InputFile>& expanded, const 
                                  "write); its data ends at the last complete block");
   }
   MergePluginSegments(&in.recorded);
+  if (in.recorded.segments.size() == 1)
+    if (const std::optional<int> root = TakeRootAsRankZero(&in.recorded.segments[0]))
+      in.segment_notes.push_back(fmt::format(
+          "{}: no recorded process has a rank variable (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK): "
+          "the recorded command (pid {}) is rank 0, one rank with nothing to compare it with",
+          in.recorded.segments[0].data.path, *root));
   return in;
 }
 

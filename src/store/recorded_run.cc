@@ -207,6 +207,28 @@ RecordedSegment IndexSegment(segments::SegmentData data) {
   return seg;
 }
 
+std::optional<int> TakeRootAsRankZero(RecordedSegment* seg) {
+  std::optional<int> root;
+  for (const auto& [pid, p] : seg->processes) {
+    if (p.rank) return std::nullopt;
+    if (seg->processes.count(p.ppid)) continue;
+    if (root) return std::nullopt;  // two trees: which one is the job is not ours to guess
+    root = pid;
+  }
+  if (!root) return std::nullopt;
+  for (auto& [pid, p] : seg->processes) {
+    std::set<int> seen;
+    int at = pid;
+    while (at != *root && seen.insert(at).second) {
+      auto it = seg->processes.find(at);
+      if (it == seg->processes.end()) break;
+      at = it->second.ppid;
+    }
+    if (at == *root) p.rank = 0;
+  }
+  return root;
+}
+
 void MergePluginSegments(RecordedRun* run) {
   std::vector<RecordedSegment> kept;
   std::vector<RecordedSegment> plugins;

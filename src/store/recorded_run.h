@@ -126,6 +126,13 @@ struct RecordedRun {
 // its rows; the JSON records themselves are not kept.
 RecordedSegment IndexSegment(segments::SegmentData data);
 
+/// A recording of one process tree in which no process has a rank variable (single-process training under
+/// `strata record -- python3 train.py`): its root, the one recorded process whose parent was not recorded,
+/// becomes rank 0 and every process descending from it inherits that. Returns the root's pid, or nullopt when
+/// the segment already has a rank or holds several roots (left as they are). For offline readers of a whole
+/// recording; the agent watches ranks it was given.
+std::optional<int> TakeRootAsRankZero(RecordedSegment* seg);
+
 // Folds each NCCL profiler plugin segment into the `strata record` segment of the same host that saw its
 // process (its probes appended, its call rows renumbered to them), so that one rank's device-side
 // collectives and its host-side recording are one recording. A plugin segment no recorder segment claims

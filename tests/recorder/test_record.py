@@ -476,6 +476,22 @@ def test_target_exits(tmp):
     expect(seg["processes"][0]["off_cpu_ms"]["sleeping"] >= 500, f"{seg['processes'][0]['off_cpu_ms']}")
 
 
+def test_single_process_is_rank_zero(tmp):
+    # One training process with no rank variable (strata record -- python3 train.py): rank 0, so its profile
+    # exports and its summary reads; diagnose says one rank cannot be compared rather than refusing the input.
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")}
+    record(tmp, [PY, "-c", "import time\nt = time.time()\nwhile time.time() - t < 1.5: sum(i * i for i in range(10000))"],
+           env=env)
+    seg = inspect(tmp)
+    expect([p["rank"] for p in seg["processes"]] == [0], f"processes {seg['processes']}")
+    out = os.path.join(tmp, "cpu.pb.gz")
+    r = subprocess.run([STRATA, "export", "--format", "pprof", "-o", out, tmp], capture_output=True, text=True)
+    expect(r.returncode == 0 and os.path.getsize(out) > 0, f"export: rc {r.returncode}: {r.stderr}")
+    expect("is rank 0" in r.stderr, f"export says nothing of the rank it took: {r.stderr}")
+    d = diagnose(tmp)
+    expect(d["status"] == "inconclusive" and d["job"]["ranks"] == 1, f"{d['status']}, {d['job']['ranks']} ranks")
+
+
 def test_killed_recorder(tmp):
     rec = subprocess.Popen([STRATA, "record", "-q", "-o", tmp, "--", "/bin/sleep", "6"], stderr=subprocess.PIPE)
     time.sleep(3.5)
@@ -493,7 +509,7 @@ JUDGED = {"lab_gc_pause": True, "lab_cpu_contention": True, "lab_cpu_throttling"
           "trace_free_slow_compute": True, "trace_free_dataloader_stall": True, "trace_free_gc_pause": True}
 ORDER = ["ddp_allreduce_count", "gc_pauses", "python_frames", "late_library_frames", "sleeping_off_cpu", "contention", "lab_gc_pause", "lab_cpu_contention",
          "lab_cpu_throttling", "trace_free_slow_compute", "trace_free_dataloader_stall", "trace_free_gc_pause", "probes_let_go", "sigint_to_recorder_alone", "output_closed_at_exit", "disk_full", "unsafe_output_dir", "not_root", "missing_pid", "bad_command", "target_exits",
-         "killed_recorder"]
+         "single_process_is_rank_zero", "killed_recorder"]
 
 
 def main():
