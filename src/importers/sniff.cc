@@ -1,12 +1,17 @@
-// Format sniffing rules: JSON starts with '{' or '['; an op table starts with a header line of identifiers
+// Format sniffing rules: a Flight Recorder dump is a pickle (0x80, protocol 2 to 5) or a JSON object whose first
+// key is a dump's; other JSON starts with '{' or '['; an op table starts with a header line of identifiers
 // separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
 #include "importers/sniff.h"
 
 #include <cctype>
 
+#include "importers/flight_recorder_decoder.h"
+
 namespace strata {
 
 SniffedFormat SniffFormat(std::string_view head) {
+  if (LooksLikeFlightRecorderPickle(head) || LooksLikeFlightRecorderJson(head))
+    return SniffedFormat::kFlightRecorderDump;
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
   size_t i = 0;
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
@@ -33,6 +38,8 @@ const char* FormatName(SniffedFormat f) {
       return "chrome-json";
     case SniffedFormat::kOpTableCsv:
       return "op-table-csv";
+    case SniffedFormat::kFlightRecorderDump:
+      return "flight-recorder";
     case SniffedFormat::kUnknown:
       break;
   }

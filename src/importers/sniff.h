@@ -5,9 +5,10 @@
 
 namespace strata {
 
-enum class SniffedFormat { kChromeJson, kOpTableCsv, kUnknown };
+enum class SniffedFormat { kChromeJson, kOpTableCsv, kFlightRecorderDump, kUnknown };
 
-/// Looks at the first bytes of a file's (decompressed) content.
+/// Looks at the first bytes of a file's (decompressed) content: a Flight Recorder dump (a pickle, or a JSON
+/// object whose first key is a dump's: importers/flight_recorder_decoder.h) before JSON traces.
 SniffedFormat SniffFormat(std::string_view head);
 
 const char* FormatName(SniffedFormat f);

@@ -9,6 +9,7 @@
 #include "analysis/critical_path.h"
 #include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/flight_recorder_findings.h"
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/recording_judgement.h"
@@ -83,9 +84,32 @@ std::vector<InputSummary> SummariseInputs(const TraceStore& store) {
   return out;
 }
 
+// Whether the job is Flight Recorder dumps alone (the loader refuses them beside traces or a recording).
+bool FlightRecorderOnly(const TraceStore& store) {
+  return !store.flight_recorder.empty() &&
+         std::all_of(store.inputs.begin(), store.inputs.end(),
+                     [](const InputInfo& in) { return in.format == InputFormat::kFlightRecorder; });
+}
+
+// The diagnosis of Flight Recorder dumps: their hangs and mismatches, each input with its dump's rank.
+DiagnosisResult DiagnoseFlightRecorder(const TraceStore& store, const DiagnoseOptions& options) {
+  DiagnosisResult result;
+  result.inputs = SummariseInputs(store);
+  for (InputSummary& in : result.inputs)
+    for (const FlightRecorderDump& d : store.flight_recorder.dumps)
+      if (d.path == in.path) in.rank = d.rank;
+  result.left_out = options.left_out;
+  result.ranks = static_cast<int32_t>(store.flight_recorder.dumps.size());
+  ApplyFlightRecorderJudgement(JudgeFlightRecorder(store.flight_recorder), &result);
+  for (Finding& f : result.findings) f.evidence.from = "Flight Recorder dumps";
+  AssessFlightRecorderStatus(&result);
+  return result;
+}
+
 }  // namespace
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
+  if (FlightRecorderOnly(store)) return DiagnoseFlightRecorder(store, options);
   DiagnosisResult result;
   result.inputs = SummariseInputs(store);
   result.left_out = options.left_out;
