@@ -66,7 +66,7 @@ Status DumpReader::Int(const PickleValue& v, const std::string& where, int64_t* 
     *out = v.as_int();
     return Status::Ok();
   }
-  if (v.kind() == Kind::kString && !v.as_string().empty() && v.as_string().size() < 20) {
+  if (v.kind() == Kind::kString && !v.as_string().empty() && v.as_string().size() <= 18) {  // within int64
     const std::string& s = v.as_string();
     const size_t digits = s[0] == '-' ? 1 : 0;
     if (digits < s.size() && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits), s.end(),
@@ -348,7 +348,9 @@ FrDialect DialectOf(const std::vector<FrEntry>& entries) {
   bool chained = true, no_p2p_counter = true, p2p_named = false;
   for (size_t i = 0; i < entries.size(); ++i) {
     groups.insert(entries[i].pg_id);
-    if (i > 0) chained &= entries[i].collective_seq_id == entries[i - 1].collective_seq_id + 1;
+    if (i > 0)
+      chained &= entries[i - 1].collective_seq_id < std::numeric_limits<int64_t>::max() &&
+                 entries[i].collective_seq_id == entries[i - 1].collective_seq_id + 1;
     no_p2p_counter &= entries[i].p2p_seq_id <= 0 && !entries[i].is_p2p;
     p2p_named |= IsP2pName(entries[i].profiling_name);
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -195,6 +196,7 @@ std::optional<Stall> CollectiveStall(const Job& job, const SpaceKey& key, std::v
     done_any = std::max(done_any, rs.done);
     certain |= rs.has_status || rs.done >= 0 || !job.wrapped.at(rank);
   }
+  if (done_any == std::numeric_limits<int64_t>::max()) return std::nullopt;  // nothing can follow it
   Stall s;
   s.key = key;
   s.seq = done_any + 1;
@@ -309,7 +311,8 @@ Finding MismatchFinding(const SpaceKey& key, int64_t shown_seq, const std::map<S
 std::optional<Finding> CollectiveMismatch(const Job& job, const SpaceKey& key) {
   std::map<int64_t, std::vector<std::pair<int32_t, const RankOp*>>> at;
   for (const auto& [rank, rs] : job.spaces.at(key))
-    for (const auto& [seq, op] : rs.at) at[seq].push_back({rank, &op});
+    for (const auto& [seq, op] : rs.at)  // a wrapped ring's first number may have lost a coalesced group's first ops
+      if (!(job.wrapped.at(rank) && seq == rs.first())) at[seq].push_back({rank, &op});
   for (const auto& [seq, calls] : at) {
     if (calls.size() < 2) continue;
     bool all_p2p = true;  // torchcomms numbers a send and its recv in the collective sequence
