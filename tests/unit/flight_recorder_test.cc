@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -300,6 +301,17 @@ TEST(FlightRecorderDecoder, BadInputIsAnErrorNamingTheFileAndThePlace) {
   ExpectError(R"({"version": "2.4", "pg_config": {"0": {"ranks": "[0, x]"}}})", "pg_config.0.ranks");
   ExpectError("{\"version\": \"2.4\", ", "not valid JSON");
   ExpectError("\x80\x02\x63os\nsystem\n.", "GLOBAL");
+}
+
+TEST(FlightRecorderDecoder, FuzzSeedsDecode) {
+  const std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "tests/fuzz/corpus/flight_recorder";
+  size_t seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto dump = DecodeFlightRecorderDump(ReadAll(entry.path().string()), entry.path().string());
+    EXPECT_TRUE(dump.ok()) << dump.error();
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 5u) << "seed corpus missing";
 }
 
 }  // namespace
