@@ -22,6 +22,8 @@ Cases (what each must diagnose is asserted by tests/unit/flight_recorder_test.cc
   coalesced_mismatch  3 ranks; in the coalesced group #3 rank 2's second all_reduce is [[256]]
   ring_wrapped      3 ranks, rings of 8; ranks 0, 2 hold #13..#20 (waiting in #13), rank 1 #5..#12 (all done)
   ring_unknown      2 ranks, rings of 8, no pg_status, nothing completed in either ring: cannot be judged
+  wavefront         4 ranks, pg 0 of all and pg 1 (tp) of ranks 2, 3: ranks 0, 1 wait in pg 0 #6, rank 2 in
+                    pg 1 #4, which rank 3 never enqueued (rank 3 is the culprit, rank 2 waits elsewhere)
   torchcomms        2 ranks, torchcomms' dialect (one counter for two groups); rank 1 never enqueued the
                     third all_gather of group 1 (global #5 on rank 0)
   hang_json         the hang case in the JSON form
@@ -179,6 +181,18 @@ def ring_unknown():
     return ranks  # rings: rank 0 #13..#20, rank 1 #11..#18, nothing completed in either
 
 
+def wavefront():
+    ranks = [Rank(r) for r in range(4)]
+    all_reduces(ranks, 5)
+    for r in ranks[2:]:
+        for _ in range(3):
+            r.add("nccl:all_gather", "completed", pg="1", desc="tp", pg_id=1)
+    for r in ranks[:2]:
+        r.add("nccl:all_reduce", "started")
+    ranks[2].add("nccl:all_gather", "started", pg="1", desc="tp", pg_id=1)
+    return ranks
+
+
 def torchcomms_dumps():
     """torchcomms: one counter (collective_seq_id = op_id = global index) for groups 0 and 1, p2p_seq_id 0."""
     out = {}
@@ -233,6 +247,7 @@ def main():
         "coalesced_mismatch": lambda: (coalesced(True), group("0", "default_pg", [0, 1, 2])),
         "ring_wrapped": lambda: (ring_wrapped(), group("0", "default_pg", [0, 1, 2])),
         "ring_unknown": lambda: (ring_unknown(), group("0", "default_pg", [0, 1])),
+        "wavefront": lambda: (wavefront(), dict(quad, **group("1", "tp", [2, 3]))),
     }
     if case == "torchcomms":
         dumps = torchcomms_dumps()

@@ -168,6 +168,16 @@ TEST(FlightRecorderFindings, WrappedRingsWithNothingCompletedAreInconclusive) {
   EXPECT_TRUE(said);
 }
 
+TEST(FlightRecorderFindings, RankWaitingInAnotherGroupIsNotTheCulprit) {
+  const DiagnosisResult r = DiagnoseCase("wavefront");
+  ExpectHang(r, 3, "1", 4, {2});
+  const StallEvidence& e = EvidenceOf(*FindingsOf(r, Cause::kHang)[0]);
+  EXPECT_EQ(e.op, "nccl:all_gather");
+  ASSERT_EQ(e.wavefront.size(), 1u);
+  EXPECT_EQ(e.wavefront[0].rfind("rank 2, missing from nccl:all_reduce (pg 0 (default_pg) #6), waits in", 0), 0u)
+      << e.wavefront[0];
+}
+
 TEST(FlightRecorderFindings, TorchcommsDialectNumbersEachGroupByOrder) {
   const DiagnosisResult r = DiagnoseCase("torchcomms");
   ExpectHang(r, 1, "1", 5, {0});

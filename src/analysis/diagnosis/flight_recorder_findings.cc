@@ -468,10 +468,12 @@ std::vector<std::string> Wavefront(const Job& job, const std::vector<Stall>& sta
   return out;
 }
 
-// One `hang` finding per missing rank that waits in no other stall (each once), with the wavefront; when no
-// stall has such a rank (every rank waits somewhere), every missing rank; a stall every rank entered, one for
-// its group.
-std::vector<Finding> HangFindings(const Job& job, const std::vector<Stall>& stalls) {
+// One `hang` finding per missing rank that waits in no other stall (each once, in the stall with the fewest
+// missing ranks that names it: the one it holds up directly), with the wavefront; when no stall has such a
+// rank (every rank waits somewhere), every missing rank; a stall every rank entered, one for its group.
+std::vector<Finding> HangFindings(const Job& job, std::vector<Stall> stalls) {
+  std::stable_sort(stalls.begin(), stalls.end(),
+                   [](const Stall& a, const Stall& b) { return a.missing.size() < b.missing.size(); });
   std::map<int32_t, const Stall*> waits_in;
   for (const Stall& s : stalls)
     for (int32_t r : s.waiting) waits_in.emplace(r, &s);

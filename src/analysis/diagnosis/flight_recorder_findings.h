@@ -11,7 +11,8 @@
 //   that enqueued k wait in it, and the group's ranks that never enqueued it are missing: one `hang` finding
 //   per missing rank (its dump's last entry of the group and that entry's innermost user frame as where it
 //   was last seen; or, with no dump of it, said so and inferred from its peers' dumps). A missing rank that
-//   waits in another group's stall is not the culprit: the wavefront says where it waits. When every rank
+//   waits in another group's stall is not the culprit: the wavefront says where it waits; a culprit missing
+//   from several stalls is named once, in the stall with the fewest missing ranks. When every rank
 //   enqueued k and none completed it, ranks whose entry never started while a peer's did are missing; if
 //   none, one `hang` finding for the group ("every rank entered it and none completed it");
 // - a P2P operation waits for the peer its name states ("nccl:send 0->1", group ranks): the peer is missing
