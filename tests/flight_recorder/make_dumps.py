@@ -18,6 +18,9 @@ Cases (what each must diagnose is asserted by tests/unit/flight_recorder_test.cc
   dtype_mismatch    4 ranks; at #3 rank 3 all_reduces BFloat16 where the others all_reduce Float
   p2p_hang          2 ranks; rank 0 sends 0->1 p2p #3; rank 1 received #1 and #2 and never enqueued #3
   p2p_ok            2 ranks; every send received
+  p2p_subgroup      4 ranks; in pg 1 (pp) of ranks 2, 3 (names in group ranks) rank 2 sends 0->1 p2p #2, which
+                    rank 3 never enqueued
+  p2p_size_mismatch 2 ranks; rank 0 sends [[1024]] at p2p #1 where rank 1 receives [[512]]
   coalesced         3 ranks; coalesced groups of two all_reduces; rank 1 never enqueued the group #4
   coalesced_mismatch  3 ranks; in the coalesced group #3 rank 2's second all_reduce is [[256]]
   ring_wrapped      3 ranks, rings of 8; ranks 0, 2 hold #13..#20 (waiting in #13), rank 1 #5..#12 (all done)
@@ -142,6 +145,22 @@ def p2p(hang_at):
     return ranks
 
 
+def p2p_subgroup():
+    ranks = [Rank(r) for r in range(4)]
+    all_reduces(ranks, 2)
+    ranks[2].add("nccl:send 0->1", "completed", pg="1", desc="pp", pg_id=1, p2p=True)
+    ranks[3].add("nccl:recv 1<-0", "completed", pg="1", desc="pp", pg_id=1, p2p=True)
+    ranks[2].add("nccl:send 0->1", "started", pg="1", desc="pp", pg_id=1, p2p=True)
+    return ranks
+
+
+def p2p_size_mismatch():
+    ranks = [Rank(0), Rank(1)]
+    ranks[0].add("nccl:send 0->1", "started", p2p=True)
+    ranks[1].add("nccl:recv 1<-0", "started", p2p=True, sizes=((512,),))
+    return ranks
+
+
 def coalesced_group(r, state, second=((1024,),)):
     r.add("nccl:all_reduce", "scheduled")
     r.add("nccl:all_reduce", "scheduled", same_seq=True, sizes=second)
@@ -243,6 +262,8 @@ def main():
         "dtype_mismatch": lambda: (mismatch(3, 3, dtype="BFloat16"), quad),
         "p2p_hang": lambda: (p2p(True), group("0", "default_pg", [0, 1])),
         "p2p_ok": lambda: (p2p(False), group("0", "default_pg", [0, 1])),
+        "p2p_subgroup": lambda: (p2p_subgroup(), dict(quad, **group("1", "pp", [2, 3]))),
+        "p2p_size_mismatch": lambda: (p2p_size_mismatch(), group("0", "default_pg", [0, 1])),
         "coalesced": lambda: (coalesced(False), group("0", "default_pg", [0, 1, 2])),
         "coalesced_mismatch": lambda: (coalesced(True), group("0", "default_pg", [0, 1, 2])),
         "ring_wrapped": lambda: (ring_wrapped(), group("0", "default_pg", [0, 1, 2])),

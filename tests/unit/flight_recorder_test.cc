@@ -136,6 +136,24 @@ TEST(FlightRecorderFindings, P2pPeerThatNeverEnqueuedIsNamed) {
   EXPECT_EQ(EvidenceOf(*FindingsOf(r, Cause::kHang)[0]).op, "nccl:send 0->1");
 }
 
+TEST(FlightRecorderFindings, P2pNamesInGroupRanksMapToGlobalRanks) {
+  const DiagnosisResult r = DiagnoseCase("p2p_subgroup");
+  ExpectHang(r, 3, "1 p2p", 2, {2});
+}
+
+TEST(FlightRecorderFindings, P2pSizeMismatchNamesBothEnds) {
+  const DiagnosisResult r = DiagnoseCase("p2p_size_mismatch");
+  const auto mismatches = FindingsOf(r, Cause::kCollectiveMismatch);
+  ASSERT_EQ(mismatches.size(), 1u) << (r.findings.empty() ? r.status : r.findings[0].summary);
+  const StallEvidence& e = EvidenceOf(*mismatches[0]);
+  EXPECT_EQ(e.communicator, "0 p2p");
+  EXPECT_EQ(e.seq, 1);
+  ASSERT_EQ(e.calls.size(), 2u);
+  for (const StallEvidence::Call& c : e.calls)
+    EXPECT_EQ(c.sizes, c.ranks == std::vector<int32_t>{0} ? "[[1024]]" : "[[512]]") << c.op;
+  EXPECT_EQ(mismatches[0]->ranks, (std::vector<int32_t>{0, 1}));
+}
+
 TEST(FlightRecorderFindings, P2pPairsThatCompletedAreNoFinding) {
   const DiagnosisResult r = DiagnoseCase("p2p_ok");
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].summary;

@@ -228,24 +228,39 @@ std::optional<Stall> CollectiveStall(const Job& job, const SpaceKey& key, std::v
   return s;
 }
 
-// Parses "nccl:send 0->1" / "nccl:recv 1<-0": (is a send, peer's group rank).
-std::optional<std::pair<bool, int64_t>> P2pPeer(const std::string& name) {
+// The ends of a P2P entry's name, "nccl:send 0->1" / "nccl:recv 1<-0": this rank's number, then its peer's.
+struct P2pEnds {
+  bool send = false;
+  int64_t self = -1, peer = -1;
+};
+
+std::optional<P2pEnds> P2pPeer(const std::string& name) {
   for (const auto& [arrow, send] : {std::pair<const char*, bool>{"->", true}, {"<-", false}}) {
     const size_t at = name.rfind(arrow);
     if (at == std::string::npos) continue;
-    size_t end = at + 2;
-    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
-    if (end == at + 2 || end - at > 12) return std::nullopt;
-    return std::make_pair(send, std::stoll(name.substr(at + 2, end - at - 2)));
+    size_t end = at + 2, begin = at;
+    while (end < name.size() && end - at < 11 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    while (begin > 0 && at - begin < 9 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
+    if (end == at + 2) return std::nullopt;
+    P2pEnds ends;
+    ends.send = send;
+    ends.peer = std::stoll(name.substr(at + 2, end - at - 2));
+    if (begin < at) ends.self = std::stoll(name.substr(begin, at - begin));
+    return ends;
   }
   return std::nullopt;
 }
 
-int32_t GlobalRank(const Job& job, const std::string& group, int64_t group_rank) {
+// The peer's global rank. The name's numbers are group ranks or global ranks: its own number says which (this
+// rank's place in the group, or this rank); group ranks when it says neither.
+int32_t PeerRank(const Job& job, const std::string& group, int32_t rank, const P2pEnds& ends) {
   auto g = job.groups.find(group);
-  if (g != job.groups.end() && group_rank >= 0 && static_cast<size_t>(group_rank) < g->second.ranks.size())
-    return g->second.ranks[static_cast<size_t>(group_rank)];
-  return static_cast<int32_t>(group_rank);
+  if (g == job.groups.end() || g->second.ranks.empty()) return static_cast<int32_t>(ends.peer);
+  const std::vector<int32_t>& ranks = g->second.ranks;
+  const auto place = std::find(ranks.begin(), ranks.end(), rank) - ranks.begin();
+  const bool in_group = ends.peer >= 0 && static_cast<size_t>(ends.peer) < ranks.size();
+  if (ends.self == rank && place != ends.self) return static_cast<int32_t>(ends.peer);  // global numbers
+  return in_group ? ranks[static_cast<size_t>(ends.peer)] : static_cast<int32_t>(ends.peer);
 }
 
 // The communicator as the evidence names it: the group's name (pg_config's key), " p2p" for its P2P sequence.
@@ -327,10 +342,11 @@ std::optional<Finding> CollectiveMismatch(const Job& job, const SpaceKey& key) {
 
 // Whether `peer_op` (on `peer`) is the other end of `op` (on `rank`): the opposite direction, naming `rank`,
 // the same sizes.
-bool P2pMatches(const Job& job, const SpaceKey& key, int32_t rank, const RankOp& op, const RankOp& peer_op) {
+bool P2pMatches(const Job& job, const SpaceKey& key, int32_t rank, const RankOp& op, int32_t peer,
+                const RankOp& peer_op) {
   auto mine = P2pPeer(op.any().profiling_name);
   auto theirs = P2pPeer(peer_op.any().profiling_name);
-  return mine && theirs && mine->first != theirs->first && GlobalRank(job, key.group, theirs->second) == rank &&
+  return mine && theirs && mine->send != theirs->send && PeerRank(job, key.group, peer, *theirs) == rank &&
          op.any().input_sizes == peer_op.any().input_sizes;
 }
 
@@ -338,24 +354,25 @@ bool P2pMatches(const Job& job, const SpaceKey& key, int32_t rank, const RankOp&
 // enqueued the other end (by p2p_seq_id); a peer that did, with another op or size there, is a mismatch.
 void P2pStalls(const Job& job, const SpaceKey& key, std::vector<Stall>* stalls, std::vector<Finding>* mismatches) {
   const auto& ranks = job.spaces.at(key);
+  std::set<std::tuple<int64_t, int32_t, int32_t>> said;  // mismatches named: (number, lower rank, higher rank)
   for (const auto& [rank, rs] : ranks) {
     auto open =
         std::find_if(rs.at.begin(), rs.at.end(), [](const auto& kv) { return kv.second.state != FrState::kCompleted; });
     if (open == rs.at.end()) continue;
     auto peer = P2pPeer(open->second.any().profiling_name);
     if (!peer) continue;
-    const int32_t p = GlobalRank(job, key.group, peer->second);
+    const int32_t p = PeerRank(job, key.group, rank, *peer);
     auto prs = ranks.find(p);
     const bool no_dump = !job.dumps.count(p);
     const bool never = !no_dump && (prs == ranks.end() ? !job.wrapped.at(p) : prs->second.enq < open->first);
     if (!no_dump && !never) {
       if (prs == ranks.end()) continue;
       auto peer_op = prs->second.at.find(open->first);
-      if (peer_op == prs->second.at.end() || P2pMatches(job, key, rank, open->second, peer_op->second)) continue;
+      if (peer_op == prs->second.at.end() || P2pMatches(job, key, rank, open->second, p, peer_op->second)) continue;
       std::map<Signature, std::vector<int32_t>> sides;
       sides[SignatureOf(open->second, false)].push_back(rank);
       sides[SignatureOf(peer_op->second, false)].push_back(p);
-      if (sides.size() >= 2)
+      if (sides.size() >= 2 && said.insert({open->first, std::min(rank, p), std::max(rank, p)}).second)
         mismatches->push_back(MismatchFinding(key, open->second.shown_seq, sides, GroupName(job, key.group)));
       continue;
     }
