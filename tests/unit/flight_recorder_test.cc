@@ -99,6 +99,24 @@ TEST(FlightRecorderFindings, RankWithoutADumpIsInferredFromItsPeers) {
   EXPECT_EQ(EvidenceOf(f).missing[0].observed_by, "its peers' Flight Recorder dumps");
 }
 
+TEST(FlightRecorderFindings, SeveralMembersWithoutADumpAreEachOneCandidate) {
+  testing::TempDir dir;
+  MakeDumps("hang", dir.path());
+  for (const char* name : {"nccl_trace_rank_1", "nccl_trace_rank_2", "nccl_trace_rank_3"})
+    std::filesystem::remove(dir.file(name));
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const DiagnosisResult r = diagnosis::Diagnose(job.value().store, {});
+  const auto hangs = FindingsOf(r, Cause::kHang);
+  ASSERT_EQ(hangs.size(), 3u);
+  for (const Finding* f : hangs) {
+    EXPECT_DOUBLE_EQ(f->confidence, 0.33) << f->summary;
+    EXPECT_NE(f->summary.find("one of 3 members without a dump"), std::string::npos) << f->summary;
+    EXPECT_EQ(EvidenceOf(*f).seq, 6);
+  }
+  EXPECT_EQ(*hangs[0]->rank, 1);
+}
+
 /// A `collective_mismatch` at `communicator` #`seq` whose odd rank is `rank`, its side `odd`, the others `usual`.
 void ExpectMismatch(const DiagnosisResult& r, int32_t rank, const std::string& communicator, int64_t seq,
                     const std::string& odd_text, const std::string& usual_text) {

@@ -515,14 +515,23 @@ std::vector<Finding> HangFindings(const Job& job, std::vector<Stall> stalls) {
       out.push_back(std::move(f));
       continue;
     }
+    // Members without a dump cannot be told apart: with several, each is one candidate of them.
+    const auto absent = static_cast<double>(
+        std::count_if(s.missing.begin(), s.missing.end(), [&](int32_t m) { return !job.dumps.count(m); }));
     for (const StalledRankState& st : e.missing) {
       if ((any_culprit && waits_in.count(st.rank)) || !named.insert(st.rank).second) continue;
+      const bool undumped = !job.dumps.count(st.rank);
       Finding f;
-      SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
+      SetCause(
+          NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .explained = 1, .effect = undumped ? absent : 1}),
+          &f);
       f.rank = st.rank;
       f.op = s.op;
       f.impact_pct = 100;
       f.summary = HangSummary(job, s, st);
+      if (undumped && absent > 1)
+        f.summary += fmt::format(" (one of {} members without a dump: the dumps cannot tell which held the others up)",
+                                 static_cast<int>(absent));
       f.evidence.kind = e;
       out.push_back(std::move(f));
     }
