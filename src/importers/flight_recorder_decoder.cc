@@ -456,10 +456,19 @@ Expected<FlightRecorderDump> DecodeFlightRecorderDump(std::string_view bytes, co
                                                       const PickleLimits& limits) {
   const bool pickle = LooksLikeFlightRecorderPickle(bytes);
   auto value = pickle ? ParsePickle(bytes, limits) : JsonAsPickleValue(bytes, limits);
+  // A pickle of objects (a checkpoint of an older torch.save, say) is not a dump: said as not a trace, so that a
+  // directory's loader passes over it; a damaged dump stays an error.
+  const bool objects = pickle && !value.ok() && value.error().find("refused") != std::string::npos;
   if (!value.ok())
     return Status::Error(
-        fmt::format("{}: Flight Recorder dump ({}): {}", path, pickle ? "pickle" : "JSON", value.error()));
-  return DecodeFlightRecorderValue(value.value(), path);
+        fmt::format("{}: Flight Recorder dump ({}): {}", path, pickle ? "pickle" : "JSON", value.error()),
+        objects ? ErrorKind::kNotATrace : ErrorKind::kGeneric);
+  const PickleValue& root = value.value();
+  if (root.kind() != PickleValue::Kind::kDict || !root.Find("version"))
+    return Status::Error(fmt::format("{}: not a Flight Recorder dump (a {} without a version key)", path,
+                                     PickleValue::KindName(root.kind())),
+                         ErrorKind::kNotATrace);
+  return DecodeFlightRecorderValue(root, path);
 }
 
 }  // namespace strata

@@ -42,7 +42,9 @@ Expected<PickleValue> JsonAsPickleValue(std::string_view text, const PickleLimit
 /// than the previous entry's, whatever its group): its per-group numbers are then unknown to the dump.
 Expected<FlightRecorderDump> DecodeFlightRecorderValue(const PickleValue& root, const std::string& path);
 
-/// A dump file's bytes (pickle or JSON, sniffed) as a typed dump.
+/// A dump file's bytes (pickle or JSON, sniffed) as a typed dump. A pickle of objects (refused opcodes) or a
+/// value that is not a dict with a version key is an error of kind kNotATrace (a directory's loader passes over
+/// it); every other error is a damaged dump's.
 Expected<FlightRecorderDump> DecodeFlightRecorderDump(std::string_view bytes, const std::string& path,
                                                       const PickleLimits& limits = PickleLimits());
 

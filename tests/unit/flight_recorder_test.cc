@@ -335,10 +335,10 @@ void ExpectError(std::string_view text, const std::string& what) {
 }
 
 TEST(FlightRecorderDecoder, BadInputIsAnErrorNamingTheFileAndThePlace) {
-  ExpectError(R"({"entries": []})", "no version key");
+  ExpectError(R"({"entries": []})", "not a Flight Recorder dump (a dict without a version key)");
   ExpectError(R"({"version": "3.0"})", "reads versions 2.x");
   ExpectError(R"({"version": 2.4})", "version: expected a str, found float");
-  ExpectError(R"([1, 2])", "top level: expected a dict, found list");
+  ExpectError(R"([1, 2])", "not a Flight Recorder dump (a list without a version key)");
   ExpectError(R"({"version": "2.4", "entries": [{"profiling_name": "nccl:all_reduce", "collective_seq_id": "x"}]})",
               "entries[0].collective_seq_id: expected an int, found str");
   ExpectError(R"({"version": "2.4", "entries": [{"profiling_name": "a", "collective_seq_id": 1, "state": "odd"}]})",
@@ -347,6 +347,23 @@ TEST(FlightRecorderDecoder, BadInputIsAnErrorNamingTheFileAndThePlace) {
   ExpectError(R"({"version": "2.4", "pg_config": {"0": {"ranks": "[0, x]"}}})", "pg_config.0.ranks");
   ExpectError("{\"version\": \"2.4\", ", "not valid JSON");
   ExpectError("\x80\x02\x63os\nsystem\n.", "GLOBAL");
+  EXPECT_EQ(DecodeFlightRecorderDump("\x80\x02\x63os\nsystem\n.", "x").status().kind(), ErrorKind::kNotATrace);
+  EXPECT_EQ(DecodeFlightRecorderDump(std::string_view("\x80\x02}q\x00.", 6), "x").status().kind(),
+            ErrorKind::kNotATrace)
+      << "an empty dict";
+  EXPECT_EQ(DecodeFlightRecorderDump(std::string_view("\x80\x02}q\x00", 5), "x").status().kind(), ErrorKind::kGeneric)
+      << "truncated";
+  EXPECT_EQ(DecodeFlightRecorderDump(R"({"version": "2.4", "entries": 3})", "x").status().kind(), ErrorKind::kGeneric);
+}
+
+TEST(FlightRecorderDecoder, ObjectPicklesInADirectoryArePassedOver) {
+  testing::TempDir dir;
+  MakeDumps("hang", dir.path());
+  std::ofstream(dir.file("old_checkpoint.pt"), std::ios::binary) << "\x80\x02\x63torch\nload\n.";
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  EXPECT_EQ(job.value().ignored, std::vector<std::string>{dir.file("old_checkpoint.pt")});
+  EXPECT_EQ(job.value().store.flight_recorder.dumps.size(), 4u);
 }
 
 TEST(FlightRecorderDecoder, FuzzSeedsDecode) {
