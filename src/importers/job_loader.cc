@@ -40,13 +40,13 @@ bool LooksLikeTraceName(const std::string& name) {
 }
 
 // A file of a directory whose name says nothing (torch names a Flight Recorder dump PREFIX + rank, no suffix)
-// but whose first bytes are a dump's (a pickle, or a JSON object whose first key is a dump's): a dump to read.
-// At most 256 raw bytes are read.
+// but whose first bytes, once decompressed when gzip, are a dump's (a pickle, or a JSON object whose first key
+// is a dump's): a dump to read. At most 256 bytes of content are read.
 bool StartsLikeDump(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[256];
-  in.read(head, sizeof head);
-  return LooksLikeFlightRecorderDump(std::string_view(head, static_cast<size_t>(in.gcount())));
+  auto source = ByteSource::Open(path.string());
+  if (!source.ok()) return false;
+  auto head = source.value()->Peek(256);
+  return head.ok() && LooksLikeFlightRecorderDump(head.value());
 }
 
 // Reads the rest of a source whose first bytes were sniffed as a segment (segments are never compressed).

@@ -356,6 +356,19 @@ TEST(FlightRecorderDecoder, BadInputIsAnErrorNamingTheFileAndThePlace) {
   EXPECT_EQ(DecodeFlightRecorderDump(R"({"version": "2.4", "entries": 3})", "x").status().kind(), ErrorKind::kGeneric);
 }
 
+TEST(FlightRecorderDecoder, GzipDumpsWithoutSuffixAreFoundInADirectory) {
+  testing::TempDir made, dir;
+  MakeDumps("hang", made.path());
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "nccl_trace_rank_" + std::to_string(r);
+    testing::WriteGzip(dir.file(name), ReadAll(made.file(name)));
+  }
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const DiagnosisResult r = diagnosis::Diagnose(job.value().store, {});
+  ExpectHang(r, 1, "0", 6, {0, 2, 3});
+}
+
 TEST(FlightRecorderDecoder, ObjectPicklesInADirectoryArePassedOver) {
   testing::TempDir dir;
   MakeDumps("hang", dir.path());
