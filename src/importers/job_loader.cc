@@ -472,22 +472,23 @@ void AssignDumpRank(TraceStore& store, const std::string& file, const LoadOption
   }
 }
 
-// Flight Recorder dumps are read alone for now: beside profiler traces or a recording, an error naming one of each.
+// Flight Recorder dumps are read alone or beside profiler traces of the same job (their findings added to the
+// traces'); beside an op table or a recording, an error naming one of each (not done yet).
 Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::vector<std::string>& files,
                            const RecordedRun& recorded) {
-  std::optional<size_t> dump, other;
+  std::optional<size_t> dump, table;
   for (size_t i = 0; i < results.size() && i < files.size(); ++i) {
     if (!results[i].store || results[i].store->inputs.empty()) continue;
-    const bool is_dump = results[i].store->inputs[0].format == InputFormat::kFlightRecorder;
-    if (is_dump && !dump) dump = i;
-    if (!is_dump && !other) other = i;
+    const InputFormat f = results[i].store->inputs[0].format;
+    if (f == InputFormat::kFlightRecorder && !dump) dump = i;
+    if (f == InputFormat::kOpTable && !table) table = i;
   }
-  if (!dump || (!other && recorded.empty())) return Status::Ok();
-  return Status::Error(
-      fmt::format("{} is a Flight Recorder dump and {} {}: dumps are diagnosed alone for now (reading them beside the "
-                  "job's traces or recording is not done yet); give the dumps alone",
-                  files[*dump], other ? files[*other] : std::string("the recording given"),
-                  other ? "a profiler trace" : "is not a dump"));
+  if (!dump || (!table && recorded.empty())) return Status::Ok();
+  return Status::Error(fmt::format(
+      "{} is a Flight Recorder dump and {}: dumps are read alone or beside profiler traces (reading them beside "
+      "{} is not done yet); give the dumps alone",
+      files[*dump], table ? files[*table] + " an op table" : std::string("a recording is given too"),
+      table ? "an op table" : "a recording"));
 }
 
 // An op table holds every rank of its job, and its times are on one clock of its own: beside profiler traces

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`strata diagnose` of PyTorch Flight Recorder dumps from the command line (docs/flight-recorder.md): the text
 verdict, the JSON contract's finding (cause, rank, process group, sequence number), the HTML page, --rank-map,
-and the errors: dumps given to `summary`, dumps beside a profiler trace, a dump whose rank cannot be told.
+dumps beside the job's profiler traces, and the errors: dumps given to `summary`, dumps beside a recording, a
+dump whose rank cannot be told.
 Dumps are written by make_dumps.py beside this script.
 
 usage: check_fr_cli.py STRATA_BINARY     Exits 1 listing every check that failed.
@@ -77,9 +78,24 @@ def main():
         rc, out, err = run(strata, "summary", hang)
         check("summary of dumps is an error naming diagnose", rc == 1 and "strata diagnose" in err, f"rc {rc} {err}")
 
-        trace = os.path.join(ROOT, "tests/data/ddp/clean-2rank/rank-0.json.gz")
-        rc, out, err = run(strata, "diagnose", os.path.join(hang, "nccl_trace_rank_0"), trace)
-        check("dumps beside a trace are an error", rc == 1 and "not done yet" in err, f"rc {rc} {err}")
+        # Beside the traces of the same (2-rank) job: the traces' diagnosis with the dumps' findings first.
+        pair = os.path.join(work, "p2p")
+        make("p2p_hang", pair)
+        traces = os.path.join(ROOT, "tests/data/ddp/clean-2rank")
+        rc, out, err = run(strata, "diagnose", "--format", "json", pair, traces)
+        doc = json.loads(out) if rc == 0 else {}
+        f = (doc.get("findings") or [{}])[0]
+        check("dumps beside traces: the dumps' hang first",
+              (f.get("cause"), f.get("rank"), f.get("evidence", {}).get("communicator"),
+               f.get("evidence", {}).get("from")) == ("hang", 1, "0 p2p", "Flight Recorder dumps") and
+              f.get("evidence", {}).get("seq") == 3, out + err)
+        formats = [i.get("format") for i in doc.get("inputs", [])]
+        check("dumps beside traces: both kinds of input", formats.count("flight-recorder") == 2 and len(formats) == 4,
+              out)
+        check("dumps beside traces: the traces diagnosed too", doc.get("job", {}).get("matched", 0) > 0, out)
+        recording = os.path.join(ROOT, "examples/recorded-2rank-cpu-contention")
+        rc, out, err = run(strata, "diagnose", pair, recording)
+        check("dumps beside a recording are an error", rc == 1 and "not done yet" in err, f"rc {rc} {err}")
 
         nameless = os.path.join(work, "nameless")
         os.makedirs(nameless)

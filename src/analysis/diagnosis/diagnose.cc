@@ -84,7 +84,14 @@ std::vector<InputSummary> SummariseInputs(const TraceStore& store) {
   return out;
 }
 
-// Whether the job is Flight Recorder dumps alone (the loader refuses them beside traces or a recording).
+// Each Flight Recorder dump's input with the dump's rank.
+void DumpRanks(const TraceStore& store, std::vector<InputSummary>* inputs) {
+  for (InputSummary& in : *inputs)
+    for (const FlightRecorderDump& d : store.flight_recorder.dumps)
+      if (d.path == in.path) in.rank = d.rank;
+}
+
+// Whether the job is Flight Recorder dumps alone (the loader refuses them beside an op table or a recording).
 bool FlightRecorderOnly(const TraceStore& store) {
   return !store.flight_recorder.empty() &&
          std::all_of(store.inputs.begin(), store.inputs.end(),
@@ -95,13 +102,10 @@ bool FlightRecorderOnly(const TraceStore& store) {
 DiagnosisResult DiagnoseFlightRecorder(const TraceStore& store, const DiagnoseOptions& options) {
   DiagnosisResult result;
   result.inputs = SummariseInputs(store);
-  for (InputSummary& in : result.inputs)
-    for (const FlightRecorderDump& d : store.flight_recorder.dumps)
-      if (d.path == in.path) in.rank = d.rank;
+  DumpRanks(store, &result.inputs);
   result.left_out = options.left_out;
   result.ranks = static_cast<int32_t>(store.flight_recorder.dumps.size());
   ApplyFlightRecorderJudgement(JudgeFlightRecorder(store.flight_recorder), &result);
-  for (Finding& f : result.findings) f.evidence.from = "Flight Recorder dumps";
   AssessFlightRecorderStatus(&result);
   return result;
 }
@@ -158,6 +162,11 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   if (with_recording)
     ApplyStallJudgement(
         JudgeStall({store.recorded_calls, store.recorded_threads}, {.now_unix_ns = options.now_unix_ns}), &result);
+  // Flight Recorder dumps beside the traces: their hangs and mismatches first (they say why the job stopped).
+  if (!store.flight_recorder.empty()) {
+    DumpRanks(store, &result.inputs);
+    ApplyFlightRecorderJudgement(JudgeFlightRecorder(store.flight_recorder), &result);
+  }
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
