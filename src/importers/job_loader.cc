@@ -472,10 +472,9 @@ void AssignDumpRank(TraceStore& store, const std::string& file, const LoadOption
   }
 }
 
-// Flight Recorder dumps are read alone or beside profiler traces of the same job (their findings added to the
-// traces'); beside an op table or a recording, an error naming one of each (not done yet).
-Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::vector<std::string>& files,
-                           const RecordedRun& recorded) {
+// Flight Recorder dumps are read alone, beside profiler traces or beside a recording of the same job; beside an
+// op table (a job's every rank on a clock of its own), an error naming one of each (not done).
+Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::vector<std::string>& files) {
   std::optional<size_t> dump, table;
   for (size_t i = 0; i < results.size() && i < files.size(); ++i) {
     if (!results[i].store || results[i].store->inputs.empty()) continue;
@@ -483,12 +482,19 @@ Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::ve
     if (f == InputFormat::kFlightRecorder && !dump) dump = i;
     if (f == InputFormat::kOpTable && !table) table = i;
   }
-  if (!dump || (!table && recorded.empty())) return Status::Ok();
+  if (!dump || !table) return Status::Ok();
   return Status::Error(fmt::format(
-      "{} is a Flight Recorder dump and {}: dumps are read alone or beside profiler traces (reading them beside "
-      "{} is not done yet); give the dumps alone",
-      files[*dump], table ? files[*table] + " an op table" : std::string("a recording is given too"),
-      table ? "an op table" : "a recording"));
+      "{} is a Flight Recorder dump and {} an op table: dumps are read alone or beside profiler traces or a "
+      "recording (not beside an op table); give the dumps alone",
+      files[*dump], files[*table]));
+}
+
+// Whether every part is a Flight Recorder dump (then a recording given too is the job's trace).
+bool DumpsOnly(const std::vector<TraceStore>& parts) {
+  return std::all_of(parts.begin(), parts.end(), [](const TraceStore& part) {
+    return std::all_of(part.inputs.begin(), part.inputs.end(),
+                       [](const InputInfo& in) { return in.format == InputFormat::kFlightRecorder; });
+  });
 }
 
 // An op table holds every rank of its job, and its times are on one clock of its own: beside profiler traces
@@ -563,7 +569,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::vector<FileResult> results = ImportAll(in, options, &over_budget);
   if (over_budget) return OverBudgetError(results);
   if (Status st = NoOpTableBesideTraces(results, in.files); !st.ok()) return st;
-  if (Status st = NoDumpsBesideOthers(results, in.files, in.recorded); !st.ok()) return st;
+  if (Status st = NoDumpsBesideOthers(results, in.files); !st.ok()) return st;
   std::vector<std::string> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it
@@ -607,6 +613,12 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   for (const auto& [first_rank, index] : order) {
     parts.push_back(std::move(*results[index].store));
     results[index].store.reset();
+  }
+  // Flight Recorder dumps beside a recording alone: the recording is the job's trace, the dumps beside it.
+  if (!in.recorded.empty() && DumpsOnly(parts)) {
+    auto recording = TraceStoreFromRecording(in.recorded);
+    if (!recording.ok()) return recording.status();
+    parts.insert(parts.begin(), std::move(recording).value());
   }
   job.store = TraceStore::Merge(std::move(parts), LoadThreads(options));
   job.store.shrink_to_fit();

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`strata diagnose` of PyTorch Flight Recorder dumps from the command line (docs/flight-recorder.md): the text
 verdict, the JSON contract's finding (cause, rank, process group, sequence number), the HTML page, --rank-map,
-dumps beside the job's profiler traces, and the errors: dumps given to `summary`, dumps beside a recording, a
-dump whose rank cannot be told.
+dumps beside the job's profiler traces and beside a recording (the difference said), and the errors: dumps
+given to `summary`, a dump whose rank cannot be told.
 Dumps are written by make_dumps.py beside this script.
 
 usage: check_fr_cli.py STRATA_BINARY     Exits 1 listing every check that failed.
@@ -93,9 +93,16 @@ def main():
         check("dumps beside traces: both kinds of input", formats.count("flight-recorder") == 2 and len(formats) == 4,
               out)
         check("dumps beside traces: the traces diagnosed too", doc.get("job", {}).get("matched", 0) > 0, out)
+        # Beside a recording (here one without a hang): the dumps' hang first, and the difference said.
         recording = os.path.join(ROOT, "examples/recorded-2rank-cpu-contention")
-        rc, out, err = run(strata, "diagnose", pair, recording)
-        check("dumps beside a recording are an error", rc == 1 and "not done yet" in err, f"rc {rc} {err}")
+        rc, out, err = run(strata, "diagnose", "--format", "json", pair, recording)
+        doc = json.loads(out) if rc == 0 else {}
+        f = (doc.get("findings") or [{}])[0]
+        check("dumps beside a recording: the dumps' hang first", (f.get("cause"), f.get("rank")) == ("hang", 1),
+              out + err)
+        check("dumps beside a recording: the difference said",
+              "the recording and the Flight Recorder dumps differ: the recording names no rank as stopped, the "
+              "dumps rank(s) 1" in doc.get("notes", []), out + err)
 
         nameless = os.path.join(work, "nameless")
         os.makedirs(nameless)

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/flight_recorder_findings.h"
 #include "importers/flight_recorder_decoder.h"
 #include "importers/job_loader.h"
 #include "test_util.h"
@@ -218,6 +219,21 @@ TEST(FlightRecorderFindings, TorchcommsDialectNumbersEachGroupByOrder) {
   const DiagnosisResult r = DiagnoseCase("torchcomms");
   ExpectHang(r, 1, "1", 5, {0});
   EXPECT_EQ(EvidenceOf(*FindingsOf(r, Cause::kHang)[0]).op, "nccl:all_gather");
+}
+
+TEST(FlightRecorderFindings, ComparedWithARecordingsHangs) {
+  Finding recorded;
+  recorded.cause = Cause::kHang;
+  recorded.rank = 1;
+  diagnosis::FlightRecorderJudgement dumps;
+  dumps.findings.push_back(recorded);
+  EXPECT_EQ(diagnosis::CompareWithRecording({recorded}, dumps),
+            "the recording and the Flight Recorder dumps agree: rank(s) 1 stopped");
+  dumps.findings[0].rank = 2;
+  EXPECT_EQ(diagnosis::CompareWithRecording({recorded}, dumps),
+            "the recording and the Flight Recorder dumps differ: the recording names rank(s) 1 as stopped, the "
+            "dumps rank(s) 2");
+  EXPECT_EQ(diagnosis::CompareWithRecording({}, {}), std::nullopt);
 }
 
 TEST(FlightRecorderFindings, JsonFormSniffedByContent) {

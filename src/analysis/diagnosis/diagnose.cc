@@ -91,7 +91,7 @@ void DumpRanks(const TraceStore& store, std::vector<InputSummary>* inputs) {
       if (d.path == in.path) in.rank = d.rank;
 }
 
-// Whether the job is Flight Recorder dumps alone (the loader refuses them beside an op table or a recording).
+// Whether the job is Flight Recorder dumps alone (beside a recording, the recording is a trace input too).
 bool FlightRecorderOnly(const TraceStore& store) {
   return !store.flight_recorder.empty() &&
          std::all_of(store.inputs.begin(), store.inputs.end(),
@@ -165,7 +165,10 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   // Flight Recorder dumps beside the traces: their hangs and mismatches first (they say why the job stopped).
   if (!store.flight_recorder.empty()) {
     DumpRanks(store, &result.inputs);
-    ApplyFlightRecorderJudgement(JudgeFlightRecorder(store.flight_recorder), &result);
+    FlightRecorderJudgement dumps = JudgeFlightRecorder(store.flight_recorder);
+    if (with_recording)  // a recording of the same job: whether the two name the same stopped ranks, said
+      if (auto compared = CompareWithRecording(result.findings, dumps)) result.notes.push_back(*compared);
+    ApplyFlightRecorderJudgement(std::move(dumps), &result);
   }
   MarkSources(store, &result);
   ExplainWhatIf(&result);

@@ -581,6 +581,27 @@ FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps) {
   return out;
 }
 
+std::optional<std::string> CompareWithRecording(const std::vector<Finding>& recorded,
+                                                const FlightRecorderJudgement& dumps) {
+  auto stopped = [](const std::vector<Finding>& findings) {
+    std::set<int32_t> out;
+    for (const Finding& f : findings)
+      if (f.cause == Cause::kHang && f.rank) out.insert(*f.rank);
+    return out;
+  };
+  const std::set<int32_t> by_recording = stopped(recorded), by_dumps = stopped(dumps.findings);
+  if (by_recording.empty() && by_dumps.empty()) return std::nullopt;
+  auto named = [](const std::set<int32_t>& ranks) {
+    return ranks.empty() ? std::string("no rank") : fmt::format("rank(s) {}", fmt::join(ranks, ", "));
+  };
+  if (by_recording == by_dumps)
+    return fmt::format("the recording and the Flight Recorder dumps agree: {} stopped", named(by_dumps));
+  return fmt::format(
+      "the recording and the Flight Recorder dumps differ: the recording names {} as stopped, the "
+      "dumps {}",
+      named(by_recording), named(by_dumps));
+}
+
 void ApplyFlightRecorderJudgement(FlightRecorderJudgement judgement, DiagnosisResult* result) {
   result->findings.insert(result->findings.begin(), std::make_move_iterator(judgement.findings.begin()),
                           std::make_move_iterator(judgement.findings.end()));

@@ -27,6 +27,7 @@
 // about a number below a ring's first entry but from pg_status; findings are mismatches first, then hangs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct FlightRecorderJudgement {
 };
 
 FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps);
+
+/// Whether a recording's `hang` findings (`recorded`) and the dumps' name the same stopped ranks, as a note for
+/// the result ("the recording and the Flight Recorder dumps agree: ..." or "... differ: ..."); none when
+/// neither names one.
+std::optional<std::string> CompareWithRecording(const std::vector<Finding>& recorded,
+                                                const FlightRecorderJudgement& dumps);
 
 /// Puts a judgement's findings first among the result's, its problems among the input problems and its
 /// caveats among the caveats.
