@@ -3,6 +3,7 @@
 // (0x80 first) or JSON. Never crashes, hangs or exceeds its limits; every error starts with the file's path;
 // a decoded dump holds no more entries than the limits allow values; and judging it (as rank 0, beside a copy
 // of it as rank 1, so that groups have peers) names only ranks of the dumps or their groups.
+#include <cctype>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -24,12 +25,26 @@ strata::PickleLimits FuzzLimits() {
   return limits;
 }
 
-// The ranks a finding may name: the dumps' and their groups'.
+// The ranks a finding may name: the dumps', their groups', and, for a group pg_config does not list, the peers
+// its P2P entries' names give (the digits after "->" or "<-").
 std::set<int32_t> Named(const strata::FlightRecorderDumps& dumps) {
   std::set<int32_t> out;
   for (const strata::FlightRecorderDump& d : dumps.dumps) {
     out.insert(d.rank);
     for (const auto& [name, group] : d.pg_config) out.insert(group.ranks.begin(), group.ranks.end());
+    for (const strata::FrEntry& e : d.entries) {
+      auto g = d.pg_config.find(e.pg_name);
+      if (g != d.pg_config.end() && !g->second.ranks.empty()) continue;
+      for (const char* arrow : {"->", "<-"}) {
+        const size_t at = e.profiling_name.rfind(arrow);
+        if (at == std::string::npos) continue;
+        size_t end = at + 2;
+        while (end < e.profiling_name.size() && end - at < 11 &&
+               std::isdigit(static_cast<unsigned char>(e.profiling_name[end])))
+          ++end;
+        if (end > at + 2) out.insert(static_cast<int32_t>(std::stoll(e.profiling_name.substr(at + 2, end - at - 2))));
+      }
+    }
   }
   return out;
 }

@@ -221,6 +221,28 @@ TEST(FlightRecorderFindings, TorchcommsDialectNumbersEachGroupByOrder) {
   EXPECT_EQ(EvidenceOf(*FindingsOf(r, Cause::kHang)[0]).op, "nccl:all_gather");
 }
 
+// Found by fuzz_flight_recorder: a P2P name whose peer is no member of the group named that rank as stopped.
+TEST(FlightRecorderFindings, P2pPeerOutsideTheGroupIsNotJudged) {
+  FlightRecorderDump d;
+  d.rank = 0;
+  d.version = "2.10";
+  d.pg_config["0"] = FrGroup{"0", "default_pg", {0, 1}};
+  FrEntry e;
+  e.record_id = 0;
+  e.pg_id = 0;
+  e.pg_name = "0";
+  e.p2p_seq_id = 1;
+  e.is_p2p = true;
+  e.profiling_name = "nccl:send 0->9";
+  e.state = FrState::kStarted;
+  d.entries.push_back(e);
+  FlightRecorderDumps dumps;
+  dumps.dumps.push_back(d);
+  dumps.dumps.push_back(d);
+  dumps.dumps[1].rank = 1;
+  for (const Finding& f : diagnosis::JudgeFlightRecorder(dumps).findings) EXPECT_FALSE(f.rank == 9) << f.summary;
+}
+
 TEST(FlightRecorderFindings, ComparedWithARecordingsHangs) {
   Finding recorded;
   recorded.cause = Cause::kHang;

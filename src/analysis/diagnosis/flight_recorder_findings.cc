@@ -251,16 +251,17 @@ std::optional<P2pEnds> P2pPeer(const std::string& name) {
   return std::nullopt;
 }
 
-// The peer's global rank. The name's numbers are group ranks or global ranks: its own number says which (this
-// rank's place in the group, or this rank); group ranks when it says neither.
+// The peer's global rank, -1 when it is no member of the group. The name's numbers are group ranks or global
+// ranks: its own number says which (this rank's place in the group, or this rank); group ranks when it says
+// neither. Without the group's ranks (no pg_config), the name's number as it is.
 int32_t PeerRank(const Job& job, const std::string& group, int32_t rank, const P2pEnds& ends) {
   auto g = job.groups.find(group);
   if (g == job.groups.end() || g->second.ranks.empty()) return static_cast<int32_t>(ends.peer);
   const std::vector<int32_t>& ranks = g->second.ranks;
   const auto place = std::find(ranks.begin(), ranks.end(), rank) - ranks.begin();
-  const bool in_group = ends.peer >= 0 && static_cast<size_t>(ends.peer) < ranks.size();
-  if (ends.self == rank && place != ends.self) return static_cast<int32_t>(ends.peer);  // global numbers
-  return in_group ? ranks[static_cast<size_t>(ends.peer)] : static_cast<int32_t>(ends.peer);
+  if (ends.self == rank && place != ends.self)  // global numbers
+    return std::find(ranks.begin(), ranks.end(), ends.peer) != ranks.end() ? static_cast<int32_t>(ends.peer) : -1;
+  return ends.peer >= 0 && static_cast<size_t>(ends.peer) < ranks.size() ? ranks[static_cast<size_t>(ends.peer)] : -1;
 }
 
 // The communicator as the evidence names it: the group's name (pg_config's key), " p2p" for its P2P sequence.
@@ -362,6 +363,7 @@ void P2pStalls(const Job& job, const SpaceKey& key, std::vector<Stall>* stalls, 
     auto peer = P2pPeer(open->second.any().profiling_name);
     if (!peer) continue;
     const int32_t p = PeerRank(job, key.group, rank, *peer);
+    if (p < 0 || p == rank) continue;  // a peer outside the group, or itself: not a pair to judge
     auto prs = ranks.find(p);
     const bool no_dump = !job.dumps.count(p);
     const bool never = !no_dump && (prs == ranks.end() ? !job.wrapped.at(p) : prs->second.enq < open->first);
