@@ -61,6 +61,7 @@ struct CommonInputOptions {
   bool quiet = false;       // no warnings on stderr (files left out, damaged segment blocks, units); errors still
   uint64_t max_memory = 0;  // bytes; 0 = the machine's physical memory
   strata::ImportOptions::OpTableColumns columns;
+  bool dumps_suffice = false;  // Flight Recorder dumps alone are a job to analyse (diagnose)
 };
 
 /// --max-memory SIZE: bounds what the command may allocate (core/memory_limit.h).
@@ -184,7 +185,7 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
       return 2;
     }
   }
-  if (strata::Status st = strata::RequireEvents(*job); !st.ok()) {
+  if (strata::Status st = strata::RequireEvents(*job, o.dumps_suffice); !st.ok()) {
     PrintError(st.message());
     return 1;
   }
@@ -349,6 +350,7 @@ struct DiagnoseCommand {
       }
     }
     strata::LoadedJob job;
+    in.dumps_suffice = true;
     if (int rc = LoadOrFail(in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;

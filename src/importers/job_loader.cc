@@ -19,6 +19,7 @@
 
 #include "core/memory_limit.h"
 #include "importers/byte_source.h"
+#include "importers/flight_recorder_importer.h"
 #include "importers/kineto_importer.h"
 #include "importers/nsys_importer.h"
 #include "importers/op_table_importer.h"
@@ -37,6 +38,16 @@ namespace {
 bool LooksLikeTraceName(const std::string& name) {
   return name.find(".json") != std::string::npos || name.find(".csv") != std::string::npos ||
          name.ends_with(".sqlite") || name.ends_with(segments::kFileSuffix);
+}
+
+// A file of a directory whose name says nothing (torch names a Flight Recorder dump PREFIX + rank, no suffix)
+// but whose first bytes, once decompressed when gzip, are a dump's (a pickle, or a JSON object whose first key
+// is a dump's): a dump to read. At most 256 bytes of content are read.
+bool StartsLikeDump(const fs::path& path) {
+  auto source = ByteSource::Open(path.string());
+  if (!source.ok()) return false;
+  auto head = source.value()->Peek(256);
+  return head.ok() && LooksLikeFlightRecorderDump(head.value());
 }
 
 // Reads the rest of a source whose first bytes were sniffed as a segment (segments are never compressed).
@@ -150,6 +161,9 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   }
   Expected<TraceStore> store = Status::Error("");
   switch (SniffFormat(head.value())) {
+    case SniffedFormat::kFlightRecorderDump:
+      store = ImportFlightRecorder(source);
+      break;
     case SniffedFormat::kChromeJson:
       store = ImportKineto(source, options);
       break;
@@ -213,7 +227,7 @@ Status ListDirectory(const fs::path& dir, int depth, std::vector<InputFile>* out
       } else if (Status st = ListDirectory(path, depth + 1, out); !st.ok()) {
         out->push_back(InputFile{path.string(), true, st.message()});
       }
-    } else if (it->is_regular_file(sec) && LooksLikeTraceName(name)) {
+    } else if (it->is_regular_file(sec) && (LooksLikeTraceName(name) || StartsLikeDump(path))) {
       out->push_back(InputFile{path.string(), true, ""});
     }
   }
@@ -260,8 +274,10 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
       std::vector<InputFile> found;
       if (Status st = ListDirectory(p, 0, &found); !st.ok()) return st;
       if (found.empty()) {
-        return Status::Error(fmt::format(
-            "{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sqlite, *.sseg)", p));
+        return Status::Error(
+            fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sqlite, *.sseg, "
+                        "Flight Recorder dumps)",
+                        p));
       }
       std::sort(found.begin(), found.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
       for (auto& f : found) files.push_back(std::move(f));
@@ -489,6 +505,55 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
   }
 }
 
+// A Flight Recorder dump's rank: --rank-map, else the dump's own `rank` key or its file name (the decoder's), else
+// an error; a rank two dumps claim is an error. Dumps are numbered apart from traces (they are not mixed).
+void AssignDumpRank(TraceStore& store, const std::string& file, const LoadOptions& options,
+                    std::map<int, std::string>* owner, std::vector<std::string>* errors) {
+  for (FlightRecorderDump& dump : store.flight_recorder.dumps) {
+    if (auto mapped = LookupRankMap(options.rank_map, file)) {
+      dump.rank = *mapped;
+      dump.rank_source = "rank map";
+    } else if (dump.rank < 0) {
+      errors->push_back(fmt::format(
+          "{}: cannot tell which rank this Flight Recorder dump is: it has no rank key and its name does not end "
+          "in the rank (torch writes PREFIX + rank); give --rank-map {}=RANK",
+          file, fs::path(file).filename().string()));
+      continue;
+    }
+    auto [it, inserted] = owner->emplace(dump.rank, file);
+    if (!inserted)
+      errors->push_back(
+          fmt::format("rank {} is claimed by two Flight Recorder dumps: {} and {} (use --rank-map to "
+                      "say which file is which rank)",
+                      dump.rank, it->second, file));
+  }
+}
+
+// Flight Recorder dumps are read alone, beside profiler traces or beside a recording of the same job; beside an
+// op table (a job's every rank on a clock of its own), an error naming one of each (not done).
+Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::vector<std::string>& files) {
+  std::optional<size_t> dump, table;
+  for (size_t i = 0; i < results.size() && i < files.size(); ++i) {
+    if (!results[i].store || results[i].store->inputs.empty()) continue;
+    const InputFormat f = results[i].store->inputs[0].format;
+    if (f == InputFormat::kFlightRecorder && !dump) dump = i;
+    if (f == InputFormat::kOpTable && !table) table = i;
+  }
+  if (!dump || !table) return Status::Ok();
+  return Status::Error(fmt::format(
+      "{} is a Flight Recorder dump and {} an op table: dumps are read alone or beside profiler traces or a "
+      "recording (not beside an op table); give the dumps alone",
+      files[*dump], files[*table]));
+}
+
+// Whether every part is a Flight Recorder dump (then a recording given too is the job's trace).
+bool DumpsOnly(const std::vector<TraceStore>& parts) {
+  return std::all_of(parts.begin(), parts.end(), [](const TraceStore& part) {
+    return std::all_of(part.inputs.begin(), part.inputs.end(),
+                       [](const InputInfo& in) { return in.format == InputFormat::kFlightRecorder; });
+  });
+}
+
 // An op table holds every rank of its job, and its times are on one clock of its own: beside profiler traces
 // its ranks would be claimed twice or mixed with another clock. An error naming one of each.
 Status NoOpTableBesideTraces(const std::vector<FileResult>& results, const std::vector<std::string>& files) {
@@ -585,9 +650,11 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   std::vector<FileResult> results = ImportAll(in, options, &over_budget);
   if (over_budget) return OverBudgetError(results);
   if (Status st = NoOpTableBesideTraces(results, in.files); !st.ok()) return st;
+  if (Status st = NoDumpsBesideOthers(results, in.files); !st.ok()) return st;
   std::vector<std::string> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it
+  std::map<int, std::string> dump_owner;      // rank -> Flight Recorder dump that claimed it
   for (size_t i = 0; i < in.files.size(); ++i) {
     FileResult& r = results[i];
     job.input_bytes += r.input_bytes;
@@ -602,8 +669,10 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
       continue;
     }
     AssignRanks(*r.store, in.files[i], in.files.size(), options, in.recorded, &owner, &errors);
+    AssignDumpRank(*r.store, in.files[i], options, &dump_owner, &errors);
     int first_rank = INT32_MAX;
     for (const RankInfo& rank : r.store->ranks) first_rank = std::min(first_rank, rank.rank);
+    for (const FlightRecorderDump& d : r.store->flight_recorder.dumps) first_rank = std::min(first_rank, d.rank);
     order.emplace_back(first_rank, i);
   }
   if (!errors.empty()) {
@@ -627,6 +696,12 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     parts.push_back(std::move(*results[index].store));
     results[index].store.reset();
   }
+  // Flight Recorder dumps beside a recording alone: the recording is the job's trace, the dumps beside it.
+  if (!in.recorded.empty() && DumpsOnly(parts)) {
+    auto recording = TraceStoreFromRecording(in.recorded);
+    if (!recording.ok()) return recording.status();
+    parts.insert(parts.begin(), std::move(recording).value());
+  }
   job.store = TraceStore::Merge(std::move(parts), LoadThreads(options));
   job.store.shrink_to_fit();
   SetRecordingTables(in.recorded, &job.store);
@@ -636,8 +711,14 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   return job;
 }
 
-Status RequireEvents(const LoadedJob& job) {
+Status RequireEvents(const LoadedJob& job, bool dumps_suffice) {
   if (!job.store.ranks.empty()) return Status::Ok();
+  if (!job.store.flight_recorder.empty()) {
+    if (dumps_suffice) return Status::Ok();
+    return Status::Error(
+        "the inputs are PyTorch Flight Recorder dumps: `strata diagnose` reads them (hangs and collective "
+        "mismatches); this command needs profiler traces or a recording");
+  }
   std::string names;
   for (const auto& in : job.store.inputs) names += (names.empty() ? "" : ", ") + in.path;
   return Status::Error(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));

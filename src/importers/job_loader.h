@@ -1,6 +1,8 @@
 // JobLoader: turns the paths a user gives (files and directories) into one TraceStore for the job.
 // Sniffs each file, imports files in parallel on all cores, decides each rank (distributedInfo, then
-// file name, then --rank-map; a map entry overrides), and merges per-file stores in rank order.
+// file name, then --rank-map; a map entry overrides; a Flight Recorder dump's from its own rank key or its
+// name's last digits), and merges per-file stores in rank order. In directories it reads *.json, *.csv and
+// *.sseg files, and files of any name that begin as a Flight Recorder dump (torch names them PREFIX + rank).
 // Invariants: two inputs claiming the same rank is an error naming both; any file that cannot be read
 // is an error naming it (unless skip_unreadable, which then lists it in `unreadable`).
 #pragma once
@@ -51,16 +53,18 @@ struct InputFile {
   std::string left_out;         // non-empty: a directory entry that could not be included, and why
 };
 
-/// Expands directories (recursively; files whose name contains ".json" or ".csv", and recorder
-/// segments "*.sseg") into a sorted list. Subdirectories that cannot be listed and symbolic links to
-/// directories come back with `left_out` set: LoadJob fails on them unless skip_unreadable, which lists them.
+/// Expands directories (recursively; files whose name contains ".json" or ".csv", recorder segments "*.sseg",
+/// and files whose first bytes are a Flight Recorder dump's) into a sorted list. Subdirectories that cannot be
+/// listed and symbolic links to directories come back with `left_out` set: LoadJob fails on them unless
+/// skip_unreadable, which lists them.
 Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& paths);
 
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options);
 
-/// OK when some rank of `job` has events; else the error every front end gives ("no events could be used from
-/// the inputs (A, B): nothing to analyse"), naming the inputs read.
-Status RequireEvents(const LoadedJob& job);
+/// OK when some rank of `job` has events, or (`dumps_suffice`: strata diagnose) when it holds Flight Recorder
+/// dumps; else the error every front end gives ("no events could be used from the inputs (A, B): nothing to
+/// analyse"), naming the inputs read, or that dumps are for `strata diagnose`.
+Status RequireEvents(const LoadedJob& job, bool dumps_suffice = false);
 
 /// One run of a comparison (`strata diff`, strata.diff): LoadJob of `path` alone, an error (a load's, or a run
 /// without events) prefixed with "WHICH PATH: ", e.g. "BASE runs/a: ...".

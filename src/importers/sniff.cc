@@ -1,13 +1,18 @@
-// Format sniffing rules: SQLite starts with its 16-byte header string; JSON starts with '{' or '['; an op table starts
-// with a header line of identifiers separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
+// Format sniffing rules: SQLite starts with its 16-byte header string; a Flight Recorder dump is a pickle (0x80,
+// protocol 2 to 5) or a JSON object whose first key is a dump's; other JSON starts with '{' or '['; an op table
+// starts with a header line of identifiers separated by ',', ';' or tabs (after an optional UTF-8 byte-order mark).
 #include "importers/sniff.h"
 
 #include <cctype>
+
+#include "importers/flight_recorder_decoder.h"
 
 namespace strata {
 
 SniffedFormat SniffFormat(std::string_view head) {
   if (head.starts_with(kSqliteMagic)) return SniffedFormat::kSqlite;
+  if (LooksLikeFlightRecorderPickle(head) || LooksLikeFlightRecorderJson(head))
+    return SniffedFormat::kFlightRecorderDump;
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
   size_t i = 0;
   while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
@@ -36,6 +41,8 @@ const char* FormatName(SniffedFormat f) {
       return "op-table-csv";
     case SniffedFormat::kSqlite:
       return "sqlite";
+    case SniffedFormat::kFlightRecorderDump:
+      return "flight-recorder";
     case SniffedFormat::kUnknown:
       break;
   }

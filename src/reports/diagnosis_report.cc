@@ -475,13 +475,27 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
     out += text::Wrap(
         fmt::format("{}: {}", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i])), width,
         "  ", 2);
-  out += JobLine(r, width);
+  // Flight Recorder dumps alone: no steps, timings or clocks to show.
+  const bool dumps =
+      !r.inputs.empty() && std::all_of(r.inputs.begin(), r.inputs.end(), [](const diagnosis::InputSummary& in) {
+        return in.format == InputFormat::kFlightRecorder;
+      });
+  out += dumps ? text::Wrap(fmt::format("job: the Flight Recorder dumps of {} ranks (hangs and collective mismatches: "
+                                        "no steps or timings)",
+                                        r.ranks),
+                            width, "", 2)
+               : JobLine(r, width);
   out += StragglerLines(r, width);
   if (!r.findings.empty()) {
     out += "\nfindings (by time saved):\n";
     for (size_t i = 0; i < r.findings.size() && i < kMaxFindings; ++i) out += FindingLines(i + 1, r.findings[i], width);
     if (r.findings.size() > kMaxFindings)
       out += fmt::format("  ... {} more findings (--format json lists them all)\n", r.findings.size() - kMaxFindings);
+  }
+  if (dumps) {
+    for (const auto& in : r.left_out) out += text::Wrap("left out: " + TerminalSafe(in.reason), width, "", 2);
+    for (const auto& n : r.notes) out += text::Wrap("note: " + TerminalSafe(n), width, "", 2);
+    return out;
   }
   out += WhatIfLines(r, width);
   if (r.critical_path) out += CriticalPathLines(*r.critical_path, width);

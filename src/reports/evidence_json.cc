@@ -209,11 +209,14 @@ void Add(const StallEvidence& e, ordered_json& j) {
   j["seq"] = e.seq;
   if (!e.calls.empty()) {  // a mismatch
     ordered_json calls = ordered_json::array();
-    for (const StallEvidence::Call& c : e.calls)
+    for (const StallEvidence::Call& c : e.calls) {
       calls.push_back({{"op", c.op},
                        {"count", c.count ? ordered_json(c.count) : ordered_json()},
                        {"bytes", c.bytes ? ordered_json(c.bytes) : ordered_json()},
                        {"ranks", c.ranks}});
+      if (!c.sizes.empty()) calls.back()["sizes"] = c.sizes;
+      if (!c.dtypes.empty()) calls.back()["dtypes"] = c.dtypes;
+    }
     j["calls"] = calls;
     return;
   }

@@ -25,6 +25,8 @@ std::string_view InputFormatName(InputFormat f) {
       return "strata-recording";
     case InputFormat::kNsysSqlite:
       return "nsys-sqlite";
+    case InputFormat::kFlightRecorder:
+      return "flight-recorder";
     case InputFormat::kUnknown:
       break;
   }
@@ -159,6 +161,7 @@ PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t
     at.remap[id] = out.strings.intern(part.strings.view(StringId(id)));
   const auto input_base = static_cast<uint32_t>(out.inputs.size());
   for (auto& in : part.inputs) out.inputs.push_back(std::move(in));
+  for (auto& dump : part.flight_recorder.dumps) out.flight_recorder.dumps.push_back(std::move(dump));
   const auto rank_base = static_cast<uint32_t>(out.ranks.size());
   for (auto& r : part.ranks) {
     r.input += input_base;

@@ -16,6 +16,7 @@
 
 #include "core/skip_counts.h"
 #include "core/string_pool.h"
+#include "store/flight_recorder_dump.h"
 #include "store/recorded_calls.h"
 #include "store/recorded_layers.h"
 #include "store/recorded_threads.h"
@@ -25,15 +26,16 @@ namespace strata {
 /// What an input was read as. kUnknown until an importer says; outputs print InputFormatName.
 enum class InputFormat : uint8_t {
   kUnknown,
-  kKineto,         // a Kineto trace (a JSON object with traceEvents)
-  kChromeJson,     // a Chrome trace-event array with categories
-  kPytorchLegacy,  // the legacy autograd profiler's event array (no categories)
-  kOpTable,        // a per-op CSV table (importers/op_table_importer.h)
-  kRecording,      // a `strata record` recording (importers/recording_trace.h)
-  kNsysSqlite,     // an Nsight Systems export, `nsys export --type sqlite` (importers/nsys_importer.h)
+  kKineto,          // a Kineto trace (a JSON object with traceEvents)
+  kChromeJson,      // a Chrome trace-event array with categories
+  kPytorchLegacy,   // the legacy autograd profiler's event array (no categories)
+  kOpTable,         // a per-op CSV table (importers/op_table_importer.h)
+  kRecording,       // a `strata record` recording (importers/recording_trace.h)
+  kNsysSqlite,      // an Nsight Systems export, `nsys export --type sqlite` (importers/nsys_importer.h)
+  kFlightRecorder,  // a PyTorch Flight Recorder dump (importers/flight_recorder_decoder.h)
 };
 /// The name outputs use: "kineto", "chrome-json", "pytorch-legacy", "op-table-csv", "strata-recording",
-/// "nsys-sqlite" ("" unknown).
+/// "nsys-sqlite", "flight-recorder" ("" unknown).
 std::string_view InputFormatName(InputFormat f);
 
 /// One input file and what importing it produced.
@@ -220,6 +222,9 @@ class TraceStore {
   /// importers/recorded_threads.h), for the stall analysis: set with recorded_layers, empty without a recording.
   RecordedCollectiveCalls recorded_calls;
   RecordedThreads recorded_threads;
+  /// PyTorch Flight Recorder dumps, one per rank (store/flight_recorder_dump.h); append and Merge move them
+  /// over in order, each dump's `rank` kept in step with its RankInfo by the loader.
+  FlightRecorderDumps flight_recorder;
   /// Whether a recording was loaded (its tables above are set; a recording with no segment counts as none).
   bool has_recording() const { return !recorded_threads.empty(); }
 

@@ -2,7 +2,8 @@
 # Validates `strata diagnose --format json` against ../shared/spec/diagnosis.schema.json (JSON Schema
 # Draft 2020-12, with /usr/bin/python3 and Debian's python3-jsonschema) on several inputs: the bundled DDP
 # example, the shared op-table jobs (AR, ST, SE), the shared two-rank NCCL trace, and jobs constructed here
-# (a clean two-rank DDP trace, a single-rank trace without collectives, a job without ProfilerStep).
+# (a clean two-rank DDP trace, a single-rank trace without collectives, a job without ProfilerStep, Flight
+# Recorder dumps of tests/flight_recorder/make_dumps.py).
 # Exit 77 (skipped) when ../shared is absent. Prints "N passed, N failed" last.
 # usage: check_diagnosis_schema.sh STRATA_BINARY
 set -u
@@ -77,8 +78,18 @@ for e in errors[:20]:
 sys.exit(1 if errors else 0)
 PYEOF
 
+# PyTorch Flight Recorder dumps (docs/flight-recorder.md): a hang, a rank without a dump, a size mismatch, and
+# rings that cannot be judged (inconclusive).
+for fr in hang missing_dump size_mismatch ring_unknown; do
+  "$py" tests/flight_recorder/make_dumps.py "$fr" "$work/fr_$fr" || exit 1
+done
+
 cases=(
   "ddp-example|examples/ddp-2rank-slow-compute"
+  "flight-recorder-hang|$work/fr_hang"
+  "flight-recorder-missing-dump|$work/fr_missing_dump"
+  "flight-recorder-size-mismatch|$work/fr_size_mismatch"
+  "flight-recorder-inconclusive|$work/fr_ring_unknown"
   "whatif-AR|../shared/datasets/straggler-whatif/trace-AR.csv.gz"
   "whatif-ST|../shared/datasets/straggler-whatif/trace-ST.csv.gz"
   "whatif-SE|../shared/datasets/straggler-whatif/trace-SE.csv.gz"

@@ -9,6 +9,7 @@
 #include "analysis/critical_path.h"
 #include "analysis/diagnosis/counter_evidence.h"
 #include "analysis/diagnosis/cross_layer.h"
+#include "analysis/diagnosis/flight_recorder_findings.h"
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/recording_judgement.h"
@@ -83,9 +84,36 @@ std::vector<InputSummary> SummariseInputs(const TraceStore& store) {
   return out;
 }
 
+// Each Flight Recorder dump's input with the dump's rank.
+void DumpRanks(const TraceStore& store, std::vector<InputSummary>* inputs) {
+  for (InputSummary& in : *inputs)
+    for (const FlightRecorderDump& d : store.flight_recorder.dumps)
+      if (d.path == in.path) in.rank = d.rank;
+}
+
+// Whether the job is Flight Recorder dumps alone (beside a recording, the recording is a trace input too).
+bool FlightRecorderOnly(const TraceStore& store) {
+  return !store.flight_recorder.empty() &&
+         std::all_of(store.inputs.begin(), store.inputs.end(),
+                     [](const InputInfo& in) { return in.format == InputFormat::kFlightRecorder; });
+}
+
+// The diagnosis of Flight Recorder dumps: their hangs and mismatches, each input with its dump's rank.
+DiagnosisResult DiagnoseFlightRecorder(const TraceStore& store, const DiagnoseOptions& options) {
+  DiagnosisResult result;
+  result.inputs = SummariseInputs(store);
+  DumpRanks(store, &result.inputs);
+  result.left_out = options.left_out;
+  result.ranks = static_cast<int32_t>(store.flight_recorder.dumps.size());
+  ApplyFlightRecorderJudgement(JudgeFlightRecorder(store.flight_recorder), &result);
+  AssessFlightRecorderStatus(&result);
+  return result;
+}
+
 }  // namespace
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
+  if (FlightRecorderOnly(store)) return DiagnoseFlightRecorder(store, options);
   DiagnosisResult result;
   result.inputs = SummariseInputs(store);
   result.left_out = options.left_out;
@@ -134,6 +162,14 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   if (with_recording)
     ApplyStallJudgement(
         JudgeStall({store.recorded_calls, store.recorded_threads}, {.now_unix_ns = options.now_unix_ns}), &result);
+  // Flight Recorder dumps beside the traces: their hangs and mismatches first (they say why the job stopped).
+  if (!store.flight_recorder.empty()) {
+    DumpRanks(store, &result.inputs);
+    FlightRecorderJudgement dumps = JudgeFlightRecorder(store.flight_recorder);
+    if (with_recording)  // a recording of the same job: whether the two name the same stopped ranks, said
+      if (auto compared = CompareWithRecording(result.findings, dumps)) result.notes.push_back(*compared);
+    ApplyFlightRecorderJudgement(std::move(dumps), &result);
+  }
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);

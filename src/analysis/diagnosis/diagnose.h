@@ -5,6 +5,9 @@
 //    profiles against peers (cause, culprit op, blame) → data-imbalance check;
 //  - op tables of pipeline-parallel jobs: the OSDI'25 dependency-graph what-if (analysis/whatif), whose
 //    worker / stage / dp-rank attributions localize stragglers, stage imbalance and data imbalance.
+// PyTorch Flight Recorder dumps (store.flight_recorder) alone are a path of their own (their hangs and
+// mismatches, flight_recorder_findings.h, with AssessFlightRecorderStatus); beside traces, their findings go
+// first among the traces' result.
 // Last, AssessStatus (status.h) says what the result means: findings, healthy or inconclusive, and why.
 // Invariants: a job with no late rank and S below the minimum effect yields no straggler and no finding;
 // options.min_effect only removes findings (every other field is the same for any value of it).

@@ -214,6 +214,8 @@ struct StallEvidence {
     uint64_t count = 0;  // elements (the NCCL API); 0 unread
     uint64_t bytes = 0;  // bytes of gloo's buffers; 0 unread
     std::vector<int32_t> ranks;
+    std::string sizes;   // the input tensors' shapes, "[[1024], [8]]" (Flight Recorder dumps); "" unread
+    std::string dtypes;  // their dtypes, "Float" (Flight Recorder dumps); "" unread
   };
   std::vector<Call> calls;  // mismatch: one entry per distinct (op, count, bytes)
 };

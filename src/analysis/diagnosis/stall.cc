@@ -541,6 +541,9 @@ std::optional<std::string> StoppedBeforeRecording(const RecordedThreads& threads
 }  // namespace
 
 std::string CalledText(const StallEvidence::Call& c) {
+  if (!c.sizes.empty() || !c.dtypes.empty())
+    return fmt::format("{}{}{}", c.op, c.sizes.empty() ? "" : " of sizes " + c.sizes,
+                       c.dtypes.empty() ? "" : " in " + c.dtypes);
   if (c.count != 0) return fmt::format("{} of {} elements", c.op, c.count);
   return c.bytes != 0 ? fmt::format("{} of {} bytes", c.op, c.bytes) : c.op;
 }

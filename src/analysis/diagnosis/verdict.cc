@@ -270,4 +270,22 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
                           result->stragglers.size(), result->stragglers.front().rank));
 }
 
+void AssessFlightRecorderStatus(DiagnosisResult* result) {
+  result->status = result->findings.empty() ? "inconclusive" : "findings";
+  result->status_reasons.clear();
+  if (result->findings.empty())
+    result->status_reasons.push_back(
+        result->input_problems.empty()
+            ? "the Flight Recorder dumps show no hang and no mismatch: every operation they hold was completed by "
+              "every rank of its group (dumps tell only those: give profiler traces or a recording to find "
+              "stragglers)"
+            : "the Flight Recorder dumps show no hang and no mismatch in what could be judged; the rest could not "
+              "be judged:");
+  for (const std::string& p : result->input_problems) result->status_reasons.push_back(p);
+  for (const LeftOutInput& in : result->left_out)
+    result->status_reasons.push_back(
+        fmt::format("{} was left out ({}): its rank was not examined", in.path, in.reason));
+  for (const std::string& c : result->caveats) result->status_reasons.push_back(c);
+}
+
 }  // namespace strata::diagnosis

@@ -36,4 +36,9 @@ struct StatusLimits {
 /// Sets result->status and result->status_reasons from the store and the finished result.
 void AssessStatus(const TraceStore& store, DiagnosisResult* result, const StatusLimits& limits = {});
 
+/// The status of a diagnosis of Flight Recorder dumps alone (flight_recorder_findings.h): `findings` when it
+/// has any, else `inconclusive` (the dumps tell hangs and mismatches, not stragglers: never `healthy`); the
+/// reasons are its input problems, the inputs left out and its caveats, in that order.
+void AssessFlightRecorderStatus(DiagnosisResult* result);
+
 }  // namespace strata::diagnosis
