@@ -227,7 +227,7 @@ struct RedisConnection::Batch {
   std::vector<RedisReply> out;
   std::vector<size_t> again;  // to send in the next attempt
   bool reread_map = false;    // a MOVED, an I/O error or a transient error: re-read the map first
-  bool io_error = false;      // wait a moment before the next attempt (a failover in progress)
+  bool wait = false;          // an I/O error or CLUSTERDOWN/TRYAGAIN: wait before the next attempt
   Status last;                // the last failure, for the error when attempts run out
 };
 
@@ -241,7 +241,7 @@ bool RedisConnection::SendGroup(const RedisEndpoint& endpoint, Batch* batch, con
   if (!replies.ok()) {
     batch->last = replies.status();
     batch->again.insert(batch->again.end(), group.begin(), group.end());
-    batch->reread_map = batch->io_error = true;
+    batch->reread_map = batch->wait = true;
     return false;
   }
   for (size_t k = 0; k < group.size(); ++k) Settle(batch, group[k], std::move(replies.value()[k]), endpoint);
@@ -259,6 +259,7 @@ void RedisConnection::Settle(Batch* batch, size_t i, RedisReply reply, const Red
     batch->last = Status::Error(from.Text() + ": " + batch->commands[i][0] + ": " + reply.text);
     batch->again.push_back(i);
     batch->reread_map = true;
+    batch->wait = batch->wait || Transient(reply);
     return;
   }
   if (redirect) {
@@ -269,7 +270,7 @@ void RedisConnection::Settle(Batch* batch, size_t i, RedisReply reply, const Red
     if (!asked.ok()) {
       batch->last = asked.status();
       batch->again.push_back(i);
-      batch->reread_map = batch->io_error = true;
+      batch->reread_map = batch->wait = true;
       return;
     }
     reply = std::move(asked.value().back());
@@ -283,9 +284,9 @@ Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
   std::vector<size_t> todo(commands.size());
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   for (int attempt = 0; attempt < kRedisAttempts && !todo.empty(); ++attempt) {
-    if (batch.io_error) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    if (batch.wait) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
     if (batch.reread_map) RefreshSlots();  // on failure the old map stays; the attempt says why
-    batch.reread_map = batch.io_error = false;
+    batch.reread_map = batch.wait = false;
     std::map<std::string, std::pair<RedisEndpoint, std::vector<size_t>>> groups;  // node -> its commands
     for (size_t i : todo) {
       const RedisEndpoint owner = OwnerOf(commands[i]);
