@@ -1,9 +1,9 @@
 // RedisConnection and StreamConsumer against a real 3-master Redis Cluster the test starts
 // (redis_test_cluster.h): commands reach the master of their key's slot, a slot moved behind the connection's
 // back is followed (MOVED), a slot being migrated is followed (ASK), a stalled master is retried through, a
-// dead one fails after the attempts and the connection reconnects, and serve's consumer reads jobs whose streams are on
-// different masters (one XREADGROUP per slot: one over all would be CROSSSLOT). A plain server is still one server (no
-// cluster).
+// dead one fails after the attempts and the connection reconnects, a dead master's promoted replica is found, and
+// serve's consumer reads jobs whose streams are on different masters (one XREADGROUP per slot: one over all would be
+// CROSSSLOT). A plain server is still one server (no cluster).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -23,9 +23,9 @@ RedisAddress Seeds(const RedisTestCluster& c) {
   return a;
 }
 
-// The port of the master serving `slot`, from the node on `port` (CLUSTER SLOTS).
-int OwnerPort(const RedisTestCluster& c, int slot) {
-  const RedisReply slots = c.Raw(c.ports()[0], {"CLUSTER", "SLOTS"});
+// The port of the master serving `slot`, from the node on `from` (CLUSTER SLOTS; the first node by default).
+int OwnerPort(const RedisTestCluster& c, int slot, int from = 0) {
+  const RedisReply slots = c.Raw(from != 0 ? from : c.ports()[0], {"CLUSTER", "SLOTS"});
   for (const RedisReply& r : slots.elements)
     if (r.elements.size() >= 3 && r.elements[0].integer <= slot && slot <= r.elements[1].integer)
       return static_cast<int>(r.elements[2].elements[1].integer);
@@ -133,6 +133,35 @@ TEST(RedisClusterServer, RetriesThroughAStallAndGivesUpOnADeadMaster) {
   auto got = conn.Command({"GET", stalled});
   ASSERT_TRUE(got.ok()) << got.error();
   EXPECT_EQ(got.value().text, "2");
+}
+
+TEST(RedisClusterServer, FollowsAFailoverToThePromotedReplica) {
+  RedisTestCluster cluster(1);
+  ASSERT_TRUE(cluster.ready()) << "3 masters, 3 replicas";
+  const std::vector<int>& ports = cluster.ports();
+  RedisAddress seeds("127.0.0.1", ports[0]);
+  for (size_t i = 1; i < ports.size(); ++i) seeds.seeds.push_back({"127.0.0.1", ports[i]});
+  RedisConnection conn;
+  ASSERT_TRUE(conn.Connect(seeds, 0.5).ok());
+  const std::string key = "failover{job-7}";
+  const int master = OwnerPort(cluster, KeySlot(key));
+  ASSERT_TRUE(conn.Command({"SET", key, "1"}).ok());
+  ASSERT_EQ(cluster.Raw(master, {"WAIT", "1", "2000"}).integer, 1) << "the replica has the key";
+  cluster.KillPort(master);
+  // As the agent and serve do: a failed command closes the connection, the next try reconnects.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  Expected<RedisReply> got = Status::Error("not tried");
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (conn.connected() || conn.Connect(seeds, 0.5).ok()) got = conn.Command({"GET", key});
+    if (got.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(got.ok()) << got.error();
+  EXPECT_EQ(got.value().text, "1");
+  const int live = master == ports[0] ? ports[1] : ports[0];
+  const int promoted = OwnerPort(cluster, KeySlot(key), live);
+  EXPECT_NE(promoted, master);
+  EXPECT_EQ(cluster.Raw(promoted, {"GET", key}).text, "1") << "read from the promoted replica";
 }
 
 TEST(RedisClusterServer, APlainServerIsOneServer) {

@@ -1,4 +1,4 @@
-// RedisTestCluster: a private 3-master Redis Cluster for one test (issue 49): three cluster-enabled
+// RedisTestCluster: a private 3-master Redis Cluster for one test (issue 49), with or without replicas: cluster-enabled
 // redis-servers (RedisTestServer's way: free loopback ports, their bus ports (+10000) free too, no persistence, their
 // own directory), joined by `redis-cli --cluster create ... --cluster-replicas 0`, ready once every node says
 // cluster_state:ok. All three are killed (SIGKILL, reaped) when the object goes away. A missing redis-server is a
@@ -39,18 +39,19 @@ inline int FreeClusterPort() {
 
 class RedisTestCluster {
  public:
-  RedisTestCluster() {
+  /// 3 masters with `replicas` replicas each (with replicas, a 3 s node timeout: a dead master's replica
+  /// is promoted within seconds).
+  explicit RedisTestCluster(int replicas = 0) : replicas_(replicas) {
     dir_ = std::filesystem::temp_directory_path() / ("strata-cluster-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
-    for (int i = 0; i < 3; ++i) Start(FreeClusterPort());
+    for (int i = 0; i < 3 * (1 + replicas); ++i) Start(FreeClusterPort());
     std::string create = "redis-cli --cluster create";
     for (int p : ports_) create += " 127.0.0.1:" + std::to_string(p);
-    create += " --cluster-replicas 0 --cluster-yes >/dev/null 2>&1";
+    create += " --cluster-replicas " + std::to_string(replicas) + " --cluster-yes >/dev/null 2>&1";
     if (!WaitPing() || std::system(create.c_str()) != 0) return;
-    for (int i = 0; i < 100 && !ready_; ++i) {
+    for (int i = 0; i < 300 && !ready_; ++i) {
       ready_ = true;
-      for (int p : ports_)
-        ready_ = ready_ && Text(p, {"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos;
+      for (int p : ports_) ready_ = ready_ && NodeReady(p);
       if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
@@ -60,7 +61,12 @@ class RedisTestCluster {
     std::filesystem::remove_all(dir_, ec);
   }
   bool ready() const { return ready_; }
-  /// Stops node `i` (SIGKILL, reaped): its slots have no master left.
+  /// Stops the node on `port` (SIGKILL, reaped).
+  void KillPort(int port) {
+    for (size_t i = 0; i < ports_.size(); ++i)
+      if (ports_[i] == port) Kill(i);
+  }
+  /// Stops node `i` (SIGKILL, reaped): without a replica its slots have no master left.
   void Kill(size_t i) {
     if (pids_[i] <= 0) return;
     kill(pids_[i], SIGKILL);
@@ -78,14 +84,41 @@ class RedisTestCluster {
   std::string Text(int port, const std::vector<std::string>& argv) const { return Raw(port, argv).text; }
 
  private:
+  // cluster_state:ok, and a replica's link to its master up.
+  bool NodeReady(int port) const {
+    if (Text(port, {"CLUSTER", "INFO"}).find("cluster_state:ok") == std::string::npos) return false;
+    const std::string info = Text(port, {"INFO", "replication"});
+    return info.find("role:slave") == std::string::npos || info.find("master_link_status:up") != std::string::npos;
+  }
   void Start(int port) {
     ports_.push_back(port);
+    const std::string p = std::to_string(port);
+    std::vector<std::string> args = {"redis-server",
+                                     "--port",
+                                     p,
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--cluster-enabled",
+                                     "yes",
+                                     "--cluster-config-file",
+                                     "nodes-" + p + ".conf",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     "no",
+                                     "--dir",
+                                     dir_.string(),
+                                     "--loglevel",
+                                     "warning",
+                                     "--logfile",
+                                     "redis-" + p + ".log"};
+    if (replicas_ > 0) args.insert(args.end(), {"--cluster-node-timeout", "3000"});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
-      const std::string p = std::to_string(port), d = dir_.string(), conf = "nodes-" + p + ".conf";
-      execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-             "--cluster-config-file", conf.c_str(), "--save", "", "--appendonly", "no", "--dir", d.c_str(),
-             "--loglevel", "warning", "--logfile", ("redis-" + p + ".log").c_str(), static_cast<char*>(nullptr));
+      execvp("redis-server", argv.data());
       _exit(127);
     }
     pids_.push_back(pid);
@@ -101,6 +134,7 @@ class RedisTestCluster {
     }
     return true;
   }
+  int replicas_ = 0;
   std::vector<int> ports_;
   std::vector<pid_t> pids_;
   bool ready_ = false;
