@@ -209,15 +209,21 @@ Expected<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<st
     Close();
     return Status::Error(address_.Text() + ": " + replies.error());
   }
-  // A server that was one plain Redis and answers MOVED is now a cluster: route from here on.
-  for (const RedisReply& r : replies.value())
-    if (ParseRedirect(r, single_)) {
-      bool is_cluster = false;
-      if (ReadSlots(node, &is_cluster).ok() && is_cluster) {
-        cluster_ = true;
-        return ClusterPipeline(commands);
-      }
+  // A server taken for one plain Redis that answers MOVED is a cluster (its CLUSTER SLOTS failed at Connect):
+  // route from here on, and send again only the commands it redirected.
+  std::vector<size_t> moved;
+  std::vector<std::vector<std::string>> again;
+  for (size_t i = 0; i < replies.value().size(); ++i)
+    if (ParseRedirect(replies.value()[i], single_)) {
+      moved.push_back(i);
+      again.push_back(commands[i]);
     }
+  bool is_cluster = false;
+  if (moved.empty() || !ReadSlots(node, &is_cluster).ok() || !is_cluster) return replies;
+  cluster_ = true;
+  auto rerouted = ClusterPipeline(again);
+  if (!rerouted.ok()) return rerouted.status();
+  for (size_t k = 0; k < moved.size(); ++k) replies.value()[moved[k]] = std::move(rerouted.value()[k]);
   return replies;
 }
 
