@@ -3,7 +3,8 @@
 // back is followed (MOVED), a slot being migrated is followed (ASK), a stalled master is retried through, a
 // dead one fails after the attempts and the connection reconnects, a dead master's promoted replica is found, and
 // serve's consumer reads jobs whose streams are on different masters (one XREADGROUP per slot: one over all would be
-// CROSSSLOT). A plain server is still one server (no cluster).
+// CROSSSLOT). A plain server is still one server (no cluster);
+// ACL credentials are sent on connecting and never appear in an error.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -174,6 +175,28 @@ TEST(RedisClusterServer, APlainServerIsOneServer) {
   auto multi = conn.Command({"MGET", "a{x}", "b{y}"});  // two slots: fine on one server
   ASSERT_TRUE(multi.ok()) << multi.error();
   EXPECT_EQ(multi.value().elements.size(), 2u);
+}
+
+TEST(RedisClusterServer, AclCredentialsAndNoPasswordInErrors) {
+  RedisTestServer server;
+  ASSERT_TRUE(server.ready());
+  RedisConnection admin;
+  ASSERT_TRUE(admin.Connect(server.address(), 1.0).ok());
+  ASSERT_TRUE(admin.Command({"ACL", "SETUSER", "strata", "on", ">topsecret", "~*", "+@all"}).ok());
+  ASSERT_TRUE(admin.Command({"ACL", "SETUSER", "default", "off"}).ok());
+  RedisAddress good = server.address(), bad = server.address();
+  good.credentials = {"strata", "topsecret"};
+  bad.credentials = {"strata", "wrongsecret"};
+  RedisConnection conn;
+  ASSERT_TRUE(conn.Connect(good, 1.0).ok());
+  auto who = conn.Command({"ACL", "WHOAMI"});
+  ASSERT_TRUE(who.ok()) << who.error();
+  EXPECT_EQ(who.value().text, "strata");
+  const Status refused = conn.Connect(bad, 1.0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("AUTH"), std::string::npos) << refused.message();
+  EXPECT_EQ(refused.message().find("wrongsecret"), std::string::npos) << refused.message();
+  EXPECT_EQ(good.Text().find("topsecret"), std::string::npos) << good.Text();
 }
 
 }  // namespace
