@@ -146,8 +146,10 @@ TEST(RedisClusterServer, FollowsAFailoverToThePromotedReplica) {
   ASSERT_TRUE(conn.Connect(seeds, 0.5).ok());
   const std::string key = "failover{job-7}";
   const int master = OwnerPort(cluster, KeySlot(key));
-  ASSERT_TRUE(conn.Command({"SET", key, "1"}).ok());
-  ASSERT_EQ(cluster.Raw(master, {"WAIT", "1", "2000"}).integer, 1) << "the replica has the key";
+  // WAIT counts the replicas that have its own connection's writes: the SET and the WAIT on one connection.
+  const auto written = cluster.RawPipeline(master, {{"SET", key, "1"}, {"WAIT", "1", "2000"}});
+  ASSERT_EQ(written.size(), 2u);
+  ASSERT_EQ(written[1].integer, 1) << "the replica has the key";
   cluster.KillPort(master);
   // As the agent and serve do: a failed command closes the connection, the next try reconnects.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -81,6 +81,13 @@ class RedisTestCluster {
     auto r = n.Pipeline({argv});
     return r.ok() ? r.value().front() : RedisReply{};
   }
+  /// Several commands in one round trip on one connection to `port` (a WAIT after a write on the same one).
+  std::vector<RedisReply> RawPipeline(int port, const std::vector<std::vector<std::string>>& commands) const {
+    RedisNode n;
+    if (!n.Connect({"127.0.0.1", port}, {}, 3.0).ok()) return {};
+    auto r = n.Pipeline(commands);
+    return r.ok() ? r.value() : std::vector<RedisReply>{};
+  }
   std::string Text(int port, const std::vector<std::string>& argv) const { return Raw(port, argv).text; }
 
  private:
@@ -93,25 +100,12 @@ class RedisTestCluster {
   void Start(int port) {
     ports_.push_back(port);
     const std::string p = std::to_string(port);
-    std::vector<std::string> args = {"redis-server",
-                                     "--port",
-                                     p,
-                                     "--bind",
-                                     "127.0.0.1",
-                                     "--cluster-enabled",
-                                     "yes",
-                                     "--cluster-config-file",
-                                     "nodes-" + p + ".conf",
-                                     "--save",
-                                     "",
-                                     "--appendonly",
-                                     "no",
-                                     "--dir",
-                                     dir_.string(),
-                                     "--loglevel",
-                                     "warning",
-                                     "--logfile",
-                                     "redis-" + p + ".log"};
+    const std::filesystem::path dir = dir_ / p;  // a directory each: a replica's full sync writes dump.rdb there
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> args = {"redis-server", "--port", p, "--bind", "127.0.0.1"};
+    args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"});
+    args.insert(args.end(), {"--save", "", "--appendonly", "no", "--dir", dir.string()});
+    args.insert(args.end(), {"--loglevel", "warning", "--logfile", "redis.log"});
     if (replicas_ > 0) args.insert(args.end(), {"--cluster-node-timeout", "3000"});
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
