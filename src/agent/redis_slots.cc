@@ -37,7 +37,7 @@ std::optional<std::string> CommandKey(const std::vector<std::string>& argv) {
   if (argv.size() < 2) return std::nullopt;
   const std::string name = Upper(argv[0]);
   if (name == "PING" || name == "AUTH" || name == "ASKING" || name == "CLUSTER" || name == "INFO" || name == "HELLO" ||
-      name == "SELECT")
+      name == "SELECT" || name == "WAIT")
     return std::nullopt;
   if (name == "XGROUP" || name == "XINFO") return argv.size() > 2 ? std::optional(argv[2]) : std::nullopt;
   if (name == "XREAD" || name == "XREADGROUP") {

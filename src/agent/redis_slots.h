@@ -1,7 +1,7 @@
 // Redis Cluster key routing, from the cluster specification: a key's hash slot is CRC16 (XMODEM: polynomial
 // 0x1021, initial value 0, no reflection) of the key mod 16384, or of its hash tag, the text between the first
 // '{' and the next '}', when that text is not empty. CommandKey names the key a command is routed by.
-// Invariants: KeySlot is always in [0, kRedisSlots); a command without a key (PING, AUTH, CLUSTER ...) has
+// Invariants: KeySlot is always in [0, kRedisSlots); a command without a key (PING, AUTH, CLUSTER, WAIT ...) has
 // no slot and may go to any node.
 #pragma once
 
