@@ -74,11 +74,12 @@ class Cluster:
         self.ports = [free_cluster_port() for _ in range(3 * (1 + replicas))]
         self.procs = []
         self.auth = []
-        for p in self.ports:
+        for p in self.ports:  # a directory each: a replica's full sync writes dump.rdb there
+            os.makedirs(os.path.join(tmp, f"redis-{p}"))
             self.procs.append(subprocess.Popen(
                 ["redis-server", "--port", str(p), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                 "--cluster-config-file", os.path.join(tmp, f"nodes-{p}.conf"), "--save", "", "--appendonly", "no",
-                 "--daemonize", "no", "--dir", tmp, "--logfile", f"redis-{p}.log"]
+                 "--cluster-config-file", "nodes.conf", "--save", "", "--appendonly", "no",
+                 "--daemonize", "no", "--dir", os.path.join(tmp, f"redis-{p}"), "--logfile", "redis.log"]
                 + (["--cluster-node-timeout", "3000"] if replicas else [])))
 
     def cli(self, port, *args, check=True):
