@@ -147,6 +147,31 @@ def pick_jobs(cluster):
     raise AssertionError("no two jobs on different masters")
 
 
+def recorders_of(tmp):
+    """Pids of the processes whose command line names `tmp` (the agent's recorders write under it)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if tmp.encode() in fh.read() and int(pid) != os.getpid():
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
+
+
+def wait_recorders(tmp, seconds=30):
+    """The agent's recorders stop by themselves soon after it; any left after `seconds` are killed."""
+    deadline = time.time() + seconds
+    while recorders_of(tmp) and time.time() < deadline:
+        time.sleep(0.5)
+    for pid in recorders_of(tmp):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def metric(text, name):
     m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
     return float(m.group(1)) if m else None
@@ -181,6 +206,7 @@ def main():
                     p.kill()
                     p.wait()
             cluster.stop()
+            wait_recorders(tmp)
     print(f"     took {time.time() - began:.1f} s", flush=True)
     return checks.result()
 
