@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """strata on a Redis Cluster (issue 49 item 1; root, eBPF): the test starts a 3-master cluster on free loopback
-ports (no persistence, no replicas), an ACL user with a password on every node and the default user off,
-then one `strata agent` and `strata serve`, both given two of the three nodes as seeds with the user and
-password in the URL. Two 3-rank jobs (tests/agent/fault_job.py, --sleep-compute) run together under the agent;
+ports (no persistence, no replicas), an ACL user with a password on every node (its keys and strata's commands
+only) and the default user off, then one `strata agent` and `strata serve`, both given two of the three nodes
+as seeds with the user and password in the URL. Two 3-rank jobs (tests/agent/fault_job.py, --sleep-compute) run together under the agent;
 their ids are picked so that their steps streams hash to slots of different masters. Rank 2 of the first and
 rank 1 of the second compute 40 ms more per step from 8 s on. Checks: each stream is on the master the slot
 map gives it; serve judges both jobs with their three ranks and names each job's slow rank (and only it);
@@ -34,6 +34,10 @@ from checks import Checks, free_port, get, unmet
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 USER, PASSWORD = "strata", "pw-%d-cluster-secret" % os.getpid()
+# What strata's user may do (docs/agent.md): its keys, and the commands it sends.
+STRATA_ACL = ["~strata:*", "resetchannels", "-@all", "+xadd", "+sadd", "+smembers", "+get", "+set", "+xgroup|create",
+              "+xautoclaim", "+xreadgroup", "+xack", "+xread", "+xrevrange", "+cluster|slots", "+asking"]
+ADMIN_PASSWORD = "admin-%d" % os.getpid()  # the test's own redis-cli
 JOB_SECONDS, FAULT_AFTER = 24, 8
 
 
@@ -102,10 +106,11 @@ class Cluster:
             time.sleep(0.1)
         else:
             raise AssertionError("the cluster never reached cluster_state:ok")
-        for p in self.ports:  # ACLs are per node: the same user on each, the default user off
-            self.cli(p, "ACL", "SETUSER", USER, "on", ">" + PASSWORD, "~*", "&*", "+@all")
+        for p in self.ports:  # ACLs are per node: the same users on each, the default user off
+            self.cli(p, "ACL", "SETUSER", USER, "on", ">" + PASSWORD, *STRATA_ACL)
+            self.cli(p, "ACL", "SETUSER", "admin", "on", ">" + ADMIN_PASSWORD, "~*", "&*", "+@all")
             self.cli(p, "ACL", "SETUSER", "default", "off")
-        self.auth = ["--user", USER, "--pass", PASSWORD, "--no-auth-warning"]
+        self.auth = ["--user", "admin", "--pass", ADMIN_PASSWORD, "--no-auth-warning"]
 
     def linked(self, port):
         """A master, or a replica whose link to its master is up."""
