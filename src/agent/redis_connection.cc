@@ -1,97 +1,194 @@
-// RedisConnection over hiredis (see redis_connection.h).
+// RedisConnection: one server or a Redis Cluster (see redis_connection.h).
 #include "agent/redis_connection.h"
 
-#include <hiredis.h>
-
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
+
+#include "agent/redis_slots.h"
 
 namespace strata::agent {
 namespace {
 
-RedisReply Convert(const redisReply* r) {
-  RedisReply out;
-  if (r == nullptr) return out;
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
-      out.kind = RedisReply::Kind::kString;
-      out.text.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.kind = RedisReply::Kind::kError;
-      out.text.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.kind = RedisReply::Kind::kInteger;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.kind = RedisReply::Kind::kArray;
-      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(Convert(r->element[i]));
-      break;
-    default:
-      break;
+// HOST[:PORT] of a --redis URL or of a MOVED/ASK reply; an empty host is `fallback_host`.
+Expected<RedisEndpoint> ParseEndpoint(const std::string& text, const std::string& fallback_host) {
+  RedisEndpoint e;
+  const size_t colon = text.rfind(':');
+  e.host = text.substr(0, colon);
+  if (e.host.empty()) e.host = fallback_host;
+  if (colon != std::string::npos) {
+    const std::string port = text.substr(colon + 1);
+    char* end = nullptr;
+    const long p = std::strtol(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || p <= 0 || p > 65535)
+      return Status::Error("port '" + port + "' is not a number in 1..65535");
+    e.port = static_cast<int>(p);
   }
-  return out;
+  if (e.host.empty()) return Status::Error("no host in '" + text + "'");
+  return e;
 }
 
-timeval ToTimeval(double s) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(s);
-  tv.tv_usec = static_cast<suseconds_t>((s - static_cast<double>(tv.tv_sec)) * 1e6);
-  return tv;
+// The URL with its password (if any) replaced by ***, for error messages.
+std::string Masked(const std::string& url) {
+  const size_t at = url.rfind('@');
+  if (at == std::string::npos) return url;
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t colon = url.find(':', start);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+// A MOVED or ASK error reply: "MOVED 3999 127.0.0.1:6381" (the host may be empty: the replying node's).
+struct Redirect {
+  bool ask = false;
+  int slot = -1;
+  RedisEndpoint to;
+};
+std::optional<Redirect> ParseRedirect(const RedisReply& r, const RedisEndpoint& from) {
+  if (r.kind != RedisReply::Kind::kError) return std::nullopt;
+  const bool moved = r.text.rfind("MOVED ", 0) == 0, ask = r.text.rfind("ASK ", 0) == 0;
+  if (!moved && !ask) return std::nullopt;
+  const size_t first = r.text.find(' '), second = r.text.find(' ', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  auto to = ParseEndpoint(r.text.substr(second + 1), from.host);
+  if (!to.ok()) return std::nullopt;
+  return Redirect{ask, std::atoi(r.text.c_str() + first + 1), to.value()};
+}
+
+// An error reply after which the same command is worth sending again once the map is re-read.
+bool Transient(const RedisReply& r) {
+  return r.kind == RedisReply::Kind::kError &&
+         (r.text.rfind("TRYAGAIN", 0) == 0 || r.text.rfind("CLUSTERDOWN", 0) == 0);
 }
 
 }  // namespace
 
+std::string RedisAddress::Text() const {
+  std::string out = "redis://";
+  if (!credentials.user.empty()) out += credentials.user + "@";
+  for (size_t i = 0; i < seeds.size(); ++i) out += (i ? "," : "") + seeds[i].Text();
+  return out;
+}
+
 Expected<RedisAddress> ParseRedisUrl(const std::string& url) {
   constexpr std::string_view kScheme = "redis://";
-  if (url.rfind(kScheme, 0) != 0) return Status::Error("--redis '" + url + "': expected redis://HOST:PORT");
+  const std::string shown = "--redis '" + Masked(url) + "'";
+  if (url.rfind(kScheme, 0) != 0)
+    return Status::Error(shown + ": expected redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]");
   std::string rest = url.substr(kScheme.size());
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
   RedisAddress a;
-  const size_t colon = rest.rfind(':');
-  a.host = rest.substr(0, colon);
-  if (colon != std::string::npos) {
-    const std::string port = rest.substr(colon + 1);
-    char* end = nullptr;
-    const long p = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || p <= 0 || p > 65535)
-      return Status::Error("--redis '" + url + "': port '" + port + "' is not a number in 1..65535");
-    a.port = static_cast<int>(p);
+  const size_t at = rest.rfind('@');
+  if (at != std::string::npos) {
+    const std::string userinfo = rest.substr(0, at);
+    const size_t colon = userinfo.find(':');
+    if (colon == std::string::npos || colon + 1 == userinfo.size())
+      return Status::Error(shown + ": credentials must be USER:PASSWORD@ or :PASSWORD@");
+    a.credentials = {userinfo.substr(0, colon), userinfo.substr(colon + 1)};
+    rest = rest.substr(at + 1);
   }
-  if (a.host.empty()) return Status::Error("--redis '" + url + "': no host");
+  size_t from = 0;
+  while (from <= rest.size()) {
+    const size_t comma = std::min(rest.find(',', from), rest.size());
+    auto seed = ParseEndpoint(rest.substr(from, comma - from), "");
+    if (!seed.ok()) return Status::Error(shown + ": " + seed.error());
+    a.seeds.push_back(seed.value());
+    from = comma + 1;
+  }
   return a;
 }
 
-RedisConnection::~RedisConnection() { Close(); }
-
 void RedisConnection::Close() {
-  if (ctx_ != nullptr) redisFree(ctx_);
-  ctx_ = nullptr;
+  nodes_.clear();
+  masters_.clear();
+  slot_owner_.clear();
+  open_ = false;
+  cluster_ = false;
+}
+
+RedisNode* RedisConnection::NodeAt(const RedisEndpoint& endpoint, Status* error) {
+  std::unique_ptr<RedisNode>& node = nodes_[endpoint.Text()];
+  if (node == nullptr) node = std::make_unique<RedisNode>();
+  if (node->connected()) return node.get();
+  *error = node->Connect(endpoint, address_.credentials, timeout_s_);
+  return error->ok() ? node.get() : nullptr;
+}
+
+// CLUSTER SLOTS from `node`: each entry [first, last, [host, port, id...], replicas...]. An error reply is a
+// server without cluster support (*is_cluster false).
+Status RedisConnection::ReadSlots(RedisNode* node, bool* is_cluster) {
+  auto r = node->Pipeline({{"CLUSTER", "SLOTS"}});
+  if (!r.ok()) return r.status();
+  const RedisReply& slots = r.value().front();
+  *is_cluster = slots.kind != RedisReply::Kind::kError;
+  if (!*is_cluster) return Status::Ok();
+  masters_.clear();
+  slot_owner_.assign(kRedisSlots, -1);
+  for (const RedisReply& range : slots.elements) {
+    if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+    const RedisReply& master = range.elements[2];
+    std::string host = master.elements[0].text;
+    if (host.empty() || host == "?") host = node->endpoint().host;
+    const int owner = MasterIndex({host, static_cast<int>(master.elements[1].integer)});
+    const long long first = range.elements[0].integer, last = range.elements[1].integer;
+    for (long long s = std::max(0LL, first); s <= last && s < kRedisSlots; ++s)
+      slot_owner_[static_cast<size_t>(s)] = owner;
+  }
+  return Status::Ok();
 }
 
 Status RedisConnection::Connect(const RedisAddress& address, double timeout_s) {
   Close();
   address_ = address;
   timeout_s_ = timeout_s;
-  const timeval tv = ToTimeval(timeout_s);
-  redisContext* c = redisConnectWithTimeout(address.host.c_str(), address.port, tv);
-  if (c == nullptr) return Status::Error(address.Text() + ": cannot allocate a connection");
-  if (c->err != 0) {
-    std::string why = c->errstr;
-    redisFree(c);
-    return Status::Error(address.Text() + ": " + why);
+  std::string why;
+  for (const RedisEndpoint& seed : address_.seeds) {
+    Status st;
+    RedisNode* node = NodeAt(seed, &st);
+    bool is_cluster = false;
+    if (node != nullptr) st = ReadSlots(node, &is_cluster);
+    if (!st.ok()) {
+      why += (why.empty() ? "" : "; ") + st.message();
+      continue;
+    }
+    open_ = true;
+    cluster_ = is_cluster;
+    single_ = seed;
+    return Status::Ok();
   }
-  redisSetTimeout(c, tv);
-  ctx_ = c;
-  return Status::Ok();
+  return Status::Error(address_.Text() + ": " + (why.empty() ? "no seed node" : why));
 }
 
-Status RedisConnection::IoError(const std::string& what) {
-  std::string why = ctx_ != nullptr && ctx_->err != 0 ? ctx_->errstr : "connection lost";
-  Close();
-  return Status::Error(address_.Text() + ": " + what + ": " + why);
+// The map again, from the first known master or seed that answers.
+Status RedisConnection::RefreshSlots() {
+  std::vector<RedisEndpoint> candidates = masters_;
+  candidates.insert(candidates.end(), address_.seeds.begin(), address_.seeds.end());
+  Status last = Status::Error(address_.Text() + ": no node to read the slot map from");
+  for (const RedisEndpoint& e : candidates) {
+    RedisNode* node = NodeAt(e, &last);
+    bool is_cluster = false;
+    if (node != nullptr) last = ReadSlots(node, &is_cluster);
+    if (last.ok()) return last;
+  }
+  return last;
+}
+
+int RedisConnection::MasterIndex(const RedisEndpoint& endpoint) {
+  for (size_t i = 0; i < masters_.size(); ++i)
+    if (masters_[i] == endpoint) return static_cast<int>(i);
+  masters_.push_back(endpoint);
+  return static_cast<int>(masters_.size() - 1);
+}
+
+RedisEndpoint RedisConnection::OwnerOf(const std::vector<std::string>& argv) const {
+  const auto key = CommandKey(argv);
+  if (key && !slot_owner_.empty()) {
+    const int owner = slot_owner_[static_cast<size_t>(KeySlot(*key))];
+    if (owner >= 0) return masters_[static_cast<size_t>(owner)];
+  }
+  return masters_.empty() ? single_ : masters_.front();
 }
 
 Expected<RedisReply> RedisConnection::Command(const std::vector<std::string>& argv) {
@@ -103,28 +200,114 @@ Expected<RedisReply> RedisConnection::Command(const std::vector<std::string>& ar
 }
 
 Expected<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<std::vector<std::string>>& commands) {
-  if (ctx_ == nullptr) return Status::Error(address_.Text() + ": not connected");
-  std::vector<const char*> args;
-  std::vector<size_t> lens;
-  for (const auto& argv : commands) {
-    args.clear();
-    lens.clear();
-    for (const std::string& a : argv) {
-      args.push_back(a.data());
-      lens.push_back(a.size());
+  if (!open_) return Status::Error(address_.Text() + ": not connected");
+  if (cluster_) return ClusterPipeline(commands);
+  Status st;
+  RedisNode* node = NodeAt(single_, &st);
+  auto replies = node != nullptr ? node->Pipeline(commands) : Expected<std::vector<RedisReply>>(st);
+  if (!replies.ok()) {
+    Close();
+    return Status::Error(address_.Text() + ": " + replies.error());
+  }
+  // A server taken for one plain Redis that answers MOVED is a cluster (its CLUSTER SLOTS failed at Connect):
+  // route from here on, and send again only the commands it redirected.
+  std::vector<size_t> moved;
+  std::vector<std::vector<std::string>> again;
+  for (size_t i = 0; i < replies.value().size(); ++i)
+    if (ParseRedirect(replies.value()[i], single_)) {
+      moved.push_back(i);
+      again.push_back(commands[i]);
     }
-    if (redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()) != REDIS_OK)
-      return IoError(commands.front()[0]);
-  }
+  bool is_cluster = false;
+  if (moved.empty() || !ReadSlots(node, &is_cluster).ok() || !is_cluster) return replies;
+  cluster_ = true;
+  auto rerouted = ClusterPipeline(again);
+  if (!rerouted.ok()) return rerouted.status();
+  for (size_t k = 0; k < moved.size(); ++k) replies.value()[moved[k]] = std::move(rerouted.value()[k]);
+  return replies;
+}
+
+// One ClusterPipeline call's state: each command's reply once settled, the ones still to send.
+struct RedisConnection::Batch {
+  const std::vector<std::vector<std::string>>& commands;
   std::vector<RedisReply> out;
-  out.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) {
-    void* raw = nullptr;
-    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) return IoError(commands[i][0]);
-    out.push_back(Convert(static_cast<redisReply*>(raw)));
-    freeReplyObject(raw);
+  std::vector<size_t> again;  // to send in the next attempt
+  bool reread_map = false;    // a MOVED, an I/O error or a transient error: re-read the map first
+  bool wait = false;          // an I/O error or CLUSTERDOWN/TRYAGAIN: wait before the next attempt
+  Status last;                // the last failure, for the error when attempts run out
+};
+
+// Sends the commands `group` of the batch to `endpoint` in one round trip and settles their replies.
+bool RedisConnection::SendGroup(const RedisEndpoint& endpoint, Batch* batch, const std::vector<size_t>& group) {
+  std::vector<std::vector<std::string>> sent;
+  for (size_t i : group) sent.push_back(batch->commands[i]);
+  Status st;
+  RedisNode* node = NodeAt(endpoint, &st);
+  auto replies = node != nullptr ? node->Pipeline(sent) : Expected<std::vector<RedisReply>>(st);
+  if (!replies.ok()) {
+    batch->last = replies.status();
+    batch->again.insert(batch->again.end(), group.begin(), group.end());
+    batch->reread_map = batch->wait = true;
+    return false;
   }
-  return out;
+  for (size_t k = 0; k < group.size(); ++k) Settle(batch, group[k], std::move(replies.value()[k]), endpoint);
+  return true;
+}
+
+// A reply: kept, or (MOVED, TRYAGAIN, CLUSTERDOWN) the command is sent again, or (ASK) sent once to the
+// node named after ASKING.
+void RedisConnection::Settle(Batch* batch, size_t i, RedisReply reply, const RedisEndpoint& from) {
+  const auto redirect = ParseRedirect(reply, from);
+  if (Transient(reply) || (redirect && !redirect->ask)) {
+    if (redirect && redirect->slot >= 0 && redirect->slot < kRedisSlots && !slot_owner_.empty()) {
+      slot_owner_[static_cast<size_t>(redirect->slot)] = MasterIndex(redirect->to);
+    }
+    batch->last = Status::Error(from.Text() + ": " + batch->commands[i][0] + ": " + reply.text);
+    batch->again.push_back(i);
+    batch->reread_map = true;
+    batch->wait = batch->wait || Transient(reply);
+    return;
+  }
+  if (redirect) {
+    Status st;
+    RedisNode* node = NodeAt(redirect->to, &st);
+    auto asked =
+        node != nullptr ? node->Pipeline({{"ASKING"}, batch->commands[i]}) : Expected<std::vector<RedisReply>>(st);
+    if (!asked.ok()) {
+      batch->last = asked.status();
+      batch->again.push_back(i);
+      batch->reread_map = batch->wait = true;
+      return;
+    }
+    reply = std::move(asked.value().back());
+  }
+  batch->out[i] = std::move(reply);
+}
+
+Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  Batch batch{commands, std::vector<RedisReply>(commands.size()), {}, false, false, Status::Ok()};
+  std::vector<size_t> todo(commands.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  for (int attempt = 0; attempt < kRedisAttempts && !todo.empty(); ++attempt) {
+    if (batch.wait) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    if (batch.reread_map) RefreshSlots();  // on failure the old map stays; the attempt says why
+    batch.reread_map = batch.wait = false;
+    std::map<std::string, std::pair<RedisEndpoint, std::vector<size_t>>> groups;  // node -> its commands
+    for (size_t i : todo) {
+      const RedisEndpoint owner = OwnerOf(commands[i]);
+      auto& group = groups[owner.Text()];
+      group.first = owner;
+      group.second.push_back(i);
+    }
+    batch.again.clear();
+    for (const auto& [name, group] : groups) SendGroup(group.first, &batch, group.second);
+    todo = batch.again;
+  }
+  if (todo.empty()) return std::move(batch.out);
+  Close();
+  return Status::Error(address_.Text() + ": " + batch.last.message() + " (after " + std::to_string(kRedisAttempts) +
+                       " attempts)");
 }
 
 }  // namespace strata::agent

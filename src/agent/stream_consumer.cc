@@ -1,6 +1,9 @@
 // StreamConsumer (see stream_consumer.h).
 #include "agent/stream_consumer.h"
 
+#include "agent/redis_slots.h"
+
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -99,37 +102,64 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
     return out;
   }
   if (!out.empty()) return out;
-  std::vector<std::string> argv = {"XREADGROUP",      "GROUP", options_.group,
-                                   options_.consumer, "COUNT", std::to_string(options_.batch)};
-  if (!draining && block_ms > 0) {
-    argv.push_back("BLOCK");
-    argv.push_back(std::to_string(block_ms));
-  }
-  argv.push_back("STREAMS");
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), ids.begin(), ids.end());
-  auto r = conn_.Command(argv);
-  if (!r.ok()) return r.status();
+  auto replies = ReadGroup(keys, ids, draining ? 0 : block_ms);
+  if (!replies.ok()) return replies.status();
   std::map<std::string, size_t> got;  // job -> entries in this reply
-  for (const RedisReply& stream : r.value().elements) {
-    if (stream.elements.size() != 2) continue;
-    const std::string job = JobOfKey(stream.elements[0].text);
-    auto cursor = jobs_.find(job);
-    if (cursor == jobs_.end()) continue;
-    const bool pending = !cursor->second.pending_from.empty();
-    for (const RedisReply& e : stream.elements[1].elements) {
-      StreamEntry entry;
-      if (!ParseEntry(e, job, &entry)) continue;
-      entry.reclaimed = pending;
-      if (pending) cursor->second.pending_from = entry.id;
-      ++got[job];
-      out.push_back(std::move(entry));
+  for (const RedisReply& reply : replies.value())
+    for (const RedisReply& stream : reply.elements) {
+      if (stream.elements.size() != 2) continue;
+      const std::string job = JobOfKey(stream.elements[0].text);
+      auto cursor = jobs_.find(job);
+      if (cursor == jobs_.end()) continue;
+      const bool pending = !cursor->second.pending_from.empty();
+      for (const RedisReply& e : stream.elements[1].elements) {
+        StreamEntry entry;
+        if (!ParseEntry(e, job, &entry)) continue;
+        entry.reclaimed = pending;
+        if (pending) cursor->second.pending_from = entry.id;
+        ++got[job];
+        out.push_back(std::move(entry));
+      }
     }
-  }
   // A job whose pending read came back empty has been drained: from now on it reads new entries.
   for (auto& [job, cursor] : jobs_)
     if (!cursor.pending_from.empty() && got[job] == 0) cursor.pending_from.clear();
   return out;
+}
+
+// XREADGROUP of `keys` from `ids`, waiting up to `block_ms` (0: no wait) when nothing is there. On one
+// server it is one command over all the streams; on a cluster, where one command may name the keys of one
+// slot only, one command per slot, none blocking (a node would hold the others up), pipelined per node, and a
+// wait of at most 50 ms when none had anything, so that a new entry waits at most that long.
+Expected<std::vector<RedisReply>> StreamConsumer::ReadGroup(const std::vector<std::string>& keys,
+                                                            const std::vector<std::string>& ids, int block_ms) {
+  const std::vector<std::string> head = {"XREADGROUP",      "GROUP", options_.group,
+                                         options_.consumer, "COUNT", std::to_string(options_.batch)};
+  std::map<int, std::pair<std::vector<std::string>, std::vector<std::string>>> by_slot;  // slot -> keys, ids
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto& slot = by_slot[conn_.cluster() ? KeySlot(keys[i]) : 0];
+    slot.first.push_back(keys[i]);
+    slot.second.push_back(ids[i]);
+  }
+  const bool one = by_slot.size() == 1;
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& [slot, streams] : by_slot) {
+    std::vector<std::string> argv = head;
+    if (one && block_ms > 0) argv.insert(argv.end(), {"BLOCK", std::to_string(block_ms)});
+    argv.push_back("STREAMS");
+    argv.insert(argv.end(), streams.first.begin(), streams.first.end());
+    argv.insert(argv.end(), streams.second.begin(), streams.second.end());
+    commands.push_back(std::move(argv));
+  }
+  auto replies = conn_.Pipeline(commands);
+  if (!replies.ok()) return replies.status();
+  bool any = false;
+  for (const RedisReply& r : replies.value()) {
+    if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": XREADGROUP: " + r.text);
+    any = any || !r.elements.empty();
+  }
+  if (!one && !any && block_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(block_ms, 50)));
+  return replies;
 }
 
 Status StreamConsumer::Request(const std::string& job, const StreamFields& fields) {

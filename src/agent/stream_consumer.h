@@ -52,6 +52,8 @@ class StreamConsumer {
   Status EnsureConnected();
   Expected<std::vector<StreamEntry>> ReadOnce(int block_ms);
   Status Claim(const std::string& job, JobCursor* cursor, std::vector<StreamEntry>* out);
+  Expected<std::vector<RedisReply>> ReadGroup(const std::vector<std::string>& keys, const std::vector<std::string>& ids,
+                                              int block_ms);
 
   RedisAddress address_;
   ConsumerOptions options_;

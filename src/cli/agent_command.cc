@@ -68,8 +68,8 @@ CLI::App* AddAgentCommand(CLI::App& app) {
                   "'Authorization: Bearer TOKEN'; without it they are answered from loopback only")
       ->check(CLI::ExistingFile);
   cmd->add_option("--redis", o.redis,
-                  "redis://HOST:PORT: also publish step summaries and findings to the job's stream there (for "
-                  "`strata serve`)");
+                  "redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]: also publish step summaries and findings to "
+                  "the job's stream there (for `strata serve`); several seeds for a Redis Cluster");
   cmd->add_option("--redis-buffer", o.redis_buffer,
                   "stream entries kept while Redis is unreachable; older ones are dropped and counted")
       ->check(CLI::Range(size_t{1}, size_t{100000000}))

@@ -42,7 +42,9 @@ CLI::App* AddServeCommand(CLI::App& app) {
       "stragglers over whole jobs across nodes, serve /metrics and /api/v1/status for all jobs");
 #ifdef STRATA_HAVE_RECORDER
   agent::ServeOptions& o = Options();
-  cmd->add_option("--redis", o.redis, "redis://HOST:PORT")->required();
+  cmd->add_option("--redis", o.redis,
+                  "redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...] (several seeds for a Redis Cluster)")
+      ->required();
   cmd->add_option("--listen", o.listen, "HOST:PORT for HTTP (/metrics, /api/v1/status, / a live page)")
       ->capture_default_str();
   cmd->add_option("--group", o.consumer.group, "Redis consumer group (one per serve deployment)")

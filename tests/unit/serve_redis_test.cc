@@ -432,7 +432,7 @@ TEST(StreamCodec, SummaryRoundTripsAndRejectsBadFields) {
   EXPECT_NE(DecodeSummary(bad).error().find("'step'"), std::string::npos);
   EXPECT_FALSE(ParseRedisUrl("http://x:1").ok());
   EXPECT_FALSE(ParseRedisUrl("redis://x:99999").ok());
-  EXPECT_EQ(ParseRedisUrl("redis://h").value().port, 6379);
+  EXPECT_EQ(ParseRedisUrl("redis://h").value().seeds[0].port, 6379);
 }
 
 }  // namespace
