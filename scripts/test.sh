@@ -35,7 +35,7 @@ bash "$root/scripts/build.sh" "$root/build-asan" Debug -DSTRATA_SANITIZE=ON
 
 if [ -x "$root/tests/fuzz/run_fuzzers.sh" ]; then
   echo "== fuzzers (libFuzzer, brief)"
-  CC=clang CXX=clang++ STRATA_TARGETS="fuzz_kineto fuzz_op_table fuzz_csv fuzz_segment fuzz_segment_records fuzz_pickle fuzz_flight_recorder" \
+  CC=clang CXX=clang++ STRATA_TARGETS="fuzz_kineto fuzz_op_table fuzz_csv fuzz_segment fuzz_segment_records fuzz_pickle fuzz_flight_recorder fuzz_nsys" \
     bash "$root/scripts/build.sh" "$root/build-fuzz" RelWithDebInfo -DSTRATA_FUZZ=ON
   bash "$root/tests/fuzz/run_fuzzers.sh" "$root/build-fuzz" 20
 fi

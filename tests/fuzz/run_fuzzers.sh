@@ -19,7 +19,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/strata-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
 status=0
-for target in kineto op_table csv segment segment_records pickle flight_recorder; do
+for target in kineto op_table csv segment segment_records pickle flight_recorder nsys; do
   bin="$build_dir/fuzz_$target"
   if [[ ! -x "$bin" ]]; then
     echo "run_fuzzers: $bin not found (build it with ninja -C $build_dir fuzz_$target)" >&2
