@@ -163,6 +163,22 @@ def hta_sets(c, shared, full):
         c.run(a, "diff", other=a)
 
 
+def nsys_exports(c, shared, full):
+    """The Nsight Systems SQLite exports (issue 48): each diagnosed and summarised (the 2-GPU files hold two
+    ranks in one file); in full mode the before/after pair diffed both ways."""
+    nsys = os.path.join(shared, "datasets", "nsys")
+    if not os.path.isdir(nsys):
+        return
+    names = ["mfu_2gpu_before", "mfu_2gpu_after", "mock"] if full else ["mfu_2gpu_before"]
+    made = {}
+    for name in names:
+        made[name] = c.existing("nsys-" + name, [os.path.join(nsys, name + ".sqlite")], "nsys")
+        diagnose(c, made[name], min_effect=full)
+        c.run(made[name], "summary")
+    if full:
+        RELATIONS["diff_antisymmetry"].plan(c, made["mfu_2gpu_before"], made["mfu_2gpu_after"])
+
+
 # ---- the two modes ---------------------------------------------------------------------------------------
 
 def build_fast(c, source_dir, shared):
@@ -190,6 +206,7 @@ def build_fast(c, source_dir, shared):
     if st:
         op_table_relations(c, st)
     hta_sets(c, shared, full=False)
+    nsys_exports(c, shared, full=False)
     recorded_ddp(c, source_dir, full=False)
 
 
@@ -225,6 +242,7 @@ def build_full(c, source_dir, shared):
             op_table_relations(c, t)
             RELATIONS["threads_invariance"].plan(c, t)
     hta_sets(c, shared, full=True)
+    nsys_exports(c, shared, full=True)
     recorded_ddp(c, source_dir, full=True)
 
 
