@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -67,9 +68,19 @@ Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
   return fd;
 }
 
+struct OutputFile::Gzip {
+  z_stream z{};
+  Gzip() { deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY); }  // 16: gzip
+  ~Gzip() { deflateEnd(&z); }
+  Gzip(const Gzip&) = delete;
+  Gzip& operator=(const Gzip&) = delete;
+};
+
 Status OutputFile::Open(const std::string& path, const std::vector<std::string>& inputs) {
   Discard();
   path_ = path;
+  gz_name_ = path.size() > 3 && path.ends_with(".gz");
+  decided_ = false;
   if (path.empty() || path == "-") {
     std::fflush(stdout);
     fd_ = STDOUT_FILENO, kind_ = Kind::kStdout;
@@ -124,6 +135,30 @@ Status OutputFile::Open(const std::string& path, const std::vector<std::string>&
 
 Status OutputFile::Write(std::string_view bytes) {
   if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  if (gz_name_ && !decided_ && !bytes.empty()) {
+    decided_ = true;
+    if (!bytes.starts_with("\x1f\x8b")) gzip_ = std::make_unique<Gzip>();
+  }
+  return gzip_ ? Deflate(bytes, false) : WriteRaw(bytes);
+}
+
+Status OutputFile::Deflate(std::string_view bytes, bool finish) {
+  z_stream& z = gzip_->z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  char buffer[1 << 16];
+  int code = Z_OK;
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    code = deflate(&z, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (code == Z_STREAM_ERROR) return Status::Error(fmt::format("-o {}: gzip compression failed", path_));
+    if (Status st = WriteRaw({buffer, sizeof buffer - z.avail_out}); !st.ok()) return st;
+  } while (z.avail_out == 0 || (finish && code != Z_STREAM_END));
+  return Status::Ok();
+}
+
+Status OutputFile::WriteRaw(std::string_view bytes) {
   if (WriteAll(fd_, bytes)) return Status::Ok();
   if (kind_ == Kind::kStdout) {
     const int err = errno;
@@ -135,6 +170,11 @@ Status OutputFile::Write(std::string_view bytes) {
 
 Status OutputFile::Commit() {
   if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  if (gz_name_ && !decided_) gzip_ = std::make_unique<Gzip>();  // nothing written: an empty gzip member
+  if (gzip_) {
+    if (Status st = Deflate({}, true); !st.ok()) return st;
+    gzip_.reset();
+  }
   const int fd = fd_;
   const Kind kind = kind_;
   fd_ = -1, kind_ = Kind::kNone;
@@ -156,11 +196,13 @@ Status OutputFile::Fail(int err) {
 }
 
 void OutputFile::Discard() {
+  gzip_.reset();
   if (fd_ >= 0 && kind_ != Kind::kStdout) ::close(fd_);
   if (kind_ == Kind::kTemporary) ::unlink(tmp_.c_str());
   fd_ = -1, kind_ = Kind::kNone;
 }
 
+OutputFile::OutputFile() = default;
 OutputFile::~OutputFile() { Discard(); }
 
 Status WriteOutput(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {

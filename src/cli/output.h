@@ -8,9 +8,12 @@
 //    target, so a reader never sees a half-written report; an existing target keeps its permission bits
 //    (a new one gets 0666 minus the umask, as any program's output).
 //  - the target may not be one of the command's inputs (compared by device and inode).
+//  - a file whose name ends in ".gz" is written gzip-compressed, unless what is written already is gzip (its
+//    first bytes 1f 8b: a pprof profile), which is written as it is (never compressed twice).
 // Invariant: on error nothing named `path` was changed and no temporary is left behind.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +30,7 @@ Status WriteOutput(const std::string& path, const std::string& content, const st
 /// or destruction before Commit, removes the temporary and leaves `path` as it was. Not copyable.
 class OutputFile {
  public:
-  OutputFile() = default;
+  OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile();
@@ -37,11 +40,16 @@ class OutputFile {
 
  private:
   enum class Kind { kNone, kStdout, kDevice, kTemporary };
+  struct Gzip;           // the deflate stream of a ".gz" target (output.cc)
   Status Fail(int err);  // discards, and returns the error naming the path
   void Discard();
+  Status WriteRaw(std::string_view bytes);
+  Status Deflate(std::string_view bytes, bool finish);  // through gzip_ to the file
   std::string path_, tmp_;
   int fd_ = -1;
   Kind kind_ = Kind::kNone;
+  bool gz_name_ = false, decided_ = false;  // a ".gz" target; whether its first bytes were seen
+  std::unique_ptr<Gzip> gzip_;              // set when the content is compressed here
 };
 
 /// For a page (`--format html`): an error when `path` is empty, or is "-" on a terminal, or names a terminal

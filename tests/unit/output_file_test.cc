@@ -1,10 +1,12 @@
 // cli/output's OutputFile (output written as it is made): a regular file appears under its name only at Commit,
 // and an OutputFile destroyed before Commit leaves the target as it was and no temporary beside it; WriteOutput
-// (one piece) still replaces a file atomically with the same permission bits.
+// (one piece) still replaces a file atomically with the same permission bits; a ".gz" target is written
+// gzip-compressed unless the content already is gzip.
 #include "cli/output.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -82,6 +84,42 @@ TEST(OutputFile, WriteOutputStillReplacesInOnePiece) {
   ASSERT_TRUE(WriteOutput(target.string(), "report\n").ok());
   EXPECT_EQ(Read(target), "report\n");
   EXPECT_EQ(dir.Entries(), 1u);
+}
+
+// The file's bytes, gunzipped once (zlib's gz reader passes a plain file through unchanged).
+std::string Gunzip(const fs::path& p) {
+  gzFile f = gzopen(p.c_str(), "rb");
+  std::string out;
+  char buf[4096];
+  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+TEST(OutputFile, AGzNameIsWrittenCompressedOnceAndOnlyOnce) {
+  TempDir dir;
+  const std::string text(100000, 'x');
+  ASSERT_TRUE(WriteOutput((dir.path / "a.json.gz").string(), text).ok());
+  const std::string raw = Read(dir.path / "a.json.gz");
+  ASSERT_GE(raw.size(), 2u);
+  EXPECT_EQ(raw.substr(0, 2), "\x1f\x8b");
+  EXPECT_LT(raw.size(), text.size() / 10);
+  EXPECT_EQ(Gunzip(dir.path / "a.json.gz"), text);
+  // Content that is gzip already (a pprof profile) is written as it is.
+  ASSERT_TRUE(WriteOutput((dir.path / "b.pb.gz").string(), raw).ok());
+  EXPECT_EQ(Read(dir.path / "b.pb.gz"), raw);
+  // Streamed in pieces, and nothing at all: a valid gzip stream either way.
+  OutputFile out;
+  ASSERT_TRUE(out.Open((dir.path / "c.gz").string()).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(out.Write("piece ").ok());
+  ASSERT_TRUE(out.Commit().ok());
+  EXPECT_EQ(Gunzip(dir.path / "c.gz"), "piece piece piece ");
+  ASSERT_TRUE(WriteOutput((dir.path / "d.gz").string(), "").ok());
+  EXPECT_EQ(Read(dir.path / "d.gz").substr(0, 2), "\x1f\x8b");
+  EXPECT_EQ(Gunzip(dir.path / "d.gz"), "");
+  // Other names are written as they are.
+  ASSERT_TRUE(WriteOutput((dir.path / "e.json").string(), "plain").ok());
+  EXPECT_EQ(Read(dir.path / "e.json"), "plain");
 }
 
 }  // namespace
