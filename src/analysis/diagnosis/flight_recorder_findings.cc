@@ -506,15 +506,11 @@ std::vector<Finding> HangFindings(const Job& job, std::vector<Stall> stalls) {
     StallEvidence e = EvidenceOf(job, s);
     e.wavefront = wavefront;
     if (s.missing.empty()) {
-      Finding f;
-      SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
-      f.ranks = s.waiting;
-      f.op = s.op;
-      f.impact_pct = 100;
-      f.summary = fmt::format("the job stopped: every rank of {} ({}) enqueued {} #{} and none completed it",
-                              GroupName(job, s.key.group), fmt::join(s.waiting, ", "), s.op, s.shown_seq);
-      f.evidence.kind = e;
-      out.push_back(std::move(f));
+      out.push_back(
+          JobStoppedFinding(s.waiting, s.op,
+                            fmt::format("the job stopped: every rank of {} ({}) enqueued {} #{} and none completed it",
+                                        GroupName(job, s.key.group), fmt::join(s.waiting, ", "), s.op, s.shown_seq),
+                            e));
       continue;
     }
     // Members without a dump cannot be told apart: with several, each is one candidate of them.

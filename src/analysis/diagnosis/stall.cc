@@ -398,20 +398,15 @@ std::vector<Finding> HangFindings(const RecordedThreads& threads, const Collecti
   }
   e.wavefront = Wavefront(p, s);
   if (s.missing.empty()) {
-    Finding f;
-    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
-    f.ranks = s.waiting;
-    f.op = s.op;
-    f.impact_pct = 100;
     const bool all = !p.world_size || static_cast<size_t>(*p.world_size) <= s.waiting.size();
-    f.summary = all ? fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
-                                  fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s)
-                    : fmt::format(
-                          "rank(s) {} (all this recording holds of {}) have waited {:.1f} s in {}: the ranks "
-                          "holding them up are elsewhere (another node)",
-                          fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
-    f.evidence.kind = e;
-    return {std::move(f)};
+    std::string summary =
+        all ? fmt::format("the job stopped: every rank ({}) entered {} and none completed it in {:.1f} s",
+                          fmt::join(s.waiting, ", "), Describe(s.key, s.op), e.stalled_for_s)
+            : fmt::format(
+                  "rank(s) {} (all this recording holds of {}) have waited {:.1f} s in {}: the ranks "
+                  "holding them up are elsewhere (another node)",
+                  fmt::join(s.waiting, ", "), *p.world_size, e.stalled_for_s, Describe(s.key, s.op));
+    return {JobStoppedFinding(s.waiting, s.op, std::move(summary), std::move(e))};
   }
   return MissingRankFindings(s, e);
 }
@@ -539,6 +534,17 @@ std::optional<std::string> StoppedBeforeRecording(const RecordedThreads& threads
 }
 
 }  // namespace
+
+Finding JobStoppedFinding(std::vector<int32_t> waiting, std::string op, std::string summary, StallEvidence evidence) {
+  Finding f;
+  SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
+  f.ranks = std::move(waiting);
+  f.op = std::move(op);
+  f.impact_pct = 100;
+  f.summary = std::move(summary);
+  f.evidence.kind = std::move(evidence);
+  return f;
+}
 
 std::string CalledText(const StallEvidence::Call& c) {
   if (!c.sizes.empty() || !c.dtypes.empty())

@@ -81,6 +81,10 @@ const StallEvidence* JobStall(const DiagnosisResult& result);
 /// (the size the probes read: NCCL's element count, else gloo's buffer bytes). Shared by every report.
 std::string CalledText(const StallEvidence::Call& c);
 
+/// The finding of a job in which every rank that could be seen waits and none is missing (rank_stopped, impact
+/// 100 %): the one shape the recording's and the Flight Recorder dumps' stall rules both give it.
+Finding JobStoppedFinding(std::vector<int32_t> waiting, std::string op, std::string summary, StallEvidence evidence);
+
 /// What a recording's collectives and threads say about how the job ended, as a value: judging changes
 /// nothing; ApplyStallJudgement puts it into a result, the hang and mismatch findings first.
 struct StallJudgement {
