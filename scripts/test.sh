@@ -7,26 +7,49 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=${1:-}
+# Each phase's wall time, printed at the end (also when a phase fails): CI's budget is 45 minutes of its 90.
+phases=()
+phase_start=$SECONDS
+run_started=$SECONDS
+phase() {  # phase "NAME": ends the running phase, starts NAME
+  if [ -n "${phase_name:-}" ]; then phases+=("$(printf '%5d s  %s' $((SECONDS - phase_start)) "$phase_name")"); fi
+  phase_name=$1
+  phase_start=$SECONDS
+  [ -z "$phase_name" ] || echo "== $phase_name"
+}
+print_times() {
+  local status=$?
+  phase ""
+  echo "== time per phase"
+  printf '  %s\n' "${phases[@]}"
+  printf '  %5d s  total (%s)\n' $((SECONDS - run_started)) "$([ $status -eq 0 ] && echo passed || echo "failed, exit $status")"
+}
+trap print_times EXIT
+
+phase "setup (Debian packages)"
 bash "$root/scripts/setup.sh"
 
-echo "== format check (clang-format)"
+phase "format check (clang-format)"
 cd "$root"
 mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 2>/dev/null || true)
 if [ ${#sources[@]} -gt 0 ]; then
   clang-format --dry-run -Werror "${sources[@]}"
 fi
 
-echo "== Release build and tests"
-bash "$root/scripts/build.sh" "$root/build" Release
+phase "Release build"
+# The tests and the Python module are asked for by name: the quick start configures the same folder without them.
+bash "$root/scripts/build.sh" "$root/build" Release -DSTRATA_BUILD_TESTS=ON -DSTRATA_PYTHON=ON
+phase "Release tests (ctest)"
 (cd "$root/build" && ctest --output-on-failure -j2)
 
-echo "== accuracy (reduced suite: lab DDP jobs and strata synth jobs against their injected faults)"
+phase "accuracy (reduced suite: lab DDP jobs and strata synth jobs against their injected faults)"
 /usr/bin/python3 "$root/bench/accuracy" --strata "$root/build/strata" --with-recorder
 
 if [ "$quick" = "--quick" ]; then exit 0; fi
 
-echo "== ASan + UBSan build and tests"
+phase "ASan + UBSan build"
 bash "$root/scripts/build.sh" "$root/build-asan" Debug -DSTRATA_SANITIZE=ON
+phase "ASan + UBSan tests (ctest)"
 # Tests labelled `source` (CMakeLists.txt) run no compiled code: the Release pass ran them. Those labelled
 # `cluster` (a Redis Cluster of real servers and real jobs, ~50 s each) run the code that the sanitized unit
 # tests RedisClusterServer.* run against real clusters too: the Release pass runs them end to end.
@@ -34,9 +57,11 @@ bash "$root/scripts/build.sh" "$root/build-asan" Debug -DSTRATA_SANITIZE=ON
   ctest --output-on-failure -j2 --label-exclude 'source|cluster')
 
 if [ -x "$root/tests/fuzz/run_fuzzers.sh" ]; then
-  echo "== fuzzers (libFuzzer, brief)"
+  phase "fuzzer build (clang, libFuzzer)"
   CC=clang CXX=clang++ STRATA_TARGETS="fuzz_kineto fuzz_op_table fuzz_csv fuzz_segment fuzz_segment_records fuzz_pickle fuzz_flight_recorder fuzz_nsys" \
     bash "$root/scripts/build.sh" "$root/build-fuzz" RelWithDebInfo -DSTRATA_FUZZ=ON
+  phase "fuzzers (libFuzzer, brief)"
   bash "$root/tests/fuzz/run_fuzzers.sh" "$root/build-fuzz" 20
 fi
+phase ""
 echo "all tests passed"

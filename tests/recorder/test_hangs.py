@@ -4,7 +4,8 @@ stops at a step, recorded by `strata record` and diagnosed from the recording al
 by `strata agent` (live). Whether the fault took is read from the injector's side (the rank writes
 fault-1.json when it stops; its peers' exit codes come from the launcher), never from strata's numbers.
 
-usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
+usage: test_hangs.py STRATA_BINARY [--long | TEST_NAME...]
+  (no name: the default run, in ctest; --long: every case, the benchmark's run)
   lock, data_read, spin        post-mortem: `hang` on rank 1, its state and frame (the function and the line
                                it blocks or spins on, not its def line), ranks 0 and 2 waiting in all_reduce;
                                the text report's first line says the job stopped, and who; the Perfetto export
@@ -18,13 +19,13 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
                                against ranks 0 and 2's of 4 (gloo's buffer sizes, read by the recorder)
   nccl_api_mismatch            3 processes calling the NCCL API (a stand-in libnccl.so, no GPU): the element
                                counts the recorder reads name rank 1's all_reduce of 512 elements against 1024
-  came_back_lock, came_back_data_read, came_back_spin
+  came_back_lock, came_back_data_read, came_back_spin  (the last two: --long only)
                                post-mortem, rank 1's stop ends after 1.75 timeouts and no launcher tears the
                                job down: the peers time out and exit, rank 1 comes back and enters the
                                collective alone. Every rank entered it, yet rank 1 is the `hang`, with where it
                                was during the peers' wait (the line it stopped on) and when it came back
   recovered_lock               the stop ends after half the timeout: the job goes on and ends cleanly, no hang
-  came_back_matrix             (not in the default run: a benchmark) lock, data_read and spin with the stop
+  came_back_matrix             (--long only: a benchmark) lock, data_read and spin with the stop
                                shorter than, about equal to and longer than the timeout, with and without the
                                launcher's teardown; prints one line per case
   crashed_rank                 post-mortem: rank 1 exits with code 3; the job is not healthy and says so
@@ -32,7 +33,7 @@ usage: test_hangs.py STRATA_BINARY [TEST_NAME...]
                                raise no hang (the SIGTERM-stopped job is never healthy and says why)
   live_skip_collective         `strata agent` names the mismatch (rank 1's broadcast against 0 and 2's
                                all_reduce) within 10 s, and again after the job died
-  live_lock, live_data_read, live_spin
+  live_lock, live_data_read, live_spin  (the last two: --long only)
                                `strata agent` reports the hang (rank 1, its state and the line it stopped on)
                                in /api/v1/status within 10 s of the fault, with strata_job_stalled 1 in
                                /metrics (and, for the lock, on its live page); after the job died, its status
@@ -586,9 +587,13 @@ def test_live_skip_collective(tmp):
         agent.wait(timeout=30)
 
 
-ORDER = ["lock", "mutex", "data_read", "attach_late", "spin", "came_back_lock", "came_back_data_read", "came_back_spin",
-         "recovered_lock", "skip_collective", "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock",
-         "live_data_read", "live_spin", "live_skip_collective"]
+# The default run (ctest recorder_hangs, in CI): one case of each kind of answer.
+ORDER = ["lock", "mutex", "data_read", "attach_late", "spin", "came_back_lock", "recovered_lock", "skip_collective",
+         "size_mismatch", "nccl_api_mismatch", "crashed_rank", "sigterm", "clean", "live_lock", "live_skip_collective"]
+# --long adds these (a benchmark, ~4 min more: CI's time budget keeps timing-heavy cases few): the other
+# states of a rank that came back or hangs live (their post-mortem answers are in the default run), and the
+# matrix of stop lengths around the timeout.
+LONG = ["came_back_data_read", "came_back_spin", "live_data_read", "live_spin", "came_back_matrix"]
 
 
 def main():
@@ -601,7 +606,8 @@ def main():
     if os.geteuid() != 0 or not os.path.exists("/sys/kernel/btf/vmlinux"):
         print(f"{'FAIL' if skip == 1 else 'SKIP'}: needs root and kernel BTF")
         return skip
-    names = sys.argv[2:] or ORDER
+    args = sys.argv[2:]
+    names = ORDER + LONG if args == ["--long"] else args or ORDER
     return run_tests(names, globals(), "strata-hang")
 
 
