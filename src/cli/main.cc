@@ -136,16 +136,12 @@ void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out,
 
 /// --op-map's entries into `out`; a usage error names the entry that is not FROM=TO with a known TO.
 strata::Status ParseOpMap(const std::vector<std::string>& specs, std::map<std::string, std::string, std::less<>>* out) {
-  const std::string known = strata::whatif::KnownOpTypeNames();
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      return strata::Status::Error(fmt::format("--op-map {}: expected FROM=TO (e.g. fwd=forward-compute)", spec));
-    const std::string to = spec.substr(eq + 1);
-    if (!strata::whatif::OpTypeFromName(to))
-      return strata::Status::Error(
-          fmt::format("--op-map {}: {} is not an op type the what-if knows ({})", spec, to, known));
-    (*out)[spec.substr(0, eq)] = to;
+    const std::string_view from = eq == std::string::npos ? spec : std::string_view(spec).substr(0, eq);
+    const std::string_view to = eq == std::string::npos ? std::string_view() : std::string_view(spec).substr(eq + 1);
+    if (auto st = strata::whatif::AddOpMapEntry(from, to, out); !st.ok())
+      return strata::Status::Error(fmt::format("--op-map {}: {}", spec, st.message()));
   }
   return strata::Status::Ok();
 }
@@ -175,15 +171,9 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     return 1;
   }
   *job = std::move(loaded).value();
-  for (const auto& [file, rank] : load.rank_map) {
-    bool used = false;
-    for (const auto& in : job->store.inputs)
-      used |= in.path == file || std::filesystem::path(in.path).filename() == file;
-    if (!used) {
-      PrintError(
-          fmt::format("--rank-map {}={} names no input file (inputs are matched by path or base name)", file, rank));
-      return 2;
-    }
+  if (strata::Status st = strata::CheckRankMapNamesInputs(*job, load.rank_map); !st.ok()) {
+    PrintError("--rank-map " + st.message());
+    return 2;
   }
   if (strata::Status st = strata::RequireEvents(*job, o.dumps_suffice); !st.ok()) {
     PrintError(st.message());

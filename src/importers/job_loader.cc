@@ -724,6 +724,18 @@ Status RequireEvents(const LoadedJob& job, bool dumps_suffice) {
   return Status::Error(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
 }
 
+Status CheckRankMapNamesInputs(const LoadedJob& job, const std::map<std::string, int>& rank_map) {
+  for (const auto& [file, rank] : rank_map) {
+    bool used = false;
+    for (const auto& in : job.store.inputs)
+      used |= in.path == file || std::filesystem::path(in.path).filename() == file;
+    if (!used)
+      return Status::Error(
+          fmt::format("{}={} names no input file (inputs are matched by path or base name)", file, rank));
+  }
+  return Status::Ok();
+}
+
 Expected<LoadedJob> LoadComparedRun(const std::string& which, const std::string& path, unsigned threads) {
   LoadOptions load;
   load.threads = threads;

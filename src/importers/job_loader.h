@@ -66,6 +66,10 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
 /// analyse"), naming the inputs read, or that dumps are for `strata diagnose`.
 Status RequireEvents(const LoadedJob& job, bool dumps_suffice = false);
 
+/// OK when every FILE of `rank_map` (LoadOptions::rank_map) names an input of `job` by path or base name; else
+/// the error every front end gives, after its own name of the option ("FILE=RANK names no input file ...").
+Status CheckRankMapNamesInputs(const LoadedJob& job, const std::map<std::string, int>& rank_map);
+
 /// One run of a comparison (`strata diff`, strata.diff): LoadJob of `path` alone, an error (a load's, or a run
 /// without events) prefixed with "WHICH PATH: ", e.g. "BASE runs/a: ...".
 Expected<LoadedJob> LoadComparedRun(const std::string& which, const std::string& path, unsigned threads);

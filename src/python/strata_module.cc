@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -25,12 +27,15 @@
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/diff/run_diff.h"
 #include "analysis/job_summary.h"
+#include "analysis/whatif/op_graph.h"
 #include "importers/job_loader.h"
 #include "model/collectives.h"
 #include "model/kernel_type.h"
 #include "model/step_windows.h"
 #include "reports/diagnosis_report.h"
 #include "reports/diff_report.h"
+#include "reports/html_report.h"
+#include "reports/html_view.h"
 #include "reports/summary_report.h"
 
 namespace py = pybind11;
@@ -60,17 +65,68 @@ struct JobData {
   model::CollectiveModel collectives;   // model::MatchCollectives over rows_by_rank
 };
 
-/// Loads `paths` as `strata diagnose PATHS` does (LoadOrFail in cli/main.cc without its --rank-map and
-/// --max-memory options); throws ModuleError with the CLI's message. Call without the GIL.
-std::shared_ptr<const JobData> LoadForPython(const std::vector<std::string>& paths, unsigned threads,
-                                             bool skip_unreadable) {
+/// The CLI's input options, by the module's keyword names (strata.load): --rank-map, --op-map, --col-*,
+/// --time-unit-ns, --threads, --skip-unreadable.
+struct PyLoadOptions {
+  unsigned threads = 0;
+  bool skip_unreadable = false;
+  std::map<std::string, int> rank_map;         // FILE (path or base name) -> rank
+  std::map<std::string, std::string> op_map;   // the table's op type -> the what-if's
+  std::map<std::string, std::string> columns;  // rank, step, op, start, duration, dp_rank, stage -> column
+  std::optional<double> time_unit_ns;          // a power of ten from 1 to 1e9
+};
+
+/// `columns`' keys (the CLI's --col-NAME with '-' as '_') and the option each sets.
+std::string* ColumnOption(ImportOptions::OpTableColumns& c, std::string_view key) {
+  const std::pair<std::string_view, std::string*> keys[] = {
+      {"rank", &c.rank},         {"step", &c.step},       {"op", &c.op},      {"start", &c.start},
+      {"duration", &c.duration}, {"dp_rank", &c.dp_rank}, {"stage", &c.stage}};
+  for (const auto& [name, field] : keys)
+    if (name == key) return field;
+  return nullptr;
+}
+
+/// LoadOptions from the module's keywords; throws ModuleError naming the keyword and the bad entry.
+LoadOptions ToLoadOptions(const PyLoadOptions& in) {
   LoadOptions load;
-  load.threads = threads;
-  load.skip_unreadable = skip_unreadable;
+  load.threads = in.threads;
+  load.skip_unreadable = in.skip_unreadable;
+  load.rank_map = in.rank_map;
+  auto& table = load.import.op_table;
+  for (const auto& [from, to] : in.op_map)
+    if (Status st = whatif::AddOpMapEntry(from, to, &table.op_map); !st.ok())
+      throw ModuleError(fmt::format("op_map {{'{}': '{}'}}: {}", from, to, st.message()));
+  for (const auto& [key, column] : in.columns) {
+    std::string* field = ColumnOption(table, key);
+    if (!field)
+      throw ModuleError(
+          fmt::format("columns: no op-table column is called '{}' (rank, step, op, start, duration, "
+                      "dp_rank, stage)",
+                      key));
+    *field = column;
+  }
+  if (in.time_unit_ns) {
+    const double v = *in.time_unit_ns, exponent = std::log10(v);
+    if (!std::isfinite(v) || v < 1 || v > 1e9 || std::fabs(exponent - std::round(exponent)) > 1e-9)
+      throw ModuleError(
+          fmt::format("time_unit_ns={}: not a power of ten from 1 to 1e9 (1e9 = seconds, 1e6 = ms, "
+                      "1e3 = us, 1 = ns)",
+                      v));
+    table.time_unit_ns = v;
+  }
+  return load;
+}
+
+/// Loads `paths` as `strata diagnose PATHS` does (LoadOrFail in cli/main.cc without --max-memory); throws
+/// ModuleError with the CLI's message. Call without the GIL.
+std::shared_ptr<const JobData> LoadForPython(const std::vector<std::string>& paths, const PyLoadOptions& options) {
+  const LoadOptions load = ToLoadOptions(options);
   auto loaded = LoadJob(paths, load);
   if (!loaded.ok()) throw ModuleError(loaded.error());
   auto data = std::make_shared<JobData>();
   data->job = std::move(loaded).value();
+  if (Status st = CheckRankMapNamesInputs(data->job, load.rank_map); !st.ok())
+    throw ModuleError("rank_map " + st.message());
   if (Status st = RequireEvents(data->job); !st.ok()) throw ModuleError(st.message());
   data->rows_by_rank = SlicesByRank(data->job.store);
   data->steps = model::FindSteps(data->job.store, data->rows_by_rank);
@@ -312,10 +368,17 @@ class Job {
   /// `strata diagnose --format json [--min-effect PCT]` of this job.
   std::string DiagnoseJson(double min_effect_pct) const {
     py::gil_scoped_release release;
-    diagnosis::DiagnoseOptions options;
-    options.min_effect = min_effect_pct / 100.0;
-    for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error});
-    return CliJsonText(DiagnosisToJson(diagnosis::Diagnose(data_->job.store, options)));
+    return CliJsonText(DiagnosisToJson(DiagnoseWith(min_effect_pct)));
+  }
+
+  /// `strata diagnose --format text|html [--min-effect PCT]` of this job; text wrapped at `width` columns.
+  std::string DiagnoseReport(double min_effect_pct, const std::string& format, size_t width) const {
+    if (format != "text" && format != "html")
+      throw ModuleError(fmt::format("render: format '{}' is not text or html (JSON: to_json())", format));
+    py::gil_scoped_release release;
+    const diagnosis::DiagnosisResult result = DiagnoseWith(min_effect_pct);
+    return format == "html" ? RenderHtmlReport(DiagnosisToJson(result), BuildReportView(data_->job.store, result))
+                            : DiagnosisToText(result, width);
   }
 
   const std::vector<std::string>& Notes() const { return data_->job.notes; }
@@ -327,6 +390,14 @@ class Job {
   }
 
  private:
+  /// The diagnosis `strata diagnose --min-effect PCT` makes of this job (the files left out named in it).
+  diagnosis::DiagnosisResult DiagnoseWith(double min_effect_pct) const {
+    diagnosis::DiagnoseOptions options;
+    options.min_effect = min_effect_pct / 100.0;
+    for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error});
+    return diagnosis::Diagnose(data_->job.store, options);
+  }
+
   void CheckRankIndex(size_t rank_index) const {
     if (rank_index >= data_->job.store.ranks.size())
       throw py::index_error(
@@ -335,9 +406,9 @@ class Job {
   std::shared_ptr<const JobData> data_;
 };
 
-Job Load(const std::vector<std::string>& paths, unsigned threads, bool skip_unreadable) {
+Job Load(const std::vector<std::string>& paths, const PyLoadOptions& options) {
   py::gil_scoped_release release;
-  return Job(LoadForPython(paths, threads, skip_unreadable));
+  return Job(LoadForPython(paths, options));
 }
 
 /// What `strata diff` selects on each side and how it filters rows (its options, by the same names).
@@ -388,14 +459,27 @@ void BindJob(py::module_& m) {
            "strata summary --format json of the job")
       .def("diagnose_json", &Job::DiagnoseJson, py::arg("min_effect_pct") = 100.0 * diagnosis::thresholds::kMinEffect,
            "strata diagnose --format json of the job")
+      .def("diagnose_report", &Job::DiagnoseReport, py::arg("min_effect_pct"), py::arg("format"),
+           py::arg("width") = kDefaultTextWidth, "strata diagnose --format text|html of the job")
       .def_property_readonly("notes", &Job::Notes)
       .def_property_readonly("files", &Job::Files)
       .def_property_readonly("unreadable", &Job::Unreadable);
 }
 
 void BindFunctions(py::module_& m) {
-  m.def("load", &Load, py::arg("paths"), py::arg("threads") = 0u, py::arg("skip_unreadable") = false,
-        "loads the traces, op tables and recordings of one job (as strata diagnose PATHS)");
+  m.def(
+      "load",
+      [](const std::vector<std::string>& paths, unsigned threads, bool skip_unreadable,
+         std::map<std::string, int> rank_map, std::map<std::string, std::string> op_map,
+         std::map<std::string, std::string> columns, std::optional<double> time_unit_ns) {
+        return Load(paths, PyLoadOptions{threads, skip_unreadable, std::move(rank_map), std::move(op_map),
+                                         std::move(columns), time_unit_ns});
+      },
+      py::arg("paths"), py::arg("threads") = 0u, py::arg("skip_unreadable") = false,
+      py::arg("rank_map") = std::map<std::string, int>{}, py::arg("op_map") = std::map<std::string, std::string>{},
+      py::arg("columns") = std::map<std::string, std::string>{}, py::arg("time_unit_ns") = std::nullopt,
+      "loads the traces, op tables and recordings of one job (as strata diagnose PATHS with the same input "
+      "options)");
   m.def(
       "diff_json",
       [](std::string base, std::string test, std::vector<int32_t> base_ranks, std::vector<int32_t> test_ranks,

@@ -11,6 +11,7 @@ inputs are named relative to the repository's root, as the CLI's outputs name th
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -92,6 +93,119 @@ class Diagnose(unittest.TestCase):
     def test_job_diagnose_equals_diagnose(self):
         job = strata.load(EXAMPLE)
         self.assertEqual(job.diagnose().to_json(), strata.diagnose(EXAMPLE).to_json())
+
+
+class InputOptions(unittest.TestCase):
+    """The CLI's input options as keywords (issue 51 item 8): the same JSON as the CLI given the same options."""
+
+    @classmethod
+    def setUpClass(cls):
+        # An op table whose headers and time unit are not the defaults: worker, iter, kind, t0, dt in µs.
+        import csv
+        import gzip
+
+        cls.tmp = tempfile.TemporaryDirectory(prefix="strata-py-opts-")
+        cls.table = os.path.join(cls.tmp.name, "renamed.csv")
+        with gzip.open(OP_TABLE, "rt") as src, open(cls.table, "w", newline="") as dst:
+            rows = csv.DictReader(src)
+            rename = {"rank": "worker", "step": "iter", "optype": "kind", "start_ts": "t0", "duration": "dt"}
+            out = csv.DictWriter(dst, [rename.get(n, n) for n in rows.fieldnames])
+            out.writeheader()
+            for row in rows:
+                r = {rename.get(k, k): v for k, v in row.items()}
+                r["t0"], r["dt"] = f"{float(r['t0']) * 1e6:.3f}", f"{float(r['dt']) * 1e6:.3f}"
+                if r["kind"] == "forward-compute":
+                    r["kind"] = "fwd"
+                out.writerow(r)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_columns_time_unit_and_op_map_equal_cli(self):
+        expected = cli("diagnose", "--format", "json", "--col-rank", "worker", "--col-step", "iter", "--col-op", "kind",
+                       "--col-start", "t0", "--col-duration", "dt", "--time-unit-ns", "1e3", "--op-map",
+                       "fwd=forward-compute", self.table)
+        got = strata.diagnose(self.table, columns={"rank": "worker", "step": "iter", "op": "kind", "start": "t0",
+                                                   "duration": "dt"}, time_unit_ns=1e3,
+                              op_map={"fwd": "forward-compute"})
+        self.assertEqual(got.to_json(), expected)
+        # The renamed table read with the options is the original table's diagnosis (the same rows, in µs).
+        original = json.loads(cli("diagnose", "--format", "json", OP_TABLE))
+        self.assertEqual([(f["cause"], f.get("rank")) for f in got.json["findings"]],
+                         [(f["cause"], f.get("rank")) for f in original["findings"]])
+
+    def test_rank_map_equals_cli(self):
+        expected = cli("diagnose", "--format", "json", "--rank-map", "rank-0.json.gz=1,rank-1.json.gz=0", EXAMPLE)
+        got = strata.diagnose(EXAMPLE, rank_map={"rank-0.json.gz": 1, "rank-1.json.gz": 0})
+        self.assertEqual(got.to_json(), expected)
+        self.assertEqual(got.json["findings"][0]["rank"], 0)  # the slow rank, relabelled
+
+    def test_bad_options_name_the_keyword(self):
+        cases = [(dict(op_map={"fwd": "nope"}), "op_map {'fwd': 'nope'}: nope is not an op type"),
+                 (dict(columns={"bogus": "x"}), "columns: no op-table column is called 'bogus'"),
+                 (dict(time_unit_ns=7), "time_unit_ns=7: not a power of ten"),
+                 (dict(rank_map={"nofile.json": 3}), "rank_map nofile.json=3 names no input file")]
+        for kwargs, message in cases:
+            with self.subTest(kwargs=kwargs), self.assertRaises(strata.Error) as e:
+                strata.load(EXAMPLE, **kwargs)
+            self.assertIn(message, str(e.exception))
+        self.assertIn("--rank-map nofile.json=3 names no input file",
+                      cli("diagnose", "--rank-map", "nofile.json=3", EXAMPLE, ok=False))
+
+
+class Rendering(unittest.TestCase):
+    """render("text"|"html") is the CLI's report; the reprs say what a person needs (issue 51 item 8)."""
+
+    def test_text_and_html_equal_cli(self):
+        d = strata.diagnose(EXAMPLE)
+        self.assertEqual(d.render("text", width=100), cli("diagnose", EXAMPLE))  # piped: 100 columns
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "report.html")
+            cli("diagnose", "--format", "html", "-o", page, EXAMPLE)
+            with open(page, encoding="utf-8") as f:
+                self.assertEqual(d.render("html"), f.read())
+        narrow = d.render("text", width=60)
+        self.assertNotEqual(narrow, d.render("text"))
+        self.assertEqual(narrow.splitlines()[0], d.render("text").splitlines()[0][:len(narrow.splitlines()[0])])
+
+    def test_render_keeps_min_effect(self):
+        d = strata.diagnose(EXAMPLE, min_effect_pct=70)
+        self.assertEqual(d.render("text"), cli("diagnose", "--min-effect", "70", EXAMPLE))
+
+    def test_bad_format(self):
+        with self.assertRaises(strata.Error) as e:
+            strata.diagnose(EXAMPLE).render("pdf")
+        self.assertIn("format 'pdf' is not text or html", str(e.exception))
+
+    def test_reprs(self):
+        d = strata.diagnose(EXAMPLE)
+        top = d.json["findings"][0]
+        self.assertEqual(repr(d), f"<strata.Diagnosis findings: slow_compute rank 1, {top['impact_pct']:g} % of step "
+                                  "time>")
+        self.assertEqual(repr(strata.diagnose(CLEAN)), "<strata.Diagnosis healthy>")
+        job = strata.load(EXAMPLE)
+        self.assertRegex(repr(job), r"^<strata\.Job 2 ranks \(0-1\), \d+ steps on rank 0, from \d+ files>$")
+        self.assertRegex(repr(strata.diff(CLEAN, SLOW)), rf"^<strata\.Diff {CLEAN} -> {SLOW}: \d+ names compared>$")
+
+
+class MissingPandas(unittest.TestCase):
+    def test_message_names_package_and_interpreter(self):
+        # A pandas that cannot be imported (a stand-in package raising ImportError first on the path).
+        with tempfile.TemporaryDirectory() as fake:
+            os.makedirs(os.path.join(fake, "pandas"))
+            with open(os.path.join(fake, "pandas", "__init__.py"), "w") as f:
+                f.write("raise ImportError('No module named pandas (stand-in)')\n")
+            code = ("import strata, sys\n"
+                    "d = strata.diagnose('examples/ddp-2rank-slow-compute')\n"
+                    "assert d.json['findings'] and d.render('text')\n"  # no pandas needed for these
+                    "try:\n    d.findings\nexcept ImportError as e:\n    print(e)\n")
+            env = dict(os.environ, PYTHONPATH=fake + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("need pandas", run.stdout)
+        self.assertIn(sys.executable, run.stdout)
+        self.assertIn("python3-pandas", run.stdout)
 
 
 class JobFrames(unittest.TestCase):

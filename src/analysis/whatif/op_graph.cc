@@ -217,6 +217,14 @@ std::string KnownOpTypeNames() {
   return out;
 }
 
+Status AddOpMapEntry(std::string_view from, std::string_view to, std::map<std::string, std::string, std::less<>>* out) {
+  if (from.empty() || to.empty()) return Status::Error("expected FROM=TO (e.g. fwd=forward-compute)");
+  if (!OpTypeFromName(to))
+    return Status::Error(fmt::format("{} is not an op type the what-if knows ({})", to, KnownOpTypeNames()));
+  (*out)[std::string(from)] = std::string(to);
+  return Status::Ok();
+}
+
 bool IsCommunication(OpType type) { return type >= OpType::kForwardSend; }
 
 std::string_view OpGroupName(OpType type) {

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +69,10 @@ std::string_view OpTypeName(OpType type);
 std::optional<OpType> OpTypeFromName(std::string_view name);
 /// Every op type the what-if knows, "forward-compute, backward-compute, ...", for messages.
 std::string KnownOpTypeNames();
+/// Adds an op-map entry (an op table's op type `from` read as the what-if's `to`, --op-map FROM=TO and the
+/// Python module's op_map) to `out`; an error when either name is empty or `to` is not a type the what-if
+/// knows (its message names no entry: the caller prefixes its own spelling of it).
+Status AddOpMapEntry(std::string_view from, std::string_view to, std::map<std::string, std::string, std::less<>>* out);
 /// True for the communication types (p2p, dp collectives, all-reduces, optimizer-clip-main-grad).
 bool IsCommunication(OpType type);
 /// The artifact's coarser grouping used for attribution: p2p sends and recvs merge into

@@ -24,8 +24,17 @@ DEFAULT_MIN_EFFECT_PCT = _strata.DEFAULT_MIN_EFFECT_PCT
 
 
 def _pandas():
-    import pandas  # imported on first use: the module's other results need no pandas
+    """pandas, imported on first use (the module's other results need no pandas); a missing pandas is an
+    ImportError naming the package and the interpreter that lacks it."""
+    try:
+        import pandas
+    except ImportError as e:
+        import sys
 
+        raise ImportError(f"strata's DataFrames need pandas, which this interpreter ({sys.executable}, Python "
+                          f"{sys.version.split()[0]}) cannot import ({e}); install it for that interpreter "
+                          "(Debian: apt install python3-pandas), or use .json / .to_json() / .render(), which "
+                          "need no pandas") from e
     return pandas
 
 
@@ -122,21 +131,44 @@ class Job:
     def diagnose(self, min_effect_pct=None):
         """The diagnosis of this job (as strata.diagnose on its paths, without loading again)."""
         pct = DEFAULT_MIN_EFFECT_PCT if min_effect_pct is None else float(min_effect_pct)
-        return Diagnosis(self._native.diagnose_json(pct))
+        return Diagnosis(self._native.diagnose_json(pct), self, pct)
+
+    def __repr__(self):
+        steps = len(self.steps(self.ranks[0])) if self.ranks else 0
+        return (f"<strata.Job {len(self.ranks)} rank{'' if len(self.ranks) == 1 else 's'} ({_ranks_text(self.ranks)}), "
+                f"{steps} step{'' if steps == 1 else 's'} on rank {self.ranks[0] if self.ranks else '-'}, "
+                f"from {len(self.files)} file{'' if len(self.files) == 1 else 's'}>")
 
 
-def load(paths, threads=0, skip_unreadable=False):
-    """Loads one job (files and folders, as `strata diagnose PATHS`); strata.Error names what failed."""
+def _ranks_text(ranks):
+    """"0-3" for contiguous ranks, else the first few and how many more."""
+    if ranks and ranks == list(range(ranks[0], ranks[0] + len(ranks))):
+        return f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else str(ranks[0])
+    shown = ", ".join(str(r) for r in ranks[:4])
+    return shown + (f", ... {len(ranks) - 4} more" if len(ranks) > 4 else "")
+
+
+def load(paths, threads=0, skip_unreadable=False, *, rank_map=None, op_map=None, columns=None, time_unit_ns=None):
+    """Loads one job (files and folders, as `strata diagnose PATHS`); strata.Error names what failed.
+
+    The CLI's input options, as keywords: rank_map={"FILE": RANK} (--rank-map; FILE is a path or a base name),
+    op_map={"fwd": "forward-compute"} (--op-map), columns={"rank": "worker", "start": "t0", ...} (--col-rank,
+    --col-step, --col-op, --col-start, --col-duration, --col-dp-rank, --col-stage: keys rank, step, op, start,
+    duration, dp_rank, stage), time_unit_ns=1e3 (--time-unit-ns), threads (--threads), skip_unreadable
+    (--skip-unreadable)."""
     paths = _paths(paths)
-    return Job(_strata.load(paths, threads, skip_unreadable), paths)
+    native = _strata.load(paths, threads, skip_unreadable, dict(rank_map or {}), dict(op_map or {}),
+                          dict(columns or {}), None if time_unit_ns is None else float(time_unit_ns))
+    return Job(native, paths)
 
 
 class Diagnosis:
     """The result of a diagnosis: the strata.diagnosis/1 JSON (`.json`, `.to_json()`) and frames of it."""
 
-    def __init__(self, text):
+    def __init__(self, text, job=None, min_effect_pct=DEFAULT_MIN_EFFECT_PCT):
         self._text = text
         self.json = json.loads(text)
+        self._job, self._min_effect_pct = job, min_effect_pct
 
     status = property(lambda self: self.json["status"], doc="findings, healthy or inconclusive")
     status_reasons = property(lambda self: self.json["status_reasons"])
@@ -164,13 +196,32 @@ class Diagnosis:
                 for key, value in (w.get(by) or {}).items()]
         return _pandas().DataFrame(rows, columns=["by", "key", "slowdown"])
 
+    def render(self, format="text", width=100):
+        """The report `strata diagnose --format text|html` prints for the same job and options (text wrapped
+        at `width` columns; html: the self-contained page)."""
+        if self._job is None:
+            raise Error("render: this diagnosis was made from JSON alone; strata.diagnose(...) keeps its job")
+        return self._job._native.diagnose_report(self._min_effect_pct, format, int(width))
+
     def __repr__(self):
-        return f"<strata.Diagnosis {self.status}: {len(self.json['findings'])} findings>"
+        findings = self.json["findings"]
+        top = ""
+        if findings:
+            f = findings[0]
+            rank = f" rank {f['rank']}" if f.get("rank") is not None else ""
+            impact = f", {f['impact_pct']:g} % of step time" if f.get("impact_pct") is not None else ""
+            top = f": {f['cause']}{rank}{impact}"
+            if len(findings) > 1:
+                top += f" (+{len(findings) - 1} more finding{'' if len(findings) == 2 else 's'})"
+        elif self.json.get("status_reasons"):
+            top = f": {self.json['status_reasons'][0]}"
+        return f"<strata.Diagnosis {self.status}{top}>"
 
 
-def diagnose(paths, min_effect_pct=None, threads=0, skip_unreadable=False):
-    """`strata diagnose PATHS`: loads the job and diagnoses it (see Diagnosis)."""
-    return load(paths, threads, skip_unreadable).diagnose(min_effect_pct)
+def diagnose(paths, min_effect_pct=None, threads=0, skip_unreadable=False, **load_options):
+    """`strata diagnose PATHS`: loads the job and diagnoses it (see Diagnosis); load_options are strata.load's
+    keywords (rank_map, op_map, columns, time_unit_ns)."""
+    return load(paths, threads, skip_unreadable, **load_options).diagnose(min_effect_pct)
 
 
 class Diff:
@@ -185,6 +236,11 @@ class Diff:
         return self._text
 
     names = property(lambda self: _pandas().DataFrame(self.json["names"]), doc="every op/kernel name compared")
+
+    def __repr__(self):
+        n = len(self.json.get("names", []))
+        return f"<strata.Diff {self.json.get('base', {}).get('path', 'BASE')} -> " \
+               f"{self.json.get('test', {}).get('path', 'TEST')}: {n} name{'' if n == 1 else 's'} compared>"
     kinds = property(lambda self: _pandas().DataFrame(self.json["kinds"]), doc="the change by kind")
     ranks = property(lambda self: _pandas().json_normalize(self.json.get("ranks", [])),
                      doc="each rank's change (with --all-ranks); differs_in.* says in what a rank differs")
