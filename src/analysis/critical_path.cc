@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -98,7 +99,6 @@ struct RankLanes {
   std::unordered_set<SliceId> collective_kernels;   // its collective kernels (gpu-kernels source), matched or not
   std::unordered_map<SliceId, uint32_t> stream_of;  // kernel slice -> index into streams
   std::unordered_map<int64_t, int64_t> launch_end;  // correlation -> aligned end of the CPU launch
-  size_t slices = 0;
 };
 
 // The loop thread's time split by its innermost op: spans of `ops` (any nesting) become disjoint intervals, each
@@ -144,7 +144,6 @@ RankLanes BuildLanes(const TraceStore& store, const SliceRows& rows, const model
     const int64_t a = s.ts_ns[row.value] - off, b = a + s.dur_ns[row.value];
     if (s.dur_ns[row.value] <= 0 || a >= to || b <= from) continue;
     const Track& track = store.track(s.track[row.value]);
-    ++lanes.slices;
     if (track.kind == TrackKind::kGpuStream && (s.flags[row.value] & kSliceGpu)) {
       auto [it, added] = stream_index.try_emplace(s.track[row.value], static_cast<uint32_t>(lanes.streams.size()));
       if (added) lanes.streams.emplace_back();
@@ -175,6 +174,46 @@ RankLanes BuildLanes(const TraceStore& store, const SliceRows& rows, const model
   return lanes;
 }
 
+// The slices of rank index r that BuildLanes reads in [from, to) (those of positive length), without building
+// the lanes: their sum over the ranks bounds the walk's moves and is reported as slices_considered.
+size_t SlicesInWindow(const TraceStore& store, const SliceRows& rows, int64_t off, int64_t from, int64_t to) {
+  const SliceTable& s = store.slices;
+  size_t n = 0;
+  for (const SliceId row : rows) {
+    const int64_t a = s.ts_ns[row.value] - off;
+    n += s.dur_ns[row.value] > 0 && a < to && a + s.dur_ns[row.value] > from;
+  }
+  return n;
+}
+
+// Each rank's lanes, built when the walk first reaches the rank: a walk visits a few ranks of thousands, and
+// building every rank's lanes (hash maps of its kernels and launches) was most of the diagnosis's time at
+// 5,000 ranks. A rank's lanes do not depend on which ranks were built before it.
+class LaneCache {
+ public:
+  LaneCache(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
+            int64_t step, int64_t from, int64_t to)
+      : store_(store),
+        rows_by_rank_(rows_by_rank),
+        job_(job),
+        step_(step),
+        from_(from),
+        to_(to),
+        built_(rows_by_rank.size()) {}
+  const RankLanes& operator[](size_t r) {
+    if (!built_[r])
+      built_[r] = std::make_unique<RankLanes>(BuildLanes(store_, rows_by_rank_[r], job_, r, step_, from_, to_));
+    return *built_[r];
+  }
+
+ private:
+  const TraceStore& store_;
+  const std::vector<SliceRows>& rows_by_rank_;
+  const model::JobModel& job_;
+  const int64_t step_, from_, to_;
+  std::vector<std::unique_ptr<RankLanes>> built_;
+};
+
 // A segment as the walk emits it (names as ids until the end).
 struct RawSegment {
   size_t rank = 0;
@@ -186,8 +225,8 @@ struct RawSegment {
 // The backward walk of one step (see the file comment of critical_path.h).
 class PathWalker {
  public:
-  PathWalker(const TraceStore& store, const model::JobModel& job, const std::vector<RankLanes>& lanes, int64_t from,
-             int64_t to, int64_t step);
+  PathWalker(const TraceStore& store, const model::JobModel& job, LaneCache& lanes, int64_t from, int64_t to,
+             int64_t step);
   // Walks from `to` on rank index `last`; returns the segments in time order.
   std::vector<RawSegment> Run(size_t last, size_t max_moves);
   size_t rank_changes() const { return rank_changes_; }
@@ -206,7 +245,7 @@ class PathWalker {
 
   const TraceStore& store_;
   const model::JobModel& job_;
-  const std::vector<RankLanes>& lanes_;
+  LaneCache& lanes_;
   const int64_t from_, to_;
   std::unordered_map<SliceId, uint32_t> instance_of_;  // collective call's slice -> index into matched
   std::vector<RawSegment> out_;                        // backwards
@@ -217,8 +256,8 @@ class PathWalker {
   size_t rank_changes_ = 0;
 };
 
-PathWalker::PathWalker(const TraceStore& store, const model::JobModel& job, const std::vector<RankLanes>& lanes,
-                       int64_t from, int64_t to, int64_t step)
+PathWalker::PathWalker(const TraceStore& store, const model::JobModel& job, LaneCache& lanes, int64_t from, int64_t to,
+                       int64_t step)
     : store_(store), job_(job), lanes_(lanes), from_(from), to_(to) {
   const auto& matched = job.collectives.matched;
   for (uint32_t i = 0; i < matched.size(); ++i) {
@@ -610,12 +649,10 @@ std::optional<CriticalPath> ComputeCriticalPath(const TraceStore& store, const s
   }
   if (path.end_ns <= path.start_ns) return std::nullopt;
   // Slices from one step length before the step (launches of its first kernels) to its end.
-  const int64_t lookback = path.end_ns - path.start_ns;
-  std::vector<RankLanes> lanes;
-  for (size_t r = 0; r < ranks; ++r) {
-    lanes.push_back(BuildLanes(store, rows_by_rank[r], job, r, step, path.start_ns - lookback, path.end_ns));
-    path.slices_considered += lanes.back().slices;
-  }
+  const int64_t from = path.start_ns - (path.end_ns - path.start_ns);
+  for (size_t r = 0; r < ranks; ++r)
+    path.slices_considered += SlicesInWindow(store, rows_by_rank[r], OffsetOf(job, r), from, path.end_ns);
+  LaneCache lanes(store, rows_by_rank, job, step, from, path.end_ns);
   PathWalker walker(store, job, lanes, path.start_ns, path.end_ns, step);
   const std::vector<RawSegment> raw = walker.Run(last, 4 * path.slices_considered + 64);
   path.rank_changes = walker.rank_changes();
