@@ -165,32 +165,41 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   return entries.value().size();
 }
 
-// Drops the jobs whose leases were lost, takes the free ones (resuming each from its judged record) and
-// limits the reads to the jobs owned.
+// Takes the free leases (resuming each job from its judged record), drops the jobs another serve now owns,
+// and limits the reads to the jobs held. A job whose lease lapsed here (renewals late: a loaded machine) but
+// that no one took keeps its state, unread and unjudged, until it is taken back.
 Status ServeCore::Leases(double now_unix) {
   if (!memory_.connected())
     if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
-  for (const std::string& job : leases_.Expire()) Drop(job);
+  leases_.Expire();
   auto taken = leases_.Refresh(&memory_, consumer_.job_names());
   if (!taken.ok()) return taken.status();
   for (auto it = resume_.begin(); it != resume_.end();) {
     const std::string job = (it++)->first;
-    if (!leases_.Holds(job)) Drop(job);
+    const auto owner = leases_.owners().find(job);
+    if (!leases_.Holds(job) && owner != leases_.owners().end() && !owner->second.empty() &&
+        owner->second != leases_.owner())
+      Drop(job);
   }
   for (const JobLeases::Taken& t : taken.value())
     if (Status st = TakeOver(t, now_unix); !st.ok()) return st;
-  std::set<std::string> owned;
-  for (const auto& [job, resume] : resume_) owned.insert(job);
-  consumer_.SetReadable(owned);
+  std::set<std::string> held;
+  for (const auto& [job, resume] : resume_)
+    if (leases_.Holds(job)) held.insert(job);
+  consumer_.SetReadable(held);
   counters_.leases_taken = leases_.taken();
   counters_.leases_lost = leases_.lost();
-  counters_.jobs_owned = owned.size();
+  counters_.jobs_owned = held.size();
   return Status::Ok();
 }
 
 // A job just taken starts afresh from its judged record: the entries from its resume point are taken in again
 // (the summaries judged before skipped), and the record is written at once (the lease renewed with it).
 Status ServeCore::TakeOver(const JobLeases::Taken& t, double now_unix) {
+  const auto committed = committed_.find(t.job);
+  if (resume_.count(t.job) && committed != committed_.end() && t.had_record && t.commit.owner == leases_.owner() &&
+      t.commit.steps_judged == committed->second)
+    return Status::Ok();  // its own lease back, the record as it left it: nothing judged elsewhere meanwhile
   Drop(t.job);
   resume_[t.job] = JobResume(t.commit, t.had_record);
   consumer_.Rewind(t.job);
@@ -207,20 +216,19 @@ Status ServeCore::TakeOver(const JobLeases::Taken& t, double now_unix) {
   return Status::Ok();
 }
 
-// Renews each owned job's lease with its judged record: every job when `all`, else those that judged steps
-// or whose renewal is due. A job whose lease turned out to be another serve's is dropped.
+// Renews each held job's lease with its judged record: every job when `all`, else those that judged steps
+// or whose renewal is due. A lease found lost is dropped by JobLeases (the job's state waits: Leases).
 Status ServeCore::CommitJudged(bool all) {
-  std::vector<std::string> lost;
   for (const auto& [job, resume] : resume_) {
+    if (!leases_.Holds(job)) continue;
     if (!all && !judged_now_.count(job) && !leases_.RenewDue(job)) continue;
     auto online = jobs_.find(job);
     const JobCommit record = resume.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view());
     auto renewed = leases_.Commit(&memory_, job, record);
     if (!renewed.ok()) return renewed.status();
-    if (!renewed.value()) lost.push_back(job);
+    if (renewed.value()) committed_[job] = record.steps_judged;
   }
   judged_now_.clear();
-  for (const std::string& job : lost) Drop(job);
   counters_.leases_lost = leases_.lost();
   return Status::Ok();
 }
@@ -233,6 +241,7 @@ void ServeCore::Drop(const std::string& job) {
   window_findings_.erase(job);
   pending_stalls_.erase(job);
   judged_now_.erase(job);
+  committed_.erase(job);
 }
 
 Status ServeCore::Release() {

@@ -14,7 +14,9 @@
 // (job_lease.h), reads only their streams, and commits with each renewal what it has judged (job_commit.h);
 // a job it takes over (free, or its owner's lease expired) starts from that record (job_resume.h): the
 // entries from the record's resume point are replayed, summaries the earlier owner judged are skipped. Jobs
-// owned by other serves are listed with their owner only.
+// owned by other serves are listed with their owner only. A lease that lapsed here (renewals late) keeps the
+// job's state, neither read nor judged, until another serve owns the job (then dropped) or this one takes the
+// lease back with the record as it wrote it last (then judging goes on from that state).
 // Invariants: a job is judged only while this serve holds its lease (JobLeases::Mine); a step judged and
 // committed by one owner is judged by no other; an entry is acknowledged only after it was taken in; a (rank, step)
 // re-delivered after a crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
@@ -65,8 +67,9 @@ class ServeCore {
   OnlineJobOptions online_options_;
   std::map<std::string, OnlineJob> jobs_;
   JobLeases leases_;
-  std::map<std::string, JobResume> resume_;                           // by job owned
-  std::set<std::string> judged_now_;                                  // jobs that judged steps since their last commit
+  std::map<std::string, JobResume> resume_;    // by job owned
+  std::set<std::string> judged_now_;           // jobs that judged steps since their last commit
+  std::map<std::string, uint64_t> committed_;  // by job: steps_judged of the last record this serve wrote
   std::map<std::string, std::vector<OpenFinding>> window_findings_;   // agents' answers, by job
   std::map<std::string, std::map<int32_t, InflightEntry>> inflight_;  // each rank's latest in-flight state, by job
   std::map<std::string, std::vector<OpenFinding>> stall_findings_;    // hangs judged across nodes, by job

@@ -167,6 +167,34 @@ TEST(ServeLease, ExpiryHandsTheJobOverAndNoStepIsJudgedTwice) {
   EXPECT_EQ(pending.value().elements[0].integer, 0) << "a's unacknowledged entries were claimed and acknowledged";
 }
 
+// A serve whose renewals came late (a loaded machine: no poll for longer than the lease) and whose lease no
+// one took meanwhile takes it back and goes on from its own state: nothing replayed, the steps' count intact.
+TEST(ServeLease, ALapsedLeaseNoOneTookIsTakenBackWithItsState) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  std::mt19937 rng(5);
+  StreamPublisher pub(redis.address(), {});
+  auto a = Serve(redis, "serve-a");
+  for (int s = 0; s < 6; ++s) {
+    Publish(&pub, "j", s, -1, rng);
+    ASSERT_TRUE(a->Poll(0, s).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(kLeaseS * 1.3));  // the lease expires in Redis
+  for (int s = 6; s < 10; ++s) {
+    Publish(&pub, "j", s, -1, rng);
+    ASSERT_TRUE(a->Poll(0, s).ok());
+  }
+  EXPECT_GE(a->counters().leases_lost, 1u);
+  EXPECT_EQ(a->counters().leases_taken, 2u) << "taken, lapsed, taken back";
+  EXPECT_EQ(a->counters().replayed, 0u) << "its own state kept, not rebuilt from the record";
+  EXPECT_EQ(a->jobs().at("j").view().steps_judged, 10u);
+  const AgentSnapshot sa = a->Snapshot(10);
+  const JobState* j = Job(sa, "j");
+  ASSERT_TRUE(j && j->ownership);
+  EXPECT_EQ(j->ownership->steps_judged_total, 10);
+  EXPECT_TRUE(j->ownership->this_serve);
+}
+
 TEST(ServeLease, AStoppingServeHandsItsJobsOverAtOnce) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.ready());
