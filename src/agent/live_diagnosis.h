@@ -42,6 +42,14 @@ struct OpenFinding {
   std::string source = "window";  // "window": a window diagnosis; "inflight": serve's stall rule across nodes
 };
 
+/// serve with several serves sharing the jobs (job_lease.h): which serve owns the job.
+struct JobOwnership {
+  std::string owner;                // the serve holding the job's lease ("" when none does)
+  bool this_serve = false;          // the serve rendering the status is that one
+  int64_t steps_judged_total = -1;  // this serve's: steps judged by every owner so far (-1 when not the owner)
+  uint64_t skipped_judged = 0;      // this serve's: summaries an earlier owner had judged, not judged again
+};
+
 struct JobState {
   std::string job;
   std::map<int, int> rank_of_pid;
@@ -52,6 +60,7 @@ struct JobState {
   std::string error;                               // why the last round could not run, if it could not
   bool ended = false;  // the job's processes are gone and its last chunk was diagnosed as a finished recording
   std::optional<OnlineView> online;               // the online detection over step summaries, when fed
+  std::optional<JobOwnership> ownership;          // serve: which serve owns the job
   std::vector<diagnosis::RankInflight> inflight;  // each rank's collective state at the last round (for serve)
   StepCursor step_cursor;                         // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).

@@ -89,7 +89,13 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     while (judged_.size() > options_.mixture_steps) judged_.pop_front();
     judged_any = true;
   }
-  if (judged_any) FitMixture();
+  if (judged_any) {
+    FitMixture();
+    for (const auto& [rank, last] : view_.last_step) {
+      const auto offset = offset_.find(rank);
+      view_.judged_own[rank] = view_.judged_through - (offset == offset_.end() ? 0 : offset->second);
+    }
+  }
   ShowDetections(opened, now);
   return opened;
 }

@@ -16,8 +16,9 @@
 // score (its own past; online_detector.h), so 1-, 2- and 3-rank jobs are judged too (issue 25).
 // Invariants: each (rank, job step) counts once: a summary at or below its rank's last job step is a
 // duplicate; one for a step already judged is late (kept as the rank's last step, not judged); steps are
-// judged in increasing order; memory is O(ranks × (max_lag + mixture_steps)) plus the starts of the last
-// 64 judged steps.
+// judged in increasing order; `judged_own` maps judged_through back to each rank's own numbering (what serve
+// commits for the job's next owner, job_commit.h); memory is O(ranks × (max_lag + mixture_steps)) plus the starts of
+// the last 64 judged steps.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,7 @@ struct OnlineView {
   uint64_t steps_self_judged = 0;  // judged steps of fewer than kOnlinePeerMinRanks ranks (self score decides)
   uint64_t realigned = 0;          // ranks anchored anew after their starts left their job steps'
   int64_t judged_through = -1;
+  std::map<int32_t, int64_t> judged_own;  // rank -> its own step number (its agent's) of judged_through
   int mixture_k = 0;
   size_t mixture_points = 0;
   std::map<int32_t, int> mixture_anomalies;  // rank -> low-likelihood points in the window

@@ -40,6 +40,8 @@ std::optional<std::string> CommandKey(const std::vector<std::string>& argv) {
       name == "SELECT" || name == "WAIT")
     return std::nullopt;
   if (name == "XGROUP" || name == "XINFO") return argv.size() > 2 ? std::optional(argv[2]) : std::nullopt;
+  if (name == "EVAL" || name == "EVALSHA")  // EVAL SCRIPT NUMKEYS KEY...: its first key, none when NUMKEYS is 0
+    return argv.size() > 3 && argv[2] != "0" ? std::optional(argv[3]) : std::nullopt;
   if (name == "XREAD" || name == "XREADGROUP") {
     for (size_t i = 1; i + 1 < argv.size(); ++i)
       if (Upper(argv[i]) == "STREAMS") return argv[i + 1];

@@ -20,7 +20,8 @@ uint16_t Crc16Xmodem(std::string_view bytes);
 /// The hash slot of `key` (its hash tag's when it has a non-empty one).
 int KeySlot(std::string_view key);
 /// The key a command is routed by: the first key of the commands strata sends (argv[1] for most;
-/// XGROUP's third word; the first stream after STREAMS of XREAD/XREADGROUP); none for keyless commands.
+/// XGROUP's third word; EVAL's first key (argv[3]); the first stream after STREAMS of XREAD/XREADGROUP); none for
+/// keyless commands.
 std::optional<std::string> CommandKey(const std::vector<std::string>& argv);
 
 }  // namespace strata::agent

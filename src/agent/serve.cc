@@ -41,7 +41,7 @@ Status RunServe(const ServeOptions& options) {
   action.sa_handler = OnSignal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  ServeCore core(address.value(), options.consumer);
+  ServeCore core(address.value(), options.consumer, {}, options.lease);
   const auto started = std::chrono::steady_clock::now();
   double backoff_s = 0;
   while (!g_stop) {
@@ -59,6 +59,7 @@ Status RunServe(const ServeOptions& options) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (options.run_s > 0 && elapsed >= options.run_s) break;
   }
+  if (Status st = core.Release(); !st.ok()) say("leases not given up (they expire): " + st.message());
   http.Stop();
   return Status::Ok();
 }

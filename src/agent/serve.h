@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 
+#include "agent/job_lease.h"
 #include "agent/stream_consumer.h"
 
 namespace strata::agent {
@@ -18,6 +19,7 @@ struct ServeOptions {
   std::string redis;                      // redis://HOST:PORT
   std::string listen = "127.0.0.1:9465";  // HOST:PORT for HTTP
   ConsumerOptions consumer;
+  LeaseOptions lease;  // several serves share the jobs: each judges the jobs whose lease it holds (job_lease.h)
   int block_ms = 200;
   double run_s = 0;  // stop after this long (0 = until signalled)
   // What serve has to say while it runs (listening, Redis unreachable): one line each; the CLI prints them

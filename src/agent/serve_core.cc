@@ -10,8 +10,20 @@
 
 namespace strata::agent {
 
-ServeCore::ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online)
-    : consumer_(address, std::move(consumer)), online_options_(online), address_(std::move(address)) {}
+namespace {
+
+LeaseOptions Named(LeaseOptions lease, const ConsumerOptions& consumer) {
+  if (lease.owner.empty()) lease.owner = consumer.consumer;
+  return lease;
+}
+
+}  // namespace
+
+ServeCore::ServeCore(RedisAddress address, ConsumerOptions consumer, OnlineJobOptions online, LeaseOptions lease)
+    : consumer_(address, consumer),
+      online_options_(online),
+      leases_(Named(std::move(lease), consumer)),
+      address_(std::move(address)) {}
 
 namespace {
 
@@ -67,18 +79,31 @@ Status ServeCore::SaveNodes() {
   return Status::Ok();
 }
 
+// A summary an earlier owner judged is skipped; any other is taken in and waits to be judged.
+void ServeCore::TakeSummary(const StreamEntry& e, const online::RankStepSummary& s, double now_unix) {
+  JobResume& resume = resume_[e.job];
+  if (resume.JudgedBefore(s.rank, s.step)) {
+    resume.CountSkippedJudged();
+    resume.Took(e.id);
+    return;
+  }
+  if (history_.SeeRank(FieldOf(e.fields, "host"), e.job, s.rank, now_unix)) unsaved_.insert(FieldOf(e.fields, "host"));
+  resume.TookSummary(e.id, s.rank, s.step);
+  jobs_.try_emplace(e.job, online_options_).first->second.Add(s);
+}
+
 void ServeCore::TakeIn(const StreamEntry& e, double now_unix) {
   const std::string kind = EntryKind(e.fields);
+  if (kind != "summary") resume_[e.job].Took(e.id);
   if (kind == "summary") {
     auto s = DecodeSummary(e.fields);
     if (!s.ok()) {
       ++counters_.malformed;
       counters_.last_error = e.job + " " + e.id + ": " + s.error();
+      resume_[e.job].Took(e.id);
       return;
     }
-    if (history_.SeeRank(FieldOf(e.fields, "host"), e.job, s.value().rank, now_unix))
-      unsaved_.insert(FieldOf(e.fields, "host"));
-    jobs_.try_emplace(e.job, online_options_).first->second.Add(s.value());
+    TakeSummary(e, s.value(), now_unix);
   } else if (kind == "finding" && DecodeFinding(e.fields).ok()) {
     ++counters_.agent_findings;
   } else if (kind == "inflight" && DecodeInflight(e.fields).ok()) {
@@ -105,19 +130,28 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
     loaded_ = true;
   }
   if (Status st = consumer_.Discover(); !st.ok()) return fail(st);
+  if (Status st = Leases(now_unix); !st.ok()) return fail(st);
   auto entries = consumer_.Read(block_ms);
   if (!entries.ok()) return fail(entries.status());
   for (const StreamEntry& e : entries.value()) {
     ++counters_.entries;
     if (e.reclaimed) ++counters_.reclaimed;
-    TakeIn(e, now_unix);
+    if (resume_[e.job].AlreadyReplayed(e.id))
+      ++counters_.skipped_replayed;
+    else
+      TakeIn(e, now_unix);
   }
   auto acked = consumer_.Ack(entries.value());
   if (!acked.ok()) return fail(acked.status());
   counters_.acked += acked.value();
   JudgeStalls(now_unix);
-  for (auto& [job, online] : jobs_)
-    for (const online::Detection& d : online.Advance(now_unix)) {
+  for (auto& [job, online] : jobs_) {
+    if (!leases_.Mine(job)) continue;  // not renewed lately: another serve may own it by now
+    const uint64_t judged = online.view().steps_judged;
+    const std::vector<online::Detection> opened = online.Advance(now_unix);
+    if (online.view().steps_judged != judged) judged_now_.insert(job);
+    resume_[job].Prune(online.view());
+    for (const online::Detection& d : opened) {
       if (std::string host = history_.Named(job, d.rank, std::string(diagnosis::CauseName(d.cause))); !host.empty())
         unsaved_.insert(host);
       if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
@@ -125,8 +159,96 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
       else
         return fail(st);
     }
+  }
+  if (Status st = CommitJudged(false); !st.ok()) return fail(st);
   if (Status st = SaveNodes(); !st.ok()) return fail(st);
   return entries.value().size();
+}
+
+// Takes the free leases (resuming each job from its judged record), drops the jobs another serve now owns,
+// and limits the reads to the jobs held. A job whose lease lapsed here (renewals late: a loaded machine) but
+// that no one took keeps its state, unread and unjudged, until it is taken back.
+Status ServeCore::Leases(double now_unix) {
+  if (!memory_.connected())
+    if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
+  leases_.Expire();
+  auto taken = leases_.Refresh(&memory_, consumer_.job_names());
+  if (!taken.ok()) return taken.status();
+  for (auto it = resume_.begin(); it != resume_.end();) {
+    const std::string job = (it++)->first;
+    const auto owner = leases_.owners().find(job);
+    if (!leases_.Holds(job) && owner != leases_.owners().end() && !owner->second.empty() &&
+        owner->second != leases_.owner())
+      Drop(job);
+  }
+  for (const JobLeases::Taken& t : taken.value())
+    if (Status st = TakeOver(t, now_unix); !st.ok()) return st;
+  std::set<std::string> held;
+  for (const auto& [job, resume] : resume_)
+    if (leases_.Holds(job)) held.insert(job);
+  consumer_.SetReadable(held);
+  counters_.leases_taken = leases_.taken();
+  counters_.leases_lost = leases_.lost();
+  counters_.jobs_owned = held.size();
+  return Status::Ok();
+}
+
+// A job just taken starts afresh from its judged record: the entries from its resume point are taken in again
+// (the summaries judged before skipped), and the record is written at once (the lease renewed with it).
+Status ServeCore::TakeOver(const JobLeases::Taken& t, double now_unix) {
+  const auto committed = committed_.find(t.job);
+  if (resume_.count(t.job) && committed != committed_.end() && t.had_record && t.commit.owner == leases_.owner() &&
+      t.commit.steps_judged == committed->second)
+    return Status::Ok();  // its own lease back, the record as it left it: nothing judged elsewhere meanwhile
+  Drop(t.job);
+  resume_[t.job] = JobResume(t.commit, t.had_record);
+  consumer_.Rewind(t.job);
+  if (t.had_record) {
+    auto entries = consumer_.Replay(t.job, t.commit.resume_from);
+    if (!entries.ok()) return entries.status();
+    for (const StreamEntry& e : entries.value()) {
+      ++counters_.replayed;
+      TakeIn(e, now_unix);
+    }
+    if (!entries.value().empty()) resume_[t.job].Replayed(entries.value().back().id);
+  }
+  judged_now_.insert(t.job);
+  return Status::Ok();
+}
+
+// Renews each held job's lease with its judged record: every job when `all`, else those that judged steps
+// or whose renewal is due. A lease found lost is dropped by JobLeases (the job's state waits: Leases).
+Status ServeCore::CommitJudged(bool all) {
+  for (const auto& [job, resume] : resume_) {
+    if (!leases_.Holds(job)) continue;
+    if (!all && !judged_now_.count(job) && !leases_.RenewDue(job)) continue;
+    auto online = jobs_.find(job);
+    const JobCommit record = resume.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view());
+    auto renewed = leases_.Commit(&memory_, job, record);
+    if (!renewed.ok()) return renewed.status();
+    if (renewed.value()) committed_[job] = record.steps_judged;
+  }
+  judged_now_.clear();
+  counters_.leases_lost = leases_.lost();
+  return Status::Ok();
+}
+
+void ServeCore::Drop(const std::string& job) {
+  jobs_.erase(job);
+  resume_.erase(job);
+  inflight_.erase(job);
+  stall_findings_.erase(job);
+  window_findings_.erase(job);
+  pending_stalls_.erase(job);
+  judged_now_.erase(job);
+  committed_.erase(job);
+}
+
+Status ServeCore::Release() {
+  if (!memory_.connected())
+    if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
+  if (Status st = CommitJudged(true); !st.ok()) return st;
+  return leases_.ReleaseAll(&memory_);
 }
 
 // A judgment is reported once the same ranks have been missing for kInflightConfirmS and each missing rank's
@@ -217,9 +339,19 @@ AgentSnapshot ServeCore::Snapshot(double now_unix) const {
   std::set<std::string> names;
   for (const auto& [job, online] : jobs_) names.insert(job);
   for (const auto& [job, ranks] : inflight_) names.insert(job);
+  for (const auto& [job, owner] : leases_.owners()) names.insert(job);
   for (const std::string& job : names) {
     JobState state;
     state.job = job;
+    JobOwnership& own = state.ownership.emplace();
+    if (auto o = leases_.owners().find(job); o != leases_.owners().end()) own.owner = o->second;
+    own.this_serve = leases_.Holds(job);
+    if (auto r = resume_.find(job); r != resume_.end()) {
+      auto online = jobs_.find(job);
+      own.steps_judged_total = static_cast<int64_t>(
+          r->second.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view()).steps_judged);
+      own.skipped_judged = r->second.skipped_judged();
+    }
     if (auto o = jobs_.find(job); o != jobs_.end()) state.online = o->second.view();
     if (auto st = stall_findings_.find(job); st != stall_findings_.end()) state.open = st->second;
     if (auto w = window_findings_.find(job); w != window_findings_.end())

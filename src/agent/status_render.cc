@@ -153,6 +153,14 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
                    {"reason", job.deep.reason},
                    {"windows", job.deep.windows}};
     if (job.online) o["online"] = OnlineJson(*job.online);
+    if (job.ownership)
+      o["owner"] = {{"serve", job.ownership->owner.empty() ? nlohmann::ordered_json()
+                                                           : nlohmann::ordered_json(job.ownership->owner)},
+                    {"this_serve", job.ownership->this_serve},
+                    {"steps_judged_total", job.ownership->steps_judged_total >= 0
+                                               ? nlohmann::ordered_json(job.ownership->steps_judged_total)
+                                               : nlohmann::ordered_json()},
+                    {"skipped_judged", job.ownership->skipped_judged}};
     if (job.last) o["diagnosis"] = DiagnosisToJson(*job.last);
     jobs.push_back(std::move(o));
   }
@@ -196,6 +204,17 @@ void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out)
          c.window_requests, out);
   Scalar(family, "strata_serve_window_findings_total", "counter", "Window-diagnosis findings agents sent back.",
          c.window_findings, out);
+  Scalar(family, "strata_serve_leases_taken_total", "counter",
+         "Job leases this serve took (a free job, or one whose owner stopped renewing).", c.leases_taken, out);
+  Scalar(family, "strata_serve_leases_lost_total", "counter",
+         "Job leases this serve lost (not renewed in time; another serve may own the job).", c.leases_lost, out);
+  Scalar(family, "strata_serve_jobs_owned", "gauge", "Jobs whose lease this serve holds (the jobs it judges).",
+         c.jobs_owned, out);
+  Scalar(family, "strata_serve_replayed_total", "counter",
+         "Stream entries read again from a taken job's resume point (its judged record).", c.replayed, out);
+  Scalar(family, "strata_serve_skipped_replayed_total", "counter",
+         "Entries the consumer group delivered that the replay had already taken in (acknowledged, skipped).",
+         c.skipped_replayed, out);
   Scalar(family, "strata_serve_redis_failures_total", "counter",
          "Failed reads from Redis (each followed by a reconnect).", c.failures, out);
 }

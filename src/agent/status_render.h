@@ -24,6 +24,9 @@ struct ConsumerCounters {
   uint64_t entries = 0, acked = 0, reclaimed = 0, malformed = 0, polls = 0, failures = 0;
   uint64_t agent_findings = 0;                        // findings agents published (serve judges the whole job itself)
   uint64_t window_requests = 0, window_findings = 0;  // flight-recorder windows asked for, findings received
+  // Leases (job_lease.h): jobs taken (free, or after another serve's lease expired), lost, owned now;
+  // entries read again from a judged record's resume point, and entries the group delivered after that.
+  uint64_t leases_taken = 0, leases_lost = 0, jobs_owned = 0, replayed = 0, skipped_replayed = 0;
   std::string last_error;
 };
 

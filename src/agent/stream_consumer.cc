@@ -57,7 +57,7 @@ Status StreamConsumer::Discover() {
 Status StreamConsumer::Claim(const std::string& job, JobCursor* cursor, std::vector<StreamEntry>* out) {
   // XAUTOCLAIM pages with a cursor; "0-0" back means the whole pending list was scanned.
   std::string from = "0-0";
-  const auto idle_ms = std::to_string(static_cast<long long>(options_.claim_idle_s * 1000));
+  const auto idle_ms = cursor->claim_all ? "0" : std::to_string(static_cast<long long>(options_.claim_idle_s * 1000));
   do {
     auto r = conn_.Command({"XAUTOCLAIM", StepsStreamKey(job), options_.group, options_.consumer, idle_ms, from,
                             "COUNT", std::to_string(options_.batch)});
@@ -79,7 +79,7 @@ Expected<std::vector<StreamEntry>> StreamConsumer::Read(int block_ms) {
   // A read that only found pending lists drained goes on at once with new entries.
   for (int attempt = 0;; ++attempt) {
     bool draining = false;
-    for (const auto& [job, cursor] : jobs_) draining = draining || !cursor.pending_from.empty();
+    for (const auto& [job, cursor] : jobs_) draining = draining || (Readable(job) && !cursor.pending_from.empty());
     auto out = ReadOnce(block_ms);
     if (!out.ok() || !out.value().empty() || !draining || attempt > 0) return out;
   }
@@ -91,6 +91,7 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
   std::vector<std::string> keys, ids;
   bool draining = false;
   for (auto& [job, cursor] : jobs_) {
+    if (!Readable(job)) continue;
     if (!cursor.claimed)
       if (Status st = Claim(job, &cursor, &out); !st.ok()) return st;
     keys.push_back(StepsStreamKey(job));
@@ -123,7 +124,7 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
     }
   // A job whose pending read came back empty has been drained: from now on it reads new entries.
   for (auto& [job, cursor] : jobs_)
-    if (!cursor.pending_from.empty() && got[job] == 0) cursor.pending_from.clear();
+    if (Readable(job) && !cursor.pending_from.empty() && got[job] == 0) cursor.pending_from.clear();
   return out;
 }
 
@@ -160,6 +161,30 @@ Expected<std::vector<RedisReply>> StreamConsumer::ReadGroup(const std::vector<st
   }
   if (!one && !any && block_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(block_ms, 50)));
   return replies;
+}
+
+Expected<std::vector<StreamEntry>> StreamConsumer::Replay(const std::string& job, const std::string& from) {
+  if (Status st = EnsureConnected(); !st.ok()) return st;
+  std::vector<StreamEntry> out;
+  std::string start = from;
+  for (;;) {
+    auto r = conn_.Command({"XRANGE", StepsStreamKey(job), start, "+", "COUNT", std::to_string(options_.batch)});
+    if (!r.ok()) return r.status();
+    for (const RedisReply& e : r.value().elements) {
+      StreamEntry entry;
+      if (!ParseEntry(e, job, &entry)) continue;
+      entry.replayed = true;
+      out.push_back(std::move(entry));
+    }
+    if (r.value().elements.size() < options_.batch || out.empty()) return out;
+    start = "(" + out.back().id;
+  }
+}
+
+std::vector<std::string> StreamConsumer::job_names() const {
+  std::vector<std::string> names;
+  for (const auto& [job, cursor] : jobs_) names.push_back(job);
+  return names;
 }
 
 Status StreamConsumer::Request(const std::string& job, const StreamFields& fields) {

@@ -3,11 +3,14 @@
 // the stream's start (XGROUP CREATE ... 0 MKSTREAM). After a (re)start a job is first drained of this
 // consumer's own pending entries (read from id 0, delivered before but never acknowledged) and of entries
 // pending on other consumers idle for `claim_idle_s` (XAUTOCLAIM), then reads new entries (id >).
+// With leases (job_lease.h), Read is limited to the jobs this serve owns (SetReadable), and a job taken over
+// is first replayed from its judged record's resume point (Replay: XRANGE, outside the group).
 // Invariants: an entry is acknowledged only by Ack, after the caller has taken it in, so a crash between
 // reading and acknowledging re-delivers it and never loses it; entries are returned per job in stream order.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,7 @@ struct StreamEntry {
   std::string job, id;
   StreamFields fields;
   bool reclaimed = false;  // delivered before (pending) or claimed from another consumer
+  bool replayed = false;   // read by Replay (outside the group: never acknowledged)
 };
 
 class StreamConsumer {
@@ -40,6 +44,18 @@ class StreamConsumer {
   Expected<std::vector<StreamEntry>> Read(int block_ms);
   /// Acknowledges entries taken in; returns how many Redis acknowledged.
   Expected<size_t> Ack(const std::vector<StreamEntry>& entries);
+  /// Limits Read to these jobs (all discovered jobs until called).
+  void SetReadable(std::set<std::string> jobs) { readable_ = std::move(jobs), limited_ = true; }
+  /// Every entry of `job`'s stream from `from` (an XRANGE start: an id, `(ID` for past it, or `-`), in
+  /// pages of `batch`.
+  Expected<std::vector<StreamEntry>> Replay(const std::string& job, const std::string& from);
+  /// `job` re-reads this consumer's pending entries and claims every other consumer's at its next Read (a job
+  /// taken over: they were its earlier owners').
+  void Rewind(const std::string& job) {
+    if (jobs_.count(job)) jobs_[job] = JobCursor{.claim_all = true};
+  }
+  /// The jobs discovered so far.
+  std::vector<std::string> job_names() const;
   /// Appends `fields` to job `job`'s requests stream (capped at about 1,000 entries).
   Status Request(const std::string& job, const StreamFields& fields);
   size_t jobs() const { return jobs_.size(); }
@@ -48,6 +64,7 @@ class StreamConsumer {
   struct JobCursor {
     std::string pending_from = "0";  // reading this consumer's pending entries from here; "" once drained
     bool claimed = false;            // XAUTOCLAIM done since (re)connecting
+    bool claim_all = false;          // the next XAUTOCLAIM takes every pending entry (a job taken over)
   };
   Status EnsureConnected();
   Expected<std::vector<StreamEntry>> ReadOnce(int block_ms);
@@ -59,6 +76,9 @@ class StreamConsumer {
   ConsumerOptions options_;
   RedisConnection conn_;
   std::map<std::string, JobCursor> jobs_;
+  std::set<std::string> readable_;
+  bool limited_ = false;
+  bool Readable(const std::string& job) const { return !limited_ || readable_.count(job) > 0; }
 };
 
 }  // namespace strata::agent

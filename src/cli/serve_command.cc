@@ -56,6 +56,11 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "take over entries other consumers left pending this long (a serve that died)")
       ->check(Finite() & CLI::Range(0.0, 1e7))
       ->capture_default_str();
+  cmd->add_option("--lease-s", o.lease.lease_s,
+                  "several serves share the jobs: a job's lease lasts this long unless its serve renews it; another "
+                  "serve takes the job over within about 1.25 times this after its serve dies (names: --consumer)")
+      ->check(Finite() & CLI::Range(0.2, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
   cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");

@@ -36,7 +36,8 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 USER, PASSWORD = "strata", "pw-%d-cluster-secret" % os.getpid()
 # What strata's user may do (docs/agent.md): its keys, and the commands it sends.
 STRATA_ACL = ["~strata:*", "resetchannels", "-@all", "+xadd", "+sadd", "+smembers", "+get", "+set", "+xgroup|create",
-              "+xautoclaim", "+xreadgroup", "+xack", "+xread", "+xrevrange", "+cluster|slots", "+asking"]
+              "+xautoclaim", "+xreadgroup", "+xack", "+xread", "+xrevrange", "+cluster|slots", "+asking",
+              "+xrange", "+hgetall", "+eval", "+pexpire", "+hset", "+del"]  # serve's leases (job_lease.h)
 ADMIN_PASSWORD = "admin-%d" % os.getpid()  # the test's own redis-cli
 JOB_SECONDS, FAULT_AFTER = 24, 8
 

@@ -36,6 +36,8 @@ TEST(RedisSlots, TheKeyACommandIsRoutedBy) {
   EXPECT_EQ(CommandKey({"XREADGROUP", "GROUP", "g", "c", "COUNT", "5", "streams", "k1", "k2", ">", ">"}), "k1");
   EXPECT_EQ(CommandKey({"XREAD", "COUNT", "100", "STREAMS", "k", "0"}), "k");
   EXPECT_EQ(CommandKey({"PING"}), std::nullopt);
+  EXPECT_EQ(CommandKey({"EVAL", "return 1", "2", "k1", "k2", "a"}), "k1");
+  EXPECT_EQ(CommandKey({"EVAL", "return 1", "0"}), std::nullopt);
   EXPECT_EQ(CommandKey({"WAIT", "1", "100"}), std::nullopt);
   EXPECT_EQ(CommandKey({"CLUSTER", "SLOTS"}), std::nullopt);
   EXPECT_EQ(CommandKey({"AUTH", "user", "secret"}), std::nullopt);

@@ -344,6 +344,7 @@ TEST(ServeRedis, ClaimsEntriesLeftPendingByAnotherConsumer) {
   RedisConnection c;
   ASSERT_TRUE(c.Connect(redis.address(), 1).ok());
   ASSERT_TRUE(c.Command({"XREADGROUP", "GROUP", "strata-serve", "dead", "STREAMS", StepsStreamKey("j"), ">"}).ok());
+  ASSERT_TRUE(setup.Release().ok());  // a serve reads only the jobs it owns: setup stops and gives j up
   ConsumerOptions co;
   co.consumer = "other";
   co.claim_idle_s = 0;

@@ -1,0 +1,53 @@
+// JobResume (see job_resume.h).
+#include "agent/job_resume.h"
+
+#include <algorithm>
+
+namespace strata::agent {
+
+bool JobResume::AlreadyReplayed(const std::string& id) const {
+  return replayed_through_ != std::pair<uint64_t, uint64_t>{0, 0} && StreamIdOrder(id) <= replayed_through_;
+}
+
+bool JobResume::JudgedBefore(int32_t rank, int64_t own) const {
+  const auto it = base_.judged_own.find(rank);
+  return it != base_.judged_own.end() && own <= it->second;
+}
+
+void JobResume::Took(const std::string& id) {
+  if (last_taken_.empty() || StreamIdOrder(id) > StreamIdOrder(last_taken_)) last_taken_ = id;
+}
+
+void JobResume::TookSummary(const std::string& id, int32_t rank, int64_t own) {
+  Took(id);
+  unjudged_.push_back({id, rank, own});
+}
+
+void JobResume::Prune(const OnlineView& view) {
+  std::erase_if(unjudged_, [&](const Unjudged& u) {
+    const auto it = view.judged_own.find(u.rank);
+    return it != view.judged_own.end() && u.own <= it->second;
+  });
+}
+
+JobCommit JobResume::Record(const std::string& owner, const OnlineView* view) const {
+  JobCommit c = base_;
+  c.owner = owner;
+  if (view) {
+    c.steps_judged += view->steps_judged;
+    for (const auto& [rank, own] : view->judged_own) {
+      auto [it, inserted] = c.judged_own.emplace(rank, own);
+      if (!inserted) it->second = std::max(it->second, own);
+    }
+  }
+  if (!unjudged_.empty()) {
+    c.resume_from = std::min_element(unjudged_.begin(), unjudged_.end(), [](const Unjudged& a, const Unjudged& b) {
+                      return StreamIdOrder(a.id) < StreamIdOrder(b.id);
+                    })->id;
+  } else if (!last_taken_.empty()) {
+    c.resume_from = "(" + last_taken_;
+  }
+  return c;
+}
+
+}  // namespace strata::agent
