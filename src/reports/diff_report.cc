@@ -81,10 +81,15 @@ std::string Ints(const std::vector<int32_t>& v) {
   return text::IntRanges(w);
 }
 
-/// "LABEL (rank 3, step 1009; 9812 events)": what was compared on one side.
+/// "LABEL (rank 3, step 1009; 9812 events)": what was compared on one side; an op table left to the default,
+/// "LABEL (every rank: 0-7, its median step by time: 23; ...)".
 std::string SideDescription(const std::string& label, const diff::SideSummary& s) {
-  return fmt::format("{} (rank{} {}, step{} {}; {} events{}{})", label, s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
-                     s.steps.size() > 1 ? "s" : "", text::IntRanges(s.steps), s.rows,
+  const std::string which =
+      s.whole_median_step
+          ? fmt::format("every rank: {}, its median step by time: {}", Ints(s.ranks), text::IntRanges(s.steps))
+          : fmt::format("rank{} {}, step{} {}", s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
+                        s.steps.size() > 1 ? "s" : "", text::IntRanges(s.steps));
+  return fmt::format("{} ({}; {}{}{})", label, which, text::Count(s.rows, "event"),
                      s.rounded_to_us ? ", rounded to whole µs as HTA does" : "",
                      s.step_source == "profiler-step" ? "" : "; no ProfilerStep, steps " + s.step_source);
 }
