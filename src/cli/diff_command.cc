@@ -31,6 +31,7 @@ struct DiffCommandOptions {
   std::string format = "text";
   std::string out;
   size_t top = 20;
+  size_t width = 0;  // --width; 0: COLUMNS, the terminal's or the default (cli/terminal_width.h)
   unsigned threads = 0;
 };
 
@@ -71,7 +72,7 @@ std::string Render(const DiffSides& sides, const diff::RunDiff& result, const Di
   if (o.format == "json")
     return DiffToJson(sides, result).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   if (o.format == "html") return DiffToHtml(sides, result, o.top);
-  return DiffToText(sides, result, o.top, TextWidth(o.out, kDefaultTextWidth));
+  return DiffToText(sides, result, o.top, TextWidth(o.out, o.width, kDefaultTextWidth));
 }
 
 }  // namespace
@@ -93,6 +94,7 @@ CLI::App* AddDiffCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o.out, "write to FILE instead of standard output");
+  AddWidthOption(cmd, o.width);
   cmd->add_option("--top", o.top, "names listed in text and html (json lists every name)")
       ->check(CLI::Range(size_t{1}, size_t{100000}))
       ->capture_default_str();

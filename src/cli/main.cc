@@ -128,10 +128,11 @@ void AddInputOptions(CLI::App* cmd, CommonInputOptions& o) {
       ->capture_default_str();
 }
 
-void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out,
+void AddOutputOptions(CLI::App* cmd, std::string& format, std::string& out, size_t& width,
                       const std::vector<std::string>& formats = {"text", "json"}) {
   cmd->add_option("--format", format, "output format")->check(CLI::IsMember(formats))->capture_default_str();
   cmd->add_option("-o,--output", out, "write to FILE instead of standard output");
+  strata::cli::AddWidthOption(cmd, width);
 }
 
 /// --op-map's entries into `out`; a usage error names the entry that is not FROM=TO with a known TO.
@@ -230,7 +231,7 @@ strata::Expected<std::vector<std::string>> SegmentPaths(const std::vector<std::s
 
 /// `strata inspect`: each segment as text tables (one block per segment), or JSON (one object; an array
 /// for several segments).
-int RunInspect(const std::vector<std::string>& paths, const std::string& format) {
+int RunInspect(const std::vector<std::string>& paths, const std::string& format, size_t width) {
   auto segments = SegmentPaths(paths);
   if (!segments.ok()) {
     PrintError(segments.error());
@@ -250,7 +251,7 @@ int RunInspect(const std::vector<std::string>& paths, const std::string& format)
       all.push_back(strata::SegmentToJson(indexed));
     else
       text += (text.empty() ? "" : "\n") +
-              strata::SegmentToText(indexed, strata::cli::TextWidth("", strata::kDefaultTextWidth));
+              strata::SegmentToText(indexed, strata::cli::TextWidth("", width, strata::kDefaultTextWidth));
   }
   if (format == "json") text = JsonText(all.size() == 1 ? all[0] : all);
   if (auto st = strata::WriteOutput("", text); !st.ok()) {
@@ -265,6 +266,7 @@ struct SummaryCommand {
   CommonInputOptions in;
   std::string format = "text";
   std::string out;
+  size_t width = 0;  // --width; 0: COLUMNS, the terminal's or the default (cli/terminal_width.h)
   bool include_last_step = false;
   size_t top_kernels = 10;
   strata::SummaryTextOptions text;
@@ -276,7 +278,7 @@ struct SummaryCommand {
                              "metrics (idle/compute/non-compute time, communication-computation overlap, kernel "
                              "time by type)");
     AddInputOptions(cmd, in);
-    AddOutputOptions(cmd, format, out);
+    AddOutputOptions(cmd, format, out, width);
     cmd->add_flag("--include-last-step", include_last_step,
                   "keep the last ProfilerStep (HTA drops it by default because it is often incomplete)");
     cmd->add_flag("--per-rank", text.per_rank,
@@ -294,7 +296,7 @@ struct SummaryCommand {
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options);
-    text.width = strata::cli::TextWidth(out, strata::kDefaultTextWidth);
+    text.width = strata::cli::TextWidth(out, width, strata::kDefaultTextWidth);
     const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
                                                   : strata::SummaryToText(job.store, result, text);
     if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) {
@@ -310,6 +312,7 @@ struct DiagnoseCommand {
   CommonInputOptions in;
   std::string format = "text";
   std::string out;
+  size_t width = 0;  // --width; 0: COLUMNS, the terminal's or the default (cli/terminal_width.h)
   double min_effect_pct = 100.0 * strata::diagnosis::thresholds::kMinEffect;
   std::vector<std::string> fail_on;
   CLI::App* cmd = nullptr;
@@ -320,7 +323,7 @@ struct DiagnoseCommand {
                              "save (JSON per the strata.diagnosis/1 contract with --format json; a self-contained "
                              "page with --format html -o FILE)");
     AddInputOptions(cmd, in);
-    AddOutputOptions(cmd, format, out, {"text", "json", "html"});
+    AddOutputOptions(cmd, format, out, width, {"text", "json", "html"});
     cmd->add_option("--min-effect", min_effect_pct,
                     "hide findings that save less than this, in % of step time (a filter: no figure changes)")
         ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
@@ -350,7 +353,7 @@ struct DiagnoseCommand {
         format == "json" ? JsonText(strata::DiagnosisToJson(result))
         : format == "html"
             ? strata::RenderHtmlReport(strata::DiagnosisToJson(result), strata::BuildReportView(job.store, result))
-            : strata::DiagnosisToText(result, strata::cli::TextWidth(out, strata::kDefaultTextWidth));
+            : strata::DiagnosisToText(result, strata::cli::TextWidth(out, width, strata::kDefaultTextWidth));
     if (auto st = strata::WriteOutput(out, text, job.files); !st.ok()) {
       PrintError(st.message());
       return 1;
@@ -363,6 +366,7 @@ struct DiagnoseCommand {
 struct InspectCommand {
   std::vector<std::string> paths;
   std::string format = "text";
+  size_t width = 0;
   uint64_t max_memory = 0;
   CLI::App* cmd = nullptr;
 
@@ -376,12 +380,13 @@ struct InspectCommand {
                     "input")
         ->required();
     cmd->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    strata::cli::AddWidthOption(cmd, width);
     AddMaxMemoryOption(cmd, max_memory);
   }
 
   int Run() {
     if (int rc = ApplyMaxMemory(max_memory)) return rc;
-    return RunInspect(paths, format);
+    return RunInspect(paths, format, width);
   }
 };
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "cli/parse_error_wording.h"
+
 namespace strata::cli {
 
 namespace {
@@ -87,13 +89,15 @@ std::optional<std::string> UnknownSubcommand(const CLI::App& app, int argc, char
 
 std::string UsageErrorMessage(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
   const CLI::App* sub = ChosenSubcommand(app, argc, argv);
-  std::string message = error.what();
+  std::string message = WordParseError(app, sub, error);
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     for (const std::string& word : UnexpectedArguments(error.what())) {
       if (word.rfind("--", 0) != 0) continue;
       const std::string given = word.substr(0, word.find('='));
-      if (const std::string near = NearestOption(app, sub, given); !near.empty())
-        message += fmt::format("\n{}: did you mean {}?", given, near);
+      const std::string near = NearestOption(app, sub, given);
+      const size_t line = message.find(given + ": not an option");
+      if (near.empty() || line == std::string::npos) continue;
+      message.insert(std::min(message.find('\n', line), message.size()), fmt::format("; did you mean {}?", near));
     }
   }
   message += sub ? fmt::format("\nsee strata {} --help for its options", sub->get_name())

@@ -1,6 +1,6 @@
 // What strata says when its command line is wrong: an unknown subcommand or option gets the nearest valid
-// one suggested, and every message (CLI11's included) is given as "strata: ..." lines on stderr, ending with
-// where the options are listed. Invariant: only usage errors come here; help and --version requests are
+// one suggested, and every message (CLI11's in strata's words) is given as "strata: ..." lines on stderr,
+// ending with where the options are listed. Invariant: only usage errors come here; help and --version requests are
 // printed by CLI11 itself (cli/main.cc).
 #pragma once
 
@@ -19,9 +19,9 @@ size_t EditDistance(std::string_view a, std::string_view b);
 /// the nearest one; nullopt otherwise.
 std::optional<std::string> UnknownSubcommand(const CLI::App& app, int argc, char** argv);
 
-/// The message for a parse error of the command line: CLI11's sentence, a suggestion for each unexpected
-/// `--option` near one the subcommand (or strata itself) takes, and the --help to read; one error per line,
-/// without the "strata: " prefix (the caller's PrintError adds it).
+/// The message for a parse error of the command line: CLI11's sentence in strata's words (parse_error_wording.h),
+/// a suggestion for each unexpected `--option` near one the subcommand (or strata itself) takes, and the --help
+/// to read; one error per line, without the "strata: " prefix (the caller's PrintError adds it).
 std::string UsageErrorMessage(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv);
 
 }  // namespace strata::cli

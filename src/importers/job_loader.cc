@@ -408,7 +408,7 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
         const auto now = std::chrono::steady_clock::now();
         if (now - last_report > std::chrono::milliseconds(500) || done == files.size()) {
           last_report = now;
-          options.on_progress(fmt::format("loaded {}/{} files ({:.1f} s)", done, files.size(),
+          options.on_progress(fmt::format("read {}/{} files ({:.1f} s)", done, files.size(),
                                           std::chrono::duration<double>(now - started).count()));
         }
       }
@@ -458,6 +458,19 @@ bool NumberRanksInFileOrder(TraceStore& store, const std::string& file, size_t f
   return true;
 }
 
+// The error for a rank two trace files claim. Files of two folders are likely two runs of one job (a
+// before and after, as HTA's trace_compare): the error says to compare them with `strata diff` then.
+std::string RankClaimedTwice(int rank, const std::string& first, const std::string& second) {
+  const fs::path a = fs::path(first).parent_path(), b = fs::path(second).parent_path();
+  if (a == b)
+    return fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which file is which rank)",
+                       rank, first, second);
+  return fmt::format(
+      "rank {} is claimed by two inputs: {} and {}; if the two folders are two runs of the job, compare them with "
+      "`strata diff {} {}`; if they are one run, use --rank-map to say which file is which rank",
+      rank, first, second, a.empty() ? "." : a.string(), b.empty() ? "." : b.string());
+}
+
 void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, const LoadOptions& options,
                  const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<std::string>* errors) {
   const size_t errors_before = errors->size();
@@ -498,10 +511,7 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
       }
     }
     auto [it, inserted] = owner->emplace(rank.rank, file);
-    if (!inserted)
-      errors->push_back(
-          fmt::format("rank {} is claimed by two inputs: {} and {} (use --rank-map to say which file is which rank)",
-                      rank.rank, it->second, file));
+    if (!inserted) errors->push_back(RankClaimedTwice(rank.rank, it->second, file));
   }
 }
 
@@ -629,6 +639,20 @@ Status TakeRecordingAlone(SortedInputs& in, LoadedJob* job) {
 
 // The loader's steps: sort the inputs, read a recording alone as a job of its own, else import the traces,
 // number their ranks, and merge them in rank order.
+// The last progress line: the trace files that made the job and its ranks, apart from the files read that were
+// no trace (a truth.json beside the traces is read, found not to be one, and left out).
+std::string LoadedLine(const LoadedJob& job, size_t trace_files) {
+  std::string line = fmt::format("loaded {} trace file{}: {} rank{}", trace_files, trace_files == 1 ? "" : "s",
+                                 job.store.ranks.size(), job.store.ranks.size() == 1 ? "" : "s");
+  if (job.ignored.empty()) return line;
+  line +=
+      fmt::format("; {} other file{} not a trace, left out:", job.ignored.size(), job.ignored.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < job.ignored.size() && i < 3; ++i)
+    line += (i ? ", " : " ") + fs::path(job.ignored[i]).filename().string();
+  if (job.ignored.size() > 3) line += ", ...";
+  return line;
+}
+
 Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOptions& options) {
   auto expanded = ExpandInputs(paths);
   if (!expanded.ok()) return expanded.status();
@@ -708,6 +732,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
   job.recorded = std::move(in.recorded);
   job.notes = std::move(in.segment_notes);
   if (auto warning = OpTableUnitWarning(job.store, options.import.op_table.time_unit_ns)) job.notes.push_back(*warning);
+  if (options.on_progress) options.on_progress(LoadedLine(job, order.size()));
   return job;
 }
 

@@ -26,10 +26,10 @@ std::string LastArrivalText(const CommunicationOp& op) {
 }
 
 std::string OpLine(const CommunicationOp& op, size_t width) {
-  std::string line =
-      fmt::format("{} on {} ({} ranks{}): {} calls", op.op,
-                  op.group.empty() ? std::string("the default group") : "group " + TerminalSafe(op.group), op.members,
-                  op.algorithm.empty() ? "" : ", " + op.algorithm, op.calls);
+  std::string line = fmt::format(
+      "{} on {} ({}{}): {}", op.op,
+      op.group.empty() ? std::string("the default group") : "group " + TerminalSafe(op.group),
+      text::Count(op.members, "rank"), op.algorithm.empty() ? "" : ", " + op.algorithm, text::Count(op.calls, "call"));
   if (op.bytes >= 0) line += " of " + ByteText(op.bytes);
   line += ", " + text::Duration(op.time_ms) + " each";
   if (op.split && op.time_ms > 0) {

@@ -80,10 +80,17 @@ std::string StepSpan(const std::vector<int64_t>& steps) {
 }
 
 std::string JobLine(const diagnosis::DiagnosisResult& r, size_t width) {
-  return text::Wrap(fmt::format("job: {} ranks, {} steps ({}, from {}), step time median {}, p90 {}", r.ranks,
-                                r.steps.size(), StepSpan(r.steps), model::StepSourceName(r.step_source),
-                                text::Duration(r.step_time_median_ms), text::Duration(r.step_time_p90_ms)),
-                    width, "", 5);
+  if (r.steps.empty())
+    return text::Wrap(fmt::format("job: {}, no steps found: no step time to compare", text::Count(r.ranks, "rank")),
+                      width, "", 5);
+  const std::string times = r.step_time_median_ms > 0
+                                ? fmt::format("step time median {}, p90 {}", text::Duration(r.step_time_median_ms),
+                                              text::Duration(r.step_time_p90_ms))
+                                : std::string("step time not measured (see the notes)");
+  return text::Wrap(
+      fmt::format("job: {}, {} ({}, from {}), {}", text::Count(r.ranks, "rank"), text::Count(r.steps.size(), "step"),
+                  StepSpan(r.steps), model::StepSourceName(r.step_source), times),
+      width, "", 5);
 }
 
 std::string StragglerLines(const diagnosis::DiagnosisResult& r, size_t width) {
@@ -106,15 +113,19 @@ std::string StragglerLines(const diagnosis::DiagnosisResult& r, size_t width) {
   return out;
 }
 
-// "label: a +1.00 ms, b +2.00 ms": the largest items that fit the report's width (at least one, clipped).
+// "label: a +1.00 ms, b +2.00 ms": the largest items that fit the report's width; at least the first, its name
+// shortened in the middle when it is too long for the line, its figure always whole.
 std::string ItemLine(const std::string& label, std::vector<std::pair<std::string, std::string>> items, size_t width) {
   std::string line = "     " + label + ":";
   for (size_t i = 0; i < items.size() && i < 3; ++i) {
-    const std::string item = fmt::format("{} {} {}", i ? "," : "", TerminalSafe(items[i].first), items[i].second);
-    if (i > 0 && text::Columns(line + item) > width) break;
-    line += item;
+    const std::string figure = " " + items[i].second;
+    const std::string lead = i ? ", " : " ";
+    std::string name = TerminalSafe(items[i].first);
+    if (i > 0 && text::Columns(line + lead + name + figure) > width) break;
+    const size_t room = width - std::min(width, text::Columns(line + lead + figure));
+    line += lead + text::ShortenMiddle(name, std::max<size_t>(room, 8)) + figure;
   }
-  return text::ClipAtWord(line, width) + "\n";
+  return line + "\n";
 }
 
 // The excess by class of a finding's evidence, as (class, ms rounded as in the JSON), in the contract's order.
@@ -198,7 +209,7 @@ std::string FindingLines(size_t n, const diagnosis::Finding& f, size_t width) {
                                  ScaleMs(TerminalSafe(f.summary)), f.confidence);
   // The summary usually says the saving; say it when it does not.
   if (f.summary.find("saves") == std::string::npos)
-    head += fmt::format("; saves {} of step time", text::Percent(f.impact_pct));
+    head += fmt::format("; saves {} of step time", diagnosis::SavingPercent(f.impact_pct));
   return text::Wrap(head, width, "  ", 3) + EvidenceLines(f.evidence, width);
 }
 
@@ -220,6 +231,7 @@ std::string TopParts(const std::string& label, const std::map<std::string, doubl
 }
 
 std::string WhatIfLines(const diagnosis::DiagnosisResult& r, size_t width) {
+  if (r.whatif.ideal_step_ms <= 0) return "\n" + text::Wrap("what-if: not run (no step to replay)", width, "", 2);
   std::string out = "\n" + text::Wrap(fmt::format("what-if ({} model): steps take {}× the ideal step of {}",
                                                   WhatIfModelName(r.whatif.model), text::Sig3(r.whatif.slowdown),
                                                   text::Duration(r.whatif.ideal_step_ms)),
@@ -290,7 +302,7 @@ std::string CriticalPathLines(const CriticalPath& p, size_t width) {
     if (shown > 0 && c.share < 0.01) break;
     line +=
         fmt::format("{}{} % rank {} {}{}", shown ? ", " : "", text::Sig3(100 * c.share), c.rank, PathKindName(c.kind),
-                    c.top_name.empty() ? "" : " (" + TerminalSafe(text::ClipAtWord(c.top_name, 60)) + ")");
+                    c.top_name.empty() ? "" : " (" + text::ShortenMiddle(TerminalSafe(c.top_name), 60) + ")");
   }
   if (shown < parts.size()) line += fmt::format(", ... ({} more)", parts.size() - shown);
   return text::Wrap(line, width, "  ", 4);
@@ -428,9 +440,9 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
   }
   if (r.findings.empty()) {
     return fmt::format(
-        "healthy: no straggler and no finding above the minimum effect over {} ranks and {} steps "
+        "healthy: no straggler and no finding above the minimum effect over {} and {} "
         "(what-if slowdown {}×)",
-        r.ranks, r.steps.size(), text::Sig3(r.whatif.slowdown));
+        text::Count(r.ranks, "rank"), text::Count(r.steps.size(), "step"), text::Sig3(r.whatif.slowdown));
   }
   const auto& f = r.findings.front();
   if (f.cause == diagnosis::Cause::kHang || f.cause == diagnosis::Cause::kCollectiveMismatch) return StoppedVerdict(f);
@@ -445,9 +457,11 @@ std::string Verdict(const diagnosis::DiagnosisResult& r) {
       : f.rank && f.ranks.size() > 1 ? fmt::format("ranks {}", fmt::join(f.ranks, ", "))
       : f.rank                       ? fmt::format("rank {}", *f.rank)
       : f.stage                      ? fmt::format("stage {}", *f.stage)
-                                     : fmt::format("{} ranks", f.ranks.size());
-  return fmt::format("{}: {}{} costs {} of step time", diagnosis::CauseName(f.cause), who,
-                     f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", text::Percent(f.impact_pct));
+                                     : text::Count(f.ranks.size(), "rank");
+  const bool several = who.rfind("ranks", 0) == 0 || (!f.rank && !f.stage && f.ranks.size() != 1);
+  return fmt::format("{}: {}{} {} {} of step time", diagnosis::CauseName(f.cause), who,
+                     f.op ? fmt::format(" ({})", TerminalSafe(*f.op)) : "", several ? "cost" : "costs",
+                     text::Percent(f.impact_pct));
 }
 
 /// "skipped events: N of M (x%):" then one line per reason with its severity and description.
@@ -464,6 +478,22 @@ std::string SkippedLines(const diagnosis::DiagnosisResult& r, size_t width) {
   line += fmt::format("{} of {} ({:.2f}%):", total, total + events,
                       100.0 * static_cast<double>(total) / static_cast<double>(total + events));
   return line + "\n" + SkipReasonLines(by_reason, "  ", width);
+}
+
+// How the ranks' clocks were put on one timeline, or why they were not: one rank has nothing to align, no
+// collective leaves nothing to align by; a residual under 1 µs is said in ns, none as "exactly".
+std::string ClocksLine(const diagnosis::DiagnosisResult& r) {
+  if (r.host_clocks)
+    return "clocks: the traces' own (epoch) clocks: NCCL calls return at launch, no common instant to align by";
+  if (r.ranks < 2) return "clocks: one rank, nothing to align";
+  if (r.collective_source == model::CollectiveSource::kOpTable) return "clocks: one clock, the op table's";
+  if (r.collective_source == model::CollectiveSource::kNone)
+    return "clocks: not aligned (no collective call common to the ranks to align by)";
+  const double us = r.clock_residual_us;
+  const std::string within = us <= 0  ? std::string("exactly")
+                             : us < 1 ? "to within " + text::Sig3(us * 1e3) + " ns"
+                                      : "to within " + text::Duration(us / 1e3);
+  return fmt::format("clocks: aligned by {} {}", model::CollectiveSourceName(r.collective_source), within);
 }
 
 std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
@@ -500,12 +530,7 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
   out += WhatIfLines(r, width);
   if (r.critical_path) out += CriticalPathLines(*r.critical_path, width);
   out += CommunicationLines(r.communication, width);
-  out += text::Wrap(r.host_clocks ? std::string("clocks: the traces' own (epoch) clocks: NCCL calls return at launch, "
-                                                "no common instant to align by")
-                                  : fmt::format("clocks: aligned by {} to within {}",
-                                                model::CollectiveSourceName(r.collective_source),
-                                                text::Duration(r.clock_residual_us / 1e3)),
-                    width, "", 2);
+  out += text::Wrap(ClocksLine(r), width, "", 2);
   for (const auto& in : r.left_out) out += text::Wrap("left out: " + TerminalSafe(in.reason), width, "", 2);
   out += SkippedLines(r, width);
   for (const auto& n : r.notes) out += text::Wrap("note: " + TerminalSafe(n), width, "", 2);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/round.h"
 #include "core/text_escape.h"
@@ -80,10 +81,15 @@ std::string Ints(const std::vector<int32_t>& v) {
   return text::IntRanges(w);
 }
 
-/// "LABEL (rank 3, step 1009; 9812 events)": what was compared on one side.
+/// "LABEL (rank 3, step 1009; 9812 events)": what was compared on one side; an op table left to the default,
+/// "LABEL (every rank: 0-7, its median step by time: 23; ...)".
 std::string SideDescription(const std::string& label, const diff::SideSummary& s) {
-  return fmt::format("{} (rank{} {}, step{} {}; {} events{}{})", label, s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
-                     s.steps.size() > 1 ? "s" : "", text::IntRanges(s.steps), s.rows,
+  const std::string which =
+      s.whole_median_step
+          ? fmt::format("every rank: {}, its median step by time: {}", Ints(s.ranks), text::IntRanges(s.steps))
+          : fmt::format("rank{} {}, step{} {}", s.ranks.size() > 1 ? "s" : "", Ints(s.ranks),
+                        s.steps.size() > 1 ? "s" : "", text::IntRanges(s.steps));
+  return fmt::format("{} ({}; {}{}{})", label, which, text::Count(s.rows, "event"),
                      s.rounded_to_us ? ", rounded to whole µs as HTA does" : "",
                      s.step_source == "profiler-step" ? "" : "; no ProfilerStep, steps " + s.step_source);
 }
@@ -118,19 +124,38 @@ std::string KindsText(const diff::RunDiff& d) {
          t.Render("  ");
 }
 
+/// The names of `shown` as the table prints them: shortened in the middle to `columns`; a name that would then
+/// read like another shown name is printed whole, so two different names never print alike.
+std::vector<std::string> ShownNames(const std::vector<const diff::Change*>& shown, size_t columns) {
+  std::vector<std::string> names;
+  std::map<std::string, size_t> first;  // printed name -> its first row
+  for (const diff::Change* c : shown) names.push_back(text::ShortenMiddle(TerminalSafe(c->name), columns));
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto [it, inserted] = first.emplace(names[i], i);
+    if (inserted) continue;
+    names[it->second] = TerminalSafe(shown[it->second]->name);
+    names[i] = TerminalSafe(shown[i]->name);
+  }
+  return names;
+}
+
 std::string TopText(const diff::RunDiff& d, size_t top, size_t width) {
   const size_t name_columns = std::max(kMinNameColumns, width - std::min(width, kRowColumnsButName));
-  text::Table t({">change", ">total time", ">count", "name"});
-  size_t shown = 0, left = 0;
+  std::vector<const diff::Change*> shown;
+  size_t left = 0;
   for (const diff::Change& c : d.names) {
     if (IsStepRow(c)) continue;
-    if (shown == top) {
+    if (shown.size() == top)
       ++left;
-      continue;
-    }
-    std::string mark = c.is_new() ? " [new]" : c.is_gone() ? " [gone]" : "";
-    t.Add({Signed(c.diff_total_us()), Times(c), Counts(c), text::Clip(TerminalSafe(c.name), name_columns) + mark});
-    ++shown;
+    else
+      shown.push_back(&c);
+  }
+  const std::vector<std::string> names = ShownNames(shown, name_columns);
+  text::Table t({">change", ">total time", ">count", "name"});
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const diff::Change& c = *shown[i];
+    const std::string mark = c.is_new() ? " [new]" : c.is_gone() ? " [gone]" : "";
+    t.Add({Signed(c.diff_total_us()), Times(c), Counts(c), names[i] + mark});
   }
   std::string out = "\ntop changes by total time:\n" + t.Render("  ");
   if (left) out += fmt::format("  ... {} more names (all of them: --format json)\n", left);
@@ -148,8 +173,10 @@ std::string RanksText(const diff::RunDiff& d) {
     if (r.differs) differ.push_back(&r);
   }
   std::sort(changes.begin(), changes.end());
-  std::string out = fmt::format("\nranks in both runs: {}; step time change from {} to {}\n", d.ranks.size(),
-                                Signed(changes.front()), Signed(changes.back()));
+  const std::string range = Signed(changes.front()) == Signed(changes.back())
+                                ? Signed(changes.front()) + " on every rank"
+                                : fmt::format("from {} to {}", Signed(changes.front()), Signed(changes.back()));
+  std::string out = fmt::format("\nranks in both runs: {}; step time change {}\n", d.ranks.size(), range);
   const bool two = d.ranks.size() == 2;  // compared name by name with the other rank (rank_changes.h)
   if (!two && d.ranks.size() < diff::kMinRanksToCompare) return out;
   if (differ.empty())
@@ -230,7 +257,7 @@ std::string BarsSvg(const std::vector<const diff::Change*>& rows) {
     const int len = largest > 0 ? static_cast<int>(std::lround(half * std::fabs(d) / largest)) : 0;
     const int y = static_cast<int>(i) * row_h + 3;
     svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", label_w - 6, y + 12,
-                       HtmlEscape(text::Clip(rows[i]->name, 56)));
+                       HtmlEscape(text::ShortenMiddle(rows[i]->name, 56)));
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)",
                        d >= 0 ? axis : axis - len, y + 2, std::max(len, 1), row_h - 6,
                        d >= 0 ? "var(--bad)" : "var(--good)", HtmlEscape(rows[i]->name), HtmlEscape(Signed(d)));

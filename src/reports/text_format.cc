@@ -32,6 +32,10 @@ std::string Duration(double ms) {
 
 std::string Percent(double pct) { return Sig3(pct) + "%"; }
 
+std::string Count(uint64_t n, const std::string& noun, const std::string& plural) {
+  return fmt::format("{} {}", n, n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+
 size_t Columns(const std::string& s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -49,6 +53,26 @@ std::string Clip(const std::string& s, size_t width) {
     }
   }
   return s.substr(0, i) + std::string("...").substr(0, width - keep);
+}
+
+namespace {
+
+/// The byte offset of code point `n` of `s` (s.size() past its end).
+size_t CodePointOffset(const std::string& s, size_t n) {
+  size_t cols = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && cols++ == n) return i;
+  return s.size();
+}
+
+}  // namespace
+
+std::string ShortenMiddle(const std::string& s, size_t width) {
+  const size_t columns = Columns(s);
+  if (columns <= width) return s;
+  if (width < 2) return Clip(s, width);
+  const size_t head = width / 2, tail = width - 1 - head;
+  return s.substr(0, CodePointOffset(s, head)) + "…" + s.substr(CodePointOffset(s, columns - tail));
 }
 
 std::string ClipAtWord(const std::string& s, size_t width) {
@@ -80,7 +104,10 @@ std::string Wrap(const std::string& s, size_t width, const std::string& indent, 
     if (!empty) line += " ";
     line += w;
     empty = false;
-    if (Columns(line) > width) line = Clip(line, width);
+    if (Columns(line) > width) {
+      const size_t before = Columns(line) - Columns(w);
+      line = line.substr(0, line.size() - w.size()) + ShortenMiddle(w, width > before ? width - before : 1);
+    }
   }
   return out + line + "\n";
 }

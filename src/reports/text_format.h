@@ -29,18 +29,27 @@ std::string Duration(double ms);
 /// A percentage with three significant digits: "51.4%", "0.500%".
 std::string Percent(double pct);
 
+/// `n` and the noun, singular for one: Count(1, "rank") is "1 rank", Count(3, "step") "3 steps". `plural`
+/// when the noun does not take an s.
+std::string Count(uint64_t n, const std::string& noun, const std::string& plural = "");
+
 /// Number of terminal columns `s` takes (UTF-8 code points).
 size_t Columns(const std::string& s);
 
 /// `s` cut to at most `width` columns, ending in "..." when cut.
 std::string Clip(const std::string& s, size_t width);
 
+/// `s` shortened in the middle to at most `width` columns: its start and its end kept, "…" between them, so two
+/// names that differ at either end stay different ("ampere_bf16_s1688gemm_…_128x64_nn"); as is when it fits.
+std::string ShortenMiddle(const std::string& s, size_t width);
+
 /// `s` cut at its last space that leaves room for " ..." within `width` columns, so no word or number is cut
 /// in half; Clip when no space leaves room.
 std::string ClipAtWord(const std::string& s, size_t width);
 
 /// `s` word-wrapped to `width` columns: every line starts with `indent`, continuation lines with `hang`
-/// more spaces; a word longer than a line is cut with "...". Ends with a newline.
+/// more spaces; a word longer than a line is shortened in the middle (ShortenMiddle), never cut at its end. Ends with a
+/// newline.
 std::string Wrap(const std::string& s, size_t width, const std::string& indent, size_t hang);
 
 /// Sorted integers as ranges: "1-5", "4,6,9-12"; past `max_items` ranges, "... (N in all)".

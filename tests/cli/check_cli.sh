@@ -92,10 +92,10 @@ expect_text "html on a terminal says so" "$work/out" 'standard output is a termi
 expect_rc "html -o /dev/tty: usage error" 2 script -qec "$bin diagnose --format html -o /dev/tty $example" /dev/null
 expect_text "html -o /dev/tty says so" "$work/out" 'that is a terminal'
 expect_rc "unknown option: usage error" 2 "$bin" diagnose --no-such-option "$example"
-expect_text "unknown option: CLI11's message as strata's" "$work/err" '^strata: The following argument was not expected'
+expect_text "unknown option: in strata's words" "$work/err" '^strata: --no-such-option: not an option of strata diagnose$'
 expect_text "unknown option: where the options are" "$work/err" '^strata: see strata diagnose --help'
 expect_rc "mistyped option: usage error" 2 "$bin" diagnose --formt json "$example"
-expect_text "mistyped option: nearest option suggested" "$work/err" '^strata: --formt: did you mean --format?'
+expect_text "mistyped option: nearest option suggested" "$work/err" '^strata: --formt: not an option of strata diagnose; did you mean --format?'
 expect_rc "mistyped option=value: usage error" 2 "$bin" summary --thread=2 "$example"
 expect_text "mistyped option=value: nearest option suggested" "$work/err" 'did you mean --threads?'
 if grep -v '^strata: ' "$work/err" | grep -q .; then
@@ -104,6 +104,21 @@ else
   passed=$((passed + 1)); echo "ok   usage errors: every line starts with 'strata: '"
 fi
 expect_rc "missing argument: usage error" 2 "$bin" diagnose
+expect_text "missing argument: in strata's words" "$work/err" '^strata: missing PATHS... (usage: strata diagnose \[options\] PATHS...)$'
+expect_rc "out of range: usage error" 2 "$bin" diagnose --min-effect 200 "$example"
+expect_text "out of range: in strata's words" "$work/err" '^strata: --min-effect 200: must be a number from 0 to 100$'
+expect_rc "a third argument to diff: usage error" 2 "$bin" diff a b c
+expect_text "a third argument to diff: in strata's words" "$work/err" "^strata: unexpected argument 'c' (usage: strata diff \[options\] BASE TEST)$"
+if grep -q -e 'not expected' -e 'not in range' -e 'is required' -e '0\.000000' "$work/err"; then
+  failed=$((failed + 1)); echo "FAIL usage errors: CLI11's own wording: $(cat "$work/err")"
+else
+  passed=$((passed + 1)); echo "ok   usage errors: none of CLI11's own wording"
+fi
+# Two runs (HTA's trace_compare pair) given to diagnose: the error points to strata diff.
+if [ -d ../shared/datasets/hta/trace_compare ]; then
+  expect_rc "two runs given to diagnose: error" 1 "$bin" diagnose ../shared/datasets/hta/trace_compare/base ../shared/datasets/hta/trace_compare/test
+  expect_text "two runs given to diagnose: points to strata diff" "$work/err" '`strata diff ../shared/datasets/hta/trace_compare/base ../shared/datasets/hta/trace_compare/test`'
+fi
 expect_rc "typo in subcommand: usage error" 2 "$bin" diagnos "$example"
 expect_text "typo: nearest subcommand suggested" "$work/err" "did you mean 'diagnose'"
 expect_rc "no subcommand: usage error" 2 "$bin"
@@ -158,13 +173,31 @@ if [ "$widest" -le 64 ] && grep -q '^verdict: ' "$work/tty.txt"; then
 else
   failed=$((failed + 1)); echo "FAIL COLUMNS=64 on a terminal: widest line $widest columns"
 fi
+# Piped: COLUMNS when set (issue 51: it was ignored), else the fixed 100; --width wins over both; -o FILE keeps 100.
+widest_of() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$1"; }
 COLUMNS=64 "$bin" diagnose "$example" > "$work/piped.txt"
-widest=$(python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$work/piped.txt")
-if [ "$widest" -gt 64 ] && [ "$widest" -le 100 ]; then
-  passed=$((passed + 1)); echo "ok   piped: the fixed width whatever COLUMNS says ($widest columns)"
+widest=$(widest_of "$work/piped.txt")
+if [ "$widest" -le 64 ] && grep -q '^verdict: ' "$work/piped.txt"; then
+  passed=$((passed + 1)); echo "ok   piped with COLUMNS=64: lines fit ($widest columns)"
 else
-  failed=$((failed + 1)); echo "FAIL piped: widest line $widest columns (want 65..100)"
+  failed=$((failed + 1)); echo "FAIL piped with COLUMNS=64: widest line $widest columns"
 fi
+env -u COLUMNS "$bin" diagnose "$example" > "$work/piped.txt"
+widest=$(widest_of "$work/piped.txt")
+if [ "$widest" -gt 64 ] && [ "$widest" -le 100 ]; then
+  passed=$((passed + 1)); echo "ok   piped without COLUMNS: the fixed width ($widest columns)"
+else
+  failed=$((failed + 1)); echo "FAIL piped without COLUMNS: widest line $widest columns (want 65..100)"
+fi
+COLUMNS=200 "$bin" diagnose --width 64 "$example" > "$work/piped.txt"
+widest=$(widest_of "$work/piped.txt")
+if [ "$widest" -le 64 ]; then
+  passed=$((passed + 1)); echo "ok   --width 64 wins over COLUMNS ($widest columns)"
+else
+  failed=$((failed + 1)); echo "FAIL --width 64: widest line $widest columns"
+fi
+expect_rc "--width under the minimum: usage error" 2 "$bin" diagnose --width 20 "$example"
+expect_text "--width 20: says what is allowed" "$work/err" '^strata: --width 20: must be a whole number from 60 to 10000$'
 
 # The bundled recording (examples/recorded-2rank-cpu-contention) can be tried without root.
 recorded_example="$(dirname "$example")/recorded-2rank-cpu-contention"

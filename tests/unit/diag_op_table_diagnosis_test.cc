@@ -302,6 +302,30 @@ TEST(DiagOpTableDiagnosis, UnknownOpTypesAreNamedAndMakeTheJobInconclusiveUntilM
   EXPECT_EQ(mapped.findings[0].stage, 3);
 }
 
+// A table without the dp_rank and stage columns (ST with its first two columns cut): the what-if finds no step
+// to replay, and the note names the missing columns and their options (issue 51: it said only "has a
+// embedding-grads-all-reduce op number 0 that the template step lacks").
+TEST(DiagOpTableDiagnosis, MissingLayoutColumnsAreNamed) {
+  const std::string text = DatasetText(DatasetPath("ST"));
+  if (text.empty()) GTEST_SKIP() << DatasetPath("ST") << " is absent (../shared)";
+  std::string cut;
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, nl - at);
+    const size_t second = line.find(',', line.find(',') + 1);
+    if (second != std::string::npos) cut += line.substr(second + 1) + "\n";
+    at = nl + 1;
+  }
+  ASSERT_EQ(cut.rfind("rank,step,optype,", 0), 0u) << cut.substr(0, 80);
+  const DiagnosisResult r = DiagnoseText(cut);
+  EXPECT_EQ(r.status, "inconclusive");
+  const bool named = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("the op table has no dp_rank and no stage column (--col-dp-rank and --col-stage name them)") !=
+           std::string::npos;
+  });
+  EXPECT_TRUE(named) << fmt::format("{}", fmt::join(r.notes, "\n"));
+}
+
 TEST(DiagOpTableDiagnosis, AFewUnknownRowsAreACaveatNotAVerdict) {
   const std::string text = DatasetText(DatasetPath("ST"));
   ASSERT_FALSE(text.empty()) << DatasetPath("ST") << " is absent (../shared)";

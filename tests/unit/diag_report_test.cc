@@ -139,9 +139,9 @@ TEST(DiagReport, Verdict) {
   EXPECT_EQ(Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
   // Ranks slowed alike: one finding whose saving is fixing all of them, so the verdict names them all.
   r.findings[0].ranks = {3, 0, 2};
-  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) costs 12.5% of step time");
+  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) cost 12.5% of step time");
   r.findings[0].ranks = {3, 0, 2, 4, 6, 8};
-  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) costs 12.5% of step time");
+  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) cost 12.5% of step time");
   r.findings[0].ranks = {3};
   r.findings[0].rank.reset();
   r.findings[0].op.reset();
@@ -151,7 +151,7 @@ TEST(DiagReport, Verdict) {
   r.findings[0].stage.reset();
   r.findings[0].cause = Cause::kDataImbalance;
   r.findings[0].ranks = {0, 1, 2, 3};
-  EXPECT_EQ(Verdict(r), "data_imbalance: 4 ranks costs 12.5% of step time");
+  EXPECT_EQ(Verdict(r), "data_imbalance: 4 ranks cost 12.5% of step time");
   r.findings.clear();
   r.stragglers.clear();
   EXPECT_EQ(Verdict(r).rfind("healthy: no straggler and no finding", 0), 0u) << Verdict(r);
@@ -200,6 +200,61 @@ TEST(DiagReport, TextFitsTheWidthWithoutCuttingNumbers) {
   EXPECT_EQ(DiagnosisToText(r, 10), DiagnosisToText(r, kMinTextWidth));
 }
 
+// Degenerate jobs read as a person would write them (issue 51): no "1 ranks, 0 steps (none, from none), step
+// time median 0 ms", "1.00× the ideal step of 0 ms", "aligned by none to within 0 ms", "saves -0.0%".
+TEST(DiagReport, DegenerateCasesAreWrittenAsAPersonWould) {
+  DiagnosisResult r = Sample();
+  r.ranks = 1;
+  r.steps.clear();
+  r.step_time_median_ms = r.step_time_p90_ms = 0;
+  r.whatif.ideal_step_ms = 0;
+  r.collective_source = model::CollectiveSource::kNone;
+  r.stragglers.clear();
+  r.findings[1].impact_pct = -0.01;
+  std::string text = DiagnosisToText(r);
+  EXPECT_NE(text.find("job: 1 rank, no steps found: no step time to compare\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("what-if: not run (no step to replay)"), std::string::npos) << text;
+  EXPECT_NE(text.find("clocks: one rank, nothing to align"), std::string::npos) << text;
+  EXPECT_NE(text.find("something (confidence 0.30); saves less than 0.1% of step time"), std::string::npos) << text;
+  for (const char* wrong : {"1 ranks", "0 steps", "of 0 ms", "within 0 ms", "-0.0", "none, from none"})
+    EXPECT_EQ(text.find(wrong), std::string::npos) << wrong << " in:\n" << text;
+  // Ranks but no collective to align their clocks by; steps whose time was not measured.
+  r.ranks = 4;
+  r.steps = {1, 2};
+  text = DiagnosisToText(r);
+  EXPECT_NE(text.find("clocks: not aligned (no collective call common to the ranks to align by)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("job: 4 ranks, 2 steps (1-2, from profiler-step), step time not measured"), std::string::npos)
+      << text;
+  // A residual under 1 µs in ns, none as "exactly".
+  r.collective_source = model::CollectiveSource::kCpuOps;
+  r.clock_residual_us = 0.001;
+  EXPECT_NE(DiagnosisToText(r).find("clocks: aligned by cpu-ops to within 1.00 ns"), std::string::npos);
+  r.clock_residual_us = 0;
+  EXPECT_NE(DiagnosisToText(r).find("clocks: aligned by cpu-ops exactly"), std::string::npos);
+}
+
+// A kernel name longer than the line keeps its figure (issue 51: "ampere_bf16_..._64x3_nn ..." lost "+2.63 ms"):
+// the name is shortened in the middle, both its ends and the figure printed.
+TEST(DiagReport, LongOpNamesKeepTheirFigures) {
+  DiagnosisResult r = Sample();
+  const std::string kernel =
+      "ampere_bf16_s16816gemm_bf16_128x128_ldg8_relu_f2f_stages_32x5_tn_cutlass_sm80_kernel_with_a_long_tail_64x3_nn";
+  TraceRankEvidence e;
+  e.op_excess_per_step = {{kernel, 2.63}, {"aten::mm", 1.0}};
+  r.findings[0].evidence.kind = e;
+  for (const size_t width : {60u, 100u}) {
+    const std::string text = DiagnosisToText(r, width);
+    const size_t line = text.find("top ops over peers, per step:");
+    ASSERT_NE(line, std::string::npos) << text;
+    const std::string row = text.substr(line, text.find('\n', line) - line);
+    EXPECT_NE(row.find("+2.63 ms"), std::string::npos) << row;
+    EXPECT_NE(row.find(": ampere_b"), std::string::npos) << row;
+    EXPECT_NE(row.find("64x3_nn +2.63 ms"), std::string::npos) << row;
+    EXPECT_NE(row.find("…"), std::string::npos) << row;
+  }
+}
+
 TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
   DiagnosisResult r = Sample();
   r.stragglers[0].late_ms_per_step = 22995.936;
@@ -226,7 +281,7 @@ TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
   EXPECT_EQ(text.find("{\""), std::string::npos) << text;                  // no JSON dump
   // A finding whose summary does not say the saving gets it after the confidence.
   EXPECT_NE(text.find("[unknown]"), std::string::npos);
-  EXPECT_NE(text.find("saves 4.00% of step time"), std::string::npos) << text;
+  EXPECT_NE(text.find("saves 4.0% of step time"), std::string::npos) << text;  // as the summaries write it
   // The skipped events and notes come last, after the what-if and clocks.
   EXPECT_LT(text.find("clocks:"), text.find("skipped events:"));
   EXPECT_LT(text.find("skipped events:"), text.find("note: a note"));

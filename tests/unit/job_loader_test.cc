@@ -105,8 +105,45 @@ TEST(LoadJob, ProgressGoesToTheCallback) {
   options.on_progress = [&](const std::string& line) { lines.push_back(line); };
   auto job = LoadJob({dir.path()}, options);
   ASSERT_TRUE(job.ok()) << job.error();
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2].rfind("read 3/3 files (", 0), 0u) << lines[lines.size() - 2];
+  EXPECT_EQ(lines.back(), "loaded 3 trace files: 3 ranks");
+}
+
+// A truth.json beside the traces is read but is no trace: the last line counts the traces and ranks alone and
+// names the file left out (it said "loaded 3/3 files" for 2 ranks, issue 51).
+TEST(LoadJob, ProgressCountsTracesApartFromOtherFiles) {
+  TempDir dir;
+  for (int r = 0; r < 2; ++r) WriteFile(dir.file("worker" + std::to_string(r) + ".json"), KinetoDoc(3, r));
+  WriteFile(dir.file("truth.json"), R"({"fault": "none"})");
+  LoadOptions options = Threads(1);
+  std::vector<std::string> lines;
+  options.on_progress = [&](const std::string& line) { lines.push_back(line); };
+  auto job = LoadJob({dir.path()}, options);
+  ASSERT_TRUE(job.ok()) << job.error();
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.back().rfind("loaded 3/3 files (", 0), 0u) << lines.back();
+  EXPECT_EQ(lines.back(), "loaded 2 trace files: 2 ranks; 1 other file not a trace, left out: truth.json");
+}
+
+// Two folders whose files claim the same ranks are likely two runs (a before and an after): the error points to
+// `strata diff` with both folders (it said only "rank 1 is claimed by two inputs", issue 51).
+TEST(LoadJob, TwoRunsPointToDiff) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("base"));
+  std::filesystem::create_directories(dir.file("test"));
+  WriteFile(dir.file("base/run.json"), KinetoDoc(2, 1, DistInfo(1)));
+  WriteFile(dir.file("test/run.json"), KinetoDoc(2, 1, DistInfo(1)));
+  auto job = LoadJob({dir.file("base"), dir.file("test")}, Threads(1));
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.error().find("rank 1 is claimed by two inputs"), std::string::npos) << job.error();
+  EXPECT_NE(job.error().find("`strata diff " + dir.file("base") + " " + dir.file("test") + "`"), std::string::npos)
+      << job.error();
+  // Files of one folder claiming one rank are one run named wrongly: --rank-map, no diff.
+  WriteFile(dir.file("base/other.json"), KinetoDoc(2, 1, DistInfo(1)));
+  auto one = LoadJob({dir.file("base")}, Threads(1));
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().find("strata diff"), std::string::npos) << one.error();
+  EXPECT_NE(one.error().find("--rank-map"), std::string::npos) << one.error();
 }
 
 TEST(LoadJob, DistributedInfoBeatsFileName) {

@@ -5,6 +5,8 @@
 
 #include "reports/diff_report.h"
 
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,14 @@ class BuiltRun {
     s_.inputs[0].format = format;
     s_.slices.append(ts, dur, s_.strings.intern(name), StringId(), TrackId(CpuTrack(0)), kNoCorrelation,
                      kSliceComplete);
+  }
+  // A row of an op table: its step is the table's (the store's step column), on the rank's op-table track.
+  void OpRow(const std::string& name, int64_t step, int64_t ts, int64_t dur, size_t rank) {
+    const uint32_t track = CpuTrack(rank);
+    s_.tracks[track].kind = TrackKind::kOpTable;
+    s_.inputs[s_.ranks[rank].input].format = InputFormat::kOpTable;
+    Add(name, "op", ts, dur, track, kNoCorrelation);
+    s_.slices.step.back() = static_cast<int32_t>(step);
   }
   void SetFloatTimestamps() {
     for (InputInfo& in : s_.inputs) in.float_timestamps = true;
@@ -361,7 +371,8 @@ TEST(RunDiff, LastContainingStepWins) {
 namespace strata::diff {
 namespace {
 
-// The text's names get the columns the terminal has: clipped to 44 at the default 100, whole at 160.
+// The text's names get the columns the terminal has: shortened in the middle to 44 at the default 100, whole at
+// 160.
 TEST(RunDiff, TextNamesFitTheWidthGiven) {
   const std::string longname(70, 'x');
   BuiltRun base, test;
@@ -373,9 +384,84 @@ TEST(RunDiff, TextNamesFitTheWidthGiven) {
   ASSERT_TRUE(d.ok()) << d.error();
   const DiffSides sides{base.store(), test.store(), "base", "test"};
   EXPECT_EQ(DiffToText(sides, d.value()).find(longname), std::string::npos);
-  EXPECT_NE(DiffToText(sides, d.value()).find(longname.substr(0, 40)), std::string::npos);
+  EXPECT_NE(DiffToText(sides, d.value()).find(longname.substr(0, 20) + "…" + longname.substr(0, 20)),
+            std::string::npos);
   EXPECT_NE(DiffToText(sides, d.value(), 20, 160).find(longname), std::string::npos);
   EXPECT_EQ(DiffToText(sides, d.value(), 20, 10), DiffToText(sides, d.value(), 20, kMinTextWidth));
+}
+
+// Two long names that differ only at their end, or only in their middle, never print alike (issue 51: two
+// kernels printed identically, both cut at the same column): the end is kept, and names that would still read
+// alike are printed whole.
+TEST(RunDiff, TextKeepsDifferentLongNamesApart) {
+  const std::string head = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_";
+  const std::vector<std::string> names = {head + "64x3_nn", head + "64x3_tn", head + "MIDDLE" + head + "64x3_nn",
+                                          head + "middle" + head + "64x3_nn"};
+  BuiltRun base, test;
+  base.Step(5, 0, 100 * us);
+  test.Step(5, 0, 130 * us);
+  for (size_t i = 0; i < names.size(); ++i) {
+    base.Cpu(names[i], (10 + 10 * static_cast<int64_t>(i)) * us, 5 * us);
+    test.Cpu(names[i], (10 + 10 * static_cast<int64_t>(i)) * us, (6 + static_cast<int64_t>(i)) * us);
+  }
+  auto d = Diff(base, test);
+  ASSERT_TRUE(d.ok()) << d.error();
+  const DiffSides sides{base.store(), test.store(), "base", "test"};
+  const std::string text = DiffToText(sides, d.value());
+  std::vector<std::string> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(head.substr(0, 20)) != std::string::npos) rows.push_back(line);
+  ASSERT_EQ(rows.size(), names.size()) << text;
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = i + 1; j < rows.size(); ++j) {
+      const std::string a = rows[i].substr(rows[i].find(head.substr(0, 20)));
+      const std::string b = rows[j].substr(rows[j].find(head.substr(0, 20)));
+      EXPECT_NE(a, b) << text;
+    }
+  // A name alike no other is shortened in the middle, its end kept.
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](const std::string& row) {
+    return row.find("…") != std::string::npos && row.ends_with("_64x3_tn");
+  })) << text;
+  for (const char* change : {"+1.00 µs", "+2.00 µs", "+3.00 µs", "+4.00 µs"})
+    EXPECT_NE(text.find(change), std::string::npos) << change << "\n" << text;
+}
+
+// An op table left to the default compares the whole of one typical step: every rank's rows of the step whose
+// time is the median (issue 51: one row of rank 0's first step was compared, "(rank 0, step 23; 1 events)").
+TEST(RunDiff, OpTableComparesEveryRankOfItsMedianStep) {
+  auto table = [] {
+    BuiltRun r({0, 1});
+    const int64_t length[] = {10, 30, 20};  // steps 1, 2, 3: the median step is 3
+    int64_t t = 0;
+    for (int64_t step = 1; step <= 3; ++step) {
+      for (size_t rank = 0; rank < 2; ++rank) {
+        r.OpRow("forward-compute", step, t * us, 2 * us, rank);
+        r.OpRow("backward-compute", step, (t + 2) * us, (length[step - 1] - 2) * us, rank);
+      }
+      t += length[step - 1];
+    }
+    return r;
+  };
+  BuiltRun base = table(), test = table();
+  auto d = Diff(base, test);
+  ASSERT_TRUE(d.ok()) << d.error();
+  EXPECT_TRUE(d.value().base.whole_median_step);
+  EXPECT_EQ(d.value().base.ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(d.value().base.steps, (std::vector<int64_t>{3}));
+  EXPECT_EQ(d.value().base.rows, 4u);
+  const DiffSides sides{base.store(), test.store(), "base", "test"};
+  const std::string text = DiffToText(sides, d.value());
+  EXPECT_NE(text.find("base (every rank: 0-1, its median step by time: 3; 4 events"), std::string::npos) << text;
+  // A step named on the command line is compared as asked, HTA's way (the first rank).
+  DiffOptions o = Options();
+  o.base.steps = {1};
+  o.test.steps = {1};
+  auto asked = Diff(base, test, o);
+  ASSERT_TRUE(asked.ok()) << asked.error();
+  EXPECT_FALSE(asked.value().base.whole_median_step);
+  EXPECT_EQ(asked.value().base.ranks, (std::vector<int32_t>{0}));
+  EXPECT_EQ(asked.value().base.steps, (std::vector<int64_t>{1}));
 }
 
 }  // namespace

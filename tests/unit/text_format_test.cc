@@ -60,6 +60,28 @@ TEST(TextFormat, WrapIndentsContinuationLines) {
   EXPECT_EQ(Wrap("short", 40, "", 0), "short\n");
 }
 
+// Long names are shortened in the middle, so names that differ at either end stay different (issue 51).
+TEST(TextFormat, ShortenMiddleKeepsBothEnds) {
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 5), "ab…ij");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 6), "abc…ij");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 10), "abcdefghij");
+  EXPECT_EQ(Columns(ShortenMiddle("µµµµµµµµµµµµ", 7)), 7u);
+  EXPECT_NE(ShortenMiddle("kernel_with_a_long_body_64x3_nn", 16), ShortenMiddle("kernel_with_a_long_body_64x3_tn", 16));
+}
+
+// A word longer than the line is shortened in the middle: its end (a figure, a suffix) survives.
+TEST(TextFormat, WrapShortensAWordLongerThanTheLine) {
+  const std::string wrapped = Wrap("see abcdefghijklmnopqrstuvwxyz_42 now", 12, "", 0);
+  EXPECT_EQ(wrapped, "see\nabcdef…yz_42\nnow\n");
+}
+
+TEST(TextFormat, CountIsSingularForOne) {
+  EXPECT_EQ(Count(1, "rank"), "1 rank");
+  EXPECT_EQ(Count(0, "step"), "0 steps");
+  EXPECT_EQ(Count(52, "rank"), "52 ranks");
+  EXPECT_EQ(Count(1, "call"), "1 call");
+}
+
 TEST(TextFormat, IntRangesCompactsRuns) {
   EXPECT_EQ(IntRanges({1, 2, 3, 4, 5}), "1-5");
   EXPECT_EQ(IntRanges({4, 6, 9, 10, 11, 12}), "4,6,9-12");

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/diagnosis/cause_choice.h"
+#include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
 #include "core/round.h"
@@ -108,8 +109,8 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
            &f);
   f.summary = fmt::format(
       "the slowest rank changes from step to step ({} ranks take turns, their ops {:.0f}% slower than their "
-      "peers' in those steps): per-step load is uneven across ranks; balancing it saves {:.1f}% of step time",
-      f.ranks.size(), 100.0 * (Median(load.scaling) - 1.0), f.impact_pct);
+      "peers' in those steps): per-step load is uneven across ranks; balancing it saves {} of step time",
+      f.ranks.size(), 100.0 * (Median(load.scaling) - 1.0), SavingPercent(f.impact_pct));
   f.evidence.kind = LoadImbalanceEvidence{analysis.late_pairs, load.broad, Median(load.scaling), std::nullopt};
   return f;
 }

@@ -10,6 +10,7 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/data_imbalance.h"
+#include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/straggler.h"
 #include "analysis/diagnosis/thresholds.h"
@@ -366,8 +367,8 @@ CauseChoice SlowLinkCause(const GroupPass& p, const LateSplit& late, size_t r, F
   if (worst_ns > 0) f->op = ShortOpName(p.store.strings.view(worst));
   f->summary = fmt::format(
       "rank {} transfers slowly in every one of its process groups ({:.1f} ms more per step than usual for the "
-      "same collectives): its own link is slow; fixing it saves {:.1f}% of step time",
-      *f->rank, late.comm_ms, f->impact_pct);
+      "same collectives): its own link is slow; fixing it saves {} of step time",
+      *f->rank, late.comm_ms, SavingPercent(f->impact_pct));
   e->blame_kind = BlameKind::kDependencyEdge;
   return choice;
 }
@@ -382,8 +383,8 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
   f->op = p.TopOp(d, f->cause);
   f->summary = fmt::format(
       "rank {} spends {:.1f} ms more per step outside collectives than its stage peers ({}); the others wait "
-      "for it; fixing it saves {:.1f}% of step time",
-      *f->rank, late.self_ms, CausePhrase(f->cause), f->impact_pct);
+      "for it; fixing it saves {} of step time",
+      *f->rank, late.self_ms, CausePhrase(f->cause), SavingPercent(f->impact_pct));
   e->excess_ms = GroupRankEvidence::Excess{d.excess.data_ms, d.excess.host_gap_ms, d.excess.compute_ms,
                                            d.excess.device_busy_ms, d.self_idle_ms};
   e->peer_device_busy_ms = d.excess.peer_device_busy_ms;
@@ -458,8 +459,8 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   f.op = p.TopOp(d, f.cause);
   f.summary = fmt::format(
       "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
-      "balancing the stages saves {:.1f}% of step time",
-      s, m.size(), slow.excess_ns / 1e6, f.impact_pct);
+      "balancing the stages saves {} of step time",
+      s, m.size(), slow.excess_ns / 1e6, SavingPercent(f.impact_pct));
   f.evidence.kind = StageExcessEvidence{slow.excess_ns / 1e6, slow.steps, p.OpList(d)};
   for (size_t k = 0; k < m.size(); ++k) {
     Straggler st;

@@ -12,17 +12,21 @@
 namespace strata::diagnosis {
 namespace {
 
+// The smallest saving a summary writes as a figure (one decimal): below it, "less than 0.1%" (it wrote
+// "saves -0.0%" and "saves 0.0%").
+constexpr double kSmallestSavingPct = 0.05;
+
 // Rounding slack: impacts are rounded to 0.01 percentage points.
 constexpr double kRoundingPct = 0.01;
 
-// The summary with its "saves N%" figure restated as `now` (summaries format it as {:.1f}%).
+// The summary with its "saves N%" figure restated as `now` (summaries write it with SavingPercent).
 std::string RestateSaving(std::string summary, double before, double now) {
   const size_t saves = summary.find("saves");
   if (saves == std::string::npos) return summary;
-  const std::string old_text = fmt::format("{:.1f}%", before);
+  const std::string old_text = SavingPercent(before);
   const size_t at = summary.find(old_text, saves);
   if (at == std::string::npos) return summary;
-  return summary.replace(at, old_text.size(), fmt::format("{:.1f}%", now));
+  return summary.replace(at, old_text.size(), SavingPercent(now));
 }
 
 // Models the findings the what-if cannot see into S (impact.h): the waste grows by their share.
@@ -85,6 +89,11 @@ size_t CapAtLateness(DiagnosisResult* result) {
 
 }  // namespace
 
+std::string SavingPercent(double pct) {
+  if (pct < kSmallestSavingPct) return fmt::format("less than {:.1f}%", kSmallestSavingPct);
+  return fmt::format("{:.1f}%", pct);
+}
+
 double WhatIfWaste(const WhatIf& whatif) {
   if (whatif.model == WhatIfModel::kNone || whatif.slowdown <= 1.0) return 0.0;
   return 1.0 - 1.0 / whatif.slowdown;
@@ -134,9 +143,9 @@ std::string ImpactSentence(const DiagnosisResult& result) {
         late = fmt::format("rank {} is late {:.1f} ms per step, so its peers wait {:.1f}% of a step; ", s.rank,
                            s.late_ms_per_step, 100.0 * s.score);
   return fmt::format(
-      "{}fixing the top finding saves {:.1f}% of step time; the what-if's S = {:.2f} allows at most 1 - 1/S = "
+      "{}fixing the top finding saves {} of step time; the what-if's S = {:.2f} allows at most 1 - 1/S = "
       "{:.1f}% for all findings together",
-      late, f.impact_pct, result.whatif.slowdown, waste);
+      late, SavingPercent(f.impact_pct), result.whatif.slowdown, waste);
 }
 
 }  // namespace strata::diagnosis

@@ -14,6 +14,8 @@
 // ≤ 100 (1 − 1/S) + 0.01 (rounding); a one-rank finding's impact_pct ≤ 100 × its straggler's score + 0.01.
 #pragma once
 
+#include <string>
+
 #include "analysis/diagnosis/result.h"
 
 namespace strata::diagnosis {
@@ -27,6 +29,10 @@ bool ImpactOfStall(const Finding& f);
 /// Applies the story above to every finding (their summaries restate the new figure) and says in the notes
 /// what changed. Run after every pass that adds findings, before the minimum-effect filter.
 void ReconcileImpacts(DiagnosisResult* result);
+
+/// A saving in % of step time as every finding's summary writes it after "saves": "32.8%", and "less than
+/// 0.1%" for one that would print 0.0% or -0.0%. RestateSaving finds the figure by this text.
+std::string SavingPercent(double pct);
 
 /// The sentence that relates a finding's saving, its rank's lateness and S ("rank 1 is late 184 ms per step
 /// (68 % of the 271 ms step); fixing it saves 32.8 % of step time, 1 − 1/S for S = 1.49 allows 32.8 %").

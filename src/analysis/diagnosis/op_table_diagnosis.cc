@@ -383,6 +383,18 @@ std::optional<Finding> DataImbalance(const whatif::WhatIfResult& w, const Loads&
   return f;
 }
 
+/// The layout columns the op table lacks, as "dp_rank and stage (--col-dp-rank, --col-stage name them)", or ""
+/// when every rank has both: without them every rank reads as data-parallel rank 0 of stage 0 and the what-if
+/// finds no step whose ops match (it said "has a ... op number 0 that the template step lacks").
+std::string MissingLayoutColumns(const TraceStore& store) {
+  bool dp = false, stage = false;
+  for (const RankInfo& r : store.ranks) dp |= r.dp_rank < 0, stage |= r.pp_stage < 0;
+  if (dp && stage) return "no dp_rank and no stage column (--col-dp-rank and --col-stage name them)";
+  if (dp) return "no dp_rank column (--col-dp-rank names it)";
+  if (stage) return "no stage column (--col-stage names it)";
+  return "";
+}
+
 }  // namespace
 
 // The steps of the op-table diagnosis: the dependency-graph replay (what-if), stage imbalances, single
@@ -398,7 +410,12 @@ PathResult DiagnoseOpTable(const TraceStore& store) {
   out.steps.assign(steps.begin(), steps.end());
   for (const RankInfo& r : store.ranks) out.clock_offsets_us[r.rank] = 0.0;  // one shared clock
   if (!computed.ok()) {
-    out.notes.push_back("what-if analysis not possible: " + computed.error());
+    const std::string missing = MissingLayoutColumns(store);
+    out.notes.push_back("what-if analysis not possible: " +
+                        (missing.empty() ? computed.error()
+                                         : fmt::format("the op table has {}: every rank was read as data-parallel "
+                                                       "rank 0 of stage 0, so no step's ops match ({})",
+                                                       missing, computed.error())));
     out.whatif.model = WhatIfModel::kNone;
     return out;
   }

@@ -12,6 +12,7 @@
 #include "analysis/diagnosis/collective_units.h"
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/group_diagnosis.h"
+#include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_outliers.h"
 #include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/phase_model.h"
@@ -259,11 +260,11 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
                                ? fmt::format("{:.1f} ms late at collectives {}", st.late_ms_per_step, span)
                                : fmt::format("late {}, {:.1f} ms each", span, d.late_ms);
   f.summary =
-      fmt::format("rank {} arrives {} ({}); fixing it saves {:.1f}% of step time", st.rank, late,
+      fmt::format("rank {} arrives {} ({}); fixing it saves {} of step time", st.rank, late,
                   d.observed_ms > 0 ? CausePhrase(f.cause)
                                     : "only its collectives were recorded: record the job with strata record for the "
                                       "layers below",
-                  f.impact_pct);
+                  SavingPercent(f.impact_pct));
   TraceRankEvidence e;
   e.late_ms_per_step = st.late_ms_per_step;
   e.late_ms_per_late_step = d.late_ms;
@@ -302,9 +303,10 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
   f.summary = fmt::format(
       "ranks {} are slowed alike: each arrives at collectives behind its peers' median in most steps ({} ms "
       "per step) and close to the others of them, so last-arrival blame names none of them; rank {} is the "
-      "latest ({}); fixing them saves {:.1f}% of step time",
+      "latest ({}); fixing them saves {} of step time",
       fmt::join(f.ranks, ", "), fmt::join(late, ", "), group.front().rank,
-      f.cause == Cause::kUnknown ? "cause not determined from the trace" : CausePhrase(f.cause), f.impact_pct);
+      f.cause == Cause::kUnknown ? "cause not determined from the trace" : CausePhrase(f.cause),
+      SavingPercent(f.impact_pct));
   return f;
 }
 

@@ -130,9 +130,11 @@ class Checks {
       Void(fmt::format("{} outside the world size {} the traces state: the inputs are not of one run{}",
                        RankList(outside), world, kCompareRunsHint));
     } else if (given < world) {
-      Add(true, fmt::format("{} of the job's {} ranks were given (world size from the traces): the other {} were "
-                            "not examined and may hold the straggler",
-                            given, world, world - given));
+      Add(true, fmt::format("{} of the job's {} ranks {} given (world size from the traces): {} not examined "
+                            "and may hold the straggler",
+                            given, world, given == 1 ? "was" : "were",
+                            world - given == 1 ? std::string("the other one was")
+                                               : fmt::format("the other {} were", world - given)));
     }
   }
 

@@ -136,6 +136,11 @@ Expected<RunRows> WithModelSteps(const TraceStore& store, RunRows run) {
       found.insert(w.step);
     }
     for (HtaRow& r : run.by_rank[rank]) {
+      // An op table's row is in the step its table says (its step windows may overlap: pipeline stages).
+      if (steps.source == model::StepSource::kOpTable && store.slices.step[r.slice.value] >= 0) {
+        r.step = store.slices.step[r.slice.value];
+        continue;
+      }
       const int w = model::FindWindow(windows, store.slices.ts_ns[r.slice.value]);
       r.step = w < 0 ? -1 : windows[static_cast<size_t>(w)].step;
     }
@@ -192,7 +197,30 @@ std::string JoinInts(const std::vector<int64_t>& v) {
   return out;
 }
 
-/// The store rank indexes and step numbers `sel` chooses on a side, or the error naming what is missing.
+/// True when `sel` leaves the side's ranks and steps to the default.
+bool DefaultSelection(const SideSelection& sel) {
+  return sel.ranks.empty() && sel.steps.empty() && !sel.all_ranks && !sel.all_steps;
+}
+
+/// The step of an op table whose time (its windows' mean over ranks) is the median of the table's steps (the
+/// lower one of an even count): an op-table diff compares one typical step, not the first.
+int64_t MedianStep(const RunRows& run) {
+  std::vector<std::pair<double, int64_t>> times;
+  for (int64_t n : run.steps) {
+    double sum = 0;
+    size_t ranks = 0;
+    for (const auto& windows : run.window_us)
+      if (auto it = windows.find(n); it != windows.end()) sum += it->second, ++ranks;
+    if (ranks) times.emplace_back(sum / static_cast<double>(ranks), n);
+  }
+  if (times.empty()) return run.steps.front();
+  std::sort(times.begin(), times.end());
+  return times[(times.size() - 1) / 2].second;
+}
+
+/// The store rank indexes and step numbers `sel` chooses on a side, or the error naming what is missing. An op
+/// table left to the default compares the whole step: every rank's rows of its median step (HTA's default, the
+/// first rank's first step, held one row of a table: the op tables of issue 51).
 Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& sel, std::vector<size_t>* ranks,
               SideSummary* summary) {
   std::map<int32_t, size_t> by_number;  // rank -> store index, of ranks with rows
@@ -200,8 +228,10 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
     if (!run.by_rank[i].empty()) by_number[store.ranks[i].rank] = i;
   std::vector<int64_t> known_ranks;
   for (const auto& [number, index] : by_number) known_ranks.push_back(number);
+  const bool whole_step = run.step_source == "op-table" && DefaultSelection(sel);
+  summary->whole_median_step = whole_step;
   std::vector<int32_t> wanted = sel.ranks;
-  if (sel.all_ranks) {
+  if (sel.all_ranks || whole_step) {
     wanted.clear();
     for (const auto& [number, index] : by_number) wanted.push_back(number);
   } else if (wanted.empty()) {
@@ -216,7 +246,7 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
   }
   summary->all_steps = run.steps;
   std::vector<int64_t> steps = sel.all_steps ? run.steps : sel.steps;
-  if (steps.empty()) steps = {run.steps.front()};
+  if (steps.empty()) steps = {whole_step ? MedianStep(run) : run.steps.front()};
   for (int64_t n : steps)
     if (!std::binary_search(run.steps.begin(), run.steps.end(), n))
       return Status::Error(fmt::format("{} {}: {} has no {}{} (its steps: {})", sel.step_option, n, run.label,

@@ -34,7 +34,8 @@ const char* DeviceFilterName(DeviceFilter d);
 std::optional<DeviceFilter> ParseDeviceFilter(std::string_view name);
 
 /// Which ranks and steps of one side are compared. Empty lists: the side's smallest rank / step (HTA's
-/// default); `all_ranks` / `all_steps` take every one.
+/// default), except for an op table: every rank and its median step by time (the whole of one typical step);
+/// `all_ranks` / `all_steps` take every one.
 struct SideSelection {
   std::string rank_option;  // the option that chose `ranks`, e.g. "--base-rank"
   std::string step_option;  // likewise for `steps`
@@ -75,12 +76,13 @@ struct SideSummary {
   std::vector<int32_t> ranks;  // selected, ascending
   std::vector<int64_t> steps;  // selected, ascending
   std::vector<int64_t> all_steps;
-  uint64_t rows = 0;           // rows selected (after the device filter)
-  uint64_t step_rows = 0;      // selected ProfilerStep CPU rows the step time is the mean of
-  double step_time_us = 0;     // mean duration of those rows; 0 when there are none
-  bool rounded_to_us = false;  // some input had float timestamps (HTA's inward rounding applied)
-  std::string step_source;     // "profiler-step", or the model\'s ("detected-rhythm" for a recording)
-  RankTotalsByRank by_rank;    // each selected rank's step time and time by kind
+  uint64_t rows = 0;               // rows selected (after the device filter)
+  uint64_t step_rows = 0;          // selected ProfilerStep CPU rows the step time is the mean of
+  double step_time_us = 0;         // mean duration of those rows; 0 when there are none
+  bool rounded_to_us = false;      // some input had float timestamps (HTA's inward rounding applied)
+  std::string step_source;         // "profiler-step", or the model\'s ("detected-rhythm" for a recording)
+  bool whole_median_step = false;  // an op table left to the default: every rank, its median step
+  RankTotalsByRank by_rank;        // each selected rank's step time and time by kind
 };
 
 struct RunDiff {
