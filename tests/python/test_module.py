@@ -159,7 +159,8 @@ class Rendering(unittest.TestCase):
 
     def test_text_and_html_equal_cli(self):
         d = strata.diagnose(EXAMPLE)
-        self.assertEqual(d.render("text", width=100), cli("diagnose", EXAMPLE))  # piped: 100 columns
+        self.assertEqual(d.render("text", width=100), cli("diagnose", "--width", "100", EXAMPLE))
+        self.assertEqual(d.render("text", width=72), cli("diagnose", "--width", "72", EXAMPLE))
         with tempfile.TemporaryDirectory() as tmp:
             page = os.path.join(tmp, "report.html")
             cli("diagnose", "--format", "html", "-o", page, EXAMPLE)
@@ -171,7 +172,7 @@ class Rendering(unittest.TestCase):
 
     def test_render_keeps_min_effect(self):
         d = strata.diagnose(EXAMPLE, min_effect_pct=70)
-        self.assertEqual(d.render("text"), cli("diagnose", "--min-effect", "70", EXAMPLE))
+        self.assertEqual(d.render("text"), cli("diagnose", "--width", "100", "--min-effect", "70", EXAMPLE))
 
     def test_bad_format(self):
         with self.assertRaises(strata.Error) as e:
