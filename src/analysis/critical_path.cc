@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/robust_stats.h"
+
 namespace strata {
 
 std::string_view PathKindName(PathKind kind) {
@@ -565,8 +567,7 @@ std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
     if (everywhere) spans.emplace_back(last - first, step);
   }
   if (spans.empty()) return std::nullopt;
-  std::sort(spans.begin(), spans.end());
-  return spans[(spans.size() - 1) / 2].second;
+  return Median<EvenCount::kUpperMiddle>(std::move(spans)).second;
 }
 
 namespace {
