@@ -218,9 +218,7 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   const std::vector<SliceRows> rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const size_t ranks = store.ranks.size();
-  Json rank_numbers = Json::array();
-  for (const RankInfo& r : store.ranks) rank_numbers.push_back(r.rank);
-  view["ranks"] = std::move(rank_numbers);
+  view["ranks"] = store.RankNumbers();
   view["steps"] = job.steps.steps;
   view["stages"] = StagesOf(store, job, result);
   StepMatrices m = BuildMatrices(job, ranks);

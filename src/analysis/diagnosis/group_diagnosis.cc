@@ -476,13 +476,11 @@ std::optional<Finding> GroupDataImbalance(const GroupPass& p, const std::vector<
     if (p.g.step_time_ns[i] > 0)
       imbalance_share += *std::max_element(p.sa.blame_ns[i].begin(), p.sa.blame_ns[i].end()) /
                          static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : p.store.ranks) rank_numbers.push_back(rank.rank);
   const StepOps step_ops = [&](size_t si, size_t r) {
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
   const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, thresholds::kMinEffect);
-  return DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, stragglers, thresholds::kMinEffect);
+  return DataImbalanceFinding(p.sa, p.store.RankNumbers(), imbalance_share, load, stragglers, thresholds::kMinEffect);
 }
 
 // Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean

@@ -311,8 +311,6 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
 // Data imbalance: several ranks are late in turn, none persistently (of `stragglers`), and the what-if loss
 // is real.
 std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<Straggler>& stragglers) {
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
   const StepOps step_ops = [&](size_t s, size_t r) {
     const StepPhases& p = c.phases.steps[s];
@@ -320,7 +318,7 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<St
                        p.start[r] + c.job.clocks.offset_ns[r], p.end[r] + c.job.clocks.offset_ns[r]);
   };
   const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, thresholds::kMinEffect);
-  auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, thresholds::kMinEffect);
+  auto f = DataImbalanceFinding(c.sa, c.store.RankNumbers(), waste, load, stragglers, thresholds::kMinEffect);
   if (f) std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
   return f;
 }
