@@ -108,8 +108,8 @@ struct CriticalPath {
 };
 
 /// The step the reports show: the step (among those every rank has) whose span is the median one, a step that
-/// was run: the upper middle of an even count (Median's EvenCount::kUpperMiddle; equal spans ordered by step).
-/// nullopt when there is none.
+/// was run (Median's EvenCount::kUpperMiddle over the spans ordered longest first): of an even count the
+/// shorter of the two middle spans; ties: the earlier step. nullopt when there is none.
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks);
 
 /// The critical path of `step` (see the file comment), or nullopt when some rank lacks the step.
