@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/robust_stats.h"
 #include "recorder/host/host_counters.h"
 
 namespace {
@@ -71,10 +72,6 @@ int main(int argc, char** argv) {
   close(hold[1]);
   for (const int pid : children) waitpid(pid, nullptr, 0);
 
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
@@ -82,8 +79,8 @@ int main(int argc, char** argv) {
   };
   fmt::print("traced: {} pids x {} threads; {} samples; {} values/sample; {} series\n", pids, threads, samples, values,
              sampler.series().size());
-  fmt::print("Sample() CPU time: median {:.0f} us, mean {:.0f} us; wall: median {:.0f} us\n", median(cpu_us),
-             mean(cpu_us), median(wall_us));
+  fmt::print("Sample() CPU time: median {:.0f} us, mean {:.0f} us; wall: median {:.0f} us\n", strata::Median(cpu_us),
+             mean(cpu_us), strata::Median(wall_us));
   fmt::print("at 10 Hz: {:.2f} % of one core\n", mean(cpu_us) * 10 / 1e4);
   for (const auto& w : sampler.TakeWarnings()) fmt::print("warning: {}\n", w);
   const auto& s = sampler.stats();

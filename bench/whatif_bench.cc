@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/whatif/whatif.h"
+#include "core/robust_stats.h"
 #include "importers/job_loader.h"
 
 namespace {
@@ -48,13 +49,13 @@ int Run(const std::string& path, int repeat, unsigned threads) {
   const auto q0 = Clock::now();
   auto s_only = strata::whatif::ComputeWhatIf(store, quick);
   const double s_only_s = Seconds(q0, Clock::now());
-  std::sort(times.begin(), times.end());
   const auto& r = result.value();
   fmt::print("{}\n", path);
   fmt::print(
       "  load {:.3f} s ({} slices); ComputeWhatIf median {:.1f} ms, min {:.1f} ms over {} runs; "
       "S and step replays only {:.1f} ms\n",
-      Seconds(t0, t1), store.slices.size(), 1e3 * times[times.size() / 2], 1e3 * times.front(), repeat, 1e3 * s_only_s);
+      Seconds(t0, t1), store.slices.size(), 1e3 * strata::Median(times),
+      1e3 * *std::min_element(times.begin(), times.end()), repeat, 1e3 * s_only_s);
   fmt::print("  layout dp {} x stages {} (chunks {}), {} steps analysed ({} skipped), {} ops per step\n", r.num_dp,
              r.num_stages, r.num_chunks, r.steps.size(), r.skipped_steps.size(), r.ops_per_step);
   fmt::print("  S = {:.4f} (waste {:.1f} %), launch slowdown {:.4f}\n", r.slowdown, 100 * r.waste, r.launch_slowdown);

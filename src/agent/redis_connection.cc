@@ -291,7 +291,9 @@ Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   for (int attempt = 0; attempt < kRedisAttempts && !todo.empty(); ++attempt) {
     if (batch.wait) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
-    if (batch.reread_map) RefreshSlots();  // on failure the old map stays; the attempt says why
+    // Ignored on purpose: on failure the old map stays, and the attempt that follows fails with its own error
+    // (batch.last, what the caller is told), which says more than the map's.
+    if (batch.reread_map) (void)RefreshSlots();
     batch.reread_map = batch.wait = false;
     std::map<std::string, std::pair<RedisEndpoint, std::vector<size_t>>> groups;  // node -> its commands
     for (size_t i : todo) {

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/robust_stats.h"
+
 namespace strata {
 
 std::string_view PathKindName(PathKind kind) {
@@ -584,7 +586,9 @@ std::vector<PathSegment> MergePathSegments(std::vector<PathSegment> segments, in
 }
 
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
-  std::vector<std::pair<int64_t, int64_t>> spans;  // (duration, step)
+  // (−duration, −step): ordered longest first, later steps first, so that the upper middle of an even count is
+  // the shorter of the two middle spans and equal spans go to the earlier step.
+  std::vector<std::pair<int64_t, int64_t>> spans;
   std::vector<std::unordered_map<int64_t, size_t>> index(ranks);
   for (size_t r = 0; r < ranks && r < job.steps.by_rank.size(); ++r)
     for (size_t i = 0; i < job.steps.by_rank[r].size(); ++i) index[r][job.steps.by_rank[r][i].step] = i;
@@ -601,11 +605,10 @@ std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks) {
       first = std::min(first, w.start_ns - OffsetOf(job, r));
       last = std::max(last, w.end_ns - OffsetOf(job, r));
     }
-    if (everywhere) spans.emplace_back(last - first, step);
+    if (everywhere) spans.emplace_back(-(last - first), -step);
   }
   if (spans.empty()) return std::nullopt;
-  std::sort(spans.begin(), spans.end());
-  return spans[(spans.size() - 1) / 2].second;
+  return -Median<EvenCount::kUpperMiddle>(std::move(spans)).second;
 }
 
 namespace {

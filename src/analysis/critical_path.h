@@ -107,8 +107,9 @@ struct CriticalPath {
   std::vector<PathContributor> contributors;
 };
 
-/// The step the reports show: the step (among those every rank has) whose span is the median one (the
-/// lower median; ties: the earlier step). nullopt when there is none.
+/// The step the reports show: the step (among those every rank has) whose span is the median one, a step that
+/// was run (Median's EvenCount::kUpperMiddle over the spans ordered longest first): of an even count the
+/// shorter of the two middle spans; ties: the earlier step. nullopt when there is none.
 std::optional<int64_t> MedianStep(const model::JobModel& job, size_t ranks);
 
 /// The critical path of `step` (see the file comment), or nullopt when some rank lacks the step.

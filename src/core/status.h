@@ -1,6 +1,6 @@
 // Status and Expected<T>: how errors cross module boundaries in the core (no exceptions).
 // Invariant: an error always carries a message a user can act on (what failed and where: file, offset,
-// argument); an Expected holds exactly one of a value or an error.
+// argument); an Expected holds exactly one of a value or an error; neither is dropped unread ([[nodiscard]]).
 #pragma once
 
 #include <optional>
@@ -16,8 +16,9 @@ enum class ErrorKind {
   kNotATrace,  // the input is readable but is not a trace of any supported format
 };
 
-/// Outcome of an operation without a value: ok, or an error with a user-facing message.
-class Status {
+/// Outcome of an operation without a value: ok, or an error with a user-facing message. [[nodiscard]]: a
+/// result is handled or, where ignoring it is right, dropped with `(void)` and a comment saying why.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
@@ -40,9 +41,9 @@ class Status {
   ErrorKind kind_ = ErrorKind::kGeneric;
 };
 
-/// A value of type T, or the Status explaining why there is none.
+/// A value of type T, or the Status explaining why there is none ([[nodiscard]] as Status).
 template <typename T>
-class Expected {
+class [[nodiscard]] Expected {
  public:
   Expected(T value) : state_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   Expected(Status error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)

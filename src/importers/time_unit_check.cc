@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/robust_stats.h"
+
 namespace strata {
 
 namespace {
@@ -62,8 +64,7 @@ std::optional<double> MedianOpTableStepNs(const TraceStore& store) {
     if (first_last.second > first_last.first)
       steps.push_back(static_cast<double>(first_last.second - first_last.first));
   if (steps.empty()) return std::nullopt;
-  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
-  return steps[steps.size() / 2];
+  return Median(std::move(steps));
 }
 
 std::optional<std::string> TimeUnitWarning(const std::string& path, double median_step_ns, double time_unit_ns) {

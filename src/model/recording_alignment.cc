@@ -4,20 +4,12 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/robust_stats.h"
 #include "model/model_thresholds.h"
 
 namespace strata::model {
-namespace {
 
 namespace th = thresholds;
-
-int64_t MedianOf(std::vector<int64_t> v) {
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
-}
-
-}  // namespace
 
 std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& calls,
                                                  const std::vector<std::pair<int64_t, int64_t>>& trace_collectives) {
@@ -50,7 +42,7 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& 
       const int64_t r = trace_shorter ? longer[i + k] : shorter[i];
       offsets[i] = t - r;
     }
-    const int64_t median = MedianOf(offsets);
+    const int64_t median = Median(offsets);
     size_t inliers = 0;
     int64_t total = 0;
     for (size_t i = 0; i < offsets.size(); ++i) {
@@ -63,7 +55,7 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& 
     if (!better && (inliers > runner_up.first || (inliers == runner_up.first && total < runner_up.second)))
       runner_up = {inliers, total};
     if (better) {
-      best = RecordingAlignment{median, MedianOf(deviations), shorter.size()};
+      best = RecordingAlignment{median, Median(deviations), shorter.size()};
       best_inliers = inliers;
       best_total = total;
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/robust_stats.h"
 #include "model/model_thresholds.h"
 
 namespace strata::model {
@@ -12,13 +13,6 @@ using thresholds::kRhythmMaxPeriod;
 using thresholds::kRhythmMinConsistency;
 using thresholds::kRhythmMinSeparation;
 using thresholds::kRhythmMinSteps;
-
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  return v[mid];
-}
 
 struct Score {
   double consistency = 0;  // share of steps whose opening gap is their largest
@@ -42,17 +36,16 @@ Score Evaluate(const std::vector<double>& gap, size_t period, size_t first) {
   Score s;
   if (steps < kRhythmMinSteps) return s;
   s.consistency = static_cast<double>(consistent) / static_cast<double>(steps);
-  const double inside = MedianOf(other);
-  s.separation = inside > 0 ? MedianOf(opening) / inside : (MedianOf(opening) > 0 ? 1e9 : 0);
+  const double inside = Median(other), opening_median = Median(opening);
+  s.separation = inside > 0 ? opening_median / inside : (opening_median > 0 ? 1e9 : 0);
   return s;
 }
 
 // Regular spacing for one call per step: the gaps' interquartile range within kRhythmRegularIqrShare of
 // their median.
-bool Regular(std::vector<double> gap) {
+bool Regular(const std::vector<double>& gap) {
   if (gap.size() < kRhythmMinSteps) return false;
-  std::sort(gap.begin(), gap.end());
-  const double q1 = gap[gap.size() / 4], q3 = gap[3 * gap.size() / 4], med = gap[gap.size() / 2];
+  const double q1 = Quantile(gap, 0.25), q3 = Quantile(gap, 0.75), med = Median(gap);
   return med > 0 && q3 - q1 <= thresholds::kRhythmRegularIqrShare * med;
 }
 

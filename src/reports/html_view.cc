@@ -8,6 +8,7 @@
 
 #include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/job_summary.h"
+#include "core/robust_stats.h"
 #include "model/job_model.h"
 #include "reports/html_op_view.h"
 
@@ -76,8 +77,7 @@ size_t WorstStep(const std::vector<std::vector<double>>& busy, size_t steps) {
     for (const auto& row : busy)
       if (!std::isnan(row[s])) v.push_back(row[s]);
     if (v.empty()) continue;
-    std::sort(v.begin(), v.end());
-    const double spread = v.back() - v[v.size() / 2];
+    const double spread = *std::max_element(v.begin(), v.end()) - Median(v);
     if (spread > widest) widest = spread, worst = s;
   }
   return worst;
@@ -218,9 +218,7 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   const std::vector<SliceRows> rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const size_t ranks = store.ranks.size();
-  Json rank_numbers = Json::array();
-  for (const RankInfo& r : store.ranks) rank_numbers.push_back(r.rank);
-  view["ranks"] = std::move(rank_numbers);
+  view["ranks"] = store.RankNumbers();
   view["steps"] = job.steps.steps;
   view["stages"] = StagesOf(store, job, result);
   StepMatrices m = BuildMatrices(job, ranks);

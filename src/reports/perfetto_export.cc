@@ -17,6 +17,7 @@
 
 #include "analysis/diagnosis/stall.h"
 #include "analysis/job_summary.h"
+#include "core/robust_stats.h"
 #include "core/skip_reasons.h"
 #include "core/text_escape.h"
 #include "model/collective_progress.h"
@@ -307,7 +308,7 @@ bool LateInstance(const TraceStore& store, const model::JobModel& job, const std
   for (const model::MatchedCollective& m : job.collectives.matched) {
     if (m.step != step || r >= m.call.size() || m.call[r] < 0 || m.present < 2) continue;
     std::vector<std::pair<size_t, CallAt>> others;
-    std::vector<int64_t> arrivals;
+    std::vector<double> arrivals;
     CallAt mine;
     for (size_t q = 0; q < m.call.size(); ++q) {
       if (m.call[q] < 0) continue;
@@ -317,11 +318,10 @@ bool LateInstance(const TraceStore& store, const model::JobModel& job, const std
         mine = at;
       } else {
         others.emplace_back(q, at);
-        arrivals.push_back(at.start);
+        arrivals.push_back(static_cast<double>(at.start));
       }
     }
-    std::nth_element(arrivals.begin(), arrivals.begin() + arrivals.size() / 2, arrivals.end());
-    const double late = static_cast<double>(mine.start - arrivals[arrivals.size() / 2]);
+    const double late = static_cast<double>(mine.start) - Median(std::move(arrivals));
     if (late > best) best = late, *own = mine, *peers = std::move(others);
   }
   (void)store;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/diagnosis/thresholds.h"
+#include "core/robust_stats.h"
 #include "core/text_escape.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
@@ -94,12 +96,11 @@ std::string Base(const std::string& path) { return TerminalSafe(std::filesystem:
 
 // Text layout: up to this many ranks every rank gets a row; above, only the outlier ranks (--per-rank: all).
 constexpr size_t kAllRowsUpTo = 8;
-// A rank is an outlier on a metric beyond this many scaled MADs (1.4826 MAD ~ one standard deviation)
-// of the ranks' median, and only when the difference also matters (kMinRelative of the median for
-// counts and times, kMinPoints for percentages).
-constexpr double kOutlierMads = 3.5;
-constexpr double kMinRelative = 0.05;
-constexpr double kMinPoints = 2.0;
+// The outlier rule's thresholds (analysis/diagnosis/thresholds.h).
+using diagnosis::thresholds::kSummaryOutlierMads;
+using diagnosis::thresholds::kSummaryOutlierMinPoints;
+using diagnosis::thresholds::kSummaryOutlierMinRanks;
+using diagnosis::thresholds::kSummaryOutlierMinShare;
 
 // One rank's row of the text report; NaN where the metric is absent (no GPU events, no span).
 struct RankMetrics {
@@ -146,12 +147,6 @@ std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary&
   return out;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::vector<double> Present(const std::vector<RankMetrics>& ranks, size_t metric) {
   std::vector<double> v;
   for (const auto& r : ranks)
@@ -168,17 +163,15 @@ std::string Value(size_t metric, double v) {
 // Ranks whose metrics stand out from the other ranks' (at least 3 ranks), most different first.
 std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
   std::vector<Outlier> out;
-  if (ranks.size() < 3) return out;
+  if (ranks.size() < kSummaryOutlierMinRanks) return out;
   double median[kNumMetrics], mad[kNumMetrics];
   bool usable[kNumMetrics];
   for (size_t k = 0; k < kNumMetrics; ++k) {
     const std::vector<double> v = Present(ranks, k);
-    usable[k] = v.size() >= 3;
+    usable[k] = v.size() >= kSummaryOutlierMinRanks;
     if (!usable[k]) continue;
     median[k] = Median(v);
-    std::vector<double> dev;
-    for (double x : v) dev.push_back(std::abs(x - median[k]));
-    mad[k] = 1.4826 * Median(dev);
+    mad[k] = 1.4826 * Mad(v);
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
     Outlier o{i, 0, ""};
@@ -186,10 +179,11 @@ std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
       const double x = ranks[i].values[k];
       if (!usable[k] || std::isnan(x)) continue;
       const double d = std::abs(x - median[k]);
-      const bool matters = kMetrics[k].percent ? d >= kMinPoints : d >= kMinRelative * std::abs(median[k]);
+      const bool matters =
+          kMetrics[k].percent ? d >= kSummaryOutlierMinPoints : d >= kSummaryOutlierMinShare * std::abs(median[k]);
       if (!matters) continue;
       const double z = mad[k] > 0 ? d / mad[k] : 1e9;
-      if (z < kOutlierMads || z <= o.score) continue;
+      if (z < kSummaryOutlierMads || z <= o.score) continue;
       o.score = z;
       o.why = fmt::format("{} {} vs median {}", kMetrics[k].name, Value(k, x), Value(k, median[k]));
     }
@@ -348,7 +342,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
     out += RankTable(metrics, order, outliers);
   } else if (!all_rows) {
     out += fmt::format("\nno outlier rank (every metric within {} MADs of the median; --per-rank lists every rank)\n",
-                       kOutlierMads);
+                       kSummaryOutlierMads);
   } else {
     std::vector<size_t> order;
     for (const Outlier& o : outliers) order.push_back(o.index);

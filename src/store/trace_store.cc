@@ -239,6 +239,13 @@ void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
 }
 }  // namespace
 
+std::vector<int32_t> TraceStore::RankNumbers() const {
+  std::vector<int32_t> out;
+  out.reserve(ranks.size());
+  for (const RankInfo& r : ranks) out.push_back(r.rank);
+  return out;
+}
+
 void TraceStore::append(TraceStore&& other) {
   if (inputs.empty() && ranks.empty() && tracks.empty() && slices.size() == 0 && strings.size() <= 1 &&
       slices.ts_ns.capacity() <= other.slices.size()) {

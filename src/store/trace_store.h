@@ -204,6 +204,9 @@ class TraceStore {
   StringPool strings;
   std::vector<InputInfo> inputs;
   std::vector<RankInfo> ranks;
+  /// Each rank index's rank number (`ranks[i].rank`), in index order: the one mapping the passes that work by
+  /// index hand their results through.
+  std::vector<int32_t> RankNumbers() const;
   std::vector<Track> tracks;
   const Track& track(TrackId id) const { return tracks[id.value]; }
   Track& track(TrackId id) { return tracks[id.value]; }

@@ -15,6 +15,9 @@ pass the clean input.
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
+  check_one_median.py       a median computed outside core/robust_stats.h (nth_element, the middle element,
+                            the lower middle) is reported with file and line; calls of Median, comments,
+                            strings, midpoints of two values and the home itself pass;
   SliceTable::kRowBytes     (with --cxx) store/trace_store.h as is compiles; with a column added but not
                             listed in kColumns, or a column widened past 48 bytes a row, it does not.
 
@@ -178,6 +181,29 @@ def cause_assignment_cases():
         check(rc == 1 and expected in out, f"cause_assignment: reports {what}", out)
 
 
+def one_median_cases():
+    clean = {
+        "core/robust_stats.h": "std::nth_element(v.begin(), mid, v.end());\nreturn v[v.size() / 2];\n",
+        "analysis/pass.cc": ('const double m = Median(values);  // not v[v.size() / 2] nor nth_element\n'
+                             'const char* s = "v[n / 2]";\nconst double mid = (a + b) / 2;\nv.reserve(n / 2);\n'),
+    }
+    rc, out = run_checker("check_one_median.py", clean)
+    check(rc == 0, "one_median: calls of Median, comments, strings, midpoints and the one home pass", out)
+    planted = {
+        "a selection by nth_element": ("model/pass.cc", "x;\nstd::nth_element(v.begin(), v.begin() + k, v.end());\n",
+                                       "model/pass.cc:2: selects with std::nth_element"),
+        "the middle element of a list": ("reports/view.cc", "const double m = v[v.size() / 2];\n",
+                                         "reports/view.cc:1: reads the middle element"),
+        "the lower middle of a median": ("analysis/s.cc", "  m = 0.5 * (other(m / 2 - 1) + other(m / 2));\n",
+                                         "analysis/s.cc:1: reads the lower middle"),
+        "a middle element by (n - 1) / 2": ("analysis/c.cc", "return spans[(spans.size() - 1) / 2].second;\n",
+                                            "analysis/c.cc:1: reads the middle element"),
+    }
+    for what, (rel, text, expected) in planted.items():
+        rc, out = run_checker("check_one_median.py", {**clean, rel: text})
+        check(rc == 1 and expected in out, f"one_median: reports {what}", out)
+
+
 def slice_row_cases(cxx, src):
     header = (pathlib.Path(src) / "store" / "trace_store.h").read_text()
     column = "  std::vector<uint8_t> flags;\n"
@@ -207,6 +233,7 @@ def main():
     function_length_cases()
     include_graph_cases()
     cause_assignment_cases()
+    one_median_cases()
     if args.cxx and args.src:
         slice_row_cases(args.cxx, args.src)
     else:

@@ -1,5 +1,6 @@
-// Robust statistics of the diagnosis passes against hand-computed values: Median (odd, even, empty),
-// Mean, Mad, RobustZ (0.6745·(x − median)/MAD, with the MAD floor), and the two-sample KS distance.
+// Robust statistics of the diagnosis passes against hand-computed values: Median (odd, even, empty; the upper
+// middle variant; integers; its sorted forms against it), Mean, Mad, RobustZ (0.6745·(x − median)/MAD, with
+// the MAD floor), and the two-sample KS distance.
 #include "core/robust_stats.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace strata::diagnosis {
@@ -23,6 +25,48 @@ TEST(DiagRobustStats, Median) {
   const std::vector<double> v = {9, 1, 5};
   EXPECT_DOUBLE_EQ(Median(v), 5.0);
   EXPECT_EQ(v, (std::vector<double>{9, 1, 5}));
+}
+
+// The one variant: the upper middle value of an even count, for a median that must be one of the values (a
+// pair ordered by its first member: the median step of critical_path.cc).
+TEST(DiagRobustStats, UpperMiddleIsOneOfTheValues) {
+  EXPECT_DOUBLE_EQ(Median<EvenCount::kUpperMiddle>(std::vector<double>{4, 1, 3, 2}), 3.0);
+  EXPECT_DOUBLE_EQ(Median<EvenCount::kUpperMiddle>(std::vector<double>{3, 1, 2}), 2.0);  // odd: the same median
+  const std::vector<std::pair<int64_t, int64_t>> spans = {{40, 10}, {10, 11}, {30, 12}, {20, 13}};
+  EXPECT_EQ(Median<EvenCount::kUpperMiddle>(spans), (std::pair<int64_t, int64_t>{30, 12}));
+}
+
+// Integers take the midpoint of an even count rounded toward the lower value: no rounding rule elsewhere.
+TEST(DiagRobustStats, IntegerMedianRoundsTheMidpointDown) {
+  EXPECT_EQ(Median(std::vector<int64_t>{4, 1}), 2);
+  EXPECT_EQ(Median(std::vector<int64_t>{1, 2}), 1);
+  EXPECT_EQ(Median(std::vector<int64_t>{0, -3}), -2);
+  EXPECT_EQ(Median(std::vector<int64_t>{7, 1, 9}), 7);
+  EXPECT_EQ(Median<EvenCount::kUpperMiddle>(std::vector<int64_t>{1, 2}), 2);
+  EXPECT_EQ(Median(std::vector<int64_t>{}), 0);
+}
+
+// The median of sorted values read by rank (the online detector's sorted window, the straggler pass's "all but
+// one" of a sorted list) and the MAD of sorted values are the same quantities as Median and Mad of the values.
+TEST(DiagRobustStats, SortedFormsAgreeWithMedianAndMad) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-5, 5);
+  for (size_t n = 0; n < 40; ++n) {
+    std::vector<double> v(n);
+    for (double& x : v) x = std::round(u(rng) * 4) / 4;  // ties on purpose
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](size_t k) { return sorted[k]; };
+    EXPECT_DOUBLE_EQ(MedianOfSorted(n, at), Median(v)) << n;
+    EXPECT_DOUBLE_EQ(MedianOfSorted<EvenCount::kUpperMiddle>(n, at), Median<EvenCount::kUpperMiddle>(v)) << n;
+    EXPECT_DOUBLE_EQ(MedianDeviationOfSorted(n, at, Median(v)), Mad(v)) << n;
+    for (size_t skip = 0; skip < n; ++skip) {  // all but one, read from the one sorted list
+      std::vector<double> others = sorted;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(skip));
+      auto other = [&](size_t j) { return sorted[j < skip ? j : j + 1]; };
+      EXPECT_DOUBLE_EQ(MedianOfSorted(n - 1, other), Median(others)) << n << " " << skip;
+    }
+  }
 }
 
 TEST(DiagRobustStats, MeanAndMad) {

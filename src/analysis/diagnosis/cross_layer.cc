@@ -2,6 +2,7 @@
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/lateness_rule.h"
+#include "analysis/diagnosis/peer_difference.h"
 #include "analysis/diagnosis/thresholds.h"
 
 #include <fmt/format.h>
@@ -207,12 +208,14 @@ void MeasureSegment(const RecordedLayerSegment& seg, size_t index, const SpanCho
   }
 }
 
-double PeerMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t straggler,
-                  double RankLayerMetrics::*field) {
-  std::vector<double> values;
-  for (const auto& [rank, m] : metrics)
-    if (rank != straggler) values.push_back(m.*field);
-  return values.empty() ? 0.0 : Median(values);
+// One layer metric's reference for `rank`: the one peer comparison (PeerMedian, peer_difference.h) over every
+// other rank the recording measured (0 without any).
+double OtherRanksMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
+                        double RankLayerMetrics::*field) {
+  std::vector<const RankLayerMetrics*> peers;
+  for (const auto& [other, m] : metrics)
+    if (other != rank) peers.push_back(&m);
+  return PeerMedian(peers, [field](const RankLayerMetrics* p) { return p->*field; });
 }
 
 // Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
@@ -221,7 +224,7 @@ bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t 
   const RankLayerMetrics& m = metrics.at(rank);
   return m.net_bytes_per_s >= 0 &&
          m.net_bytes_per_s >=
-             thresholds::kRecordedOwnMultiple * PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) +
+             thresholds::kRecordedOwnMultiple * OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) +
                  thresholds::kMinForeignTrafficBytesPerS;
 }
 
@@ -229,7 +232,7 @@ bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t 
 // kSlowerLinkRatio times theirs, else nullopt (also without link capacities).
 std::optional<double> SlowerLinkExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
-  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
+  const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
   if (m.link_busy_share < 0 || peers < 0 || m.link_busy_share < kSlowerLinkRatio * peers) return std::nullopt;
   return m.link_busy_share - peers;
 }
@@ -241,8 +244,8 @@ std::string LinkWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t
       "its link ({:.0f} Mbit/s) was busy {:.1f} % of the time against {:.1f} % on its peers' "
       "({:.0f} Mbit/s) for the same collectives: a slower link",
       m.link_capacity_bps / 1e6, 100 * m.link_busy_share,
-      100 * PeerMedian(metrics, rank, &RankLayerMetrics::link_busy_share),
-      PeerMedian(metrics, rank, &RankLayerMetrics::link_capacity_bps) / 1e6);
+      100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::link_busy_share),
+      OtherRanksMedian(metrics, rank, &RankLayerMetrics::link_capacity_bps) / 1e6);
 }
 
 CrossLayerComparison CrossLayerEvidence(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank,
@@ -320,7 +323,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   // alike, so its arrival lateness is only the part of the link's cost that fell on it, often a step or two;
   // applying the judgement replaces it with the link.)
   RecordingJudgement::AddedStragglers link;
-  const double peer_bytes = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
+  const double peer_bytes = OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
   const bool foreign_traffic = ForeignTraffic(metrics, rank);
 
   Straggler s;
@@ -374,7 +377,7 @@ struct CpuExcess {
 CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   CpuExcess out;
   auto consider = [&](Pattern pattern, double RankLayerMetrics::*field) {
-    const double own = metrics.at(rank).*field, peers = PeerMedian(metrics, rank, field);
+    const double own = metrics.at(rank).*field, peers = OtherRanksMedian(metrics, rank, field);
     if (own >= thresholds::kRecordedOwnMultiple * peers && own - peers > out.excess) out = {pattern, own - peers};
   };
   consider(Pattern::kCpuTakenByOthers, &RankLayerMetrics::runq_foreign_share);
@@ -464,15 +467,15 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
     what = fmt::format(
         "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': other traffic shares its "
         "link, and its TCP work takes the CPU (waited for a CPU {:.1f} % of the time while {} ran)",
-        m.net_bytes_per_s / 1e6, PeerMedian(metrics, top.rank, &RankLayerMetrics::net_bytes_per_s) / 1e6,
+        m.net_bytes_per_s / 1e6, OtherRanksMedian(metrics, top.rank, &RankLayerMetrics::net_bytes_per_s) / 1e6,
         100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign);
   else if (pattern == Pattern::kCpuTakenByOthers)
     what = fmt::format("waited for a CPU {:.1f} % of the time while {} ran (peers: {:.1f} %)",
                        100 * m.runq_foreign_share, m.top_foreign.empty() ? "another process" : m.top_foreign,
-                       100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share));
+                       100 * OtherRanksMedian(metrics, top.rank, &RankLayerMetrics::runq_foreign_share));
   else
     what = fmt::format("its cgroup throttled it {:.1f} % of the time (peers: {:.1f} %)", 100 * m.throttled_share,
-                       100 * PeerMedian(metrics, top.rank, &RankLayerMetrics::throttled_share));
+                       100 * OtherRanksMedian(metrics, top.rank, &RankLayerMetrics::throttled_share));
   const std::string when =
       top.late.persistent ? std::string() : fmt::format(" in steps {}", fmt::join(top.late.steps, ", "));
   f.summary =
@@ -546,7 +549,7 @@ SpanChooser LateStepSpans(const RecordingOffsets& al, const std::map<int32_t, Ra
 // rank's own threads onto its core: thresholds::kForeignShareOfDisplacedWait).
 RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
-  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - PeerMedian(metrics, rank, field); };
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   const double foreign = excess(&RankLayerMetrics::runq_foreign_share);
   const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share);
   const std::string who = m.top_foreign.empty() ? "another process" : m.top_foreign;
@@ -558,7 +561,7 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
           fmt::format("waited for a CPU {:.1f} % of the time: {:.1f} % while {} ran, {:.1f} % behind its own threads "
                       "(its peers {:.1f} % in all: {} displaced them onto its core)",
                       100 * m.runq_share, 100 * m.runq_foreign_share, who, 100 * own,
-                      100 * PeerMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
+                      100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
 }
 
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
@@ -567,7 +570,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
                                                   const std::map<int32_t, RankLayerMetrics>* all_metrics,
                                                   int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
-  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - PeerMedian(metrics, rank, field); };
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   std::vector<RecordedCandidate> candidates;
   const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
                                    m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
@@ -605,7 +608,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
 std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   if (!ForeignTraffic(metrics, rank)) return std::nullopt;
   const RankLayerMetrics& m = metrics.at(rank);
-  const double peers = PeerMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
+  const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
   return fmt::format(
       "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
       "for the same collectives: other traffic shares its link",

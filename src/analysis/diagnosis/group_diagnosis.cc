@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ranges>
 #include <set>
 
 #include "analysis/diagnosis/cause_choice.h"
@@ -29,13 +30,6 @@ std::string_view CollectiveName(const TraceStore& store, SliceId id) {
   const uint32_t slice = id.value;
   if (!(s.flags[slice] & kSliceCollectiveArgs) || s.args[slice] >= store.collective_args.size()) return {};
   return store.strings.view(store.collective_args[s.args[slice]].collective);
-}
-
-double MedianOf(const std::vector<double>& v, const std::vector<size_t>& idx) {
-  std::vector<double> x;
-  x.reserve(idx.size());
-  for (size_t i : idx) x.push_back(v[i]);
-  return Median(std::move(x));
 }
 
 /// Per-step, per-rank quantities of the job.
@@ -154,14 +148,12 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
     std::vector<WindowProfile> others;
     for (size_t q : peers) others.push_back(profile(q));
     std::vector<const WindowProfile*> other_ptrs;
-    std::vector<double> other_idle;
-    for (size_t k = 0; k < others.size(); ++k) {
-      other_ptrs.push_back(&others[k]);
-      other_idle.push_back(g.self_ns[si][peers[k]] - others[k].device_busy_ns);
-    }
+    for (const WindowProfile& o : others) other_ptrs.push_back(&o);
     excess.Add(ExcessOverPeers(own, other_ptrs));
     // Idle within the rank's own (non-communication) time of the step: the group model's, not the window's.
-    d.self_idle_ms += (g.self_ns[si][rank] - own.device_busy_ns - Median(other_idle)) / 1e6;
+    const double peer_idle = PeerMedian(std::views::iota(size_t{0}, others.size()),
+                                        [&](size_t k) { return g.self_ns[si][peers[k]] - others[k].device_busy_ns; });
+    d.self_idle_ms += (g.self_ns[si][rank] - own.device_busy_ns - peer_idle) / 1e6;
   }
   const double n = std::max<double>(1, static_cast<double>(step_idx.size()));
   d.excess = excess.Mean();
@@ -286,7 +278,7 @@ void BlameRanks(GroupPass* p) {
       std::vector<size_t> peers;
       for (size_t q : p->RolePeers(r))
         if (q != r) peers.push_back(q);
-      p->self_excess[i][r] = p->g.self_ns[i][r] - MedianOf(p->g.self_ns[i], peers);
+      p->self_excess[i][r] = p->g.self_ns[i][r] - PeerMedian(peers, [&](size_t q) { return p->g.self_ns[i][q]; });
       p->sa.blame_ns[i][r] = std::max(0.0, p->self_excess[i][r]) + p->g.comm_blame[i][r];
     }
 }
@@ -297,13 +289,14 @@ void MeasureStageExcess(GroupPass* p) {
   p->stage_excess.assign(p->n, std::vector<double>(stages, 0));
   if (stages < 2) return;
   for (size_t i = 0; i < p->n; ++i) {
-    std::vector<double> stage_self;
-    for (const auto& m : p->members) stage_self.push_back(MedianOf(p->g.self_ns[i], m));
+    auto self_of = [&](size_t q) { return p->g.self_ns[i][q]; };
+    std::vector<double> stage_self;  // each stage's median over its members
+    for (const auto& m : p->members) stage_self.push_back(PeerMedian(m, self_of));
     for (size_t s = 0; s < stages; ++s) {
-      std::vector<double> others;
+      std::vector<size_t> others;
       for (size_t o = 0; o < stages; ++o)
-        if (o != s) others.push_back(stage_self[o]);
-      p->stage_excess[i][s] = stage_self[s] - Median(others);
+        if (o != s) others.push_back(o);
+      p->stage_excess[i][s] = stage_self[s] - PeerMedian(others, [&](size_t o) { return stage_self[o]; });
     }
   }
 }
@@ -438,7 +431,8 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   auto member_excess = [&](size_t r, bool as_share) {
     double sum = 0;
     for (size_t i = 0; i < p.n; ++i) {
-      const double ex = std::max(0.0, p.g.self_ns[i][r] - MedianOf(p.g.self_ns[i], others));
+      const double peers = PeerMedian(others, [&](size_t q) { return p.g.self_ns[i][q]; });
+      const double ex = std::max(0.0, p.g.self_ns[i][r] - peers);
       if (!as_share)
         sum += ex;
       else if (p.g.step_time_ns[i] > 0)
@@ -483,13 +477,11 @@ std::optional<Finding> GroupDataImbalance(const GroupPass& p, const std::vector<
     if (p.g.step_time_ns[i] > 0)
       imbalance_share += *std::max_element(p.sa.blame_ns[i].begin(), p.sa.blame_ns[i].end()) /
                          static_cast<double>(p.g.step_time_ns[i]) / static_cast<double>(p.n);
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : p.store.ranks) rank_numbers.push_back(rank.rank);
   const StepOps step_ops = [&](size_t si, size_t r) {
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
   const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, thresholds::kMinEffect);
-  return DataImbalanceFinding(p.sa, rank_numbers, imbalance_share, load, stragglers, thresholds::kMinEffect);
+  return DataImbalanceFinding(p.sa, p.store.RankNumbers(), imbalance_share, load, stragglers, thresholds::kMinEffect);
 }
 
 // Blame subtraction (WhatIfModel::kBlameSubtraction): the ideal step is the mean step less the mean

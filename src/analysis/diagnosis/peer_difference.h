@@ -5,7 +5,8 @@
 // window up to the late arrival, all other ranks), the grouped path (group_diagnosis: the pipeline stage's
 // other ranks), the op-table path (op_table_diagnosis: a worker's compute per step, its stage's other dp
 // ranks) through ExcessOverPeers, and the online detector (online_detector: one step's summary classes, the
-// group's other ranks) through PeerMedian(s) itself.
+// group's other ranks) and the cross-layer pass (cross_layer: a recorded layer metric, every other rank the
+// recording measured) through PeerMedian(s) itself; no other file keeps a peer median of its own (issue 50).
 // Invariant: a part or op absent from a profile counts 0 there, so every op any of them ran is compared.
 #pragma once
 

@@ -62,6 +62,22 @@ double TypicalGapS(const CollectiveProgress& p) {
   return per_rank.empty() ? 0 : Median(per_rank);
 }
 
+// The stall rule of stall.h, the one place both judges take it from — post-mortem (FindStall, over a
+// recording) and live (InflightByRank, each agent's ranks; JudgeInflight, serve's over every node): the
+// threshold from the job's rhythm, whether a quiet stretch passes it, and when the stall began.
+struct StallRule {
+  double threshold_s = 0;
+  static StallRule Of(const CollectiveProgress& p, const StallOptions& o) {
+    return {std::max(o.floor_s, o.gap_multiple * TypicalGapS(p))};
+  }
+  bool Passed(double quiet_s) const { return quiet_s >= threshold_s; }
+  // Since the last progress anywhere (0: none seen), else since the first entry into a collective.
+  template <typename Time>
+  static Time Since(Time last_progress, Time first_entry) {
+    return last_progress > 0 ? last_progress : first_entry;
+  }
+};
+
 // The last instant any rank made progress: a completion where completions are seen, else a call.
 int64_t LastProgress(const CollectiveProgress& p) {
   int64_t last = 0;
@@ -209,10 +225,9 @@ void MoveLateEntrants(const CollectiveProgress& p, bool stalled_by_time, double 
 
 // The stalled collective, if the job is stalled by the rule of stall.h.
 std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& o, double* threshold_s) {
-  const double typical = TypicalGapS(p);
-  *threshold_s = std::max(o.floor_s, o.gap_multiple * typical);
+  StallRule rule = StallRule::Of(p, o);
   const int64_t last = LastProgress(p);
-  const bool quiet = ToS(p.end_unix_ns - last) >= *threshold_s;
+  const bool quiet = rule.Passed(ToS(p.end_unix_ns - last));
   // Open calls grouped by communicator; each group keeps its lowest rank's call (the numbering reference).
   std::map<std::pair<std::string, bool>, std::pair<size_t, const RankCollective*>> groups;
   int64_t first_entry = 0;
@@ -231,7 +246,7 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   SplitRanks(p, quiet, &s, o.now_unix_ns.has_value());
   if (!o.now_unix_ns) MoveLateEntrants(p, quiet, o.floor_s, &s);  // post-mortem: the peers' whole wait is known
   // Since the last progress (or, before any completion, the first entry); until a waiting rank left (died).
-  s.since = last != 0 ? last : first_entry;
+  s.since = StallRule::Since(last, first_entry);
   s.until = p.end_unix_ns;
   for (int32_t r : s.waiting) s.until = std::min(s.until, std::max(s.since, p.ranks.at(r).horizon_unix_ns));
   if (s.waiting.empty()) return std::nullopt;
@@ -242,8 +257,9 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   const bool died_waiting = !o.now_unix_ns && std::all_of(s.waiting.begin(), s.waiting.end(), [&](int32_t r) {
     return p.ranks.at(r).exited_unix_ns.has_value();
   });
-  if (died_waiting) *threshold_s = o.floor_s;
-  if (ToS(s.until - s.since) < *threshold_s) return std::nullopt;
+  if (died_waiting) rule.threshold_s = o.floor_s;
+  *threshold_s = rule.threshold_s;
+  if (!rule.Passed(ToS(s.until - s.since))) return std::nullopt;
   // Without completions (NCCL's API alone), ranks idle at the same collective are a pause, not a stall: one
   // must be behind.
   const bool tracked =
@@ -557,8 +573,9 @@ std::string CalledText(const StallEvidence::Call& c) {
 std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_t now_unix_ns,
                                          const StallOptions& options) {
   const CollectiveProgress p = model::BuildCollectiveProgress(recording.calls, now_unix_ns);
-  const double threshold_s = std::max(options.floor_s, options.gap_multiple * TypicalGapS(p));
-  const bool quiet = ToS(now_unix_ns - LastProgress(p)) >= threshold_s;
+  const StallRule rule = StallRule::Of(p, options);
+  const double threshold_s = rule.threshold_s;
+  const bool quiet = rule.Passed(ToS(now_unix_ns - LastProgress(p)));
   std::vector<RankInflight> out;
   RankLocator locator(recording.threads);
   for (const auto& [rank, where] : RankProcesses(recording.threads)) {
@@ -578,7 +595,7 @@ std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_
       if (const RankCollective* done = LastDone(it->second)) r.last_progress_unix = ToS(done->done_unix_ns);
     }
     const double idle_from = r.last_progress_unix > 0 ? r.last_progress_unix : ToS(now_unix_ns) - threshold_s;
-    if (!r.inside && ToS(now_unix_ns) - idle_from >= threshold_s) {
+    if (!r.inside && rule.Passed(ToS(now_unix_ns) - idle_from)) {
       const StalledRankState st =
           locator.Locate(where.first, where.second->pid, rank, static_cast<int64_t>(idle_from * 1e9), now_unix_ns);
       r.state = st.state;
@@ -616,8 +633,8 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
     }
   }
   if (inside.empty()) return {};
-  const double since = last > 0 ? last : first_entry;
-  if (now_unix - since < threshold) return {};
+  const double since = StallRule::Since(last, first_entry);
+  if (!StallRule{threshold}.Passed(now_unix - since)) return {};
   const auto& [comm, waiting] = *std::max_element(
       inside.begin(), inside.end(), [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   StallEvidence e;

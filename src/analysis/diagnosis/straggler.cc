@@ -28,10 +28,9 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
         std::vector<std::pair<int64_t, size_t>> sorted;
         for (size_t r = 0; r < ranks; ++r) sorted.emplace_back(p.arrival[k][r], r);
         std::sort(sorted.begin(), sorted.end());
-        const size_t m = ranks - 1;  // how many others
         for (size_t i = 0; i < ranks; ++i) {
           auto other = [&](size_t j) { return static_cast<double>(sorted[j < i ? j : j + 1].first); };
-          const double median = m % 2 ? other(m / 2) : 0.5 * (other(m / 2 - 1) + other(m / 2));
+          const double median = MedianOfSorted(ranks - 1, other);
           out.lateness_vs_peers_ns[s][sorted[i].second] += static_cast<double>(sorted[i].first) - median;
         }
       }

@@ -305,6 +305,16 @@ inline constexpr size_t kMinRanksToCompare = 3;
 /// name is at most this share of it (a matmul added on rank 1 only: +10.4 ms against 0).
 inline constexpr double kTwoRankOtherShare = 1.0 / 3.0;
 
+// ---- summary's outlier ranks (reports/summary_report.cc, `strata summary`) --------------------------------
+/// A rank is an outlier on a metric beyond kSummaryOutlierMads scaled MADs (1.4826 MAD ~ one standard
+/// deviation) of the ranks' median, and only when the difference also matters: kSummaryOutlierMinShare of the
+/// median for counts and times, kSummaryOutlierMinPoints percentage points for percentages. Judged only with
+/// at least kSummaryOutlierMinRanks ranks having the metric (with 2 there is no robust "rest").
+inline constexpr double kSummaryOutlierMads = 3.5;
+inline constexpr double kSummaryOutlierMinShare = 0.05;
+inline constexpr double kSummaryOutlierMinPoints = 2.0;
+inline constexpr size_t kSummaryOutlierMinRanks = 3;
+
 // --- memory across jobs (`strata serve`, agent/node_history.h) ---------------------------------------------
 /// A node keeps the record of its last kNodeHistoryJobs jobs (older ones are forgotten: bounded memory).
 inline constexpr size_t kNodeHistoryJobs = 16;

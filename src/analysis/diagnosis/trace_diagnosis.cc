@@ -69,19 +69,19 @@ Differential Compare(const TraceStore& store, const TrackIndex& index, const mod
       window[r] = static_cast<double>(end - start);
     }
     std::vector<const WindowProfile*> peers;
-    std::vector<double> peer_starts, peer_windows;
+    std::vector<size_t> others;
     for (size_t r = 0; r < ranks; ++r)
       if (r != straggler) {
         peers.push_back(&profiles[r]);
-        peer_starts.push_back(static_cast<double>(p.start[r]));
-        peer_windows.push_back(window[r]);
+        others.push_back(r);
       }
     excess.Add(ExcessOverPeers(profiles[straggler], peers));
     d.window_ms += window[straggler] / 1e6;
     d.late_ms += JudgedLatenessNs(sa, s, straggler) / 1e6;
     for (const WindowProfile& w : profiles) d.observed_ms += (w.compute_ns + w.data_ns + w.device_busy_ns) / 1e6;
-    d.start_delay_ms += (static_cast<double>(p.start[straggler]) - Median(peer_starts)) / 1e6;
-    d.peer_window_ms += Median(peer_windows) / 1e6;
+    const double peer_start = PeerMedian(others, [&](size_t q) { return static_cast<double>(p.start[q]); });
+    d.start_delay_ms += (static_cast<double>(p.start[straggler]) - peer_start) / 1e6;
+    d.peer_window_ms += PeerMedian(others, [&](size_t q) { return window[q]; }) / 1e6;
   }
   d.steps = excess.windows();
   if (d.steps == 0) return d;
@@ -183,12 +183,12 @@ WhatIf PhaseWhatIfOf(const TraceStore& store, const PhaseWhatIf& whatif) {
 
 // Rank index r's arrival evidence: its collectives against its peers', its lateness by step, KS.
 TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const StragglerAnalysis& sa, size_t r) {
-  std::vector<double> peer_coll;
+  std::vector<size_t> peers;
   for (size_t q = 0; q < sa.mean_collective_ms.size(); ++q)
-    if (q != r) peer_coll.push_back(sa.mean_collective_ms[q]);
+    if (q != r) peers.push_back(q);
   TraceStragglerEvidence ste;
   ste.collective_ms = sa.mean_collective_ms[r];
-  ste.peer_collective_ms = Median(peer_coll);
+  ste.peer_collective_ms = PeerMedian(peers, [&](size_t q) { return sa.mean_collective_ms[q]; });
   for (size_t si = 0; si < phases.steps.size(); ++si)
     ste.late_ms_by_step.emplace_back(phases.steps[si].step, sa.blame_ns[si][r] / 1e6);
   ste.ks_score = sa.ks_score[r];
@@ -313,8 +313,6 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
 // Data imbalance: several ranks are late in turn, none persistently (of `stragglers`), and the what-if loss
 // is real.
 std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<Straggler>& stragglers) {
-  std::vector<int32_t> rank_numbers;
-  for (const auto& rank : c.store.ranks) rank_numbers.push_back(rank.rank);
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
   const StepOps step_ops = [&](size_t s, size_t r) {
     const StepPhases& p = c.phases.steps[s];
@@ -322,7 +320,7 @@ std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<St
                        p.start[r] + c.job.clocks.offset_ns[r], p.end[r] + c.job.clocks.offset_ns[r]);
   };
   const LoadScaling load = MeasureLoadScaling(c.sa, step_ops, {}, thresholds::kMinEffect);
-  auto f = DataImbalanceFinding(c.sa, rank_numbers, waste, load, stragglers, thresholds::kMinEffect);
+  auto f = DataImbalanceFinding(c.sa, c.store.RankNumbers(), waste, load, stragglers, thresholds::kMinEffect);
   if (f) std::get<LoadImbalanceEvidence>(f->evidence.kind).slowdown = c.whatif.slowdown;
   return f;
 }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analysis/diagnosis/thresholds.h"
+#include "core/robust_stats.h"
 
 namespace strata::online {
 namespace {
@@ -17,13 +18,6 @@ constexpr int kIterations = 50;
 constexpr double kTolerance = 1e-6;
 constexpr double kLog2Pi = 1.8378770664093453;
 
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
 // Median and MAD per column; a constant column gets scale 1.
 void Standardize(const Eigen::MatrixXd& x, Eigen::VectorXd* center, Eigen::VectorXd* scale) {
   const Eigen::Index d = x.cols();
@@ -31,9 +25,8 @@ void Standardize(const Eigen::MatrixXd& x, Eigen::VectorXd* center, Eigen::Vecto
   *scale = Eigen::VectorXd::Ones(d);
   for (Eigen::Index j = 0; j < d; ++j) {
     std::vector<double> col(x.col(j).data(), x.col(j).data() + x.rows());
-    const double m = MedianOf(col);
-    for (double& v : col) v = std::abs(v - m);
-    const double mad = MedianOf(col) / 0.6745;
+    const double m = Median(col);
+    const double mad = Mad(col) / 0.6745;
     (*center)(j) = m;
     (*scale)(j) = mad > 1e-12 ? mad : 1.0;
   }

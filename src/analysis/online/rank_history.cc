@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/robust_stats.h"
+
 namespace strata::online {
 namespace {
 
@@ -27,33 +29,6 @@ void ReplaceSorted(std::array<float, N>& v, size_t n, const float* old, float va
   const auto at = std::upper_bound(v.begin(), end, value);
   std::copy_backward(at, end, end + 1);
   *at = value;
-}
-
-// The median of the sorted first `n` values (the mean of the two middle ones for an even n), in O(1).
-template <size_t N>
-double SortedMedian(const std::array<float, N>& v, size_t n) {
-  if (n == 0) return 0;
-  if (n % 2) return v[n / 2];
-  return (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
-}
-
-// The median of |v[i] − center| over the sorted first `n` values, in O(n): the deviations below and above
-// `center` each grow outward from it, so merging the two sides yields them in increasing order.
-template <size_t N>
-double SortedMedianDeviation(const std::array<float, N>& v, size_t n, double center) {
-  if (n == 0) return 0;
-  const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
-  const auto split = static_cast<size_t>(std::lower_bound(v.begin(), end, center) - v.begin());
-  size_t below = split, above = split;  // next deviations: center − v[below − 1], v[above] − center
-  const size_t want = n / 2;            // the (n/2)-th smallest deviation, and the one before it for an even n
-  double previous = 0, current = 0;
-  for (size_t k = 0; k <= want; ++k) {
-    previous = current;
-    const bool take_below = below > 0 && (above >= n || center - static_cast<double>(v[below - 1]) <=
-                                                            static_cast<double>(v[above]) - center);
-    current = take_below ? center - static_cast<double>(v[--below]) : static_cast<double>(v[above++]) - center;
-  }
-  return n % 2 ? current : (previous + current) / 2;
 }
 
 // A run of late steps, by age (0: the last recorded step): `oldest` >= `newest`.
@@ -100,10 +75,11 @@ SelfScore RankHistory::Score(const RankStepSummary& s) const {
   out.history = count_;
   if (count_ == 0) return out;
   // Kept sorted as steps are learned: Score runs for every rank every step (strata_bench_online at 100k ranks).
-  out.baseline_s = SortedMedian(sorted_work_, count_);
-  out.usual_step_s = SortedMedian(sorted_step_, count_);
-  out.spread_s = std::max(SortedMedianDeviation(sorted_work_, count_, out.baseline_s),
-                          th::kOnlineMadFloorShare * out.usual_step_s);
+  auto work = [this](size_t k) { return sorted_work_[k]; };
+  out.baseline_s = MedianOfSorted(count_, work);
+  out.usual_step_s = MedianOfSorted(count_, [this](size_t k) { return sorted_step_[k]; });
+  out.spread_s =
+      std::max(MedianDeviationOfSorted(count_, work, out.baseline_s), th::kOnlineMadFloorShare * out.usual_step_s);
   out.ready = count_ >= th::kOnlineSelfMinHistory && out.spread_s > 0;
   if (!out.ready) return out;
   out.late_s = s.own_work_s() - out.baseline_s;

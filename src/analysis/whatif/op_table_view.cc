@@ -11,6 +11,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/robust_stats.h"
+
 namespace strata::whatif {
 
 namespace {
@@ -195,10 +197,6 @@ Slots PlaceRows(const Collected& c, const std::vector<int32_t>& pos, const std::
 void ImputeHoles(const std::vector<int32_t>& all_steps, Slots* sl, OpTableView* view) {
   const size_t N = sl->N, D = sl->D;
   const auto max_holes = std::max<size_t>(1, static_cast<size_t>(kMaxImputedShare * static_cast<double>(N * D)));
-  auto median = [](std::vector<int64_t>& v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   for (size_t s = 0; s < sl->S_all; ++s) {
     const size_t holes = N * D - std::min(N * D, sl->filled_per_step[s]);
     if (!sl->bad[s].empty() || holes == 0 || holes > max_holes) continue;
@@ -214,8 +212,8 @@ void ImputeHoles(const std::vector<int32_t>& all_steps, Slots* sl, OpTableView* 
             ends.push_back(sl->end[sl->at(n, s, e)]);
           }
         if (starts.empty()) continue;  // no dp rank has it: the step stays incomplete
-        sl->start[slot] = median(starts);
-        sl->end[slot] = std::max(sl->start[slot], median(ends));
+        sl->start[slot] = Median(std::move(starts));
+        sl->end[slot] = std::max(sl->start[slot], Median(std::move(ends)));
         fill.push_back(slot);
       }
     if (fill.size() != holes) continue;

@@ -9,27 +9,13 @@
 
 #include "analysis/whatif/op_table_view.h"
 #include "analysis/whatif/replay.h"
+#include "core/robust_stats.h"
 
 namespace strata::whatif {
 
 namespace {
 
 constexpr double kNsPerMs = 1e6;
-
-double Mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-/// Median as pandas computes it: the mean of the two middle values of an even count.
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  const double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  const double lo = *std::max_element(v.begin(), v.begin() + mid);
-  return (lo + hi) / 2;
-}
 
 /// Replays restored from the ideal: a fresh cost array each time, so calls are independent.
 class Attributor {

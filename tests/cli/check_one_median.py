@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""strata has one median (issue 50): src/core/robust_stats.h takes every median, by one definition and one
+named variant (EvenCount). No other file of the given trees computes one itself: no std::nth_element (the
+selection a median or quantile is made of), no element read at the middle of a list (`v[v.size() / 2]`,
+`v[n / 2]`, `v[(n - 1) / 2]`), no lower middle (`n / 2 - 1`, the other half of a mean of the two middle
+values). Comments and string literals are ignored.
+
+usage: check_one_median.py DIR...    Exits 1 listing every median computed outside the one home (file:line).
+"""
+import os
+import re
+import sys
+
+HOME = "core/robust_stats"  # .h and .cc
+PATTERNS = [
+    (re.compile(r"\bnth_element\b"), "selects with std::nth_element"),
+    (re.compile(r"\[[^\[\]]*/\s*2\s*\]"), "reads the middle element"),
+    (re.compile(r"/\s*2\s*-\s*1\b"), "reads the lower middle"),
+]
+COMMENT = re.compile(r"//.*$")
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def violations(root):
+    out = []
+    for base, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith((".cc", ".h", ".c", ".cpp")):
+                continue
+            path = os.path.join(base, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if os.path.splitext(rel)[0] == HOME:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for no, line in enumerate(f, 1):
+                    code = COMMENT.sub("", STRING.sub('""', line))
+                    for pattern, what in PATTERNS:
+                        if pattern.search(code):
+                            out.append(f"{rel}:{no}: {what}: {line.strip()}")
+                            break
+    return out
+
+
+def main():
+    roots = sys.argv[1:]
+    if not roots or not all(os.path.isdir(r) for r in roots):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    found = [v for r in roots for v in violations(r)]
+    for v in found:
+        print(v)
+    if found:
+        print(f"{len(found)} median(s) computed outside {HOME}.h: call Median (or MedianOfSorted for values "
+              "already in order), with EvenCount::kUpperMiddle where the median must be one of the values")
+        return 1
+    print(f"one median: only {HOME}.h computes one")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
