@@ -2,7 +2,9 @@
 """Screenshot of a `strata diagnose --format html` report for the docs: headless Chromium draws the page at
 1280 CSS px wide, and the picture keeps only the named panels (the page's <section> ids, in page order), the
 header always first; where panels were left out between two kept ones, a labelled rule says so. The page
-records each panel's position in its data-rect attribute, which is where the crops come from.
+records each panel's position in its data-rect attribute, which is where the crops come from. The picture
+carries the page's headline saving as PNG text ("strata-saving"), which scripts/docs_screenshots.py --check
+compares with the current output.
 
 Usage: report_screenshot.py REPORT.html OUT.png [SECTION_ID ...]   (default: every panel)
 Needs chromium and Debian's python3-pil (scripts/setup.sh installs both); run it with /usr/bin/python3."""
@@ -13,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 WIDTH, HEIGHT = 1280, 6000  # CSS px; the page is taller than any report's content
 GAP = 30
@@ -56,12 +58,14 @@ def main():
         chromium(page, tmp, f"--screenshot={shot}")
         full = Image.open(shot).convert("RGB")
     keep = [p for p in panels if not wanted or p[0] in wanted]
-    pieces = [(0, panels[0][1] - 8)]  # the header, down to the first panel
-    skipped_before = []
-    for i, (_, top, bottom) in enumerate(panels):
-        if panels[i] in keep:
-            skipped_before.append(i > 0 and panels[i - 1] not in keep)
-            pieces.append((top - 6, bottom + 6))
+    pieces, skipped_before = [(0, panels[0][1] - 8)], []  # the header, down to the first panel
+    for _, top, bottom in keep:
+        if len(pieces) > 1 and top - 6 < pieces[-1][1]:  # side by side with the last one (the page's grid)
+            pieces[-1] = (pieces[-1][0], max(pieces[-1][1], bottom + 6))
+            continue
+        gap = (pieces[-1][1] if len(pieces) > 1 else panels[0][1] - 6, top - 6)
+        skipped_before.append(any(p not in keep and gap[0] <= p[1] < gap[1] for p in panels))
+        pieces.append((top - 6, bottom + 6))
     height = sum(b - a for a, b in pieces) + GAP * sum(skipped_before)
     picture = Image.new("RGB", (WIDTH, height), (255, 255, 255))
     draw = ImageDraw.Draw(picture)
@@ -80,7 +84,11 @@ def main():
             y += GAP
         picture.paste(full.crop((0, a, WIDTH, b)), (0, y))
         y += b - a
-    picture.save(out, optimize=True)
+    info = PngImagePlugin.PngInfo()
+    saving = re.search(r'<div[^>]*id="saving"[^>]*>([^<]*)</div>', dom)
+    if saving:
+        info.add_text("strata-saving", saving.group(1))
+    picture.save(out, optimize=True, pnginfo=info)
     print(f"{out}: {WIDTH}x{height}, {os.path.getsize(out)} bytes")
 
 

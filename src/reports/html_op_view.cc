@@ -119,21 +119,35 @@ size_t LateRank(const TraceStore& store, const diagnosis::DiagnosisResult& resul
   return late;
 }
 
-/// The peers drawn beside `late`: the other ranks of its pipeline stage that have the step, else the fastest,
-/// median and slowest other ranks; at most kMaxTimelineRows − 1, spread over the peers' compute times.
-std::vector<size_t> PeersOf(const TraceStore& store, const std::vector<std::vector<double>>& compute, size_t late,
-                            size_t step_index, bool* same_stage) {
-  std::vector<std::pair<double, size_t>> by_compute, stage_peers;
+/// Whom the peers are compared as: a slow stage's ranks (the top finding names ranks but no single rank, as a
+/// stage_imbalance does) against the ranks of the other stages, else a rank against the other dp ranks of its
+/// pipeline stage, else against all other ranks.
+enum class PeerKind { kOtherStages, kSameStage, kAllOthers };
+
+/// The peers drawn beside `late` (see PeerKind) that have the step: all of them up to kMaxTimelineRows − 1
+/// for a stage's peers, else the fastest, median and slowest; spread over the peers' compute times.
+std::vector<size_t> PeersOf(const TraceStore& store, const diagnosis::DiagnosisResult& result,
+                            const std::vector<std::vector<double>>& compute, size_t late, size_t step_index,
+                            PeerKind* kind) {
+  const diagnosis::Finding* top = result.findings.empty() ? nullptr : &result.findings.front();
+  const std::vector<int32_t> group = top && !top->rank && top->ranks.size() > 1 ? top->ranks : std::vector<int32_t>{};
+  auto in_group = [&](size_t r) { return std::count(group.begin(), group.end(), store.ranks[r].rank) > 0; };
+  std::vector<std::pair<double, size_t>> others, stage_peers, outside;
   const int32_t stage = store.ranks[late].pp_stage;
   for (size_t r = 0; r < compute.size(); ++r) {
     if (r == late || std::isnan(compute[r][step_index])) continue;
-    by_compute.push_back({compute[r][step_index], r});
+    others.push_back({compute[r][step_index], r});
     if (stage >= 0 && store.ranks[r].pp_stage == stage) stage_peers.push_back({compute[r][step_index], r});
+    if (!group.empty() && !in_group(r)) outside.push_back({compute[r][step_index], r});
   }
-  *same_stage = !stage_peers.empty();
-  std::vector<std::pair<double, size_t>>& pool = *same_stage ? stage_peers : by_compute;
+  *kind = !outside.empty() && in_group(late) ? PeerKind::kOtherStages
+          : !stage_peers.empty()             ? PeerKind::kSameStage
+                                             : PeerKind::kAllOthers;
+  std::vector<std::pair<double, size_t>>& pool = *kind == PeerKind::kOtherStages ? outside
+                                                 : *kind == PeerKind::kSameStage ? stage_peers
+                                                                                 : others;
   std::sort(pool.begin(), pool.end());
-  const size_t want = *same_stage ? kMaxTimelineRows - 1 : 3;
+  const size_t want = *kind == PeerKind::kAllOthers ? 3 : kMaxTimelineRows - 1;
   std::vector<size_t> out;
   if (pool.size() <= want) {
     for (const auto& p : pool) out.push_back(p.second);
@@ -143,6 +157,18 @@ std::vector<size_t> PeersOf(const TraceStore& store, const std::vector<std::vect
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::string PeersName(PeerKind kind, int32_t stage) {
+  switch (kind) {
+    case PeerKind::kOtherStages:
+      return "the ranks of the other stages";
+    case PeerKind::kSameStage:
+      return "other dp ranks of stage " + std::to_string(stage);
+    case PeerKind::kAllOthers:
+      break;
+  }
+  return "fastest, median and slowest other ranks";
 }
 
 Json Intervals(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t t0) {
@@ -254,8 +280,8 @@ Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows
                      size_t step_index) {
   const int64_t step = job.steps.steps[step_index];
   const size_t late = LateRank(store, result, compute, step_index);
-  bool same_stage = false;
-  const std::vector<size_t> peers = PeersOf(store, compute, late, step_index, &same_stage);
+  PeerKind kind = PeerKind::kAllOthers;
+  const std::vector<size_t> peers = PeersOf(store, result, compute, late, step_index, &kind);
   OpTypes types(store);
   const StringId culprit = CulpritOp(store, rows_by_rank, result, late, peers, step, types);
   std::vector<size_t> shown = {late};
@@ -289,8 +315,7 @@ Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows
   out["step"] = step;
   out["late_rank"] = store.ranks[late].rank;
   out["op"] = culprit == static_cast<StringId>(-1) ? Json(nullptr) : Json(std::string(store.strings.view(culprit)));
-  out["peers"] = same_stage ? "other dp ranks of stage " + std::to_string(store.ranks[late].pp_stage)
-                            : std::string("fastest, median and slowest other ranks");
+  out["peers"] = PeersName(kind, store.ranks[late].pp_stage);
   if (k >= 0) out["chain_op"] = {{"index", k}, {"late_ms", Ms(late_ns)}, {"peers_median_ms", Ms(peers_ns)}};
   out["shown_of"] = store.ranks.size();
   out["rows"] = std::move(rows);

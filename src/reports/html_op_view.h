@@ -10,7 +10,8 @@
 //    else the distance to the pooled sample of all ranks.
 //  - timeline: the worst step (largest spread of compute time: max − median) for the culprit rank (the top
 //    finding's rank, else the first straggler, else the rank with the most compute in the step) and its
-//    peers (the other dp ranks of its pipeline stage, else the fastest, median and slowest other ranks), each
+//    peers (for a finding about a group of ranks and no single one, a slow stage: the ranks outside the group;
+//    else the other dp ranks of its pipeline stage; else the fastest, median and slowest other ranks), each
 //    row with its compute ops, communication ops and the culprit op type's ops (the top finding's op, else the
 //    compute op type the culprit rank exceeds its peers in most); the chain: the culprit rank's instance of
 //    that op (by order within the step) that exceeds its peers' median of the same instance most, and the same

@@ -130,9 +130,28 @@ int64_t ChainCollective(const model::JobModel& job, int64_t step, size_t late) {
   return best;
 }
 
+/// The late rank's busy time in the step against its peers' median: the other ranks of its pipeline stage
+/// when `stages` (StagesOf) knows them, else all other ranks; null when no peer has the step.
+Json LateAgainstPeers(const std::vector<std::vector<double>>& busy, const Json& stages, size_t late,
+                      size_t step_index) {
+  std::vector<double> peers;
+  for (size_t r = 0; r < busy.size(); ++r)
+    if (r != late && !std::isnan(busy[r][step_index]) && (stages.is_null() || stages[r] == stages[late]))
+      peers.push_back(busy[r][step_index]);
+  if (peers.empty() || std::isnan(busy[late][step_index])) return nullptr;
+  Json out;
+  out["of"] = "time outside collectives";
+  out["peers"] = stages.is_null() ? std::string("the other ranks")
+                                  : "the other ranks of stage " + std::to_string(stages[late].get<int32_t>());
+  out["peer_count"] = peers.size();
+  out["late_ms"] = Ms(std::llround(busy[late][step_index]));
+  out["peers_median_ms"] = Ms(std::llround(Median(peers)));
+  return out;
+}
+
 Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
                    const diagnosis::DiagnosisResult& result, const std::vector<std::vector<double>>& busy,
-                   size_t step_index) {
+                   const Json& stages, size_t step_index) {
   const size_t ranks = store.ranks.size();
   const int64_t step = job.steps.steps[step_index];
   std::map<int32_t, size_t> index_of;
@@ -191,6 +210,7 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
   out["step"] = step;
   out["late_rank"] = late < ranks ? Json(store.ranks[late].rank) : Json(nullptr);
   out["op"] = top && top->op ? Json(*top->op) : Json(nullptr);
+  if (late < ranks) out["compare"] = LateAgainstPeers(busy, stages, late, step_index);
   if (chain >= 0)
     out["collective"] = std::string(store.strings.view(job.collectives.matched[static_cast<size_t>(chain)].key));
   out["shown_of"] = ranks;
@@ -220,7 +240,8 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   const size_t ranks = store.ranks.size();
   view["ranks"] = store.RankNumbers();
   view["steps"] = job.steps.steps;
-  view["stages"] = StagesOf(store, job, result);
+  const Json stages = StagesOf(store, job, result);
+  view["stages"] = stages;
   StepMatrices m = BuildMatrices(job, ranks);
   view["step_ms"] = std::move(m.step_ms);
   // An op table has no collective calls of the trace kind: its "time outside collectives" is the step time.
@@ -253,7 +274,8 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   } else if (!compute.empty()) {
     view["timeline"] = OpTableTimeline(store, rows, job, result, compute, WorstStep(compute, job.steps.steps.size()));
   } else {
-    view["timeline"] = BuildTimeline(store, rows, job, result, m.busy, WorstStep(m.busy, job.steps.steps.size()));
+    view["timeline"] =
+        BuildTimeline(store, rows, job, result, m.busy, stages, WorstStep(m.busy, job.steps.steps.size()));
   }
   return view;
 }

@@ -12,7 +12,8 @@
 //  (all of
 //    them up to 16, else the stragglers, their neighbours and the fastest/median/slowest ranks), on the
 //    aligned clock in ms from the step's first start; with the top finding's culprit op on the straggler
-//    and the collective it arrived last at (the blame chain).
+//    and the collective it arrived last at (the blame chain), and its time outside collectives in that step
+//    against its peers' median ("compare": the other ranks of its stage when stages are known, else all others).
 // Invariants: every matrix is ranks × steps with null where a rank lacks a step; the timeline holds at most
 // kMaxTimelineRows rows and kMaxIntervals intervals per row, so the page stays small at any world size.
 #pragma once

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Browser test of `strata diagnose --format html` (issue 15): headless Chromium opens the report of a synthetic
-job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and checks what it drew:
+job with a straggler at 2 ranks, 8 ranks (pipeline of 2 stages), 256 ranks (pipeline of 4, tensor parallel 2)
+and 1,024 ranks, and checks what it drew:
   - in the DOM (--dump-dom, after the page's script ran): no error recorded by the page (it records
     window.onerror and console.error in <html data-errors>), rendering finished (<html data-rendered="ok">),
     the heatmap drew ranks x steps cells (binned to 128 rows at 1,024 ranks; rows grouped by the 2
@@ -8,6 +9,14 @@ job with a straggler at 8 ranks (pipeline of 2 stages) and at 1,024 ranks, and c
   - in a screenshot (--screenshot, the PNG decoded by Pillow): the straggler's red is present in the
     heatmap's region, that region is not blank, and the chain's region shows the culprit's red and the
     collectives' amber.
+At each size the page fits (issue 51): within each panel no text label overlaps another (the boxes the page
+records in <section data-labels> after drawing: canvas labels, SVG texts, bar names with their bars), the
+heatmap's step ticks leave a space between them, the blame chain's comparison (#chain-compare) shows the median of
+the straggler's peers' time outside collectives in the drawn step, computed here from the page's per-rank data
+(the other ranks of its stage when stages are known, else all others), and the KS legend's first-named group
+holds the straggler. On the ST op table (a slow pipeline stage) the labels fit too and the chain's number is the
+median of the same op instance on the ranks of the other stages, read here from the CSV itself. A copy of the
+256-rank page drawing every label where it falls and one of the ST page drawing every step tick must fail.
 A job that stopped (issue 22): copies of the 8-rank page whose first finding is a hang, or a collective
 mismatch followed by the hang, as `strata diagnose` writes them for a recorded hang (shape taken from
 lab/hang_job.py --fault lock and skip_collective), must open with a "Job stopped" panel above the others that
@@ -24,6 +33,9 @@ Last, a copy of the 8-rank page broken on purpose (a script error, the heatmap's
 fail those checks: the test proves it notices a broken page.
 Usage: test_html_report.py STRATA_BINARY. Exit 0 on success, 1 on a failed check (never skips: a missing
 chromium is a failure)."""
+import csv
+import gzip
+import html as htmllib
 import json
 import os
 import re
@@ -37,8 +49,9 @@ from PIL import Image  # Debian's python3-pil (scripts/setup.sh)
 RED = (0xD6, 0x27, 0x28)  # COLORS.bad in the page: outlier cells and the culprit op
 AMBER = (0xF2, 0xB4, 0x47)  # COLORS.comm: collectives on the timeline
 BLUE = (0x3B, 0x5F, 0x9A)  # COLORS.accent: the culprit's op on the peers (op tables)
-AR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "datasets",
-                  "straggler-whatif", "trace-AR.csv.gz")
+DATASETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "datasets",
+                        "straggler-whatif")
+AR, ST = os.path.join(DATASETS, "trace-AR.csv.gz"), os.path.join(DATASETS, "trace-ST.csv.gz")
 WINDOW = (1280, 1700)
 
 
@@ -158,10 +171,120 @@ def check_page(page, profile, ranks, steps, straggler, rows, stages, window=WIND
         counts, ink = region_stats(png, (x, y, w, h), want)
         if ink < 0.05 * w * h:
             failures.append(f"{element_id}: the region {rect} is nearly blank ({ink} inked pixels)")
+        least = 400 if element_id == "heatmap-view" else 20  # the straggler's cells, more than its red name
         for k, n in enumerate(counts):
-            if n < 20:
+            if n < least:
                 failures.append(f"{element_id}: {what}: colour {want[k]} found on {n} pixels")
     return failures, dom, png
+
+
+def recorded_labels(dom):
+    """{section id: [[kind, x, y, w, h, text], ...]} as the page recorded its labels (<section data-labels>)."""
+    out = {}
+    for tag in re.findall(r"<section[^>]*>", dom):
+        sid, labels = re.search(r'id="([^"]+)"', tag), re.search(r'data-labels="([^"]*)"', tag)
+        if sid and labels:
+            out[sid.group(1)] = json.loads(htmllib.unescape(labels.group(1)))
+    return out
+
+
+def overlapping(boxes):
+    """Pairs of boxes ([kind, x, y, w, h, text]) that overlap by more than half a pixel both ways; a bar only
+    counts against a name."""
+    pairs = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if a[0] == "bar" and b[0] == "bar":
+                continue
+            if (a[1] < b[1] + b[3] - 0.5 and b[1] < a[1] + a[3] - 0.5 and a[2] < b[2] + b[4] - 0.5
+                    and b[2] < a[2] + a[4] - 0.5):
+                pairs.append((a, b))
+    return pairs
+
+
+def shown_ms(text):
+    """The duration after "against" in a sentence of the page (its 3-significant-digit format), in ms."""
+    m = re.search(r"against ([\d.]+) (µs|ms|s)\b", text or "")
+    return float(m.group(1)) * {"µs": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)] if m else None
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def check_compare(dom, want, what):
+    """The chain's comparison (#chain-compare) shows `want` ms as the peers' median."""
+    text = text_of(dom, "chain-compare")
+    got = shown_ms(text)
+    if got is None:
+        return [f"blame chain: no comparison with the peers' median shown ({text!r})"]
+    if want is None or abs(got - want) > 0.006 * abs(want) + 1e-3:
+        return [f"blame chain: the peers' median shown is {got} ms, {what} is {want} ms ({text!r})"]
+    return []
+
+
+def check_fit(dom, page, straggler, sections=("heatmap-section", "chain-section", "kair-section")):
+    """No label drawn over another within each panel, step ticks apart, the chain's comparison against the peers'
+    median computed here from the page's per-rank data (a trace's time outside collectives: the other ranks of
+    the straggler's stage, else all others), the KS panel's first-named group holding the straggler (when there
+    is one straggler rank)."""
+    failures = []
+    labels = recorded_labels(dom)
+    for sec in sections:
+        if not labels.get(sec):
+            failures.append(f"{sec}: no label boxes recorded")
+    for sec, boxes in labels.items():
+        for a, b in overlapping(boxes)[:3]:
+            failures.append(f"{sec}: label {a[0]} {a[5]!r} at {a[1:5]} overlaps {b[0]} {b[5]!r} at {b[1:5]}")
+    # Step ticks apart: at least a space (4 px) between two, so that "1010" and "1012" do not read "10101012".
+    ticks = sorted((b for b in labels.get("heatmap-section", []) if b[0] == "tick"), key=lambda b: b[1])
+    close = [(a[5], b[5]) for a, b in zip(ticks, ticks[1:]) if b[1] - (a[1] + a[3]) < 4]
+    if len(ticks) < 2 or close:
+        failures.append(f"heatmap: step ticks {[t[5] for t in ticks]}: fewer than 2, or run together: {close[:3]}")
+    view = embedded(page, "strata-view")
+    t = view.get("timeline") or {}
+    if t.get("kind") != "op_table":
+        steps, busy, stages, ranks = view["steps"], view["busy_ms"], view["stages"], view["ranks"]
+        late, s = ranks.index(t["late_rank"]), steps.index(t["step"])
+        peers = [busy[r][s] for r in range(len(ranks)) if r != late and busy[r][s] is not None
+                 and (stages is None or stages[r] == stages[late])]
+        failures += check_compare(dom, median(peers) if peers else None,
+                                  "the median of its peers' time outside collectives in the step")
+    if straggler is None:
+        return failures
+    top = (attr(dom, "kair-canvas", "data-top-group") or "").split(",")
+    lead = re.match(r"highest score: (?:rank (\d+)|r([\d–,]+))", text_of(dom, "kair-top") or "")
+    named = set()
+    if lead and lead.group(1):
+        named = {int(lead.group(1))}
+    elif lead:
+        for run in lead.group(2).split(","):
+            a, _, b = run.partition("–")
+            named |= set(range(int(a), int(b or a) + 1))
+    if str(straggler) not in top or straggler not in named:
+        failures.append(f"KS: the first-named group {text_of(dom, 'kair-top')!r} (ranks {top}) does not hold the "
+                        f"straggler {straggler}")
+    return failures
+
+
+def check_stage_chain(dom, page, table):
+    """A slow stage's blame chain (ST): the culprit rank's op instance against the median of the same instance
+    on the ranks of the other stages, read here from the op table itself."""
+    diagnosis, view = embedded(page, "strata-diagnosis"), embedded(page, "strata-view")
+    finding, t = diagnosis["findings"][0], view["timeline"]
+    if finding["cause"] != "stage_imbalance" or t["late_rank"] not in finding["ranks"]:
+        return [f"ST: expected a stage_imbalance finding drawn on one of its ranks: {finding['cause']}, {t['late_rank']}"]
+    k = t["chain_op"]["index"]
+    ops = {}
+    with gzip.open(table, "rt") as f:
+        for row in csv.DictReader(f):
+            if int(row["step"]) == t["step"] and row["optype"] == t["op"]:
+                ops.setdefault((int(row["rank"]), int(row["stage"])), []).append(
+                    (float(row["start_ts"]), float(row["duration"]) * 1e3))
+    peers = [sorted(v)[k][1] for (rank, stage), v in ops.items() if stage != finding["stage"] and len(v) > k]
+    return check_compare(dom, median(peers) if peers else None,
+                         f"the median of {t['op']} #{k + 1} on the {len(peers)} ranks of the other stages")
 
 
 def embedded(page, element_id):
@@ -421,14 +544,45 @@ def synth(strata, out, *args):
     subprocess.run([strata, "synth", "-o", out, "--no-progress", *args], check=True, capture_output=True, timeout=120)
 
 
+def check_broken_fit(pages, profile, tmp):
+    """A copy of the 256-rank page that draws every label wherever it falls (no placement), and one of the ST page
+    that draws every step's tick (no thinning): the fit checks must fail."""
+    failed = []
+    unplaced = ("if (placed.some(function (o) { return intersects(box, o[1]); })) return false;", "")
+    cases = [(256, 177, [unplaced], ["overlaps"])]
+    if "st" in pages:
+        cases.append(("st", None, [("const every = Math.max(1, Math.ceil((tickW + 6) / cellW));", "const every = 1;")],
+                      ["step ticks"]))
+    for key, straggler, edits, want in cases:
+        text = open(pages[key], encoding="utf-8").read()
+        broken = text
+        for old, new in edits:
+            broken = broken.replace(old, new, 1)
+        if broken == text:
+            failed.append(f"could not break the {key} page's label placement (the template changed: update the test)")
+            continue
+        bad = os.path.join(tmp, f"unplaced-{key}.html")
+        open(bad, "w", encoding="utf-8").write(broken)
+        failures = check_fit(run_chromium(bad, profile, "--dump-dom"), bad, straggler)
+        missing = [w for w in want if not any(w in f for f in failures)]
+        print(f"{'ok' if not missing else 'FAIL'}: labels drawn without placement ({key}) fail the checks")
+        if missing:
+            failed.append(f"the {key} page without label placement passed the checks for: {missing}")
+    return failed
+
+
 def main():
     strata = os.path.abspath(sys.argv[1])
     failed = []
     with tempfile.TemporaryDirectory(prefix="strata-browser-") as tmp:
         profile = os.path.join(tmp, "profile")
         os.mkdir(profile)
-        cases = [("8 ranks, pipeline of 2", ["--ranks", "8", "--pp", "2", "--fault", "slow_compute", "--fault-rank", "5"],
+        cases = [("2 ranks", ["--ranks", "2", "--fault", "slow_compute", "--fault-rank", "1"], 2, 6, 1, 2, 0),
+                 ("8 ranks, pipeline of 2", ["--ranks", "8", "--pp", "2", "--fault", "slow_compute", "--fault-rank", "5"],
                   8, 6, 5, 8, 2),
+                 ("256 ranks, pipeline of 4, tensor parallel 2",
+                  ["--ranks", "256", "--pp", "4", "--tp", "2", "--steps", "6", "--layers", "4", "--fault", "slow_compute",
+                   "--fault-rank", "177"], 256, 6, 177, 128, 4),
                  ("1024 ranks", ["--ranks", "1024", "--steps", "4", "--layers", "2", "--fault", "slow_compute",
                                  "--fault-rank", "700"], 1024, 4, 700, 128, 0)]
         pages = {}
@@ -446,6 +600,9 @@ def main():
             failures, dom, png = check_page(html, profile, ranks, steps, straggler, rows, stages, window)
             print(f"{'ok' if not failures else 'FAIL'}: {name}")
             failed += [f"{name}: {f}" for f in failures]
+            failures = check_fit(dom, html, straggler)
+            print(f"{'ok' if not failures else 'FAIL'}: {name}: labels apart, chain against the peers' median, KS group")
+            failed += [f"{name}: {f}" for f in failures]
             if ranks == 8:
                 failures = check_layers(dom, png)
                 print(f"{'ok' if not failures else 'FAIL'}: recorder layers, straggler against peers")
@@ -459,6 +616,18 @@ def main():
             failed += [f"op table (AR): {f}" for f in failures]
         else:
             print(f"skip: op table (AR): {AR} is absent")
+        # A slow pipeline stage (ST: 8 workers, stage 3 slower on every dp rank): its chain against the other
+        # stages, 32 four-digit step numbers as ticks.
+        if os.path.exists(ST):
+            html = pages["st"] = os.path.join(tmp, "st.html")
+            report(strata, tmp, ST, html)
+            dom = run_chromium(html, profile, "--dump-dom")
+            failures = check_fit(dom, html, None, ("heatmap-section", "chain-section", "kair-section", "whatif-section"))
+            failures += check_stage_chain(dom, html, ST)
+            print(f"{'ok' if not failures else 'FAIL'}: op table (ST): labels apart, the slow stage against the others")
+            failed += [f"op table (ST): {f}" for f in failures]
+        else:
+            print(f"skip: op table (ST): {ST} is absent")
         # A job that stopped: a hang first, then a mismatch before it.
         for name, first, mismatch in (("hang", [HANG], False), ("mismatch, then the hang", [MISMATCH, HANG], True)):
             page = with_findings(pages[8], tmp, name.split(",")[0] + ".html", first)
@@ -480,6 +649,7 @@ def main():
         print(f"{'ok' if not missing else 'FAIL'}: a broken page fails the checks ({len(failures)} failures)")
         if missing:
             failed.append(f"the broken page passed the checks for: {missing} (failures: {failures})")
+        failed += check_broken_fit(pages, profile, tmp)
     for f in failed:
         print("FAIL: " + f)
     return 1 if failed else 0

@@ -6,7 +6,9 @@
 // tests/browser/test_html_report.py. An op table (AR of ../shared/datasets/straggler-whatif, skipped when
 // absent: rank 0 is 2.5x slower in forward-compute) is compared by compute time, not by its time outside
 // collectives (its step time): rank 0 is the highest in every step, its KS score the largest, and the
-// timeline draws its ops beside its stage peers' same ops.
+// timeline draws its ops beside its stage peers' same ops. A slow stage (ST: stage 3 of 4) is drawn beside
+// the ranks of the other stages, and the chain's number is their median. The trace timeline compares the
+// straggler's time outside collectives with its peers' median.
 #include "reports/html_report.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "core/robust_stats.h"
 #include "importers/job_loader.h"
 #include "reports/diagnosis_report.h"
 #include "reports/html_view.h"
@@ -92,6 +95,20 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
   }
   EXPECT_TRUE(culprit);
   EXPECT_TRUE(chain);
+  // The comparison: rank 21's time outside collectives in the drawn step against the median of the 31 others.
+  const Json& cmp = t["compare"];
+  ASSERT_TRUE(cmp.is_object());
+  size_t s = 0;
+  for (; s < 3 && view["steps"][s] != t["step"]; ++s) {
+  }
+  ASSERT_LT(s, 3u);
+  std::vector<double> others;
+  for (size_t r = 0; r < 32; ++r)
+    if (r != idx) others.push_back(view["busy_ms"][r][s].get<double>());
+  EXPECT_EQ(cmp["peer_count"], 31);
+  EXPECT_NEAR(cmp["peers_median_ms"].get<double>(), Median(others), 1e-3);
+  EXPECT_NEAR(cmp["late_ms"].get<double>(), view["busy_ms"][idx][s].get<double>(), 1e-3);
+  EXPECT_GT(cmp["late_ms"].get<double>(), cmp["peers_median_ms"].get<double>());
   std::filesystem::remove_all(dir);
 }
 
@@ -141,6 +158,29 @@ TEST(HtmlView, OpTableComparesComputeOpsAndDrawsPeersSameOps) {
   EXPECT_EQ(shown, (std::vector<int>{0, 4, 8, 12}));
   ASSERT_TRUE(t.contains("chain_op"));
   EXPECT_GT(t["chain_op"]["late_ms"].get<double>(), 2 * t["chain_op"]["peers_median_ms"].get<double>());
+}
+
+TEST(HtmlView, SlowStageIsDrawnBesideTheOtherStages) {
+  const TraceStore* store = whatif::testing::LoadDataset("ST");
+  if (store == nullptr) GTEST_SKIP() << whatif::testing::DatasetPath("ST") << " is absent (../shared)";
+  const auto result = diagnosis::Diagnose(*store);
+  ASSERT_FALSE(result.findings.empty());
+  ASSERT_EQ(result.findings.front().stage, 3);  // stage_imbalance on ranks 6 and 7, no single rank
+  const Json view = BuildReportView(*store, result);
+  const Json& t = view["timeline"];
+  ASSERT_TRUE(t.is_object());
+  EXPECT_EQ(t["peers"], "the ranks of the other stages");
+  std::vector<int> shown;
+  std::vector<double> peers;
+  for (const Json& row : t["rows"]) {
+    shown.push_back(row["rank"].get<int>());
+    if (row["rank"] != t["late_rank"] && row.contains("chain_op"))
+      peers.push_back(row["chain_op"][1].get<double>() - row["chain_op"][0].get<double>());
+  }
+  EXPECT_EQ(shown, (std::vector<int>{7, 0, 1, 2, 3, 4, 5}));  // the culprit first, then stages 0..2
+  ASSERT_EQ(peers.size(), 6u);
+  EXPECT_NEAR(t["chain_op"]["peers_median_ms"].get<double>(), Median(peers), 2e-3);
+  EXPECT_GT(t["chain_op"]["late_ms"].get<double>(), t["chain_op"]["peers_median_ms"].get<double>());
 }
 
 }  // namespace
