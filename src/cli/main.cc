@@ -282,9 +282,10 @@ struct SummaryCommand {
 
   void Add(CLI::App& app) {
     cmd = app.add_subcommand("summary",
-                             "per-rank and job overview: events by category, steps, time span, and HTA's GPU "
-                             "metrics (idle/compute/non-compute time, communication-computation overlap, kernel "
-                             "time by type)");
+                             "per-rank and job overview, outlier ranks first: events by category, steps, time "
+                             "span, HTA's GPU analyses (idle/compute/non-compute time, communication-computation "
+                             "overlap, kernel time by type, idle time by cause, kernel launch statistics, queue "
+                             "length) and a recording's run-queue, GC and D-state shares");
     AddInputOptions(cmd, in);
     AddOutputOptions(cmd, format, out);
     cmd->add_flag("--include-last-step", include_last_step,
