@@ -70,7 +70,7 @@ void OpTableTimes(const TraceStore& store, const SliceRows& rows, size_t steps, 
 
 /// HTA's analyses of the rank's GPU rows, all from the same kept rows.
 void HtaAnalyses(const TraceStore& store, const SliceRows& slice_rows, const InputInfo& input,
-                 const BreakdownOptions& options, RankSummary* rs) {
+                 const BreakdownOptions& options, const KernelSequenceOptions& sequences, RankSummary* rs) {
   const std::optional<HtaRows> rows = KeptHtaRows(store, slice_rows, input, options.include_last_step);
   if (!rows) return;
   rs->gpu = ComputeGpuBreakdown(store, *rows, options);
@@ -78,13 +78,15 @@ void HtaAnalyses(const TraceStore& store, const SliceRows& slice_rows, const Inp
   rs->idle = ComputeIdleTime(store, *rows);
   rs->launches = ComputeLaunchStats(store, *rows);
   rs->queues = ComputeQueueLength(store, *rows);
+  rs->sequences = FrequentKernelSequences(store, *rows, sequences);
 }
 
 }  // namespace
 
-JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
+JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options, const KernelSequenceOptions& sequences) {
   JobSummary job;
   job.include_last_step = options.include_last_step;
+  job.sequences_operator = sequences.operator_name;
   const auto by_rank = SlicesByRank(store);
   std::vector<uint32_t> order(store.ranks.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -123,7 +125,7 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
         rs.span_end_ns = std::max(rs.span_end_ns, end);
       }
     }
-    HtaAnalyses(store, rows, store.inputs[info.input], options, &rs);
+    HtaAnalyses(store, rows, store.inputs[info.input], options, sequences, &rs);
     if (rs.step_source == model::StepSource::kOpTable) OpTableTimes(store, rows, rs.steps.size(), &rs);
     if (!rs.gpu && rs.step_source == model::StepSource::kProfilerStep)
       rs.cpu_compute_ms_per_step = CpuComputePerStepMs(store, rows);

@@ -13,6 +13,7 @@
 #include "analysis/diagnosis/evidence.h"
 #include "analysis/gpu_breakdown.h"
 #include "analysis/idle_time.h"
+#include "analysis/kernel_sequences.h"
 #include "analysis/launch_stats.h"
 #include "analysis/queue_length.h"
 #include "model/step_windows.h"
@@ -33,6 +34,8 @@ struct RankSummary {
   std::optional<IdleTimeBreakdown> idle;
   std::optional<LaunchStats> launches;
   std::vector<StreamQueueLength> queues;
+  // HTA's frequent kernel sequences of the operator the summary was asked about (empty when none was).
+  std::vector<KernelSequence> sequences;
   // A recording's layers of the rank over its training window (cross_layer.h's MeasureRankLayers: run-queue,
   // GC and D-state shares, ...); absent without a recording of the rank.
   std::optional<diagnosis::RankLayerMetrics> recorded;
@@ -48,11 +51,14 @@ struct JobSummary {
   uint64_t events = 0;
   std::vector<int64_t> steps;  // union over ranks
   bool include_last_step = false;
+  std::string sequences_operator;  // the operator whose kernel sequences were looked for ("" none)
 };
 
 /// Indices of each rank's slices, in store order: result[rank_index] = rows.
 std::vector<SliceRows> SlicesByRank(const TraceStore& store);
 
-JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options);
+/// `sequences.operator_name` empty: no kernel sequences are looked for.
+JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options,
+                     const KernelSequenceOptions& sequences = {});
 
 }  // namespace strata

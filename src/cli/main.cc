@@ -277,6 +277,7 @@ struct SummaryCommand {
   std::string out;
   bool include_last_step = false;
   size_t top_kernels = 10;
+  strata::KernelSequenceOptions sequences;
   strata::SummaryTextOptions text;
   CLI::App* cmd = nullptr;
 
@@ -296,6 +297,9 @@ struct SummaryCommand {
     cmd->add_option("--top-kernels", top_kernels, "kernels listed per rank")
         ->check(CLI::Range(size_t{0}, size_t{100000}))
         ->capture_default_str();
+    cmd->add_option("--kernel-sequences", sequences.operator_name,
+                    "HTA's frequent kernel sequences launched by the CPU operators whose name contains this text "
+                    "(e.g. aten::linear): the 5 most frequent per rank, of 3 kernels or more");
   }
 
   int Run() {
@@ -304,7 +308,7 @@ struct SummaryCommand {
     strata::BreakdownOptions options;
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
-    const strata::JobSummary result = strata::Summarize(job.store, options);
+    const strata::JobSummary result = strata::Summarize(job.store, options, sequences);
     text.width = strata::cli::TextWidth(out, strata::kDefaultTextWidth);
     const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
                                                   : strata::SummaryToText(job.store, result, text);

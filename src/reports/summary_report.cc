@@ -127,6 +127,17 @@ nlohmann::ordered_json QueueJson(const std::vector<StreamQueueLength>& queues) {
   return j;
 }
 
+nlohmann::ordered_json SequencesJson(const std::vector<KernelSequence>& sequences) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const KernelSequence& s : sequences) {
+    std::string pattern;
+    for (const std::string& n : s.names) pattern += (pattern.empty() ? "" : "|") + n;
+    j.push_back(
+        {{"pattern", JsonSafe(pattern)}, {"count", s.count}, {"gpu_us", Us(s.gpu_us)}, {"cpu_us", Us(s.cpu_us)}});
+  }
+  return j;
+}
+
 nlohmann::ordered_json RecordedJson(const diagnosis::RankLayerMetrics& m) {
   return {{"window_s", RoundTo(m.window_s, 3)},
           {"run_queue_pct", RoundTo(100 * m.runq_share, 4)},
@@ -434,6 +445,14 @@ std::string HtaAnalysesText(const RankSummary& rs) {
   } else if (rs.gpu && rs.gpu->gpu_events > 0) {
     out += "  kernel launches: no device row has a runtime launch call with its correlation\n";
   }
+  for (const KernelSequence& s : rs.sequences) {
+    std::string kernels;
+    for (size_t i = 1; i < s.names.size() && i <= 3; ++i)
+      kernels += (i > 1 ? " | " : "") + text::Clip(TerminalSafe(s.names[i]), 40);
+    if (s.names.size() > 4) kernels += fmt::format(" | ... {} more (--format json lists all)", s.names.size() - 4);
+    out += fmt::format("  kernel sequence x{} of {} ({} kernels, GPU {}): {}\n", s.count, TerminalSafe(s.names[0]),
+                       s.names.size() - 1, text::Duration(s.gpu_us / 1e3), kernels);
+  }
   for (const StreamQueueLength& q : rs.queues)
     out += fmt::format("  queue length, stream {}: max {}, mean {:.2f} over {} changes{}\n", q.stream, q.max, q.mean,
                        q.series.size(),
@@ -456,6 +475,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   nlohmann::ordered_json j;
   j["schema"] = "strata.summary/1";
   j["include_last_step"] = summary.include_last_step;
+  if (!summary.sequences_operator.empty()) j["kernel_sequences_of"] = JsonSafe(summary.sequences_operator);
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const InputInfo& in : store.inputs) {
     inputs.push_back({{"path", JsonSafe(in.path)},
@@ -510,6 +530,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
       if (rs.gpu->gpu_events > 0)
         r["kernel_launches"] = rs.launches ? LaunchJson(*rs.launches) : nlohmann::ordered_json();
       if (rs.gpu->gpu_events > 0) r["queue_length"] = QueueJson(rs.queues);
+      if (!summary.sequences_operator.empty()) r["kernel_sequences"] = SequencesJson(rs.sequences);
     } else {
       r["gpu"] = nullptr;
       r["gpu_note"] = "no GPU events (no event with args.stream): GPU metrics absent";

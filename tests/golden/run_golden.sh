@@ -50,8 +50,10 @@ while IFS='|' read -r name sub args; do
     summary:*datasets/hta*)
       flag=""
       case "$args" in *--include-last-step*) flag="--include-last-step" ;; esac
+      sequences=""
+      case "$args" in *--kernel-sequences*) sequences=$(echo "$args" | sed 's/.*--kernel-sequences \([^ ]*\).*/\1/') ;; esac
       traces=""
-      for t in $(echo "$args" | sed 's/--include-last-step//'); do
+      for t in $(echo "$args" | sed 's/--include-last-step//; s/--kernel-sequences [^ ]*//'); do
         if [ -d "$t" ]; then traces="$traces $(find "$t" -name '*.json*' | sort | tr '\n' ' ')"; else traces="$traces $t"; fi
       done
       # shellcheck disable=SC2086
@@ -63,7 +65,8 @@ while IFS='|' read -r name sub args; do
       fi
       # HTA's idle-time breakdown, launch statistics and queue length from their documented definitions.
       # shellcheck disable=SC2086
-      if ! "$py" tests/golden/verify_hta_analyses.py "$expected" $traces $flag > "$out_dir/$name.verify" 2>&1; then
+      if ! "$py" tests/golden/verify_hta_analyses.py "$expected" $traces $flag ${sequences:+--kernel-sequences "$sequences"} \
+        > "$out_dir/$name.verify" 2>&1; then
         echo "FAIL $name: independent HTA analyses disagree:"
         cat "$out_dir/$name.verify"
         failed=$((failed + 1))

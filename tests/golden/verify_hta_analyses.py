@@ -17,9 +17,14 @@ Definitions:
     short kernel: cpu <= 50 and gpu < cpu; runtime outlier: cpu > 50; delay outlier: delay > 100;
     median = the lower middle value;
   * queue length, per stream of the device row: +1 at each call start, -1 at each row start, sorted by time
-    with +1 first at equal times; max and mean over the running sums.
+    with +1 first at equal times; max and mean over the running sums;
+  * kernel sequences of OP (--kernel-sequences OP): roots are the CPU rows whose name contains OP at the
+    smallest nesting depth among them (depth = CPU rows of the same pid/tid enclosing the row); a root's
+    kernels are the device rows whose CPU row is on the root's thread and starts within the root, by
+    (start, end); pattern = root name | kernel names, kept with >= 3 kernels; counted, top 5 by (-count,
+    pattern).
 
-Usage: verify_hta_analyses.py STRATA_SUMMARY.json TRACE... [--include-last-step]
+Usage: verify_hta_analyses.py STRATA_SUMMARY.json TRACE... [--include-last-step] [--kernel-sequences OP]
 """
 
 import json
@@ -89,6 +94,44 @@ def analyses(kept):
     return idle, launches, queues
 
 
+def sequences(kept, op):
+    """The top 5 (pattern, count) of OP's kernel sequences."""
+    cpu = [r for r in kept if r[3] == -1]
+    threads = {}
+    for i, r in enumerate(cpu):
+        threads.setdefault((r[8], r[6]), []).append(i)
+    depth = {}
+    for idx in threads.values():
+        idx.sort(key=lambda i: (cpu[i][0], -cpu[i][1]))
+        ends = []
+        for i in idx:
+            while ends and ends[-1] <= cpu[i][0]:
+                ends.pop()
+            depth[i] = len(ends)
+            ends.append(cpu[i][1])
+    cands = [i for i in range(len(cpu)) if op in cpu[i][2]]
+    if not cands:
+        return []
+    low = min(depth[i] for i in cands)
+    cpu_of = {}
+    for r in kept:
+        if r[3] == -1 and r[4] != -1 and r[4] not in cpu_of:
+            cpu_of[r[4]] = r
+    device = [r for r in kept if r[3] != -1 and r[7] != "gpu_user_annotation" and r[4] in cpu_of]
+    counts = {}
+    for i in cands:
+        if depth[i] != low:
+            continue
+        root = cpu[i]
+        ks = sorted((k for k in device if (cpu_of[k[4]][8], cpu_of[k[4]][6]) == (root[8], root[6])
+                     and root[0] <= cpu_of[k[4]][0] <= root[1]), key=lambda k: (k[0], k[1]))
+        if len(ks) < 3:
+            continue
+        pattern = "|".join([root[2]] + [k[2] for k in ks])
+        counts[pattern] = counts.get(pattern, 0) + 1
+    return sorted(counts.items(), key=lambda pc: (-pc[1], pc[0]))[:5]
+
+
 def close(a, b):
     return a is not None and b is not None and abs(float(a) - float(b)) <= 1e-3 + 1e-9 * abs(float(b))
 
@@ -128,6 +171,11 @@ def compare(label, want, rank):
 def main(argv):
     include_last = "--include-last-step" in argv
     args = [a for a in argv if a != "--include-last-step"]
+    op = None
+    if "--kernel-sequences" in args:
+        at = args.index("--kernel-sequences")
+        op = args[at + 1]
+        del args[at:at + 2]
     if len(args) < 2:
         print(__doc__)
         return 2
@@ -140,6 +188,11 @@ def main(argv):
         verify_summary.compute(trace, include_last, False, "hta", kept_out=kept)
         rank = by_base.get(os.path.basename(trace))
         bad = ["no rank entry"] if rank is None else compare(os.path.basename(trace), analyses(kept), rank)
+        if rank is not None and op is not None:
+            want = sequences(kept, op)
+            got = [(s["pattern"], s["count"]) for s in rank.get("kernel_sequences") or []]
+            if want != got or not want:
+                bad.append(f"{os.path.basename(trace)}: kernel sequences of {op}: verifier {want}, strata {got}")
         for line in bad:
             print(line)
         failed += bool(bad)

@@ -1,11 +1,13 @@
-// HTA's idle-time breakdown, kernel launch statistics and queue length on small hand-built ranks whose answers
-// are worked out by hand from HTA's definitions (the comments beside each row).
+// HTA's idle-time breakdown, kernel launch statistics, queue length and frequent kernel sequences on small hand-built
+// ranks whose answers are worked out by hand from HTA's definitions (the comments beside each row).
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "analysis/hta_rows.h"
 #include "analysis/idle_time.h"
+#include "analysis/kernel_sequences.h"
 #include "analysis/launch_stats.h"
 #include "analysis/queue_length.h"
 
@@ -28,6 +30,10 @@ class Rank {
   }
   void Call(const std::string& name, int64_t ts, int64_t dur, int64_t corr) {
     s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern("cuda_runtime"), TrackId(0), corr,
+                     kSliceComplete | kSliceHasCategory);
+  }
+  void Op(const std::string& name, int64_t ts, int64_t dur) {
+    s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern("cpu_op"), TrackId(0), kNoCorrelation,
                      kSliceComplete | kSliceHasCategory);
   }
   HtaRows Rows() const {
@@ -144,6 +150,41 @@ TEST(QueueLength, TimeAtAFullQueue) {
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].max, kFullQueue);
   EXPECT_DOUBLE_EQ(q[0].full_us, 2000 - (kFullQueue - 1));  // from the last launch to the first start
+}
+
+// An operator that launches `kernels` (names) from t0 µs, one launch call and one kernel per µs.
+void Linear(Rank* r, int64_t t0, const std::vector<std::string>& kernels, int64_t* corr) {
+  r->Op("aten::linear", t0 * us, 10 * us);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int64_t t = t0 + 1 + static_cast<int64_t>(i);
+    r->Call("cudaLaunchKernel", t * us, 500, *corr);
+    r->Kernel(kernels[i], (t + 100) * us, 500, 7, (*corr)++);
+  }
+}
+
+TEST(KernelSequences, CountsEachShallowestOperatorsPattern) {
+  Rank r;
+  int64_t corr = 1;
+  r.Op("Module.forward", 0, 1000 * us);  // encloses every aten::linear: the linears are the shallowest matches
+  Linear(&r, 10, {"gemm", "bias", "relu"}, &corr);
+  Linear(&r, 30, {"gemm", "bias", "relu"}, &corr);
+  Linear(&r, 50, {"gemm", "bias", "gelu"}, &corr);
+  Linear(&r, 70, {"gemm", "bias"}, &corr);         // two kernels: under min_pattern_len
+  r.Op("aten::linear_backward", 80 * us, 5 * us);  // nested in no linear, and at the same depth: a root, no kernel
+  KernelSequenceOptions o;
+  o.operator_name = "aten::linear";
+  const std::vector<KernelSequence> s = FrequentKernelSequences(r.store(), r.Rows(), o);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].names, (std::vector<std::string>{"aten::linear", "gemm", "bias", "relu"}));
+  EXPECT_EQ(s[0].count, 2u);
+  EXPECT_DOUBLE_EQ(s[0].gpu_us, 3.0);  // 2 x 3 kernels of 0.5 µs
+  EXPECT_DOUBLE_EQ(s[0].cpu_us, 20);
+  EXPECT_EQ(s[1].names.back(), "gelu");
+  EXPECT_EQ(s[1].count, 1u);
+  o.operator_name = "Module.forward";  // the outer operator: one pattern of all eleven kernels
+  const std::vector<KernelSequence> outer = FrequentKernelSequences(r.store(), r.Rows(), o);
+  ASSERT_EQ(outer.size(), 1u);
+  EXPECT_EQ(outer[0].names.size(), 12u);
 }
 
 }  // namespace
