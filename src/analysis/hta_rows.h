@@ -10,8 +10,9 @@
 //  4. device rows: kept rows on a stream (stream != -1) other than gpu_user_annotation; on MTIA traces also a
 //     memory kernel recorded without a stream that starts inside a ProfilerStep (HTA's fix-up).
 // See docs/hta-semantics.md for where each rule comes from.
-// Invariant: HtaRows::kept holds each kept slice once, in store order; start <= end unless the input's
-// duration was negative (HTA does not drop those either).
+// Invariant: HtaRows::kept holds each kept slice once: in store order, or when the step rule filtered, its CPU
+// rows then its GPU rows, each in store order; start <= end unless the input's duration was negative (HTA does
+// not drop those either).
 #pragma once
 
 #include <cstdint>
