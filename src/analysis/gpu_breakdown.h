@@ -1,15 +1,9 @@
 // HTA-compatible per-rank GPU metrics: temporal breakdown (idle / compute / non-compute), communication-
 // computation overlap, kernel time by type and top kernels. Follows HTA's implementation (see
-// docs/hta-semantics.md, which also lists where it differs from DESIGN.md):
-//  1. rows: events with an explicit dur and a category other than "Trace";
-//  2. when the trace wrote ts as JSON floats, every row is rounded inward to whole µs in double precision
-//     (start = ceil(ts), end = floor(ts + dur)), as HTA's pandas code does;
-//  3. step rule: with >= 2 distinct ProfilerStep#N names, keep the non-GPU rows starting before the last
-//     step's start (or up to its end with include_last_step) and the GPU rows (stream >= 0 and
-//     correlation >= 0) whose correlation matches a kept row;
-//  4. device rows = kept rows on a stream (stream != -1), gpu_user_annotation excluded; kernel_time = last
-//     end - first start; idle = kernel_time - |union|; compute = |union(COMPUTATION)|; non_compute = rest;
-//     overlap = |union(COMP) ∩ union(COMM)| / |union(COMM)|.
+// docs/hta-semantics.md, which also lists where it differs from DESIGN.md), over HTA's device rows of the
+// rank (hta_rows.h: rows, rounding, step rule, device rows): kernel_time = last end - first start;
+// idle = kernel_time - |union|; compute = |union(COMPUTATION)|; non_compute = rest;
+// overlap = |union(COMP) ∩ union(COMM)| / |union(COMM)|.
 // Invariant: idle + compute + non_compute == kernel_time.
 #pragma once
 
@@ -19,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/hta_rows.h"
 #include "model/kernel_type.h"
 #include "store/trace_store.h"
 
@@ -54,5 +49,8 @@ struct GpuBreakdown {
 /// input `input`. Returns nullopt when the rank has no device rows at all.
 std::optional<GpuBreakdown> ComputeGpuBreakdown(const TraceStore& store, const SliceRows& slice_rows,
                                                 const InputInfo& input, const BreakdownOptions& options);
+/// The same from the rank's HTA rows, when the caller has them (the summary reads them once for every
+/// HTA analysis); `options.include_last_step` was applied when `rows` were kept.
+GpuBreakdown ComputeGpuBreakdown(const TraceStore& store, const HtaRows& rows, const BreakdownOptions& options);
 
 }  // namespace strata

@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/diagnosis/cross_layer.h"
+#include "analysis/step_compute.h"
 #include "analysis/whatif/op_graph.h"
 #include "core/decimal.h"
 
@@ -66,17 +68,32 @@ void OpTableTimes(const TraceStore& store, const SliceRows& rows, size_t steps, 
   rs->op_comm_ms_per_step = comm / 1e6 / static_cast<double>(steps);
 }
 
+/// HTA's analyses of the rank's GPU rows, all from the same kept rows.
+void HtaAnalyses(const TraceStore& store, const SliceRows& slice_rows, const InputInfo& input,
+                 const BreakdownOptions& options, const KernelSequenceOptions& sequences, RankSummary* rs) {
+  const std::optional<HtaRows> rows = KeptHtaRows(store, slice_rows, input, options.include_last_step);
+  if (!rows) return;
+  rs->gpu = ComputeGpuBreakdown(store, *rows, options);
+  if (rs->gpu->gpu_events == 0) return;
+  rs->idle = ComputeIdleTime(store, *rows);
+  rs->launches = ComputeLaunchStats(store, *rows);
+  rs->queues = ComputeQueueLength(store, *rows);
+  rs->sequences = FrequentKernelSequences(store, *rows, sequences);
+}
+
 }  // namespace
 
-JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
+JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options, const KernelSequenceOptions& sequences) {
   JobSummary job;
   job.include_last_step = options.include_last_step;
+  job.sequences_operator = sequences.operator_name;
   const auto by_rank = SlicesByRank(store);
   std::vector<uint32_t> order(store.ranks.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return store.ranks[a].rank < store.ranks[b].rank; });
   std::set<int64_t> all_steps;
+  const std::map<int32_t, diagnosis::RankLayerMetrics> recorded = diagnosis::MeasureRankLayers(store.recorded_layers);
   for (uint32_t r : order) {
     const RankInfo& info = store.ranks[r];
     const auto& rows = by_rank[r];
@@ -108,8 +125,11 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options) {
         rs.span_end_ns = std::max(rs.span_end_ns, end);
       }
     }
-    rs.gpu = ComputeGpuBreakdown(store, rows, store.inputs[info.input], options);
+    HtaAnalyses(store, rows, store.inputs[info.input], options, sequences, &rs);
     if (rs.step_source == model::StepSource::kOpTable) OpTableTimes(store, rows, rs.steps.size(), &rs);
+    if (!rs.gpu && rs.step_source == model::StepSource::kProfilerStep)
+      rs.cpu_compute_ms_per_step = CpuComputePerStepMs(store, rows);
+    if (const auto it = recorded.find(info.rank); it != recorded.end()) rs.recorded = it->second;
     job.ranks.push_back(std::move(rs));
   }
   job.steps.assign(all_steps.begin(), all_steps.end());

@@ -269,14 +269,16 @@ struct SummaryCommand {
   size_t width = 0;  // --width; 0: COLUMNS, the terminal's or the default (cli/terminal_width.h)
   bool include_last_step = false;
   size_t top_kernels = 10;
+  strata::KernelSequenceOptions sequences;
   strata::SummaryTextOptions text;
   CLI::App* cmd = nullptr;
 
   void Add(CLI::App& app) {
     cmd = app.add_subcommand("summary",
-                             "per-rank and job overview: events by category, steps, time span, and HTA's GPU "
-                             "metrics (idle/compute/non-compute time, communication-computation overlap, kernel "
-                             "time by type)");
+                             "per-rank and job overview, outlier ranks first: events by category, steps, time "
+                             "span, HTA's GPU analyses (idle/compute/non-compute time, communication-computation "
+                             "overlap, kernel time by type, idle time by cause, kernel launch statistics, queue "
+                             "length) and a recording's run-queue, GC and D-state shares");
     AddInputOptions(cmd, in);
     AddOutputOptions(cmd, format, out, width);
     cmd->add_flag("--include-last-step", include_last_step,
@@ -287,6 +289,9 @@ struct SummaryCommand {
     cmd->add_option("--top-kernels", top_kernels, "kernels listed per rank")
         ->check(CLI::Range(size_t{0}, size_t{100000}))
         ->capture_default_str();
+    cmd->add_option("--kernel-sequences", sequences.operator_name,
+                    "HTA's frequent kernel sequences launched by the CPU operators whose name contains this text "
+                    "(e.g. aten::linear): the 5 most frequent per rank, of 3 kernels or more");
   }
 
   int Run() {
@@ -295,7 +300,7 @@ struct SummaryCommand {
     strata::BreakdownOptions options;
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
-    const strata::JobSummary result = strata::Summarize(job.store, options);
+    const strata::JobSummary result = strata::Summarize(job.store, options, sequences);
     text.width = strata::cli::TextWidth(out, width, strata::kDefaultTextWidth);
     const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
                                                   : strata::SummaryToText(job.store, result, text);

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 namespace strata {
 
@@ -76,6 +77,77 @@ nlohmann::ordered_json GpuJson(const GpuBreakdown& g) {
   return j;
 }
 
+nlohmann::ordered_json IdleJson(const IdleTimeBreakdown& idle) {
+  auto categories = [](const std::array<double, 3>& us) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    const double total = us[0] + us[1] + us[2];
+    for (IdleCategory c : {IdleCategory::kHostWait, IdleCategory::kKernelWait, IdleCategory::kOther}) {
+      const double v = us[static_cast<size_t>(c)];
+      j[IdleCategoryName(c)] = {{"us", Us(v)}, {"ratio", total != 0 ? RoundTo(v / total, 4) : 0.0}};
+    }
+    return j;
+  };
+  nlohmann::ordered_json j = categories(idle.idle_us);
+  nlohmann::ordered_json streams = nlohmann::ordered_json::array();
+  for (const StreamIdleTime& s : idle.streams) {
+    nlohmann::ordered_json row = {{"stream", s.stream}};
+    row.update(categories(s.idle_us));
+    row["gaps"] = {{"host_wait", s.gaps[0]}, {"kernel_wait", s.gaps[1]}, {"other", s.gaps[2]}};
+    streams.push_back(std::move(row));
+  }
+  j["streams"] = std::move(streams);
+  return j;
+}
+
+nlohmann::ordered_json DistributionJson(const LaunchDistribution& d) {
+  return {{"mean_us", RoundTo(d.mean_us, 3)},
+          {"median_us", Us(d.median_us)},
+          {"p95_us", Us(d.p95_us)},
+          {"max_us", Us(d.max_us)}};
+}
+
+nlohmann::ordered_json LaunchJson(const LaunchStats& l) {
+  const LaunchStatsOptions cutoffs;
+  return {{"launches", l.launches},
+          {"cpu_duration", DistributionJson(l.cpu_duration)},
+          {"gpu_duration", DistributionJson(l.gpu_duration)},
+          {"launch_delay", DistributionJson(l.launch_delay)},
+          {"short_kernels", l.short_kernels},
+          {"runtime_outliers", {{"cutoff_us", Us(cutoffs.runtime_cutoff_us)}, {"count", l.runtime_outliers}}},
+          {"launch_delay_outliers",
+           {{"cutoff_us", Us(cutoffs.launch_delay_cutoff_us)}, {"count", l.launch_delay_outliers}}}};
+}
+
+nlohmann::ordered_json QueueJson(const std::vector<StreamQueueLength>& queues) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const StreamQueueLength& q : queues)
+    j.push_back({{"stream", q.stream},
+                 {"points", q.series.size()},
+                 {"mean", RoundTo(q.mean, 4)},
+                 {"max", q.max},
+                 {"full_queue_us", Us(q.full_us)}});
+  return j;
+}
+
+nlohmann::ordered_json SequencesJson(const std::vector<KernelSequence>& sequences) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const KernelSequence& s : sequences) {
+    std::string pattern;
+    for (const std::string& n : s.names) pattern += (pattern.empty() ? "" : "|") + n;
+    j.push_back(
+        {{"pattern", JsonSafe(pattern)}, {"count", s.count}, {"gpu_us", Us(s.gpu_us)}, {"cpu_us", Us(s.cpu_us)}});
+  }
+  return j;
+}
+
+nlohmann::ordered_json RecordedJson(const diagnosis::RankLayerMetrics& m) {
+  return {{"window_s", RoundTo(m.window_s, 3)},
+          {"run_queue_pct", RoundTo(100 * m.runq_share, 4)},
+          {"gc_pct", RoundTo(100 * m.gc_share, 4)},
+          {"dstate_pct", RoundTo(100 * m.dstate_share, 4)},
+          {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 4)}};
+}
+
 std::string StepsText(const std::vector<int64_t>& steps) {
   if (steps.empty()) return "-";
   if (steps.size() == 1) return fmt::format("{}", steps[0]);
@@ -101,27 +173,48 @@ using diagnosis::thresholds::kSummaryOutlierMads;
 using diagnosis::thresholds::kSummaryOutlierMinPoints;
 using diagnosis::thresholds::kSummaryOutlierMinRanks;
 using diagnosis::thresholds::kSummaryOutlierMinShare;
+using diagnosis::thresholds::kSummaryOutlierPairRatio;
 
-// One rank's row of the text report; NaN where the metric is absent (no GPU events, no span).
+struct Metric {
+  enum class Kind : uint8_t { kCount, kDuration, kPercent } kind;
+  const char* name;
+  const char* header;  // of the rank table
+  // The larger value is the worse one (time lost), so that of two ranks the larger can be named the outlier.
+  bool higher_is_worse;
+};
+constexpr Metric kMetrics[] = {
+    {Metric::Kind::kCount, "events", ">events", false},
+    {Metric::Kind::kDuration, "span", ">span", false},
+    {Metric::Kind::kDuration, "kernel time", ">kernel", false},
+    {Metric::Kind::kPercent, "idle", ">idle", true},
+    {Metric::Kind::kPercent, "compute", ">compute", false},
+    {Metric::Kind::kPercent, "non-compute", ">non-comp", false},
+    {Metric::Kind::kPercent, "comm overlap", ">overlap", false},
+    {Metric::Kind::kDuration, "op compute/step", ">op compute", false},
+    {Metric::Kind::kDuration, "host wait", ">host wait", true},          // HTA idle-time breakdown, all streams
+    {Metric::Kind::kDuration, "launch delay p50", ">launch p50", true},  // HTA kernel launch statistics
+    {Metric::Kind::kCount, "queue max", ">queue max", true},             // HTA queue length, any stream
+    {Metric::Kind::kPercent, "run queue", ">run queue", true},           // a recording: of the training window
+    {Metric::Kind::kPercent, "GC", ">GC", true},
+    {Metric::Kind::kPercent, "D-state", ">D-state", true},
+    {Metric::Kind::kDuration, "cpu compute/step", ">cpu compute", true},  // a CPU trace: outside collectives
+};
+constexpr size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
+
+// One rank's row of the text report; NaN where the metric is absent (no GPU events, no span, no recording).
 struct RankMetrics {
   int32_t rank = 0;
   std::string input, steps;
-  double values[8];  // by kMetrics
+  double values[kNumMetrics];  // by kMetrics
 };
-
-struct Metric {
-  const char* name;
-  bool percent;
-};
-constexpr Metric kMetrics[] = {{"events", false},      {"span", false},           {"kernel time", false},
-                               {"idle", true},         {"compute", true},         {"non-compute", true},
-                               {"comm overlap", true}, {"op compute/step", false}};
-constexpr size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
 struct Outlier {
-  size_t index;     // into the RankMetrics
-  double score;     // largest robust z over the metrics (1e9 when the MAD is 0)
-  std::string why;  // the metric of that z against the median
+  size_t index = 0;                   // into the RankMetrics
+  double score = 0;                   // largest robust z over the metrics (1e9 when the MAD is 0), or a pair's ratio
+  size_t metric = 0;                  // of that score
+  double value = 0;                   // the rank's
+  double against = 0;                 // the ranks' median, or the other rank's value (pair)
+  std::optional<int32_t> other_rank;  // pair: the rank compared with
 };
 
 std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary& summary) {
@@ -142,6 +235,15 @@ std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary&
     m.values[5] = gpu ? rs.gpu->non_compute_pct : nan;
     m.values[6] = gpu && rs.gpu->comm_comp_overlap_pct ? *rs.gpu->comm_comp_overlap_pct : nan;
     m.values[7] = rs.op_compute_ms_per_step.value_or(nan);
+    m.values[8] = rs.idle ? rs.idle->idle_us[static_cast<size_t>(IdleCategory::kHostWait)] / 1e3 : nan;
+    m.values[9] = rs.launches ? rs.launches->launch_delay.median_us / 1e3 : nan;
+    m.values[10] = nan;
+    for (const StreamQueueLength& q : rs.queues)
+      m.values[10] = std::isnan(m.values[10]) ? q.max : std::max(m.values[10], static_cast<double>(q.max));
+    m.values[11] = rs.recorded ? 100.0 * rs.recorded->runq_share : nan;
+    m.values[12] = rs.recorded ? 100.0 * rs.recorded->gc_share : nan;
+    m.values[13] = rs.recorded ? 100.0 * rs.recorded->dstate_share : nan;
+    m.values[14] = rs.cpu_compute_ms_per_step.value_or(nan);
     out.push_back(std::move(m));
   }
   return out;
@@ -156,44 +258,96 @@ std::vector<double> Present(const std::vector<RankMetrics>& ranks, size_t metric
 
 std::string Value(size_t metric, double v) {
   if (std::isnan(v)) return "-";
-  if (metric == 0) return fmt::format("{}", static_cast<uint64_t>(v));
-  return kMetrics[metric].percent ? text::Percent(v) : text::Duration(v);
+  switch (kMetrics[metric].kind) {
+    case Metric::Kind::kCount:
+      return fmt::format("{}", static_cast<int64_t>(v));
+    case Metric::Kind::kPercent:
+      return text::Percent(v);
+    case Metric::Kind::kDuration:
+      return text::Duration(v);
+  }
+  return "-";
 }
 
-// Ranks whose metrics stand out from the other ranks' (at least 3 ranks), most different first.
-std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
-  std::vector<Outlier> out;
-  if (ranks.size() < kSummaryOutlierMinRanks) return out;
-  double median[kNumMetrics], mad[kNumMetrics];
-  bool usable[kNumMetrics];
-  for (size_t k = 0; k < kNumMetrics; ++k) {
-    const std::vector<double> v = Present(ranks, k);
-    usable[k] = v.size() >= kSummaryOutlierMinRanks;
-    if (!usable[k]) continue;
-    median[k] = Median(v);
-    mad[k] = 1.4826 * Mad(v);
-  }
+bool Matters(size_t metric, double difference, double reference) {
+  return kMetrics[metric].kind == Metric::Kind::kPercent ? difference >= kSummaryOutlierMinPoints
+                                                         : difference >= kSummaryOutlierMinShare * std::abs(reference);
+}
+
+// Two ranks with the metric: the worse of them, when it is kSummaryOutlierPairRatio times the other (score: the
+// ratio).
+void PairOutlier(const std::vector<RankMetrics>& ranks, size_t k, std::vector<Outlier>* found) {
+  if (!kMetrics[k].higher_is_worse) return;
+  std::vector<size_t> with;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (!std::isnan(ranks[i].values[k])) with.push_back(i);
+  if (with.size() != 2) return;
+  size_t hi = with[0], lo = with[1];
+  if (ranks[lo].values[k] > ranks[hi].values[k]) std::swap(hi, lo);
+  const double a = ranks[hi].values[k], b = ranks[lo].values[k];
+  if (b < 0 || !Matters(k, a - b, b) || a < kSummaryOutlierPairRatio * b) return;
+  const double score = b > 0 ? a / b : 1e9;
+  Outlier& o = (*found)[hi];
+  if (score <= o.score) return;
+  o = Outlier{hi, score, k, a, b, ranks[lo].rank};
+}
+
+// kSummaryOutlierMinRanks or more ranks with the metric: each rank beyond kSummaryOutlierMads scaled MADs of their
+// median.
+void MadOutliers(const std::vector<RankMetrics>& ranks, size_t k, std::vector<Outlier>* found) {
+  const std::vector<double> v = Present(ranks, k);
+  if (v.size() < kSummaryOutlierMinRanks) return;
+  const double median = Median(v);
+  const double mad = 1.4826 * Mad(v);
   for (size_t i = 0; i < ranks.size(); ++i) {
-    Outlier o{i, 0, ""};
-    for (size_t k = 0; k < kNumMetrics; ++k) {
-      const double x = ranks[i].values[k];
-      if (!usable[k] || std::isnan(x)) continue;
-      const double d = std::abs(x - median[k]);
-      const bool matters =
-          kMetrics[k].percent ? d >= kSummaryOutlierMinPoints : d >= kSummaryOutlierMinShare * std::abs(median[k]);
-      if (!matters) continue;
-      const double z = mad[k] > 0 ? d / mad[k] : 1e9;
-      if (z < kSummaryOutlierMads || z <= o.score) continue;
-      o.score = z;
-      o.why = fmt::format("{} {} vs median {}", kMetrics[k].name, Value(k, x), Value(k, median[k]));
-    }
-    if (o.score > 0) out.push_back(o);
+    const double x = ranks[i].values[k];
+    if (std::isnan(x)) continue;
+    const double d = std::abs(x - median);
+    if (!Matters(k, d, median)) continue;
+    const double z = mad > 0 ? d / mad : 1e9;
+    Outlier& o = (*found)[i];
+    if (z < kSummaryOutlierMads || z <= o.score) continue;
+    o = Outlier{i, z, k, x, median, std::nullopt};
   }
+}
+
+// Ranks whose metrics stand out from the other ranks' (MadOutliers, or PairOutlier where two ranks have the
+// metric), most different first; each rank with the metric it stands out most on.
+std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
+  std::vector<Outlier> found(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) found[i].index = i;
+  for (size_t k = 0; k < kNumMetrics; ++k) {
+    MadOutliers(ranks, k, &found);
+    PairOutlier(ranks, k, &found);
+  }
+  std::vector<Outlier> out;
+  for (Outlier& o : found)
+    if (o.score > 0) out.push_back(std::move(o));
   std::stable_sort(out.begin(), out.end(), [&](const Outlier& a, const Outlier& b) {
     if (a.score != b.score) return a.score > b.score;
     return ranks[a.index].rank < ranks[b.index].rank;
   });
   return out;
+}
+
+// What an outlier stands out on, for the rank table.
+std::string Why(const Outlier& o) {
+  const size_t k = o.metric;
+  if (o.other_rank)
+    return fmt::format("{} {} vs rank {}'s {}", kMetrics[k].name, Value(k, o.value), *o.other_rank,
+                       Value(k, o.against));
+  return fmt::format("{} {} vs median {}", kMetrics[k].name, Value(k, o.value), Value(k, o.against));
+}
+
+nlohmann::ordered_json OutliersJson(const std::vector<RankMetrics>& ranks) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const Outlier& o : FindOutliers(ranks))
+    j.push_back({{"rank", ranks[o.index].rank},
+                 {"metric", kMetrics[o.metric].name},
+                 {"value", RoundTo(o.value, 4)},
+                 {o.other_rank ? "other_rank_value" : "median", RoundTo(o.against, 4)},
+                 {"score", RoundTo(std::min(o.score, 1e9), 3)}});
+  return j;
 }
 
 // The job over its ranks: min / median / max of every metric and the ranks holding the extremes.
@@ -221,8 +375,6 @@ std::string JobTable(const std::vector<RankMetrics>& ranks) {
 // when no listed rank is an outlier.
 std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
                       const std::vector<Outlier>& outliers) {
-  static const char* kHeaders[kNumMetrics] = {">events",  ">span",     ">kernel",  ">idle",
-                                              ">compute", ">non-comp", ">overlap", ">op compute"};
   std::vector<size_t> shown;
   for (size_t k = 0; k < kNumMetrics; ++k)
     if (std::any_of(order.begin(), order.end(), [&](size_t i) { return !std::isnan(ranks[i].values[k]); }))
@@ -231,7 +383,7 @@ std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<s
     return std::any_of(outliers.begin(), outliers.end(), [&](const Outlier& o) { return o.index == i; });
   });
   std::vector<std::string> headers = {">rank", "input", ">steps"};
-  for (size_t k : shown) headers.push_back(kHeaders[k]);
+  for (size_t k : shown) headers.push_back(kMetrics[k].header);
   if (any_outlier) headers.push_back("outlier on");
   text::Table t(headers);
   for (size_t i : order) {
@@ -239,10 +391,67 @@ std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<s
     std::vector<std::string> row = {fmt::format("{}", m.rank), text::Clip(m.input, 28), m.steps};
     for (size_t k : shown) row.push_back(Value(k, m.values[k]));
     for (const Outlier& o : outliers)
-      if (o.index == i) row.push_back(o.why);
+      if (o.index == i) row.push_back(Why(o));
     t.Add(std::move(row));
   }
   return t.Render("  ");
+}
+
+// Events by category; an input that records none (a PyTorch 1.x profile, a recording) says so.
+std::string CategoriesText(const std::map<std::string, uint64_t>& categories) {
+  if (categories.size() == 1 && categories.begin()->first == "(none)")
+    return fmt::format("  events: {}, none with a category (the input records none)\n", categories.begin()->second);
+  std::string out = "  events by category:";
+  for (const auto& [cat, n] : categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
+  return out + "\n";
+}
+
+std::string RecordedText(const diagnosis::RankLayerMetrics& m) {
+  return fmt::format("  recording, over {:.3f} s of training: run queue {}, GC {}, D-state {}, cgroup throttled {}\n",
+                     m.window_s, text::Percent(100 * m.runq_share), text::Percent(100 * m.gc_share),
+                     text::Percent(100 * m.dstate_share), text::Percent(100 * m.throttled_share));
+}
+
+// HTA's idle-time breakdown, launch statistics and queue length of one rank (its detail block).
+std::string HtaAnalysesText(const RankSummary& rs) {
+  std::string out;
+  if (rs.idle) {
+    const IdleTimeBreakdown& i = *rs.idle;
+    const double total = i.total_us();
+    auto part = [&](IdleCategory c) {
+      const double v = i.idle_us[static_cast<size_t>(c)];
+      return fmt::format("{} {:.3f} ms ({:.1f}%)", IdleCategoryName(c), v / 1e3, total != 0 ? 100 * v / total : 0.0);
+    };
+    out += fmt::format("  idle time between kernels, {} stream{}: {:.3f} ms = {} + {} + {}\n", i.streams.size(),
+                       i.streams.size() == 1 ? "" : "s", total / 1e3, part(IdleCategory::kHostWait),
+                       part(IdleCategory::kKernelWait), part(IdleCategory::kOther));
+  }
+  if (rs.launches) {
+    const LaunchStats& l = *rs.launches;
+    const LaunchStatsOptions cutoffs;
+    out += fmt::format(
+        "  kernel launches: {}, launch delay median {} (p95 {}, max {}); short kernels {}, launch calls > {} {}, "
+        "delays > {} {}\n",
+        l.launches, text::Duration(l.launch_delay.median_us / 1e3), text::Duration(l.launch_delay.p95_us / 1e3),
+        text::Duration(l.launch_delay.max_us / 1e3), l.short_kernels, text::Duration(cutoffs.runtime_cutoff_us / 1e3),
+        l.runtime_outliers, text::Duration(cutoffs.launch_delay_cutoff_us / 1e3), l.launch_delay_outliers);
+  } else if (rs.gpu && rs.gpu->gpu_events > 0) {
+    out += "  kernel launches: no device row has a runtime launch call with its correlation\n";
+  }
+  for (const KernelSequence& s : rs.sequences) {
+    std::string kernels;
+    for (size_t i = 1; i < s.names.size() && i <= 3; ++i)
+      kernels += (i > 1 ? " | " : "") + text::Clip(TerminalSafe(s.names[i]), 40);
+    if (s.names.size() > 4) kernels += fmt::format(" | ... {} more (--format json lists all)", s.names.size() - 4);
+    out += fmt::format("  kernel sequence x{} of {} ({} kernels, GPU {}): {}\n", s.count, TerminalSafe(s.names[0]),
+                       s.names.size() - 1, text::Duration(s.gpu_us / 1e3), kernels);
+  }
+  for (const StreamQueueLength& q : rs.queues)
+    out += fmt::format("  queue length, stream {}: max {}, mean {:.2f} over {} changes{}\n", q.stream, q.max, q.mean,
+                       q.series.size(),
+                       q.full_us > 0 ? fmt::format(", full ({}+) for {}", kFullQueue, text::Duration(q.full_us / 1e3))
+                                     : std::string());
+  return out;
 }
 
 /// The skipped and repaired counts, one line per reason with its severity and description.
@@ -259,6 +468,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   nlohmann::ordered_json j;
   j["schema"] = "strata.summary/1";
   j["include_last_step"] = summary.include_last_step;
+  if (!summary.sequences_operator.empty()) j["kernel_sequences_of"] = JsonSafe(summary.sequences_operator);
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const InputInfo& in : store.inputs) {
     inputs.push_back({{"path", JsonSafe(in.path)},
@@ -273,7 +483,8 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
   j["job"] = {{"ranks", summary.ranks.size()},
               {"events", summary.events},
               {"skipped", Counts(skipped)},
-              {"steps", summary.steps}};
+              {"steps", summary.steps},
+              {"outliers", OutliersJson(MeasureRanks(store, summary))}};
   // What each skip or repair reason means and how much it matters (only when there is one).
   SkipCounts seen = skipped;
   for (const InputInfo& in : store.inputs) seen.Merge(in.repaired);
@@ -308,10 +519,17 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
                        {"comm_ms_per_step", RoundTo(rs.op_comm_ms_per_step.value_or(0), 3)}};
     } else if (rs.gpu) {
       r["gpu"] = GpuJson(*rs.gpu);
+      if (rs.idle) r["idle_time_breakdown"] = IdleJson(*rs.idle);
+      if (rs.gpu->gpu_events > 0)
+        r["kernel_launches"] = rs.launches ? LaunchJson(*rs.launches) : nlohmann::ordered_json();
+      if (rs.gpu->gpu_events > 0) r["queue_length"] = QueueJson(rs.queues);
+      if (!summary.sequences_operator.empty()) r["kernel_sequences"] = SequencesJson(rs.sequences);
     } else {
       r["gpu"] = nullptr;
       r["gpu_note"] = "no GPU events (no event with args.stream): GPU metrics absent";
     }
+    if (rs.cpu_compute_ms_per_step) r["cpu_compute_ms_per_step"] = RoundTo(*rs.cpu_compute_ms_per_step, 3);
+    if (rs.recorded) r["recorded"] = RecordedJson(*rs.recorded);
     ranks.push_back(r);
   }
   j["ranks"] = ranks;
@@ -361,9 +579,8 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       if (info.world_size > 0) out += fmt::format(", world size {}", info.world_size);
       if (!info.backend.empty()) out += fmt::format(", {}", TerminalSafe(info.backend));
       if (!info.devices.empty()) out += fmt::format(", {}", TerminalSafe(info.devices[0]));
-      out += ")\n  events by category:";
-      for (const auto& [cat, n] : info.categories) out += fmt::format(" {}={}", TerminalSafe(cat), n);
-      out += "\n";
+      out += ")\n" + CategoriesText(info.categories);
+      if (rs.recorded) out += RecordedText(*rs.recorded);
       if (rs.op_compute_ms_per_step) {
         out += fmt::format(
             "  op table: compute {} and communication {} per step (an op table has no kernel timeline: HTA's "
@@ -409,6 +626,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
         out +=
             fmt::format("    {:>10.3f}  {:>7}  {:<13}  {}\n", k.time_us / 1e3, k.count, KernelTypeName(k.type), name);
       }
+      out += HtaAnalysesText(rs);
     }
   }
   out += SkippedText(skipped_total, skipped, repaired, std::max(options.width, kMinTextWidth));

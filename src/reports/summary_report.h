@@ -18,9 +18,11 @@ struct SummaryTextOptions {
   size_t width = kDefaultTextWidth;  // columns the skipped-event lines wrap to (at least kMinTextWidth)
 };
 
-/// Text: the job's min / median / max over ranks and its outlier ranks first; every rank's row when there
-/// are at most 8 ranks, and each rank's detail block (categories, GPU time by type, top kernels) with
-/// `per_rank` or a single rank.
+/// Text: the job's min / median / max over ranks and its outlier ranks first (beyond 3.5 scaled MADs of the
+/// median with three or more ranks; with two, the rank at least twice the other on a metric where more is
+/// worse: docs/usage.md); every rank's row when there are at most 8 ranks, and each rank's detail block
+/// (categories, GPU time by type, top kernels, idle time by cause, launches, queue length, a recording's
+/// shares) with `per_rank` or a single rank. JSON has the same outliers as job.outliers.
 std::string SummaryToText(const TraceStore& store, const JobSummary& summary, const SummaryTextOptions& options = {});
 
 }  // namespace strata

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Golden "diff tests": runs each case of cases.txt from the repo root, compares the whole JSON output of
 # `strata summary|diagnose` with tests/golden/SUBCOMMAND/NAME.json, and checks every summary of an HTA
-# trace against the independent computation in verify_summary.py, and of an Nsight Systems export against
-# SQL over the export (verify_nsys_summary.py). Exit 77 (skipped) when
+# trace against the independent computations in verify_summary.py and verify_hta_analyses.py, and of an
+# Nsight Systems export against SQL over the export (verify_nsys_summary.py). Exit 77 (skipped) when
 # ../shared/datasets is absent.
 # usage: run_golden.sh STRATA_BINARY [--update]
 set -u
@@ -50,13 +50,24 @@ while IFS='|' read -r name sub args; do
     summary:*datasets/hta*)
       flag=""
       case "$args" in *--include-last-step*) flag="--include-last-step" ;; esac
+      sequences=""
+      case "$args" in *--kernel-sequences*) sequences=$(echo "$args" | sed 's/.*--kernel-sequences \([^ ]*\).*/\1/') ;; esac
       traces=""
-      for t in $(echo "$args" | sed 's/--include-last-step//'); do
+      for t in $(echo "$args" | sed 's/--include-last-step//; s/--kernel-sequences [^ ]*//'); do
         if [ -d "$t" ]; then traces="$traces $(find "$t" -name '*.json*' | sort | tr '\n' ' ')"; else traces="$traces $t"; fi
       done
       # shellcheck disable=SC2086
       if ! "$py" tests/golden/verify_summary.py check --mode hta "$expected" $traces $flag > "$out_dir/$name.verify" 2>&1; then
         echo "FAIL $name: independent HTA computation disagrees:"
+        cat "$out_dir/$name.verify"
+        failed=$((failed + 1))
+        continue
+      fi
+      # HTA's idle-time breakdown, launch statistics and queue length from their documented definitions.
+      # shellcheck disable=SC2086
+      if ! "$py" tests/golden/verify_hta_analyses.py "$expected" $traces $flag ${sequences:+--kernel-sequences "$sequences"} \
+        > "$out_dir/$name.verify" 2>&1; then
+        echo "FAIL $name: independent HTA analyses disagree:"
         cat "$out_dir/$name.verify"
         failed=$((failed + 1))
         continue

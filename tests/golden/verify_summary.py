@@ -176,7 +176,9 @@ def pct(x, total):
     return float(100 * x / total) if not isinstance(x, Decimal) else float(Decimal(100) * x / total)
 
 
-def compute(path, include_last=False, exact=False, mode="design"):
+def compute(path, include_last=False, exact=False, mode="design", kept_out=None):
+    """The summary of one trace; `kept_out`, when a list, receives the kept metric rows (start, end, name,
+    stream, correlation, is_gpu, tid, cat, pid) for the other HTA analyses (verify_hta_analyses.py)."""
     events, backend = load_trace(path, exact)
     hta = mode == "hta"
     names = {e.get("name") for e in events if isinstance(e, dict)}
@@ -228,7 +230,7 @@ def compute(path, include_last=False, exact=False, mode="design"):
         gpu = stream >= 0 and corr >= 0
         if hta and name in ("Event Sync", "Context Sync"):
             gpu = True
-        rows.append((s, en, name, stream, corr, gpu, e.get("tid")))
+        rows.append((s, en, name, stream, corr, gpu, e.get("tid"), cat, e.get("pid")))
     del events
 
     if hta and mtia:
@@ -271,6 +273,8 @@ def compute(path, include_last=False, exact=False, mode="design"):
     else:
         kept = rows
 
+    if kept_out is not None:
+        kept_out.extend(kept)
     if hta:
         gpu_rows = [r for r in kept if r[3] != -1]
     else:

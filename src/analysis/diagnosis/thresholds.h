@@ -309,11 +309,14 @@ inline constexpr double kTwoRankOtherShare = 1.0 / 3.0;
 /// A rank is an outlier on a metric beyond kSummaryOutlierMads scaled MADs (1.4826 MAD ~ one standard
 /// deviation) of the ranks' median, and only when the difference also matters: kSummaryOutlierMinShare of the
 /// median for counts and times, kSummaryOutlierMinPoints percentage points for percentages. Judged only with
-/// at least kSummaryOutlierMinRanks ranks having the metric (with 2 there is no robust "rest").
+/// at least kSummaryOutlierMinRanks ranks having the metric (with 2 there is no robust "rest"). With exactly
+/// two ranks having a metric whose larger value is the worse one, the larger is the outlier when it is at
+/// least kSummaryOutlierPairRatio times the other's and the difference matters.
 inline constexpr double kSummaryOutlierMads = 3.5;
 inline constexpr double kSummaryOutlierMinShare = 0.05;
 inline constexpr double kSummaryOutlierMinPoints = 2.0;
 inline constexpr size_t kSummaryOutlierMinRanks = 3;
+inline constexpr double kSummaryOutlierPairRatio = 2.0;
 
 // --- memory across jobs (`strata serve`, agent/node_history.h) ---------------------------------------------
 /// A node keeps the record of its last kNodeHistoryJobs jobs (older ones are forgotten: bounded memory).
