@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "core/robust_stats.h"
 #include "importers/job_loader.h"
 #include "reports/diagnosis_report.h"
 
@@ -52,7 +53,8 @@ int Run(const std::string& path, int repeat, unsigned threads) {
   }
   std::sort(times.begin(), times.end());
   fmt::print("{}: {} ranks, {} slices; load {:.2f} s; Diagnose median {:.3f} s, min {:.3f} s over {} runs\n", path,
-             store.ranks.size(), store.slices.size(), Seconds(t0, t1), times[times.size() / 2], times.front(), repeat);
+             store.ranks.size(), store.slices.size(), Seconds(t0, t1),
+             strata::MedianOfSorted(times.size(), [&](size_t k) { return times[k]; }), times.front(), repeat);
   return 0;
 }
 

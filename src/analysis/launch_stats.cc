@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/runtime_launch.h"
+#include "core/robust_stats.h"
 
 namespace strata {
 
@@ -18,7 +19,7 @@ LaunchDistribution Distribution(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   d.mean_us = sum / static_cast<double>(v.size());
-  d.median_us = v[(v.size() - 1) / 2];
+  d.median_us = MedianOfSorted(v.size(), [&](size_t k) { return v[k]; });
   const auto rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(v.size())));
   d.p95_us = v[std::max<size_t>(rank, 1) - 1];
   d.max_us = v.back();

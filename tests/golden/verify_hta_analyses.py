@@ -15,7 +15,7 @@ Definitions:
     CPU row starts after the previous end, else kernel wait when gap < 30 (µs, the trace's unit), else other;
   * launch statistics over the pairs: cpu = call duration, gpu = row duration, delay = row start - call end;
     short kernel: cpu <= 50 and gpu < cpu; runtime outlier: cpu > 50; delay outlier: delay > 100;
-    median = the lower middle value;
+    median = numpy's (the mean of the two middle values of an even count: strata's one median);
   * queue length, per stream of the device row: +1 at each call start, -1 at each row start, sorted by time
     with +1 first at equal times; max and mean over the running sums;
   * kernel sequences of OP (--kernel-sequences OP): roots are the CPU rows whose name contains OP at the
@@ -77,7 +77,7 @@ def analyses(kept):
             "short_kernels": sum(1 for c, g in pairs if c[1] - c[0] <= RUNTIME_CUTOFF and g[1] - g[0] < c[1] - c[0]),
             "runtime_outliers": sum(1 for c, g in pairs if c[1] - c[0] > RUNTIME_CUTOFF),
             "launch_delay_outliers": sum(1 for d in delays if d > DELAY_CUTOFF),
-            "delay_median": delays[(len(delays) - 1) // 2],
+            "delay_median": (delays[(len(delays) - 1) // 2] + delays[len(delays) // 2]) / 2,
             "delay_max": delays[-1],
         }
     changes = {}

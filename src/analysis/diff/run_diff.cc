@@ -14,6 +14,7 @@
 
 #include "analysis/hta_time.h"
 #include "analysis/job_summary.h"
+#include "core/robust_stats.h"
 #include "model/job_model.h"
 #include "model/kernel_type.h"
 
@@ -203,7 +204,7 @@ bool DefaultSelection(const SideSelection& sel) {
 }
 
 /// The step of an op table whose time (its windows' mean over ranks) is the median of the table's steps (the
-/// lower one of an even count): an op-table diff compares one typical step, not the first.
+/// upper one of an even count: a step that was run): an op-table diff compares one typical step, not the first.
 int64_t MedianStep(const RunRows& run) {
   std::vector<std::pair<double, int64_t>> times;
   for (int64_t n : run.steps) {
@@ -214,8 +215,7 @@ int64_t MedianStep(const RunRows& run) {
     if (ranks) times.emplace_back(sum / static_cast<double>(ranks), n);
   }
   if (times.empty()) return run.steps.front();
-  std::sort(times.begin(), times.end());
-  return times[(times.size() - 1) / 2].second;
+  return Median<EvenCount::kUpperMiddle>(std::move(times)).second;  // a step that was run
 }
 
 /// The store rank indexes and step numbers `sel` chooses on a side, or the error naming what is missing. An op
