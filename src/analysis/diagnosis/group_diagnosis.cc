@@ -151,8 +151,11 @@ GroupDifferential CompareWindows(const TraceStore& store, const TrackIndex& inde
     for (const WindowProfile& o : others) other_ptrs.push_back(&o);
     excess.Add(ExcessOverPeers(own, other_ptrs));
     // Idle within the rank's own (non-communication) time of the step: the group model's, not the window's.
-    const double peer_idle = PeerMedian(std::views::iota(size_t{0}, others.size()),
-                                        [&](size_t k) { return g.self_ns[si][peers[k]] - others[k].device_busy_ns; });
+    // Indices, not std::views::iota: clang 14 (the fuzz build) cannot compile libstdc++ 12's iota_view.
+    std::vector<size_t> other_index(others.size());
+    for (size_t k = 0; k < other_index.size(); ++k) other_index[k] = k;
+    const double peer_idle =
+        PeerMedian(other_index, [&](size_t k) { return g.self_ns[si][peers[k]] - others[k].device_busy_ns; });
     d.self_idle_ms += (g.self_ns[si][rank] - own.device_busy_ns - peer_idle) / 1e6;
   }
   const double n = std::max<double>(1, static_cast<double>(step_idx.size()));
