@@ -1,11 +1,18 @@
 // Options shared by all importers.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <string>
 
 namespace strata {
+
+/// An op table's time unit (--time-unit-ns, the module's time_unit_ns): a power of ten from 1 ns to 1e9 (s).
+inline bool IsOpTableTimeUnit(double ns) {
+  const double exponent = std::log10(ns);
+  return std::isfinite(ns) && ns >= 1 && ns <= 1e9 && std::fabs(exponent - std::round(exponent)) <= 1e-9;
+}
 
 struct ImportOptions {
   size_t batch_bytes = 1 << 20;  // events parsed per batch (bounds memory for huge files)

@@ -106,8 +106,8 @@ LoadOptions ToLoadOptions(const PyLoadOptions& in) {
     *field = column;
   }
   if (in.time_unit_ns) {
-    const double v = *in.time_unit_ns, exponent = std::log10(v);
-    if (!std::isfinite(v) || v < 1 || v > 1e9 || std::fabs(exponent - std::round(exponent)) > 1e-9)
+    const double v = *in.time_unit_ns;
+    if (!IsOpTableTimeUnit(v))
       throw ModuleError(
           fmt::format("time_unit_ns={}: not a power of ten from 1 to 1e9 (1e9 = seconds, 1e6 = ms, "
                       "1e3 = us, 1 = ns)",
