@@ -9,6 +9,7 @@
 #include "analysis/step_compute.h"
 #include "analysis/whatif/op_graph.h"
 #include "core/decimal.h"
+#include "model/collectives.h"
 
 namespace strata {
 
@@ -81,6 +82,23 @@ void HtaAnalyses(const TraceStore& store, const SliceRows& slice_rows, const Inp
   rs->sequences = FrequentKernelSequences(store, *rows, sequences);
 }
 
+/// A job without step markers (a recording, a trace without ProfilerStep): each rank's steps as the diagnosis
+/// finds them, from the collectives' period or rhythm (model/collectives.h); unchanged when none is found.
+void DetectedSteps(const TraceStore& store, const std::vector<SliceRows>& by_rank, JobSummary* job) {
+  for (const RankSummary& rs : job->ranks)
+    if (!rs.steps.empty()) return;
+  model::StepModel steps = model::FindSteps(store, by_rank);
+  model::MatchCollectives(store, by_rank, &steps);
+  if (steps.source != model::StepSource::kDetectedPeriod && steps.source != model::StepSource::kDetectedRhythm) return;
+  std::set<int64_t> all;
+  for (RankSummary& rs : job->ranks) {
+    for (const model::StepWindow& w : steps.by_rank[rs.rank_index]) rs.steps.push_back(w.step);
+    if (!rs.steps.empty()) rs.step_source = steps.source;
+    all.insert(rs.steps.begin(), rs.steps.end());
+  }
+  job->steps.assign(all.begin(), all.end());
+}
+
 }  // namespace
 
 JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options, const KernelSequenceOptions& sequences) {
@@ -133,6 +151,7 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options, c
     job.ranks.push_back(std::move(rs));
   }
   job.steps.assign(all_steps.begin(), all_steps.end());
+  DetectedSteps(store, by_rank, &job);
   return job;
 }
 

@@ -24,7 +24,9 @@ namespace strata {
 struct RankSummary {
   uint32_t rank_index = 0;  // into TraceStore::ranks
   uint64_t events = 0;
-  std::vector<int64_t> steps;  // ProfilerStep numbers, or the op table's step values
+  // ProfilerStep numbers, or the op table's step values; without either on any rank, the steps the diagnosis
+  // detects from the collectives (step_source detected-period or detected-rhythm).
+  std::vector<int64_t> steps;
   model::StepSource step_source = model::StepSource::kNone;
   bool has_span = false;
   int64_t span_start_ns = 0, span_end_ns = 0;

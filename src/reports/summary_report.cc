@@ -544,8 +544,12 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
     repaired.Merge(in.repaired);
   }
   const uint64_t skipped_total = skipped.Total();
-  out += fmt::format("strata summary: {} rank{}, {} events, steps {}{}\n", summary.ranks.size(),
-                     summary.ranks.size() == 1 ? "" : "s", summary.events, StepsText(summary.steps),
+  std::string detected;  // steps found from the collectives' timing, not marked in the input: said so
+  for (const RankSummary& rs : summary.ranks)
+    if (rs.step_source == model::StepSource::kDetectedPeriod || rs.step_source == model::StepSource::kDetectedRhythm)
+      detected = fmt::format(" (from {})", model::StepSourceName(rs.step_source));
+  out += fmt::format("strata summary: {} rank{}, {} events, steps {}{}{}\n", summary.ranks.size(),
+                     summary.ranks.size() == 1 ? "" : "s", summary.events, StepsText(summary.steps), detected,
                      summary.include_last_step ? " (last step included)" : "");
 
   const std::vector<RankMetrics> metrics = MeasureRanks(store, summary);
