@@ -152,6 +152,13 @@ JobSummary Summarize(const TraceStore& store, const BreakdownOptions& options, c
   }
   job.steps.assign(all_steps.begin(), all_steps.end());
   DetectedSteps(store, by_rank, &job);
+  std::vector<int32_t> numbers;
+  for (const RankSummary& rs : job.ranks) {
+    job.metrics.push_back(MeasureSummaryMetrics(rs));
+    numbers.push_back(store.ranks[rs.rank_index].rank);
+  }
+  job.spread = SpreadOverRanks(job.metrics);
+  job.outliers = FindSummaryOutliers(job.metrics, numbers);
   return job;
 }
 

@@ -1,9 +1,11 @@
 // JobSummary: what `strata summary` reports for each rank and the job: events by category, steps,
 // time span, and HTA's analyses of the rank's GPU rows (absent for ranks without GPU events): the temporal
 // and kernel breakdown, the idle-time breakdown, kernel launch statistics and queue length, all from the same
-// HTA rows (hta_rows.h); for op tables, each rank's compute and communication time per step.
+// HTA rows (hta_rows.h); for op tables, each rank's compute and communication time per step; the metrics compared
+// across ranks and the outlier ranks (summary_metrics.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "analysis/kernel_sequences.h"
 #include "analysis/launch_stats.h"
 #include "analysis/queue_length.h"
+#include "analysis/summary_metrics.h"
 #include "model/step_windows.h"
 #include "store/trace_store.h"
 
@@ -54,6 +57,11 @@ struct JobSummary {
   std::vector<int64_t> steps;  // union over ranks
   bool include_last_step = false;
   std::string sequences_operator;  // the operator whose kernel sequences were looked for ("" none)
+  // The ranks' compared metrics (as `ranks`), their spread over the job and the outlier ranks
+  // (summary_metrics.h): what the report shows, computed once.
+  std::vector<SummaryMetricValues> metrics;
+  std::array<std::optional<SummaryMetricSpread>, kNumSummaryMetrics> spread;
+  std::vector<SummaryOutlier> outliers;
 };
 
 /// Indices of each rank's slices, in store order: result[rank_index] = rows.

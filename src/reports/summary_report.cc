@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "analysis/diagnosis/thresholds.h"
-#include "core/robust_stats.h"
 #include "core/text_escape.h"
 #include "reports/skip_report.h"
 #include "reports/text_format.h"
@@ -156,194 +155,55 @@ std::string StepsText(const std::vector<int64_t>& steps) {
                     : fmt::format("{} ({}..{})", steps.size(), steps.front(), steps.back());
 }
 
-/// end - start in ns: exact in int64 when it fits, else in double (crafted timestamps near the int64 limits
-/// would overflow the subtraction).
-double SpanNs(int64_t start, int64_t end) {
-  int64_t d;
-  if (!__builtin_sub_overflow(end, start, &d)) return static_cast<double>(d);
-  return static_cast<double>(end) - static_cast<double>(start);
-}
-
 std::string Base(const std::string& path) { return TerminalSafe(std::filesystem::path(path).filename().string()); }
 
 // Text layout: up to this many ranks every rank gets a row; above, only the outlier ranks (--per-rank: all).
 constexpr size_t kAllRowsUpTo = 8;
-// The outlier rule's thresholds (analysis/diagnosis/thresholds.h).
-using diagnosis::thresholds::kSummaryOutlierMads;
-using diagnosis::thresholds::kSummaryOutlierMinPoints;
-using diagnosis::thresholds::kSummaryOutlierMinRanks;
-using diagnosis::thresholds::kSummaryOutlierMinShare;
-using diagnosis::thresholds::kSummaryOutlierPairRatio;
-
-struct Metric {
-  enum class Kind : uint8_t { kCount, kDuration, kPercent } kind;
-  const char* name;
-  const char* header;  // of the rank table
-  // The larger value is the worse one (time lost), so that of two ranks the larger can be named the outlier.
-  bool higher_is_worse;
-};
-constexpr Metric kMetrics[] = {
-    {Metric::Kind::kCount, "events", ">events", false},
-    {Metric::Kind::kDuration, "span", ">span", false},
-    {Metric::Kind::kDuration, "kernel time", ">kernel", false},
-    {Metric::Kind::kPercent, "idle", ">idle", true},
-    {Metric::Kind::kPercent, "compute", ">compute", false},
-    {Metric::Kind::kPercent, "non-compute", ">non-comp", false},
-    {Metric::Kind::kPercent, "comm overlap", ">overlap", false},
-    {Metric::Kind::kDuration, "op compute/step", ">op compute", false},
-    {Metric::Kind::kDuration, "host wait", ">host wait", true},          // HTA idle-time breakdown, all streams
-    {Metric::Kind::kDuration, "launch delay p50", ">launch p50", true},  // HTA kernel launch statistics
-    {Metric::Kind::kCount, "queue max", ">queue max", true},             // HTA queue length, any stream
-    {Metric::Kind::kPercent, "run queue", ">run queue", true},           // a recording: of the training window
-    {Metric::Kind::kPercent, "GC", ">GC", true},
-    {Metric::Kind::kPercent, "D-state", ">D-state", true},
-    {Metric::Kind::kDuration, "cpu compute/step", ">cpu compute", true},  // a CPU trace: outside collectives
-};
-constexpr size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
-
-// One rank's row of the text report; NaN where the metric is absent (no GPU events, no span, no recording).
+// One rank's row of the text report: its metrics (JobSummary::metrics, NaN where absent) and how it is named.
 struct RankMetrics {
   int32_t rank = 0;
   std::string input, steps;
-  double values[kNumMetrics];  // by kMetrics
+  SummaryMetricValues values;
 };
 
-struct Outlier {
-  size_t index = 0;                   // into the RankMetrics
-  double score = 0;                   // largest robust z over the metrics (1e9 when the MAD is 0), or a pair's ratio
-  size_t metric = 0;                  // of that score
-  double value = 0;                   // the rank's
-  double against = 0;                 // the ranks' median, or the other rank's value (pair)
-  std::optional<int32_t> other_rank;  // pair: the rank compared with
-};
-
-std::vector<RankMetrics> MeasureRanks(const TraceStore& store, const JobSummary& summary) {
+std::vector<RankMetrics> RankRows(const TraceStore& store, const JobSummary& summary) {
   std::vector<RankMetrics> out;
-  const double nan = std::nan("");
-  for (const RankSummary& rs : summary.ranks) {
-    const RankInfo& info = store.ranks[rs.rank_index];
-    RankMetrics m;
-    m.rank = info.rank;
-    m.input = Base(store.inputs[info.input].path);
-    m.steps = StepsText(rs.steps);
-    m.values[0] = static_cast<double>(rs.events);
-    m.values[1] = rs.has_span ? SpanNs(rs.span_start_ns, rs.span_end_ns) / 1e6 : nan;
-    const bool gpu = rs.gpu && rs.gpu->gpu_events > 0;
-    m.values[2] = gpu ? rs.gpu->kernel_time_us / 1e3 : nan;
-    m.values[3] = gpu ? rs.gpu->idle_pct : nan;
-    m.values[4] = gpu ? rs.gpu->compute_pct : nan;
-    m.values[5] = gpu ? rs.gpu->non_compute_pct : nan;
-    m.values[6] = gpu && rs.gpu->comm_comp_overlap_pct ? *rs.gpu->comm_comp_overlap_pct : nan;
-    m.values[7] = rs.op_compute_ms_per_step.value_or(nan);
-    m.values[8] = rs.idle ? rs.idle->idle_us[static_cast<size_t>(IdleCategory::kHostWait)] / 1e3 : nan;
-    m.values[9] = rs.launches ? rs.launches->launch_delay.median_us / 1e3 : nan;
-    m.values[10] = nan;
-    for (const StreamQueueLength& q : rs.queues)
-      m.values[10] = std::isnan(m.values[10]) ? q.max : std::max(m.values[10], static_cast<double>(q.max));
-    m.values[11] = rs.recorded ? 100.0 * rs.recorded->runq_share : nan;
-    m.values[12] = rs.recorded ? 100.0 * rs.recorded->gc_share : nan;
-    m.values[13] = rs.recorded ? 100.0 * rs.recorded->dstate_share : nan;
-    m.values[14] = rs.cpu_compute_ms_per_step.value_or(nan);
-    out.push_back(std::move(m));
+  for (size_t i = 0; i < summary.ranks.size(); ++i) {
+    const RankInfo& info = store.ranks[summary.ranks[i].rank_index];
+    out.push_back(
+        {info.rank, Base(store.inputs[info.input].path), StepsText(summary.ranks[i].steps), summary.metrics[i]});
   }
   return out;
 }
 
-std::vector<double> Present(const std::vector<RankMetrics>& ranks, size_t metric) {
-  std::vector<double> v;
-  for (const auto& r : ranks)
-    if (!std::isnan(r.values[metric])) v.push_back(r.values[metric]);
-  return v;
-}
-
 std::string Value(size_t metric, double v) {
   if (std::isnan(v)) return "-";
-  switch (kMetrics[metric].kind) {
-    case Metric::Kind::kCount:
+  switch (kSummaryMetrics[metric].kind) {
+    case SummaryMetricKind::kCount:
       return fmt::format("{}", static_cast<int64_t>(v));
-    case Metric::Kind::kPercent:
+    case SummaryMetricKind::kPercent:
       return text::Percent(v);
-    case Metric::Kind::kDuration:
+    case SummaryMetricKind::kDuration:
       return text::Duration(v);
   }
   return "-";
 }
 
-bool Matters(size_t metric, double difference, double reference) {
-  return kMetrics[metric].kind == Metric::Kind::kPercent ? difference >= kSummaryOutlierMinPoints
-                                                         : difference >= kSummaryOutlierMinShare * std::abs(reference);
-}
-
-// Two ranks with the metric: the worse of them, when it is kSummaryOutlierPairRatio times the other (score: the
-// ratio).
-void PairOutlier(const std::vector<RankMetrics>& ranks, size_t k, std::vector<Outlier>* found) {
-  if (!kMetrics[k].higher_is_worse) return;
-  std::vector<size_t> with;
-  for (size_t i = 0; i < ranks.size(); ++i)
-    if (!std::isnan(ranks[i].values[k])) with.push_back(i);
-  if (with.size() != 2) return;
-  size_t hi = with[0], lo = with[1];
-  if (ranks[lo].values[k] > ranks[hi].values[k]) std::swap(hi, lo);
-  const double a = ranks[hi].values[k], b = ranks[lo].values[k];
-  if (b < 0 || !Matters(k, a - b, b) || a < kSummaryOutlierPairRatio * b) return;
-  const double score = b > 0 ? a / b : 1e9;
-  Outlier& o = (*found)[hi];
-  if (score <= o.score) return;
-  o = Outlier{hi, score, k, a, b, ranks[lo].rank};
-}
-
-// kSummaryOutlierMinRanks or more ranks with the metric: each rank beyond kSummaryOutlierMads scaled MADs of their
-// median.
-void MadOutliers(const std::vector<RankMetrics>& ranks, size_t k, std::vector<Outlier>* found) {
-  const std::vector<double> v = Present(ranks, k);
-  if (v.size() < kSummaryOutlierMinRanks) return;
-  const double median = Median(v);
-  const double mad = 1.4826 * Mad(v);
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const double x = ranks[i].values[k];
-    if (std::isnan(x)) continue;
-    const double d = std::abs(x - median);
-    if (!Matters(k, d, median)) continue;
-    const double z = mad > 0 ? d / mad : 1e9;
-    Outlier& o = (*found)[i];
-    if (z < kSummaryOutlierMads || z <= o.score) continue;
-    o = Outlier{i, z, k, x, median, std::nullopt};
-  }
-}
-
-// Ranks whose metrics stand out from the other ranks' (MadOutliers, or PairOutlier where two ranks have the
-// metric), most different first; each rank with the metric it stands out most on.
-std::vector<Outlier> FindOutliers(const std::vector<RankMetrics>& ranks) {
-  std::vector<Outlier> found(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) found[i].index = i;
-  for (size_t k = 0; k < kNumMetrics; ++k) {
-    MadOutliers(ranks, k, &found);
-    PairOutlier(ranks, k, &found);
-  }
-  std::vector<Outlier> out;
-  for (Outlier& o : found)
-    if (o.score > 0) out.push_back(std::move(o));
-  std::stable_sort(out.begin(), out.end(), [&](const Outlier& a, const Outlier& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return ranks[a.index].rank < ranks[b.index].rank;
-  });
-  return out;
-}
-
 // What an outlier stands out on, for the rank table.
-std::string Why(const Outlier& o) {
+std::string Why(const SummaryOutlier& o) {
   const size_t k = o.metric;
   if (o.other_rank)
-    return fmt::format("{} {} vs rank {}'s {}", kMetrics[k].name, Value(k, o.value), *o.other_rank,
+    return fmt::format("{} {} vs rank {}'s {}", kSummaryMetrics[k].name, Value(k, o.value), *o.other_rank,
                        Value(k, o.against));
-  return fmt::format("{} {} vs median {}", kMetrics[k].name, Value(k, o.value), Value(k, o.against));
+  return fmt::format("{} {} vs median {}", kSummaryMetrics[k].name, Value(k, o.value), Value(k, o.against));
 }
 
-nlohmann::ordered_json OutliersJson(const std::vector<RankMetrics>& ranks) {
+nlohmann::ordered_json OutliersJson(const std::vector<RankMetrics>& ranks,
+                                    const std::vector<SummaryOutlier>& outliers) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const Outlier& o : FindOutliers(ranks))
+  for (const SummaryOutlier& o : outliers)
     j.push_back({{"rank", ranks[o.index].rank},
-                 {"metric", kMetrics[o.metric].name},
+                 {"metric", kSummaryMetrics[o.metric].name},
                  {"value", RoundTo(o.value, 4)},
                  {o.other_rank ? "other_rank_value" : "median", RoundTo(o.against, 4)},
                  {"score", RoundTo(std::min(o.score, 1e9), 3)}});
@@ -351,22 +211,13 @@ nlohmann::ordered_json OutliersJson(const std::vector<RankMetrics>& ranks) {
 }
 
 // The job over its ranks: min / median / max of every metric and the ranks holding the extremes.
-std::string JobTable(const std::vector<RankMetrics>& ranks) {
+std::string JobTable(const std::vector<RankMetrics>& ranks, const JobSummary& summary) {
   text::Table t({"metric", ">min", ">median", ">max", "min rank", "max rank"});
-  for (size_t k = 0; k < kNumMetrics; ++k) {
-    const std::vector<double> v = Present(ranks, k);
-    if (v.empty()) continue;
-    size_t lo = 0, hi = 0;
-    bool first = true;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const double x = ranks[i].values[k];
-      if (std::isnan(x)) continue;
-      if (first || x < ranks[lo].values[k]) lo = i;
-      if (first || x > ranks[hi].values[k]) hi = i;
-      first = false;
-    }
-    t.Add({kMetrics[k].name, Value(k, ranks[lo].values[k]), Value(k, Median(v)), Value(k, ranks[hi].values[k]),
-           fmt::format("{}", ranks[lo].rank), fmt::format("{}", ranks[hi].rank)});
+  for (size_t k = 0; k < kNumSummaryMetrics; ++k) {
+    if (!summary.spread[k]) continue;
+    const SummaryMetricSpread& s = *summary.spread[k];
+    t.Add({kSummaryMetrics[k].name, Value(k, s.min), Value(k, s.median), Value(k, s.max),
+           fmt::format("{}", ranks[s.min_at].rank), fmt::format("{}", ranks[s.max_at].rank)});
   }
   return "job over ranks:\n" + t.Render("  ");
 }
@@ -374,23 +225,23 @@ std::string JobTable(const std::vector<RankMetrics>& ranks) {
 // One row per rank in `order`; metric columns no listed rank has are left out, as is the outlier column
 // when no listed rank is an outlier.
 std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
-                      const std::vector<Outlier>& outliers) {
+                      const std::vector<SummaryOutlier>& outliers) {
   std::vector<size_t> shown;
-  for (size_t k = 0; k < kNumMetrics; ++k)
+  for (size_t k = 0; k < kNumSummaryMetrics; ++k)
     if (std::any_of(order.begin(), order.end(), [&](size_t i) { return !std::isnan(ranks[i].values[k]); }))
       shown.push_back(k);
   const bool any_outlier = std::any_of(order.begin(), order.end(), [&](size_t i) {
-    return std::any_of(outliers.begin(), outliers.end(), [&](const Outlier& o) { return o.index == i; });
+    return std::any_of(outliers.begin(), outliers.end(), [&](const SummaryOutlier& o) { return o.index == i; });
   });
   std::vector<std::string> headers = {">rank", "input", ">steps"};
-  for (size_t k : shown) headers.push_back(kMetrics[k].header);
+  for (size_t k : shown) headers.push_back(kSummaryMetrics[k].header);
   if (any_outlier) headers.push_back("outlier on");
   text::Table t(headers);
   for (size_t i : order) {
     const RankMetrics& m = ranks[i];
     std::vector<std::string> row = {fmt::format("{}", m.rank), text::Clip(m.input, 28), m.steps};
     for (size_t k : shown) row.push_back(Value(k, m.values[k]));
-    for (const Outlier& o : outliers)
+    for (const SummaryOutlier& o : outliers)
       if (o.index == i) row.push_back(Why(o));
     t.Add(std::move(row));
   }
@@ -484,7 +335,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
               {"events", summary.events},
               {"skipped", Counts(skipped)},
               {"steps", summary.steps},
-              {"outliers", OutliersJson(MeasureRanks(store, summary))}};
+              {"outliers", OutliersJson(RankRows(store, summary), summary.outliers)}};
   // What each skip or repair reason means and how much it matters (only when there is one).
   SkipCounts seen = skipped;
   for (const InputInfo& in : store.inputs) seen.Merge(in.repaired);
@@ -509,7 +360,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     if (rs.has_span) {
       r["span_us"] = {{"start", RoundTo(rs.span_start_ns / 1000.0, 3)},
                       {"end", RoundTo(rs.span_end_ns / 1000.0, 3)},
-                      {"duration", RoundTo(SpanNs(rs.span_start_ns, rs.span_end_ns) / 1000.0, 3)}};
+                      {"duration", RoundTo(RankSpanNs(rs) / 1000.0, 3)}};
     } else {
       r["span_us"] = nullptr;
     }
@@ -552,24 +403,24 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
                      summary.ranks.size() == 1 ? "" : "s", summary.events, StepsText(summary.steps), detected,
                      summary.include_last_step ? " (last step included)" : "");
 
-  const std::vector<RankMetrics> metrics = MeasureRanks(store, summary);
-  const std::vector<Outlier> outliers = FindOutliers(metrics);
-  if (metrics.size() > 1) out += "\n" + JobTable(metrics);
+  const std::vector<RankMetrics> metrics = RankRows(store, summary);
+  const std::vector<SummaryOutlier>& outliers = summary.outliers;
+  if (metrics.size() > 1) out += "\n" + JobTable(metrics, summary);
   const bool all_rows = options.per_rank || metrics.size() <= kAllRowsUpTo;
   if (!all_rows && !outliers.empty()) {
     out += fmt::format("\noutlier ranks ({} of {}, most different first; --per-rank lists every rank):\n",
                        outliers.size(), metrics.size());
     std::vector<size_t> order;
-    for (const Outlier& o : outliers) order.push_back(o.index);
+    for (const SummaryOutlier& o : outliers) order.push_back(o.index);
     out += RankTable(metrics, order, outliers);
   } else if (!all_rows) {
     out += fmt::format("\nno outlier rank (every metric within {} MADs of the median; --per-rank lists every rank)\n",
-                       kSummaryOutlierMads);
+                       diagnosis::thresholds::kSummaryOutlierMads);
   } else {
     std::vector<size_t> order;
-    for (const Outlier& o : outliers) order.push_back(o.index);
+    for (const SummaryOutlier& o : outliers) order.push_back(o.index);
     for (size_t i = 0; i < metrics.size(); ++i)
-      if (std::none_of(outliers.begin(), outliers.end(), [&](const Outlier& o) { return o.index == i; }))
+      if (std::none_of(outliers.begin(), outliers.end(), [&](const SummaryOutlier& o) { return o.index == i; }))
         order.push_back(i);
     out += fmt::format("\nranks{}:\n", outliers.empty() ? "" : " (outliers first)");
     out += RankTable(metrics, order, outliers);

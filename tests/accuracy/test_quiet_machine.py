@@ -14,6 +14,8 @@ from accuracy_lib import quiet_machine  # noqa: E402
 class QuietMachineTest(unittest.TestCase):
     def test_a_spinning_process_is_seen_and_named(self):
         spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        if os.geteuid() == 0:  # on a loaded machine (ctest -j2 beside a build) it must still be among the busiest 3
+            os.setpriority(os.PRIO_PROCESS, spin.pid, -20)
         try:
             share, top = quiet_machine.sample(1.0)
             self.assertGreaterEqual(share, 0.2)  # one of the CPUs busy at least part of the second

@@ -305,7 +305,7 @@ inline constexpr size_t kMinRanksToCompare = 3;
 /// name is at most this share of it (a matmul added on rank 1 only: +10.4 ms against 0).
 inline constexpr double kTwoRankOtherShare = 1.0 / 3.0;
 
-// ---- summary's outlier ranks (reports/summary_report.cc, `strata summary`) --------------------------------
+// ---- summary's outlier ranks (analysis/summary_metrics.cc, `strata summary`) --------------------------------
 /// A rank is an outlier on a metric beyond kSummaryOutlierMads scaled MADs (1.4826 MAD ~ one standard
 /// deviation) of the ranks' median, and only when the difference also matters: kSummaryOutlierMinShare of the
 /// median for counts and times, kSummaryOutlierMinPoints percentage points for percentages. Judged only with
