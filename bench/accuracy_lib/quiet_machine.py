@@ -42,8 +42,9 @@ def _process_jiffies():
     return out
 
 
-def sample(seconds=SAMPLE_S):
-    """(busy share of all CPUs, [(name, pid, share of one CPU)] of the busiest processes) over `seconds`."""
+def sample(seconds=SAMPLE_S, top_n=3):
+    """(busy share of all CPUs, [(name, pid, share of one CPU)] of the `top_n` busiest processes using at least
+    5 % of a CPU, busiest first; every such process with top_n None) over `seconds`."""
     b0, t0 = _cpu_jiffies()
     p0 = _process_jiffies()
     time.sleep(seconds)
@@ -53,7 +54,7 @@ def sample(seconds=SAMPLE_S):
     hz = os.sysconf("SC_CLK_TCK")
     top = sorted(((name, pid, (j - p0[pid][1]) / hz / seconds) for pid, (name, j) in p1.items() if pid in p0),
                  key=lambda x: -x[2])
-    return share, [t for t in top[:3] if t[2] >= 0.05]
+    return share, [t for t in (top if top_n is None else top[:top_n]) if t[2] >= 0.05]
 
 
 def wait(max_wait_s=MAX_WAIT_S):

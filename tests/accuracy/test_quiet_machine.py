@@ -14,15 +14,17 @@ from accuracy_lib import quiet_machine  # noqa: E402
 class QuietMachineTest(unittest.TestCase):
     def test_a_spinning_process_is_seen_and_named(self):
         spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        if os.geteuid() == 0:  # on a loaded machine (ctest -j2 beside a build) it must still be among the busiest 3
-            os.setpriority(os.PRIO_PROCESS, spin.pid, -20)
         try:
-            share, top = quiet_machine.sample(1.0)
+            share, busy = quiet_machine.sample(1.0, top_n=None)
             self.assertGreaterEqual(share, 0.2)  # one of the CPUs busy at least part of the second
-            self.assertIn(spin.pid, [pid for _, pid, _ in top])
+            spun = [cpu for _, pid, cpu in busy if pid == spin.pid]
+            self.assertTrue(spun and spun[0] >= 0.1, f"the spinner is not among the busy processes: {busy}")
+            self.assertEqual([cpu for *_, cpu in busy], sorted((cpu for *_, cpu in busy), reverse=True))
+            # The note names the busiest three (on a loaded machine, as under ctest -j2 beside a build, the
+            # spinner need not be one of them: other cgroups' processes may take more).
             note = quiet_machine.wait(max_wait_s=1.5)
             self.assertIn("machine busy", note)
-            self.assertIn(f"pid {spin.pid}", note)
+            self.assertRegex(note, r"\(pid [0-9]+\) [0-9]+% of a CPU")
         finally:
             spin.kill()
             spin.wait()
