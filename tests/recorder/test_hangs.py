@@ -5,7 +5,8 @@ by `strata agent` (live). Whether the fault took is read from the injector's sid
 fault-1.json when it stops; its peers' exit codes come from the launcher), never from strata's numbers.
 
 usage: test_hangs.py STRATA_BINARY [--long | TEST_NAME...]
-  (no name: the default run, in ctest; --long: every case, the benchmark's run)
+  (no name: the default run, in ctest; --long: every case, the benchmark's run; post-mortem cases run two at a time,
+   live ones alone after them; STRATA_TEST_JOBS=1 runs every case one at a time)
   lock, data_read, spin        post-mortem: `hang` on rank 1, its state and frame (the function and the line
                                it blocks or spins on, not its def line), ranks 0 and 2 waiting in all_reduce;
                                the text report's first line says the job stopped, and who; the Perfetto export
@@ -625,7 +626,12 @@ def main():
         return skip
     args = sys.argv[2:]
     names = ORDER + LONG if args == ["--long"] else args or ORDER
-    return run_tests(names, globals(), "strata-hang")
+    # Two post-mortem cases at a time (each job mostly waits out its process group's timeout: CI's two cores are
+    # idle for most of a case); the live cases and the stop-length matrix, which time what they measure (and
+    # whose agent would see every job on the machine), run alone afterwards. STRATA_TEST_JOBS=1: one at a time.
+    jobs = int(os.environ.get("STRATA_TEST_JOBS", "2"))
+    alone = [n for n in names if n.startswith("live_") or n == "came_back_matrix"]
+    return run_tests(names, globals(), "strata-hang", jobs=jobs, alone=alone)
 
 
 if __name__ == "__main__":
