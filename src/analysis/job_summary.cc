@@ -79,6 +79,7 @@ void HtaAnalyses(const TraceStore& store, const SliceRows& slice_rows, const Inp
   rs->idle = ComputeIdleTime(store, *rows);
   rs->launches = ComputeLaunchStats(store, *rows);
   rs->queues = ComputeQueueLength(store, *rows);
+  rs->memory_bandwidth = ComputeMemoryBandwidth(store, *rows);
   rs->sequences = FrequentKernelSequences(store, *rows, sequences);
 }
 

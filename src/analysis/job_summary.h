@@ -17,6 +17,7 @@
 #include "analysis/idle_time.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/launch_stats.h"
+#include "analysis/memory_bandwidth.h"
 #include "analysis/queue_length.h"
 #include "analysis/summary_metrics.h"
 #include "model/step_windows.h"
@@ -39,6 +40,8 @@ struct RankSummary {
   std::optional<IdleTimeBreakdown> idle;
   std::optional<LaunchStats> launches;
   std::vector<StreamQueueLength> queues;
+  // HTA's memory bandwidth counters per kind of copy: set with `idle`; empty when no memory row has a bandwidth.
+  std::vector<MemoryBandwidthKind> memory_bandwidth;
   // HTA's frequent kernel sequences of the operator the summary was asked about (empty when none was).
   std::vector<KernelSequence> sequences;
   // A recording's layers of the rank over its training window (cross_layer.h's MeasureRankLayers: run-queue,

@@ -8,8 +8,7 @@
 //   summary per stream: the number of points, their mean (HTA's describe(): per point, not per unit of time),
 //   their maximum, and the time spent at or above kFullQueue (HTA's max_queue_length: the launch queue is
 //   full, the CPU blocks on the next launch), each point lasting until the next.
-// Memory bandwidth over time (HTA's other augmented counter) needs the Kineto args "memory bandwidth (GB/s)",
-// which the store does not keep: not computed.
+// Memory bandwidth over time, HTA's other augmented counter, is memory_bandwidth.h.
 // Invariant: a stream's series ends at 0 when every launched row started within the rows kept.
 #pragma once
 

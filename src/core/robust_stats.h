@@ -84,6 +84,9 @@ double MedianDeviationOfSorted(size_t n, At at, double center) {
 
 /// The value at rank floor(q·n) of the sorted values (q in [0, 1]); 0 for no values.
 double Quantile(std::vector<double> v, double q);
+/// numpy's and pandas' default quantile of values sorted ascending: linear interpolation between the values at
+/// ranks floor and ceil of q·(n − 1) (q in [0, 1]); at q = 0.5 it is the median above. 0 for no values.
+double InterpolatedQuantileOfSorted(const std::vector<double>& sorted, double q);
 double Mean(const std::vector<double>& v);
 /// Median absolute deviation around the median.
 double Mad(const std::vector<double>& v);

@@ -119,6 +119,9 @@ simdjson::error_code ReadArgs(od::object& args, RawEvent& ev) {
       ev.coll.out_nelems = TokenToInt(Token(v));
     } else if (Is(key, "Group size")) {
       ev.coll.group_size = static_cast<int32_t>(TokenToInt(Token(v)));
+    } else if (Is(key, "memory bandwidth (GB/s)")) {
+      double d;
+      if (ParseDouble(Token(v), &d) == NumberParse::kOk && d >= 0) ev.memory_bandwidth_gbps = d;
     }
   }
   return simdjson::SUCCESS;

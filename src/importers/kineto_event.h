@@ -23,7 +23,8 @@ struct RawEvent {
   bool pid_is_string = false, tid_is_string = false;
   std::string_view pid_text, tid_text;  // raw token (number) or unescaped text (string)
   int64_t stream = -1, correlation = kNoCorrelation;
-  std::string_view meta_name;  // args.name of ph M events
+  double memory_bandwidth_gbps = -1;  // args["memory bandwidth (GB/s)"]; -1 when absent or not a number
+  std::string_view meta_name;         // args.name of ph M events
   CollectiveArgs coll;
   std::string_view coll_name, group, group_desc, group_ranks, dtype;
   bool has_coll = false;

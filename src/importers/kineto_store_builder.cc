@@ -238,6 +238,10 @@ class KinetoStoreBuilder::Impl {
       args = static_cast<uint32_t>(store_.collective_args.size());
       store_.collective_args.push_back(a);
       flags |= kSliceCollectiveArgs;
+    } else if (gpu && ev.memory_bandwidth_gbps >= 0) {
+      args = static_cast<uint32_t>(store_.memory_bandwidth_gbps.size());
+      store_.memory_bandwidth_gbps.push_back(ev.memory_bandwidth_gbps);
+      flags |= kSliceMemoryBandwidth;
     }
     const StringId name = store_.strings.intern(ev.name);
     const StringId cat = ev.has_cat ? store_.strings.intern(ev.cat) : StringPool::kEmpty;

@@ -128,6 +128,22 @@ nlohmann::ordered_json QueueJson(const std::vector<StreamQueueLength>& queues) {
   return j;
 }
 
+nlohmann::ordered_json MemoryBandwidthJson(const std::vector<MemoryBandwidthKind>& kinds) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const MemoryBandwidthKind& k : kinds)
+    j.push_back({{"kind", k.kind},
+                 {"changes", k.series.size()},
+                 {"points", k.points},
+                 {"mean_gbps", RoundTo(k.mean, 4)},
+                 {"std_gbps", k.std ? nlohmann::ordered_json(RoundTo(*k.std, 4)) : nlohmann::ordered_json()},
+                 {"min_gbps", RoundTo(k.min, 4)},
+                 {"p25_gbps", RoundTo(k.p25, 4)},
+                 {"p50_gbps", RoundTo(k.p50, 4)},
+                 {"p75_gbps", RoundTo(k.p75, 4)},
+                 {"max_gbps", RoundTo(k.max, 4)}});
+  return j;
+}
+
 nlohmann::ordered_json SequencesJson(const std::vector<KernelSequence>& sequences) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const KernelSequence& s : sequences) {
@@ -302,6 +318,9 @@ std::string HtaAnalysesText(const RankSummary& rs) {
                        q.series.size(),
                        q.full_us > 0 ? fmt::format(", full ({}+) for {}", kFullQueue, text::Duration(q.full_us / 1e3))
                                      : std::string());
+  for (const MemoryBandwidthKind& k : rs.memory_bandwidth)
+    out += fmt::format("  memory bandwidth, {}: mean {:.3g} GB/s, median {:.3g}, max {:.3g} over {} points in use\n",
+                       TerminalSafe(k.kind), k.mean, k.p50, k.max, k.points);
   return out;
 }
 
@@ -374,6 +393,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
       if (rs.gpu->gpu_events > 0)
         r["kernel_launches"] = rs.launches ? LaunchJson(*rs.launches) : nlohmann::ordered_json();
       if (rs.gpu->gpu_events > 0) r["queue_length"] = QueueJson(rs.queues);
+      if (rs.gpu->gpu_events > 0) r["memory_bandwidth"] = MemoryBandwidthJson(rs.memory_bandwidth);
       if (!summary.sequences_operator.empty()) r["kernel_sequences"] = SequencesJson(rs.sequences);
     } else {
       r["gpu"] = nullptr;

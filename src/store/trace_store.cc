@@ -71,7 +71,7 @@ void ForEachColumnPair(SliceTable& s, FlowTable& f, CounterTable& c, RowTables& 
 // Where one part's ids and rows go in a merged store.
 struct PartPlacement {
   std::vector<StringId> remap;  // the part's string id -> the merged pool's
-  uint32_t track_base = 0, coll_base = 0, layout_base = 0;
+  uint32_t track_base = 0, coll_base = 0, layout_base = 0, bandwidth_base = 0;
   size_t slice_base = 0, flow_base = 0, counter_base = 0;
 };
 
@@ -183,6 +183,8 @@ PartPlacement PlacePart(TraceStore& out, TraceStore& part, size_t slices, size_t
   }
   at.layout_base = static_cast<uint32_t>(out.op_layout.size());
   extend(out.op_layout, part.op_layout);
+  at.bandwidth_base = static_cast<uint32_t>(out.memory_bandwidth_gbps.size());
+  extend(out.memory_bandwidth_gbps, part.memory_bandwidth_gbps);
   at.slice_base = slices;
   at.flow_base = flows;
   at.counter_base = counters;
@@ -220,7 +222,10 @@ void CopyPartRows(TraceStore& out, TraceStore&& part, const PartPlacement& at) {
   MapAt(s.track, d.track, at.slice_base, track);
   for (size_t i = 0; i < s.size(); ++i) {
     uint32_t args_index = s.args[i];
-    if (args_index != kNoArgs) args_index += (s.flags[i] & kSliceCollectiveArgs) ? at.coll_base : at.layout_base;
+    if (args_index != kNoArgs)
+      args_index += (s.flags[i] & kSliceCollectiveArgs)    ? at.coll_base
+                    : (s.flags[i] & kSliceMemoryBandwidth) ? at.bandwidth_base
+                                                           : at.layout_base;
     d.args[at.slice_base + i] = args_index;
   }
   CopyAt(s.step, d.step, at.slice_base);
@@ -315,6 +320,7 @@ void TraceStore::shrink_to_fit() {
   shrink(tracks);
   shrink(collective_args);
   shrink(op_layout);
+  shrink(memory_bandwidth_gbps);
   shrink(flows.id);
   shrink(flows.ts_ns);
   shrink(flows.track);
@@ -327,8 +333,9 @@ void TraceStore::shrink_to_fit() {
 
 size_t TraceStore::memory_bytes() const {
   return strings.memory_bytes() + slices.memory_bytes() + bytes(tracks) + bytes(collective_args) + bytes(op_layout) +
-         bytes(flows.id) + bytes(flows.ts_ns) + bytes(flows.track) + bytes(flows.category) + bytes(flows.phase) +
-         bytes(counters.track) + bytes(counters.ts_ns) + bytes(counters.value);
+         bytes(memory_bandwidth_gbps) + bytes(flows.id) + bytes(flows.ts_ns) + bytes(flows.track) +
+         bytes(flows.category) + bytes(flows.phase) + bytes(counters.track) + bytes(counters.ts_ns) +
+         bytes(counters.value);
 }
 
 }  // namespace strata

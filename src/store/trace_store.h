@@ -105,13 +105,14 @@ struct Track {
 
 /// Bits of SliceTable::flags.
 enum SliceFlags : uint8_t {
-  kSliceComplete = 1 << 0,        // from a ph "X" event (has an explicit dur)
-  kSliceBeginEnd = 1 << 1,        // from a matched B/E pair
-  kSliceInstant = 1 << 2,         // ph "i"/"I"/"n", zero duration
-  kSliceGpu = 1 << 3,             // args.stream >= 0 and args.correlation >= 0 (HTA's GPU event)
-  kSliceCollectiveArgs = 1 << 4,  // args indexes collective_args
-  kSliceOpLayout = 1 << 5,        // args indexes op_layout
-  kSliceHasCategory = 1 << 6,     // the event had a "cat" field
+  kSliceComplete = 1 << 0,         // from a ph "X" event (has an explicit dur)
+  kSliceBeginEnd = 1 << 1,         // from a matched B/E pair
+  kSliceInstant = 1 << 2,          // ph "i"/"I"/"n", zero duration
+  kSliceGpu = 1 << 3,              // args.stream >= 0 and args.correlation >= 0 (HTA's GPU event)
+  kSliceCollectiveArgs = 1 << 4,   // args indexes collective_args
+  kSliceOpLayout = 1 << 5,         // args indexes op_layout
+  kSliceHasCategory = 1 << 6,      // the event had a "cat" field
+  kSliceMemoryBandwidth = 1 << 7,  // args indexes memory_bandwidth_gbps (a memcpy/memset row's bandwidth)
 };
 
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
@@ -152,7 +153,7 @@ struct SliceTable {
   std::vector<StringId> name;
   std::vector<StringId> category;
   std::vector<TrackId> track;
-  std::vector<uint32_t> args;  // kNoArgs or index into collective_args / op_layout (see flags)
+  std::vector<uint32_t> args;  // kNoArgs or index into collective_args / op_layout / memory_bandwidth_gbps (flags)
   std::vector<int32_t> step;   // step number once the model assigns it; -1 = none
   std::vector<uint8_t> flags;
 
@@ -215,6 +216,9 @@ class TraceStore {
   SliceTable slices;
   std::vector<CollectiveArgs> collective_args;
   std::vector<OpLayout> op_layout;
+  /// Kineto's args["memory bandwidth (GB/s)"] of GPU rows that have it (memcpy and memset), for HTA's memory
+  /// bandwidth counters (analysis/memory_bandwidth.h).
+  std::vector<double> memory_bandwidth_gbps;
   FlowTable flows;
   CounterTable counters;
   /// What a recording says below the framework, decoded once by the importer that reads it

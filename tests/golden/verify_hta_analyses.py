@@ -18,6 +18,11 @@ Definitions:
     median = numpy's (the mean of the two middle values of an even count: strata's one median);
   * queue length, per stream of the device row: +1 at each call start, -1 at each row start, sorted by time
     with +1 first at equal times; max and mean over the running sums;
+  * memory bandwidth (HTA's augmented counters): device rows whose name holds Memcpy or Memset (not nccl) and
+    carry args["memory bandwidth (GB/s)"]; kind = "Memset" for names starting Memset, name[:11] for names
+    starting Memcpy, else "Memcpy Unknown"; per kind +bw at the start and -bw at the end (a 0-length row lasts
+    1), sorted by time with ends first at equal times, then row order; the running sums are the series; the
+    summary is pandas describe() of the values above 0 (numpy's linear-interpolation quartiles, sample std);
   * kernel sequences of OP (--kernel-sequences OP): roots are the CPU rows whose name contains OP at the
     smallest nesting depth among them (depth = CPU rows of the same pid/tid enclosing the row); a root's
     kernels are the device rows whose CPU row is on the root's thread and starts within the root, by
@@ -91,7 +96,42 @@ def analyses(kept):
             run += d
             values.append(run)
         queues[stream] = {"max": max(values), "mean": sum(values) / len(values), "points": len(values)}
-    return idle, launches, queues
+    return idle, launches, queues, memory_bandwidth(device)
+
+
+def quartile(values, q):
+    """numpy's default (linear) quantile of sorted values."""
+    pos = q * (len(values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (pos - lo) * (values[hi] - values[lo])
+
+
+def memory_bandwidth(device):
+    """{kind: summary} of HTA's memory bandwidth counters over the device rows."""
+    changes = {}
+    for order, r in enumerate(r for r in device if r[9] is not None and ("Memcpy" in r[2] or "Memset" in r[2])
+                              and "nccl" not in r[2]):
+        name = r[2]
+        kind = "Memset" if name.startswith("Memset") else name[:11] if name.startswith("Memcpy") else "Memcpy Unknown"
+        end = r[0] + 1 if r[1] - r[0] == 0 else r[1]
+        changes.setdefault(kind, []).extend([(r[0], 1, order, r[9]), (end, 0, order, -r[9])])
+    out = {}
+    for kind, ch in changes.items():
+        ch.sort(key=lambda c: (c[0], c[1], c[2]))
+        run, values = 0.0, []
+        for c in ch:
+            run += c[3]
+            values.append(run)
+        up = sorted(v for v in values if v > 0)
+        s = {"changes": len(values), "points": len(up)}
+        if up:
+            mean = sum(up) / len(up)
+            s.update(mean_gbps=mean, min_gbps=up[0], max_gbps=up[-1], p25_gbps=quartile(up, 0.25),
+                     p50_gbps=quartile(up, 0.5), p75_gbps=quartile(up, 0.75),
+                     std_gbps=(sum((v - mean) ** 2 for v in up) / (len(up) - 1)) ** 0.5 if len(up) > 1 else None)
+        out[kind] = s
+    return out
 
 
 def sequences(kept, op):
@@ -142,7 +182,7 @@ def compare(label, want, rank):
         if "idle_time_breakdown" in rank:
             bad.append(f"{label}: strata has an idle-time breakdown, the verifier finds no device row")
         return bad
-    idle, launches, queues = want
+    idle, launches, queues, bandwidth = want
     got_idle = rank.get("idle_time_breakdown") or {}
     for cat, v in idle.items():
         if not close(v, (got_idle.get(cat) or {}).get("us")):
@@ -165,6 +205,14 @@ def compare(label, want, rank):
         g = got_q.get(stream)
         if g and not (g["max"] == q["max"] and g["points"] == q["points"] and abs(g["mean"] - q["mean"]) < 1e-3):
             bad.append(f"{label}: queue stream {stream}: verifier {q}, strata {g}")
+    got_bw = {k["kind"]: k for k in rank.get("memory_bandwidth") or []}
+    if set(got_bw) != set(bandwidth):
+        bad.append(f"{label}: memory bandwidth kinds: verifier {sorted(bandwidth)}, strata {sorted(got_bw)}")
+    for kind, want_k in bandwidth.items():
+        g = got_bw.get(kind) or {}
+        for key, v in want_k.items():
+            if not (v is None and g.get(key) is None) and not close(v, g.get(key)):
+                bad.append(f"{label}: memory bandwidth {kind} {key}: verifier {v}, strata {g.get(key)}")
     return bad
 
 

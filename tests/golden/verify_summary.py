@@ -230,7 +230,9 @@ def compute(path, include_last=False, exact=False, mode="design", kept_out=None)
         gpu = stream >= 0 and corr >= 0
         if hta and name in ("Event Sync", "Context Sync"):
             gpu = True
-        rows.append((s, en, name, stream, corr, gpu, e.get("tid"), cat, e.get("pid")))
+        bw = args.get("memory bandwidth (GB/s)")  # HTA's memory bandwidth counters (verify_hta_analyses.py)
+        bw = bw if isinstance(bw, (int, float)) and not isinstance(bw, bool) and bw >= 0 else None
+        rows.append((s, en, name, stream, corr, gpu, e.get("tid"), cat, e.get("pid"), bw))
     del events
 
     if hta and mtia:

@@ -9,6 +9,7 @@
 #include "analysis/idle_time.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/launch_stats.h"
+#include "analysis/memory_bandwidth.h"
 #include "analysis/queue_length.h"
 
 namespace strata {
@@ -27,6 +28,13 @@ class Rank {
   void Kernel(const std::string& name, int64_t ts, int64_t dur, int64_t stream, int64_t corr) {
     s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern("kernel"), StreamTrack(stream), corr,
                      kSliceComplete | kSliceHasCategory | (corr >= 0 ? kSliceGpu : 0));
+  }
+  // A memory row with Kineto's args["memory bandwidth (GB/s)"].
+  void Copy(const std::string& name, int64_t ts, int64_t dur, int64_t stream, int64_t corr, double gbps) {
+    const auto args = static_cast<uint32_t>(s_.memory_bandwidth_gbps.size());
+    s_.memory_bandwidth_gbps.push_back(gbps);
+    s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern("gpu_memcpy"), StreamTrack(stream), corr,
+                     kSliceComplete | kSliceHasCategory | kSliceGpu | kSliceMemoryBandwidth, args);
   }
   void Call(const std::string& name, int64_t ts, int64_t dur, int64_t corr) {
     s_.slices.append(ts, dur, s_.strings.intern(name), s_.strings.intern("cuda_runtime"), TrackId(0), corr,
@@ -150,6 +158,55 @@ TEST(QueueLength, TimeAtAFullQueue) {
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].max, kFullQueue);
   EXPECT_DOUBLE_EQ(q[0].full_us, 2000 - (kFullQueue - 1));  // from the last launch to the first start
+}
+
+TEST(MemoryBandwidth, KindsSeriesAndSummaryAsHtaDefinesThem) {
+  Rank r;
+  // HtoD: 10 GB/s over [0, 10) µs and 30 GB/s over [5, 15) µs: 10, 40, 30, 0 (the 0 point left out of the summary).
+  r.Copy("Memcpy HtoD (Pageable -> Device)", 0, 10 * us, 7, 1, 10);
+  r.Copy("Memcpy HtoD (Pinned -> Device)", 5 * us, 10 * us, 7, 2, 30);
+  // Memset of 0 µs lasts 1 µs; a copy that ends as the next begins is not counted twice (ends first): 4, 0, 6, 0.
+  r.Copy("Memset (Device)", 20 * us, 0, 7, 3, 4);
+  r.Copy("Memset (Device)", 21 * us, 2 * us, 8, 4, 6);
+  r.Kernel("Memcpy DtoD kernel without a bandwidth", 30 * us, 1 * us, 7, 5);  // takes no part
+  r.Kernel("gemm", 40 * us, 1 * us, 7, 6);
+  const std::vector<MemoryBandwidthKind> k = ComputeMemoryBandwidth(r.store(), r.Rows());
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].kind, "Memcpy HtoD");
+  ASSERT_EQ(k[0].series.size(), 4u);
+  EXPECT_DOUBLE_EQ(k[0].series[1].first, 5);
+  EXPECT_DOUBLE_EQ(k[0].series[1].second, 40);
+  EXPECT_DOUBLE_EQ(k[0].series.back().second, 0);
+  EXPECT_EQ(k[0].points, 3u);
+  EXPECT_DOUBLE_EQ(k[0].mean, 80.0 / 3);
+  EXPECT_DOUBLE_EQ(k[0].p50, 30);
+  EXPECT_DOUBLE_EQ(k[0].p25, 20);  // linear: 10 + 0.5 * (30 - 10)
+  EXPECT_DOUBLE_EQ(k[0].p75, 35);
+  ASSERT_TRUE(k[0].std.has_value());
+  EXPECT_NEAR(*k[0].std, 15.275252, 1e-6);
+  EXPECT_EQ(k[1].kind, "Memset");
+  ASSERT_EQ(k[1].series.size(), 4u);
+  EXPECT_EQ(k[1].points, 2u);
+  EXPECT_DOUBLE_EQ(k[1].max, 6);
+  EXPECT_EQ(MemoryKernelKind("Memcpy DtoH (Device -> Pinned)"), "Memcpy DtoH");
+  EXPECT_EQ(MemoryKernelKind("cudaMemcpy"), "Memcpy Unknown");
+}
+
+TEST(MemoryBandwidth, EverySeriesEndsAtZeroAndNeverGoesBelow) {
+  Rank r;
+  uint64_t x = 88172645463325252ull;
+  auto next = [&x] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+  for (int64_t i = 0; i < 500; ++i)
+    r.Copy(next() % 2 ? "Memcpy DtoD (Device -> Device)" : "Memset (Device)", static_cast<int64_t>(next() % 1000) * us,
+           static_cast<int64_t>(next() % 50) * us, 7, i, static_cast<double>(next() % 1000) / 7);
+  for (const MemoryBandwidthKind& k : ComputeMemoryBandwidth(r.store(), r.Rows())) {
+    EXPECT_NEAR(k.series.back().second, 0, 1e-6) << k.kind;
+    for (const auto& [t, v] : k.series) EXPECT_GE(v, -1e-6) << k.kind << " at " << t;
+    EXPECT_LE(k.min, k.p25);
+    EXPECT_LE(k.p25, k.p50);
+    EXPECT_LE(k.p50, k.p75);
+    EXPECT_LE(k.p75, k.max);
+  }
 }
 
 // An operator that launches `kernels` (names) from t0 µs, one launch call and one kernel per µs.
