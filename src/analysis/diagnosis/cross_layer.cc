@@ -277,7 +277,19 @@ struct TraceLateness {
   double late_ms = 0;
   bool persistent = false;
 };
-std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms) {
+// The largest traced lateness of any rank but `rank` in any step: the job's noise (lateness_rule.h).
+double PeersWorstMs(const TraceLatenessByRank& traced, int32_t rank) {
+  double worst = 0;
+  for (const auto& [r, by_step] : traced)
+    if (r != rank)
+      for (const auto& [step, ms] : by_step) worst = std::max(worst, ms);
+  return worst;
+}
+
+// peers_worst: the job's noise the lateness is weighed against (lateness_rule.h), unset for ranks slowed alike
+// (their peers include the others slowed with them).
+std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms,
+                                               std::optional<double> peers_worst) {
   if (by_step.empty()) return std::nullopt;
   std::vector<int64_t> numbers;
   std::vector<double> lateness;
@@ -287,7 +299,9 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
   }
   const LatenessRule rule{.late_share = thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess,
                           .well_late_multiple = 1,
-                          .very_late_multiple = LatenessRule::kUnused};
+                          .very_late_multiple = LatenessRule::kUnused,
+                          .peers_worst = peers_worst,
+                          .clear_above_noise = true};
   const RankLateness judged = JudgeRankLateness(lateness, std::vector<double>(lateness.size(), step_ms), rule);
   const double n = static_cast<double>(by_step.size());
   TraceLateness out;
@@ -335,7 +349,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
   // show it late in some steps only, the contention came and went, and those are its steps.
   if (auto it = traced.find(rank); it != traced.end())
-    if (auto late = ConfirmedLateness(it->second, step_ms); late && !late->persistent) {
+    if (auto late = ConfirmedLateness(it->second, step_ms, PeersWorstMs(traced, rank)); late && !late->persistent) {
       s.steps = late->steps;
       s.persistent = false;
     }
@@ -412,7 +426,7 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
     if (!traced.empty()) {
       auto it = traced.find(rank);
       if (it == traced.end()) continue;
-      auto confirmed = ConfirmedLateness(it->second, step_ms);
+      auto confirmed = ConfirmedLateness(it->second, step_ms, std::nullopt);
       if (!confirmed) continue;
       late = std::move(*confirmed);
     }
