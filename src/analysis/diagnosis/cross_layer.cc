@@ -578,6 +578,41 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
                       100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
 }
 
+// Whether the rank's cgroup quota is its own: throttled by kMinRecordedExcess of the time beyond its peers and
+// kRecordedOwnMultiple times theirs.
+bool OwnQuota(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const double own = metrics.at(rank).throttled_share;
+  const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::throttled_share);
+  return own - peers >= kMinRecordedExcess && own >= thresholds::kRecordedOwnMultiple * peers;
+}
+
+// CPU throttling's share of a rank's window beyond its peers: its cgroup's throttled time, or its wait on an
+// idle CPU when it was throttled at all; and, when the quota is its own (OwnQuota, over the late steps or else
+// over the training window `all_metrics`: the cgroup's counters are sampled a few times a second, and a few
+// late steps may hold no sample), its whole run-queue wait beyond theirs. A throttled group's threads stay
+// runnable while its quota is spent and queue, once it is refilled, behind what ran meanwhile: on a busy
+// machine that wait shows as a wait behind other processes, which alone would name cpu_contention (the lab's
+// throttled rank, tuning seed 90252: throttled 4.2 % of its window, 33.6 % of it behind a compiler against its
+// peer's 3.1 %; the lab's own measure, +18 ms of run-queue wait per step with the quota on).
+RecordedCandidate ThrottleCandidate(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                    const std::map<int32_t, RankLayerMetrics>* all_metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
+  const bool own_quota =
+      OwnQuota(metrics, rank) || (all_metrics && all_metrics->count(rank) && OwnQuota(*all_metrics, rank));
+  double share = std::max(excess(&RankLayerMetrics::throttled_share),
+                          m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
+  if (own_quota) share = std::max(share, excess(&RankLayerMetrics::runq_share));
+  return {Cause::kCpuThrottling, Layer::kCpu, share,
+          fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle CPU {:.1f} %{}",
+                      100 * m.throttled_share, 100 * m.runq_idle_share,
+                      own_quota ? fmt::format(", waiting for a CPU {:.1f} % in all (its peers {:.1f} %: the quota is "
+                                              "its own, so is the wait)",
+                                              100 * m.runq_share,
+                                              100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share))
+                                : std::string())};
+}
+
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
 // (share of the window). all_metrics (over the training window) judges a link the late steps cannot.
 std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
@@ -586,12 +621,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   const RankLayerMetrics& m = metrics.at(rank);
   auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   std::vector<RecordedCandidate> candidates;
-  const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
-                                   m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
-  candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
-                        fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
-                                    "CPU {:.1f} %",
-                                    100 * m.throttled_share, 100 * m.runq_idle_share)});
+  candidates.push_back(ThrottleCandidate(metrics, all_metrics, rank));
   candidates.push_back(ContentionCandidate(metrics, rank));
   candidates.push_back(
       {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
