@@ -17,7 +17,7 @@ bool ClearlyLate(double lateness, double at, double cut, const LatenessRule& rul
 
 // Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
 // steps, and the other late steps are small after-effects of it, within the job's noise, or hiccups: none
-// well late, and too few to be persistent among the steps outside the cluster.
+// well late or near the cluster's least, and too few to be persistent among the steps outside the cluster.
 bool ClusterWithSmallRest(const RankLateness& r, size_t steps, const LatenessRule& rule) {
   const size_t others = r.late.size() - r.clear.size();
   const double persistent_steps = rule.persistent_share * static_cast<double>(steps);
@@ -26,7 +26,7 @@ bool ClusterWithSmallRest(const RankLateness& r, size_t steps, const LatenessRul
                              thresholds::kAfterEffectShare * r.clear_sum / static_cast<double>(r.clear.size());
   const bool noise = rule.peers_worst && r.other_worst <= *rule.peers_worst;
   const bool rest_hiccups =
-      !r.other_well_late &&
+      !r.other_well_late && r.other_worst < thresholds::kHiccupShareOfCluster * r.clear_least &&
       static_cast<double>(others) < rule.persistent_share * static_cast<double>(steps - r.clear.size());
   return after_effects || noise || rest_hiccups;
 }
@@ -54,6 +54,7 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
       out.other_well_late = out.other_well_late || lateness[s] >= rule.well_late_multiple * at;
       continue;
     }
+    out.clear_least = out.clear.empty() ? lateness[s] : std::min(out.clear_least, lateness[s]);
     out.clear.push_back(s);
     out.clear_sum += lateness[s];
     if (lateness[s] >= rule.well_late_multiple * at) ++well_late;

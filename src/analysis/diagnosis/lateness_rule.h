@@ -11,8 +11,9 @@
 //    are fewer than persistent_share of the steps, and the other late steps are no persistent lateness of
 //    their own: their mean lateness is under kAfterEffectShare of the cluster's (a fault switched on in some
 //    steps with small after-effects elsewhere), or they are hiccups (none late by well_late_multiple x
-//    late_share, and late in under persistent_share of the steps outside the cluster: without its cluster
-//    the rank would be no straggler), or they are within the noise (below).
+//    late_share nor by kHiccupShareOfCluster of the cluster's least step, and late in under persistent_share
+//    of the steps outside the cluster: without its cluster the rank would be no straggler), or they are
+//    within the noise (below).
 //  - The job's noise (peers_worst, when measured: the largest lateness any other rank shows in any step). Other
 //    late steps no later than peers_worst are within the noise: on a busy 2-rank job (tuning seeds) the peer
 //    is 2-5 ms late in steps of its own, so the fault rank's 2-4 ms outside its 11-14 ms steps are the same
@@ -52,6 +53,7 @@ struct RankLateness {
   double clear_sum = 0;          // over the clearly late steps
   double other_sum = 0;          // over the late steps that are not clearly late
   double other_worst = 0;        // the largest lateness of those steps
+  double clear_least = 0;        // the smallest lateness of the clearly late steps
   bool other_well_late = false;  // one of those steps is late by >= well_late_multiple x late_share
   bool cluster = false;
   bool persistent = false;

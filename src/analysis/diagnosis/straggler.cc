@@ -189,6 +189,7 @@ void FindRanksSlowedAlike(const std::vector<int64_t>& step_time_ns, const std::v
 // latest rank of a step is behind in it); the analysis's late pairs then hold that measure.
 void FindRankBehindItsPeers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                             size_t ranks, const LatenessRule& rule, StragglerAnalysis* out) {
+  if (ranks < 2) return;
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   std::vector<std::vector<double>> latest(step_time.size(), std::vector<double>(ranks, 0.0));
   for (size_t s = 0; s < latest.size(); ++s) {
