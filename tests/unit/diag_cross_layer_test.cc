@@ -137,6 +137,32 @@ TEST(CrossLayer, ThrottledCgroupIsCpuThrottling) {
               30.0, 0.01);
 }
 
+// A rank in a cgroup with a quota of its own on a busy machine (the lab's cpu_throttling, tuning seed 90252):
+// throttled only 4 % of the time by the cgroup's counter, but waiting 35 % of it for a CPU while another process
+// runs, its peer 3 %. The quota's throttled thread stays runnable and queues behind what ran meanwhile, so the
+// whole wait is the quota's: cpu_throttling, not cpu_contention. Without the quota the same wait is contention.
+TEST(CrossLayer, AWaitBehindOtherProcessesOfARankWithAQuotaOfItsOwnIsCpuThrottling) {
+  for (const bool quota : {true, false}) {
+    RecordedRun run;
+    run.segments.push_back(TwoRanks());
+    RecordedSegment& seg = run.segments[0];
+    seg.series.push_back({"cgroup.cpu.throttled_ns", 20, -1, "/strata-lab-r1", "ns", true});
+    seg.series.push_back({"cgroup.cpu.throttled_ns", 10, -1, "/", "ns", true});
+    for (uint64_t t = 0; t <= 1000; t += 100) {
+      seg.data.counters.push_back({t * kMs, 0, quota ? static_cast<double>(t * kMs) * 0.04 : 0.0});
+      seg.data.counters.push_back({t * kMs, 1, 0.0});
+    }
+    for (uint64_t t = 100; t < 800; t += 100) AddRunqWait(&seg, 20, t, 50, 99);  // 350 ms behind "stress"
+    AddRunqWait(&seg, 10, 500, 30, 99);                                          // the peer: 30 ms
+    DiagnosisResult result = StragglerRank1("slow_compute");
+    ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+    ASSERT_FALSE(result.findings.empty());
+    EXPECT_EQ(result.findings[0].cause, quota ? Cause::kCpuThrottling : Cause::kCpuContention) << quota;
+    const bool quota_named = result.findings[0].summary.find("the quota is its own") != std::string::npos;
+    EXPECT_EQ(quota_named, quota) << result.findings[0].summary;
+  }
+}
+
 TEST(CrossLayer, GcPausesAreGcPause) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());

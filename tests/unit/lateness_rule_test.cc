@@ -52,6 +52,54 @@ TEST(LatenessRule, AClusterWithSmallAfterEffectsIsIntermittent) {
   EXPECT_TRUE(JudgeRankLateness(late, kTenSteps, LatenessRule{}).persistent);
 }
 
+TEST(LatenessRule, AClusterWhoseRestIsNotPersistentIsIntermittent) {
+  // A busy 2-rank lab job (tuning seed 90232, scaled to a step of 100): the fault rank 11-14 late in its three
+  // steps and 3-4 in three of the six others. Late in 6 of 9 steps, and the other late steps' mean, 3.3, is
+  // over a fifth of the cluster's 13; but without its cluster the rank is late in 3 of 6 steps: not persistent.
+  const std::vector<double> steps(9, 100.0);
+  RankLateness j = JudgeRankLateness({0, 0, 14, 3, 4, 14, 0, 3, 11}, steps, LatenessRule{});
+  EXPECT_FALSE(j.persistent);
+  EXPECT_TRUE(j.cluster);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
+  // Late in 5 of the 6 others: persistent, with a few worse steps.
+  j = JudgeRankLateness({3, 3, 14, 3, 4, 14, 0, 3, 11}, steps, LatenessRule{});
+  EXPECT_TRUE(j.persistent);
+  EXPECT_EQ(j.late.size(), 8u);
+}
+
+TEST(LatenessRule, LateStepsWithinTheJobsNoiseBesideAClusterAreIntermittent) {
+  // The same rank late by 3-4 in 5 of its 6 other steps, while a peer is as late as 5 in steps of its own:
+  // those steps are the job's noise, the rank an intermittent straggler.
+  const std::vector<double> late = {0, 3, 14, 3, 4, 14, 3, 3, 11};
+  const std::vector<double> steps(9, 100.0);
+  EXPECT_TRUE(JudgeRankLateness(late, steps, LatenessRule{}).persistent);
+  RankLateness j = JudgeRankLateness(late, steps, LatenessRule{.peers_worst = 5});
+  EXPECT_FALSE(j.persistent);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
+  EXPECT_DOUBLE_EQ(j.other_worst, 4);
+  // A peer never later than 3.5: the rank's 4 is beyond the noise, so it is late in most steps after all.
+  EXPECT_TRUE(JudgeRankLateness(late, steps, LatenessRule{.peers_worst = 3.5}).persistent);
+}
+
+TEST(LatenessRule, WithClearAboveNoiseAStepAboveTheJobsNoiseIsClearlyLateFarUnderTheWorst) {
+  // Contention on a rank's link in three steps (tuning seed 90301, scaled): 13, 29 and 8 late; the peer's worst
+  // step 1. The 60 % cut of the worst (17.4) alone keeps one of the three.
+  const std::vector<double> late = {1, 1, 13, 0, 1, 29, 2, 0, 8};
+  const LatenessRule rule{.well_late_multiple = 1, .very_late_multiple = LatenessRule::kUnused, .peers_worst = 1};
+  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, rule).clear, (std::vector<size_t>{5}));
+  LatenessRule above = rule;
+  above.clear_above_noise = true;
+  RankLateness j = JudgeRankLateness(late, kTenSteps, above);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
+  EXPECT_TRUE(j.cluster);
+  EXPECT_FALSE(j.persistent);
+  // Within the peer's noise, or under the least lateness that counts (3), it is not.
+  above.peers_worst = 10;
+  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, above).clear, (std::vector<size_t>{2, 5}));
+  above.peers_worst = 0;
+  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, above).late, (std::vector<size_t>{2, 5, 8}));
+}
+
 TEST(LatenessRule, StepsWithoutATimeAreNeverLate) {
   const std::vector<double> late = {50, 50, 50};
   const std::vector<double> time = {0, -1, 0};

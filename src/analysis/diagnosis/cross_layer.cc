@@ -277,7 +277,19 @@ struct TraceLateness {
   double late_ms = 0;
   bool persistent = false;
 };
-std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms) {
+// The largest traced lateness of any rank but `rank` in any step: the job's noise (lateness_rule.h).
+double PeersWorstMs(const TraceLatenessByRank& traced, int32_t rank) {
+  double worst = 0;
+  for (const auto& [r, by_step] : traced)
+    if (r != rank)
+      for (const auto& [step, ms] : by_step) worst = std::max(worst, ms);
+  return worst;
+}
+
+// peers_worst: the job's noise the lateness is weighed against (lateness_rule.h), unset for ranks slowed alike
+// (their peers include the others slowed with them).
+std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms,
+                                               std::optional<double> peers_worst) {
   if (by_step.empty()) return std::nullopt;
   std::vector<int64_t> numbers;
   std::vector<double> lateness;
@@ -287,7 +299,9 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
   }
   const LatenessRule rule{.late_share = thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess,
                           .well_late_multiple = 1,
-                          .very_late_multiple = LatenessRule::kUnused};
+                          .very_late_multiple = LatenessRule::kUnused,
+                          .peers_worst = peers_worst,
+                          .clear_above_noise = true};
   const RankLateness judged = JudgeRankLateness(lateness, std::vector<double>(lateness.size(), step_ms), rule);
   const double n = static_cast<double>(by_step.size());
   TraceLateness out;
@@ -335,7 +349,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
   // show it late in some steps only, the contention came and went, and those are its steps.
   if (auto it = traced.find(rank); it != traced.end())
-    if (auto late = ConfirmedLateness(it->second, step_ms); late && !late->persistent) {
+    if (auto late = ConfirmedLateness(it->second, step_ms, PeersWorstMs(traced, rank)); late && !late->persistent) {
       s.steps = late->steps;
       s.persistent = false;
     }
@@ -412,7 +426,7 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
     if (!traced.empty()) {
       auto it = traced.find(rank);
       if (it == traced.end()) continue;
-      auto confirmed = ConfirmedLateness(it->second, step_ms);
+      auto confirmed = ConfirmedLateness(it->second, step_ms, std::nullopt);
       if (!confirmed) continue;
       late = std::move(*confirmed);
     }
@@ -564,6 +578,41 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
                       100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
 }
 
+// Whether the rank's cgroup quota is its own: throttled by kMinRecordedExcess of the time beyond its peers and
+// kRecordedOwnMultiple times theirs.
+bool OwnQuota(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const double own = metrics.at(rank).throttled_share;
+  const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::throttled_share);
+  return own - peers >= kMinRecordedExcess && own >= thresholds::kRecordedOwnMultiple * peers;
+}
+
+// CPU throttling's share of a rank's window beyond its peers: its cgroup's throttled time, or its wait on an
+// idle CPU when it was throttled at all; and, when the quota is its own (OwnQuota, over the late steps or else
+// over the training window `all_metrics`: the cgroup's counters are sampled a few times a second, and a few
+// late steps may hold no sample), its whole run-queue wait beyond theirs. A throttled group's threads stay
+// runnable while its quota is spent and queue, once it is refilled, behind what ran meanwhile: on a busy
+// machine that wait shows as a wait behind other processes, which alone would name cpu_contention (the lab's
+// throttled rank, tuning seed 90252: throttled 4.2 % of its window, 33.6 % of it behind a compiler against its
+// peer's 3.1 %; the lab's own measure, +18 ms of run-queue wait per step with the quota on).
+RecordedCandidate ThrottleCandidate(const std::map<int32_t, RankLayerMetrics>& metrics,
+                                    const std::map<int32_t, RankLayerMetrics>* all_metrics, int32_t rank) {
+  const RankLayerMetrics& m = metrics.at(rank);
+  auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
+  const bool own_quota =
+      OwnQuota(metrics, rank) || (all_metrics && all_metrics->count(rank) && OwnQuota(*all_metrics, rank));
+  double share = std::max(excess(&RankLayerMetrics::throttled_share),
+                          m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
+  if (own_quota) share = std::max(share, excess(&RankLayerMetrics::runq_share));
+  return {Cause::kCpuThrottling, Layer::kCpu, share,
+          fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle CPU {:.1f} %{}",
+                      100 * m.throttled_share, 100 * m.runq_idle_share,
+                      own_quota ? fmt::format(", waiting for a CPU {:.1f} % in all (its peers {:.1f} %: the quota is "
+                                              "its own, so is the wait)",
+                                              100 * m.runq_share,
+                                              100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share))
+                                : std::string())};
+}
+
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
 // (share of the window). all_metrics (over the training window) judges a link the late steps cannot.
 std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLayerMetrics>& metrics,
@@ -572,12 +621,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   const RankLayerMetrics& m = metrics.at(rank);
   auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   std::vector<RecordedCandidate> candidates;
-  const double throttle = std::max(excess(&RankLayerMetrics::throttled_share),
-                                   m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
-  candidates.push_back({Cause::kCpuThrottling, Layer::kCpu, throttle,
-                        fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle "
-                                    "CPU {:.1f} %",
-                                    100 * m.throttled_share, 100 * m.runq_idle_share)});
+  candidates.push_back(ThrottleCandidate(metrics, all_metrics, rank));
   candidates.push_back(ContentionCandidate(metrics, rank));
   candidates.push_back(
       {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),

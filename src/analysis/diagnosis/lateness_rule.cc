@@ -5,6 +5,34 @@
 
 namespace strata::diagnosis {
 
+namespace {
+
+// Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or (clear_above_noise)
+// well late and above anything the job's noise reaches.
+bool ClearlyLate(double lateness, double at, double cut, const LatenessRule& rule) {
+  if (lateness >= cut) return true;
+  return rule.clear_above_noise && rule.peers_worst && lateness > *rule.peers_worst &&
+         lateness >= rule.well_late_multiple * at;
+}
+
+// Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
+// steps, and the other late steps are small after-effects of it, within the job's noise, or hiccups: none
+// well late or near the cluster's least, and too few to be persistent among the steps outside the cluster.
+bool ClusterWithSmallRest(const RankLateness& r, size_t steps, const LatenessRule& rule) {
+  const size_t others = r.late.size() - r.clear.size();
+  const double persistent_steps = rule.persistent_share * static_cast<double>(steps);
+  if (!r.cluster || others == 0 || static_cast<double>(r.clear.size()) >= persistent_steps) return false;
+  const bool after_effects = r.other_sum / static_cast<double>(others) <
+                             thresholds::kAfterEffectShare * r.clear_sum / static_cast<double>(r.clear.size());
+  const bool noise = rule.peers_worst && r.other_worst <= *rule.peers_worst;
+  const bool rest_hiccups =
+      !r.other_well_late && r.other_worst < thresholds::kHiccupShareOfCluster * r.clear_least &&
+      static_cast<double>(others) < rule.persistent_share * static_cast<double>(steps - r.clear.size());
+  return after_effects || noise || rest_hiccups;
+}
+
+}  // namespace
+
 RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::vector<double>& step_time,
                                const LatenessRule& rule) {
   RankLateness out;
@@ -20,10 +48,13 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
     const double at = rule.late_share * step_time[s];
     if (step_time[s] <= 0 || lateness[s] < at) continue;
     out.late.push_back(s);
-    if (lateness[s] < cut) {
+    if (!ClearlyLate(lateness[s], at, cut, rule)) {
       out.other_sum += lateness[s];
+      out.other_worst = std::max(out.other_worst, lateness[s]);
+      out.other_well_late = out.other_well_late || lateness[s] >= rule.well_late_multiple * at;
       continue;
     }
+    out.clear_least = out.clear.empty() ? lateness[s] : std::min(out.clear_least, lateness[s]);
     out.clear.push_back(s);
     out.clear_sum += lateness[s];
     if (lateness[s] >= rule.well_late_multiple * at) ++well_late;
@@ -31,12 +62,8 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
   }
   out.cluster = well_late >= thresholds::kWellLateSteps || very_late >= thresholds::kVeryLateSteps;
   const double persistent_steps = rule.persistent_share * static_cast<double>(steps);
-  out.persistent = !out.late.empty() && static_cast<double>(out.late.size()) >= persistent_steps;
-  const size_t others = out.late.size() - out.clear.size();
-  if (out.persistent && out.cluster && others > 0 && static_cast<double>(out.clear.size()) < persistent_steps &&
-      out.other_sum / static_cast<double>(others) <
-          thresholds::kAfterEffectShare * out.clear_sum / static_cast<double>(out.clear.size()))
-    out.persistent = false;
+  out.persistent = !out.late.empty() && static_cast<double>(out.late.size()) >= persistent_steps &&
+                   !ClusterWithSmallRest(out, steps, rule);
   return out;
 }
 

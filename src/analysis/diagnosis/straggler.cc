@@ -81,7 +81,8 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
 }
 
 double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t rank) {
-  return analysis.slowed_alike ? analysis.lateness_vs_peers_ns[step][rank] : analysis.blame_ns[step][rank];
+  return analysis.slowed_alike || analysis.behind_peers ? analysis.lateness_vs_peers_ns[step][rank]
+                                                        : analysis.blame_ns[step][rank];
 }
 
 namespace {
@@ -96,16 +97,37 @@ struct JudgedRanks {
   double late_sum = 0;  // lateness summed over every late pair
 };
 
+// Each rank's peers' worst lateness ([rank]): the largest lateness any other rank shows in any step (0 when
+// it has no peer), the job's noise as lateness_rule.h weighs it.
+std::vector<double> PeersWorst(const std::vector<std::vector<double>>& lateness, size_t ranks) {
+  if (ranks == 0) return {};
+  std::vector<double> own(ranks, 0.0);
+  for (const std::vector<double>& step : lateness)
+    for (size_t r = 0; r < ranks; ++r) own[r] = std::max(own[r], step[r]);
+  // A rank's peers' worst is the largest over the ranks, or the second-largest for the rank that has it.
+  const size_t first = static_cast<size_t>(std::max_element(own.begin(), own.end()) - own.begin());
+  double second = 0;
+  for (size_t r = 0; r < ranks; ++r)
+    if (r != first) second = std::max(second, own[r]);
+  std::vector<double> out(ranks, own[first]);
+  out[first] = second;
+  return out;
+}
+
+// weigh_noise: each rank judged with its peers' worst lateness as the job's noise (lateness_rule.h).
 JudgedRanks JudgeRanks(const std::vector<std::vector<double>>& lateness, const std::vector<double>& step_time,
-                       size_t ranks, const LatenessRule& rule) {
+                       size_t ranks, const LatenessRule& rule, bool weigh_noise) {
   const size_t steps = step_time.size();
   JudgedRanks out;
   out.rank.resize(ranks);
   out.late.assign(steps, std::vector<bool>(ranks, false));
+  const std::vector<double> peers_worst = PeersWorst(lateness, ranks);
   std::vector<double> own(steps);
   for (size_t r = 0; r < ranks; ++r) {
     for (size_t s = 0; s < steps; ++s) own[s] = lateness[s][r];
-    out.rank[r] = JudgeRankLateness(own, step_time, rule);
+    LatenessRule judged_by = rule;
+    if (weigh_noise) judged_by.peers_worst = peers_worst[r];
+    out.rank[r] = JudgeRankLateness(own, step_time, judged_by);
     for (size_t s : out.rank[r].late) {
       out.late[s][r] = true;
       out.late_sum += own[s];
@@ -150,7 +172,8 @@ void FindRanksSlowedAlike(const std::vector<int64_t>& step_time_ns, const std::v
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   LatenessRule behind = rule;
   behind.late_share *= thresholds::kSlowedAlikeLateMultiple;
-  JudgedRanks judged = JudgeRanks(out->lateness_vs_peers_ns, step_time, ranks, behind);
+  // Not weighed against noise: the peers of a rank slowed alike include the others slowed with it.
+  JudgedRanks judged = JudgeRanks(out->lateness_vs_peers_ns, step_time, ranks, behind, false);
   size_t persistent = 0;
   for (const RankLateness& j : judged.rank) persistent += j.persistent;
   if (persistent < thresholds::kMinSlowedAlikeRanks) return;
@@ -161,18 +184,42 @@ void FindRanksSlowedAlike(const std::vector<int64_t>& step_time_ns, const std::v
   KeepLatePairs(judged, out);
 }
 
+// A rank behind its peers (straggler.h): the rank that is the latest against its peers' median, by the minimum
+// effect, in persistent_share of the steps (the lateness of the other steps and ranks set to 0: only the
+// latest rank of a step is behind in it); the analysis's late pairs then hold that measure.
+void FindRankBehindItsPeers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
+                            size_t ranks, const LatenessRule& rule, StragglerAnalysis* out) {
+  if (ranks < 2) return;
+  const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
+  std::vector<std::vector<double>> latest(step_time.size(), std::vector<double>(ranks, 0.0));
+  for (size_t s = 0; s < latest.size(); ++s) {
+    const std::vector<double>& behind = out->lateness_vs_peers_ns[s];
+    const auto r = static_cast<size_t>(std::max_element(behind.begin(), behind.end()) - behind.begin());
+    latest[s][r] = behind[r];
+  }
+  JudgedRanks judged = JudgeRanks(latest, step_time, ranks, rule, false);
+  for (size_t r = 0; r < ranks; ++r)
+    if (judged.rank[r].persistent) {  // latest in most steps: one rank at most
+      out->behind_peers = true;
+      out->stragglers.push_back(StragglerOf(r, judged.rank[r], latest, step_time_ns, step_numbers));
+      KeepLatePairs(judged, out);
+      return;
+    }
+}
+
 }  // namespace
 
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
                         size_t ranks, const StragglerOptions& options, StragglerAnalysis* analysis) {
   StragglerAnalysis& out = *analysis;
   out.slowed_alike = false;
+  out.behind_peers = false;
   out.stragglers.clear();
   // Each rank judged by the one persistence rule (lateness_rule.h); the job's late pairs and their blame
   // are what an intermittent straggler must dominate.
   const std::vector<double> step_time(step_time_ns.begin(), step_time_ns.end());
   const LatenessRule rule{.late_share = options.min_effect, .persistent_share = options.persistent_share};
-  JudgedRanks blamed = JudgeRanks(out.blame_ns, step_time, ranks, rule);
+  JudgedRanks blamed = JudgeRanks(out.blame_ns, step_time, ranks, rule, true);
   const double late_blame = blamed.late_sum;  // summed over every late (step, rank) pair of the job
   const std::vector<RankLateness>& judged = blamed.rank;
   KeepLatePairs(blamed, &out);
@@ -187,8 +234,9 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     if (!j.persistent && (!dominant || !j.cluster)) continue;
     out.stragglers.push_back(StragglerOf(r, j, out.blame_ns, step_time_ns, step_numbers));
   }
-  if (out.stragglers.empty() && out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty())
-    FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
+  const bool peers_measured = out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty();
+  if (out.stragglers.empty() && peers_measured) FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
+  if (out.stragglers.empty() && peers_measured) FindRankBehindItsPeers(step_time_ns, step_numbers, ranks, rule, &out);
   std::sort(out.stragglers.begin(), out.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
 }

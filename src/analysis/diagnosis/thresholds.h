@@ -27,6 +27,11 @@ inline constexpr double kClearlyLateShareOfWorst = 0.6;
 /// Late in most steps but intermittent after all: the other late steps' mean lateness is under this share
 /// of the clearly late steps' mean (a fault switched on in some steps, small after-effects elsewhere).
 inline constexpr double kAfterEffectShare = 0.2;
+/// Late in most steps but intermittent after all: the other late steps are hiccups when none is late by
+/// kWellLateMultiple x the minimum effect nor by this share of the cluster's least step, and they are too few to
+/// be persistent outside the cluster (the lab's intermittent fault on a busy 2-rank job, tuning seed 90232: 2-4 ms
+/// beside steps of 11-14 ms). A rank whose lateness merely varies (steps of 3-6 % of a step) stays persistent.
+inline constexpr double kHiccupShareOfCluster = 0.5;
 /// An intermittent straggler needs kWellLateSteps clearly late steps late by kWellLateMultiple x the
 /// minimum effect, or kVeryLateSteps late by kVeryLateMultiple x: a few moderate hiccups of one rank are
 /// what a busy machine produces by itself (clean recorded 4-rank jobs: one rank 3.2 % late in 3 of 6 steps).

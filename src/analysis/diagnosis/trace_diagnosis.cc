@@ -190,7 +190,7 @@ TraceStragglerEvidence StragglerEvidenceOf(const PhaseModel& phases, const Strag
   ste.collective_ms = sa.mean_collective_ms[r];
   ste.peer_collective_ms = PeerMedian(peers, [&](size_t q) { return sa.mean_collective_ms[q]; });
   for (size_t si = 0; si < phases.steps.size(); ++si)
-    ste.late_ms_by_step.emplace_back(phases.steps[si].step, sa.blame_ns[si][r] / 1e6);
+    ste.late_ms_by_step.emplace_back(phases.steps[si].step, JudgedLatenessNs(sa, si, r) / 1e6);
   ste.ks_score = sa.ks_score[r];
   ste.ks_robust_z = sa.ks_z[r];
   return ste;

@@ -1,0 +1,139 @@
+// The straggler rules (straggler.h, lateness_rule.h) over many generated jobs, as the invariant suite does for
+// whole outputs: each job a few ranks whose arrival at the step's collective jitters by a uniform noise of up to
+// X of the step, and one fault rank late by more in some steps (intermittent, each step's fault of its own size)
+// or in every step (persistent). Last-arrival blame is computed as straggler.h defines it and classified by
+// ClassifyStragglers. The relations:
+//  - an intermittent fault well above the noise is named on its rank with exactly its steps;
+//  - a persistent fault of at least the minimum effect plus half the noise is named on its rank;
+//  - a clean job whose noise stays under twice the minimum effect names no straggler.
+// Seeds are fixed, so the counts are exact; each relation states the share it must reach and the test prints
+// the count it found.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "analysis/diagnosis/straggler.h"
+#include "analysis/diagnosis/thresholds.h"
+
+namespace strata::diagnosis {
+namespace {
+
+constexpr int64_t kStepNs = 100'000'000;  // 100 ms
+constexpr int kFirstStep = 4, kSteps = 9, kEvery = 3;
+
+struct GeneratedJob {
+  size_t ranks = 2;
+  size_t fault_rank = 0;
+  double noise = 0;      // X: each arrival jitters uniformly in [0, X] of the step
+  double magnitude = 0;  // the fault's largest lateness, share of the step (0: a clean job)
+  bool intermittent = true;
+  std::vector<int64_t> fault_steps;
+};
+
+// The job's last-arrival blame and lateness against the peers' median (one collective per step, as straggler.h
+// defines them), drawn from `rng`, in an analysis ready to classify.
+StragglerAnalysis Generate(GeneratedJob& job, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  StragglerAnalysis sa;
+  std::vector<std::vector<double>>& blame = sa.blame_ns;
+  blame.assign(kSteps, std::vector<double>(job.ranks, 0.0));
+  sa.lateness_vs_peers_ns.assign(kSteps, std::vector<double>(job.ranks, 0.0));
+  job.fault_steps.clear();
+  for (int s = 0; s < kSteps; ++s) {
+    const int64_t number = kFirstStep + s;
+    const bool faulty = job.magnitude > 0 && (!job.intermittent || number % kEvery == 0);
+    if (faulty) job.fault_steps.push_back(number);
+    std::vector<double> arrival(job.ranks);
+    for (size_t r = 0; r < job.ranks; ++r) arrival[r] = job.noise * unit(rng);
+    // A fault of varying size: 80 to 100 % of its magnitude in each step.
+    if (faulty) arrival[job.fault_rank] += job.magnitude * (0.8 + 0.2 * unit(rng));
+    const size_t last = static_cast<size_t>(std::max_element(arrival.begin(), arrival.end()) - arrival.begin());
+    double second = 0;
+    for (size_t r = 0; r < job.ranks; ++r)
+      if (r != last) second = std::max(second, arrival[r]);
+    blame[s][last] = (arrival[last] - second) * static_cast<double>(kStepNs);
+    for (size_t r = 0; r < job.ranks; ++r) {
+      std::vector<double> others;
+      for (size_t q = 0; q < job.ranks; ++q)
+        if (q != r) others.push_back(arrival[q]);
+      std::sort(others.begin(), others.end());
+      const size_t n = others.size();
+      const double median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+      sa.lateness_vs_peers_ns[s][r] = (arrival[r] - median) * static_cast<double>(kStepNs);
+    }
+  }
+  std::vector<int64_t> time(kSteps, kStepNs), numbers;
+  for (int s = 0; s < kSteps; ++s) numbers.push_back(kFirstStep + s);
+  ClassifyStragglers(time, numbers, job.ranks, StragglerOptions{}, &sa);
+  return sa;
+}
+
+constexpr size_t kRankCounts[] = {2, 4, 8};
+constexpr int kJobs = 3000;
+// Noise under twice the minimum effect: a rank's noise alone is never "well late" (lateness_rule.h).
+constexpr double kMaxNoise = 2 * thresholds::kMinEffect * 0.999;
+
+TEST(StragglerGenerated, AnIntermittentFaultWellAboveTheNoiseIsNamedInItsStepsOnly) {
+  // The fault's smallest step (80 % of its magnitude) stands above the noise by twice the minimum effect, and
+  // the noise is under a tenth of the fault (so no noisy step reaches 60 % of the fault's worst).
+  std::mt19937_64 rng(47005);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int exact = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    GeneratedJob job;
+    job.ranks = kRankCounts[i % 3];
+    job.fault_rank = static_cast<size_t>(i / 3) % job.ranks;
+    job.noise = kMaxNoise * unit(rng);
+    const double least = std::max((job.noise + 2 * thresholds::kMinEffect) / 0.8, 10 * job.noise);
+    job.magnitude = least + 0.5 * unit(rng);
+    const StragglerAnalysis sa = Generate(job, rng);
+    const bool ok = !sa.stragglers.empty() && sa.stragglers[0].rank == static_cast<int32_t>(job.fault_rank) &&
+                    !sa.stragglers[0].persistent && sa.stragglers[0].steps == job.fault_steps;
+    exact += ok;
+  }
+  std::printf("intermittent fault named on its rank in exactly its steps: %d of %d generated jobs\n", exact, kJobs);
+  EXPECT_GE(exact, kJobs * 995 / 1000);
+}
+
+TEST(StragglerGenerated, CleanJobsWithNoiseUnderTwiceTheMinimumEffectNameNoStraggler) {
+  std::mt19937_64 rng(47006);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int named = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    GeneratedJob job;
+    job.ranks = kRankCounts[i % 3];
+    job.noise = kMaxNoise * unit(rng);
+    named += !Generate(job, rng).stragglers.empty();
+  }
+  std::printf("clean jobs naming a straggler: %d of %d generated jobs\n", named, kJobs);
+  EXPECT_EQ(named, 0);
+}
+
+TEST(StragglerGenerated, APersistentFaultAboveTheMinimumEffectAndHalfTheNoiseIsNamed) {
+  // A fault in every step of at least the minimum effect plus half the noise: the rank is the latest against
+  // its peers' median in most steps, though its lead over the second-latest (blame) is often small.
+  std::mt19937_64 rng(47007);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int named = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    GeneratedJob job;
+    job.ranks = kRankCounts[i % 3];
+    job.fault_rank = static_cast<size_t>(i / 3) % job.ranks;
+    job.noise = kMaxNoise * unit(rng);
+    job.intermittent = false;
+    const double least = (thresholds::kMinEffect + job.noise / 2) / 0.8;  // each step 80-100 % of it
+    job.magnitude = least + 0.5 * unit(rng);
+    const StragglerAnalysis sa = Generate(job, rng);
+    named += !sa.stragglers.empty() && sa.stragglers[0].rank == static_cast<int32_t>(job.fault_rank) &&
+             sa.stragglers[0].persistent;
+  }
+  std::printf("persistent fault named on its rank: %d of %d generated jobs\n", named, kJobs);
+  EXPECT_GE(named, kJobs * 995 / 1000);
+}
+
+}  // namespace
+}  // namespace strata::diagnosis
