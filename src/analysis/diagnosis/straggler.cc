@@ -189,8 +189,7 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   }
   if (out.stragglers.empty() && out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty())
     FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
-  std::sort(out.stragglers.begin(), out.stragglers.end(),
-            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  SortLatestFirst(&out.stragglers);
 }
 
 }  // namespace strata::diagnosis
