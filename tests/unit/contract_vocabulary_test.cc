@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/contract_vocabulary.h"
+#include "analysis/whatif/whatif.h"
 #include "test_util.h"
 
 namespace strata::diagnosis {
@@ -91,6 +92,12 @@ TEST(ContractVocabulary, LiveDetectionsScoresAndPersistencesRoundTrip) {
             (std::vector<std::string>{"peers", "self"}));
   EXPECT_EQ(RoundTrip<Persistence>(kPersistenceNames, PersistenceName, ParsePersistence),
             (std::vector<std::string>{"lasting", "recurring", "one_off"}));
+}
+
+TEST(ContractVocabulary, WhatIfAttributionKindsRoundTrip) {
+  EXPECT_EQ(RoundTrip<whatif::AttributionKind>(whatif::kAttributionKindNames, whatif::AttributionKindName,
+                                               whatif::ParseAttributionKind),
+            (std::vector<std::string>{"worker", "dp_rank", "stage", "op_type"}));
 }
 
 }  // namespace
