@@ -180,7 +180,7 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
   e.mixture_corroborates = corroborated;
   e.excess_ms = d.excess_s * 1e3;
   e.explained_share = d.explained;
-  e.score = std::string(online::DecidingScoreName(d.decided_by));
+  e.score = d.decided_by;
   e.peers = d.peers;
   e.peer_late_ms = d.peer_late_s * 1e3;
   e.peer_z = d.peer_z;
@@ -191,7 +191,7 @@ diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborate
   e.self_baseline_ms = d.self_baseline_s * 1e3;
   e.onset_step = d.onset_step;
   e.onset_unix = d.onset_unix;
-  e.persistence = std::string(online::PersistenceName(d.persistence));
+  e.persistence = d.persistence;
   f.evidence.kind = std::move(e);
   return f;
 }

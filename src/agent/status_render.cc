@@ -105,7 +105,7 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
     o["analysis_s"] = RoundTo(job.analysis_s, 4);
     if (!job.error.empty()) o["error"] = job.error;
     if (job.last) {
-      o["status"] = job.last->status;
+      o["status"] = diagnosis::VerdictName(job.last->status);
       o["step_time_median_ms"] = RoundTo(job.last->step_time_median_ms, 3);
       o["last_step"] =
           job.last->steps.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(job.last->steps.back());

@@ -258,7 +258,7 @@ Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
   // onset at the first late step, lasting).
   std::string score = "peers", persistence = "lasting";
   if (r.Has("score")) r.Text("score", &score);
-  d.decided_by = score == "self" ? online::DecidingScore::kSelf : online::DecidingScore::kPeers;
+  d.decided_by = online::ParseDecidingScore(score).value_or(online::DecidingScore::kPeers);
   r.OptionalInt("peers", &d.peers);
   r.OptionalReal("peer_late_s", &d.peer_late_s, /*signed_value=*/true);
   r.OptionalReal("peer_z", &d.peer_z, true);

@@ -197,10 +197,12 @@ std::string JsonText(const nlohmann::ordered_json& j) {
 /// failed write), 2 usage error, 3 findings with --fail-on findings, 4 inconclusive with --fail-on inconclusive.
 constexpr int kExitUsage = 2, kExitFindings = 3, kExitInconclusive = 4;
 
-int FailOnExit(const std::vector<std::string>& fail_on, const std::string& status) {
+int FailOnExit(const std::vector<std::string>& fail_on, strata::diagnosis::Verdict status) {
+  using strata::diagnosis::Verdict;
   for (const std::string& f : fail_on) {
-    if (f == "findings" && status == "findings") return kExitFindings;
-    if (f == "inconclusive" && status == "inconclusive") return kExitInconclusive;
+    if (strata::diagnosis::ParseVerdict(f) != status) continue;
+    if (status == Verdict::kFindings) return kExitFindings;
+    if (status == Verdict::kInconclusive) return kExitInconclusive;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "importers/gloo_buffer_bytes.h"
+#include "store/slice_names.h"
 
 namespace strata {
 namespace {
@@ -41,7 +42,8 @@ std::optional<RecordedCallSource> SourceOf(const RecordedProbe& probe) {
     case segments::ProbeKind::kCollective:
       return RecordedCallSource::kAlgorithm;
     case segments::ProbeKind::kCollectiveEnqueue:
-      return probe.symbol.rfind("c10d::", 0) == 0 ? RecordedCallSource::kC10d : RecordedCallSource::kNcclApi;
+      return CollectiveKindOf(probe.symbol) == CollectiveKind::kC10dMethod ? RecordedCallSource::kC10d
+                                                                           : RecordedCallSource::kNcclApi;
     default:
       return std::nullopt;
   }

@@ -11,6 +11,7 @@
 #include "model/kernel_type.h"
 #include "model/model_thresholds.h"
 #include "model/step_rhythm.h"
+#include "store/slice_names.h"
 
 namespace strata::model {
 
@@ -28,10 +29,7 @@ std::string_view CollectiveSourceName(CollectiveSource source) {
   return "none";
 }
 
-bool IsCpuCollective(std::string_view name) {
-  return name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 4) == "mpi:" ||
-         name.substr(0, 4) == "ucc:";
-}
+bool IsCpuCollective(std::string_view name) { return CollectiveKindOf(name) == CollectiveKind::kBackendOp; }
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "record.skel.h"
+#include "store/slice_names.h"
 
 namespace strata::recorder {
 namespace {
@@ -191,7 +192,7 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
                             p.kind == ProbeKind::kCollectiveDone || p.kind == ProbeKind::kCollectiveBuffer;
     const uint64_t cookie = static_cast<uint64_t>(i) | (p.emit ? STRATA_PROBE_EMIT : 0) |
                             (p.emit && collective ? STRATA_PROBE_ENTRY : 0) |
-                            (p.symbol.rfind("c10d::", 0) == 0 ? STRATA_PROBE_ARG2 : 0) |
+                            (CollectiveKindOf(p.symbol) == CollectiveKind::kC10dMethod ? STRATA_PROBE_ARG2 : 0) |
                             (p.count_arg == 2   ? STRATA_PROBE_COUNT2
                              : p.count_arg == 3 ? STRATA_PROBE_COUNT3
                              : p.count_arg == 4 ? STRATA_PROBE_COUNT4

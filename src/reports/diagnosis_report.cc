@@ -322,7 +322,7 @@ const char* ClockAlignmentName(const diagnosis::DiagnosisResult& r) {
 ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
   ordered_json j;
   j["schema"] = "strata.diagnosis/1";
-  j["status"] = r.status.empty() ? "inconclusive" : r.status;
+  j["status"] = diagnosis::VerdictName(r.status);
   j["status_reasons"] = r.status_reasons;
   ordered_json inputs = ordered_json::array();
   for (const auto& in : r.inputs) {
@@ -429,7 +429,7 @@ std::string StoppedVerdict(const diagnosis::Finding& f) {
 }
 
 std::string Verdict(const diagnosis::DiagnosisResult& r) {
-  if (r.status == "inconclusive") {
+  if (r.status == diagnosis::Verdict::kInconclusive) {
     return "inconclusive: " + (r.status_reasons.empty() ? std::string("the job could not be examined")
                                                         : TerminalSafe(r.status_reasons.front()));
   }
@@ -500,11 +500,11 @@ std::string DiagnosisToText(const diagnosis::DiagnosisResult& r, size_t width) {
   width = std::max(width, kMinTextWidth);
   std::string out = text::Wrap("verdict: " + Verdict(r), width, "", 9);
   // The verdict line already carries the first reason of an inconclusive result.
-  const size_t first = r.status == "inconclusive" ? 1 : 0;
+  const size_t first = r.status == diagnosis::Verdict::kInconclusive ? 1 : 0;
   for (size_t i = first; i < r.status_reasons.size(); ++i)
-    out += text::Wrap(
-        fmt::format("{}: {}", r.status == "inconclusive" ? "also" : "caveat", TerminalSafe(r.status_reasons[i])), width,
-        "  ", 2);
+    out += text::Wrap(fmt::format("{}: {}", r.status == diagnosis::Verdict::kInconclusive ? "also" : "caveat",
+                                  TerminalSafe(r.status_reasons[i])),
+                      width, "  ", 2);
   // Flight Recorder dumps alone: no steps, timings or clocks to show.
   const bool dumps =
       !r.inputs.empty() && std::all_of(r.inputs.begin(), r.inputs.end(), [](const diagnosis::InputSummary& in) {

@@ -160,7 +160,7 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
   j["mixture_corroborates"] = e.mixture_corroborates;
   j["excess_ms"] = RoundTo(e.excess_ms, 3);
   j["explained_share"] = RoundTo(e.explained_share, 3);
-  j["score"] = e.score;
+  j["score"] = DecidingScoreName(e.score);
   j["peer"] =
       e.peers > 0
           ? ordered_json{{"peers", e.peers}, {"late_ms", RoundTo(e.peer_late_ms, 3)}, {"z", RoundTo(e.peer_z, 2)}}
@@ -172,7 +172,7 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
                            : ordered_json();
   j["onset_step"] = e.onset_step >= 0 ? ordered_json(e.onset_step) : ordered_json();
   j["onset_unix"] = e.onset_unix > 0 ? ordered_json(RoundTo(e.onset_unix, 3)) : ordered_json();
-  if (!e.persistence.empty()) j["persistence"] = e.persistence;
+  if (e.persistence) j["persistence"] = PersistenceName(*e.persistence);
 }
 
 ordered_json StalledRankJson(const StalledRankState& s) {
@@ -278,9 +278,10 @@ ordered_json StragglerEvidenceJson(const StragglerEvidence& e) {
   // Stragglers found from the recording alone say so first.
   const bool recorded =
       std::holds_alternative<RecordedLinkEvidence>(e.kind) || std::holds_alternative<RecordedCpuEvidence>(e.kind);
-  if (recorded && !e.from.empty()) j["from"] = e.from;
+  const bool from = e.from != EvidenceSource::kNone;
+  if (recorded && from) j["from"] = EvidenceSourceName(e.from);
   std::visit([&](const auto& kind) { Add(kind, j); }, e.kind);
-  if (!recorded && !e.from.empty()) j["from"] = e.from;
+  if (!recorded && from) j["from"] = EvidenceSourceName(e.from);
   return j;
 }
 
@@ -295,7 +296,7 @@ ordered_json FindingEvidenceJson(const FindingEvidence& e) {
   }
   if (e.cause_before_counters) j["cause_before_counters"] = CauseName(*e.cause_before_counters);
   if (e.cross_layer) j["cross_layer"] = CrossLayerJson(*e.cross_layer);
-  if (!e.from.empty()) j["from"] = e.from;
+  if (e.from != EvidenceSource::kNone) j["from"] = EvidenceSourceName(e.from);
   return j;
 }
 

@@ -827,7 +827,7 @@ std::string OtherData(const TraceStore& store, const diagnosis::DiagnosisResult&
   nlohmann::ordered_json j;
   j["generator"] = "strata export --format perfetto";
   j["time_origin_ns"] = origin;
-  j["status"] = result.status;
+  j["status"] = diagnosis::VerdictName(result.status);
   nlohmann::ordered_json offsets = nlohmann::ordered_json::object();
   for (const auto& [rank, us] : result.clock_offsets_us) offsets[std::to_string(rank)] = us;
   j["clock_offsets_us"] = offsets;

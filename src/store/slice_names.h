@@ -1,8 +1,10 @@
 // Slice names with a meaning of their own, shared by the importers that write them and the passes that
 // read them: containers (a whole step, a recorded thread's on-CPU interval) hold the ops that did the work
-// and are never named as a culprit op themselves.
+// and are never named as a culprit op themselves; collective calls are recognised by their names in one
+// function (CollectiveKindOf).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -34,6 +36,24 @@ inline std::string ShortOpName(std::string_view name) {
 inline bool IsContainerSliceName(std::string_view name) {
   return name.substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix || name == kRecordedOnCpu ||
          name == kRecordedMainThread;
+}
+
+/// What a name says of a collective call, as text written by a profiler, a probe or a stack walk shows it:
+/// the one recognition of collective calls by their names (a GPU kernel's name is model/kernel_type.h's).
+enum class CollectiveKind : uint8_t {
+  kNone,
+  kBackendOp,   // a backend's CPU-side op: "gloo:", "nccl:", "mpi:" or "ucc:" and the op ("nccl:all_reduce")
+  kC10dMethod,  // c10d's ops and process-group methods: "c10d::allreduce_", "c10d::ProcessGroupGloo::..."
+  kTorchApi,    // a Python frame in torch.distributed's collective API: "Python all_reduce (distributed_c10d.py:N)"
+};
+
+inline CollectiveKind CollectiveKindOf(std::string_view name) {
+  for (std::string_view backend : {"gloo:", "nccl:", "mpi:", "ucc:"})
+    if (name.starts_with(backend)) return CollectiveKind::kBackendOp;
+  if (name.starts_with("c10d::")) return CollectiveKind::kC10dMethod;
+  if (name.starts_with("Python ") && name.find("(distributed_c10d.py:") != std::string_view::npos)
+    return CollectiveKind::kTorchApi;
+  return CollectiveKind::kNone;
 }
 
 }  // namespace strata

@@ -79,7 +79,7 @@ TEST(CollectiveUnits, OneStepOfManyLaunchesNamesTheLateLauncher) {
   EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 1.5 * 30 / 40, 0.35);
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].rank, kSlow);
-  EXPECT_NE(r.status, "inconclusive");
+  EXPECT_NE(r.status, diagnosis::Verdict::kInconclusive);
   bool caveat = false;
   for (const std::string& c : r.caveats) caveat |= c.find("compared over its 40 collectives") != std::string::npos;
   EXPECT_TRUE(caveat);
@@ -139,7 +139,7 @@ TEST(CollectiveUnits, UnitsThatCoverLittleOfTheStepAreNeverHealthy) {
   // cover a fifth of the step, so a clean comparison of them says nothing of the rest.
   std::vector<std::string> jsons = LaunchOrderedJob(40, -1, [](int) { return false; });
   const diagnosis::DiagnosisResult short_tail = diagnosis::Diagnose(LoadRankJsons(jsons));
-  EXPECT_EQ(short_tail.status, "healthy");
+  EXPECT_EQ(short_tail.status, diagnosis::Verdict::kHealthy);
   DdpSpec spec = BlockingOneStep(16, -1, 0);
   spec.plan = [inner = spec.plan](int rank, int step) {
     RankStep st = inner(rank, step);
@@ -148,7 +148,7 @@ TEST(CollectiveUnits, UnitsThatCoverLittleOfTheStepAreNeverHealthy) {
   };
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
   EXPECT_EQ(r.unit, diagnosis::CompareUnit::kCollective);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   bool said = false;
   for (const std::string& reason : r.status_reasons) said |= reason.find("compared with nothing") != std::string::npos;
   EXPECT_TRUE(said);
@@ -161,7 +161,7 @@ TEST(CollectiveUnits, FewCollectivesKeepTheStepAndSayItIsTooFew) {
     const TraceStore store = LoadDdp(BlockingOneStep(4, extra ? 2 : -1, extra));
     const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
     EXPECT_EQ(r.unit, diagnosis::CompareUnit::kStep);
-    EXPECT_NE(r.status, "healthy");
+    EXPECT_NE(r.status, diagnosis::Verdict::kHealthy);
     bool said = false;
     for (const std::string& reason : r.status_reasons) said |= reason.find("only 1 step") == 0;
     EXPECT_TRUE(said);

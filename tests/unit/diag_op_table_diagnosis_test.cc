@@ -281,7 +281,7 @@ TEST(DiagOpTableDiagnosis, UnknownOpTypesAreNamedAndMakeTheJobInconclusiveUntilM
   ASSERT_FALSE(text.empty()) << DatasetPath("ST") << " is absent (../shared)";
   const std::string renamed = RenamedSt(text);
   const DiagnosisResult r = DiagnoseText(renamed);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   ASSERT_FALSE(r.status_reasons.empty());
   EXPECT_NE(r.status_reasons[0].find("op types the what-if does not know"), std::string::npos) << r.status_reasons[0];
   EXPECT_NE(r.status_reasons[0].find("bwd_recv"), std::string::npos);
@@ -296,7 +296,7 @@ TEST(DiagOpTableDiagnosis, UnknownOpTypesAreNamedAndMakeTheJobInconclusiveUntilM
   auto job = LoadJob({f.path()}, load);
   ASSERT_TRUE(job.ok()) << job.error();
   const DiagnosisResult mapped = Diagnose(job.value().store);
-  EXPECT_EQ(mapped.status, "findings");
+  EXPECT_EQ(mapped.status, diagnosis::Verdict::kFindings);
   ASSERT_FALSE(mapped.findings.empty());
   EXPECT_EQ(mapped.findings[0].cause, Cause::kStageImbalance);
   EXPECT_EQ(mapped.findings[0].stage, 3);
@@ -318,7 +318,7 @@ TEST(DiagOpTableDiagnosis, MissingLayoutColumnsAreNamed) {
   }
   ASSERT_EQ(cut.rfind("rank,step,optype,", 0), 0u) << cut.substr(0, 80);
   const DiagnosisResult r = DiagnoseText(cut);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   const bool named = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
     return n.find("the op table has no dp_rank and no stage column (--col-dp-rank and --col-stage name them)") !=
            std::string::npos;
@@ -333,7 +333,7 @@ TEST(DiagOpTableDiagnosis, AFewUnknownRowsAreACaveatNotAVerdict) {
   for (size_t at = renamed.find(",gc,"); at != std::string::npos; at = renamed.find(",gc,", at + 1))
     renamed.replace(at, 4, ",garbage,");
   const DiagnosisResult r = DiagnoseText(renamed);
-  EXPECT_EQ(r.status, "findings");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);
   bool caveat = false;
   for (const std::string& reason : r.status_reasons)
     caveat |= reason.find("op types the what-if does not know") != std::string::npos &&

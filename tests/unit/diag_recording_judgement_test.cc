@@ -117,12 +117,12 @@ TEST(RecordingJudgement, ASlowLinkReplacesTheSameRanksLatenessOnly) {
   r.findings.push_back(FindingOf(1, Cause::kGcPause, 4));  // not about its lateness at collectives: kept
   RecordingJudgement j;
   Straggler link = StragglerOf(1, 35);
-  link.evidence.from = "recorder: link";
+  link.evidence.from = EvidenceSource::kRecorderLink;
   j.slow_link =
       RecordingJudgement::AddedStragglers{.stragglers = {link}, .finding = FindingOf(1, Cause::kSlowCommunication, 35)};
   ApplyRecordingJudgement(j, &r);
   ASSERT_EQ(r.stragglers.size(), 1u);
-  EXPECT_EQ(r.stragglers[0].evidence.from, "recorder: link");
+  EXPECT_EQ(r.stragglers[0].evidence.from, EvidenceSource::kRecorderLink);
   ASSERT_EQ(r.findings.size(), 3u);
   EXPECT_EQ(r.findings[0].cause, Cause::kSlowCommunication);
   EXPECT_EQ(r.findings[1].cause, Cause::kDataImbalance);

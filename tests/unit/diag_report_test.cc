@@ -18,6 +18,7 @@ namespace {
 
 DiagnosisResult Sample() {
   DiagnosisResult r;
+  r.status = Verdict::kFindings;  // as AssessStatus would say of it (unjudged, a result reads as inconclusive)
   InputSummary in;
   in.path = "/x/rank-3.json";
   in.rank = 3;
@@ -136,32 +137,36 @@ TEST(DiagReport, HealthyJobJson) {
 
 TEST(DiagReport, Verdict) {
   DiagnosisResult r = Sample();
-  EXPECT_EQ(Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
+  EXPECT_EQ(strata::Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
   // Ranks slowed alike: one finding whose saving is fixing all of them, so the verdict names them all.
   r.findings[0].ranks = {3, 0, 2};
-  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) cost 12.5% of step time");
+  EXPECT_EQ(strata::Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) cost 12.5% of step time");
   r.findings[0].ranks = {3, 0, 2, 4, 6, 8};
-  EXPECT_EQ(Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) cost 12.5% of step time");
+  EXPECT_EQ(strata::Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) cost 12.5% of step time");
   r.findings[0].ranks = {3};
   r.findings[0].rank.reset();
   r.findings[0].op.reset();
   r.findings[0].cause = Cause::kStageImbalance;
   r.findings[0].stage = 3;
-  EXPECT_EQ(Verdict(r), "stage_imbalance: stage 3 costs 12.5% of step time");
+  EXPECT_EQ(strata::Verdict(r), "stage_imbalance: stage 3 costs 12.5% of step time");
   r.findings[0].stage.reset();
   r.findings[0].cause = Cause::kDataImbalance;
   r.findings[0].ranks = {0, 1, 2, 3};
-  EXPECT_EQ(Verdict(r), "data_imbalance: 4 ranks cost 12.5% of step time");
+  EXPECT_EQ(strata::Verdict(r), "data_imbalance: 4 ranks cost 12.5% of step time");
   r.findings.clear();
   r.stragglers.clear();
-  EXPECT_EQ(Verdict(r).rfind("healthy: no straggler and no finding", 0), 0u) << Verdict(r);
-  EXPECT_NE(Verdict(r).find("4 ranks and 3 steps"), std::string::npos) << Verdict(r);
+  r.status = Verdict::kHealthy;
+  EXPECT_EQ(strata::Verdict(r).rfind("healthy: no straggler and no finding", 0), 0u) << strata::Verdict(r);
+  EXPECT_NE(strata::Verdict(r).find("4 ranks and 3 steps"), std::string::npos) << strata::Verdict(r);
+  r.status = Verdict{};  // never judged: inconclusive, in the text as in the JSON
+  EXPECT_EQ(strata::Verdict(r), "inconclusive: the job could not be examined");
+  EXPECT_EQ(DiagnosisToJson(r)["status"], "inconclusive");
 }
 
 TEST(DiagReport, TextStartsWithTheVerdict) {
   const DiagnosisResult r = Sample();
   const std::string text = DiagnosisToText(r);
-  EXPECT_EQ(text.rfind("verdict: " + Verdict(r) + "\n", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("verdict: " + strata::Verdict(r) + "\n", 0), 0u) << text;
   const size_t stragglers = text.find("straggler: rank 3 late 20.0 ms/step in every step, persistent");
   const size_t findings = text.find("findings (by time saved):");
   const size_t whatif = text.find("what-if (collective-phases model)");
@@ -292,7 +297,7 @@ TEST(DiagReport, TextScalesUnitsAndSaysTheSavingOnce) {
 
 TEST(DiagReport, StatusAndLeftOutInputsInJson) {
   DiagnosisResult r = Sample();
-  r.status = "findings";
+  r.status = diagnosis::Verdict::kFindings;
   r.status_reasons = {"2 of the job's 8 ranks were given"};
   r.left_out.push_back({"/x/rank-5.json", "/x/rank-5.json: truncated"});
   nlohmann::ordered_json j = DiagnosisToJson(r);
@@ -311,7 +316,7 @@ TEST(DiagReport, TextSaysTheStatusFirstAndListsSkippedEvents) {
   DiagnosisResult r = Sample();
   r.stragglers.clear();
   r.findings.clear();
-  r.status = "inconclusive";
+  r.status = diagnosis::Verdict::kInconclusive;
   r.status_reasons = {"only 1 rank was given", "12 collective calls have no counterpart"};
   const std::string text = DiagnosisToText(r);
   EXPECT_EQ(text.rfind("verdict: inconclusive: only 1 rank was given\n  also: 12 collective calls", 0), 0u) << text;
@@ -319,10 +324,10 @@ TEST(DiagReport, TextSaysTheStatusFirstAndListsSkippedEvents) {
                       "negative\n"),
             std::string::npos)
       << text;
-  r.status = "healthy";
+  r.status = diagnosis::Verdict::kHealthy;
   r.status_reasons = {"12 collective calls have no counterpart"};
   EXPECT_NE(DiagnosisToText(r).find("  caveat: 12 collective calls"), std::string::npos);
-  EXPECT_EQ(Verdict(r).rfind("healthy:", 0), 0u);
+  EXPECT_EQ(strata::Verdict(r).rfind("healthy:", 0), 0u);
 }
 
 TEST(DiagReport, EndToEndJsonOfAConstructedJob) {

@@ -139,7 +139,7 @@ TEST(DiagStepWindows, AStepNumberSeenAgainAtAnotherTimeIsCountedNotMerged) {
   EXPECT_EQ(steps.out_of_order_markers, (std::vector<size_t>{0, 0, 0}));
   // The diagnosis says so, and does not call the job healthy.
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   ASSERT_FALSE(r.status_reasons.empty());
   EXPECT_NE(r.status_reasons[0].find("rank 1 has 1 ProfilerStep markers whose number it already had"),
             std::string::npos)

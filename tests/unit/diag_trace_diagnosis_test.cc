@@ -321,7 +321,7 @@ TEST(DiagTraceDiagnosis, FindingsUnderTheMinimumEffectAreNotShown) {
   bool noted = false;
   for (const std::string& n : r.notes) noted |= n.find("less than the minimum effect (5.0%") != std::string::npos;
   EXPECT_TRUE(noted);
-  EXPECT_EQ(r.status, "findings");  // the straggler stands
+  EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);  // the straggler stands
   options.min_effect = 0.02;
   const DiagnosisResult lower = diagnosis::Diagnose(LoadDdp(spec), options);
   ASSERT_FALSE(lower.findings.empty());
@@ -368,7 +368,8 @@ TEST(DiagTraceDiagnosis, TheMinimumEffectFiltersFindingsAndChangesNoFigure) {
       ASSERT_EQ(r.findings.size(), kept.size()) << "min_effect " << m;
       for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(r.findings[i].summary, kept[i]->summary);
       EXPECT_EQ(r.findings_hidden, all.findings.size() - kept.size());
-      EXPECT_EQ(r.status, "findings");  // the straggler stands, and hidden findings are still findings
+      EXPECT_EQ(r.status,
+                diagnosis::Verdict::kFindings);  // the straggler stands, and hidden findings are still findings
     }
   }
 }

@@ -44,7 +44,7 @@ DdpSpec Slow(int ranks, int steps) {
 
 TEST(DiagStatus, CleanJobExaminedIsHealthyWithoutReasons) {
   const DiagnosisResult r = DiagnoseDdp(Clean(4, 5));
-  EXPECT_EQ(r.status, "healthy") << Reasons(r);
+  EXPECT_EQ(r.status, diagnosis::Verdict::kHealthy) << Reasons(r);
   EXPECT_TRUE(r.status_reasons.empty()) << Reasons(r);
   EXPECT_GT(r.matched, 0u);
 }
@@ -57,7 +57,7 @@ TEST(DiagStatus, AStragglerWhoseFindingIsBelowTheMinimumEffectSaysWhy) {
   ASSERT_FALSE(r.stragglers.empty()) << Reasons(r);
   EXPECT_EQ(r.stragglers.front().rank, 1);
   EXPECT_TRUE(r.findings.empty());
-  EXPECT_EQ(r.status, "findings");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);
   EXPECT_TRUE(HasReason(r, "no finding is shown")) << Reasons(r);
   // With a finding listed, the reason is not given.
   EXPECT_FALSE(HasReason(DiagnoseDdp(Slow(4, 5)), "no finding is shown"));
@@ -65,7 +65,7 @@ TEST(DiagStatus, AStragglerWhoseFindingIsBelowTheMinimumEffectSaysWhy) {
 
 TEST(DiagStatus, OneRankIsInconclusive) {
   const DiagnosisResult r = DiagnoseDdp(Clean(1, 5));
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "only 1 rank")) << Reasons(r);
 }
 
@@ -77,14 +77,14 @@ TEST(DiagStatus, RanksWithNoStepInCommonAreInconclusive) {
   const std::vector<std::string> jb = JobJsons(b, SimulateDdp(b));
   const TraceStore store = LoadRankJsons({ja[0], jb[1]});
   const DiagnosisResult r = Diagnose(store);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(r.steps.empty());
   EXPECT_TRUE(HasReason(r, "no step is present on every rank")) << Reasons(r);
 }
 
 TEST(DiagStatus, OneCommonStepIsInconclusive) {
   const DiagnosisResult r = DiagnoseDdp(Clean(2, 1));
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "only 1 step is common")) << Reasons(r);
 }
 
@@ -92,7 +92,7 @@ TEST(DiagStatus, NoCollectivesIsInconclusive) {
   DdpSpec spec = Clean(2, 4);
   spec.collective = "aten::copy_";  // not a collective: nothing to match across ranks
   const DiagnosisResult r = DiagnoseDdp(spec);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_EQ(r.matched, 0u);
   EXPECT_TRUE(HasReason(r, "no collective operation was matched")) << Reasons(r);
 }
@@ -111,19 +111,19 @@ std::vector<std::string> WithWorld(std::vector<std::string> jsons, const std::ve
 TEST(DiagStatus, InputsThatDisagreeOnTheWorldSizeAreInconclusive) {
   const DdpSpec spec = Clean(2, 4);
   const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(spec, SimulateDdp(spec)), {2, 8})));
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "disagree on the world size")) << Reasons(r);
 }
 
 TEST(DiagStatus, MissingRanksOfTheWorldAreInconclusiveAndACaveatBesideFindings) {
   const DdpSpec clean = Clean(2, 4);
   const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(clean, SimulateDdp(clean)), {128, 128})));
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "2 of the job's 128 ranks were given")) << Reasons(r);
 
   const DdpSpec slow = Slow(2, 4);
   const DiagnosisResult s = Diagnose(LoadRankJsons(WithWorld(JobJsons(slow, SimulateDdp(slow)), {8, 8})));
-  EXPECT_EQ(s.status, "findings");
+  EXPECT_EQ(s.status, diagnosis::Verdict::kFindings);
   ASSERT_FALSE(s.stragglers.empty());
   EXPECT_EQ(s.stragglers[0].rank, 1);
   EXPECT_TRUE(HasReason(s, "2 of the job's 8 ranks were given")) << Reasons(s);
@@ -134,31 +134,31 @@ TEST(DiagStatus, MixedRunsAreInconclusiveEvenWithFindings) {
   const DdpSpec slow = Slow(2, 4);
   const DiagnosisResult r = Diagnose(LoadRankJsons(WithWorld(JobJsons(slow, SimulateDdp(slow)), {2, 8})));
   EXPECT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.status, "inconclusive") << Reasons(r);
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive) << Reasons(r);
   ASSERT_FALSE(r.status_reasons.empty());
   EXPECT_NE(r.status_reasons[0].find("disagree on the world size"), std::string::npos) << Reasons(r);
   // Recorded hours apart, same verdict.
   DdpSpec apart = Slow(2, 4);
   const int64_t epoch = 1'700'000'000 * kSec;
   apart.clock_offset = {epoch, epoch + 3 * 3600 * kSec};
-  EXPECT_EQ(DiagnoseDdp(apart).status, "inconclusive");
+  EXPECT_EQ(DiagnoseDdp(apart).status, diagnosis::Verdict::kInconclusive);
 }
 
 TEST(DiagStatus, ALargeUnexplainedOpTableWhatIfSlowdownIsNeverHealthy) {
   DiagnosisResult r = DiagnoseDdp(Clean(4, 5));
-  ASSERT_EQ(r.status, "healthy");
+  ASSERT_EQ(r.status, diagnosis::Verdict::kHealthy);
   const TraceStore store = LoadDdp(Clean(4, 5));
   r.whatif.slowdown = 1.0 / (1.0 - thresholds::kMaxUnexplainedWaste - 0.05);
   // The phase replay of traces: a large S on a clean job is the jitter of many ranks, not a verdict.
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "healthy") << Reasons(r);
+  EXPECT_EQ(r.status, diagnosis::Verdict::kHealthy) << Reasons(r);
   r.whatif.model = WhatIfModel::kOpGraphReplay;
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "no finding explains it")) << Reasons(r);
   r.whatif.slowdown = 1.0 / (1.0 - thresholds::kMaxUnexplainedWaste + 0.05);  // within the jitter allowance
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "healthy") << Reasons(r);
+  EXPECT_EQ(r.status, diagnosis::Verdict::kHealthy) << Reasons(r);
 }
 
 TEST(DiagStatus, InputsRecordedFarApartInTimeAreInconclusive) {
@@ -166,15 +166,15 @@ TEST(DiagStatus, InputsRecordedFarApartInTimeAreInconclusive) {
   const int64_t epoch = 1'700'000'000 * kSec;            // Kineto's clock: time since 1970 (here Nov 2023)
   spec.clock_offset = {epoch, epoch + 3 * 3600 * kSec};  // three hours apart: not one run
   const DiagnosisResult r = DiagnoseDdp(spec);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "recorded at different times")) << Reasons(r);
   EXPECT_TRUE(HasReason(r, "to compare two runs: strata diff BASE TEST")) << Reasons(r);
   // Seconds apart is clock skew within one run, not two runs.
   spec.clock_offset = {epoch, epoch + 2 * kSec};
-  EXPECT_EQ(DiagnoseDdp(spec).status, "healthy");
+  EXPECT_EQ(DiagnoseDdp(spec).status, diagnosis::Verdict::kHealthy);
   // Clocks that are not epoch-based (PyTorch 1.x: each process from its own start) are never compared.
   spec.clock_offset = {0, 3 * 3600 * kSec};
-  EXPECT_EQ(DiagnoseDdp(spec).status, "healthy");
+  EXPECT_EQ(DiagnoseDdp(spec).status, diagnosis::Verdict::kHealthy);
 }
 
 TEST(DiagStatus, LeftOutInputsMakeAHealthyLookingJobInconclusive) {
@@ -182,7 +182,7 @@ TEST(DiagStatus, LeftOutInputsMakeAHealthyLookingJobInconclusive) {
   DiagnoseOptions options;
   options.left_out.push_back({"/x/rank-2.json", "/x/rank-2.json: truncated at byte 10"});
   const DiagnosisResult r = Diagnose(store, options);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "/x/rank-2.json was left out")) << Reasons(r);
   ASSERT_EQ(r.left_out.size(), 1u);
 }
@@ -191,10 +191,10 @@ TEST(DiagStatus, ManySkippedEventsAreInconclusiveAFewAreNot) {
   TraceStore store = LoadDdp(Clean(2, 4));
   const uint64_t events = store.inputs[0].events;
   store.inputs[0].skipped.Add(SkipId::kNegativeDuration, events / 200);  // 0.5 %: fine
-  EXPECT_EQ(Diagnose(store).status, "healthy");
+  EXPECT_EQ(Diagnose(store).status, diagnosis::Verdict::kHealthy);
   store.inputs[0].skipped.Add(SkipId::kNegativeDuration, events / 20 - events / 200);  // 5 %
   const DiagnosisResult r = Diagnose(store);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "were skipped (most: negative_duration")) << Reasons(r);
 }
 
@@ -205,20 +205,20 @@ TEST(DiagStatus, InfoSkipsDoNotMakeAJobInconclusive) {
   const uint64_t events = store.inputs[0].events;
   store.inputs[0].skipped.Add(SkipId::kUnsupportedPhase, events / 2, "P");
   store.inputs[0].skipped.Add(SkipId::kDuplicateRow, events / 10);
-  EXPECT_EQ(Diagnose(store).status, "healthy") << Reasons(Diagnose(store));
+  EXPECT_EQ(Diagnose(store).status, diagnosis::Verdict::kHealthy) << Reasons(Diagnose(store));
   store.inputs[0].skipped.Add(SkipId::kBeginWithoutEnd, events / 20);  // data loss, 5 %
   const DiagnosisResult r = Diagnose(store);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "were skipped (most: begin_without_end")) << Reasons(r);
 }
 
 TEST(DiagStatus, LargeClockResidualAgainstTheStepBlocksHealthy) {
   const TraceStore store = LoadDdp(Clean(2, 4));
   DiagnosisResult r = Diagnose(store);
-  ASSERT_EQ(r.status, "healthy");
+  ASSERT_EQ(r.status, diagnosis::Verdict::kHealthy);
   r.clock_residual_us = 0.2 * r.step_time_median_ms * 1000.0;
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   EXPECT_TRUE(HasReason(r, "collective completions still differ")) << Reasons(r);
 }
 
@@ -228,11 +228,11 @@ TEST(DiagStatus, ManyUnmatchedCollectiveCallsBlockHealthyAFewAreACaveat) {
   r.unmatched_collective_calls = 1;
   r.matched = 20;
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "healthy");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kHealthy);
   EXPECT_TRUE(HasReason(r, "1 collective calls")) << Reasons(r);
   r.unmatched_collective_calls = 30;
   AssessStatus(store, &r);
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
 }
 
 TEST(DiagStatus, BlockingReasonsComeFirst) {

@@ -64,7 +64,8 @@ std::vector<const Finding*> FindingsOf(const DiagnosisResult& r, Cause cause) {
 void ExpectHang(const DiagnosisResult& r, int32_t rank, const std::string& communicator, int64_t seq,
                 const std::vector<int32_t>& waiting) {
   const auto hangs = FindingsOf(r, Cause::kHang);
-  ASSERT_EQ(hangs.size(), 1u) << (r.findings.empty() ? r.status : r.findings[0].summary);
+  ASSERT_EQ(hangs.size(), 1u) << (r.findings.empty() ? std::string(diagnosis::VerdictName(r.status))
+                                                     : r.findings[0].summary);
   const Finding& f = *hangs[0];
   ASSERT_TRUE(f.rank.has_value()) << f.summary;
   EXPECT_EQ(*f.rank, rank) << f.summary;
@@ -73,8 +74,8 @@ void ExpectHang(const DiagnosisResult& r, int32_t rank, const std::string& commu
   EXPECT_EQ(e.seq, seq) << f.summary;
   EXPECT_EQ(e.waiting_ranks, waiting) << f.summary;
   EXPECT_EQ(e.missing_ranks, std::vector<int32_t>{rank}) << f.summary;
-  EXPECT_EQ(r.status, "findings");
-  EXPECT_EQ(f.evidence.from, "Flight Recorder dumps");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);
+  EXPECT_EQ(f.evidence.from, diagnosis::EvidenceSource::kFlightRecorderDumps);
 }
 
 TEST(FlightRecorderFindings, RankThatNeverEnqueuedIsNamedWithItsLastFrame) {
@@ -163,7 +164,8 @@ TEST(FlightRecorderFindings, P2pNamesInGroupRanksMapToGlobalRanks) {
 TEST(FlightRecorderFindings, P2pSizeMismatchNamesBothEnds) {
   const DiagnosisResult r = DiagnoseCase("p2p_size_mismatch");
   const auto mismatches = FindingsOf(r, Cause::kCollectiveMismatch);
-  ASSERT_EQ(mismatches.size(), 1u) << (r.findings.empty() ? r.status : r.findings[0].summary);
+  ASSERT_EQ(mismatches.size(), 1u) << (r.findings.empty() ? std::string(diagnosis::VerdictName(r.status))
+                                                          : r.findings[0].summary);
   const StallEvidence& e = EvidenceOf(*mismatches[0]);
   EXPECT_EQ(e.communicator, "0 p2p");
   EXPECT_EQ(e.seq, 1);
@@ -176,7 +178,7 @@ TEST(FlightRecorderFindings, P2pSizeMismatchNamesBothEnds) {
 TEST(FlightRecorderFindings, P2pPairsThatCompletedAreNoFinding) {
   const DiagnosisResult r = DiagnoseCase("p2p_ok");
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].summary;
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
 }
 
 TEST(FlightRecorderFindings, CoalescedGroupIsOneNumber) {
@@ -199,7 +201,7 @@ TEST(FlightRecorderFindings, WrappedRingsAreJudgedWithPgStatus) {
 TEST(FlightRecorderFindings, WrappedRingsWithNothingCompletedAreInconclusive) {
   const DiagnosisResult r = DiagnoseCase("ring_unknown");
   EXPECT_TRUE(r.findings.empty()) << r.findings[0].summary;
-  EXPECT_EQ(r.status, "inconclusive");
+  EXPECT_EQ(r.status, diagnosis::Verdict::kInconclusive);
   bool said = false;
   for (const std::string& reason : r.status_reasons) said |= reason.find("wrapped") != std::string::npos;
   EXPECT_TRUE(said);

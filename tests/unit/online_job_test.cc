@@ -242,8 +242,8 @@ TEST(OnlineJob, AFindingCarriesTheDetectionsConfidence) {
   }
   const diagnosis::Finding self_finding = DetectionFinding(d, false);
   const auto& self_evidence = std::get<diagnosis::DetectionEvidence>(self_finding.evidence.kind);
-  EXPECT_EQ(self_evidence.score, "self");
-  EXPECT_EQ(self_evidence.persistence, "recurring");
+  EXPECT_EQ(self_evidence.score, diagnosis::DecidingScore::kSelf);
+  EXPECT_EQ(self_evidence.persistence, diagnosis::Persistence::kRecurring);
   EXPECT_EQ(self_evidence.onset_step, 7);
   EXPECT_TRUE(self_evidence.self_ready);
   online::Detection unknown = d;

@@ -138,7 +138,7 @@ TEST(SkipReasons, ImportersCountEventsOfTheirInput) {
 
 diagnosis::DiagnosisResult ResultSkipping(SkipId reason, uint64_t n) {
   diagnosis::DiagnosisResult r;
-  r.status = "inconclusive";
+  r.status = diagnosis::Verdict::kInconclusive;
   diagnosis::InputSummary in;
   in.path = "rank0.json";
   in.format = InputFormat::kKineto;

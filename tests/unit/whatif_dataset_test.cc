@@ -182,9 +182,10 @@ TEST(WhatIfDatasetAR, MatchesPublishedAndSinglesOutTheSlowedWorker) {
     EXPECT_TRUE(ranked[i].key == "dp0/stage0" || ranked[i].key == "0") << ranked[i].kind << " " << ranked[i].key;
     EXPECT_GT(ranked[i].excess_ms, 0.99 * ranked[0].excess_ms);
   }
-  std::printf("[ what-if ] AR top: %s %s %.1f ms, %s %s %.1f ms, %s %s %.1f ms per step\n", ranked[0].kind.c_str(),
-              ranked[0].key.c_str(), ranked[0].excess_ms, ranked[1].kind.c_str(), ranked[1].key.c_str(),
-              ranked[1].excess_ms, ranked[2].kind.c_str(), ranked[2].key.c_str(), ranked[2].excess_ms);
+  std::printf("[ what-if ] AR top: %s %s %.1f ms, %s %s %.1f ms, %s %s %.1f ms per step\n",
+              AttributionKindName(ranked[0].kind).data(), ranked[0].key.c_str(), ranked[0].excess_ms,
+              AttributionKindName(ranked[1].kind).data(), ranked[1].key.c_str(), ranked[1].excess_ms,
+              AttributionKindName(ranked[2].kind).data(), ranked[2].key.c_str(), ranked[2].excess_ms);
 }
 
 TEST(WhatIfDatasetST, MatchesPublishedAndBlamesTheLastStage) {

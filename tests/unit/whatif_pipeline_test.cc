@@ -168,7 +168,7 @@ TEST(WhatIfPipeline, SlowdownAndAttributionMatchHandComputation) {
   // The slowed worker is the top finding by time saved.
   const auto ranked = RankAttributions(r);
   ASSERT_FALSE(ranked.empty());
-  EXPECT_EQ(ranked[0].kind, "worker");
+  EXPECT_EQ(ranked[0].kind, AttributionKind::kWorker);
   EXPECT_EQ(ranked[0].key, "dp1/stage1");
   EXPECT_NEAR(ranked[0].excess_ms, 35.5 - kIdeal, kEps);
 }

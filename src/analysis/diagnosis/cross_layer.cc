@@ -354,7 +354,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
       s.persistent = false;
     }
   s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
-  s.evidence.from = "recorder: link";
+  s.evidence.from = EvidenceSource::kRecorderLink;
   link.stragglers.push_back(s);
 
   Finding& f = link.finding;
@@ -461,7 +461,7 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
     s.steps = sl.late.steps;
     s.persistent = sl.late.persistent;
     s.evidence.kind = RecordedCpuEvidence{sl.cpu.excess, m.runq_foreign_share, m.throttled_share};
-    s.evidence.from = "recorder: cpu";
+    s.evidence.from = EvidenceSource::kRecorderCpu;
     found.push_back(std::move(s));
     ranks.push_back(sl.rank);
   }

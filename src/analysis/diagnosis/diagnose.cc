@@ -50,14 +50,14 @@ void MarkSources(const TraceStore& store, DiagnosisResult* result) {
   }
   bool device = false;  // collectives timed on the device by the NCCL profiler plugin (preferred when present)
   for (const RecordedLayerSegment& seg : store.recorded_layers.segments) device |= seg.device_collectives;
-  const char* from =
-      recording ? (device ? "recorder: collectives on the device (NCCL profiler plugin)" : "recorder: collectives")
-      : table   ? "op table"
-                : "profiler trace";
+  const EvidenceSource from =
+      recording ? (device ? EvidenceSource::kRecorderDeviceCollectives : EvidenceSource::kRecorderCollectives)
+      : table   ? EvidenceSource::kOpTable
+                : EvidenceSource::kProfilerTrace;
   for (Straggler& s : result->stragglers)
-    if (s.evidence.from.empty()) s.evidence.from = from;
+    if (s.evidence.from == EvidenceSource::kNone) s.evidence.from = from;
   for (Finding& f : result->findings)
-    if (f.evidence.from.empty()) f.evidence.from = from;
+    if (f.evidence.from == EvidenceSource::kNone) f.evidence.from = from;
 }
 
 // What each input is and holds (its rank when it holds exactly one), in the order given.

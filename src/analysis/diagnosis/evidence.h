@@ -56,7 +56,7 @@ struct StragglerEvidence {
   std::variant<std::monostate, TraceStragglerEvidence, GroupStragglerEvidence, WorkerStragglerEvidence,
                RecordedLinkEvidence, RecordedCpuEvidence>
       kind;
-  std::string from;  // which source its lateness came from ("" until a pass marks it)
+  EvidenceSource from = EvidenceSource::kNone;  // which source its lateness came from (until a pass marks it: none)
 };
 
 // ---- Findings ------------------------------------------------------------------------------------------
@@ -153,15 +153,15 @@ struct DetectionEvidence {
   double late_ms = 0, group_step_ms = 0;
   bool mixture_corroborates = false;
   double excess_ms = 0, explained_share = 0;
-  std::string score = "peers";  // which score decided: "peers" or "self"
-  int32_t peers = 0;            // ranks compared with (0: alone, no peer score)
+  DecidingScore score = DecidingScore::kPeers;  // which score decided
+  int32_t peers = 0;                            // ranks compared with (0: alone, no peer score)
   double peer_late_ms = 0, peer_z = 0;
   int32_t self_history = 0;  // learned steps of the self baseline (0 .. kOnlineSelfWindow)
   bool self_ready = false;   // the self score counts (kOnlineSelfMinHistory steps)
   double self_late_ms = 0, self_z = 0, self_baseline_ms = 0;
   int64_t onset_step = -1;
-  double onset_unix = 0;    // 0: unknown
-  std::string persistence;  // "lasting", "recurring", "one_off"
+  double onset_unix = 0;                   // 0: unknown
+  std::optional<Persistence> persistence;  // none: not rendered
 };
 
 // Where a rank missing from a stalled collective was (stall.h): its state (a phrase: "blocked on a lock
@@ -267,7 +267,7 @@ struct FindingEvidence {
   std::vector<CounterComparison> counters;     // empty without counters on the rank and its peers
   std::optional<Cause> cause_before_counters;  // when the counters changed the cause
   std::optional<CrossLayerComparison> cross_layer;
-  std::string from;  // which source its lateness came from ("" until a pass marks it)
+  EvidenceSource from = EvidenceSource::kNone;  // which source its lateness came from (until a pass marks it: none)
 };
 
 // The blame kind as the output contract names it.

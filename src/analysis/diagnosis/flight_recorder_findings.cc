@@ -574,7 +574,7 @@ FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps) {
   }
   out.findings = std::move(mismatches);
   for (Finding& f : HangFindings(job, stalls)) out.findings.push_back(std::move(f));
-  for (Finding& f : out.findings) f.evidence.from = "Flight Recorder dumps";
+  for (Finding& f : out.findings) f.evidence.from = EvidenceSource::kFlightRecorderDumps;
   Caveats(job, out.findings, &out.caveats);
   return out;
 }

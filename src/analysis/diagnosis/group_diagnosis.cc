@@ -565,8 +565,7 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
   const bool stage_named = slow && out.stragglers.empty();
   if (stage_named) out.Add(StageImbalance(p, *slow));
   if (auto f = GroupDataImbalance(p, out.stragglers)) out.findings.push_back(std::move(*f));
-  std::sort(out.stragglers.begin(), out.stragglers.end(),
-            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  SortLatestFirst(&out.stragglers);
   out.whatif = BlameSubtraction(p, stage_named ? slow : std::nullopt);
   return out;
 }

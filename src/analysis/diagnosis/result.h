@@ -33,6 +33,20 @@ struct Straggler {
   StragglerEvidence evidence;
 };
 
+/// Orders stragglers latest first (late_ms_per_step, descending), ties as std::sort over them leaves them: it
+/// sorts their indices with the same comparisons, so the order is the one std::sort gives, and moves each
+/// straggler once (GCC 12 at -O3 warns falsely of an uninitialized vector when std::sort moves them itself).
+inline void SortLatestFirst(std::vector<Straggler>* stragglers) {
+  std::vector<size_t> order(stragglers->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return (*stragglers)[a].late_ms_per_step > (*stragglers)[b].late_ms_per_step; });
+  std::vector<Straggler> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move((*stragglers)[i]));
+  *stragglers = std::move(sorted);
+}
+
 struct Finding {
   Cause cause = Cause::kUnknown;
   std::optional<int32_t> rank;
@@ -151,9 +165,10 @@ struct PathResult {
 /// The path's fields (PathResult, as the path returned them and the later layers amended them) and what
 /// only the whole diagnosis knows.
 struct DiagnosisResult : PathResult {
-  // What the result means (DESIGN.md "Output contract"): "findings", "healthy" or "inconclusive", and why
-  // (inconclusive) or with which caveats (healthy, findings). Set last, by AssessStatus (status.h).
-  std::string status;
+  // What the result means (DESIGN.md "Output contract"): findings, healthy or inconclusive (rendered by
+  // name, contract_vocabulary.h), and why (inconclusive) or with which caveats (healthy, findings). Set last,
+  // by AssessStatus (verdict.h); inconclusive until then.
+  Verdict status = Verdict::kInconclusive;
   std::vector<std::string> status_reasons;
   std::vector<InputSummary> inputs;
   std::vector<LeftOutInput> left_out;  // inputs left out by the loader (rendered among the inputs)

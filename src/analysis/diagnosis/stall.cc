@@ -17,6 +17,7 @@
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "core/robust_stats.h"
 #include "model/collective_progress.h"
+#include "store/slice_names.h"
 
 namespace strata::diagnosis {
 namespace {
@@ -613,7 +614,7 @@ std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_
 namespace {
 bool EnteredUnseen(const RankInflight& r, const std::string& op) {
   return !r.inside && r.seq < 0 && r.last_progress_unix <= 0 && r.frame.starts_with("Python " + op + " (") &&
-         r.frame.find("(distributed_c10d.py:") != std::string::npos;
+         CollectiveKindOf(r.frame) == CollectiveKind::kTorchApi;
 }
 }  // namespace
 

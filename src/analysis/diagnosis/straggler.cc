@@ -237,8 +237,7 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
   const bool peers_measured = out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty();
   if (out.stragglers.empty() && peers_measured) FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
   if (out.stragglers.empty() && peers_measured) FindRankBehindItsPeers(step_time_ns, step_numbers, ranks, rule, &out);
-  std::sort(out.stragglers.begin(), out.stragglers.end(),
-            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  SortLatestFirst(&out.stragglers);
 }
 
 }  // namespace strata::diagnosis

@@ -392,8 +392,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   if (sa.slowed_alike && !sa.stragglers.empty())
     out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
   if (auto f = DataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
-  std::sort(out.stragglers.begin(), out.stragglers.end(),
-            [](const Straggler& a, const Straggler& b) { return a.late_ms_per_step > b.late_ms_per_step; });
+  SortLatestFirst(&out.stragglers);
   return out;
 }
 

@@ -250,7 +250,10 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
   const bool voided =
       std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.weight == Weight::kVoid; });
   const bool found = !result->stragglers.empty() || !result->findings.empty() || result->findings_hidden > 0;
-  result->status = voided ? "inconclusive" : found ? "findings" : blocked ? "inconclusive" : "healthy";
+  result->status = voided    ? Verdict::kInconclusive
+                   : found   ? Verdict::kFindings
+                   : blocked ? Verdict::kInconclusive
+                             : Verdict::kHealthy;
   result->status_reasons.clear();
   for (const Reason& r : reasons)
     if (r.weight == Weight::kVoid) result->status_reasons.push_back(r.text);
@@ -273,7 +276,7 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
 }
 
 void AssessFlightRecorderStatus(DiagnosisResult* result) {
-  result->status = result->findings.empty() ? "inconclusive" : "findings";
+  result->status = result->findings.empty() ? Verdict::kInconclusive : Verdict::kFindings;
   result->status_reasons.clear();
   if (result->findings.empty())
     result->status_reasons.push_back(

@@ -21,7 +21,8 @@ OpClass Classify(std::string_view name, std::string_view cat) {
       Contains(name, "__getitem__") || Contains(name, "fetch")) {
     return OpClass::kData;
   }
-  if (name.substr(0, 5) == "gloo:" || name.substr(0, 5) == "nccl:" || name.substr(0, 6) == "c10d::" ||
+  const CollectiveKind collective = CollectiveKindOf(name);
+  if (collective == CollectiveKind::kBackendOp || collective == CollectiveKind::kC10dMethod ||
       Contains(name, "ProcessGroup") || name == "record_param_comms" || Contains(name, "all_reduce") ||
       Contains(name, "allreduce")) {
     return OpClass::kComm;

@@ -111,8 +111,6 @@ bool RunHeldAPause(const RankHistory& h, int64_t last, int64_t first) {
 
 }  // namespace
 
-std::string_view DecidingScoreName(DecidingScore s) { return s == DecidingScore::kSelf ? "self" : "peers"; }
-
 // One rank in one step: both scores and the deciding one's verdict.
 struct OnlineDetector::Scored {
   const RankStepSummary* r = nullptr;

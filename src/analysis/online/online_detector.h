@@ -51,9 +51,10 @@
 
 namespace strata::online {
 
-/// Which score decided a detection (see the top of this file).
-enum class DecidingScore : uint8_t { kPeers, kSelf };
-std::string_view DecidingScoreName(DecidingScore s);  // "peers", "self"
+/// Which score decided a detection (see the top of this file): peers or self (contract_vocabulary.h).
+using diagnosis::DecidingScore;
+using diagnosis::DecidingScoreName;
+using diagnosis::ParseDecidingScore;
 
 struct Detection {
   int32_t rank = -1;

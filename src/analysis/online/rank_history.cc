@@ -52,24 +52,6 @@ std::vector<Run> Runs(uint32_t bits, int n) {
 
 }  // namespace
 
-std::string_view PersistenceName(Persistence p) {
-  switch (p) {
-    case Persistence::kLasting:
-      return "lasting";
-    case Persistence::kRecurring:
-      return "recurring";
-    case Persistence::kOneOff:
-      return "one_off";
-  }
-  return "lasting";
-}
-
-std::optional<Persistence> ParsePersistence(std::string_view name) {
-  for (Persistence p : {Persistence::kLasting, Persistence::kRecurring, Persistence::kOneOff})
-    if (PersistenceName(p) == name) return p;
-  return std::nullopt;
-}
-
 SelfScore RankHistory::Score(const RankStepSummary& s) const {
   SelfScore out;
   out.history = count_;

@@ -19,19 +19,17 @@
 #include <optional>
 #include <string_view>
 
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/online/step_summary.h"
 
 namespace strata::online {
 
-/// How a detection's lateness behaves over time (from the late steps since its onset).
-enum class Persistence : uint8_t {
-  kLasting,    // one run of late steps, still going (or longer than kOnlineOneOffMaxSteps)
-  kRecurring,  // late, on time, late again: two or more runs
-  kOneOff,     // one run of at most kOnlineOneOffMaxSteps steps: a pause
-};
-std::string_view PersistenceName(Persistence p);  // "lasting", "recurring", "one_off"
-std::optional<Persistence> ParsePersistence(std::string_view name);
+/// How a detection's lateness behaves over time (from the late steps since its onset): lasting, recurring or
+/// one-off, a closed vocabulary named in one place (contract_vocabulary.h).
+using diagnosis::ParsePersistence;
+using diagnosis::Persistence;
+using diagnosis::PersistenceName;
 
 /// A step against the rank's own past. Without kOnlineSelfMinHistory learned steps it is not `ready` and
 /// its lateness and z are 0.

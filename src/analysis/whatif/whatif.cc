@@ -191,13 +191,14 @@ Expected<std::vector<StepTimes>> ReplayRecordedSteps(const TraceStore& store, co
 
 std::vector<RankedAttribution> RankAttributions(const WhatIfResult& result) {
   std::vector<RankedAttribution> out;
-  auto add = [&](std::string kind, std::string key, const Attribution& a) {
-    out.push_back(RankedAttribution{std::move(kind), std::move(key), a.ratio, a.excess_ms});
+  auto add = [&](AttributionKind kind, std::string key, const Attribution& a) {
+    out.push_back(RankedAttribution{kind, std::move(key), a.ratio, a.excess_ms});
   };
-  for (const auto& w : result.by_worker) add("worker", fmt::format("dp{}/stage{}", w.dp_rank, w.stage), w.attribution);
-  for (const auto& [dp, a] : result.by_rank) add("dp_rank", std::to_string(dp), a);
-  for (const auto& [s, a] : result.by_stage) add("stage", std::to_string(s), a);
-  for (const auto& [t, a] : result.by_op_type) add("op_type", t, a);
+  for (const auto& w : result.by_worker)
+    add(AttributionKind::kWorker, fmt::format("dp{}/stage{}", w.dp_rank, w.stage), w.attribution);
+  for (const auto& [dp, a] : result.by_rank) add(AttributionKind::kDpRank, std::to_string(dp), a);
+  for (const auto& [s, a] : result.by_stage) add(AttributionKind::kStage, std::to_string(s), a);
+  for (const auto& [t, a] : result.by_op_type) add(AttributionKind::kOpType, t, a);
   std::stable_sort(out.begin(), out.end(),
                    [](const RankedAttribution& a, const RankedAttribution& b) { return a.excess_ms > b.excess_ms; });
   return out;

@@ -17,11 +17,16 @@
 // interactions (restoring faster-than-mean ops can give < 1); the input store is not modified.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/whatif/op_graph.h"
 #include "core/status.h"
 #include "store/trace_store.h"
@@ -109,10 +114,20 @@ Expected<WhatIfResult> ComputeWhatIf(const TraceStore& store, const WhatIfOption
 /// recorded and replayed time (no_delay_ms and ideal_ms are left 0).
 Expected<std::vector<StepTimes>> ReplayRecordedSteps(const TraceStore& store, const OpGraphOptions& options = {});
 
+/// What a what-if attribution restores: one worker (a dp rank's stage), a whole dp rank, a stage on every dp
+/// rank, or one op type. Named once (kAttributionKindNames) for messages.
+enum class AttributionKind : uint8_t { kWorker, kDpRank, kStage, kOpType };
+inline constexpr std::array<std::string_view, 4> kAttributionKindNames = {"worker", "dp_rank", "stage", "op_type"};
+inline std::string_view AttributionKindName(AttributionKind k) { return kAttributionKindNames[static_cast<size_t>(k)]; }
+inline std::optional<AttributionKind> ParseAttributionKind(std::string_view name) {
+  return diagnosis::ParseByName<AttributionKind>(kAttributionKindNames, name);
+}
+inline std::ostream& operator<<(std::ostream& os, AttributionKind k) { return os << AttributionKindName(k); }
+
 /// One attribution, for ranking findings by the time they would save.
 struct RankedAttribution {
-  std::string kind;  // "worker", "dp_rank", "stage", "op_type"
-  std::string key;   // "dp1/stage0", "1", "3", "forward-compute"
+  AttributionKind kind = AttributionKind::kWorker;
+  std::string key;  // "dp1/stage0", "1", "3", "forward-compute"
   double ratio = 1.0;
   double excess_ms = 0.0;  // per step: what restoring this group alone costs over the ideal
 };
