@@ -8,18 +8,19 @@ ACL user with a password, the default user off) and two `strata serve` (serve-a,
 --redis URL. Three 4-rank jobs (tests/agent/fault_job.py, --sleep-compute, ranks 0-1 on node 0 and 2-3 on
 node 1), whose ids hash to the three masters, each have a slow rank (40 ms more per step from FAULT_AFTER s).
 serve-b is handed jobs 0 and 2 and serve-a job 1 by writing their leases under those names before the serves
-start (what a serve restarted under its name finds): left to race for free leases, one serve often took all three. FAULT_AFTER + 3 s in, job 0's master is killed
-(SIGKILL); once its replica is promoted, the serve owning job 0 is killed (SIGKILL: its leases must expire).
+start (what a serve restarted under its name finds): left to race for free leases, one serve often took all
+three. FAULT_AFTER + 3 s in, job 0's master is killed (SIGKILL); once its replica is promoted, the serve owning
+job 0 is killed (SIGKILL: its leases must expire).
 
 Checked: each agent watched only its node's two ranks of each job; before the master dies each serve's status
 names an owner for every job, both serves own some (the failover may move leases: a serve whose renewals wait on
 the dead master loses them to the other); the promoted replica serves job 0's slot; the surviving
 serve ends owning all three jobs, sees each job's four ranks, and names each job's slow rank after the other
-serve's death, and is the rank the serves named in most polls (on a loaded 2-core machine running 12 ranks,
-6 recorders and 6 Redis servers, another rank is named now and then for a few seconds); no step counted twice: each job's steps judged over all
-its owners (status) equals its judged record in Redis and is at most the steps the agents published (distinct
-step starts in the job's stream); gaps, duplicates and Redis failures are printed; the password is in no log,
-status or metrics. Prints how long it took.
+serve's death, the rank the serves named in most polls (on a loaded 2-core machine running 12 ranks, 6 recorders
+and 6 Redis servers, another rank is named now and then for a few seconds); no step counted twice: each job's
+steps judged over all its owners (status) equals its judged record in Redis and is at most the steps the agents
+published (distinct step starts in the job's stream); gaps, duplicates and Redis failures are printed; the
+password is in no log, status or metrics. Prints how long it took.
 
 usage: test_cluster_fleet.py STRATA_BINARY
 KEEP_TMP=1 keeps the temporary directory (logs, flight chunks, the servers' directories).
@@ -124,8 +125,8 @@ def published_steps(cluster, port, job, tmp):
 
 
 def start_all(strata, fleet):
-    """The cluster; three jobs on its three masters, their leases written for serve-b, serve-a, serve-b; the two serves and an
-    agent per node. Returns the jobs once every program answers."""
+    """The cluster; three jobs on its three masters, their leases written for serve-b, serve-a, serve-b; the two
+    serves and an agent per node. Returns the jobs once every program answers."""
     topo, tmp = fleet.topo, fleet.tmp
     fleet.cluster = cluster = Cluster(tmp, replicas=1, host=network.BRIDGE_ADDR, prefix=in_ns(topo.br, []),
                                       ports=REDIS_PORTS)
@@ -227,13 +228,15 @@ def watch(fleet, jobs, owners):
             w.polls.write(json.dumps({"t": now, "serve": name, "status": st}) + "\n")
             w.last[name] = st or w.last.get(name)
             for j in (st or {}).get("jobs", []):
-                w.named += [(name, now, j["job"], f["rank"]) for f in j.get("findings", []) if f.get("source") == "online"]
+                w.named += [(name, now, j["job"], f["rank"]) for f in j.get("findings", [])
+                            if f.get("source") == "online"]
         fault = fault_began(fleet, jobs[0])
         if w.master_killed is None and fault and now - fault >= MASTER_KILL_AFTER_FAULT:
             w.before = {n: w.last.get(n) for n in SERVES}
             cluster.kill(owners[0])
             w.master_killed = now
-            print(f"     killed job 0's master (port {owners[0]}) {now - fault:.1f} s after its fault began", flush=True)
+            print(f"     killed job 0's master (port {owners[0]}) {now - fault:.1f} s after its fault began",
+                  flush=True)
         elif w.master_killed and w.promoted is None:
             port = cluster.owner(slot(jobs[0]), fresh=True)
             if port not in (None, owners[0]):
@@ -245,8 +248,8 @@ def watch(fleet, jobs, owners):
                 fleet.procs[victim].send_signal(signal.SIGKILL)
                 fleet.procs[victim].wait(timeout=10)
                 w.victim, w.killed_at = victim, time.time()
-                print(f"     killed {victim} (SIGKILL), owner of job 0, {w.killed_at - w.master_killed:.1f} s after the "
-                      "master", flush=True)
+                print(f"     killed {victim} (SIGKILL), owner of job 0, "
+                      f"{w.killed_at - w.master_killed:.1f} s after the master", flush=True)
     w.polls.close()
     return w
 
