@@ -2,6 +2,10 @@
 #include "agent/job_commit.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
 
 namespace strata::agent {
 namespace {
@@ -20,6 +24,10 @@ std::string JudgedKey(const std::string& job) { return "strata:job:{" + job + "}
 std::vector<std::string> EncodeCommit(const JobCommit& c) {
   std::vector<std::string> words = {"owner",       c.owner,      "steps_judged", std::to_string(c.steps_judged),
                                     "resume_from", c.resume_from};
+  if (c.judged_start > 0) {
+    words.push_back("judged_start");
+    words.push_back(fmt::format("{:.6f}", c.judged_start));
+  }
   for (const auto& [rank, step] : c.judged_own) {
     words.push_back("rank:" + std::to_string(rank));
     words.push_back(std::to_string(step));
@@ -43,6 +51,10 @@ Expected<JobCommit> DecodeCommit(const RedisReply& hgetall, bool* found) {
     } else if (field == "resume_from") {
       ok = !value.empty();
       c.resume_from = value;
+    } else if (field == "judged_start") {
+      char* end = nullptr;
+      c.judged_start = std::strtod(value.c_str(), &end);
+      ok = !value.empty() && end == value.c_str() + value.size() && std::isfinite(c.judged_start);
     } else if (field.rfind("rank:", 0) == 0) {
       int32_t rank = 0;
       int64_t step = 0;

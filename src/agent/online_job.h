@@ -53,6 +53,7 @@ struct OnlineView {
   uint64_t steps_self_judged = 0;  // judged steps of fewer than kOnlinePeerMinRanks ranks (self score decides)
   uint64_t realigned = 0;          // ranks anchored anew after their starts left their job steps'
   int64_t judged_through = -1;
+  double judged_through_start = 0;        // wall-clock start (Unix s) of judged_through; 0 when not known
   std::map<int32_t, int64_t> judged_own;  // rank -> its own step number (its agent's) of judged_through
   int mixture_k = 0;
   size_t mixture_points = 0;

@@ -82,7 +82,7 @@ Status ServeCore::SaveNodes() {
 // A summary an earlier owner judged is skipped; any other is taken in and waits to be judged.
 void ServeCore::TakeSummary(const StreamEntry& e, const online::RankStepSummary& s, double now_unix) {
   JobResume& resume = resume_[e.job];
-  if (resume.JudgedBefore(s.rank, s.step)) {
+  if (resume.JudgedBefore(s)) {
     resume.CountSkippedJudged();
     resume.Took(e.id);
     return;
