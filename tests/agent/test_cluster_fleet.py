@@ -206,7 +206,8 @@ def fault_began(fleet, job):
 
 def watch(fleet, jobs, owners):
     """Polls every program's status each second while the jobs run: the ranks each agent sees, the ranks each
-    serve names; kills job 0's master MASTER_KILL_AFTER_FAULT s after its fault began, and once its replica is
+    serve names; kills job 0's master MASTER_KILL_AFTER_FAULT s after its fault began (and once both serves list
+    every job: a job's ranks may start seconds after another's on a loaded machine), and once its replica is
     promoted, the serve owning job 0."""
     w = SimpleNamespace(agent_ranks=[{j: set() for j in jobs} for _ in range(2)], named=[], outputs=[], last={},
                         master_killed=None, promoted=None, promoted_at=None, victim=None, killed_at=None,
@@ -240,7 +241,8 @@ def watch(fleet, jobs, owners):
                 w.named += [(name, now, j["job"], f["rank"]) for f in j.get("findings", [])
                             if f.get("source") == "online"]
         fault = fault_began(fleet, jobs[0])
-        if w.master_killed is None and fault and now - fault >= MASTER_KILL_AFTER_FAULT:
+        every_job_listed = all(len(w.listed[n] & set(jobs)) == len(jobs) for n in SERVES)  # each job's agents publish
+        if w.master_killed is None and fault and now - fault >= MASTER_KILL_AFTER_FAULT and every_job_listed:
             cluster.kill(owners[0])
             w.master_killed = now
             print(f"     killed job 0's master (port {owners[0]}) {now - fault:.1f} s after its fault began",
