@@ -22,8 +22,9 @@ bool ParseInt(const std::string& text, T* out) {
 std::string JudgedKey(const std::string& job) { return "strata:job:{" + job + "}:judged"; }
 
 std::vector<std::string> EncodeCommit(const JobCommit& c) {
-  std::vector<std::string> words = {"owner",       c.owner,      "steps_judged", std::to_string(c.steps_judged),
-                                    "resume_from", c.resume_from};
+  std::vector<std::string> words = {
+      "owner",       c.owner,       "steps_judged",     std::to_string(c.steps_judged),
+      "resume_from", c.resume_from, "summaries_judged", std::to_string(c.summaries_judged)};
   if (c.judged_start > 0) {
     words.push_back("judged_start");
     words.push_back(fmt::format("{:.6f}", c.judged_start));
@@ -48,6 +49,8 @@ Expected<JobCommit> DecodeCommit(const RedisReply& hgetall, bool* found) {
       c.owner = value;
     } else if (field == "steps_judged") {
       ok = ParseInt(value, &c.steps_judged);
+    } else if (field == "summaries_judged") {
+      ok = ParseInt(value, &c.summaries_judged);
     } else if (field == "resume_from") {
       ok = !value.empty();
       c.resume_from = value;

@@ -36,6 +36,7 @@ JobCommit JobResume::Record(const std::string& owner, const OnlineView* view) co
   c.owner = owner;
   if (view) {
     c.steps_judged += view->steps_judged;
+    c.summaries_judged += view->summaries_judged;
     c.judged_start = std::max(c.judged_start, view->judged_through_start);
     for (const auto& [rank, own] : view->judged_own) {
       auto [it, inserted] = c.judged_own.emplace(rank, own);

@@ -83,6 +83,7 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     view_.judged_through = step;
     if (auto start = step_start_.find(step); start != step_start_.end()) view_.judged_through_start = start->second;
     ++view_.steps_judged;
+    view_.summaries_judged += ranks.size();
     // Starts are kept for steps that may still be anchored to (a late node's first summaries).
     while (!step_start_.empty() && step_start_.begin()->first < step - kKeptStarts)
       step_start_.erase(step_start_.begin());

@@ -153,6 +153,7 @@ TEST(ServeLease, ExpiryHandsTheJobOverAndNoStepIsJudgedTwice) {
   ASSERT_TRUE(j && j->online && j->ownership);
   EXPECT_EQ(j->ownership->owner, "serve-b");
   EXPECT_EQ(j->ownership->steps_judged_total, 20) << "steps 0..19, each once over both owners";
+  EXPECT_EQ(j->ownership->summaries_judged_total, 160) << "each rank's summary of each step once";
   EXPECT_EQ(j->online->steps_judged, 10u) << "b judged 10..19";
   EXPECT_EQ(j->online->duplicates, 0u);
   EXPECT_EQ(j->online->gaps, 0u) << "step 10's first half, taken in by a, was replayed to b";
@@ -220,6 +221,7 @@ TEST(JobCommit, RoundTripsThroughHgetallAndNamesAMalformedField) {
   JobCommit c;
   c.owner = "serve-a";
   c.steps_judged = 42;
+  c.summaries_judged = 336;
   c.resume_from = "(1700000000000-3";
   c.judged_own = {{0, 41}, {7, -2}};
   c.judged_start = 1796367331.183179;
@@ -231,6 +233,7 @@ TEST(JobCommit, RoundTripsThroughHgetallAndNamesAMalformedField) {
   ASSERT_TRUE(back.ok() && found);
   EXPECT_EQ(back.value().owner, "serve-a");
   EXPECT_EQ(back.value().steps_judged, 42u);
+  EXPECT_EQ(back.value().summaries_judged, 336u);
   EXPECT_EQ(back.value().resume_from, c.resume_from);
   EXPECT_EQ(back.value().judged_own, c.judged_own);
   EXPECT_NEAR(back.value().judged_start, c.judged_start, 1e-6);
@@ -239,7 +242,7 @@ TEST(JobCommit, RoundTripsThroughHgetallAndNamesAMalformedField) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("steps_judged"), std::string::npos) << bad.error();
   reply.elements[3].text = "42";
-  reply.elements[7].text = "17x";  // judged_start
+  reply.elements[9].text = "17x";  // judged_start
   auto bad_start = DecodeCommit(reply, &found);
   ASSERT_FALSE(bad_start.ok());
   EXPECT_NE(bad_start.error().find("judged_start"), std::string::npos) << bad_start.error();
@@ -348,6 +351,7 @@ TEST(ServeLease, StepsJudgedWithoutANodeAreNotJudgedAgainWhenItsSummariesComeLat
   const JobState* j = Job(sb, "j");
   ASSERT_TRUE(j && j->online && j->ownership);
   EXPECT_EQ(j->ownership->steps_judged_total, 15) << "steps 0..14, each once over both owners";
+  EXPECT_EQ(j->ownership->summaries_judged_total, 80) << "a: 10 steps x 4 ranks; b: 5 x 8";
   EXPECT_EQ(j->online->steps_judged, 5u) << "b judged 10..14";
   EXPECT_EQ(j->ownership->skipped_judged, 40u) << "node b's 4 ranks x steps 0..9";
 }
