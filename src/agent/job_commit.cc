@@ -2,6 +2,10 @@
 #include "agent/job_commit.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
 
 namespace strata::agent {
 namespace {
@@ -18,8 +22,13 @@ bool ParseInt(const std::string& text, T* out) {
 std::string JudgedKey(const std::string& job) { return "strata:job:{" + job + "}:judged"; }
 
 std::vector<std::string> EncodeCommit(const JobCommit& c) {
-  std::vector<std::string> words = {"owner",       c.owner,      "steps_judged", std::to_string(c.steps_judged),
-                                    "resume_from", c.resume_from};
+  std::vector<std::string> words = {
+      "owner",       c.owner,       "steps_judged",     std::to_string(c.steps_judged),
+      "resume_from", c.resume_from, "summaries_judged", std::to_string(c.summaries_judged)};
+  if (c.judged_start > 0) {
+    words.push_back("judged_start");
+    words.push_back(fmt::format("{:.6f}", c.judged_start));
+  }
   for (const auto& [rank, step] : c.judged_own) {
     words.push_back("rank:" + std::to_string(rank));
     words.push_back(std::to_string(step));
@@ -40,9 +49,15 @@ Expected<JobCommit> DecodeCommit(const RedisReply& hgetall, bool* found) {
       c.owner = value;
     } else if (field == "steps_judged") {
       ok = ParseInt(value, &c.steps_judged);
+    } else if (field == "summaries_judged") {
+      ok = ParseInt(value, &c.summaries_judged);
     } else if (field == "resume_from") {
       ok = !value.empty();
       c.resume_from = value;
+    } else if (field == "judged_start") {
+      char* end = nullptr;
+      c.judged_start = std::strtod(value.c_str(), &end);
+      ok = !value.empty() && end == value.c_str() + value.size() && std::isfinite(c.judged_start);
     } else if (field.rfind("rank:", 0) == 0) {
       int32_t rank = 0;
       int64_t step = 0;

@@ -1,12 +1,15 @@
 // JobCommit: what the serve owning a job has judged of it, kept in Redis beside the job's stream so that the
 // serve taking the job over (job_lease.h) resumes where the last owner stopped. It is a hash in the job's own
 // slot, `strata:job:{JOB}:judged`: `owner` (the serve that wrote it), `steps_judged` (steps judged by all the
-// job's owners so far), `resume_from` (an XRANGE start: the oldest step-summary entry taken in but not yet in a
-// judged step, or `(ID` just past the last entry taken in when every one was), and one `rank:R` field per rank:
-// R's own step number (its agent's count, not serve's renumbering) of the last step judged.
+// job's owners so far), `summaries_judged` (the summaries in those steps), `resume_from` (an XRANGE start: the
+// oldest step-summary entry taken in but not yet in a judged step, or `(ID` just past the last entry taken in
+// when every one was), `judged_start` (the wall-clock start, Unix seconds, of the last step judged; absent in
+// records written before it existed), and one `rank:R` field per rank: R's own step number (its agent's count,
+// not serve's renumbering) of the last step judged.
 // Invariants: the record is written only under the job's lease (the fenced script in job_lease.cc); a summary
-// of rank R at or below `rank:R` was judged by an earlier owner and is never judged again; decoding never
-// trusts the hash: a malformed field is an error naming it.
+// of rank R at or below `rank:R`, or of any rank starting before half a step past `judged_start`, was judged by
+// an earlier owner (with R, or with R as a gap) and is never judged again; decoding never trusts the hash: a
+// malformed field is an error naming it.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,9 @@ namespace strata::agent {
 struct JobCommit {
   std::string owner;
   uint64_t steps_judged = 0;
+  uint64_t summaries_judged = 0;
   std::string resume_from = "-";          // XRANGE start ("-": the stream's beginning)
+  double judged_start = 0;                // start of the last judged step (Unix s); 0: not known
   std::map<int32_t, int64_t> judged_own;  // rank -> its own step number of the last judged step
 };
 

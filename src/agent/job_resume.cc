@@ -9,9 +9,10 @@ bool JobResume::AlreadyReplayed(const std::string& id) const {
   return replayed_through_ != std::pair<uint64_t, uint64_t>{0, 0} && StreamIdOrder(id) <= replayed_through_;
 }
 
-bool JobResume::JudgedBefore(int32_t rank, int64_t own) const {
-  const auto it = base_.judged_own.find(rank);
-  return it != base_.judged_own.end() && own <= it->second;
+bool JobResume::JudgedBefore(const online::RankStepSummary& s) const {
+  const auto it = base_.judged_own.find(s.rank);
+  if (it != base_.judged_own.end() && s.step <= it->second) return true;
+  return base_.judged_start > 0 && s.start_unix > 0 && s.start_unix < base_.judged_start + 0.5 * s.step_s;
 }
 
 void JobResume::Took(const std::string& id) {
@@ -35,6 +36,8 @@ JobCommit JobResume::Record(const std::string& owner, const OnlineView* view) co
   c.owner = owner;
   if (view) {
     c.steps_judged += view->steps_judged;
+    c.summaries_judged += view->summaries_judged;
+    c.judged_start = std::max(c.judged_start, view->judged_through_start);
     for (const auto& [rank, own] : view->judged_own) {
       auto [it, inserted] = c.judged_own.emplace(rank, own);
       if (!inserted) it->second = std::max(it->second, own);

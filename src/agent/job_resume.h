@@ -1,12 +1,14 @@
 // JobResume: what the serve owning a job keeps so that the job's next owner resumes without judging a step
 // twice or losing one (issue 49 item 2). It starts from the judged record the job had when this serve took it
-// (job_commit.h): summaries of a rank at or below the record's step for that rank were judged by an earlier
-// owner and are skipped; the entries from the record's resume point on are replayed (StreamConsumer::Replay),
-// and the consumer group's later deliveries of the same entries are skipped by id. It tracks the summaries
-// taken in whose steps are not judged yet, so the record it writes resumes at the oldest of them.
-// Invariants: the record written never goes back: its steps per rank are the larger of the record taken over
-// and this serve's judged steps, its steps_judged the record's plus this serve's; `resume_from` is never past
-// an entry taken in and not yet judged.
+// (job_commit.h): summaries of a rank at or below the record's step for that rank, and summaries of any rank
+// whose step started by the record's last judged step (a rank the earlier owner had not seen, or whose
+// summaries came after it judged the step without them), were judged by an earlier owner and are skipped; the
+// entries from the record's resume point on are replayed (StreamConsumer::Replay), and the consumer group's
+// later deliveries of the same entries are skipped by id. It tracks the summaries taken in whose steps are not
+// judged yet, so the record it writes resumes at the oldest of them.
+// Invariants: the record written never goes back: its steps per rank and its last judged start are the larger
+// of the record taken over and this serve's, its steps_judged the record's plus this serve's; `resume_from` is
+// never past an entry taken in and not yet judged.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +33,9 @@ class JobResume {
   void Replayed(const std::string& id) { replayed_through_ = StreamIdOrder(id); }
   /// A group delivery the replay already took in.
   bool AlreadyReplayed(const std::string& id) const;
-  /// A summary an earlier owner judged (rank `rank`'s own step `own`).
-  bool JudgedBefore(int32_t rank, int64_t own) const;
+  /// A summary an earlier owner judged: at or below its rank's step in the record, or, when both starts are
+  /// known, starting before half a step past the record's last judged step.
+  bool JudgedBefore(const online::RankStepSummary& s) const;
   /// An entry taken in: a summary (rank, own step) waits to be judged; any entry moves the resume point.
   void TookSummary(const std::string& id, int32_t rank, int64_t own);
   void Took(const std::string& id);

@@ -44,10 +44,11 @@ struct OpenFinding {
 
 /// serve with several serves sharing the jobs (job_lease.h): which serve owns the job.
 struct JobOwnership {
-  std::string owner;                // the serve holding the job's lease ("" when none does)
-  bool this_serve = false;          // the serve rendering the status is that one
-  int64_t steps_judged_total = -1;  // this serve's: steps judged by every owner so far (-1 when not the owner)
-  uint64_t skipped_judged = 0;      // this serve's: summaries an earlier owner had judged, not judged again
+  std::string owner;                    // the serve holding the job's lease ("" when none does)
+  bool this_serve = false;              // the serve rendering the status is that one
+  int64_t steps_judged_total = -1;      // this serve's: steps judged by every owner so far (-1 when not the owner)
+  int64_t summaries_judged_total = -1;  // this serve's: the summaries in those steps (-1 when not the owner)
+  uint64_t skipped_judged = 0;          // this serve's: summaries an earlier owner had judged, not judged again
 };
 
 struct JobState {

@@ -81,7 +81,9 @@ std::vector<online::Detection> OnlineJob::Advance(double now) {
     for (auto& d : detector_.AddStep(step, ranks, now)) opened.push_back(std::move(d));
     if (ranks.size() < diagnosis::thresholds::kOnlinePeerMinRanks) ++view_.steps_self_judged;
     view_.judged_through = step;
+    if (auto start = step_start_.find(step); start != step_start_.end()) view_.judged_through_start = start->second;
     ++view_.steps_judged;
+    view_.summaries_judged += ranks.size();
     // Starts are kept for steps that may still be anchored to (a late node's first summaries).
     while (!step_start_.empty() && step_start_.begin()->first < step - kKeptStarts)
       step_start_.erase(step_start_.begin());

@@ -50,9 +50,11 @@ struct OnlineView {
   std::map<int32_t, int64_t> last_step;  // by rank
   std::map<int32_t, online::RankStepSummary> last_summary;
   uint64_t summaries = 0, duplicates = 0, late = 0, gaps = 0, steps_judged = 0;
+  uint64_t summaries_judged = 0;   // summaries in the judged steps (each rank's summary of a step at most once)
   uint64_t steps_self_judged = 0;  // judged steps of fewer than kOnlinePeerMinRanks ranks (self score decides)
   uint64_t realigned = 0;          // ranks anchored anew after their starts left their job steps'
   int64_t judged_through = -1;
+  double judged_through_start = 0;        // wall-clock start (Unix s) of judged_through; 0 when not known
   std::map<int32_t, int64_t> judged_own;  // rank -> its own step number (its agent's) of judged_through
   int mixture_k = 0;
   size_t mixture_points = 0;

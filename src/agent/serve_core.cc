@@ -82,7 +82,7 @@ Status ServeCore::SaveNodes() {
 // A summary an earlier owner judged is skipped; any other is taken in and waits to be judged.
 void ServeCore::TakeSummary(const StreamEntry& e, const online::RankStepSummary& s, double now_unix) {
   JobResume& resume = resume_[e.job];
-  if (resume.JudgedBefore(s.rank, s.step)) {
+  if (resume.JudgedBefore(s)) {
     resume.CountSkippedJudged();
     resume.Took(e.id);
     return;
@@ -348,8 +348,10 @@ AgentSnapshot ServeCore::Snapshot(double now_unix) const {
     own.this_serve = leases_.Holds(job);
     if (auto r = resume_.find(job); r != resume_.end()) {
       auto online = jobs_.find(job);
-      own.steps_judged_total = static_cast<int64_t>(
-          r->second.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view()).steps_judged);
+      const JobCommit record =
+          r->second.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view());
+      own.steps_judged_total = static_cast<int64_t>(record.steps_judged);
+      own.summaries_judged_total = static_cast<int64_t>(record.summaries_judged);
       own.skipped_judged = r->second.skipped_judged();
     }
     if (auto o = jobs_.find(job); o != jobs_.end()) state.online = o->second.view();

@@ -160,6 +160,9 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
                     {"steps_judged_total", job.ownership->steps_judged_total >= 0
                                                ? nlohmann::ordered_json(job.ownership->steps_judged_total)
                                                : nlohmann::ordered_json()},
+                    {"summaries_judged_total", job.ownership->summaries_judged_total >= 0
+                                                   ? nlohmann::ordered_json(job.ownership->summaries_judged_total)
+                                                   : nlohmann::ordered_json()},
                     {"skipped_judged", job.ownership->skipped_judged}};
     if (job.last) o["diagnosis"] = DiagnosisToJson(*job.last);
     jobs.push_back(std::move(o));

@@ -1,8 +1,14 @@
 """What the agent tests share: their check list (`expect`, printed as ok/FAIL, summed up by `result`), the
-requirement check that skips (77) or, under CI=true, fails (1), a free loopback port, and a GET on it."""
+requirement check that skips (77) or, under CI=true, fails (1), a free loopback port, a GET on it, one
+unlabelled Prometheus sample read from an exposition, and for emulated nodes (network namespaces) a command
+run in one, a JSON GET from inside one and the end of every process left in some."""
+import json
 import os
+import re
 import shutil
+import signal
 import socket
+import subprocess
 import urllib.request
 
 
@@ -47,3 +53,30 @@ def get(port, path):
     """The body of GET http://127.0.0.1:PORT/PATH (raises OSError when it does not answer)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
         return r.read().decode()
+
+
+def metric(text, name):
+    """The value of the unlabelled sample `name` in a Prometheus exposition, or None when it has none."""
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def in_ns(ns, argv):
+    return ["ip", "netns", "exec", ns] + argv
+
+
+def get_json(ns, url):
+    """GET `url` from inside the network namespace `ns`, parsed; None when it does not answer."""
+    r = subprocess.run(in_ns(ns, ["curl", "-sf", "--max-time", "3", url]), capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
+
+
+def kill_in_namespaces(namespaces):
+    """SIGKILL to every process still in one of `namespaces` (what a killed agent's recorders leave behind)."""
+    for ns in namespaces:
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass

@@ -17,140 +17,23 @@ With --failover (issue 49 item 3): 3 masters and 3 replicas (3 s node timeout); 
 killed 4 s after the fault begins. Serve must still name both slow ranks, judge the first job's steps well past
 the kill (its ranks 30 steps further), find its stream on the promoted replica, and stop counting Redis
 failures once it is promoted; failures during the promotion, duplicates and gaps are printed.
-Exits 77 (skipped) when not root, without BTF or without redis-server/redis-cli (1 under CI=true).
+The cluster is tests/agent/redis_cluster.py's. Exits 77 (skipped) when not root, without BTF or without redis-server/redis-cli (1 under CI=true).
 """
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from checks import Checks, free_port, get, unmet
+from checks import Checks, free_port, get, metric, unmet
+from redis_cluster import PASSWORD, Cluster, slot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-USER, PASSWORD = "strata", "pw-%d-cluster-secret" % os.getpid()
-# What strata's user may do (docs/agent.md): its keys, and the commands it sends.
-STRATA_ACL = ["~strata:*", "resetchannels", "-@all", "+xadd", "+sadd", "+smembers", "+get", "+set", "+xgroup|create",
-              "+xautoclaim", "+xreadgroup", "+xack", "+xread", "+xrevrange", "+cluster|slots", "+asking",
-              "+xrange", "+hgetall", "+eval", "+pexpire", "+hset", "+del"]  # serve's leases (job_lease.h)
-ADMIN_PASSWORD = "admin-%d" % os.getpid()  # the test's own redis-cli
 JOB_SECONDS, FAULT_AFTER = 24, 8
-
-
-def crc16(data):
-    """CRC16-XMODEM, as Redis Cluster hashes keys (independent of the C++ under test)."""
-    crc = 0
-    for b in data.encode():
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
-    return crc
-
-
-def free_cluster_port():
-    """A free loopback port whose cluster bus port (+10000) is free too."""
-    while True:
-        port = free_port()
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 10000))
-                return port
-            except OSError:
-                pass
-
-
-def slot(job):
-    return crc16(job) % 16384  # a steps key hashes its {JOB} tag
-
-
-class Cluster:
-    """Three cluster-enabled masters (and `replicas` replicas each, with a 3 s node timeout) on free ports in
-    `tmp`; stop() kills them all."""
-
-    def __init__(self, tmp, replicas=0):
-        self.replicas = replicas
-        self.ports = [free_cluster_port() for _ in range(3 * (1 + replicas))]
-        self.procs = []
-        self.auth = []
-        for p in self.ports:  # a directory each: a replica's full sync writes dump.rdb there
-            os.makedirs(os.path.join(tmp, f"redis-{p}"))
-            self.procs.append(subprocess.Popen(
-                ["redis-server", "--port", str(p), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                 "--cluster-config-file", "nodes.conf", "--save", "", "--appendonly", "no",
-                 "--daemonize", "no", "--dir", os.path.join(tmp, f"redis-{p}"), "--logfile", "redis.log"]
-                + (["--cluster-node-timeout", "3000"] if replicas else [])))
-
-    def cli(self, port, *args, check=True):
-        return subprocess.run(["redis-cli", "-p", str(port), *self.auth, *args], capture_output=True, text=True,
-                              check=check, timeout=30).stdout
-
-    def start(self):
-        for p in self.ports:
-            for _ in range(100):
-                if subprocess.run(["redis-cli", "-p", str(p), "PING"], capture_output=True, text=True).stdout.strip() \
-                        == "PONG":
-                    break
-                time.sleep(0.05)
-        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
-                        "--cluster-replicas", str(self.replicas), "--cluster-yes"], capture_output=True, text=True, check=True,
-                       timeout=60)
-        for _ in range(200):
-            if all("cluster_state:ok" in self.cli(p, "CLUSTER", "INFO") and self.linked(p) for p in self.ports):
-                break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the cluster never reached cluster_state:ok")
-        for p in self.ports:  # ACLs are per node: the same users on each, the default user off
-            self.cli(p, "ACL", "SETUSER", USER, "on", ">" + PASSWORD, *STRATA_ACL)
-            self.cli(p, "ACL", "SETUSER", "admin", "on", ">" + ADMIN_PASSWORD, "~*", "&*", "+@all")
-            self.cli(p, "ACL", "SETUSER", "default", "off")
-        self.auth = ["--user", "admin", "--pass", ADMIN_PASSWORD, "--no-auth-warning"]
-
-    def linked(self, port):
-        """A master, or a replica whose link to its master is up."""
-        info = self.cli(port, "INFO", "replication")
-        return "role:slave" not in info or "master_link_status:up" in info
-
-    def kill(self, port):
-        self.procs[self.ports.index(port)].kill()
-
-    def owner(self, s, fresh=False):
-        """The port of the master serving slot s (the map read once, or again when `fresh`)."""
-        if fresh or not hasattr(self, "slots"):
-            live = [p for p, proc in zip(self.ports, self.procs) if proc.poll() is None]
-            self.slots = json.loads(self.cli(live[0], "--json", "CLUSTER", "SLOTS"))
-        for first, last, master, *_ in self.slots:
-            if first <= s <= last:
-                return int(master[1])
-        return None
-
-    def stop(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-        for p in self.procs:
-            p.wait(timeout=20)
-
-
-def pick_jobs(cluster):
-    """Two job ids whose slots belong to different masters."""
-    jobs, owners = [], []
-    for n in range(1000):
-        job = f"cluster-{os.getpid()}-{n}"
-        owner = cluster.owner(slot(job)) if len(jobs) < 2 else None
-        if owner is not None and owner not in owners:
-            jobs.append(job)
-            owners.append(owner)
-        if len(jobs) == 2:
-            return jobs, owners
-    raise AssertionError("no two jobs on different masters")
 
 
 def recorders_of(tmp):
@@ -176,11 +59,6 @@ def wait_recorders(tmp, seconds=30):
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-def metric(text, name):
-    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
-    return float(m.group(1)) if m else None
 
 
 def main():
@@ -219,9 +97,9 @@ def main():
 
 def run(strata, tmp, cluster, procs, expect, failover):
     cluster.start()
-    jobs, owners = pick_jobs(cluster)
+    jobs, owners = cluster.jobs_on_masters(f"cluster-{os.getpid()}", 2)
     faulty = {jobs[0]: 2, jobs[1]: 1}
-    url = f"redis://{USER}:{PASSWORD}@127.0.0.1:{cluster.ports[0]},127.0.0.1:{cluster.ports[1]}"
+    url = cluster.url()
     serve_port, agent_port = free_port(), free_port()
     serve_log = open(os.path.join(tmp, "serve.log"), "w")
     agent_log = open(os.path.join(tmp, "agent.log"), "w")

@@ -36,7 +36,7 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 sys.path.insert(0, os.path.join(ROOT, "lab"))
 from injectors import base, network  # noqa: E402
 
-from checks import Checks, unmet  # noqa: E402
+from checks import Checks, get_json, in_ns, kill_in_namespaces, unmet  # noqa: E402
 
 REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
 # Node 1's agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
@@ -47,15 +47,6 @@ FAULT_AFTER_S, KILL_AFTER_FAULT_S, JOB_S = 12, 20, 44
 DEEP_AFTER_ROUNDS = 4
 # --hang: serve names the stopped rank across nodes within this many seconds (issue 22: 15 s).
 HANG_LIMIT_S = 15
-
-
-def in_ns(ns, argv):
-    return ["ip", "netns", "exec", ns] + argv
-
-
-def get_json(ns, url):
-    r = subprocess.run(in_ns(ns, ["curl", "-sf", "--max-time", "3", url]), capture_output=True, text=True)
-    return json.loads(r.stdout) if r.returncode == 0 and r.stdout else None
 
 
 def post_deep(ns, job_id):
@@ -277,13 +268,7 @@ def main():
                     p.kill()
         # A SIGKILLed agent leaves its recorder behind until the job's processes are gone: nothing may outlive
         # the test in its namespaces.
-        for ns in topo.ns + [topo.br]:
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-            for pid in pids:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
+        kill_in_namespaces(topo.ns + [topo.br])
         time.sleep(0.5)
         failed = ctx.undo.run()
         if failed:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Several `strata serve` share the jobs (issue 49 item 2), as programs (no root): two serves (serve-a, serve-b,
 --lease-s 2) on one redis-server the test starts, or with --cluster on a 3-master Redis Cluster with an ACL user
-(tests/agent/test_cluster.py's Cluster). Two 8-rank jobs publish 60 steps of step summaries in real time (about
+(tests/agent/redis_cluster.py's Cluster). Two 8-rank jobs publish 60 steps of step summaries in real time (about
 7 steps a second); job-a's rank 5 and job-b's rank 2 compute 15 ms more per step from step 10. job-b is handed to
 serve-b by writing its lease under serve-b's name before the serves start (what a serve restarted under that
 name finds); serve-a starts first and takes job-a (free: SET NX). At step 30 serve-b is killed (SIGKILL: no release, its lease must expire).
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import redis_cluster
 from checks import Checks, free_port, get, unmet
 
 LEASE_S, STEPS, KILL_AT, FAULT_FROM = 2.0, 60, 30, 10
@@ -121,16 +122,14 @@ def main():
         procs, cluster, redis = [], None, None
         try:
             if cluster_mode:
-                import test_cluster
-                cluster = test_cluster.Cluster(tmp)
+                cluster = redis_cluster.Cluster(tmp)
                 cluster.start()
-                url = "redis://%s:%s@%s" % (test_cluster.USER, test_cluster.PASSWORD,
-                                            ",".join(f"127.0.0.1:{p}" for p in cluster.ports[:2]))
-                admin = ("admin", test_cluster.ADMIN_PASSWORD)
-                conns = {job: Resp(cluster.owner(test_cluster.slot(job)), admin) for job in SLOW}
-                jobset = Resp(cluster.owner(test_cluster.slot("strata:jobs")), admin)
-                print(f"     cluster {cluster.ports}; job-a on {cluster.owner(test_cluster.slot('job-a'))}, "
-                      f"job-b on {cluster.owner(test_cluster.slot('job-b'))}", flush=True)
+                url = cluster.url()
+                admin = ("admin", redis_cluster.ADMIN_PASSWORD)
+                conns = {job: Resp(cluster.owner(redis_cluster.slot(job)), admin) for job in SLOW}
+                jobset = Resp(cluster.owner(redis_cluster.slot("strata:jobs")), admin)
+                print(f"     cluster {cluster.ports}; job-a on {cluster.owner(redis_cluster.slot('job-a'))}, "
+                      f"job-b on {cluster.owner(redis_cluster.slot('job-b'))}", flush=True)
             else:
                 rport = free_port()
                 redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--save", "",

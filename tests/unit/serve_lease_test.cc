@@ -153,6 +153,7 @@ TEST(ServeLease, ExpiryHandsTheJobOverAndNoStepIsJudgedTwice) {
   ASSERT_TRUE(j && j->online && j->ownership);
   EXPECT_EQ(j->ownership->owner, "serve-b");
   EXPECT_EQ(j->ownership->steps_judged_total, 20) << "steps 0..19, each once over both owners";
+  EXPECT_EQ(j->ownership->summaries_judged_total, 160) << "each rank's summary of each step once";
   EXPECT_EQ(j->online->steps_judged, 10u) << "b judged 10..19";
   EXPECT_EQ(j->online->duplicates, 0u);
   EXPECT_EQ(j->online->gaps, 0u) << "step 10's first half, taken in by a, was replayed to b";
@@ -220,8 +221,10 @@ TEST(JobCommit, RoundTripsThroughHgetallAndNamesAMalformedField) {
   JobCommit c;
   c.owner = "serve-a";
   c.steps_judged = 42;
+  c.summaries_judged = 336;
   c.resume_from = "(1700000000000-3";
   c.judged_own = {{0, 41}, {7, -2}};
+  c.judged_start = 1796367331.183179;
   RedisReply reply;
   reply.kind = RedisReply::Kind::kArray;
   for (const std::string& w : EncodeCommit(c)) reply.elements.push_back({RedisReply::Kind::kString, w});
@@ -230,16 +233,32 @@ TEST(JobCommit, RoundTripsThroughHgetallAndNamesAMalformedField) {
   ASSERT_TRUE(back.ok() && found);
   EXPECT_EQ(back.value().owner, "serve-a");
   EXPECT_EQ(back.value().steps_judged, 42u);
+  EXPECT_EQ(back.value().summaries_judged, 336u);
   EXPECT_EQ(back.value().resume_from, c.resume_from);
   EXPECT_EQ(back.value().judged_own, c.judged_own);
+  EXPECT_NEAR(back.value().judged_start, c.judged_start, 1e-6);
   reply.elements[3].text = "4x";  // steps_judged
   auto bad = DecodeCommit(reply, &found);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("steps_judged"), std::string::npos) << bad.error();
+  reply.elements[3].text = "42";
+  reply.elements[9].text = "17x";  // judged_start
+  auto bad_start = DecodeCommit(reply, &found);
+  ASSERT_FALSE(bad_start.ok());
+  EXPECT_NE(bad_start.error().find("judged_start"), std::string::npos) << bad_start.error();
   auto none = DecodeCommit(RedisReply{RedisReply::Kind::kArray, "", 0, {}}, &found);
   EXPECT_TRUE(none.ok()) << none.error();
   EXPECT_FALSE(found);
   EXPECT_LT(StreamIdOrder("9-5"), StreamIdOrder("10-0")) << "ids order by number, not text";
+}
+
+online::RankStepSummary Own(int32_t rank, int64_t step, double start_unix = 0) {
+  online::RankStepSummary s;
+  s.rank = rank;
+  s.step = step;
+  s.step_s = 0.1;
+  s.start_unix = start_unix;
+  return s;
 }
 
 TEST(JobResume, ResumesAtTheOldestUnjudgedSummaryAndNeverGoesBack) {
@@ -247,9 +266,9 @@ TEST(JobResume, ResumesAtTheOldestUnjudgedSummaryAndNeverGoesBack) {
   base.steps_judged = 5;
   base.judged_own = {{0, 9}, {1, 9}};
   JobResume r(base, true);
-  EXPECT_TRUE(r.JudgedBefore(0, 9));
-  EXPECT_FALSE(r.JudgedBefore(0, 10));
-  EXPECT_FALSE(r.JudgedBefore(2, 0)) << "a rank the record does not know";
+  EXPECT_TRUE(r.JudgedBefore(Own(0, 9)));
+  EXPECT_FALSE(r.JudgedBefore(Own(0, 10)));
+  EXPECT_FALSE(r.JudgedBefore(Own(2, 0))) << "a rank the record does not know, no start known";
   r.TookSummary("10-0", 0, 10);
   r.TookSummary("11-0", 1, 10);
   r.Took("12-0");
@@ -269,6 +288,72 @@ TEST(JobResume, ResumesAtTheOldestUnjudgedSummaryAndNeverGoesBack) {
   r.Replayed("12-0");
   EXPECT_TRUE(r.AlreadyReplayed("11-5"));
   EXPECT_FALSE(r.AlreadyReplayed("12-1"));
+}
+
+// A rank the record does not know (its summaries reached no earlier owner before that owner judged their steps
+// without it) is skipped where its step started by the record's last judged step, and taken from the next on.
+TEST(JobResume, ARankTheRecordDoesNotKnowIsSkippedUpToTheLastJudgedStart) {
+  JobCommit base;
+  base.judged_own = {{0, 9}};
+  base.judged_start = 1000.9;  // step 9 of 100 ms steps from 1000.0
+  JobResume r(base, true);
+  EXPECT_TRUE(r.JudgedBefore(Own(4, 3, 1000.3)));
+  EXPECT_TRUE(r.JudgedBefore(Own(4, 9, 1000.92))) << "the judged step itself, its start 20 ms off";
+  EXPECT_FALSE(r.JudgedBefore(Own(4, 10, 1001.0))) << "the next step";
+  EXPECT_FALSE(r.JudgedBefore(Own(4, 3, 0))) << "no start: only the rank's own steps can tell";
+  OnlineView v;
+  v.judged_through_start = 1001.4;
+  EXPECT_DOUBLE_EQ(r.Record("b", &v).judged_start, 1001.4);
+  v.judged_through_start = 0;
+  EXPECT_DOUBLE_EQ(r.Record("b", &v).judged_start, 1000.9) << "never goes back";
+}
+
+// Publishes step `step` of `job` for ranks [from, to) with wall-clock starts (100 ms steps from `t0`).
+void PublishStarted(StreamPublisher* p, const std::string& job, int64_t step, int from, int to, double t0) {
+  for (int r = from; r < to; ++r) {
+    online::RankStepSummary s;
+    s.rank = r;
+    s.step = step;
+    s.step_s = 0.1;
+    s.start_unix = t0 + 0.1 * static_cast<double>(step);
+    s.oncpu_s = 0.06;
+    s.wait_s = 0.04;
+    p->Enqueue(job, EncodeSummary(s, r < 4 ? "node-a" : "node-b"));
+  }
+  p->Flush(0);
+}
+
+// The fleet test's failure (ctest agent_cluster_fleet, 2026-12-04: 397 steps judged of 360 published): an owner
+// that saw only one node's ranks judged their steps and died; the other node's summaries of those steps came
+// after (its agent reconnecting after a failover); the next owner must not judge those steps a second time.
+TEST(ServeLease, StepsJudgedWithoutANodeAreNotJudgedAgainWhenItsSummariesComeLate) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  StreamPublisher pub(redis.address(), {});
+  const double t0 = 1.7e9;
+  auto a = Serve(redis, "serve-a"), b = Serve(redis, "serve-b");
+  for (int s = 0; s < 10; ++s) {
+    PublishStarted(&pub, "j", s, 0, 4, t0);
+    ASSERT_TRUE(a->Poll(0, 100 + s).ok());
+    ASSERT_TRUE(b->Poll(0, 100 + s).ok());
+  }
+  EXPECT_EQ(a->jobs().at("j").view().steps_judged, 10u) << "steps 0..9 of node a's four ranks";
+  a.reset();                                                            // dies: its lease is not given up
+  for (int s = 0; s < 10; ++s) PublishStarted(&pub, "j", s, 4, 8, t0);  // node b's, late
+  const auto died = std::chrono::steady_clock::now();
+  while (b->counters().jobs_owned == 0 && Seconds(died) < 3 * kLeaseS) ASSERT_TRUE(b->Poll(20, 111).ok());
+  ASSERT_EQ(b->counters().jobs_owned, 1u) << "b never took the job over";
+  for (int s = 10; s < 15; ++s) {
+    PublishStarted(&pub, "j", s, 0, 8, t0);
+    ASSERT_TRUE(b->Poll(0, 120 + s).ok());
+  }
+  const AgentSnapshot sb = b->Snapshot(140);
+  const JobState* j = Job(sb, "j");
+  ASSERT_TRUE(j && j->online && j->ownership);
+  EXPECT_EQ(j->ownership->steps_judged_total, 15) << "steps 0..14, each once over both owners";
+  EXPECT_EQ(j->ownership->summaries_judged_total, 80) << "a: 10 steps x 4 ranks; b: 5 x 8";
+  EXPECT_EQ(j->online->steps_judged, 5u) << "b judged 10..14";
+  EXPECT_EQ(j->ownership->skipped_judged, 40u) << "node b's 4 ranks x steps 0..9";
 }
 
 }  // namespace
