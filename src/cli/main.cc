@@ -273,6 +273,7 @@ struct SummaryCommand {
   size_t top_kernels = 10;
   strata::KernelSequenceOptions sequences;
   strata::SummaryTextOptions text;
+  strata::SummaryJsonOptions json;
   CLI::App* cmd = nullptr;
 
   void Add(CLI::App& app) {
@@ -291,12 +292,19 @@ struct SummaryCommand {
     cmd->add_option("--top-kernels", top_kernels, "kernels listed per rank")
         ->check(CLI::Range(size_t{0}, size_t{100000}))
         ->capture_default_str();
+    cmd->add_flag("--series", json.series,
+                  "JSON: each GPU stream's queue length and each kind of memory copy's bandwidth over time (one "
+                  "[µs, value] point per change, HTA's get_queue_length_time_series / get_memory_bw_time_series)");
     cmd->add_option("--kernel-sequences", sequences.operator_name,
                     "HTA's frequent kernel sequences launched by the CPU operators whose name contains this text "
                     "(e.g. aten::linear): the 5 most frequent per rank, of 3 kernels or more");
   }
 
   int Run() {
+    if (json.series && format != "json") {
+      PrintError("summary --series: the time series are written in JSON only (add --format json)");
+      return 2;
+    }
     strata::LoadedJob job;
     if (int rc = LoadOrFail(in, &job)) return rc;
     strata::BreakdownOptions options;
@@ -304,7 +312,7 @@ struct SummaryCommand {
     options.top_kernels = top_kernels;
     const strata::JobSummary result = strata::Summarize(job.store, options, sequences);
     text.width = strata::cli::TextWidth(out, width, strata::kDefaultTextWidth);
-    const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result))
+    const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result, json))
                                                   : strata::SummaryToText(job.store, result, text);
     if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) {
       PrintError(st.message());

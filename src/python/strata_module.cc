@@ -357,12 +357,14 @@ class Job {
   }
 
   /// `strata summary --format json [--include-last-step] [--top-kernels N]` of this job.
-  std::string SummaryJson(bool include_last_step, size_t top_kernels) const {
+  std::string SummaryJson(bool include_last_step, size_t top_kernels, bool series) const {
     py::gil_scoped_release release;
     BreakdownOptions options;
     options.include_last_step = include_last_step;
     options.top_kernels = top_kernels;
-    return CliJsonText(SummaryToJson(data_->job.store, Summarize(data_->job.store, options)));
+    SummaryJsonOptions json;
+    json.series = series;
+    return CliJsonText(SummaryToJson(data_->job.store, Summarize(data_->job.store, options), json));
   }
 
   /// `strata diagnose --format json [--min-effect PCT]` of this job.
@@ -456,7 +458,7 @@ void BindJob(py::module_& m) {
            "columns of one rank's collective calls as the model matches them")
       .def("step_columns", &Job::Steps, py::arg("rank_index"), "columns of one rank's step windows")
       .def("summary_json", &Job::SummaryJson, py::arg("include_last_step") = false, py::arg("top_kernels") = 10,
-           "strata summary --format json of the job")
+           py::arg("series") = false, "strata summary --format json [--series] of the job")
       .def("diagnose_json", &Job::DiagnoseJson, py::arg("min_effect_pct") = 100.0 * diagnosis::thresholds::kMinEffect,
            "strata diagnose --format json of the job")
       .def("diagnose_report", &Job::DiagnoseReport, py::arg("min_effect_pct"), py::arg("format"),

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <type_traits>
 
 namespace strata {
 
@@ -117,20 +118,35 @@ nlohmann::ordered_json LaunchJson(const LaunchStats& l) {
            {{"cutoff_us", Us(cutoffs.launch_delay_cutoff_us)}, {"count", l.launch_delay_outliers}}}};
 }
 
-nlohmann::ordered_json QueueJson(const std::vector<StreamQueueLength>& queues) {
+// A series as [[µs, value], ...] (µs to the ns, values to 4 decimals).
+template <typename Value>
+nlohmann::ordered_json SeriesJson(const std::vector<std::pair<double, Value>>& series) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const StreamQueueLength& q : queues)
+  for (const auto& [us, value] : series) {
+    if constexpr (std::is_floating_point_v<Value>)
+      j.push_back({RoundTo(us, 3), RoundTo(value, 4)});
+    else
+      j.push_back({RoundTo(us, 3), value});
+  }
+  return j;
+}
+
+nlohmann::ordered_json QueueJson(const std::vector<StreamQueueLength>& queues, bool series) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const StreamQueueLength& q : queues) {
     j.push_back({{"stream", q.stream},
                  {"points", q.series.size()},
                  {"mean", RoundTo(q.mean, 4)},
                  {"max", q.max},
                  {"full_queue_us", Us(q.full_us)}});
+    if (series) j.back()["series"] = SeriesJson(q.series);
+  }
   return j;
 }
 
-nlohmann::ordered_json MemoryBandwidthJson(const std::vector<MemoryBandwidthKind>& kinds) {
+nlohmann::ordered_json MemoryBandwidthJson(const std::vector<MemoryBandwidthKind>& kinds, bool series) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const MemoryBandwidthKind& k : kinds)
+  for (const MemoryBandwidthKind& k : kinds) {
     j.push_back({{"kind", k.kind},
                  {"changes", k.series.size()},
                  {"points", k.points},
@@ -141,6 +157,8 @@ nlohmann::ordered_json MemoryBandwidthJson(const std::vector<MemoryBandwidthKind
                  {"p50_gbps", RoundTo(k.p50, 4)},
                  {"p75_gbps", RoundTo(k.p75, 4)},
                  {"max_gbps", RoundTo(k.max, 4)}});
+    if (series) j.back()["series"] = SeriesJson(k.series);
+  }
   return j;
 }
 
@@ -334,7 +352,8 @@ std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCou
 
 }  // namespace
 
-nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary) {
+nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary,
+                                     const SummaryJsonOptions& options) {
   nlohmann::ordered_json j;
   j["schema"] = "strata.summary/1";
   j["include_last_step"] = summary.include_last_step;
@@ -392,8 +411,8 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
       if (rs.idle) r["idle_time_breakdown"] = IdleJson(*rs.idle);
       if (rs.gpu->gpu_events > 0)
         r["kernel_launches"] = rs.launches ? LaunchJson(*rs.launches) : nlohmann::ordered_json();
-      if (rs.gpu->gpu_events > 0) r["queue_length"] = QueueJson(rs.queues);
-      if (rs.gpu->gpu_events > 0) r["memory_bandwidth"] = MemoryBandwidthJson(rs.memory_bandwidth);
+      if (rs.gpu->gpu_events > 0) r["queue_length"] = QueueJson(rs.queues, options.series);
+      if (rs.gpu->gpu_events > 0) r["memory_bandwidth"] = MemoryBandwidthJson(rs.memory_bandwidth, options.series);
       if (!summary.sequences_operator.empty()) r["kernel_sequences"] = SequencesJson(rs.sequences);
     } else {
       r["gpu"] = nullptr;

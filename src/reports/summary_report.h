@@ -12,7 +12,13 @@
 
 namespace strata {
 
-nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary);
+struct SummaryJsonOptions {
+  // Each queue_length stream's and memory_bandwidth kind's points over time as "series": [[µs, value], ...]
+  // (HTA's get_queue_length_time_series / get_memory_bw_time_series: one point per change, trace time).
+  bool series = false;
+};
+nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& summary,
+                                     const SummaryJsonOptions& options = {});
 struct SummaryTextOptions {
   bool per_rank = false;             // every rank's row and detail block, however many ranks
   size_t width = kDefaultTextWidth;  // columns the skipped-event lines wrap to (at least kMinTextWidth)

@@ -98,6 +98,8 @@ expect_rc "mistyped option: usage error" 2 "$bin" diagnose --formt json "$exampl
 expect_text "mistyped option: nearest option suggested" "$work/err" '^strata: --formt: not an option of strata diagnose; did you mean --format?'
 expect_rc "mistyped option=value: usage error" 2 "$bin" summary --thread=2 "$example"
 expect_text "mistyped option=value: nearest option suggested" "$work/err" 'did you mean --threads?'
+expect_rc "summary --series in text: usage error" 2 "$bin" summary --series "$example"
+expect_text "summary --series in text: says JSON only" "$work/err" 'written in JSON only (add --format json)'
 if grep -v '^strata: ' "$work/err" | grep -q .; then
   failed=$((failed + 1)); echo "FAIL usage errors: a line without 'strata: ': $(cat "$work/err")"
 else

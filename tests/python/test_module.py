@@ -280,6 +280,34 @@ class JobFrames(unittest.TestCase):
         for r in summary["ranks"]:
             self.assertEqual(got.loc[r["rank"]].to_dict(), r["gpu"]["temporal_breakdown"])
 
+    def test_counter_series_are_the_summarys(self):
+        """HTA's queue length and memory bandwidth over time: one row per change, each series' count, maximum
+        and mean those of the summary's entry, in time order, the CLI's --series JSON the same figures."""
+        queues, bandwidth = self.gpu.queue_length_series(), self.gpu.memory_bandwidth_series()
+        self.assertEqual(list(queues.columns), ["rank", "stream", "ts_us", "queue_length"])
+        self.assertEqual(list(bandwidth.columns), ["rank", "kind", "ts_us", "memory_bw_gbps"])
+        cli_json = json.loads(cli("summary", "--series", "--format", "json", HTA_2RANK))
+        for r in self.gpu_summary["ranks"]:
+            for q in r["queue_length"]:
+                rows = queues[(queues["rank"] == r["rank"]) & (queues["stream"] == q["stream"])]
+                self.assertEqual(len(rows), q["points"])
+                self.assertEqual(rows["queue_length"].max(), q["max"])
+                self.assertAlmostEqual(rows["queue_length"].mean(), q["mean"], places=3)
+                self.assertTrue(rows["ts_us"].is_monotonic_increasing)
+                self.assertGreaterEqual(rows["queue_length"].min(), 0)
+            for k in r["memory_bandwidth"]:
+                rows = bandwidth[(bandwidth["rank"] == r["rank"]) & (bandwidth["kind"] == k["kind"])]
+                self.assertEqual(len(rows), k["changes"])
+                self.assertAlmostEqual(rows["memory_bw_gbps"].max(), k["max_gbps"], places=3)
+                self.assertAlmostEqual(rows["memory_bw_gbps"].iloc[-1], 0, places=3, msg="every copy ended")
+            cli_rank = next(c for c in cli_json["ranks"] if c["rank"] == r["rank"])
+            self.assertEqual([len(q["series"]) for q in cli_rank["queue_length"]],
+                             [q["points"] for q in r["queue_length"]])
+        self.assertEqual(set(queues["rank"]), {0, 1})
+        self.assertEqual(set(self.gpu.queue_length_series(rank=1)["rank"]), {1})
+        self.assertNotIn("series", json.dumps(self.gpu_summary), "no series unless asked for")
+        self.assertEqual(len(self.example.queue_length_series()), 0, "no GPU: no rows, the columns kept")
+
     def test_cpu_only_job_has_no_breakdown(self):
         self.assertEqual(len(self.example.breakdown()), 0)
 

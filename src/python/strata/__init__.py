@@ -5,6 +5,7 @@ fixing it would save, from the same C++ library as the `strata` command (the com
     job = strata.load(["traces/"])           # Kineto traces, op tables, `strata record` recordings
     job.slices(1); job.kernels(0); job.collectives(0); job.steps(0)   # per-rank pandas DataFrames
     job.breakdown(); job.overlap()           # HTA's temporal breakdown and comm/comp overlap, per rank
+    job.queue_length_series(); job.memory_bandwidth_series()   # HTA's counters over time
     result = strata.diagnose(["traces/"])    # .status, .findings, .stragglers, .whatif, .to_json()
     change = strata.diff("base/", "test/")   # .names, .kinds, .ranks, .to_json()
 
@@ -99,12 +100,31 @@ class Job:
         """Step windows of `rank`: ProfilerStep#N, the op table's steps, or the collectives' rhythm."""
         return self._frame(rank, self._native.step_columns)
 
-    def summary(self, include_last_step=False, top_kernels=10):
-        """`strata summary --format json` of the job, as a dict."""
-        key = (include_last_step, top_kernels)
+    def summary(self, include_last_step=False, top_kernels=10, series=False):
+        """`strata summary --format json [--series]` of the job, as a dict."""
+        key = (include_last_step, top_kernels, series)
         if key not in self._summaries:
-            self._summaries[key] = json.loads(self._native.summary_json(include_last_step, top_kernels))
+            self._summaries[key] = json.loads(self._native.summary_json(include_last_step, top_kernels, series))
         return self._summaries[key]
+
+    def _series(self, rank, entry, label, value, include_last_step):
+        rows = []
+        for r in self.summary(include_last_step, series=True)["ranks"]:
+            if rank is not None and r["rank"] != rank:
+                continue
+            for e in r.get(entry) or []:
+                rows.extend({"rank": r["rank"], label: e[label], "ts_us": ts, value: v} for ts, v in e["series"])
+        return _pandas().DataFrame(rows, columns=["rank", label, "ts_us", value])
+
+    def queue_length_series(self, rank=None, include_last_step=False):
+        """HTA's get_queue_length_time_series: per rank and GPU stream, the operations launched and not yet
+        started after each change (ts_us: trace time in µs); one rank's rows with `rank`."""
+        return self._series(rank, "queue_length", "stream", "queue_length", include_last_step)
+
+    def memory_bandwidth_series(self, rank=None, include_last_step=False):
+        """HTA's get_memory_bw_time_series: per rank and kind of memory copy (Memcpy HtoD, Memset, ...), the
+        bandwidth in use in GB/s after each change (ts_us: trace time in µs); one rank's rows with `rank`."""
+        return self._series(rank, "memory_bandwidth", "kind", "memory_bw_gbps", include_last_step)
 
     def _gpu_rows(self, include_last_step, row_of):
         rows = [dict(rank=r["rank"], **row_of(r["gpu"])) for r in self.summary(include_last_step)["ranks"]
