@@ -29,9 +29,17 @@ std::vector<std::string> EncodeCommit(const JobCommit& c) {
     words.push_back("judged_start");
     words.push_back(fmt::format("{:.6f}", c.judged_start));
   }
+  if (c.job_step >= 0) {
+    words.push_back("job_step");
+    words.push_back(std::to_string(c.job_step));
+  }
   for (const auto& [rank, step] : c.judged_own) {
     words.push_back("rank:" + std::to_string(rank));
     words.push_back(std::to_string(step));
+  }
+  for (const auto& [rank, offset] : c.offset) {
+    words.push_back("offset:" + std::to_string(rank));
+    words.push_back(std::to_string(offset));
   }
   return words;
 }
@@ -58,11 +66,18 @@ Expected<JobCommit> DecodeCommit(const RedisReply& hgetall, bool* found) {
       char* end = nullptr;
       c.judged_start = std::strtod(value.c_str(), &end);
       ok = !value.empty() && end == value.c_str() + value.size() && std::isfinite(c.judged_start);
+    } else if (field == "job_step") {
+      ok = ParseInt(value, &c.job_step) && c.job_step >= 0;
     } else if (field.rfind("rank:", 0) == 0) {
       int32_t rank = 0;
       int64_t step = 0;
       ok = ParseInt(field.substr(5), &rank) && ParseInt(value, &step);
       c.judged_own[rank] = step;
+    } else if (field.rfind("offset:", 0) == 0) {
+      int32_t rank = 0;
+      int64_t offset = 0;
+      ok = ParseInt(field.substr(7), &rank) && ParseInt(value, &offset);
+      c.offset[rank] = offset;
     }
     if (!ok) return Status::Error("judged record field '" + field + "': malformed value");
   }

@@ -21,7 +21,9 @@ return redis.call('DEL', KEYS[1]) end return 0)";
 
 std::string LeaseKey(const std::string& job) { return "strata:job:{" + job + "}:lease"; }
 
-Status JobLeases::ReadOwners(RedisConnection* conn, const std::vector<std::string>& jobs) {
+// Each job's owner into owners_; `read` gets the jobs whose owner was read (not those on a node down).
+Status JobLeases::ReadOwners(RedisConnection* conn, const std::vector<std::string>& jobs,
+                             std::vector<std::string>* read) {
   std::vector<std::vector<std::string>> gets;
   for (const std::string& job : jobs) gets.push_back({"GET", LeaseKey(job)});
   if (gets.empty()) return Status::Ok();
@@ -29,8 +31,13 @@ Status JobLeases::ReadOwners(RedisConnection* conn, const std::vector<std::strin
   if (!replies.ok()) return replies.status();
   for (size_t i = 0; i < jobs.size(); ++i) {
     const RedisReply& r = replies.value()[i];
+    if (NodeDown(r)) {
+      unreachable_.Note(r.text);
+      continue;
+    }
     if (r.kind == RedisReply::Kind::kError) return Status::Error(LeaseKey(jobs[i]) + ": GET: " + r.text);
     owners_[jobs[i]] = r.kind == RedisReply::Kind::kString ? r.text : "";
+    read->push_back(jobs[i]);
   }
   return Status::Ok();
 }
@@ -66,8 +73,9 @@ Expected<std::vector<JobLeases::Taken>> JobLeases::Refresh(RedisConnection* conn
   std::vector<Taken> taken;
   if (!new_job && now - checked_ < std::chrono::duration<double>(options_.lease_s / 4)) return taken;
   checked_ = now;
-  if (Status st = ReadOwners(conn, jobs); !st.ok()) return st;
-  for (const std::string& job : jobs) {
+  std::vector<std::string> read;
+  if (Status st = ReadOwners(conn, jobs, &read); !st.ok()) return st;
+  for (const std::string& job : read) {
     const std::string& owner = owners_[job];
     if (held_.count(job)) {
       if (owner != options_.owner) {  // expired here and taken by another serve
@@ -78,6 +86,10 @@ Expected<std::vector<JobLeases::Taken>> JobLeases::Refresh(RedisConnection* conn
     }
     if (!owner.empty() && owner != options_.owner) continue;
     auto took = Take(conn, job, owner);
+    if (!took.ok() && NodeDown(took.status())) {
+      unreachable_.Note(took.error());
+      continue;
+    }
     if (!took.ok()) return took.status();
     if (!took.value()) continue;  // another serve was quicker
     owners_[job] = options_.owner;

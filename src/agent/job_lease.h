@@ -8,6 +8,8 @@
 // renewing and its leases expire, so another takes them within `lease_s` plus one check (lease_s / 4).
 // A serve judges a job only while it is sure it holds the lease: within 3/4 of `lease_s` of the start of its
 // last successful renewal, so no other serve can have taken it since (clocks' rates assumed within 25%).
+// A job whose slot's node is down (redis_connection.h NodeDown) is left as it was at this check (not taken, its
+// renewal not written: counted in unreachable()); the other jobs' leases go on.
 // Invariants: at most one serve holds a job's lease at a time (Redis's SET NX on one key); a serve's name is
 // the lease's value, so a serve restarted under the same name gets its leases back at once (and resumes from
 // the judged record like any new owner); serves sharing a group need distinct names.
@@ -66,9 +68,11 @@ class JobLeases {
   uint64_t taken() const { return taken_; }
   uint64_t lost() const { return lost_; }
   size_t held() const { return held_.size(); }
+  /// Commands skipped because their job's node was down.
+  const NodeDownTally& unreachable() const { return unreachable_; }
 
  private:
-  Status ReadOwners(RedisConnection* conn, const std::vector<std::string>& jobs);
+  Status ReadOwners(RedisConnection* conn, const std::vector<std::string>& jobs, std::vector<std::string>* read);
   Expected<bool> Take(RedisConnection* conn, const std::string& job, const std::string& owner);
   Expected<Taken> ReadRecord(RedisConnection* conn, const std::string& job);
   double SafeS() const { return options_.lease_s * 0.75; }
@@ -78,6 +82,7 @@ class JobLeases {
   std::map<std::string, std::string> owners_;
   Clock::time_point checked_{};
   uint64_t taken_ = 0, lost_ = 0;
+  NodeDownTally unreachable_;
 };
 
 }  // namespace strata::agent

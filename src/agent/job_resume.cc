@@ -41,7 +41,9 @@ JobCommit JobResume::Record(const std::string& owner, const OnlineView* view) co
     for (const auto& [rank, own] : view->judged_own) {
       auto [it, inserted] = c.judged_own.emplace(rank, own);
       if (!inserted) it->second = std::max(it->second, own);
+      if (view->judged_through >= 0) c.offset[rank] = view->judged_through - own;  // this serve's anchoring
     }
+    c.job_step = std::max(c.job_step, view->judged_through);
   }
   if (!unjudged_.empty()) {
     c.resume_from = std::min_element(unjudged_.begin(), unjudged_.end(), [](const Unjudged& a, const Unjudged& b) {

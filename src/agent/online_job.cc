@@ -26,6 +26,14 @@ int64_t OnlineJob::Anchor(const online::RankStepSummary& s) const {
   return nearest->first + static_cast<int64_t>(std::llround(apart));
 }
 
+void OnlineJob::Seed(int64_t judged_through, double judged_start, const std::map<int32_t, int64_t>& offsets) {
+  offset_ = offsets;
+  view_.judged_through = judged_through;
+  if (judged_start <= 0) return;
+  view_.judged_through_start = judged_start;
+  step_start_[judged_through] = judged_start;
+}
+
 int64_t OnlineJob::JobStep(const online::RankStepSummary& s) {
   if (s.start_unix <= 0) return s.step;
   auto offset = offset_.find(s.rank);

@@ -17,8 +17,8 @@
 // Invariants: each (rank, job step) counts once: a summary at or below its rank's last job step is a
 // duplicate; one for a step already judged is late (kept as the rank's last step, not judged); steps are
 // judged in increasing order; `judged_own` maps judged_through back to each rank's own numbering (what serve
-// commits for the job's next owner, job_commit.h); memory is O(ranks × (max_lag + mixture_steps)) plus the starts of
-// the last 64 judged steps.
+// commits for the job's next owner, job_commit.h, which seeds the next owner's numbering and anchoring: Seed); memory
+// is O(ranks × (max_lag + mixture_steps)) plus the starts of the last 64 judged steps.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +70,10 @@ class OnlineJob {
 
   /// Takes one summary (its step is renumbered to the job's); false when it was a duplicate or late (counted).
   bool Add(online::RankStepSummary s);
+  /// Before any summary: continues an earlier owner's numbering (job_commit.h). `judged_through` is that owner's
+  /// last judged step (its start `judged_start`, 0 if not known): summaries at or below it are late; each rank
+  /// in `offsets` (job step − its own step) is lined up as that owner lined it up, not anchored anew.
+  void Seed(int64_t judged_through, double judged_start, const std::map<int32_t, int64_t>& offsets);
   /// Judges every step that is ready; returns the detections that opened (detected_at = `now`).
   std::vector<online::Detection> Advance(double now);
   const OnlineView& view() const { return view_; }

@@ -63,7 +63,25 @@ bool Transient(const RedisReply& r) {
          (r.text.rfind("TRYAGAIN", 0) == 0 || r.text.rfind("CLUSTERDOWN", 0) == 0);
 }
 
+constexpr std::string_view kNodeDownPrefix = "NODEDOWN ";
+
+double MonotonicS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+RedisReply NodeDownReply(const RedisEndpoint& node, const std::string& why) {
+  return {RedisReply::Kind::kError, std::string(kNodeDownPrefix) + node.Text() + ": " + why, 0, {}};
+}
+
 }  // namespace
+
+bool NodeDown(const RedisReply& reply) {
+  return reply.kind == RedisReply::Kind::kError && reply.text.rfind(kNodeDownPrefix, 0) == 0;
+}
+
+bool NodeDown(const Status& status) {
+  return !status.ok() && status.message().find(kNodeDownPrefix) != std::string::npos;
+}
 
 std::string RedisAddress::Text() const {
   std::string out = "redis://";
@@ -102,6 +120,7 @@ Expected<RedisAddress> ParseRedisUrl(const std::string& url) {
 
 void RedisConnection::Close() {
   nodes_.clear();
+  down_until_.clear();
   masters_.clear();
   slot_owner_.clear();
   open_ = false;
@@ -167,6 +186,7 @@ Status RedisConnection::RefreshSlots() {
   candidates.insert(candidates.end(), address_.seeds.begin(), address_.seeds.end());
   Status last = Status::Error(address_.Text() + ": no node to read the slot map from");
   for (const RedisEndpoint& e : candidates) {
+    if (HeldDown(e)) continue;
     RedisNode* node = NodeAt(e, &last);
     bool is_cluster = false;
     if (node != nullptr) last = ReadSlots(node, &is_cluster);
@@ -231,10 +251,12 @@ Expected<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<st
 struct RedisConnection::Batch {
   const std::vector<std::vector<std::string>>& commands;
   std::vector<RedisReply> out;
-  std::vector<size_t> again;  // to send in the next attempt
-  bool reread_map = false;    // a MOVED, an I/O error or a transient error: re-read the map first
-  bool wait = false;          // an I/O error or CLUSTERDOWN/TRYAGAIN: wait before the next attempt
-  Status last;                // the last failure, for the error when attempts run out
+  std::vector<size_t> again;                    // to send in the next attempt
+  bool reread_map = false;                      // a MOVED, an I/O error or a transient error: re-read the map first
+  bool wait = false;                            // an I/O error or CLUSTERDOWN/TRYAGAIN: wait before the next attempt
+  Status last;                                  // the last failure, for the error when attempts run out
+  std::map<size_t, RedisEndpoint> unreachable;  // command -> the node its last attempt could not reach
+  Status map = Status::Ok();                    // the last re-reading of the slot map
 };
 
 // Sends the commands `group` of the batch to `endpoint` in one round trip and settles their replies.
@@ -247,9 +269,11 @@ bool RedisConnection::SendGroup(const RedisEndpoint& endpoint, Batch* batch, con
   if (!replies.ok()) {
     batch->last = replies.status();
     batch->again.insert(batch->again.end(), group.begin(), group.end());
+    for (size_t i : group) batch->unreachable[i] = endpoint;
     batch->reread_map = batch->wait = true;
     return false;
   }
+  for (size_t i : group) batch->unreachable.erase(i);
   for (size_t k = 0; k < group.size(); ++k) Settle(batch, group[k], std::move(replies.value()[k]), endpoint);
   return true;
 }
@@ -284,16 +308,46 @@ void RedisConnection::Settle(Batch* batch, size_t i, RedisReply reply, const Red
   batch->out[i] = std::move(reply);
 }
 
+bool RedisConnection::HeldDown(const RedisEndpoint& endpoint) const {
+  const auto it = down_until_.find(endpoint.Text());
+  return it != down_until_.end() && MonotonicS() < it->second;
+}
+
+// The batch's end: the commands in `failed` (past their attempts) answered NODEDOWN and their unreachable nodes
+// held down; when no node could give the slot map at the last attempt (the whole cluster unreachable) the
+// connection closes and the batch fails whole.
+Expected<std::vector<RedisReply>> RedisConnection::Finish(Batch* batch, const std::vector<size_t>& failed) {
+  if (!failed.empty() && !batch->map.ok()) {
+    Close();
+    return Status::Error(address_.Text() + ": " + batch->last.message() + " (after " + std::to_string(kRedisAttempts) +
+                         " attempts)");
+  }
+  for (size_t i : failed) {
+    const auto node = batch->unreachable.find(i);
+    const RedisEndpoint owner = node != batch->unreachable.end() ? node->second : OwnerOf(batch->commands[i]);
+    if (node != batch->unreachable.end()) down_until_[owner.Text()] = MonotonicS() + kNodeDownHoldS;
+    batch->out[i] =
+        NodeDownReply(owner, batch->last.message() + " (after " + std::to_string(kRedisAttempts) + " attempts)");
+  }
+  return std::move(batch->out);
+}
+
 Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
     const std::vector<std::vector<std::string>>& commands) {
-  Batch batch{commands, std::vector<RedisReply>(commands.size()), {}, false, false, Status::Ok()};
-  std::vector<size_t> todo(commands.size());
-  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  Batch batch{commands, std::vector<RedisReply>(commands.size()), {}, false, false, Status::Ok(), {}, Status::Ok()};
+  std::vector<size_t> todo;  // the commands of a node held down are answered NODEDOWN unsent
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const RedisEndpoint owner = OwnerOf(commands[i]);
+    if (HeldDown(owner))
+      batch.out[i] = NodeDownReply(owner, "failed lately, left alone for a second");
+    else
+      todo.push_back(i);
+  }
   for (int attempt = 0; attempt < kRedisAttempts && !todo.empty(); ++attempt) {
     if (batch.wait) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
     // Ignored on purpose: on failure the old map stays, and the attempt that follows fails with its own error
     // (batch.last, what the caller is told), which says more than the map's.
-    if (batch.reread_map) (void)RefreshSlots();
+    if (batch.reread_map) batch.map = RefreshSlots();
     batch.reread_map = batch.wait = false;
     std::map<std::string, std::pair<RedisEndpoint, std::vector<size_t>>> groups;  // node -> its commands
     for (size_t i : todo) {
@@ -306,10 +360,7 @@ Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
     for (const auto& [name, group] : groups) SendGroup(group.first, &batch, group.second);
     todo = batch.again;
   }
-  if (todo.empty()) return std::move(batch.out);
-  Close();
-  return Status::Error(address_.Text() + ": " + batch.last.message() + " (after " + std::to_string(kRedisAttempts) +
-                       " attempts)");
+  return Finish(&batch, todo);
 }
 
 }  // namespace strata::agent

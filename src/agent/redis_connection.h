@@ -6,9 +6,15 @@
 // and the command once to the node it names, and a connection error or CLUSTERDOWN/TRYAGAIN reconnects,
 // re-reads the map and retries, a bounded number of times (kRedisAttempts). Every node is connected
 // (and authenticated) lazily, on its first command.
-// Invariants: a command that still fails after its attempts closes the whole connection (`connected()`
-// false; the caller reconnects with its own backoff); replies come back in the order of the commands; the
-// password is in no message this class writes (RedisAddress::Text leaves it out).
+// One node's failure is that node's: on a cluster, a command whose node still cannot be reached after the
+// attempts gets a NODEDOWN error reply (NodeDown; Command: an error Status NodeDown tells), the other nodes'
+// commands their own replies, and the node is left alone for kNodeDownHoldS (its commands answered NODEDOWN at
+// once, unsent) before it is tried again (with the map re-read, so a promoted replica takes its slots): a dead
+// master holds up none of the others' jobs.
+// Invariants: a failure with no node left to read the slot map from (the whole cluster unreachable), or of the
+// one plain server, closes the whole connection (`connected()` false; the caller reconnects with its own
+// backoff); replies come back in the order of the commands; the password is in no message this class writes
+// (RedisAddress::Text leaves it out).
 #pragma once
 
 #include <map>
@@ -23,6 +29,22 @@ namespace strata::agent {
 
 /// Attempts at one command against a cluster (first send included) before the connection gives up.
 constexpr int kRedisAttempts = 5;
+
+/// Seconds a cluster node that failed its attempts is left alone before it is tried again.
+constexpr double kNodeDownHoldS = 1.0;
+/// An error reply standing for a command not answered because its node could not be reached (the batch's other
+/// commands were): the caller may carry on with the rest.
+bool NodeDown(const RedisReply& reply);
+/// The same for an error Status (RedisConnection::Command's).
+bool NodeDown(const Status& status);
+
+/// Commands a caller skipped because their node was down (NodeDown), and the last such error: what serve counts
+/// as `strata_serve_redis_unreachable_total` while the rest of its work goes on.
+struct NodeDownTally {
+  uint64_t count = 0;
+  std::string last;
+  void Note(const std::string& error) { ++count, last = error; }
+};
 
 /// What --redis names: seed nodes (one plain server is one seed) and optional ACL credentials.
 struct RedisAddress {
@@ -65,6 +87,8 @@ class RedisConnection {
   int MasterIndex(const RedisEndpoint& endpoint);
   RedisEndpoint OwnerOf(const std::vector<std::string>& argv) const;
   bool SendGroup(const RedisEndpoint& endpoint, Batch* batch, const std::vector<size_t>& group);
+  bool HeldDown(const RedisEndpoint& endpoint) const;
+  Expected<std::vector<RedisReply>> Finish(Batch* batch, const std::vector<size_t>& failed);
   void Settle(Batch* batch, size_t i, RedisReply reply, const RedisEndpoint& from);
   Expected<std::vector<RedisReply>> ClusterPipeline(const std::vector<std::vector<std::string>>& commands);
 
@@ -76,6 +100,7 @@ class RedisConnection {
   std::map<std::string, std::unique_ptr<RedisNode>> nodes_;  // by host:port, connected on first use
   std::vector<RedisEndpoint> masters_;                       // the slot map's masters
   std::vector<int> slot_owner_;                              // slot -> index in masters_, -1: unknown
+  std::map<std::string, double> down_until_;                 // host:port -> monotonic s it is left alone until
 };
 
 }  // namespace strata::agent

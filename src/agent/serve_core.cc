@@ -59,23 +59,34 @@ Status ServeCore::LoadNodes() {
   return Status::Ok();
 }
 
-// Writes the records that changed (one SET and SADD per node, in one round trip).
+// Writes the records that changed (one SET and SADD per node, in one round trip); a record whose node was down
+// stays unsaved for a later call.
 Status ServeCore::SaveNodes() {
   if (unsaved_.empty()) return Status::Ok();
   if (!memory_.connected())
     if (Status st = memory_.Connect(address_, 2.0); !st.ok()) return st;
   std::vector<std::vector<std::string>> commands;
+  std::vector<std::string> host_of;  // the node record each command writes
   for (const std::string& host : unsaved_) {
     auto it = history_.nodes().find(host);
     if (it == history_.nodes().end()) continue;
     commands.push_back({"SET", NodeKey(host), it->second.ToJson().dump()});
     commands.push_back({"SADD", kNodeSetKey, host});
+    host_of.insert(host_of.end(), {host, host});
   }
   auto replies = memory_.Pipeline(commands);
   if (!replies.ok()) return replies.status();
-  for (const RedisReply& r : replies.value())
-    if (r.kind == RedisReply::Kind::kError) return Status::Error("saving node records: " + r.text);
-  unsaved_.clear();
+  std::set<std::string> still;
+  for (size_t i = 0; i < replies.value().size(); ++i) {
+    const RedisReply& r = replies.value()[i];
+    if (NodeDown(r)) {
+      unreachable_.Note(r.text);
+      still.insert(host_of[i]);
+    } else if (r.kind == RedisReply::Kind::kError) {
+      return Status::Error("saving node records: " + r.text);
+    }
+  }
+  unsaved_ = std::move(still);
   return Status::Ok();
 }
 
@@ -121,6 +132,7 @@ void ServeCore::TakeIn(const StreamEntry& e, double now_unix) {
 Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   ++counters_.polls;
   auto fail = [&](const Status& st) -> Expected<size_t> {
+    TallyUnreachable();
     ++counters_.failures;
     counters_.last_error = st.message();
     return st;
@@ -156,13 +168,26 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
         unsaved_.insert(host);
       if (Status st = consumer_.Request(job, EncodeWindowRequest(RequestFor(online, d, now_unix))); st.ok())
         ++counters_.window_requests;
+      else if (NodeDown(st))
+        unreachable_.Note(st.message());
       else
         return fail(st);
     }
   }
   if (Status st = CommitJudged(false); !st.ok()) return fail(st);
   if (Status st = SaveNodes(); !st.ok()) return fail(st);
+  TallyUnreachable();
   return entries.value().size();
+}
+
+// The commands skipped this poll because their node was down, into the counters (the last one's error shown).
+void ServeCore::TallyUnreachable() {
+  const uint64_t total = consumer_.unreachable().count + leases_.unreachable().count + unreachable_.count;
+  if (total == counters_.unreachable) return;
+  counters_.unreachable = total;
+  const NodeDownTally* tallies[] = {&consumer_.unreachable(), &leases_.unreachable(), &unreachable_};
+  for (const NodeDownTally* t : tallies)
+    if (!t->last.empty()) counters_.last_error = t->last;
 }
 
 // Takes the free leases (resuming each job from its judged record), drops the jobs another serve now owns,
@@ -204,6 +229,9 @@ Status ServeCore::TakeOver(const JobLeases::Taken& t, double now_unix) {
   resume_[t.job] = JobResume(t.commit, t.had_record);
   consumer_.Rewind(t.job);
   if (t.had_record) {
+    if (t.commit.job_step >= 0)  // the earlier owners' numbering and anchoring, not a fresh one (job_commit.h)
+      jobs_.try_emplace(t.job, online_options_)
+          .first->second.Seed(t.commit.job_step, t.commit.judged_start, t.commit.offset);
     auto entries = consumer_.Replay(t.job, t.commit.resume_from);
     if (!entries.ok()) return entries.status();
     for (const StreamEntry& e : entries.value()) {
@@ -225,6 +253,10 @@ Status ServeCore::CommitJudged(bool all) {
     auto online = jobs_.find(job);
     const JobCommit record = resume.Record(leases_.owner(), online == jobs_.end() ? nullptr : &online->second.view());
     auto renewed = leases_.Commit(&memory_, job, record);
+    if (!renewed.ok() && NodeDown(renewed.status())) {  // not renewed now: Mine() and Expire() see to it
+      unreachable_.Note(renewed.error());
+      continue;
+    }
     if (!renewed.ok()) return renewed.status();
     if (renewed.value()) committed_[job] = record.steps_judged;
   }

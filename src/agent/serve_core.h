@@ -16,7 +16,9 @@
 // entries from the record's resume point are replayed, summaries the earlier owner judged are skipped. Jobs
 // owned by other serves are listed with their owner only. A lease that lapsed here (renewals late) keeps the
 // job's state, neither read nor judged, until another serve owns the job (then dropped) or this one takes the
-// lease back with the record as it wrote it last (then judging goes on from that state).
+// lease back with the record as it wrote it last (then judging goes on from that state). On a Redis Cluster a
+// dead master costs only the jobs on it (redis_connection.h NodeDown): they are neither read nor renewed while
+// it is down (counted `unreachable`), the other masters' jobs are read, judged and renewed as before.
 // Invariants: a job is judged only while this serve holds its lease (JobLeases::Mine); a step judged and
 // committed by one owner is judged by no other; an entry is acknowledged only after it was taken in; a (rank, step)
 // re-delivered after a crash is a duplicate in its OnlineJob and is not counted twice; a malformed entry is counted and
@@ -85,6 +87,8 @@ class ServeCore {
   RedisConnection memory_;  // the node records (its own connection: the consumer's blocks on reads)
   NodeHistory history_;
   std::set<std::string> unsaved_;  // hosts whose record changed since it was last written
+  NodeDownTally unreachable_;      // renewals, requests and records skipped: their node was down
+  void TallyUnreachable();
   bool loaded_ = false;
 };
 

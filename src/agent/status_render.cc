@@ -220,6 +220,9 @@ void ConsumerMetrics(const ConsumerCounters& c, Family family, std::string* out)
          c.skipped_replayed, out);
   Scalar(family, "strata_serve_redis_failures_total", "counter",
          "Failed reads from Redis (each followed by a reconnect).", c.failures, out);
+  Scalar(family, "strata_serve_redis_unreachable_total", "counter",
+         "Redis commands skipped because their cluster node was down (its jobs waited, the others went on).",
+         c.unreachable, out);
 }
 
 template <typename Family>

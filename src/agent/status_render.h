@@ -27,6 +27,8 @@ struct ConsumerCounters {
   // Leases (job_lease.h): jobs taken (free, or after another serve's lease expired), lost, owned now;
   // entries read again from a judged record's resume point, and entries the group delivered after that.
   uint64_t leases_taken = 0, leases_lost = 0, jobs_owned = 0, replayed = 0, skipped_replayed = 0;
+  // Redis commands skipped because their cluster node was down (its jobs waited; the others went on).
+  uint64_t unreachable = 0;
   std::string last_error;
 };
 

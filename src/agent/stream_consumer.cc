@@ -44,10 +44,18 @@ Status StreamConsumer::EnsureConnected() {
 Status StreamConsumer::Discover() {
   if (Status st = EnsureConnected(); !st.ok()) return st;
   auto members = conn_.Command({"SMEMBERS", kJobSetKey});
+  if (!members.ok() && NodeDown(members.status()) && !jobs_.empty()) {  // the jobs known so far go on
+    unreachable_.Note(members.error());
+    return Status::Ok();
+  }
   if (!members.ok()) return members.status();
   for (const RedisReply& m : members.value().elements) {
     if (jobs_.count(m.text)) continue;
     auto created = conn_.Command({"XGROUP", "CREATE", StepsStreamKey(m.text), options_.group, "0", "MKSTREAM"});
+    if (!created.ok() && NodeDown(created.status())) {  // found again at the next call
+      unreachable_.Note(created.error());
+      continue;
+    }
     if (!created.ok() && created.error().find("BUSYGROUP") == std::string::npos) return created.status();
     jobs_[m.text] = JobCursor{};
   }
@@ -92,8 +100,14 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
   bool draining = false;
   for (auto& [job, cursor] : jobs_) {
     if (!Readable(job)) continue;
-    if (!cursor.claimed)
-      if (Status st = Claim(job, &cursor, &out); !st.ok()) return st;
+    if (!cursor.claimed) {
+      Status st = Claim(job, &cursor, &out);
+      if (NodeDown(st)) {  // its node is down: the job waits, the others are read
+        unreachable_.Note(st.message());
+        continue;
+      }
+      if (!st.ok()) return st;
+    }
     keys.push_back(StepsStreamKey(job));
     ids.push_back(cursor.pending_from.empty() ? ">" : cursor.pending_from);
     draining = draining || !cursor.pending_from.empty();
@@ -103,7 +117,8 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
     return out;
   }
   if (!out.empty()) return out;
-  auto replies = ReadGroup(keys, ids, draining ? 0 : block_ms);
+  std::set<std::string> unread;  // streams on a node that was down
+  auto replies = ReadGroup(keys, ids, draining ? 0 : block_ms, &unread);
   if (!replies.ok()) return replies.status();
   std::map<std::string, size_t> got;  // job -> entries in this reply
   for (const RedisReply& reply : replies.value())
@@ -124,16 +139,19 @@ Expected<std::vector<StreamEntry>> StreamConsumer::ReadOnce(int block_ms) {
     }
   // A job whose pending read came back empty has been drained: from now on it reads new entries.
   for (auto& [job, cursor] : jobs_)
-    if (Readable(job) && !cursor.pending_from.empty() && got[job] == 0) cursor.pending_from.clear();
+    if (Readable(job) && !cursor.pending_from.empty() && got[job] == 0 && !unread.count(StepsStreamKey(job)))
+      cursor.pending_from.clear();
   return out;
 }
 
 // XREADGROUP of `keys` from `ids`, waiting up to `block_ms` (0: no wait) when nothing is there. On one
 // server it is one command over all the streams; on a cluster, where one command may name the keys of one
 // slot only, one command per slot, none blocking (a node would hold the others up), pipelined per node, and a
-// wait of at most 50 ms when none had anything, so that a new entry waits at most that long.
+// wait of at most 50 ms when none had anything, so that a new entry waits at most that long. The streams of a
+// node that was down are put in `unread` (their slot's reply is left empty).
 Expected<std::vector<RedisReply>> StreamConsumer::ReadGroup(const std::vector<std::string>& keys,
-                                                            const std::vector<std::string>& ids, int block_ms) {
+                                                            const std::vector<std::string>& ids, int block_ms,
+                                                            std::set<std::string>* unread) {
   const std::vector<std::string> head = {"XREADGROUP",      "GROUP", options_.group,
                                          options_.consumer, "COUNT", std::to_string(options_.batch)};
   std::map<int, std::pair<std::vector<std::string>, std::vector<std::string>>> by_slot;  // slot -> keys, ids
@@ -155,7 +173,15 @@ Expected<std::vector<RedisReply>> StreamConsumer::ReadGroup(const std::vector<st
   auto replies = conn_.Pipeline(commands);
   if (!replies.ok()) return replies.status();
   bool any = false;
-  for (const RedisReply& r : replies.value()) {
+  size_t k = 0;
+  for (auto slot = by_slot.begin(); slot != by_slot.end(); ++slot, ++k) {
+    RedisReply& r = replies.value()[k];
+    if (NodeDown(r)) {
+      unreachable_.Note(r.text);
+      unread->insert(slot->second.first.begin(), slot->second.first.end());
+      r = RedisReply{};
+      continue;
+    }
     if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": XREADGROUP: " + r.text);
     any = any || !r.elements.empty();
   }
@@ -212,6 +238,10 @@ Expected<size_t> StreamConsumer::Ack(const std::vector<StreamEntry>& entries) {
   if (!replies.ok()) return replies.status();
   size_t acked = 0;
   for (const RedisReply& r : replies.value()) {
+    if (NodeDown(r)) {  // left pending: delivered again, and counted once, when the node is back
+      unreachable_.Note(r.text);
+      continue;
+    }
     if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": XACK: " + r.text);
     acked += static_cast<size_t>(r.integer);
   }

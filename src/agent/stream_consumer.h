@@ -5,6 +5,8 @@
 // pending on other consumers idle for `claim_idle_s` (XAUTOCLAIM), then reads new entries (id >).
 // With leases (job_lease.h), Read is limited to the jobs this serve owns (SetReadable), and a job taken over
 // is first replayed from its judged record's resume point (Replay: XRANGE, outside the group).
+// On a cluster a node that cannot be reached (redis_connection.h NodeDown) costs only its own jobs: they are not
+// read, claimed or acknowledged this time (counted in unreachable()), the other nodes' jobs are.
 // Invariants: an entry is acknowledged only by Ack, after the caller has taken it in, so a crash between
 // reading and acknowledging re-delivers it and never loses it; entries are returned per job in stream order.
 #pragma once
@@ -59,6 +61,8 @@ class StreamConsumer {
   /// Appends `fields` to job `job`'s requests stream (capped at about 1,000 entries).
   Status Request(const std::string& job, const StreamFields& fields);
   size_t jobs() const { return jobs_.size(); }
+  /// Commands skipped because their node was down (the jobs on it wait for the next read).
+  const NodeDownTally& unreachable() const { return unreachable_; }
 
  private:
   struct JobCursor {
@@ -70,7 +74,7 @@ class StreamConsumer {
   Expected<std::vector<StreamEntry>> ReadOnce(int block_ms);
   Status Claim(const std::string& job, JobCursor* cursor, std::vector<StreamEntry>* out);
   Expected<std::vector<RedisReply>> ReadGroup(const std::vector<std::string>& keys, const std::vector<std::string>& ids,
-                                              int block_ms);
+                                              int block_ms, std::set<std::string>* unread);
 
   RedisAddress address_;
   ConsumerOptions options_;
@@ -78,6 +82,7 @@ class StreamConsumer {
   std::map<std::string, JobCursor> jobs_;
   std::set<std::string> readable_;
   bool limited_ = false;
+  NodeDownTally unreachable_;
   bool Readable(const std::string& job) const { return !limited_ || readable_.count(job) > 0; }
 };
 

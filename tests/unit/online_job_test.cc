@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <random>
 
+#include "agent/job_resume.h"
 #include "agent/online_job.h"
 #include "agent/stream_codec.h"
 
@@ -179,6 +180,57 @@ TEST(OnlineJob, AnAgentRestartIsAnchoredAnewNotDropped) {
   OnlineJob unaligned;
   EXPECT_TRUE(unaligned.Add(S(0, 7, 0.06)));
   EXPECT_EQ(unaligned.view().last_step.at(0), 7);
+}
+
+// A job taken over (issue 49's fleet test: 286 steps judged of 279 published, 6 ranks realigned in one poll): node
+// B's agent comes back after a gap, its first summary 6 steps past node A's last, and those 6 steps ran 60 %
+// longer than B's step time says. Anchored anew, B lands 3 steps off and every step after is split in two (each
+// node's half judged with the other as gaps); seeded from the record (job_commit.h) B is lined up as the old
+// owner lined it up, and the new owner's numbering continues the old one's.
+TEST(OnlineJob, ANewOwnerSeededFromTheRecordLinesNodesUpAsTheOldOwnerDid) {
+  const double t0 = 1.7e9;
+  std::vector<double> start(60);
+  for (size_t k = 1; k < start.size(); ++k) start[k] = start[k - 1] + (k >= 26 && k <= 30 ? 0.16 : 0.1);
+  auto node = [&](OnlineJob* job, int first_rank, int64_t count_from, int64_t from, int64_t to) {
+    for (int64_t k = from; k < to; ++k)
+      for (int r = first_rank; r < first_rank + 4; ++r)
+        job->Add(At(r, k + count_from, t0 + start[static_cast<size_t>(k)], 0.06));
+  };
+  OnlineJob old_owner;
+  for (int64_t k = 0; k < 20; ++k) {
+    node(&old_owner, 0, 5, k, k + 1);   // node A counts from 5
+    node(&old_owner, 4, -3, k, k + 1);  // node B from -3
+    old_owner.Advance(static_cast<double>(k));
+  }
+  ASSERT_EQ(old_owner.view().judged_through, 24);
+  ASSERT_EQ(old_owner.view().gaps, 0u);
+  const JobCommit record = JobResume().Record("serve-a", &old_owner.view());
+  EXPECT_EQ(record.job_step, 24);
+  EXPECT_EQ(record.offset.at(0), 0) << "the first rank seen keeps its own numbering";
+  EXPECT_EQ(record.offset.at(4), 5 - -3) << "node B lined up with node A's numbering";
+
+  auto take_over = [&](OnlineJob* job) {
+    node(job, 0, 5, 20, 26);   // node A's next round
+    node(job, 4, -3, 31, 36);  // node B back after a gap: its steps 20..30 never published
+    job->Advance(100);
+    for (int64_t k = 26; k < 50; ++k) {
+      node(job, 0, 5, k, k + 1);
+      if (k >= 36) node(job, 4, -3, k, k + 1);
+      job->Advance(100 + static_cast<double>(k));
+    }
+    job->Advance(1000);
+  };
+  OnlineJob fresh;
+  take_over(&fresh);
+  EXPECT_GT(fresh.view().gaps + fresh.view().realigned, 0u) << "the defect this seeding removes, anchored anew";
+  OnlineJob seeded;
+  seeded.Seed(record.job_step, record.judged_start, record.offset);
+  take_over(&seeded);
+  EXPECT_EQ(seeded.view().realigned, 0u);
+  EXPECT_EQ(seeded.view().judged_through, 54) << "the old owner's numbering continued (node A's step 49 + 5)";
+  EXPECT_EQ(seeded.view().steps_judged, 30u) << "job steps 25..54, each once";
+  EXPECT_EQ(seeded.view().gaps, 4u * 11) << "only node B's 11 unpublished steps (20..30) are gaps";
+  EXPECT_EQ(seeded.view().late, 0u);
 }
 
 // A detection becomes a finding with the detector's confidence whether or not the mixture corroborates it;

@@ -1,7 +1,8 @@
 // RedisConnection and StreamConsumer against a real 3-master Redis Cluster the test starts
 // (redis_test_cluster.h): commands reach the master of their key's slot, a slot moved behind the connection's
 // back is followed (MOVED), a slot being migrated is followed (ASK), a stalled master is retried through, a
-// dead one fails after the attempts and the connection reconnects, a dead master's promoted replica is found, and
+// dead one alone fails after the attempts and the connection reconnects, a dead one among live ones costs only
+// its own commands, a dead master's promoted replica is found, and
 // serve's consumer reads jobs whose streams are on different masters (one XREADGROUP per slot: one over all would be
 // CROSSSLOT). A plain server is still one server (no cluster);
 // ACL credentials are sent on connecting and never appear in an error.
@@ -111,7 +112,7 @@ TEST(RedisClusterServer, ConsumerReadsJobsOnDifferentMasters) {
   EXPECT_EQ(read, std::set<std::string>(jobs.begin(), jobs.end()));
 }
 
-TEST(RedisClusterServer, RetriesThroughAStallAndGivesUpOnADeadMaster) {
+TEST(RedisClusterServer, RetriesThroughAStallAndGivesUpOnADeadMasterAlone) {
   RedisTestCluster cluster;
   ASSERT_TRUE(cluster.ready());
   RedisConnection conn;
@@ -124,16 +125,79 @@ TEST(RedisClusterServer, RetriesThroughAStallAndGivesUpOnADeadMaster) {
   auto after_stall = conn.Command({"SET", stalled, "2"});
   EXPECT_TRUE(after_stall.ok()) << after_stall.error();
   EXPECT_TRUE(conn.connected());
-  // A master gone for good (no replica): the command fails after its attempts and closes the connection.
+  // A master gone for good (no replica): the command fails after its attempts, as its node's failure alone (the
+  // others still give the map); once every master is gone the connection closes.
   cluster.Kill(0);
   auto lost = conn.Command({"SET", dead, "1"});
   ASSERT_FALSE(lost.ok());
   EXPECT_NE(lost.error().find("attempts"), std::string::npos) << lost.error();
-  EXPECT_FALSE(conn.connected());
-  ASSERT_TRUE(conn.Connect(RedisAddress("127.0.0.1", cluster.ports()[2]), 0.5).ok()) << "reconnects";
+  EXPECT_TRUE(NodeDown(lost.status())) << lost.error();
+  EXPECT_TRUE(conn.connected());
   auto got = conn.Command({"GET", stalled});
   ASSERT_TRUE(got.ok()) << got.error();
   EXPECT_EQ(got.value().text, "2");
+  cluster.Kill(1);
+  cluster.Kill(2);
+  auto none = conn.Command({"GET", stalled});
+  ASSERT_FALSE(none.ok());
+  EXPECT_FALSE(conn.connected()) << "no node to read the map from: " << none.error();
+}
+
+// One dead master costs only its own commands (issue 49's fleet runs: while a master was dead every serve's poll
+// failed on it and the leases of jobs on the healthy masters lapsed): a batch over three masters answers the two
+// live ones and gives the dead one's command a NODEDOWN reply, the connection stays open, the dead node is then
+// left alone for a while (answered at once, not sent), and serve's consumer reads and acknowledges the live
+// masters' jobs.
+TEST(RedisClusterServer, ADeadMasterCostsOnlyItsOwnCommands) {
+  RedisTestCluster cluster;
+  ASSERT_TRUE(cluster.ready());
+  const std::vector<int>& ports = cluster.ports();
+  RedisAddress live_seeds("127.0.0.1", ports[1]);
+  live_seeds.seeds.push_back({"127.0.0.1", ports[2]});
+  std::vector<std::string> jobs;
+  for (int port : ports) jobs.push_back(KeyOn(cluster, port, "job-"));
+  StreamPublisher publisher(live_seeds, {});
+  for (const std::string& job : jobs) publisher.Enqueue(job, {{"kind", "summary"}, {"job", job}});
+  publisher.Flush(0);
+  ASSERT_EQ(publisher.counters().published, jobs.size()) << publisher.counters().last_error;
+  StreamConsumer consumer(live_seeds, {});
+  ASSERT_TRUE(consumer.Discover().ok());
+  ASSERT_EQ(consumer.jobs(), jobs.size());
+  RedisConnection conn;
+  ASSERT_TRUE(conn.Connect(live_seeds, 0.5).ok());
+  std::vector<std::vector<std::string>> sets;
+  for (int port : ports) sets.push_back({"SET", KeyOn(cluster, port, "k"), std::to_string(port)});
+  ASSERT_TRUE(conn.Pipeline(sets).ok());
+
+  cluster.Kill(0);
+  auto replies = conn.Pipeline(sets);
+  ASSERT_TRUE(replies.ok()) << replies.error();
+  EXPECT_TRUE(NodeDown(replies.value()[0])) << replies.value()[0].text;
+  EXPECT_NE(replies.value()[0].text.find("attempts"), std::string::npos) << "tried: " << replies.value()[0].text;
+  EXPECT_EQ(replies.value()[1].text, "OK");
+  EXPECT_EQ(replies.value()[2].text, "OK");
+  EXPECT_TRUE(conn.connected()) << "the live masters' connections stay";
+  auto again = conn.Pipeline(sets);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(NodeDown(again.value()[0]));
+  EXPECT_NE(again.value()[0].text.find("left alone"), std::string::npos) << "held, not sent: " << again.value()[0].text;
+  EXPECT_EQ(again.value()[2].text, "OK");
+  auto alone = conn.Command({"GET", sets[0][1]});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_TRUE(NodeDown(alone.status())) << alone.error();
+
+  std::set<std::string> read;
+  for (int i = 0; i < 5 && read.size() < 2; ++i) {
+    auto entries = consumer.Read(100);
+    ASSERT_TRUE(entries.ok()) << entries.error();
+    for (const StreamEntry& e : entries.value()) read.insert(e.job);
+    auto acked = consumer.Ack(entries.value());
+    ASSERT_TRUE(acked.ok()) << acked.error();
+    EXPECT_EQ(acked.value(), entries.value().size());
+  }
+  EXPECT_EQ(read, (std::set<std::string>{jobs[1], jobs[2]})) << "the live masters' jobs, not the dead one's";
+  EXPECT_GT(consumer.unreachable().count, 0u);
+  EXPECT_NE(consumer.unreachable().last.find("NODEDOWN"), std::string::npos) << consumer.unreachable().last;
 }
 
 TEST(RedisClusterServer, FollowsAFailoverToThePromotedReplica) {
