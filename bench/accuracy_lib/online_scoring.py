@@ -156,3 +156,16 @@ def score(episodes, polls, obs_start, obs_end, grace_s=DEFAULT_GRACE_S, within_s
         "grace_s": grace_s,
     }
     return {"episodes": out_eps, "false_alarms": false, "summary": summary}
+
+
+def rescore(run, grace_s):
+    """The scores of one run record of a bench/online_accuracy results file ({"truth", "polls": {view: [[t,
+    [keys]]]}, "scores": {view: {"observed_from", "observed_to", ...}}}), recomputed from its truth and polls
+    alone: {view: score(...)} for every view that was scored (keys read back from JSON: ranks as ints, JOB)."""
+    out = {}
+    for view, stored in run["scores"].items():
+        if "observed_from" not in stored:
+            continue
+        p = [(t, set(keys)) for t, keys in run["polls"][view]]
+        out[view] = score(run["truth"], p, stored["observed_from"], stored["observed_to"], grace_s=grace_s)
+    return out
