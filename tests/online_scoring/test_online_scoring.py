@@ -3,7 +3,9 @@ detection latency from the onset, a missed episode, an alarm in a clean gap coun
 lasts, the grace period after an episode, alarms naming the wrong rank (or no rank) during an episode counted as
 false alarms, an alarm open since before the onset not detecting it, false alarms per clean hour; and invariants
 over random schedules (latency never negative, detected + missed = episodes, every alarm either a true one of an
-episode or a false alarm)."""
+episode or a false alarm); and every published bench/online_accuracy results file scoring again, from its truth
+and polls alone, to the figures it stores."""
+import json
 import os
 import random
 import sys
@@ -188,6 +190,25 @@ class Invariants(unittest.TestCase):
             self.assertEqual(ex["summary"]["detected"], len(eps))
             self.assertEqual(ex["summary"]["false_alarms"], 0)
             self.assertTrue(all(e["latency_s"] <= 0.5 + 1e-9 for e in ex["episodes"]))
+
+
+class PublishedResults(unittest.TestCase):
+    """Each bench/results/*-online-*.json (bench/online_accuracy --json) scores again, from its truth and polls
+    alone, to the summaries it stores (the figures docs/accuracy.md quotes are the file's)."""
+
+    def test_results_files_rescore_to_their_figures(self):
+        res = os.path.join(HERE, "..", "..", "bench", "results")
+        files = sorted(f for f in os.listdir(res) if "-online-" in f and f.endswith(".json"))
+        self.assertTrue(files, "no bench/results/*-online-*.json (docs/accuracy.md cites one)")
+        for name in files:
+            with open(os.path.join(res, name)) as f:
+                doc = json.load(f)
+            for run in doc["runs"]:
+                again = S.rescore(run, doc["run"]["grace_s"])
+                self.assertTrue(again, f"{name} {run['name']}: nothing scored")
+                for view, r in again.items():
+                    self.assertEqual(r["summary"], run["scores"][view]["summary"], f"{name} {run['name']} {view}")
+                    self.assertEqual(r["summary"]["detected"] + r["summary"]["missed"], len(run["truth"]))
 
 
 if __name__ == "__main__":
