@@ -3,7 +3,7 @@
 
 usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
                    [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute]
-                   [--fault-kind gc|hang|contention|pause]
+                   [--fault-kind gc|hang|contention|pause] [--schedule FILE]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
 all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
@@ -15,7 +15,15 @@ work per step (what took rank 0 60 ms at start-up) and from the fault on the fau
 busy process pinned beside it (both on the last CPU it may use), so it waits in the run queue about as long as it runs;
 with --fault-kind pause the fault rank sleeps once, for --extra-ms, in the first step from the fault on (one pause,
 off the CPU: persistence one_off), and runs clean before and after. Writes OUT_DIR/fault.json: {"fault_start_unix": ..., "rank": ...} at the
-moment the first slow step starts, and OUT_DIR/done-<rank> at the end. With --netns PREFIX, rank r runs in
+moment the first slow step starts, and OUT_DIR/done-<rank> at the end.
+With --schedule FILE (bench/online_accuracy, issue 47 item 6) the fault comes and goes instead: FILE is
+{"rank": R, "episodes": [{"start_s", "duration_s", "extra_ms"}, ...]} on rank 0's clock from the job's start, and
+rank R computes an episode's extra_ms more per step (CPU work, as the default kind) in every step that begins
+inside it (--fault-after, --fault-rank, --extra-ms and --fault-kind are then unused). The fault rank writes the
+truth as it happens, OUT_DIR/schedule_truth.json (replaced whole at each episode's first and last slow step):
+{"rank": R, "intervals": [{"rank", "kind": "compute", "start_unix" (the first slow step's extra work begins),
+"end_unix" (the last one's ends; null while under way), "extra_ms", "slow_steps", "planned_start_s",
+"planned_duration_s"}]}. With --netns PREFIX, rank r runs in
 the network namespace PREFIX-r<n> of the lab's topology (lab/injectors/network.py: namespace n at
 10.77.0.<n+1>, gloo on eth0) with n = r // K, as if each K ranks were a node of their own.
 """
@@ -93,6 +101,46 @@ def gc_graph(ms):
         n = int(n * min(8.0, max(1.2, ms / max(took, 0.01))))
 
 
+class ScheduleTruth:
+    """The fault rank's record of the schedule's episodes as they happen (--schedule), written at each change."""
+
+    def __init__(self, out, rank):
+        self.path, self.rank, self.intervals, self.current = os.path.join(out, "schedule_truth.json"), rank, [], None
+
+    def write(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"rank": self.rank, "intervals": self.intervals}, f, indent=1)
+        os.replace(tmp, self.path)
+
+    def slow_step(self, index, episode, begun, ended):
+        """A slow step of episode `index` whose extra work ran from `begun` to `ended` (unix)."""
+        if self.current is None or self.current["index"] != index:
+            self.finish()
+            self.current = {"index": index, "rank": self.rank, "kind": "compute", "start_unix": begun,
+                            "end_unix": None, "extra_ms": episode["extra_ms"], "slow_steps": 0,
+                            "planned_start_s": episode["start_s"], "planned_duration_s": episode["duration_s"]}
+            self.intervals.append(self.current)
+            self.write()
+        self.current["slow_steps"] += 1
+        self.current["last_end"] = ended
+
+    def finish(self):
+        """The episode under way is over: its end is its last slow step's."""
+        if self.current is not None:
+            self.current["end_unix"] = self.current.pop("last_end")
+            self.current = None
+            self.write()
+
+
+def episode_at(schedule, elapsed):
+    """(index, episode) of the schedule's episode under way at `elapsed` s, or (None, None)."""
+    for i, e in enumerate(schedule["episodes"]):
+        if e["start_s"] <= elapsed < e["start_s"] + e["duration_s"]:
+            return i, e
+    return None, None
+
+
 def rank_main(a):
     import torch
     import torch.distributed as dist
@@ -110,6 +158,13 @@ def rank_main(a):
         dist.broadcast(n, 0)
         fixed = int(n[0])
     burner = None
+    schedule = None
+    if a.schedule:
+        with open(a.schedule) as f:
+            schedule = json.load(f)
+        if rank == schedule["rank"]:
+            truth = ScheduleTruth(a.out, rank)
+            truth.write()  # no episode yet: an empty list, so the bench knows the file is the injector's
     start = time.time()
     fault_written = False
     paused = False  # pause: the one sleep happened
@@ -128,6 +183,18 @@ def rank_main(a):
         elapsed = float(flag[0])
         if elapsed >= a.seconds:
             break
+        if schedule is not None:
+            compute(a.sleep_compute)
+            index, episode = episode_at(schedule, elapsed)
+            if rank == schedule["rank"]:
+                if episode is not None:
+                    begun = time.time()
+                    extra_compute(episode["extra_ms"])
+                    truth.slow_step(index, episode, begun, time.time())
+                else:
+                    truth.finish()
+            dist.all_reduce(t)
+            continue
         faulty = rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0
         if a.fault_kind == "pause":
             faulty, paused = faulty and not paused, paused or faulty
@@ -153,6 +220,8 @@ def rank_main(a):
             else:
                 extra_compute(a.extra_ms)
         dist.all_reduce(t)
+    if schedule is not None and rank == schedule["rank"]:
+        truth.finish()
     if burner is not None:
         burner.kill()
         burner.wait()
@@ -178,8 +247,22 @@ def main():
                     help="the fault's extra time: CPU work (default), a full garbage collection, or a busy "
                     "process sharing the rank's CPU; or a hang; or one sleep of --extra-ms (pause)")
     ap.add_argument("--pg-timeout", type=float, default=60, help="hang: the process group's timeout (s)")
+    ap.add_argument("--schedule", default=None, metavar="FILE",
+                    help="fault episodes on one rank, {\"rank\", \"episodes\": [{\"start_s\", \"duration_s\", "
+                    "\"extra_ms\"}]}: extra CPU work per step inside each (truth: OUT/schedule_truth.json)")
     ap.add_argument("--rank-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.schedule and not a.rank_worker:
+        try:
+            with open(a.schedule) as f:
+                sched = json.load(f)
+            if not 0 <= int(sched["rank"]) < a.ranks:
+                ap.error(f"--schedule: rank {sched['rank']} is not one of the job's {a.ranks} ranks")
+            for e in sched["episodes"]:
+                if not (float(e["duration_s"]) > 0 and float(e["start_s"]) >= 0 and float(e["extra_ms"]) > 0):
+                    ap.error(f"--schedule: an episode needs start_s >= 0, duration_s > 0, extra_ms > 0: {e}")
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            ap.error(f"--schedule {a.schedule}: {err!r}")
     if a.rank_worker:
         return rank_main(a)
     os.makedirs(a.out, exist_ok=True)
