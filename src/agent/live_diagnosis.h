@@ -40,6 +40,7 @@ struct OpenFinding {
   double detected_at = 0;         // Unix seconds of the round that first found it
   int64_t rounds = 0;             // rounds that found it since
   std::string source = "window";  // "window": a window diagnosis; "inflight": serve's stall rule across nodes
+  double last_at = 0;             // Unix seconds of the last round (or window answer) that found it
 };
 
 /// serve with several serves sharing the jobs (job_lease.h): which serve owns the job.

@@ -157,6 +157,7 @@ Expected<size_t> ServeCore::Poll(int block_ms, double now_unix) {
   if (!acked.ok()) return fail(acked.status());
   counters_.acked += acked.value();
   JudgeStalls(now_unix);
+  ExpireWindowFindings(now_unix);
   for (auto& [job, online] : jobs_) {
     if (!leases_.Mine(job)) continue;  // not renewed lately: another serve may own it by now
     const uint64_t judged = online.view().steps_judged;
@@ -339,9 +340,19 @@ void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w
     if (o.finding.rank == f.rank && o.finding.cause == f.cause) {
       o.finding = f;
       ++o.rounds;
+      o.last_at = std::max(o.last_at, w.detected_at);
       return;
     }
-  open.push_back(OpenFinding{f, w.detected_at, 1});
+  open.push_back(OpenFinding{f, w.detected_at, 1, "window", w.detected_at});
+}
+
+// An agent's window answer describes its window only: shown until kWindowFindingShownS after the last answer
+// that found it (bench/online_accuracy found them named for the rest of the job, long after the fault ended).
+void ServeCore::ExpireWindowFindings(double now_unix) {
+  for (auto it = window_findings_.begin(); it != window_findings_.end();) {
+    std::erase_if(it->second, [&](const OpenFinding& o) { return o.last_at + kWindowFindingShownS < now_unix; });
+    it = it->second.empty() ? window_findings_.erase(it) : std::next(it);
+  }
 }
 
 WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix) {

@@ -63,6 +63,7 @@ class ServeCore {
   Status LoadNodes();
   Status SaveNodes();
   void TakeWindowFinding(const std::string& job, const WindowFinding& w);
+  void ExpireWindowFindings(double now_unix);
   void JudgeStalls(double now_unix);
 
   StreamConsumer consumer_;
@@ -91,6 +92,11 @@ class ServeCore {
   void TallyUnreachable();
   bool loaded_ = false;
 };
+
+/// Seconds an agent's window finding stays in serve's status after the last answer that found it: twice the
+/// agents' default window (--window-s 15), so an answer is seen by a few polls of the status, and a fault that
+/// ended leaves it within that.
+constexpr double kWindowFindingShownS = 30.0;
 
 /// What serve asks the agents for when `d` opens: the suspect's and up to three peers' windows.
 WindowRequest RequestFor(const OnlineJob& job, const online::Detection& d, double now_unix);

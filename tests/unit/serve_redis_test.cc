@@ -168,6 +168,12 @@ TEST(ServeRedis, AsksTheSuspectsAgentForItsWindow) {
   }
   EXPECT_TRUE(window) << st.dump(1);
   EXPECT_TRUE(online) << st.dump(1);
+  // The window's answer describes that window: gone once kWindowFindingShownS passed with no new answer.
+  ASSERT_TRUE(core.Poll(0, 120.0 + kWindowFindingShownS - 1).ok());
+  EXPECT_NE(StatusJson(core.Snapshot(149)).dump().find("\"source\":\"window\""), std::string::npos) << "still shown";
+  ASSERT_TRUE(core.Poll(0, 120.0 + kWindowFindingShownS + 1).ok());
+  EXPECT_EQ(StatusJson(core.Snapshot(151)).dump().find("\"source\":\"window\""), std::string::npos)
+      << StatusJson(core.Snapshot(151)).dump(1);
   auto again = node_b.Poll("j", 0);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again.value().empty()) << "a request is heard once";
