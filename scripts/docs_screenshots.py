@@ -2,8 +2,9 @@
 """The report screenshots of the docs (docs/img/*.png): which input and panels each shows, made again from the
 current output, and checked against it.
 
-  docs_screenshots.py --regenerate STRATA   diagnose each screenshot's input (--format html) and draw it again
-                                            with scripts/report_screenshot.py (needs chromium and python3-pil)
+  docs_screenshots.py --regenerate STRATA [NAME...]   diagnose each screenshot's input (or only those named, as
+                                            report-example) (--format html) and draw it again with
+                                            scripts/report_screenshot.py (needs chromium and python3-pil)
   docs_screenshots.py --check STRATA        for each screenshot: the figures the picture carries (written into
                                             the PNG by report_screenshot.py from the page it drew: the top
                                             finding's saving) and the figures its caption in docs/usage.md
@@ -26,7 +27,8 @@ SCREENSHOTS = [
     ("report-example", "examples/ddp-2rank-slow-compute", ["heatmap-section", "chain-section", "kair-section"]),
     ("report-ar-op-table", "../shared/datasets/straggler-whatif/trace-AR.csv.gz",
      ["heatmap-section", "chain-section", "kair-section"]),
-    ("report-recorded-ddp", None, ["heatmap-section", "chain-section", "layers-section"]),  # a lab job, not kept
+    ("report-recorded", "examples/recorded-2rank-cpu-contention", ["heatmap-section", "chain-section",
+                                                                    "layers-section"]),
 ]
 
 
@@ -95,8 +97,14 @@ def check(strata):
     return 1 if failed else 0
 
 
-def regenerate(strata):
+def regenerate(strata, only):
+    unknown = set(only) - {name for name, _, _ in SCREENSHOTS}
+    if unknown:
+        print(f"docs_screenshots: no screenshot named {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
     for name, source, panels in SCREENSHOTS:
+        if only and name not in only:
+            continue
         if source is None or not os.path.exists(os.path.join(ROOT, source)):
             print(f"not regenerated: {name}.png: its input is not in the repository ({source or 'a lab recording'})")
             continue
@@ -109,14 +117,15 @@ def regenerate(strata):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("--check", "--regenerate"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("--check", "--regenerate") or (
+            sys.argv[1] == "--check" and len(sys.argv) != 3):
         print(__doc__, file=sys.stderr)
         return 2
     strata = os.path.abspath(sys.argv[2])
     if not os.access(strata, os.X_OK):
         print(f"docs_screenshots: {sys.argv[2]}: not an executable strata binary", file=sys.stderr)
         return 2
-    return check(strata) if sys.argv[1] == "--check" else regenerate(strata)
+    return check(strata) if sys.argv[1] == "--check" else regenerate(strata, sys.argv[3:])
 
 
 if __name__ == "__main__":
