@@ -16,7 +16,9 @@ rank's core (CPU contention: the spinners; network contention: the traffic's end
 with the ranks per core (--layer-ms, default 3 ms times ceil(ranks / cores)), so the job's CPU demand stays
 about a quarter of the machine however many ranks it has (each rank's own host work, ~12 ms a step with the
 profiler, is the same at any size). Before the job the launcher times the same fixed work on each core (truth
-"core_ms_before"); during it the core probe times it on every rank (truth "probe_ms_by_rank").
+"core_ms_before"); floating ranks are kept off a core measurably slower than the fastest (--slow-core-ratio,
+truth "rank_cores": on this VM they then share the fast core, the device time and cpu_throttling's quota made
+for that); during the job the core probe times the work on every rank (truth "probe_ms_by_rank").
 
 Faults (each a real mechanism, on --fault-rank only):
   slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
@@ -110,6 +112,9 @@ PROBE_WIDTH, PROBE_REPS = 64, 4
 PINNED_FAULTS = ("cpu_contention", "intermittent_cpu_contention", "network_contention",
                  "intermittent_network_contention")
 BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
+# A core whose timed work before the job takes this many times the fastest core's is measurably slower: floating
+# ranks are kept off it (this VM's host runs one of its 2 cores 60-100 % slower for whole runs).
+SLOW_CORE_RATIO = 1.25
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
 
@@ -136,8 +141,12 @@ def parse_args(argv=None):
                     help="emulated device time per layer in forward; backward waits twice that (default 3 times "
                          "ceil(ranks / usable cores): the job's CPU demand the same share of the machine at any size)")
     ap.add_argument("--placement", choices=("auto", "float", "pinned"), default="auto",
-                    help="float: every rank may run on every usable core; pinned: rank r on core (r + --core-shift) "
+                    help="float: every rank may run on every usable core not measurably slower than the fastest "
+                         "(--slow-core-ratio); pinned: rank r on core (r + --core-shift) "
                          "mod cores; auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", else float")
+    ap.add_argument("--slow-core-ratio", type=float, default=SLOW_CORE_RATIO,
+                    help="float: cores whose work timed before the job takes this many times the fastest core's are "
+                         f"left out of the ranks' cores (default {SLOW_CORE_RATIO}; 0: every core)")
     ap.add_argument("--host-ms", type=float, default=0.0,
                     help="real CPU work per step on every rank (matmul blocks before each layer's device wait), "
                          "like a GPU job's host-side launch work (default 0)")
@@ -171,6 +180,7 @@ def parse_args(argv=None):
     if a.steps < 1:
         ap.error("--steps must be >= 1")
     cores = len(os.sched_getaffinity(0))
+    a.defaulted = {"layer_ms": a.layer_ms is None, "quota": a.quota is None}  # refit_to_cores may redo these
     if a.layer_ms is None:
         a.layer_ms = default_layer_ms(a.ranks, cores)
     if a.placement == "auto":
@@ -188,10 +198,7 @@ def parse_args(argv=None):
     if a.table_mb is None:
         a.table_mb = 64.0 if a.fault == "memory_pressure" else 0.0
     if a.quota is None:
-        # A rank that shares its core with others gets only its share of it: the quota is of that share, so
-        # that it bites as hard with 4 or 8 ranks on two cores as with one rank per core.
-        sharing = -(-a.ranks // max(1, len(os.sched_getaffinity(0))))
-        a.quota = min(0.9, 0.09 / a.magnitude) / sharing
+        a.quota = default_quota(a.ranks, len(os.sched_getaffinity(0)), a.magnitude)
     if a.mem_keep is None:
         a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a
@@ -201,6 +208,38 @@ def default_layer_ms(ranks, cores):
     """The emulated device time per forward layer: BASE_LAYER_MS per rank sharing a core, so that the job's CPU
     demand (each rank's host work per step over its step time) is the same share of the machine at any size."""
     return BASE_LAYER_MS * max(1, -(-ranks // max(1, cores)))
+
+
+def default_quota(ranks, cores, magnitude):
+    """cpu_throttling's CPU quota: a rank that shares its core with others gets only its share of it, so the quota
+    is of that share and bites as hard with 4 or 8 ranks on two cores as with one rank per core."""
+    return min(0.9, 0.09 / magnitude) / -(-ranks // max(1, cores))
+
+
+def fast_cores(core_ms, ratio=SLOW_CORE_RATIO):
+    """The cores floating ranks may run on: those whose timed work (measure_cores: core -> ms) took under `ratio`
+    times the fastest core's; every core when `ratio` is 0 or none is measurably slower."""
+    fastest = min(core_ms.values())
+    if ratio <= 0 or fastest <= 0:
+        return sorted(int(c) for c in core_ms)
+    return sorted(int(c) for c, ms in core_ms.items() if ms < ratio * fastest)
+
+
+def refit_to_cores(a, cores):
+    """The defaults that depend on the cores the ranks share (device time per layer, cpu_throttling's quota),
+    made again for `cores` of them; values given on the command line are kept."""
+    defaulted = getattr(a, "defaulted", {})
+    if defaulted.get("layer_ms"):
+        a.layer_ms = default_layer_ms(a.ranks, cores)
+    if defaulted.get("quota"):
+        a.quota = default_quota(a.ranks, cores, a.magnitude)
+
+
+def rank_cpus(a, ctx, rank, rank_cores):
+    """LAB_CPU of a rank: its one core when pinned, else the cores it may float over (comma-separated)."""
+    if a.placement == "pinned":
+        return str(ctx.core_of(rank))
+    return ",".join(str(c) for c in rank_cores)
 
 
 def measure_cores(cores, reps=3):
@@ -247,9 +286,9 @@ def device_ms_per_step(a):
 # ----------------------------------------------------------------------------------------------------------
 def worker(a):
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    core = int(os.environ.get("LAB_CPU", "-1"))
-    if core >= 0:
-        os.sched_setaffinity(0, {core})  # before torch starts any thread, so they inherit it
+    cpus = {int(c) for c in os.environ.get("LAB_CPU", "").split(",") if c.strip() and int(c) >= 0}
+    if cpus:
+        os.sched_setaffinity(0, cpus)  # before torch starts any thread, so they inherit it
     if a.nice:
         # With autogroup scheduling (Debian's default) niceness only ranks threads within one session, so each
         # rank runs in a session of its own (the launcher starts it so) and that session's group gets it too.
@@ -631,7 +670,7 @@ def worker(a):
     os.replace(os.path.join(a.out, f".rank-{rank}.json.gz.tmp"), os.path.join(a.out, f"rank-{rank}.json.gz"))
     os.remove(tmp_json)
     with open(os.path.join(stats_dir, f"stats-{rank}.json"), "w") as f:
-        json.dump({"rank": rank, "cpu": core, "faulty": faulty, "mechanism": mechanism,
+        json.dump({"rank": rank, "cpu": sorted(cpus) if cpus else -1, "faulty": faulty, "mechanism": mechanism,
                    "memlimit": fault_state.get("memlimit"),
                    "steps": [dict({"step": s, "recorded": r, "affected": h, "injected_ms": i, "wall_ms": w}, **t)
                              for s, r, h, i, w, t in steps_seen]}, f)
@@ -688,6 +727,9 @@ def launch(a, argv):
     if a.core_shift is None:
         a.core_shift = a.seed
     core_ms_before = measure_cores(cores)
+    rank_cores = fast_cores(core_ms_before, a.slow_core_ratio) if a.placement == "float" else cores
+    if len(rank_cores) < len(cores):
+        refit_to_cores(a, len(rank_cores))
     # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
     argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
@@ -714,7 +756,7 @@ def launch(a, argv):
                        LOCAL_WORLD_SIZE=str(a.ranks), GROUP_RANK="0", ROLE_RANK=str(r),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
                        MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1",
-                       LAB_CPU=str(ctx.core_of(r) if a.placement == "pinned" else -1),
+                       LAB_CPU=rank_cpus(a, ctx, r, rank_cores),
 
                        LAB_STATS_DIR=work)
             env.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -818,6 +860,7 @@ def launch(a, argv):
         "placement": a.placement,
         "layer_ms": a.layer_ms,
         "core_ms_before": core_ms_before,
+        "rank_cores": rank_cores if a.placement == "float" else None,
         "mechanism": mech or (stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)"),
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,

@@ -1,6 +1,7 @@
 """The lab fits the machine (issue 47 item 4): ranks float over the cores unless their fault pins helpers to a
-core, the emulated device time grows with the ranks per core, and the launcher's per-core timing leaves its
-own affinity as it found it. No job is started: these are the rules the launcher applies.
+core, and then only over the cores not measurably slower than the fastest (timed before the job); the emulated
+device time and cpu_throttling's quota are made for the cores the ranks share; the launcher's per-core timing
+leaves its own affinity as it found it. No job is started: these are the rules the launcher applies.
 
 usage: python3 -m unittest discover -s lab/tests    (from the repository root)
 """
@@ -39,6 +40,38 @@ class Placement(unittest.TestCase):
         cores = len(os.sched_getaffinity(0))
         self.assertEqual(self.parse("--ranks", "8").layer_ms, ddp_job.default_layer_ms(8, cores))
         self.assertEqual(self.parse("--ranks", "8", "--layer-ms", "5").layer_ms, 5.0)
+
+    def test_floating_ranks_keep_off_a_measurably_slower_core(self):
+        self.assertEqual(ddp_job.fast_cores({"0": 10.0, "1": 18.0}), [0], "60-100 % slower: left out")
+        self.assertEqual(ddp_job.fast_cores({"0": 17.0, "1": 10.0}), [1])
+        self.assertEqual(ddp_job.fast_cores({"0": 10.0, "1": 11.0}), [0, 1], "10 % apart: noise, both kept")
+        self.assertEqual(ddp_job.fast_cores({"0": 10.0, "1": 18.0}, ratio=0), [0, 1], "ratio 0: every core")
+        self.assertEqual(ddp_job.fast_cores({"0": 10.0, "1": 30.0, "2": 10.5, "3": 12.4}), [0, 2, 3])
+        for timed in ({"0": 5.0}, {"0": 3.0, "1": 3.0}, {"0": 9.0, "1": 1.0, "2": 50.0}):
+            fast = ddp_job.fast_cores(timed)
+            self.assertIn(min(timed, key=timed.get), [str(c) for c in fast], "the fastest core is always kept")
+
+    def test_the_shared_cores_set_the_defaults_and_given_values_stay(self):
+        a = self.parse("--ranks", "8", "--fault", "cpu_throttling")
+        ddp_job.refit_to_cores(a, 1)
+        self.assertEqual(a.layer_ms, ddp_job.default_layer_ms(8, 1))
+        self.assertAlmostEqual(a.quota, ddp_job.default_quota(8, 1, a.magnitude))
+        self.assertLess(a.quota, ddp_job.default_quota(8, 2, a.magnitude), "8 ranks on one core: a smaller share")
+        given = self.parse("--ranks", "8", "--layer-ms", "5", "--quota", "0.2")
+        ddp_job.refit_to_cores(given, 1)
+        self.assertEqual((given.layer_ms, given.quota), (5.0, 0.2))
+
+    def test_each_rank_is_told_its_cores(self):
+        class Ctx:
+            cores = [0, 1]
+
+            def core_of(self, rank):
+                return self.cores[rank % 2]
+
+        floating, pinned = self.parse(), self.parse("--fault", "cpu_contention")
+        self.assertEqual(ddp_job.rank_cpus(floating, Ctx(), 3, [1]), "1")
+        self.assertEqual(ddp_job.rank_cpus(floating, Ctx(), 3, [0, 1]), "0,1")
+        self.assertEqual(ddp_job.rank_cpus(pinned, Ctx(), 3, [0, 1]), "1", "pinned: its own core")
 
     def test_core_timing_covers_every_core_and_restores_the_affinity(self):
         before = os.sched_getaffinity(0)
