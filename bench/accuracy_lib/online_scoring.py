@@ -28,8 +28,19 @@ Rules (fixed before the first run, 2026-12-04):
 - A detected episode's alarm may stay open past the episode's end (a lasting finding closes with hysteresis and
   stays in the status 5 s more): `cleared_after_s` is how long after end_unix it was last seen (None while still
   open at obs_end), reported, not scored.
+
+The machine's own share (reported beside the figures, never changing them; added 2026-12-04 after the first runs,
+whose false alarms came while other work loaded the machine): the bench samples each rank's run-queue wait (the
+kernel's schedstat, summed over the rank's threads: time runnable while another task held its CPU) at every
+poll, and `machine_share` gives each false alarm naming a rank that rank's wait over the alarm (from
+RQ_LEAD_S before its start to its end) beyond the median of the other ranks' (`rq_excess_ms`), and counts the
+alarms whose excess reached MACHINE_RQ_MS: those the machine, not the job, may have made.
 """
 import math
+import statistics
+
+RQ_LEAD_S = 2.0       # the alarm's window for run-queue wait starts this long before its first poll
+MACHINE_RQ_MS = 20.0  # a rank's run-queue wait beyond its peers' median, over the alarm, that counts as the machine's
 
 JOB = "job"  # the key of a finding that names no rank
 DEFAULT_GRACE_S = 10.0
@@ -168,4 +179,48 @@ def rescore(run, grace_s):
             continue
         p = [(t, set(keys)) for t, keys in run["polls"][view]]
         out[view] = score(run["truth"], p, stored["observed_from"], stored["observed_to"], grace_s=grace_s)
+        if "run_queue_ms" in run:  # files written before 2026-12-04 11:30 have no samples
+            with_machine_share(out[view], run["run_queue_ms"])
     return out
+
+
+def with_machine_share(result, rq_samples):
+    """`result` (score's) with each false alarm's run-queue excess and the summary's
+    `false_alarms_machine_share` ({"reached", "judged", "threshold_ms"}), from the bench's samples as written:
+    [[t, {"rank": ms}]]."""
+    rq = [(t, {int(k): v for k, v in sample.items()}) for t, sample in rq_samples]
+    result["false_alarms"], reached, judged = machine_share(result["false_alarms"], rq)
+    result["summary"]["false_alarms_machine_share"] = {"reached": reached, "judged": judged,
+                                                       "threshold_ms": MACHINE_RQ_MS}
+    return result
+
+
+def _rq_at(rq_polls, t):
+    """The last sample at or before `t` ({rank: ms}), else the first one."""
+    best = rq_polls[0][1]
+    for ts, sample in rq_polls:
+        if ts > t:
+            break
+        best = sample
+    return best
+
+
+def machine_share(false_alarms, rq_polls):
+    """Each false alarm naming a rank, with that rank's run-queue wait over [start - RQ_LEAD_S, end] beyond the
+    median of its peers' over the same span (`rq_excess_ms`; None when the samples do not cover the rank or have
+    no peer), and how many reached MACHINE_RQ_MS. `rq_polls`: [(t, {rank: cumulative run-queue wait ms})] in time
+    order. Returns (annotated copies of the alarms, count, alarms that could be judged)."""
+    out, count, judged = [], 0, 0
+    for a in false_alarms:
+        a = dict(a)
+        a["rq_excess_ms"] = None
+        if rq_polls and isinstance(a["key"], int):
+            lo, hi = _rq_at(rq_polls, a["start"] - RQ_LEAD_S), _rq_at(rq_polls, a["end"])
+            delta = {r: hi[r] - lo[r] for r in hi if r in lo}
+            peers = [d for r, d in delta.items() if r != a["key"]]
+            if a["key"] in delta and peers:
+                a["rq_excess_ms"] = round(delta[a["key"]] - statistics.median(peers), 3)
+                judged += 1
+                count += a["rq_excess_ms"] >= MACHINE_RQ_MS
+        out.append(a)
+    return out, count, judged

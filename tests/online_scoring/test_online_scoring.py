@@ -192,6 +192,38 @@ class Invariants(unittest.TestCase):
             self.assertTrue(all(e["latency_s"] <= 0.5 + 1e-9 for e in ex["episodes"]))
 
 
+class MachineShare(unittest.TestCase):
+    """A false alarm's run-queue excess: the named rank's wait over [start - RQ_LEAD_S, end] beyond its peers'
+    median; reported beside the figures, never changing them."""
+
+    def test_excess_over_the_alarm_against_the_peers_median(self):
+        rq = [(0.0, {0: 0.0, 1: 0.0, 2: 0.0}), (8.0, {0: 5.0, 1: 6.0, 2: 4.0}),
+              (10.0, {0: 45.0, 1: 7.0, 2: 5.0}), (12.0, {0: 50.0, 1: 8.0, 2: 6.0})]
+        alarms = [{"key": 0, "start": 10.0, "end": 12.0}, {"key": 1, "start": 10.0, "end": 12.0},
+                  {"key": S.JOB, "start": 10.0, "end": 12.0}]
+        out, reached, judged = S.machine_share(alarms, rq)
+        self.assertEqual(out[0]["rq_excess_ms"], 50.0 - 5.0 - (2.0 + 2.0) / 2)  # from t=8 (10 - 2 s) to 12
+        self.assertEqual(out[1]["rq_excess_ms"], 2.0 - (45.0 + 2.0) / 2)
+        self.assertIsNone(out[2]["rq_excess_ms"], "a finding naming no rank is not judged")
+        self.assertEqual((reached, judged), (1, 2))
+        self.assertNotIn("rq_excess_ms", alarms[0], "the input is not changed")
+
+    def test_no_samples_or_no_peers_judge_nothing(self):
+        alarm = [{"key": 0, "start": 1.0, "end": 2.0}]
+        self.assertEqual(S.machine_share(alarm, [])[1:], (0, 0))
+        self.assertEqual(S.machine_share(alarm, [(0.0, {0: 0.0}), (3.0, {0: 99.0})])[1:], (0, 0))
+
+    def test_the_figures_do_not_change(self):
+        truth = [{"rank": 1, "start_unix": 100.0, "end_unix": 120.0}]
+        polls = [(t, {0} if 50 <= t < 53 else ({1} if 102 <= t < 125 else set())) for t in range(0, 200)]
+        plain = S.score(truth, polls, 0, 199)
+        shared = S.with_machine_share(S.score(truth, polls, 0, 199),
+                                      [[float(t), {"0": 10.0 * t, "1": 0.0}] for t in range(0, 200, 5)])
+        share = shared["summary"].pop("false_alarms_machine_share")
+        self.assertEqual(shared["summary"], plain["summary"])
+        self.assertEqual(share, {"reached": 1, "judged": 1, "threshold_ms": S.MACHINE_RQ_MS})
+
+
 class PublishedResults(unittest.TestCase):
     """Each bench/results/*-online-*.json (bench/online_accuracy --json) scores again, from its truth and polls
     alone, to the summaries it stores (the figures docs/accuracy.md quotes are the file's)."""
