@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 started=$SECONDS
 bash "$root/scripts/setup.sh" --tool
-STRATA_TARGETS=strata bash "$root/scripts/build.sh" "$root/build" Release -DSTRATA_BUILD_TESTS=OFF -DSTRATA_PYTHON=OFF
+STRATA_TARGETS=strata bash "$root/scripts/build.sh" "$root/build" Release -DSTRATA_BUILD_TESTS=OFF -DSTRATA_PYTHON=OFF -DSTRATA_UNITY=ON
 echo
 "$root/build/strata" diagnose "$root/examples/ddp-2rank-slow-compute"
 echo

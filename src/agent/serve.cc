@@ -17,10 +17,10 @@
 namespace strata::agent {
 namespace {
 
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
+std::atomic<bool> g_serve_stop{false};
+void OnServeSignal(int) { g_serve_stop = true; }
 
-double UnixS() {
+double ServeUnixS() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
@@ -38,15 +38,15 @@ Status RunServe(const ServeOptions& options) {
   if (Status st = http.Start(options.listen); !st.ok()) return st;
   say(fmt::format("reading {}, listening on http://{}/", address.value().Text(), options.listen));
   struct sigaction action {};
-  action.sa_handler = OnSignal;
+  action.sa_handler = OnServeSignal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   ServeCore core(address.value(), options.consumer, {}, options.lease);
   const auto started = std::chrono::steady_clock::now();
   double backoff_s = 0;
-  while (!g_stop) {
-    auto polled = core.Poll(options.block_ms, UnixS());
-    const AgentSnapshot s = core.Snapshot(UnixS());
+  while (!g_serve_stop) {
+    auto polled = core.Poll(options.block_ms, ServeUnixS());
+    const AgentSnapshot s = core.Snapshot(ServeUnixS());
     http.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
     http.PublishNodes(NodesJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
     if (!polled.ok()) {

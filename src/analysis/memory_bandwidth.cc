@@ -13,13 +13,13 @@ namespace strata {
 
 namespace {
 
-struct Change {
+struct BandwidthChange {
   double us = 0;
   double gbps = 0;   // + at a start, − at an end
   size_t order = 0;  // store order of the row, starts and ends numbered apart
 };
 
-void Summarize(MemoryBandwidthKind* k) {
+void SummarizeKind(MemoryBandwidthKind* k) {
   std::vector<double> above;
   for (const auto& [us, gbps] : k->series)
     if (gbps > 0) above.push_back(gbps);
@@ -50,7 +50,7 @@ std::string MemoryKernelKind(std::string_view name) {
 
 std::vector<MemoryBandwidthKind> ComputeMemoryBandwidth(const TraceStore& store, const HtaRows& rows) {
   const SliceTable& s = store.slices;
-  std::map<std::string, std::vector<Change>> changes;
+  std::map<std::string, std::vector<BandwidthChange>> changes;
   size_t order = 0;
   for (const HtaRow& r : rows.kept) {
     const uint32_t i = r.row.value;
@@ -66,7 +66,7 @@ std::vector<MemoryBandwidthKind> ComputeMemoryBandwidth(const TraceStore& store,
   }
   std::vector<MemoryBandwidthKind> out;
   for (auto& [name, c] : changes) {
-    std::stable_sort(c.begin(), c.end(), [](const Change& a, const Change& b) {
+    std::stable_sort(c.begin(), c.end(), [](const BandwidthChange& a, const BandwidthChange& b) {
       if (a.us != b.us) return a.us < b.us;
       if ((a.gbps < 0) != (b.gbps < 0)) return a.gbps < 0;  // ends first
       return a.order < b.order;
@@ -74,8 +74,8 @@ std::vector<MemoryBandwidthKind> ComputeMemoryBandwidth(const TraceStore& store,
     MemoryBandwidthKind k;
     k.kind = name;
     double sum = 0;
-    for (const Change& ch : c) k.series.emplace_back(ch.us, sum += ch.gbps);
-    Summarize(&k);
+    for (const BandwidthChange& ch : c) k.series.emplace_back(ch.us, sum += ch.gbps);
+    SummarizeKind(&k);
     out.push_back(std::move(k));
   }
   return out;

@@ -10,14 +10,14 @@ namespace strata {
 
 namespace {
 
-struct Change {
+struct QueueChange {
   double ts;
   int delta;  // +1 launch, -1 start
 };
 
-StreamQueueLength Series(int64_t stream, std::vector<Change> changes) {
+StreamQueueLength Series(int64_t stream, std::vector<QueueChange> changes) {
   std::sort(changes.begin(), changes.end(),
-            [](const Change& a, const Change& b) { return a.ts != b.ts ? a.ts < b.ts : a.delta > b.delta; });
+            [](const QueueChange& a, const QueueChange& b) { return a.ts != b.ts ? a.ts < b.ts : a.delta > b.delta; });
   StreamQueueLength out;
   out.stream = stream;
   int64_t length = 0;
@@ -36,7 +36,7 @@ StreamQueueLength Series(int64_t stream, std::vector<Change> changes) {
 }  // namespace
 
 std::vector<StreamQueueLength> ComputeQueueLength(const TraceStore& store, const HtaRows& rows) {
-  std::map<int64_t, std::vector<Change>> by_stream;
+  std::map<int64_t, std::vector<QueueChange>> by_stream;
   for (const LaunchPair& p : PairRuntimeLaunches(store, rows)) {
     auto& changes = by_stream[DeviceStreamOf(store, rows.kept[p.gpu].row)];
     changes.push_back({rows.kept[p.cpu].start, +1});

@@ -10,13 +10,13 @@
 namespace strata::cli {
 namespace {
 
-agent::AgentOptions& Options() {
+agent::AgentOptions& AgentArgs() {
   static agent::AgentOptions options;
   return options;
 }
 
 // --quiet: the agent's messages (on_message) are not printed.
-bool& Quiet() {
+bool& AgentQuiet() {
   static bool quiet = false;
   return quiet;
 }
@@ -24,7 +24,7 @@ bool& Quiet() {
 }  // namespace
 
 CLI::App* AddAgentCommand(CLI::App& app) {
-  agent::AgentOptions& o = Options();
+  agent::AgentOptions& o = AgentArgs();
   CLI::App* cmd = app.add_subcommand(
       "agent",
       "watch this node's training jobs until stopped (root): find ranked processes by their environment, keep a "
@@ -87,14 +87,14 @@ CLI::App* AddAgentCommand(CLI::App& app) {
   cmd->add_flag("--same-netns", o.same_netns,
                 "watch only training processes in the agent's own network namespace (one agent per container, or "
                 "per emulated node on one host)");
-  cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");
+  cmd->add_flag("-q,--quiet", AgentQuiet(), "no progress messages");
   return cmd;
 }
 
 int RunAgentCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  agent::AgentOptions& o = Options();
-  if (!Quiet()) o.on_message = StderrMessages("agent");
+  agent::AgentOptions& o = AgentArgs();
+  if (!AgentQuiet()) o.on_message = StderrMessages("agent");
   if (Status st = agent::RunAgent(o); !st.ok()) return ReportError("agent", st.message());
   return 0;
 #else

@@ -35,12 +35,12 @@ struct DiffCommandOptions {
   unsigned threads = 0;
 };
 
-DiffCommandOptions& Options() {
+DiffCommandOptions& DiffArgs() {
   static DiffCommandOptions options;
   return options;
 }
 
-int Fail(const std::string& message, int code) {
+int DiffFail(const std::string& message, int code) {
   std::fprintf(stderr, "strata: %s\n", TerminalSafe(message).c_str());
   return code;
 }
@@ -78,7 +78,7 @@ std::string Render(const DiffSides& sides, const diff::RunDiff& result, const Di
 }  // namespace
 
 CLI::App* AddDiffCommand(CLI::App& app) {
-  DiffCommandOptions& o = Options();
+  DiffCommandOptions& o = DiffArgs();
   CLI::App* cmd = app.add_subcommand(
       "diff",
       "what changed between two runs: step time before -> after and, per op/kernel name, counts and total time "
@@ -103,29 +103,29 @@ CLI::App* AddDiffCommand(CLI::App& app) {
 }
 
 int RunDiffCommand() {
-  DiffCommandOptions& o = Options();
+  DiffCommandOptions& o = DiffArgs();
   if (o.format == "html")
-    if (Status st = CheckHtmlTarget(o.out); !st.ok()) return Fail(st.message(), kExitUsage);
+    if (Status st = CheckHtmlTarget(o.out); !st.ok()) return DiffFail(st.message(), kExitUsage);
   auto base_job = LoadComparedRun("BASE", o.base, o.threads);
-  if (!base_job.ok()) return Fail(base_job.error(), kExitError);
+  if (!base_job.ok()) return DiffFail(base_job.error(), kExitError);
   auto test_job = LoadComparedRun("TEST", o.test, o.threads);
-  if (!test_job.ok()) return Fail(test_job.error(), kExitError);
+  if (!test_job.ok()) return DiffFail(test_job.error(), kExitError);
   const TraceStore& base = base_job.value().store;
   const TraceStore& test = test_job.value().store;
   auto base_rows = diff::ReadRun(base, "BASE " + o.base);
-  if (!base_rows.ok()) return Fail(base_rows.error(), kExitError);
+  if (!base_rows.ok()) return DiffFail(base_rows.error(), kExitError);
   auto test_rows = diff::ReadRun(test, "TEST " + o.test);
-  if (!test_rows.ok()) return Fail(test_rows.error(), kExitError);
+  if (!test_rows.ok()) return DiffFail(test_rows.error(), kExitError);
   const diff::DiffOptions options =
       diff::NamedDiffOptions(o.base_ranks, o.base_steps, o.test_ranks, o.test_steps, o.all_ranks, o.all_steps,
                              diff::ParseDeviceFilter(o.device).value_or(diff::DeviceFilter::kAll));
   auto result = diff::DiffRuns(base, base_rows.value(), test, test_rows.value(), options);
-  if (!result.ok()) return Fail(result.error(), kExitUsage);
+  if (!result.ok()) return DiffFail(result.error(), kExitUsage);
   std::vector<std::string> inputs = base_job.value().files;
   inputs.insert(inputs.end(), test_job.value().files.begin(), test_job.value().files.end());
   const DiffSides sides{base, test, o.base, o.test};
   if (Status st = WriteOutput(o.out, Render(sides, result.value(), o), inputs); !st.ok())
-    return Fail(st.message(), kExitError);
+    return DiffFail(st.message(), kExitError);
   return 0;
 }
 

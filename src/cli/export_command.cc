@@ -32,12 +32,12 @@ struct ExportOptions {
   std::string job;
 };
 
-ExportOptions& Options() {
+ExportOptions& ExportArgs() {
   static ExportOptions options;
   return options;
 }
 
-int Fail(const Status& st, int code = 1) {
+int ExportFail(const Status& st, int code = 1) {
   std::fprintf(stderr, "strata: %s\n", TerminalSafe(st.message()).c_str());
   return code;
 }
@@ -58,15 +58,16 @@ std::string RankList(const std::set<int32_t>& ranks) {
 // profile to a terminal, a rank without samples. Returns the exit code (0: fine).
 int CheckPprofUsage(const ExportOptions& o, const LoadedJob& job) {
   if (o.out == "-" && ::isatty(STDOUT_FILENO))
-    return Fail(Status::Error("--format pprof -o -: standard output is a terminal; give a file, e.g. -o cpu.pb.gz"), 2);
+    return ExportFail(
+        Status::Error("--format pprof -o -: standard output is a terminal; give a file, e.g. -o cpu.pb.gz"), 2);
   if (o.diff_straggler && o.peers_out == o.out)
-    return Fail(Status::Error("--peers-output names the same file as -o: give two files"), 2);
+    return ExportFail(Status::Error("--peers-output names the same file as -o: give two files"), 2);
   const std::set<int32_t> ranks = RanksWithSamples(job.recorded);
   if (o.rank >= 0 && !ranks.empty() && !ranks.count(o.rank))
-    return Fail(Status::Error(fmt::format("--rank {}: the recording has no CPU stack samples of rank {} (ranks "
-                                          "sampled: {})",
-                                          o.rank, o.rank, RankList(ranks))),
-                2);
+    return ExportFail(Status::Error(fmt::format("--rank {}: the recording has no CPU stack samples of rank {} (ranks "
+                                                "sampled: {})",
+                                                o.rank, o.rank, RankList(ranks))),
+                      2);
   return 0;
 }
 
@@ -84,26 +85,26 @@ Expected<int32_t> DiagnosedStraggler(LoadedJob& job) {
 // --diff-straggler: the straggler's profile to -o, its peers' median to --peers-output.
 int RunPprofDiff(const ExportOptions& o, LoadedJob& job) {
   Expected<int32_t> straggler = o.rank >= 0 ? Expected<int32_t>(o.rank) : DiagnosedStraggler(job);
-  if (!straggler.ok()) return Fail(straggler.status());
+  if (!straggler.ok()) return ExportFail(straggler.status());
   PprofOptions options;
   options.job = o.job;
   options.rank = straggler.value();
   const Expected<std::string> mine = PprofProfile(job.recorded, options);
-  if (!mine.ok()) return Fail(mine.status());
+  if (!mine.ok()) return ExportFail(mine.status());
   const Expected<std::string> peers = PprofPeersMedian(job.recorded, straggler.value(), o.job);
-  if (!peers.ok()) return Fail(peers.status());
+  if (!peers.ok()) return ExportFail(peers.status());
   Status st = WriteOutput(o.out, mine.value(), job.files);
   if (st.ok()) st = WriteOutput(o.peers_out, peers.value(), job.files);
-  if (!st.ok()) return Fail(st);
+  if (!st.ok()) return ExportFail(st);
   std::fprintf(stderr, "strata: rank %d against its peers' median: go tool pprof -diff_base %s %s\n", straggler.value(),
                TerminalSafe(o.peers_out).c_str(), TerminalSafe(o.out).c_str());
   return 0;
 }
 
 int RunPprofExport(LoadedJob& job) {
-  const ExportOptions& o = Options();
+  const ExportOptions& o = ExportArgs();
   if (job.recorded.empty())
-    return Fail(
+    return ExportFail(
         Status::Error(fmt::format("{}: --format pprof writes the CPU stack samples of a `strata record` "
                                   "recording (*.sseg), and these inputs hold none (profiler traces "
                                   "have no stack samples)",
@@ -114,16 +115,17 @@ int RunPprofExport(LoadedJob& job) {
   options.job = o.job;
   if (o.rank >= 0) options.rank = o.rank;
   const Expected<std::string> profile = PprofProfile(job.recorded, options);
-  if (!profile.ok()) return Fail(profile.status());
-  if (Status st = WriteOutput(o.out, profile.value(), job.files); !st.ok()) return Fail(st);
+  if (!profile.ok()) return ExportFail(profile.status());
+  if (Status st = WriteOutput(o.out, profile.value(), job.files); !st.ok()) return ExportFail(st);
   return 0;
 }
 
 // Options of --format pprof given with another format: a usage error naming the first.
 int CheckFormatOptions(const CLI::App& cmd) {
-  if (Options().format == "pprof") return 0;
+  if (ExportArgs().format == "pprof") return 0;
   for (const char* name : {"--rank", "--diff-straggler", "--peers-output", "--job"})
-    if (cmd.count(name) > 0) return Fail(Status::Error(fmt::format("{} applies to --format pprof only", name)), 2);
+    if (cmd.count(name) > 0)
+      return ExportFail(Status::Error(fmt::format("{} applies to --format pprof only", name)), 2);
   return 0;
 }
 
@@ -132,7 +134,7 @@ CLI::App* g_export = nullptr;
 }  // namespace
 
 CLI::App* AddExportCommand(CLI::App& app) {
-  ExportOptions& o = Options();
+  ExportOptions& o = ExportArgs();
   CLI::App* cmd = app.add_subcommand(
       "export",
       "perfetto (default): write all ranks of a job on one clock-aligned timeline (Chrome trace-event JSON that "
@@ -165,7 +167,7 @@ CLI::App* AddExportCommand(CLI::App& app) {
 }
 
 int RunExportCommand(LoadedJob& job) {
-  const ExportOptions& o = Options();
+  const ExportOptions& o = ExportArgs();
   if (g_export != nullptr)
     if (int rc = CheckFormatOptions(*g_export)) return rc;
   if (o.format == "pprof") return RunPprofExport(job);
@@ -180,7 +182,7 @@ int RunExportCommand(LoadedJob& job) {
     st =
         WritePerfettoJson(job.store, job.recorded, result, [&out](std::string_view bytes) { return out.Write(bytes); });
   if (st.ok()) st = out.Commit();
-  return st.ok() ? 0 : Fail(st);
+  return st.ok() ? 0 : ExportFail(st);
 }
 
 }  // namespace strata::cli

@@ -45,7 +45,7 @@ std::string DefaultNcclPlugin() {
   return "";
 }
 
-RecordCli& Options() {
+RecordCli& RecordArgs() {
   static RecordCli options;
   return options;
 }
@@ -53,7 +53,7 @@ RecordCli& Options() {
 }  // namespace
 
 CLI::App* AddRecordCommand(CLI::App& app) {
-  RecordCli& o = Options();
+  RecordCli& o = RecordArgs();
   CLI::App* cmd = app.add_subcommand(
       "record",
       "record a training job with eBPF (scheduling, CPU stacks, collective and CUDA calls, Python GC) and host "
@@ -106,7 +106,7 @@ CLI::App* AddRecordCommand(CLI::App& app) {
 
 int RunRecordCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  const RecordCli& o = Options();
+  const RecordCli& o = RecordArgs();
   recorder::RecordOptions options;
   options.out_dir = o.out_dir;
   options.pids = o.pids;

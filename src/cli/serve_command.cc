@@ -15,7 +15,7 @@ namespace strata::cli {
 namespace {
 
 #ifdef STRATA_HAVE_RECORDER
-agent::ServeOptions& Options() {
+agent::ServeOptions& ServeArgs() {
   static agent::ServeOptions options = [] {
     agent::ServeOptions o;
     char host[256] = {};
@@ -27,7 +27,7 @@ agent::ServeOptions& Options() {
 }
 
 // --quiet: serve's messages (on_message) are not printed.
-bool& Quiet() {
+bool& ServeQuiet() {
   static bool quiet = false;
   return quiet;
 }
@@ -41,7 +41,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
       "read every job's step summaries from Redis (published by `strata agent --redis`) in a consumer group, detect "
       "stragglers over whole jobs across nodes, serve /metrics and /api/v1/status for all jobs");
 #ifdef STRATA_HAVE_RECORDER
-  agent::ServeOptions& o = Options();
+  agent::ServeOptions& o = ServeArgs();
   cmd->add_option("--redis", o.redis,
                   "redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...] (several seeds for a Redis Cluster)")
       ->required();
@@ -63,15 +63,15 @@ CLI::App* AddServeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--run-s", o.run_s, "stop after this many seconds (default: until SIGINT/SIGTERM)")
       ->check(Finite() & CLI::Range(0.0, 1e9));
-  cmd->add_flag("-q,--quiet", Quiet(), "no progress messages");
+  cmd->add_flag("-q,--quiet", ServeQuiet(), "no progress messages");
 #endif
   return cmd;
 }
 
 int RunServeCommand() {
 #ifdef STRATA_HAVE_RECORDER
-  agent::ServeOptions& o = Options();
-  if (!Quiet()) o.on_message = StderrMessages("serve");
+  agent::ServeOptions& o = ServeArgs();
+  if (!ServeQuiet()) o.on_message = StderrMessages("serve");
   if (Status st = agent::RunServe(o); !st.ok()) return ReportError("serve", st.message());
   return 0;
 #else

@@ -12,7 +12,7 @@ namespace strata::cli {
 
 namespace {
 
-synth::SynthOptions& Options() {
+synth::SynthOptions& SynthArgs() {
   static synth::SynthOptions options;
   return options;
 }
@@ -29,7 +29,7 @@ ProgressFlags& Progress() {
 }  // namespace
 
 CLI::App* AddSynthCommand(CLI::App& app) {
-  synth::SynthOptions& o = Options();
+  synth::SynthOptions& o = SynthArgs();
   CLI::App* cmd = app.add_subcommand(
       "synth",
       "write a deterministic synthetic multi-rank Kineto trace set of GPU training (DP x PP x TP) with an "
@@ -64,7 +64,7 @@ CLI::App* AddSynthCommand(CLI::App& app) {
 }
 
 int RunSynthCommand() {
-  synth::SynthOptions& o = Options();
+  synth::SynthOptions& o = SynthArgs();
   o.progress = Progress().off ? 0 : Progress().on ? 1 : -1;
   o.on_progress = [](const std::string& line) { std::fprintf(stderr, "strata synth: %s\n", line.c_str()); };
   synth::JobConfig cfg;

@@ -15,7 +15,7 @@ namespace {
 
 using Kind = PickleValue::Kind;
 
-std::string_view BaseName(std::string_view path) {
+std::string_view DumpBaseName(std::string_view path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
@@ -417,7 +417,7 @@ bool LooksLikeFlightRecorderJson(std::string_view head) {
 }
 
 std::optional<int> RankFromDumpFileName(std::string_view path) {
-  std::string_view name = BaseName(path);
+  std::string_view name = DumpBaseName(path);
   for (std::string_view suffix : {".json", ".pkl", ".pickle"})
     if (name.size() > suffix.size() && name.ends_with(suffix)) name.remove_suffix(suffix.size());
   size_t start = name.size();

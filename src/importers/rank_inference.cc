@@ -10,14 +10,14 @@
 namespace strata {
 
 namespace {
-std::string_view BaseName(std::string_view path) {
+std::string_view PathBaseName(std::string_view path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 }  // namespace
 
 std::optional<int> RankFromFileName(std::string_view path) {
-  std::string name(BaseName(path));
+  std::string name(PathBaseName(path));
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (std::string_view word : {"rank", "worker"}) {
     size_t at = 0;
@@ -35,7 +35,7 @@ std::optional<int> RankFromFileName(std::string_view path) {
 }
 
 std::optional<int> RankFromTrailingNumber(std::string_view path) {
-  std::string_view stem = BaseName(path);
+  std::string_view stem = PathBaseName(path);
   stem = stem.substr(0, stem.find('.', 1));  // before the first extension (a leading dot is no extension)
   size_t i = stem.size();
   while (i > 0 && std::isdigit(static_cast<unsigned char>(stem[i - 1]))) --i;
@@ -44,7 +44,7 @@ std::optional<int> RankFromTrailingNumber(std::string_view path) {
 }
 
 std::optional<int64_t> PidFromTensorboardName(std::string_view path) {
-  std::string_view name = BaseName(path);
+  std::string_view name = PathBaseName(path);
   const size_t suffix = name.rfind(".pt.trace.json");
   if (suffix == std::string_view::npos) return std::nullopt;
   name = name.substr(0, suffix);  // HOST_PID.TIMESTAMP
@@ -82,7 +82,7 @@ Status ParseRankMap(std::string_view spec, std::map<std::string, int>* out) {
 
 std::optional<int> LookupRankMap(const std::map<std::string, int>& map, const std::string& path) {
   if (auto it = map.find(path); it != map.end()) return it->second;
-  if (auto it = map.find(std::string(BaseName(path))); it != map.end()) return it->second;
+  if (auto it = map.find(std::string(PathBaseName(path))); it != map.end()) return it->second;
   return std::nullopt;
 }
 

@@ -188,7 +188,7 @@ void DecodeLinks(const RecordedSegment& seg, const SegmentRanks& ranks, const Se
   }
 }
 
-RecordedLayerSegment DecodeSegment(const RecordedSegment& seg) {
+RecordedLayerSegment DecodeLayerSegment(const RecordedSegment& seg) {
   RecordedLayerSegment out;
   out.realtime_minus_monotonic_ns = seg.data.header.realtime_minus_monotonic_ns;
   for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == segments::ProbeKind::kCollectiveDevice;
@@ -222,7 +222,7 @@ RecordedPoints PointsFrom(const RecordedPoints& points, uint64_t from) {
 RecordedLayers DecodeRecordedLayers(const RecordedRun& run) {
   RecordedLayers out;
   out.segments.reserve(run.segments.size());
-  for (const RecordedSegment& seg : run.segments) out.segments.push_back(DecodeSegment(seg));
+  for (const RecordedSegment& seg : run.segments) out.segments.push_back(DecodeLayerSegment(seg));
   return out;
 }
 

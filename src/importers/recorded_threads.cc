@@ -145,7 +145,7 @@ void AddThreadState(const RecordedSegment& seg, const RecordedThreadState& t, co
   p->thread_states.push_back(std::move(r));
 }
 
-RecordedThreadsSegment DecodeSegment(const RecordedSegment& seg) {
+RecordedThreadsSegment DecodeThreadsSegment(const RecordedSegment& seg) {
   RecordedThreadsSegment out;
   for (const auto& [pid, proc] : seg.processes) {
     if (!proc.rank) continue;
@@ -190,7 +190,7 @@ RecordedThreadsSegment DecodeSegment(const RecordedSegment& seg) {
 
 RecordedThreads DecodeRecordedThreads(const RecordedRun& run) {
   RecordedThreads out;
-  for (const RecordedSegment& seg : run.segments) out.segments.push_back(DecodeSegment(seg));
+  for (const RecordedSegment& seg : run.segments) out.segments.push_back(DecodeThreadsSegment(seg));
   return out;
 }
 

@@ -4,24 +4,26 @@
 namespace strata {
 
 namespace {
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool NameStartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool NameContains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 }  // namespace
 
 bool IsCommunicationKernel(std::string_view n) {
-  return StartsWith(n, "nccl") || StartsWith(n, "hip") || StartsWith(n, "hccl") || Contains(n, "ncclKernel");
+  return NameStartsWith(n, "nccl") || NameStartsWith(n, "hip") || NameStartsWith(n, "hccl") ||
+         NameContains(n, "ncclKernel");
 }
 
 bool IsMemoryKernel(std::string_view n) {
-  return StartsWith(n, "Memcpy") || StartsWith(n, "hipMemcpy") || StartsWith(n, "Memset") ||
-         StartsWith(n, "hipMemset") || StartsWith(n, "dma");
+  return NameStartsWith(n, "Memcpy") || NameStartsWith(n, "hipMemcpy") || NameStartsWith(n, "Memset") ||
+         NameStartsWith(n, "hipMemset") || NameStartsWith(n, "dma");
 }
 
 bool IsComputationKernel(std::string_view n) {
-  if (StartsWith(n, "nccl") || Contains(n, "Memcpy") || Contains(n, "Memset") || Contains(n, "dma") ||
-      Contains(n, "Sync") || StartsWith(n, "Stream Wait Event") || StartsWith(n, "runFunction") ||
-      StartsWith(n, "hip") || StartsWith(n, "job_exe") || StartsWith(n, "packet") || StartsWith(n, "pe_exe") ||
-      StartsWith(n, "cpum_exe_subgraph") || StartsWith(n, "hccl") || StartsWith(n, "collective_subgraph_execution")) {
+  if (NameStartsWith(n, "nccl") || NameContains(n, "Memcpy") || NameContains(n, "Memset") || NameContains(n, "dma") ||
+      NameContains(n, "Sync") || NameStartsWith(n, "Stream Wait Event") || NameStartsWith(n, "runFunction") ||
+      NameStartsWith(n, "hip") || NameStartsWith(n, "job_exe") || NameStartsWith(n, "packet") ||
+      NameStartsWith(n, "pe_exe") || NameStartsWith(n, "cpum_exe_subgraph") || NameStartsWith(n, "hccl") ||
+      NameStartsWith(n, "collective_subgraph_execution")) {
     return false;
   }
   // (cuda.*LaunchKernel): "cuda" somewhere, followed later by "LaunchKernel".

@@ -70,7 +70,7 @@ std::string Label(std::string key) {
   return key;
 }
 
-std::string Signed(double ms) { return (ms >= 0 ? "+" : "") + text::Duration(ms); }
+std::string SignedMs(double ms) { return (ms >= 0 ? "+" : "") + text::Duration(ms); }
 
 // Steps compactly: "1-6", "4,6,9-12", or "16..1000 (gaps)" when there are more than 3 runs.
 std::string StepSpan(const std::vector<int64_t>& steps) {
@@ -170,18 +170,18 @@ std::string EvidenceLines(const diagnosis::FindingEvidence& e, size_t width) {
       if (std::abs(x) >= 0.01 * top && x != 0) v.emplace_back(x, k);
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
     std::vector<std::pair<std::string, std::string>> items;
-    for (const auto& [ms, k] : v) items.emplace_back(Label(k), Signed(ms));
+    for (const auto& [ms, k] : v) items.emplace_back(Label(k), SignedMs(ms));
     if (!items.empty()) out += ItemLine("excess over peers by class", items, width);
   }
   if (const auto* ops = TopOps(e)) {
     std::vector<std::pair<std::string, std::string>> items;
-    for (const diagnosis::OpExcess& o : *ops) items.emplace_back(o.op, Signed(RoundTo(o.excess_ms, 3)));
+    for (const diagnosis::OpExcess& o : *ops) items.emplace_back(o.op, SignedMs(RoundTo(o.excess_ms, 3)));
     if (!items.empty()) out += ItemLine("top ops over peers, per step", items, width);
   }
   if (const auto* w = std::get_if<diagnosis::WorkerEvidence>(&e.kind))
-    out +=
-        fmt::format("     compute {}× its stage peers', {} per step\n",
-                    text::Sig3(RoundTo(w->compute_ratio_vs_stage_peers, 4)), Signed(RoundTo(w->excess_ms_per_step, 3)));
+    out += fmt::format("     compute {}× its stage peers', {} per step\n",
+                       text::Sig3(RoundTo(w->compute_ratio_vs_stage_peers, 4)),
+                       SignedMs(RoundTo(w->excess_ms_per_step, 3)));
   if (const auto* t = std::get_if<diagnosis::TraceRankEvidence>(&e.kind)) {
     std::string line = fmt::format("before the collective {} vs peers {}", text::Duration(RoundTo(t->window_ms, 3)),
                                    text::Duration(RoundTo(t->peer_window_ms, 3)));

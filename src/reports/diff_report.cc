@@ -65,13 +65,13 @@ SkipCounts AllSkipped(const DiffSides& sides) {
   return all;
 }
 
-std::string Signed(double us) { return (us > 0 ? "+" : "") + text::Duration(us / 1000.0); }
+std::string SignedUs(double us) { return (us > 0 ? "+" : "") + text::Duration(us / 1000.0); }
 
 std::string StepLine(const diff::RunDiff& d) {
   const double b = d.base.step_time_us, t = d.test.step_time_us;
   if (d.base.step_rows == 0 || d.test.step_rows == 0) return "step time: not measured (no ProfilerStep row selected)";
   std::string line =
-      fmt::format("step time: {} -> {} ({}", text::Duration(b / 1000.0), text::Duration(t / 1000.0), Signed(t - b));
+      fmt::format("step time: {} -> {} ({}", text::Duration(b / 1000.0), text::Duration(t / 1000.0), SignedUs(t - b));
   if (b > 0) line += fmt::format(", {}{}", t >= b ? "+" : "", text::Percent(100.0 * (t - b) / b));
   return line + ")";
 }
@@ -111,7 +111,7 @@ std::string Header(const DiffSides& sides, const diff::RunDiff& d) {
   return out;
 }
 
-std::string Counts(const diff::Change& c) { return fmt::format("{} -> {}", c.base_count, c.test_count); }
+std::string CountsText(const diff::Change& c) { return fmt::format("{} -> {}", c.base_count, c.test_count); }
 
 std::string Times(const diff::Change& c) {
   return text::Duration(c.base_total_us / 1000.0) + " -> " + text::Duration(c.test_total_us / 1000.0);
@@ -119,7 +119,8 @@ std::string Times(const diff::Change& c) {
 
 std::string KindsText(const diff::RunDiff& d) {
   text::Table t({"kind", ">count", ">total time", ">change"});
-  for (const diff::Change& c : d.kinds) t.Add({TerminalSafe(c.name), Counts(c), Times(c), Signed(c.diff_total_us())});
+  for (const diff::Change& c : d.kinds)
+    t.Add({TerminalSafe(c.name), CountsText(c), Times(c), SignedUs(c.diff_total_us())});
   return "\nchange by kind (CPU rows nest -- a ProfilerStep holds its whole step -- so CPU kinds overlap):\n" +
          t.Render("  ");
 }
@@ -155,7 +156,7 @@ std::string TopText(const diff::RunDiff& d, size_t top, size_t width) {
   for (size_t i = 0; i < shown.size(); ++i) {
     const diff::Change& c = *shown[i];
     const std::string mark = c.is_new() ? " [new]" : c.is_gone() ? " [gone]" : "";
-    t.Add({Signed(c.diff_total_us()), Times(c), Counts(c), names[i] + mark});
+    t.Add({SignedUs(c.diff_total_us()), Times(c), CountsText(c), names[i] + mark});
   }
   std::string out = "\ntop changes by total time:\n" + t.Render("  ");
   if (left) out += fmt::format("  ... {} more names (all of them: --format json)\n", left);
@@ -173,9 +174,9 @@ std::string RanksText(const diff::RunDiff& d) {
     if (r.differs) differ.push_back(&r);
   }
   std::sort(changes.begin(), changes.end());
-  const std::string range = Signed(changes.front()) == Signed(changes.back())
-                                ? Signed(changes.front()) + " on every rank"
-                                : fmt::format("from {} to {}", Signed(changes.front()), Signed(changes.back()));
+  const std::string range = SignedUs(changes.front()) == SignedUs(changes.back())
+                                ? SignedUs(changes.front()) + " on every rank"
+                                : fmt::format("from {} to {}", SignedUs(changes.front()), SignedUs(changes.back()));
   std::string out = fmt::format("\nranks in both runs: {}; step time change {}\n", d.ranks.size(), range);
   const bool two = d.ranks.size() == 2;  // compared name by name with the other rank (rank_changes.h)
   if (!two && d.ranks.size() < diff::kMinRanksToCompare) return out;
@@ -186,7 +187,7 @@ std::string RanksText(const diff::RunDiff& d) {
     const diff::RankChange& r = *differ[i];
     t.Add({std::to_string(r.rank),
            text::Duration(r.base_step_time_us / 1000.0) + " -> " + text::Duration(r.test_step_time_us / 1000.0),
-           TerminalSafe(r.measure), Signed(r.measure_change_us), Signed(r.measure_median_us)});
+           TerminalSafe(r.measure), SignedUs(r.measure_change_us), SignedUs(r.measure_median_us)});
   }
   out += two ? std::string("  an op changed on one rank only (the largest per rank):\n")
              : fmt::format("  {} rank{} whose change differs from the rest:\n", differ.size(),
@@ -196,7 +197,7 @@ std::string RanksText(const diff::RunDiff& d) {
   return out;
 }
 
-std::string SkippedText(const DiffSides& sides, size_t width) {
+std::string DiffSkippedText(const DiffSides& sides, size_t width) {
   const SkipCounts skipped = AllSkipped(sides);
   const uint64_t total = skipped.Total();
   if (total == 0) return "\nskipped events: none\n";
@@ -260,9 +261,9 @@ std::string BarsSvg(const std::vector<const diff::Change*>& rows) {
                        HtmlEscape(text::ShortenMiddle(rows[i]->name, 56)));
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {}</title></rect>)",
                        d >= 0 ? axis : axis - len, y + 2, std::max(len, 1), row_h - 6,
-                       d >= 0 ? "var(--bad)" : "var(--good)", HtmlEscape(rows[i]->name), HtmlEscape(Signed(d)));
+                       d >= 0 ? "var(--bad)" : "var(--good)", HtmlEscape(rows[i]->name), HtmlEscape(SignedUs(d)));
     svg += fmt::format(R"(<text x="{}" y="{}">{}</text>)", d >= 0 ? axis + len + 4 : axis + 4, y + 12,
-                       HtmlEscape(Signed(d)));
+                       HtmlEscape(SignedUs(d)));
   }
   svg += fmt::format(R"(<line x1="{0}" x2="{0}" y1="0" y2="{1}" stroke="#888"/></svg>)", axis,
                      row_h * static_cast<int>(rows.size()) + 6);
@@ -282,7 +283,7 @@ std::string HtmlTable(const std::vector<const diff::Change*>& rows, const char* 
            "</td>";
     if (with_kind) out += "<td class=\"nowrap\">" + HtmlEscape(c->kind) + "</td>";
     out += fmt::format(R"(<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>)",
-                       HtmlEscape(Counts(*c)), HtmlEscape(Times(*c)), HtmlEscape(Signed(c->diff_total_us())));
+                       HtmlEscape(CountsText(*c)), HtmlEscape(Times(*c)), HtmlEscape(SignedUs(c->diff_total_us())));
   }
   return out + "</table>";
 }
@@ -328,7 +329,7 @@ nlohmann::ordered_json DiffToJson(const DiffSides& sides, const diff::RunDiff& d
 
 std::string DiffToText(const DiffSides& sides, const diff::RunDiff& d, size_t top, size_t width) {
   width = std::max(width, kMinTextWidth);
-  return Header(sides, d) + RanksText(d) + KindsText(d) + TopText(d, top, width) + SkippedText(sides, width);
+  return Header(sides, d) + RanksText(d) + KindsText(d) + TopText(d, top, width) + DiffSkippedText(sides, width);
 }
 
 std::string DiffToHtml(const DiffSides& sides, const diff::RunDiff& d, size_t top) {

@@ -11,8 +11,38 @@ namespace strata {
 
 namespace {
 
+// The diagnosis types named one by one, not `using namespace diagnosis`: in a unity build (STRATA_UNITY) the files
+// after this one share its translation unit, and a using-directive would reach their name lookups too.
+using diagnosis::BlameKindName;
+using diagnosis::CauseName;
+using diagnosis::CounterComparison;
+using diagnosis::CrossLayerComparison;
+using diagnosis::DecidingScoreName;
+using diagnosis::DetectionEvidence;
+using diagnosis::DpImbalanceEvidence;
+using diagnosis::EvidenceSource;
+using diagnosis::EvidenceSourceName;
+using diagnosis::FindingEvidence;
+using diagnosis::GroupRankEvidence;
+using diagnosis::GroupStragglerEvidence;
+using diagnosis::JobLayout;
+using diagnosis::LoadImbalanceEvidence;
+using diagnosis::OpExcess;
+using diagnosis::OpOutlierEvidence;
+using diagnosis::PersistenceName;
+using diagnosis::RankLayerMetrics;
+using diagnosis::RecordedCpuEvidence;
+using diagnosis::RecordedLinkEvidence;
+using diagnosis::StageExcessEvidence;
+using diagnosis::StageRatioEvidence;
+using diagnosis::StalledRankState;
+using diagnosis::StallEvidence;
+using diagnosis::StragglerEvidence;
+using diagnosis::TraceRankEvidence;
+using diagnosis::TraceStragglerEvidence;
+using diagnosis::WorkerEvidence;
+using diagnosis::WorkerStragglerEvidence;
 using nlohmann::ordered_json;
-using namespace diagnosis;
 
 ordered_json OptionalRounded(const std::optional<double>& v, int digits) {
   return v ? ordered_json(RoundTo(*v, digits)) : ordered_json();

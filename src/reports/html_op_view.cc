@@ -20,7 +20,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-double Ms(double ns) { return std::round(ns / 1e3) / 1e3; }
+double OpViewMs(double ns) { return std::round(ns / 1e3) / 1e3; }
 
 /// The op type of every interned name of op-table rows (nullopt: a type the what-if does not know), resolved
 /// once per name.
@@ -175,7 +175,7 @@ Json Intervals(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t t0) {
   Json out = Json::array();
   for (const auto& [s, e] : v) {
     if (out.size() >= kMaxIntervals) break;
-    out.push_back({Ms(static_cast<double>(s - t0)), Ms(static_cast<double>(e - t0))});
+    out.push_back({OpViewMs(static_cast<double>(s - t0)), OpViewMs(static_cast<double>(e - t0))});
   }
   return out;
 }
@@ -301,7 +301,7 @@ Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows
     if (o.first == INT64_MAX) continue;
     Json row;
     row["rank"] = store.ranks[shown[i]].rank;
-    row["window"] = {Ms(static_cast<double>(o.first - t0)), Ms(static_cast<double>(o.last - t0))};
+    row["window"] = {OpViewMs(static_cast<double>(o.first - t0)), OpViewMs(static_cast<double>(o.last - t0))};
     row["compute"] = Intervals(o.compute, t0);
     row["collectives"] = Intervals(o.comm, t0);
     row["culprit"] = i == 0 ? Intervals(o.same, t0) : Json::array();
@@ -316,7 +316,7 @@ Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows
   out["late_rank"] = store.ranks[late].rank;
   out["op"] = culprit == static_cast<StringId>(-1) ? Json(nullptr) : Json(std::string(store.strings.view(culprit)));
   out["peers"] = PeersName(kind, store.ranks[late].pp_stage);
-  if (k >= 0) out["chain_op"] = {{"index", k}, {"late_ms", Ms(late_ns)}, {"peers_median_ms", Ms(peers_ns)}};
+  if (k >= 0) out["chain_op"] = {{"index", k}, {"late_ms", OpViewMs(late_ns)}, {"peers_median_ms", OpViewMs(peers_ns)}};
   out["shown_of"] = store.ranks.size();
   out["rows"] = std::move(rows);
   return out;

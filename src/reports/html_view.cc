@@ -18,7 +18,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-double Ms(int64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
+double ViewMs(int64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
 
 /// matrix[rank index][step index] of a per-window quantity; null where the rank lacks the step.
 struct StepMatrices {
@@ -46,8 +46,8 @@ StepMatrices BuildMatrices(const model::JobModel& job, size_t ranks) {
         continue;
       }
       const int64_t b = std::max<int64_t>(0, it->second - coll_ns[steps[s]]);
-      row.push_back(Ms(it->second));
-      busy_row.push_back(Ms(b));
+      row.push_back(ViewMs(it->second));
+      busy_row.push_back(ViewMs(b));
       busy[s] = static_cast<double>(b);
     }
     m.step_ms.push_back(std::move(row));
@@ -62,7 +62,8 @@ Json NsMatrix(const std::vector<std::vector<double>>& ns) {
   Json out = Json::array();
   for (const auto& row : ns) {
     Json r = Json::array();
-    for (double x : row) r.push_back(std::isnan(x) ? Json(nullptr) : Json(Ms(static_cast<int64_t>(std::llround(x)))));
+    for (double x : row)
+      r.push_back(std::isnan(x) ? Json(nullptr) : Json(ViewMs(static_cast<int64_t>(std::llround(x)))));
     out.push_back(std::move(r));
   }
   return out;
@@ -144,8 +145,8 @@ Json LateAgainstPeers(const std::vector<std::vector<double>>& busy, const Json& 
   out["peers"] = stages.is_null() ? std::string("the other ranks")
                                   : "the other ranks of stage " + std::to_string(stages[late].get<int32_t>());
   out["peer_count"] = peers.size();
-  out["late_ms"] = Ms(std::llround(busy[late][step_index]));
-  out["peers_median_ms"] = Ms(std::llround(Median(peers)));
+  out["late_ms"] = ViewMs(std::llround(busy[late][step_index]));
+  out["peers_median_ms"] = ViewMs(std::llround(Median(peers)));
   return out;
 }
 
@@ -181,10 +182,11 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
     const int64_t off = offset(r) + t0;
     Json row;
     row["rank"] = store.ranks[r].rank;
-    row["window"] = {Ms(windows[i]->start_ns - off), Ms(windows[i]->end_ns - off)};
+    row["window"] = {ViewMs(windows[i]->start_ns - off), ViewMs(windows[i]->end_ns - off)};
     Json coll = Json::array();
     for (const model::CollectiveCall& c : job.collectives.calls[r])
-      if (c.step == step && coll.size() < kMaxIntervals) coll.push_back({Ms(c.start_ns - off), Ms(c.end_ns - off)});
+      if (c.step == step && coll.size() < kMaxIntervals)
+        coll.push_back({ViewMs(c.start_ns - off), ViewMs(c.end_ns - off)});
     row["collectives"] = std::move(coll);
     Json culprit = Json::array();
     if (r == late && culprit_name != static_cast<StringId>(-1)) {
@@ -193,7 +195,7 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
         if (sl.name[row_index.value] != culprit_name) continue;
         const int64_t ts = sl.ts_ns[row_index.value];
         if (ts < windows[i]->start_ns || ts >= windows[i]->end_ns || culprit.size() >= kMaxIntervals) continue;
-        culprit.push_back({Ms(ts - off), Ms(ts + sl.dur_ns[row_index.value] - off)});
+        culprit.push_back({ViewMs(ts - off), ViewMs(ts + sl.dur_ns[row_index.value] - off)});
       }
     }
     row["culprit"] = std::move(culprit);
@@ -201,7 +203,7 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
       const model::MatchedCollective& m = job.collectives.matched[static_cast<size_t>(chain)];
       if (r < m.call.size() && m.call[r] >= 0) {
         const model::CollectiveCall& c = job.collectives.calls[r][m.call[r]];
-        row["chain_call"] = {Ms(c.start_ns - off), Ms(c.end_ns - off)};
+        row["chain_call"] = {ViewMs(c.start_ns - off), ViewMs(c.end_ns - off)};
       }
     }
     rows.push_back(std::move(row));

@@ -218,7 +218,7 @@ std::string ProcessTable(const nlohmann::ordered_json& processes) {
 }
 
 // The per-rank layer metrics diagnose compares (cross_layer.h), as percentages of each rank's window.
-std::string RankTable(const nlohmann::ordered_json& ranks) {
+std::string SegmentRankTable(const nlohmann::ordered_json& ranks) {
   text::Table t({">rank", ">window", ">run-queue", ">other proc", ">throttled", ">GC", ">D-state", ">kernel",
                  ">maj faults/s", ">NIC MB/s", ">link busy", ">link", "top other process"});
   auto pct = [](const nlohmann::ordered_json& v) {
@@ -244,7 +244,7 @@ std::string SegmentToText(const RecordedSegment& seg, size_t width) {
                                 TerminalSafe(seg.data.path), seg.data.blocks, RowCounts(j["rows"]),
                                 j["probes"].get<size_t>(), j["counter_series"].size(), seg.dropped_events);
   out += "processes:\n" + ProcessTable(j["processes"]);
-  if (!j["ranks"].empty()) out += "ranks (share of each rank's training window):\n" + RankTable(j["ranks"]);
+  if (!j["ranks"].empty()) out += "ranks (share of each rank's training window):\n" + SegmentRankTable(j["ranks"]);
   if (!seg.finished)
     out +=
         "cut short: no closing record (the recorder was killed, or could not write): the recording ends at its "

@@ -22,13 +22,13 @@ namespace strata {
 
 namespace {
 
-nlohmann::ordered_json Counts(const std::map<std::string, uint64_t>& m) {
+nlohmann::ordered_json CountsJson(const std::map<std::string, uint64_t>& m) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [k, v] : m) j[k] = v;
   return j;
 }
 
-nlohmann::ordered_json Counts(const SkipCounts& counts) { return Counts(counts.ByKey()); }
+nlohmann::ordered_json CountsJson(const SkipCounts& counts) { return CountsJson(counts.ByKey()); }
 
 // Microseconds: whole numbers print as integers (HTA's rounded values), others with 3 decimals.
 nlohmann::ordered_json Us(double v) {
@@ -258,8 +258,8 @@ std::string JobTable(const std::vector<RankMetrics>& ranks, const JobSummary& su
 
 // One row per rank in `order`; metric columns no listed rank has are left out, as is the outlier column
 // when no listed rank is an outlier.
-std::string RankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
-                      const std::vector<SummaryOutlier>& outliers) {
+std::string SummaryRankTable(const std::vector<RankMetrics>& ranks, const std::vector<size_t>& order,
+                             const std::vector<SummaryOutlier>& outliers) {
   std::vector<size_t> shown;
   for (size_t k = 0; k < kNumSummaryMetrics; ++k)
     if (std::any_of(order.begin(), order.end(), [&](size_t i) { return !std::isnan(ranks[i].values[k]); }))
@@ -343,7 +343,7 @@ std::string HtaAnalysesText(const RankSummary& rs) {
 }
 
 /// The skipped and repaired counts, one line per reason with its severity and description.
-std::string SkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired, size_t width) {
+std::string SummarySkippedText(uint64_t total, const SkipCounts& skipped, const SkipCounts& repaired, size_t width) {
   std::string out = total == 0 ? "\nskipped events: none\n" : fmt::format("\nskipped events: {}:\n", total);
   out += SkipReasonLines(skipped, "  ", width);
   if (!repaired.Empty()) out += "repaired events (kept):\n" + SkipReasonLines(repaired, "  ", width);
@@ -363,15 +363,15 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
     inputs.push_back({{"path", JsonSafe(in.path)},
                       {"format", InputFormatName(in.format)},
                       {"events", in.events},
-                      {"skipped", Counts(in.skipped)},
-                      {"repaired", Counts(in.repaired)}});
+                      {"skipped", CountsJson(in.skipped)},
+                      {"repaired", CountsJson(in.repaired)}});
   }
   j["inputs"] = inputs;
   SkipCounts skipped;
   for (const InputInfo& in : store.inputs) skipped.Merge(in.skipped);
   j["job"] = {{"ranks", summary.ranks.size()},
               {"events", summary.events},
-              {"skipped", Counts(skipped)},
+              {"skipped", CountsJson(skipped)},
               {"steps", summary.steps},
               {"outliers", OutliersJson(RankRows(store, summary), summary.outliers)}};
   // What each skip or repair reason means and how much it matters (only when there is one).
@@ -392,7 +392,7 @@ nlohmann::ordered_json SummaryToJson(const TraceStore& store, const JobSummary& 
       r["layout"] = {{"dp_rank", info.dp_rank}, {"stage", info.pp_stage}};
     }
     r["events"] = rs.events;
-    r["categories"] = Counts(info.categories);
+    r["categories"] = CountsJson(info.categories);
     r["steps"] = rs.steps;
     r["step_source"] = model::StepSourceName(rs.step_source);
     if (rs.has_span) {
@@ -451,7 +451,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
                        outliers.size(), metrics.size());
     std::vector<size_t> order;
     for (const SummaryOutlier& o : outliers) order.push_back(o.index);
-    out += RankTable(metrics, order, outliers);
+    out += SummaryRankTable(metrics, order, outliers);
   } else if (!all_rows) {
     out += fmt::format("\nno outlier rank (every metric within {} MADs of the median; --per-rank lists every rank)\n",
                        diagnosis::thresholds::kSummaryOutlierMads);
@@ -462,7 +462,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       if (std::none_of(outliers.begin(), outliers.end(), [&](const SummaryOutlier& o) { return o.index == i; }))
         order.push_back(i);
     out += fmt::format("\nranks{}:\n", outliers.empty() ? "" : " (outliers first)");
-    out += RankTable(metrics, order, outliers);
+    out += SummaryRankTable(metrics, order, outliers);
   }
   if (options.per_rank || metrics.size() == 1) {
     for (const RankSummary& rs : summary.ranks) {
@@ -523,7 +523,7 @@ std::string SummaryToText(const TraceStore& store, const JobSummary& summary, co
       out += HtaAnalysesText(rs);
     }
   }
-  out += SkippedText(skipped_total, skipped, repaired, std::max(options.width, kMinTextWidth));
+  out += SummarySkippedText(skipped_total, skipped, repaired, std::max(options.width, kMinTextWidth));
   return out;
 }
 

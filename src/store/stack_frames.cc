@@ -6,12 +6,12 @@
 namespace strata {
 namespace {
 
-std::string_view BaseName(std::string_view path) {
+std::string_view ModuleBaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ModuleStartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool Unnamed(const StackFrame& f) { return f.function.empty() || f.function == "?"; }
 
@@ -19,30 +19,30 @@ bool Unnamed(const StackFrame& f) { return f.function.empty() || f.function == "
 // kernel, addresses in no known file and the interpreter's evaluation loop. A frame in a known library
 // whose symbol table does not name it (a stripped or static function) is the library's work: kept.
 bool Skipped(const StackFrame& f) {
-  const std::string_view module = BaseName(f.module);
+  const std::string_view module = ModuleBaseName(f.module);
   if (f.interpreter || f.module.empty() || f.module == "?" || f.module == "[kernel]") return true;
-  if (Unnamed(f) && (StartsWith(module, "python3") || StartsWith(module, "libpython"))) return true;
+  if (Unnamed(f) && (ModuleStartsWith(module, "python3") || ModuleStartsWith(module, "libpython"))) return true;
   for (std::string_view lib :
        {"libc.so", "libc-", "libpthread", "ld-linux", "libgomp", "libm.so", "linux-vdso", "libstdc++", "libgcc_s"})
-    if (StartsWith(module, lib)) return true;
+    if (ModuleStartsWith(module, lib)) return true;
   return false;
 }
 
 std::string Name(const StackFrame& f) {
-  if (Unnamed(f)) return "[" + std::string(BaseName(f.module)) + "]";
+  if (Unnamed(f)) return "[" + std::string(ModuleBaseName(f.module)) + "]";
   std::string fn = f.function;
   if (const size_t paren = fn.find('('); paren != std::string::npos && paren > 0) fn.resize(paren);
   if (fn.size() > 100) fn = fn.substr(0, 97) + "...";
   const std::string source =
-      f.file.empty() ? std::string() : " (" + std::string(BaseName(f.file)) + ":" + std::to_string(f.line) + ")";
-  return fn + source + " [" + std::string(BaseName(f.module)) + "]";
+      f.file.empty() ? std::string() : " (" + std::string(ModuleBaseName(f.file)) + ":" + std::to_string(f.line) + ")";
+  return fn + source + " [" + std::string(ModuleBaseName(f.module)) + "]";
 }
 
 }  // namespace
 
 std::string PythonFrameName(const PythonFrameRef& frame) {
   std::string fn = frame.function.size() > 100 ? frame.function.substr(0, 97) + "..." : frame.function;
-  return "Python " + fn + " (" + std::string(BaseName(frame.file)) + ":" + std::to_string(frame.line) + ")";
+  return "Python " + fn + " (" + std::string(ModuleBaseName(frame.file)) + ":" + std::to_string(frame.line) + ")";
 }
 
 bool InDataLoading(const std::vector<PythonFrameRef>& frames) {
@@ -61,8 +61,8 @@ std::string SampleName(const std::vector<StackFrame>& native, const std::vector<
   if (python == nullptr || python->empty()) return CulpritFrame(native);
   const bool data_loading = InDataLoading(*python);
   const std::string py = PythonFrameName(python->front());
-  const bool interpreter_only =
-      own == nullptr || StartsWith(BaseName(own->module), "python3") || StartsWith(BaseName(own->module), "libpython");
+  const bool interpreter_only = own == nullptr || ModuleStartsWith(ModuleBaseName(own->module), "python3") ||
+                                ModuleStartsWith(ModuleBaseName(own->module), "libpython");
   std::string name = interpreter_only ? py : Name(*own) + " in " + py;
   return data_loading ? "DataLoader: " + name : name;
 }

@@ -142,7 +142,7 @@ std::string OpText(const RankOp& op) {
 
 // A stalled number of one group's sequence: who waits in it, who never enqueued it, who enqueued it but never
 // started it while others did.
-struct Stall {
+struct DumpStall {
   SpaceKey key;
   int64_t seq = -1, shown_seq = -1;
   std::string op;
@@ -152,7 +152,7 @@ struct Stall {
 };
 
 // The op at `seq` as the first waiting rank's ring holds it, and when the first waiting rank enqueued it.
-void DescribeStalledOp(const std::map<int32_t, RankSpace>& ranks, Stall* s) {
+void DescribeStalledOp(const std::map<int32_t, RankSpace>& ranks, DumpStall* s) {
   for (int32_t r : s->waiting) {
     auto rs = ranks.find(r);
     if (rs == ranks.end()) continue;
@@ -172,7 +172,7 @@ void DescribeStalledOp(const std::map<int32_t, RankSpace>& ranks, Stall* s) {
 
 // Ranks that enqueued the stalled number but whose entry never started while a peer's did (their stream was
 // held elsewhere) hold the others up.
-void SplitNotStarted(const std::map<int32_t, RankSpace>& ranks, Stall* s) {
+void SplitNotStarted(const std::map<int32_t, RankSpace>& ranks, DumpStall* s) {
   std::vector<int32_t> started, scheduled;
   for (int32_t r : s->waiting) {
     auto op = ranks.at(r).at.find(s->seq);
@@ -188,7 +188,7 @@ void SplitNotStarted(const std::map<int32_t, RankSpace>& ranks, Stall* s) {
 // The collective sequence of one group: the stall at its first number some member has not completed, if any.
 // A number any rank completed counts as completed by every rank that enqueued it (a collective completes on
 // all its ranks or none; each rank's watchdog sees it at its own time).
-std::optional<Stall> CollectiveStall(const Job& job, const SpaceKey& key, std::vector<std::string>* problems) {
+std::optional<DumpStall> CollectiveStall(const Job& job, const SpaceKey& key, std::vector<std::string>* problems) {
   const auto& ranks = job.spaces.at(key);
   int64_t done_any = -1;
   bool certain = false;  // some rank's completions are known
@@ -197,7 +197,7 @@ std::optional<Stall> CollectiveStall(const Job& job, const SpaceKey& key, std::v
     certain |= rs.has_status || rs.done >= 0 || !job.wrapped.at(rank);
   }
   if (done_any == std::numeric_limits<int64_t>::max()) return std::nullopt;  // nothing can follow it
-  Stall s;
+  DumpStall s;
   s.key = key;
   s.seq = done_any + 1;
   std::vector<int32_t> unknown;  // ranks whose wrapped ring holds nothing of the group
@@ -353,7 +353,7 @@ bool P2pMatches(const Job& job, const SpaceKey& key, int32_t rank, const RankOp&
 
 // One group's P2P sequence: each rank's first operation not completed, and whether the peer its name states
 // enqueued the other end (by p2p_seq_id); a peer that did, with another op or size there, is a mismatch.
-void P2pStalls(const Job& job, const SpaceKey& key, std::vector<Stall>* stalls, std::vector<Finding>* mismatches) {
+void P2pStalls(const Job& job, const SpaceKey& key, std::vector<DumpStall>* stalls, std::vector<Finding>* mismatches) {
   const auto& ranks = job.spaces.at(key);
   std::set<std::tuple<int64_t, int32_t, int32_t>> said;  // mismatches named: (number, lower rank, higher rank)
   for (const auto& [rank, rs] : ranks) {
@@ -378,7 +378,7 @@ void P2pStalls(const Job& job, const SpaceKey& key, std::vector<Stall>* stalls, 
         mismatches->push_back(MismatchFinding(key, open->second.shown_seq, sides, GroupName(job, key.group)));
       continue;
     }
-    Stall s;
+    DumpStall s;
     s.key = key;
     s.seq = open->first;
     s.waiting = {rank};
@@ -403,7 +403,7 @@ std::string FrameText(const FrFrame& f) {
 
 // Where a rank missing from a stall was last seen: its dump's last entry of the group, its last entry at all
 // (its Python frames), its last completion; or that it wrote no dump.
-StalledRankState MissingState(const Job& job, const Stall& s, int32_t r) {
+StalledRankState MissingState(const Job& job, const DumpStall& s, int32_t r) {
   StalledRankState st;
   st.rank = r;
   auto dump = job.dumps.find(r);
@@ -440,7 +440,7 @@ StalledRankState MissingState(const Job& job, const Stall& s, int32_t r) {
   return st;
 }
 
-std::string HangSummary(const Job& job, const Stall& s, const StalledRankState& st) {
+std::string DumpHangSummary(const Job& job, const DumpStall& s, const StalledRankState& st) {
   const std::string in =
       fmt::format("{} ({} #{}{})", s.op, GroupName(job, s.key.group), s.shown_seq, s.key.p2p ? ", p2p" : "");
   const std::string seen = st.frame.empty() ? "" : fmt::format("; its last recorded call came from {}", st.frame);
@@ -453,7 +453,7 @@ std::string HangSummary(const Job& job, const Stall& s, const StalledRankState& 
                      in, st.rank, st.state, seen);
 }
 
-StallEvidence EvidenceOf(const Job& job, const Stall& s) {
+StallEvidence EvidenceOf(const Job& job, const DumpStall& s) {
   StallEvidence e;
   e.communicator = CommName(s.key);
   e.seq = s.shown_seq;
@@ -473,10 +473,10 @@ StallEvidence EvidenceOf(const Job& job, const Stall& s) {
 }
 
 // Where each stall's missing ranks wait instead (another stall), as the wavefront says it.
-std::vector<std::string> Wavefront(const Job& job, const std::vector<Stall>& stalls,
-                                   const std::map<int32_t, const Stall*>& waits_in) {
+std::vector<std::string> DumpWavefront(const Job& job, const std::vector<DumpStall>& stalls,
+                                       const std::map<int32_t, const DumpStall*>& waits_in) {
   std::vector<std::string> out;
-  for (const Stall& s : stalls)
+  for (const DumpStall& s : stalls)
     for (int32_t m : s.missing) {
       auto other = waits_in.find(m);
       if (other == waits_in.end() || other->second == &s) continue;
@@ -490,19 +490,19 @@ std::vector<std::string> Wavefront(const Job& job, const std::vector<Stall>& sta
 // One `hang` finding per missing rank that waits in no other stall (each once, in the stall with the fewest
 // missing ranks that names it: the one it holds up directly), with the wavefront; when no stall has such a
 // rank (every rank waits somewhere), every missing rank; a stall every rank entered, one for its group.
-std::vector<Finding> HangFindings(const Job& job, std::vector<Stall> stalls) {
+std::vector<Finding> DumpHangFindings(const Job& job, std::vector<DumpStall> stalls) {
   std::stable_sort(stalls.begin(), stalls.end(),
-                   [](const Stall& a, const Stall& b) { return a.missing.size() < b.missing.size(); });
-  std::map<int32_t, const Stall*> waits_in;
-  for (const Stall& s : stalls)
+                   [](const DumpStall& a, const DumpStall& b) { return a.missing.size() < b.missing.size(); });
+  std::map<int32_t, const DumpStall*> waits_in;
+  for (const DumpStall& s : stalls)
     for (int32_t r : s.waiting) waits_in.emplace(r, &s);
-  const std::vector<std::string> wavefront = Wavefront(job, stalls, waits_in);
+  const std::vector<std::string> wavefront = DumpWavefront(job, stalls, waits_in);
   bool any_culprit = false;
-  for (const Stall& s : stalls)
+  for (const DumpStall& s : stalls)
     for (int32_t m : s.missing) any_culprit |= !waits_in.count(m);
   std::vector<Finding> out;
   std::set<int32_t> named;
-  for (const Stall& s : stalls) {
+  for (const DumpStall& s : stalls) {
     StallEvidence e = EvidenceOf(job, s);
     e.wavefront = wavefront;
     if (s.missing.empty()) {
@@ -526,7 +526,7 @@ std::vector<Finding> HangFindings(const Job& job, std::vector<Stall> stalls) {
       f.rank = st.rank;
       f.op = s.op;
       f.impact_pct = 100;
-      f.summary = HangSummary(job, s, st);
+      f.summary = DumpHangSummary(job, s, st);
       if (undumped && absent > 1)
         f.summary += fmt::format(" (one of {} members without a dump: the dumps cannot tell which held the others up)",
                                  static_cast<int>(absent));
@@ -562,7 +562,7 @@ FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps) {
   FlightRecorderJudgement out;
   Job job = BuildJob(dumps);
   out.problems = job.problems;
-  std::vector<Stall> stalls;
+  std::vector<DumpStall> stalls;
   std::vector<Finding> mismatches;
   for (const auto& [key, ranks] : job.spaces) {
     if (key.p2p) {
@@ -570,10 +570,10 @@ FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps) {
       continue;
     }
     if (std::optional<Finding> m = CollectiveMismatch(job, key)) mismatches.push_back(std::move(*m));
-    if (std::optional<Stall> s = CollectiveStall(job, key, &out.problems)) stalls.push_back(std::move(*s));
+    if (std::optional<DumpStall> s = CollectiveStall(job, key, &out.problems)) stalls.push_back(std::move(*s));
   }
   out.findings = std::move(mismatches);
-  for (Finding& f : HangFindings(job, stalls)) out.findings.push_back(std::move(f));
+  for (Finding& f : DumpHangFindings(job, stalls)) out.findings.push_back(std::move(f));
   for (Finding& f : out.findings) f.evidence.from = EvidenceSource::kFlightRecorderDumps;
   Caveats(job, out.findings, &out.caveats);
   return out;

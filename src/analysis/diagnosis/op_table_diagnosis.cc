@@ -318,9 +318,9 @@ Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, d
 /// load is its compute summed over its stages, spread over the pipeline), relative to the step time. Looked
 /// for only without straggling workers; `stage_findings` are the stage imbalances found (their saving is
 /// not the imbalance's).
-std::optional<Finding> DataImbalance(const whatif::WhatIfResult& w, const Loads& loads,
-                                     const std::map<int32_t, double>& stages, double min_effect,
-                                     const std::vector<Finding>& stage_findings) {
+std::optional<Finding> OpTableDataImbalance(const whatif::WhatIfResult& w, const Loads& loads,
+                                            const std::map<int32_t, double>& stages, double min_effect,
+                                            const std::vector<Finding>& stage_findings) {
   const double S = std::max(1e-9, w.slowdown);
   if (1.0 - 1.0 / S < min_effect) return std::nullopt;
   std::set<int32_t> slowest;
@@ -425,7 +425,7 @@ PathResult DiagnoseOpTable(const TraceStore& store) {
   out.Add({.findings = StageFindings(w, loads, stages)});
   out.Add(WorkerStragglers(store, w, thresholds::kMinEffect, stages, out.step_time_median_ms));
   if (out.stragglers.empty())  // so the findings so far are the stage imbalances
-    if (auto f = DataImbalance(w, loads, stages, thresholds::kMinEffect, out.findings))
+    if (auto f = OpTableDataImbalance(w, loads, stages, thresholds::kMinEffect, out.findings))
       out.findings.push_back(std::move(*f));
   return out;
 }

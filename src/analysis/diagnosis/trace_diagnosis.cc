@@ -312,7 +312,7 @@ Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& 
 
 // Data imbalance: several ranks are late in turn, none persistently (of `stragglers`), and the what-if loss
 // is real.
-std::optional<Finding> DataImbalance(const TraceContext& c, const std::vector<Straggler>& stragglers) {
+std::optional<Finding> TraceDataImbalance(const TraceContext& c, const std::vector<Straggler>& stragglers) {
   const double waste = 1.0 - 1.0 / std::max(1e-9, c.whatif.slowdown);
   const StepOps step_ops = [&](size_t s, size_t r) {
     const StepPhases& p = c.phases.steps[s];
@@ -391,7 +391,7 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
   }
   if (sa.slowed_alike && !sa.stragglers.empty())
     out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
-  if (auto f = DataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
+  if (auto f = TraceDataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
   SortLatestFirst(&out.stragglers);
   return out;
 }

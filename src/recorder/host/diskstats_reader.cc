@@ -11,14 +11,14 @@ namespace {
 // Fields after "major minor name" (Documentation/admin-guide/iostats.rst): 0 reads completed, 1 reads
 // merged, 2 sectors read, 3 ms reading, 4 writes completed, 5 writes merged, 6 sectors written, 7 ms
 // writing, 8 I/Os in flight, 9 ms doing I/O, 10 weighted ms doing I/O; later kernels add discard/flush.
-struct Column {
+struct DiskstatsColumn {
   size_t index;
   const char* name;
   const char* unit;
   double scale;
   bool cumulative;
 };
-constexpr std::array<Column, 9> kColumns = {{
+constexpr std::array<DiskstatsColumn, 9> kDiskstatsColumns = {{
     {0, "disk.reads", "count", 1, true},
     {2, "disk.read_bytes", "bytes", 512, true},
     {3, "disk.read_time_ns", "ns", 1e6, true},
@@ -47,16 +47,18 @@ void DiskstatsReader::Sample(CounterSink& sink) {
     if (SplitFields(line, &fields_) < 3 + 11) return sink.Malformed(path_, "short device line");
     const std::string_view device = fields_[2];
     if (Skip(device)) return;
-    std::array<uint64_t, kColumns.size()> values{};
-    for (size_t c = 0; c < kColumns.size(); ++c) {
-      const auto v = ParseU64(fields_[3 + kColumns[c].index]);
+    std::array<uint64_t, kDiskstatsColumns.size()> values{};
+    for (size_t c = 0; c < kDiskstatsColumns.size(); ++c) {
+      const auto v = ParseU64(fields_[3 + kDiskstatsColumns[c].index]);
       if (!v) return sink.Malformed(path_, "non-numeric counter");
       values[c] = *v;
     }
-    for (size_t c = 0; c < kColumns.size(); ++c) {
-      sink.Emit(
-          {.name = kColumns[c].name, .label = device, .unit = kColumns[c].unit, .cumulative = kColumns[c].cumulative},
-          static_cast<double>(values[c]) * kColumns[c].scale);
+    for (size_t c = 0; c < kDiskstatsColumns.size(); ++c) {
+      sink.Emit({.name = kDiskstatsColumns[c].name,
+                 .label = device,
+                 .unit = kDiskstatsColumns[c].unit,
+                 .cumulative = kDiskstatsColumns[c].cumulative},
+                static_cast<double>(values[c]) * kDiskstatsColumns[c].scale);
     }
   });
 }

@@ -18,12 +18,12 @@ std::optional<uint64_t> NamespaceInode(const std::string& path) {
 
 // Columns after "iface:": rx bytes packets errs drop fifo frame compressed multicast, then tx bytes
 // packets errs drop fifo colls carrier compressed.
-struct Column {
+struct NetDevColumn {
   size_t index;
   const char* name;
   const char* unit;
 };
-constexpr std::array<Column, 8> kColumns = {{
+constexpr std::array<NetDevColumn, 8> kNetDevColumns = {{
     {0, "net.rx_bytes", "bytes"},
     {1, "net.rx_packets", "packets"},
     {2, "net.rx_errs", "packets"},
@@ -46,14 +46,18 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
     if (name.empty() || name.find('|') != std::string_view::npos) return;
     if (SplitFields(line.substr(colon + 1), &fields_) < 16) return sink.Malformed(path, "short interface line");
     interfaces_.emplace_back(name);
-    std::array<uint64_t, kColumns.size()> values{};
-    for (size_t c = 0; c < kColumns.size(); ++c) {
-      const auto v = ParseU64(fields_[kColumns[c].index]);
+    std::array<uint64_t, kNetDevColumns.size()> values{};
+    for (size_t c = 0; c < kNetDevColumns.size(); ++c) {
+      const auto v = ParseU64(fields_[kNetDevColumns[c].index]);
       if (!v) return sink.Malformed(path, "non-numeric counter");
       values[c] = *v;
     }
-    for (size_t c = 0; c < kColumns.size(); ++c) {
-      sink.Emit({.name = kColumns[c].name, .pid = pid, .label = name, .unit = kColumns[c].unit, .cumulative = true},
+    for (size_t c = 0; c < kNetDevColumns.size(); ++c) {
+      sink.Emit({.name = kNetDevColumns[c].name,
+                 .pid = pid,
+                 .label = name,
+                 .unit = kNetDevColumns[c].unit,
+                 .cumulative = true},
                 static_cast<double>(values[c]));
     }
   });
