@@ -18,6 +18,9 @@ pass the clean input.
   check_one_median.py       a median computed outside core/robust_stats.h (nth_element, the middle element,
                             the lower middle) is reported with file and line; calls of Median, comments,
                             strings, midpoints of two values and the home itself pass;
+  check_unity_safety.py     a `using namespace` at namespace scope (a .cc, a header, after a namespace's brace
+                            on one line) is reported with file and line; one inside a function, in a comment
+                            or a string passes;
   SliceTable::kRowBytes     (with --cxx) store/trace_store.h as is compiles; with a column added but not
                             listed in kColumns, or a column widened past 48 bytes a row, it does not.
 
@@ -204,6 +207,25 @@ def one_median_cases():
         check(rc == 1 and expected in out, f"one_median: reports {what}", out)
 
 
+def unity_safety_cases():
+    clean = {
+        "analysis/pass.cc": ("namespace strata {\nvoid F() {\n  using namespace std::chrono_literals;\n}\n"
+                             "// using namespace diagnosis; would leak\nconst char* s = \"using namespace x;\";\n}\n"),
+    }
+    rc, out = run_checker("check_unity_safety.py", clean)
+    check(rc == 0, "unity_safety: a function's own using, comments and strings pass", out)
+    planted = {
+        "a namespace-scope using in a .cc": ("reports/r.cc", "namespace strata {\nusing namespace diagnosis;\n}\n",
+                                             "reports/r.cc:2: `using namespace`"),
+        "one in a header": ("model/m.h", "#pragma once\nusing namespace std;\n", "model/m.h:2: `using namespace`"),
+        "one after a namespace's brace": ("cli/c.cc", "namespace strata { using namespace fmt;\n",
+                                          "cli/c.cc:1: `using namespace`"),
+    }
+    for what, (rel, text, expected) in planted.items():
+        rc, out = run_checker("check_unity_safety.py", {**clean, rel: text})
+        check(rc == 1 and expected in out, f"unity_safety: reports {what}", out)
+
+
 def slice_row_cases(cxx, src):
     header = (pathlib.Path(src) / "store" / "trace_store.h").read_text()
     column = "  std::vector<uint8_t> flags;\n"
@@ -234,6 +256,7 @@ def main():
     include_graph_cases()
     cause_assignment_cases()
     one_median_cases()
+    unity_safety_cases()
     if args.cxx and args.src:
         slice_row_cases(args.cxx, args.src)
     else:
