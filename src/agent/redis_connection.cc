@@ -345,8 +345,8 @@ Expected<std::vector<RedisReply>> RedisConnection::ClusterPipeline(
   }
   for (int attempt = 0; attempt < kRedisAttempts && !todo.empty(); ++attempt) {
     if (batch.wait) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
-    // Ignored on purpose: on failure the old map stays, and the attempt that follows fails with its own error
-    // (batch.last, what the caller is told), which says more than the map's.
+    // On failure the old map stays and the attempt that follows fails with its own error (batch.last, what the
+    // caller is told); the map's status only tells Finish whether any node answered at all.
     if (batch.reread_map) batch.map = RefreshSlots();
     batch.reread_map = batch.wait = false;
     std::map<std::string, std::pair<RedisEndpoint, std::vector<size_t>>> groups;  // node -> its commands
