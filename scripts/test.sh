@@ -42,7 +42,8 @@ phase "Release build"
 # quick start gives, and its objects are reused.
 bash "$root/scripts/build.sh" "$root/build" Release -DSTRATA_BUILD_TESTS=ON -DSTRATA_PYTHON=ON -DSTRATA_UNITY=ON
 phase "Release tests (ctest)"
-(cd "$root/build" && ctest --output-on-failure -j2)
+# Tests labelled `long` repeat, at length, what a shorter test checks: benchmarks (docs/benchmarks.md), not CI's.
+(cd "$root/build" && ctest --output-on-failure -j2 --label-exclude long)
 
 phase "accuracy (reduced suite: lab DDP jobs and strata synth jobs against their injected faults)"
 /usr/bin/python3 "$root/bench/accuracy" --strata "$root/build/strata" --with-recorder
@@ -58,7 +59,7 @@ phase "ASan + UBSan tests (ctest)"
 # `cluster` (a Redis Cluster of real servers and real jobs, ~50 s each) run the code that the sanitized unit
 # tests RedisClusterServer.* run against real clusters too: the Release pass runs them end to end.
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j2 --label-exclude 'source|cluster')
+  ctest --output-on-failure -j2 --label-exclude 'source|cluster|long')
 
 if [ -x "$root/tests/fuzz/run_fuzzers.sh" ]; then
   phase "fuzzer build (clang, libFuzzer)"
