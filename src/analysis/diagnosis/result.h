@@ -36,12 +36,14 @@ struct Straggler {
 /// Orders stragglers latest first (late_ms_per_step, descending), ties as std::sort over them leaves them: it
 /// sorts their indices with the same comparisons, so the order is the one std::sort gives, and moves each
 /// straggler once (GCC 12 at -O3 warns falsely of an uninitialized vector when std::sort moves them itself).
-inline void SortLatestFirst(std::vector<Straggler>* stragglers) {
+/// For Straggler and for anything with its late_ms_per_step (the straggler analysis's LocatedStraggler).
+template <class S>
+void SortLatestFirst(std::vector<S>* stragglers) {
   std::vector<size_t> order(stragglers->size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return (*stragglers)[a].late_ms_per_step > (*stragglers)[b].late_ms_per_step; });
-  std::vector<Straggler> sorted;
+  std::vector<S> sorted;
   sorted.reserve(order.size());
   for (size_t i : order) sorted.push_back(std::move((*stragglers)[i]));
   *stragglers = std::move(sorted);

@@ -238,10 +238,11 @@ struct TraceContext {
   CompareUnit unit;
 };
 
-// The finding about straggler `st` (rank index r): its cause from the differential profile, the culprit
+// The finding about straggler `st` (rank index ri): its cause from the differential profile, the culprit
 // op, its saving from the what-if, and the evidence behind them.
-Finding StragglerFinding(const TraceContext& c, const Straggler& st, const TraceStragglerEvidence& ste, size_t r) {
+Finding StragglerFinding(const TraceContext& c, const Straggler& st, const TraceStragglerEvidence& ste, RankIndex ri) {
   const size_t ranks = c.store.ranks.size();
+  const size_t r = ri.value();
   const Differential d = Compare(c.store, c.index, c.job.steps, c.job.clocks, c.phases, c.sa, r, ranks);
   Finding f;
   f.rank = st.rank;
@@ -290,7 +291,7 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
 // Ranks slowed alike (straggler.h): one finding for the group, its evidence and cause those of its latest
 // rank against all its peers; fixing the group is what the what-if's ideal assumes, so its saving is the
 // what-if's waste 1 − 1/S (fixing one of them alone saves little: the others still hold the step).
-Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& group, size_t top_index) {
+Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& group, RankIndex top_index) {
   Finding f =
       StragglerFinding(c, group.front(), std::get<TraceStragglerEvidence>(group.front().evidence.kind), top_index);
   f.ranks.clear();
@@ -371,26 +372,23 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
     for (size_t r = 0; r < ranks; ++r)
       out.lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   std::vector<size_t> straggler_indices;
-  for (const Straggler& st : sa.stragglers) straggler_indices.push_back(static_cast<size_t>(st.rank));
+  for (const LocatedStraggler& st : sa.stragglers) straggler_indices.push_back(st.rank.value());
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks, straggler_indices);
   out.whatif = PhaseWhatIfOf(store, whatif);
 
   const TrackIndex index(store, rows_by_rank);
   const TraceContext context{store, index, job, phases, sa, whatif, out.unit};
-  // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank (its index, here).
-  const size_t top = sa.stragglers.empty() ? 0 : static_cast<size_t>(sa.stragglers.front().rank);
-  for (Straggler& st : sa.stragglers) {  // rank indices become rank numbers
-    const auto r = static_cast<size_t>(st.rank);
-    st.rank = store.ranks[r].rank;
-    const TraceStragglerEvidence ste = StragglerEvidenceOf(phases, sa, r);
-    st.evidence.kind = ste;
-    st.score = RoundTo(st.score, 4);
-    st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    if (!sa.slowed_alike) out.findings.push_back(StragglerFinding(context, st, ste, r));
-    out.stragglers.push_back(st);
+  std::vector<Straggler> numbered = NumberedStragglers(sa, store.RankNumbers());
+  for (size_t k = 0; k < numbered.size(); ++k) {
+    const RankIndex r = sa.stragglers[k].rank;
+    const TraceStragglerEvidence ste = StragglerEvidenceOf(phases, sa, r.value());
+    numbered[k].evidence.kind = ste;
+    if (!sa.slowed_alike) out.findings.push_back(StragglerFinding(context, numbered[k], ste, r));
   }
-  if (sa.slowed_alike && !sa.stragglers.empty())
-    out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
+  // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank.
+  if (sa.slowed_alike && !numbered.empty())
+    out.findings.push_back(SlowedAlikeFinding(context, numbered, sa.stragglers.front().rank));
+  out.stragglers.insert(out.stragglers.end(), numbered.begin(), numbered.end());
   if (auto f = TraceDataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
   SortLatestFirst(&out.stragglers);
   return out;
