@@ -19,6 +19,7 @@
 #include "analysis/diagnosis/compare_unit.h"
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/verdict_notes.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
@@ -143,15 +144,13 @@ struct PathResult {
   std::vector<Straggler> stragglers;
   std::vector<Finding> findings;
   WhatIf whatif;
-  std::vector<std::string> notes;  // what could not be analysed, and why
-  // Problems in the inputs found while modelling them (e.g. duplicated step markers): the result stands on
-  // what was kept, but the job is never called healthy (status.h renders them as reasons).
-  std::vector<std::string> input_problems;
-  // Caveats of the same kind that do not stop a healthy verdict (e.g. a few ops filled in from peers).
-  std::vector<std::string> caveats;
-  // Problems that void the comparison itself (e.g. op types the what-if does not know carry much of the
-  // time): inconclusive even beside findings, which are kept but cannot be trusted.
-  std::vector<std::string> comparison_problems;
+  std::vector<std::string> notes;  // what could not be analysed, and why (no effect on the verdict)
+  // What the path (and the layers after it) found that changes the verdict, as entries of the one table
+  // (verdict_notes.h): problems that void the comparison itself (e.g. op types the what-if does not know carry
+  // much of the time), problems in the inputs that keep the job from being called healthy (e.g. duplicated
+  // step markers), and caveats said beside any verdict (e.g. a few ops filled in from peers). The table
+  // gives each its effect; verdict.h renders them as reasons.
+  std::vector<VerdictNote> verdict_notes;
   // Per rank number and step, its lateness at collectives against its peers' median arrival (ms;
   // data-parallel trace path only, empty elsewhere): drawn by the HTML report, and handed to the cross-layer
   // pass explicitly (RankTraceTimeline), which confirms ranks slowed alike with it. Not in the JSON contract.

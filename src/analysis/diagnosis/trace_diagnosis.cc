@@ -136,10 +136,7 @@ PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job)
         "used (one host shares one clock; across hosts NTP keeps them within milliseconds) and lateness is "
         "each rank's launch against its peers'");
   else if (!collectives.ends_synchronize)
-    out.caveats.push_back(
-        "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued, and the traces' "
-        "clocks are not epoch-based: the clocks were aligned by the calls' ends all the same, which moves a "
-        "rank that launches late back by part of its lateness");
+    out.verdict_notes.push_back({NoteId::kLaunchReturningClocks, {}});
   for (size_t r = 0; r < ranks; ++r)
     out.clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == model::StepSource::kNone && !steps.steps.empty())
@@ -149,15 +146,12 @@ PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job)
   if (steps.steps.empty()) out.notes.push_back("no step found on every rank: nothing to compare per step");
   for (size_t r = 0; r < ranks && r < steps.duplicate_markers.size(); ++r) {
     if (steps.duplicate_markers[r] > 0)
-      out.input_problems.push_back(fmt::format(
-          "rank {} has {} ProfilerStep markers whose number it already had at another time (files of two runs "
-          "joined?): the first of each was used, the others left out",
-          store.ranks[r].rank, steps.duplicate_markers[r]));
+      out.verdict_notes.push_back({NoteId::kDuplicateStepMarkers,
+                                   {std::to_string(store.ranks[r].rank), std::to_string(steps.duplicate_markers[r])}});
     if (steps.out_of_order_markers[r] > 0)
-      out.input_problems.push_back(
-          fmt::format("rank {}'s ProfilerStep numbers go backwards in time {} times: its step markers are "
-                      "inconsistent, so its steps may not be the peers' same steps",
-                      store.ranks[r].rank, steps.out_of_order_markers[r]));
+      out.verdict_notes.push_back(
+          {NoteId::kStepMarkersBackwards,
+           {std::to_string(store.ranks[r].rank), std::to_string(steps.out_of_order_markers[r])}});
   }
   if (collectives.source == model::CollectiveSource::kNone)
     out.notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
@@ -332,18 +326,13 @@ void CompareOverCollectivesIfOneStep(PhaseModel* phases, PathResult* out) {
   PhaseModel units = CollectiveUnits(*phases);
   if (units.steps.empty()) return;
   out->unit = CompareUnit::kCollective;
-  out->caveats.push_back(fmt::format(
-      "only 1 step is common to every rank, so the ranks were compared over its {} collectives instead (each "
-      "with the work before it as one unit{}): lateness below is per collective; trace more steps to compare "
-      "whole steps",
-      units.steps.size(),
-      units.cumulative ? "; the calls return at launch, so each unit counts only the launch delay it added" : ""));
+  out->verdict_notes.push_back(
+      {NoteId::kComparedOverCollectives,
+       {std::to_string(units.steps.size()),
+        units.cumulative ? "; the calls return at launch, so each unit counts only the launch delay it added" : ""}});
   const double coverage = CollectiveUnitCoverage(*phases);
   if (coverage < thresholds::kMinCollectiveUnitCoverage)
-    out->input_problems.push_back(
-        fmt::format("the step's collectives end {:.0f}% into it: the rest of the step (after its last collective) was "
-                    "compared with nothing, so a rank slow there would not be seen; trace more steps",
-                    100.0 * coverage));
+    out->verdict_notes.push_back({NoteId::kCollectivesEndEarly, {fmt::format("{:.0f}", 100.0 * coverage)}});
   *phases = std::move(units);
 }
 
