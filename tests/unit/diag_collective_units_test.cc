@@ -81,7 +81,8 @@ TEST(CollectiveUnits, OneStepOfManyLaunchesNamesTheLateLauncher) {
   EXPECT_EQ(r.findings[0].rank, kSlow);
   EXPECT_NE(r.status, diagnosis::Verdict::kInconclusive);
   bool caveat = false;
-  for (const std::string& c : r.caveats) caveat |= c.find("compared over its 40 collectives") != std::string::npos;
+  for (const std::string& c : diagnosis::NoteTexts(r.verdict_notes, diagnosis::NoteEffect::kCaveatOnly))
+    caveat |= c.find("compared over its 40 collectives") != std::string::npos;
   EXPECT_TRUE(caveat);
 }
 

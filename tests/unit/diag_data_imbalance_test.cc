@@ -26,7 +26,7 @@ StragglerAnalysis Lateness(const std::vector<int>& late_rank_by_step, double lat
       ++sa.late_pairs;
       ranks.insert(late_rank_by_step[s]);
     }
-  sa.late_ranks.assign(ranks.begin(), ranks.end());
+  for (int32_t r : ranks) sa.late_ranks.push_back(RankIndex(static_cast<size_t>(r)));
   return sa;
 }
 

@@ -181,7 +181,8 @@ TEST(DiagOpTableDiagnosis, BadRowsDoNotChangeTheVerdictOfTheGoodOnes) {
   for (const auto& in : r.inputs) skipped += in.skipped.Total();
   EXPECT_EQ(skipped, changed + 1);
   bool noted = false;
-  for (const std::string& c : r.caveats) noted |= c.find("were filled with the median") != std::string::npos;
+  for (const std::string& c : NoteTexts(r.verdict_notes, NoteEffect::kCaveatOnly))
+    noted |= c.find("were filled with the median") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 

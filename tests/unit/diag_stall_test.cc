@@ -74,6 +74,11 @@ DiagnosisResult Analyse(const Job& j, StallOptions o = {}) {
   return result;
 }
 
+// The sentences of a result's notes that keep it from being called healthy (verdict_notes.h).
+std::vector<std::string> Problems(const DiagnosisResult& r) {
+  return NoteTexts(r.verdict_notes, NoteEffect::kBlocksHealthy);
+}
+
 const StallEvidence& Stall(const Finding& f) { return std::get<StallEvidence>(f.evidence.kind); }
 
 // Judging a stall takes no result; applying puts its findings before the result's own and its problems
@@ -89,26 +94,28 @@ TEST(Stall, AJudgementPutsItsFindingsFirstAndItsProblemsAfter) {
   ASSERT_FALSE(judged.findings.empty());
   EXPECT_EQ(judged.findings.front().cause, Cause::kHang);
   ASSERT_EQ(judged.problems.size(), 1u);
-  EXPECT_NE(judged.problems[0].find("killed by signal 9"), std::string::npos) << judged.problems[0];
+  EXPECT_EQ(judged.problems[0].id, NoteId::kEndedAbnormally);
+  EXPECT_NE(NoteText(judged.problems[0]).find("killed by signal 9"), std::string::npos) << NoteText(judged.problems[0]);
   EXPECT_FALSE(judged.leading_problem);
 
   DiagnosisResult result;
   result.findings.resize(1);
   result.findings[0].cause = Cause::kSlowCompute;
-  result.input_problems = {"found before"};
+  const VerdictNote before{NoteId::kDuplicateStepMarkers, {"0", "2"}};
+  result.verdict_notes = {before};
   const size_t added = judged.findings.size();
   ApplyStallJudgement(std::move(judged), &result);
   ASSERT_EQ(result.findings.size(), added + 1);
   EXPECT_EQ(result.findings.front().cause, Cause::kHang);
   EXPECT_EQ(result.findings.back().cause, Cause::kSlowCompute);
-  ASSERT_EQ(result.input_problems.size(), 2u);
-  EXPECT_EQ(result.input_problems[0], "found before");
-  EXPECT_NE(result.input_problems[1].find("ended abnormally"), std::string::npos);
+  ASSERT_EQ(result.verdict_notes.size(), 2u);
+  EXPECT_EQ(result.verdict_notes[0], before);
+  EXPECT_EQ(result.verdict_notes[1].id, NoteId::kEndedAbnormally);
 
   StallJudgement asleep;
-  asleep.leading_problem = "asleep";
+  asleep.leading_problem = VerdictNote{NoteId::kAsleepBeforeRecording, {"rank 0: sleeping"}};
   ApplyStallJudgement(std::move(asleep), &result);
-  EXPECT_EQ(result.input_problems.front(), "asleep");
+  EXPECT_EQ(result.verdict_notes.front().id, NoteId::kAsleepBeforeRecording);
 }
 
 TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
@@ -208,8 +215,8 @@ TEST(Stall, ARecoveredStallOrAShortWaitIsNoHang) {
   const DiagnosisResult r = Analyse(short_wait);
   EXPECT_TRUE(r.findings.empty());
   // ... but the job did not end cleanly: ranks were left inside a collective.
-  ASSERT_EQ(r.input_problems.size(), 1u);
-  EXPECT_NE(r.input_problems[0].find("inside a collective"), std::string::npos) << r.input_problems[0];
+  ASSERT_EQ(Problems(r).size(), 1u);
+  EXPECT_NE(Problems(r)[0].find("inside a collective"), std::string::npos) << Problems(r)[0];
 }
 
 TEST(Stall, SigtermOnEveryRankAtOnceIsAStopNotAHang) {
@@ -217,9 +224,9 @@ TEST(Stall, SigtermOnEveryRankAtOnceIsAStopNotAHang) {
   for (int r = 0; r < 3; ++r) j.Process(r, 15, kS + 400 * kMs + static_cast<uint64_t>(r) * kMs);
   const DiagnosisResult result = Analyse(j);
   EXPECT_TRUE(result.findings.empty());
-  ASSERT_FALSE(result.input_problems.empty());
-  EXPECT_NE(result.input_problems[0].find("every rank was stopped by signal 15 (SIGTERM)"), std::string::npos)
-      << result.input_problems[0];
+  ASSERT_FALSE(Problems(result).empty());
+  EXPECT_NE(Problems(result)[0].find("every rank was stopped by signal 15 (SIGTERM)"), std::string::npos)
+      << Problems(result)[0];
 }
 
 // A recorder attached to a job already stopped: no collective call, every rank's main thread asleep since
@@ -242,24 +249,24 @@ TEST(Stall, EveryRankAsleepBeforeTheAttachIsSaidByPlaceNotJudged) {
   };
   const DiagnosisResult result = Analyse(job(true));
   EXPECT_TRUE(result.findings.empty()) << "no collective: no hang is claimed";
-  ASSERT_FALSE(result.input_problems.empty());
-  const std::string& said = result.input_problems[0];
+  ASSERT_FALSE(Problems(result).empty());
+  const std::string said = Problems(result)[0];
   EXPECT_NE(said.find("every rank was asleep since before the recorder attached"), std::string::npos) << said;
   EXPECT_NE(said.find("ranks 0, 2: blocked on a lock (futex) in Python backward (__init__.py:103)"), std::string::npos)
       << said;
   EXPECT_NE(said.find("rank 1: blocked on a lock (futex) in Python blocked_on_lock (job.py:84)"), std::string::npos)
       << said;
   // A rank the recorder did not see asleep since before it attached: the rule does not apply.
-  EXPECT_TRUE(Analyse(job(false)).input_problems.empty());
+  EXPECT_TRUE(Problems(Analyse(job(false))).empty());
 }
 
 TEST(Stall, ACrashIsNamedAndKeepsTheJobFromHealthy) {
   Job j = GlooJob(2, 4, 4, {}, 2 * kS);
   j.Process(1, 11, kS + 500 * kMs);  // SIGSEGV
   const DiagnosisResult result = Analyse(j);
-  ASSERT_EQ(result.input_problems.size(), 1u);
-  EXPECT_NE(result.input_problems[0].find("rank 1 (pid 11) was killed by signal 11 (SIGSEGV)"), std::string::npos)
-      << result.input_problems[0];
+  ASSERT_EQ(Problems(result).size(), 1u);
+  EXPECT_NE(Problems(result)[0].find("rank 1 (pid 11) was killed by signal 11 (SIGSEGV)"), std::string::npos)
+      << Problems(result)[0];
 }
 
 TEST(Stall, TheThresholdFollowsTheJobsRhythm) {
@@ -376,7 +383,7 @@ TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {
   const DiagnosisResult r = Analyse(j, live);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_NEAR(Stall(r.findings[0]).stalled_for_s, 7.095, 0.01);
-  EXPECT_TRUE(r.input_problems.empty());
+  EXPECT_TRUE(Problems(r).empty());
   live.now_unix_ns = static_cast<int64_t>(kS + 300 * kMs + 3 * kS);  // 3 s in: not yet
   EXPECT_TRUE(Analyse(j, live).findings.empty());
 }

@@ -45,6 +45,12 @@ DdpSpec Job(int ranks, int steps, std::function<int64_t(int, int)> extra, double
   return spec;
 }
 
+std::vector<size_t> Values(const std::vector<RankIndex>& ranks) {
+  std::vector<size_t> v;
+  for (RankIndex r : ranks) v.push_back(r.value());
+  return v;
+}
+
 std::vector<int64_t> Range(int64_t first, int64_t last, int64_t stride = 1) {
   std::vector<int64_t> v;
   for (int64_t i = first; i <= last; i += stride) v.push_back(i);
@@ -59,13 +65,13 @@ TEST(DiagStraggler, PersistentStragglerInEveryStep) {
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
   ASSERT_EQ(sa.stragglers.size(), 1u);
   const auto& st = sa.stragglers[0];
-  EXPECT_EQ(st.rank, 2);
+  EXPECT_EQ(st.rank.value(), 2u);
   EXPECT_TRUE(st.persistent);
   EXPECT_EQ(st.steps, Range(1, 6));
   EXPECT_NEAR(st.late_ms_per_step, 20.0, 1.0);
   EXPECT_NEAR(st.score, 20.0 / 120.0, 0.01);  // share of the (aligned) step time the others waited
   EXPECT_EQ(sa.late_pairs, 6u);
-  EXPECT_EQ(sa.late_ranks, (std::vector<int32_t>{2}));
+  EXPECT_EQ(Values(sa.late_ranks), (std::vector<size_t>{2}));
   for (size_t s = 0; s < 6; ++s)
     for (int r = 0; r < 4; ++r) EXPECT_EQ(sa.late[s][r], r == 2) << "step " << s << " rank " << r;
   // The straggler waits for no one: it records the shortest collective (10 ms against ~30 ms).
@@ -111,7 +117,7 @@ TEST(DiagStraggler, IntermittentStragglerWithItsSteps) {
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
   ASSERT_EQ(sa.stragglers.size(), 1u);
   const auto& st = sa.stragglers[0];
-  EXPECT_EQ(st.rank, 1);
+  EXPECT_EQ(st.rank.value(), 1u);
   EXPECT_FALSE(st.persistent);
   EXPECT_EQ(st.steps, (std::vector<int64_t>{3, 6, 9}));
   EXPECT_NEAR(st.late_ms_per_step, 20.0 * 3 / 9, 0.5);  // averaged over all steps
@@ -139,7 +145,7 @@ TEST(DiagStraggler, IntermittentFaultWithAfterEffectsInOtherSteps) {
   auto m = BuildModels(store);
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
   ASSERT_EQ(sa.stragglers.size(), 1u);
-  EXPECT_EQ(sa.stragglers[0].rank, 1);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 1u);
   EXPECT_FALSE(sa.stragglers[0].persistent);
   EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   EXPECT_EQ(sa.late_pairs, 9u);
@@ -166,7 +172,7 @@ TEST(DiagStraggler, AnIntermittentFaultAmidTheJobsNoiseIsNamedInItsStepsOnly) {
   };
   const StragglerAnalysis sa = LocateStragglers(BuildModels(LoadDdp(Job(2, 9, extra)))->phases, 2);
   ASSERT_EQ(sa.stragglers.size(), 1u);
-  EXPECT_EQ(sa.stragglers[0].rank, 1);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 1u);
   EXPECT_FALSE(sa.stragglers[0].persistent);
   EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
 }
@@ -182,7 +188,7 @@ TEST(DiagStraggler, ARankBehindItsPeersInEveryStepIsFoundWhenNoisePeersHideItFro
   const StragglerAnalysis sa = LocateStragglers(BuildModels(store)->phases, 8);
   ASSERT_EQ(sa.stragglers.size(), 1u);
   EXPECT_TRUE(sa.behind_peers);
-  EXPECT_EQ(sa.stragglers[0].rank, 0);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 0u);
   EXPECT_TRUE(sa.stragglers[0].persistent);
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   ASSERT_FALSE(result.findings.empty());
@@ -228,7 +234,7 @@ TEST(DiagStraggler, MinimumEffect) {
   lower.min_effect = 0.01;
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4, lower);
   ASSERT_EQ(sa.stragglers.size(), 1u);
-  EXPECT_EQ(sa.stragglers[0].rank, 3);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 3u);
   EXPECT_TRUE(sa.stragglers[0].persistent);
 }
 
@@ -238,7 +244,7 @@ TEST(DiagStraggler, PersistenceShare) {
   auto m = BuildModels(store);
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
   ASSERT_EQ(sa.stragglers.size(), 1u);
-  EXPECT_EQ(sa.stragglers[0].rank, 0);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 0u);
   EXPECT_TRUE(sa.stragglers[0].persistent);
   EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{1, 3, 4, 6}));
 }
@@ -253,7 +259,7 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   const StragglerAnalysis sa = LocateStragglers(m->phases, 4);
   EXPECT_TRUE(sa.stragglers.empty());
   EXPECT_EQ(sa.late_pairs, 8u);
-  EXPECT_EQ(sa.late_ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(Values(sa.late_ranks), (std::vector<size_t>{0, 1, 2, 3}));
 
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   EXPECT_TRUE(result.stragglers.empty());
@@ -281,12 +287,12 @@ TEST(DiagStraggler, TwoRanksSlowedAlikeHideFromBlameButNotFromLatenessAgainstPee
   EXPECT_TRUE(sa.slowed_alike);
   ASSERT_EQ(sa.stragglers.size(), 2u);
   for (const auto& st : sa.stragglers) {
-    EXPECT_TRUE(st.rank == 1 || st.rank == 3);
+    EXPECT_TRUE(st.rank == RankIndex(1) || st.rank == RankIndex(3));
     EXPECT_TRUE(st.persistent);
     EXPECT_NEAR(st.late_ms_per_step, 20.0, 0.01);
     EXPECT_EQ(st.steps, Range(1, 6));
   }
-  EXPECT_EQ(sa.late_ranks, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(Values(sa.late_ranks), (std::vector<size_t>{1, 3}));
   EXPECT_EQ(sa.late_pairs, 12u);
   ASSERT_EQ(sa.lateness_vs_peers_ns.size(), 6u);
   for (const std::vector<double>& step : sa.lateness_vs_peers_ns) {
@@ -313,10 +319,10 @@ TEST(DiagStraggler, HalfTheRanksSlowedAlikeTakingTurnsAreNotDataImbalance) {
   const TraceStore store = LoadDdp(spec);
   const StragglerAnalysis sa = LocateStragglers(BuildModels(store)->phases, 8);
   EXPECT_TRUE(sa.slowed_alike);
-  std::vector<int32_t> ranks;
-  for (const auto& st : sa.stragglers) ranks.push_back(st.rank);
+  std::vector<size_t> ranks;
+  for (const auto& st : sa.stragglers) ranks.push_back(st.rank.value());
   std::sort(ranks.begin(), ranks.end());
-  EXPECT_EQ(ranks, (std::vector<int32_t>{0, 2, 4, 6}));
+  EXPECT_EQ(ranks, (std::vector<size_t>{0, 2, 4, 6}));
 
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   std::string summaries;
@@ -364,7 +370,7 @@ TEST(DiagStraggler, ALargeRegularStallStandsOutAmongManySmallLatePairs) {
   const StragglerAnalysis sa = LocateStragglers(BuildModels(store)->phases, 3);
   EXPECT_EQ(sa.late_pairs, 9u);
   ASSERT_EQ(sa.stragglers.size(), 1u);
-  EXPECT_EQ(sa.stragglers[0].rank, 2);
+  EXPECT_EQ(sa.stragglers[0].rank.value(), 2u);
   EXPECT_FALSE(sa.stragglers[0].persistent);
   EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{4, 8, 12}));
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);

@@ -91,7 +91,7 @@ TEST(StragglerGenerated, AnIntermittentFaultWellAboveTheNoiseIsNamedInItsStepsOn
     const double least = std::max((job.noise + 2 * thresholds::kMinEffect) / 0.8, 10 * job.noise);
     job.magnitude = least + 0.5 * unit(rng);
     const StragglerAnalysis sa = Generate(job, rng);
-    const bool ok = !sa.stragglers.empty() && sa.stragglers[0].rank == static_cast<int32_t>(job.fault_rank) &&
+    const bool ok = !sa.stragglers.empty() && sa.stragglers[0].rank == RankIndex(job.fault_rank) &&
                     !sa.stragglers[0].persistent && sa.stragglers[0].steps == job.fault_steps;
     exact += ok;
   }
@@ -128,8 +128,8 @@ TEST(StragglerGenerated, APersistentFaultAboveTheMinimumEffectAndHalfTheNoiseIsN
     const double least = (thresholds::kMinEffect + job.noise / 2) / 0.8;  // each step 80-100 % of it
     job.magnitude = least + 0.5 * unit(rng);
     const StragglerAnalysis sa = Generate(job, rng);
-    named += !sa.stragglers.empty() && sa.stragglers[0].rank == static_cast<int32_t>(job.fault_rank) &&
-             sa.stragglers[0].persistent;
+    named +=
+        !sa.stragglers.empty() && sa.stragglers[0].rank == RankIndex(job.fault_rank) && sa.stragglers[0].persistent;
   }
   std::printf("persistent fault named on its rank: %d of %d generated jobs\n", named, kJobs);
   EXPECT_GE(named, kJobs * 995 / 1000);

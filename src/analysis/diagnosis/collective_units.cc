@@ -76,8 +76,8 @@ void AddStepStraggler(const PhaseModel& units, const StragglerOptions& options, 
   if (time <= 0 || all <= 0 || blame[top] < options.dominant_blame_share * all ||
       blame[top] < options.min_effect * time)
     return;
-  Straggler st;
-  st.rank = static_cast<int32_t>(top);
+  LocatedStraggler st;
+  st.rank = RankIndex(top);
   for (size_t s = 0; s < units.steps.size(); ++s)
     if (sa.late[s][top]) st.steps.push_back(units.steps[s].step);
   if (st.steps.empty()) return;

@@ -99,8 +99,8 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
       static_cast<double>(load.broad) < thresholds::kImbalanceBroadShare * static_cast<double>(load.measured))
     return std::nullopt;
   Finding f;
-  for (int32_t r : analysis.late_ranks)
-    if (r >= 0 && static_cast<size_t>(r) < rank_numbers.size()) f.ranks.push_back(rank_numbers[static_cast<size_t>(r)]);
+  for (RankIndex r : analysis.late_ranks)
+    if (r.value() < rank_numbers.size()) f.ranks.push_back(NumberOf(r, rank_numbers).value());
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
   // Effect: the late pairs; evidence: those whose ops ran slower across the board (cause_choice.h).
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRanksLateInTurn,

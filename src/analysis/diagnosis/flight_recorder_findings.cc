@@ -54,7 +54,7 @@ struct Job {
   std::map<int32_t, const FlightRecorderDump*> dumps;  // by rank
   std::map<int32_t, bool> wrapped;                     // its ring's first entry is not the rank's first
   int64_t latest_ns = 0;                               // the latest instant any dump saw
-  std::vector<std::string> problems;                   // what could not be judged
+  std::vector<VerdictNote> problems;                   // what could not be judged
 };
 
 void AddEntries(const FlightRecorderDump& d, Job* job) {
@@ -99,10 +99,8 @@ Job BuildJob(const FlightRecorderDumps& dumps) {
     job.wrapped[d.rank] = !d.entries.empty() && d.entries[0].record_id > 0;
     for (const auto& [name, g] : d.pg_config) job.groups.emplace(name, g);
     if (d.dialect == FrDialect::kTorchcomms && job.wrapped[d.rank]) {
-      job.problems.push_back(fmt::format(
-          "rank {}: its dump is torchcomms' (one counter for all of its groups) and its ring wrapped (first "
-          "record_id {}), so its entries' places in their groups cannot be told: its entries were not compared",
-          d.rank, d.entries[0].record_id));
+      job.problems.push_back(
+          {NoteId::kTorchcommsRingWrapped, {std::to_string(d.rank), std::to_string(d.entries[0].record_id)}});
       continue;
     }
     AddEntries(d, &job);
@@ -188,7 +186,7 @@ void SplitNotStarted(const std::map<int32_t, RankSpace>& ranks, DumpStall* s) {
 // The collective sequence of one group: the stall at its first number some member has not completed, if any.
 // A number any rank completed counts as completed by every rank that enqueued it (a collective completes on
 // all its ranks or none; each rank's watchdog sees it at its own time).
-std::optional<DumpStall> CollectiveStall(const Job& job, const SpaceKey& key, std::vector<std::string>* problems) {
+std::optional<DumpStall> CollectiveStall(const Job& job, const SpaceKey& key, std::vector<VerdictNote>* problems) {
   const auto& ranks = job.spaces.at(key);
   int64_t done_any = -1;
   bool certain = false;  // some rank's completions are known
@@ -212,17 +210,15 @@ std::optional<DumpStall> CollectiveStall(const Job& job, const SpaceKey& key, st
   }
   if (s.waiting.empty()) return std::nullopt;
   if (!certain) {
-    problems->push_back(fmt::format(
-        "{}: every dump's ring starts mid-sequence (it wrapped) with nothing completed and no pg_status, so the "
-        "number the group stopped at cannot be told; ranks {} have entries from #{} on",
-        GroupName(job, key.group), fmt::join(s.waiting, ", "), ranks.begin()->second.first()));
+    problems->push_back({NoteId::kGroupStopUnknown,
+                         {GroupName(job, key.group), fmt::format("{}", fmt::join(s.waiting, ", ")),
+                          std::to_string(ranks.begin()->second.first())}});
     return std::nullopt;
   }
   if (!unknown.empty())
     problems->push_back(
-        fmt::format("{}: the rings of rank(s) {} wrapped and hold nothing of the group, so whether they enqueued #{} "
-                    "cannot be told",
-                    GroupName(job, key.group), fmt::join(unknown, ", "), s.seq));
+        {NoteId::kWrappedRingsHoldNothing,
+         {GroupName(job, key.group), fmt::format("{}", fmt::join(unknown, ", ")), std::to_string(s.seq)}});
   if (s.missing.empty()) SplitNotStarted(ranks, &s);
   DescribeStalledOp(ranks, &s);
   return s;
@@ -538,22 +534,18 @@ std::vector<Finding> DumpHangFindings(const Job& job, std::vector<DumpStall> sta
 }
 
 // Members of a group with no dump (not named by a finding) and keys the decoder did not know: said, judged around.
-void Caveats(const Job& job, const std::vector<Finding>& findings, std::vector<std::string>* caveats) {
+void Caveats(const Job& job, const std::vector<Finding>& findings, std::vector<VerdictNote>* caveats) {
   std::set<int32_t> absent;
   for (const auto& [name, g] : job.groups)
     for (int32_t r : g.ranks)
       if (!job.dumps.count(r)) absent.insert(r);
   for (const Finding& f : findings)
     if (f.rank) absent.erase(*f.rank);
-  if (!absent.empty())
-    caveats->push_back(
-        fmt::format("rank(s) {} of the dumps' process groups wrote no dump among the inputs: what they "
-                    "did is inferred from their peers' dumps only",
-                    fmt::join(absent, ", ")));
+  if (!absent.empty()) caveats->push_back({NoteId::kMembersWithoutDump, {fmt::format("{}", fmt::join(absent, ", "))}});
   for (const auto& [rank, d] : job.dumps)
     if (d->unknown_keys > 0)
-      caveats->push_back(fmt::format("{}: {} key(s) strata does not read were ignored (version {})", d->path,
-                                     d->unknown_keys, d->version));
+      caveats->push_back(
+          {NoteId::kUnknownDumpKeys, {d->path, std::to_string(d->unknown_keys), fmt::format("{}", d->version)}});
 }
 
 }  // namespace
@@ -603,8 +595,8 @@ std::optional<std::string> CompareWithRecording(const std::vector<Finding>& reco
 void ApplyFlightRecorderJudgement(FlightRecorderJudgement judgement, DiagnosisResult* result) {
   result->findings.insert(result->findings.begin(), std::make_move_iterator(judgement.findings.begin()),
                           std::make_move_iterator(judgement.findings.end()));
-  for (std::string& p : judgement.problems) result->input_problems.push_back(std::move(p));
-  for (std::string& c : judgement.caveats) result->caveats.push_back(std::move(c));
+  for (VerdictNote& p : judgement.problems) result->verdict_notes.push_back(std::move(p));
+  for (VerdictNote& c : judgement.caveats) result->verdict_notes.push_back(std::move(c));
 }
 
 }  // namespace strata::diagnosis

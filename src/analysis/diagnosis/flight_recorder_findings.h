@@ -40,8 +40,8 @@ namespace strata::diagnosis {
 /// result.
 struct FlightRecorderJudgement {
   std::vector<Finding> findings;      // collective mismatches, then hangs
-  std::vector<std::string> problems;  // what could not be judged, and why (never healthy beside them)
-  std::vector<std::string> caveats;   // what was judged around (members without a dump, unknown keys)
+  std::vector<VerdictNote> problems;  // what could not be judged, and why (never healthy beside them)
+  std::vector<VerdictNote> caveats;   // what was judged around (members without a dump, unknown keys)
 };
 
 FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps);
@@ -52,8 +52,8 @@ FlightRecorderJudgement JudgeFlightRecorder(const FlightRecorderDumps& dumps);
 std::optional<std::string> CompareWithRecording(const std::vector<Finding>& recorded,
                                                 const FlightRecorderJudgement& dumps);
 
-/// Puts a judgement's findings first among the result's, its problems among the input problems and its
-/// caveats among the caveats.
+/// Puts a judgement's findings first among the result's, and its problems, then its caveats, after the
+/// result's verdict notes (verdict_notes.h).
 void ApplyFlightRecorderJudgement(FlightRecorderJudgement judgement, DiagnosisResult* result);
 
 }  // namespace strata::diagnosis

@@ -335,7 +335,8 @@ struct LateSplit {
   std::vector<size_t> late_idx;  // indices of its late steps
   double self_ms = 0, comm_ms = 0, late_ms = 0;
 };
-LateSplit SplitLateness(const GroupPass& p, const Straggler& st, size_t r) {
+LateSplit SplitLateness(const GroupPass& p, const Straggler& st, RankIndex ri) {
+  const size_t r = ri.value();
   LateSplit out;
   for (size_t i = 0; i < p.n; ++i)
     if (std::find(st.steps.begin(), st.steps.end(), p.steps.steps[i]) != st.steps.end()) out.late_idx.push_back(i);
@@ -391,8 +392,9 @@ CauseChoice SelfTimeCause(const GroupPass& p, const LateSplit& late, size_t r, c
   return choice;
 }
 
-// The finding about straggler st (rank index r; st.rank already its rank number).
-Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const LateSplit& late, size_t r) {
+// The finding about straggler st (rank index ri; st.rank its rank number).
+Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const LateSplit& late, RankIndex ri) {
+  const size_t r = ri.value();
   Finding f;
   f.rank = st.rank;
   f.ranks = {st.rank};
@@ -552,16 +554,15 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
   MeasureStageExcess(&p);
   const std::optional<SlowStage> slow = FindSlowStage(p, sopt);
 
-  for (Straggler& st : p.sa.stragglers) {  // rank indices become rank numbers
-    const auto r = static_cast<size_t>(st.rank);
+  std::vector<Straggler> numbered = NumberedStragglers(p.sa, store.RankNumbers());
+  for (size_t k = 0; k < numbered.size(); ++k) {
+    Straggler& st = numbered[k];
+    const RankIndex r = p.sa.stragglers[k].rank;
     const LateSplit late = SplitLateness(p, st, r);
-    st.rank = store.ranks[r].rank;
-    st.score = RoundTo(st.score, 4);
-    st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    st.evidence.kind = GroupStragglerEvidence{p.stage[r], late.self_ms, late.comm_ms};
+    st.evidence.kind = GroupStragglerEvidence{p.stage[r.value()], late.self_ms, late.comm_ms};
     out.findings.push_back(GroupStragglerFinding(p, st, late, r));
-    out.stragglers.push_back(st);
   }
+  out.stragglers.insert(out.stragglers.end(), numbered.begin(), numbered.end());
   const bool stage_named = slow && out.stragglers.empty();
   if (stage_named) out.Add(StageImbalance(p, *slow));
   if (auto f = GroupDataImbalance(p, out.stragglers)) out.findings.push_back(std::move(*f));

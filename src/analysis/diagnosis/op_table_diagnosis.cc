@@ -69,11 +69,7 @@ using Loads = std::map<std::tuple<int32_t, int32_t, int32_t>, double>;
 
 /// Op types the what-if does not know: a caveat naming them with their share of the table's time (and how
 /// to map them); past kMaxUnknownOpShare the comparison is void (the replay models too little of the job).
-struct UnknownOps {
-  std::string text;
-  bool voids = false;  // the comparison is void, not only caveated
-};
-std::optional<UnknownOps> UnknownOpTypes(const whatif::WhatIfResult& w) {
+std::optional<VerdictNote> UnknownOpTypes(const whatif::WhatIfResult& w) {
   if (w.ignored_op_types.empty()) return std::nullopt;
   int64_t unknown_ns = 0;
   for (const auto& [name, ns] : w.ignored_op_ns) unknown_ns += ns;
@@ -87,11 +83,8 @@ std::optional<UnknownOps> UnknownOpTypes(const whatif::WhatIfResult& w) {
         fmt::format("{}{} ({} rows, {:.1f}%)", i ? ", " : "", by_time[i].first, w.ignored_op_types.at(by_time[i].first),
                     all > 0 ? 100.0 * static_cast<double>(by_time[i].second) / all : 0.0);
   if (by_time.size() > 6) names += fmt::format(", ... ({} in all)", by_time.size());
-  const std::string text = fmt::format(
-      "op types the what-if does not know were left out of it: {:.1f}% of the table's time, {}; map them to "
-      "known types with --op-map FROM=TO ({})",
-      100.0 * share, names, whatif::KnownOpTypeNames());
-  return UnknownOps{text, share > thresholds::kMaxUnknownOpShare};
+  const NoteId id = share > thresholds::kMaxUnknownOpShare ? NoteId::kUnknownOpTypesMuchTime : NoteId::kUnknownOpTypes;
+  return VerdictNote{id, {fmt::format("{:.1f}", 100.0 * share), names, whatif::KnownOpTypeNames()}};
 }
 
 /// The replay's steps, layout and what-if attribution, and what it left out, as the path's fields.
@@ -114,12 +107,10 @@ PathResult DescribeReplay(const whatif::WhatIfResult& w) {
     out.notes.push_back(fmt::format("{} steps did not match the dependency template and were left out ({})",
                                     w.skipped_steps.size(), w.skip_example));
   if (w.imputed_ops > 0)
-    out.caveats.push_back(fmt::format(
-        "{} ops missing from the table (rows skipped as bad input) were filled with the median of the same op on "
-        "the other data-parallel ranks, in {} of {} steps",
-        w.imputed_ops, w.imputed_steps.size(), w.steps.size()));
-  if (auto unknown = UnknownOpTypes(w))
-    (unknown->voids ? out.comparison_problems : out.caveats).push_back(unknown->text);
+    out.verdict_notes.push_back(
+        {NoteId::kOpsFilledFromPeers,
+         {std::to_string(w.imputed_ops), std::to_string(w.imputed_steps.size()), std::to_string(w.steps.size())}});
+  if (auto unknown = UnknownOpTypes(w)) out.verdict_notes.push_back(std::move(*unknown));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "analysis/diagnosis/compare_unit.h"
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/verdict_notes.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
@@ -36,12 +37,14 @@ struct Straggler {
 /// Orders stragglers latest first (late_ms_per_step, descending), ties as std::sort over them leaves them: it
 /// sorts their indices with the same comparisons, so the order is the one std::sort gives, and moves each
 /// straggler once (GCC 12 at -O3 warns falsely of an uninitialized vector when std::sort moves them itself).
-inline void SortLatestFirst(std::vector<Straggler>* stragglers) {
+/// For Straggler and for anything with its late_ms_per_step (the straggler analysis's LocatedStraggler).
+template <class S>
+void SortLatestFirst(std::vector<S>* stragglers) {
   std::vector<size_t> order(stragglers->size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return (*stragglers)[a].late_ms_per_step > (*stragglers)[b].late_ms_per_step; });
-  std::vector<Straggler> sorted;
+  std::vector<S> sorted;
   sorted.reserve(order.size());
   for (size_t i : order) sorted.push_back(std::move((*stragglers)[i]));
   *stragglers = std::move(sorted);
@@ -141,15 +144,13 @@ struct PathResult {
   std::vector<Straggler> stragglers;
   std::vector<Finding> findings;
   WhatIf whatif;
-  std::vector<std::string> notes;  // what could not be analysed, and why
-  // Problems in the inputs found while modelling them (e.g. duplicated step markers): the result stands on
-  // what was kept, but the job is never called healthy (status.h renders them as reasons).
-  std::vector<std::string> input_problems;
-  // Caveats of the same kind that do not stop a healthy verdict (e.g. a few ops filled in from peers).
-  std::vector<std::string> caveats;
-  // Problems that void the comparison itself (e.g. op types the what-if does not know carry much of the
-  // time): inconclusive even beside findings, which are kept but cannot be trusted.
-  std::vector<std::string> comparison_problems;
+  std::vector<std::string> notes;  // what could not be analysed, and why (no effect on the verdict)
+  // What the path (and the layers after it) found that changes the verdict, as entries of the one table
+  // (verdict_notes.h): problems that void the comparison itself (e.g. op types the what-if does not know carry
+  // much of the time), problems in the inputs that keep the job from being called healthy (e.g. duplicated
+  // step markers), and caveats said beside any verdict (e.g. a few ops filled in from peers). The table
+  // gives each its effect; verdict.h renders them as reasons.
+  std::vector<VerdictNote> verdict_notes;
   // Per rank number and step, its lateness at collectives against its peers' median arrival (ms;
   // data-parallel trace path only, empty elsewhere): drawn by the HTML report, and handed to the cross-layer
   // pass explicitly (RankTraceTimeline), which confirms ranks slowed alike with it. Not in the JSON contract.

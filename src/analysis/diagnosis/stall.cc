@@ -476,7 +476,7 @@ std::string SignalName(int signal) {
 }
 
 // Ranks that exited by a signal or non-zero: never a healthy job (the input problems say what happened).
-void NoteAbnormalEnds(const RecordedThreads& threads, std::vector<std::string>* problems, const StallOptions& o) {
+void NoteAbnormalEnds(const RecordedThreads& threads, std::vector<VerdictNote>* problems, const StallOptions& o) {
   const auto procs = RankProcesses(threads);
   std::map<int, std::vector<const ProcessThreads*>> by_signal;
   std::vector<std::string> exits;
@@ -497,26 +497,23 @@ void NoteAbnormalEnds(const RecordedThreads& threads, std::vector<std::string>* 
     }
     if (stop && list.size() == procs.size() && procs.size() > 1 &&
         static_cast<double>(hi - lo) / 1e9 <= o.stopped_together_s) {
-      problems->push_back(fmt::format(
-          "every rank was stopped by signal {} within {:.1f} s of each other: the job was stopped, it did not finish",
-          SignalName(signal), static_cast<double>(hi - lo) / 1e9));
+      problems->push_back(
+          {NoteId::kStoppedBySignal, {SignalName(signal), fmt::format("{:.1f}", static_cast<double>(hi - lo) / 1e9)}});
       continue;
     }
     for (const ProcessThreads* p : list)
       exits.push_back(fmt::format("rank {} (pid {}) was killed by signal {}", p->rank, p->pid, SignalName(signal)));
   }
-  if (!exits.empty()) problems->push_back(fmt::format("the job ended abnormally: {}", fmt::join(exits, "; ")));
+  if (!exits.empty()) problems->push_back({NoteId::kEndedAbnormally, {fmt::format("{}", fmt::join(exits, "; "))}});
 }
 
 // A recording that ends with ranks inside a collective (and no stall was reported) is not a clean end.
-void NoteOpenAtEnd(const CollectiveProgress& p, std::vector<std::string>* problems) {
+void NoteOpenAtEnd(const CollectiveProgress& p, std::vector<VerdictNote>* problems) {
   std::vector<std::string> open;
   for (const auto& [rank, rp] : p.ranks)
     if (const RankCollective* c = OpenCall(rp, false))
       open.push_back(fmt::format("rank {} in {}", rank, Describe(KeyOf(*c), c->op)));
-  if (!open.empty())
-    problems->push_back(
-        fmt::format("the recording ends with ranks inside a collective they never left: {}", fmt::join(open, "; ")));
+  if (!open.empty()) problems->push_back({NoteId::kOpenAtEnd, {fmt::format("{}", fmt::join(open, "; "))}});
 }
 
 // A recording of a job whose every rank was asleep since before the recorder attached (its thread states from
@@ -524,7 +521,7 @@ void NoteOpenAtEnd(const CollectiveProgress& p, std::vector<std::string>* proble
 // collective entered in the recording the stall rule cannot say who did not join. Where each rank waits is
 // said instead, ranks grouped by place, so the one elsewhere stands out; not a finding (nothing was measured
 // against a collective), and the result stays inconclusive.
-std::optional<std::string> StoppedBeforeRecording(const RecordedThreads& threads, const CollectiveProgress& p) {
+std::optional<VerdictNote> StoppedBeforeRecording(const RecordedThreads& threads, const CollectiveProgress& p) {
   for (const auto& [rank, rp] : p.ranks)
     if (!rp.calls.empty()) return std::nullopt;
   const auto procs = RankProcesses(threads);
@@ -544,10 +541,7 @@ std::optional<std::string> StoppedBeforeRecording(const RecordedThreads& threads
   std::vector<std::string> places;
   for (const auto& [place, ranks] : ranks_by_place)
     places.push_back(fmt::format("{} {}: {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), place));
-  return fmt::format(
-      "every rank was asleep since before the recorder attached and it saw no collective, so who did "
-      "not join cannot be told from collectives; where each waits: {}",
-      fmt::join(places, "; "));
+  return VerdictNote{NoteId::kAsleepBeforeRecording, {fmt::format("{}", fmt::join(places, "; "))}};
 }
 
 }  // namespace
@@ -701,8 +695,8 @@ void ApplyStallJudgement(StallJudgement judgement, DiagnosisResult* result) {
   result->findings.insert(result->findings.begin(), std::make_move_iterator(judgement.findings.begin()),
                           std::make_move_iterator(judgement.findings.end()));
   if (judgement.leading_problem)
-    result->input_problems.insert(result->input_problems.begin(), std::move(*judgement.leading_problem));
-  for (std::string& p : judgement.problems) result->input_problems.push_back(std::move(p));
+    result->verdict_notes.insert(result->verdict_notes.begin(), std::move(*judgement.leading_problem));
+  for (VerdictNote& p : judgement.problems) result->verdict_notes.push_back(std::move(p));
 }
 
 void ApplyStallAnalysis(const StallRecording& recording, DiagnosisResult* result, const StallOptions& options) {

@@ -10,7 +10,7 @@
 // entered and none completed.
 // A mismatch: at one (communicator, seq), ranks called different ops, or the same op with different
 // element counts (where the probe reads them): one `collective_mismatch` finding naming each side.
-// Ends of the job that are not a hang still keep it from being called healthy (result->input_problems):
+// Ends of the job that are not a hang still keep it from being called healthy (verdict notes, verdict_notes.h):
 // ranks that exited non-zero or by a signal (a job stopped by one signal on every rank at once is said as
 // such), and a recording that ends with ranks inside a collective.
 // Invariants: a stall is reported only while it lasts to the end of what was recorded (post-mortem: the
@@ -89,8 +89,8 @@ Finding JobStoppedFinding(std::vector<int32_t> waiting, std::string op, std::str
 /// nothing; ApplyStallJudgement puts it into a result, the hang and mismatch findings first.
 struct StallJudgement {
   std::vector<Finding> findings;  // a collective mismatch, then the hang findings; they go first, in this order
-  std::optional<std::string> leading_problem;  // ranks asleep since before the recording: the first input problem
-  std::vector<std::string> problems;           // the job's abnormal end, collectives left open: after the others
+  std::optional<VerdictNote> leading_problem;  // ranks asleep since before the recording: the first input problem
+  std::vector<VerdictNote> problems;           // the job's abnormal end, collectives left open: after the others
 };
 
 /// The stall, mismatch and abnormal end of a recording (live, at `options.now_unix_ns`: no end yet).

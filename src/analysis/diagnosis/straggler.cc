@@ -2,10 +2,12 @@
 #include "analysis/diagnosis/straggler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "analysis/diagnosis/lateness_rule.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
+#include "core/round.h"
 
 namespace strata::diagnosis {
 
@@ -80,6 +82,21 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   return out;
 }
 
+std::vector<Straggler> NumberedStragglers(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers) {
+  std::vector<Straggler> out;
+  out.reserve(analysis.stragglers.size());
+  for (const LocatedStraggler& located : analysis.stragglers) {
+    Straggler st;
+    st.rank = NumberOf(located.rank, rank_numbers).value();
+    st.score = RoundTo(located.score, 4);
+    st.late_ms_per_step = RoundTo(located.late_ms_per_step, 3);
+    st.steps = located.steps;
+    st.persistent = located.persistent;
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
 double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t rank) {
   return analysis.slowed_alike || analysis.behind_peers ? analysis.lateness_vs_peers_ns[step][rank]
                                                         : analysis.blame_ns[step][rank];
@@ -93,7 +110,7 @@ struct JudgedRanks {
   std::vector<RankLateness> rank;
   std::vector<std::vector<bool>> late;  // [step index][rank]
   size_t late_pairs = 0;
-  std::vector<int32_t> late_ranks;
+  std::vector<RankIndex> late_ranks;
   double late_sum = 0;  // lateness summed over every late pair
 };
 
@@ -133,7 +150,7 @@ JudgedRanks JudgeRanks(const std::vector<std::vector<double>>& lateness, const s
       out.late_sum += own[s];
     }
     out.late_pairs += out.rank[r].late.size();
-    if (!out.rank[r].late.empty()) out.late_ranks.push_back(static_cast<int32_t>(r));
+    if (!out.rank[r].late.empty()) out.late_ranks.push_back(RankIndex(r));
   }
   return out;
 }
@@ -145,10 +162,10 @@ void KeepLatePairs(JudgedRanks& judged, StragglerAnalysis* out) {
   out->late_ranks = std::move(judged.late_ranks);
 }
 
-Straggler StragglerOf(size_t r, const RankLateness& j, const std::vector<std::vector<double>>& lateness,
-                      const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers) {
-  Straggler st;
-  st.rank = static_cast<int32_t>(r);
+LocatedStraggler StragglerOf(size_t r, const RankLateness& j, const std::vector<std::vector<double>>& lateness,
+                             const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers) {
+  LocatedStraggler st;
+  st.rank = RankIndex(r);
   st.persistent = j.persistent;
   for (size_t s : j.persistent ? j.late : j.clear) st.steps.push_back(step_numbers[s]);
   // The one lateness figure of a rank (impact.h): the share of the run's time its peers wait for it, the sum

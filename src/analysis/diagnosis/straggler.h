@@ -31,6 +31,8 @@
 //  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
 //    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
 //    (median/MAD) reported as evidence.
+// Ranks: the analysis knows the job's ranks only by index (RankIndex, core/rank_id.h): its per-rank vectors and
+// its stragglers are by index. NumberedStragglers is the one place its stragglers get their rank numbers.
 // Invariant: a healthy job (no late (step, rank) pairs) yields no straggler.
 #pragma once
 
@@ -40,6 +42,7 @@
 #include "analysis/diagnosis/phase_model.h"
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "core/rank_id.h"
 
 namespace strata::diagnosis {
 
@@ -51,6 +54,16 @@ struct StragglerOptions {
   double dominant_blame_share = thresholds::kDominantBlameShare;
 };
 
+/// A straggler as the analysis found it: by its rank index (the contract's Straggler has its rank number and
+/// evidence; NumberedStragglers makes one of the other). Fields as Straggler's (result.h), unrounded.
+struct LocatedStraggler {
+  RankIndex rank;
+  double score = 0;
+  double late_ms_per_step = 0;
+  std::vector<int64_t> steps;
+  bool persistent = false;
+};
+
 struct StragglerAnalysis {
   std::vector<std::vector<double>> blame_ns;              // [step index][rank]
   std::vector<std::vector<bool>> late;                    // [step index][rank]
@@ -58,9 +71,9 @@ struct StragglerAnalysis {
   std::vector<double> ks_z;                               // per rank
   std::vector<double> mean_collective_ms;                 // per rank: mean duration of its collective calls
   std::vector<std::vector<double>> lateness_vs_peers_ns;  // [step index][rank] (see above)
-  std::vector<Straggler> stragglers;                      // ranks are rank indices here; the caller maps them
+  std::vector<LocatedStraggler> stragglers;               // latest first
   size_t late_pairs = 0;                                  // (step, rank) pairs that were late
-  std::vector<int32_t> late_ranks;                        // distinct rank indices ever late
+  std::vector<RankIndex> late_ranks;                      // distinct ranks ever late, ascending
   // The stragglers are ranks slowed alike (see above): late, late_pairs and late_ranks then hold their
   // lateness against the peers, not their blame.
   bool slowed_alike = false;
@@ -72,6 +85,12 @@ struct StragglerAnalysis {
 /// The lateness the analysis judged (step index, rank index): blame, or lateness against the peers when the
 /// stragglers are ranks slowed alike or a rank behind its peers.
 double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t rank);
+
+/// The analysis's stragglers under their rank numbers (`rank_numbers`: the number of each rank index, as
+/// TraceStore::RankNumbers()), in the analysis's order (the k-th is analysis.stragglers[k]), score and lateness
+/// rounded as the contract shows them; their evidence is the caller's to fill. A new value: the analysis keeps
+/// its indices.
+std::vector<Straggler> NumberedStragglers(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers);
 
 StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});
 

@@ -136,10 +136,7 @@ PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job)
         "used (one host shares one clock; across hosts NTP keeps them within milliseconds) and lateness is "
         "each rank's launch against its peers'");
   else if (!collectives.ends_synchronize)
-    out.caveats.push_back(
-        "the collectives are CPU-side NCCL calls, which return once the kernel is enqueued, and the traces' "
-        "clocks are not epoch-based: the clocks were aligned by the calls' ends all the same, which moves a "
-        "rank that launches late back by part of its lateness");
+    out.verdict_notes.push_back({NoteId::kLaunchReturningClocks, {}});
   for (size_t r = 0; r < ranks; ++r)
     out.clock_offsets_us[store.ranks[r].rank] = RoundTo(static_cast<double>(job.clocks.offset_ns[r]) / 1000.0, 3);
   if (steps.source == model::StepSource::kNone && !steps.steps.empty())
@@ -149,15 +146,12 @@ PathResult DescribeJobModel(const TraceStore& store, const model::JobModel& job)
   if (steps.steps.empty()) out.notes.push_back("no step found on every rank: nothing to compare per step");
   for (size_t r = 0; r < ranks && r < steps.duplicate_markers.size(); ++r) {
     if (steps.duplicate_markers[r] > 0)
-      out.input_problems.push_back(fmt::format(
-          "rank {} has {} ProfilerStep markers whose number it already had at another time (files of two runs "
-          "joined?): the first of each was used, the others left out",
-          store.ranks[r].rank, steps.duplicate_markers[r]));
+      out.verdict_notes.push_back({NoteId::kDuplicateStepMarkers,
+                                   {std::to_string(store.ranks[r].rank), std::to_string(steps.duplicate_markers[r])}});
     if (steps.out_of_order_markers[r] > 0)
-      out.input_problems.push_back(
-          fmt::format("rank {}'s ProfilerStep numbers go backwards in time {} times: its step markers are "
-                      "inconsistent, so its steps may not be the peers' same steps",
-                      store.ranks[r].rank, steps.out_of_order_markers[r]));
+      out.verdict_notes.push_back(
+          {NoteId::kStepMarkersBackwards,
+           {std::to_string(store.ranks[r].rank), std::to_string(steps.out_of_order_markers[r])}});
   }
   if (collectives.source == model::CollectiveSource::kNone)
     out.notes.push_back("no collective operations found: ranks cannot be aligned or compared by arrival");
@@ -238,10 +232,11 @@ struct TraceContext {
   CompareUnit unit;
 };
 
-// The finding about straggler `st` (rank index r): its cause from the differential profile, the culprit
+// The finding about straggler `st` (rank index ri): its cause from the differential profile, the culprit
 // op, its saving from the what-if, and the evidence behind them.
-Finding StragglerFinding(const TraceContext& c, const Straggler& st, const TraceStragglerEvidence& ste, size_t r) {
+Finding StragglerFinding(const TraceContext& c, const Straggler& st, const TraceStragglerEvidence& ste, RankIndex ri) {
   const size_t ranks = c.store.ranks.size();
+  const size_t r = ri.value();
   const Differential d = Compare(c.store, c.index, c.job.steps, c.job.clocks, c.phases, c.sa, r, ranks);
   Finding f;
   f.rank = st.rank;
@@ -290,7 +285,7 @@ Finding StragglerFinding(const TraceContext& c, const Straggler& st, const Trace
 // Ranks slowed alike (straggler.h): one finding for the group, its evidence and cause those of its latest
 // rank against all its peers; fixing the group is what the what-if's ideal assumes, so its saving is the
 // what-if's waste 1 − 1/S (fixing one of them alone saves little: the others still hold the step).
-Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& group, size_t top_index) {
+Finding SlowedAlikeFinding(const TraceContext& c, const std::vector<Straggler>& group, RankIndex top_index) {
   Finding f =
       StragglerFinding(c, group.front(), std::get<TraceStragglerEvidence>(group.front().evidence.kind), top_index);
   f.ranks.clear();
@@ -331,18 +326,13 @@ void CompareOverCollectivesIfOneStep(PhaseModel* phases, PathResult* out) {
   PhaseModel units = CollectiveUnits(*phases);
   if (units.steps.empty()) return;
   out->unit = CompareUnit::kCollective;
-  out->caveats.push_back(fmt::format(
-      "only 1 step is common to every rank, so the ranks were compared over its {} collectives instead (each "
-      "with the work before it as one unit{}): lateness below is per collective; trace more steps to compare "
-      "whole steps",
-      units.steps.size(),
-      units.cumulative ? "; the calls return at launch, so each unit counts only the launch delay it added" : ""));
+  out->verdict_notes.push_back(
+      {NoteId::kComparedOverCollectives,
+       {std::to_string(units.steps.size()),
+        units.cumulative ? "; the calls return at launch, so each unit counts only the launch delay it added" : ""}});
   const double coverage = CollectiveUnitCoverage(*phases);
   if (coverage < thresholds::kMinCollectiveUnitCoverage)
-    out->input_problems.push_back(
-        fmt::format("the step's collectives end {:.0f}% into it: the rest of the step (after its last collective) was "
-                    "compared with nothing, so a rank slow there would not be seen; trace more steps",
-                    100.0 * coverage));
+    out->verdict_notes.push_back({NoteId::kCollectivesEndEarly, {fmt::format("{:.0f}", 100.0 * coverage)}});
   *phases = std::move(units);
 }
 
@@ -371,26 +361,23 @@ PathResult DiagnoseDataParallel(const TraceStore& store, const std::vector<Slice
     for (size_t r = 0; r < ranks; ++r)
       out.lateness_vs_peers_ms[store.ranks[r].rank][phases.steps[s].step] = sa.lateness_vs_peers_ns[s][r] / 1e6;
   std::vector<size_t> straggler_indices;
-  for (const Straggler& st : sa.stragglers) straggler_indices.push_back(static_cast<size_t>(st.rank));
+  for (const LocatedStraggler& st : sa.stragglers) straggler_indices.push_back(st.rank.value());
   const PhaseWhatIf whatif = ComputePhaseWhatIf(phases, store, ranks, straggler_indices);
   out.whatif = PhaseWhatIfOf(store, whatif);
 
   const TrackIndex index(store, rows_by_rank);
   const TraceContext context{store, index, job, phases, sa, whatif, out.unit};
-  // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank (its index, here).
-  const size_t top = sa.stragglers.empty() ? 0 : static_cast<size_t>(sa.stragglers.front().rank);
-  for (Straggler& st : sa.stragglers) {  // rank indices become rank numbers
-    const auto r = static_cast<size_t>(st.rank);
-    st.rank = store.ranks[r].rank;
-    const TraceStragglerEvidence ste = StragglerEvidenceOf(phases, sa, r);
-    st.evidence.kind = ste;
-    st.score = RoundTo(st.score, 4);
-    st.late_ms_per_step = RoundTo(st.late_ms_per_step, 3);
-    if (!sa.slowed_alike) out.findings.push_back(StragglerFinding(context, st, ste, r));
-    out.stragglers.push_back(st);
+  std::vector<Straggler> numbered = NumberedStragglers(sa, store.RankNumbers());
+  for (size_t k = 0; k < numbered.size(); ++k) {
+    const RankIndex r = sa.stragglers[k].rank;
+    const TraceStragglerEvidence ste = StragglerEvidenceOf(phases, sa, r.value());
+    numbered[k].evidence.kind = ste;
+    if (!sa.slowed_alike) out.findings.push_back(StragglerFinding(context, numbered[k], ste, r));
   }
-  if (sa.slowed_alike && !sa.stragglers.empty())
-    out.findings.push_back(SlowedAlikeFinding(context, sa.stragglers, top));
+  // Sorted latest first: with ranks slowed alike, the first is the group's finding's rank.
+  if (sa.slowed_alike && !numbered.empty())
+    out.findings.push_back(SlowedAlikeFinding(context, numbered, sa.stragglers.front().rank));
+  out.stragglers.insert(out.stragglers.end(), numbered.begin(), numbered.end());
   if (auto f = TraceDataImbalance(context, out.stragglers)) out.findings.push_back(std::move(*f));
   SortLatestFirst(&out.stragglers);
   return out;

@@ -22,6 +22,18 @@ constexpr const char* kCompareRunsHint = " (to compare two runs: strata diff BAS
 /// of the job), so inconclusive even beside findings.
 enum class Weight { kCaveat, kBlocking, kVoid };
 
+Weight WeightOf(NoteEffect effect) {
+  switch (effect) {
+    case NoteEffect::kVoidsComparison:
+      return Weight::kVoid;
+    case NoteEffect::kBlocksHealthy:
+      return Weight::kBlocking;
+    case NoteEffect::kCaveatOnly:
+      return Weight::kCaveat;
+  }
+  return Weight::kBlocking;
+}
+
 struct Reason {
   Weight weight = Weight::kCaveat;
   std::string text;
@@ -55,10 +67,9 @@ class Checks {
   }
   void Void(std::string text) { reasons_.push_back({Weight::kVoid, std::move(text)}); }
 
+  // The path's verdict notes, each weighed as the table says (verdict_notes.h).
   void InputProblems() {
-    for (const std::string& p : result_.comparison_problems) Void(p);
-    for (const std::string& p : result_.input_problems) Add(true, p);
-    for (const std::string& c : result_.caveats) Add(false, c);
+    for (const VerdictNote& n : result_.verdict_notes) reasons_.push_back({WeightOf(n.effect()), NoteText(n)});
   }
 
   // Never healthy while an op table's what-if loses much of the step and no finding says why. Op tables
@@ -278,19 +289,22 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
 void AssessFlightRecorderStatus(DiagnosisResult* result) {
   result->status = result->findings.empty() ? Verdict::kInconclusive : Verdict::kFindings;
   result->status_reasons.clear();
+  std::vector<std::string> problems = NoteTexts(result->verdict_notes, NoteEffect::kVoidsComparison);
+  for (std::string& p : NoteTexts(result->verdict_notes, NoteEffect::kBlocksHealthy)) problems.push_back(std::move(p));
   if (result->findings.empty())
     result->status_reasons.push_back(
-        result->input_problems.empty()
+        problems.empty()
             ? "the Flight Recorder dumps show no hang and no mismatch: every operation they hold was completed by "
               "every rank of its group (dumps tell only those: give profiler traces or a recording to find "
               "stragglers)"
             : "the Flight Recorder dumps show no hang and no mismatch in what could be judged; the rest could not "
               "be judged:");
-  for (const std::string& p : result->input_problems) result->status_reasons.push_back(p);
+  for (std::string& p : problems) result->status_reasons.push_back(std::move(p));
   for (const LeftOutInput& in : result->left_out)
     result->status_reasons.push_back(
         fmt::format("{} was left out ({}): its rank was not examined", in.path, in.reason));
-  for (const std::string& c : result->caveats) result->status_reasons.push_back(c);
+  for (std::string& c : NoteTexts(result->verdict_notes, NoteEffect::kCaveatOnly))
+    result->status_reasons.push_back(std::move(c));
 }
 
 }  // namespace strata::diagnosis
