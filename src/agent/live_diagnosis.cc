@@ -10,6 +10,7 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "importers/recording_trace.h"
+#include "importers/segment_index.h"
 #include "segments/segment_reader.h"
 #include "store/recorded_run.h"
 
@@ -31,7 +32,7 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
     uint64_t& last = last_enter[{e.tid, e.probe}];
     last = std::max(last, e.ts_ns);
   }
-  std::erase_if(d->call_enters, [&](const segments::CallEnterRow& e) {
+  std::erase_if(d->call_enters, [&](const CallEnterRow& e) {
     const bool left = returned.count({e.tid, e.probe, e.ts_ns}) || last_enter[{e.tid, e.probe}] > e.ts_ns;
     return e.ts_ns < from && left;
   });

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "importers/main_process.h"
-#include "segments/probe_kind.h"
+#include "store/probe_kind.h"
 
 namespace strata {
 namespace {
@@ -49,17 +49,16 @@ void DecodeCollectives(const RecordedSegment& seg, RecordedLayerSegment* out) {
   for (const auto& [rank, layers] : out->ranks) whole[rank] = {UINT64_MAX, 0};
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
-    const segments::ProbeKind kind = seg.probes[c.probe].kind;
-    if (!segments::IsCollectiveCall(kind)) continue;
+    const ProbeKind kind = seg.probes[c.probe].kind;
+    if (!IsCollectiveCall(kind)) continue;
     auto rank = seg.RankOf(c.tgid);
     if (!rank) continue;
     RecordedSpan& w = whole[*rank];
     w.start = std::min(w.start, c.start_ns);
     w.end = std::max(w.end, c.end_ns);
     RecordedCollectiveTimes& times = out->ranks[*rank].collectives;
-    if (kind == segments::ProbeKind::kCollective) times.blocking_ends.push_back(static_cast<int64_t>(c.end_ns));
-    if (kind == segments::ProbeKind::kCollectiveEnqueue)
-      times.enqueue_starts.push_back(static_cast<int64_t>(c.start_ns));
+    if (kind == ProbeKind::kCollective) times.blocking_ends.push_back(static_cast<int64_t>(c.end_ns));
+    if (kind == ProbeKind::kCollectiveEnqueue) times.enqueue_starts.push_back(static_cast<int64_t>(c.start_ns));
   }
   for (auto& [rank, layers] : out->ranks) layers.training = whole[rank];
 }
@@ -191,7 +190,7 @@ void DecodeLinks(const RecordedSegment& seg, const SegmentRanks& ranks, const Se
 RecordedLayerSegment DecodeLayerSegment(const RecordedSegment& seg) {
   RecordedLayerSegment out;
   out.realtime_minus_monotonic_ns = seg.data.header.realtime_minus_monotonic_ns;
-  for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == segments::ProbeKind::kCollectiveDevice;
+  for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == ProbeKind::kCollectiveDevice;
   const SegmentRanks ranks = RanksOfSegment(seg);
   for (const auto& [rank, set] : ranks.pids) out.ranks[rank];
   DecodeCollectives(seg, &out);

@@ -10,8 +10,9 @@ pass the clean input.
   check_include_graph.py    a direct upward include, transitive ones (through a same-level header, through
                             two lower folders), an upward include of a generated header, a sibling-folder
                             include, a JSON library reached by analysis through a header, a JSON name in
-                            analysis, the recording's raw index or rows reached by analysis or the model, a
-                            folder with no level; a clean downward tree passes;
+                            analysis, the recording's raw index or rows reached by analysis or the model, the
+                            store including segments/ (directly or through its own header), a folder with no
+                            level; a clean downward tree passes;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
@@ -108,14 +109,19 @@ def function_length_cases():
 def include_graph_cases():
     clean = {
         "core/base.h": "#pragma once\n#include <vector>\n",
-        "segments/rows.h": '#pragma once\n#include "core/base.h"\n',
+        "store/recorded_rows.h": '#pragma once\n#include "core/base.h"\n',
         "store/table.h": '#pragma once\n#include "core/base.h"\n',
-        "store/recorded_run.h": '#pragma once\n#include "segments/rows.h"\n',
-        "importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n#include "local.h"\n',
+        "store/recorded_run.h": '#pragma once\n#include "store/recorded_rows.h"\n',
+        "segments/reader.h": '#pragma once\n#include "store/recorded_rows.h"\n',
+        "importers/reader.h": ('#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n#include "local.h"\n'
+                               '#include "segments/reader.h"\n'),
         "importers/local.h": '#pragma once\n#include "core/base.h"\n',
         "model/job.h": '#pragma once\n#include "store/table.h"\n',
-        "analysis/pass.cc": '#include "model/job.h"\n',
+        "analysis/pass.cc": '#include "model/job.h"\n#include "analysis/diagnosis/cross_layer.h"\n',
+        "analysis/diagnosis/cross_layer.h": '#pragma once\n#include "model/job.h"\n',
+        "analysis/diagnosis/result.h": '#pragma once\n#include "analysis/diagnosis/cross_layer.h"\n',
         "reports/json.cc": '#include <nlohmann/json.hpp>\n#include "analysis/pass.h"\n',
+        "agent/round.cc": '#include "analysis/diagnosis/result.h"\n#include "reports/json.h"\n',
         "cli/main.cc": '#include "reports/json.h"\n#include "importers/reader.h"\n',
     }
     rc, out = run_checker("check_include_graph.py", clean)
@@ -131,17 +137,31 @@ def include_graph_cases():
             ["importers/user.cc: importers reaches model/",
              "importers/user.cc -> importers/reader.h -> importers/local.h -> model/job.h"]),
         "a transitive upward include two folders down": (
-            {"segments/rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
+            {"store/recorded_rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
              "core/bad.h": '#pragma once\n#include "reports/json.h"\n', "reports/json.h": "#pragma once\n"},
-            ["store/recorded_run.h: store reaches reports/",
-             "store/recorded_run.h -> segments/rows.h -> core/bad.h -> reports/json.h"]),
+            ["segments/reader.h: segments reaches reports/",
+             "segments/reader.h -> store/recorded_rows.h -> core/bad.h -> reports/json.h"]),
+        "the store including the recording's file format (segments/ is above the store)": (
+            {"store/recorded_run.h": '#pragma once\n#include "store/recorded_rows.h"\n#include "segments/reader.h"\n'},
+            ["store/recorded_run.h: store includes segments/ (above it in the flow)",
+             "store/recorded_run.h -> segments/reader.h"]),
+        "the store reaching the file format through a header of its own": (
+            {"store/table.h": '#pragma once\n#include "store/recorded_run.h"\n',
+             "store/recorded_run.h": '#pragma once\n#include "segments/reader.h"\n'},
+            ["store/table.h: store reaches segments/ (above it in the flow)",
+             "store/table.h -> store/recorded_run.h -> segments/reader.h"]),
         "the recording's raw index reached by analysis through a header": (
             {"model/job.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n'},
             ["analysis/pass.cc: analysis reaches the recording's raw rows",
              "analysis/pass.cc -> model/job.h -> store/recorded_run.h"]),
         "the recording's rows reached by the model": (
-            {"model/rows_user.cc": '#include "segments/rows.h"\n'},
-            ["model/rows_user.cc: model reaches the recording's raw rows", "model/rows_user.cc -> segments/rows.h"]),
+            {"model/rows_user.cc": '#include "store/recorded_rows.h"\n'},
+            ["model/rows_user.cc: model reaches the recording's raw rows",
+             "model/rows_user.cc -> store/recorded_rows.h"]),
+        "the recording's file format reached by analysis": (
+            {"analysis/reader_user.cc": '#include "segments/reader.h"\n'},
+            ["analysis/reader_user.cc: analysis reaches the recording's raw rows",
+             "analysis/reader_user.cc -> segments/reader.h"]),
         "an upward include of a header not in the tree (generated)": (
             {"model/gen.cc": '#include "agent/generated.h"\n'}, ["model/gen.cc: model includes agent/"]),
         "an include of a sibling folder": ({"recorder/probe.cc": '#include "importers/reader.h"\n'},

@@ -27,7 +27,7 @@ RecordedRun Recording(int steps) {
   seg.data.path = "run/record-host-1.sseg";
   seg.data.header.realtime_minus_monotonic_ns = kRealtimeOffsetNs;
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.sample_hz = 100;
   seg.other_processes[static_cast<int>(kOtherPid)] = "stress";
   for (int r = 0; r < 2; ++r) {
