@@ -145,7 +145,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   if (!left.empty()) {
     MergePluginSegments(&left);
     if (auto before = TraceStoreFromRecording(left); before.ok())
-      for (auto& s : SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
+      for (auto& s : online::SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
   }
   RecordedRun run = RoundRecording(chunk_dir, from, ended, state);
   if (run.empty()) {
@@ -157,7 +157,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
     state->error = store.error();
     return;
   }
-  for (auto& s : SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
+  for (auto& s : online::SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnoseOptions options;
   if (!ended) options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options);

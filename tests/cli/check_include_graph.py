@@ -51,6 +51,24 @@ JSON_DEBT = {}
 # What analysis and the model may not reach: the recording's raw index and its row types (issue 24).
 RAW_RECORDING_FREE = {"analysis", "model"}
 RAW_RECORDING = ("store/recorded_run.h", "store/recorded_rows.h", "segments/")
+# The agent reads the model's and analysis' public products only (issue 50 item 4): of model/ and analysis/ a
+# file of agent/ includes these headers alone (header -> the product), each a result, a rule's public judge or a
+# threshold; every other header of those folders is a pass's internals (cross_layer.h, window_profile.h, ...). A
+# header is listed because the agent reads it as a product, never to reach a pass's helpers: what the agent
+# needs of a pass moves into a product of analysis instead (the step summaries did, analysis/online).
+PRODUCT_READERS = {"agent"}
+PRODUCT_FOLDERS = ("analysis/", "model/")
+PUBLIC_PRODUCTS = {
+    "analysis/diagnosis/diagnose.h": "the offline diagnosis, run on a chunk",
+    "analysis/diagnosis/result.h": "the diagnosis' result and its findings",
+    "analysis/diagnosis/evidence.h": "a finding's typed evidence",
+    "analysis/diagnosis/stall.h": "the stall rule's live judges (InflightByRank, JudgeInflight)",
+    "analysis/diagnosis/thresholds.h": "every threshold",
+    "analysis/online/step_summary.h": "a rank's step as the online detector reads it",
+    "analysis/online/step_summaries.h": "a window's new steps reduced to step summaries",
+    "analysis/online/online_detector.h": "the online detector and its detections",
+    "analysis/online/gaussian_mixture.h": "the anomaly model over step summaries",
+}
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 SOURCE = (".cc", ".h", ".c", ".inc")
 
@@ -155,6 +173,15 @@ def check_raw_recording(rel, graph, bad):
             return
 
 
+def check_public_products(rel, graph, bad):
+    """Each direct include by rel (in a PRODUCT_READERS folder) of a model or analysis header not listed in
+    PUBLIC_PRODUCTS. A public header may include internals; its reader may not."""
+    for n, text, target, is_json in graph.get(rel, []):
+        if target is not None and target.startswith(PRODUCT_FOLDERS) and target not in PUBLIC_PRODUCTS:
+            bad.append(f"{rel}:{n}: {top(rel)} includes {target}, internals of {top(target)}/ (read its public "
+                       f"products, PUBLIC_PRODUCTS)")
+
+
 def main():
     src = sys.argv[1]
     includes, json_names = read_sources(src)
@@ -168,6 +195,8 @@ def main():
         if "/" not in rel or top(rel) not in LEVEL:
             continue
         check_levels(rel, graph, bad)
+        if top(rel) in PRODUCT_READERS:
+            check_public_products(rel, graph, bad)
         if top(rel) in RAW_RECORDING_FREE:
             check_raw_recording(rel, graph, bad)
         if top(rel) in JSON_FREE:
@@ -179,7 +208,7 @@ def main():
     print(f"{len(bad)} bad include(s)" if bad else
           f"include graph: every chain of includes in {len(files)} files points down the flow; analysis and "
           f"model reach no JSON library but through the {len(JSON_DEBT)} header(s) of JSON_DEBT, and none of "
-          f"the recording's raw rows")
+          f"the recording's raw rows; the agent reads {len(PUBLIC_PRODUCTS)} public headers of model and analysis")
     return 1 if bad else 0
 
 

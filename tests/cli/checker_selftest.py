@@ -11,8 +11,10 @@ pass the clean input.
                             two lower folders), an upward include of a generated header, a sibling-folder
                             include, a JSON library reached by analysis through a header, a JSON name in
                             analysis, the recording's raw index or rows reached by analysis or the model, the
-                            store including segments/ (directly or through its own header), a folder with no
-                            level; a clean downward tree passes;
+                            store including segments/ (directly or through its own header), the agent
+                            including a pass's internals of analysis or the model, a folder with no level; a
+                            clean downward tree (the agent reading a public product that includes internals)
+                            passes;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
@@ -150,6 +152,12 @@ def include_graph_cases():
              "store/recorded_run.h": '#pragma once\n#include "segments/reader.h"\n'},
             ["store/table.h: store reaches segments/ (above it in the flow)",
              "store/table.h -> store/recorded_run.h -> segments/reader.h"]),
+        "the agent including a pass's internals": (
+            {"agent/summaries.cc": '#include "analysis/diagnosis/result.h"\n#include "analysis/diagnosis/cross_layer.h"\n'},
+            ["agent/summaries.cc:2: agent includes analysis/diagnosis/cross_layer.h, internals of analysis/"]),
+        "the agent including the model's internals": (
+            {"agent/summaries.cc": '#include "model/job.h"\n'},
+            ["agent/summaries.cc:1: agent includes model/job.h, internals of model/"]),
         "the recording's raw index reached by analysis through a header": (
             {"model/job.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n'},
             ["analysis/pass.cc: analysis reaches the recording's raw rows",
