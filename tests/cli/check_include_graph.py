@@ -12,7 +12,8 @@ and writes the store's rows; the sources fill the store: importers/ (profiler tr
 segments made store tables by importers/segment_index), recorder/ (eBPF, host counters in recorder/host, the
 NCCL profiler plugin in recorder/nccl_profiler: writes segments) and synth/ (writes synthetic traces); model/,
 analysis/ and reports/ as in the brief; agent/ (always-on: agent and serve) uses all of them; cli/ is the
-program and python/ the Python module beside it (neither includes the other).
+program and python/ the Python module beside it (neither includes the other). docs/architecture.md draws the
+same levels (ctest architecture_levels compares its table with LEVEL).
 
 Analysis and the model build typed results; only reports render them as JSON, so no file under src/analysis or
 src/model includes a JSON library, directly or through a header (JSON_FREE below), nor names one.

@@ -15,6 +15,8 @@ pass the clean input.
                             including a pass's internals of analysis or the model, a folder with no level; a
                             clean downward tree (the agent reading a public product that includes internals)
                             passes;
+  check_architecture_levels.py  a doc whose level table and flow line say LEVEL passes; a folder moved, a
+                            folder left out, the flow line alone drawn the old way are reported;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
@@ -30,6 +32,7 @@ pass the clean input.
 usage: checker_selftest.py [--cxx COMPILER --src SRC_DIR]
 """
 import argparse
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -189,6 +192,39 @@ def include_graph_cases():
         check(rc == 1 and all(e in out for e in expected), f"include_graph: reports {what}", out)
 
 
+def architecture_levels_cases():
+    """The doc's level table and flow line against the real LEVEL: a doc made from LEVEL passes; one folder
+    moved, one left out, or the flow line alone drawn the old way (segments below the store) fails."""
+    spec = importlib.util.spec_from_file_location("check_include_graph", HERE / "check_include_graph.py")
+    graph = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(graph)
+    by_level = {}
+    for folder, n in graph.LEVEL.items():
+        by_level.setdefault(n, []).append(folder)
+
+    def doc(levels, flow=None):
+        rows = "".join(f"| {n} | {', '.join(f'`{f}/`' for f in fs)} | why |\n" for n, fs in sorted(levels.items()))
+        flow = flow or " → ".join(" | ".join(fs) for _, fs in sorted(levels.items()))
+        return {"architecture.md": f"# Map\n\n`{flow}`.\n\n### Levels\n\n| level | folders | why |\n|---|---|---|\n"
+                                   f"{rows}\n## Next\n\n| 3 | `stray/` | not the table |\n"}
+
+    rc, out = run_checker("check_architecture_levels.py", doc(by_level))
+    check(rc == 0, "architecture_levels: a doc whose table and flow line say LEVEL passes", out)
+    moved = {n: [f for f in fs if f != "segments"] for n, fs in by_level.items()}
+    moved[graph.LEVEL["store"]].append("segments")
+    lacking = {n: [f for f in fs if f != "agent"] for n, fs in by_level.items() if fs != ["agent"]}
+    old_flow = "core → segments → store → importers | recorder | synth → model → analysis → reports → agent → cli | python"
+    planted = {
+        "a folder moved in the table and the flow line": (doc(moved), "level table (### Levels): segments/ is at level"),
+        "a folder left out": (doc(lacking), "level table (### Levels): agent/ is missing"),
+        "the flow line alone drawn the old way": (doc(by_level, old_flow),
+                                                  "flow line (core → ...): segments/ is at level 1, LEVEL says 2"),
+    }
+    for what, (files, expected) in planted.items():
+        rc, out = run_checker("check_architecture_levels.py", files)
+        check(rc == 1 and expected in out, f"architecture_levels: reports {what}", out)
+
+
 def cause_assignment_cases():
     clean = {
         "analysis/diagnosis/cause_choice.cc": "void SetCause(const CauseChoice& c, Finding* f) { f->cause = c.cause; }\n",
@@ -282,6 +318,7 @@ def main():
     args = parser.parse_args()
     function_length_cases()
     include_graph_cases()
+    architecture_levels_cases()
     cause_assignment_cases()
     one_median_cases()
     unity_safety_cases()
