@@ -9,9 +9,7 @@
 namespace strata::agent {
 namespace {
 
-bool HostCollective(segments::ProbeKind kind) {
-  return kind == segments::ProbeKind::kCollective || kind == segments::ProbeKind::kCollectiveEnqueue;
-}
+bool HostCollective(ProbeKind kind) { return kind == ProbeKind::kCollective || kind == ProbeKind::kCollectiveEnqueue; }
 
 bool FromRecorder(const RecordedSegment& seg) { return seg.source != "nccl_profiler"; }
 
@@ -36,10 +34,10 @@ bool ShownLeft(const RecordedRun& run, const CarriedEntry& e) {
   const uint64_t from = e.ts_ns > kSameCallSlackNs ? e.ts_ns - kSameCallSlackNs : 0;
   for (const RecordedSegment& seg : run.segments) {
     if (!FromRecorder(seg)) continue;
-    for (const segments::CallEnterRow& r : seg.data.call_enters)
+    for (const CallEnterRow& r : seg.data.call_enters)
       if (r.tgid == e.pid && r.tid == e.tid && r.ts_ns >= from)
         if (const RecordedProbe* p = ProbeOf(seg, r.probe); p && HostCollective(p->kind)) return true;
-    for (const segments::CallRow& c : seg.data.calls)
+    for (const CallRow& c : seg.data.calls)
       if (c.tgid == e.pid && c.tid == e.tid && c.end_ns > e.ts_ns)
         if (const RecordedProbe* p = ProbeOf(seg, c.probe); p && HostCollective(p->kind)) return true;
   }
@@ -70,14 +68,14 @@ std::vector<CarriedEntry> CarryFrom(const RecordedRun& left, const std::vector<C
   for (const RecordedSegment& seg : left.segments) {
     if (!FromRecorder(seg)) continue;
     std::set<std::tuple<uint32_t, uint32_t, uint64_t>> returned;  // (tid, probe, start)
-    for (const segments::CallRow& c : seg.data.calls) returned.insert({c.tid, c.probe, c.start_ns});
+    for (const CallRow& c : seg.data.calls) returned.insert({c.tid, c.probe, c.start_ns});
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_enter;  // (pid, tid) -> its latest collective entry
-    for (const segments::CallEnterRow& r : seg.data.call_enters)
+    for (const CallEnterRow& r : seg.data.call_enters)
       if (const RecordedProbe* p = ProbeOf(seg, r.probe); p && HostCollective(p->kind)) {
         uint64_t& last = last_enter[{r.tgid, r.tid}];
         last = std::max(last, r.ts_ns);
       }
-    for (const segments::CallEnterRow& r : seg.data.call_enters) {
+    for (const CallEnterRow& r : seg.data.call_enters) {
       const RecordedProbe* p = ProbeOf(seg, r.probe);
       if (!p || !HostCollective(p->kind) || returned.count({r.tid, r.probe, r.ts_ns})) continue;
       if (last_enter[{r.tgid, r.tid}] > r.ts_ns) continue;

@@ -10,6 +10,7 @@
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "importers/recording_trace.h"
+#include "importers/segment_index.h"
 #include "segments/segment_reader.h"
 #include "store/recorded_run.h"
 
@@ -31,7 +32,7 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
     uint64_t& last = last_enter[{e.tid, e.probe}];
     last = std::max(last, e.ts_ns);
   }
-  std::erase_if(d->call_enters, [&](const segments::CallEnterRow& e) {
+  std::erase_if(d->call_enters, [&](const CallEnterRow& e) {
     const bool left = returned.count({e.tid, e.probe, e.ts_ns}) || last_enter[{e.tid, e.probe}] > e.ts_ns;
     return e.ts_ns < from && left;
   });
@@ -144,7 +145,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   if (!left.empty()) {
     MergePluginSegments(&left);
     if (auto before = TraceStoreFromRecording(left); before.ok())
-      for (auto& s : SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
+      for (auto& s : online::SummarizeNewSteps(before.value(), &state->step_cursor)) summaries->push_back(s);
   }
   RecordedRun run = RoundRecording(chunk_dir, from, ended, state);
   if (run.empty()) {
@@ -156,7 +157,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
     state->error = store.error();
     return;
   }
-  for (auto& s : SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
+  for (auto& s : online::SummarizeNewSteps(store.value(), &state->step_cursor)) summaries->push_back(s);
   diagnosis::DiagnoseOptions options;
   if (!ended) options.now_unix_ns = static_cast<int64_t>(now_unix_s * 1e9);  // a stall lasts until now
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options);

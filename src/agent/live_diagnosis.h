@@ -28,9 +28,9 @@
 
 #include "agent/chunk_carry.h"
 #include "agent/online_job.h"
-#include "agent/step_summaries.h"
 #include "analysis/diagnosis/result.h"
 #include "analysis/diagnosis/stall.h"
+#include "analysis/online/step_summaries.h"
 #include "segments/segment_tail.h"
 
 namespace strata::agent {
@@ -64,7 +64,7 @@ struct JobState {
   std::optional<OnlineView> online;               // the online detection over step summaries, when fed
   std::optional<JobOwnership> ownership;          // serve: which serve owns the job
   std::vector<diagnosis::RankInflight> inflight;  // each rank's collective state at the last round (for serve)
-  StepCursor step_cursor;                         // the steps already summarized
+  online::StepCursor step_cursor;                 // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
   std::string chunk;                  // the chunk `tails` read

@@ -28,6 +28,7 @@
 #include "core/text_escape.h"
 #include "importers/job_loader.h"
 #include "importers/rank_inference.h"
+#include "importers/segment_index.h"
 #include "reports/diagnosis_report.h"
 #include "reports/html_report.h"
 #include "reports/html_view.h"

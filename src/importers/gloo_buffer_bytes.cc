@@ -6,10 +6,10 @@
 namespace strata {
 
 std::map<CallEntryKey, uint64_t> GlooAlgorithmBytes(const RecordedSegment& seg,
-                                                    const std::vector<const segments::CallEnterRow*>& enters,
+                                                    const std::vector<const CallEnterRow*>& enters,
                                                     const std::map<CallEntryKey, uint64_t>& returns) {
   struct ThreadState {
-    const segments::CallEnterRow* last = nullptr;        // its latest algorithm
+    const CallEnterRow* last = nullptr;                  // its latest algorithm
     std::vector<std::pair<uint64_t, uint64_t>> buffers;  // (ts, bytes) since then, outside it
   };
   std::map<uint32_t, ThreadState> threads;
@@ -19,13 +19,13 @@ std::map<CallEntryKey, uint64_t> GlooAlgorithmBytes(const RecordedSegment& seg,
     auto it = returns.find({t.last->tid, t.last->probe, t.last->ts_ns});
     return it == returns.end() || ts <= it->second;  // not completed (yet): still inside
   };
-  for (const segments::CallEnterRow* e : enters) {
+  for (const CallEnterRow* e : enters) {
     if (e->probe >= seg.probes.size()) continue;
-    const segments::ProbeKind kind = seg.probes[e->probe].kind;
+    const ProbeKind kind = seg.probes[e->probe].kind;
     ThreadState& t = threads[e->tid];
-    if (kind == segments::ProbeKind::kCollectiveBuffer && !inside(t, e->ts_ns)) {
+    if (kind == ProbeKind::kCollectiveBuffer && !inside(t, e->ts_ns)) {
       t.buffers.push_back({e->ts_ns, e->count});
-    } else if (kind == segments::ProbeKind::kCollective) {
+    } else if (kind == ProbeKind::kCollective) {
       uint64_t bytes = 0;
       for (const auto& [ts, b] : t.buffers)
         if (ts + kGlooBufferLeadNs >= e->ts_ns) bytes += b;

@@ -30,7 +30,7 @@ using CallEntryKey = std::tuple<uint32_t, uint32_t, uint64_t>;
 
 /// One process's rows: `enters` in time order, `returns` (entry key -> return ts) of the calls that returned.
 std::map<CallEntryKey, uint64_t> GlooAlgorithmBytes(const RecordedSegment& seg,
-                                                    const std::vector<const segments::CallEnterRow*>& enters,
+                                                    const std::vector<const CallEnterRow*>& enters,
                                                     const std::map<CallEntryKey, uint64_t>& returns);
 
 }  // namespace strata

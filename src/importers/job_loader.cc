@@ -25,6 +25,7 @@
 #include "importers/op_table_importer.h"
 #include "importers/rank_inference.h"
 #include "importers/recording_tables.h"
+#include "importers/segment_index.h"
 #include "importers/sniff.h"
 #include "importers/time_unit_check.h"
 #include "segments/segment_reader.h"

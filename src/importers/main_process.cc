@@ -6,10 +6,9 @@
 namespace strata {
 
 MainProcessRule::MainProcessRule(const RecordedSegment& seg) : seg_(seg) {
-  for (const segments::CallRow& c : seg.data.calls) {
+  for (const CallRow& c : seg.data.calls) {
     ++calls_[c.tgid];
-    if (c.probe < seg.probes.size() && segments::IsCollectiveCall(seg.probes[c.probe].kind))
-      ++collective_calls_[c.tgid];
+    if (c.probe < seg.probes.size() && IsCollectiveCall(seg.probes[c.probe].kind)) ++collective_calls_[c.tgid];
   }
 }
 

@@ -13,17 +13,17 @@ namespace {
 
 // One process's call rows: entries in time order, returns by entry key.
 struct ProcessRows {
-  std::vector<const segments::CallEnterRow*> enters;
+  std::vector<const CallEnterRow*> enters;
   std::map<CallEntryKey, uint64_t> returns;  // (tid, probe, start) -> end
 };
 
 std::map<uint32_t, ProcessRows> RowsByProcess(const RecordedSegment& seg) {
   std::map<uint32_t, ProcessRows> out;
-  for (const segments::CallEnterRow& e : seg.data.call_enters) out[e.tgid].enters.push_back(&e);
+  for (const CallEnterRow& e : seg.data.call_enters) out[e.tgid].enters.push_back(&e);
   for (auto& [pid, p] : out)
     std::stable_sort(p.enters.begin(), p.enters.end(),
                      [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
-  for (const segments::CallRow& c : seg.data.calls) {
+  for (const CallRow& c : seg.data.calls) {
     auto it = out.find(c.tgid);
     if (it != out.end()) it->second.returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
   }
@@ -33,15 +33,15 @@ std::map<uint32_t, ProcessRows> RowsByProcess(const RecordedSegment& seg) {
 // The source of a probe's calls; nullopt for probes that are not a collective's (buffers, data loading...).
 std::optional<RecordedCallSource> SourceOf(const RecordedProbe& probe) {
   switch (probe.kind) {
-    case segments::ProbeKind::kCollectiveDeviceEnqueue:
+    case ProbeKind::kCollectiveDeviceEnqueue:
       return RecordedCallSource::kPluginEnqueue;
-    case segments::ProbeKind::kCollectiveDeviceStart:
+    case ProbeKind::kCollectiveDeviceStart:
       return RecordedCallSource::kPluginStart;
-    case segments::ProbeKind::kCollectiveDeviceDone:
+    case ProbeKind::kCollectiveDeviceDone:
       return RecordedCallSource::kPluginDone;
-    case segments::ProbeKind::kCollective:
+    case ProbeKind::kCollective:
       return RecordedCallSource::kAlgorithm;
-    case segments::ProbeKind::kCollectiveEnqueue:
+    case ProbeKind::kCollectiveEnqueue:
       return CollectiveKindOf(probe.symbol) == CollectiveKind::kC10dMethod ? RecordedCallSource::kC10d
                                                                            : RecordedCallSource::kNcclApi;
     default:
@@ -65,7 +65,7 @@ uint64_t SegmentEnd(const RecordedSegment& seg) {
 std::vector<RecordedCall> CallsOf(const RecordedSegment& seg, const ProcessRows& rows) {
   const std::map<CallEntryKey, uint64_t> bytes_of = GlooAlgorithmBytes(seg, rows.enters, rows.returns);
   std::vector<RecordedCall> calls;
-  for (const segments::CallEnterRow* e : rows.enters) {
+  for (const CallEnterRow* e : rows.enters) {
     if (e->probe >= seg.probes.size()) continue;
     const RecordedProbe& probe = seg.probes[e->probe];
     const std::optional<RecordedCallSource> source = SourceOf(probe);

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "importers/main_process.h"
-#include "segments/probe_kind.h"
+#include "store/probe_kind.h"
 
 namespace strata {
 namespace {
@@ -49,17 +49,16 @@ void DecodeCollectives(const RecordedSegment& seg, RecordedLayerSegment* out) {
   for (const auto& [rank, layers] : out->ranks) whole[rank] = {UINT64_MAX, 0};
   for (const auto& c : seg.data.calls) {
     if (c.probe >= seg.probes.size()) continue;
-    const segments::ProbeKind kind = seg.probes[c.probe].kind;
-    if (!segments::IsCollectiveCall(kind)) continue;
+    const ProbeKind kind = seg.probes[c.probe].kind;
+    if (!IsCollectiveCall(kind)) continue;
     auto rank = seg.RankOf(c.tgid);
     if (!rank) continue;
     RecordedSpan& w = whole[*rank];
     w.start = std::min(w.start, c.start_ns);
     w.end = std::max(w.end, c.end_ns);
     RecordedCollectiveTimes& times = out->ranks[*rank].collectives;
-    if (kind == segments::ProbeKind::kCollective) times.blocking_ends.push_back(static_cast<int64_t>(c.end_ns));
-    if (kind == segments::ProbeKind::kCollectiveEnqueue)
-      times.enqueue_starts.push_back(static_cast<int64_t>(c.start_ns));
+    if (kind == ProbeKind::kCollective) times.blocking_ends.push_back(static_cast<int64_t>(c.end_ns));
+    if (kind == ProbeKind::kCollectiveEnqueue) times.enqueue_starts.push_back(static_cast<int64_t>(c.start_ns));
   }
   for (auto& [rank, layers] : out->ranks) layers.training = whole[rank];
 }
@@ -191,7 +190,7 @@ void DecodeLinks(const RecordedSegment& seg, const SegmentRanks& ranks, const Se
 RecordedLayerSegment DecodeLayerSegment(const RecordedSegment& seg) {
   RecordedLayerSegment out;
   out.realtime_minus_monotonic_ns = seg.data.header.realtime_minus_monotonic_ns;
-  for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == segments::ProbeKind::kCollectiveDevice;
+  for (const RecordedProbe& p : seg.probes) out.device_collectives |= p.kind == ProbeKind::kCollectiveDevice;
   const SegmentRanks ranks = RanksOfSegment(seg);
   for (const auto& [rank, set] : ranks.pids) out.ranks[rank];
   DecodeCollectives(seg, &out);
@@ -204,49 +203,12 @@ RecordedLayerSegment DecodeLayerSegment(const RecordedSegment& seg) {
   return out;
 }
 
-template <typename Row>
-std::vector<Row> EndingFrom(const std::vector<Row>& rows, uint64_t from) {
-  std::vector<Row> out;
-  std::copy_if(rows.begin(), rows.end(), std::back_inserter(out), [&](const Row& r) { return r.end >= from; });
-  return out;
-}
-
-RecordedPoints PointsFrom(const RecordedPoints& points, uint64_t from) {
-  auto first = std::lower_bound(points.begin(), points.end(), from,
-                                [](const std::pair<uint64_t, double>& p, uint64_t t) { return p.first < t; });
-  return RecordedPoints(first, points.end());
-}
-
 }  // namespace
 
 RecordedLayers DecodeRecordedLayers(const RecordedRun& run) {
   RecordedLayers out;
   out.segments.reserve(run.segments.size());
   for (const RecordedSegment& seg : run.segments) out.segments.push_back(DecodeLayerSegment(seg));
-  return out;
-}
-
-RecordedLayers LayersFrom(const RecordedLayers& layers, uint64_t from, uint64_t margin_ns) {
-  const uint64_t samples_from = from > margin_ns ? from - margin_ns : 0;
-  RecordedLayers out;
-  for (const RecordedLayerSegment& seg : layers.segments) {
-    RecordedLayerSegment& part = out.segments.emplace_back();
-    part.process_names = seg.process_names;
-    part.own_namespaces = seg.own_namespaces;
-    part.realtime_minus_monotonic_ns = seg.realtime_minus_monotonic_ns;
-    part.device_collectives = seg.device_collectives;
-    for (const auto& [rank, l] : seg.ranks) {
-      RankLayers& p = part.ranks[rank];
-      p.training = l.training;
-      p.collectives = l.collectives;
-      p.runq = EndingFrom(l.runq, from);
-      p.dstate = EndingFrom(l.dstate, from);
-      p.gcs = EndingFrom(l.gcs, from);
-      for (const RankCounterSeries& c : l.counters)
-        p.counters.push_back({c.counter, PointsFrom(c.points, samples_from)});
-      for (const LinkSeries& s : l.links) p.links.push_back({s.kind, s.interface, PointsFrom(s.points, samples_from)});
-    }
-  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 // The one decoder of a recording's scheduler, GC, counter and network rows into the store's RecordedLayers
-// (store/recorded_layers.h), which the cross-layer comparison, the agent's step summaries and the alignment
+// (store/recorded_layers.h), which the cross-layer comparison, the online step summaries and the alignment
 // of a recording to a trace read instead of the rows. Which process is a rank's, which thread is its main one,
 // who held a CPU and which namespace is a rank's own are decided here, once.
 // Invariants: one RecordedLayerSegment per segment of the run, in order; rows of processes without a rank are
@@ -14,10 +14,5 @@ namespace strata {
 
 /// The layers of every rank of every segment of `run`. O(rows log rows).
 RecordedLayers DecodeRecordedLayers(const RecordedRun& run);
-
-/// The part of `layers` that spans from `from` on can touch: waits, sleeps and GC pauses ending at or after it,
-/// counter and link samples from `margin_ns` before it (for the interpolation at a span's start). What the
-/// agent measures each new step on, so that a round costs about one pass over its window.
-RecordedLayers LayersFrom(const RecordedLayers& layers, uint64_t from, uint64_t margin_ns);
 
 }  // namespace strata

@@ -68,9 +68,9 @@ class StackNamer {
 
 // One process's main-thread rows, gathered in one pass over the segment.
 struct MainRows {
-  std::vector<const segments::OffCpuRow*> off_cpu;
-  std::vector<const segments::SampleRow*> samples;
-  std::vector<const segments::PySampleRow*> py_samples;
+  std::vector<const OffCpuRow*> off_cpu;
+  std::vector<const SampleRow*> samples;
+  std::vector<const PySampleRow*> py_samples;
 };
 
 std::map<uint32_t, MainRows> MainThreadRows(const RecordedSegment& seg, const RecordedThreadsSegment& out) {
@@ -80,11 +80,11 @@ std::map<uint32_t, MainRows> MainThreadRows(const RecordedSegment& seg, const Re
     auto it = rows.find(tid);
     return it == rows.end() ? nullptr : &it->second;
   };
-  for (const segments::OffCpuRow& r : seg.data.off_cpu)
+  for (const OffCpuRow& r : seg.data.off_cpu)
     if (MainRows* m = of(r.tid)) m->off_cpu.push_back(&r);
-  for (const segments::SampleRow& s : seg.data.samples)
+  for (const SampleRow& s : seg.data.samples)
     if (MainRows* m = of(s.tid)) m->samples.push_back(&s);
-  for (const segments::PySampleRow& p : seg.data.py_samples)
+  for (const PySampleRow& p : seg.data.py_samples)
     if (MainRows* m = of(p.tid)) m->py_samples.push_back(&p);
   return rows;
 }
@@ -95,7 +95,7 @@ using PythonIdsAt = std::vector<std::pair<uint64_t, int32_t>>;
 PythonIdsAt PythonIdsByTime(const MainRows& rows) {
   PythonIdsAt ids;
   ids.reserve(rows.py_samples.size());
-  for (const segments::PySampleRow* py : rows.py_samples) ids.emplace_back(py->ts_ns, py->py_stack);
+  for (const PySampleRow* py : rows.py_samples) ids.emplace_back(py->ts_ns, py->py_stack);
   std::stable_sort(ids.begin(), ids.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return ids;
 }
@@ -168,15 +168,15 @@ RecordedThreadsSegment DecodeThreadsSegment(const RecordedSegment& seg) {
     for (const RecordedThreadState& t : seg.thread_states)
       if (t.tid == pid) woke.try_emplace(t.since_ns, 0);
     if (!woke.empty())
-      for (const segments::OffCpuRow* o : main.off_cpu)
+      for (const OffCpuRow* o : main.off_cpu)
         if (auto it = woke.find(o->start_ns); it != woke.end())
           it->second = it->second == 0 ? o->end_ns : std::min(it->second, o->end_ns);
     for (const RecordedThreadState& t : seg.thread_states)
       if (t.tid == pid || t.pid == pid) AddThreadState(seg, t, t.tid == pid ? &woke : nullptr, &names, &p);
-    for (const segments::OffCpuRow* o : main.off_cpu)
+    for (const OffCpuRow* o : main.off_cpu)
       p.off_cpu.push_back(
           {seg.UnixNs(o->start_ns), seg.UnixNs(o->end_ns), o->state, PythonAt(python_ids, o->end_ns, &names)});
-    for (const segments::SampleRow* s : main.samples) {
+    for (const SampleRow* s : main.samples) {
       const auto [first, last] = IdsAt(python_ids, s->ts_ns);  // the sample's Python stack: the last row of its time
       const int32_t py_id = first == last ? -1 : std::prev(last)->second;
       p.samples.push_back({seg.UnixNs(s->ts_ns), names.SampleNameOf(s->user_stack, py_id), names.Python(py_id),

@@ -31,9 +31,9 @@ struct ProbeRole {
 constexpr int kC10dEnqueue = 1, kNcclEnqueue = 2, kGlooAlgorithm = 3, kNcclDevice = 4;
 
 ProbeRole RoleOf(const RecordedProbe& p) {
-  if (p.kind == segments::ProbeKind::kCollectiveDevice) return {"nccl:" + p.op, kNcclDevice};
-  if (p.kind == segments::ProbeKind::kCollective) return {"gloo:" + p.op, kGlooAlgorithm};
-  if (p.kind != segments::ProbeKind::kCollectiveEnqueue) return {};
+  if (p.kind == ProbeKind::kCollectiveDevice) return {"nccl:" + p.op, kNcclDevice};
+  if (p.kind == ProbeKind::kCollective) return {"gloo:" + p.op, kGlooAlgorithm};
+  if (p.kind != ProbeKind::kCollectiveEnqueue) return {};
   const bool nccl = p.library.find("libnccl") != std::string::npos;
   if (nccl) return {"nccl:" + p.op, kNcclEnqueue};
   const bool cuda = p.library.find("torch_cuda") != std::string::npos;
@@ -42,7 +42,7 @@ ProbeRole RoleOf(const RecordedProbe& p) {
 
 std::string Backend(const std::vector<RecordedProbe>& probes) {
   for (const auto& p : probes)
-    if (p.kind == segments::ProbeKind::kCollectiveDevice || p.library.find("libnccl") != std::string::npos ||
+    if (p.kind == ProbeKind::kCollectiveDevice || p.library.find("libnccl") != std::string::npos ||
         p.library.find("torch_cuda") != std::string::npos)
       return "nccl";
   return probes.empty() ? std::string() : std::string("gloo");
@@ -103,28 +103,27 @@ class Builder {
   // Counter samples of a series the segment does not declare are read by nothing (importers/recorded_layers.h
   // leaves them out as well): counted here, once per segment, so every output says they were skipped.
   void CountUnknownSeries() {
-    for (const segments::CounterRow& c : seg_.data.counters)
+    for (const CounterRow& c : seg_.data.counters)
       if (c.series >= seg_.series.size()) store_.inputs[input_].skipped.Add(SkipId::kCounterUnknownSeries);
   }
 
   // The bytes of every gloo algorithm of the segment (gloo_buffer_bytes.h); thread ids are the system's, so
   // one pass over all processes' rows keeps each thread's buffers apart.
   void ReadGlooBytes() {
-    const bool buffers = std::any_of(seg_.probes.begin(), seg_.probes.end(), [](const RecordedProbe& p) {
-      return p.kind == segments::ProbeKind::kCollectiveBuffer;
-    });
+    const bool buffers = std::any_of(seg_.probes.begin(), seg_.probes.end(),
+                                     [](const RecordedProbe& p) { return p.kind == ProbeKind::kCollectiveBuffer; });
     if (!buffers) return;  // no createUnboundBuffer probe (NCCL, older recordings): no size to read
-    std::vector<const segments::CallEnterRow*> enters;
-    for (const segments::CallEnterRow& e : seg_.data.call_enters) enters.push_back(&e);
+    std::vector<const CallEnterRow*> enters;
+    for (const CallEnterRow& e : seg_.data.call_enters) enters.push_back(&e);
     std::stable_sort(enters.begin(), enters.end(), [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
     std::map<CallEntryKey, uint64_t> returns;
-    for (const segments::CallRow& c : seg_.data.calls) returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
+    for (const CallRow& c : seg_.data.calls) returns[{c.tid, c.probe, c.start_ns}] = c.end_ns;
     gloo_bytes_ = GlooAlgorithmBytes(seg_, enters, returns);
   }
 
   // A gloo algorithm's bytes on its slice, as the collective arguments a trace would carry (one byte elements),
   // so that the communication table reads its size and bandwidth; unknown sizes (0) add nothing.
-  void AddGlooBytes(SliceId slice, const segments::CallRow& c) {
+  void AddGlooBytes(SliceId slice, const CallRow& c) {
     const auto it = gloo_bytes_.find({c.tid, c.probe, c.start_ns});
     if (it == gloo_bytes_.end() || it->second == 0) return;
     CollectiveArgs a;
@@ -172,7 +171,7 @@ class Builder {
       store_.tracks.push_back(t);
     }
     if (track_of_series.empty()) return;
-    for (const segments::CounterRow& c : seg_.data.counters) {
+    for (const CounterRow& c : seg_.data.counters) {
       const auto it = track_of_series.find(c.series);
       if (it == track_of_series.end()) continue;
       store_.counters.track.push_back(it->second);
@@ -191,7 +190,7 @@ class Builder {
       if (r.pids.count(c.tgid) && c.probe < seg_.probes.size())
         best = std::max(best, RoleOf(seg_.probes[c.probe]).preference);
     if (best == 0) return;
-    std::map<std::string, std::vector<const segments::CallRow*>> kept, asked;
+    std::map<std::string, std::vector<const CallRow*>> kept, asked;
     for (const auto& c : seg_.data.calls) {
       if (!r.pids.count(c.tgid)) continue;
       if (c.probe >= seg_.probes.size()) {
@@ -209,14 +208,14 @@ class Builder {
       else if (best == kGlooAlgorithm && role.preference == kC10dEnqueue)
         asked[role.name].push_back(&c);
     }
-    auto by_start = [](const segments::CallRow* a, const segments::CallRow* b) { return a->start_ns < b->start_ns; };
+    auto by_start = [](const CallRow* a, const CallRow* b) { return a->start_ns < b->start_ns; };
     for (auto& [name, calls] : kept) {
       std::sort(calls.begin(), calls.end(), by_start);
       auto& enqueued = asked[name];
       std::sort(enqueued.begin(), enqueued.end(), by_start);
       const bool paired = enqueued.size() == calls.size();
       for (size_t i = 0; i < calls.size(); ++i) {
-        const segments::CallRow& c = *calls[i];
+        const CallRow& c = *calls[i];
         const uint64_t start = paired ? std::min(c.start_ns, enqueued[i]->start_ns) : c.start_ns;
         const std::string thread = c.tid == c.tgid ? "main thread" : fmt::format("thread {}", c.tid);
         const SliceId slice = Add(TrackOf(rank_index, c.tgid, c.tid, thread), static_cast<int64_t>(start),

@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "recorder/elf_symbols.h"
-#include "segments/probe_kind.h"
+#include "store/probe_kind.h"
 
 namespace strata::recorder {
 
-// What a probe is: the segment format's ProbeKind (segments/probe_kind.h), one enum for writers and readers.
-using segments::ProbeKind;
-using segments::ProbeKindName;
+// What a probe is: strata::ProbeKind (store/probe_kind.h), one enum for the recorder, the segment format and
+// every reader.
 
 struct ProbeSpec {
   std::vector<std::string_view> libraries;  // library base-name prefixes searched, e.g. "libgloo.so"

@@ -263,8 +263,8 @@ void Recording::OnEvent(const void* data, size_t size) {
     case STRATA_EV_OFF_CPU: {
       if (size < sizeof(strata_off_cpu_event)) return;
       const auto* e = static_cast<const strata_off_cpu_event*>(data);
-      writer_.Append(segments::OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by,
-                                         e->ran_before, e->waker, h->cpu});
+      writer_.Append(OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by, e->ran_before,
+                               e->waker, h->cpu});
       for (uint32_t other : {e->preempted_by, e->ran_before})
         if (other != 0 && !processes_.count(static_cast<int>(other)) && other_processes_.insert(other).second) {
           std::string comm = ReadComm(static_cast<int>(other));
@@ -277,7 +277,7 @@ void Recording::OnEvent(const void* data, size_t size) {
     case STRATA_EV_SAMPLE: {
       if (size < sizeof(strata_sample_event)) return;
       const auto* e = static_cast<const strata_sample_event*>(data);
-      writer_.Append(segments::SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
+      writer_.Append(SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
       if (e->user_stack >= 0 && user_stacks_.insert({h->tgid, e->user_stack}).second)
         MapStackOf(h->tgid, e->user_stack);
       if (e->kernel_stack >= 0) kernel_stacks_.insert(e->kernel_stack);
@@ -287,7 +287,7 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (size < sizeof(strata_py_stack_event)) return;
       const auto* e = static_cast<const strata_py_stack_event*>(data);
       const int32_t id = PythonStackId(h->tgid, e);
-      if (id >= 0) writer_.Append(segments::PySampleRow{h->ts, h->tid, h->tgid, id});
+      if (id >= 0) writer_.Append(PySampleRow{h->ts, h->tid, h->tgid, id});
       break;
     }
     case STRATA_EV_CALL_ENTER: {
@@ -298,13 +298,13 @@ void Recording::OnEvent(const void* data, size_t size) {
     case STRATA_EV_CALL: {
       if (size < sizeof(strata_call_event)) return;
       const auto* e = static_cast<const strata_call_event*>(data);
-      writer_.Append(segments::CallRow{h->tid, h->tgid, e->probe, e->start, h->ts});
+      writer_.Append(CallRow{h->tid, h->tgid, e->probe, e->start, h->ts});
       break;
     }
     case STRATA_EV_GC: {
       if (size < sizeof(strata_gc_event)) return;
       const auto* e = static_cast<const strata_gc_event*>(data);
-      writer_.Append(segments::GcRow{h->tid, h->tgid, e->start, h->ts, e->generation, e->collected});
+      writer_.Append(GcRow{h->tid, h->tgid, e->start, h->ts, e->generation, e->collected});
       break;
     }
     case STRATA_EV_FORK:
@@ -478,12 +478,12 @@ void Recording::OnCallEnter(const strata_event_header& h, const strata_call_ente
   if (probe && probe->kind == ProbeKind::kCollectiveDone) {
     auto it = open_algorithms_.find(h.tid);
     if (it == open_algorithms_.end()) return;
-    writer_.Append(segments::CallRow{h.tid, h.tgid, it->second.first, it->second.second, h.ts});
+    writer_.Append(CallRow{h.tid, h.tgid, it->second.first, it->second.second, h.ts});
     open_algorithms_.erase(it);
     return;
   }
   if (probe && probe->kind == ProbeKind::kCollective && !probe->returns) open_algorithms_[h.tid] = {e.probe, h.ts};
-  writer_.Append(segments::CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, e.count});
+  writer_.Append(CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, e.count});
 }
 
 std::vector<int> Recording::LivePids() const {
@@ -539,7 +539,7 @@ void Recording::SampleCounters(uint64_t now) {
                         {"unit", s.unit},
                         {"cumulative", s.cumulative}});
   }
-  for (const CounterSample& s : samples) writer_.Append(segments::CounterRow{s.ts_ns, s.series, s.value});
+  for (const CounterSample& s : samples) writer_.Append(CounterRow{s.ts_ns, s.series, s.value});
   for (const std::string& w : counters_->TakeWarnings()) Note(w);
 }
 

@@ -742,7 +742,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
     const auto count_left_out = [&](const char* what) { skipped->Add(SkipId::kExportRecorderUnplaced, 1, what); };
     int64_t pid = 0, delta = 0;
     std::string comm;
-    for (const segments::OffCpuRow& o : seg.data.off_cpu) {
+    for (const OffCpuRow& o : seg.data.off_cpu) {
       if (!place(o.tgid, &pid, &delta, &comm)) {
         count_left_out("off_cpu_interval");
         continue;
@@ -760,7 +760,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
         ++stats->recorder_events;
       }
     }
-    for (const segments::GcRow& g : seg.data.gcs) {
+    for (const GcRow& g : seg.data.gcs) {
       if (!place(g.tgid, &pid, &delta, &comm)) {
         count_left_out("gc_pause");
         continue;
@@ -770,7 +770,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
                           g.generation, Us(static_cast<int64_t>(g.end_ns - g.start_ns)), g.collected));
       ++stats->recorder_events;
     }
-    for (const segments::CallRow& c : seg.data.calls) {
+    for (const CallRow& c : seg.data.calls) {
       if (!place(c.tgid, &pid, &delta, &comm)) {
         count_left_out("call");
         continue;
@@ -783,7 +783,7 @@ void WriteRecorder(const TraceStore& store, const RecordedRun& recorded, const R
                           Us(static_cast<int64_t>(c.end_ns - c.start_ns))));
       ++stats->recorder_events;
     }
-    for (const segments::CounterRow& c : seg.data.counters) {
+    for (const CounterRow& c : seg.data.counters) {
       const RecordedSeries* series = c.series < seg.series.size() ? &seg.series[c.series] : nullptr;
       if (!series || series->pid < 0 || !std::isfinite(c.value) ||
           !place(static_cast<uint32_t>(series->pid), &pid, &delta, &comm)) {

@@ -78,7 +78,7 @@ Stack MergedStack(const std::vector<StackFrame>* native, const std::vector<Pytho
 // One sample row of a rank, with its merged stack and where it came from.
 struct RankSample {
   const RecordedSegment* seg = nullptr;
-  const segments::SampleRow* row = nullptr;
+  const SampleRow* row = nullptr;
   int32_t rank = 0;
   const Stack* stack = nullptr;
 };
@@ -88,7 +88,7 @@ class SegmentStacks {
  public:
   explicit SegmentStacks(const RecordedSegment& seg) : seg_(seg), py_of_sample_(seg.PythonStackOfSamples()) {}
 
-  const Stack& Of(const segments::SampleRow& s) {
+  const Stack& Of(const SampleRow& s) {
     const auto py = py_of_sample_.find({s.tid, s.ts_ns});
     const int32_t py_id = py == py_of_sample_.end() ? -1 : py->second;
     auto [it, inserted] = stacks_.try_emplace({s.tgid, s.user_stack, py_id});
@@ -112,7 +112,7 @@ template <typename Visit>
 void ForEachSample(const RecordedRun& run, std::optional<int32_t> only, Visit&& visit) {
   for (const RecordedSegment& seg : run.segments) {
     SegmentStacks stacks(seg);
-    for (const segments::SampleRow& s : seg.data.samples) {
+    for (const SampleRow& s : seg.data.samples) {
       const std::optional<int> rank = seg.RankOf(s.tgid);
       if (!rank || (only && *rank != *only)) continue;
       visit(RankSample{&seg, &s, *rank, &stacks.Of(s)});
@@ -315,7 +315,7 @@ Status NoSamples(const RecordedRun& run, std::optional<int32_t> rank) {
 std::set<int32_t> RanksWithSamples(const RecordedRun& run) {
   std::set<int32_t> ranks;
   for (const RecordedSegment& seg : run.segments)
-    for (const segments::SampleRow& s : seg.data.samples)
+    for (const SampleRow& s : seg.data.samples)
       if (const std::optional<int> rank = seg.RankOf(s.tgid)) ranks.insert(*rank);
   return ranks;
 }

@@ -98,7 +98,7 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   std::map<uint32_t, PerPid> per_pid;
   for (const auto& c : d.calls) {
     const bool known = c.probe < seg.probes.size();
-    ++per_pid[c.tgid].calls[known ? std::string(segments::ProbeKindName(seg.probes[c.probe].kind)) : "?"]
+    ++per_pid[c.tgid].calls[known ? std::string(ProbeKindName(seg.probes[c.probe].kind)) : "?"]
                            [known ? seg.probes[c.probe].op : "?"];
   }
   for (const auto& g : d.gcs) {

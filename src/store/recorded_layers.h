@@ -85,4 +85,9 @@ struct RecordedLayers {
   bool empty() const { return segments.empty(); }
 };
 
+/// The part of `layers` that spans from `from` on can touch: waits, sleeps and GC pauses ending at or after it,
+/// counter and link samples from `margin_ns` before it (for the interpolation at a span's start). What the
+/// online step summaries measure each new step on, so that a round costs about one pass over its window.
+RecordedLayers LayersFrom(const RecordedLayers& layers, uint64_t from, uint64_t margin_ns);
+
 }  // namespace strata

@@ -1,7 +1,8 @@
 // RecordedRun: what `strata record` wrote for a job (one or more segment files), indexed for analysis:
 // processes with their ranks, probes and counter series by id, stacks, and the raw rows (no JSON: the meta
-// records are read once, when a segment is indexed). Built by the job
-// loader beside the TraceStore of the profiler traces of the same run.
+// records are read once, when a segment is indexed: importers/segment_index). Built by the job loader beside the
+// TraceStore of the profiler traces of the same run. Holds the store's own row types (store/recorded_rows.h),
+// nothing of the file format (segments/ is above the store).
 // Invariants: a process's rank comes from its own environment (RANK, or SLURM_PROCID, OMPI_COMM_WORLD_RANK,
 // PMI_RANK) as the recorder read it, or from its
 // nearest ancestor that has one (a DataLoader worker belongs to its rank); processes of different
@@ -14,14 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "segments/probe_kind.h"
-#include "segments/segment_rows.h"
+#include "store/probe_kind.h"
+#include "store/recorded_rows.h"
 #include "store/stack_frames.h"
 
 namespace strata {
-namespace segments {
-struct SegmentData;  // segment_tables.h: the rows and the JSON meta records that IndexSegment reads
-}
 
 struct RecordedProcess {
   int pid = 0, ppid = 0;
@@ -60,7 +58,7 @@ struct RecordedCommunicator {
 
 struct RecordedProbe {
   std::string symbol, op;
-  segments::ProbeKind kind = segments::ProbeKind::kUnknown;
+  ProbeKind kind = ProbeKind::kUnknown;
   std::string library;
 };
 
@@ -73,7 +71,7 @@ struct RecordedSeries {
 };
 
 struct RecordedSegment {
-  segments::SegmentRows data;                // the rows; the meta records are read into the members below when indexed
+  RecordedRows data;                         // the rows; the meta records are read into the members below when indexed
   std::map<int, RecordedProcess> processes;  // by pid
   std::vector<RecordedProbe> probes;         // by probe id
   std::vector<RecordedSeries> series;        // by series id
@@ -121,10 +119,6 @@ struct RecordedRun {
   /// disagree (the same pid on two hosts).
   std::optional<int> RankOfPid(int64_t pid) const;
 };
-
-// Indexes one segment's meta records (the last record of a process wins: it is written again at exit) and keeps
-// its rows; the JSON records themselves are not kept.
-RecordedSegment IndexSegment(segments::SegmentData data);
 
 /// A recording of one process tree in which no process has a rank variable (single-process training under
 /// `strata record -- python3 train.py`): its root, the one recorded process whose parent was not recorded,

@@ -2,24 +2,26 @@
 """The include graph of src/ points down the flow only (issue 14): a file may include, directly or through
 any chain of headers, its own folder and the folders below it, never one above it or beside it.
 
-  core -> segments -> store -> importers | recorder | synth -> model -> analysis -> reports -> agent -> cli | python
+  core -> store -> segments -> importers | recorder | synth -> model -> analysis -> reports -> agent -> cli | python
 
 (`|`: folders of one level, independent of each other.) The levels follow the data flow of the design brief
-(/work/shared/DESIGN.md, "Architecture") as the tree implements it: segments/ is the recorder's file format
-and its row structs (core only); store/ holds the TraceStore and the RecordedRun that indexes segment rows;
-the sources fill them: importers/ (profiler traces, op tables and recorded segments), recorder/ (eBPF, host
-counters in recorder/host, the NCCL profiler plugin in recorder/nccl_profiler: writes segments) and synth/
-(writes synthetic traces); model/, analysis/ and reports/ as in the brief; agent/ (always-on: agent and
-serve) uses all of them; cli/ is the program and python/ the Python module beside it (neither includes the
-other).
+(/work/shared/DESIGN.md, "Architecture") as the tree implements it: store/ holds the TraceStore and the
+RecordedRun that indexes a recording, with the recording's row types of its own (store/recorded_rows.h) and
+nothing of the file format; segments/ is the recorder's file format (writer, reader, live tail), which reads
+and writes the store's rows; the sources fill the store: importers/ (profiler traces, op tables, and recorded
+segments made store tables by importers/segment_index), recorder/ (eBPF, host counters in recorder/host, the
+NCCL profiler plugin in recorder/nccl_profiler: writes segments) and synth/ (writes synthetic traces); model/,
+analysis/ and reports/ as in the brief; agent/ (always-on: agent and serve) uses all of them; cli/ is the
+program and python/ the Python module beside it (neither includes the other). docs/architecture.md draws the
+same levels (ctest architecture_levels compares its table with LEVEL).
 
 Analysis and the model build typed results; only reports render them as JSON, so no file under src/analysis or
 src/model includes a JSON library, directly or through a header (JSON_FREE below), nor names one.
 
 Analysis and the model read a recording only as the store's decoded tables (RecordedLayers,
 RecordedCollectiveCalls, RecordedThreads, decoded once by importers/), so no file under src/analysis or src/model
-reaches the recording's raw index (store/recorded_run.h) or its rows (segments/), directly or through a header
-(RAW_RECORDING below).
+reaches the recording's raw index (store/recorded_run.h) or its rows (store/recorded_rows.h, segments/),
+directly or through a header (RAW_RECORDING below).
 
 Includes are followed transitively: `"dir/x.h"` is resolved from SRC_DIR, `"x.h"` beside the including file;
 headers that are not in SRC_DIR (generated, system) end a chain, a missing `"dir/x.h"` still counting as
@@ -34,7 +36,7 @@ import os
 import re
 import sys
 
-LEVEL = {"core": 0, "segments": 1, "store": 2, "importers": 3, "recorder": 3, "synth": 3, "model": 4,
+LEVEL = {"core": 0, "store": 1, "segments": 2, "importers": 3, "recorder": 3, "synth": 3, "model": 4,
          "analysis": 5, "reports": 6, "agent": 7, "cli": 8,
          "python": 8}
 # Include edges (file, folder) excused today, each to be removed (issue 14), not extended. An excused edge is
@@ -49,7 +51,25 @@ JSON_NAME = re.compile(r"\b(nlohmann|simdjson|rapidjson)::")
 JSON_DEBT = {}
 # What analysis and the model may not reach: the recording's raw index and its row types (issue 24).
 RAW_RECORDING_FREE = {"analysis", "model"}
-RAW_RECORDING = ("store/recorded_run.h", "segments/")
+RAW_RECORDING = ("store/recorded_run.h", "store/recorded_rows.h", "segments/")
+# The agent reads the model's and analysis' public products only (issue 50 item 4): of model/ and analysis/ a
+# file of agent/ includes these headers alone (header -> the product), each a result, a rule's public judge or a
+# threshold; every other header of those folders is a pass's internals (cross_layer.h, window_profile.h, ...). A
+# header is listed because the agent reads it as a product, never to reach a pass's helpers: what the agent
+# needs of a pass moves into a product of analysis instead (the step summaries did, analysis/online).
+PRODUCT_READERS = {"agent"}
+PRODUCT_FOLDERS = ("analysis/", "model/")
+PUBLIC_PRODUCTS = {
+    "analysis/diagnosis/diagnose.h": "the offline diagnosis, run on a chunk",
+    "analysis/diagnosis/result.h": "the diagnosis' result and its findings",
+    "analysis/diagnosis/evidence.h": "a finding's typed evidence",
+    "analysis/diagnosis/stall.h": "the stall rule's live judges (InflightByRank, JudgeInflight)",
+    "analysis/diagnosis/thresholds.h": "every threshold",
+    "analysis/online/step_summary.h": "a rank's step as the online detector reads it",
+    "analysis/online/step_summaries.h": "a window's new steps reduced to step summaries",
+    "analysis/online/online_detector.h": "the online detector and its detections",
+    "analysis/online/gaussian_mixture.h": "the anomaly model over step summaries",
+}
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 SOURCE = (".cc", ".h", ".c", ".inc")
 
@@ -147,10 +167,20 @@ def check_json(rel, graph, bad):
 def check_raw_recording(rel, graph, bad):
     """The shortest chain from rel (in a RAW_RECORDING_FREE folder) to the recording's raw index or rows."""
     for node, n, text, target, is_json, parents in walk(rel, graph, lambda node, t: True):
-        if target is not None and (target == RAW_RECORDING[0] or target.startswith(RAW_RECORDING[1])):
+        if target is not None and any(target == r or (r.endswith("/") and target.startswith(r))
+                                      for r in RAW_RECORDING):
             bad.append(f"{rel}: {top(rel)} reaches the recording's raw rows (read the store's decoded tables): "
                        f"{chain_text(parents, node, target)} ({node}:{n})")
             return
+
+
+def check_public_products(rel, graph, bad):
+    """Each direct include by rel (in a PRODUCT_READERS folder) of a model or analysis header not listed in
+    PUBLIC_PRODUCTS. A public header may include internals; its reader may not."""
+    for n, text, target, is_json in graph.get(rel, []):
+        if target is not None and target.startswith(PRODUCT_FOLDERS) and target not in PUBLIC_PRODUCTS:
+            bad.append(f"{rel}:{n}: {top(rel)} includes {target}, internals of {top(target)}/ (read its public "
+                       f"products, PUBLIC_PRODUCTS)")
 
 
 def main():
@@ -166,6 +196,8 @@ def main():
         if "/" not in rel or top(rel) not in LEVEL:
             continue
         check_levels(rel, graph, bad)
+        if top(rel) in PRODUCT_READERS:
+            check_public_products(rel, graph, bad)
         if top(rel) in RAW_RECORDING_FREE:
             check_raw_recording(rel, graph, bad)
         if top(rel) in JSON_FREE:
@@ -177,7 +209,7 @@ def main():
     print(f"{len(bad)} bad include(s)" if bad else
           f"include graph: every chain of includes in {len(files)} files points down the flow; analysis and "
           f"model reach no JSON library but through the {len(JSON_DEBT)} header(s) of JSON_DEBT, and none of "
-          f"the recording's raw rows")
+          f"the recording's raw rows; the agent reads {len(PUBLIC_PRODUCTS)} public headers of model and analysis")
     return 1 if bad else 0
 
 

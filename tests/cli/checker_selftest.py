@@ -10,8 +10,13 @@ pass the clean input.
   check_include_graph.py    a direct upward include, transitive ones (through a same-level header, through
                             two lower folders), an upward include of a generated header, a sibling-folder
                             include, a JSON library reached by analysis through a header, a JSON name in
-                            analysis, the recording's raw index or rows reached by analysis or the model, a
-                            folder with no level; a clean downward tree passes;
+                            analysis, the recording's raw index or rows reached by analysis or the model, the
+                            store including segments/ (directly or through its own header), the agent
+                            including a pass's internals of analysis or the model, a folder with no level; a
+                            clean downward tree (the agent reading a public product that includes internals)
+                            passes;
+  check_architecture_levels.py  a doc whose level table and flow line say LEVEL passes; a folder moved, a
+                            folder left out, the flow line alone drawn the old way are reported;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
                             initializer) is reported with file and line; comparisons, comments, strings,
                             default member initializers and the allowed carriers pass;
@@ -27,6 +32,7 @@ pass the clean input.
 usage: checker_selftest.py [--cxx COMPILER --src SRC_DIR]
 """
 import argparse
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -108,14 +114,19 @@ def function_length_cases():
 def include_graph_cases():
     clean = {
         "core/base.h": "#pragma once\n#include <vector>\n",
-        "segments/rows.h": '#pragma once\n#include "core/base.h"\n',
+        "store/recorded_rows.h": '#pragma once\n#include "core/base.h"\n',
         "store/table.h": '#pragma once\n#include "core/base.h"\n',
-        "store/recorded_run.h": '#pragma once\n#include "segments/rows.h"\n',
-        "importers/reader.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n#include "local.h"\n',
+        "store/recorded_run.h": '#pragma once\n#include "store/recorded_rows.h"\n',
+        "segments/reader.h": '#pragma once\n#include "store/recorded_rows.h"\n',
+        "importers/reader.h": ('#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n#include "local.h"\n'
+                               '#include "segments/reader.h"\n'),
         "importers/local.h": '#pragma once\n#include "core/base.h"\n',
         "model/job.h": '#pragma once\n#include "store/table.h"\n',
-        "analysis/pass.cc": '#include "model/job.h"\n',
+        "analysis/pass.cc": '#include "model/job.h"\n#include "analysis/diagnosis/cross_layer.h"\n',
+        "analysis/diagnosis/cross_layer.h": '#pragma once\n#include "model/job.h"\n',
+        "analysis/diagnosis/result.h": '#pragma once\n#include "analysis/diagnosis/cross_layer.h"\n',
         "reports/json.cc": '#include <nlohmann/json.hpp>\n#include "analysis/pass.h"\n',
+        "agent/round.cc": '#include "analysis/diagnosis/result.h"\n#include "reports/json.h"\n',
         "cli/main.cc": '#include "reports/json.h"\n#include "importers/reader.h"\n',
     }
     rc, out = run_checker("check_include_graph.py", clean)
@@ -131,17 +142,37 @@ def include_graph_cases():
             ["importers/user.cc: importers reaches model/",
              "importers/user.cc -> importers/reader.h -> importers/local.h -> model/job.h"]),
         "a transitive upward include two folders down": (
-            {"segments/rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
+            {"store/recorded_rows.h": '#pragma once\n#include "core/base.h"\n#include "core/bad.h"\n',
              "core/bad.h": '#pragma once\n#include "reports/json.h"\n', "reports/json.h": "#pragma once\n"},
-            ["store/recorded_run.h: store reaches reports/",
-             "store/recorded_run.h -> segments/rows.h -> core/bad.h -> reports/json.h"]),
+            ["segments/reader.h: segments reaches reports/",
+             "segments/reader.h -> store/recorded_rows.h -> core/bad.h -> reports/json.h"]),
+        "the store including the recording's file format (segments/ is above the store)": (
+            {"store/recorded_run.h": '#pragma once\n#include "store/recorded_rows.h"\n#include "segments/reader.h"\n'},
+            ["store/recorded_run.h: store includes segments/ (above it in the flow)",
+             "store/recorded_run.h -> segments/reader.h"]),
+        "the store reaching the file format through a header of its own": (
+            {"store/table.h": '#pragma once\n#include "store/recorded_run.h"\n',
+             "store/recorded_run.h": '#pragma once\n#include "segments/reader.h"\n'},
+            ["store/table.h: store reaches segments/ (above it in the flow)",
+             "store/table.h -> store/recorded_run.h -> segments/reader.h"]),
+        "the agent including a pass's internals": (
+            {"agent/summaries.cc": '#include "analysis/diagnosis/result.h"\n#include "analysis/diagnosis/cross_layer.h"\n'},
+            ["agent/summaries.cc:2: agent includes analysis/diagnosis/cross_layer.h, internals of analysis/"]),
+        "the agent including the model's internals": (
+            {"agent/summaries.cc": '#include "model/job.h"\n'},
+            ["agent/summaries.cc:1: agent includes model/job.h, internals of model/"]),
         "the recording's raw index reached by analysis through a header": (
             {"model/job.h": '#pragma once\n#include "store/table.h"\n#include "store/recorded_run.h"\n'},
             ["analysis/pass.cc: analysis reaches the recording's raw rows",
              "analysis/pass.cc -> model/job.h -> store/recorded_run.h"]),
         "the recording's rows reached by the model": (
-            {"model/rows_user.cc": '#include "segments/rows.h"\n'},
-            ["model/rows_user.cc: model reaches the recording's raw rows", "model/rows_user.cc -> segments/rows.h"]),
+            {"model/rows_user.cc": '#include "store/recorded_rows.h"\n'},
+            ["model/rows_user.cc: model reaches the recording's raw rows",
+             "model/rows_user.cc -> store/recorded_rows.h"]),
+        "the recording's file format reached by analysis": (
+            {"analysis/reader_user.cc": '#include "segments/reader.h"\n'},
+            ["analysis/reader_user.cc: analysis reaches the recording's raw rows",
+             "analysis/reader_user.cc -> segments/reader.h"]),
         "an upward include of a header not in the tree (generated)": (
             {"model/gen.cc": '#include "agent/generated.h"\n'}, ["model/gen.cc: model includes agent/"]),
         "an include of a sibling folder": ({"recorder/probe.cc": '#include "importers/reader.h"\n'},
@@ -159,6 +190,39 @@ def include_graph_cases():
     for what, (files, expected) in planted.items():
         rc, out = run_checker("check_include_graph.py", {**clean, **files})
         check(rc == 1 and all(e in out for e in expected), f"include_graph: reports {what}", out)
+
+
+def architecture_levels_cases():
+    """The doc's level table and flow line against the real LEVEL: a doc made from LEVEL passes; one folder
+    moved, one left out, or the flow line alone drawn the old way (segments below the store) fails."""
+    spec = importlib.util.spec_from_file_location("check_include_graph", HERE / "check_include_graph.py")
+    graph = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(graph)
+    by_level = {}
+    for folder, n in graph.LEVEL.items():
+        by_level.setdefault(n, []).append(folder)
+
+    def doc(levels, flow=None):
+        rows = "".join(f"| {n} | {', '.join(f'`{f}/`' for f in fs)} | why |\n" for n, fs in sorted(levels.items()))
+        flow = flow or " → ".join(" | ".join(fs) for _, fs in sorted(levels.items()))
+        return {"architecture.md": f"# Map\n\n`{flow}`.\n\n### Levels\n\n| level | folders | why |\n|---|---|---|\n"
+                                   f"{rows}\n## Next\n\n| 3 | `stray/` | not the table |\n"}
+
+    rc, out = run_checker("check_architecture_levels.py", doc(by_level))
+    check(rc == 0, "architecture_levels: a doc whose table and flow line say LEVEL passes", out)
+    moved = {n: [f for f in fs if f != "segments"] for n, fs in by_level.items()}
+    moved[graph.LEVEL["store"]].append("segments")
+    lacking = {n: [f for f in fs if f != "agent"] for n, fs in by_level.items() if fs != ["agent"]}
+    old_flow = "core → segments → store → importers | recorder | synth → model → analysis → reports → agent → cli | python"
+    planted = {
+        "a folder moved in the table and the flow line": (doc(moved), "level table (### Levels): segments/ is at level"),
+        "a folder left out": (doc(lacking), "level table (### Levels): agent/ is missing"),
+        "the flow line alone drawn the old way": (doc(by_level, old_flow),
+                                                  "flow line (core → ...): segments/ is at level 1, LEVEL says 2"),
+    }
+    for what, (files, expected) in planted.items():
+        rc, out = run_checker("check_architecture_levels.py", files)
+        check(rc == 1 and expected in out, f"architecture_levels: reports {what}", out)
 
 
 def cause_assignment_cases():
@@ -254,6 +318,7 @@ def main():
     args = parser.parse_args()
     function_length_cases()
     include_graph_cases()
+    architecture_levels_cases()
     cause_assignment_cases()
     one_median_cases()
     unity_safety_cases()

@@ -12,6 +12,7 @@
 #include "importers/recorded_calls.h"
 #include "importers/recorded_layers.h"
 #include "importers/recorded_threads.h"
+#include "importers/segment_index.h"
 #include "reports/segment_report.h"
 #include "segments/segment_reader.h"
 #include "store/recorded_run.h"

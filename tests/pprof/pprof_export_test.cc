@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "importers/segment_index.h"
 #include "pprof_profile.pb.h"
 #include "recording_fixture.h"
 
@@ -276,7 +277,7 @@ TEST(PprofExport, ErrorsNameTheRecording) {
 TEST(PprofExport, StragglerWithoutPeersIsAnError) {
   RecordedRun run = FixtureRun();
   auto& rows = run.segments[0].data.samples;
-  std::erase_if(rows, [&](const segments::SampleRow& s) { return run.segments[0].RankOf(s.tgid) != 1; });
+  std::erase_if(rows, [&](const SampleRow& s) { return run.segments[0].RankOf(s.tgid) != 1; });
   const auto only = PprofPeersMedian(run, 1);
   ASSERT_FALSE(only.ok());
   EXPECT_NE(only.error().find("no peers"), std::string::npos) << only.error();

@@ -30,10 +30,10 @@ namespace {
 constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kS = 1000 * kMs;
 
-const RecordedProbe kC10d{"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", segments::ProbeKind::kCollectiveEnqueue,
+const RecordedProbe kC10d{"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", ProbeKind::kCollectiveEnqueue,
                           "libtorch_cpu.so"};
-const RecordedProbe kGloo{"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce",
-                          segments::ProbeKind::kCollective, "libtorch_cpu.so"};
+const RecordedProbe kGloo{"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective,
+                          "libtorch_cpu.so"};
 
 // One chunk's segment of a 3-rank gloo job (rank r: pid 10 + r, its gloo worker thread pid + 100).
 struct Chunk {
@@ -203,7 +203,7 @@ nlohmann::json ProbeMeta(size_t id, const RecordedProbe& p) {
           {"id", id},
           {"symbol", p.symbol},
           {"op", p.op},
-          {"kind", p.kind == segments::ProbeKind::kCollective ? "collective" : "collective_enqueue"},
+          {"kind", p.kind == ProbeKind::kCollective ? "collective" : "collective_enqueue"},
           {"library", p.library}};
 }
 
@@ -222,8 +222,7 @@ void WriteChunk(const std::string& dir, const Chunk& c, uint64_t attached_ns, ui
   for (const auto& r : c.seg.data.call_enters) w.Append(r);
   for (const auto& r : c.seg.data.calls) w.Append(r);
   for (int r = 0; r < 3; ++r)
-    w.Append(segments::OffCpuRow{static_cast<uint32_t>(10 + r), static_cast<uint32_t>(10 + r), attached_ns, rows_until,
-                                 0, 1});
+    w.Append(OffCpuRow{static_cast<uint32_t>(10 + r), static_cast<uint32_t>(10 + r), attached_ns, rows_until, 0, 1});
   ASSERT_TRUE(w.Close().ok());
 }
 
@@ -280,9 +279,9 @@ struct LiveSegment {
       for (uint32_t r = 0; r < 3; ++r) {
         const uint32_t pid = 10 + r, worker = pid + 100;
         const uint64_t t0 = StepStart(k);
-        w.Append(segments::OffCpuRow{pid, pid, t0 + 30 * kMs, t0 + 100 * kMs, 0, 1});
-        w.Append(segments::CallRow{worker, pid, 0, t0 + 30 * kMs, t0 + 41 * kMs});
-        w.Append(segments::CallRow{worker, pid, 0, t0 + 43 * kMs, t0 + 44 * kMs});
+        w.Append(OffCpuRow{pid, pid, t0 + 30 * kMs, t0 + 100 * kMs, 0, 1});
+        w.Append(CallRow{worker, pid, 0, t0 + 30 * kMs, t0 + 41 * kMs});
+        w.Append(CallRow{worker, pid, 0, t0 + 43 * kMs, t0 + 44 * kMs});
       }
     EXPECT_TRUE(w.Flush().ok());
   }

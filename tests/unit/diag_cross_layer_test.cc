@@ -24,7 +24,7 @@ RecordedSegment TwoRanks() {
   seg.processes[20] = {20, 1, 1, "python3", "", 0, 0};
   seg.other_processes[99] = "stress";
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   for (uint32_t pid : {10u, 20u}) {
     seg.data.calls.push_back({pid + 1, pid, 0, 0, 1 * kMs});
     seg.data.calls.push_back({pid + 1, pid, 0, 999 * kMs, 1000 * kMs});
@@ -577,7 +577,7 @@ RecordedSegment RanksWithCalls(uint32_t base, const std::vector<int64_t>& ends_m
   seg.processes[static_cast<int>(base)] = {static_cast<int>(base), 1, 0, "python3", "", 0, 0};
   seg.processes[static_cast<int>(base + 10)] = {static_cast<int>(base + 10), 1, 1, "python3", "", 0, 0};
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   for (uint32_t pid : {base, base + 10})
     for (int64_t end : ends_ms)
       seg.data.calls.push_back(

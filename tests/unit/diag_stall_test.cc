@@ -44,12 +44,10 @@ Job GlooJob(int ranks, int steps, int stop_at, const std::vector<int>& late, uin
   j.seg.launched = true;
   j.seg.end_ns = end_ns;
   j.seg.probes = {
-      {"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", segments::ProbeKind::kCollectiveEnqueue,
-       "libtorch_cpu.so"},
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective,
-       "libtorch_cpu.so"},
-      {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
-      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libtorch_cpu.so"}};
+      {"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libtorch_cpu.so"},
+      {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
+      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", ProbeKind::kCollective, "libtorch_cpu.so"}};
   for (int r = 0; r < ranks; ++r) {
     j.Process(r);
     for (int k = 0; k < steps; ++k) {
@@ -425,7 +423,7 @@ TEST(Stall, GlooBufferBytesNameASizeMismatch) {
   j.seg.end_ns = 2 * kS;
   j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
   j.seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "buffer",
-                          segments::ProbeKind::kCollectiveBuffer, "libgloo.so.0"});
+                          ProbeKind::kCollectiveBuffer, "libgloo.so.0"});
   const uint32_t buffer_probe = static_cast<uint32_t>(j.seg.probes.size() - 1);
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
@@ -567,9 +565,9 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = 30 * kS;
-  j.seg.probes = {{"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceEnqueue, "nccl"},
-                  {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceStart, "nccl"},
-                  {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDeviceDone, "nccl"}};
+  j.seg.probes = {{"ncclProfiler", "all_reduce", ProbeKind::kCollectiveDeviceEnqueue, "nccl"},
+                  {"ncclProfiler", "all_reduce", ProbeKind::kCollectiveDeviceStart, "nccl"},
+                  {"ncclProfiler", "all_reduce", ProbeKind::kCollectiveDeviceDone, "nccl"}};
   const uint64_t comm = 0xC0FFEE0012345678ull;
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
@@ -605,7 +603,7 @@ TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = 25 * kS;
-  j.seg.probes = {{"ncclAllReduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libnccl.so"}};
+  j.seg.probes = {{"ncclAllReduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libnccl.so"}};
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
     const uint32_t pid = 10 + static_cast<uint32_t>(r);

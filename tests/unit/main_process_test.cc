@@ -12,8 +12,8 @@ RecordedSegment Rank0() {
   seg.processes[10] = {10, 1, 0, "python3", "", 500, 0};          // the loop, seen after its helper
   seg.processes[11] = {11, 10, 0, "pt_data_worker", "", 900, 0};  // a DataLoader worker
   seg.processes[12] = {12, 1, 0, "sh", "", 100, 0};               // a helper with the rank's environment
-  seg.probes.push_back({"gloo::allreduce", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
-  seg.probes.push_back({"read", "read", segments::ProbeKind::kUnknown, "libc.so"});
+  seg.probes.push_back({"gloo::allreduce", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
+  seg.probes.push_back({"read", "read", ProbeKind::kUnknown, "libc.so"});
   return seg;
 }
 

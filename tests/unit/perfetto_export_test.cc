@@ -154,7 +154,7 @@ RecordedRun Recording() {
   seg.data.path = "run/record-node-a-1.sseg";
   seg.host = "node-a";
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.series.push_back({"rss_bytes", 110, 0, "", "bytes", false});
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
@@ -234,12 +234,10 @@ RecordedRun StoppedJob(bool hang) {
   seg.end_ns = hang ? 31 * kSec : 2 * kSec;
   seg.data.header.realtime_minus_monotonic_ns = kWall;
   seg.probes = {
-      {"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", segments::ProbeKind::kCollectiveEnqueue,
-       "libtorch_cpu.so"},
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective,
-       "libtorch_cpu.so"},
-      {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
-      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libtorch_cpu.so"}};
+      {"c10d::ProcessGroupGloo::allreduce(x)", "all_reduce", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libtorch_cpu.so"},
+      {"c10d::ProcessGroupGloo::broadcast(x)", "broadcast", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"},
+      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", ProbeKind::kCollective, "libtorch_cpu.so"}};
   for (int r = 0; r < 3; ++r) {
     const auto pid = static_cast<uint32_t>(10 + r);
     seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};

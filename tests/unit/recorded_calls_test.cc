@@ -19,12 +19,12 @@ RecordedSegment Job() {
   seg.processes[20] = {20, 1, 1, "python3", "", 0, 0};
   seg.processes[30] = {30, 1, std::nullopt, "launcher", "", 0, 0};
   seg.processes[10].world_size = 2;
-  seg.probes.push_back({"c10d::ProcessGroupGloo::allreduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue,
-                        "libtorch_cpu.so"});                                                                // 0
-  seg.probes.push_back({"gloo::allreduce", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});  // 1
-  seg.probes.push_back({"ncclAllReduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libnccl.so"});
+  seg.probes.push_back(
+      {"c10d::ProcessGroupGloo::allreduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"});  // 0
+  seg.probes.push_back({"gloo::allreduce", "all_reduce", ProbeKind::kCollective, "libgloo.so"});               // 1
+  seg.probes.push_back({"ncclAllReduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libnccl.so"});
   seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "buffer",
-                        segments::ProbeKind::kCollectiveBuffer, "libgloo.so"});  // 3
+                        ProbeKind::kCollectiveBuffer, "libgloo.so"});  // 3
   return seg;
 }
 
@@ -73,9 +73,9 @@ TEST(RecordedCalls, PluginStatesExitsRanksWorldSizeAndEnd) {
   RecordedSegment seg = Job();
   seg.launched = true;
   seg.end_ns = 900 * kMs;
-  seg.probes.push_back({"plugin", "all_gather", segments::ProbeKind::kCollectiveDeviceEnqueue, "plugin"});  // 4
-  seg.probes.push_back({"plugin", "all_gather", segments::ProbeKind::kCollectiveDeviceStart, "plugin"});    // 5
-  seg.probes.push_back({"plugin", "all_gather", segments::ProbeKind::kCollectiveDeviceDone, "plugin"});     // 6
+  seg.probes.push_back({"plugin", "all_gather", ProbeKind::kCollectiveDeviceEnqueue, "plugin"});  // 4
+  seg.probes.push_back({"plugin", "all_gather", ProbeKind::kCollectiveDeviceStart, "plugin"});    // 5
+  seg.probes.push_back({"plugin", "all_gather", ProbeKind::kCollectiveDeviceDone, "plugin"});     // 6
   seg.communicators.push_back({0xabc, 4, 1, 20});
   seg.processes[20].exited_ns = 500 * kMs;
   seg.processes[20].exit_signal = 9;

@@ -20,7 +20,7 @@ RecordedSegment Job() {
   seg.processes[20] = {20, 1, 1, "python3", "", 0, 0};
   seg.recorder_pid = 5;
   seg.other_processes[99] = "stress";
-  seg.probes.push_back({"gloo::allreduce", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+  seg.probes.push_back({"gloo::allreduce", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.data.calls.push_back({10, 10, 0, 100 * kMs, 110 * kMs});
   seg.data.calls.push_back({10, 10, 0, 900 * kMs, 950 * kMs});
   return seg;

@@ -11,7 +11,7 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;
 
-RecordedSegment RecordedCalls(const std::vector<int64_t>& ends_ms, segments::ProbeKind kind) {
+RecordedSegment RecordedCalls(const std::vector<int64_t>& ends_ms, ProbeKind kind) {
   RecordedSegment seg;
   seg.processes[10] = {10, 1, 0, "python3", "", 0, 0};
   seg.processes[11] = {11, 1, 1, "python3", "", 0, 0};
@@ -43,7 +43,7 @@ TEST(RecordingAlignment, FindsTheShiftAndOffsetOfTheProfiledSteps) {
     ends.push_back(t + 80 + step % 2);
     t += step_ms[step];
   }
-  const RecordedSegment seg = RecordedCalls(ends, segments::ProbeKind::kCollective);
+  const RecordedSegment seg = RecordedCalls(ends, ProbeKind::kCollective);
   std::vector<std::pair<int64_t, int64_t>> trace;
   const int64_t offset = -987'654 * kMs;  // the trace clock starts near 0
   for (size_t i = 10; i < ends.size(); ++i) {
@@ -60,14 +60,14 @@ TEST(RecordingAlignment, FindsTheShiftAndOffsetOfTheProfiledSteps) {
 TEST(RecordingAlignment, RefusesAPerfectlyRegularLoop) {
   std::vector<int64_t> ends;
   for (int step = 0; step < 10; ++step) ends.push_back(1000 + step * 100);
-  const RecordedSegment seg = RecordedCalls(ends, segments::ProbeKind::kCollective);
+  const RecordedSegment seg = RecordedCalls(ends, ProbeKind::kCollective);
   std::vector<std::pair<int64_t, int64_t>> trace;
   for (size_t i = 4; i < 8; ++i) trace.emplace_back(0, ends[i] * kMs - 77 * kMs);
   EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), trace).has_value());  // every shift by whole steps fits
 }
 
 TEST(RecordingAlignment, RefusesWhatDoesNotMatch) {
-  const RecordedSegment seg = RecordedCalls({100, 200, 300, 400, 500, 600}, segments::ProbeKind::kCollective);
+  const RecordedSegment seg = RecordedCalls({100, 200, 300, 400, 500, 600}, ProbeKind::kCollective);
   // Spacing unlike any run of the recorded calls.
   std::vector<std::pair<int64_t, int64_t>> trace = {{0, 5 * kMs}, {0, 70 * kMs}, {0, 71 * kMs}, {0, 300 * kMs}};
   EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), trace).has_value());
@@ -76,7 +76,7 @@ TEST(RecordingAlignment, RefusesWhatDoesNotMatch) {
 }
 
 TEST(RecordingAlignment, EnqueueOnlyCallsAreMatchedOnStarts) {
-  const RecordedSegment seg = RecordedCalls({100, 250, 330, 480, 600}, segments::ProbeKind::kCollectiveEnqueue);
+  const RecordedSegment seg = RecordedCalls({100, 250, 330, 480, 600}, ProbeKind::kCollectiveEnqueue);
   std::vector<std::pair<int64_t, int64_t>> trace;
   for (int64_t end : {250, 330, 480}) trace.emplace_back((end - 3) * kMs + 5 * kMs, end * kMs + 40 * kMs);
   auto a = AlignRecording(CallsOf(seg, 0), trace);

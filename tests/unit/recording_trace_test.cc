@@ -46,11 +46,10 @@ RecordedRun DdpRecording(int steps = 10, size_t setup_calls_of_rank1 = 3) {
   RecordedSegment seg;
   seg.data.path = "run/record-host-1.sseg";
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.probes.push_back(
-      {"c10d::ProcessGroupGloo::allreduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"});
-  seg.probes.push_back(
-      {"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"c10d::ProcessGroupGloo::allreduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libtorch_cpu.so"});
+  seg.probes.push_back({"gloo::broadcast(gloo::BroadcastOptions&)", "broadcast", ProbeKind::kCollective, "libgloo.so"});
   seg.sample_hz = 100;
   std::vector<nlohmann::json> meta;
   for (int r = 0; r < 2; ++r) {
@@ -130,13 +129,13 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
 TEST(RecordingTrace, GlooBuffersGiveRecordedCollectivesTheirBytes) {
   RecordedRun run = DdpRecording();
   RecordedSegment& seg = run.segments[0];
-  seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "",
-                        segments::ProbeKind::kCollectiveBuffer, "libgloo.so"});
+  seg.probes.push_back(
+      {"gloo::Context::createUnboundBuffer(void*, unsigned long)", "", ProbeKind::kCollectiveBuffer, "libgloo.so"});
   const auto buffer_probe = static_cast<uint32_t>(seg.probes.size() - 1);
-  std::vector<segments::CallRow> allreduces;
-  for (const segments::CallRow& c : seg.data.calls)
+  std::vector<CallRow> allreduces;
+  for (const CallRow& c : seg.data.calls)
     if (c.probe == 0) allreduces.push_back(c);
-  for (const segments::CallRow& c : allreduces) {
+  for (const CallRow& c : allreduces) {
     const bool loss = c.start_ns / kMs % 100 == 43;  // the loss all_reduce starts 43 ms into each step
     seg.data.call_enters.push_back({c.tid, c.tgid, buffer_probe, c.start_ns - 10'000, 0, loss ? 4u : 4096u});
     seg.data.call_enters.push_back({c.tgid, c.tgid, buffer_probe, c.start_ns - 5'000, 0, 1'000'000});  // main's
@@ -320,7 +319,7 @@ TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   RecordedSegment seg;
   seg.data.path = "run/record-host-1.sseg";
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.processes[100] = {100, 1, 0, "python3", "", 0, 0};
   seg.processes[110] = {110, 1, 1, "python3", "", 0, 0};
   seg.processes[111] = {111, 110, 1, "pt_data_worker", "", 0, 0};
@@ -402,7 +401,7 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   RecordedSegment host;
   host.data.path = "run/record-host-1.sseg";
   host.host = "node1";
-  host.probes.push_back({"ncclAllReduce", "all_reduce", segments::ProbeKind::kCollectiveEnqueue, "libnccl.so.2"});
+  host.probes.push_back({"ncclAllReduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libnccl.so.2"});
   for (int r = 0; r < 2; ++r) {
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
     host.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
@@ -415,8 +414,7 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
     plugin.data.path = fmt::format("run/nccl-node1-{}.sseg", 100 + 10 * r);
     plugin.source = "nccl_profiler";
     plugin.host = "node1";
-    plugin.probes.push_back(
-        {"ncclProfiler", "all_reduce", segments::ProbeKind::kCollectiveDevice, "libstrata_nccl_profiler.so"});
+    plugin.probes.push_back({"ncclProfiler", "all_reduce", ProbeKind::kCollectiveDevice, "libstrata_nccl_profiler.so"});
     const auto pid = static_cast<uint32_t>(100 + 10 * r);
     plugin.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
     for (uint64_t s = 1; s <= 10; ++s) {

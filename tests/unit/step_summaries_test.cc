@@ -1,4 +1,4 @@
-// The agent's per-rank step summaries (agent/step_summaries.h) from a constructed recording of a two-rank
+// The online per-rank step summaries (analysis/online/step_summaries.h) from a constructed recording of a two-rank
 // job with no profiler: rank 1 is preempted by a process outside the job for 10 ms of each step's compute,
 // rank 0 pauses 5 ms per step in Python's GC. The summaries carry those as run-queue and GC time (from the
 // recording, as the cross-layer pass measures them), each counted in one class only; every step carries its
@@ -9,10 +9,10 @@
 
 #include <map>
 
-#include "agent/step_summaries.h"
+#include "analysis/online/step_summaries.h"
 #include "importers/recording_trace.h"
 
-namespace strata::agent {
+namespace strata::online {
 namespace {
 
 constexpr uint64_t kMs = 1'000'000;
@@ -27,7 +27,7 @@ RecordedRun Recording(int steps) {
   seg.data.path = "run/record-host-1.sseg";
   seg.data.header.realtime_minus_monotonic_ns = kRealtimeOffsetNs;
   seg.probes.push_back(
-      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", segments::ProbeKind::kCollective, "libgloo.so"});
+      {"gloo::allreduce(gloo::AllreduceOptions const&)", "all_reduce", ProbeKind::kCollective, "libgloo.so"});
   seg.sample_hz = 100;
   seg.other_processes[static_cast<int>(kOtherPid)] = "stress";
   for (int r = 0; r < 2; ++r) {
@@ -87,6 +87,6 @@ TEST(StepSummaries, RunQueueAndGcTimeComeFromTheRecordingInOneClassEach) {
 }
 
 }  // namespace
-}  // namespace strata::agent
+}  // namespace strata::online
 
 #endif  // STRATA_HAVE_RECORDER

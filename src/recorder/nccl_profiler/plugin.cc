@@ -39,9 +39,9 @@
 
 #include "recorder/nccl_profiler/collective_tracker.h"
 #include "recorder/nccl_profiler/nccl_profiler_abi.h"
-#include "segments/probe_kind.h"
 #include "segments/segment_format.h"
 #include "segments/segment_writer.h"
+#include "store/probe_kind.h"
 
 namespace strata::nccl_profiler {
 namespace {
@@ -74,16 +74,16 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
-segments::ProbeKind StateKind(CollectiveState state) {
+ProbeKind StateKind(CollectiveState state) {
   switch (state) {
     case CollectiveState::kEnqueued:
-      return segments::ProbeKind::kCollectiveDeviceEnqueue;
+      return ProbeKind::kCollectiveDeviceEnqueue;
     case CollectiveState::kKernelStarted:
-      return segments::ProbeKind::kCollectiveDeviceStart;
+      return ProbeKind::kCollectiveDeviceStart;
     case CollectiveState::kDone:
-      return segments::ProbeKind::kCollectiveDeviceDone;
+      return ProbeKind::kCollectiveDeviceDone;
   }
-  return segments::ProbeKind::kUnknown;
+  return ProbeKind::kUnknown;
 }
 
 // A communicator NCCL initialised the plugin for: the context NCCL hands back to startEvent and finalize.
@@ -261,15 +261,15 @@ class Recording {
   }
 
   // The id of the probe (kind, op), writing its "probe" record the first time.
-  uint32_t ProbeLocked(segments::ProbeKind kind, const std::string& op, const char* emit) {
+  uint32_t ProbeLocked(ProbeKind kind, const std::string& op, const char* emit) {
     auto [it, inserted] =
-        probes_.try_emplace({std::string(segments::ProbeKindName(kind)), op}, static_cast<uint32_t>(probes_.size()));
+        probes_.try_emplace({std::string(ProbeKindName(kind)), op}, static_cast<uint32_t>(probes_.size()));
     if (inserted)
       writer_.AppendMeta({{"type", "probe"},
                           {"id", it->second},
                           {"symbol", "ncclProfiler"},
                           {"op", op},
-                          {"kind", segments::ProbeKindName(kind)},
+                          {"kind", ProbeKindName(kind)},
                           {"library", kLibraryName},
                           {"emit", emit}});
     return it->second;
@@ -278,10 +278,10 @@ class Recording {
   void Write(const CompletedCollective& c) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!opened_) return;
-    segments::CallRow row;
+    CallRow row;
     row.tid = c.tid;
     row.tgid = static_cast<uint32_t>(pid_);
-    row.probe = ProbeLocked(segments::ProbeKind::kCollectiveDevice, c.op, "call");
+    row.probe = ProbeLocked(ProbeKind::kCollectiveDevice, c.op, "call");
     const auto to_host = [&](uint64_t t) {
       return c.device_clock ? static_cast<uint64_t>(static_cast<int64_t>(t) - offset_ns_) : t;
     };
@@ -293,7 +293,7 @@ class Recording {
   void WriteState(CollectiveState state, const CompletedCollective& c) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!opened_) return;
-    segments::CallEnterRow row;
+    CallEnterRow row;
     row.tid = c.tid;
     row.tgid = static_cast<uint32_t>(pid_);
     row.probe = ProbeLocked(StateKind(state), c.op, "call_enter");

@@ -1,5 +1,7 @@
 // ProbeKind: what a probed call is, as the recorder and the NCCL profiler plugin write it in a segment's
 // "probe" meta records (docs/segment-format.md) and as every reader compares it: one enum, one name each.
+// In the store because a recording's index (store/recorded_run.h) keeps each probe's kind; segments/ (above
+// the store) writes the names.
 // Invariants: names never change meaning once written (they are the file format); ParseProbeKind inverts
 // ProbeKindName and maps a name this build does not know to kUnknown (a newer writer's kind is kept apart,
 // never mistaken for a known one).
@@ -9,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-namespace strata::segments {
+namespace strata {
 
 enum class ProbeKind {
   kCollective,               // a blocking collective algorithm (gloo): entry = arrival, return = completion
@@ -65,4 +67,4 @@ inline constexpr bool IsDeviceState(ProbeKind kind) {
          kind == ProbeKind::kCollectiveDeviceDone;
 }
 
-}  // namespace strata::segments
+}  // namespace strata

@@ -1,15 +1,15 @@
 // StepSummaries (see step_summaries.h).
-#include "agent/step_summaries.h"
+#include "analysis/online/step_summaries.h"
 
 #include <algorithm>
 
 #include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/window_profile.h"
 #include "analysis/job_summary.h"
-#include "importers/recorded_layers.h"
 #include "model/job_model.h"
+#include "store/recorded_layers.h"
 
-namespace strata::agent {
+namespace strata::online {
 namespace {
 
 // Time the rank's collective calls cover in [start, end) (calls are in start order and do not nest).
@@ -22,7 +22,7 @@ double CollectiveSeconds(const std::vector<model::CollectiveCall>& calls, int64_
   return static_cast<double>(ns) / 1e9;
 }
 
-const model::StepWindow* WindowOf(const std::vector<model::StepWindow>& windows, int64_t step) {
+const model::StepWindow* StepWindowOf(const std::vector<model::StepWindow>& windows, int64_t step) {
   for (const model::StepWindow& w : windows)
     if (w.step == step) return &w;
   return nullptr;
@@ -38,7 +38,7 @@ std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& stor
   return diagnosis::MeasureRankLayers(layers, [&](size_t, int32_t rank) {
     std::vector<RecordedSpan> spans;  // none: the rank has no such step, nothing is measured
     for (size_t ri = 0; ri < store.ranks.size() && ri < job.steps.by_rank.size(); ++ri) {
-      const model::StepWindow* w = store.ranks[ri].rank == rank ? WindowOf(job.steps.by_rank[ri], step) : nullptr;
+      const model::StepWindow* w = store.ranks[ri].rank == rank ? StepWindowOf(job.steps.by_rank[ri], step) : nullptr;
       if (w != nullptr && w->start_ns >= 0 && w->end_ns > w->start_ns)
         spans.push_back({static_cast<uint64_t>(w->start_ns), static_cast<uint64_t>(w->end_ns)});
     }
@@ -48,8 +48,7 @@ std::map<int32_t, diagnosis::RankLayerMetrics> StepLayers(const TraceStore& stor
 
 // The classes of one rank's step: its thread's profile, with the recording's run-queue, throttling and GC
 // time moved out of the classes that hold them (GC runs on the CPU; run-queue waits are off it).
-void FillClasses(const diagnosis::WindowProfile& p, const diagnosis::RankLayerMetrics* layers,
-                 online::RankStepSummary* s) {
+void FillClasses(const diagnosis::WindowProfile& p, const diagnosis::RankLayerMetrics* layers, RankStepSummary* s) {
   s->oncpu_s = p.compute_ns / 1e9;
   s->io_s = p.data_ns / 1e9;
   s->offcpu_other_s = p.host_gap_ns / 1e9;
@@ -64,8 +63,8 @@ void FillClasses(const diagnosis::WindowProfile& p, const diagnosis::RankLayerMe
 
 }  // namespace
 
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor) {
-  std::vector<online::RankStepSummary> out;
+std::vector<RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor) {
+  std::vector<RankStepSummary> out;
   const auto rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   const std::vector<int64_t>& common = job.steps.steps;  // steps every rank has, matched by the model
@@ -84,7 +83,7 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
   const RecordedLayers part =
       LayersFrom(recorded, static_cast<uint64_t>(std::max<int64_t>(0, new_from)), kCounterMarginNs);
   for (size_t i = first; i + 1 < common.size(); ++i) {
-    const model::StepWindow* ref = WindowOf(job.steps.by_rank[0], common[i]);
+    const model::StepWindow* ref = StepWindowOf(job.steps.by_rank[0], common[i]);
     // A step was emitted already when most of it lies before the last emitted end: each round finds the
     // boundaries anew from the window's rhythm, and they may move by microseconds, which must not drop a step.
     if (ref == nullptr || ref->start_ns + (ref->end_ns - ref->start_ns) / 2 < cursor->emitted_end_ns) continue;
@@ -92,10 +91,10 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
     cursor->emitted_end_ns = ref->end_ns;
     const auto layers = StepLayers(store, part, job, common[i]);
     for (size_t ri = 0; ri < store.ranks.size(); ++ri) {
-      const model::StepWindow* win = WindowOf(job.steps.by_rank[ri], common[i]);
+      const model::StepWindow* win = StepWindowOf(job.steps.by_rank[ri], common[i]);
       if (store.ranks[ri].rank < 0 || win == nullptr || win->end_ns <= win->start_ns) continue;
       const TrackId track = win->main_track != kNoTrack ? win->main_track : model::MainThreadTrack(store, rows[ri]);
-      online::RankStepSummary s;
+      RankStepSummary s;
       s.rank = store.ranks[ri].rank;
       s.step = step;
       if (realtime_offset_ns != 0) s.start_unix = static_cast<double>(win->start_ns + realtime_offset_ns) / 1e9;
@@ -112,4 +111,4 @@ std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, 
   return out;
 }
 
-}  // namespace strata::agent
+}  // namespace strata::online

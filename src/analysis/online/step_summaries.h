@@ -1,5 +1,6 @@
-// StepSummaries: how `strata agent` reduces each completed step of each rank in its diagnosis window to a
-// RankStepSummary (issue 13, item 1), for the online detection and the Redis stream. From the window's
+// StepSummaries: how each completed step of each rank in a recording's window is reduced to a RankStepSummary
+// (issue 13, item 1), for the online detection and the Redis stream (the agent calls it each round; analysis
+// owns it so that the agent reads the analysis' product, not the passes it is measured with). From the window's
 // store (importers/recording_trace.h) and its job model: the step's span on the rank's clock (step_s),
 // the rank's collective calls in it (wait_s: arrival to exit, so waiting for peers and transferring), and
 // its training thread's time by class as window_profile.h splits it: on-CPU compute, data loading waits
@@ -25,7 +26,7 @@
 #include "analysis/online/step_summary.h"
 #include "store/trace_store.h"
 
-namespace strata::agent {
+namespace strata::online {
 
 struct StepCursor {
   int64_t emitted_end_ns = INT64_MIN;  // end of the last step emitted (the store's first rank's clock)
@@ -34,6 +35,6 @@ struct StepCursor {
 
 /// The completed steps of `store` (a recording's, with its RecordedLayers) not emitted before `cursor`
 /// (updated), one summary per rank and step.
-std::vector<online::RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor);
+std::vector<RankStepSummary> SummarizeNewSteps(const TraceStore& store, StepCursor* cursor);
 
-}  // namespace strata::agent
+}  // namespace strata::online

@@ -1,15 +1,23 @@
-// In-memory rows of the recorder's segment tables (one struct per table of segment_format.h) and the rows of
-// one read segment file without its JSON meta records: what the recording's index (store/recorded_run.h) keeps
-// and analysis reads, free of any JSON library. Times are CLOCK_MONOTONIC nanoseconds of the recording host.
+// The rows of one recording file as the store keeps them: one struct per table of the recorder's segment format
+// (segments/segment_format.h lays them out on disk; segments/ reads and writes these structs), and a read file's
+// rows without its JSON meta records, which the recording's index (store/recorded_run.h) keeps. The store owns
+// them so that it needs nothing of the file format: segments/ sits above the store (ctest include_graph).
+// Invariants: free of any JSON library; times are CLOCK_MONOTONIC nanoseconds of the recording host.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "segments/segment_format.h"
+namespace strata {
 
-namespace strata::segments {
+// What a recording file's header said: its format version (0 until read), when it was created (wall clock),
+// and the offset that places the CLOCK_MONOTONIC times of all its tables on the wall clock.
+struct RecordedFileHeader {
+  uint32_t version = 0;
+  int64_t created_unix_ns = 0;
+  int64_t realtime_minus_monotonic_ns = 0;
+};
 
 // A traced thread off CPU over [start_ns, end_ns). state 0 = preempted (still runnable), 1 = sleeping,
 // 2 = uninterruptible (D); runq_ns = the part of it spent runnable, waiting for a CPU.
@@ -62,11 +70,11 @@ struct CounterRow {
   double value = 0;
 };
 
-// The rows of one segment file; `problems` says what could not be used (a torn last block, a bad checksum) —
+// The rows of one recording file; `problems` says what could not be used (a torn last block, a bad checksum) —
 // the rows before it are kept.
-struct SegmentRows {
+struct RecordedRows {
   std::string path;
-  FileHeader header;
+  RecordedFileHeader header;
   std::vector<OffCpuRow> off_cpu;
   std::vector<SampleRow> samples;
   std::vector<CallRow> calls;
@@ -78,4 +86,4 @@ struct SegmentRows {
   std::vector<std::string> problems;
 };
 
-}  // namespace strata::segments
+}  // namespace strata
