@@ -34,7 +34,7 @@ int Run(const std::string& path, int repeat, unsigned threads) {
   }
   const strata::TraceStore& store = job.value().store;
   std::vector<double> times;
-  strata::Expected<strata::whatif::WhatIfResult> result = strata::Status::Error("not run");
+  strata::Expected<strata::whatif::WhatIfResult> result = strata::Status::Internal("not run");
   for (int i = 0; i < repeat; ++i) {
     const auto a = Clock::now();
     result = strata::whatif::ComputeWhatIf(store);

@@ -73,13 +73,13 @@ class Agent {
   Status Run() {
     // Before any thread or recorder starts: they inherit it (Linux's niceness is per thread).
     if (options_.nice != 0 && setpriority(PRIO_PROCESS, 0, options_.nice) != 0)
-      return Status::Error(fmt::format("--nice {}: {}", options_.nice, std::strerror(errno)));
+      return Status::Resource(fmt::format("--nice {}: {}", options_.nice, std::strerror(errno)));
     std::error_code ec;
     std::filesystem::create_directories(options_.dir, ec);
-    if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.dir, ec.message()));
+    if (ec) return Status::Resource(fmt::format("cannot create {}: {}", options_.dir, ec.message()));
     if (options_.same_netns) {
       const uint64_t netns = NetworkNamespaceOf("/proc", "self");
-      if (netns == 0) return Status::Error("--same-netns: cannot read /proc/self/ns/net");
+      if (netns == 0) return Status::Resource("--same-netns: cannot read /proc/self/ns/net");
       discovery_.OnlyNetworkNamespace(netns);
     }
     if (Status st = StartPublisher(); !st.ok()) return st;
@@ -178,7 +178,7 @@ class Agent {
   Status StartPublisher() {
     if (options_.redis.empty()) return Status::Ok();
     auto address = ParseRedisUrl(options_.redis);
-    if (!address.ok()) return Status::Error(address.error());
+    if (!address.ok()) return address.status();
     PublisherOptions po;
     po.buffer_max = options_.redis_buffer;
     po.maxlen = options_.redis_maxlen;

@@ -72,12 +72,12 @@ bool SameText(const std::string& a, const std::string& b) {
 
 Expected<ControlAccess> ControlAccess::FromTokenFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status::Error("--control-token " + path + ": cannot read the file");
+  if (!in) return Status::Resource("--control-token " + path + ": cannot read the file");
   std::string line;
   std::getline(in, line);
   ControlAccess access;
   access.token_ = Trimmed(line);
-  if (access.token_.empty()) return Status::Error("--control-token " + path + ": no token on its first line");
+  if (access.token_.empty()) return Status::BadInput("--control-token " + path + ": no token on its first line");
   return access;
 }
 

@@ -101,7 +101,7 @@ Status HttpFront::Start(const std::string& listen) {
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);
   if (port_text.empty() || *end != '\0' || port < 0 || port > 65535)
-    return Status::Error("--listen '" + listen + "': expected HOST:PORT");
+    return Status::Usage("--listen '" + listen + "': expected HOST:PORT");
   server_ = std::make_unique<httplib::Server>();
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -133,10 +133,10 @@ Status HttpFront::Start(const std::string& listen) {
   server_->Get("/", [page](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html"); });
   if (port == 0) {
     port_ = server_->bind_to_any_port(host.c_str());
-    if (port_ <= 0) return Status::Error("--listen '" + listen + "': cannot bind");
+    if (port_ <= 0) return Status::Resource("--listen '" + listen + "': cannot bind");
   } else {
     if (!server_->bind_to_port(host.c_str(), static_cast<int>(port)))
-      return Status::Error("--listen '" + listen + "': cannot bind (address in use or not local?)");
+      return Status::Resource("--listen '" + listen + "': cannot bind (address in use or not local?)");
     port_ = static_cast<int>(port);
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });

@@ -79,7 +79,7 @@ Expected<JobCommit> DecodeCommit(const RedisReply& hgetall, bool* found) {
       ok = ParseInt(field.substr(7), &rank) && ParseInt(value, &offset);
       c.offset[rank] = offset;
     }
-    if (!ok) return Status::Error("judged record field '" + field + "': malformed value");
+    if (!ok) return Status::BadInput("judged record field '" + field + "': malformed value");
   }
   return c;
 }

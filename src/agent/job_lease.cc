@@ -35,7 +35,7 @@ Status JobLeases::ReadOwners(RedisConnection* conn, const std::vector<std::strin
       unreachable_.Note(r.text);
       continue;
     }
-    if (r.kind == RedisReply::Kind::kError) return Status::Error(LeaseKey(jobs[i]) + ": GET: " + r.text);
+    if (r.kind == RedisReply::Kind::kError) return Status::Resource(LeaseKey(jobs[i]) + ": GET: " + r.text);
     owners_[jobs[i]] = r.kind == RedisReply::Kind::kString ? r.text : "";
     read->push_back(jobs[i]);
   }
@@ -61,7 +61,7 @@ Expected<JobLeases::Taken> JobLeases::ReadRecord(RedisConnection* conn, const st
   Taken t;
   t.job = job;
   auto commit = DecodeCommit(r.value(), &t.had_record);
-  if (!commit.ok()) return Status::Error(JudgedKey(job) + ": " + commit.error());
+  if (!commit.ok()) return commit.status().Reworded(JudgedKey(job) + ": " + commit.error());
   t.commit = std::move(commit).value();
   return t;
 }

@@ -34,12 +34,12 @@ nlohmann::json NodeRecord::ToJson() const {
 
 Expected<NodeRecord> NodeRecord::FromJson(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("host") || !j["host"].is_string() || !j.contains("jobs") || !j["jobs"].is_array())
-    return Status::Error("a node record needs a string `host` and an array `jobs`");
+    return Status::BadInput("a node record needs a string `host` and an array `jobs`");
   NodeRecord r;
   r.host = j["host"].get<std::string>();
   for (const nlohmann::json& job : j["jobs"]) {
     if (!job.is_object() || !job.contains("job") || !job["job"].is_string())
-      return Status::Error("node " + r.host + ": a job without a string `job`");
+      return Status::BadInput("node " + r.host + ": a job without a string `job`");
     NodeJob nj{job["job"].get<std::string>(), job.value("first_seen", 0.0), {}};
     if (job.contains("named") && job["named"].is_array())
       for (const nlohmann::json& n : job["named"])

@@ -22,10 +22,10 @@ Expected<RedisEndpoint> ParseEndpoint(const std::string& text, const std::string
     char* end = nullptr;
     const long p = std::strtol(port.c_str(), &end, 10);
     if (port.empty() || *end != '\0' || p <= 0 || p > 65535)
-      return Status::Error("port '" + port + "' is not a number in 1..65535");
+      return Status::Usage("port '" + port + "' is not a number in 1..65535");
     e.port = static_cast<int>(p);
   }
-  if (e.host.empty()) return Status::Error("no host in '" + text + "'");
+  if (e.host.empty()) return Status::Usage("no host in '" + text + "'");
   return e;
 }
 
@@ -94,7 +94,7 @@ Expected<RedisAddress> ParseRedisUrl(const std::string& url) {
   constexpr std::string_view kScheme = "redis://";
   const std::string shown = "--redis '" + Masked(url) + "'";
   if (url.rfind(kScheme, 0) != 0)
-    return Status::Error(shown + ": expected redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]");
+    return Status::Usage(shown + ": expected redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]");
   std::string rest = url.substr(kScheme.size());
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
   RedisAddress a;
@@ -103,7 +103,7 @@ Expected<RedisAddress> ParseRedisUrl(const std::string& url) {
     const std::string userinfo = rest.substr(0, at);
     const size_t colon = userinfo.find(':');
     if (colon == std::string::npos || colon + 1 == userinfo.size())
-      return Status::Error(shown + ": credentials must be USER:PASSWORD@ or :PASSWORD@");
+      return Status::Usage(shown + ": credentials must be USER:PASSWORD@ or :PASSWORD@");
     a.credentials = {userinfo.substr(0, colon), userinfo.substr(colon + 1)};
     rest = rest.substr(at + 1);
   }
@@ -111,7 +111,7 @@ Expected<RedisAddress> ParseRedisUrl(const std::string& url) {
   while (from <= rest.size()) {
     const size_t comma = std::min(rest.find(',', from), rest.size());
     auto seed = ParseEndpoint(rest.substr(from, comma - from), "");
-    if (!seed.ok()) return Status::Error(shown + ": " + seed.error());
+    if (!seed.ok()) return seed.status().Reworded(shown + ": " + seed.error());
     a.seeds.push_back(seed.value());
     from = comma + 1;
   }
@@ -177,14 +177,14 @@ Status RedisConnection::Connect(const RedisAddress& address, double timeout_s) {
     single_ = seed;
     return Status::Ok();
   }
-  return Status::Error(address_.Text() + ": " + (why.empty() ? "no seed node" : why));
+  return Status::Resource(address_.Text() + ": " + (why.empty() ? "no seed node" : why));
 }
 
 // The map again, from the first known master or seed that answers.
 Status RedisConnection::RefreshSlots() {
   std::vector<RedisEndpoint> candidates = masters_;
   candidates.insert(candidates.end(), address_.seeds.begin(), address_.seeds.end());
-  Status last = Status::Error(address_.Text() + ": no node to read the slot map from");
+  Status last = Status::Resource(address_.Text() + ": no node to read the slot map from");
   for (const RedisEndpoint& e : candidates) {
     if (HeldDown(e)) continue;
     RedisNode* node = NodeAt(e, &last);
@@ -215,19 +215,19 @@ Expected<RedisReply> RedisConnection::Command(const std::vector<std::string>& ar
   auto replies = Pipeline({argv});
   if (!replies.ok()) return replies.status();
   RedisReply r = std::move(replies.value().front());
-  if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": " + argv[0] + ": " + r.text);
+  if (r.kind == RedisReply::Kind::kError) return Status::Resource(address_.Text() + ": " + argv[0] + ": " + r.text);
   return r;
 }
 
 Expected<std::vector<RedisReply>> RedisConnection::Pipeline(const std::vector<std::vector<std::string>>& commands) {
-  if (!open_) return Status::Error(address_.Text() + ": not connected");
+  if (!open_) return Status::Resource(address_.Text() + ": not connected");
   if (cluster_) return ClusterPipeline(commands);
   Status st;
   RedisNode* node = NodeAt(single_, &st);
   auto replies = node != nullptr ? node->Pipeline(commands) : Expected<std::vector<RedisReply>>(st);
   if (!replies.ok()) {
     Close();
-    return Status::Error(address_.Text() + ": " + replies.error());
+    return replies.status().Reworded(address_.Text() + ": " + replies.error());
   }
   // A server taken for one plain Redis that answers MOVED is a cluster (its CLUSTER SLOTS failed at Connect):
   // route from here on, and send again only the commands it redirected.
@@ -286,7 +286,7 @@ void RedisConnection::Settle(Batch* batch, size_t i, RedisReply reply, const Red
     if (redirect && redirect->slot >= 0 && redirect->slot < kRedisSlots && !slot_owner_.empty()) {
       slot_owner_[static_cast<size_t>(redirect->slot)] = MasterIndex(redirect->to);
     }
-    batch->last = Status::Error(from.Text() + ": " + batch->commands[i][0] + ": " + reply.text);
+    batch->last = Status::Resource(from.Text() + ": " + batch->commands[i][0] + ": " + reply.text);
     batch->again.push_back(i);
     batch->reread_map = true;
     batch->wait = batch->wait || Transient(reply);
@@ -319,8 +319,8 @@ bool RedisConnection::HeldDown(const RedisEndpoint& endpoint) const {
 Expected<std::vector<RedisReply>> RedisConnection::Finish(Batch* batch, const std::vector<size_t>& failed) {
   if (!failed.empty() && !batch->map.ok()) {
     Close();
-    return Status::Error(address_.Text() + ": " + batch->last.message() + " (after " + std::to_string(kRedisAttempts) +
-                         " attempts)");
+    return batch->last.Reworded(address_.Text() + ": " + batch->last.message() + " (after " +
+                                std::to_string(kRedisAttempts) + " attempts)");
   }
   for (size_t i : failed) {
     const auto node = batch->unreachable.find(i);

@@ -54,11 +54,11 @@ Status RedisNode::Connect(const RedisEndpoint& endpoint, const RedisCredentials&
   endpoint_ = endpoint;
   const timeval tv = ToTimeval(timeout_s);
   redisContext* c = redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, tv);
-  if (c == nullptr) return Status::Error(endpoint.Text() + ": cannot allocate a connection");
+  if (c == nullptr) return Status::Resource(endpoint.Text() + ": cannot allocate a connection");
   if (c->err != 0) {
     std::string why = c->errstr;
     redisFree(c);
-    return Status::Error(endpoint.Text() + ": " + why);
+    return Status::Resource(endpoint.Text() + ": " + why);
   }
   redisSetTimeout(c, tv);
   ctx_ = c;
@@ -70,7 +70,7 @@ Status RedisNode::Connect(const RedisEndpoint& endpoint, const RedisCredentials&
   if (!r.ok()) return r.status();
   if (r.value().front().kind == RedisReply::Kind::kError) {
     Close();
-    return Status::Error(endpoint.Text() + ": AUTH: " + r.value().front().text);
+    return Status::Resource(endpoint.Text() + ": AUTH: " + r.value().front().text);
   }
   return Status::Ok();
 }
@@ -78,11 +78,11 @@ Status RedisNode::Connect(const RedisEndpoint& endpoint, const RedisCredentials&
 Status RedisNode::IoError(const std::string& what) {
   std::string why = ctx_ != nullptr && ctx_->err != 0 ? ctx_->errstr : "connection lost";
   Close();
-  return Status::Error(endpoint_.Text() + ": " + what + ": " + why);
+  return Status::Resource(endpoint_.Text() + ": " + what + ": " + why);
 }
 
 Expected<std::vector<RedisReply>> RedisNode::Pipeline(const std::vector<std::vector<std::string>>& commands) {
-  if (ctx_ == nullptr) return Status::Error(endpoint_.Text() + ": not connected");
+  if (ctx_ == nullptr) return Status::Resource(endpoint_.Text() + ": not connected");
   std::vector<const char*> args;
   std::vector<size_t> lens;
   for (const auto& argv : commands) {

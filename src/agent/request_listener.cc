@@ -7,7 +7,7 @@ namespace strata::agent {
 
 Status RequestListener::Connected(double now_s) {
   if (conn_.connected()) return Status::Ok();
-  if (now_s < retry_at_) return Status::Error(address_.Text() + ": waiting to reconnect");
+  if (now_s < retry_at_) return Status::Resource(address_.Text() + ": waiting to reconnect");
   Status st = conn_.Connect(address_, timeout_s_);
   if (!st.ok()) {
     backoff_s_ = backoff_s_ == 0 ? 0.5 : std::min(backoff_s_ * 2, 30.0);

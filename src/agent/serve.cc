@@ -33,7 +33,7 @@ Status RunServe(const ServeOptions& options) {
     if (options.on_message) options.on_message(line);
   };
   auto address = ParseRedisUrl(options.redis);
-  if (!address.ok()) return Status::Error(address.error());
+  if (!address.ok()) return address.status();
   HttpFront http("strata serve");
   if (Status st = http.Start(options.listen); !st.ok()) return st;
   say(fmt::format("reading {}, listening on http://{}/", address.value().Text(), options.listen));

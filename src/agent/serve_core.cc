@@ -83,7 +83,7 @@ Status ServeCore::SaveNodes() {
       unreachable_.Note(r.text);
       still.insert(host_of[i]);
     } else if (r.kind == RedisReply::Kind::kError) {
-      return Status::Error("saving node records: " + r.text);
+      return Status::Resource("saving node records: " + r.text);
     }
   }
   unsaved_ = std::move(still);

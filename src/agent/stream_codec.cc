@@ -131,14 +131,14 @@ Expected<WindowRequest> DecodeWindowRequest(const StreamFields& fields) {
   r.Text("ranks", &ranks);
   r.Int("step", &out.step);
   r.Real("requested_at", &out.requested_at);
-  if (!r.error().empty()) return Status::Error(r.error());
+  if (!r.error().empty()) return Status::BadInput(r.error());
   for (size_t at = 0; at < ranks.size();) {
     const size_t comma = std::min(ranks.find(',', at), ranks.size());
     char* end = nullptr;
     const std::string one = ranks.substr(at, comma - at);
     const long v = std::strtol(one.c_str(), &end, 10);
     if (one.empty() || *end != '\0' || v < 0 || v > std::numeric_limits<int32_t>::max())
-      return Status::Error("stream entry field 'ranks' = '" + ranks + "' is not a list of ranks");
+      return Status::BadInput("stream entry field 'ranks' = '" + ranks + "' is not a list of ranks");
     out.ranks.push_back(static_cast<int32_t>(v));
     at = comma + 1;
   }
@@ -166,7 +166,7 @@ Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields) {
   r.Real("impact_pct", &f.impact_pct);
   r.Real("confidence", &f.confidence);
   r.Real("detected_at", &f.detected_at);
-  if (!r.error().empty()) return Status::Error(r.error());
+  if (!r.error().empty()) return Status::BadInput(r.error());
   return f;
 }
 
@@ -205,9 +205,9 @@ Expected<InflightEntry> DecodeInflight(const StreamFields& fields) {
   r.Int("world_size", &f.world_size);
   r.Text("state", &f.state);
   r.Text("frame", &f.frame);
-  if (!r.error().empty()) return Status::Error(r.error());
+  if (!r.error().empty()) return Status::BadInput(r.error());
   if (f.rank < 0 || f.world_size < 0 || f.world_size > 10'000'000)
-    return Status::Error("stream entry: rank or world_size out of range");
+    return Status::BadInput("stream entry: rank or world_size out of range");
   f.inside = inside != 0;
   return e;
 }
@@ -233,8 +233,9 @@ Expected<online::RankStepSummary> DecodeSummary(const StreamFields& fields) {
   r.Real("gc_s", &s.gc_s);
   r.Real("io_s", &s.io_s);
   r.Real("offcpu_other_s", &s.offcpu_other_s);
-  if (r.error().empty() && (s.rank < 0 || s.step < 0)) return Status::Error("stream entry has a negative rank or step");
-  if (!r.error().empty()) return Status::Error(r.error());
+  if (r.error().empty() && (s.rank < 0 || s.step < 0))
+    return Status::BadInput("stream entry has a negative rank or step");
+  if (!r.error().empty()) return Status::BadInput(r.error());
   return s;
 }
 
@@ -273,7 +274,7 @@ Expected<online::Detection> DecodeFinding(const StreamFields& fields) {
   // A score or persistence this build does not know (a newer agent's) reads as peers / lasting rather than
   // dropping the entry.
   d.persistence = online::ParsePersistence(persistence).value_or(online::Persistence::kLasting);
-  if (!r.error().empty()) return Status::Error(r.error());
+  if (!r.error().empty()) return Status::BadInput(r.error());
   return d;
 }
 

@@ -70,7 +70,7 @@ Status StreamConsumer::Claim(const std::string& job, JobCursor* cursor, std::vec
     auto r = conn_.Command({"XAUTOCLAIM", StepsStreamKey(job), options_.group, options_.consumer, idle_ms, from,
                             "COUNT", std::to_string(options_.batch)});
     if (!r.ok()) return r.status();
-    if (r.value().elements.size() < 2) return Status::Error(address_.Text() + ": XAUTOCLAIM: unexpected reply");
+    if (r.value().elements.size() < 2) return Status::Resource(address_.Text() + ": XAUTOCLAIM: unexpected reply");
     from = r.value().elements[0].text;
     for (const RedisReply& e : r.value().elements[1].elements) {
       StreamEntry entry;
@@ -182,7 +182,7 @@ Expected<std::vector<RedisReply>> StreamConsumer::ReadGroup(const std::vector<st
       r = RedisReply{};
       continue;
     }
-    if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": XREADGROUP: " + r.text);
+    if (r.kind == RedisReply::Kind::kError) return Status::Resource(address_.Text() + ": XREADGROUP: " + r.text);
     any = any || !r.elements.empty();
   }
   if (!one && !any && block_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(block_ms, 50)));
@@ -242,7 +242,7 @@ Expected<size_t> StreamConsumer::Ack(const std::vector<StreamEntry>& entries) {
       unreachable_.Note(r.text);
       continue;
     }
-    if (r.kind == RedisReply::Kind::kError) return Status::Error(address_.Text() + ": XACK: " + r.text);
+    if (r.kind == RedisReply::Kind::kError) return Status::Resource(address_.Text() + ": XACK: " + r.text);
     acked += static_cast<size_t>(r.integer);
   }
   return acked;

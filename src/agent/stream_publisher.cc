@@ -81,7 +81,7 @@ void StreamPublisher::Flush(double now_s) {
     buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(sent));
     counters_.published += sent;
     if (!error.empty()) {
-      Failed(Status::Error(address_.Text() + ": XADD: " + error), now_s);
+      Failed(Status::Resource(address_.Text() + ": XADD: " + error), now_s);
       break;
     }
     backoff_s_ = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/diff/run_diff.h"
+#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/terminal_width.h"
 #include "core/text_escape.h"
@@ -17,8 +18,6 @@
 namespace strata::cli {
 
 namespace {
-
-constexpr int kExitError = 1, kExitUsage = 2;
 
 struct DiffCommandOptions {
   std::string base;
@@ -40,9 +39,10 @@ DiffCommandOptions& DiffArgs() {
   return options;
 }
 
-int DiffFail(const std::string& message, int code) {
-  std::fprintf(stderr, "strata: %s\n", TerminalSafe(message).c_str());
-  return code;
+/// Prints an error and returns the exit code of its kind (cli/exit_codes.h).
+int DiffFail(const Status& error) {
+  std::fprintf(stderr, "strata: %s\n", TerminalSafe(error.message()).c_str());
+  return ExitCodeFor(error.kind());
 }
 
 void AddSelectionOptions(CLI::App* cmd, DiffCommandOptions& o) {
@@ -105,27 +105,26 @@ CLI::App* AddDiffCommand(CLI::App& app) {
 int RunDiffCommand() {
   DiffCommandOptions& o = DiffArgs();
   if (o.format == "html")
-    if (Status st = CheckHtmlTarget(o.out); !st.ok()) return DiffFail(st.message(), kExitUsage);
+    if (Status st = CheckHtmlTarget(o.out); !st.ok()) return DiffFail(st);
   auto base_job = LoadComparedRun("BASE", o.base, o.threads);
-  if (!base_job.ok()) return DiffFail(base_job.error(), kExitError);
+  if (!base_job.ok()) return DiffFail(base_job.status());
   auto test_job = LoadComparedRun("TEST", o.test, o.threads);
-  if (!test_job.ok()) return DiffFail(test_job.error(), kExitError);
+  if (!test_job.ok()) return DiffFail(test_job.status());
   const TraceStore& base = base_job.value().store;
   const TraceStore& test = test_job.value().store;
   auto base_rows = diff::ReadRun(base, "BASE " + o.base);
-  if (!base_rows.ok()) return DiffFail(base_rows.error(), kExitError);
+  if (!base_rows.ok()) return DiffFail(base_rows.status());
   auto test_rows = diff::ReadRun(test, "TEST " + o.test);
-  if (!test_rows.ok()) return DiffFail(test_rows.error(), kExitError);
+  if (!test_rows.ok()) return DiffFail(test_rows.status());
   const diff::DiffOptions options =
       diff::NamedDiffOptions(o.base_ranks, o.base_steps, o.test_ranks, o.test_steps, o.all_ranks, o.all_steps,
                              diff::ParseDeviceFilter(o.device).value_or(diff::DeviceFilter::kAll));
   auto result = diff::DiffRuns(base, base_rows.value(), test, test_rows.value(), options);
-  if (!result.ok()) return DiffFail(result.error(), kExitUsage);
+  if (!result.ok()) return DiffFail(result.status());
   std::vector<std::string> inputs = base_job.value().files;
   inputs.insert(inputs.end(), test_job.value().files.begin(), test_job.value().files.end());
   const DiffSides sides{base, test, o.base, o.test};
-  if (Status st = WriteOutput(o.out, Render(sides, result.value(), o), inputs); !st.ok())
-    return DiffFail(st.message(), kExitError);
+  if (Status st = WriteOutput(o.out, Render(sides, result.value(), o), inputs); !st.ok()) return DiffFail(st);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "analysis/diagnosis/diagnose.h"
 #include "analysis/diagnosis/thresholds.h"
+#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/validators.h"
 #include "core/text_escape.h"
@@ -37,9 +38,10 @@ ExportOptions& ExportArgs() {
   return options;
 }
 
-int ExportFail(const Status& st, int code = 1) {
+/// Prints an error and returns the exit code of its kind (cli/exit_codes.h).
+int ExportFail(const Status& st) {
   std::fprintf(stderr, "strata: %s\n", TerminalSafe(st.message()).c_str());
-  return code;
+  return ExitCodeFor(st.kind());
 }
 
 std::string InputNames(const LoadedJob& job) {
@@ -59,15 +61,15 @@ std::string RankList(const std::set<int32_t>& ranks) {
 int CheckPprofUsage(const ExportOptions& o, const LoadedJob& job) {
   if (o.out == "-" && ::isatty(STDOUT_FILENO))
     return ExportFail(
-        Status::Error("--format pprof -o -: standard output is a terminal; give a file, e.g. -o cpu.pb.gz"), 2);
+        Status::Usage("--format pprof -o -: standard output is a terminal; give a file, e.g. -o cpu.pb.gz"));
   if (o.diff_straggler && o.peers_out == o.out)
-    return ExportFail(Status::Error("--peers-output names the same file as -o: give two files"), 2);
+    return ExportFail(Status::Usage("--peers-output names the same file as -o: give two files"));
   const std::set<int32_t> ranks = RanksWithSamples(job.recorded);
   if (o.rank >= 0 && !ranks.empty() && !ranks.count(o.rank))
-    return ExportFail(Status::Error(fmt::format("--rank {}: the recording has no CPU stack samples of rank {} (ranks "
-                                                "sampled: {})",
-                                                o.rank, o.rank, RankList(ranks))),
-                      2);
+    return ExportFail(
+        Status::Usage(fmt::format("--rank {}: the recording has no CPU stack samples of rank {} (ranks "
+                                  "sampled: {})",
+                                  o.rank, o.rank, RankList(ranks))));
   return 0;
 }
 
@@ -75,7 +77,7 @@ int CheckPprofUsage(const ExportOptions& o, const LoadedJob& job) {
 Expected<int32_t> DiagnosedStraggler(LoadedJob& job) {
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, {});
   if (result.stragglers.empty())
-    return Status::Error(
+    return Status::Usage(
         fmt::format("{}: the diagnosis names no straggler to compare with its peers; name the "
                     "rank with --rank N",
                     InputNames(job)));
@@ -105,10 +107,10 @@ int RunPprofExport(LoadedJob& job) {
   const ExportOptions& o = ExportArgs();
   if (job.recorded.empty())
     return ExportFail(
-        Status::Error(fmt::format("{}: --format pprof writes the CPU stack samples of a `strata record` "
-                                  "recording (*.sseg), and these inputs hold none (profiler traces "
-                                  "have no stack samples)",
-                                  InputNames(job))));
+        Status::Unsupported(fmt::format("{}: --format pprof writes the CPU stack samples of a `strata record` "
+                                        "recording (*.sseg), and these inputs hold none (profiler traces "
+                                        "have no stack samples)",
+                                        InputNames(job))));
   if (int rc = CheckPprofUsage(o, job)) return rc;
   if (o.diff_straggler) return RunPprofDiff(o, job);
   PprofOptions options;
@@ -124,8 +126,7 @@ int RunPprofExport(LoadedJob& job) {
 int CheckFormatOptions(const CLI::App& cmd) {
   if (ExportArgs().format == "pprof") return 0;
   for (const char* name : {"--rank", "--diff-straggler", "--peers-output", "--job"})
-    if (cmd.count(name) > 0)
-      return ExportFail(Status::Error(fmt::format("{} applies to --format pprof only", name)), 2);
+    if (cmd.count(name) > 0) return ExportFail(Status::Usage(fmt::format("{} applies to --format pprof only", name)));
   return 0;
 }
 
@@ -173,7 +174,7 @@ int RunExportCommand(LoadedJob& job) {
   if (o.format == "pprof") return RunPprofExport(job);
   diagnosis::DiagnoseOptions options;
   options.min_effect = o.min_effect_pct / 100.0;
-  for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
+  for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, options);
   // Written as it is made: the output of a large job is hundreds of MB, held nowhere in memory.
   OutputFile out;

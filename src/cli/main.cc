@@ -15,6 +15,7 @@
 #include "analysis/whatif/op_graph.h"
 #include "cli/agent_command.h"
 #include "cli/diff_command.h"
+#include "cli/exit_codes.h"
 #include "cli/export_command.h"
 #include "cli/output.h"
 #include "cli/record_command.h"
@@ -52,6 +53,12 @@ void PrintError(const std::string& message) {
   }
 }
 
+/// Prints an error and returns the exit code of its kind (cli/exit_codes.h).
+int Fail(const strata::Status& error) {
+  PrintError(error.message());
+  return strata::cli::ExitCodeFor(error.kind());
+}
+
 struct CommonInputOptions {
   std::vector<std::string> paths;
   std::vector<std::string> rank_map;
@@ -85,10 +92,7 @@ void AddMaxMemoryOption(CLI::App* cmd, uint64_t& bytes) {
 int ApplyMaxMemory(uint64_t bytes) {
   const uint64_t want = bytes ? bytes : strata::PhysicalMemoryBytes();
   if (want == 0) return 0;
-  if (auto applied = strata::ApplyMemoryLimit(want); !applied.ok()) {
-    PrintError(applied.error());
-    return 1;
-  }
+  if (auto applied = strata::ApplyMemoryLimit(want); !applied.ok()) return Fail(applied.status());
   return 0;
 }
 
@@ -143,7 +147,7 @@ strata::Status ParseOpMap(const std::vector<std::string>& specs, std::map<std::s
     const std::string_view from = eq == std::string::npos ? spec : std::string_view(spec).substr(0, eq);
     const std::string_view to = eq == std::string::npos ? std::string_view() : std::string_view(spec).substr(eq + 1);
     if (auto st = strata::whatif::AddOpMapEntry(from, to, out); !st.ok())
-      return strata::Status::Error(fmt::format("--op-map {}: {}", spec, st.message()));
+      return strata::Status::Usage(fmt::format("--op-map {}: {}", spec, st.message()));
   }
   return strata::Status::Ok();
 }
@@ -168,19 +172,13 @@ int LoadOrFail(const CommonInputOptions& o, strata::LoadedJob* job) {
     }
   }
   auto loaded = strata::LoadJob(o.paths, load);
-  if (!loaded.ok()) {
-    PrintError(loaded.error());
-    return 1;
-  }
+  if (!loaded.ok()) return Fail(loaded.status());
   *job = std::move(loaded).value();
   if (strata::Status st = strata::CheckRankMapNamesInputs(*job, load.rank_map); !st.ok()) {
     PrintError("--rank-map " + st.message());
     return 2;
   }
-  if (strata::Status st = strata::RequireEvents(*job, o.dumps_suffice); !st.ok()) {
-    PrintError(st.message());
-    return 1;
-  }
+  if (strata::Status st = strata::RequireEvents(*job, o.dumps_suffice); !st.ok()) return Fail(st);
   if (o.quiet) return 0;
   for (const auto& bad : job->unreadable) PrintError("left out: " + bad.error);
   for (const auto& note : job->notes) PrintError(note);
@@ -194,16 +192,12 @@ std::string JsonText(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-/// Exit codes: 0 ran (whatever it found, unless --fail-on says otherwise), 1 error (unreadable input,
-/// failed write), 2 usage error, 3 findings with --fail-on findings, 4 inconclusive with --fail-on inconclusive.
-constexpr int kExitUsage = 2, kExitFindings = 3, kExitInconclusive = 4;
-
 int FailOnExit(const std::vector<std::string>& fail_on, strata::diagnosis::Verdict status) {
   using strata::diagnosis::Verdict;
   for (const std::string& f : fail_on) {
     if (strata::diagnosis::ParseVerdict(f) != status) continue;
-    if (status == Verdict::kFindings) return kExitFindings;
-    if (status == Verdict::kInconclusive) return kExitInconclusive;
+    if (status == Verdict::kFindings) return strata::cli::kExitFindings;
+    if (status == Verdict::kInconclusive) return strata::cli::kExitInconclusive;
   }
   return 0;
 }
@@ -224,8 +218,8 @@ strata::Expected<std::vector<std::string>> SegmentPaths(const std::vector<std::s
              path, std::filesystem::directory_options::skip_permission_denied, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
       if (it->path().extension() == ".sseg" && it->is_regular_file(ec)) found.push_back(it->path().string());
-    if (ec) return strata::Status::Error(fmt::format("{}: cannot list it: {}", path, ec.message()));
-    if (found.empty()) return strata::Status::Error(fmt::format("{}: no .sseg segment files in it", path));
+    if (ec) return strata::Status::Resource(fmt::format("{}: cannot list it: {}", path, ec.message()));
+    if (found.empty()) return strata::Status::NotATrace(fmt::format("{}: no .sseg segment files in it", path));
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
@@ -236,18 +230,12 @@ strata::Expected<std::vector<std::string>> SegmentPaths(const std::vector<std::s
 /// for several segments).
 int RunInspect(const std::vector<std::string>& paths, const std::string& format, size_t width) {
   auto segments = SegmentPaths(paths);
-  if (!segments.ok()) {
-    PrintError(segments.error());
-    return 1;
-  }
+  if (!segments.ok()) return Fail(segments.status());
   std::string text;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const std::string& path : segments.value()) {
     auto segment = strata::segments::ReadSegment(path);
-    if (!segment.ok()) {
-      PrintError(segment.error());
-      return 1;
-    }
+    if (!segment.ok()) return Fail(segment.status());
     strata::RecordedSegment indexed = strata::IndexSegment(std::move(segment).value());
     if (segments.value().size() == 1) strata::TakeRootAsRankZero(&indexed);  // one process tree, no rank: rank 0
     if (format == "json")
@@ -257,10 +245,7 @@ int RunInspect(const std::vector<std::string>& paths, const std::string& format,
               strata::SegmentToText(indexed, strata::cli::TextWidth("", width, strata::kDefaultTextWidth));
   }
   if (format == "json") text = JsonText(all.size() == 1 ? all[0] : all);
-  if (auto st = strata::WriteOutput("", text); !st.ok()) {
-    PrintError(st.message());
-    return 1;
-  }
+  if (auto st = strata::WriteOutput("", text); !st.ok()) return Fail(st);
   return 0;
 }
 
@@ -315,10 +300,7 @@ struct SummaryCommand {
     text.width = strata::cli::TextWidth(out, width, strata::kDefaultTextWidth);
     const std::string rendered = format == "json" ? JsonText(strata::SummaryToJson(job.store, result, json))
                                                   : strata::SummaryToText(job.store, result, text);
-    if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) {
-      PrintError(st.message());
-      return 1;
-    }
+    if (auto st = strata::WriteOutput(out, rendered, job.files); !st.ok()) return Fail(st);
     return 0;
   }
 };
@@ -346,7 +328,7 @@ struct DiagnoseCommand {
         ->capture_default_str();
     cmd->add_option("--fail-on", fail_on,
                     "exit 3 when the status is findings, 4 when it is inconclusive (repeatable; default: exit 0 "
-                    "whenever the diagnosis ran; errors exit 1, usage errors 2)")
+                    "whenever the diagnosis ran; errors exit 1, 5, 6 or 7 by kind, usage errors 2: docs/usage.md)")
         ->check(CLI::IsMember({"findings", "inconclusive"}))
         ->delimiter(',');
   }
@@ -355,7 +337,7 @@ struct DiagnoseCommand {
     if (format == "html") {
       if (auto st = strata::CheckHtmlTarget(out); !st.ok()) {
         PrintError(st.message());
-        return kExitUsage;
+        return strata::cli::kExitUsage;
       }
     }
     strata::LoadedJob job;
@@ -363,17 +345,14 @@ struct DiagnoseCommand {
     if (int rc = LoadOrFail(in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
-    for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error});
+    for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
     const auto result = strata::diagnosis::Diagnose(job.store, options);
     const std::string text =
         format == "json" ? JsonText(strata::DiagnosisToJson(result))
         : format == "html"
             ? strata::RenderHtmlReport(strata::DiagnosisToJson(result), strata::BuildReportView(job.store, result))
             : strata::DiagnosisToText(result, strata::cli::TextWidth(out, width, strata::kDefaultTextWidth));
-    if (auto st = strata::WriteOutput(out, text, job.files); !st.ok()) {
-      PrintError(st.message());
-      return 1;
-    }
+    if (auto st = strata::WriteOutput(out, text, job.files); !st.ok()) return Fail(st);
     return FailOnExit(fail_on, result.status);
   }
 };
@@ -432,7 +411,7 @@ int RunMain(int argc, char** argv) {
 
   if (auto unknown = strata::cli::UnknownSubcommand(app, argc, argv)) {
     std::fprintf(stderr, "%s\n", strata::TerminalSafe(*unknown).c_str());
-    return kExitUsage;
+    return strata::cli::kExitUsage;
   }
   try {
     app.parse(argc, argv);
@@ -444,7 +423,7 @@ int RunMain(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     PrintError(strata::cli::UsageErrorMessage(app, e, argc, argv));
-    return kExitUsage;
+    return strata::cli::kExitUsage;
   }
 
   if (record->parsed()) return strata::cli::RunRecordCommand();
@@ -472,10 +451,10 @@ int main(int argc, char** argv) {
         fmt::format("out of memory: the analysis needs more than {} (raise --max-memory, or give fewer "
                     "ranks or steps)",
                     strata::DescribeMemoryLimit()));
-    return 1;
+    return strata::cli::kExitError;
   } catch (const std::system_error& e) {
     // A thread that cannot start (its stack counts against --max-memory too).
     PrintError(fmt::format("{} (with {})", e.what(), strata::DescribeMemoryLimit()));
-    return 1;
+    return strata::cli::kExitError;
   }
 }

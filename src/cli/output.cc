@@ -47,16 +47,16 @@ std::string BaseOf(const std::string& path) {
 
 Status CheckHtmlTarget(const std::string& path) {
   if (path.empty())
-    return Status::Error("--format html writes a page: give the file to write with -o, e.g. -o report.html");
+    return Status::Usage("--format html writes a page: give the file to write with -o, e.g. -o report.html");
   if (path == "-" && ::isatty(STDOUT_FILENO))
-    return Status::Error("--format html -o -: standard output is a terminal; give a file, e.g. -o report.html");
+    return Status::Usage("--format html -o -: standard output is a terminal; give a file, e.g. -o report.html");
   struct stat st {};
   if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     const bool terminal = fd >= 0 && ::isatty(fd);
     if (fd >= 0) ::close(fd);
     if (terminal)
-      return Status::Error(
+      return Status::Usage(
           fmt::format("--format html -o {}: that is a terminal; give a file, e.g. -o report.html", path));
   }
   return Status::Ok();
@@ -64,7 +64,7 @@ Status CheckHtmlTarget(const std::string& path) {
 
 Expected<int> CreateExclusive(const std::string& path, unsigned mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) return Status::Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  if (fd < 0) return Status::Resource(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
   return fd;
 }
 
@@ -92,7 +92,7 @@ Status OutputFile::Open(const std::string& path, const std::vector<std::string>&
     for (const std::string& in : inputs) {
       struct stat st {};
       if (::stat(in.c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
-        return Status::Error(
+        return Status::Usage(
             fmt::format("-o {}: that is one of the inputs ({}); choose another output file", path, in));
     }
   }
@@ -102,12 +102,12 @@ Status OutputFile::Open(const std::string& path, const std::vector<std::string>&
     // to a device in a shared directory is refused.
     struct stat link {};
     if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != ::geteuid())
-      return Status::Error(
+      return Status::Resource(
           fmt::format("-o {}: a symbolic link owned by another user (uid {}) to a device or FIFO; "
                       "refusing to write through it",
                       path, link.st_uid));
     fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) return Status::Error(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
+    if (fd_ < 0) return Status::Resource(fmt::format("-o {}: cannot write: {}", path, std::strerror(errno)));
     kind_ = Kind::kDevice;
     return Status::Ok();
   }
@@ -117,9 +117,9 @@ Status OutputFile::Open(const std::string& path, const std::vector<std::string>&
     tmp_ = fmt::format("{}/.{}.strata-{:08x}", DirOf(path), BaseOf(path), entropy());
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd_ < 0 && errno != EEXIST)
-      return Status::Error(fmt::format("-o {}: cannot write in {}: {}", path, DirOf(path), std::strerror(errno)));
+      return Status::Resource(fmt::format("-o {}: cannot write in {}: {}", path, DirOf(path), std::strerror(errno)));
   }
-  if (fd_ < 0) return Status::Error(fmt::format("-o {}: cannot create a temporary file beside it", path));
+  if (fd_ < 0) return Status::Resource(fmt::format("-o {}: cannot create a temporary file beside it", path));
   kind_ = Kind::kTemporary;
   mode_t mode;
   if (exists) {
@@ -134,7 +134,7 @@ Status OutputFile::Open(const std::string& path, const std::vector<std::string>&
 }
 
 Status OutputFile::Write(std::string_view bytes) {
-  if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  if (fd_ < 0) return Status::Internal(fmt::format("-o {}: not open for writing", path_));
   if (gz_name_ && !decided_ && !bytes.empty()) {
     decided_ = true;
     if (!bytes.starts_with("\x1f\x8b")) gzip_ = std::make_unique<Gzip>();
@@ -152,7 +152,7 @@ Status OutputFile::Deflate(std::string_view bytes, bool finish) {
     z.next_out = reinterpret_cast<Bytef*>(buffer);
     z.avail_out = sizeof buffer;
     code = deflate(&z, finish ? Z_FINISH : Z_NO_FLUSH);
-    if (code == Z_STREAM_ERROR) return Status::Error(fmt::format("-o {}: gzip compression failed", path_));
+    if (code == Z_STREAM_ERROR) return Status::Internal(fmt::format("-o {}: gzip compression failed", path_));
     if (Status st = WriteRaw({buffer, sizeof buffer - z.avail_out}); !st.ok()) return st;
   } while (z.avail_out == 0 || (finish && code != Z_STREAM_END));
   return Status::Ok();
@@ -163,13 +163,13 @@ Status OutputFile::WriteRaw(std::string_view bytes) {
   if (kind_ == Kind::kStdout) {
     const int err = errno;
     fd_ = -1, kind_ = Kind::kNone;
-    return Status::Error(fmt::format("cannot write to standard output: {}", std::strerror(err)));
+    return Status::Resource(fmt::format("cannot write to standard output: {}", std::strerror(err)));
   }
   return Fail(errno);
 }
 
 Status OutputFile::Commit() {
-  if (fd_ < 0) return Status::Error(fmt::format("-o {}: not open for writing", path_));
+  if (fd_ < 0) return Status::Internal(fmt::format("-o {}: not open for writing", path_));
   if (gz_name_ && !decided_) gzip_ = std::make_unique<Gzip>();  // nothing written: an empty gzip member
   if (gzip_) {
     if (Status st = Deflate({}, true); !st.ok()) return st;
@@ -185,14 +185,14 @@ Status OutputFile::Commit() {
   if (kind == Kind::kTemporary && ok && ::rename(tmp_.c_str(), path_.c_str()) != 0) ok = false, err = errno;
   if (!ok) {
     if (kind == Kind::kTemporary) ::unlink(tmp_.c_str());
-    return Status::Error(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
+    return Status::Resource(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
   }
   return Status::Ok();
 }
 
 Status OutputFile::Fail(int err) {
   Discard();
-  return Status::Error(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
+  return Status::Resource(fmt::format("-o {}: cannot write: {}", path_, std::strerror(err)));
 }
 
 void OutputFile::Discard() {

@@ -1,6 +1,7 @@
 // `strata synth` command-line glue (see synth_command.h).
 #include "cli/synth_command.h"
 
+#include "cli/exit_codes.h"
 #include "cli/validators.h"
 
 #include <cstdio>
@@ -75,7 +76,7 @@ int RunSynthCommand() {
   synth::GenerateStats stats;
   if (Status error = synth::Generate(o, &stats); !error.ok()) {
     std::fprintf(stderr, "strata synth: %s\n", error.message().c_str());
-    return 1;
+    return ExitCodeFor(error.kind());
   }
   std::fprintf(stderr, "strata synth: wrote %lld ranks (%llu events, %.1f MB) and truth.json to %s\n",
                static_cast<long long>(stats.ranks_written), static_cast<unsigned long long>(stats.events),

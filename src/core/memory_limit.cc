@@ -40,20 +40,20 @@ uint64_t PhysicalMemoryBytes() {
 }
 
 Expected<uint64_t> ApplyMemoryLimit(uint64_t bytes) {
-  if (bytes == 0) return Status::Error("--max-memory must be more than 0");
+  if (bytes == 0) return Status::Usage("--max-memory must be more than 0");
   if (UnderSanitizer()) {
     g_limit = bytes;
     return bytes;
   }
   struct rlimit lim {};
   if (::getrlimit(RLIMIT_AS, &lim) != 0)
-    return Status::Error(fmt::format("cannot read the address-space limit: {}", std::strerror(errno)));
+    return Status::Resource(fmt::format("cannot read the address-space limit: {}", std::strerror(errno)));
   const uint64_t hard = lim.rlim_max == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(lim.rlim_max);
   const uint64_t soft = lim.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(lim.rlim_cur);
   const uint64_t want = std::min({bytes, hard, soft});
   lim.rlim_cur = static_cast<rlim_t>(want);
   if (::setrlimit(RLIMIT_AS, &lim) != 0)
-    return Status::Error(fmt::format("cannot set the memory limit to {} bytes: {}", want, std::strerror(errno)));
+    return Status::Resource(fmt::format("cannot set the memory limit to {} bytes: {}", want, std::strerror(errno)));
   g_limit = want;
   return want;
 }

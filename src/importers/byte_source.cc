@@ -28,13 +28,13 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) 
   const std::string name = stdin_input ? kStdinName : path;
   // One open, then fstat on what was opened: no window between checking a path and reading it.
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
+  if (fd < 0) return Status::Resource(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   std::unique_ptr<ByteSource> src(new ByteSource());
   src->path_ = name;
   src->fd_ = fd;
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return Status::Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: is a directory, not a trace file", name));
+  if (::fstat(fd, &st) != 0) return Status::Resource(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return Status::Resource(fmt::format("{}: is a directory, not a trace file", name));
   src->regular_ = S_ISREG(st.st_mode);
   if (src->regular_) src->file_size_ = static_cast<uint64_t>(st.st_size);
   if (Status s = src->FillRawPrefix(2); !s.ok()) return s;
@@ -43,7 +43,7 @@ Expected<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) 
       static_cast<unsigned char>(magic[1]) == 0x8b) {
     src->gzip_ = true;
     if (inflateInit2(&src->zs_, 15 + 16) != Z_OK) {
-      return Status::Error(fmt::format("{}: cannot initialise gzip decoder", name));
+      return Status::Resource(fmt::format("{}: cannot initialise gzip decoder", name));
     }
     src->zs_init_ = true;
     src->in_buf_.resize(kInputChunk);  // only a compressed file reads through it
@@ -56,7 +56,8 @@ Expected<size_t> ByteSource::ReadFd(char* out, size_t capacity) {
     const ssize_t n = ::read(fd_, out, capacity);
     if (n >= 0) return static_cast<size_t>(n);
     if (errno == EINTR) continue;
-    return Status::Error(fmt::format("{}: read error at byte {}: {}", path_, compressed_read_, std::strerror(errno)));
+    return Status::Resource(
+        fmt::format("{}: read error at byte {}: {}", path_, compressed_read_, std::strerror(errno)));
   }
 }
 
@@ -75,7 +76,7 @@ Status ByteSource::FillRawPrefix(size_t n) {
 }
 
 Expected<std::string> ByteSource::PeekRaw(size_t n) {
-  if (compressed_read_ != 0) return Status::Error(fmt::format("{}: internal: PeekRaw after reading", path_));
+  if (compressed_read_ != 0) return Status::Internal(fmt::format("{}: internal: PeekRaw after reading", path_));
   if (Status s = FillRawPrefix(std::min<size_t>(n, 64 << 10)); !s.ok()) return s;
   return raw_prefix_.substr(0, n);
 }
@@ -115,7 +116,7 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
     }
     if (stream_ended_) {
       // Another gzip member follows (concatenated gzip files form one stream).
-      if (inflateReset(&zs_) != Z_OK) return Status::Error(fmt::format("{}: gzip reset failed", path_));
+      if (inflateReset(&zs_) != Z_OK) return Status::Internal(fmt::format("{}: gzip reset failed", path_));
       stream_ended_ = false;
     }
     const int rc = inflate(&zs_, Z_NO_FLUSH);
@@ -125,9 +126,10 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
       const uint64_t at = compressed_read_ - zs_.avail_in;
-      return Status::Error(fmt::format("{}: corrupt gzip data at compressed byte {} (after {} decompressed bytes): {}",
-                                       path_, at, produced_ + (capacity - zs_.avail_out),
-                                       zs_.msg ? zs_.msg : "inflate error"));
+      return Status::BadInput(
+          fmt::format("{}: corrupt gzip data at compressed byte {} (after {} decompressed bytes): {}", path_, at,
+                      produced_ + (capacity - zs_.avail_out), zs_.msg ? zs_.msg : "inflate error"),
+          ErrorPlace::AtOffset(path_, at));
     }
   }
   const size_t n = capacity - zs_.avail_out;
@@ -136,15 +138,15 @@ Expected<size_t> ByteSource::ReadInflated(char* out, size_t capacity) {
   // compressed bytes read so far is refused before it fills memory.
   const uint64_t consumed = compressed_read_ - zs_.avail_in;
   if (produced_ > kBombFloorBytes && produced_ > kMaxInflateRatio * std::max<uint64_t>(consumed, 1))
-    return Status::Error(
+    return Status::Resource(
         fmt::format("{}: {} compressed bytes inflate to more than {} bytes ({}x): refusing a "
                     "decompression bomb (real traces inflate 5-50x)",
                     path_, consumed, produced_, produced_ / std::max<uint64_t>(consumed, 1)));
   if (n == 0 && eof_ && !stream_ended_) {
-    return Status::Error(
-        fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "
-                    "end marker (after {} decompressed bytes)",
-                    path_, compressed_read_, produced_));
+    return Status::BadInput(fmt::format("{}: truncated gzip file: the compressed stream ends at byte {} before its "
+                                        "end marker (after {} decompressed bytes)",
+                                        path_, compressed_read_, produced_),
+                            ErrorPlace::AtOffset(path_, compressed_read_));
   }
   return n;
 }

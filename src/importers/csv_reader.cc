@@ -137,15 +137,17 @@ Expected<bool> CsvReader::Next(std::vector<std::string_view>* fields) {
     const Parse p = ParseRecord(eof_, &end);
     if (p == Parse::kNeedMore) {
       if (buf_.size() - pos_ > max_record_bytes_)
-        return Status::Error(fmt::format("{}: line {}: a record longer than {} bytes (an unclosed quote?)", src_.path(),
-                                         line_, max_record_bytes_));
+        return Status::BadInput(fmt::format("{}: line {}: a record longer than {} bytes (an unclosed quote?)",
+                                            src_.path(), line_, max_record_bytes_),
+                                ErrorPlace::AtLine(src_.path(), line_));
       auto more = Fill();
       if (!more.ok()) return more.status();
       continue;  // parse again with more data (eof_ now tells whether the record may end at the buffer end)
     }
     if (p == Parse::kUnterminated)
-      return Status::Error(
-          fmt::format("{}: line {}: a quoted field is not closed before the end of the file", src_.path(), line_));
+      return Status::BadInput(
+          fmt::format("{}: line {}: a quoted field is not closed before the end of the file", src_.path(), line_),
+          ErrorPlace::AtLine(src_.path(), line_));
     record_line_ = line_;
     line_ += static_cast<uint64_t>(std::count(buf_.begin() + static_cast<std::ptrdiff_t>(pos_),
                                               buf_.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
@@ -169,11 +171,14 @@ Status CsvReader::ReadHeader(const std::vector<std::string>& expected_names, std
     const size_t nl = buf_.find('\n', pos_);
     if (nl != std::string::npos || eof_) break;
     if (buf_.size() - pos_ > max_record_bytes_)
-      return Status::Error(fmt::format("{}: the header line is longer than {} bytes", src_.path(), max_record_bytes_));
+      return Status::BadInput(
+          fmt::format("{}: the header line is longer than {} bytes", src_.path(), max_record_bytes_),
+          ErrorPlace::AtLine(src_.path(), 1));
     auto more = Fill();
     if (!more.ok()) return more.status();
   }
-  if (pos_ >= buf_.size()) return Status::Error(fmt::format("{}: empty op table (no header line)", src_.path()));
+  if (pos_ >= buf_.size())
+    return Status::BadInput(fmt::format("{}: empty op table (no header line)", src_.path()), ErrorPlace{src_.path()});
   const size_t nl = buf_.find('\n', pos_);
   const std::string_view line =
       std::string_view(buf_).substr(pos_, nl == std::string::npos ? std::string::npos : nl - pos_);

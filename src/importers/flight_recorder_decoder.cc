@@ -34,7 +34,7 @@ class DumpReader {
 
  private:
   Status Error(const std::string& where, const std::string& what) const {
-    return Status::Error(fmt::format("{}: Flight Recorder dump: {}: {}", path_, where, what));
+    return Status::BadInput(fmt::format("{}: Flight Recorder dump: {}: {}", path_, where, what), ErrorPlace{path_});
   }
   Status TypeError(const std::string& where, const char* expected, const PickleValue& v) const {
     return Error(where, fmt::format("expected {}, found {}", expected, PickleValue::KindName(v.kind())));
@@ -374,7 +374,7 @@ Status DumpReader::Read(const PickleValue& root, FlightRecorderDump* dump) {
 // The JSON tree as a pickle value, `depth` containers deep so far.
 Expected<PickleValue> FromJson(const nlohmann::json& j, size_t depth, size_t max_depth) {
   if (j.is_object() || j.is_array()) {
-    if (depth + 1 > max_depth) return Status::Error(fmt::format("JSON nested deeper than {} containers", max_depth));
+    if (depth + 1 > max_depth) return Status::Resource(fmt::format("JSON nested deeper than {} containers", max_depth));
     PickleValue out = j.is_object() ? PickleValue::Dict() : PickleValue::List();
     for (auto it = j.begin(); it != j.end(); ++it) {
       auto value = FromJson(*it, depth + 1, max_depth);
@@ -428,13 +428,13 @@ std::optional<int> RankFromDumpFileName(std::string_view path) {
 
 Expected<PickleValue> JsonAsPickleValue(std::string_view text, const PickleLimits& limits) {
   if (text.size() > limits.max_input_bytes)
-    return Status::Error(
+    return Status::Resource(
         fmt::format("JSON of {} bytes: more than the {} bytes allowed", text.size(), limits.max_input_bytes));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return Status::Error(fmt::format("not valid JSON: {}", e.what()));
+    return Status::BadInput(fmt::format("not valid JSON: {}", e.what()));
   }
   return FromJson(j, 0, limits.max_depth);
 }
@@ -460,14 +460,15 @@ Expected<FlightRecorderDump> DecodeFlightRecorderDump(std::string_view bytes, co
   // directory's loader passes over it; a damaged dump stays an error.
   const bool objects = pickle && !value.ok() && value.error().find("refused") != std::string::npos;
   if (!value.ok())
-    return Status::Error(
-        fmt::format("{}: Flight Recorder dump ({}): {}", path, pickle ? "pickle" : "JSON", value.error()),
-        objects ? ErrorKind::kNotATrace : ErrorKind::kGeneric);
+    return value.status()
+        .Reworded(fmt::format("{}: Flight Recorder dump ({}): {}", path, pickle ? "pickle" : "JSON", value.error()))
+        .AsKind(objects ? ErrorKind::kNotATrace : value.status().kind())
+        .InFile(path);
   const PickleValue& root = value.value();
   if (root.kind() != PickleValue::Kind::kDict || !root.Find("version"))
-    return Status::Error(fmt::format("{}: not a Flight Recorder dump (a {} without a version key)", path,
-                                     PickleValue::KindName(root.kind())),
-                         ErrorKind::kNotATrace);
+    return Status::NotATrace(fmt::format("{}: not a Flight Recorder dump (a {} without a version key)", path,
+                                         PickleValue::KindName(root.kind())),
+                             ErrorPlace{path});
   return DecodeFlightRecorderValue(root, path);
 }
 

@@ -24,7 +24,7 @@ Expected<TraceStore> ImportFlightRecorder(ByteSource& source, const PickleLimits
     content.resize(old + got.value());
     if (got.value() == 0) break;
     if (content.size() > limits.max_input_bytes)
-      return Status::Error(
+      return Status::Resource(
           fmt::format("{}: Flight Recorder dump larger than {} bytes", source.path(), limits.max_input_bytes));
   }
   auto dump = DecodeFlightRecorderDump(content, source.path(), limits);

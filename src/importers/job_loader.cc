@@ -62,8 +62,8 @@ Expected<segments::SegmentData> ReadSegmentFromSource(ByteSource& source) {
     content.resize(old + got.value());
     if (got.value() == 0) break;
     if (content.size() > segments::kMaxSegmentBytes)
-      return Status::Error(fmt::format("{}: larger than {} bytes: not a segment strata record writes", source.path(),
-                                       segments::kMaxSegmentBytes));
+      return Status::BadInput(fmt::format("{}: larger than {} bytes: not a segment strata record writes", source.path(),
+                                          segments::kMaxSegmentBytes));
   }
   return segments::ParseSegment(content, source.path());
 }
@@ -97,7 +97,9 @@ Expected<Sniffed> SniffNamedInput(const InputFile& file) {
 
 struct FileResult {
   std::optional<TraceStore> store;
-  std::string error;
+  Status error;  // why `store` is empty
+  // An importer found the file readable but no trace (a truth.json beside traces): passed over in a folder. Not
+  // set for bytes no importer recognises (kNotATrace too, but an error even in a folder, as it always was).
   bool not_a_trace = false;
   bool out_of_memory = false;  // the file crossed --max-memory: the files after it were not read
   uint64_t input_bytes = 0;
@@ -109,10 +111,10 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
 FileResult OutOfMemory(const std::string& path, const std::exception& e) {
   FileResult result;
   result.out_of_memory = true;
-  result.error = fmt::format(
+  result.error = Status::Resource(fmt::format(
       "{}: out of memory while reading it ({}): the job needs more than {} allows (raise --max-memory, or give "
       "fewer ranks or steps)",
-      path == ByteSource::kStdinPath ? ByteSource::kStdinName : path, e.what(), DescribeMemoryLimit());
+      path == ByteSource::kStdinPath ? ByteSource::kStdinName : path, e.what(), DescribeMemoryLimit()));
   return result;
 }
 
@@ -133,10 +135,11 @@ FileResult ImportOne(const std::string& path, std::unique_ptr<ByteSource> opened
 // written, not compressed nor a pipe.
 Expected<TraceStore> ImportSqlite(ByteSource& source, const ImportOptions& options) {
   if (source.compressed())
-    return Status::Error(
+    return Status::Unsupported(
         fmt::format("{}: a compressed SQLite file: decompress it first (SQLite reads the file itself)", source.path()));
   if (!source.regular_file() || source.path() == ByteSource::kStdinName)
-    return Status::Error(fmt::format("{}: an SQLite file must be given as a file on disk, not a pipe", source.path()));
+    return Status::Unsupported(
+        fmt::format("{}: an SQLite file must be given as a file on disk, not a pipe", source.path()));
   return ImportNsysSqlite(source.path(), options);
 }
 
@@ -145,7 +148,7 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   if (!opened) {
     auto src = ByteSource::Open(path);
     if (!src.ok()) {
-      result.error = src.error();
+      result.error = src.status();
       return result;
     }
     opened = std::move(src).value();
@@ -153,14 +156,16 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
   ByteSource& source = *opened;
   auto head = source.Peek(4096);
   if (!head.ok()) {
-    result.error = head.error();
+    result.error = head.status();
     return result;
   }
   if (head.value().empty()) {
-    result.error = fmt::format("{}: empty file{}", source.path(), source.compressed() ? " (once decompressed)" : "");
+    result.error = Status::BadInput(
+        fmt::format("{}: empty file{}", source.path(), source.compressed() ? " (once decompressed)" : ""),
+        ErrorPlace{source.path()});
     return result;
   }
-  Expected<TraceStore> store = Status::Error("");
+  Expected<TraceStore> store = Status::Internal("no format was sniffed");
   switch (SniffFormat(head.value())) {
     case SniffedFormat::kFlightRecorderDump:
       store = ImportFlightRecorder(source);
@@ -177,10 +182,11 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
     case SniffedFormat::kUnknown: {
       std::string shown;
       for (char c : head.value().substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
-      result.error = fmt::format(
-          "{}: unrecognised format (not Kineto/Chrome JSON, an op-table CSV nor an Nsight Systems SQLite export; "
-          "first bytes: \"{}\")",
-          source.path(), shown);
+      result.error = Status::NotATrace(
+          fmt::format("{}: unrecognised format (not Kineto/Chrome JSON, an op-table CSV nor an Nsight Systems SQLite "
+                      "export; first bytes: \"{}\")",
+                      source.path(), shown),
+          ErrorPlace{source.path()});
       return result;
     }
   }
@@ -191,7 +197,7 @@ FileResult ImportSource(const std::string& path, std::unique_ptr<ByteSource> ope
     result.input_bytes = result.content_bytes = fs::file_size(source.path(), ec);
   }
   if (!store.ok()) {
-    result.error = store.error();
+    result.error = store.status();
     result.not_a_trace = store.status().kind() == ErrorKind::kNotATrace;
     return result;
   }
@@ -206,9 +212,9 @@ Status ListDirectory(const fs::path& dir, int depth, std::vector<InputFile>* out
   constexpr int kMaxDepth = 64;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
-  if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
+  if (ec) return Status::Resource(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
   for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) return Status::Error(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
+    if (ec) return Status::Resource(fmt::format("{}: cannot list directory: {}", dir.string(), ec.message()));
     const fs::path path = it->path();
     const std::string name = path.filename().string();
     if (!name.empty() && name[0] == '.') continue;
@@ -250,8 +256,8 @@ Status NoFileTwice(const std::vector<InputFile>& files) {
     if (ec) continue;
     auto [it, inserted] = first.emplace(key, f.path);
     if (inserted) continue;
-    if (it->second == f.path) return Status::Error(fmt::format("{}: the same file is given twice", f.path));
-    return Status::Error(fmt::format("{}: the same file is given twice (also as {})", f.path, it->second));
+    if (it->second == f.path) return Status::Usage(fmt::format("{}: the same file is given twice", f.path));
+    return Status::Usage(fmt::format("{}: the same file is given twice (also as {})", f.path, it->second));
   }
   return Status::Ok();
 }
@@ -263,22 +269,23 @@ Expected<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& pa
   bool stdin_named = false;
   for (const auto& p : paths) {
     if (p == ByteSource::kStdinPath) {
-      if (stdin_named) return Status::Error("standard input (-) is named twice: it can be read only once");
+      if (stdin_named) return Status::Usage("standard input (-) is named twice: it can be read only once");
       stdin_named = true;
       files.push_back(InputFile{p, false});
       continue;
     }
     std::error_code ec;
     const auto status = fs::status(p, ec);
-    if (ec || !fs::exists(status)) return Status::Error(fmt::format("{}: no such file or directory", p));
+    if (ec || !fs::exists(status)) return Status::Resource(fmt::format("{}: no such file or directory", p));
     if (fs::is_directory(status)) {
       std::vector<InputFile> found;
       if (Status st = ListDirectory(p, 0, &found); !st.ok()) return st;
       if (found.empty()) {
-        return Status::Error(
+        return Status::NotATrace(
             fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.csv, *.csv.gz, *.sqlite, *.sseg, "
                         "Flight Recorder dumps)",
-                        p));
+                        p),
+            ErrorPlace{p});
       }
       std::sort(found.begin(), found.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
       for (auto& f : found) files.push_back(std::move(f));
@@ -321,14 +328,15 @@ Expected<SortedInputs> SortInputs(const std::vector<InputFile>& expanded, const 
   for (const InputFile& f : expanded) {
     if (!f.left_out.empty()) {
       if (!options.skip_unreadable)
-        return Status::Error(fmt::format("{}: {} (--skip-unreadable leaves it out, and says so)", f.path, f.left_out));
-      in.unlisted.push_back({f.path, f.path + ": " + f.left_out});
+        return Status::Resource(
+            fmt::format("{}: {} (--skip-unreadable leaves it out, and says so)", f.path, f.left_out));
+      in.unlisted.push_back({f.path, f.path + ": " + f.left_out, Status::Resource(f.path + ": " + f.left_out)});
       continue;
     }
     auto sniffed = SniffNamedInput(f);
     if (!sniffed.ok()) {
       if (!options.skip_unreadable) return sniffed.status();
-      in.unlisted.push_back({f.path, sniffed.error()});
+      in.unlisted.push_back({f.path, sniffed.error(), sniffed.status()});
       continue;
     }
     if (!sniffed.value().segment) {
@@ -385,8 +393,8 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
   auto worker = [&]() {
     for (size_t i = next++; i < files.size(); i = next++) {
       if (over_budget) {
-        results[i].error =
-            fmt::format("{}: not read: the files before it already filled {}", files[i], DescribeMemoryLimit());
+        results[i].error = Status::Resource(
+            fmt::format("{}: not read: the files before it already filled {}", files[i], DescribeMemoryLimit()));
         continue;
       }
       results[i] = ImportOne(files[i], std::move(in.opened[i]), import_options);
@@ -397,10 +405,10 @@ std::vector<FileResult> ImportAll(SortedInputs& in, const LoadOptions& options, 
           over_budget = true;
           results[i].out_of_memory = true;
           results[i].store.reset();
-          results[i].error = fmt::format(
-              "{}: the job's events take {} MiB once this file is read, more than {} allows (raise "
-              "--max-memory, or give fewer ranks or steps)",
-              files[i], total >> 20, DescribeMemoryLimit());
+          results[i].error = Status::Resource(
+              fmt::format("{}: the job's events take {} MiB once this file is read, more than {} allows (raise "
+                          "--max-memory, or give fewer ranks or steps)",
+                          files[i], total >> 20, DescribeMemoryLimit()));
         }
       }
       const size_t done = ++finished;
@@ -441,15 +449,15 @@ bool NsysExport(const TraceStore& store) {
 // Beside other inputs the ranks' global numbers are unknown: an error saying how to record one file per rank.
 // False when the file is not such a file (or the error was given).
 bool NumberRanksInFileOrder(TraceStore& store, const std::string& file, size_t file_count,
-                            std::vector<std::string>* errors) {
+                            std::vector<Status>* errors) {
   if (store.ranks.size() < 2) return false;
   for (const RankInfo& rank : store.ranks)
     if (rank.rank >= 0) return false;
   if (file_count > 1) {
-    errors->push_back(fmt::format(
+    errors->push_back(Status::Unsupported(fmt::format(
         "{}: holds {} ranks (one per process and GPU) beside other input files: strata cannot tell their global "
         "ranks; give it alone, or record one file per rank (nsys profile -o rank_%q{{RANK}} ...)",
-        file, store.ranks.size()));
+        file, store.ranks.size())));
     return false;
   }
   for (size_t i = 0; i < store.ranks.size(); ++i) {
@@ -473,14 +481,14 @@ std::string RankClaimedTwice(int rank, const std::string& first, const std::stri
 }
 
 void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, const LoadOptions& options,
-                 const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<std::string>* errors) {
+                 const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<Status>* errors) {
   const size_t errors_before = errors->size();
   if (!NumberRanksInFileOrder(store, file, file_count, errors) && errors->size() > errors_before) return;
   for (RankInfo& rank : store.ranks) {
     if (auto mapped = LookupRankMap(options.rank_map, file)) {
       if (store.ranks.size() > 1) {
-        errors->push_back(
-            fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks", file, store.ranks.size()));
+        errors->push_back(Status::Usage(
+            fmt::format("{}: --rank-map cannot set the rank of a file that holds {} ranks", file, store.ranks.size())));
         return;
       }
       rank.rank = *mapped;
@@ -500,43 +508,43 @@ void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, 
         rank.rank_source = "only file";
       } else {
         const auto pid = PidFromTensorboardName(file);
-        errors->push_back(fmt::format(
+        errors->push_back(Status::BadInput(fmt::format(
             "{}: cannot tell which rank this file is: it has no distributedInfo.rank and its name has no rank "
             "number (like rank-3 or worker3){}; give --rank-map {}=RANK",
             file,
             pid ? fmt::format(" and its process {} is in no recording given (add the run's strata record segments)",
                               *pid)
                 : std::string(),
-            fs::path(file).filename().string()));
+            fs::path(file).filename().string())));
         continue;
       }
     }
     auto [it, inserted] = owner->emplace(rank.rank, file);
-    if (!inserted) errors->push_back(RankClaimedTwice(rank.rank, it->second, file));
+    if (!inserted) errors->push_back(Status::BadInput(RankClaimedTwice(rank.rank, it->second, file)));
   }
 }
 
 // A Flight Recorder dump's rank: --rank-map, else the dump's own `rank` key or its file name (the decoder's), else
 // an error; a rank two dumps claim is an error. Dumps are numbered apart from traces (they are not mixed).
 void AssignDumpRank(TraceStore& store, const std::string& file, const LoadOptions& options,
-                    std::map<int, std::string>* owner, std::vector<std::string>* errors) {
+                    std::map<int, std::string>* owner, std::vector<Status>* errors) {
   for (FlightRecorderDump& dump : store.flight_recorder.dumps) {
     if (auto mapped = LookupRankMap(options.rank_map, file)) {
       dump.rank = *mapped;
       dump.rank_source = "rank map";
     } else if (dump.rank < 0) {
-      errors->push_back(fmt::format(
+      errors->push_back(Status::BadInput(fmt::format(
           "{}: cannot tell which rank this Flight Recorder dump is: it has no rank key and its name does not end "
           "in the rank (torch writes PREFIX + rank); give --rank-map {}=RANK",
-          file, fs::path(file).filename().string()));
+          file, fs::path(file).filename().string())));
       continue;
     }
     auto [it, inserted] = owner->emplace(dump.rank, file);
     if (!inserted)
       errors->push_back(
-          fmt::format("rank {} is claimed by two Flight Recorder dumps: {} and {} (use --rank-map to "
-                      "say which file is which rank)",
-                      dump.rank, it->second, file));
+          Status::BadInput(fmt::format("rank {} is claimed by two Flight Recorder dumps: {} and {} (use --rank-map to "
+                                       "say which file is which rank)",
+                                       dump.rank, it->second, file)));
   }
 }
 
@@ -551,7 +559,7 @@ Status NoDumpsBesideOthers(const std::vector<FileResult>& results, const std::ve
     if (f == InputFormat::kOpTable && !table) table = i;
   }
   if (!dump || !table) return Status::Ok();
-  return Status::Error(fmt::format(
+  return Status::Unsupported(fmt::format(
       "{} is a Flight Recorder dump and {} an op table: dumps are read alone or beside profiler traces or a "
       "recording (not beside an op table); give the dumps alone",
       files[*dump], files[*table]));
@@ -576,7 +584,7 @@ Status NoOpTableBesideTraces(const std::vector<FileResult>& results, const std::
     if (f != InputFormat::kOpTable && f != InputFormat::kRecording && !trace) trace = i;
   }
   if (!table || !trace) return Status::Ok();
-  return Status::Error(fmt::format(
+  return Status::Unsupported(fmt::format(
       "{} is an op table and {} a profiler trace: they cannot be diagnosed together (an op table holds every "
       "rank of its job on a clock of its own); give the op table alone, or the traces alone",
       files[*table], files[*trace]));
@@ -588,8 +596,9 @@ Status OverBudgetError(const std::vector<FileResult>& results) {
   size_t first = 0, not_read = 0;
   while (!results[first].out_of_memory) ++first;
   for (const FileResult& r : results) not_read += !r.store && !r.out_of_memory;
-  return Status::Error(results[first].error +
-                       (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
+  const Status& first_error = results[first].error;
+  return first_error.Reworded(first_error.message() +
+                              (not_read ? fmt::format("; {} other files were not read", not_read) : std::string()));
 }
 
 // An op table's steps of implausible length (time_unit_check.h): a warning naming --time-unit-ns. Op tables
@@ -669,14 +678,14 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     if (Status st = TakeRecordingAlone(in, &job); !st.ok()) return st;
     return job;
   }
-  if (in.files.empty()) return Status::Error("no input files given");
+  if (in.files.empty()) return Status::Usage("no input files given");
 
   bool over_budget = false;
   std::vector<FileResult> results = ImportAll(in, options, &over_budget);
   if (over_budget) return OverBudgetError(results);
   if (Status st = NoOpTableBesideTraces(results, in.files); !st.ok()) return st;
   if (Status st = NoDumpsBesideOthers(results, in.files); !st.ok()) return st;
-  std::vector<std::string> errors;
+  std::vector<Status> errors;
   std::vector<std::pair<int, size_t>> order;  // (first rank, result index)
   std::map<int, std::string> owner;           // rank -> file that claimed it
   std::map<int, std::string> dump_owner;      // rank -> Flight Recorder dump that claimed it
@@ -688,7 +697,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
       if (r.not_a_trace && in.trace_inputs[i].from_directory)
         job.ignored.push_back(in.files[i]);  // e.g. a truth.json or config next to the traces
       else if (options.skip_unreadable)
-        job.unreadable.push_back({in.files[i], r.error});
+        job.unreadable.push_back({in.files[i], r.error.message(), r.error});
       else
         errors.push_back(r.error);
       continue;
@@ -701,9 +710,9 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     order.emplace_back(first_rank, i);
   }
   if (!errors.empty()) {
-    std::string message = errors[0];
-    for (size_t i = 1; i < errors.size(); ++i) message += "\n" + errors[i];
-    return Status::Error(message);
+    std::string message = errors[0].message();
+    for (size_t i = 1; i < errors.size(); ++i) message += "\n" + errors[i].message();
+    return errors[0].Reworded(message);  // the first error's kind and place
   }
   // A folder that holds a recording beside files that are not traces (a truth.json, a config): the recording
   // alone is the job, as if only it had been given.
@@ -711,7 +720,7 @@ Expected<LoadedJob> LoadJob(const std::vector<std::string>& paths, const LoadOpt
     if (Status st = TakeRecordingAlone(in, &job); !st.ok()) return st;
     return job;
   }
-  if (order.empty()) return Status::Error("none of the input files could be read");
+  if (order.empty()) return Status::BadInput("none of the input files could be read");
   ShareSessionClocks(&results);
   std::stable_sort(order.begin(), order.end());
   // Merged on all the load's threads; each file's store is freed as soon as its rows are copied.
@@ -741,13 +750,13 @@ Status RequireEvents(const LoadedJob& job, bool dumps_suffice) {
   if (!job.store.ranks.empty()) return Status::Ok();
   if (!job.store.flight_recorder.empty()) {
     if (dumps_suffice) return Status::Ok();
-    return Status::Error(
+    return Status::Unsupported(
         "the inputs are PyTorch Flight Recorder dumps: `strata diagnose` reads them (hangs and collective "
         "mismatches); this command needs profiler traces or a recording");
   }
   std::string names;
   for (const auto& in : job.store.inputs) names += (names.empty() ? "" : ", ") + in.path;
-  return Status::Error(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
+  return Status::BadInput(fmt::format("no events could be used from the inputs ({}): nothing to analyse", names));
 }
 
 Status CheckRankMapNamesInputs(const LoadedJob& job, const std::map<std::string, int>& rank_map) {
@@ -756,7 +765,7 @@ Status CheckRankMapNamesInputs(const LoadedJob& job, const std::map<std::string,
     for (const auto& in : job.store.inputs)
       used |= in.path == file || std::filesystem::path(in.path).filename() == file;
     if (!used)
-      return Status::Error(
+      return Status::Usage(
           fmt::format("{}={} names no input file (inputs are matched by path or base name)", file, rank));
   }
   return Status::Ok();
@@ -766,9 +775,9 @@ Expected<LoadedJob> LoadComparedRun(const std::string& which, const std::string&
   LoadOptions load;
   load.threads = threads;
   auto job = LoadJob({path}, load);
-  if (!job.ok()) return Status::Error(fmt::format("{} {}: {}", which, path, job.error()));
+  if (!job.ok()) return job.status().Reworded(fmt::format("{} {}: {}", which, path, job.error()));
   if (job.value().store.ranks.empty())
-    return Status::Error(fmt::format("{} {}: no events could be used from it", which, path));
+    return Status::BadInput(fmt::format("{} {}: no events could be used from it", which, path));
   return job;
 }
 

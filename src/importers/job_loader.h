@@ -34,6 +34,7 @@ struct LoadOptions {
 struct UnreadableInput {
   std::string path;
   std::string error;  // the message reading it gave (names the file and where)
+  Status status;      // that error, with its kind and place (core/status.h)
 };
 
 struct LoadedJob {

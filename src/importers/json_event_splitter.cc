@@ -84,7 +84,8 @@ bool CpuHasAvx2() {
 }  // namespace
 
 Status JsonEventSplitter::Fail(std::string_view what) const {
-  return Status::Error(fmt::format("{}: invalid JSON at byte {}: {}", src_->path(), base_ + pos_, what));
+  return Status::BadInput(fmt::format("{}: invalid JSON at byte {}: {}", src_->path(), base_ + pos_, what),
+                          ErrorPlace::AtOffset(src_->path(), base_ + pos_));
 }
 
 bool JsonEventSplitter::Refill() {

@@ -99,10 +99,10 @@ class KinetoImporter {
     if (!st.ok()) return st;
     for (const auto& [key, raw] : members) OnMember(key, raw);
     if (splitter.shape() == JsonEventSplitter::Shape::kObject && !splitter.found_events()) {
-      return Status::Error(fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
-                                       "\"traceEvents\" array",
-                                       src_.path()),
-                           ErrorKind::kNotATrace);
+      return Status::NotATrace(fmt::format("{}: not a Kineto/Chrome trace: the top-level object has no "
+                                           "\"traceEvents\" array",
+                                           src_.path()),
+                               ErrorPlace{src_.path()});
     }
     return builder_.Finish(splitter.shape() == JsonEventSplitter::Shape::kObject, &scratch_.rows);
   }

@@ -81,14 +81,15 @@ class NsysStoreBuilder {
   Status RequireSchema() {
     for (std::string_view table : {kStrings, kKernels})
       if (!db_->HasTable(table))
-        return Status::Error(fmt::format(
+        return Status::Unsupported(fmt::format(
             "{}: an Nsight Systems export without the table {}: strata needs its CUDA kernels (record with `nsys "
             "profile --trace=cuda,nvtx ...`, then `nsys export --type sqlite`)",
             db_->path(), table));
     for (std::string_view column : {"start", "end", "deviceId", "streamId", "globalPid", "shortName"})
       if (!db_->HasColumn(kKernels, column))
-        return Status::Error(fmt::format("{}: table {} has no column {}: not a layout of nsys's export strata reads",
-                                         db_->path(), kKernels, column));
+        return Status::Unsupported(
+            fmt::format("{}: table {} has no column {}: not a layout of nsys's export strata reads", db_->path(),
+                        kKernels, column));
     return Status::Ok();
   }
 
@@ -242,10 +243,10 @@ class NsysStoreBuilder {
   Status ForEachGpuRow(const std::string& sql, std::string_view what, const std::function<void(const SqlRow&)>& row) {
     if (Status st = db_->ForEachRow(sql, what, row); !st.ok()) return st;
     if (!unlisted_gpu_rows_) return Status::Ok();
-    return Status::Error(
-        fmt::format("{}: cannot read {}: a row's process and GPU differ from the first read of the "
-                    "table (the file is damaged or changed while read)",
-                    db_->path(), what));
+    return Status::BadInput(fmt::format("{}: cannot read {}: a row's process and GPU differ from the first read of the "
+                                        "table (the file is damaged or changed while read)",
+                                        db_->path(), what),
+                            ErrorPlace{db_->path()});
   }
 
   static constexpr std::string_view kGpuColumns = "start, end, deviceId, streamId, correlationId, globalPid";
@@ -429,10 +430,10 @@ Expected<TraceStore> ImportNsysSqlite(const std::string& path, const ImportOptio
   auto db = NsysSqliteReader::Open(path);
   if (!db.ok()) return db.status();
   if (!IsNsysExport(*db.value()))
-    return Status::Error(fmt::format("{}: an SQLite database but not an Nsight Systems export (it has no StringIds "
-                                     "table beside CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables)",
-                                     path),
-                         ErrorKind::kNotATrace);
+    return Status::NotATrace(fmt::format("{}: an SQLite database but not an Nsight Systems export (it has no "
+                                         "StringIds table beside CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS tables)",
+                                         path),
+                             ErrorPlace{path});
   NsysStoreBuilder builder(std::move(db).value());
   if (Status st = builder.Build(); !st.ok()) return st;
   return builder.Take();

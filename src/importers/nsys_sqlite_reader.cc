@@ -35,7 +35,8 @@ Status CheckNotCutShort(const std::string& path) {
   std::array<unsigned char, 100> header{};
   std::ifstream in(path, std::ios::binary);
   if (!in.read(reinterpret_cast<char*>(header.data()), header.size()))
-    return Status::Error(fmt::format("{}: an SQLite file cut short (under 100 bytes): export it again", path));
+    return Status::BadInput(fmt::format("{}: an SQLite file cut short (under 100 bytes): export it again", path),
+                            ErrorPlace{path});
   const uint32_t page_size = BigEndian(&header[16], 2) == 1 ? 65536 : BigEndian(&header[16], 2);
   const uint32_t pages = BigEndian(&header[28], 4);
   if (pages == 0 || BigEndian(&header[24], 4) != BigEndian(&header[92], 4)) return Status::Ok();
@@ -43,10 +44,10 @@ Status CheckNotCutShort(const std::string& path) {
   const uintmax_t size = std::filesystem::file_size(path, ec);
   const uintmax_t expected = uintmax_t{pages} * page_size;
   if (ec || size >= expected) return Status::Ok();
-  return Status::Error(
-      fmt::format("{}: an SQLite file cut short: {} bytes of the {} its header says (export or copy it "
-                  "again)",
-                  path, size, expected));
+  return Status::BadInput(fmt::format("{}: an SQLite file cut short: {} bytes of the {} its header says (export or "
+                                      "copy it again)",
+                                      path, size, expected),
+                          ErrorPlace::AtOffset(path, size));
 }
 
 }  // namespace
@@ -59,7 +60,7 @@ Expected<std::unique_ptr<NsysSqliteReader>> NsysSqliteReader::Open(const std::st
     std::string message =
         fmt::format("{}: cannot open as an SQLite database: {}", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
     sqlite3_close(db);
-    return Status::Error(std::move(message));
+    return Status::Resource(std::move(message));
   }
   std::unique_ptr<NsysSqliteReader> reader(new NsysSqliteReader(path, db));
   Status listed =
@@ -73,8 +74,10 @@ NsysSqliteReader::~NsysSqliteReader() { sqlite3_close(db_); }
 
 Status NsysSqliteReader::Error(std::string_view what, int code) const {
   const bool damaged = code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_IOERR;
-  return Status::Error(fmt::format("{}: cannot read {}: {}{}", path_, what, sqlite3_errmsg(db_),
-                                   damaged ? " (the file is damaged or cut short: export it again)" : ""));
+  std::string message = fmt::format("{}: cannot read {}: {}{}", path_, what, sqlite3_errmsg(db_),
+                                    damaged ? " (the file is damaged or cut short: export it again)" : "");
+  if (damaged) return Status::BadInput(std::move(message), ErrorPlace{path_});
+  return Status::Resource(std::move(message));
 }
 
 bool NsysSqliteReader::HasColumn(std::string_view table, std::string_view column) {

@@ -90,10 +90,12 @@ class OpTableImporter {
       how += fmt::format("{}{} NAME", how.empty() ? "" : ", ", r->option);
     }
     if (missing.size() == 1)
-      return Status::Error(
-          fmt::format("{}: op table has no column {} (columns: {}); map it with {}", src_.path(), want, have, how));
-    return Status::Error(
-        fmt::format("{}: op table has no columns {} (columns: {}); map them with {}", src_.path(), want, have, how));
+      return Status::BadInput(
+          fmt::format("{}: op table has no column {} (columns: {}); map it with {}", src_.path(), want, have, how),
+          ErrorPlace::AtLine(src_.path(), 1));
+    return Status::BadInput(
+        fmt::format("{}: op table has no columns {} (columns: {}); map them with {}", src_.path(), want, have, how),
+        ErrorPlace::AtLine(src_.path(), 1));
   }
 
   void Skip(SkipId reason) { store_.inputs[0].skipped.Add(reason); }

@@ -72,8 +72,9 @@ class Expander {
 
  private:
   Status Fail(const PickleNode& node, const std::string& why) const {
-    return Status::Error(fmt::format("pickle: byte offset {}: the {} created here {}", node.offset,
-                                     PickleValue::KindName(node.kind), why));
+    return Status::BadInput(fmt::format("pickle: byte offset {}: the {} created here {}", node.offset,
+                                        PickleValue::KindName(node.kind), why),
+                            ErrorPlace::AtOffset("", node.offset));
   }
 
   Status Scalar(const PickleNode& node, PickleValue* out) {

@@ -46,8 +46,9 @@ class Machine {
   Expected<PickleValue> Run() {
     while (!stopped_) {
       if (pos_ >= in_.size()) {
-        return Status::Error(
-            fmt::format("pickle: byte offset {}: the input ends before STOP ('.'): truncated pickle", pos_));
+        return Status::BadInput(
+            fmt::format("pickle: byte offset {}: the input ends before STOP ('.'): truncated pickle", pos_),
+            ErrorPlace::AtOffset("", pos_));
       }
       op_start_ = pos_;
       op_ = static_cast<uint8_t>(in_[pos_++]);
@@ -58,7 +59,8 @@ class Machine {
 
  private:
   Status Fail(const std::string& why) const {
-    return Status::Error(fmt::format("pickle: byte offset {}: {}: {}", op_start_, op::Describe(op_), why));
+    return Status::BadInput(fmt::format("pickle: byte offset {}: {}: {}", op_start_, op::Describe(op_), why),
+                            ErrorPlace::AtOffset("", op_start_));
   }
 
   Status Step() {
@@ -615,10 +617,10 @@ class Machine {
 
 Expected<PickleValue> ParsePickle(std::string_view bytes, const PickleLimits& limits) {
   if (bytes.size() > limits.max_input_bytes) {
-    return Status::Error(fmt::format("pickle: {} bytes, over the limit of {} (PickleLimits::max_input_bytes)",
-                                     bytes.size(), limits.max_input_bytes));
+    return Status::Resource(fmt::format("pickle: {} bytes, over the limit of {} (PickleLimits::max_input_bytes)",
+                                        bytes.size(), limits.max_input_bytes));
   }
-  if (bytes.empty()) return Status::Error("pickle: byte offset 0: the input is empty");
+  if (bytes.empty()) return Status::BadInput("pickle: byte offset 0: the input is empty", ErrorPlace::AtOffset("", 0));
   return Machine(bytes, limits).Run();
 }
 

@@ -71,7 +71,7 @@ Status ParseRankMap(std::string_view spec, std::map<std::string, int>* out) {
       int64_t rank = -1;
       if (eq == std::string_view::npos || eq == 0 || ParseInt64(item.substr(eq + 1), &rank) != NumberParse::kOk ||
           rank < 0 || rank > 1'000'000'000) {
-        return Status::Error(fmt::format("--rank-map: '{}' is not FILE=RANK with a rank >= 0", item));
+        return Status::Usage(fmt::format("--rank-map: '{}' is not FILE=RANK with a rank >= 0", item));
       }
       (*out)[std::string(item.substr(0, eq))] = static_cast<int>(rank);
     }

@@ -325,7 +325,7 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
   for (const auto& [first, part] : parts)
     for (const RankInfo& r : part.ranks)
       if (auto [it, inserted] = owner.emplace(r.rank, part.inputs[0].path); !inserted)
-        return Status::Error(
+        return Status::BadInput(
             fmt::format("rank {} is in two recordings: {} and {} (two runs or two jobs given "
                         "together?)",
                         r.rank, it->second, part.inputs[0].path));
@@ -333,7 +333,7 @@ Expected<TraceStore> TraceStoreFromRecording(const RecordedRun& run) {
   TraceStore store;
   for (auto& [first, part] : parts) store.append(std::move(part));
   if (store.ranks.empty())
-    return Status::Error(
+    return Status::BadInput(
         fmt::format("{}: the recording holds no process with a rank (RANK, SLURM_PROCID, "
                     "OMPI_COMM_WORLD_RANK or PMI_RANK in its environment): nothing to compare",
                     run.segments.empty() ? std::string("(no segment)") : run.segments[0].data.path));

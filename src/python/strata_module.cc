@@ -5,7 +5,9 @@
 // steps) for DataFrames.
 // Invariants: the GIL is released while the library loads or analyses (no Python object is touched then);
 // every error the library reports becomes strata.Error carrying the CLI's message (the text after
-// "strata: "); a loaded job is never modified, so columns read from it agree with its diagnosis.
+// "strata: "), raised as the subclass of its kind (strata.BadInputError, ... : core/status.h's ErrorKind) with
+// the attributes kind, file, offset and line (None where unknown); a loaded job is never modified, so columns read from
+// it agree with its diagnosis.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -43,11 +45,68 @@ namespace py = pybind11;
 namespace strata::python {
 namespace {
 
-/// The C++ side of strata.Error: a library error's message, unchanged.
+/// The C++ side of strata.Error: a library error (its message unchanged, its kind and place), or a keyword of the
+/// module's that is wrong (a usage error).
 class ModuleError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ModuleError(Status error) : std::runtime_error(error.message()), error_(std::move(error)) {}
+  explicit ModuleError(const std::string& usage) : ModuleError(Status::Usage(usage)) {}
+  const Status& error() const { return error_; }
+
+ private:
+  Status error_;
 };
+
+/// strata.Error and its subclass per ErrorKind, created once by BindErrors (owned by the module from then on).
+struct ErrorClasses {
+  PyObject* base = nullptr;
+  PyObject* by_kind[6] = {};
+};
+ErrorClasses& Errors() {
+  static ErrorClasses classes;
+  return classes;
+}
+
+/// `s` as a Python str, bytes that are not UTF-8 (of paths) replaced by U+FFFD.
+py::str Text(const std::string& s) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
+/// Raises `e` in Python as the class of its kind, with kind, file, offset and line set on the exception.
+void RaiseModuleError(const ModuleError& e) {
+  const Status& st = e.error();
+  PyObject* cls = Errors().by_kind[static_cast<int>(st.kind())];
+  py::object exc = py::reinterpret_borrow<py::object>(cls)(Text(st.message()));
+  const ErrorPlace* where = st.where();
+  exc.attr("kind") = ErrorKindName(st.kind());
+  exc.attr("file") = where ? py::object(Text(where->file)) : py::object(py::none());
+  exc.attr("offset") = where && where->offset ? py::object(py::int_(*where->offset)) : py::object(py::none());
+  exc.attr("line") = where && where->line ? py::object(py::int_(*where->line)) : py::object(py::none());
+  PyErr_SetObject(cls, exc.ptr());
+}
+
+/// Creates strata.Error (an Exception) and one subclass per kind, and translates ModuleError into them.
+void BindErrors(py::module_& m) {
+  ErrorClasses& c = Errors();
+  c.base = PyErr_NewException("_strata.Error", PyExc_Exception, nullptr);
+  m.add_object("Error", py::handle(c.base));
+  const std::pair<ErrorKind, const char*> kinds[] = {
+      {ErrorKind::kBadInput, "BadInputError"},       {ErrorKind::kNotATrace, "NotATraceError"},
+      {ErrorKind::kUnsupported, "UnsupportedError"}, {ErrorKind::kResource, "ResourceError"},
+      {ErrorKind::kInternal, "InternalError"},       {ErrorKind::kUsage, "UsageError"}};
+  for (const auto& [kind, name] : kinds) {
+    PyObject* cls = PyErr_NewException(("_strata." + std::string(name)).c_str(), c.base, nullptr);
+    c.by_kind[static_cast<int>(kind)] = cls;
+    m.add_object(name, py::handle(cls));
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ModuleError& e) {
+      RaiseModuleError(e);
+    }
+  });
+}
 
 /// The JSON text the CLI writes for a report (cli/main.cc, cli/diff_command.cc): two-space indent, bytes
 /// that are not UTF-8 replaced by U+FFFD, a final newline.
@@ -95,7 +154,7 @@ LoadOptions ToLoadOptions(const PyLoadOptions& in) {
   auto& table = load.import.op_table;
   for (const auto& [from, to] : in.op_map)
     if (Status st = whatif::AddOpMapEntry(from, to, &table.op_map); !st.ok())
-      throw ModuleError(fmt::format("op_map {{'{}': '{}'}}: {}", from, to, st.message()));
+      throw ModuleError(st.Reworded(fmt::format("op_map {{'{}': '{}'}}: {}", from, to, st.message())));
   for (const auto& [key, column] : in.columns) {
     std::string* field = ColumnOption(table, key);
     if (!field)
@@ -122,12 +181,12 @@ LoadOptions ToLoadOptions(const PyLoadOptions& in) {
 std::shared_ptr<const JobData> LoadForPython(const std::vector<std::string>& paths, const PyLoadOptions& options) {
   const LoadOptions load = ToLoadOptions(options);
   auto loaded = LoadJob(paths, load);
-  if (!loaded.ok()) throw ModuleError(loaded.error());
+  if (!loaded.ok()) throw ModuleError(loaded.status());
   auto data = std::make_shared<JobData>();
   data->job = std::move(loaded).value();
   if (Status st = CheckRankMapNamesInputs(data->job, load.rank_map); !st.ok())
-    throw ModuleError("rank_map " + st.message());
-  if (Status st = RequireEvents(data->job); !st.ok()) throw ModuleError(st.message());
+    throw ModuleError(st.Reworded("rank_map " + st.message()));
+  if (Status st = RequireEvents(data->job); !st.ok()) throw ModuleError(st);
   data->rows_by_rank = SlicesByRank(data->job.store);
   data->steps = model::FindSteps(data->job.store, data->rows_by_rank);
   data->collectives = model::MatchCollectives(data->job.store, data->rows_by_rank, &data->steps);
@@ -396,7 +455,7 @@ class Job {
   diagnosis::DiagnosisResult DiagnoseWith(double min_effect_pct) const {
     diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
-    for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error});
+    for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
     return diagnosis::Diagnose(data_->job.store, options);
   }
 
@@ -426,7 +485,7 @@ struct DiffRequest {
 /// One run of a diff, loaded as `strata diff` loads it (LoadComparedRun); errors name the side.
 LoadedJob LoadDiffRun(const std::string& which, const std::string& path, unsigned threads) {
   auto job = LoadComparedRun(which, path, threads);
-  if (!job.ok()) throw ModuleError(job.error());
+  if (!job.ok()) throw ModuleError(job.status());
   return std::move(job).value();
 }
 
@@ -438,13 +497,13 @@ std::string DiffJson(const DiffRequest& r) {
   const LoadedJob base = LoadDiffRun("BASE", r.base, r.threads);
   const LoadedJob test = LoadDiffRun("TEST", r.test, r.threads);
   auto base_rows = diff::ReadRun(base.store, "BASE " + r.base);
-  if (!base_rows.ok()) throw ModuleError(base_rows.error());
+  if (!base_rows.ok()) throw ModuleError(base_rows.status());
   auto test_rows = diff::ReadRun(test.store, "TEST " + r.test);
-  if (!test_rows.ok()) throw ModuleError(test_rows.error());
+  if (!test_rows.ok()) throw ModuleError(test_rows.status());
   auto result = diff::DiffRuns(base.store, base_rows.value(), test.store, test_rows.value(),
                                diff::NamedDiffOptions(r.base_ranks, r.base_steps, r.test_ranks, r.test_steps,
                                                       r.all_ranks, r.all_steps, *device));
-  if (!result.ok()) throw ModuleError(result.error());
+  if (!result.ok()) throw ModuleError(result.status());
   return CliJsonText(DiffToJson(DiffSides{base.store, test.store, r.base, r.test}, result.value()));
 }
 
@@ -504,7 +563,7 @@ PYBIND11_MODULE(_strata, m) {
   m.doc() = "strata's C++ side; import strata (its wrapper) instead";
   m.attr("__version__") = STRATA_VERSION;
   m.attr("DEFAULT_MIN_EFFECT_PCT") = 100.0 * strata::diagnosis::thresholds::kMinEffect;
-  py::register_exception<strata::python::ModuleError>(m, "Error");
+  strata::python::BindErrors(m);
   strata::python::BindJob(m);
   strata::python::BindFunctions(m);
 }

@@ -111,29 +111,29 @@ BpfSession::~BpfSession() {
 Status BpfSession::Load(bool follow_children) {
   libbpf_set_print(SilentLibbpfPrint);
   if (::geteuid() != 0)
-    return Status::Error(
+    return Status::Resource(
         "strata record needs root (it loads eBPF programs and attaches probes): run it with sudo, or give the "
         "binary CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE");
   if (!std::filesystem::exists("/sys/kernel/btf/vmlinux"))
-    return Status::Error(
+    return Status::Unsupported(
         "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing), which strata record's CO-RE programs "
         "need: use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
   skel_ = record_bpf__open();
-  if (!skel_) return Status::Error("cannot open the BPF programs: " + Errno(errno));
+  if (!skel_) return Status::Resource("cannot open the BPF programs: " + Errno(errno));
   skel_->rodata->follow_children = follow_children ? 1 : 0;
   // Programs attached on demand only: sampling, probes and USDT stay loaded but unattached when unused.
   if (int err = record_bpf__load(skel_); err != 0)
-    return Status::Error("cannot load the BPF programs into the kernel: " + Errno(err) +
-                         " (set STRATA_BPF_DEBUG=1 to see the verifier's log)");
+    return Status::Resource("cannot load the BPF programs into the kernel: " + Errno(err) +
+                            " (set STRATA_BPF_DEBUG=1 to see the verifier's log)");
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfSession::OnRingEvent, this, nullptr);
-  if (!ring_) return Status::Error("cannot open the BPF ring buffer: " + Errno(errno));
+  if (!ring_) return Status::Resource("cannot open the BPF ring buffer: " + Errno(errno));
   return Status::Ok();
 }
 
 Status BpfSession::Trace(int tgid) {
   const uint32_t key = static_cast<uint32_t>(tgid), one = 1;
   if (bpf_map__update_elem(skel_->maps.traced, &key, sizeof key, &one, sizeof one, BPF_ANY) != 0)
-    return Status::Error(fmt::format("cannot trace pid {}: {}", tgid, Errno(errno)));
+    return Status::Resource(fmt::format("cannot trace pid {}: {}", tgid, Errno(errno)));
   return Status::Ok();
 }
 
@@ -146,7 +146,7 @@ void BpfSession::Untrace(int tgid) {
 Status BpfSession::TracePython(int tgid, const strata_py_offsets& offsets) {
   const uint32_t key = static_cast<uint32_t>(tgid);
   if (bpf_map__update_elem(skel_->maps.py_procs, &key, sizeof key, &offsets, sizeof offsets, BPF_ANY) != 0)
-    return Status::Error(fmt::format("cannot read Python frames of pid {}: {}", tgid, Errno(errno)));
+    return Status::Resource(fmt::format("cannot read Python frames of pid {}: {}", tgid, Errno(errno)));
   return Status::Ok();
 }
 
@@ -155,7 +155,7 @@ Status BpfSession::AttachScheduling() {
        {skel_->progs.on_sched_switch, skel_->progs.on_sched_wakeup, skel_->progs.on_sched_wakeup_new,
         skel_->progs.on_fork, skel_->progs.on_exec, skel_->progs.on_exit}) {
     bpf_link* link = bpf_program__attach(prog);
-    if (!link) return Status::Error(fmt::format("cannot attach {}: {}", bpf_program__name(prog), Errno(errno)));
+    if (!link) return Status::Resource(fmt::format("cannot attach {}: {}", bpf_program__name(prog), Errno(errno)));
     links_.push_back(link);
   }
   return Status::Ok();
@@ -174,11 +174,11 @@ Status BpfSession::AttachSampling(unsigned hz) {
     const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
     if (fd < 0) {
       if (errno == ENODEV) continue;  // offline CPU
-      return Status::Error(fmt::format("cannot open a perf event on CPU {}: {}", cpu, Errno(errno)));
+      return Status::Resource(fmt::format("cannot open a perf event on CPU {}: {}", cpu, Errno(errno)));
     }
     perf_fds_.push_back(fd);
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_cpu_sample, fd);
-    if (!link) return Status::Error(fmt::format("cannot attach CPU sampling on CPU {}: {}", cpu, Errno(errno)));
+    if (!link) return Status::Resource(fmt::format("cannot attach CPU sampling on CPU {}: {}", cpu, Errno(errno)));
     links_.push_back(link);
   }
   return Status::Ok();
@@ -229,11 +229,11 @@ size_t BpfSession::AttachProbes(const std::vector<ProbePoint>& points, std::vect
 Status BpfSession::AttachPythonGc(const std::string& binary) {
   bpf_link* start =
       bpf_program__attach_usdt(skel_->progs.on_gc_start, -1, binary.c_str(), "python", "gc__start", nullptr);
-  if (!start) return Status::Error(fmt::format("no python:gc__start probe in {}: {}", binary, Errno(errno)));
+  if (!start) return Status::Unsupported(fmt::format("no python:gc__start probe in {}: {}", binary, Errno(errno)));
   bpf_link* done = bpf_program__attach_usdt(skel_->progs.on_gc_done, -1, binary.c_str(), "python", "gc__done", nullptr);
   if (!done) {
     bpf_link__destroy(start);
-    return Status::Error(fmt::format("no python:gc__done probe in {}: {}", binary, Errno(errno)));
+    return Status::Unsupported(fmt::format("no python:gc__done probe in {}: {}", binary, Errno(errno)));
   }
   links_.push_back(start);
   links_.push_back(done);

@@ -17,16 +17,16 @@ CommandLauncher::~CommandLauncher() {
 }
 
 Expected<pid_t> CommandLauncher::Fork(const std::vector<std::string>& argv) {
-  if (argv.empty()) return Status::Error("no command given to run");
+  if (argv.empty()) return Status::Usage("no command given to run");
   command_ = argv[0];
   int gate[2], error_pipe[2];
   if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(error_pipe, O_CLOEXEC) != 0)
-    return Status::Error(std::string("cannot create pipes: ") + std::strerror(errno));
+    return Status::Resource(std::string("cannot create pipes: ") + std::strerror(errno));
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t pid = ::fork();
-  if (pid < 0) return Status::Error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid < 0) return Status::Resource(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(gate[1]);
     ::close(error_pipe[0]);
@@ -49,7 +49,7 @@ Expected<pid_t> CommandLauncher::Fork(const std::vector<std::string>& argv) {
 
 Status CommandLauncher::Release() {
   const char go = 1;
-  if (::write(gate_fd_, &go, 1) != 1) return Status::Error("cannot start " + command_ + ": the child went away");
+  if (::write(gate_fd_, &go, 1) != 1) return Status::Resource("cannot start " + command_ + ": the child went away");
   ::close(gate_fd_);
   gate_fd_ = -1;
   int err = 0;
@@ -61,7 +61,7 @@ Status CommandLauncher::Release() {
     ::waitpid(pid_, &status, 0);
     exited_ = true;
     exit_code_ = 127;
-    return Status::Error("cannot run " + command_ + ": " + std::strerror(err));
+    return Status::Resource("cannot run " + command_ + ": " + std::strerror(err));
   }
   return Status::Ok();
 }

@@ -30,9 +30,9 @@ std::string Demangle(const std::string& name) {
 }
 
 Expected<ElfSymbols> ElfSymbols::Load(const std::string& path, const std::vector<std::string>& objects) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Status::Error("libelf is not usable");
+  if (elf_version(EV_CURRENT) == EV_NONE) return Status::Resource("libelf is not usable");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot open " + path + ": " + std::strerror(errno));
+  if (fd < 0) return Status::Resource("cannot open " + path + ": " + std::strerror(errno));
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   auto cleanup = [&] {
     if (elf) elf_end(elf);
@@ -41,7 +41,7 @@ Expected<ElfSymbols> ElfSymbols::Load(const std::string& path, const std::vector
   GElf_Ehdr ehdr;
   if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
     cleanup();
-    return Status::Error(path + ": not an ELF file");
+    return Status::BadInput(path + ": not an ELF file");
   }
   ElfSymbols out;
   out.path_ = path;

@@ -43,15 +43,15 @@ std::atomic<int> g_stop_signal{0};
 Status CheckOutputDirectory(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
-    return Status::Error(fmt::format("{}: cannot check the output directory: {}", dir, std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) return Status::Error(fmt::format("{}: the output is not a directory", dir));
+    return Status::Resource(fmt::format("{}: cannot check the output directory: {}", dir, std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) return Status::Usage(fmt::format("{}: the output is not a directory", dir));
   if (st.st_uid != 0 && st.st_uid != ::geteuid())
-    return Status::Error(
+    return Status::Resource(
         fmt::format("{}: the output directory is owned by another user (uid {}); record into a "
                     "directory of your own",
                     dir, st.st_uid));
   if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-    return Status::Error(
+    return Status::Resource(
         fmt::format("{}: the output directory is writable by every user and has no sticky bit; "
                     "record into a directory others cannot write to",
                     dir));
@@ -589,17 +589,17 @@ void Recording::WriteFinalMeta() {
 // Checks the targets, loads the BPF programs and opens the segment.
 Status Recording::Prepare() {
   if (options_.command.empty() && options_.pids.empty())
-    return Status::Error("give a command after -- or at least one --pid");
+    return Status::Usage("give a command after -- or at least one --pid");
   // Pids gone by now are left out (noted) as long as one is alive: a job's process that ended between being
   // listed and the recorder starting (the agent lists them a second before) must not lose the others.
   std::vector<int> gone;
   for (int pid : options_.pids) (pid > 0 && ProcessAlive(pid) ? pids_ : gone).push_back(pid);
-  if (!gone.empty() && pids_.empty()) return Status::Error(fmt::format("no process with pid {}", gone.front()));
+  if (!gone.empty() && pids_.empty()) return Status::Usage(fmt::format("no process with pid {}", gone.front()));
   for (int pid : gone) Note(fmt::format("no process with pid {}: left out", pid));
   if (auto st = session_.Load(options_.follow_children); !st.ok()) return st;
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
-  if (ec) return Status::Error(fmt::format("cannot create {}: {}", options_.out_dir, ec.message()));
+  if (ec) return Status::Resource(fmt::format("cannot create {}: {}", options_.out_dir, ec.message()));
   if (auto st = CheckOutputDirectory(options_.out_dir); !st.ok()) return st;
   start_mono_ = NowNs(CLOCK_MONOTONIC);
   segments::FileHeader header;

@@ -6,6 +6,7 @@
 
 #include "analysis/diagnosis/impact.h"
 #include "core/round.h"
+#include "core/status.h"
 #include "core/text_escape.h"
 #include "reports/communication_report.h"
 #include "reports/evidence_json.h"
@@ -317,6 +318,19 @@ const char* ClockAlignmentName(const diagnosis::DiagnosisResult& r) {
   return "collective-ends";
 }
 
+/// A left-out input's error kind ("error_kind": "bad_input", ... core/status.h) and, when the loader knew it, where
+/// the error was found ("error_at": {"file", and "offset" in bytes or "line"}): fields the contract's inputs allow
+/// beside its own, for tools that branch on them rather than read the message.
+void AddErrorKindAndPlace(const Status& error, ordered_json* input) {
+  (*input)["error_kind"] = ErrorKindName(error.kind());
+  const ErrorPlace* place = error.where();
+  if (place == nullptr) return;
+  ordered_json at = {{"file", JsonSafe(place->file)}};
+  if (place->offset) at["offset"] = *place->offset;
+  if (place->line) at["line"] = *place->line;
+  (*input)["error_at"] = at;
+}
+
 }  // namespace
 
 ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
@@ -341,6 +355,7 @@ ordered_json DiagnosisToJson(const diagnosis::DiagnosisResult& r) {
                       {"events", 0},
                       {"skipped", ordered_json::object()},
                       {"error", JsonSafe(in.reason)}});
+    if (!in.error.ok()) AddErrorKindAndPlace(in.error, &inputs.back());
   }
   j["inputs"] = inputs;
   // What each skip reason means and how much it matters, once for the whole output (only when some input

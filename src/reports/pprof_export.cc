@@ -136,10 +136,10 @@ std::string SegmentNames(const RecordedRun& run) {
 }
 
 Expected<std::string> Gzip(const std::string& raw) {
-  if (raw.size() > std::numeric_limits<uInt>::max()) return Status::Error("pprof profile too large to compress");
+  if (raw.size() > std::numeric_limits<uInt>::max()) return Status::Resource("pprof profile too large to compress");
   z_stream z{};
   if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return Status::Error("gzip: cannot initialise zlib");
+    return Status::Resource("gzip: cannot initialise zlib");
   std::string out(deflateBound(&z, static_cast<uLong>(raw.size())), '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
   z.avail_in = static_cast<uInt>(raw.size());
@@ -148,7 +148,7 @@ Expected<std::string> Gzip(const std::string& raw) {
   const int rc = deflate(&z, Z_FINISH);
   out.resize(z.total_out);
   deflateEnd(&z);
-  if (rc != Z_STREAM_END) return Status::Error(fmt::format("gzip: zlib failed ({})", rc));
+  if (rc != Z_STREAM_END) return Status::Internal(fmt::format("gzip: zlib failed ({})", rc));
   return out;
 }
 
@@ -191,7 +191,7 @@ class ProfileBuilder {
     profile_.set_time_nanos(time_ns);
     profile_.set_duration_nanos(duration_ns);
     std::string raw;
-    if (!profile_.SerializeToString(&raw)) return Status::Error("pprof: the profile could not be serialized");
+    if (!profile_.SerializeToString(&raw)) return Status::Internal("pprof: the profile could not be serialized");
     return Gzip(raw);
   }
 
@@ -302,9 +302,9 @@ Labels SampleLabels(const std::string& job, const RankSample& s) {
 
 Status NoSamples(const RecordedRun& run, std::optional<int32_t> rank) {
   if (rank)
-    return Status::Error(
+    return Status::Usage(
         fmt::format("{}: rank {} has no CPU stack samples in the recording", SegmentNames(run), *rank));
-  return Status::Error(
+  return Status::Unsupported(
       fmt::format("{}: the recording holds no CPU stack samples of a rank's process (recorded with --sample-hz 0, "
                   "or no process with a rank ran on a CPU): no pprof profile to write",
                   SegmentNames(run)));
@@ -347,8 +347,8 @@ Expected<std::string> PprofPeersMedian(const RecordedRun& run, int32_t straggler
   });
   if (!straggler_sampled) return NoSamples(run, straggler);
   if (by_rank.empty())
-    return Status::Error(fmt::format("{}: no rank but {} has CPU stack samples: no peers to compare it with",
-                                     SegmentNames(run), straggler));
+    return Status::Unsupported(fmt::format("{}: no rank but {} has CPU stack samples: no peers to compare it with",
+                                           SegmentNames(run), straggler));
   std::set<Stack> stacks;
   std::string peers;
   for (const auto& [rank, counts] : by_rank) {

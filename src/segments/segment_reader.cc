@@ -109,15 +109,17 @@ bool LooksLikeSegment(std::string_view head) { return head.substr(0, kFileMagic.
 
 Expected<uint32_t> ParseSegmentHeader(std::string_view bytes, const std::string& name, SegmentData* data) {
   if (bytes.size() < kFileHeaderSize || !LooksLikeSegment(bytes))
-    return Status::Error(name + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
+    return Status::NotATrace(name + ": not a strata segment file (no STRATSEG header)", ErrorPlace{name});
   data->path = name;
   data->header.version = Get<uint32_t>(bytes, 8);
   const uint32_t header_size = Get<uint32_t>(bytes, 12);
   if (data->header.version == 0 || data->header.version > kFormatVersion)
-    return Status::Error(fmt::format("{}: segment format version {} is not supported (this strata reads up to {})",
-                                     name, data->header.version, kFormatVersion));
+    return Status::Unsupported(
+        fmt::format("{}: segment format version {} is not supported (this strata reads up to {})", name,
+                    data->header.version, kFormatVersion));
   if (header_size < kFileHeaderSize || header_size > bytes.size())
-    return Status::Error(fmt::format("{}: bad segment header size {}", name, header_size));
+    return Status::BadInput(fmt::format("{}: bad segment header size {}", name, header_size),
+                            ErrorPlace::AtOffset(name, 12));  // the header's size field
   data->header.created_unix_ns = Get<int64_t>(bytes, 16);
   data->header.realtime_minus_monotonic_ns = Get<int64_t>(bytes, 24);
   return header_size;
@@ -196,7 +198,7 @@ Expected<size_t> AppendFromFd(int fd, size_t n, const std::string& name, std::st
     }
     if (errno != EINTR) {
       out->resize(old);
-      return Status::Error(fmt::format("{}: read error at byte {}: {}", name, old, std::strerror(errno)));
+      return Status::Resource(fmt::format("{}: read error at byte {}: {}", name, old, std::strerror(errno)));
     }
   }
 }
@@ -212,13 +214,13 @@ Expected<SegmentData> ReadSegmentFrom(int fd, const std::string& name) {
     if (got.value() == 0) break;
   }
   if (content.size() < kFileHeaderSize || !LooksLikeSegment(content))
-    return Status::Error(name + ": not a strata segment file (no STRATSEG header)", ErrorKind::kNotATrace);
+    return Status::NotATrace(name + ": not a strata segment file (no STRATSEG header)", ErrorPlace{name});
   for (;;) {
     auto got = AppendFromFd(fd, 1 << 20, name, &content);
     if (!got.ok()) return got.status();
     if (got.value() == 0) break;
     if (content.size() > kMaxSegmentBytes)
-      return Status::Error(
+      return Status::BadInput(
           fmt::format("{}: larger than {} bytes: not a segment strata record writes", name, kMaxSegmentBytes));
   }
   content.shrink_to_fit();
@@ -230,11 +232,11 @@ Expected<SegmentData> ReadSegmentFrom(int fd, const std::string& name) {
 Expected<SegmentData> ReadSegment(const std::string& path) {
   if (path == "-") return ReadSegmentFrom(STDIN_FILENO, "<stdin>");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  if (fd < 0) return Status::Resource(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return Status::Error(path + ": is a directory, not a segment file");
+    return Status::Resource(path + ": is a directory, not a segment file");
   }
   auto data = ReadSegmentFrom(fd, path);
   ::close(fd);

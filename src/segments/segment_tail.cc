@@ -24,7 +24,7 @@ Expected<std::string> ReadRange(int fd, uint64_t from, uint64_t size, const std:
     const ssize_t got = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(from + done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0)
-      return Status::Error(fmt::format("{}: read error at byte {}: {}", path, from + done, std::strerror(errno)));
+      return Status::Resource(fmt::format("{}: read error at byte {}: {}", path, from + done, std::strerror(errno)));
     if (got == 0) break;
     done += static_cast<size_t>(got);
   }
@@ -37,17 +37,17 @@ Expected<std::string> ReadRange(int fd, uint64_t from, uint64_t size, const std:
 Status SegmentTail::Poll() {
   if (stopped_) return Status::Ok();
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+  if (fd < 0) return Status::Resource(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::Error(path_ + ": not a regular file");
+    return Status::Resource(path_ + ": not a regular file");
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > kMaxSegmentBytes) {
     ::close(fd);
     stopped_ = true;
-    return Status::Error(
+    return Status::BadInput(
         fmt::format("{}: larger than {} bytes: not a segment strata record writes", path_, kMaxSegmentBytes));
   }
   if (size <= consumed_ || (consumed_ == 0 && size < kFileHeaderSize)) {

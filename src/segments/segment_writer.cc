@@ -40,7 +40,7 @@ Status SegmentWriter::Open(const std::string& path, const FileHeader& header, si
   std::lock_guard lock(mutex_);
   // A new file only: O_EXCL|O_NOFOLLOW never follows or reuses what another user planted under that name.
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Status::Error("cannot create " + path + ": " + std::strerror(errno));
+  if (fd_ < 0) return Status::Resource("cannot create " + path + ": " + std::strerror(errno));
   path_ = path;
   rows_per_block_ = rows_per_block ? rows_per_block : 1;
   max_pending_bytes_ = max_pending_bytes;
@@ -50,7 +50,7 @@ Status SegmentWriter::Open(const std::string& path, const FileHeader& header, si
   Put<int64_t>(&bytes, header.created_unix_ns);
   Put<int64_t>(&bytes, header.realtime_minus_monotonic_ns);
   if (!WriteWholeLocked(bytes)) {
-    if (error_.ok()) error_ = Status::Error("cannot write " + path + ": " + std::strerror(ENOSPC));
+    if (error_.ok()) error_ = Status::Resource("cannot write " + path + ": " + std::strerror(ENOSPC));
     return error_;
   }
   return Status::Ok();
@@ -123,7 +123,7 @@ std::string SegmentWriter::EncodeBlockLocked(Table table, uint32_t rows, const s
   std::string compressed(ZSTD_compressBound(raw.size()), '\0');
   const size_t size = ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), 3);
   if (ZSTD_isError(size)) {
-    error_ = Status::Error(std::string("zstd: ") + ZSTD_getErrorName(size));
+    error_ = Status::Resource(std::string("zstd: ") + ZSTD_getErrorName(size));
     return {};
   }
   compressed.resize(size);
@@ -154,9 +154,9 @@ bool SegmentWriter::WriteWholeLocked(const std::string& block) {
     // A torn block would end the readable file here: cut it off, so that later blocks can follow.
     if (done > 0 && (::ftruncate(fd_, static_cast<off_t>(bytes_written_)) != 0 ||
                      ::lseek(fd_, static_cast<off_t>(bytes_written_), SEEK_SET) < 0))
-      error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(errno));
+      error_ = Status::Resource("cannot write " + path_ + ": " + std::strerror(errno));
     else if (!DiskFull(err))
-      error_ = Status::Error("cannot write " + path_ + ": " + std::strerror(err));
+      error_ = Status::Resource("cannot write " + path_ + ": " + std::strerror(err));
     return !error_.ok();  // a hard error is recorded, not kept for later
   }
   bytes_written_ += block.size();
@@ -222,14 +222,14 @@ Status SegmentWriter::Close() {
     for (const Pending& p : pending_) waiting += p.table == Table::kMeta ? 0 : p.rows;
     uint64_t dropped = 0;
     for (const auto& [table, n] : dropped_total_) dropped += n;
-    st = Status::Error(fmt::format(
+    st = Status::Resource(fmt::format(
         "{}: the disk was full: {} rows were not written ({} dropped while waiting, {} "
         "still waiting at the end){}",
         path_, dropped + waiting, dropped, waiting,
         pending_.empty() ? "; the file says where (gap records)" : "; the recording ends at its last written block"));
   }
   if (fd_ >= 0) {
-    if (::close(fd_) != 0 && st.ok()) st = Status::Error("cannot close " + path_ + ": " + std::strerror(errno));
+    if (::close(fd_) != 0 && st.ok()) st = Status::Resource("cannot close " + path_ + ": " + std::strerror(errno));
     fd_ = -1;
   }
   return st;

@@ -81,39 +81,39 @@ Status ResolveFault(const FaultRequest& req, const Layout& layout, int64_t first
                     FaultPlan* plan) {
   FaultPlan p;
   if (!ParseFault(req.name, &p.kind))
-    return Status::Error(fmt::format("--fault {}: unknown fault (known: {})", req.name, FaultNames()));
+    return Status::Usage(fmt::format("--fault {}: unknown fault (known: {})", req.name, FaultNames()));
   if (p.kind == Fault::kNone) {
     if (req.rank >= 0 || req.stage >= 0 || !req.steps.empty() || req.every > 0)
-      return Status::Error("--fault-rank/--fault-stage/--fault-steps/--every: need a --fault");
+      return Status::Usage("--fault-rank/--fault-stage/--fault-steps/--every: need a --fault");
     *plan = p;
     return Status::Ok();
   }
   if (!(req.magnitude > 0 && req.magnitude <= 5))
-    return Status::Error(
+    return Status::Usage(
         fmt::format("--magnitude {}: must be in (0, 5] (extra time as a fraction of the step time)", req.magnitude));
   p.magnitude = req.magnitude;
   if (RankLevel(p.kind)) {
     if (req.stage >= 0)
-      return Status::Error(fmt::format("--fault-stage: {} is a fault of one rank; use --fault-rank", req.name));
+      return Status::Usage(fmt::format("--fault-stage: {} is a fault of one rank; use --fault-rank", req.name));
     if (req.rank >= layout.world())
-      return Status::Error(
+      return Status::Usage(
           fmt::format("--fault-rank {}: out of range (the job has ranks 0..{})", req.rank, layout.world() - 1));
     p.rank = req.rank >= 0 ? req.rank : static_cast<int64_t>(Draw(seed, kTagFaultSteps, 1) % layout.world());
     p.stage = layout.CoordOf(p.rank).stage;
   } else if (p.kind == Fault::kStageImbalance) {
     if (req.rank >= 0)
-      return Status::Error("--fault-rank: stage_imbalance is a fault of a pipeline stage; use --fault-stage");
-    if (layout.pp() < 2) return Status::Error("--fault stage_imbalance: needs a pipeline (--pp 2 or more)");
+      return Status::Usage("--fault-rank: stage_imbalance is a fault of a pipeline stage; use --fault-stage");
+    if (layout.pp() < 2) return Status::Usage("--fault stage_imbalance: needs a pipeline (--pp 2 or more)");
     if (req.stage >= layout.pp())
-      return Status::Error(
+      return Status::Usage(
           fmt::format("--fault-stage {}: out of range (the job has stages 0..{})", req.stage, layout.pp() - 1));
     p.stage = req.stage >= 0 ? req.stage : layout.pp() - 1;
   } else {  // data imbalance
     if (req.rank >= 0 || req.stage >= 0)
-      return Status::Error("--fault-rank/--fault-stage: data_imbalance has no single bad rank or stage");
-    if (layout.dp() < 2) return Status::Error("--fault data_imbalance: needs data parallelism (--dp 2 or more)");
+      return Status::Usage("--fault-rank/--fault-stage: data_imbalance has no single bad rank or stage");
+    if (layout.dp() < 2) return Status::Usage("--fault data_imbalance: needs data parallelism (--dp 2 or more)");
   }
-  if (!req.steps.empty() && req.every > 0) return Status::Error("--fault-steps and --every: give one of them");
+  if (!req.steps.empty() && req.every > 0) return Status::Usage("--fault-steps and --every: give one of them");
   const int64_t last = first_step + steps - 1;
   if (!req.steps.empty()) {
     size_t pos = 0;
@@ -122,9 +122,9 @@ Status ResolveFault(const FaultRequest& req, const Layout& layout, int64_t first
       const std::string_view item = std::string_view(req.steps).substr(pos, comma - pos);
       int64_t n;
       if (ParseInt64(item, &n) != NumberParse::kOk)
-        return Status::Error(fmt::format("--fault-steps {}: '{}' is not a step number", req.steps, item));
+        return Status::Usage(fmt::format("--fault-steps {}: '{}' is not a step number", req.steps, item));
       if (n < first_step || n > last)
-        return Status::Error(
+        return Status::Usage(
             fmt::format("--fault-steps {}: step {} is outside the job's steps {}..{}", req.steps, n, first_step, last));
       p.steps.push_back(n);
       pos = comma + 1;
@@ -133,10 +133,10 @@ Status ResolveFault(const FaultRequest& req, const Layout& layout, int64_t first
     for (int64_t s = first_step; s <= last; ++s)
       if (s % req.every == 0) p.steps.push_back(s);
     if (p.steps.empty())
-      return Status::Error(
+      return Status::Usage(
           fmt::format("--every {}: no step of {}..{} is a multiple of it", req.every, first_step, last));
   } else if (req.every < 0) {
-    return Status::Error(fmt::format("--every {}: must be positive", req.every));
+    return Status::Usage(fmt::format("--every {}: must be positive", req.every));
   } else {
     for (int64_t s = first_step; s <= last; ++s) p.steps.push_back(s);
   }

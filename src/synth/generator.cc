@@ -56,7 +56,7 @@ Status WriteTruth(const SynthOptions& o, const JobConfig& cfg) {
   std::ofstream out(path, std::ios::binary);
   out << truth.dump(1) << "\n";
   out.close();
-  if (!out) return Status::Error(fmt::format("cannot write {}", path));
+  if (!out) return Status::Resource(fmt::format("cannot write {}", path));
   return Status::Ok();
 }
 
@@ -67,17 +67,17 @@ int64_t ClockOffsetNs(uint64_t seed, int64_t rank, double skew_us) {
 }
 
 Status Validate(const SynthOptions& o, JobConfig* cfg) {
-  if (o.out_dir.empty()) return Status::Error("-o: an output directory is required");
+  if (o.out_dir.empty()) return Status::Usage("-o: an output directory is required");
   if (Status e = ResolveLayout(o.ranks, o.dp, o.pp, o.tp, &cfg->layout); !e.ok()) return e;
   if (o.steps < 1 || o.steps > 100000)
-    return Status::Error(fmt::format("--steps {}: must be between 1 and 100000", o.steps));
-  if (o.first_step < 0) return Status::Error(fmt::format("--first-step {}: must not be negative", o.first_step));
+    return Status::Usage(fmt::format("--steps {}: must be between 1 and 100000", o.steps));
+  if (o.first_step < 0) return Status::Usage(fmt::format("--first-step {}: must not be negative", o.first_step));
   if (o.layers < cfg->layout.pp() || o.layers > 1000)
-    return Status::Error(fmt::format("--layers {}: must be between --pp ({}) and 1000", o.layers, cfg->layout.pp()));
+    return Status::Usage(fmt::format("--layers {}: must be between --pp ({}) and 1000", o.layers, cfg->layout.pp()));
   if (o.microbatches < 0 || o.microbatches > 1000)
-    return Status::Error(fmt::format("--microbatches {}: must be between 1 and 1000", o.microbatches));
+    return Status::Usage(fmt::format("--microbatches {}: must be between 1 and 1000", o.microbatches));
   if (!(o.clock_skew_us >= 0 && o.clock_skew_us <= 1e6))
-    return Status::Error(fmt::format("--clock-skew-us {}: must be between 0 and 1000000", o.clock_skew_us));
+    return Status::Usage(fmt::format("--clock-skew-us {}: must be between 0 and 1000000", o.clock_skew_us));
   cfg->steps = o.steps;
   cfg->first_step = o.first_step;
   cfg->layers = o.layers;
@@ -94,11 +94,11 @@ Expected<SinkFactory> FileSinkFactory(const SynthOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec || !std::filesystem::is_directory(o.out_dir))
-    return Status::Error(
+    return Status::Resource(
         fmt::format("-o {}: cannot create the directory ({})", o.out_dir, ec ? ec.message() : "not a directory"));
   const std::string probe = o.out_dir + "/.strata-synth-probe";
   FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) return Status::Error(fmt::format("-o {}: directory is not writable", o.out_dir));
+  if (!f) return Status::Resource(fmt::format("-o {}: directory is not writable", o.out_dir));
   std::fclose(f);
   std::filesystem::remove(probe, ec);
   const bool gzip = o.gzip;
@@ -170,7 +170,7 @@ Status WriteReplica(const SynthOptions& o, const JobConfig& cfg, const FaultEffe
     Status error;
     auto sink = factory(h, fmt::format("{}/rank-{}{}", o.out_dir, rank, ext), &error);
     if (!error.ok()) return error;
-    if (!sink) return Status::Error(fmt::format("cannot open the output of rank {}", rank));
+    if (!sink) return Status::Resource(fmt::format("cannot open the output of rank {}", rank));
     sinks.push_back(std::make_unique<CountingSink>(std::move(sink), &st->events));
     raw.push_back(sinks.back().get());
   }

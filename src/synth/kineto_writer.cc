@@ -47,7 +47,7 @@ Status KinetoWriter::Open(const std::string& path, bool gzip, const RankHeader& 
   } else {
     file_ = std::fopen(path.c_str(), "wb");
   }
-  if (!file_ && !gz_) return Status::Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  if (!file_ && !gz_) return Status::Resource(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   Write(fmt::format(
       "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\"id\": {}, \"name\": \"NVIDIA H100 80GB HBM3\", "
       "\"totalGlobalMem\": 85029158912, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, "
@@ -63,7 +63,7 @@ Status KinetoWriter::Open(const std::string& path, bool gzip, const RankHeader& 
       "  {{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"GPU {}\"}}}}",
       h_.pid, h_.pid, h_.pid, h_.pid, h_.device, h_.device));
   first_ = false;
-  return error_.empty() ? Status::Ok() : Status::Error(error_);
+  return error_.empty() ? Status::Ok() : Status::Resource(error_);
 }
 
 void KinetoWriter::Time(int64_t ns) {
@@ -157,7 +157,7 @@ void KinetoWriter::Flush() {
 }
 
 Status KinetoWriter::Finish() {
-  if (!file_ && !gz_) return error_.empty() ? Status::Ok() : Status::Error(error_);
+  if (!file_ && !gz_) return error_.empty() ? Status::Ok() : Status::Resource(error_);
   Write(fmt::format("\n  ],\n  \"traceName\": \"rank-{}\",\n  \"displayTimeUnit\": \"ms\"\n}}\n", h_.rank));
   Flush();
   if (gz_) {
@@ -169,7 +169,7 @@ Status KinetoWriter::Finish() {
       error_ = fmt::format("cannot write {}: {}", path_, std::strerror(errno));
     file_ = nullptr;
   }
-  return error_.empty() ? Status::Ok() : Status::Error(error_);
+  return error_.empty() ? Status::Ok() : Status::Resource(error_);
 }
 
 }  // namespace strata::synth

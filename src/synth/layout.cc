@@ -37,15 +37,15 @@ std::vector<int64_t> Layout::Members(GroupKind kind, const Coord& c) const {
 }
 
 Status ResolveLayout(int64_t ranks, int64_t dp, int64_t pp, int64_t tp, Layout* out) {
-  if (ranks < 2 || ranks > 100000) return Status::Error(fmt::format("--ranks {}: must be between 2 and 100000", ranks));
-  if (dp < 0 || pp < 0 || tp < 0) return Status::Error("--dp/--pp/--tp: must be positive");
+  if (ranks < 2 || ranks > 100000) return Status::Usage(fmt::format("--ranks {}: must be between 2 and 100000", ranks));
+  if (dp < 0 || pp < 0 || tp < 0) return Status::Usage("--dp/--pp/--tp: must be positive");
   if (pp == 0) pp = 1;
   if (tp == 0) tp = 1;
   if (ranks % (pp * tp) != 0)
-    return Status::Error(fmt::format("--pp {} x --tp {} = {} does not divide --ranks {}", pp, tp, pp * tp, ranks));
+    return Status::Usage(fmt::format("--pp {} x --tp {} = {} does not divide --ranks {}", pp, tp, pp * tp, ranks));
   if (dp == 0) dp = ranks / (pp * tp);
   if (dp * pp * tp != ranks)
-    return Status::Error(
+    return Status::Usage(
         fmt::format("--dp {} x --pp {} x --tp {} = {} does not match --ranks {}", dp, pp, tp, dp * pp * tp, ranks));
   *out = Layout(dp, pp, tp);
   return Status::Ok();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Command-line behaviour of `strata` that scripts and CI rely on: exit codes (0 ran, 1 error, 2 usage error,
-# 3/4 with --fail-on findings/inconclusive), the nearest subcommand suggested for a typo, the status line
+# Command-line behaviour of `strata` that scripts and CI rely on: exit codes (0 ran, 2 usage error, 3/4 with
+# --fail-on findings/inconclusive; an error by its kind, cli/exit_codes.h: 1 resource, 5 bad input, 6 unsupported
+# or not a trace), the nearest subcommand suggested for a typo, the status line
 # first in the text report. Uses the bundled example (a straggler) and jobs constructed here.
 # usage: check_cli.sh STRATA_BINARY     Prints "N passed, N failed" last.
 set -u
@@ -118,7 +119,7 @@ else
 fi
 # Two runs (HTA's trace_compare pair) given to diagnose: the error points to strata diff.
 if [ -d ../shared/datasets/hta/trace_compare ]; then
-  expect_rc "two runs given to diagnose: error" 1 "$bin" diagnose ../shared/datasets/hta/trace_compare/base ../shared/datasets/hta/trace_compare/test
+  expect_rc "two runs given to diagnose: bad input" 5 "$bin" diagnose ../shared/datasets/hta/trace_compare/base ../shared/datasets/hta/trace_compare/test
   expect_text "two runs given to diagnose: points to strata diff" "$work/err" '`strata diff ../shared/datasets/hta/trace_compare/base ../shared/datasets/hta/trace_compare/test`'
 fi
 expect_rc "typo in subcommand: usage error" 2 "$bin" diagnos "$example"
@@ -126,13 +127,27 @@ expect_text "typo: nearest subcommand suggested" "$work/err" "did you mean 'diag
 expect_rc "no subcommand: usage error" 2 "$bin"
 expect_text "no subcommand: says where the commands are" "$work/err" '^strata: see strata --help for the commands'
 expect_rc "--help: exit 0" 0 "$bin" --help
-expect_rc "missing file: error" 1 "$bin" diagnose "$work/no-such-file.json"
+expect_rc "missing file: resource error" 1 "$bin" diagnose "$work/no-such-file.json"
 expect_text "missing file named" "$work/err" "no-such-file.json"
 : > "$work/empty.json"
-expect_rc "empty file: error" 1 "$bin" diagnose "$work/empty.json"
+expect_rc "empty file: bad input" 5 "$bin" diagnose "$work/empty.json"
 expect_text "empty file says so" "$work/err" "empty.json: empty file"
-expect_rc "same file twice: error" 1 "$bin" diagnose "$example" "$(dirname "$example")/./$(basename "$example")"
+expect_rc "same file twice: usage error" 2 "$bin" diagnose "$example" "$(dirname "$example")/./$(basename "$example")"
 expect_text "same file twice says so" "$work/err" "the same file is given twice"
+# Each kind of error its own exit code (docs/usage.md), the message unchanged.
+printf '{"traceEvents": [{"ph": "X", "name": "a"} "b"]}' > "$work/malformed.json"
+expect_rc "malformed JSON: bad input" 5 "$bin" diagnose "$work/malformed.json"
+expect_text "malformed JSON: names the file and the byte" "$work/err" "malformed.json: invalid JSON at byte 42: "
+printf 'rank,step,optype,start_ts,duration\n0,1,fwd,0,1\n0,1,"fwd,0,1\n' > "$work/unclosed.csv"
+expect_rc "CSV with an unclosed quote: bad input" 5 "$bin" summary "$work/unclosed.csv"
+expect_text "CSV with an unclosed quote: names the file and the line" "$work/err" "unclosed.csv: line 3: "
+printf 'hello: this is no trace\n' > "$work/notes.json"
+expect_rc "a file of no known format: not a trace" 6 "$bin" diagnose "$work/notes.json"
+expect_text "a file of no known format: says so" "$work/err" "notes.json: unrecognised format"
+printf 'SQLite format 3\000' | cat - "$work/notes.json" | gzip -c > "$work/packed.sqlite.gz"
+expect_rc "a compressed SQLite file: unsupported" 6 "$bin" summary "$work/packed.sqlite.gz"
+expect_text "a compressed SQLite file: says so" "$work/err" "decompress it first"
+expect_rc "--op-map without =: usage error" 2 "$bin" summary --op-map fwd "$example"
 
 # Numeric options are validated (NaN, inf and odd time units were accepted): usage errors naming the option.
 for bad in nan inf -1 101; do
@@ -164,7 +179,7 @@ if grep -q "implausible" "$work/err"; then
 else
   passed=$((passed + 1)); echo "ok   op table in ms read as ms: no warning"
 fi
-expect_rc "inspect /dev/zero: a quick error" 1 timeout 10 "$bin" inspect /dev/zero
+expect_rc "inspect /dev/zero: a quick error (not a segment)" 6 timeout 10 "$bin" inspect /dev/zero
 expect_text "inspect /dev/zero: says why" "$work/err" "not a strata segment file"
 
 # Text fits a terminal's width (COLUMNS, or the tty's); piped or written to a file it keeps the fixed 100.
@@ -246,27 +261,27 @@ expect_rc "inspect FOLDER --format json: an array of both" 0 "$bin" inspect --fo
 cp "$work/out" "$work/inspect.json"
 expect_rc "inspect FOLDER json: two objects" 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if isinstance(d, list) and len(d) == 2 else 1)' "$work/inspect.json"
 mkdir -p "$work/nosegs"
-expect_rc "inspect of a folder without segments: error" 1 "$bin" inspect "$work/nosegs"
+expect_rc "inspect of a folder without segments: not a trace" 6 "$bin" inspect "$work/nosegs"
 expect_text "inspect empty folder: says why" "$work/err" "no .sseg segment files in it"
 expect_rc "diagnose of a segment through a pipe" 0 bash -c '"$1" diagnose --format json <(cat "$2")' sh "$bin" "$segment"
 expect_text "segment through a pipe: read as a recording" "$work/out" '"step_source"'
-expect_rc "- named twice: error" 1 "$bin" summary - - < /dev/null
+expect_rc "- named twice: usage error" 2 "$bin" summary - - < /dev/null
 expect_text "- named twice: says why" "$work/err" "named twice"
 
 # Nsight Systems exports (docs/nsys.md): read by SQLite from their path; a pipe, a non-nsys SQLite file and a file
-# cut short are errors that say so (exit 1), never a crash.
+# cut short are errors that say so (exit 6 unsupported, 6 not a trace, 5 bad input), never a crash.
 nsys_export=../shared/datasets/nsys/mfu_2gpu_before.sqlite
 if [ -f "$nsys_export" ]; then
   expect_rc "summary of an nsys export" 0 "$bin" summary "$nsys_export"
   expect_text "nsys export: two ranks" "$work/out" '^strata summary: 2 ranks, 31883 events'
-  expect_rc "nsys export on standard input: error" 1 sh -c '"$1" summary - < "$2"' sh "$bin" "$nsys_export"
+  expect_rc "nsys export on standard input: unsupported" 6 sh -c '"$1" summary - < "$2"' sh "$bin" "$nsys_export"
   expect_text "nsys export on standard input: says why" "$work/err" "must be given as a file on disk"
   head -c 100000 "$nsys_export" > "$work/cut.sqlite"
-  expect_rc "nsys export cut short: error" 1 "$bin" summary "$work/cut.sqlite"
+  expect_rc "nsys export cut short: bad input" 5 "$bin" summary "$work/cut.sqlite"
   expect_text "nsys export cut short: says so" "$work/err" "cut short"
 fi
 sqlite3 "$work/other.sqlite" "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);"
-expect_rc "SQLite file that is no nsys export: error" 1 "$bin" summary "$work/other.sqlite"
+expect_rc "SQLite file that is no nsys export: not a trace" 6 "$bin" summary "$work/other.sqlite"
 expect_text "no nsys export: says so" "$work/err" "not an Nsight Systems export"
 
 # --max-memory: past it, an error naming the file being read (was: std::bad_alloc, abort, exit 134). The
@@ -285,7 +300,7 @@ with open(sys.argv[1], "w") as f:
     f.write("{\"traceEvents\": [{\"name\": \"")
     for _ in range(260): f.write("a" * (1 << 20))
     f.write("\"}]}")' "$work/huge-event.json"
-expect_rc "a 260 MiB event: error" 1 "$bin" summary "$work/huge-event.json"
+expect_rc "a 260 MiB event: bad input" 5 "$bin" summary "$work/huge-event.json"
 expect_text "a 260 MiB event: says why" "$work/err" 'huge-event.json: invalid JSON at byte .*spans more than 256 MiB'
 rm -f "$work/huge-event.json"
 

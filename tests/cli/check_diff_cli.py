@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`strata diff` from the command line on small traces written here: the text headline, the JSON table, the
 HTML page, --help, and every bad argument or input as a clear error with the documented exit code (1 an input
-error, 2 a usage error) and a message naming the argument or file.
+that cannot be read, 2 a usage error, 5 a malformed input) and a message naming the argument or file.
 usage: check_diff_cli.py STRATA_BINARY
 """
 import json
@@ -80,7 +80,7 @@ def main():
                err=f"strata: --base-rank 4: BASE {b} has no rank 4 (its ranks: 0)")
         expect("step not present", run("diff", "--test-step", "7", b, t), 2,
                err=f"strata: --test-step 7: TEST {t} has no ProfilerStep#7 (its steps: 3)")
-        expect("a run without steps", run("diff", b, paths["nosteps"]), 1, err="no ProfilerStep#N in it")
+        expect("a run without steps", run("diff", b, paths["nosteps"]), 5, err="no ProfilerStep#N in it")
         expect("--all-ranks excludes --base-rank", run("diff", "--all-ranks", "--base-rank", "0", b, t), 2)
         expect("one run is not enough", run("diff", b), 2)
         expect("bad --device", run("diff", "--device", "tpu", b, t), 2)

@@ -58,7 +58,7 @@ mkdir "$work/job" && cp "$example"/rank-*.json.gz "$work/job/"
 before=$(md5sum "$work/job/rank-0.json.gz")
 "$bin" diagnose -o "$work/job/rank-0.json.gz" "$work/job" > /dev/null 2> "$work/err"
 rc=$?
-check "-o an input: refused" '[ "$rc" -eq 1 ] && grep -q "that is one of the inputs" "$work/err"'
+check "-o an input: refused (a usage error)" '[ "$rc" -eq 2 ] && grep -q "that is one of the inputs" "$work/err"'
 check "-o an input: the input is intact" '[ "$(md5sum "$work/job/rank-0.json.gz")" = "$before" ]'
 
 # 7. Write errors are errors: standard output on a full device.

@@ -76,7 +76,7 @@ def main():
         check("--rank-map overrides the file name", f.get("rank") == 3, out + err)
 
         rc, out, err = run(strata, "summary", hang)
-        check("summary of dumps is an error naming diagnose", rc == 1 and "strata diagnose" in err, f"rc {rc} {err}")
+        check("summary of dumps is an error naming diagnose", rc == 6 and "strata diagnose" in err, f"rc {rc} {err}")
 
         # Beside the traces of the same (2-rank) job: the traces' diagnosis with the dumps' findings first.
         pair = os.path.join(work, "p2p")
@@ -109,7 +109,7 @@ def main():
         shutil.copy(os.path.join(hang, "nccl_trace_rank_0"), os.path.join(nameless, "dump_a"))
         shutil.copy(os.path.join(hang, "nccl_trace_rank_2"), os.path.join(nameless, "dump_b"))
         rc, out, err = run(strata, "diagnose", nameless)
-        check("a dump without a rank is an error naming --rank-map", rc == 1 and "--rank-map dump_a=RANK" in err,
+        check("a dump without a rank is an error naming --rank-map", rc == 5 and "--rank-map dump_a=RANK" in err,
               f"rc {rc} {err}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -354,6 +354,10 @@ class Errors(unittest.TestCase):
 
     def test_missing_path(self):
         self.assertIn("no such file", self.assert_clis_error("/nonexistent/strata/rank-0.json"))
+        with self.assertRaises(strata.ResourceError) as e:
+            strata.load("/nonexistent/strata/rank-0.json")
+        self.assertEqual(e.exception.kind, "resource")
+        self.assertIsNone(e.exception.file)
 
     def test_corrupt_file(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -361,6 +365,31 @@ class Errors(unittest.TestCase):
             with open(bad, "w") as f:
                 f.write('{"traceEvents": [ {"ph": "X", ')
             self.assertIn("invalid JSON", self.assert_clis_error(bad))
+            with self.assertRaises(strata.BadInputError) as e:
+                strata.load(bad)
+            self.assertEqual((e.exception.kind, e.exception.file, e.exception.line), ("bad_input", bad, None))
+            self.assertIn(f"invalid JSON at byte {e.exception.offset}:", str(e.exception))
+
+    def test_error_kinds_are_subclasses_with_the_cli_exit_codes_kinds(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            notes = os.path.join(tmp, "notes.json")
+            with open(notes, "w") as f:
+                f.write("hello: this is no trace\n")
+            with self.assertRaises(strata.NotATraceError) as e:
+                strata.load(notes)
+            self.assertEqual((e.exception.kind, e.exception.file), ("not_a_trace", notes))
+            ops = os.path.join(tmp, "ops.csv")
+            with open(ops, "w") as f:
+                f.write('rank,step,optype,start_ts,duration\n0,1,fwd,0,1\n0,1,"fwd,0,1\n')
+            with self.assertRaises(strata.BadInputError) as e:
+                strata.load(ops)
+            self.assertEqual((e.exception.file, e.exception.line, e.exception.offset), (ops, 3, None))
+        with self.assertRaises(strata.UsageError) as e:
+            strata.load(EXAMPLE, op_map={"fwd": "no-such-type"})
+        self.assertEqual(e.exception.kind, "usage")
+        for name in ("BadInputError", "NotATraceError", "UnsupportedError", "ResourceError", "InternalError",
+                     "UsageError"):
+            self.assertTrue(issubclass(getattr(strata, name), strata.Error), name)
 
     def test_diff_missing_base(self):
         expected = cli("diff", "/nonexistent/base", SLOW, ok=False)

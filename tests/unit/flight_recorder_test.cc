@@ -391,9 +391,9 @@ TEST(FlightRecorderDecoder, BadInputIsAnErrorNamingTheFileAndThePlace) {
   EXPECT_EQ(DecodeFlightRecorderDump(std::string_view("\x80\x02}q\x00.", 6), "x").status().kind(),
             ErrorKind::kNotATrace)
       << "an empty dict";
-  EXPECT_EQ(DecodeFlightRecorderDump(std::string_view("\x80\x02}q\x00", 5), "x").status().kind(), ErrorKind::kGeneric)
+  EXPECT_EQ(DecodeFlightRecorderDump(std::string_view("\x80\x02}q\x00", 5), "x").status().kind(), ErrorKind::kBadInput)
       << "truncated";
-  EXPECT_EQ(DecodeFlightRecorderDump(R"({"version": "2.4", "entries": 3})", "x").status().kind(), ErrorKind::kGeneric);
+  EXPECT_EQ(DecodeFlightRecorderDump(R"({"version": "2.4", "entries": 3})", "x").status().kind(), ErrorKind::kBadInput);
 }
 
 TEST(FlightRecorderDecoder, GzipDumpsWithoutSuffixAreFoundInADirectory) {

@@ -257,7 +257,7 @@ TEST(JsonEventSplitter, CallbackErrorStopsTheRun) {
   int calls = 0;
   const Status st = splitter.Run(
       *src.value(), [](std::string_view, std::string_view) {},
-      [&](const EventBatch&) { return ++calls == 2 ? Status::Error("stop here") : Status::Ok(); });
+      [&](const EventBatch&) { return ++calls == 2 ? Status::Internal("stop here") : Status::Ok(); });
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "stop here");
   EXPECT_EQ(calls, 2);

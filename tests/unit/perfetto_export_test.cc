@@ -399,7 +399,7 @@ TEST(PerfettoExport, StopsAtTheSinksFirstError) {
   int calls = 0;
   const Status st = WritePerfettoJson(
       store, RecordedRun{}, result,
-      [&](std::string_view) { return ++calls == 2 ? Status::Error("disk full") : Status::Ok(); }, options);
+      [&](std::string_view) { return ++calls == 2 ? Status::Resource("disk full") : Status::Ok(); }, options);
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "disk full");
   EXPECT_EQ(calls, 2);

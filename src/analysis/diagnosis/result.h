@@ -20,6 +20,7 @@
 #include "analysis/diagnosis/contract_vocabulary.h"
 #include "analysis/diagnosis/evidence.h"
 #include "analysis/diagnosis/verdict_notes.h"
+#include "core/status.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
 
@@ -107,6 +108,7 @@ struct InputSummary {
 struct LeftOutInput {
   std::string path;
   std::string reason;
+  Status error;  // the loader's error: its kind and place (reports/diagnosis_report.cc writes them)
 };
 
 /// What one pass of a diagnosis path found — late ranks and the findings about them — returned as a value;

@@ -147,7 +147,7 @@ Expected<RunRows> WithModelSteps(const TraceStore& store, RunRows run) {
     }
   }
   if (found.empty())
-    return Status::Error(
+    return Status::BadInput(
         fmt::format("{}: no ProfilerStep#N in it and no steps found from its collective calls: the "
                     "diff compares steps (record with torch.profiler's schedule, or give a run "
                     "whose ranks call collectives every step)",
@@ -182,7 +182,7 @@ Expected<RunRows> ReadRun(const TraceStore& store, const std::string& label) {
     AssignLinkedSteps(store, rows);
   }
   if (!any)
-    return Status::Error(fmt::format("{}: no events to compare in it (complete events with a category)", label));
+    return Status::BadInput(fmt::format("{}: no events to compare in it (complete events with a category)", label));
   run.step_source = "profiler-step";
   if (steps.empty()) return WithModelSteps(store, std::move(run));
   run.steps.assign(steps.begin(), steps.end());
@@ -240,7 +240,7 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
   for (int32_t r : wanted) {
     auto it = by_number.find(r);
     if (it == by_number.end())
-      return Status::Error(fmt::format("{} {}: {} has no rank {} (its ranks: {})", sel.rank_option, r, run.label, r,
+      return Status::Usage(fmt::format("{} {}: {} has no rank {} (its ranks: {})", sel.rank_option, r, run.label, r,
                                        JoinInts(known_ranks)));
     ranks->push_back(it->second);
   }
@@ -249,7 +249,7 @@ Status Choose(const TraceStore& store, const RunRows& run, const SideSelection& 
   if (steps.empty()) steps = {whole_step ? MedianStep(run) : run.steps.front()};
   for (int64_t n : steps)
     if (!std::binary_search(run.steps.begin(), run.steps.end(), n))
-      return Status::Error(fmt::format("{} {}: {} has no {}{} (its steps: {})", sel.step_option, n, run.label,
+      return Status::Usage(fmt::format("{} {}: {} has no {}{} (its steps: {})", sel.step_option, n, run.label,
                                        run.window_us.empty() ? "ProfilerStep#" : "step ", n, JoinInts(run.steps)));
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());

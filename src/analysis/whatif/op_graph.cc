@@ -218,9 +218,9 @@ std::string KnownOpTypeNames() {
 }
 
 Status AddOpMapEntry(std::string_view from, std::string_view to, std::map<std::string, std::string, std::less<>>* out) {
-  if (from.empty() || to.empty()) return Status::Error("expected FROM=TO (e.g. fwd=forward-compute)");
+  if (from.empty() || to.empty()) return Status::Usage("expected FROM=TO (e.g. fwd=forward-compute)");
   if (!OpTypeFromName(to))
-    return Status::Error(fmt::format("{} is not an op type the what-if knows ({})", to, KnownOpTypeNames()));
+    return Status::Usage(fmt::format("{} is not an op type the what-if knows ({})", to, KnownOpTypeNames()));
   (*out)[std::string(from)] = std::string(to);
   return Status::Ok();
 }
@@ -259,11 +259,11 @@ Status OpGraph::IndexNodes(const std::vector<TemplateOp>& ops, int32_t max_stage
     const TemplateOp& op = ops[i];
     nodes_.push_back(OpNode{op.stage, op.type, op.seq, op.chunk, kNoGroup, false});
     auto& slot = by_stage_type_[static_cast<size_t>(op.stage) * kNumOpTypes + Index(op.type)];
-    if (op.seq < 0) return Status::Error("what-if: negative op sequence number");
+    if (op.seq < 0) return Status::BadInput("what-if: negative op sequence number");
     if (slot.size() <= static_cast<size_t>(op.seq)) slot.resize(static_cast<size_t>(op.seq) + 1, kNoNode);
     if (slot[op.seq] != kNoNode)
-      return Status::Error(fmt::format("what-if: two {} ops with sequence number {} on stage {} in one step",
-                                       OpTypeName(op.type), op.seq, op.stage));
+      return Status::BadInput(fmt::format("what-if: two {} ops with sequence number {} on stage {} in one step",
+                                          OpTypeName(op.type), op.seq, op.stage));
     slot[op.seq] = i;
   }
   for (int32_t s = 0; s < num_stages_; ++s) {
@@ -273,11 +273,11 @@ Status OpGraph::IndexNodes(const std::vector<TemplateOp>& ops, int32_t max_stage
       any = any || !slot.empty();
       for (size_t k = 0; k < slot.size(); ++k)
         if (slot[k] == kNoNode)
-          return Status::Error(
+          return Status::BadInput(
               fmt::format("what-if: stage {} has no {} op number {} (numbers must be 0..n-1)", s, kTypeNames[t], k));
     }
     if (!any)
-      return Status::Error(
+      return Status::BadInput(
           fmt::format("what-if: pipeline stage {} has no ops in the template step "
                       "(stages must be numbered 0..{})",
                       s, num_stages_ - 1));
@@ -393,22 +393,22 @@ Status OpGraph::OrderEvents() {
       if (indegree[n] == 0) continue;
       stuck += (shown++ ? ", " : "") + NodeName(n);
     }
-    return Status::Error(fmt::format("what-if: the dependency model has a cycle; ops that can never start: {}",
-                                     stuck.empty() ? std::string("(group waits only)") : stuck));
+    return Status::BadInput(fmt::format("what-if: the dependency model has a cycle; ops that can never start: {}",
+                                        stuck.empty() ? std::string("(group waits only)") : stuck));
   }
   return Status::Ok();
 }
 
 // The steps: check and index the nodes, add dependencies and groups, order the replay events.
 Expected<OpGraph> BuildOpGraph(const std::vector<TemplateOp>& ops, const OpGraphOptions& options) {
-  if (ops.empty()) return Status::Error("what-if: the template step has no ops of a known type");
-  if (ops.size() >= kNoNode / 2) return Status::Error("what-if: too many ops in one step");
+  if (ops.empty()) return Status::BadInput("what-if: the template step has no ops of a known type");
+  if (ops.size() >= kNoNode / 2) return Status::Resource("what-if: too many ops in one step");
   OpGraph g;
   int32_t max_stage = -1, max_chunk = 0;
   for (const TemplateOp& op : ops) {
-    if (op.stage < 0) return Status::Error(fmt::format("what-if: negative pipeline stage {}", op.stage));
+    if (op.stage < 0) return Status::BadInput(fmt::format("what-if: negative pipeline stage {}", op.stage));
     if (op.start_ns > op.end_ns)
-      return Status::Error(fmt::format("what-if: an op of stage {} ends before it starts", op.stage));
+      return Status::BadInput(fmt::format("what-if: an op of stage {} ends before it starts", op.stage));
     max_stage = std::max(max_stage, op.stage);
     max_chunk = std::max(max_chunk, op.chunk);
   }

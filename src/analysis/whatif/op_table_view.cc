@@ -87,7 +87,7 @@ Expected<Collected> CollectRows(const TraceStore& store, OpTableView* view) {
       const int32_t stage = r.pp_stage >= 0 ? r.pp_stage : 0;
       auto [w, fresh] = worker_at.try_emplace({dp, stage}, static_cast<uint32_t>(c.workers.size()));
       if (!fresh) {
-        return Status::Error(
+        return Status::BadInput(
             fmt::format("what-if: ranks {} and {} are both dp rank {} stage {}; the model needs one recorded rank per "
                         "(dp rank, stage) (record one tensor-parallel rank per worker)",
                         c.workers[w->second].rank, r.rank, dp, stage));
@@ -105,7 +105,7 @@ Expected<Collected> CollectRows(const TraceStore& store, OpTableView* view) {
     size_t listed = 0;
     for (const auto& [name, rows] : view->ignored_op_types)
       if (listed++ < 6) seen += fmt::format("{}{} ({} rows)", seen.empty() ? "" : ", ", name, rows);
-    return Status::Error(fmt::format(
+    return Status::BadInput(fmt::format(
         "what-if: no op-table rows of a known op type (forward-compute, backward-compute, ...){}; the what-if "
         "analysis needs a per-op table with step, dp_rank and stage columns (map other names with --op-map "
         "FROM=TO)",
@@ -311,7 +311,7 @@ Expected<OpTableView> BuildOpTableView(const TraceStore& store, const OpGraphOpt
   }
   auto graph = BuildOpGraph(tmpl, options);
   if (!graph.ok()) {
-    return Status::Error(
+    return graph.status().Reworded(
         fmt::format("{} (template: step {}, dp rank {})", graph.error(), view.template_step, view.template_dp_rank));
   }
   view.graph = std::move(graph).value();
@@ -321,7 +321,7 @@ Expected<OpTableView> BuildOpTableView(const TraceStore& store, const OpGraphOpt
   ImputeHoles(all_steps, &slots, &view);
   const std::vector<size_t> kept = KeepCompleteSteps(all_steps, &slots, &view);
   if (kept.empty())
-    return Status::Error(fmt::format("what-if: no step has the ops of the template step ({})", view.skip_example));
+    return Status::BadInput(fmt::format("what-if: no step has the ops of the template step ({})", view.skip_example));
   FillDense(all_steps, kept, slots, &view);
   view.worker_rank.assign(view.dp_ranks.size() * static_cast<size_t>(view.num_stages), -1);
   for (const Worker& w : c.workers)

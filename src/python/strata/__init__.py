@@ -11,15 +11,20 @@ fixing it would save, from the same C++ library as the `strata` command (the com
 
 Every result keeps the JSON the CLI writes (`to_json()` is `strata diagnose|diff --format json`, byte for
 byte) and builds its DataFrames from it, so a frame never says something the CLI does not. Errors are
-strata.Error with the CLI's message (the text it prints after "strata: "). pandas is imported when a frame is
+strata.Error with the CLI's message (the text it prints after "strata: "), raised as the subclass of its kind:
+BadInputError (a malformed input), NotATraceError, UnsupportedError, ResourceError (I/O, memory), InternalError,
+UsageError (a wrong keyword); each has .kind ("bad_input", ...) and .file, .offset (bytes) and .line where the
+error was found (None where unknown). pandas is imported when a frame is
 first asked for: loading, diagnosing and to_json() work without it.
 """
 import json
 
 from . import _strata
-from ._strata import Error
+from ._strata import (BadInputError, Error, InternalError, NotATraceError, ResourceError, UnsupportedError,
+                      UsageError)
 
-__all__ = ["Error", "Job", "Diagnosis", "Diff", "load", "diagnose", "diff", "__version__"]
+__all__ = ["Error", "BadInputError", "NotATraceError", "UnsupportedError", "ResourceError", "InternalError",
+           "UsageError", "Job", "Diagnosis", "Diff", "load", "diagnose", "diff", "__version__"]
 __version__ = _strata.__version__
 DEFAULT_MIN_EFFECT_PCT = _strata.DEFAULT_MIN_EFFECT_PCT
 
