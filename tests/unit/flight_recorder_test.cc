@@ -16,6 +16,7 @@
 #include "analysis/diagnosis/flight_recorder_findings.h"
 #include "importers/flight_recorder_decoder.h"
 #include "importers/job_loader.h"
+#include "test_paths.h"
 #include "test_util.h"
 
 namespace strata {
@@ -28,7 +29,7 @@ using diagnosis::StallEvidence;
 
 /// Writes the dumps of `kase` into `dir` (tests/flight_recorder/make_dumps.py).
 void MakeDumps(const std::string& kase, const std::string& dir, const std::string& version = "") {
-  const std::string cmd = "/usr/bin/python3 " + std::string(STRATA_SOURCE_DIR) +
+  const std::string cmd = "/usr/bin/python3 " + std::string(::strata::testing::kSourceDir) +
                           "/tests/flight_recorder/make_dumps.py " + kase + " " + dir +
                           (version.empty() ? "" : " --version " + version);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -420,7 +421,8 @@ TEST(FlightRecorderDecoder, ObjectPicklesInADirectoryArePassedOver) {
 }
 
 TEST(FlightRecorderDecoder, FuzzSeedsDecode) {
-  const std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "tests/fuzz/corpus/flight_recorder";
+  const std::filesystem::path dir =
+      std::filesystem::path(::strata::testing::kSourceDir) / "tests/fuzz/corpus/flight_recorder";
   size_t seeds = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     auto dump = DecodeFlightRecorderDump(ReadAll(entry.path().string()), entry.path().string());

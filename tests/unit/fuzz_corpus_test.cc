@@ -14,6 +14,7 @@
 #include "importers/kineto_importer.h"
 #include "importers/op_table_importer.h"
 #include "importers/pickle_reader.h"
+#include "test_paths.h"
 #include "test_util.h"
 
 namespace strata {
@@ -21,7 +22,7 @@ namespace {
 
 std::vector<std::string> CorpusFiles(const std::string& name) {
   std::vector<std::string> files;
-  const std::filesystem::path dir = std::filesystem::path(STRATA_SOURCE_DIR) / "tests/fuzz/corpus" / name;
+  const std::filesystem::path dir = std::filesystem::path(::strata::testing::kSourceDir) / "tests/fuzz/corpus" / name;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
     if (entry.is_regular_file()) files.push_back(entry.path().string());

@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "recorder/python_line_table.h"
+#include "test_paths.h"
 
 namespace strata::recorder {
 namespace {
 
-const std::string kDataDir = std::string(STRATA_SOURCE_DIR) + "/tests/data/python-linetables";
+const std::string kDataDir = std::string(::strata::testing::kSourceDir) + "/tests/data/python-linetables";
 
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);

@@ -12,6 +12,7 @@
 #include "segments/segment_format.h"
 #include "segments/segment_reader.h"
 #include "segments/segment_writer.h"
+#include "test_paths.h"
 #include "test_util.h"
 
 namespace strata::segments {
@@ -151,7 +152,7 @@ TEST(SegmentFormat, FlushedBlocksAreReadableWhileTheWriterIsOpen) {
 // The fuzzer's seed files were written by an independent Python encoder from docs/segment-format.md:
 // reading them checks the documentation against the reader.
 TEST(SegmentFormat, DocumentedLayoutMatchesTheReader) {
-  const std::string dir = std::string(STRATA_SOURCE_DIR) + "/tests/fuzz/corpus/segment/";
+  const std::string dir = std::string(::strata::testing::kSourceDir) + "/tests/fuzz/corpus/segment/";
   auto small = ReadSegment(dir + "small.sseg");
   ASSERT_TRUE(small.ok()) << small.error();
   const SegmentData& d = small.value();

@@ -18,6 +18,7 @@
 #include "importers/kineto_importer.h"
 #include "importers/op_table_importer.h"
 #include "store/trace_store.h"
+#include "test_paths.h"
 
 namespace strata::testing {
 
@@ -149,7 +150,7 @@ inline Expected<TraceStore> ImportOpTableText(std::string_view csv, const Import
   return ImportOpTable(*src.value(), options);
 }
 
-inline std::string SharedDir() { return STRATA_SHARED_DIR; }
+inline std::string SharedDir() { return ::strata::testing::kSharedDir; }
 inline bool Exists(const std::string& p) { return std::filesystem::exists(p); }
 
 /// The first input's skipped count under an output key (e.g. "unsupported_phase_P"), 0 when none.

@@ -15,6 +15,7 @@
 
 #include "importers/job_loader.h"
 #include "store/trace_store.h"
+#include "test_paths.h"
 
 namespace strata::whatif::testing {
 
@@ -71,7 +72,7 @@ class OpTableBuilder {
 };
 
 inline std::string DatasetPath(const std::string& name) {
-  return std::string(STRATA_SHARED_DIR) + "/datasets/straggler-whatif/trace-" + name + ".csv.gz";
+  return std::string(::strata::testing::kSharedDir) + "/datasets/straggler-whatif/trace-" + name + ".csv.gz";
 }
 
 /// The loaded store of dataset `name` (AR, ST, SE), loaded once per test binary; nullptr when the file is
