@@ -573,7 +573,7 @@ TEST(CriticalPath, DiagnoseReportsTheMedianStepsPath) {
 // part is rank 1's host work; with a slow loader or GC pauses most of the path is on the fault rank; on the
 // clean 4-rank job every path still tiles its step.
 TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
-  const std::string dir = std::string(::strata::testing::kSourceDir) + "/tests/data/ddp/slow-compute-rank1";
+  const std::string dir = std::string(::strata::test_paths::kSourceDir) + "/tests/data/ddp/slow-compute-rank1";
   auto job = LoadJob({dir}, LoadOptions{});
   ASSERT_TRUE(job.ok()) << job.error();
   auto p = ComputeFor(std::move(job.value().store));
@@ -593,7 +593,7 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
   // most of the median step's path (91 % and 79 % measured 2026-12-03, the rest the collective's transfer).
   for (const auto& [name, rank] :
        {std::pair<const char*, int32_t>{"dataloader-stall-rank0", 0}, {"gc-pause-rank1", 1}}) {
-    auto other = LoadJob({std::string(::strata::testing::kSourceDir) + "/tests/data/ddp/" + name}, LoadOptions{});
+    auto other = LoadJob({std::string(::strata::test_paths::kSourceDir) + "/tests/data/ddp/" + name}, LoadOptions{});
     ASSERT_TRUE(other.ok()) << other.error();
     auto o = ComputeFor(std::move(other.value().store));
     ASSERT_TRUE(o->path) << name;
@@ -604,7 +604,7 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
       if (s.rank == rank) on_fault_rank += s.dur_ns;
     EXPECT_GE(on_fault_rank, span * 3 / 4) << name;
   }
-  auto clean = LoadJob({std::string(::strata::testing::kSourceDir) + "/tests/data/ddp/clean-4rank"}, LoadOptions{});
+  auto clean = LoadJob({std::string(::strata::test_paths::kSourceDir) + "/tests/data/ddp/clean-4rank"}, LoadOptions{});
   ASSERT_TRUE(clean.ok()) << clean.error();
   auto q = ComputeFor(std::move(clean.value().store));
   for (int64_t step : q->job.steps.steps) {
@@ -621,7 +621,8 @@ TEST(CriticalPath, LabJobSlowComputeRankIsOnThePath) {
 // call that covers the instant (not the last one to start) and hand the wait to rank 1's late compute: rank
 // 1's host work is most of the step, rank 0's forward_backward self time is not.
 TEST(CriticalPath, ExampleWaitInsideTheLoopOpGoesToTheLateRank) {
-  auto job = LoadJob({std::string(::strata::testing::kSourceDir) + "/examples/ddp-2rank-slow-compute"}, LoadOptions{});
+  auto job =
+      LoadJob({std::string(::strata::test_paths::kSourceDir) + "/examples/ddp-2rank-slow-compute"}, LoadOptions{});
   ASSERT_TRUE(job.ok()) << job.error();
   auto p = ComputeFor(std::move(job.value().store));
   ASSERT_TRUE(p->path);

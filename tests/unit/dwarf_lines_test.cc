@@ -14,12 +14,12 @@ namespace strata::recorder {
 namespace {
 
 TEST(DwarfLines, FunctionOfAFixtureWithDebugInfoHasItsSourceLine) {
-  auto elf = ElfSymbols::Load(::strata::testing::kDwarfFixture);
+  auto elf = ElfSymbols::Load(::strata::test_paths::kDwarfFixture);
   ASSERT_TRUE(elf.ok()) << elf.error();
   auto found = elf.value().Find([](const ElfFunction& f) { return f.name == "strata_fixture_hot"; });
   ASSERT_EQ(found.size(), 1u);
   DwarfLines lines;
-  auto at = lines.Lookup(::strata::testing::kDwarfFixture, found[0]->address);
+  auto at = lines.Lookup(::strata::test_paths::kDwarfFixture, found[0]->address);
   ASSERT_TRUE(at.has_value());
   EXPECT_NE(at->file.find("dwarf_fixture.cc"), std::string::npos) << at->file;
   EXPECT_GE(at->line, 5);
@@ -31,7 +31,7 @@ TEST(DwarfLines, FunctionOfAFixtureWithDebugInfoHasItsSourceLine) {
   const auto offset = elf.value().FileOffset(found[0]->address + 4);
   ASSERT_TRUE(offset.has_value());
   const uint64_t start = elf.value().fixed_address() ? 0 : 0x555555554000ull;
-  MapEntry map{start, start + (64ull << 20), 0, ::strata::testing::kDwarfFixture};
+  MapEntry map{start, start + (64ull << 20), 0, ::strata::test_paths::kDwarfFixture};
   const uint64_t ip = elf.value().fixed_address() ? found[0]->address + 4 : start + *offset;
   StackSymbolizer symbolizer("/nonexistent");
   const auto frames = symbolizer.User({map}, {ip});

@@ -29,7 +29,7 @@ using diagnosis::StallEvidence;
 
 /// Writes the dumps of `kase` into `dir` (tests/flight_recorder/make_dumps.py).
 void MakeDumps(const std::string& kase, const std::string& dir, const std::string& version = "") {
-  const std::string cmd = "/usr/bin/python3 " + std::string(::strata::testing::kSourceDir) +
+  const std::string cmd = "/usr/bin/python3 " + std::string(::strata::test_paths::kSourceDir) +
                           "/tests/flight_recorder/make_dumps.py " + kase + " " + dir +
                           (version.empty() ? "" : " --version " + version);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -422,7 +422,7 @@ TEST(FlightRecorderDecoder, ObjectPicklesInADirectoryArePassedOver) {
 
 TEST(FlightRecorderDecoder, FuzzSeedsDecode) {
   const std::filesystem::path dir =
-      std::filesystem::path(::strata::testing::kSourceDir) / "tests/fuzz/corpus/flight_recorder";
+      std::filesystem::path(::strata::test_paths::kSourceDir) / "tests/fuzz/corpus/flight_recorder";
   size_t seeds = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     auto dump = DecodeFlightRecorderDump(ReadAll(entry.path().string()), entry.path().string());

@@ -22,7 +22,8 @@ namespace {
 
 std::vector<std::string> CorpusFiles(const std::string& name) {
   std::vector<std::string> files;
-  const std::filesystem::path dir = std::filesystem::path(::strata::testing::kSourceDir) / "tests/fuzz/corpus" / name;
+  const std::filesystem::path dir =
+      std::filesystem::path(::strata::test_paths::kSourceDir) / "tests/fuzz/corpus" / name;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
     if (entry.is_regular_file()) files.push_back(entry.path().string());

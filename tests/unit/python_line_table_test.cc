@@ -22,7 +22,7 @@
 namespace strata::recorder {
 namespace {
 
-const std::string kDataDir = std::string(::strata::testing::kSourceDir) + "/tests/data/python-linetables";
+const std::string kDataDir = std::string(::strata::test_paths::kSourceDir) + "/tests/data/python-linetables";
 
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);

@@ -152,7 +152,7 @@ TEST(SegmentFormat, FlushedBlocksAreReadableWhileTheWriterIsOpen) {
 // The fuzzer's seed files were written by an independent Python encoder from docs/segment-format.md:
 // reading them checks the documentation against the reader.
 TEST(SegmentFormat, DocumentedLayoutMatchesTheReader) {
-  const std::string dir = std::string(::strata::testing::kSourceDir) + "/tests/fuzz/corpus/segment/";
+  const std::string dir = std::string(::strata::test_paths::kSourceDir) + "/tests/fuzz/corpus/segment/";
   auto small = ReadSegment(dir + "small.sseg");
   ASSERT_TRUE(small.ok()) << small.error();
   const SegmentData& d = small.value();

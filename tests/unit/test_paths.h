@@ -3,10 +3,10 @@
 // flags, so that no test file's compile line names a path of this clone and ccache shares the objects.
 #pragma once
 
-namespace strata::testing {
+namespace strata::test_paths {
 
 extern const char* const kSourceDir;
 extern const char* const kSharedDir;
 extern const char* const kDwarfFixture;
 
-}  // namespace strata::testing
+}  // namespace strata::test_paths

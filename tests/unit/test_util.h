@@ -150,7 +150,7 @@ inline Expected<TraceStore> ImportOpTableText(std::string_view csv, const Import
   return ImportOpTable(*src.value(), options);
 }
 
-inline std::string SharedDir() { return ::strata::testing::kSharedDir; }
+inline std::string SharedDir() { return ::strata::test_paths::kSharedDir; }
 inline bool Exists(const std::string& p) { return std::filesystem::exists(p); }
 
 /// The first input's skipped count under an output key (e.g. "unsupported_phase_P"), 0 when none.

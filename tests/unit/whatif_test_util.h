@@ -72,7 +72,7 @@ class OpTableBuilder {
 };
 
 inline std::string DatasetPath(const std::string& name) {
-  return std::string(::strata::testing::kSharedDir) + "/datasets/straggler-whatif/trace-" + name + ".csv.gz";
+  return std::string(::strata::test_paths::kSharedDir) + "/datasets/straggler-whatif/trace-" + name + ".csv.gz";
 }
 
 /// The loaded store of dataset `name` (AR, ST, SE), loaded once per test binary; nullptr when the file is
