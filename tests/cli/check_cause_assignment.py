@@ -10,6 +10,8 @@ import os
 import re
 import sys
 
+from source_lines import code_lines
+
 RULE = "analysis/diagnosis/cause_choice.cc"
 # file -> why it may write a cause member (it carries a cause NameCause named; it names none itself).
 ALLOWED = {
@@ -19,26 +21,12 @@ ALLOWED = {
     "agent/serve_core.cc": "decodes a window finding's cause, named by NameCause on the publishing node",
 }
 ASSIGN = re.compile(r"(\.|->)\s*cause\s*=(?!=)")
-COMMENT = re.compile(r"//.*$")
-STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def violations(src):
-    out = []
-    for base, _, files in os.walk(src):
-        for name in sorted(files):
-            if not name.endswith((".cc", ".h", ".c")):
-                continue
-            path = os.path.join(base, name)
-            rel = os.path.relpath(path, src).replace(os.sep, "/")
-            if rel == RULE or rel in ALLOWED:
-                continue
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for no, line in enumerate(f, 1):
-                    code = COMMENT.sub("", STRING.sub('""', line))
-                    if ASSIGN.search(code):
-                        out.append(f"{rel}:{no}: writes a cause outside NameCause ({RULE}): {line.strip()}")
-    return out
+    return [f"{rel}:{no}: writes a cause outside NameCause ({RULE}): {line.strip()}"
+            for rel, no, code, line in code_lines(src, (".cc", ".h", ".c"))
+            if rel != RULE and rel not in ALLOWED and ASSIGN.search(code)]
 
 
 def main():

@@ -11,33 +11,24 @@ import os
 import re
 import sys
 
+from source_lines import code_lines
+
 HOME = "core/robust_stats"  # .h and .cc
 PATTERNS = [
     (re.compile(r"\bnth_element\b"), "selects with std::nth_element"),
     (re.compile(r"\[[^\[\]]*/\s*2\s*\]"), "reads the middle element"),
     (re.compile(r"/\s*2\s*-\s*1\b"), "reads the lower middle"),
 ]
-COMMENT = re.compile(r"//.*$")
-STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def violations(root):
     out = []
-    for base, _, files in os.walk(root):
-        for name in sorted(files):
-            if not name.endswith((".cc", ".h", ".c", ".cpp")):
-                continue
-            path = os.path.join(base, name)
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            if os.path.splitext(rel)[0] == HOME:
-                continue
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for no, line in enumerate(f, 1):
-                    code = COMMENT.sub("", STRING.sub('""', line))
-                    for pattern, what in PATTERNS:
-                        if pattern.search(code):
-                            out.append(f"{rel}:{no}: {what}: {line.strip()}")
-                            break
+    for rel, no, code, line in code_lines(root, (".cc", ".h", ".c", ".cpp")):
+        if os.path.splitext(rel)[0] == HOME:
+            continue
+        what = next((what for pattern, what in PATTERNS if pattern.search(code)), None)
+        if what:
+            out.append(f"{rel}:{no}: {what}: {line.strip()}")
     return out
 
 

@@ -8,29 +8,18 @@ indented, is fine); comments and string literals are ignored.
 
 usage: check_unity_safety.py DIR...    Exits 1 listing each (file:line), 0 when there is none.
 """
-import os
 import re
 import sys
 
+from source_lines import code_lines
+
 USING = re.compile(r"^(?:namespace\s+\w*\s*\{\s*)?using\s+namespace\b")  # at column 0: namespace scope
-COMMENT = re.compile(r"//.*$")
-STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def violations(root):
-    out = []
-    for base, _, files in os.walk(root):
-        for name in sorted(files):
-            if not name.endswith((".cc", ".h", ".cpp")):
-                continue
-            path = os.path.join(base, name)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for n, line in enumerate(f, 1):
-                    code = COMMENT.sub("", STRING.sub('""', line))
-                    if USING.match(code):
-                        out.append(f"{os.path.relpath(path, root)}:{n}: `using namespace` at namespace scope "
-                                   "(reaches the next files of a unity batch: name what you use one by one)")
-    return out
+    return [f"{rel}:{no}: `using namespace` at namespace scope "
+            "(reaches the next files of a unity batch: name what you use one by one)"
+            for rel, no, code, _ in code_lines(root, (".cc", ".h", ".cpp")) if USING.match(code)]
 
 
 def main(argv):
