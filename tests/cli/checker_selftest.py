@@ -225,6 +225,16 @@ def architecture_levels_cases():
         check(rc == 1 and expected in out, f"architecture_levels: reports {what}", out)
 
 
+def check_clean_and_planted(script, label, clean, clean_what, planted):
+    """A line checker passes `clean` (files by path) and reports each planted case: {what: (path, text,
+    expected output)}, the path's text added to the clean files."""
+    rc, out = run_checker(script, clean)
+    check(rc == 0, f"{label}: {clean_what}", out)
+    for what, (rel, text, expected) in planted.items():
+        rc, out = run_checker(script, {**clean, rel: text})
+        check(rc == 1 and expected in out, f"{label}: reports {what}", out)
+
+
 def cause_assignment_cases():
     clean = {
         "analysis/diagnosis/cause_choice.cc": "void SetCause(const CauseChoice& c, Finding* f) { f->cause = c.cause; }\n",
@@ -233,8 +243,6 @@ def cause_assignment_cases():
                                        'const char* s = "f.cause = x";\nbool b = f.cause != g.cause;\n'),
         "agent/online_job.cc": "f.cause = d.cause;\n",
     }
-    rc, out = run_checker("check_cause_assignment.py", clean)
-    check(rc == 0, "cause_assignment: comparisons, comments, strings and the one rule pass", out)
     planted = {
         "a member assignment": ("analysis/diagnosis/other.cc", "  f.cause = Cause::kSlowCompute;\n",
                                 "analysis/diagnosis/other.cc:1: writes a cause"),
@@ -243,9 +251,7 @@ def cause_assignment_cases():
         "a designated initializer": ("reports/make.cc", "Finding f{.cause = Cause::kHang};\n",
                                      "reports/make.cc:1: writes a cause"),
     }
-    for what, (rel, text, expected) in planted.items():
-        rc, out = run_checker("check_cause_assignment.py", {**clean, rel: text})
-        check(rc == 1 and expected in out, f"cause_assignment: reports {what}", out)
+    check_clean_and_planted("check_cause_assignment.py", "cause_assignment", clean, "comparisons, comments, strings and the one rule pass", planted)
 
 
 def one_median_cases():
@@ -254,8 +260,6 @@ def one_median_cases():
         "analysis/pass.cc": ('const double m = Median(values);  // not v[v.size() / 2] nor nth_element\n'
                              'const char* s = "v[n / 2]";\nconst double mid = (a + b) / 2;\nv.reserve(n / 2);\n'),
     }
-    rc, out = run_checker("check_one_median.py", clean)
-    check(rc == 0, "one_median: calls of Median, comments, strings, midpoints and the one home pass", out)
     planted = {
         "a selection by nth_element": ("model/pass.cc", "x;\nstd::nth_element(v.begin(), v.begin() + k, v.end());\n",
                                        "model/pass.cc:2: selects with std::nth_element"),
@@ -266,9 +270,7 @@ def one_median_cases():
         "a middle element by (n - 1) / 2": ("analysis/c.cc", "return spans[(spans.size() - 1) / 2].second;\n",
                                             "analysis/c.cc:1: reads the middle element"),
     }
-    for what, (rel, text, expected) in planted.items():
-        rc, out = run_checker("check_one_median.py", {**clean, rel: text})
-        check(rc == 1 and expected in out, f"one_median: reports {what}", out)
+    check_clean_and_planted("check_one_median.py", "one_median", clean, "calls of Median, comments, strings, midpoints and the one home pass", planted)
 
 
 def unity_safety_cases():
@@ -276,8 +278,6 @@ def unity_safety_cases():
         "analysis/pass.cc": ("namespace strata {\nvoid F() {\n  using namespace std::chrono_literals;\n}\n"
                              "// using namespace diagnosis; would leak\nconst char* s = \"using namespace x;\";\n}\n"),
     }
-    rc, out = run_checker("check_unity_safety.py", clean)
-    check(rc == 0, "unity_safety: a function's own using, comments and strings pass", out)
     planted = {
         "a namespace-scope using in a .cc": ("reports/r.cc", "namespace strata {\nusing namespace diagnosis;\n}\n",
                                              "reports/r.cc:2: `using namespace`"),
@@ -285,9 +285,7 @@ def unity_safety_cases():
         "one after a namespace's brace": ("cli/c.cc", "namespace strata { using namespace fmt;\n",
                                           "cli/c.cc:1: `using namespace`"),
     }
-    for what, (rel, text, expected) in planted.items():
-        rc, out = run_checker("check_unity_safety.py", {**clean, rel: text})
-        check(rc == 1 and expected in out, f"unity_safety: reports {what}", out)
+    check_clean_and_planted("check_unity_safety.py", "unity_safety", clean, "a function's own using, comments and strings pass", planted)
 
 
 def slice_row_cases(cxx, src):
