@@ -7,10 +7,13 @@
 
 namespace strata {
 
-void TuneAllocatorForLoading() {
+bool TuneAllocatorForLoading() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMallocMmapThresholdBytes)) == 1;
+  const bool trim_ok = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMallocTrimThresholdBytes)) == 1;
+  return mmap_ok && trim_ok;
+#else
+  return true;
 #endif
 }
 
