@@ -36,7 +36,8 @@ and what was measured with it):
                              memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again
   slow_communication         ranks in network namespaces joined by a bridge, every link shaped to --link-mbit
                              with tbf, the rank's link to a lower rate
-  network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink)
+  network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink),
+                             every link shaped to the rate at which the traffic costs --magnitude
   intermittent_cpu_contention, intermittent_cpu_throttling, intermittent_network_contention
                              the same, switched on only in steps whose number is a multiple of --every
 The fault rank switches these on and off itself at step boundaries (signals to helpers, cgroup knob writes,
@@ -164,6 +165,10 @@ def parse_args(argv=None):
                          "by the network faults)")
     ap.add_argument("--link-mbit", type=int, default=1000,
                     help="with --netns: every link shaped like a NIC of this rate, 0 = not shaped (default 1000)")
+    ap.add_argument("--contention-rate", choices=("magnitude", "link"), default="magnitude",
+                    help="network_contention: shape every link to the rate at which the blaster's share of the fault "
+                         "rank's link costs --magnitude of the device time (magnitude, the default), or keep "
+                         "--link-mbit (link: the lab before 2026-12-04, whose contention mostly did not take)")
     ap.add_argument("--quota", type=float, default=None,
                     help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3, "
                          "divided by the ranks that share a core)")

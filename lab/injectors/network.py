@@ -6,7 +6,11 @@ rank 0's address. Deleting the namespaces deletes every interface and qdisc in t
 
 slow_communication: the fault rank's link shaped at a lower rate (both directions).
 network_contention: a traffic blaster in the fault rank's namespace sends to and receives from a sink in the
-bridge's namespace as fast as the fault rank's link lets it, so gloo's transfers queue behind it.
+bridge's namespace as fast as the fault rank's link lets it, so gloo's transfers queue behind it. For persistent
+contention (sized_contention) every link is shaped to the rate at which losing about half of one link makes the
+gradient all_reduce magnitude x the device time per step slower (contention_rate_mbit; --contention-rate link
+keeps --link-mbit, the lab before 2026-12-04, when at 1000 Mbit/s the traffic cost the all_reduce -2 to +2 ms a
+step: the fault did not take).
 Names: <prefix>-br (bridge namespace), <prefix>-r<k> (rank k).
 """
 import os
@@ -27,6 +31,33 @@ def tbf(rate_mbit, burst_kb):
 
 def grad_bytes(a):
     return 4 * (a.layers * (a.width * a.width + a.width) + a.width * 10 + 10)
+
+
+def wire_bits(a):
+    """Bits of the gradient all_reduce through each rank's link, each way (a ring: 2(n-1)/n of the gradient)."""
+    n = a.ranks
+    return 8 * 2 * (n - 1) / n * grad_bytes(a)
+
+
+def sized_contention(a):
+    """Whether every link is shaped for the magnitude (contention_rate_mbit): --contention-rate magnitude, and
+    not for intermittent_network_contention. An intermittent fault must be off in the steps between: on a link
+    slowed to the sized rate, what the stopped traffic's socket buffers hold took the next steps too (seeds
+    20000+: every step of an 8-rank job's all_reduces slow for a fault of every third step), and smaller buffers
+    left the traffic unable to fill the link (seeds 20100+), so the intermittent fault keeps the links' rate."""
+    return a.contention_rate == "magnitude" and not a.fault.startswith("intermittent_")
+
+
+def contention_rate_mbit(a, link_mbit):
+    """The rate every link is shaped to for network_contention. The blaster's TCP flows take about half of the
+    fault rank's link while they run, so the all_reduce's bits through it take wire_bits / rate longer than at the
+    full rate: the rate that makes that magnitude x the emulated device time per step, no faster than the link
+    (--link-mbit; 0 = unshaped: 10 Gbit/s) and no slower than 10 Mbit/s."""
+    target_s = a.magnitude * a.layers * 3 * a.layer_ms / 1000.0
+    ceiling = link_mbit or 10000
+    if target_s <= 0:
+        return ceiling
+    return int(max(10, min(ceiling, wire_bits(a) / target_s / 1e6)))
 
 
 class Topology:
@@ -96,11 +127,10 @@ class SlowCommunication(Injector):
 
     def setup(self):
         topo = self.ctx.topology
-        n = self.a.ranks
-        wire_bits = 8 * 2 * (n - 1) / n * grad_bytes(self.a)
-        base_s = wire_bits / (topo.rate * 1e6) if topo.rate else 0.0
+        bits = wire_bits(self.a)
+        base_s = bits / (topo.rate * 1e6) if topo.rate else 0.0
         target_s = self.a.magnitude * self.a.layers * 3 * self.a.layer_ms / 1000.0
-        self.slow = max(1, int(wire_bits / (base_s + target_s) / 1e6))
+        self.slow = max(1, int(bits / (base_s + target_s) / 1e6))
         self.normal = topo.rate or 10000
         # One `tc -batch` per namespace, fed by the rank a line at a time (no process started in its steps).
         self.pipes = {ns: start_command_pipe(self.ctx, ["tc", "-n", ns, "-force", "-batch"], f"tc-{i}")
@@ -145,6 +175,11 @@ class NetworkContention(Injector):
         # 2 cores, not only the fault rank) preempts them at once. At normal priority they made the ranks
         # sharing the core wait in the run queue (up to 17 ms a step, seeds 13000), which set the jobs aside
         # as noisy.
+        if sized_contention(self.a):
+            verb = "change" if topo.rate else "add"  # links without a qdisc yet (--link-mbit 0) get one
+            topo.rate = contention_rate_mbit(self.a, topo.rate)
+            for k in range(self.a.ranks):
+                topo.shape(k, topo.rate, verb)
         core = str(self.ctx.core_of(r))
         self.sink = start_helper(self.ctx, ["ip", "netns", "exec", topo.br, "taskset", "-c", core, py, helper, "sink",
                                             f"{self.ctx.prefix}-sink", BRIDGE_ADDR, str(SINK_PORT)], "sink")
@@ -164,8 +199,11 @@ class NetworkContention(Injector):
                 "off": [["signal", pid, int(signal.SIGSTOP)] for pid in ends]}
 
     def mechanism(self):
+        sized = " (every link shaped to it for the magnitude: --contention-rate magnitude)"
+        if not sized_contention(self.a):
+            sized = ""
         return (f"TCP traffic both ways between rank {self.a.fault_rank}'s namespace and the bridge's "
-                f"({BRIDGE_ADDR}:{SINK_PORT}), as fast as its {self.ctx.topology.rate} Mbit/s link lets it")
+                f"({BRIDGE_ADDR}:{SINK_PORT}), as fast as its {self.ctx.topology.rate} Mbit/s link lets it{sized}")
 
     def measure(self, stats):
         return comm_effect(stats, self.a.fault_rank)
