@@ -2,6 +2,7 @@
 #include "agent/serve_core.h"
 
 #include "analysis/diagnosis/evidence.h"
+#include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/thresholds.h"
 
 #include <unistd.h>
@@ -296,8 +297,7 @@ bool ServeCore::Confirmed(const std::string& job, const std::vector<diagnosis::F
   for (const diagnosis::Finding& f : judged) {
     if (f.rank) missing.push_back(*f.rank);
     if (const auto* e = std::get_if<diagnosis::StallEvidence>(&f.evidence.kind))
-      for (const diagnosis::StalledRankState& st : e->missing)
-        whereabouts &= st.state.find("not reported") == std::string::npos;
+      whereabouts &= diagnosis::WhereaboutsArrived(*e);
   }
   PendingStall& p = pending_stalls_[job];
   if (p.missing != missing || p.since == 0) p = {missing, now_unix};

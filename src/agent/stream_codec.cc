@@ -51,6 +51,9 @@ class FieldReader {
   void Text(const char* name, std::string* out) {
     if (const std::string* v = Find(name)) *out = *v;
   }
+  void OptionalText(const char* name, std::string* out) {
+    if (map_.count(name)) Text(name, out);
+  }
   const std::string& error() const { return error_; }
 
  private:
@@ -66,6 +69,22 @@ class FieldReader {
   std::map<std::string, std::string> map_;
   std::string error_;
 };
+
+// An in-flight entry's state: its kind from state_kind, with its particulars (none when state_kind is ""). A
+// state_kind this version does not know (a newer agent's) keeps the sentence (kUnrecognized).
+std::optional<diagnosis::RankState> InflightState(FieldReader* r) {
+  std::string sentence, key;
+  r->Text("state", &sentence);
+  if (!r->Has("state_kind")) return StateOfOldAgent(sentence);
+  r->Text("state_kind", &key);
+  if (key.empty()) return std::nullopt;
+  const std::optional<diagnosis::RankStateKind> kind = diagnosis::ParseRankStateKind(key);
+  if (!kind) return diagnosis::RankState{diagnosis::RankStateKind::kUnrecognized, sentence, ""};
+  diagnosis::RankState state{*kind, "", ""};
+  r->OptionalText("state_detail", &state.detail);
+  r->OptionalText("state_context", &state.context);
+  return state;
+}
 
 }  // namespace
 
@@ -170,6 +189,11 @@ Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields) {
   return f;
 }
 
+std::optional<diagnosis::RankState> StateOfOldAgent(const std::string& sentence) {
+  if (sentence.empty()) return std::nullopt;
+  return diagnosis::StateOfSentence(sentence);
+}
+
 StreamFields EncodeInflight(const diagnosis::RankInflight& r, const std::string& host, double at_unix) {
   return {{"kind", "inflight"},
           {"host", host},
@@ -183,7 +207,10 @@ StreamFields EncodeInflight(const diagnosis::RankInflight& r, const std::string&
           {"last_progress", Num(r.last_progress_unix)},
           {"threshold_s", Num(r.threshold_s)},
           {"world_size", std::to_string(r.world_size)},
-          {"state", r.state},
+          {"state", r.state ? diagnosis::StateText(*r.state) : ""},
+          {"state_kind", r.state ? std::string(diagnosis::RankStateKindKey(r.state->kind)) : ""},
+          {"state_detail", r.state ? r.state->detail : ""},
+          {"state_context", r.state ? r.state->context : ""},
           {"frame", r.frame}};
 }
 
@@ -203,7 +230,7 @@ Expected<InflightEntry> DecodeInflight(const StreamFields& fields) {
   r.Real("last_progress", &f.last_progress_unix);
   r.Real("threshold_s", &f.threshold_s);
   r.Int("world_size", &f.world_size);
-  r.Text("state", &f.state);
+  f.state = InflightState(&r);
   r.Text("frame", &f.frame);
   if (!r.error().empty()) return Status::BadInput(r.error());
   if (f.rank < 0 || f.world_size < 0 || f.world_size > 10'000'000)

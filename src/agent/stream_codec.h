@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,7 +55,10 @@ StreamFields EncodeWindowFinding(const WindowFinding& f);
 Expected<WindowFinding> DecodeWindowFinding(const StreamFields& fields);
 
 /// agent -> serve (`kind=inflight` on the steps stream), each round for each rank of the node: its collective
-/// state now (analysis/diagnosis/stall.h), from which serve judges a stall across nodes.
+/// state now (analysis/diagnosis/stall.h), from which serve judges a stall across nodes. Where a rank idle past
+/// the threshold is goes as its state's kind (`state_kind`, the kind's key, analysis/diagnosis/rank_state.h;
+/// "" when not looked up), particulars (`state_detail`, `state_context`) and sentence (`state`, which serves
+/// before the kind read, and which keeps a kind this version does not know as kUnrecognized).
 StreamFields EncodeInflight(const diagnosis::RankInflight& r, const std::string& host, double at_unix);
 struct InflightEntry {
   diagnosis::RankInflight inflight;
@@ -62,6 +66,9 @@ struct InflightEntry {
   double at_unix = 0;
 };
 Expected<InflightEntry> DecodeInflight(const StreamFields& fields);
+/// Compatibility: agents before `state_kind` (issue 50 item 2) sent a rank's state as its sentence only; its
+/// kind and particulars are read back from the words, here and nowhere else ("": no state).
+std::optional<diagnosis::RankState> StateOfOldAgent(const std::string& sentence);
 
 /// The value of field `kind` ("summary", "finding", or "" when absent).
 std::string EntryKind(const StreamFields& fields);

@@ -425,7 +425,8 @@ std::string StoppedVerdict(const diagnosis::Finding& f) {
                        text::Duration(e->stalled_for_s * 1e3));
   std::vector<std::string> who;
   for (const diagnosis::StalledRankState& m : e->missing)
-    who.push_back(fmt::format("rank {} ({}{})", m.rank, m.state, m.frame.empty() ? "" : " in " + m.frame));
+    who.push_back(
+        fmt::format("rank {} ({}{})", m.rank, diagnosis::StateText(m.state), m.frame.empty() ? "" : " in " + m.frame));
   const bool came_back = std::all_of(e->missing.begin(), e->missing.end(),
                                      [](const diagnosis::StalledRankState& m) { return m.came_back_unix_s > 0; });
   // Every rank entered, the missing ones only after the others had waited the threshold in it (stall.h): after

@@ -27,6 +27,7 @@ using diagnosis::GroupRankEvidence;
 using diagnosis::GroupStragglerEvidence;
 using diagnosis::JobLayout;
 using diagnosis::LoadImbalanceEvidence;
+using diagnosis::ObserverName;
 using diagnosis::OpExcess;
 using diagnosis::OpOutlierEvidence;
 using diagnosis::PersistenceName;
@@ -37,6 +38,7 @@ using diagnosis::StageExcessEvidence;
 using diagnosis::StageRatioEvidence;
 using diagnosis::StalledRankState;
 using diagnosis::StallEvidence;
+using diagnosis::StateText;
 using diagnosis::StragglerEvidence;
 using diagnosis::TraceRankEvidence;
 using diagnosis::TraceStragglerEvidence;
@@ -208,7 +210,7 @@ void Add(const DetectionEvidence& e, ordered_json& j) {
 ordered_json StalledRankJson(const StalledRankState& s) {
   ordered_json j;
   j["rank"] = s.rank;
-  j["state"] = s.state;
+  j["state"] = StateText(s.state);
   j["frame"] = s.frame.empty() ? ordered_json() : ordered_json(s.frame);
   j["native_frame"] = s.native_frame.empty() ? ordered_json() : ordered_json(s.native_frame);
   j["python_stack"] = s.python_stack;
@@ -217,14 +219,14 @@ ordered_json StalledRankJson(const StalledRankState& s) {
   j["last_completed_seq"] = s.last_completed_seq >= 0 ? ordered_json(s.last_completed_seq) : ordered_json();
   j["last_completed_op"] = s.last_completed_op.empty() ? ordered_json() : ordered_json(s.last_completed_op);
   j["came_back_unix"] = s.came_back_unix_s > 0 ? ordered_json(RoundTo(s.came_back_unix_s, 3)) : ordered_json();
-  j["observed_by"] = s.observed_by;
+  j["observed_by"] = ObserverName(s.observed_by);
   if (s.lock_owner_tid) j["lock_owner_tid"] = s.lock_owner_tid;
   if (!s.other_threads.empty()) {
     ordered_json threads = ordered_json::array();
     for (const StalledRankState::OtherThread& t : s.other_threads)
       threads.push_back({{"tid", t.tid},
                          {"name", t.name},
-                         {"state", t.state},
+                         {"state", StateText(t.state)},
                          {"since_unix", t.since_unix_s > 0 ? ordered_json(RoundTo(t.since_unix_s, 3)) : ordered_json()},
                          {"idle", t.idle},
                          {"frame", t.frame.empty() ? ordered_json() : ordered_json(t.frame)},

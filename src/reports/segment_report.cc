@@ -59,7 +59,7 @@ nlohmann::ordered_json StuckThreadsJson(const RecordedSegment& seg) {
          {"tid", t.tid},
          {"rank", rank},
          {"name", t.comm},
-         {"state", diagnosis::BlockedStateName(t.syscall, t.wchan, t.state)},
+         {"state", diagnosis::StateText(diagnosis::BlockedState(t.syscall, t.wchan, t.state))},
          {"seen_unix", RoundTo(static_cast<double>(seg.UnixNs(t.ts_ns)) / 1e9, 3)},
          {"since_unix", t.since_ns ? nlohmann::ordered_json(RoundTo(seg.SinceUnixS(t), 3)) : nlohmann::ordered_json()},
          {"since_before_attach", t.since_before_attach},

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
+#include <optional>
 
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "analysis/diagnosis/stall.h"
@@ -137,10 +139,10 @@ TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
   EXPECT_TRUE(e.ongoing);
   EXPECT_NEAR(e.stalled_for_s, 30 - 0.205, 0.01);  // from the last completion (#2 at 1.2 s + 5 ms)
   ASSERT_EQ(e.missing.size(), 1u);
-  EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)");
+  EXPECT_EQ(StateText(e.missing[0].state), "blocked on a lock (futex)");
   EXPECT_EQ(e.missing[0].frame, "Python blocked (job.py:7)");
   EXPECT_EQ(e.missing[0].last_completed_seq, 2);
-  EXPECT_EQ(e.missing[0].observed_by, "thread state");
+  EXPECT_EQ(e.missing[0].observed_by, Observer::kThreadState);
 }
 
 // The recorder also wrote the stuck rank's other threads off CPU: one asleep (the lock's holder), one idle in
@@ -162,14 +164,14 @@ TEST(Stall, TheStuckRanksOtherThreadsAreListedBusyFirst) {
   ASSERT_EQ(threads.size(), 2u);
   EXPECT_EQ(threads[0].tid, 61u);
   EXPECT_EQ(threads[0].name, "holder");
-  EXPECT_EQ(threads[0].state, "sleeping (nanosleep)");
+  EXPECT_EQ(StateText(threads[0].state), "sleeping (nanosleep)");
   EXPECT_FALSE(threads[0].idle);
   EXPECT_EQ(threads[1].tid, 60u);
   EXPECT_TRUE(threads[1].idle);
   EXPECT_NE(r.findings[0].summary.find("meanwhile its thread 61 (holder) is sleeping (nanosleep)"), std::string::npos)
       << r.findings[0].summary;
   EXPECT_EQ(r.findings[0].summary.find("thread 60"), std::string::npos) << "an idle thread is not in the summary";
-  EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)") << "the main thread's state is unchanged";
+  EXPECT_EQ(StateText(e.missing[0].state), "blocked on a lock (futex)") << "the main thread's state is unchanged";
 }
 
 TEST(Stall, ARankWithoutCallsInWhatWasReadIsStillMissingLive) {
@@ -185,7 +187,7 @@ TEST(Stall, ARankWithoutCallsInWhatWasReadIsStillMissingLive) {
   ASSERT_EQ(r.findings.size(), 1u);
   ASSERT_TRUE(r.findings[0].rank);
   EXPECT_EQ(*r.findings[0].rank, 1);
-  EXPECT_EQ(Stall(r.findings[0]).missing[0].state, "blocked on a lock (futex)");
+  EXPECT_EQ(StateText(Stall(r.findings[0]).missing[0].state), "blocked on a lock (futex)");
 }
 
 TEST(Stall, AHostCallWhoseAlgorithmNeverStartedIsNoWait) {
@@ -198,7 +200,7 @@ TEST(Stall, AHostCallWhoseAlgorithmNeverStartedIsNoWait) {
   ASSERT_EQ(r.findings.size(), 1u);
   ASSERT_TRUE(r.findings[0].rank);
   EXPECT_EQ(*r.findings[0].rank, 1);
-  EXPECT_EQ(Stall(r.findings[0]).missing[0].state, "blocked on a lock (futex)");
+  EXPECT_EQ(StateText(Stall(r.findings[0]).missing[0].state), "blocked on a lock (futex)");
 }
 
 TEST(Stall, ARecoveredStallOrAShortWaitIsNoHang) {
@@ -338,7 +340,7 @@ TEST(Stall, ARankThatEntersAfterItsPeersGaveUpIsTheMissingOneAndSaysWhenItCameBa
     EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
     EXPECT_NEAR(e.stalled_for_s, 16.3 - 1.205, 0.01);  // the peers' wait: from #2's completion to their exit
     ASSERT_EQ(e.missing.size(), 1u);
-    EXPECT_EQ(e.missing[0].state, "blocked on a lock (futex)");  // where it was during their wait
+    EXPECT_EQ(StateText(e.missing[0].state), "blocked on a lock (futex)");  // where it was during their wait
     EXPECT_NEAR(e.missing[0].came_back_unix_s, static_cast<double>(back_at) / 1e9, 1e-6);
     EXPECT_NE(f.summary.find("came back"), std::string::npos) << f.summary;
   }
@@ -587,7 +589,7 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
   const StallEvidence& e = Stall(r.findings[0]);
   EXPECT_EQ(e.communicator, "c0ffee0012345678");
   EXPECT_EQ(e.seq, 2);
-  EXPECT_EQ(e.missing[0].state.rfind("kernel not started", 0), 0u) << e.missing[0].state;
+  EXPECT_EQ(e.missing[0].state.kind, RankStateKind::kKernelNotStarted) << e.missing[0].state;
   // The same job where rank 2 called #1 with 512 elements: a mismatch first.
   for (auto& row : j.seg.data.call_enters)
     if (row.tgid == 12 && row.ts_ns >= kS + 10 * kMs && row.ts_ns < kS + 20 * kMs) row.count = 512;
@@ -621,13 +623,13 @@ TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
   EXPECT_EQ(Stall(r.findings[0]).seq, 4);
 }
 
-TEST(Stall, BlockedStateNames) {
-  EXPECT_EQ(BlockedStateName("202", "", 1), "blocked on a lock (futex)");
-  EXPECT_EQ(BlockedStateName("0", "pipe_read", 1), "waiting for I/O (read)");
-  EXPECT_EQ(BlockedStateName("230", "", 1), "sleeping (clock_nanosleep)");
-  EXPECT_EQ(BlockedStateName("0", "", 2), "in uninterruptible I/O (D state)");
-  EXPECT_EQ(BlockedStateName("running", "futex_wait_queue", 1), "blocked on a lock (futex)");
-  EXPECT_EQ(BlockedStateName("", "", 1), "sleeping (off CPU)");
+TEST(Stall, BlockedStates) {
+  EXPECT_EQ(StateText(BlockedState("202", "", 1)), "blocked on a lock (futex)");
+  EXPECT_EQ(StateText(BlockedState("0", "pipe_read", 1)), "waiting for I/O (read)");
+  EXPECT_EQ(StateText(BlockedState("230", "", 1)), "sleeping (clock_nanosleep)");
+  EXPECT_EQ(StateText(BlockedState("0", "", 2)), "in uninterruptible I/O (D state)");
+  EXPECT_EQ(StateText(BlockedState("running", "futex_wait_queue", 1)), "blocked on a lock (futex)");
+  EXPECT_EQ(StateText(BlockedState("", "", 1)), "sleeping (off CPU)");
 }
 
 // Serve's judgement over agents' in-flight states (issue 22): rank 1 stopped before all_reduce; ranks 2 and 3
@@ -635,7 +637,9 @@ TEST(Stall, BlockedStateNames) {
 // none of its collectives — its main thread in torch.distributed's all_reduce says where it is. Only rank 1
 // is named; a rank whose recording saw collectives and that is not inside one stays missing.
 TEST(Stall, ARankWaitingInTheCollectiveApiBeforeItsRecorderAttachedIsNotMissing) {
-  auto state = [](int32_t rank, bool inside, int64_t seq, double progress, std::string st, std::string frame) {
+  const RankState kLocked{RankStateKind::kLock, "futex", ""};
+  auto state = [](int32_t rank, bool inside, int64_t seq, double progress, std::optional<RankState> st,
+                  std::string frame) {
     RankInflight r;
     r.rank = rank;
     r.inside = inside;
@@ -650,10 +654,9 @@ TEST(Stall, ARankWaitingInTheCollectiveApiBeforeItsRecorderAttachedIsNotMissing)
     r.frame = std::move(frame);
     return r;
   };
-  std::vector<RankInflight> ranks = {
-      state(0, false, -1, 0, "blocked on a lock (futex)", "Python all_reduce (distributed_c10d.py:1472)"),
-      state(1, false, -1, 0, "blocked on a lock (futex)", "Python rank_main (fault_job.py:60)"),
-      state(2, true, 0, 0, "", ""), state(3, true, 0, 0, "", "")};
+  std::vector<RankInflight> ranks = {state(0, false, -1, 0, kLocked, "Python all_reduce (distributed_c10d.py:1472)"),
+                                     state(1, false, -1, 0, kLocked, "Python rank_main (fault_job.py:60)"),
+                                     state(2, true, 0, 0, std::nullopt, ""), state(3, true, 0, 0, std::nullopt, "")};
   std::vector<Finding> f = JudgeInflight(ranks, 112);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].cause, Cause::kHang);
@@ -671,6 +674,72 @@ TEST(Stall, ARankWaitingInTheCollectiveApiBeforeItsRecorderAttachedIsNotMissing)
   f = JudgeInflight(ranks, 112);
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(std::get<StallEvidence>(f[0].evidence.kind).missing_ranks, (std::vector<int32_t>{0, 1}));
+}
+
+// The layer of a missing rank's hang finding, by its state's kind, for every kind: the end of its process
+// (host) and a kernel that never started (GPU) before data loading on its stack; then the OS for an I/O or
+// uninterruptible wait, none when nothing was observed, else the CPU, or Python when a Python stack was seen.
+TEST(Stall, TheLayerOfAMissingRankFollowsItsStatesKind) {
+  using K = RankStateKind;
+  const std::map<K, Layer> by_kind = {{K::kExited, Layer::kHost},        {K::kExitedNormally, Layer::kHost},
+                                      {K::kKilled, Layer::kHost},        {K::kKernelNotStarted, Layer::kGpu},
+                                      {K::kUninterruptible, Layer::kOs}, {K::kIoWait, Layer::kOs},
+                                      {K::kNotObserved, Layer::kNone}};
+  for (size_t i = 0; i < kRankStateKinds; ++i) {
+    StalledRankState st;
+    st.state.kind = static_cast<K>(i);
+    auto it = by_kind.find(st.state.kind);
+    const Layer bare = it != by_kind.end() ? it->second : Layer::kCpu;
+    EXPECT_EQ(StalledRankLayer(st), bare) << st.state.kind;
+    st.python_stack = {"Python train (train.py:10)"};
+    EXPECT_EQ(StalledRankLayer(st), bare == Layer::kCpu ? Layer::kPython : bare) << st.state.kind << " with a stack";
+    st.data_loading = true;
+    const bool before_data = bare == Layer::kHost || bare == Layer::kGpu;
+    EXPECT_EQ(StalledRankLayer(st), before_data ? bare : Layer::kData) << st.state.kind << " loading data";
+  }
+}
+
+// Serve reports a stall across nodes once each missing rank's whereabouts arrived: not while a rank is not
+// reported by any agent, or reported without where it is; a rank elsewhere (inside another collective, or with
+// its agent's state) has them.
+TEST(Stall, WhereaboutsArriveWithEachMissingRanksState) {
+  auto rank = [](int32_t r, bool inside, std::optional<RankState> st) {
+    RankInflight in;
+    in.rank = r;
+    in.inside = inside;
+    in.comm = inside ? "pg0" : "";
+    in.op = inside ? "all_reduce" : "";
+    in.seq = inside ? 7 : 6;
+    in.since_unix = inside ? 100 : 0;
+    in.last_progress_unix = 99;
+    in.threshold_s = 5;
+    in.world_size = 3;
+    in.state = std::move(st);
+    return in;
+  };
+  const RankState lock{RankStateKind::kLock, "futex", ""};
+  auto evidence = [](const std::vector<RankInflight>& ranks) {
+    const std::vector<Finding> f = JudgeInflight(ranks, 112);
+    EXPECT_FALSE(f.empty());
+    return f.empty() ? StallEvidence{} : std::get<StallEvidence>(f[0].evidence.kind);
+  };
+  StallEvidence e = evidence({rank(0, true, std::nullopt), rank(1, true, std::nullopt), rank(2, false, lock)});
+  ASSERT_EQ(e.missing.size(), 1u);
+  EXPECT_EQ(e.missing[0].state, lock);
+  EXPECT_EQ(e.missing[0].observed_by, Observer::kAgent);
+  EXPECT_TRUE(WhereaboutsArrived(e));
+  e = evidence({rank(0, true, std::nullopt), rank(1, true, std::nullopt), rank(2, false, std::nullopt)});
+  EXPECT_EQ(e.missing[0].state.kind, RankStateKind::kWhereaboutsNotReported);
+  EXPECT_FALSE(WhereaboutsArrived(e));
+  e = evidence({rank(0, true, std::nullopt), rank(1, true, std::nullopt)});  // rank 2 of 3: no entry
+  EXPECT_EQ(e.missing[0].state.kind, RankStateKind::kNotReported);
+  EXPECT_FALSE(WhereaboutsArrived(e));
+  RankInflight elsewhere = rank(2, true, std::nullopt);
+  elsewhere.comm = "pg1";
+  elsewhere.op = "broadcast";
+  e = evidence({rank(0, true, std::nullopt), rank(1, true, std::nullopt), elsewhere});
+  EXPECT_EQ(e.missing[0].state, (RankState{RankStateKind::kInsideAnother, "broadcast", "pg1"}));
+  EXPECT_TRUE(WhereaboutsArrived(e));
 }
 
 }  // namespace

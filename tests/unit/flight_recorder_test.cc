@@ -25,6 +25,8 @@ namespace {
 using diagnosis::Cause;
 using diagnosis::DiagnosisResult;
 using diagnosis::Finding;
+using diagnosis::Observer;
+using diagnosis::RankStateKind;
 using diagnosis::StallEvidence;
 
 /// Writes the dumps of `kase` into `dir` (tests/flight_recorder/make_dumps.py).
@@ -87,7 +89,8 @@ TEST(FlightRecorderFindings, RankThatNeverEnqueuedIsNamedWithItsLastFrame) {
   EXPECT_EQ(e.op, "nccl:all_reduce");
   EXPECT_EQ(e.missing[0].frame, "Python train_step (train.py:42)");
   EXPECT_EQ(e.missing[0].last_completed_seq, 5);
-  EXPECT_NE(e.missing[0].state.find("never enqueued #6"), std::string::npos) << e.missing[0].state;
+  EXPECT_EQ(e.missing[0].state.kind, RankStateKind::kNeverEnqueued) << e.missing[0].state;
+  EXPECT_EQ(e.missing[0].state.detail, "6");
   EXPECT_DOUBLE_EQ(e.threshold_s, 600.0);
   EXPECT_DOUBLE_EQ(e.stalled_for_s, 600.0) << "written on the timeout: waited it at least";
   EXPECT_EQ(r.ranks, 4);
@@ -99,7 +102,7 @@ TEST(FlightRecorderFindings, RankWithoutADumpIsInferredFromItsPeers) {
   ExpectHang(r, 1, "0", 6, {0, 2, 3});
   const Finding& f = *FindingsOf(r, Cause::kHang)[0];
   EXPECT_NE(f.summary.find("wrote no dump"), std::string::npos) << f.summary;
-  EXPECT_EQ(EvidenceOf(f).missing[0].observed_by, "its peers' Flight Recorder dumps");
+  EXPECT_EQ(EvidenceOf(f).missing[0].observed_by, Observer::kPeersDumps);
 }
 
 TEST(FlightRecorderFindings, SeveralMembersWithoutADumpAreEachOneCandidate) {

@@ -8,6 +8,7 @@
 
 #include <httplib.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,8 +49,33 @@ struct TwoNodes {
     node[0].Flush(0);
     node[1].Flush(0);
   }
+  // Each round of in-flight states of job "h": node a holds ranks 0 (waiting in all_reduce since 100) and 1
+  // (idle since its last completion at 99.5, where `rank1` says), node b ranks 2 and 3 (waiting).
+  void PublishInflight(double now, const std::optional<diagnosis::RankState>& rank1) {
+    for (int r = 0; r < 4; ++r) {
+      diagnosis::RankInflight in;
+      in.rank = r;
+      in.inside = r != 1;
+      in.comm = "pg0";
+      in.op = in.inside ? "all_reduce" : "";
+      in.seq = in.inside ? 74 : -1;
+      in.since_unix = in.inside ? 100.0 : 0;
+      in.last_progress_unix = 99.5;
+      in.threshold_s = 5;
+      in.world_size = 4;
+      if (r == 1) {
+        in.state = rank1;
+        in.frame = "Python rank_main (job.py:60)";
+      }
+      node[r / 2].Enqueue("h", EncodeInflight(in, r < 2 ? "node-a" : "node-b", now));
+    }
+    node[0].Flush(0);
+    node[1].Flush(0);
+  }
   StreamPublisher node[2];
 };
+
+const diagnosis::RankState kLocked{diagnosis::RankStateKind::kLock, "futex", ""};
 
 nlohmann::json Status(int port) {
   httplib::Client client("127.0.0.1", port);
@@ -187,27 +213,7 @@ TEST(ServeRedis, NamesTheStoppedRankFromTheNodesInflightStates) {
   ASSERT_TRUE(redis.ready());
   TwoNodes nodes(redis.address());
   ServeCore core(redis.address(), ConsumerOptions{});
-  auto publish = [&](double now) {
-    for (int r = 0; r < 4; ++r) {
-      diagnosis::RankInflight in;
-      in.rank = r;
-      in.inside = r != 1;
-      in.comm = "pg0";
-      in.op = in.inside ? "all_reduce" : "";
-      in.seq = in.inside ? 74 : -1;
-      in.since_unix = in.inside ? 100.0 : 0;
-      in.last_progress_unix = 99.5;
-      in.threshold_s = 5;
-      in.world_size = 4;
-      if (r == 1) {
-        in.state = "blocked on a lock (futex)";
-        in.frame = "Python rank_main (job.py:60)";
-      }
-      nodes.node[r / 2].Enqueue("h", EncodeInflight(in, r < 2 ? "node-a" : "node-b", now));
-    }
-    nodes.node[0].Flush(0);
-    nodes.node[1].Flush(0);
-  };
+  auto publish = [&](double now) { nodes.PublishInflight(now, kLocked); };
   publish(102);
   ASSERT_TRUE(core.Poll(0, 102).ok());
   EXPECT_TRUE(StatusJson(core.Snapshot(102))["jobs"][0]["findings"].empty()) << "stalled 2.5 s: under the threshold";
@@ -233,6 +239,28 @@ TEST(ServeRedis, NamesTheStoppedRankFromTheNodesInflightStates) {
   publish(109);
   ASSERT_TRUE(core.Poll(0, 109).ok());
   EXPECT_EQ(StatusJson(core.Snapshot(109))["jobs"][0]["findings"][0]["detected_at"], 108);
+}
+
+// The same stall, but rank 1's agent sent no whereabouts (its state not looked up): serve waits for them twice
+// as long as it confirms a stall with them (kInflightConfirmS), then names rank 1 all the same.
+TEST(ServeRedis, WaitsForTheMissingRanksWhereaboutsBeforeNamingIt) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.ready());
+  TwoNodes nodes(redis.address());
+  ServeCore core(redis.address(), ConsumerOptions{});
+  for (double now : {106.0, 108.0}) {
+    nodes.PublishInflight(now, std::nullopt);
+    ASSERT_TRUE(core.Poll(0, now).ok());
+    EXPECT_TRUE(StatusJson(core.Snapshot(now))["jobs"][0]["findings"].empty()) << "at " << now;
+  }
+  nodes.PublishInflight(110, std::nullopt);
+  ASSERT_TRUE(core.Poll(0, 110).ok());
+  const auto findings = StatusJson(core.Snapshot(110))["jobs"][0]["findings"];
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0]["rank"], 1);
+  const std::string summary = findings[0]["summary"];
+  EXPECT_NE(summary.find("rank 1 is not inside the collective (its whereabouts not reported)"), std::string::npos)
+      << summary;
 }
 
 // Jobs of 2 and 3 ranks through Redis (issue 25: until then steps of fewer than 4 ranks were not judged and

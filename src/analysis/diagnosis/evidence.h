@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/diagnosis/contract_vocabulary.h"
+#include "analysis/diagnosis/rank_state.h"
 
 namespace strata::diagnosis {
 
@@ -164,13 +165,13 @@ struct DetectionEvidence {
   std::optional<Persistence> persistence;  // none: not rendered
 };
 
-// Where a rank missing from a stalled collective was (stall.h): its state (a phrase: "blocked on a lock
-// (futex)", "on CPU (spinning)", "exited with code 1", ...), since when, the frame it was in (Python first:
-// "Python fn (file:line)", else the native culprit), its Python stack (innermost first) and kernel function,
-// and the last collective it completed (seq -1: none recorded).
+// Where a rank missing from a stalled collective was (stall.h): its state (rank_state.h: a kind and its
+// particulars, worded "blocked on a lock (futex)", "on CPU (spinning)", "exited with code 1", ...), since when, the
+// frame it was in (Python first: "Python fn (file:line)", else the native culprit), its Python stack (innermost first)
+// and kernel function, and the last collective it completed (seq -1: none recorded).
 struct StalledRankState {
   int32_t rank = -1;
-  std::string state;
+  RankState state;
   std::string frame;
   std::string native_frame;
   std::vector<std::string> python_stack;
@@ -181,14 +182,15 @@ struct StalledRankState {
   // When it entered the stalled collective after its peers had given up on it (timed out and left): it was
   // missing for their whole wait and came back (Unix s; 0: it never entered while the recording lasted).
   double came_back_unix_s = 0;
-  std::string observed_by;      // "thread state", "off-CPU interval", "CPU samples", "process exit", "none"
+  Observer observed_by = Observer::kNone;
   bool data_loading = false;    // its Python stack runs PyTorch's data loading (not rendered: sets the layer)
   uint32_t lock_owner_tid = 0;  // the thread holding the lock it waits on, when the lock names it (0 unknown)
   // The rank's other threads the recorder found off CPU during the stall (thread_state records), those not
   // idle in a lock, condition or event wait first (a thread holding the lock the main thread waits for).
   struct OtherThread {
     uint32_t tid = 0;
-    std::string name, state;
+    std::string name;
+    RankState state;
     double since_unix_s = 0;
     bool idle = false;                      // waits in futex, poll, epoll or select: what an idle pool thread does
     std::string frame;                      // its innermost Python frame, "Python fn (file:line)"; "" none recorded

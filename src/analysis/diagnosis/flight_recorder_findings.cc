@@ -404,22 +404,22 @@ StalledRankState MissingState(const Job& job, const DumpStall& s, int32_t r) {
   st.rank = r;
   auto dump = job.dumps.find(r);
   if (dump == job.dumps.end()) {
-    st.state = fmt::format("no dump of it among the inputs; its peers' dumps show it never enqueued #{}", s.shown_seq);
-    st.observed_by = "its peers' Flight Recorder dumps";
+    st.state = {RankStateKind::kNoDump, std::to_string(s.shown_seq), ""};
+    st.observed_by = Observer::kPeersDumps;
     return st;
   }
-  st.observed_by = "Flight Recorder dump";
+  st.observed_by = Observer::kFlightRecorderDump;
   const auto& ranks = job.spaces.count(s.key) ? job.spaces.at(s.key) : std::map<int32_t, RankSpace>{};
   auto rs = ranks.find(r);
   const FrEntry* last = rs == ranks.end() ? nullptr : rs->second.last;
   if (std::find(s.not_started.begin(), s.not_started.end(), r) != s.not_started.end())
-    st.state = fmt::format("enqueued #{} but its work never started while its peers' did", s.shown_seq);
+    st.state = {RankStateKind::kWorkNotStarted, std::to_string(s.shown_seq), ""};
   else if (last)
-    st.state =
-        fmt::format("never enqueued #{}; its last entry of the group: {} #{} ({})", s.shown_seq, last->profiling_name,
-                    s.key.p2p ? last->p2p_seq_id : last->collective_seq_id, FrStateName(last->state));
+    st.state = {RankStateKind::kNeverEnqueued, std::to_string(s.shown_seq),
+                fmt::format("{} #{} ({})", last->profiling_name, s.key.p2p ? last->p2p_seq_id : last->collective_seq_id,
+                            FrStateName(last->state))};
   else
-    st.state = fmt::format("never enqueued #{}: its dump holds no entry of the group", s.shown_seq);
+    st.state = {RankStateKind::kNeverEnqueued, std::to_string(s.shown_seq), ""};
   if (rs != ranks.end())
     for (auto it = rs->second.at.rbegin(); it != rs->second.at.rend(); ++it)
       if (it->second.state == FrState::kCompleted) {
@@ -440,7 +440,7 @@ std::string DumpHangSummary(const Job& job, const DumpStall& s, const StalledRan
   const std::string in =
       fmt::format("{} ({} #{}{})", s.op, GroupName(job, s.key.group), s.shown_seq, s.key.p2p ? ", p2p" : "");
   const std::string seen = st.frame.empty() ? "" : fmt::format("; its last recorded call came from {}", st.frame);
-  if (st.observed_by != "Flight Recorder dump")
+  if (st.observed_by != Observer::kFlightRecorderDump)
     return fmt::format(
         "rank {} stopped: rank(s) {} wait in {}, which rank {}, a member of the group, never enqueued as far as "
         "their dumps show; rank {} wrote no dump among the inputs (inferred from its peers' dumps)",

@@ -32,15 +32,17 @@ bool FromExit(const ProcessThreads& p, int64_t to, StalledRankState* out) {
   if (!p.exited_unix_ns || *p.exited_unix_ns > to) return false;
   if (p.exit_signal) {
     const char* abbrev = sigabbrev_np(*p.exit_signal);
-    out->state = fmt::format("killed by signal {}{}", *p.exit_signal, abbrev ? fmt::format(" (SIG{})", abbrev) : "");
+    out->state = {RankStateKind::kKilled,
+                  fmt::format("{}{}", *p.exit_signal, abbrev ? fmt::format(" (SIG{})", abbrev) : ""), ""};
   } else if (p.exit_code) {
-    out->state = *p.exit_code == 0 ? "exited normally (code 0)" : fmt::format("exited with code {}", *p.exit_code);
+    out->state = *p.exit_code == 0 ? RankState{RankStateKind::kExitedNormally, "", ""}
+                                   : RankState{RankStateKind::kExited, std::to_string(*p.exit_code), ""};
   } else {
-    out->state = "exited";
+    out->state = {RankStateKind::kExited, "", ""};
   }
   out->since_unix_s = static_cast<double>(*p.exited_unix_ns) / 1e9;
   SetPython(p, p.python_at_exit, out);
-  out->observed_by = "process exit";
+  out->observed_by = Observer::kProcessExit;
   return true;
 }
 
@@ -52,13 +54,13 @@ bool FromThreadState(const ProcessThreads& p, int64_t from, int64_t to, StalledR
     if (t.tid == p.pid && t.since_unix_ns <= to && (!best || t.since_unix_ns >= best->since_unix_ns)) best = &t;
   if (!best) return false;
   if (best->woke_unix_ns != 0 && best->woke_unix_ns < from) return false;  // woke before the stall
-  out->state = BlockedStateName(best->syscall, best->wchan, best->state);
+  out->state = BlockedState(best->syscall, best->wchan, best->state);
   out->kernel_wait = best->wchan;
   out->lock_owner_tid = best->lock_owner;
   out->since_unix_s = SinceS(*best);
   SetPython(p, best->python, out);
   SetNative(p, best->native, out);
-  out->observed_by = "thread state";
+  out->observed_by = Observer::kThreadState;
   return true;
 }
 
@@ -74,12 +76,12 @@ bool FromOffCpu(const ProcessThreads& p, int64_t from, int64_t to, StalledRankSt
     }
   }
   if (!best || to <= from || best_overlap < (to - from) / 2) return false;
-  out->state = best->state & 2    ? "in uninterruptible I/O (D state)"
-               : best->state == 0 ? "runnable, waiting for a CPU"
-                                  : "sleeping (off CPU)";
+  out->state.kind = best->state & 2    ? RankStateKind::kUninterruptible
+                    : best->state == 0 ? RankStateKind::kRunnable
+                                       : RankStateKind::kOffCpu;
   out->since_unix_s = static_cast<double>(best->start_unix_ns) / 1e9;
   SetPython(p, best->python, out);
-  out->observed_by = "off-CPU interval";
+  out->observed_by = Observer::kOffCpuInterval;
   return true;
 }
 
@@ -100,34 +102,46 @@ bool FromSamples(const ProcessThreads& p, int64_t from, int64_t to, StalledRankS
   for (const auto& [name, n] : names)
     if (n > names.at(top) || (n == names.at(top) && p.sample_names[name] < p.sample_names[top])) top = name;
   const MainThreadSample* e = example.at(top);
-  out->state = "on CPU (spinning)";
+  out->state = {RankStateKind::kOnCpu, "", ""};
   out->since_unix_s = static_cast<double>(first) / 1e9;
   SetPython(p, e->python, out);
   SetNative(p, e->native, out);
   out->frame = p.sample_names[top];
-  out->observed_by = "CPU samples";
+  out->observed_by = Observer::kCpuSamples;
   return true;
 }
 
-// What a thread blocked in a system call (x86-64 number) waits for, and whether that wait is what an idle
-// pool thread does (a lock, condition or event wait: futex, poll, select, epoll).
+// What a thread blocked in a system call (x86-64 number) waits for: the kind of its state and the call's name
+// when the state shows it, and whether that wait is what an idle pool thread does (a lock, condition or event
+// wait: futex, poll, select, epoll).
 struct BlockedCall {
+  RankStateKind kind;
   const char* name;
   bool idle;
 };
 const std::map<std::string, BlockedCall>& BlockedCalls() {
-  static const std::map<std::string, BlockedCall> kBySyscall = {
-      {"202", {"blocked on a lock (futex)", true}},      {"0", {"waiting for I/O (read)", false}},
-      {"17", {"waiting for I/O (pread)", false}},        {"19", {"waiting for I/O (readv)", false}},
-      {"45", {"waiting for I/O (recvfrom)", false}},     {"47", {"waiting for I/O (recvmsg)", false}},
-      {"7", {"waiting for I/O (poll)", true}},           {"271", {"waiting for I/O (ppoll)", true}},
-      {"23", {"waiting for I/O (select)", true}},        {"270", {"waiting for I/O (pselect)", true}},
-      {"232", {"waiting for I/O (epoll_wait)", true}},   {"281", {"waiting for I/O (epoll_pwait)", true}},
-      {"441", {"waiting for I/O (epoll_pwait2)", true}}, {"35", {"sleeping (nanosleep)", false}},
-      {"230", {"sleeping (clock_nanosleep)", false}},    {"61", {"waiting for a child process", false}},
-      {"247", {"waiting for a child process", false}},   {"34", {"paused (pause)", false}},
-      {"1", {"waiting for I/O (write)", false}},         {"44", {"waiting for I/O (sendto)", false}},
-      {"46", {"waiting for I/O (sendmsg)", false}}};
+  using K = RankStateKind;
+  static const std::map<std::string, BlockedCall> kBySyscall = {{"202", {K::kLock, "futex", true}},
+                                                                {"0", {K::kIoWait, "read", false}},
+                                                                {"17", {K::kIoWait, "pread", false}},
+                                                                {"19", {K::kIoWait, "readv", false}},
+                                                                {"45", {K::kIoWait, "recvfrom", false}},
+                                                                {"47", {K::kIoWait, "recvmsg", false}},
+                                                                {"7", {K::kIoWait, "poll", true}},
+                                                                {"271", {K::kIoWait, "ppoll", true}},
+                                                                {"23", {K::kIoWait, "select", true}},
+                                                                {"270", {K::kIoWait, "pselect", true}},
+                                                                {"232", {K::kIoWait, "epoll_wait", true}},
+                                                                {"281", {K::kIoWait, "epoll_pwait", true}},
+                                                                {"441", {K::kIoWait, "epoll_pwait2", true}},
+                                                                {"35", {K::kSleeping, "nanosleep", false}},
+                                                                {"230", {K::kSleeping, "clock_nanosleep", false}},
+                                                                {"61", {K::kChildWait, "", false}},
+                                                                {"247", {K::kChildWait, "", false}},
+                                                                {"34", {K::kPaused, "pause", false}},
+                                                                {"1", {K::kIoWait, "write", false}},
+                                                                {"44", {K::kIoWait, "sendto", false}},
+                                                                {"46", {K::kIoWait, "sendmsg", false}}};
   return kBySyscall;
 }
 
@@ -139,17 +153,16 @@ bool IsIdleWait(const std::string& syscall, uint32_t state) {
   return it != BlockedCalls().end() && it->second.idle;
 }
 
-std::string BlockedStateName(const std::string& syscall, const std::string& wchan, uint32_t state) {
-  if (state & 2) return "in uninterruptible I/O (D state)";
-  if (auto it = BlockedCalls().find(syscall); it != BlockedCalls().end()) return it->second.name;
-  if (wchan.find("futex") != std::string::npos) return "blocked on a lock (futex)";
-  if (wchan.find("nanosleep") != std::string::npos) return "sleeping (nanosleep)";
+RankState BlockedState(const std::string& syscall, const std::string& wchan, uint32_t state) {
+  if (state & 2) return {RankStateKind::kUninterruptible, "", ""};
+  if (auto it = BlockedCalls().find(syscall); it != BlockedCalls().end()) return {it->second.kind, it->second.name, ""};
+  if (wchan.find("futex") != std::string::npos) return {RankStateKind::kLock, "futex", ""};
+  if (wchan.find("nanosleep") != std::string::npos) return {RankStateKind::kSleeping, "nanosleep", ""};
   if (wchan.find("pipe") != std::string::npos || wchan.find("sk_wait") != std::string::npos ||
       wchan.find("wait_woken") != std::string::npos || wchan.find("poll") != std::string::npos)
-    return "waiting for I/O";
-  if (!syscall.empty() && syscall != "running" && syscall != "-1")
-    return fmt::format("sleeping in system call {}", syscall);
-  return "sleeping (off CPU)";
+    return {RankStateKind::kIoWait, "", ""};
+  if (!syscall.empty() && syscall != "running" && syscall != "-1") return {RankStateKind::kInSyscall, syscall, ""};
+  return {RankStateKind::kOffCpu, "", ""};
 }
 
 namespace {
@@ -166,7 +179,7 @@ std::vector<StalledRankState::OtherThread> OtherThreads(const ProcessThreads& p,
     StalledRankState::OtherThread& o = out.emplace_back();
     o.tid = tid;
     o.name = t->comm;
-    o.state = BlockedStateName(t->syscall, t->wchan, t->state);
+    o.state = BlockedState(t->syscall, t->wchan, t->state);
     o.since_unix_s = SinceS(*t);
     o.idle = IsIdleWait(t->syscall, t->state);
     if (t->python >= 0 && static_cast<size_t>(t->python) < p.stacks.size())
@@ -198,8 +211,8 @@ StalledRankState RankLocator::Locate(size_t segment, uint32_t pid, int32_t rank,
     if (FromOffCpu(*p, from_unix_ns, to_unix_ns, &out)) return out;
     if (FromSamples(*p, from_unix_ns, to_unix_ns, &out)) return out;
   }
-  out.state = "not observed (no sample or scheduler event of its main thread during the stall)";
-  out.observed_by = "none";
+  out.state = {RankStateKind::kNotObserved, "", ""};
+  out.observed_by = Observer::kNone;
   return out;
 }
 

@@ -3,7 +3,7 @@
 //  1. its exit, when the process ended before the interval's end ("exited with code 1", "killed by signal
 //     9 (KILL)"), with the last Python stack seen on its main thread;
 //  2. a "thread_state" record of its main thread (written by the recorder for a thread off CPU for a
-//     second or more): the state named from the system call it waits in (futex: "blocked on a lock
+//     second or more): the state (rank_state.h) from the system call it waits in (futex: "blocked on a lock
 //     (futex)"; read, poll, recv...: "waiting for I/O"; nanosleep: "sleeping"; uninterruptible: "in
 //     uninterruptible I/O (D state)"), the native and Python stacks it went to sleep in, and the thread
 //     holding the lock it waits on when the lock names its owner (a pthread mutex: recorder/lock_owner.h);
@@ -36,9 +36,9 @@ class RankLocator {
   const RecordedThreads& threads_;
 };
 
-/// The state a blocked thread is in, named from its system call number (x86-64, as /proc/PID/syscall
-/// gives it), its kernel wait function and its scheduler state (2 = uninterruptible).
-std::string BlockedStateName(const std::string& syscall, const std::string& wchan, uint32_t state);
+/// The state a blocked thread is in, from its system call number (x86-64, as /proc/PID/syscall gives it), its
+/// kernel wait function and its scheduler state (2 = uninterruptible).
+RankState BlockedState(const std::string& syscall, const std::string& wchan, uint32_t state);
 /// Whether that wait is what an idle pool thread does (a futex, poll, select or epoll wait, not
 /// uninterruptible): such threads are listed after the busy ones.
 bool IsIdleWait(const std::string& syscall, uint32_t state);

@@ -269,15 +269,6 @@ std::optional<Stall> FindStall(const CollectiveProgress& p, const StallOptions& 
   return s;
 }
 
-Layer LayerOf(const StalledRankState& st) {
-  if (st.state.rfind("exited", 0) == 0 || st.state.rfind("killed", 0) == 0) return Layer::kHost;
-  if (st.state.rfind("kernel", 0) == 0) return Layer::kGpu;
-  if (st.data_loading) return Layer::kData;
-  if (st.state.rfind("in uninterruptible", 0) == 0 || st.state.rfind("waiting for I/O", 0) == 0) return Layer::kOs;
-  if (st.state.rfind("not observed", 0) == 0) return Layer::kNone;
-  return st.python_stack.empty() ? Layer::kCpu : Layer::kPython;
-}
-
 // The topmost process of each rank (not its DataLoader workers): (segment index, process) by rank.
 std::map<int32_t, std::pair<size_t, const ProcessThreads*>> RankProcesses(const RecordedThreads& threads) {
   std::map<int32_t, std::pair<size_t, const ProcessThreads*>> out;
@@ -300,16 +291,16 @@ StalledRankState Whereabouts(const RecordedThreads& threads, const CollectivePro
     const auto procs = RankProcesses(threads);
     auto proc = procs.find(rank);
     if (proc == procs.end()) {
-      st.state = "not recorded (no process of this rank was seen)";
-      st.observed_by = "none";
+      st.state = {RankStateKind::kNotRecorded, "", ""};
+      st.observed_by = Observer::kNone;
       return st;
     }
     return locator->Locate(proc->second.first, proc->second.second->pid, rank, s.since, s.until);
   }
   st = locator->Locate(it->second.segment, it->second.pid, rank, s.since, s.until);
   if (not_started) {
-    st.state = "kernel not started (called the collective; its kernel never ran)";
-    st.observed_by = "NCCL profiler";
+    st.state = {RankStateKind::kKernelNotStarted, "", ""};
+    st.observed_by = Observer::kNcclProfiler;
   }
   if (const RankCollective* done = LastDone(it->second)) {
     st.last_completed_seq = done->seq;
@@ -358,7 +349,7 @@ std::string BusyThreads(const StalledRankState& st) {
 }
 
 std::string HangSummary(const Stall& s, const StalledRankState& st, double stalled_for) {
-  std::string where = st.state;
+  std::string where = StateText(st.state);
   if (!st.frame.empty()) where += " in " + st.frame;
   if (st.lock_owner_tid) where += fmt::format(", a lock its thread {} holds", st.lock_owner_tid);
   if (st.came_back_unix_s > 0 && st.came_back_unix_s >= ToS(s.until))
@@ -375,7 +366,8 @@ std::string HangSummary(const Stall& s, const StalledRankState& st, double stall
         ToS(s.until) - st.came_back_unix_s, st.rank, where, BusyThreads(st));
   return fmt::format("rank {} stopped: rank(s) {} have waited {:.1f} s in {} that rank {} never {}; rank {} is {}{}",
                      st.rank, fmt::join(s.waiting, ", "), stalled_for, Describe(s.key, s.op), st.rank,
-                     st.observed_by == "NCCL profiler" ? "started" : "entered", st.rank, where, BusyThreads(st));
+                     st.observed_by == Observer::kNcclProfiler ? "started" : "entered", st.rank, where,
+                     BusyThreads(st));
 }
 
 // One `hang` finding per missing rank of `e` (impact: all of the stalled time; confidence 1, docs/confidence.md).
@@ -383,7 +375,7 @@ std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e)
   std::vector<Finding> out;
   for (const StalledRankState& st : e.missing) {
     Finding f;
-    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .layer = LayerOf(st)}), &f);
+    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .layer = StalledRankLayer(st)}), &f);
     f.rank = st.rank;
     f.op = st.frame.empty() ? s.op : st.frame;
     f.impact_pct = 100;
@@ -536,7 +528,8 @@ std::optional<VerdictNote> StoppedBeforeRecording(const RecordedThreads& threads
     if (before == proc->thread_states.end()) return std::nullopt;
     const int64_t seen = before->seen_unix_ns;  // where it was then (not its later exit)
     const StalledRankState st = locator.Locate(segment, pid, rank, seen, seen);
-    ranks_by_place[st.frame.empty() ? st.state : fmt::format("{} in {}", st.state, st.frame)].push_back(rank);
+    ranks_by_place[st.frame.empty() ? StateText(st.state) : fmt::format("{} in {}", st.state, st.frame)].push_back(
+        rank);
   }
   std::vector<std::string> places;
   for (const auto& [place, ranks] : ranks_by_place)
@@ -650,12 +643,12 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
     StalledRankState st;
     st.rank = r;
     auto it = by_rank.find(r);
-    st.state = it == by_rank.end()         ? "not reported by any agent"
-               : it->second->inside        ? fmt::format("inside {} ({})", it->second->op, it->second->comm)
-               : it->second->state.empty() ? "not inside the collective (its whereabouts not reported)"
-                                           : it->second->state;
+    st.state = it == by_rank.end()  ? RankState{RankStateKind::kNotReported, "", ""}
+               : it->second->inside ? RankState{RankStateKind::kInsideAnother, it->second->op, it->second->comm}
+               : !it->second->state ? RankState{RankStateKind::kWhereaboutsNotReported, "", ""}
+                                    : *it->second->state;
     if (it != by_rank.end()) st.frame = it->second->frame;
-    st.observed_by = "its node's agent";
+    st.observed_by = Observer::kAgent;
     e.missing.push_back(std::move(st));
   }
   Stall s;
@@ -663,6 +656,28 @@ std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, doubl
   s.op = e.op;
   s.waiting = e.waiting_ranks;
   return MissingRankFindings(s, e);
+}
+
+bool WhereaboutsArrived(const StallEvidence& e) {
+  return std::none_of(e.missing.begin(), e.missing.end(),
+                      [](const StalledRankState& st) { return WhereaboutsUnreported(st.state.kind); });
+}
+
+Layer StalledRankLayer(const StalledRankState& st) {
+  switch (st.state.kind) {
+    case RankStateKind::kExited:
+    case RankStateKind::kExitedNormally:
+    case RankStateKind::kKilled:
+      return Layer::kHost;
+    case RankStateKind::kKernelNotStarted:
+      return Layer::kGpu;
+    default:
+      break;
+  }
+  if (st.data_loading) return Layer::kData;
+  if (st.state.kind == RankStateKind::kUninterruptible || st.state.kind == RankStateKind::kIoWait) return Layer::kOs;
+  if (st.state.kind == RankStateKind::kNotObserved) return Layer::kNone;
+  return st.python_stack.empty() ? Layer::kCpu : Layer::kPython;
 }
 
 const StallEvidence* JobStall(const DiagnosisResult& result) {

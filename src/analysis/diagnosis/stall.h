@@ -58,8 +58,9 @@ struct RankInflight {
   double since_unix = 0;          // inside: when it entered the collective
   double last_progress_unix = 0;  // when it last completed a collective (0: none seen)
   double threshold_s = 0;
-  int32_t world_size = 0;  // 0: not known
-  std::string state, frame;
+  int32_t world_size = 0;          // 0: not known
+  std::optional<RankState> state;  // idle past the threshold: where it is (none: not looked up)
+  std::string frame;               // that state's frame
 };
 
 /// Each rank's in-flight state in a live recording at `now_unix_ns` (ranks whose process is seen, with or
@@ -73,6 +74,15 @@ std::vector<RankInflight> InflightByRank(const StallRecording& recording, int64_
 /// holds (no open entry, no completion) and whose main thread waits in torch.distributed's collective API
 /// (distributed_c10d.py) for the op the others wait in counts among the waiting ranks, not the missing ones.
 std::vector<Finding> JudgeInflight(const std::vector<RankInflight>& ranks, double now_unix);
+
+/// Whether every missing rank of a JudgeInflight evidence has its whereabouts from its agent (none is
+/// "not reported": serve waits a while for them before it reports the stall).
+bool WhereaboutsArrived(const StallEvidence& e);
+
+/// The layer a missing rank's `hang` finding sits in, by its state's kind: its process's end (exited, killed)
+/// the host; a kernel that never started the GPU; then PyTorch's data loading on its Python stack the data
+/// layer; uninterruptible sleep or an I/O wait the OS; not observed none; else the CPU, Python with a stack.
+Layer StalledRankLayer(const StalledRankState& st);
 
 /// The stall of a result (the evidence of its first `hang` finding), or null when it has none.
 const StallEvidence* JobStall(const DiagnosisResult& result);
