@@ -43,7 +43,8 @@ struct OpChain {
 struct TimelineFacts {
   // The step whose busy time (op tables: compute time) spreads most over the ranks (max − median).
   size_t step_index = 0;
-  // The top finding's rank, else the first straggler; none when the diagnosis names no rank.
+  // The top finding's rank, else the first straggler, else the busiest in the step of the top finding's ranks;
+  // none when the diagnosis names no rank (timeline_facts.h).
   std::optional<size_t> late_rank;
   // Traces: the collective of the step the late rank arrived latest at (DrawnFacts::latest_arrival), and its
   // time outside collectives in the step against the other ranks of its stage (stages known) or all others.
