@@ -71,4 +71,17 @@ std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& 
   return best;
 }
 
+std::map<std::pair<size_t, int32_t>, int64_t> AlignRecordedRanks(
+    const RecordedLayers& layers,
+    const std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>& trace_collectives) {
+  std::map<std::pair<size_t, int32_t>, int64_t> out;
+  for (size_t i = 0; i < layers.segments.size(); ++i)
+    for (const auto& [rank, l] : layers.segments[i].ranks) {
+      const auto calls = trace_collectives.find(rank);
+      if (calls == trace_collectives.end()) continue;
+      if (auto a = AlignRecording(l.collectives, calls->second)) out[{i, rank}] = a->trace_minus_recorded_ns;
+    }
+  return out;
+}
+
 }  // namespace strata::model

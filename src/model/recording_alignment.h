@@ -8,9 +8,12 @@
 // offsets lie within kMaxAlignmentSpreadNs of their median and no other shift fits about as well (a
 // perfectly regular loop matches itself shifted by whole steps), so a wrong or ambiguous match is refused
 // rather than used. The thresholds are in model/model_thresholds.h.
+// AlignRecordedRanks aligns every recorded rank of a recording at once: the diagnosis does it once and its
+// result carries the offsets (DiagnosisResult::recording_offsets_ns) to whatever places recorded events.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -29,5 +32,11 @@ struct RecordingAlignment {
 // (start, end) times on its trace clock, in start order.
 std::optional<RecordingAlignment> AlignRecording(const RecordedCollectiveTimes& recorded,
                                                  const std::vector<std::pair<int64_t, int64_t>>& trace_collectives);
+
+/// Per (segment index, rank number) of `layers`: trace time − recorded time, by AlignRecording of the rank's
+/// recorded calls against `trace_collectives` (per rank number, as above); a rank with no trace collectives,
+/// or whose alignment is refused, is absent.
+std::map<std::pair<size_t, int32_t>, int64_t> AlignRecordedRanks(
+    const RecordedLayers& layers, const std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>& trace_collectives);
 
 }  // namespace strata::model

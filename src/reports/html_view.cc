@@ -6,9 +6,7 @@
 #include <map>
 #include <set>
 
-#include "analysis/diagnosis/group_diagnosis.h"
 #include "analysis/job_summary.h"
-#include "core/robust_stats.h"
 #include "model/job_model.h"
 #include "reports/html_op_view.h"
 
@@ -20,41 +18,21 @@ using Json = nlohmann::ordered_json;
 
 double ViewMs(int64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
 
-/// matrix[rank index][step index] of a per-window quantity; null where the rank lacks the step.
-struct StepMatrices {
-  Json step_ms = Json::array(), busy_ms = Json::array();
-  std::vector<std::vector<double>> busy;  // NaN where missing
-};
-
-StepMatrices BuildMatrices(const model::JobModel& job, size_t ranks) {
-  StepMatrices m;
-  const std::vector<int64_t>& steps = job.steps.steps;
+/// matrix[rank index][step index] of the step window's length; null where the rank lacks the step.
+Json StepMs(const model::JobModel& job, size_t ranks) {
+  Json out = Json::array();
   for (size_t r = 0; r < ranks; ++r) {
-    std::map<int64_t, int64_t> coll_ns;
-    if (r < job.collectives.calls.size())
-      for (const model::CollectiveCall& c : job.collectives.calls[r]) coll_ns[c.step] += c.end_ns - c.start_ns;
     std::map<int64_t, int64_t> span;
     if (r < job.steps.by_rank.size())
       for (const model::StepWindow& w : job.steps.by_rank[r]) span[w.step] = w.end_ns - w.start_ns;
-    Json row = Json::array(), busy_row = Json::array();
-    std::vector<double> busy(steps.size(), std::nan(""));
-    for (size_t s = 0; s < steps.size(); ++s) {
-      auto it = span.find(steps[s]);
-      if (it == span.end()) {
-        row.push_back(nullptr);
-        busy_row.push_back(nullptr);
-        continue;
-      }
-      const int64_t b = std::max<int64_t>(0, it->second - coll_ns[steps[s]]);
-      row.push_back(ViewMs(it->second));
-      busy_row.push_back(ViewMs(b));
-      busy[s] = static_cast<double>(b);
+    Json row = Json::array();
+    for (const int64_t step : job.steps.steps) {
+      auto it = span.find(step);
+      row.push_back(it == span.end() ? Json(nullptr) : Json(ViewMs(it->second)));
     }
-    m.step_ms.push_back(std::move(row));
-    m.busy_ms.push_back(std::move(busy_row));
-    m.busy.push_back(std::move(busy));
+    out.push_back(std::move(row));
   }
-  return m;
+  return out;
 }
 
 /// matrix[rank index][step index] in ms, null where NaN.
@@ -69,23 +47,9 @@ Json NsMatrix(const std::vector<std::vector<double>>& ns) {
   return out;
 }
 
-/// The step index whose busy time spreads most over ranks (max − median); 0 when all are alike.
-size_t WorstStep(const std::vector<std::vector<double>>& busy, size_t steps) {
-  size_t worst = 0;
-  double widest = -1;
-  for (size_t s = 0; s < steps; ++s) {
-    std::vector<double> v;
-    for (const auto& row : busy)
-      if (!std::isnan(row[s])) v.push_back(row[s]);
-    if (v.empty()) continue;
-    const double spread = *std::max_element(v.begin(), v.end()) - Median(v);
-    if (spread > widest) widest = spread, worst = s;
-  }
-  return worst;
-}
-
 /// Rank indices drawn on the timeline: all up to kMaxTimelineRows, else the stragglers, their neighbours
-/// and the fastest, median and slowest ranks of the step, in rank order.
+/// and the fastest, median and slowest ranks of the step, in rank order. For drawing only: which rows to draw
+/// (no figure the report shows comes of this order).
 std::vector<size_t> TimelineRows(const std::vector<size_t>& stragglers, const std::vector<std::vector<double>>& busy,
                                  size_t step, size_t ranks) {
   std::set<size_t> rows;
@@ -112,55 +76,47 @@ std::vector<size_t> TimelineRows(const std::vector<size_t>& stragglers, const st
   return out;
 }
 
-/// The matched collective of `step` that rank index `late` arrived last at by the widest margin, or -1.
-int64_t ChainCollective(const model::JobModel& job, int64_t step, size_t late) {
-  int64_t best = -1;
-  int64_t widest = 0;
-  const auto& offsets = job.clocks.offset_ns;
-  auto aligned = [&](size_t r, int64_t t) { return t - (r < offsets.size() ? offsets[r] : 0); };
-  for (size_t i = 0; i < job.collectives.matched.size(); ++i) {
-    const model::MatchedCollective& m = job.collectives.matched[i];
-    if (m.step != step || late >= m.call.size() || m.call[late] < 0 || m.present < 2) continue;
-    const int64_t mine = aligned(late, job.collectives.calls[late][m.call[late]].start_ns);
-    int64_t second = INT64_MIN;
-    for (size_t r = 0; r < m.call.size(); ++r)
-      if (r != late && m.call[r] >= 0)
-        second = std::max(second, aligned(r, job.collectives.calls[r][m.call[r]].start_ns));
-    if (second != INT64_MIN && mine - second > widest) widest = mine - second, best = static_cast<int64_t>(i);
-  }
-  return best;
-}
-
-/// The late rank's busy time in the step against its peers' median: the other ranks of its pipeline stage
-/// when `stages` (StagesOf) knows them, else all other ranks; null when no peer has the step.
-Json LateAgainstPeers(const std::vector<std::vector<double>>& busy, const Json& stages, size_t late,
-                      size_t step_index) {
-  std::vector<double> peers;
-  for (size_t r = 0; r < busy.size(); ++r)
-    if (r != late && !std::isnan(busy[r][step_index]) && (stages.is_null() || stages[r] == stages[late]))
-      peers.push_back(busy[r][step_index]);
-  if (peers.empty() || std::isnan(busy[late][step_index])) return nullptr;
+/// The late rank's busy time against its peers' median, as the diagnosis measured it (TimelineFacts).
+Json Compare(const diagnosis::PeerComparison& c, const std::vector<int32_t>& stages, size_t late) {
   Json out;
   out["of"] = "time outside collectives";
-  out["peers"] = stages.is_null() ? std::string("the other ranks")
-                                  : "the other ranks of stage " + std::to_string(stages[late].get<int32_t>());
-  out["peer_count"] = peers.size();
-  out["late_ms"] = ViewMs(std::llround(busy[late][step_index]));
-  out["peers_median_ms"] = ViewMs(std::llround(Median(peers)));
+  out["peers"] =
+      stages.empty() ? std::string("the other ranks") : "the other ranks of stage " + std::to_string(stages[late]);
+  out["peer_count"] = c.peer_count;
+  out["late_ms"] = ViewMs(std::llround(c.late_ns));
+  out["peers_median_ms"] = ViewMs(std::llround(c.peers_median_ns));
   return out;
 }
 
+/// The diagnosis's lateness against peers at collectives, [rank index][step index] in ms, null where it has none.
+Json LatenessMs(const TraceStore& store, const model::JobModel& job, const diagnosis::DiagnosisResult& result) {
+  Json late = Json::array();
+  for (const RankInfo& r : store.ranks) {
+    Json row = Json::array();
+    auto it = result.lateness_vs_peers_ms.find(r.rank);
+    for (int64_t s : job.steps.steps) {
+      if (it == result.lateness_vs_peers_ms.end() || !it->second.count(s)) {
+        row.push_back(nullptr);
+      } else {
+        row.push_back(std::round(it->second.at(s) * 1e3) / 1e3);
+      }
+    }
+    late.push_back(std::move(row));
+  }
+  return late;
+}
+
 Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
-                   const diagnosis::DiagnosisResult& result, const std::vector<std::vector<double>>& busy,
-                   const Json& stages, size_t step_index) {
+                   const diagnosis::DiagnosisResult& result, const diagnosis::TimelineFacts& facts) {
   const size_t ranks = store.ranks.size();
+  const size_t step_index = facts.step_index;
   const int64_t step = job.steps.steps[step_index];
   std::map<int32_t, size_t> index_of;
   for (size_t r = 0; r < ranks; ++r) index_of[store.ranks[r].rank] = r;
   std::vector<size_t> stragglers;
   for (const auto& s : result.stragglers)
     if (index_of.count(s.rank)) stragglers.push_back(index_of[s.rank]);
-  const std::vector<size_t> shown = TimelineRows(stragglers, busy, step_index, ranks);
+  const std::vector<size_t> shown = TimelineRows(stragglers, result.drawn.busy_ns, step_index, ranks);
   auto offset = [&](size_t r) { return r < job.clocks.offset_ns.size() ? job.clocks.offset_ns[r] : 0; };
   const model::StepWindow* windows[kMaxTimelineRows * 2] = {};
   int64_t t0 = INT64_MAX;
@@ -168,13 +124,11 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
     for (const model::StepWindow& w : job.steps.by_rank[shown[i]])
       if (w.step == step) windows[i] = &w, t0 = std::min(t0, w.start_ns - offset(shown[i]));
   if (t0 == INT64_MAX) return nullptr;
-  // The culprit: the top finding's op on its rank (its slices in the step, longest first).
+  // The culprit: the top finding's op on the late rank the diagnosis names (its slices in the step).
   const diagnosis::Finding* top = result.findings.empty() ? nullptr : &result.findings.front();
   const StringId culprit_name = top && top->op ? store.strings.find(*top->op) : static_cast<StringId>(-1);
-  const int32_t culprit_rank =
-      top && top->rank ? *top->rank : (stragglers.empty() ? -1 : store.ranks[stragglers[0]].rank);
-  const size_t late = index_of.count(culprit_rank) ? index_of[culprit_rank] : ranks;
-  const int64_t chain = late < ranks ? ChainCollective(job, step, late) : -1;
+  const size_t late = facts.late_rank.value_or(ranks);
+  const int64_t chain = facts.chain_collective ? static_cast<int64_t>(*facts.chain_collective) : -1;
   Json rows = Json::array();
   for (size_t i = 0; i < shown.size(); ++i) {
     const size_t r = shown[i];
@@ -212,25 +166,12 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
   out["step"] = step;
   out["late_rank"] = late < ranks ? Json(store.ranks[late].rank) : Json(nullptr);
   out["op"] = top && top->op ? Json(*top->op) : Json(nullptr);
-  if (late < ranks) out["compare"] = LateAgainstPeers(busy, stages, late, step_index);
+  if (facts.busy_vs_peers) out["compare"] = Compare(*facts.busy_vs_peers, result.drawn.stages, late);
   if (chain >= 0)
     out["collective"] = std::string(store.strings.view(job.collectives.matched[static_cast<size_t>(chain)].key));
   out["shown_of"] = ranks;
   out["rows"] = std::move(rows);
   return out;
-}
-
-/// Pipeline stage per rank index: the op table's stage column, else the send/recv chains of a job with
-/// pipeline stages; null when there is one stage or it is unknown.
-Json StagesOf(const TraceStore& store, const model::JobModel& job, const diagnosis::DiagnosisResult& result) {
-  std::vector<int32_t> stages;
-  for (const RankInfo& r : store.ranks) stages.push_back(r.pp_stage);
-  if (std::find(stages.begin(), stages.end(), -1) != stages.end()) {
-    if (!result.layout.pipeline_stages) return nullptr;
-    stages = diagnosis::PipelineStages(store, job.collectives, store.ranks.size());
-  }
-  if (std::set<int32_t>(stages.begin(), stages.end()).size() < 2) return nullptr;
-  return stages;
 }
 
 }  // namespace
@@ -239,45 +180,28 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
   Json view;
   const std::vector<SliceRows> rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
+  const diagnosis::DrawnFacts& facts = result.drawn;
   const size_t ranks = store.ranks.size();
   view["ranks"] = store.RankNumbers();
   view["steps"] = job.steps.steps;
-  const Json stages = StagesOf(store, job, result);
-  view["stages"] = stages;
-  StepMatrices m = BuildMatrices(job, ranks);
-  view["step_ms"] = std::move(m.step_ms);
-  // An op table has no collective calls of the trace kind: its "time outside collectives" is the step time.
-  // Its ranks are compared by compute time (the sum of their compute ops) and op durations instead.
-  const std::vector<std::vector<double>> compute = OpTableComputeNs(store, rows, job);
-  if (compute.empty()) {
-    view["busy_ms"] = std::move(m.busy_ms);
-  } else {
-    view["compute_ms"] = NsMatrix(compute);
-    view["ks"] = OpTableKs(store, rows);
-  }
-  if (!result.lateness_vs_peers_ms.empty()) {
-    Json late = Json::array();
-    for (const RankInfo& r : store.ranks) {
-      Json row = Json::array();
-      auto it = result.lateness_vs_peers_ms.find(r.rank);
-      for (int64_t s : job.steps.steps) {
-        if (it == result.lateness_vs_peers_ms.end() || !it->second.count(s)) {
-          row.push_back(nullptr);
-        } else {
-          row.push_back(std::round(it->second.at(s) * 1e3) / 1e3);
-        }
-      }
-      late.push_back(std::move(row));
-    }
-    view["lateness_ms"] = std::move(late);
-  }
-  if (job.steps.steps.empty() || ranks == 0) {
+  view["stages"] = facts.stages.empty() ? Json(nullptr) : Json(facts.stages);
+  view["step_ms"] = StepMs(job, ranks);
+  // The busy matrix as the diagnosis measured it (NaN everywhere when it measured none: a result of
+  // Flight Recorder dumps alone). An op table has no collective calls of the trace kind: its ranks are
+  // compared by compute time (the sum of their compute ops) and op durations instead.
+  const std::vector<std::vector<double>> busy =
+      facts.busy_ns.size() == ranks
+          ? facts.busy_ns
+          : std::vector<std::vector<double>>(ranks, std::vector<double>(job.steps.steps.size(), std::nan("")));
+  view[facts.busy_is_compute ? "compute_ms" : "busy_ms"] = NsMatrix(busy);
+  if (facts.busy_is_compute) view["ks"] = OpTableKs(store, facts.ks);
+  if (!result.lateness_vs_peers_ms.empty()) view["lateness_ms"] = LatenessMs(store, job, result);
+  if (!facts.timeline || job.steps.steps.empty() || ranks == 0) {
     view["timeline"] = nullptr;
-  } else if (!compute.empty()) {
-    view["timeline"] = OpTableTimeline(store, rows, job, result, compute, WorstStep(compute, job.steps.steps.size()));
+  } else if (facts.busy_is_compute) {
+    view["timeline"] = OpTableTimeline(store, rows, job, *facts.timeline);
   } else {
-    view["timeline"] =
-        BuildTimeline(store, rows, job, result, m.busy, stages, WorstStep(m.busy, job.steps.steps.size()));
+    view["timeline"] = BuildTimeline(store, rows, job, result, *facts.timeline);
   }
   return view;
 }

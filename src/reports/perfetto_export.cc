@@ -17,12 +17,10 @@
 
 #include "analysis/diagnosis/stall.h"
 #include "analysis/job_summary.h"
-#include "core/robust_stats.h"
 #include "core/skip_reasons.h"
 #include "core/text_escape.h"
 #include "model/collective_progress.h"
 #include "model/job_model.h"
-#include "model/recording_alignment.h"
 #include "reports/skip_report.h"
 
 namespace strata {
@@ -300,32 +298,30 @@ struct CallAt {
   int64_t start = 0, end = 0;  // aligned
 };
 
-/// The straggler's call in `step` where it arrived latest after its peers' median arrival, with the
-/// peers' calls of the same instance; false when the step has no instance the straggler shares.
-bool LateInstance(const TraceStore& store, const model::JobModel& job, const std::vector<RankView>& views, size_t r,
-                  int64_t step, CallAt* own, std::vector<std::pair<size_t, CallAt>>* peers) {
-  double best = -std::numeric_limits<double>::infinity();
-  for (const model::MatchedCollective& m : job.collectives.matched) {
-    if (m.step != step || r >= m.call.size() || m.call[r] < 0 || m.present < 2) continue;
-    std::vector<std::pair<size_t, CallAt>> others;
-    std::vector<double> arrivals;
-    CallAt mine;
-    for (size_t q = 0; q < m.call.size(); ++q) {
-      if (m.call[q] < 0) continue;
-      const model::CollectiveCall& c = job.collectives.calls[q][static_cast<size_t>(m.call[q])];
-      const CallAt at{c.slice, c.start_ns - views[q].offset_ns, c.end_ns - views[q].offset_ns};
-      if (q == r) {
-        mine = at;
-      } else {
-        others.emplace_back(q, at);
-        arrivals.push_back(static_cast<double>(at.start));
-      }
+/// The call of rank index `r` (rank number `rank`) in `step` where the diagnosis found it arrived latest against
+/// its peers' median arrival (DiagnosisResult::drawn, latest_arrival.h), with the peers' calls of the same
+/// instance; false when the diagnosis names no such instance in the step.
+bool LateInstance(const model::JobModel& job, const diagnosis::DiagnosisResult& result,
+                  const std::vector<RankView>& views, size_t r, int64_t step, CallAt* own,
+                  std::vector<std::pair<size_t, CallAt>>* peers) {
+  const auto by_step = result.drawn.latest_arrival.find(static_cast<int32_t>(views[r].pid));
+  if (by_step == result.drawn.latest_arrival.end()) return false;
+  const auto at = by_step->second.find(step);
+  if (at == by_step->second.end() || at->second >= job.collectives.matched.size()) return false;
+  const model::MatchedCollective& m = job.collectives.matched[at->second];
+  if (m.step != step || r >= m.call.size() || m.call[r] < 0) return false;
+  peers->clear();
+  for (size_t q = 0; q < m.call.size(); ++q) {
+    if (m.call[q] < 0) continue;
+    const model::CollectiveCall& c = job.collectives.calls[q][static_cast<size_t>(m.call[q])];
+    const CallAt call{c.slice, c.start_ns - views[q].offset_ns, c.end_ns - views[q].offset_ns};
+    if (q == r) {
+      *own = call;
+    } else {
+      peers->emplace_back(q, call);
     }
-    const double late = static_cast<double>(mine.start) - Median(std::move(arrivals));
-    if (late > best) best = late, *own = mine, *peers = std::move(others);
   }
-  (void)store;
-  return best > -std::numeric_limits<double>::infinity();
+  return true;
 }
 
 std::vector<int64_t> LateSteps(const diagnosis::DiagnosisResult& result, const diagnosis::Finding& f) {
@@ -399,7 +395,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
     for (const int64_t step : steps) {
       CallAt own;
       std::vector<std::pair<size_t, CallAt>> peers;
-      if (!LateInstance(store, job, views, r, step, &own, &peers)) {
+      if (!LateInstance(job, result, views, r, step, &own, &peers)) {
         skipped->Add(SkipId::kExportBlameStepUnshared);
         continue;
       }
@@ -476,21 +472,13 @@ class RecorderTracks {
   std::map<std::tuple<int64_t, std::string, uint32_t>, int64_t> ids_;
 };
 
-/// The alignment of segment `segment`'s rank `rank` to its trace's collectives, by the store's decoded layers of
-/// the recording (none when they do not hold the rank).
-std::optional<model::RecordingAlignment> AlignToTrace(const RecordedLayers& layers, size_t segment, int32_t rank,
-                                                      const std::vector<std::pair<int64_t, int64_t>>& calls) {
-  if (segment >= layers.segments.size()) return std::nullopt;
-  auto l = layers.segments[segment].ranks.find(rank);
-  if (l == layers.segments[segment].ranks.end()) return std::nullopt;
-  return model::AlignRecording(l->second.collectives, calls);
-}
-
 /// Per segment, per rank: the shift from recorded to aligned time, or none (its events are left out).
 using RecorderShifts = std::vector<std::map<int32_t, std::optional<int64_t>>>;
 
-RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& recorded, const model::JobModel& job,
-                                 const std::vector<RankView>& views) {
+/// A recording that is the traces itself shares their clocks; another is on them by the diagnosis's alignment
+/// (DiagnosisResult::recording_offsets_ns).
+RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& recorded,
+                                 const diagnosis::DiagnosisResult& result, const std::vector<RankView>& views) {
   bool recording_is_trace = !store.inputs.empty();
   for (const InputInfo& in : store.inputs) recording_is_trace &= in.recording();
   std::map<int32_t, size_t> index_of_rank;
@@ -506,12 +494,8 @@ RecorderShifts ShiftsOfRecording(const TraceStore& store, const RecordedRun& rec
       if (r != index_of_rank.end()) {
         if (recording_is_trace) {
           s = -views[r->second].offset_ns;
-        } else {
-          std::vector<std::pair<int64_t, int64_t>> calls;
-          if (r->second < job.collectives.calls.size())
-            for (const auto& c : job.collectives.calls[r->second]) calls.emplace_back(c.start_ns, c.end_ns);
-          if (auto a = AlignToTrace(store.recorded_layers, i, *p.rank, calls))
-            s = a->trace_minus_recorded_ns - views[r->second].offset_ns;
+        } else if (auto a = result.recording_offsets_ns.find({i, *p.rank}); a != result.recording_offsets_ns.end()) {
+          s = a->second - views[r->second].offset_ns;
         }
       }
       shift[*p.rank] = s;
@@ -856,7 +840,7 @@ Status WritePerfettoJson(const TraceStore& store, const RecordedRun& recorded, c
   const std::vector<int64_t> tids = TrackTids(store);
   const model::JobModel job = model::BuildJobModel(store, SlicesByRank(store));
   SkipCounts skipped;
-  const RecorderShifts shifts = ShiftsOfRecording(store, recorded, job, views);
+  const RecorderShifts shifts = ShiftsOfRecording(store, recorded, result, views);
   const std::vector<StallMark> marks = StallMarks(store, recorded, shifts, result, &skipped);
   int64_t drawn_origin = RecordedOrigin(recorded, shifts);
   for (const StallMark& m : marks) drawn_origin = std::min(drawn_origin, m.ts);

@@ -23,6 +23,10 @@ pass the clean input.
   check_one_median.py       a median computed outside core/robust_stats.h (nth_element, the middle element,
                             the lower middle) is reported with file and line; calls of Median, comments,
                             strings, midpoints of two values and the home itself pass;
+  check_reports_render.py   a file of reports/ that includes robust_stats.h, peer_difference.h or
+                            recording_alignment.h, or calls Median, PeerMedian, Mad or AlignRecording, is
+                            reported with file and line; the same in analysis/, in a comment or a string, a
+                            report reading a measured value, and the allowed exception pass;
   check_unity_safety.py     a `using namespace` at namespace scope (a .cc, a header, after a namespace's brace
                             on one line) is reported with file and line; one inside a function, in a comment
                             or a string passes;
@@ -273,6 +277,35 @@ def one_median_cases():
     check_clean_and_planted("check_one_median.py", "one_median", clean, "calls of Median, comments, strings, midpoints and the one home pass", planted)
 
 
+def reports_render_cases():
+    clean = {
+        "analysis/diagnosis/latest_arrival.cc": ('#include "core/robust_stats.h"\n'
+                                                 "const double late = mine - PeerMedian(peers, at);\n"),
+        "reports/html_view.cc": ('#include "analysis/diagnosis/result.h"  // not core/robust_stats.h\n'
+                                 'out["peers_median_ms"] = ViewMs(c.peers_median_ns);  // no Median(peers) here\n'
+                                 'const char* s = "Median(x)";\nconst double m = facts.MedianStep;\n'),
+        "reports/pprof_export.cc": "const double median = Median(samples);\n",
+    }
+    planted = {
+        "an include of the median's home": ("reports/perfetto_export.cc", 'x;\n#include "core/robust_stats.h"\n',
+                                           "reports/perfetto_export.cc:2: includes core/robust_stats.h"),
+        "an include of the alignment": ("reports/perfetto_export.cc", '#include "model/recording_alignment.h"\n',
+                                        "reports/perfetto_export.cc:1: includes model/recording_alignment.h"),
+        "a median of arrivals": ("reports/perfetto_export.cc",
+                                 "const double late = mine.start - Median(std::move(arrivals));\n",
+                                 "reports/perfetto_export.cc:1: calls Median"),
+        "a peer median": ("reports/op_view.cc", "x;\ny;\nreturn PeerMedian(peers, [&](size_t q) { return v[q]; });\n",
+                          "reports/op_view.cc:3: calls PeerMedian"),
+        "a MAD": ("reports/view.h", "const double spread = Mad(v);\n", "reports/view.h:1: calls Mad"),
+        "an alignment": ("reports/export.cc", "auto a = model::AlignRecording(calls, trace);\n",
+                         "reports/export.cc:1: calls AlignRecording"),
+        "a median with a template argument": ("reports/view.cc", "auto m = Median<EvenCount::kUpperMiddle>(v);\n",
+                                              "reports/view.cc:1: calls Median"),
+    }
+    check_clean_and_planted("check_reports_render.py", "reports_render", clean,
+                            "the analysis, comments, strings, measured values and the allowed exception pass", planted)
+
+
 def unity_safety_cases():
     clean = {
         "analysis/pass.cc": ("namespace strata {\nvoid F() {\n  using namespace std::chrono_literals;\n}\n"
@@ -319,6 +352,7 @@ def main():
     architecture_levels_cases()
     cause_assignment_cases()
     one_median_cases()
+    reports_render_cases()
     unity_safety_cases()
     if args.cxx and args.src:
         slice_row_cases(args.cxx, args.src)

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "analysis/diagnosis/cross_layer.h"
 #include "importers/recorded_layers.h"
 #include "reports/diagnosis_report.h"
@@ -664,6 +667,36 @@ TEST(CrossLayer, WithoutRecordingNothingChanges) {
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCompute);
   EXPECT_FALSE(FindingEvidenceJson(result.findings[0].evidence).contains("cross_layer"));
   EXPECT_TRUE(result.notes.empty());
+}
+
+}  // namespace
+}  // namespace strata::diagnosis
+
+namespace strata::diagnosis {
+namespace {
+
+TEST(CrossLayer, TheRecordingsAlignmentIsHandedToTheResultUnderItsOwnSegmentNumbers) {
+  // Segment 0 records ranks 5 and 6, which no trace holds (left out); segment 1 ranks 0 and 1, whose traces
+  // hold the same two collectives 5 s and 7 s later on their clocks.
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  run.segments[0].processes[10].rank = 5;
+  run.segments[0].processes[20].rank = 6;
+  run.segments.push_back(TwoRanks());
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  std::map<int32_t, RankTraceTimeline> timelines = LatenessOf(result);
+  for (const auto& [rank, shift_ms] : {std::pair{0, 5000}, std::pair{1, 7000}}) {
+    const int64_t shift = static_cast<int64_t>(shift_ms * kMs);
+    timelines[rank].collectives = {{shift, shift + static_cast<int64_t>(kMs)},
+                                   {shift + static_cast<int64_t>(999 * kMs), shift + static_cast<int64_t>(1000 * kMs)}};
+  }
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
+  const std::map<std::pair<size_t, int32_t>, int64_t> want = {{{1, 0}, static_cast<int64_t>(5000 * kMs)},
+                                                              {{1, 1}, static_cast<int64_t>(7000 * kMs)}};
+  EXPECT_EQ(result.recording_offsets_ns, want);
+  EXPECT_TRUE(std::any_of(result.notes.begin(), result.notes.end(), [](const std::string& n) {
+    return n.find("1 of 2 recorder segments match none") != std::string::npos;
+  })) << fmt::format("{}", fmt::join(result.notes, " | "));
 }
 
 }  // namespace

@@ -116,6 +116,24 @@ TEST(PerfettoExport, CollectiveCompletionsAlignAcrossRanks) {
   EXPECT_LT(ends[0].front(), 1e6);
 }
 
+TEST(PerfettoExport, BlameIsDrawnWhereTheDiagnosisSaysTheRankArrivedLatest) {
+  // The export measures no lateness itself: it draws each late step's blame at the instance the result names
+  // (DiagnosisResult::drawn), and at none when the result names none.
+  const TraceStore store = LoadDdp(TwoRanksOneSlow());
+  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  ASSERT_TRUE(result.drawn.latest_arrival.count(1));
+  PerfettoExportStats drawn;
+  (void)ExportPerfettoJson(store, RecordedRun{}, result, {}, &drawn);
+  EXPECT_GT(drawn.blame_flows, 0u);
+  const size_t steps = result.drawn.latest_arrival.at(1).size();
+  result.drawn.latest_arrival.clear();
+  PerfettoExportStats none;
+  const nlohmann::json trace = nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, result, {}, &none));
+  EXPECT_EQ(none.blame_flows, 0u);
+  EXPECT_GT(trace["otherData"]["export_skipped"]["blame_step_without_shared_collective"].get<size_t>(), 0u);
+  EXPECT_LE(trace["otherData"]["export_skipped"]["blame_step_without_shared_collective"].get<size_t>(), steps);
+}
+
 TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   const Exported e = Export();
   ASSERT_FALSE(e.result.findings.empty());

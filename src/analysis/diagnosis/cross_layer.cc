@@ -511,14 +511,25 @@ struct RecordingOffsets {
 };
 RecordingOffsets AlignSegments(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines) {
   RecordingOffsets out;
-  for (size_t i = 0; i < layers.segments.size(); ++i) {
-    out.ranks_recorded += layers.segments[i].ranks.size();
-    for (const auto& [rank, l] : layers.segments[i].ranks) {
-      auto tl = timelines.find(rank);
-      if (tl == timelines.end()) continue;
-      if (auto a = model::AlignRecording(l.collectives, tl->second.collectives))
-        out.offsets[{i, rank}] = a->trace_minus_recorded_ns;
-    }
+  for (const RecordedLayerSegment& seg : layers.segments) out.ranks_recorded += seg.ranks.size();
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> collectives;
+  for (const auto& [rank, tl] : timelines) collectives[rank] = tl.collectives;
+  out.offsets = model::AlignRecordedRanks(layers, collectives);
+  return out;
+}
+
+// The offsets of `al` of the segments of `matching` (MatchingSegments: those of its layers not `left_out`,
+// numbered from 1), renumbered as `matching` numbers them: its alignment, without aligning again.
+RecordingOffsets MatchingOffsets(const RecordingOffsets& al, const RecordedLayers& matching,
+                                 const std::vector<size_t>& left_out) {
+  RecordingOffsets out;
+  for (const RecordedLayerSegment& seg : matching.segments) out.ranks_recorded += seg.ranks.size();
+  size_t kept = 0;
+  for (size_t i = 0; kept < matching.segments.size(); ++i) {
+    if (std::find(left_out.begin(), left_out.end(), i + 1) != left_out.end()) continue;
+    for (const auto& [key, offset] : al.offsets)
+      if (key.first == i) out.offsets[{kept, key.second}] = offset;
+    ++kept;
   }
   return out;
 }
@@ -667,9 +678,11 @@ std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& laye
   return metrics;
 }
 
-RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
-                                      const std::map<int32_t, RankTraceTimeline>& timelines,
-                                      const DiagnosisResult& traces) {
+namespace {
+
+// JudgeWithRecording over `layers` aligned as `al` says.
+RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
+                                const DiagnosisResult& traces, const RecordingOffsets& al) {
   RecordingJudgement judgement;
   if (layers.empty()) return judgement;
   const auto all_metrics = MeasureRankLayers(layers);
@@ -679,13 +692,13 @@ RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
                     all_metrics.size()));
     return judgement;
   }
-  const RecordingOffsets al = AlignSegments(layers, timelines);
   // Segments none of whose ranks match the traces (e.g. an older recording left in the directory) while
   // others match: left out, so that they do not stand in for the job's ranks.
   if (!al.offsets.empty() && al.offsets.size() < al.ranks_recorded) {
     auto [matching, left_out] = MatchingSegments(layers, al);
     if (!left_out.empty()) {
-      RecordingJudgement of_matching = JudgeWithRecording(matching, timelines, traces);
+      RecordingJudgement of_matching =
+          JudgeAligned(matching, timelines, traces, MatchingOffsets(al, matching, left_out));
       of_matching.notes.insert(
           of_matching.notes.begin(),
           fmt::format("{} of {} recorder segments match none of the traces' collectives (another layers's recording?) "
@@ -729,6 +742,17 @@ RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
                          : traces.stragglers.empty() ? nullptr
                                                      : &traces.stragglers.front();
   judgement.slow_link = SlowLink(all_metrics, traced, traces, top);
+  return judgement;
+}
+
+}  // namespace
+
+RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
+                                      const std::map<int32_t, RankTraceTimeline>& timelines,
+                                      const DiagnosisResult& traces) {
+  const RecordingOffsets al = AlignSegments(layers, timelines);
+  RecordingJudgement judgement = JudgeAligned(layers, timelines, traces, al);
+  judgement.recording_offsets_ns = al.offsets;
   return judgement;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/recording_judgement.h"
+#include "analysis/diagnosis/report_facts.h"
 #include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/diagnosis/verdict.h"
@@ -121,15 +122,11 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   bool op_table = !store.ranks.empty();
   for (const InputInfo& in : store.inputs) op_table &= in.format == InputFormat::kOpTable;
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
-  // needs this one only to align a recording).
+  // needs this one only to align a recording and to measure what the reports draw).
   const bool with_recording = store.has_recording();
   const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
-  std::vector<SliceRows> rows;
-  model::JobModel job;
-  if (!op_table || with_recording || with_layers) {
-    rows = SlicesByRank(store);
-    job = model::BuildJobModel(store, rows);
-  }
+  const std::vector<SliceRows> rows = SlicesByRank(store);
+  const model::JobModel job = model::BuildJobModel(store, rows);
   // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step. The
   // paths take no options: what the user filters (min_effect) cannot change what they measure.
   static_cast<PathResult&>(result) = op_table ? DiagnoseOpTable(store) : DiagnoseTraces(store, rows, job);
@@ -173,6 +170,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
+  // Last, on the final findings: what the reports draw beside them, so that they compute none of it.
+  result.drawn = MeasureDrawnFacts(store, rows, job, result);
   return result;
 }
 

@@ -6,7 +6,9 @@
 // other ranks), the op-table path (op_table_diagnosis: a worker's compute per step, its stage's other dp
 // ranks) through ExcessOverPeers, and the online detector (online_detector: one step's summary classes, the
 // group's other ranks) and the cross-layer pass (cross_layer: a recorded layer metric, every other rank the
-// recording measured) through PeerMedian(s) itself; no other file keeps a peer median of its own (issue 50).
+// recording measured) and what the reports draw (latest_arrival: a rank's arrival against the other ranks';
+// timeline_facts and op_timeline_facts: the HTML timeline's late rank against the peers it is drawn beside)
+// through PeerMedian(s) itself; no other file keeps a peer median of its own (issue 50).
 // Invariant: a part or op absent from a profile counts 0 there, so every op any of them ran is compared.
 #pragma once
 

@@ -81,6 +81,7 @@ void ApplyRecordingJudgement(RecordingJudgement judgement, DiagnosisResult* resu
   for (RecordingJudgement::StragglerEvidence& e : judgement.evidence) AttachEvidence(std::move(e), result);
   if (judgement.cpu_slowed) AddCpuSlowed(std::move(*judgement.cpu_slowed), result);
   if (judgement.slow_link) AddSlowLink(std::move(*judgement.slow_link), result);
+  result->recording_offsets_ns = std::move(judgement.recording_offsets_ns);
 }
 
 }  // namespace strata::diagnosis

@@ -7,12 +7,15 @@
 // made when the traces had none and the recording names a cause) and, when the recording names a cause,
 // sets it, (3) puts the ranks slowed alike on the CPU first among the stragglers and withdraws a
 // data_imbalance verdict, (4) puts a slow link's rank first, replacing a straggler of the same rank whose
-// lateness it explains and the findings about that lateness. Findings it adds are placed by impact.
+// lateness it explains and the findings about that lateness, (5) hands over the recording's alignment to the
+// traces (recording_offsets_ns). Findings it adds are placed by impact.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/diagnosis/cause_choice.h"
@@ -38,6 +41,9 @@ struct RecordingJudgement {
   std::vector<StragglerEvidence> evidence;    // one per straggler of the traces the recording covers
   std::optional<AddedStragglers> cpu_slowed;  // ranks slowed alike on the CPU (or a shared link's rank)
   std::optional<AddedStragglers> slow_link;   // a slow link's rank (it replaces a top straggler of that rank)
+  // Per (segment, rank number): the rank's recording on its trace clock, as the pass aligned it
+  // (DiagnosisResult::recording_offsets_ns).
+  std::map<std::pair<size_t, int32_t>, int64_t> recording_offsets_ns;
 };
 
 /// Applies `judgement` to the result it was judged from (see the invariants above).

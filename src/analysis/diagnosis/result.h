@@ -18,6 +18,7 @@
 #include "analysis/critical_path.h"
 #include "analysis/diagnosis/compare_unit.h"
 #include "analysis/diagnosis/contract_vocabulary.h"
+#include "analysis/diagnosis/drawn_facts.h"
 #include "analysis/diagnosis/evidence.h"
 #include "analysis/diagnosis/verdict_notes.h"
 #include "core/status.h"
@@ -184,6 +185,12 @@ struct DiagnosisResult : PathResult {
   // Per communicator and op: time, transfer, wait, bytes, bus bandwidth (analysis/communication.h); trace
   // path and recordings, empty for op tables.
   CommunicationTable communication;
+  // Per (recording segment, rank number): trace time − recorded time of that rank's recording, aligned once
+  // by matching its collectives with the rank's trace (model/recording_alignment.h); a rank that could not be
+  // aligned is absent. The recording's judgement and the Perfetto export read it. Not in the JSON contract.
+  std::map<std::pair<size_t, int32_t>, int64_t> recording_offsets_ns;
+  // What the reports draw beside the findings (drawn_facts.h). Not in the JSON contract.
+  DrawnFacts drawn;
 };
 
 }  // namespace strata::diagnosis

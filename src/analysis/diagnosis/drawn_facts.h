@@ -1,0 +1,86 @@
+// DrawnFacts: what the reports draw beside the diagnosis, measured by the analysis for them (issue 50: reports
+// render the values they are given and compute nothing a diagnosis could disagree with). Diagnose fills it once
+// (report_facts.h: MeasureDrawnFacts) from the job's model; the Perfetto export and the HTML view only read it.
+// Not in the JSON contract.
+// Invariants: a rank index is an index of TraceStore::ranks, a step index one of the job model's steps
+// (model::StepModel::steps), a matched index one of model::CollectiveModel::matched of the job's model
+// (model::BuildJobModel of the same store); every peer figure is the peers' median by the one peer rule
+// (PeerMedian, peer_difference.h) over the peers it counts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata::diagnosis {
+
+// The HTML timeline's rows at most (the late rank and its peers), and the KS matrix's groups at most.
+inline constexpr size_t kMaxTimelineRows = 16;
+inline constexpr size_t kMaxKsGroups = 64;
+
+/// One quantity of the timeline's late rank against its peers' median of it.
+struct PeerComparison {
+  double late_ns = 0, peers_median_ns = 0;
+  size_t peer_count = 0;
+};
+
+/// Whom an op table's late rank is drawn beside: a slow stage's ranks (the top finding names ranks but no
+/// single rank) against the ranks of the other stages, else a rank against the other dp ranks of its pipeline
+/// stage, else against all other ranks.
+enum class TimelinePeers { kOtherStages, kSameStage, kAllOthers };
+
+/// The culprit op's instance (its order within the step) on the late rank that exceeds its peers' median of
+/// the same instance most, with its duration against that median.
+struct OpChain {
+  size_t index = 0;
+  PeerComparison duration;
+};
+
+/// The step the HTML timeline draws and the late rank's story in it.
+struct TimelineFacts {
+  // The step whose busy time (op tables: compute time) spreads most over the ranks (max − median).
+  size_t step_index = 0;
+  // The top finding's rank, else the first straggler, else the busiest in the step of the top finding's ranks;
+  // none when the diagnosis names no rank (timeline_facts.h).
+  std::optional<size_t> late_rank;
+  // Traces: the collective of the step the late rank arrived latest at (DrawnFacts::latest_arrival), and its
+  // time outside collectives in the step against the other ranks of its stage (stages known) or all others.
+  std::optional<size_t> chain_collective;
+  std::optional<PeerComparison> busy_vs_peers;
+  // Op tables: the peers drawn beside the late rank (all of them up to the timeline's rows for a stage's peers,
+  // else the fastest, median and slowest by compute time in the step), the culprit op type (the top finding's
+  // op when it names a known op type, else the compute op type the late rank exceeds those peers' median most
+  // by in the step) and its chain instance.
+  TimelinePeers peer_kind = TimelinePeers::kAllOthers;
+  std::vector<size_t> peers;
+  std::optional<std::string> culprit_op;
+  std::optional<OpChain> chain_op;
+};
+
+/// KAIR's KS divergence of the ranks' compute op durations (op tables): the pairwise KS distance of groups of
+/// `group_size` consecutive ranks (at most kMaxKsGroups groups), and each rank's score as the trace path
+/// defines it (straggler.h).
+struct KsDivergence {
+  size_t group_size = 1;
+  std::vector<std::vector<double>> matrix;  // [group][group]
+  std::vector<double> score;                // per rank index
+};
+
+struct DrawnFacts {
+  // Per rank number (the findings' ranks and the stragglers) and step: the matched collective at which the rank
+  // arrived latest against its peers' median arrival, on the diagnosis's clock offsets (clock_offsets_us).
+  std::map<int32_t, std::map<int64_t, size_t>> latest_arrival;
+  // Per rank index and step index: traces: the rank's time in the step outside its collective calls; op tables:
+  // its compute time (compute ops only). NaN where it lacks the step; empty when not measured.
+  std::vector<std::vector<double>> busy_ns;
+  bool busy_is_compute = false;  // busy_ns holds op-table compute times
+  // Pipeline stage per rank index when the job has several (op-table column, else send/recv chains), else empty.
+  std::vector<int32_t> stages;
+  std::optional<TimelineFacts> timeline;
+  std::optional<KsDivergence> ks;
+};
+
+}  // namespace strata::diagnosis

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Reports render the values they are given (issue 50): no file under src/reports computes a median, a peer
+comparison or an alignment a diagnosis could disagree with. The analysis measures them once (the diagnosis's
+result carries them: DiagnosisResult::drawn, recording_offsets_ns) and the reports read them. A file of
+reports/ fails when it includes the homes of those rules (core/robust_stats.h, analysis/diagnosis/
+peer_difference.h, model/recording_alignment.h) or calls one of their functions (Median, MedianOfSorted,
+PeerMedian(s), Mad, RobustZ, Quantile, KS distances, AlignRecording, AlignRecordedRanks), except the few
+files in ALLOWED, each with why. Comments and string literals are ignored.
+
+usage: check_reports_render.py SRC_DIR    Exits 1 listing every such line (file:line).
+"""
+import os
+import re
+import sys
+
+from source_lines import code_lines
+
+REPORTS = "reports/"
+# file -> why it may still compute one (each is a known exception, to be moved into the analysis).
+ALLOWED = {
+    "reports/pprof_export.cc": "its product is the peers' median CPU profile (PprofPeersMedian) of the recording's "
+                               "raw samples, which the analysis may not read (check_include_graph)",
+}
+INCLUDES = ("core/robust_stats.h", "analysis/diagnosis/peer_difference.h", "model/recording_alignment.h")
+INCLUDE = re.compile(r'#\s*include\s*"(' + "|".join(re.escape(i) for i in INCLUDES) + r')"')
+CALL = re.compile(r"\b(Median|MedianOfSorted|MedianDeviationOfSorted|PeerMedians?|Mad|RobustZ|Quantile|"
+                  r"InterpolatedQuantileOfSorted|KsDistance\w*|AlignRecording|AlignRecordedRanks)\s*(<[^<>]*>)?\s*\(")
+
+
+def violations(src):
+    out = []
+    for rel, no, code, line in code_lines(src, (".cc", ".h", ".c", ".cpp")):
+        if not rel.startswith(REPORTS) or rel in ALLOWED:
+            continue
+        # An #include's path is a string literal, which code_lines empties: it is matched on the line as written.
+        include = INCLUDE.search(line) if code.lstrip().startswith("#") else None
+        call = CALL.search(code)
+        if include:
+            out.append(f"{rel}:{no}: includes {include.group(1)}: {line.strip()}")
+        elif call:
+            out.append(f"{rel}:{no}: calls {call.group(1)}: {line.strip()}")
+    return out
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    found = violations(sys.argv[1])
+    for v in found:
+        print(v)
+    if found:
+        print(f"{len(found)} line(s) of src/reports compute what the analysis should measure: measure it once in "
+              "the analysis (DiagnosisResult::drawn, analysis/diagnosis/report_facts.h) and render the value")
+        return 1
+    print(f"reports render: no file of src/reports computes a median, peer comparison or alignment "
+          f"({len(ALLOWED)} known exception)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
