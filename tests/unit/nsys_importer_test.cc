@@ -4,6 +4,7 @@
 //    computed by SQL straight from the file;
 //  - a 4-rank job written here as four .sqlite files in nsys's table layout, rank 2's compute kernels 30 %
 //    longer: the diagnosis names rank 2;
+//  - a file of several ranks beside other files: its ranks and theirs, a rank claimed twice an error naming both;
 //  - bad inputs: a missing table (named with the file), an SQLite file that is no nsys export, a truncated
 //    export: each a clear error, never a crash.
 #include <fmt/format.h>
@@ -237,12 +238,11 @@ constexpr int64_t kMs = 1'000'000, kUs = 1'000;
 // One rank's process: globalPid with hwId 0, vmId 1, its pid; its main thread's tid is the pid.
 int64_t GlobalPid(int64_t pid) { return (int64_t{1} << 48) | (pid << 24); }
 
-// Writes rank `rank` of a data-parallel job: per step, four compute kernels of `compute_ns` each and an
-// all-reduce kernel that ends `transfer` after the slowest rank's compute (`slowest_ns` per kernel), all
-// launched by cudaLaunchKernel, a ProfilerStep#N NVTX range over the step and NCCL's ncclAllReduce range.
-void WriteRankExport(const std::string& path, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
-  Db db(path, /*write=*/true);
-  db.Exec(kNsysSchema);
+// Writes the rows of rank `rank` of a data-parallel job (process 1000 + rank, GPU 0) into an export whose tables
+// exist: per step, four compute kernels of `compute_ns` each and an all-reduce kernel that ends `transfer` after the
+// slowest rank's compute (`slowest_ns` per kernel), all launched by cudaLaunchKernel, a ProfilerStep#N NVTX range
+// over the step and NCCL's ncclAllReduce range.
+void WriteRankRows(Db& db, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
   const int64_t pid = 1000 + rank, gpid = GlobalPid(pid), gtid = gpid | pid;
   db.Exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3'); INSERT INTO ThreadNames VALUES (7, 0, {});",
                       gpid, pid, gtid));
@@ -271,6 +271,13 @@ void WriteRankExport(const std::string& path, int rank, int steps, int64_t compu
     start = next;
   }
   db.Exec(sql + "COMMIT;");
+}
+
+// An export of rank `rank` alone (WriteRankRows).
+void WriteRankExport(const std::string& path, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
+  Db db(path, /*write=*/true);
+  db.Exec(kNsysSchema);
+  WriteRankRows(db, rank, steps, compute_ns, slowest_ns);
 }
 
 // Four rank_N.sqlite files in `dir`; rank `slow`'s compute kernels are `factor` times as long.
@@ -469,14 +476,38 @@ TEST(NsysErrors, CompressedSqliteIsRefused) {
   EXPECT_NE(job.error().find("decompress it first"), std::string::npos) << job.error();
 }
 
-TEST(NsysRanks, FileOfSeveralRanksBesideOthersIsAnError) {
+// A file of two processes (ranks 0 and 1 in pid order) beside a file of rank 2: a job of three ranks, each from
+// its file; beside a file of rank 1 instead, rank 1 is claimed by both: the error names the two files.
+TEST(NsysRanks, FileOfSeveralRanksBesideOthersAddsItsRanks) {
   TempDir dir;
-  const std::string path = NsysDir() + "/mfu_2gpu_before.sqlite";
-  if (!testing::Exists(path)) GTEST_SKIP() << path << " absent";
-  WriteRankExport(dir.file("rank_0.sqlite"), 0, 2, 5 * kMs, 5 * kMs);
-  auto job = LoadJob({path, dir.file("rank_0.sqlite")}, LoadOptions{});
-  ASSERT_FALSE(job.ok());
-  EXPECT_NE(job.error().find("holds 2 ranks"), std::string::npos) << job.error();
+  const std::string node = dir.file("node.sqlite");
+  {
+    Db db(node, true);
+    db.Exec(kNsysSchema);
+    for (int r : {0, 1}) WriteRankRows(db, r, 2, 5 * kMs, 5 * kMs);
+  }
+  WriteRankExport(dir.file("rank_2.sqlite"), 2, 2, 5 * kMs, 5 * kMs);
+  auto job = LoadJob({node, dir.file("rank_2.sqlite")}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  ASSERT_EQ(store.ranks.size(), 3u);
+  EXPECT_EQ(store.RankNumbers(), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(store.ranks[0].rank_source, "process and GPU order");
+  EXPECT_EQ(store.ranks[1].rank_source, "process and GPU order");
+  EXPECT_EQ(store.ranks[2].rank_source, "file name");
+  EXPECT_EQ(store.inputs[store.ranks[2].input].path, dir.file("rank_2.sqlite"));
+  // Each rank's process is pid 1000 + rank: the ranks hold their own rows.
+  for (const Track& t : store.tracks)
+    if (t.kind == TrackKind::kCpuThread) {
+      EXPECT_EQ(t.pid, 1000 + store.ranks[t.rank].rank);
+    }
+
+  WriteRankExport(dir.file("rank_1.sqlite"), 1, 2, 5 * kMs, 5 * kMs);
+  auto clash = LoadJob({node, dir.file("rank_1.sqlite")}, LoadOptions{});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().find("rank 1 is claimed by two inputs"), std::string::npos) << clash.error();
+  EXPECT_NE(clash.error().find(node), std::string::npos) << clash.error();
+  EXPECT_NE(clash.error().find(dir.file("rank_1.sqlite")), std::string::npos) << clash.error();
 }
 
 TEST(NsysRanks, TrailingNumberOfTheNameIsTheRankOfAnExport) {
