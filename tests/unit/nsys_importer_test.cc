@@ -4,6 +4,8 @@
 //    computed by SQL straight from the file;
 //  - a 4-rank job written here as four .sqlite files in nsys's table layout, rank 2's compute kernels 30 %
 //    longer: the diagnosis names rank 2;
+//  - NCCL's NVTX payloads: calls (and the kernels they launch) matched across ranks by communicator and sequence
+//    number where matching by order pairs the wrong calls; by order without them;
 //  - a file of several ranks beside other files: its ranks and theirs, a rank claimed twice an error naming both;
 //  - bad inputs: a missing table (named with the file), an SQLite file that is no nsys export, a truncated
 //    export: each a clear error, never a crash.
@@ -25,8 +27,10 @@
 #include "analysis/job_summary.h"
 #include "importers/job_loader.h"
 #include "importers/nsys_names.h"
+#include "importers/nsys_nccl_payload.h"
 #include "importers/rank_inference.h"
 #include "importers/sniff.h"
+#include "model/job_model.h"
 #include "model/kernel_type.h"
 #include "test_util.h"
 
@@ -606,6 +610,172 @@ TEST(NsysSchema, UntestedVersionIsSaidNotRefused) {
   for (const std::string& reason : result.status_reasons)
     said |= reason.find("nsys_schema_untested_4_1_0") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// --- NCCL's NVTX payloads -------------------------------------------------------------------------------------
+
+// NCCL's payload of call `seq` on communicator 0xabc, as nsys writes it in jsonText: 2^20 float32 elements.
+std::string NcclPayloadJson(int64_t seq, bool with_seq = true) {
+  return fmt::format(R"({{"commHash": "0xabc", {}"func": "AllReduce", "count": 1048576, "datatype": "ncclFloat32"}})",
+                     with_seq ? fmt::format(R"("seqNumber": {}, )", seq) : std::string());
+}
+
+// Rank `rank` of a job whose collectives are NCCL calls seen from the CPU only (no NCCL kernels): per step a
+// ProfilerStep#N range, a compute kernel, and two ncclAllReduce ranges carrying NCCL's payload (sequence numbers
+// 2N and 2N+1). Rank `late`'s trace begins one collective late: it lacks call 0. Rank 0 writes its payloads in
+// jsonText, the others as registered strings (jsonTextId); `with_seq` false leaves sequence numbers out;
+// `nccl_kernels` has each call launch its all-reduce kernel from inside its range.
+void WritePayloadRank(const std::string& path, int rank, int late, bool with_seq = true, bool nccl_kernels = false) {
+  Db db(path, /*write=*/true);
+  db.Exec(kNsysSchema);
+  db.Exec("ALTER TABLE NVTX_EVENTS ADD COLUMN jsonText TEXT; ALTER TABLE NVTX_EVENTS ADD COLUMN jsonTextId INTEGER;");
+  const int64_t pid = 1000 + rank, gpid = GlobalPid(pid), gtid = gpid | pid;
+  std::string sql = "BEGIN;";
+  for (int step = 0; step < 4; ++step) {
+    const int64_t start = (100 + 20 * step) * kMs;
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES ({}, {}, 59, "
+        "'ProfilerStep#{}', {}, 0);",
+        start, start + 19 * kMs, step, gtid);
+    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, 5, 0, NULL);", start,
+                       start + 10 * kUs, gtid, step + 1);
+    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, 0, 1, 7, {}, {}, 1, 2);", start + kMs,
+                       start + 6 * kMs, step + 1, gpid);
+    for (int k = 0; k < 2; ++k) {
+      const int64_t seq = 2 * step + k, at = start + (2 + 8 * k) * kMs;
+      if (rank == late && seq == 0) continue;
+      const std::string json = NcclPayloadJson(seq, with_seq);
+      if (rank == 0) {
+        sql += fmt::format(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, jsonText) VALUES ({}, {}, "
+            "59, "
+            "{}, 8, 1, '{}');",
+            at, at + 100 * kUs, gtid, json);
+      } else {
+        sql += fmt::format("INSERT INTO StringIds VALUES ({}, '{}');", 100 + seq, json);
+        sql += fmt::format(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, jsonTextId) VALUES ({}, {}, "
+            "59, {}, 8, 1, {});",
+            at, at + 100 * kUs, gtid, 100 + seq);
+      }
+      if (!nccl_kernels) continue;
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, 5, 0, NULL);",
+                         at + 10 * kUs, at + 20 * kUs, gtid, 1000 + seq);
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, 0, 1, 9, {}, {}, 3, 4);", at + kMs,
+                         at + 2 * kMs, 1000 + seq, gpid);
+    }
+  }
+  db.Exec(sql + "COMMIT;");
+}
+
+// The sequence number the payload gave the call's slice (-1 when it has none).
+int64_t SeqOf(const TraceStore& store, SliceId slice) {
+  const uint32_t args = store.slices.args[slice.value];
+  if (!(store.slices.flags[slice.value] & kSliceCollectiveArgs) || args >= store.collective_args.size()) return -1;
+  return store.collective_args[args].seq;
+}
+
+// Rank 1's trace begins one collective late: by order its first call (sequence number 1) would be paired with
+// rank 0's first (0), and every later pair would be one apart. Matched by (communicator, sequence number), every
+// instance holds one call: each complete one has both ranks' calls of the same number; call 0 is rank 0's alone.
+TEST(NsysPayload, SequenceNumbersMatchCallsAcrossRanksNotTheirOrder) {
+  TempDir dir;
+  for (int r : {0, 1}) WritePayloadRank(dir.file(fmt::format("rank_{}.sqlite", r)), r, /*late=*/1);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  const model::CollectiveModel& c = model.collectives;
+  ASSERT_EQ(c.source, model::CollectiveSource::kCpuOps);
+  EXPECT_EQ(c.matching, model::CollectiveMatching::kSequenceNumber);
+  ASSERT_EQ(c.calls[0].size(), 8u);
+  ASSERT_EQ(c.calls[1].size(), 7u);
+  size_t complete = 0;
+  for (const model::MatchedCollective& m : c.matched) {
+    SCOPED_TRACE(m.seq);
+    for (size_t r = 0; r < 2; ++r)
+      if (m.call[r] >= 0) {
+        EXPECT_EQ(SeqOf(store, c.calls[r][m.call[r]].slice), m.seq);
+      }
+    if (m.complete()) ++complete;
+    EXPECT_EQ(m.complete(), m.seq != 0);
+    EXPECT_EQ(store.strings.view(m.group), "nccl comm 0xabc");
+  }
+  EXPECT_EQ(complete, 7u);
+  EXPECT_EQ(c.matched.size(), 8u);
+  // The payload's size and op: 2^20 float32 elements of an all-reduce.
+  const SliceId first = c.calls[1][0].slice;
+  EXPECT_EQ(store.strings.view(store.slices.name[first.value]), "nccl:all_reduce");
+  const CollectiveArgs& args = store.collective_args[store.slices.args[first.value]];
+  EXPECT_EQ(args.in_nelems, 1048576);
+  EXPECT_EQ(store.strings.view(args.dtype), "float32");
+}
+
+// The same with NCCL kernels, the collectives then: each kernel takes the payload of the call that launched it
+// (its launch lies in the call's range), and kernels are matched by sequence number.
+TEST(NsysPayload, KernelsTakeThePayloadOfTheCallThatLaunchedThem) {
+  TempDir dir;
+  for (int r : {0, 1})
+    WritePayloadRank(dir.file(fmt::format("rank_{}.sqlite", r)), r, /*late=*/1, true, /*nccl_kernels=*/true);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  const model::CollectiveModel& c = model.collectives;
+  ASSERT_EQ(c.source, model::CollectiveSource::kGpuKernels);
+  EXPECT_EQ(c.matching, model::CollectiveMatching::kSequenceNumber);
+  ASSERT_EQ(c.calls[1].size(), 7u);
+  EXPECT_EQ(SeqOf(store, c.calls[1][0].slice), 1);
+  size_t complete = 0;
+  for (const model::MatchedCollective& m : c.matched) {
+    for (size_t r = 0; r < 2; ++r)
+      if (m.call[r] >= 0) {
+        EXPECT_EQ(SeqOf(store, c.calls[r][m.call[r]].slice), m.seq);
+      }
+    complete += m.complete();
+  }
+  EXPECT_EQ(complete, 7u);
+}
+
+// Without sequence numbers on every call, calls are matched by order as before (and the model says so).
+TEST(NsysPayload, WithoutSequenceNumbersCallsAreMatchedByOrder) {
+  TempDir dir;
+  WritePayloadRank(dir.file("rank_0.sqlite"), 0, -1);
+  WritePayloadRank(dir.file("rank_1.sqlite"), 1, -1, /*with_seq=*/false);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  EXPECT_EQ(model.collectives.matching, model::CollectiveMatching::kOrder);
+  ASSERT_EQ(model.collectives.matched.size(), 8u);
+  for (const model::MatchedCollective& m : model.collectives.matched) {
+    EXPECT_TRUE(m.complete());
+    EXPECT_EQ(m.seq, -1);
+  }
+}
+
+TEST(NsysPayload, ParsesNcclsKeysAndIgnoresWhatIsNotAPayload) {
+  auto p = nsys::ParseNcclPayload(NcclPayloadJson(7));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->comm, 0xabcu);
+  EXPECT_EQ(p->seq, 7);
+  EXPECT_EQ(p->op, "AllReduce");
+  EXPECT_EQ(p->count, 1048576);
+  EXPECT_EQ(p->dtype, "float32");
+  // NCCL's NVTX schema labels: the communicator as a number, the size in bytes.
+  p = nsys::ParseNcclPayload(R"({"NCCL communicator ID": 18446744073709551615, "Message size [bytes]": 4096})");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->comm, UINT64_MAX);
+  EXPECT_EQ(p->bytes, 4096);
+  EXPECT_EQ(p->seq, -1);
+  EXPECT_EQ(nsys::CommunicatorGroupName(0xabc), "nccl comm 0xabc");
+  // A key of the wrong type is absent; text that is no JSON object, or has none of the keys, is no payload.
+  for (const char* bad : {"", "[1, 2]", "{\"commHash\": ", "{\"other\": 1}", "null", "{\"commHash\": \"0x\"}",
+                          R"({"commHash": "zz", "seqNumber": -3, "count": "many", "bytes": 1.5})"})
+    EXPECT_FALSE(nsys::ParseNcclPayload(bad).has_value()) << bad;
+  // The data type by NCCL's enum value (its payloads' integer field): 9 is bfloat16; out of range is absent.
+  EXPECT_EQ(nsys::ParseNcclPayload(R"({"seqNumber": 1, "datatype": 9})")->dtype, "bfloat16");
+  EXPECT_EQ(nsys::ParseNcclPayload(R"({"seqNumber": 1, "datatype": 99})")->dtype, "");
 }
 
 // --- names -----------------------------------------------------------------------------------------------------
