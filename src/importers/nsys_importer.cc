@@ -19,7 +19,6 @@
 #include "importers/nsys_nccl_payload.h"
 #include "importers/nsys_sqlite_reader.h"
 #include "importers/span_checks.h"
-#include "model/kernel_type.h"
 
 namespace strata {
 namespace {
@@ -70,8 +69,9 @@ class NsysStoreBuilder {
     NoteSchemaVersion();
     // In this order: names and ranks before rows; GPU rows before the CPU calls that launched them.
     for (auto step : {&NsysStoreBuilder::ReadClock, &NsysStoreBuilder::ReadStrings, &NsysStoreBuilder::FindRanks,
-                      &NsysStoreBuilder::ReadKernels, &NsysStoreBuilder::ReadMemcpys, &NsysStoreBuilder::ReadMemsets,
-                      &NsysStoreBuilder::ReadRuntime, &NsysStoreBuilder::ReadNvtx, &NsysStoreBuilder::NameTracks})
+                      &NsysStoreBuilder::FindPayloads, &NsysStoreBuilder::ReadKernels, &NsysStoreBuilder::ReadMemcpys,
+                      &NsysStoreBuilder::ReadMemsets, &NsysStoreBuilder::ReadRuntime, &NsysStoreBuilder::ReadNvtx,
+                      &NsysStoreBuilder::NameTracks})
       if (Status st = (this->*step)(); !st.ok()) return st;
     Finish();
     return Status::Ok();
@@ -268,16 +268,20 @@ class NsysStoreBuilder {
       std::optional<StringId> name = row.IsNull(6) ? std::nullopt : Name(row.Int(6));
       if (!name || *name == StringPool::kEmpty) name = Name(row.Int(7));
       if (!name) return Skip(SkipId::kUnknownStringId);
-      if (AddGpuRow(row, *name, Category("kernel")) && !row.IsNull(4) && IsNcclKernel(*name))
+      // With NCCL payloads in the file, every kernel may be one an NCCL call launched (nsys_nccl_launches.h).
+      if (AddGpuRow(row, *name, Category("kernel")) && has_payloads_ && !row.IsNull(4))
         nccl_launches_.AddKernel(row.Int(5), row.Int(4), SliceId(static_cast<uint32_t>(store_.slices.size() - 1)));
     });
   }
 
-  // Whether kernel `name` is a communication kernel (HTA's rule, model/kernel_type.h), worked out once per name.
-  bool IsNcclKernel(StringId name) {
-    auto [it, inserted] = communication_names_.try_emplace(name.value, false);
-    if (inserted) it->second = IsCommunicationKernel(store_.strings.view(name));
-    return it->second;
+  // Whether some NVTX row carries a payload (jsonText or jsonTextId): only then are kernels and their launches
+  // kept for NcclLaunchLinks.
+  Status FindPayloads() {
+    const bool text = db_->HasColumn(kNvtx, "jsonText"), id = db_->HasColumn(kNvtx, "jsonTextId");
+    if (!text && !id) return Status::Ok();
+    const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM {} WHERE {} IS NOT NULL OR {} IS NOT NULL)",
+                                        kNvtx, text ? "jsonText" : "NULL", id ? "jsonTextId" : "NULL");
+    return db_->ForEachRow(sql, "its NVTX payloads", [&](const SqlRow& row) { has_payloads_ = row.Int(0) != 0; });
   }
 
   // A column of `table` when the export has it, else NULL (older schemas lack some).
@@ -462,8 +466,8 @@ class NsysStoreBuilder {
   int64_t session_start_ns_ = 0;    // UTC ns of the rows' time 0; 0 unknown
   std::unordered_map<int64_t, std::string> raw_strings_;
   std::unordered_map<int64_t, StringId> names_, runtime_names_;
-  std::unordered_map<uint32_t, bool> communication_names_;  // kernel name -> a communication kernel
-  nsys::NcclLaunchLinks nccl_launches_;                     // NCCL kernels -> the calls that launched them
+  bool has_payloads_ = false;            // some NVTX row has jsonText or jsonTextId (FindPayloads)
+  nsys::NcclLaunchLinks nccl_launches_;  // kernels -> the NCCL calls that launched them
   std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> memcpy_names_;  // (copy, src, dst kinds)
   struct TextHash {
     using is_transparent = void;

@@ -1,9 +1,9 @@
-// NcclLaunchLinks: gives each NCCL kernel of an Nsight Systems export the CollectiveArgs of the NCCL call that
-// launched it, so that kernels, the collectives strata matches when a trace has them, carry the call's
-// communicator and sequence number (NCCL's NVTX payload, nsys_nccl_payload.h). The launching call is the NVTX
-// range of an NCCL call, on the thread of the CUDA API call whose correlation id the kernel has, that holds that
-// API call in time (NCCL launches a lone collective's kernel inside its API call; a grouped one's kernel is launched
-// by ncclGroupEnd, outside every call's range, and stays without).
+// NcclLaunchLinks: gives each kernel an NCCL call of an Nsight Systems export launched the call's CollectiveArgs,
+// so that NCCL's kernels, the collectives strata matches when a trace has them, carry the call's communicator and
+// sequence number (NCCL's NVTX payload, nsys_nccl_payload.h). A kernel was launched by the call whose NVTX range, on
+// the thread of the CUDA API call with the kernel's correlation id, holds that API call in time (NCCL launches a
+// lone collective's kernel inside its API call; a grouped one's kernel is launched by ncclGroupEnd, outside every
+// call's range, and stays without). Kernels are not told apart by name: what an NCCL call launches is NCCL's.
 // Invariants: a kernel takes the args of at most one call (the first applied); a kernel that already has args keeps
 // them; the importer adds kernels before launches and launches before calls (its reading order).
 #pragma once
@@ -21,7 +21,7 @@ namespace strata::nsys {
 
 class NcclLaunchLinks {
  public:
-  /// A communication kernel of `process` (a globalPid) with `correlation`, stored as `slice`.
+  /// A kernel of `process` (a globalPid) with `correlation`, stored as `slice`.
   void AddKernel(int64_t process, int64_t correlation, SliceId slice);
   /// A CUDA API call on `thread` (a globalTid of `process`) at `ts` with `correlation`; kept only when it launched
   /// a kernel AddKernel was given.
