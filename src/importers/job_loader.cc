@@ -445,26 +445,17 @@ bool NsysExport(const TraceStore& store) {
 }
 
 // A file that holds several ranks without numbers of their own (an Nsight Systems export of several processes or
-// GPUs: one rank per process and GPU, in (pid, device) order) is numbered in that order when it is the only input.
-// Beside other inputs the ranks' global numbers are unknown: an error saying how to record one file per rank.
-// False when the file is not such a file (or the error was given).
-bool NumberRanksInFileOrder(TraceStore& store, const std::string& file, size_t file_count,
-                            std::vector<Status>* errors) {
-  if (store.ranks.size() < 2) return false;
+// GPUs: one rank per process and GPU, in (pid, device) order) is numbered 0, 1, ... in that order, alone or beside
+// other inputs (which add their own ranks; a rank two inputs claim is the usual error, AssignRanks). Any other file
+// is left as it is.
+void NumberRanksInFileOrder(TraceStore& store) {
+  if (store.ranks.size() < 2) return;
   for (const RankInfo& rank : store.ranks)
-    if (rank.rank >= 0) return false;
-  if (file_count > 1) {
-    errors->push_back(Status::Unsupported(fmt::format(
-        "{}: holds {} ranks (one per process and GPU) beside other input files: strata cannot tell their global "
-        "ranks; give it alone, or record one file per rank (nsys profile -o rank_%q{{RANK}} ...)",
-        file, store.ranks.size())));
-    return false;
-  }
+    if (rank.rank >= 0) return;
   for (size_t i = 0; i < store.ranks.size(); ++i) {
     store.ranks[i].rank = static_cast<int32_t>(i);
     store.ranks[i].rank_source = "process and GPU order";
   }
-  return true;
 }
 
 // The error for a rank two trace files claim. Files of two folders are likely two runs of one job (a
@@ -482,8 +473,7 @@ std::string RankClaimedTwice(int rank, const std::string& first, const std::stri
 
 void AssignRanks(TraceStore& store, const std::string& file, size_t file_count, const LoadOptions& options,
                  const RecordedRun& recorded, std::map<int, std::string>* owner, std::vector<Status>* errors) {
-  const size_t errors_before = errors->size();
-  if (!NumberRanksInFileOrder(store, file, file_count, errors) && errors->size() > errors_before) return;
+  NumberRanksInFileOrder(store);
   for (RankInfo& rank : store.ranks) {
     if (auto mapped = LookupRankMap(options.rank_map, file)) {
       if (store.ranks.size() > 1) {

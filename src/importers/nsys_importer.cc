@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "importers/nsys_names.h"
+#include "importers/nsys_nccl_launches.h"
+#include "importers/nsys_nccl_payload.h"
 #include "importers/nsys_sqlite_reader.h"
 #include "importers/span_checks.h"
 
@@ -34,6 +36,8 @@ constexpr std::string_view kStrings = "StringIds";
 constexpr std::string_view kTestedSchemaMajor = "3";
 // NVTX_EVENTS eventType ids of ranges (ENUM_NSYS_EVENT_TYPE): push/pop and start/end, NVTX and NVTXt.
 constexpr std::array<int64_t, 4> kNvtxRangeTypes = {59, 60, 70, 71};
+// How nsys_names.h names NCCL's API calls: "nccl:all_reduce".
+constexpr std::string_view kNcclCallPrefix = "nccl:";
 
 // nsys's serialized global ids: the process id in bits 24..47, the thread id in bits 0..23; a globalPid is its
 // globalTid with the thread bits cleared.
@@ -65,8 +69,9 @@ class NsysStoreBuilder {
     NoteSchemaVersion();
     // In this order: names and ranks before rows; GPU rows before the CPU calls that launched them.
     for (auto step : {&NsysStoreBuilder::ReadClock, &NsysStoreBuilder::ReadStrings, &NsysStoreBuilder::FindRanks,
-                      &NsysStoreBuilder::ReadKernels, &NsysStoreBuilder::ReadMemcpys, &NsysStoreBuilder::ReadMemsets,
-                      &NsysStoreBuilder::ReadRuntime, &NsysStoreBuilder::ReadNvtx, &NsysStoreBuilder::NameTracks})
+                      &NsysStoreBuilder::FindPayloads, &NsysStoreBuilder::ReadKernels, &NsysStoreBuilder::ReadMemcpys,
+                      &NsysStoreBuilder::ReadMemsets, &NsysStoreBuilder::ReadRuntime, &NsysStoreBuilder::ReadNvtx,
+                      &NsysStoreBuilder::NameTracks})
       if (Status st = (this->*step)(); !st.ok()) return st;
     Finish();
     return Status::Ok();
@@ -213,30 +218,33 @@ class NsysStoreBuilder {
   }
 
   void AddSlice(uint32_t rank, TrackId track, int64_t ts, int64_t dur, StringId name, StringId cat, int64_t correlation,
-                bool gpu) {
+                bool gpu, uint32_t collective_args = kNoArgs) {
     uint8_t flags = kSliceComplete | kSliceHasCategory;
     if (gpu && correlation >= 0) flags |= kSliceGpu;
-    store_.slices.append(ts, dur, name, cat, track, correlation, flags);
+    if (collective_args != kNoArgs) flags |= kSliceCollectiveArgs;
+    store_.slices.append(ts, dur, name, cat, track, correlation, flags, collective_args);
     RankInfo& info = store_.ranks[rank];
     ++info.events;
     ++category_counts_[{rank, cat}];
   }
 
   // A GPU row: start, end, deviceId, streamId, correlationId, globalPid in columns 0..5; `name` already read.
-  void AddGpuRow(const SqlRow& row, StringId name, StringId category) {
+  // Whether it was stored.
+  bool AddGpuRow(const SqlRow& row, StringId name, StringId category) {
     int64_t ts = 0, dur = 0;
-    if (!Span(row, 0, &ts, &dur)) return;
+    if (!Span(row, 0, &ts, &dur)) return false;
     const int64_t device = row.Int(2), process = row.Int(5);
     const auto found = rank_of_.find({process, device});
     if (found == rank_of_.end()) {
       unlisted_gpu_rows_ = true;  // the file changed between two reads of it: an error after the query
-      return;
+      return false;
     }
     const uint32_t rank = found->second;
     const int64_t correlation = row.IsNull(4) ? kNoCorrelation : row.Int(4);
     AddSlice(rank, GpuTrack(rank, device, row.Int(3)), ts, dur, name, category, correlation, true);
     if (correlation >= 0 && ranks_of_process_[process].size() > 1)
       rank_of_launch_.emplace(std::make_pair(process, correlation), rank);
+    return true;
   }
 
   // Runs a query of GPU rows; an error when a row's (process, GPU) was not among those FindRanks read.
@@ -260,8 +268,20 @@ class NsysStoreBuilder {
       std::optional<StringId> name = row.IsNull(6) ? std::nullopt : Name(row.Int(6));
       if (!name || *name == StringPool::kEmpty) name = Name(row.Int(7));
       if (!name) return Skip(SkipId::kUnknownStringId);
-      AddGpuRow(row, *name, Category("kernel"));
+      // With NCCL payloads in the file, every kernel may be one an NCCL call launched (nsys_nccl_launches.h).
+      if (AddGpuRow(row, *name, Category("kernel")) && has_payloads_ && !row.IsNull(4))
+        nccl_launches_.AddKernel(row.Int(5), row.Int(4), SliceId(static_cast<uint32_t>(store_.slices.size() - 1)));
     });
+  }
+
+  // Whether some NVTX row carries a payload (jsonText or jsonTextId): only then are kernels and their launches
+  // kept for NcclLaunchLinks.
+  Status FindPayloads() {
+    const bool text = db_->HasColumn(kNvtx, "jsonText"), id = db_->HasColumn(kNvtx, "jsonTextId");
+    if (!text && !id) return Status::Ok();
+    const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM {} WHERE {} IS NOT NULL OR {} IS NOT NULL)",
+                                        kNvtx, text ? "jsonText" : "NULL", id ? "jsonTextId" : "NULL");
+    return db_->ForEachRow(sql, "its NVTX payloads", [&](const SqlRow& row) { has_payloads_ = row.Int(0) != 0; });
   }
 
   // A column of `table` when the export has it, else NULL (older schemas lack some).
@@ -316,6 +336,7 @@ class NsysStoreBuilder {
       int64_t ts = 0, dur = 0;
       if (!Span(row, 0, &ts, &dur)) return;
       AddSlice(*rank, CpuTrack(*rank, row.Int(2)), ts, dur, *name, Category("cuda_runtime"), correlation, false);
+      nccl_launches_.AddLaunch(row.Int(2), ProcessOf(row.Int(2)), ts, correlation);
     });
   }
 
@@ -329,9 +350,13 @@ class NsysStoreBuilder {
 
   Status ReadNvtx() {
     if (!db_->HasTable(kNvtx)) return Status::Ok();
+    // NCCL's payloads (jsonText, or jsonTextId -> StringIds) when the export has the columns (nsys 2024.2 and later).
     const std::string sql =
-        fmt::format("SELECT start, end, eventType, text, {}, globalTid FROM {}", ColumnOrNull(kNvtx, "textId"), kNvtx);
-    return db_->ForEachRow(sql, "its NVTX ranges", [&](const SqlRow& row) { AddNvtxRow(row); });
+        fmt::format("SELECT start, end, eventType, text, {}, globalTid, {}, {} FROM {}", ColumnOrNull(kNvtx, "textId"),
+                    ColumnOrNull(kNvtx, "jsonText"), ColumnOrNull(kNvtx, "jsonTextId"), kNvtx);
+    Status st = db_->ForEachRow(sql, "its NVTX ranges", [&](const SqlRow& row) { AddNvtxRow(row); });
+    nccl_launches_.Apply(&store_.slices);
+    return st;
   }
 
   void AddNvtxRow(const SqlRow& row) {
@@ -350,8 +375,41 @@ class NsysStoreBuilder {
     if (!Span(row, 0, &ts, &dur)) return;
     // Registered strings (textId) repeat: worked out once each; a row's own text (emit_nvtx's carry an op id,
     // unique per op) every time.
-    const auto [name, category] = row.IsNull(3) ? NvtxNames(text) : NvtxIds(text);
-    AddSlice(*rank, CpuTrack(*rank, row.Int(5)), ts, dur, name, category, kNoCorrelation, false);
+    auto [name, category] = row.IsNull(3) ? NvtxNames(text) : NvtxIds(text);
+    const uint32_t args = NcclCallArgs(row, &name);
+    AddSlice(*rank, CpuTrack(*rank, row.Int(5)), ts, dur, name, category, kNoCorrelation, false, args);
+    if (args != kNoArgs) nccl_launches_.AddCall(row.Int(5), ts, ts + dur, args);
+  }
+
+  // The CollectiveArgs of an NCCL call whose NVTX row carries NCCL's payload (jsonText in column 6, else the string
+  // jsonTextId in column 7 names; nsys_nccl_payload.h): its communicator as its group, its sequence number, its
+  // size; the payload's function, when it names an NCCL call, renames `name`. kNoArgs for any other row.
+  uint32_t NcclCallArgs(const SqlRow& row, StringId* name) {
+    if (row.IsNull(6) && row.IsNull(7)) return kNoArgs;
+    if (!store_.strings.view(*name).starts_with(kNcclCallPrefix)) return kNoArgs;
+    std::string_view json = row.Text(6);
+    if (row.IsNull(6)) {
+      auto raw = raw_strings_.find(row.Int(7));
+      if (raw == raw_strings_.end()) return kNoArgs;
+      json = raw->second;
+    }
+    const std::optional<nsys::NcclPayload> payload = nsys::ParseNcclPayload(json);
+    if (!payload) return kNoArgs;
+    CollectiveArgs args;
+    if (payload->comm) args.group = store_.strings.intern(nsys::CommunicatorGroupName(*payload->comm));
+    args.seq = payload->seq;
+    if (const nsys::NvtxRange call = nsys::NvtxRangeName("nccl" + payload->op);
+        !payload->op.empty() && call.name.starts_with(kNcclCallPrefix))
+      *name = store_.strings.intern(call.name);
+    if (payload->count >= 0 && !payload->dtype.empty()) {
+      args.in_nelems = payload->count;
+      args.dtype = store_.strings.intern(payload->dtype);
+    } else if (payload->bytes >= 0) {
+      args.in_nelems = payload->bytes;
+      args.dtype = store_.strings.intern("uint8");
+    }
+    store_.collective_args.push_back(args);
+    return static_cast<uint32_t>(store_.collective_args.size() - 1);
   }
 
   // An NVTX text's name and category (nsys_names.h), interned.
@@ -408,6 +466,8 @@ class NsysStoreBuilder {
   int64_t session_start_ns_ = 0;    // UTC ns of the rows' time 0; 0 unknown
   std::unordered_map<int64_t, std::string> raw_strings_;
   std::unordered_map<int64_t, StringId> names_, runtime_names_;
+  bool has_payloads_ = false;            // some NVTX row has jsonText or jsonTextId (FindPayloads)
+  nsys::NcclLaunchLinks nccl_launches_;  // kernels -> the NCCL calls that launched them
   std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> memcpy_names_;  // (copy, src, dst kinds)
   struct TextHash {
     using is_transparent = void;

@@ -3,7 +3,9 @@
 // ordered by (pid, device); their numbers are left to the job loader (the file name, or the order when the file
 // is the only input). Kernels, memcpys and memsets become GPU slices on (rank, stream) tracks with their
 // correlation ids; CUDA API calls (CUPTI_ACTIVITY_KIND_RUNTIME) and NVTX ranges CPU slices on (rank, thread)
-// tracks, named as Kineto names them (nsys_names.h). Times are the rows' own ns from the session's start; each
+// tracks, named as Kineto names them (nsys_names.h); an NCCL call's NVTX payload (jsonText: communicator, sequence
+// number, size; nsys_nccl_payload.h) becomes its CollectiveArgs, shared with the kernel it launched
+// (nsys_nccl_launches.h). Times are the rows' own ns from the session's start; each
 // rank's base_time_ns is the session's UTC start (TARGET_INFO_SESSION_START_TIME, 0 when absent), by which the job
 // loader puts the files of one job on one clock.
 // Invariants: every row read is stored or counted in the input's skipped reasons, exactly once; a file that is

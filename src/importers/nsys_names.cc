@@ -27,7 +27,7 @@ std::string_view KindName(const std::array<std::string_view, N>& names, int64_t 
 }
 
 // NCCL's API functions that are collective or point-to-point calls, and the op Kineto's CPU-side name gives.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNcclCalls = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNcclCalls = {{
     {"ncclAllReduce", "all_reduce"},
     {"ncclAllGather", "all_gather"},
     {"ncclReduceScatter", "reduce_scatter"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNcclCall
     {"ncclSend", "send"},
     {"ncclRecv", "recv"},
     {"ncclAlltoAll", "all_to_all"},
+    {"ncclAllToAll", "all_to_all"},  // as NCCL's payloads spell the function ("AllToAll")
 }};
 
 std::string Lower(std::string_view s) {

@@ -29,6 +29,10 @@ std::string_view CollectiveSourceName(CollectiveSource source) {
   return "none";
 }
 
+std::string_view CollectiveMatchingName(CollectiveMatching matching) {
+  return matching == CollectiveMatching::kSequenceNumber ? "sequence-number" : "order";
+}
+
 bool IsCpuCollective(std::string_view name) { return CollectiveKindOf(name) == CollectiveKind::kBackendOp; }
 
 namespace {
@@ -243,6 +247,7 @@ bool ExtractCalls(const TraceStore& store, const std::vector<SliceRows>& rows_by
         c.group = a.group != StringPool::kEmpty && !store.strings.view(a.group).empty() ? a.group : a.group_ranks;
         if (c.group != StringPool::kEmpty && store.strings.view(c.group).empty()) c.group = StringPool::kEmpty;
         c.group_size = a.group_size;
+        c.seq = a.seq;
       }
       c.start_ns = s.ts_ns[row.value];
       c.end_ns = s.ts_ns[row.value] + s.dur_ns[row.value];
@@ -293,22 +298,35 @@ void AssignStepsAndOrdinals(const StepModel& steps, CollectiveModel* model) {
   }
 }
 
-/// Matches calls across ranks by (step, group, key, ordinal); counts the calls of incomplete instances and
+/// How the calls are matched: by sequence number when every call has one on a recorded group, else by order.
+CollectiveMatching ChooseMatching(const CollectiveModel& model) {
+  for (const auto& calls : model.calls)
+    for (const CollectiveCall& c : calls)
+      if (c.seq < 0 || c.group == StringPool::kEmpty) return CollectiveMatching::kOrder;
+  return CollectiveMatching::kSequenceNumber;
+}
+
+/// Matches calls across ranks by (step, group, key, ordinal), or by (group, key, sequence number) when the model's
+/// matching says so (the instance's step is then its first rank's); counts the calls of incomplete instances and
 /// notes subgroups.
 void MatchAcrossRanks(bool stepped, CollectiveModel* model) {
   const size_t ranks = model->calls.size();
-  std::map<std::tuple<int64_t, StringId, StringId, uint32_t>, size_t> index;
+  const bool by_seq = model->matching == CollectiveMatching::kSequenceNumber;
+  std::map<std::tuple<int64_t, StringId, StringId, int64_t>, size_t> index;
   for (size_t r = 0; r < ranks; ++r) {
     for (size_t i = 0; i < model->calls[r].size(); ++i) {
       const CollectiveCall& c = model->calls[r][i];
       if (c.step == -1 && stepped) continue;
-      auto [it, inserted] = index.try_emplace({c.step, c.group, c.key, c.ordinal}, model->matched.size());
+      const auto key = by_seq ? std::make_tuple(int64_t{0}, c.group, c.key, c.seq)
+                              : std::make_tuple(c.step, c.group, c.key, int64_t{c.ordinal});
+      auto [it, inserted] = index.try_emplace(key, model->matched.size());
       if (inserted) {
         MatchedCollective m;
         m.key = c.key;
         m.step = c.step;
         m.ordinal = c.ordinal;
         m.group = c.group;
+        m.seq = by_seq ? c.seq : -1;
         m.expected = c.group != StringPool::kEmpty && c.group_size > 0
                          ? std::min<size_t>(static_cast<size_t>(c.group_size), ranks)
                          : ranks;
@@ -337,7 +355,8 @@ void OrderInstances(CollectiveModel* model) {
   std::stable_sort(model->matched.begin(), model->matched.end(),
                    [&](const MatchedCollective& a, const MatchedCollective& b) {
                      if (a.step != b.step) return a.step < b.step;
-                     if (a.key == b.key && a.group == b.group) return a.ordinal < b.ordinal;
+                     if (a.key == b.key && a.group == b.group)
+                       return a.seq >= 0 && b.seq >= 0 ? a.seq < b.seq : a.ordinal < b.ordinal;
                      return first_start(a) < first_start(b);
                    });
 }
@@ -372,6 +391,7 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<Slic
   if (steps->source == StepSource::kNone) DetectSteps(store, rows_by_rank, model, steps);
   if (steps->source == StepSource::kNone) WholeTraceAsOneStep(store, rows_by_rank, steps);
   AssignStepsAndOrdinals(*steps, &model);
+  model.matching = ChooseMatching(model);
   MatchAcrossRanks(steps->source != StepSource::kNone, &model);
   OrderInstances(&model);
   return model;

@@ -7,9 +7,11 @@
 // side of step k has ended, and must not be counted in step k+1 or dropped. When the trace has no steps, the period of
 // the collective sequence defines them (prefix function over the call keys; "detected-period"). Process groups: a
 // call's group is its "Process Group Name" (else its "Process Group Ranks" text) when the trace records NCCL args;
-// calls without them share one group. An instance is complete when all of its group's members have it (the "Group size"
-// arg, else every rank). Invariants: a matched instance holds at most one call per rank; calls keep store order within
-// a rank.
+// calls without them share one group. When every call carries a group and a sequence number on it (NCCL's NVTX
+// payloads in an Nsight Systems export), calls are matched by (group, sequence number, key) instead of by order,
+// which a rank whose trace begins a call late cannot mislead. An instance is complete when all of its group's members
+// have it (the "Group size" arg, else every rank). Invariants: a matched instance holds at most one call per rank;
+// calls keep store order within a rank.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct CollectiveCall {
   uint32_t ordinal = 0;              // index among calls with the same key and group in the same step on this rank
   StringId group;                    // process group (0 = none recorded)
   int32_t group_size = -1;
+  int64_t seq = -1;  // its sequence number on its group (CollectiveArgs::seq), -1 when not recorded
 };
 
 struct MatchedCollective {
@@ -37,11 +40,18 @@ struct MatchedCollective {
   int64_t step = -1;
   uint32_t ordinal = 0;
   StringId group;
+  int64_t seq = -1;           // the calls' sequence number when matched by it, else -1
   std::vector<int32_t> call;  // per rank index: index into calls[rank], or -1 when that rank lacks it
   size_t present = 0;         // ranks that have it
   size_t expected = 0;        // members of its group (the world when no group size is recorded)
   bool complete() const { return present == expected; }
 };
+
+/// How calls were matched across ranks: by their order (the k-th call of a key, group and step on every rank), or
+/// by (group, sequence number), used when every call carries both (an nsys export with NCCL's NVTX payloads).
+enum class CollectiveMatching { kOrder, kSequenceNumber };
+/// "order", "sequence-number".
+std::string_view CollectiveMatchingName(CollectiveMatching matching);
 
 /// Where the collective calls came from: the GPU's collective kernels, the CPU's collective ops, the op
 /// table's collective rows, or nowhere.
@@ -61,6 +71,7 @@ struct CollectiveModel {
   // The calls' ends are a common instant of their ranks: false for CPU-side NCCL calls (nccl:*), which
   // return once the kernel is enqueued; their ends only say when each rank launched.
   bool ends_synchronize = true;
+  CollectiveMatching matching = CollectiveMatching::kOrder;
 };
 
 /// Extracts and matches collectives. When `steps.source` is kNone, `steps` is rewritten with windows

@@ -127,6 +127,10 @@ struct CollectiveArgs {
   int64_t in_nelems = -1;
   int64_t out_nelems = -1;
   int32_t group_size = -1;
+  // The call's sequence number on its communicator (`group`), as NCCL numbers them (an Nsight Systems export's
+  // NVTX payload seqNumber); -1 when not recorded. When every call has one, calls are matched across ranks by
+  // (group, seq) instead of by order (model/collectives.h).
+  int64_t seq = -1;
 };
 
 /// Position of an op-table row within the worker's schedule.

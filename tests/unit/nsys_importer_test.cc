@@ -4,6 +4,9 @@
 //    computed by SQL straight from the file;
 //  - a 4-rank job written here as four .sqlite files in nsys's table layout, rank 2's compute kernels 30 %
 //    longer: the diagnosis names rank 2;
+//  - NCCL's NVTX payloads: calls (and the kernels they launch) matched across ranks by communicator and sequence
+//    number where matching by order pairs the wrong calls; by order without them;
+//  - a file of several ranks beside other files: its ranks and theirs, a rank claimed twice an error naming both;
 //  - bad inputs: a missing table (named with the file), an SQLite file that is no nsys export, a truncated
 //    export: each a clear error, never a crash.
 #include <fmt/format.h>
@@ -24,8 +27,10 @@
 #include "analysis/job_summary.h"
 #include "importers/job_loader.h"
 #include "importers/nsys_names.h"
+#include "importers/nsys_nccl_payload.h"
 #include "importers/rank_inference.h"
 #include "importers/sniff.h"
+#include "model/job_model.h"
 #include "model/kernel_type.h"
 #include "test_util.h"
 
@@ -237,12 +242,11 @@ constexpr int64_t kMs = 1'000'000, kUs = 1'000;
 // One rank's process: globalPid with hwId 0, vmId 1, its pid; its main thread's tid is the pid.
 int64_t GlobalPid(int64_t pid) { return (int64_t{1} << 48) | (pid << 24); }
 
-// Writes rank `rank` of a data-parallel job: per step, four compute kernels of `compute_ns` each and an
-// all-reduce kernel that ends `transfer` after the slowest rank's compute (`slowest_ns` per kernel), all
-// launched by cudaLaunchKernel, a ProfilerStep#N NVTX range over the step and NCCL's ncclAllReduce range.
-void WriteRankExport(const std::string& path, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
-  Db db(path, /*write=*/true);
-  db.Exec(kNsysSchema);
+// Writes the rows of rank `rank` of a data-parallel job (process 1000 + rank, GPU 0) into an export whose tables
+// exist: per step, four compute kernels of `compute_ns` each and an all-reduce kernel that ends `transfer` after the
+// slowest rank's compute (`slowest_ns` per kernel), all launched by cudaLaunchKernel, a ProfilerStep#N NVTX range
+// over the step and NCCL's ncclAllReduce range.
+void WriteRankRows(Db& db, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
   const int64_t pid = 1000 + rank, gpid = GlobalPid(pid), gtid = gpid | pid;
   db.Exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3'); INSERT INTO ThreadNames VALUES (7, 0, {});",
                       gpid, pid, gtid));
@@ -271,6 +275,13 @@ void WriteRankExport(const std::string& path, int rank, int steps, int64_t compu
     start = next;
   }
   db.Exec(sql + "COMMIT;");
+}
+
+// An export of rank `rank` alone (WriteRankRows).
+void WriteRankExport(const std::string& path, int rank, int steps, int64_t compute_ns, int64_t slowest_ns) {
+  Db db(path, /*write=*/true);
+  db.Exec(kNsysSchema);
+  WriteRankRows(db, rank, steps, compute_ns, slowest_ns);
 }
 
 // Four rank_N.sqlite files in `dir`; rank `slow`'s compute kernels are `factor` times as long.
@@ -469,14 +480,38 @@ TEST(NsysErrors, CompressedSqliteIsRefused) {
   EXPECT_NE(job.error().find("decompress it first"), std::string::npos) << job.error();
 }
 
-TEST(NsysRanks, FileOfSeveralRanksBesideOthersIsAnError) {
+// A file of two processes (ranks 0 and 1 in pid order) beside a file of rank 2: a job of three ranks, each from
+// its file; beside a file of rank 1 instead, rank 1 is claimed by both: the error names the two files.
+TEST(NsysRanks, FileOfSeveralRanksBesideOthersAddsItsRanks) {
   TempDir dir;
-  const std::string path = NsysDir() + "/mfu_2gpu_before.sqlite";
-  if (!testing::Exists(path)) GTEST_SKIP() << path << " absent";
-  WriteRankExport(dir.file("rank_0.sqlite"), 0, 2, 5 * kMs, 5 * kMs);
-  auto job = LoadJob({path, dir.file("rank_0.sqlite")}, LoadOptions{});
-  ASSERT_FALSE(job.ok());
-  EXPECT_NE(job.error().find("holds 2 ranks"), std::string::npos) << job.error();
+  const std::string node = dir.file("node.sqlite");
+  {
+    Db db(node, true);
+    db.Exec(kNsysSchema);
+    for (int r : {0, 1}) WriteRankRows(db, r, 2, 5 * kMs, 5 * kMs);
+  }
+  WriteRankExport(dir.file("rank_2.sqlite"), 2, 2, 5 * kMs, 5 * kMs);
+  auto job = LoadJob({node, dir.file("rank_2.sqlite")}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  ASSERT_EQ(store.ranks.size(), 3u);
+  EXPECT_EQ(store.RankNumbers(), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(store.ranks[0].rank_source, "process and GPU order");
+  EXPECT_EQ(store.ranks[1].rank_source, "process and GPU order");
+  EXPECT_EQ(store.ranks[2].rank_source, "file name");
+  EXPECT_EQ(store.inputs[store.ranks[2].input].path, dir.file("rank_2.sqlite"));
+  // Each rank's process is pid 1000 + rank: the ranks hold their own rows.
+  for (const Track& t : store.tracks)
+    if (t.kind == TrackKind::kCpuThread) {
+      EXPECT_EQ(t.pid, 1000 + store.ranks[t.rank].rank);
+    }
+
+  WriteRankExport(dir.file("rank_1.sqlite"), 1, 2, 5 * kMs, 5 * kMs);
+  auto clash = LoadJob({node, dir.file("rank_1.sqlite")}, LoadOptions{});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().find("rank 1 is claimed by two inputs"), std::string::npos) << clash.error();
+  EXPECT_NE(clash.error().find(node), std::string::npos) << clash.error();
+  EXPECT_NE(clash.error().find(dir.file("rank_1.sqlite")), std::string::npos) << clash.error();
 }
 
 TEST(NsysRanks, TrailingNumberOfTheNameIsTheRankOfAnExport) {
@@ -575,6 +610,172 @@ TEST(NsysSchema, UntestedVersionIsSaidNotRefused) {
   for (const std::string& reason : result.status_reasons)
     said |= reason.find("nsys_schema_untested_4_1_0") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// --- NCCL's NVTX payloads -------------------------------------------------------------------------------------
+
+// NCCL's payload of call `seq` on communicator 0xabc, as nsys writes it in jsonText: 2^20 float32 elements.
+std::string NcclPayloadJson(int64_t seq, bool with_seq = true) {
+  return fmt::format(R"({{"commHash": "0xabc", {}"func": "AllReduce", "count": 1048576, "datatype": "ncclFloat32"}})",
+                     with_seq ? fmt::format(R"("seqNumber": {}, )", seq) : std::string());
+}
+
+// Rank `rank` of a job whose collectives are NCCL calls seen from the CPU only (no NCCL kernels): per step a
+// ProfilerStep#N range, a compute kernel, and two ncclAllReduce ranges carrying NCCL's payload (sequence numbers
+// 2N and 2N+1). Rank `late`'s trace begins one collective late: it lacks call 0. Rank 0 writes its payloads in
+// jsonText, the others as registered strings (jsonTextId); `with_seq` false leaves sequence numbers out;
+// `nccl_kernels` has each call launch its all-reduce kernel from inside its range.
+void WritePayloadRank(const std::string& path, int rank, int late, bool with_seq = true, bool nccl_kernels = false) {
+  Db db(path, /*write=*/true);
+  db.Exec(kNsysSchema);
+  db.Exec("ALTER TABLE NVTX_EVENTS ADD COLUMN jsonText TEXT; ALTER TABLE NVTX_EVENTS ADD COLUMN jsonTextId INTEGER;");
+  const int64_t pid = 1000 + rank, gpid = GlobalPid(pid), gtid = gpid | pid;
+  std::string sql = "BEGIN;";
+  for (int step = 0; step < 4; ++step) {
+    const int64_t start = (100 + 20 * step) * kMs;
+    sql += fmt::format(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES ({}, {}, 59, "
+        "'ProfilerStep#{}', {}, 0);",
+        start, start + 19 * kMs, step, gtid);
+    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, 5, 0, NULL);", start,
+                       start + 10 * kUs, gtid, step + 1);
+    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, 0, 1, 7, {}, {}, 1, 2);", start + kMs,
+                       start + 6 * kMs, step + 1, gpid);
+    for (int k = 0; k < 2; ++k) {
+      const int64_t seq = 2 * step + k, at = start + (2 + 8 * k) * kMs;
+      if (rank == late && seq == 0) continue;
+      const std::string json = NcclPayloadJson(seq, with_seq);
+      if (rank == 0) {
+        sql += fmt::format(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, jsonText) VALUES ({}, {}, "
+            "59, "
+            "{}, 8, 1, '{}');",
+            at, at + 100 * kUs, gtid, json);
+      } else {
+        sql += fmt::format("INSERT INTO StringIds VALUES ({}, '{}');", 100 + seq, json);
+        sql += fmt::format(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, jsonTextId) VALUES ({}, {}, "
+            "59, {}, 8, 1, {});",
+            at, at + 100 * kUs, gtid, 100 + seq);
+      }
+      if (!nccl_kernels) continue;
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, 5, 0, NULL);",
+                         at + 10 * kUs, at + 20 * kUs, gtid, 1000 + seq);
+      sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, 0, 1, 9, {}, {}, 3, 4);", at + kMs,
+                         at + 2 * kMs, 1000 + seq, gpid);
+    }
+  }
+  db.Exec(sql + "COMMIT;");
+}
+
+// The sequence number the payload gave the call's slice (-1 when it has none).
+int64_t SeqOf(const TraceStore& store, SliceId slice) {
+  const uint32_t args = store.slices.args[slice.value];
+  if (!(store.slices.flags[slice.value] & kSliceCollectiveArgs) || args >= store.collective_args.size()) return -1;
+  return store.collective_args[args].seq;
+}
+
+// Rank 1's trace begins one collective late: by order its first call (sequence number 1) would be paired with
+// rank 0's first (0), and every later pair would be one apart. Matched by (communicator, sequence number), every
+// instance holds one call: each complete one has both ranks' calls of the same number; call 0 is rank 0's alone.
+TEST(NsysPayload, SequenceNumbersMatchCallsAcrossRanksNotTheirOrder) {
+  TempDir dir;
+  for (int r : {0, 1}) WritePayloadRank(dir.file(fmt::format("rank_{}.sqlite", r)), r, /*late=*/1);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  const model::CollectiveModel& c = model.collectives;
+  ASSERT_EQ(c.source, model::CollectiveSource::kCpuOps);
+  EXPECT_EQ(c.matching, model::CollectiveMatching::kSequenceNumber);
+  ASSERT_EQ(c.calls[0].size(), 8u);
+  ASSERT_EQ(c.calls[1].size(), 7u);
+  size_t complete = 0;
+  for (const model::MatchedCollective& m : c.matched) {
+    SCOPED_TRACE(m.seq);
+    for (size_t r = 0; r < 2; ++r)
+      if (m.call[r] >= 0) {
+        EXPECT_EQ(SeqOf(store, c.calls[r][m.call[r]].slice), m.seq);
+      }
+    if (m.complete()) ++complete;
+    EXPECT_EQ(m.complete(), m.seq != 0);
+    EXPECT_EQ(store.strings.view(m.group), "nccl comm 0xabc");
+  }
+  EXPECT_EQ(complete, 7u);
+  EXPECT_EQ(c.matched.size(), 8u);
+  // The payload's size and op: 2^20 float32 elements of an all-reduce.
+  const SliceId first = c.calls[1][0].slice;
+  EXPECT_EQ(store.strings.view(store.slices.name[first.value]), "nccl:all_reduce");
+  const CollectiveArgs& args = store.collective_args[store.slices.args[first.value]];
+  EXPECT_EQ(args.in_nelems, 1048576);
+  EXPECT_EQ(store.strings.view(args.dtype), "float32");
+}
+
+// The same with NCCL kernels, the collectives then: each kernel takes the payload of the call that launched it
+// (its launch lies in the call's range), and kernels are matched by sequence number.
+TEST(NsysPayload, KernelsTakeThePayloadOfTheCallThatLaunchedThem) {
+  TempDir dir;
+  for (int r : {0, 1})
+    WritePayloadRank(dir.file(fmt::format("rank_{}.sqlite", r)), r, /*late=*/1, true, /*nccl_kernels=*/true);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  const model::CollectiveModel& c = model.collectives;
+  ASSERT_EQ(c.source, model::CollectiveSource::kGpuKernels);
+  EXPECT_EQ(c.matching, model::CollectiveMatching::kSequenceNumber);
+  ASSERT_EQ(c.calls[1].size(), 7u);
+  EXPECT_EQ(SeqOf(store, c.calls[1][0].slice), 1);
+  size_t complete = 0;
+  for (const model::MatchedCollective& m : c.matched) {
+    for (size_t r = 0; r < 2; ++r)
+      if (m.call[r] >= 0) {
+        EXPECT_EQ(SeqOf(store, c.calls[r][m.call[r]].slice), m.seq);
+      }
+    complete += m.complete();
+  }
+  EXPECT_EQ(complete, 7u);
+}
+
+// Without sequence numbers on every call, calls are matched by order as before (and the model says so).
+TEST(NsysPayload, WithoutSequenceNumbersCallsAreMatchedByOrder) {
+  TempDir dir;
+  WritePayloadRank(dir.file("rank_0.sqlite"), 0, -1);
+  WritePayloadRank(dir.file("rank_1.sqlite"), 1, -1, /*with_seq=*/false);
+  auto job = LoadJob({dir.path()}, LoadOptions{});
+  ASSERT_TRUE(job.ok()) << job.error();
+  const TraceStore& store = job.value().store;
+  const model::JobModel model = model::BuildJobModel(store, SlicesByRank(store));
+  EXPECT_EQ(model.collectives.matching, model::CollectiveMatching::kOrder);
+  ASSERT_EQ(model.collectives.matched.size(), 8u);
+  for (const model::MatchedCollective& m : model.collectives.matched) {
+    EXPECT_TRUE(m.complete());
+    EXPECT_EQ(m.seq, -1);
+  }
+}
+
+TEST(NsysPayload, ParsesNcclsKeysAndIgnoresWhatIsNotAPayload) {
+  auto p = nsys::ParseNcclPayload(NcclPayloadJson(7));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->comm, 0xabcu);
+  EXPECT_EQ(p->seq, 7);
+  EXPECT_EQ(p->op, "AllReduce");
+  EXPECT_EQ(p->count, 1048576);
+  EXPECT_EQ(p->dtype, "float32");
+  // NCCL's NVTX schema labels: the communicator as a number, the size in bytes.
+  p = nsys::ParseNcclPayload(R"({"NCCL communicator ID": 18446744073709551615, "Message size [bytes]": 4096})");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->comm, UINT64_MAX);
+  EXPECT_EQ(p->bytes, 4096);
+  EXPECT_EQ(p->seq, -1);
+  EXPECT_EQ(nsys::CommunicatorGroupName(0xabc), "nccl comm 0xabc");
+  // A key of the wrong type is absent; text that is no JSON object, or has none of the keys, is no payload.
+  for (const char* bad : {"", "[1, 2]", "{\"commHash\": ", "{\"other\": 1}", "null", "{\"commHash\": \"0x\"}",
+                          R"({"commHash": "zz", "seqNumber": -3, "count": "many", "bytes": 1.5})"})
+    EXPECT_FALSE(nsys::ParseNcclPayload(bad).has_value()) << bad;
+  // The data type by NCCL's enum value (its payloads' integer field): 9 is bfloat16; out of range is absent.
+  EXPECT_EQ(nsys::ParseNcclPayload(R"({"seqNumber": 1, "datatype": 9})")->dtype, "bfloat16");
+  EXPECT_EQ(nsys::ParseNcclPayload(R"({"seqNumber": 1, "datatype": 99})")->dtype, "");
 }
 
 // --- names -----------------------------------------------------------------------------------------------------
