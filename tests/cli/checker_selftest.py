@@ -18,8 +18,11 @@ pass the clean input.
   check_architecture_levels.py  a doc whose level table and flow line say LEVEL passes; a folder moved, a
                             folder left out, the flow line alone drawn the old way are reported;
   check_cause_assignment.py a finding's cause written outside cause_choice.cc (member, pointer, designated
-                            initializer) is reported with file and line; comparisons, comments, strings,
-                            default member initializers and the allowed carriers pass;
+                            initializer) or built by position (a second rule returning `{Cause::kX,
+                            Layer::kY}`, a CauseChoice constructed with a cause in braces or parentheses, a
+                            conditional cause, a helper called with a cause and layer) is reported with file
+                            and line; comparisons, comments, strings, default member initializers, sets of
+                            causes, candidates that name their type and the allowed carriers pass;
   check_one_median.py       a median computed outside core/robust_stats.h (nth_element, the middle element,
                             the lower middle) is reported with file and line; calls of Median, comments,
                             strings, midpoints of two values and the home itself pass;
@@ -246,6 +249,13 @@ def cause_assignment_cases():
         "analysis/diagnosis/pass.cc": ('if (f.cause == Cause::kHang) return;  // f.cause = Cause::kHang is not here\n'
                                        'const char* s = "f.cause = x";\nbool b = f.cause != g.cause;\n'),
         "agent/online_job.cc": "f.cause = d.cause;\n",
+        # Candidates NameCause weighs name their type; a set of causes pairs no layer; CauseChoice declared empty.
+        "analysis/diagnosis/candidates.cc": (
+            "ProfileEvidence{{CauseCandidate{Cause::kSlowCompute, Layer::kGpu, ms}}, late};\n"
+            "out.push_back(RecordedCandidate{gc ? Cause::kGcPause : Cause::kIoStall, Layer::kOs, x, what});\n"
+            "static const std::set<Cause> kGuesses = {Cause::kSlowCompute, Cause::kUnknown};\n"
+            "CauseChoice none;\nCauseChoice c = NameCause(e);\nCauseChoice{};\n"
+            "// return {Cause::kHang, Layer::kComm};\nconst char* t = \"{Cause::kHang, Layer::kComm}\";\n"),
     }
     planted = {
         "a member assignment": ("analysis/diagnosis/other.cc", "  f.cause = Cause::kSlowCompute;\n",
@@ -254,6 +264,24 @@ def cause_assignment_cases():
                                             "analysis/diagnosis/other.cc:2: writes a cause"),
         "a designated initializer": ("reports/make.cc", "Finding f{.cause = Cause::kHang};\n",
                                      "reports/make.cc:1: writes a cause"),
+        # A second cause rule: a function that decides a cause and returns it by position.
+        "a second rule returning a cause and layer by position": (
+            "analysis/diagnosis/second_rule.cc",
+            "CauseChoice Contended(double ratio) {\n  if (ratio > 2) return {Cause::kNetworkContention, Layer::kComm, "
+            "1, 1, 1};\n  return {};\n}\n",
+            "analysis/diagnosis/second_rule.cc:2: builds a cause by position"),
+        "a CauseChoice constructed with a cause": (
+            "analysis/diagnosis/second_rule.cc", "SetCause(CauseChoice{Cause::kStageImbalance, Layer::kGpu}, &f);\n",
+            "analysis/diagnosis/second_rule.cc:1: builds a cause by position"),
+        "a CauseChoice constructed in parentheses": (
+            "analysis/diagnosis/second_rule.cc", "auto c = CauseChoice(Cause::kHang, Layer::kComm);\n",
+            "analysis/diagnosis/second_rule.cc:1: builds a cause by position"),
+        "a conditional cause by position": (
+            "reports/second_rule.cc", "f.choice = {slow ? Cause::kSlowCompute : Cause::kHostStall, Layer::kHost};\n",
+            "reports/second_rule.cc:1: builds a cause by position"),
+        "a helper taking a cause and layer": (
+            "analysis/diagnosis/second_rule.cc", "return Named(Cause::kCpuContention, Layer::kCpu, share);\n",
+            "analysis/diagnosis/second_rule.cc:1: builds a cause by position"),
     }
     check_clean_and_planted("check_cause_assignment.py", "cause_assignment", clean, "comparisons, comments, strings and the one rule pass", planted)
 

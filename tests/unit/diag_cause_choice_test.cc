@@ -151,11 +151,14 @@ TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
   EXPECT_EQ(c.why, "gc");
   e.candidates[0].excess = 0.06;  // the quota explains enough: it comes first though GC's excess is larger
   EXPECT_EQ(NameCause(e).cause, Cause::kCpuThrottling);
-  e.foreign_traffic = "its link carries others' traffic";
+  e.link_bytes_per_s = CounterMeans{1.5e6, 1e6};  // under twice its peers': not someone else's traffic
+  EXPECT_EQ(NameCause(e).cause, Cause::kCpuThrottling);
+  e.link_bytes_per_s = CounterMeans{30e6, 1e6};  // its link carries others' traffic: that comes first
   c = NameCause(e);
   EXPECT_EQ(c.cause, Cause::kNetworkContention);
   EXPECT_DOUBLE_EQ(c.confidence, 1.0);
-  e.foreign_traffic.reset();
+  EXPECT_NE(c.why.find("30.0 MB/s against 1.0 MB/s"), std::string::npos);
+  e.link_bytes_per_s.reset();
   e.named = Cause::kDataloaderStall;  // a cause the traces measured is kept (the comparison is still given)
   c = NameCause(e);
   EXPECT_FALSE(c.names);
@@ -168,6 +171,40 @@ TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
   EXPECT_FALSE(NameCause(e).names);
 }
 
+// network_contention's one rule: the link's bytes against the peers' median, over a bar set by who measured them;
+// the counter and recording evidence reach the same rule (no other path names the cause).
+TEST(DiagNameCause, NetworkContentionIsOneRuleOverEitherSourceOfTraffic) {
+  // A counter track beside slow transfers: 1.3x the peers' median suffices.
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.3e9, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.29e9, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {5e9, 0}));  // no peer traffic: no bar
+  // A recording's traffic alone: twice the peers' plus 1 MB/s.
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.3e9, 1e9}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.001e9, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {0.9e6, 0}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1e6, 0}));
+  CauseChoice c = NameCause(TrafficEvidence{TrafficSource::kRecording, {4e9, 1e9}, 3, 4});
+  EXPECT_EQ(c.cause, Cause::kNetworkContention);
+  EXPECT_EQ(c.layer, Layer::kComm);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.75);
+  EXPECT_FALSE(NameCause(TrafficEvidence{TrafficSource::kRecording, {1.5e9, 1e9}}).names);
+  // The counters' refinement of a communication cause is the same rule: 1.5x names it from a counter track,
+  // and the recording's own candidates keep the cause at the same 1.5x.
+  CounterEvidence counters;
+  counters.named = Cause::kSlowCommunication;
+  counters.confidence = 0.6;
+  counters.nic_bytes = CounterMeans{1.5e9, 1e9};
+  c = NameCause(counters);
+  EXPECT_EQ(c.cause, Cause::kNetworkContention);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.6);
+  EXPECT_NE(c.why.find("1.5x"), std::string::npos);
+  RecordingEvidence recorded{.named = Cause::kSlowCompute,
+                             .candidates = {{Cause::kGcPause, Layer::kPython, 0.08, "gc"}},
+                             .link_bytes_per_s = CounterMeans{1.5e9, 1e9},
+                             .late_share = 0.1};
+  EXPECT_EQ(NameCause(recorded).cause, Cause::kGcPause);
+}
+
 TEST(DiagNameCause, PatternsNameTheirCauseFromOneTable) {
   CauseChoice c = NameCause(PatternEvidence{.pattern = Pattern::kRankStopped});
   EXPECT_EQ(c.cause, Cause::kHang);
@@ -177,7 +214,6 @@ TEST(DiagNameCause, PatternsNameTheirCauseFromOneTable) {
   c = NameCause(PatternEvidence{.pattern = Pattern::kCgroupThrottled, .explained = 3, .effect = 4});
   EXPECT_EQ(c.cause, Cause::kCpuThrottling);
   EXPECT_DOUBLE_EQ(c.confidence, 0.75);
-  EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kSharedLink}).cause, Cause::kNetworkContention);
   EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage}).cause, Cause::kStageImbalance);
   EXPECT_EQ(NameCause(PatternEvidence{.pattern = Pattern::kRanksLateInTurn}).layer, Layer::kData);
   // SetCause: the finding takes cause, layer and confidence (2 places); evidence that names nothing leaves it.

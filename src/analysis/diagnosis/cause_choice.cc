@@ -92,13 +92,39 @@ CauseChoice NameCause(const CounterEvidence& e) {
     return Refined(Cause::kPciePressure, Layer::kOs, e.confidence,
                    fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
                                e.pcie_bytes->own / e.pcie_bytes->peers));
-  if (comm && Above(e.nic_bytes, thresholds::kNicBusyMultiple))
-    return Refined(Cause::kNetworkContention, Layer::kComm, e.confidence,
-                   fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)",
-                               e.nic_bytes->own / e.nic_bytes->peers));
+  if (comm && e.nic_bytes)
+    return NameCause(TrafficEvidence{TrafficSource::kCounterTrack, *e.nic_bytes, e.confidence, 1});
   CauseChoice none;
   none.names = false;
   return none;
+}
+
+bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s) {
+  const bool counter = source == TrafficSource::kCounterTrack;
+  const double bar =
+      counter ? thresholds::kNicBusyMultiple * bytes_per_s.peers
+              : thresholds::kRecordedOwnMultiple * bytes_per_s.peers + thresholds::kMinForeignTrafficBytesPerS;
+  return bar > 0 && bytes_per_s.own >= bar;
+}
+
+CauseChoice NameCause(const TrafficEvidence& e) {
+  CauseChoice out;
+  out.names = LinkCarriesForeignTraffic(e.source, e.bytes_per_s);
+  if (!out.names) return out;
+  out.cause = Cause::kNetworkContention;
+  out.layer = Layer::kComm;
+  out.excess = e.explained;
+  out.explained = ExplainedShare(e.explained, e.effect);
+  out.confidence = out.explained;
+  const CounterMeans& b = e.bytes_per_s;
+  out.why =
+      e.source == TrafficSource::kCounterTrack
+          ? fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)", b.own / b.peers)
+          : fmt::format(
+                "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' for the "
+                "same collectives: other traffic shares its link",
+                b.own / 1e6, b.peers / 1e6);
+  return out;
 }
 
 CauseChoice NameCause(const RecordingEvidence& e) {
@@ -111,8 +137,9 @@ CauseChoice NameCause(const RecordingEvidence& e) {
   const bool positive = e.late_share > 0;
   if (positive && e.candidates.front().excess >= kMinExplainedShare * e.late_share) best = e.candidates.begin();
   RecordedCandidate chosen = *best;
-  if (e.foreign_traffic && positive)
-    chosen = {Cause::kNetworkContention, Layer::kComm, e.late_share, *e.foreign_traffic};
+  if (e.link_bytes_per_s && positive)
+    if (CauseChoice traffic = NameCause(TrafficEvidence{TrafficSource::kRecording, *e.link_bytes_per_s}); traffic.names)
+      chosen = RecordedCandidate{traffic.cause, traffic.layer, e.late_share, std::move(traffic.why)};
   out.cause = chosen.cause;
   out.layer = chosen.layer;
   out.excess = chosen.excess;
@@ -140,7 +167,6 @@ CauseChoice NameCause(const PatternEvidence& e) {
       {Pattern::kRanksLateInTurn, {Cause::kDataImbalance, Layer::kData}},
       {Pattern::kSlowTransfers, {Cause::kSlowCommunication, Layer::kComm}},
       {Pattern::kSlowerLink, {Cause::kSlowCommunication, Layer::kComm}},
-      {Pattern::kSharedLink, {Cause::kNetworkContention, Layer::kComm}},
       {Pattern::kCpuTakenByOthers, {Cause::kCpuContention, Layer::kCpu}},
       {Pattern::kCgroupThrottled, {Cause::kCpuThrottling, Layer::kCpu}},
   };

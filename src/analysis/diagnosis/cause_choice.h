@@ -6,15 +6,20 @@
 //                       its transfers, the load imbalance of op tables, the online step summaries): ChooseCause.
 //   CounterEvidence   — the rank's counter means against its peers' median over its late steps (SM clock, PCIe,
 //                       NIC): refines a compute cause to thermal_throttling / pcie_pressure, a communication
-//                       cause to network_contention (thresholds.h); otherwise names nothing new.
+//                       cause to network_contention (by TrafficEvidence's rule); otherwise names nothing new.
 //   RecordingEvidence — the recorder's layer candidates for a straggler (cross_layer.h): replaces a trace-level
 //                       guess (slow_compute, host_stall, launch_overhead, unknown; or no finding) when the best
 //                       explains kMinExplainedShare of the lateness. A cgroup quota that explains enough comes
 //                       first (a throttled thread stays runnable while others run, so it explains the run-queue
-//                       wait too); foreign traffic on the rank's own link comes before everything.
+//                       wait too); foreign traffic on the rank's own link (TrafficEvidence's rule) comes before
+//                       everything.
+//   TrafficEvidence   — the bytes on a rank's link against its peers' median: network_contention's one rule,
+//                       whichever source measured them (a trace's NIC counter, a recording's network namespace;
+//                       the counter and recording evidence above hand it theirs, the recording's link and CPU
+//                       passes call it directly).
 //   PatternEvidence   — a pattern a pass detected by its own rule that is itself the cause (a stopped rank, a
-//                       collective mismatch, a slow stage, ranks late in turn, a slower or shared link, CPU lost
-//                       to other processes or to a cgroup quota): the pattern's cause and layer, from one table.
+//                       collective mismatch, a slow stage, ranks late in turn, a slower link, CPU lost to other
+//                       processes or to a cgroup quota): the pattern's cause and layer, from one table.
 // The profile rule:
 // A straggler is late by L ms per late step (its blame: how long the others waited for it). Each candidate
 // cause has an excess: the ms per late step that the straggler spent more than its peers in that class of
@@ -95,11 +100,29 @@ struct RecordedCandidate {
   std::string what;  // what the recording shows, for the summary
 };
 struct RecordingEvidence {
-  std::optional<Cause> named;                  // the traces' cause for the rank; nullopt: no finding there
-  std::vector<RecordedCandidate> candidates;   // the first is cgroup throttling (see the top of this file)
-  std::optional<std::string> foreign_traffic;  // what the rank's link shows when it carries others' traffic
-  double late_share = 0;                       // the rank's lateness as a share of the step
+  std::optional<Cause> named;                    // the traces' cause for the rank; nullopt: no finding there
+  std::vector<RecordedCandidate> candidates;     // the first is cgroup throttling (see the top of this file)
+  std::optional<CounterMeans> link_bytes_per_s;  // the rank's link traffic and its peers', when recorded
+  double late_share = 0;                         // the rank's lateness as a share of the step
 };
+
+/// Who measured a rank's link traffic, which sets the bar it must clear (LinkCarriesForeignTraffic).
+enum class TrafficSource {
+  kCounterTrack,  // a trace's nic_bytes counter over the late steps, beside transfers the traces measured slow
+  kRecording,     // the bytes of the rank's own network namespace in a recording, judged on their own
+};
+struct TrafficEvidence {
+  TrafficSource source;
+  CounterMeans bytes_per_s;          // the rank's and its peers' median
+  double explained = 1, effect = 1;  // confidence = ExplainedShare(explained, effect)
+};
+
+/// network_contention's one statistic and rule: the rank's link carries foreign traffic when its bytes per
+/// second reach a multiple of its peers' median plus a floor, the multiple and floor by the source (thresholds.h:
+/// kNicBusyMultiple for a counter track, which only refines transfers the traces already measured slow;
+/// kRecordedOwnMultiple and kMinForeignTrafficBytesPerS for a recording, whose traffic alone names the cause).
+/// Never true when that bar is 0 (no peer traffic and no floor).
+bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s);
 
 enum class Pattern {
   kRankStopped,         // peers wait in a collective the rank never entered (stall.h)
@@ -108,7 +131,6 @@ enum class Pattern {
   kRanksLateInTurn,     // the slowest rank changes from step to step with broad load differences
   kSlowTransfers,       // a rank's transfers take longer in every one of its groups (its own link)
   kSlowerLink,          // a link busy far longer than its peers' for the same bytes
-  kSharedLink,          // a rank's link carries far more traffic than its peers' (someone else's)
   kCpuTakenByOthers,    // run-queue wait while other processes held the CPU
   kCgroupThrottled,     // CPU time withheld by a cgroup quota
 };
@@ -124,6 +146,8 @@ CauseChoice NameCause(const CounterEvidence& e);
 /// Whether counters can refine a finding of this cause at all (a compute or communication cause, or unknown).
 bool CountersMayRefine(Cause named);
 CauseChoice NameCause(const RecordingEvidence& e);
+/// network_contention when LinkCarriesForeignTraffic, with why; otherwise names nothing (`names` false).
+CauseChoice NameCause(const TrafficEvidence& e);
 CauseChoice NameCause(const PatternEvidence& e);
 
 /// Sets a named cause on a finding: cause, layer and confidence (rounded to 2 places). Evidence that names

@@ -218,14 +218,19 @@ double OtherRanksMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int3
   return PeerMedian(peers, [field](const RankLayerMetrics* p) { return p->*field; });
 }
 
-// Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
-// traffic (false without per-rank namespaces).
-bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+// The bytes per second on the rank's own link and its peers' median (nullopt without per-rank namespaces):
+// network_contention's evidence (TrafficEvidence, cause_choice.h).
+std::optional<CounterMeans> LinkTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
-  return m.net_bytes_per_s >= 0 &&
-         m.net_bytes_per_s >=
-             thresholds::kRecordedOwnMultiple * OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s) +
-                 thresholds::kMinForeignTrafficBytesPerS;
+  if (m.net_bytes_per_s < 0) return std::nullopt;
+  return CounterMeans{m.net_bytes_per_s, OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s)};
+}
+
+// Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
+// traffic, by network_contention's one rule (LinkCarriesForeignTraffic, cause_choice.h).
+bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  const std::optional<CounterMeans> traffic = LinkTraffic(metrics, rank);
+  return traffic && LinkCarriesForeignTraffic(TrafficSource::kRecording, *traffic);
 }
 
 // How much longer the rank's link was busy than its peers' (share of the time) when it was at least
@@ -359,9 +364,10 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
 
   Finding& f = link.finding;
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
-  SetCause(NameCause(PatternEvidence{.pattern = foreign_traffic ? Pattern::kSharedLink : Pattern::kSlowerLink,
-                                     .explained = excess,
-                                     .effect = m.link_busy_share}),
+  SetCause(foreign_traffic ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkTraffic(metrics, rank), excess,
+                                                       m.link_busy_share})
+                           : NameCause(PatternEvidence{
+                                 .pattern = Pattern::kSlowerLink, .explained = excess, .effect = m.link_busy_share}),
            &f);
   f.rank = rank;
   if (!s.persistent) f.step = s.steps.front();
@@ -440,10 +446,8 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
                slowed.end());
   auto traffic =
       std::find_if(slowed.begin(), slowed.end(), [&](const Slowed& s) { return ForeignTraffic(metrics, s.rank); });
-  if (traffic != slowed.end()) {
-    std::rotate(slowed.begin(), traffic, traffic + 1);
-    pattern = Pattern::kSharedLink;
-  }
+  const bool shared_link = traffic != slowed.end();
+  if (shared_link) std::rotate(slowed.begin(), traffic, traffic + 1);
   if (!traces.stragglers.empty()) {
     const Straggler& top = traces.stragglers.front();
     const bool named = std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank; });
@@ -469,15 +473,18 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
   const Slowed& top = slowed.front();
   const RankLayerMetrics& m = metrics.at(top.rank);
   Finding& f = added.finding;
-  SetCause(
-      NameCause(PatternEvidence{.pattern = pattern, .explained = top.cpu.excess * step_ms, .effect = top.late.late_ms}),
-      &f);
+  const double explained = top.cpu.excess * step_ms;
+  SetCause(shared_link
+               ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkTraffic(metrics, top.rank), explained,
+                                           top.late.late_ms})
+               : NameCause(PatternEvidence{.pattern = pattern, .explained = explained, .effect = top.late.late_ms}),
+           &f);
   f.rank = top.rank;
   f.ranks = ranks;
   if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
   f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
   std::string what;
-  if (pattern == Pattern::kSharedLink)
+  if (shared_link)
     what = fmt::format(
         "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': other traffic shares its "
         "link, and its TCP work takes the CPU (waited for a CPU {:.1f} % of the time while {} ran)",
@@ -579,14 +586,16 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
   const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share);
   const std::string who = m.top_foreign.empty() ? "another process" : m.top_foreign;
   if (foreign <= 0 || displaced <= foreign || foreign < thresholds::kForeignShareOfDisplacedWait * displaced)
-    return {Cause::kCpuContention, Layer::kCpu, foreign,
-            fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share, who)};
+    return RecordedCandidate{
+        Cause::kCpuContention, Layer::kCpu, foreign,
+        fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share, who)};
   const double own = m.runq_share - m.runq_foreign_share - m.runq_idle_share;
-  return {Cause::kCpuContention, Layer::kCpu, displaced,
-          fmt::format("waited for a CPU {:.1f} % of the time: {:.1f} % while {} ran, {:.1f} % behind its own threads "
-                      "(its peers {:.1f} % in all: {} displaced them onto its core)",
-                      100 * m.runq_share, 100 * m.runq_foreign_share, who, 100 * own,
-                      100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
+  return RecordedCandidate{
+      Cause::kCpuContention, Layer::kCpu, displaced,
+      fmt::format("waited for a CPU {:.1f} % of the time: {:.1f} % while {} ran, {:.1f} % behind its own threads "
+                  "(its peers {:.1f} % in all: {} displaced them onto its core)",
+                  100 * m.runq_share, 100 * m.runq_foreign_share, who, 100 * own,
+                  100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share), who)};
 }
 
 // Whether the rank's cgroup quota is its own: throttled by kMinRecordedExcess of the time beyond its peers and
@@ -614,14 +623,15 @@ RecordedCandidate ThrottleCandidate(const std::map<int32_t, RankLayerMetrics>& m
   double share = std::max(excess(&RankLayerMetrics::throttled_share),
                           m.throttled_share > 0 ? excess(&RankLayerMetrics::runq_idle_share) : 0.0);
   if (own_quota) share = std::max(share, excess(&RankLayerMetrics::runq_share));
-  return {Cause::kCpuThrottling, Layer::kCpu, share,
-          fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle CPU {:.1f} %{}",
-                      100 * m.throttled_share, 100 * m.runq_idle_share,
-                      own_quota ? fmt::format(", waiting for a CPU {:.1f} % in all (its peers {:.1f} %: the quota is "
-                                              "its own, so is the wait)",
-                                              100 * m.runq_share,
-                                              100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share))
-                                : std::string())};
+  return RecordedCandidate{
+      Cause::kCpuThrottling, Layer::kCpu, share,
+      fmt::format("cgroup CPU throttling: throttled {:.1f} % of the time, runnable on an idle CPU {:.1f} %{}",
+                  100 * m.throttled_share, 100 * m.runq_idle_share,
+                  own_quota ? fmt::format(", waiting for a CPU {:.1f} % in all (its peers {:.1f} %: the quota is "
+                                          "its own, so is the wait)",
+                                          100 * m.runq_share,
+                                          100 * OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_share))
+                            : std::string())};
 }
 
 // The recording's candidate causes of a rank's lateness, each with its excess over the peers' median
@@ -634,40 +644,29 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   std::vector<RecordedCandidate> candidates;
   candidates.push_back(ThrottleCandidate(metrics, all_metrics, rank));
   candidates.push_back(ContentionCandidate(metrics, rank));
-  candidates.push_back(
-      {Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
-       fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
+  candidates.push_back(RecordedCandidate{
+      Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
+      fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
   const double dstate = excess(&RankLayerMetrics::dstate_share);
   const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
                              excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
   // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
   // and direct reclaim on the CPU, in the kernel: both count. Without a memory signal, only blocking (I/O).
   const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
-  candidates.push_back({memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs,
-                        memory_signal ? memory : dstate,
-                        fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
-                                    "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
-                                    100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
+  candidates.push_back(RecordedCandidate{
+      memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs, memory_signal ? memory : dstate,
+      fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
+                  "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
+                  100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
   // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
   // no sample of them, so without a verdict there the link is judged over the training window.
   if (auto slower = SlowerLinkExcess(metrics, rank))
-    candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *slower, LinkWhat(metrics, rank)});
+    candidates.push_back(RecordedCandidate{Cause::kSlowCommunication, Layer::kComm, *slower, LinkWhat(metrics, rank)});
   else if (all_metrics && all_metrics->count(rank))
     if (auto over_window = SlowerLinkExcess(*all_metrics, rank))
-      candidates.push_back({Cause::kSlowCommunication, Layer::kComm, *over_window,
-                            LinkWhat(*all_metrics, rank) + " (over the training window)"});
+      candidates.push_back(RecordedCandidate{Cause::kSlowCommunication, Layer::kComm, *over_window,
+                                             LinkWhat(*all_metrics, rank) + " (over the training window)"});
   return candidates;
-}
-
-// What the rank's own link shows when it carries far more traffic than its peers' (ForeignTraffic), else nullopt.
-std::optional<std::string> ForeignTrafficWhat(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
-  if (!ForeignTraffic(metrics, rank)) return std::nullopt;
-  const RankLayerMetrics& m = metrics.at(rank);
-  const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
-  return fmt::format(
-      "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers' "
-      "for the same collectives: other traffic shares its link",
-      m.net_bytes_per_s / 1e6, peers / 1e6);
 }
 
 }  // namespace
@@ -730,7 +729,7 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     e.choice = NameCause(RecordingEvidence{
         .named = traced ? std::optional<Cause>(traced->cause) : std::nullopt,
         .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
-        .foreign_traffic = ForeignTrafficWhat(metrics, straggler.rank),
+        .link_bytes_per_s = LinkTraffic(metrics, straggler.rank),
         .late_share = late_share});
     e.comparison = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
     e.comparison.explained = CrossLayerComparison::Explained{late_share, e.choice.excess};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <ranges>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "analysis/diagnosis/data_imbalance.h"
 #include "analysis/diagnosis/impact.h"
 #include "analysis/diagnosis/peer_difference.h"
+#include "analysis/diagnosis/stage_excess.h"
 #include "analysis/diagnosis/straggler.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/diagnosis/window_profile.h"
@@ -236,13 +238,14 @@ struct GroupPass {
   const TrackIndex& index;
   const model::StepModel& steps;
   const GroupModel& g;
-  std::vector<int32_t> stage;                     // per rank index
-  std::vector<std::vector<size_t>> members;       // per stage: its rank indices
-  std::vector<size_t> all;                        // every rank index
-  StragglerAnalysis sa;                           // blame_ns: self excess (>= 0) + transfer blame
-  std::vector<std::vector<double>> self_excess;   // [step][rank], ns
-  std::vector<std::vector<double>> stage_excess;  // [step][stage], ns: stage median self time over the others'
-  size_t n = 0;                                   // steps
+  std::vector<int32_t> stage;                      // per rank index
+  std::vector<std::vector<size_t>> members;        // per stage: its rank indices
+  std::vector<size_t> all;                         // every rank index
+  StragglerAnalysis sa;                            // blame_ns: self excess (>= 0) + transfer blame
+  std::vector<std::vector<double>> self_excess;    // [step][rank], ns
+  std::vector<std::vector<double>> stage_excess;   // [step][stage], ns: over an even split (stage_excess.h)
+  std::vector<std::vector<double>> member_excess;  // [step][rank], ns: over an even split (stage_excess.h)
+  size_t n = 0;                                    // steps
   size_t ranks = 0;
 
   // Rank index r's role peers: its stage's other members (every rank when it is alone in its stage).
@@ -250,12 +253,16 @@ struct GroupPass {
     const auto& role = members[static_cast<size_t>(stage[r])];
     return role.size() > 1 ? role : all;
   }
-  // Mean over the steps of v[step][r] as a share of the step.
-  double ShareOfStep(const std::vector<std::vector<double>>& v, size_t r) const {
-    double s = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (g.step_time_ns[i] > 0) s += v[i][r] / static_cast<double>(g.step_time_ns[i]);
-    return s / static_cast<double>(n);
+  // v[step][k] over the steps.
+  std::vector<double> OverSteps(const std::vector<std::vector<double>>& v, size_t k) const {
+    std::vector<double> out;
+    for (size_t i = 0; i < n; ++i) out.push_back(v[i][k]);
+    return out;
+  }
+  // Mean over the steps of v[step][k] as a share of the step (MeanShareOfStep, stage_excess.h).
+  double ShareOfStep(const std::vector<std::vector<double>>& v, size_t k) const {
+    std::vector<double> step_ns(g.step_time_ns.begin(), g.step_time_ns.end());
+    return MeanShareOfStep(OverSteps(v, k), step_ns);
   }
   std::vector<OpExcess> OpList(const GroupDifferential& d) const {
     std::vector<OpExcess> ops;
@@ -286,21 +293,20 @@ void BlameRanks(GroupPass* p) {
     }
 }
 
-// Each stage's median self time over the other stages' median, per step (zero with one stage).
-void MeasureStageExcess(GroupPass* p) {
-  const size_t stages = p->members.size();
-  p->stage_excess.assign(p->n, std::vector<double>(stages, 0));
-  if (stages < 2) return;
+// Each stage's and each rank's excess over an even split of the stages' self time, per step (stage_excess.h).
+void MeasureStages(GroupPass* p) {
+  p->stage_excess.assign(p->n, std::vector<double>(p->members.size(), 0));
+  p->member_excess.assign(p->n, std::vector<double>(p->ranks, 0));
   for (size_t i = 0; i < p->n; ++i) {
-    auto self_of = [&](size_t q) { return p->g.self_ns[i][q]; };
-    std::vector<double> stage_self;  // each stage's median over its members
-    for (const auto& m : p->members) stage_self.push_back(PeerMedian(m, self_of));
-    for (size_t s = 0; s < stages; ++s) {
-      std::vector<size_t> others;
-      for (size_t o = 0; o < stages; ++o)
-        if (o != s) others.push_back(o);
-      p->stage_excess[i][s] = stage_self[s] - PeerMedian(others, [&](size_t o) { return stage_self[o]; });
+    StageWork work;
+    for (const auto& m : p->members) {
+      work.emplace_back();
+      for (size_t r : m) work.back().push_back(p->g.self_ns[i][r]);
     }
+    StepStageExcess e = MeasureStageExcess(work);
+    for (size_t s = 0; s < p->members.size(); ++s)
+      for (size_t k = 0; k < p->members[s].size(); ++k) p->member_excess[i][p->members[s][k]] = e.member[s][k];
+    p->stage_excess[i] = std::move(e.stage);
   }
 }
 
@@ -424,31 +430,18 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   Finding f;
   f.stage = static_cast<int32_t>(s);
   for (size_t r : m) f.ranks.push_back(p.store.ranks[r].rank);
-  double share = 0;
-  for (size_t i = 0; i < p.n; ++i)
-    if (p.g.step_time_ns[i] > 0)
-      share += std::max(0.0, p.stage_excess[i][s]) / static_cast<double>(p.g.step_time_ns[i]);
-  f.impact_pct = RoundTo(100.0 * share / static_cast<double>(p.n), 2);
+  f.impact_pct = RoundTo(100.0 * p.ShareOfStep(p.stage_excess, s), 2);
   std::vector<size_t> others;
   for (size_t r = 0; r < p.ranks; ++r)
     if (p.stage[r] != static_cast<int32_t>(s)) others.push_back(r);
-  // Each member's excess work over the other stages' median, summed over the steps (ns).
-  auto member_excess = [&](size_t r, bool as_share) {
-    double sum = 0;
-    for (size_t i = 0; i < p.n; ++i) {
-      const double peers = PeerMedian(others, [&](size_t q) { return p.g.self_ns[i][q]; });
-      const double ex = std::max(0.0, p.g.self_ns[i][r] - peers);
-      if (!as_share)
-        sum += ex;
-      else if (p.g.step_time_ns[i] > 0)
-        sum += ex / static_cast<double>(p.g.step_time_ns[i]);
-    }
-    return sum;
-  };
-  // Effect: the stage's excess work over the other stages; evidence: the part every rank of the stage
-  // shows (its weakest member's excess over its strongest's): a stage, not one rank in it (cause_choice.h).
+  // Effect: the stage's excess work over an even split; evidence: the part every rank of the stage
+  // shows (its weakest member's excess over its strongest's, summed over the steps): a stage, not one rank
+  // in it (cause_choice.h).
   std::vector<double> excess;
-  for (size_t r : m) excess.push_back(member_excess(r, false));
+  for (size_t r : m) {
+    const std::vector<double> ex = p.OverSteps(p.member_excess, r);
+    excess.push_back(std::accumulate(ex.begin(), ex.end(), 0.0));
+  }
   const auto [lo, hi] = std::minmax_element(excess.begin(), excess.end());
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = *lo, .effect = *hi}), &f);
   std::vector<size_t> idx(p.n);
@@ -457,8 +450,8 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
       CompareWindows(p.store, p.index, p.steps, p.g, idx, m.front(), FirstPeers(others, SIZE_MAX));
   f.op = p.TopOp(d, f.cause);
   f.summary = fmt::format(
-      "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than the other stages, which wait for it; "
-      "balancing the stages saves {} of step time",
+      "pipeline stage {} ({} ranks) does {:.1f} ms more work per step than an even split of the stages' work, "
+      "and the other stages wait for it; balancing the stages saves {} of step time",
       s, m.size(), slow.excess_ns / 1e6, SavingPercent(f.impact_pct));
   f.evidence.kind = StageExcessEvidence{slow.excess_ns / 1e6, slow.steps, p.OpList(d)};
   for (size_t k = 0; k < m.size(); ++k) {
@@ -467,7 +460,7 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
     st.steps = slow.steps;
     st.persistent = true;
     st.late_ms_per_step = RoundTo(excess[k] / static_cast<double>(p.n) / 1e6, 3);
-    st.score = RoundTo(member_excess(m[k], true) / static_cast<double>(p.n), 4);
+    st.score = RoundTo(p.ShareOfStep(p.member_excess, m[k]), 4);
     st.evidence.kind = GroupStragglerEvidence{static_cast<int32_t>(s), std::nullopt, std::nullopt};
     out.stragglers.push_back(std::move(st));
   }
@@ -551,7 +544,7 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
   StragglerOptions sopt;
   sopt.min_effect = thresholds::kMinEffect;
   ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &p.sa);
-  MeasureStageExcess(&p);
+  MeasureStages(&p);
   const std::optional<SlowStage> slow = FindSlowStage(p, sopt);
 
   std::vector<Straggler> numbered = NumberedStragglers(p.sa, store.RankNumbers());

@@ -12,7 +12,8 @@
 //    when every one of its groups is >= 20 % slower than usual, else 0;
 //  - roles: pipeline stages from the chains of 2-rank send/recv groups (stage 0 is the end whose first
 //    p2p call is a send); self excess = self time − median of the same-stage peers (KAIR-style comparison
-//    with role peers), stage excess = a stage's median self time − median of the other stages;
+//    with role peers), stage excess = a stage's self time beyond an even split of the stages' (stage_excess.h,
+//    the statistic the op-table path uses too);
 //  - blame = max(0, self excess) + communication blame → the persistence rules of straggler.h;
 //  - cause of a straggler: transfer excess > self excess → slow_communication; otherwise the window
 //    differential against its stage peers (data loading, host gap, host compute with device idle,

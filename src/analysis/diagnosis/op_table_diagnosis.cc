@@ -15,6 +15,7 @@
 
 #include "analysis/diagnosis/cause_choice.h"
 #include "analysis/diagnosis/peer_difference.h"
+#include "analysis/diagnosis/stage_excess.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "analysis/whatif/whatif.h"
 #include "core/robust_stats.h"
@@ -135,39 +136,48 @@ std::map<int32_t, double> ImbalancedStages(const whatif::WhatIfResult& w, double
   return out;
 }
 
-/// A stage's cost from the compute loads: per step, the excess of its mean load over the mean stage's,
-/// relative to the step time; averaged over steps.
-double StageExcessShare(const whatif::WhatIfResult& w, const Loads& loads, int32_t stage) {
-  double share = 0;
-  size_t counted = 0;
+/// Each stage's excess over an even split of the stages' work (stage_excess.h) of the compute loads, in the replayed
+/// steps where it and another stage ran and that took time: per stage, its excess per such step (ns), with the step's
+/// time (ns).
+struct StageCost {
+  std::vector<double> excess_ns, step_ns;
+};
+std::map<int32_t, StageCost> StageCosts(const whatif::WhatIfResult& w, const Loads& loads) {
+  std::map<int32_t, StageCost> out;
   for (const auto& st : w.steps) {
-    std::map<int32_t, std::pair<double, int>> per_stage;
-    for (const auto& [key, ns] : loads) {
-      if (std::get<0>(key) != st.step) continue;
-      auto& acc = per_stage[std::get<2>(key)];
-      acc.first += ns;
-      ++acc.second;
+    std::map<int32_t, std::map<int32_t, double>> by_stage;  // stage -> dp rank -> load
+    for (const auto& [key, ns] : loads)
+      if (std::get<0>(key) == st.step) by_stage[std::get<2>(key)][std::get<1>(key)] += ns;
+    if (by_stage.size() < 2 || st.recorded_ms <= 0) continue;
+    StageWork work;
+    for (const auto& [stage, dp] : by_stage) {
+      work.emplace_back();
+      for (const auto& [d, ns] : dp) work.back().push_back(ns);
     }
-    if (per_stage.size() < 2 || !per_stage.count(stage) || st.recorded_ms <= 0) continue;
-    std::vector<double> means;
-    for (const auto& [s2, acc] : per_stage) means.push_back(acc.first / acc.second);
-    const double own = per_stage[stage].first / per_stage[stage].second;
-    share += std::max(0.0, own - Mean(means)) / (st.recorded_ms * 1e6);
-    ++counted;
+    const StepStageExcess e = MeasureStageExcess(work);
+    size_t s = 0;
+    for (const auto& [stage, dp] : by_stage) {
+      StageCost& c = out[stage];
+      c.excess_ns.push_back(e.stage[s]);
+      c.step_ns.push_back(st.recorded_ms * 1e6);
+      ++s;
+    }
   }
-  return counted ? share / static_cast<double>(counted) : 0.0;
+  return out;
 }
 
 std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& loads,
                                    const std::map<int32_t, double>& stages) {
   std::vector<Finding> out;
+  const std::map<int32_t, StageCost> costs = StageCosts(w, loads);
   for (const auto& [stage, uniformity] : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
-    f.impact_pct = RoundTo(100.0 * StageExcessShare(w, loads, stage), 2);
+    if (auto c = costs.find(stage); c != costs.end())
+      f.impact_pct = RoundTo(100.0 * MeanShareOfStep(c->second.excess_ns, c->second.step_ns), 2);
     // Effect: the stage's excess; evidence: the part every dp rank of it shows (cause_choice.h).
     SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = uniformity}), &f);
     f.summary = fmt::format(
@@ -238,10 +248,10 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
   f.stage = wk.stage;
   f.impact_pct = impact_pct;
   const double effect_ms = wk.attribution.excess_ms;
-  const CauseChoice choice =
-      NameCause(ProfileEvidence{{{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
-                                 {Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
-                                effect_ms});
+  const CauseChoice choice = NameCause(
+      ProfileEvidence{{CauseCandidate{Cause::kSlowCompute, Layer::kGpu, compute.excess_ms},
+                       CauseCandidate{Cause::kSlowCommunication, Layer::kComm, effect_ms - compute.excess_ms}},
+                      effect_ms});
   SetCause(choice, &f);
   if (f.cause == Cause::kSlowCompute) {
     f.op = compute.worst_op;
@@ -354,7 +364,7 @@ std::optional<Finding> OpTableDataImbalance(const whatif::WhatIfResult& w, const
   for (const Finding& stage : stage_findings) waste -= stage.impact_pct / 100.0;
   waste = std::max(waste, 1e-9);
   const CauseChoice choice =
-      NameCause(ProfileEvidence{{{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste});
+      NameCause(ProfileEvidence{{CauseCandidate{Cause::kDataImbalance, Layer::kData, f.impact_pct / 100.0}}, waste});
   SetCause(choice, &f);
   f.summary =
       f.cause == Cause::kDataImbalance

@@ -40,12 +40,12 @@ struct SummaryCause {
   diagnosis::Layer layer;
 };
 inline constexpr std::array<SummaryCause, 6> kSummaryCauses = {{
-    {diagnosis::Cause::kSlowCompute, diagnosis::Layer::kCpu},
-    {diagnosis::Cause::kCpuContention, diagnosis::Layer::kCpu},
-    {diagnosis::Cause::kCpuThrottling, diagnosis::Layer::kCpu},
-    {diagnosis::Cause::kGcPause, diagnosis::Layer::kPython},
-    {diagnosis::Cause::kIoStall, diagnosis::Layer::kOs},
-    {diagnosis::Cause::kHostStall, diagnosis::Layer::kHost},
+    SummaryCause{diagnosis::Cause::kSlowCompute, diagnosis::Layer::kCpu},
+    SummaryCause{diagnosis::Cause::kCpuContention, diagnosis::Layer::kCpu},
+    SummaryCause{diagnosis::Cause::kCpuThrottling, diagnosis::Layer::kCpu},
+    SummaryCause{diagnosis::Cause::kGcPause, diagnosis::Layer::kPython},
+    SummaryCause{diagnosis::Cause::kIoStall, diagnosis::Layer::kOs},
+    SummaryCause{diagnosis::Cause::kHostStall, diagnosis::Layer::kHost},
 }};
 /// The layer of a cause the classes stand for (kNone for unknown or any other).
 inline diagnosis::Layer SummaryLayer(diagnosis::Cause cause) {
