@@ -11,11 +11,10 @@ Comments and string literals are ignored; the pairing is looked for within one l
 
 usage: check_cause_assignment.py SRC_DIR    Exits 1 listing every assignment outside the rule (file:line).
 """
-import os
 import re
 import sys
 
-from source_lines import code_lines
+from source_lines import code_lines, run_checker
 
 RULE = "analysis/diagnosis/cause_choice.cc"
 # file -> why it may write a cause member (it carries a cause NameCause named; it names none itself).
@@ -55,18 +54,11 @@ def violations(src):
 
 
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    found = violations(sys.argv[1])
-    for v in found:
-        print(v)
-    if found:
-        print(f"{len(found)} cause assignment(s) outside the one rule: hand the evidence to NameCause and set "
-              "what it returns with SetCause")
-        return 1
-    print(f"cause assignment: only {RULE} names a cause ({len(ALLOWED)} files carry one it named)")
-    return 0
+    return run_checker(
+        __doc__, violations,
+        lambda n: f"{n} cause assignment(s) outside the one rule: hand the evidence to NameCause and set "
+        "what it returns with SetCause",
+        lambda: f"cause assignment: only {RULE} names a cause ({len(ALLOWED)} files carry one it named)")
 
 
 if __name__ == "__main__":

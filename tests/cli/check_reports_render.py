@@ -9,11 +9,10 @@ files in ALLOWED, each with why. Comments and string literals are ignored.
 
 usage: check_reports_render.py SRC_DIR    Exits 1 listing every such line (file:line).
 """
-import os
 import re
 import sys
 
-from source_lines import code_lines
+from source_lines import code_lines, run_checker
 
 REPORTS = "reports/"
 # file -> why it may still compute one (each is a known exception, to be moved into the analysis).
@@ -43,19 +42,12 @@ def violations(src):
 
 
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    found = violations(sys.argv[1])
-    for v in found:
-        print(v)
-    if found:
-        print(f"{len(found)} line(s) of src/reports compute what the analysis should measure: measure it once in "
-              "the analysis (DiagnosisResult::drawn, analysis/diagnosis/report_facts.h) and render the value")
-        return 1
-    print(f"reports render: no file of src/reports computes a median, peer comparison or alignment "
-          f"({len(ALLOWED)} known exception)")
-    return 0
+    return run_checker(
+        __doc__, violations,
+        lambda n: f"{n} line(s) of src/reports compute what the analysis should measure: measure it once in "
+        "the analysis (DiagnosisResult::drawn, analysis/diagnosis/report_facts.h) and render the value",
+        lambda: "reports render: no file of src/reports computes a median, peer comparison or alignment "
+        f"({len(ALLOWED)} known exception)")
 
 
 if __name__ == "__main__":
