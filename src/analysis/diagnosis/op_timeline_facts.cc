@@ -72,10 +72,11 @@ StringId CulpritOp(const TraceStore& store, const std::vector<SliceRows>& rows_b
   for (size_t i = 0; i < peers.size(); ++i) peer_slots[i] = i + 1;
   StringId best = kNoName;
   double widest = -1;
-  for (auto& [name, v] : sum_by_type) {
+  for (auto& entry : sum_by_type) {
+    std::vector<double>& v = entry.second;  // a named reference: clang 14 cannot capture a structured binding
     v.resize(peers.size() + 1, 0.0);
     const double excess = v[0] - PeerMedian(peer_slots, [&](size_t i) { return v[i]; });
-    if (excess > widest) widest = excess, best = name;
+    if (excess > widest) widest = excess, best = entry.first;
   }
   return best;
 }
