@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from source_lines import code_lines
+from source_lines import code_lines, run_checker
 
 HOME = "core/robust_stats"  # .h and .cc
 PATTERNS = [
@@ -33,19 +33,11 @@ def violations(root):
 
 
 def main():
-    roots = sys.argv[1:]
-    if not roots or not all(os.path.isdir(r) for r in roots):
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    found = [v for r in roots for v in violations(r)]
-    for v in found:
-        print(v)
-    if found:
-        print(f"{len(found)} median(s) computed outside {HOME}.h: call Median (or MedianOfSorted for values "
-              "already in order), with EvenCount::kUpperMiddle where the median must be one of the values")
-        return 1
-    print(f"one median: only {HOME}.h computes one")
-    return 0
+    return run_checker(
+        __doc__, violations,
+        lambda n: f"{n} median(s) computed outside {HOME}.h: call Median (or MedianOfSorted for values "
+        "already in order), with EvenCount::kUpperMiddle where the median must be one of the values",
+        lambda: f"one median: only {HOME}.h computes one")
 
 
 if __name__ == "__main__":
