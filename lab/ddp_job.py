@@ -99,7 +99,7 @@ import tempfile
 import time
 
 import injectors  # noqa: E402  (lab/injectors, beside this file)
-from injectors import EXTERNAL, FAULT_ON_FROM_ITER  # noqa: E402
+from injectors import EXTERNAL, FAULT_ON_FROM_ITER, device_ms_per_step  # noqa: E402
 
 IN_RANK = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
 FAULTS = IN_RANK + tuple(EXTERNAL)
@@ -280,10 +280,6 @@ def thread_kernel_counters():
 
 def kernel_deltas(before, after):
     return {"rq_wait_ms": (after[0] - before[0]) / 1e6, "majflt": after[1] - before[1]}
-
-
-def device_ms_per_step(a):
-    return a.layers * 3 * a.layer_ms
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -190,6 +190,12 @@ def _by_iter(stats):
     return [{s["iter"]: s for s in st["steps"]} for st in stats]
 
 
+def device_ms_per_step(a):
+    """The emulated device time of one step (forward, backward as twice the forward: 3 x layers x --layer-ms);
+    every fault's --magnitude is a share of it."""
+    return a.layers * 3 * a.layer_ms
+
+
 def lateness_ms(stats, fault_rank, it):
     """How much later the fault rank reached the gradient all_reduce (its last gradient computed) than the
     median of its peers in iteration it. All ranks run on this machine: their monotonic clocks agree."""

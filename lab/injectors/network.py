@@ -16,7 +16,8 @@ Names: <prefix>-br (bridge namespace), <prefix>-r<k> (rank k).
 import os
 import signal
 
-from .base import Injector, comm_effect, need_root, sh, start_command_pipe, start_helper, wait_until, which
+from .base import (Injector, comm_effect, device_ms_per_step, need_root, sh, start_command_pipe, start_helper,
+                   wait_until, which)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUBNET = "10.77.0"
@@ -53,7 +54,7 @@ def contention_rate_mbit(a, link_mbit):
     fault rank's link while they run, so the all_reduce's bits through it take wire_bits / rate longer than at the
     full rate: the rate that makes that magnitude x the emulated device time per step, no faster than the link
     (--link-mbit; 0 = unshaped: 10 Gbit/s) and no slower than 10 Mbit/s."""
-    target_s = a.magnitude * a.layers * 3 * a.layer_ms / 1000.0
+    target_s = a.magnitude * device_ms_per_step(a) / 1000.0
     ceiling = link_mbit or 10000
     if target_s <= 0:
         return ceiling
@@ -129,7 +130,7 @@ class SlowCommunication(Injector):
         topo = self.ctx.topology
         bits = wire_bits(self.a)
         base_s = bits / (topo.rate * 1e6) if topo.rate else 0.0
-        target_s = self.a.magnitude * self.a.layers * 3 * self.a.layer_ms / 1000.0
+        target_s = self.a.magnitude * device_ms_per_step(self.a) / 1000.0
         self.slow = max(1, int(bits / (base_s + target_s) / 1e6))
         self.normal = topo.rate or 10000
         # One `tc -batch` per namespace, fed by the rank a line at a time (no process started in its steps).
