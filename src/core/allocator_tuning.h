@@ -16,8 +16,8 @@ inline constexpr size_t kMallocMmapThresholdBytes = size_t{32} << 20;
 /// Free memory at the heap's top kept rather than returned to the kernel.
 inline constexpr size_t kMallocTrimThresholdBytes = size_t{512} << 20;
 
-/// Applies both settings (glibc; elsewhere a no-op). Returns whether glibc accepted them (true where there is
-/// nothing to apply).
+/// Applies both settings (glibc's allocator; elsewhere, and under AddressSanitizer's allocator, a no-op).
+/// Returns whether glibc accepted them (true where there is nothing to apply).
 bool TuneAllocatorForLoading();
 
 }  // namespace strata
