@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/skip_reasons.h"
@@ -225,25 +226,53 @@ class Builder {
     }
   }
 
-  // On-CPU intervals of the main thread, with one child per stack sample named by its culprit frame.
+  // On-CPU intervals of the main thread, with one child per stack sample named by its culprit frame. The
+  // off-CPU records bound the on-CPU time between them; before the first and after the last, what shows the
+  // thread on CPU bounds it: its samples (half a period either side) and its exit (a thread exits running).
+  // Without those ends a loop that keeps the CPU until it exits lost its last stretch and every sample in it.
   void AddMainThread(uint32_t rank_index, uint32_t pid) {
     std::vector<std::pair<uint64_t, uint64_t>> off;
     for (const auto& o : seg_.data.off_cpu)
       if (o.tid == pid && o.end_ns > o.start_ns) off.emplace_back(o.start_ns, o.end_ns);
-    if (off.empty()) return;
     std::sort(off.begin(), off.end());
+    const std::optional<std::pair<uint64_t, uint64_t>> life = OnCpuLife(pid, off);
+    if (!life) return;
     const TrackId track = TrackOf(rank_index, pid, pid, "main thread");
-    Add(track, static_cast<int64_t>(off.front().first), static_cast<int64_t>(off.back().second), kRecordedMainThread,
+    Add(track, static_cast<int64_t>(life->first), static_cast<int64_t>(life->second), kRecordedMainThread,
         "user_annotation");
     std::vector<std::pair<uint64_t, uint64_t>> on;
-    uint64_t cursor = off.front().second;
+    uint64_t cursor = life->first;
     for (const auto& [start, end] : off) {
       if (start > cursor) on.emplace_back(cursor, start);
       cursor = std::max(cursor, end);
     }
+    if (life->second > cursor) on.emplace_back(cursor, life->second);
     for (const auto& [start, end] : on)
       Add(track, static_cast<int64_t>(start), static_cast<int64_t>(end), kRecordedOnCpu, "cpu_op");
     AddSamples(track, pid, on);
+  }
+
+  // The span of the main thread's recorded life: its off-CPU records widened to its samples and its exit;
+  // nullopt when nothing of it was recorded.
+  std::optional<std::pair<uint64_t, uint64_t>> OnCpuLife(uint32_t pid,
+                                                         const std::vector<std::pair<uint64_t, uint64_t>>& off) const {
+    uint64_t first = UINT64_MAX, last_off = 0;
+    for (const auto& [start, end] : off) {
+      first = std::min(first, start);
+      last_off = std::max(last_off, end);
+    }
+    uint64_t last = last_off;
+    const uint64_t half = sample_hz_ > 0 ? static_cast<uint64_t>(0.5e9 / sample_hz_) : 0;
+    for (const auto& s : seg_.data.samples) {
+      if (s.tid != pid || s.user_stack < 0) continue;
+      first = std::min(first, s.ts_ns > half ? s.ts_ns - half : 0);
+      last = std::max(last, s.ts_ns + half);
+    }
+    if (first == UINT64_MAX) return std::nullopt;
+    if (const auto proc = seg_.processes.find(static_cast<int>(pid));
+        proc != seg_.processes.end() && proc->second.exited_ns >= std::max(first, last_off))
+      last = proc->second.exited_ns;  // it ran until it exited; no sample comes after that
+    return std::make_pair(first, std::max(first, last));
   }
 
   // Off-CPU intervals of the main thread ended by another process of the same rank: a PyTorch DataLoader's

@@ -6,7 +6,8 @@
 //    `gloo:<op>`, else NCCL's enqueue calls `nccl:<op>`, else c10d's): entry = arrival, exit − entry = wait;
 //    a gloo algorithm whose buffers' bytes are known (gloo_buffer_bytes.h) carries them as collective
 //    arguments (dtype uint8, in_nelems = bytes), as a trace's args would;
-//  - its main thread's on-CPU intervals (between recorded off-CPU intervals) as compute slices "on-CPU",
+//  - its main thread's on-CPU intervals (between recorded off-CPU intervals, and before the first and after the
+//    last as far as its samples and its exit show it on CPU) as compute slices "on-CPU",
 //    each holding one slice per stack sample, named by the sample's culprit frame (frame.h), so that an
 //    op excess names a function;
 //  - the main thread's waits that another process of the same rank ended (its DataLoader workers) as

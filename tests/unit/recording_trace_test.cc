@@ -103,6 +103,35 @@ TEST(RecordingTrace, RanksCollectivesAndOnCpuTimeBecomeTraces) {
   EXPECT_EQ(samples, 70u);  // 3 + 4 per step
 }
 
+// A main thread that keeps the CPU from its last off-CPU record until it exits (a loop with no sleep, no
+// preemption recorded) keeps that stretch and its samples: its exit shows it on CPU to the end (the recorder
+// test late_library_frames lost up to 2/3 of a 1-second loop's samples to this).
+TEST(RecordingTrace, OnCpuTimeAfterTheLastOffCpuRecordLastsUntilTheExit) {
+  RecordedRun run = DdpRecording();
+  RecordedSegment& seg = run.segments[0];
+  uint64_t last_off = 0;
+  for (const auto& o : seg.data.off_cpu)
+    if (o.tid == 100) last_off = std::max(last_off, o.end_ns);
+  for (uint64_t at = 5; at < 200; at += 10) seg.data.samples.push_back({last_off + at * kMs, 100, 100, 0, 7, -1});
+  seg.processes[100].exited_ns = last_off + 200 * kMs;
+  auto store = TraceStoreFromRecording(run);
+  ASSERT_TRUE(store.ok()) << store.error();
+  const TraceStore& s = store.value();
+  size_t samples = 0;
+  int64_t on_cpu_end = 0, main_thread_end = 0;
+  for (size_t i = 0; i < s.slices.size(); ++i) {
+    if (s.track(s.slices.track[i]).pid != 100) continue;
+    const std::string_view name = s.strings.view(s.slices.name[i]);
+    samples += name == "at::native::addmm_out [libtorch_cpu.so.1.13]";
+    const int64_t end = s.slices.ts_ns[i] + s.slices.dur_ns[i];
+    if (name == kRecordedOnCpu) on_cpu_end = std::max(on_cpu_end, end);
+    if (name == kRecordedMainThread) main_thread_end = std::max(main_thread_end, end);
+  }
+  EXPECT_EQ(samples, 30u + 20u);  // the steps' 3 each and the 20 of the last stretch
+  EXPECT_EQ(on_cpu_end, static_cast<int64_t>(last_off + 200 * kMs));
+  EXPECT_EQ(main_thread_end, on_cpu_end);
+}
+
 TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   const RecordedRun run = DdpRecording();
   auto store = TraceStoreFromRecording(run);
