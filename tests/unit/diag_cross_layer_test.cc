@@ -645,6 +645,56 @@ TEST(CrossLayer, ALinkWithoutSamplesInTheLateStepsIsJudgedOverTheTrainingWindow)
       << result.findings[0].summary;
 }
 
+// A link slowed only for the steps the traces hold (the lab's fault goes on just before its recorded steps):
+// rank 1's link drops from 1000 to 166 Mbit/s for the last three steps, the ranks moving 1.5 MB/s each way
+// all along. Over those steps its link is busy 7.2 % against 1.2 %; over the whole training window, where the
+// set-up and the earlier iterations dilute it, the excess is under the minimum effect. The link is judged over
+// the traces' steps, and its cost is what it takes of them.
+TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
+  std::vector<int64_t> ours;
+  for (int64_t step = 0, t = 1000; step < 10; ++step, t += 90 + (step * 7) % 13) ours.push_back(t);
+  RecordedRun run;
+  run.segments.push_back(RanksWithCalls(10, ours));
+  RecordedSegment& seg = run.segments[0];
+  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
+    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
+    for (const auto& [ms, v] : points)
+      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
+  };
+  const double bytes = 1.5e6 * static_cast<double>(ours.back() - ours.front()) / 1000;
+  for (const auto& [pid, inode, slowed_mbit] : {std::tuple{10, 111.0, 1000.0}, std::tuple{20, 222.0, 166.0}}) {
+    series("net.ns_inode", pid, false, {{0, inode}});
+    series("net.tx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
+    series("net.rx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
+    std::vector<std::pair<int64_t, double>> capacity;
+    for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100)  // sampled at 10 Hz, as the recorder does
+      capacity.emplace_back(ms, (ms >= ours[6] ? slowed_mbit : 1000.0) * 1e6);
+    series("net.link_capacity_bps", pid, false, capacity);
+  }
+  std::map<int32_t, RankTraceTimeline> timelines;
+  for (int32_t rank : {0, 1}) {
+    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+    for (int64_t k = 1; k <= 3; ++k) timelines[rank].steps[k] = {(ours[5 + k] - 900) * kMs, (ours[6 + k] - 900) * kMs};
+  }
+  DiagnosisResult steps_only = NoStraggler();
+  steps_only.steps = {1, 2, 3};
+  steps_only.step_time_median_ms = 100;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &steps_only);
+  ASSERT_EQ(steps_only.stragglers.size(), 1u);
+  EXPECT_EQ(steps_only.stragglers[0].rank, 1);
+  EXPECT_EQ(StragglerEvidenceJson(steps_only.stragglers[0].evidence)["from"], "recorder: link");
+  EXPECT_NEAR(steps_only.stragglers[0].late_ms_per_step, 6.0, 1.0);  // 7.2 % less 1.2 % of a 100 ms step
+  ASSERT_FALSE(steps_only.findings.empty());
+  EXPECT_EQ(steps_only.findings[0].cause, Cause::kSlowCommunication);
+
+  // Without steps to measure over, the whole window: the diluted excess names no one.
+  DiagnosisResult no_steps = NoStraggler();
+  no_steps.steps.clear();
+  no_steps.step_time_median_ms = 100;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &no_steps);
+  EXPECT_TRUE(no_steps.stragglers.empty());
+}
+
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());

@@ -12,7 +12,9 @@
 // A slow link holds up every rank of a ring collective alike, so the traces may name no straggler at all:
 // then a rank whose link was busy well beyond its peers' (kMinRecordedExcess of the time and 1.5x their
 // median: a link at 2/3 of their speed or less) is reported as the straggler from the recording alone
-// (evidence.from = EvidenceSource::kRecorderLink, "recorder: link").
+// (evidence.from = EvidenceSource::kRecorderLink, "recorder: link"), measured over the traces' steps when
+// every rank's recording can be placed on them (else over the training window, whose set-up and other
+// iterations dilute what the link costs the steps diagnosed).
 // Likewise ranks slowed alike (several ranks on a core another process also uses) hide each other in
 // last-arrival blame: ranks whose CPU wait behind other processes or cgroup throttling exceeds their
 // peers' by kMinRecordedExcess of the time (and twice their median), and whom the traces show arriving
