@@ -157,5 +157,30 @@ TEST_F(RealNamespace, ReadsCapacityAndQueueOfEachInterface) {
   for (const auto& w : sampler.TakeWarnings()) EXPECT_EQ(w.find("namespace"), std::string::npos) << w;
 }
 
+// A namespace first reached through a process that has left by the time it is entered (a short-lived helper of
+// a rank) is read through the next process named for it, not skipped for the rest of the recording.
+TEST_F(RealNamespace, ANamespaceWhoseProcessLeftIsReadThroughTheNext) {
+  struct stat theirs;
+  ASSERT_EQ(::stat(("/proc/" + std::to_string(child_) + "/ns/net").c_str(), &theirs), 0);
+  const pid_t gone = ::fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);  // reaped: /proc/<gone> no longer exists
+  SeriesTable table;
+  Diagnostics diag;
+  std::vector<CounterSample> samples;
+  LinkReader reader("/proc");
+  CounterSink first(&table, &diag, 1, &samples);
+  reader.Sample(theirs.st_ino, gone, {"va"}, first);
+  EXPECT_TRUE(samples.empty());
+  CounterSink second(&table, &diag, 2, &samples);
+  reader.Sample(theirs.st_ino, child_, {"va"}, second);
+  bool capacity = false;
+  for (const CounterSample& s : samples)
+    capacity |= table.series()[s.series].name == "net.link_capacity_bps" && s.value == 100e6;
+  EXPECT_TRUE(capacity) << "the namespace was not read through its live process";
+  for (const auto& w : diag.Take()) EXPECT_EQ(w.find("not read for a network namespace"), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace strata::recorder

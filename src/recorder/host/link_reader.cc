@@ -170,6 +170,12 @@ LinkReader::Sockets* LinkReader::Open(uint64_t inode, int32_t pid, CounterSink& 
   } else {
     const std::string path = proc_root_ + "/" + std::to_string(pid) + "/ns/net";
     const int ns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0 && (errno == ENOENT || errno == ESRCH)) {
+      // The process left between the namespace's discovery and this open: the namespace is not unreadable.
+      // Nothing is cached, so the next sample tries again through another of its processes (a lab rank's
+      // short-lived helper was that process once, and its slowed link went unread for the whole job).
+      return nullptr;
+    }
     if (ns < 0) {
       error = path + ": " + std::strerror(errno);
     } else {

@@ -7,7 +7,9 @@
 // net.qdisc.backlog_bytes (gauge), net.qdisc.{drops,overlimits} (cumulative).
 // Invariants: the sampler's own thread never changes namespace (sockets for another namespace are made
 // on a short-lived thread that enters it with setns(2) and are then used from here); a namespace that
-// cannot be entered or read is warned once and skipped; sockets of namespaces no longer sampled are closed.
+// cannot be entered or read is warned once and skipped, but one whose process left before it was entered is
+// tried again at the next sample (through whichever of its processes the caller names then); sockets of
+// namespaces no longer sampled are closed.
 #pragma once
 
 #include <cstdint>
