@@ -174,6 +174,7 @@ int RunExportCommand(LoadedJob& job) {
   if (o.format == "pprof") return RunPprofExport(job);
   diagnosis::DiagnoseOptions options;
   options.min_effect = o.min_effect_pct / 100.0;
+  options.drawn_facts = true;  // the timeline draws them (blame arrows from the latest arrivals)
   for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(job.store, options);
   // Written as it is made: the output of a large job is hundreds of MB, held nowhere in memory.

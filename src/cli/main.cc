@@ -345,6 +345,7 @@ struct DiagnoseCommand {
     if (int rc = LoadOrFail(in, &job)) return rc;
     strata::diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
+    options.drawn_facts = format == "html";  // the page draws them (BuildReportView); text and JSON do not
     for (const auto& bad : job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
     const auto result = strata::diagnosis::Diagnose(job.store, options);
     const std::string text =

@@ -429,7 +429,7 @@ class Job {
   /// `strata diagnose --format json [--min-effect PCT]` of this job.
   std::string DiagnoseJson(double min_effect_pct) const {
     py::gil_scoped_release release;
-    return CliJsonText(DiagnosisToJson(DiagnoseWith(min_effect_pct)));
+    return CliJsonText(DiagnosisToJson(DiagnoseWith(min_effect_pct, false)));
   }
 
   /// `strata diagnose --format text|html [--min-effect PCT]` of this job; text wrapped at `width` columns.
@@ -437,7 +437,7 @@ class Job {
     if (format != "text" && format != "html")
       throw ModuleError(fmt::format("render: format '{}' is not text or html (JSON: to_json())", format));
     py::gil_scoped_release release;
-    const diagnosis::DiagnosisResult result = DiagnoseWith(min_effect_pct);
+    const diagnosis::DiagnosisResult result = DiagnoseWith(min_effect_pct, format == "html");
     return format == "html" ? RenderHtmlReport(DiagnosisToJson(result), BuildReportView(data_->job.store, result))
                             : DiagnosisToText(result, width);
   }
@@ -451,10 +451,12 @@ class Job {
   }
 
  private:
-  /// The diagnosis `strata diagnose --min-effect PCT` makes of this job (the files left out named in it).
-  diagnosis::DiagnosisResult DiagnoseWith(double min_effect_pct) const {
+  /// The diagnosis `strata diagnose --min-effect PCT` makes of this job (the files left out named in it), with
+  /// what the HTML report draws beside it when `drawn_facts` (DiagnoseOptions::drawn_facts).
+  diagnosis::DiagnosisResult DiagnoseWith(double min_effect_pct, bool drawn_facts) const {
     diagnosis::DiagnoseOptions options;
     options.min_effect = min_effect_pct / 100.0;
+    options.drawn_facts = drawn_facts;
     for (const auto& bad : data_->job.unreadable) options.left_out.push_back({bad.path, bad.error, bad.status});
     return diagnosis::Diagnose(data_->job.store, options);
   }

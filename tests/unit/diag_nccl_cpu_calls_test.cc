@@ -89,7 +89,7 @@ TEST(DiagNcclCpuCalls, TheExportDrawsNoBlameArrowThatEndsBeforeItStarts) {
   // The peers' calls end long before rank 5 launches (they did not wait in them): an arrow from rank 5's
   // launch to them would end before it starts, which viewers drop (issue 22's export bug).
   const TraceStore store = LoadRankJsons(NonBlockingNcclJob());
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store, {.drawn_facts = true});
   ASSERT_FALSE(result.findings.empty());
   PerfettoExportStats stats;
   const auto trace = nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, result, {}, &stats));

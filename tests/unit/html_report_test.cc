@@ -68,7 +68,7 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
   ASSERT_TRUE(synth::Generate(o).ok());
   auto job = LoadJob({dir}, {});
   ASSERT_TRUE(job.ok()) << job.error();
-  const auto result = diagnosis::Diagnose(job.value().store);
+  const auto result = diagnosis::Diagnose(job.value().store, {.drawn_facts = true});
   const Json view = BuildReportView(job.value().store, result);
   ASSERT_EQ(view["ranks"].size(), 32u);
   ASSERT_EQ(view["steps"].size(), 3u);
@@ -115,7 +115,7 @@ TEST(HtmlView, SyntheticStragglerStandsOutAndTimelineIsBounded) {
 TEST(HtmlView, OpTableComparesComputeOpsAndDrawsPeersSameOps) {
   const TraceStore* store = whatif::testing::LoadDataset("AR");
   if (store == nullptr) GTEST_SKIP() << whatif::testing::DatasetPath("AR") << " is absent (../shared)";
-  const auto result = diagnosis::Diagnose(*store);
+  const auto result = diagnosis::Diagnose(*store, {.drawn_facts = true});
   const Json view = BuildReportView(*store, result);
   ASSERT_EQ(view["ranks"].size(), 16u);
   ASSERT_EQ(view["ranks"][0], 0);
@@ -163,7 +163,7 @@ TEST(HtmlView, OpTableComparesComputeOpsAndDrawsPeersSameOps) {
 TEST(HtmlView, SlowStageIsDrawnBesideTheOtherStages) {
   const TraceStore* store = whatif::testing::LoadDataset("ST");
   if (store == nullptr) GTEST_SKIP() << whatif::testing::DatasetPath("ST") << " is absent (../shared)";
-  const auto result = diagnosis::Diagnose(*store);
+  const auto result = diagnosis::Diagnose(*store, {.drawn_facts = true});
   ASSERT_FALSE(result.findings.empty());
   ASSERT_EQ(result.findings.front().stage, 3);  // stage_imbalance on ranks 6 and 7, no single rank
   const Json view = BuildReportView(*store, result);

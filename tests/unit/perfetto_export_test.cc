@@ -58,7 +58,7 @@ struct Exported {
 Exported Export() {
   Exported e;
   const TraceStore store = LoadDdp(TwoRanksOneSlow());
-  e.result = diagnosis::Diagnose(store);
+  e.result = diagnosis::Diagnose(store, {.drawn_facts = true});
   e.trace = nlohmann::json::parse(ExportPerfettoJson(store, RecordedRun{}, e.result, {}, &e.stats));
   return e;
 }
@@ -120,7 +120,7 @@ TEST(PerfettoExport, BlameIsDrawnWhereTheDiagnosisSaysTheRankArrivedLatest) {
   // The export measures no lateness itself: it draws each late step's blame at the instance the result names
   // (DiagnosisResult::drawn), and at none when the result names none.
   const TraceStore store = LoadDdp(TwoRanksOneSlow());
-  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  diagnosis::DiagnosisResult result = diagnosis::Diagnose(store, {.drawn_facts = true});
   ASSERT_TRUE(result.drawn.latest_arrival.count(1));
   PerfettoExportStats drawn;
   (void)ExportPerfettoJson(store, RecordedRun{}, result, {}, &drawn);
@@ -197,7 +197,7 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
   const RecordedRun run = Recording();
   auto store = TraceStoreFromRecording(run);
   ASSERT_TRUE(store.ok()) << store.error();
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {});
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), {.drawn_facts = true});
   PerfettoExportStats stats;
   const nlohmann::json trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, result, {}, &stats));
 
@@ -298,7 +298,7 @@ StoppedExport ExportStopped(bool hang) {
   auto store = TraceStoreFromRecording(run);
   EXPECT_TRUE(store.ok()) << store.error();
   if (!store.ok()) return e;
-  e.result = diagnosis::Diagnose(store.value(), {});
+  e.result = diagnosis::Diagnose(store.value(), {.drawn_facts = true});
   e.trace = nlohmann::json::parse(ExportPerfettoJson(store.value(), run, e.result, {}, &e.stats));
   return e;
 }
@@ -389,7 +389,7 @@ TEST(PerfettoExport, AStallWithoutItsRecordingIsLeftOutAndCounted) {
 
 TEST(PerfettoExport, StreamsTheSameTextInBoundedPieces) {
   const TraceStore store = LoadDdp(TwoRanksOneSlow());
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store, {.drawn_facts = true});
   const std::string whole = ExportPerfettoJson(store, RecordedRun{}, result);
   PerfettoExportOptions options;
   options.piece_bytes = 4096;
@@ -411,7 +411,7 @@ TEST(PerfettoExport, StreamsTheSameTextInBoundedPieces) {
 
 TEST(PerfettoExport, StopsAtTheSinksFirstError) {
   const TraceStore store = LoadDdp(TwoRanksOneSlow());
-  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
+  const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store, {.drawn_facts = true});
   PerfettoExportOptions options;
   options.piece_bytes = 1024;
   int calls = 0;

@@ -122,11 +122,13 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   bool op_table = !store.ranks.empty();
   for (const InputInfo& in : store.inputs) op_table &= in.format == InputFormat::kOpTable;
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
-  // needs this one only to align a recording and to measure what the reports draw).
+  // needs this one only to align a recording and to measure what the reports draw, so without either it is
+  // not built).
   const bool with_recording = store.has_recording();
   const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
-  const std::vector<SliceRows> rows = SlicesByRank(store);
-  const model::JobModel job = model::BuildJobModel(store, rows);
+  const bool with_model = !op_table || with_layers || options.drawn_facts;
+  const std::vector<SliceRows> rows = with_model ? SlicesByRank(store) : std::vector<SliceRows>{};
+  const model::JobModel job = with_model ? model::BuildJobModel(store, rows) : model::JobModel{};
   // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step. The
   // paths take no options: what the user filters (min_effect) cannot change what they measure.
   static_cast<PathResult&>(result) = op_table ? DiagnoseOpTable(store) : DiagnoseTraces(store, rows, job);
@@ -170,8 +172,9 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   MarkSources(store, &result);
   ExplainWhatIf(&result);
   AssessStatus(store, &result);
-  // Last, on the final findings: what the reports draw beside them, so that they compute none of it.
-  result.drawn = MeasureDrawnFacts(store, rows, job, result);
+  // Last, on the final findings: what the reports draw beside them, so that they compute none of it; only
+  // for an output that draws it (DiagnoseOptions::drawn_facts).
+  if (options.drawn_facts) result.drawn = MeasureDrawnFacts(store, rows, job, result);
   return result;
 }
 

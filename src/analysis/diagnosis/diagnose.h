@@ -9,8 +9,11 @@
 // mismatches, flight_recorder_findings.h, with AssessFlightRecorderStatus); beside traces, their findings go
 // first among the traces' result.
 // Last, AssessStatus (status.h) says what the result means: findings, healthy or inconclusive, and why.
+// What the reports draw beside the findings (DiagnosisResult::drawn) is measured only when
+// DiagnoseOptions::drawn_facts asks for it: the HTML report and the Perfetto export read it, text and JSON do not.
 // Invariants: a job with no late rank and S below the minimum effect yields no straggler and no finding;
-// options.min_effect only removes findings (every other field is the same for any value of it).
+// options.min_effect only removes findings (every other field is the same for any value of it);
+// options.drawn_facts changes only DiagnosisResult::drawn (empty without it).
 #pragma once
 
 #include "analysis/diagnosis/result.h"
@@ -27,6 +30,11 @@ struct DiagnoseOptions {
   // A live recording's present instant (Unix ns): stalls are measured up to it and the job is not judged
   // as ended. Unset: the recording is over (post-mortem).
   std::optional<int64_t> now_unix_ns;
+  // Measure what the reports draw beside the findings (DiagnosisResult::drawn, report_facts.h), for an output
+  // that reads it: the HTML report (BuildReportView) and the Perfetto export (WritePerfettoJson). Unset, drawn
+  // stays empty and its cost is not paid (for an op table, also that of the job model, which nothing else of
+  // it reads); nothing else of the result changes.
+  bool drawn_facts = false;
 };
 
 // A recording of the same run (`strata record`) reaches the passes through the store's decoded tables

@@ -1,6 +1,7 @@
 // DrawnFacts: what the reports draw beside the diagnosis, measured by the analysis for them (issue 50: reports
 // render the values they are given and compute nothing a diagnosis could disagree with). Diagnose fills it once
-// (report_facts.h: MeasureDrawnFacts) from the job's model; the Perfetto export and the HTML view only read it.
+// (report_facts.h: MeasureDrawnFacts) from the job's model when DiagnoseOptions::drawn_facts asks for it (else it
+// stays empty); the Perfetto export and the HTML view, its only readers, ask for it and only read it.
 // Not in the JSON contract.
 // Invariants: a rank index is an index of TraceStore::ranks, a step index one of the job model's steps
 // (model::StepModel::steps), a matched index one of model::CollectiveModel::matched of the job's model

@@ -189,7 +189,8 @@ struct DiagnosisResult : PathResult {
   // by matching its collectives with the rank's trace (model/recording_alignment.h); a rank that could not be
   // aligned is absent. The recording's judgement and the Perfetto export read it. Not in the JSON contract.
   std::map<std::pair<size_t, int32_t>, int64_t> recording_offsets_ns;
-  // What the reports draw beside the findings (drawn_facts.h). Not in the JSON contract.
+  // What the reports draw beside the findings (drawn_facts.h); empty unless DiagnoseOptions::drawn_facts asked
+  // for it. Not in the JSON contract.
   DrawnFacts drawn;
 };
 

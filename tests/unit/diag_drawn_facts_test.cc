@@ -1,0 +1,87 @@
+// DiagnoseOptions::drawn_facts (issue 50): what the reports draw beside the findings (DiagnosisResult::drawn)
+// is measured only when asked for (the HTML report, the Perfetto export) and changes nothing else of the
+// result: on an op table (../shared/datasets/straggler-whatif, skipped when absent) and on a simulated trace
+// job, the facts are absent without the option and present with it, and the stragglers, findings, what-if,
+// JSON and text are the same either way.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/diagnosis/diagnose.h"
+#include "diag_test_util.h"
+#include "reports/diagnosis_report.h"
+#include "whatif_test_util.h"
+
+namespace strata::diagtest {
+namespace {
+
+using diagnosis::Diagnose;
+using diagnosis::DiagnosisResult;
+using diagnosis::DrawnFacts;
+
+bool Absent(const DrawnFacts& d) {
+  return d.latest_arrival.empty() && d.busy_ns.empty() && !d.busy_is_compute && d.stages.empty() &&
+         !d.timeline.has_value() && !d.ks.has_value();
+}
+
+// Everything of the result but the drawn facts is the same with and without them.
+void ExpectSameBesideTheFacts(const DiagnosisResult& plain, const DiagnosisResult& drawn) {
+  ASSERT_EQ(plain.stragglers.size(), drawn.stragglers.size());
+  for (size_t i = 0; i < plain.stragglers.size(); ++i) EXPECT_EQ(plain.stragglers[i].rank, drawn.stragglers[i].rank);
+  ASSERT_EQ(plain.findings.size(), drawn.findings.size());
+  for (size_t i = 0; i < plain.findings.size(); ++i) {
+    EXPECT_EQ(plain.findings[i].cause, drawn.findings[i].cause);
+    EXPECT_EQ(plain.findings[i].rank, drawn.findings[i].rank);
+    EXPECT_EQ(plain.findings[i].impact_pct, drawn.findings[i].impact_pct);
+  }
+  EXPECT_EQ(plain.whatif.slowdown, drawn.whatif.slowdown);
+  EXPECT_EQ(plain.status, drawn.status);
+  EXPECT_EQ(plain.recording_offsets_ns, drawn.recording_offsets_ns);
+  EXPECT_EQ(plain.critical_path.has_value(), drawn.critical_path.has_value());
+  // The whole contract and the text report, byte for byte.
+  EXPECT_EQ(DiagnosisToJson(plain).dump(), DiagnosisToJson(drawn).dump());
+  EXPECT_EQ(DiagnosisToText(plain, 100), DiagnosisToText(drawn, 100));
+}
+
+TEST(DiagDrawnFacts, OpTableMeasuresThemOnlyWhenAsked) {
+  for (const char* name : {"AR", "ST"}) {
+    const TraceStore* store = whatif::testing::LoadDataset(name);
+    if (store == nullptr) GTEST_SKIP() << whatif::testing::DatasetPath(name) << " is absent (../shared)";
+    SCOPED_TRACE(name);
+    const DiagnosisResult plain = Diagnose(*store);
+    const DiagnosisResult drawn = Diagnose(*store, {.drawn_facts = true});
+    EXPECT_TRUE(Absent(plain.drawn));
+    EXPECT_FALSE(Absent(drawn.drawn));
+    EXPECT_TRUE(drawn.drawn.busy_is_compute);
+    EXPECT_EQ(drawn.drawn.busy_ns.size(), store->ranks.size());
+    EXPECT_TRUE(drawn.drawn.timeline.has_value());
+    EXPECT_TRUE(drawn.drawn.ks.has_value());
+    ASSERT_FALSE(plain.findings.empty());
+    ExpectSameBesideTheFacts(plain, drawn);
+  }
+}
+
+TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
+  DdpSpec spec;
+  spec.ranks = 4;
+  spec.steps = 6;
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.segs = {{Op("aten::mm", (r == 2 ? 90 : 30) * kMs)}, {Op("aten::conv2d", 15 * kMs)}};
+    st.tail = {Op("aten::add_", 4 * kMs)};
+    return st;
+  };
+  const TraceStore store = LoadDdp(spec);
+  const DiagnosisResult plain = Diagnose(store);
+  const DiagnosisResult drawn = Diagnose(store, {.drawn_facts = true});
+  EXPECT_TRUE(Absent(plain.drawn));
+  EXPECT_FALSE(Absent(drawn.drawn));
+  EXPECT_EQ(drawn.drawn.busy_ns.size(), store.ranks.size());
+  EXPECT_TRUE(drawn.drawn.latest_arrival.count(2));
+  ASSERT_FALSE(plain.stragglers.empty());
+  EXPECT_EQ(plain.stragglers.front().rank, 2);
+  ExpectSameBesideTheFacts(plain, drawn);
+}
+
+}  // namespace
+}  // namespace strata::diagtest
