@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -693,6 +694,64 @@ TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
   no_steps.step_time_median_ms = 100;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &no_steps);
   EXPECT_TRUE(no_steps.stragglers.empty());
+}
+
+// Someone else's traffic on rank 1's link in steps 3, 6 and 9 only (15 MB/s each way against the job's
+// 1.5 MB/s): the traces show no one late (every rank waits alike), so the link's own excess step by step says
+// which steps are its: network contention of those steps, not of every step.
+TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
+  std::vector<int64_t> ours;
+  for (int64_t k = 0; k < 10; ++k) ours.push_back(1000 + 100 * k);
+  RecordedRun run;
+  run.segments.push_back(RanksWithCalls(10, ours));
+  RecordedSegment& seg = run.segments[0];
+  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
+    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
+    for (const auto& [ms, v] : points)
+      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
+  };
+  const std::set<int64_t> contended = {3, 6, 9};
+  for (const auto& [pid, inode] : {std::pair{10, 111.0}, std::pair{20, 222.0}}) {
+    series("net.ns_inode", pid, false, {{0, inode}});
+    std::vector<std::pair<int64_t, double>> bytes{{ours[0], 0.0}};
+    for (int64_t k = 1; k <= 9; ++k) {
+      const double mbyte_per_s = pid == 20 && contended.count(k) ? 15 : 1.5;
+      bytes.emplace_back(ours[k], bytes.back().second + mbyte_per_s * 1e6 * 0.1);
+    }
+    series("net.tx_bytes", pid, true, bytes);
+    series("net.rx_bytes", pid, true, bytes);
+    std::vector<std::pair<int64_t, double>> capacity;
+    for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100) capacity.emplace_back(ms, 1e9);
+    series("net.link_capacity_bps", pid, false, capacity);
+  }
+  std::map<int32_t, RankTraceTimeline> timelines;
+  for (int32_t rank : {0, 1}) {
+    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+    for (int64_t k = 1; k <= 9; ++k) timelines[rank].steps[k] = {(ours[k - 1] - 900) * kMs, (ours[k] - 900) * kMs};
+  }
+  DiagnosisResult result = NoStraggler();
+  result.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  result.step_time_median_ms = 100;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_FALSE(result.stragglers[0].persistent);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+
+  // The same traffic in every step: every step is its step.
+  for (auto& c : seg.data.counters)
+    if (seg.series[c.series].pid == 20 && seg.series[c.series].name != "net.ns_inode" &&
+        seg.series[c.series].name != "net.link_capacity_bps")
+      c.value = 15e6 * static_cast<double>(static_cast<int64_t>(c.ts_ns / kMs) - ours[0]) / 1000;
+  DiagnosisResult every = NoStraggler();
+  every.steps = result.steps;
+  every.step_time_median_ms = 100;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &every);
+  ASSERT_EQ(every.stragglers.size(), 1u);
+  EXPECT_EQ(every.stragglers[0].steps, every.steps);
+  EXPECT_TRUE(every.stragglers[0].persistent);
 }
 
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {

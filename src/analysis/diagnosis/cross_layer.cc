@@ -320,8 +320,13 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
 // A link that holds up every rank of its collectives alike (see the header): reported as the top
 // straggler when it costs more than what the top straggler does (`top`: the traces', or the ranks slowed
 // alike on the CPU when those come first; none when there is none).
+// A rank's link excess over its peers' median in each step (ms), from the recording's link counters; empty
+// when the steps cannot be placed on the recording.
+using LinkExcessBySteps = std::function<std::map<int64_t, double>(int32_t rank)>;
+
 std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
                                                             const TraceLatenessByRank& traced,
+                                                            const LinkExcessBySteps& link_by_step,
                                                             const DiagnosisResult& traces, const Straggler* top) {
   std::optional<int32_t> busiest;
   size_t known = 0;
@@ -355,6 +360,13 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   // show it late in some steps only, the contention came and went, and those are its steps.
   if (auto it = traced.find(rank); it != traced.end())
     if (auto late = ConfirmedLateness(it->second, step_ms, PeersWorstMs(traced, rank)); late && !late->persistent) {
+      s.steps = late->steps;
+      s.persistent = false;
+    }
+  // When the traces do not show it (every rank waits alike), the link's own excess step by step does, by the
+  // same rule: a link busy beyond its peers' in some steps only is a link problem of those steps.
+  if (s.persistent && link_by_step)
+    if (auto late = ConfirmedLateness(link_by_step(rank), step_ms, std::nullopt); late && !late->persistent) {
       s.steps = late->steps;
       s.persistent = false;
     }
@@ -591,6 +603,39 @@ std::optional<std::map<int32_t, RankLayerMetrics>> MetricsOverTheSteps(
   return metrics;
 }
 
+// Each step's link excess (LinkExcessBySteps) from the link counters alone: per step and rank, the busiest
+// link's share of the step (FillNetwork), the rank's less its peers' median, times the step's length. Ranks
+// whose step cannot be placed are left out of that step. Costs one pass over the link samples per step.
+LinkExcessBySteps LinkExcessOfSteps(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
+                                    const DiagnosisResult& traces, const RecordingOffsets& al) {
+  if (!al.aligned() || traces.steps.empty()) return {};
+  return [&layers, &timelines, &traces, &al](int32_t rank) {
+    std::map<int64_t, double> out;
+    for (int64_t step : traces.steps) {
+      const std::vector<int64_t> one{step};
+      const SpanChooser chooser = StepSpans(al, timelines, one);
+      std::map<int32_t, RankLayerMetrics> metrics;
+      for (size_t i = 0; i < layers.segments.size(); ++i) {
+        const RecordedLayerSegment& seg = layers.segments[i];
+        if (!seg.own_namespaces) continue;
+        for (const auto& [r, rank_layers] : seg.ranks) {
+          const std::optional<std::vector<RecordedSpan>> spans = chooser(i, r);
+          if (!spans) continue;
+          const Window w{*spans};
+          RankLayerMetrics& m = metrics[r];
+          m.window_s = static_cast<double>(w.Length()) / 1e9;
+          if (m.window_s > 0) FillNetwork(rank_layers, w, &m);
+        }
+      }
+      auto own = metrics.find(rank);
+      if (own == metrics.end() || own->second.link_busy_share < 0 || metrics.size() < 2) continue;
+      const double peers = OtherRanksMedian(metrics, rank, &RankLayerMetrics::link_busy_share);
+      out[step] = (own->second.link_busy_share - peers) * own->second.window_s * 1000;
+    }
+    return out;
+  };
+}
+
 // CPU contention's share of a rank's window beyond its peers: the wait behind other processes, or the whole
 // wait that is not on an idle CPU when other processes visibly hold a fair part of it (they displaced the
 // rank's own threads onto its core: thresholds::kForeignShareOfDisplacedWait).
@@ -756,7 +801,8 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
                          : traces.stragglers.empty() ? nullptr
                                                      : &traces.stragglers.front();
   const auto over_steps = MetricsOverTheSteps(layers, timelines, traces, al, all_metrics.size());
-  judgement.slow_link = SlowLink(over_steps ? *over_steps : all_metrics, traced, traces, top);
+  judgement.slow_link = SlowLink(over_steps ? *over_steps : all_metrics, traced,
+                                 LinkExcessOfSteps(layers, timelines, traces, al), traces, top);
   return judgement;
 }
 
