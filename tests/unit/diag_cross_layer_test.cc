@@ -589,6 +589,24 @@ RecordedSegment RanksWithCalls(uint32_t base, const std::vector<int64_t>& ends_m
   return seg;
 }
 
+// A counter series of `pid` on `seg` with its points (ms, value): eth0's for the link series, none for
+// net.ns_inode.
+void AddSeries(RecordedSegment* seg, const char* name, int pid, bool cumulative,
+               const std::vector<std::pair<int64_t, double>>& points) {
+  seg->series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
+  for (const auto& [ms, v] : points)
+    seg->data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg->series.size() - 1), v});
+}
+
+// Ranks 0 and 1's trace timelines whose collectives end at `ends_ms` less 900 ms: a recording by RanksWithCalls
+// aligns with them at an offset of 900 ms.
+std::map<int32_t, RankTraceTimeline> AlignedTimelines(const std::vector<int64_t>& ends_ms) {
+  std::map<int32_t, RankTraceTimeline> timelines;
+  for (int32_t rank : {0, 1})
+    for (int64_t end : ends_ms) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+  return timelines;
+}
+
 // An older recording left beside the traces must not stand in for the job's ranks.
 TEST(CrossLayer, ASegmentThatMatchesNoTraceIsLeftOut) {
   std::vector<int64_t> ours, older;
@@ -600,9 +618,7 @@ TEST(CrossLayer, ASegmentThatMatchesNoTraceIsLeftOut) {
     run.segments[0].data.gcs.push_back(
         {20, 20, static_cast<uint64_t>(t * kMs), static_cast<uint64_t>((t + 27) * kMs), 2, 0});
   run.segments.push_back(RanksWithCalls(110, older));  // no GC: read last, it would hide ours
-  std::map<int32_t, RankTraceTimeline> timelines;
-  for (int32_t rank : {0, 1})
-    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
+  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
 
   DiagnosisResult result = StragglerRank1("host_stall");
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
@@ -619,20 +635,14 @@ TEST(CrossLayer, ALinkWithoutSamplesInTheLateStepsIsJudgedOverTheTrainingWindow)
   RecordedRun run;
   run.segments.push_back(RanksWithCalls(10, ours));
   RecordedSegment& seg = run.segments[0];
-  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
-    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
-    for (const auto& [ms, v] : points)
-      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
-  };
   for (const auto& [pid, inode, later_mbit] : {std::tuple{10, 111.0, 1000.0}, std::tuple{20, 222.0, 166.0}}) {
-    series("net.ns_inode", pid, false, {{0, inode}});
-    series("net.tx_bytes", pid, true, {{ours.front() - 2, 0.0}, {ours.back(), 20e6}});
-    series("net.link_capacity_bps", pid, false,
-           {{0, 1e9}, {1070, 1e9}, {ours[5], later_mbit * 1e6}, {ours.back(), later_mbit * 1e6}});
+    AddSeries(&seg, "net.ns_inode", pid, false, {{0, inode}});
+    AddSeries(&seg, "net.tx_bytes", pid, true, {{ours.front() - 2, 0.0}, {ours.back(), 20e6}});
+    AddSeries(&seg, "net.link_capacity_bps", pid, false,
+              {{0, 1e9}, {1070, 1e9}, {ours[5], later_mbit * 1e6}, {ours.back(), later_mbit * 1e6}});
   }
-  std::map<int32_t, RankTraceTimeline> timelines;
+  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
   for (int32_t rank : {0, 1}) {
-    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
     timelines[rank].steps[1] = {(1010 - 900) * kMs, (1060 - 900) * kMs};  // 1010-1060 ms on the recording
   }
   DiagnosisResult result = StragglerRank1("host_stall");
@@ -657,24 +667,18 @@ TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
   RecordedRun run;
   run.segments.push_back(RanksWithCalls(10, ours));
   RecordedSegment& seg = run.segments[0];
-  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
-    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
-    for (const auto& [ms, v] : points)
-      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
-  };
   const double bytes = 1.5e6 * static_cast<double>(ours.back() - ours.front()) / 1000;
   for (const auto& [pid, inode, slowed_mbit] : {std::tuple{10, 111.0, 1000.0}, std::tuple{20, 222.0, 166.0}}) {
-    series("net.ns_inode", pid, false, {{0, inode}});
-    series("net.tx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
-    series("net.rx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
+    AddSeries(&seg, "net.ns_inode", pid, false, {{0, inode}});
+    AddSeries(&seg, "net.tx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
+    AddSeries(&seg, "net.rx_bytes", pid, true, {{ours.front(), 0.0}, {ours.back(), bytes}});
     std::vector<std::pair<int64_t, double>> capacity;
     for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100)  // sampled at 10 Hz, as the recorder does
       capacity.emplace_back(ms, (ms >= ours[6] ? slowed_mbit : 1000.0) * 1e6);
-    series("net.link_capacity_bps", pid, false, capacity);
+    AddSeries(&seg, "net.link_capacity_bps", pid, false, capacity);
   }
-  std::map<int32_t, RankTraceTimeline> timelines;
+  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
   for (int32_t rank : {0, 1}) {
-    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
     for (int64_t k = 1; k <= 3; ++k) timelines[rank].steps[k] = {(ours[5 + k] - 900) * kMs, (ours[6 + k] - 900) * kMs};
   }
   DiagnosisResult steps_only = NoStraggler();
@@ -705,28 +709,22 @@ TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
   RecordedRun run;
   run.segments.push_back(RanksWithCalls(10, ours));
   RecordedSegment& seg = run.segments[0];
-  auto series = [&](const char* name, int pid, bool cumulative, std::vector<std::pair<int64_t, double>> points) {
-    seg.series.push_back({name, pid, -1, name[4] == 'n' ? "" : "eth0", "", cumulative});
-    for (const auto& [ms, v] : points)
-      seg.data.counters.push_back({static_cast<uint64_t>(ms) * kMs, static_cast<uint32_t>(seg.series.size() - 1), v});
-  };
   const std::set<int64_t> contended = {3, 6, 9};
   for (const auto& [pid, inode] : {std::pair{10, 111.0}, std::pair{20, 222.0}}) {
-    series("net.ns_inode", pid, false, {{0, inode}});
+    AddSeries(&seg, "net.ns_inode", pid, false, {{0, inode}});
     std::vector<std::pair<int64_t, double>> bytes{{ours[0], 0.0}};
     for (int64_t k = 1; k <= 9; ++k) {
       const double mbyte_per_s = pid == 20 && contended.count(k) ? 15 : 1.5;
       bytes.emplace_back(ours[k], bytes.back().second + mbyte_per_s * 1e6 * 0.1);
     }
-    series("net.tx_bytes", pid, true, bytes);
-    series("net.rx_bytes", pid, true, bytes);
+    AddSeries(&seg, "net.tx_bytes", pid, true, bytes);
+    AddSeries(&seg, "net.rx_bytes", pid, true, bytes);
     std::vector<std::pair<int64_t, double>> capacity;
     for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100) capacity.emplace_back(ms, 1e9);
-    series("net.link_capacity_bps", pid, false, capacity);
+    AddSeries(&seg, "net.link_capacity_bps", pid, false, capacity);
   }
-  std::map<int32_t, RankTraceTimeline> timelines;
+  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
   for (int32_t rank : {0, 1}) {
-    for (int64_t end : ours) timelines[rank].collectives.emplace_back((end - 2 - 900) * kMs, (end - 900) * kMs);
     for (int64_t k = 1; k <= 9; ++k) timelines[rank].steps[k] = {(ours[k - 1] - 900) * kMs, (ours[k] - 900) * kMs};
   }
   DiagnosisResult result = NoStraggler();

@@ -60,6 +60,15 @@ Job GlooJob(int ranks, int steps, int stop_at, const std::vector<int>& late, uin
   return j;
 }
 
+// A job the recorder started, with GlooJob's probes, ending at `end_ns`, and no process or call yet.
+Job LaunchedJobWithoutCalls(uint64_t end_ns) {
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = end_ns;
+  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  return j;
+}
+
 void AddStuckState(Job* j, int rank, uint64_t since) {
   const uint32_t pid = 10 + rank;
   j->seg.thread_states.push_back({pid, pid, since + 2 * kS, since, 1, "202", "futex_wait_queue", -1, -1, 0});
@@ -390,10 +399,7 @@ TEST(Stall, LiveNowMeasuresTheStallUpToNowAndJudgesNoEnd) {
 
 TEST(Stall, MismatchNamesEachSide) {
   // At #2, rank 1 calls broadcast where ranks 0 and 2 call all_reduce.
-  Job j;
-  j.seg.launched = true;
-  j.seg.end_ns = 2 * kS;
-  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  Job j = LaunchedJobWithoutCalls(2 * kS);
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
     for (int k = 0; k < 4; ++k) {
@@ -421,10 +427,7 @@ TEST(Stall, MismatchNamesEachSide) {
 // differs from its peers'. They completed 10 ms (a whole gap) from its peers' calls of that number, not with
 // them: not one collective, no mismatch. The same calls completing together are one (MismatchNamesEachSide).
 TEST(Stall, CallsOfOneNumberCompletedAGapApartAreNoMismatch) {
-  Job j;
-  j.seg.launched = true;
-  j.seg.end_ns = 2 * kS;
-  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  Job j = LaunchedJobWithoutCalls(2 * kS);
   for (int r = 0; r < 3; ++r) {
     j.Process(r);
     for (int k = 0; k < 6; ++k) {
@@ -441,10 +444,7 @@ TEST(Stall, GlooBufferBytesNameASizeMismatch) {
   // gloo's buffers (createUnboundBuffer's size, entry rows of a collective_buffer probe on the thread that runs
   // the algorithm next): 4 bytes per all_reduce, but 8 on rank 1 at #2; a buffer of another thread, of the
   // algorithm itself or long before it is not taken.
-  Job j;
-  j.seg.launched = true;
-  j.seg.end_ns = 2 * kS;
-  j.seg.probes = GlooJob(1, 0, 0, {}, 0).seg.probes;
+  Job j = LaunchedJobWithoutCalls(2 * kS);
   j.seg.probes.push_back({"gloo::Context::createUnboundBuffer(void*, unsigned long)", "buffer",
                           ProbeKind::kCollectiveBuffer, "libgloo.so.0"});
   const uint32_t buffer_probe = static_cast<uint32_t>(j.seg.probes.size() - 1);
