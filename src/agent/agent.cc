@@ -171,6 +171,7 @@ class Agent {
                    deep.Pending(now_s),
                    active ? options_.deep_sample_hz : options_.sample_hz,
                    deep.until_unix(),
+                   deep.began_unix(),
                    deep.reason(),
                    deep.opened()};
   }

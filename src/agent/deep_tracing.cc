@@ -18,6 +18,7 @@ bool DeepSchedule::Request(double now_s, double now_unix, double seconds, std::s
     asked_s_ = seconds;
     until_s_ = now_s + seconds + kDeepAttachWaitS;
     until_unix_ = now_unix + seconds + kDeepAttachWaitS;
+    began_unix_ = 0;
     reason_ = std::move(reason);
     return true;
   }
@@ -44,6 +45,7 @@ void DeepSchedule::Begin(double now_s, double now_unix) {
   const double left = std::min(asked_s_, until_s_ - now_s);
   until_s_ = now_s + left;
   until_unix_ = now_unix + left;
+  began_unix_ = now_unix;
 }
 
 bool DeepSchedule::RequestOnDetection(double now_s, double now_unix, double seconds, std::string reason) {

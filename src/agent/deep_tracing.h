@@ -55,12 +55,14 @@ class DeepSchedule {
   bool RequestOnDetection(double now_s, double now_unix, double seconds, std::string reason);
   bool Active(double now_s) const { return now_s < until_s_; }
   double until_unix() const { return until_unix_; }
+  /// When the open (or last) window's seconds began, its recorder attached (Unix seconds; 0 while pending).
+  double began_unix() const { return began_unix_; }
   const std::string& reason() const { return reason_; }
   /// Windows opened so far (an extension of an open window is not a new one).
   uint64_t opened() const { return opened_; }
 
  private:
-  double until_s_ = 0, until_unix_ = 0;
+  double until_s_ = 0, until_unix_ = 0, began_unix_ = 0;
   double asked_s_ = 0;    // a pending window's seconds, counted from Begin
   bool pending_ = false;  // opened, its recorder not attached yet
   std::string reason_;

@@ -45,8 +45,9 @@ void CutToWindow(segments::SegmentData* d, uint64_t from) {
 }
 
 bool MayBeStalled(const JobState& state, double now_unix_s) {
+  const double shown_until = std::min(now_unix_s, state.reach_unix);
   for (const diagnosis::RankInflight& r : state.inflight)
-    if (r.inside && now_unix_s - r.since_unix > diagnosis::thresholds::kRotationHoldInsideS) return true;
+    if (r.inside && shown_until - r.since_unix > diagnosis::thresholds::kRotationHoldInsideS) return true;
   for (const OpenFinding& f : state.open)
     if (f.finding.cause == diagnosis::Cause::kHang) return true;
   return false;
@@ -99,6 +100,24 @@ RecordedRun WindowRecording(const std::string& chunk_dir, uint64_t from, JobStat
     run.segments.push_back(IndexSegment(tail->data()));
   }
   return run;
+}
+
+// The newest instant any row of `run` records, on the Unix clock (seconds; 0 when it holds no row). The
+// recorder writes its host counters several times a second whatever the ranks do, so while it runs this
+// trails the wall clock by its flush period (about a second, more on a loaded machine), stalls included.
+double ReachUnixS(const RecordedRun& run) {
+  double reach = 0;
+  for (const RecordedSegment& seg : run.segments) {
+    uint64_t newest = 0;
+    const RecordedRows& d = seg.data;
+    for (const auto& r : d.counters) newest = std::max(newest, r.ts_ns);
+    for (const auto& r : d.samples) newest = std::max(newest, r.ts_ns);
+    for (const auto& r : d.off_cpu) newest = std::max(newest, r.end_ns);
+    for (const auto& r : d.calls) newest = std::max(newest, r.end_ns);
+    for (const auto& r : d.call_enters) newest = std::max(newest, r.ts_ns);
+    if (newest > 0) reach = std::max(reach, static_cast<double>(seg.UnixNs(newest)) / 1e9);
+  }
+  return reach;
 }
 
 // A new chunk: the previous one is read one last time (its recorder was stopped only once the new one was
@@ -163,6 +182,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options);
   state->inflight = diagnosis::InflightByRank({store.value().recorded_calls, store.value().recorded_threads},
                                               static_cast<int64_t>(now_unix_s * 1e9));
+  state->reach_unix = ReachUnixS(run);
   state->ended = ended;
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;

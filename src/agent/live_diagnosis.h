@@ -64,7 +64,8 @@ struct JobState {
   std::optional<OnlineView> online;               // the online detection over step summaries, when fed
   std::optional<JobOwnership> ownership;          // serve: which serve owns the job
   std::vector<diagnosis::RankInflight> inflight;  // each rank's collective state at the last round (for serve)
-  online::StepCursor step_cursor;                 // the steps already summarized
+  double reach_unix = 0;           // Unix seconds the last round's recording reached (its newest row; 0: no row)
+  online::StepCursor step_cursor;  // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;
   std::string chunk;                  // the chunk `tails` read
@@ -77,6 +78,7 @@ struct JobState {
     bool attaching = false;  // it is open and its deep recorder not attached yet: its seconds have not begun
     unsigned sample_hz = 0;  // the newest chunk's stack-sampling rate
     double until_unix = 0;
+    double began_unix = 0;  // when its seconds began (its deep recorder attached); 0 while attaching
     std::string reason;
     uint64_t windows = 0;
   } deep;
@@ -89,7 +91,11 @@ struct JobState {
 void CutToWindow(segments::SegmentData* d, uint64_t from);
 
 /// The job may be stalled (agent/flight_recorder.h holds the chunk's rotation): a rank has been inside a
-/// collective for longer than thresholds::kRotationHoldInsideS at the last round, or a hang is open.
+/// collective for longer than thresholds::kRotationHoldInsideS as the last round's recording shows it (up to
+/// its newest row, `reach_unix`, not up to now: the recorder writes about once a second, so a rank waiting
+/// 40 ms for a slow peer whose return was not written yet read as inside for over a second on a loaded
+/// machine, in 4 rounds of 10, and held a detection's deep window from starting: ctest agent_deep, CI
+/// 2026-12-04), or a hang is open.
 bool MayBeStalled(const JobState& state, double now_unix_s);
 
 class LiveDiagnosis {

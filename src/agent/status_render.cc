@@ -150,6 +150,8 @@ nlohmann::ordered_json StatusJson(const AgentSnapshot& s) {
                    {"sample_hz", job.deep.sample_hz},
                    {"until_unix", job.deep.until_unix > 0 ? nlohmann::ordered_json(RoundTo(job.deep.until_unix, 3))
                                                           : nlohmann::ordered_json()},
+                   {"began_unix", job.deep.began_unix > 0 ? nlohmann::ordered_json(RoundTo(job.deep.began_unix, 3))
+                                                          : nlohmann::ordered_json()},
                    {"reason", job.deep.reason},
                    {"windows", job.deep.windows}};
     if (job.online) o["online"] = OnlineJson(*job.online);

@@ -5,11 +5,16 @@ online detection names a rank, then returns to the always-on rate; control reque
 without a token, and only with the token when the agent was given one (--control-token FILE).
 
 usage: test_deep.py STRATA_BINARY
-Runs tests/agent/fault_job.py (2 gloo ranks, up to 150 s, stopped once the checks are done; rank 1 computes
+Runs tests/agent/fault_job.py (2 gloo ranks, up to 360 s, stopped once the checks are done; rank 1 computes
 40 ms more per step from 15 s on) under an agent with --deep-s 8 --deep-sample-hz 199. Checks, in order: the
 detection opens a window (status, a recorder running with --sample-hz 199) whose 8 s count from when its deep
-recorder is attached (status `attaching` turns false), and which closes by itself no sooner (a recorder at the
-always-on 49 Hz again); a POST of 10 s opens another (status, metrics), which closes too; each deep chunk's own record says 199 Hz.
+recorder is attached (the status's `began_unix` and `until_unix`, once `attaching` turns false), and which
+closes by itself, not before its end (then only a recorder at the always-on 49 Hz runs); a POST of 10 s opens
+another (status, metrics), which closes too; each deep chunk's own record says 199 Hz.
+Timing on a loaded machine (one busy core beside the job, 2026-12-04): the always-on recorder that follows a
+window took 16 s to attach, the deep one then wrote its handover, closed its file and let its probes go in a
+child of its own (listed as a recorder until done): 30 s from the window's end until only the always-on
+recorder was left. The checks allow 90 s for that, and the job runs long enough for both windows.
 Then a second agent with a token file refuses requests without it or with a wrong one. Exits 77 (skipped) when
 not root or without BTF (1 under CI=true: a skip fails CI).
 """
@@ -105,7 +110,7 @@ def main():
             code, body = post(port, f"/api/v1/deep?job={job_id}&seconds=5")
             expect(code == 404, f"a job the agent does not watch: 404 (got {code} {body})")
             out = os.path.join(tmp, "job")
-            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "150",
+            job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds", "360",
                                     "--fault-after", "15", "--extra-ms", "40", "--job", job_id],
                                    start_new_session=True)
 
@@ -113,10 +118,10 @@ def main():
                 jobs = [j for j in json.loads(get(port, "/api/v1/status"))["jobs"] if j["job"] == job_id]
                 return jobs[0]["deep"] if jobs and jobs[0]["ranks"] == [0, 1] else None
 
-            def window_closes(what):
-                closed = wait_for(what, 20, lambda: not (deep_state() or {"active": True})["active"])
+            def window_closes(what, within_s):
+                closed = wait_for(what, within_s, lambda: not (deep_state() or {"active": True})["active"])
                 expect(closed is not None, f"{what}: the window closed by itself")
-                back = wait_for(what, 25, lambda: recorder_rates(strata) == [ALWAYS_HZ])
+                back = wait_for(what, 90, lambda: recorder_rates(strata) == [ALWAYS_HZ])
                 expect(back is not None, f"{what}: then only an always-on recorder runs ({recorder_rates(strata)})")
 
             first = wait_for("the job", 15, deep_state)
@@ -137,15 +142,22 @@ def main():
             expect(wait_for("a deep recorder", 10, lambda: DEEP_HZ in recorder_rates(strata)) is not None,
                    f"a recorder samples at {DEEP_HZ} Hz in the window ({recorder_rates(strata)})")
             # Its seconds count from the deep recorder's attaching (a switch took most of an 8 s window on a
-            # loaded machine when they counted from the detection: CI of 8972ac3).
+            # loaded machine when they counted from the detection: CI of 8972ac3). The status says when they
+            # began and end: seen from outside, a round's publication lags by a round (seconds under load).
             attached = wait_for("the deep recorder attached", 30, lambda: (
-                (deep_state() or {}).get("requested") and not deep_state()["attaching"] and time.time()))
-            expect(attached is not None, "the window's deep recorder attached (status: attaching false)")
+                (deep_state() or {}).get("requested") and not deep_state()["attaching"] and deep_state()))
+            expect(attached is not None and attached["began_unix"] is not None,
+                   f"the window's deep recorder attached (status: attaching false, began_unix set: {attached})")
+            span = None if not attached or attached["began_unix"] is None else \
+                attached["until_unix"] - attached["began_unix"]
+            expect(span is not None and abs(span - 8) < 0.01,
+                   f"the window lasts its 8 s from the attaching (until_unix - began_unix: {span})")
             ended = wait_for("the window's end", 30, lambda: not (deep_state() or {"requested": True})["requested"]
                              and time.time())
-            expect(attached is not None and ended is not None and ended - attached >= 8 - 2,
-                   f"the window lasted its 8 s from the attaching ({None if not (attached and ended) else round(ended - attached, 1)} s seen, 2 s of polling allowed)")
-            window_closes("the detection's window")
+            expect(attached is not None and ended is not None and ended >= attached["until_unix"] - 0.5,
+                   f"the window did not close before its end (seen closed at {ended}, until_unix "
+                   f"{attached and attached['until_unix']})")
+            window_closes("the detection's window", 20)
             # 2. By hand: a POST opens one (detections would not: their refractory time runs).
             # (The job runs long enough for this under CI's load: the first CI run of this test posted it as
             # a 60 s job ended, and no recorder could start.)
@@ -162,7 +174,8 @@ def main():
                    "/metrics: strata_deep_tracing 1 and strata_deep_windows_total 2 in the window")
             expect(wait_for("a deep recorder", 10, lambda: DEEP_HZ in recorder_rates(strata)) is not None,
                    f"a recorder samples at {DEEP_HZ} Hz in the window ({recorder_rates(strata)})")
-            window_closes("the requested window")
+            # Its 10 s count from its attaching, which may take up to kDeepAttachWaitS (30 s) on a loaded machine.
+            window_closes("the requested window", 10 + 30 + 10)
         finally:
             if job is not None and job.poll() is None:
                 os.killpg(job.pid, signal.SIGKILL)  # the launcher and its ranks

@@ -77,10 +77,14 @@ TEST(AgentDeepTracing, AWindowCountsFromItsRecorderAttaching) {
   EXPECT_FALSE(never.Pending(10 + kDeepAttachWaitS)) << "an expired window is not pending";
   DeepSchedule slow;  // a switch of 8 s in a 8 s window
   slow.Request(0, 100, 8, "detection: rank 1 gc_pause");
+  EXPECT_EQ(slow.began_unix(), 0) << "pending: its seconds have not begun";
   slow.Begin(8, 108);
   EXPECT_TRUE(slow.Active(15.9));
   EXPECT_FALSE(slow.Active(16));
   EXPECT_DOUBLE_EQ(slow.until_unix(), 116);
+  EXPECT_DOUBLE_EQ(slow.began_unix(), 108) << "the status shows when its seconds began";
+  slow.Request(200, 300, 8, "requested over HTTP");
+  EXPECT_EQ(slow.began_unix(), 0) << "a new window is pending again";
   DeepSchedule late;
   late.Request(0, 0, 10, "requested over HTTP");
   late.Begin(35, 35);

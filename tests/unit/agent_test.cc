@@ -243,14 +243,21 @@ TEST(AgentFlightRecorder, NoNewChunkForProcessesWhoseRecorderSawThemEnd) {
   }
 }
 
-// What holds it: a rank inside a collective past thresholds::kRotationHoldInsideS, or an open hang.
+// What holds it: a rank inside a collective past thresholds::kRotationHoldInsideS as the recording shows it
+// (up to its newest row, not up to now), or an open hang.
 TEST(AgentFlightRecorder, MayBeStalledWhenARankIsLongInsideOrAHangIsOpen) {
   JobState s;
   s.inflight.resize(2);
   s.inflight[0].inside = true;
   s.inflight[0].since_unix = 100.0;
+  s.reach_unix = 103.0;
   EXPECT_FALSE(MayBeStalled(s, 100.5));
   EXPECT_TRUE(MayBeStalled(s, 102.0));
+  s.reach_unix = 100.6;  // the recording ends 0.6 s after the entry: its return may be unwritten yet
+  EXPECT_FALSE(MayBeStalled(s, 102.0));
+  s.reach_unix = 0;  // no row at all
+  EXPECT_FALSE(MayBeStalled(s, 102.0));
+  s.reach_unix = 103.0;
   s.inflight[0].inside = false;
   EXPECT_FALSE(MayBeStalled(s, 102.0));
   OpenFinding f;
