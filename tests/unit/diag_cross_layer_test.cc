@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -750,6 +751,80 @@ TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
   ASSERT_EQ(every.stragglers.size(), 1u);
   EXPECT_EQ(every.stragglers[0].steps, every.steps);
   EXPECT_TRUE(every.stragglers[0].persistent);
+}
+
+// Two ranks moving 1.5 MB/s each way over 1 Gbit/s links in ten 100 ms steps; someone else's traffic of
+// `mbyte_per_s` each way on `pid`'s link (10: rank 0, 20: rank 1) in `contended` steps. Diagnosed with no
+// straggler from the traces (every rank waits alike).
+DiagnosisResult LinkContended(int pid_contended, const std::set<int64_t>& contended, double mbyte_per_s) {
+  std::vector<int64_t> ours;
+  for (int64_t k = 0; k < 10; ++k) ours.push_back(1000 + 100 * k);
+  RecordedRun run;
+  run.segments.push_back(RanksWithCalls(10, ours));
+  RecordedSegment& seg = run.segments[0];
+  for (const auto& [pid, inode] : {std::pair{10, 111.0}, std::pair{20, 222.0}}) {
+    AddSeries(&seg, "net.ns_inode", pid, false, {{0, inode}});
+    std::vector<std::pair<int64_t, double>> bytes{{ours[0], 0.0}};
+    for (int64_t k = 1; k <= 9; ++k) {
+      const double rate = pid == pid_contended && contended.count(k) ? mbyte_per_s : 1.5;
+      bytes.emplace_back(ours[k], bytes.back().second + rate * 1e6 * 0.1);
+    }
+    AddSeries(&seg, "net.tx_bytes", pid, true, bytes);
+    AddSeries(&seg, "net.rx_bytes", pid, true, bytes);
+    std::vector<std::pair<int64_t, double>> capacity;
+    for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100) capacity.emplace_back(ms, 1e9);
+    AddSeries(&seg, "net.link_capacity_bps", pid, false, capacity);
+  }
+  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
+  for (int32_t rank : {0, 1})
+    for (int64_t k = 1; k <= 9; ++k) timelines[rank].steps[k] = {(ours[k - 1] - 900) * kMs, (ours[k] - 900) * kMs};
+  DiagnosisResult result = NoStraggler();
+  result.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  result.step_time_median_ms = 100;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
+  return result;
+}
+
+// The link rules over 60 generated jobs (contended steps, traffic and rank drawn at random; fixed seed): which
+// rank carries the traffic only relabels the answer (same steps, cause and lateness, the other rank); more
+// traffic in the same steps never drops a step or the finding; without foreign traffic no one is named.
+TEST(CrossLayer, LinkRulesPermuteWithTheRanksAndNeverLoseAStepToMoreTraffic) {
+  std::mt19937 rng(4711);
+  ASSERT_TRUE(LinkContended(20, {}, 15).stragglers.empty()) << "no foreign traffic: no straggler";
+  size_t named = 0;
+  for (int c = 0; c < 60; ++c) {
+    std::set<int64_t> contended;
+    const bool every = rng() % 4 == 0;
+    for (int64_t k = 1; k <= 9; ++k)
+      if (every || rng() % 3 == 0) contended.insert(k);
+    const double rate = 3 + static_cast<double>(rng() % 400) / 10;  // 3-43 MB/s against the job's 1.5
+    const std::string what = fmt::format("case {}: steps {}, {} MB/s", c, contended, rate);
+    const DiagnosisResult on1 = LinkContended(20, contended, rate);
+    const DiagnosisResult on0 = LinkContended(10, contended, rate);
+    ASSERT_EQ(on1.stragglers.size(), on0.stragglers.size()) << what;
+    ASSERT_EQ(on1.findings.size(), on0.findings.size()) << what;
+    if (on1.stragglers.empty()) continue;
+    ++named;
+    ASSERT_EQ(on1.stragglers.size(), 1u) << what;
+    EXPECT_EQ(on1.stragglers[0].rank, 1) << what;
+    EXPECT_EQ(on0.stragglers[0].rank, 0) << what;
+    EXPECT_EQ(on1.stragglers[0].steps, on0.stragglers[0].steps) << what;
+    EXPECT_EQ(on1.stragglers[0].persistent, on0.stragglers[0].persistent) << what;
+    EXPECT_DOUBLE_EQ(on1.stragglers[0].late_ms_per_step, on0.stragglers[0].late_ms_per_step) << what;
+    for (const int64_t step : on1.stragglers[0].steps) EXPECT_TRUE(contended.count(step)) << what << ": step " << step;
+    ASSERT_FALSE(on1.findings.empty()) << what;
+    EXPECT_EQ(on1.findings[0].cause, on0.findings[0].cause) << what;
+    EXPECT_EQ(on1.findings[0].rank, 1) << what;
+
+    const DiagnosisResult more = LinkContended(20, contended, 2 * rate);
+    ASSERT_EQ(more.stragglers.size(), 1u) << what << ", doubled";
+    for (const int64_t step : on1.stragglers[0].steps)
+      EXPECT_NE(std::find(more.stragglers[0].steps.begin(), more.stragglers[0].steps.end(), step),
+                more.stragglers[0].steps.end())
+          << what << ": step " << step << " lost when the traffic doubled";
+    EXPECT_GE(more.stragglers[0].late_ms_per_step, on1.stragglers[0].late_ms_per_step) << what;
+  }
+  EXPECT_GE(named, 30u) << "most generated jobs name the contended rank";
 }
 
 TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {

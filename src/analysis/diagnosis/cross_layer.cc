@@ -317,13 +317,33 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
   return out;
 }
 
-// A link that holds up every rank of its collectives alike (see the header): reported as the top
-// straggler when it costs more than what the top straggler does (`top`: the traces', or the ranks slowed
-// alike on the CPU when those come first; none when there is none).
 // A rank's link excess over its peers' median in each step (ms), from the recording's link counters; empty
 // when the steps cannot be placed on the recording.
 using LinkExcessBySteps = std::function<std::map<int64_t, double>(int32_t rank)>;
 
+// The steps a link's own excess, step by step, gives it (ConfirmedLateness's rule): its late steps when it is
+// persistent, its clearly late steps when they form a cluster, else every late step, however few. Unlike blame,
+// the measure is the link's own, so two busy steps are two steps of the link's, not noise spread over all of
+// them (a generated job with traffic in steps 4 and 7 only was named "in every step, persistent", and one with
+// traffic in 7 of 9 steps was given all 9: CrossLayer.LinkRulesPermuteWithTheRanksAndNeverLoseAStepToMoreTraffic).
+// None when no step is late (an excess spread thinly over every step).
+struct LinkSteps {
+  std::vector<int64_t> steps;
+  bool persistent = false;
+};
+std::optional<LinkSteps> LinkStepsOf(const std::map<int64_t, double>& by_step, double step_ms) {
+  if (auto late = ConfirmedLateness(by_step, step_ms, std::nullopt)) return LinkSteps{late->steps, late->persistent};
+  LinkSteps out;
+  for (const auto& [step, ms] : by_step)
+    if (ms >= thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess * step_ms) out.steps.push_back(step);
+  if (out.steps.empty()) return std::nullopt;
+  out.persistent = out.steps.size() == by_step.size();
+  return out;
+}
+
+// A link that holds up every rank of its collectives alike (see the header): reported as the top
+// straggler when it costs more than what the top straggler does (`top`: the traces', or the ranks slowed
+// alike on the CPU when those come first; none when there is none).
 std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
                                                             const TraceLatenessByRank& traced,
                                                             const LinkExcessBySteps& link_by_step,
@@ -364,11 +384,12 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
       s.persistent = false;
     }
   // When the traces do not show it (every rank waits alike), the link's own excess step by step does, by the
-  // same rule: a link busy beyond its peers' in some steps only is a link problem of those steps.
+  // same rule: a link busy beyond its peers' in some steps only is a link problem of those steps, and one busy
+  // in most is persistent, with its late steps (as a trace straggler has).
   if (s.persistent && link_by_step)
-    if (auto late = ConfirmedLateness(link_by_step(rank), step_ms, std::nullopt); late && !late->persistent) {
-      s.steps = late->steps;
-      s.persistent = false;
+    if (auto own = LinkStepsOf(link_by_step(rank), step_ms)) {
+      s.steps = std::move(own->steps);
+      s.persistent = own->persistent;
     }
   s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
   s.evidence.from = EvidenceSource::kRecorderLink;
