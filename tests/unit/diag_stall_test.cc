@@ -440,6 +440,30 @@ TEST(Stall, CallsOfOneNumberCompletedAGapApartAreNoMismatch) {
   for (const Finding& f : r.findings) EXPECT_NE(f.cause, Cause::kCollectiveMismatch) << f.summary;
 }
 
+// NCCL's API alone: a call returns at its launch, so the launches' times say nothing of whether the calls of
+// one number were one collective. Rank 1 launches all_reduce #3 on 512 elements (its peers on 1024) 60 ms
+// after them, more than half the gap to the next launch: still a mismatch (the guard above judges
+// completions, and these are none; the sanitizer's timing hid ctest recorder_hangs nccl_api_mismatch so).
+TEST(Stall, NcclApiLaunchesApartAreStillAMismatch) {
+  Job j;
+  j.seg.launched = true;
+  j.seg.end_ns = 25 * kS;
+  j.seg.probes = {{"ncclAllReduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libnccl.so"}};
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    const uint32_t pid = 10 + static_cast<uint32_t>(r);
+    for (uint64_t k = 0; k < 5; ++k) {
+      const uint64_t t = kS + k * 100 * kMs + (r == 1 && k == 3 ? 60 * kMs : 0);
+      j.seg.data.call_enters.push_back({pid, pid, 0, t, 0, r == 1 && k == 3 ? 512u : 1024u});
+      j.seg.data.calls.push_back({pid, pid, 0, t, t + 50'000});
+    }
+  }
+  const DiagnosisResult r = Analyse(j);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].cause, Cause::kCollectiveMismatch) << r.findings[0].summary;
+  EXPECT_EQ(Stall(r.findings[0]).seq, 3);
+}
+
 TEST(Stall, GlooBufferBytesNameASizeMismatch) {
   // gloo's buffers (createUnboundBuffer's size, entry rows of a collective_buffer probe on the thread that runs
   // the algorithm next): 4 bytes per all_reduce, but 8 on rank 1 at #2; a buffer of another thread, of the
