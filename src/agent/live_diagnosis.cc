@@ -102,24 +102,6 @@ RecordedRun WindowRecording(const std::string& chunk_dir, uint64_t from, JobStat
   return run;
 }
 
-// The newest instant any row of `run` records, on the Unix clock (seconds; 0 when it holds no row). The
-// recorder writes its host counters several times a second whatever the ranks do, so while it runs this
-// trails the wall clock by its flush period (about a second, more on a loaded machine), stalls included.
-double ReachUnixS(const RecordedRun& run) {
-  double reach = 0;
-  for (const RecordedSegment& seg : run.segments) {
-    uint64_t newest = 0;
-    const RecordedRows& d = seg.data;
-    for (const auto& r : d.counters) newest = std::max(newest, r.ts_ns);
-    for (const auto& r : d.samples) newest = std::max(newest, r.ts_ns);
-    for (const auto& r : d.off_cpu) newest = std::max(newest, r.end_ns);
-    for (const auto& r : d.calls) newest = std::max(newest, r.end_ns);
-    for (const auto& r : d.call_enters) newest = std::max(newest, r.ts_ns);
-    if (newest > 0) reach = std::max(reach, static_cast<double>(seg.UnixNs(newest)) / 1e9);
-  }
-  return reach;
-}
-
 // A new chunk: the previous one is read one last time (its recorder was stopped only once the new one was
 // attached, so it holds everything before) and what it leaves open is carried (chunk_carry.h). Returns that
 // last read (empty when the chunk did not change), whose completed steps are summarized before the new
@@ -182,7 +164,7 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
   diagnosis::DiagnosisResult result = diagnosis::Diagnose(store.value(), options);
   state->inflight = diagnosis::InflightByRank({store.value().recorded_calls, store.value().recorded_threads},
                                               static_cast<int64_t>(now_unix_s * 1e9));
-  state->reach_unix = ReachUnixS(run);
+  state->reach_unix = static_cast<double>(store.value().recorded_calls.end_unix_ns) / 1e9;
   state->ended = ended;
   // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
   std::vector<OpenFinding> open;

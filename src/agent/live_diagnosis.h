@@ -64,7 +64,9 @@ struct JobState {
   std::optional<OnlineView> online;               // the online detection over step summaries, when fed
   std::optional<JobOwnership> ownership;          // serve: which serve owns the job
   std::vector<diagnosis::RankInflight> inflight;  // each rank's collective state at the last round (for serve)
-  double reach_unix = 0;           // Unix seconds the last round's recording reached (its newest row; 0: no row)
+  // Unix seconds the last round's recording reached: its newest row (RecordedCollectiveCalls::end_unix_ns; the
+  // recorder writes host counters several times a second, so this moves through a stall); 0: no row.
+  double reach_unix = 0;
   online::StepCursor step_cursor;  // the steps already summarized
   // The live chunk's segments read so far, by path, each cut to the window (shared: snapshots copy states).
   std::shared_ptr<std::map<std::string, segments::SegmentTail>> tails;

@@ -701,58 +701,6 @@ TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
   EXPECT_TRUE(no_steps.stragglers.empty());
 }
 
-// Someone else's traffic on rank 1's link in steps 3, 6 and 9 only (15 MB/s each way against the job's
-// 1.5 MB/s): the traces show no one late (every rank waits alike), so the link's own excess step by step says
-// which steps are its: network contention of those steps, not of every step.
-TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
-  std::vector<int64_t> ours;
-  for (int64_t k = 0; k < 10; ++k) ours.push_back(1000 + 100 * k);
-  RecordedRun run;
-  run.segments.push_back(RanksWithCalls(10, ours));
-  RecordedSegment& seg = run.segments[0];
-  const std::set<int64_t> contended = {3, 6, 9};
-  for (const auto& [pid, inode] : {std::pair{10, 111.0}, std::pair{20, 222.0}}) {
-    AddSeries(&seg, "net.ns_inode", pid, false, {{0, inode}});
-    std::vector<std::pair<int64_t, double>> bytes{{ours[0], 0.0}};
-    for (int64_t k = 1; k <= 9; ++k) {
-      const double mbyte_per_s = pid == 20 && contended.count(k) ? 15 : 1.5;
-      bytes.emplace_back(ours[k], bytes.back().second + mbyte_per_s * 1e6 * 0.1);
-    }
-    AddSeries(&seg, "net.tx_bytes", pid, true, bytes);
-    AddSeries(&seg, "net.rx_bytes", pid, true, bytes);
-    std::vector<std::pair<int64_t, double>> capacity;
-    for (int64_t ms = 900; ms <= ours.back() + 100; ms += 100) capacity.emplace_back(ms, 1e9);
-    AddSeries(&seg, "net.link_capacity_bps", pid, false, capacity);
-  }
-  std::map<int32_t, RankTraceTimeline> timelines = AlignedTimelines(ours);
-  for (int32_t rank : {0, 1}) {
-    for (int64_t k = 1; k <= 9; ++k) timelines[rank].steps[k] = {(ours[k - 1] - 900) * kMs, (ours[k] - 900) * kMs};
-  }
-  DiagnosisResult result = NoStraggler();
-  result.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  result.step_time_median_ms = 100;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
-  ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
-  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
-  EXPECT_FALSE(result.stragglers[0].persistent);
-  ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
-
-  // The same traffic in every step: every step is its step.
-  for (auto& c : seg.data.counters)
-    if (seg.series[c.series].pid == 20 && seg.series[c.series].name != "net.ns_inode" &&
-        seg.series[c.series].name != "net.link_capacity_bps")
-      c.value = 15e6 * static_cast<double>(static_cast<int64_t>(c.ts_ns / kMs) - ours[0]) / 1000;
-  DiagnosisResult every = NoStraggler();
-  every.steps = result.steps;
-  every.step_time_median_ms = 100;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &every);
-  ASSERT_EQ(every.stragglers.size(), 1u);
-  EXPECT_EQ(every.stragglers[0].steps, every.steps);
-  EXPECT_TRUE(every.stragglers[0].persistent);
-}
-
 // Two ranks moving 1.5 MB/s each way over 1 Gbit/s links in ten 100 ms steps; someone else's traffic of
 // `mbyte_per_s` each way on `pid`'s link (10: rank 0, 20: rank 1) in `contended` steps. Diagnosed with no
 // straggler from the traces (every rank waits alike).
@@ -783,6 +731,25 @@ DiagnosisResult LinkContended(int pid_contended, const std::set<int64_t>& conten
   result.step_time_median_ms = 100;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
   return result;
+}
+
+// Someone else's traffic on rank 1's link in steps 3, 6 and 9 only (15 MB/s each way against the job's
+// 1.5 MB/s): the traces show no one late (every rank waits alike), so the link's own excess step by step says
+// which steps are its: network contention of those steps, not of every step.
+TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
+  const DiagnosisResult result = LinkContended(20, {3, 6, 9}, 15);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_FALSE(result.stragglers[0].persistent);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+
+  // The same traffic in every step: every step is its step.
+  const DiagnosisResult every = LinkContended(20, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 15);
+  ASSERT_EQ(every.stragglers.size(), 1u);
+  EXPECT_EQ(every.stragglers[0].steps, every.steps);
+  EXPECT_TRUE(every.stragglers[0].persistent);
 }
 
 // The link rules over 60 generated jobs (contended steps, traffic and rank drawn at random; fixed seed): which

@@ -440,11 +440,10 @@ TEST(Stall, CallsOfOneNumberCompletedAGapApartAreNoMismatch) {
   for (const Finding& f : r.findings) EXPECT_NE(f.cause, Cause::kCollectiveMismatch) << f.summary;
 }
 
-// NCCL's API alone: a call returns at its launch, so the launches' times say nothing of whether the calls of
-// one number were one collective. Rank 1 launches all_reduce #3 on 512 elements (its peers on 1024) 60 ms
-// after them, more than half the gap to the next launch: still a mismatch (the guard above judges
-// completions, and these are none; the sanitizer's timing hid ctest recorder_hangs nccl_api_mismatch so).
-TEST(Stall, NcclApiLaunchesApartAreStillAMismatch) {
+// NCCL's API alone (a call returns 50 µs after it is made, at its launch): 3 ranks, 5 all_reduces 100 ms apart,
+// each of `count` elements; rank `odd_rank`'s call `odd_call` is made `odd_delay` later, of `odd_count`.
+Job NcclApiJob(uint64_t count, int odd_rank = -1, uint64_t odd_call = 0, uint64_t odd_delay = 0,
+               uint64_t odd_count = 0) {
   Job j;
   j.seg.launched = true;
   j.seg.end_ns = 25 * kS;
@@ -453,12 +452,21 @@ TEST(Stall, NcclApiLaunchesApartAreStillAMismatch) {
     j.Process(r);
     const uint32_t pid = 10 + static_cast<uint32_t>(r);
     for (uint64_t k = 0; k < 5; ++k) {
-      const uint64_t t = kS + k * 100 * kMs + (r == 1 && k == 3 ? 60 * kMs : 0);
-      j.seg.data.call_enters.push_back({pid, pid, 0, t, 0, r == 1 && k == 3 ? 512u : 1024u});
+      const bool odd = r == odd_rank && k == odd_call;
+      const uint64_t t = kS + k * 100 * kMs + (odd ? odd_delay : 0);
+      j.seg.data.call_enters.push_back({pid, pid, 0, t, 0, odd ? odd_count : count});
       j.seg.data.calls.push_back({pid, pid, 0, t, t + 50'000});
     }
   }
-  const DiagnosisResult r = Analyse(j);
+  return j;
+}
+
+// NCCL's API alone: a call returns at its launch, so the launches' times say nothing of whether the calls of
+// one number were one collective. Rank 1 launches all_reduce #3 on 512 elements (its peers on 1024) 60 ms
+// after them, more than half the gap to the next launch: still a mismatch (the guard above judges
+// completions, and these are none; the sanitizer's timing hid ctest recorder_hangs nccl_api_mismatch so).
+TEST(Stall, NcclApiLaunchesApartAreStillAMismatch) {
+  const DiagnosisResult r = Analyse(NcclApiJob(1024, 1, 3, 60 * kMs, 512));
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].cause, Cause::kCollectiveMismatch) << r.findings[0].summary;
   EXPECT_EQ(Stall(r.findings[0]).seq, 3);
@@ -647,19 +655,7 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
 TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
   // NCCL's API alone (calls return at launch): every rank's last call is the same one and the job then idles
   // 20 s (an evaluation, a teardown): no stall. Rank 1 one call behind the others: a stall naming it.
-  Job j;
-  j.seg.launched = true;
-  j.seg.end_ns = 25 * kS;
-  j.seg.probes = {{"ncclAllReduce", "all_reduce", ProbeKind::kCollectiveEnqueue, "libnccl.so"}};
-  for (int r = 0; r < 3; ++r) {
-    j.Process(r);
-    const uint32_t pid = 10 + static_cast<uint32_t>(r);
-    for (uint64_t k = 0; k < 5; ++k) {
-      const uint64_t t = kS + k * 100 * kMs;
-      j.seg.data.call_enters.push_back({pid, pid, 0, t, 0, 0});
-      j.seg.data.calls.push_back({pid, pid, 0, t, t + 50'000});
-    }
-  }
+  Job j = NcclApiJob(0);
   EXPECT_TRUE(Analyse(j).findings.empty());
   std::erase_if(j.seg.data.call_enters, [](const auto& e) { return e.tgid == 11 && e.ts_ns == kS + 400 * kMs; });
   const DiagnosisResult r = Analyse(j);

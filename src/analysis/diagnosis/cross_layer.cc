@@ -291,15 +291,15 @@ double PeersWorstMs(const TraceLatenessByRank& traced, int32_t rank) {
   return worst;
 }
 
-// peers_worst: the job's noise the lateness is weighed against (lateness_rule.h), unset for ranks slowed alike
-// (their peers include the others slowed with them).
-std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms,
-                                               std::optional<double> peers_worst) {
-  if (by_step.empty()) return std::nullopt;
-  std::vector<int64_t> numbers;
+// Lateness by step judged by the confirmation rule (late by kConfirmedLatenessMultiple x the least recorded
+// excess of a step; a cluster of any such steps above the noise). `numbers` receives the step numbers of the
+// judgement's indices. peers_worst: the job's noise the lateness is weighed against (lateness_rule.h), unset
+// for ranks slowed alike (their peers include the others slowed with them).
+RankLateness JudgeConfirmation(const std::map<int64_t, double>& by_step, double step_ms,
+                               std::optional<double> peers_worst, std::vector<int64_t>* numbers) {
   std::vector<double> lateness;
   for (const auto& [step, ms] : by_step) {
-    numbers.push_back(step);
+    numbers->push_back(step);
     lateness.push_back(ms);
   }
   const LatenessRule rule{.late_share = thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess,
@@ -307,7 +307,16 @@ std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& 
                           .very_late_multiple = LatenessRule::kUnused,
                           .peers_worst = peers_worst,
                           .clear_above_noise = true};
-  const RankLateness judged = JudgeRankLateness(lateness, std::vector<double>(lateness.size(), step_ms), rule);
+  return JudgeRankLateness(lateness, std::vector<double>(lateness.size(), step_ms), rule);
+}
+
+// The lateness the confirmation rule finds persistent (its late steps) or a cluster (its clearly late steps);
+// none otherwise.
+std::optional<TraceLateness> ConfirmedLateness(const std::map<int64_t, double>& by_step, double step_ms,
+                                               std::optional<double> peers_worst) {
+  if (by_step.empty()) return std::nullopt;
+  std::vector<int64_t> numbers;
+  const RankLateness judged = JudgeConfirmation(by_step, step_ms, peers_worst, &numbers);
   const double n = static_cast<double>(by_step.size());
   TraceLateness out;
   out.persistent = judged.persistent;
@@ -332,12 +341,12 @@ struct LinkSteps {
   bool persistent = false;
 };
 std::optional<LinkSteps> LinkStepsOf(const std::map<int64_t, double>& by_step, double step_ms) {
-  if (auto late = ConfirmedLateness(by_step, step_ms, std::nullopt)) return LinkSteps{late->steps, late->persistent};
+  std::vector<int64_t> numbers;
+  const RankLateness judged = JudgeConfirmation(by_step, step_ms, std::nullopt, &numbers);
+  if (judged.late.empty()) return std::nullopt;
   LinkSteps out;
-  for (const auto& [step, ms] : by_step)
-    if (ms >= thresholds::kConfirmedLatenessMultiple * kMinRecordedExcess * step_ms) out.steps.push_back(step);
-  if (out.steps.empty()) return std::nullopt;
-  out.persistent = out.steps.size() == by_step.size();
+  out.persistent = judged.persistent;
+  for (size_t i : judged.cluster && !judged.persistent ? judged.clear : judged.late) out.steps.push_back(numbers[i]);
   return out;
 }
 
