@@ -16,7 +16,18 @@
 #include <cstring>
 #include <filesystem>
 
+// The skeleton bpftool generates is C: its rodata struct spells booleans `_Bool` (a C keyword clang's C++
+// does not know) and holds the BPF object as one string literal longer than C++ promises to support.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Woverlength-strings"
+#define _Bool bool
+#endif
 #include "record.skel.h"
+#if defined(__clang__)
+#undef _Bool
+#pragma clang diagnostic pop
+#endif
 #include "store/slice_names.h"
 
 namespace strata::recorder {
