@@ -5,6 +5,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build}
 type=${2:-Release}
 shift $(( $# > 2 ? 2 : $# ))
+# The compiler: clang for C and C++ unless CC/CXX name another. The tool needs clang anyway (its BPF program), so
+# the quick start installs one compiler, not two; and it compiles this tree faster: the `strata` target cold in
+# 143 s wall against g++ 12's 180 s (Release, unity, 2 cores, the same quiet machine, 2026-12-05). Given to
+# CMake by full path on every run, so that a folder configured with another compiler is configured anew (below)
+# rather than silently keeping the old one.
+CC=$(command -v "${CC:-clang}") || { echo "build.sh: no C compiler '${CC:-clang}' (scripts/setup.sh installs clang)" >&2; exit 1; }
+CXX=$(command -v "${CXX:-clang++}") || { echo "build.sh: no C++ compiler '${CXX:-clang++}' (scripts/setup.sh installs clang)" >&2; exit 1; }
+export CC CXX
+compilers=(-DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX")
 # ccache (when installed; scripts/setup.sh installs it) keeps every object compiled on this machine, so a build
 # of the same sources in another clone or build folder (CI's fresh clone, the three configurations below)
 # compiles only what changed. Paths are hashed relative to the source root, not the folder, for that.
@@ -18,7 +27,14 @@ fi
 mkdir -p "$dir"
 exec 9>"$dir.lock"
 flock 9
-cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${launcher[@]}" "$@" > "$dir.cmake.log" 2>&1 || { cat "$dir.cmake.log"; exit 1; }
+# A folder configured with another compiler starts afresh: CMake would drop its cache itself, but then configure
+# without this run's -D options (a unity build would come out per file).
+cached=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt" 2>/dev/null || true)
+if [ -n "$cached" ] && [ "$cached" != "$CXX" ]; then
+  echo "build.sh: $dir was configured with $cached; configuring it anew for $CXX"
+  rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+fi
+cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "${compilers[@]}" "${launcher[@]}" "$@" > "$dir.cmake.log" 2>&1 || { cat "$dir.cmake.log"; exit 1; }
 # STRATA_TARGETS: build only these targets (default: all).
 # shellcheck disable=SC2086
 ninja -C "$dir" ${STRATA_TARGETS:-}

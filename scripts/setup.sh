@@ -18,7 +18,7 @@ done
 
 # What the tool needs: the compilers, the libraries it links and the programs its build runs.
 TOOL_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang
+  clang cmake ninja-build pkg-config  # clang compiles the tool (C, C++) and its BPF program (scripts/build.sh)
   ccache            # compiler cache: a rebuild of unchanged sources (another clone, CI) reuses the objects
   libsimdjson-dev   # JSON parsing of Kineto traces
   libfmt-dev        # text formatting
@@ -38,6 +38,7 @@ TOOL_PACKAGES=(
 # What the tests, the lab jobs and the benchmarks need besides.
 TEST_PACKAGES=(
   clang-format libclang-rt-14-dev  # the format check; sanitizer and fuzzer runtimes
+  g++               # the sanitizers' build (scripts/test.sh): a second compiler's warnings over the same code
   sqlite3           # the Nsight tests check the exports with sqlite3's SQL
   redis-server      # tests of the multi-node path start their own redis-server
   prometheus        # the agent test has a real Prometheus scrape /metrics (and promtool lint the exposition)

@@ -13,13 +13,21 @@ Exits 1 with the reason on failure.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 # Heavy packages the tests and the lab need and the tool does not: the quick start must not install them.
 TEST_ONLY = ["python3-torch", "chromium", "golang-go", "prometheus", "libgtest-dev", "libbenchmark-dev", "nodejs",
-             "python3-pandas", "redis-server", "pybind11-dev"]
+             "python3-pandas", "redis-server", "pybind11-dev", "build-essential", "g++"]
+# The compiler's companion programs CMake looks up (archiver, linker, nm, ...): with clang it takes LLVM's where a
+# machine has them (here, from the tests' packages) and binutils' otherwise, which clang depends on; either builds
+# the same tool, so they are checked as binutils (below), not as the file this machine happened to have.
+TOOLCHAIN_ROLES = re.compile(r"CMAKE_(C_COMPILER_|CXX_COMPILER_)?(AR|RANLIB|NM|OBJCOPY|OBJDUMP|READELF|STRIP|ADDR2LINE|"
+                             r"DLLTOOL|LINKER)$")
+# Not even as a dependency: the tool builds with clang alone (scripts/build.sh), g++ is the sanitizers' pass's.
+NOT_PULLED = ["python3-torch", "chromium", "golang-go", "prometheus", "nodejs", "g++-12"]
 # Headers of header-only packages the sources include directly (no configure check finds them).
 HEADER_ONLY = ["/usr/include/CLI/CLI.hpp"]
 
@@ -53,6 +61,8 @@ def found_files(build):
             if not m:
                 continue
             key, value = m.group(1), m.group(3)
+            if TOOLCHAIN_ROLES.match(key):
+                continue
             if os.path.isfile(value):
                 files.append(value)
             elif key.endswith("_DIR") and os.path.isdir(value):
@@ -80,12 +90,17 @@ def main():
         if p in tool:
             failures.append(f"setup.sh --tool installs {p}, which only the tests use")
     installed = closure(tool)
-    for p in ("python3-torch", "chromium", "golang-go", "prometheus", "nodejs"):
+    if "binutils" not in installed:
+        failures.append("setup.sh --tool does not pull in binutils (the archiver and linker clang falls back on)")
+    for p in NOT_PULLED:
         if p in installed:
             failures.append(f"setup.sh --tool pulls in {p} (a dependency of a tool package)")
     with tempfile.TemporaryDirectory(prefix="strata-quickstart-") as build:
+        # With the compilers scripts/build.sh gives CMake (clang unless CC/CXX say otherwise).
+        cc = shutil.which(os.environ.get("CC", "clang")) or "clang"
+        cxx = shutil.which(os.environ.get("CXX", "clang++")) or "clang++"
         run("cmake", "-S", root, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DSTRATA_BUILD_TESTS=OFF",
-            "-DSTRATA_PYTHON=OFF")
+            "-DSTRATA_PYTHON=OFF", f"-DCMAKE_C_COMPILER={cc}", f"-DCMAKE_CXX_COMPILER={cxx}")
         files = found_files(build)
     if len(files) < 10:
         failures.append(f"only {len(files)} found files read from the cache: the check went blind")

@@ -14,6 +14,13 @@
 #include <cstddef>
 #include <cstdint>
 
+// NCCL's descriptors are C: unions of unnamed structs, which C++ allows only as an extension (clang's -Wpedantic
+// says so; g++ accepts them silently). Restated as NCCL writes them, so that the layout stays NCCL's.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#endif
+
 extern "C" {
 
 typedef enum { ncclSuccess = 0, ncclInternalError = 3, ncclInvalidArgument = 4 } ncclResult_t;
@@ -190,6 +197,10 @@ typedef struct {
 } ncclProfiler_v3_t;
 
 }  // extern "C"
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 // The offsets strata reads, as NCCL lays them out on x86-64 (LP64).
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll) == 24);
