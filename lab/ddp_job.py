@@ -9,16 +9,16 @@ layer (forward) and twice that (backward), the way a host thread waits for a GPU
 and the injected fault is the only systematic difference between ranks, unless the machine makes one.
 
 Fitting the machine (issue 47 item 4; this VM has 2 vCPUs and its host runs one of them 60-100 % slower for
-whole runs): by default (--placement auto) the ranks **float** over every usable core, so a slow core is
-shared by all ranks in turn and singles none out; only the faults whose injector pins helpers to the fault
-rank's core (CPU contention: the spinners; network contention: the traffic's ends) pin every rank to one core
-((rank + --core-shift, default the seed) modulo the usable cores). The emulated device time per layer grows
-with the ranks per core (--layer-ms, default 3 ms times ceil(ranks / cores)), so the job's CPU demand stays
-about a quarter of the machine however many ranks it has (each rank's own host work, ~12 ms a step with the
-profiler, is the same at any size). Before the job the launcher times the same fixed work on each core (truth
-"core_ms_before"); floating ranks are kept off a core measurably slower than the fastest (--slow-core-ratio,
-truth "rank_cores": on this VM they then share the fast core, the device time and cpu_throttling's quota made
-for that); during the job the core probe times the work on every rank (truth "probe_ms_by_rank").
+whole runs): before the job the launcher times the same fixed work on each core (truth "core_ms_before") and
+the ranks run only on the cores not measurably slower than the fastest (--slow-core-ratio, truth "rank_cores":
+on this VM they then share the fast core). By default (--placement auto) the ranks **float** over those cores;
+only the faults whose injector pins helpers to the fault rank's core (CPU contention: the spinners; network
+contention: the traffic's ends) pin every rank to one of them ((rank + --core-shift, default the seed) modulo
+their number). The emulated device time per layer grows with the ranks per core (--layer-ms, default 3 ms
+times ceil(ranks / cores)), so the job's CPU demand stays about a quarter of the machine however many ranks it
+has (each rank's own host work, ~12 ms a step with the profiler, is the same at any size), and cpu_throttling's
+quota is made for the same share. During the job the core probe times the work on every rank (truth
+"probe_ms_by_rank").
 
 Faults (each a real mechanism, on --fault-rank only):
   slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
@@ -30,7 +30,8 @@ Faults (each a real mechanism, on --fault-rank only):
   none                       clean run
 From outside the rank's code (lab/injectors/, root except cpu_contention; see each module for the mechanism
 and what was measured with it):
-  cpu_contention             busy processes pinned to the rank's core (1 + round(magnitude/0.3) of them)
+  cpu_contention             busy processes pinned to the rank's core, in a CPU cgroup with that rank alone
+                             (1 + round(magnitude/0.3) of them)
   cpu_throttling             the rank in a cgroup with a CPU quota (--quota, --period-us; v1 or v2)
   memory_pressure            the rank in a cgroup whose memory limit sits below its working set: a
                              memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again
@@ -143,11 +144,11 @@ def parse_args(argv=None):
                          "ceil(ranks / usable cores): the job's CPU demand the same share of the machine at any size)")
     ap.add_argument("--placement", choices=("auto", "float", "pinned"), default="auto",
                     help="float: every rank may run on every usable core not measurably slower than the fastest "
-                         "(--slow-core-ratio); pinned: rank r on core (r + --core-shift) "
-                         "mod cores; auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", else float")
+                         "(--slow-core-ratio); pinned: rank r on the (r + --core-shift) mod n-th of those n cores; "
+                         "auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", else float")
     ap.add_argument("--slow-core-ratio", type=float, default=SLOW_CORE_RATIO,
-                    help="float: cores whose work timed before the job takes this many times the fastest core's are "
-                         f"left out of the ranks' cores (default {SLOW_CORE_RATIO}; 0: every core)")
+                    help="cores whose work timed before the job takes this many times the fastest core's are left "
+                         f"out of the ranks' cores, floating or pinned (default {SLOW_CORE_RATIO}; 0: every core)")
     ap.add_argument("--host-ms", type=float, default=0.0,
                     help="real CPU work per step on every rank (matmul blocks before each layer's device wait), "
                          "like a GPU job's host-side launch work (default 0)")
@@ -728,13 +729,16 @@ def launch(a, argv):
     if a.core_shift is None:
         a.core_shift = a.seed
     core_ms_before = measure_cores(cores)
-    rank_cores = fast_cores(core_ms_before, a.slow_core_ratio) if a.placement == "float" else cores
+    # Floating and pinned ranks alike run only on the cores not measurably slower than the fastest: a pinned
+    # rank on the slow core was late in every step by the machine alone (intermittent faults were then named in
+    # every step, 7 cases of the held-out run at 4351e00: the fault rank 6-18 ms late in the steps it spared).
+    rank_cores = fast_cores(core_ms_before, a.slow_core_ratio)
     if len(rank_cores) < len(cores):
         refit_to_cores(a, len(rank_cores))
     # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
     argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
-    ctx = injectors.Context(a, work, cores)
+    ctx = injectors.Context(a, work, rank_cores)  # pinned ranks and their faults' helpers: these cores only
     procs, logs = [], []
 
     def on_signal(signum, frame):
@@ -861,7 +865,7 @@ def launch(a, argv):
         "placement": a.placement,
         "layer_ms": a.layer_ms,
         "core_ms_before": core_ms_before,
-        "rank_cores": rank_cores if a.placement == "float" else None,
+        "rank_cores": rank_cores,
         "mechanism": mech or (stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)"),
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,

@@ -59,7 +59,7 @@ def predicted(d):
 def judge(truth, d, recorded=False):
     """None when the diagnosis d matches the truth, else what is wrong. Faults of no single rank (truth rank
     null, e.g. data_imbalance) are judged on the cause only; a truth "ranks" list accepts any of them as the
-    top straggler (e.g. the ranks of a slow pipeline stage, or every rank on a contended core)."""
+    top straggler (e.g. the ranks of a slow pipeline stage)."""
     if truth["fault"] == "none":
         return _judge_clean(truth, d)
     ranks = truth_ranks(truth)

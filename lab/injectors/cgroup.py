@@ -77,6 +77,16 @@ class Group:
             if quota_us is not None:
                 _write(os.path.join(d, "cpu.cfs_quota_us"), quota_us)
 
+    def set_cpu_weight(self, nice):
+        """The group's CPU weight, as the scheduler weighs one task (or one autogroup) of niceness `nice`
+        against the other groups and autogroups at its level (v1 cpu.shares, 1024 = nice 0; v2 cpu.weight,
+        100 = nice 0)."""
+        weight = 1024 * 1.25 ** (-nice)  # the kernel's sched_prio_to_weight table, to within 2 %
+        if self.cg.version == 2:
+            _write(os.path.join(self.dir("cpu"), "cpu.weight"), max(1, min(10000, round(weight * 100 / 1024))))
+        else:
+            _write(os.path.join(self.dir("cpu"), "cpu.shares"), max(2, round(weight)))
+
     def cpu_stat(self):
         """{"nr_periods", "nr_throttled", "throttled_us", "usage_us"} (what the kernel reports)."""
         out = {}

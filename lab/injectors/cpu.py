@@ -9,32 +9,43 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class CpuContention(Injector):
-    """Busy processes (spinning, no sleep) pinned to the fault rank's core, with the ranks' niceness and a
-    session (autogroup) of their own like the ranks, so the scheduler splits the core between them. The rank
-    stops/continues them (SIGSTOP/SIGCONT) at step boundaries. --magnitude sets how many: 1 + round(magnitude /
-    0.3) (two at the lab's default 0.3).
+    """Busy processes (spinning, no sleep) pinned to the fault rank's core and sharing a CPU cgroup with the fault
+    rank alone (v1 cpu or v2 cpu controller, weighted as one autogroup of the ranks' niceness): a stray process
+    in the rank's own container. The scheduler splits the core between groups first, so the spinners take their
+    time from the fault rank only; another rank on that core competes with the group as with one more rank, which
+    wakes and runs as before. The rank stops/continues them (SIGSTOP/SIGCONT) at step boundaries. --magnitude sets
+    how many: 1 + round(magnitude / 0.3) (two at the lab's default 0.3).
+
+    Until 2026-12-05 each spinner ran in an autogroup of its own, so every rank on the core was slowed alike and
+    the truth accepted any of them; with the ranks kept off a measurably slower core (ddp_job.py), 4- and 8-rank
+    jobs on this VM put every rank on one core, and the fault would have reached all of them.
 
     A rank that needs less than its fair share of the core (the lab's ranks mostly wait for the emulated device)
-    is hardly slowed by one spinner: the scheduler runs it as soon as it wakes. Two or more spinners (each in
-    an autogroup of its own) push its share below its demand; give the ranks real host work (--host-ms 10)
-    so there is CPU demand to stretch. Measured here (2 ranks, --host-ms 10): 1 spinner about +0 ms per step,
+    is hardly slowed by one spinner: the scheduler runs it as soon as it wakes. Two or more spinners push its
+    share below its demand; give the ranks real host work (--host-ms 10) so there is CPU demand to stretch.
+    Measured here with a spinner autogroup each (2 ranks, --host-ms 10): 1 spinner about +0 ms per step,
     2 spinners about +11 ms (single steps 0-21 ms), 5 spinners about +16 ms (1-39 ms)."""
 
     cause = "cpu_contention"
-    needs_root = False
 
     def setup(self):
+        need_root("cpu_contention (a CPU cgroup shared by the rank and the busy processes)")
         self.core = self.ctx.core_of(self.a.fault_rank)
         self.n = 1 + max(1, round(self.a.magnitude / 0.3))
+        self.cg = Cgroups.detect(need=("cpu",))
+        self.group = self.cg.create(f"{self.ctx.prefix}-spin-r{self.a.fault_rank}", ["cpu"])
+        self.ctx.undo.push(f"remove cgroup {self.group.name}", lambda: self.group.remove())
+        self.group.set_cpu_weight(self.a.nice)
         self.procs = [start_helper(self.ctx, [self.ctx.helper_python, os.path.join(HERE, "helpers.py"), "spin",
                                               f"{self.ctx.prefix}-spin{i}", str(self.core), str(self.a.nice)],
                                    f"spin{i}") for i in range(self.n)]
         for p in self.procs:
             os.kill(p.pid, signal.SIGSTOP)  # off until the rank switches it on
+            self.group.add(p.pid)
 
-    def affected_ranks(self):
-        # With more ranks than cores a core is shared: the spinners slow every rank pinned to it.
-        return [r for r in range(self.a.ranks) if self.ctx.core_of(r) == self.core]
+    def after_spawn(self, rank, pid):
+        if rank == self.a.fault_rank:
+            self.group.add(pid)
 
     def toggle(self):
         return {"on": [["signal", p.pid, int(signal.SIGCONT)] for p in self.procs],
@@ -47,7 +58,8 @@ class CpuContention(Injector):
 
     def mechanism(self):
         return (f"{self.n} busy process(es) (a Python spin loop) pinned to cpu {self.core}, the core of rank "
-                f"{self.a.fault_rank}, with the ranks' niceness ({self.a.nice}) in a session of its own")
+                f"{self.a.fault_rank}, with the ranks' niceness ({self.a.nice}), in {self.cg.describe()} group "
+                f"{self.group.name} with rank {self.a.fault_rank} alone (weighted as one autogroup of that niceness)")
 
 
 class CpuThrottling(Injector):

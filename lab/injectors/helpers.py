@@ -4,16 +4,20 @@
   helpers.py spin MARKER CORE NICE             a busy loop pinned to CORE (cpu_contention)
   helpers.py sink MARKER HOST PORT             accepts connections, reads everything, sends back as fast as
                                                the link lets it (network_contention, the far end)
-  helpers.py blast MARKER HOST PORT [SECONDS]  connects to a sink and sends as fast as the link lets it while
-                                               reading what comes back (network_contention, the fault rank's end)
+  helpers.py blast MARKER HOST PORT            while on (SIGUSR2; SIGUSR1 off, the connection reset), connects to
+                                               a sink and sends as fast as the link lets it while reading what
+                                               comes back (network_contention, the fault rank's end)
 
 MARKER is the run's prefix (strata-lab-<pid>-...): lab/cleanup.py recognises leftovers by it in the command
 line. Each exits on SIGTERM. sink and blast run at the lowest priority (lowest_priority).
 """
 import os
+import signal
 import socket
+import struct
 import sys
 import threading
+import time
 
 
 def set_nice(nice):
@@ -43,10 +47,11 @@ def spin(core, nice):
         x += 1
 
 
-def pump_out(sock):
+def pump_out(sock, state=None):
+    """Send as fast as the link lets it, until the connection fails (or state["on"] turns false)."""
     buf = b"\0" * (1 << 16)
     try:
-        while True:
+        while state is None or state["on"]:
             sock.sendall(buf)
     except OSError:
         pass
@@ -99,15 +104,67 @@ def sink(host, port):
         threading.Thread(target=both_ways, args=(c,), daemon=True).start()
 
 
+class Off(Exception):
+    """Raised in the blaster's main thread by SIGUSR1: stop sending now."""
+
+
+def abort(sock):
+    """Close with a reset (SO_LINGER on, 0 s): the kernel discards what both ends' socket buffers still hold
+    instead of sending it, so the link is free at once."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RD)  # wakes the reading thread, whose recv would hold the socket open
+    except OSError:
+        pass
+    sock.close()
+
+
 def blast(host, port):
+    """Traffic switched by signals: SIGUSR2 on (connect to the sink, send and read as fast as the link lets
+    it), SIGUSR1 off (the connection reset at once, see abort). Stopping the process instead (SIGSTOP) left
+    what its socket buffers held crossing the link for the next steps (docs/accuracy.md). Starts off, after
+    one connection that shows the sink is reachable."""
     lowest_priority()
-    s = socket.socket()
-    small_buffers(s)  # before connecting: the receive window is announced in the handshake
-    s.settimeout(10)
-    s.connect((host, int(port)))
-    s.settimeout(None)
+    state = {"on": False, "sending": False}
+
+    def on(signum, frame):
+        state["on"] = True
+
+    def off(signum, frame):  # interrupts a blocked send; raised only inside the try below
+        state["on"] = False
+        if state["sending"]:
+            state["sending"] = False
+            raise Off()
+
+    def connect():
+        s = socket.socket()
+        small_buffers(s)  # before connecting: the receive window is announced in the handshake
+        s.settimeout(10)
+        s.connect((host, int(port)))
+        s.settimeout(None)
+        return s
+
+    abort(connect())
+    signal.signal(signal.SIGUSR2, on)
+    signal.signal(signal.SIGUSR1, off)
     print("connected", flush=True)
-    both_ways(s)
+    while True:
+        while not state["on"]:
+            signal.pause()
+        s = None
+        try:
+            s = connect()
+            threading.Thread(target=pump_in, args=(s,), daemon=True).start()
+            state["sending"] = state["on"]
+            pump_out(s, state)
+        except Off:
+            pass
+        except OSError:
+            time.sleep(0.01)  # the sink went away or refused: try again while on
+        finally:
+            state["sending"] = False
+            if s is not None:
+                abort(s)
 
 
 def main():

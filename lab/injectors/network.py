@@ -41,12 +41,12 @@ def wire_bits(a):
 
 
 def sized_contention(a):
-    """Whether every link is shaped for the magnitude (contention_rate_mbit): --contention-rate magnitude, and
-    not for intermittent_network_contention. An intermittent fault must be off in the steps between: on a link
-    slowed to the sized rate, what the stopped traffic's socket buffers hold took the next steps too (seeds
-    20000+: every step of an 8-rank job's all_reduces slow for a fault of every third step), and smaller buffers
-    left the traffic unable to fill the link (seeds 20100+), so the intermittent fault keeps the links' rate."""
-    return a.contention_rate == "magnitude" and not a.fault.startswith("intermittent_")
+    """Whether every link is shaped for the magnitude (contention_rate_mbit): --contention-rate magnitude.
+    Until 2026-12-05 not for intermittent_network_contention: the blaster was stopped (SIGSTOP) between fault
+    steps, and on a link slowed to the sized rate what its socket buffers held took the next steps too (seeds
+    20000+: every step of an 8-rank job's all_reduces slow for a fault of every third step). The blaster now
+    resets its connection when switched off (helpers.py blast), which discards those buffers."""
+    return a.contention_rate == "magnitude"
 
 
 def contention_rate_mbit(a, link_mbit):
@@ -161,8 +161,8 @@ class SlowCommunication(Injector):
 
 class NetworkContention(Injector):
     """Background traffic on the fault rank's link: a blaster in its namespace and a sink in the bridge's,
-    TCP both ways as fast as the shaped link lets it. The rank stops/continues both (SIGSTOP/SIGCONT) at step
-    boundaries."""
+    TCP both ways as fast as the shaped link lets it. The rank switches the blaster on and off at step
+    boundaries (SIGUSR2/SIGUSR1: a new connection, a reset one)."""
 
     cause = "network_contention"
 
@@ -189,15 +189,13 @@ class NetworkContention(Injector):
         self.blaster = start_helper(self.ctx, ["ip", "netns", "exec", topo.ns[r], "taskset", "-c", core, py, helper, "blast",
                                                f"{self.ctx.prefix}-blast", BRIDGE_ADDR, str(SINK_PORT)], "blast")
         log = os.path.join(self.ctx.work, "blast.log")
-        wait_until(lambda: "connected" in open(log).read(), 10, "the traffic blaster")
-        os.kill(self.blaster.pid, signal.SIGSTOP)
-        os.kill(self.sink.pid, signal.SIGSTOP)
+        wait_until(lambda: "connected" in open(log).read(), 10, "the traffic blaster")  # it starts off
 
     def toggle(self):
-        # Both ends stop: only what their (fixed, small) socket buffers hold still crosses the link afterwards.
-        ends = (self.blaster.pid, self.sink.pid)
-        return {"on": [["signal", pid, int(signal.SIGCONT)] for pid in ends],
-                "off": [["signal", pid, int(signal.SIGSTOP)] for pid in ends]}
+        # On: the blaster connects and sends. Off: it resets the connection, which discards what both ends'
+        # socket buffers hold (helpers.py blast), so the traffic stops within the step.
+        pid = self.blaster.pid
+        return {"on": [["signal", pid, int(signal.SIGUSR2)]], "off": [["signal", pid, int(signal.SIGUSR1)]]}
 
     def mechanism(self):
         sized = " (every link shaped to it for the magnitude: --contention-rate magnitude)"

@@ -94,6 +94,23 @@ class FakeTrees(unittest.TestCase):
         self.assertEqual(get(f"{self.root}/memory/strata-lab-2-g/cgroup.procs"), "99")
         self.assertEqual(g.dirs(), [d, f"{self.root}/memory/strata-lab-2-g"])
 
+    def test_cpu_weight_is_that_of_one_task_of_the_niceness(self):
+        # the kernel's sched_prio_to_weight: nice 0 -> 1024, -10 -> 9548, 5 -> 335 (v1 cpu.shares)
+        os.makedirs(f"{self.root}/cpu")
+        os.makedirs(f"{self.root}/memory")
+        g = Cgroups.detect(self.root).create("strata-lab-3-spin-r1", ["cpu"])
+        for nice, kernel in ((0, 1024), (-10, 9548), (5, 335)):
+            g.set_cpu_weight(nice)
+            shares = int(get(f"{self.root}/cpu/strata-lab-3-spin-r1/cpu.shares"))
+            self.assertLess(abs(shares - kernel), 0.02 * kernel, (nice, shares))
+        put(f"{self.root}/v2/cgroup.controllers", "cpu\n")
+        put(f"{self.root}/v2/cgroup.subtree_control", "")
+        g2 = Cgroups(2, f"{self.root}/v2").create("strata-lab-3-spin-r1", ["cpu"])
+        g2.set_cpu_weight(0)
+        self.assertEqual(get(f"{self.root}/v2/strata-lab-3-spin-r1/cpu.weight"), "100")
+        g2.set_cpu_weight(-10)
+        self.assertEqual(get(f"{self.root}/v2/strata-lab-3-spin-r1/cpu.weight"), "931")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,12 +1,17 @@
 """network_contention is sized like the lab's other faults (issue 47 item 4): every link is shaped to the rate at
 which the blaster's half of the fault rank's link costs the gradient all_reduce --magnitude of the emulated device
 time per step. At the 1000 Mbit/s links of the lab before 2026-12-04 the traffic cost -2 to +2 ms a step (the
-fault did not take in 5 of 6 held-out cases at seeds 19000+). No job is started: the rule the launcher applies.
+fault did not take in 5 of 6 held-out cases at seeds 19000+). No job is started: the rule the launcher applies,
+and the blaster's switch (a connection while on, reset at once when off) on loopback.
 
 usage: python3 -m unittest discover -s lab/tests    (from the repository root)
 """
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -43,11 +48,59 @@ class ContentionRate(unittest.TestCase):
         self.assertTrue(network.sized_contention(self.args()))
         self.assertFalse(network.sized_contention(self.args("--contention-rate", "link")))
 
-    def test_an_intermittent_fault_keeps_the_links_rate(self):
-        # its traffic must stop within the step it is switched off in (sized_contention's docstring)
+    def test_an_intermittent_fault_is_sized_too(self):
+        # its traffic stops within the step it is switched off in (the blaster resets its connection: Blaster below)
         a = ddp_job.parse_args(["--out", "/nonexistent", "--fault", "intermittent_network_contention"])
-        self.assertFalse(network.sized_contention(a))
+        self.assertTrue(network.sized_contention(a))
 
+
+def established(port):
+    """Established TCP connections to `port` on this host (both ends' sockets), by `ss`."""
+    out = subprocess.run(["ss", "-Htn", "state", "established", f"( dport = :{port} or sport = :{port} )"],
+                         capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def wait_for(pred, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+class Blaster(unittest.TestCase):
+    """The traffic of network_contention is switched by signals (helpers.py blast): on, a connection carries
+    traffic; off, the connection is reset at once, so nothing its socket buffers held keeps the link busy."""
+
+    def test_switched_on_and_off_by_signals(self):
+        helpers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "injectors", "helpers.py")
+        with socket.socket() as probe:  # a free port on loopback
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        procs = []
+        try:
+            sink = subprocess.Popen([sys.executable, helpers, "sink", "strata-lab-test", "127.0.0.1", str(port)],
+                                    stdout=subprocess.PIPE, text=True)
+            procs.append(sink)
+            self.assertEqual(sink.stdout.readline().strip(), "listening")
+            blast = subprocess.Popen([sys.executable, helpers, "blast", "strata-lab-test", "127.0.0.1", str(port)],
+                                     stdout=subprocess.PIPE, text=True)
+            procs.append(blast)
+            self.assertEqual(blast.stdout.readline().strip(), "connected")
+            self.assertTrue(wait_for(lambda: not established(port)), "starts off: no connection")
+            for _ in range(3):
+                blast.send_signal(signal.SIGUSR2)
+                self.assertTrue(wait_for(lambda: len(established(port)) == 2), "on: one connection, both ends")
+                time.sleep(0.2)
+                blast.send_signal(signal.SIGUSR1)
+                self.assertTrue(wait_for(lambda: not established(port), 0.5), f"off: reset, left {established(port)}")
+            self.assertIsNone(blast.poll(), "the blaster keeps running between fault steps")
+        finally:
+            for p in procs:
+                p.terminate()
+                p.wait(timeout=10)
 
 if __name__ == "__main__":
     unittest.main()
