@@ -397,4 +397,21 @@ CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<Slic
   return model;
 }
 
+std::map<int64_t, double> TransferMsByStep(const CollectiveModel& model) {
+  std::map<int64_t, double> out;
+  if (!model.ends_synchronize) return out;
+  for (const MatchedCollective& m : model.matched) {
+    if (!m.complete() || m.step < 0) continue;
+    int64_t shortest = -1;
+    for (size_t r = 0; r < m.call.size(); ++r) {
+      if (m.call[r] < 0) continue;
+      const CollectiveCall& c = model.calls[r][static_cast<size_t>(m.call[r])];
+      const int64_t ns = std::max<int64_t>(0, c.end_ns - c.start_ns);
+      if (shortest < 0 || ns < shortest) shortest = ns;
+    }
+    if (shortest >= 0) out[m.step] += static_cast<double>(shortest) / 1e6;
+  }
+  return out;
+}
+
 }  // namespace strata::model

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ struct CollectiveModel {
 /// from the detected period or, when there is none, with one window per rank spanning its whole trace
 /// (step 0; the source stays kNone).
 CollectiveModel MatchCollectives(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, StepModel* steps);
+
+/// Each step's transfer time (ms): over the step's complete instances, the time the last member to arrive spent
+/// in the call (the shortest member's call: its ends are a common instant, so it only transferred), summed.
+/// Clock-free (durations only). Empty when the calls' ends do not synchronize (CPU-side NCCL calls) or nothing
+/// matched. A link slowed in some steps only shows here in those steps, whatever the rank arrivals.
+std::map<int64_t, double> TransferMsByStep(const CollectiveModel& model);
 
 /// Smallest p such that `keys` is (a prefix of) a repetition of its first p elements, or 0 when no
 /// period repeats at least twice. Exact repeats only (prefix function).

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -68,6 +69,21 @@ TEST(DiagCollectives, MatchesKthCallPerStepAndKey) {
       EXPECT_EQ(call.end_ns, sim.completion[s][k][r] + spec.clock_offset[r]);
     }
   }
+}
+
+// Each step's transfer time is what the last rank to arrive spent in its calls (1 + 4 + 6 ms here), whatever
+// the clock offsets and however late that rank was; CPU-side NCCL calls (ends that do not synchronize) give none.
+TEST(DiagCollectives, TransferByStepIsTheLastArrivalsTimeInTheCalls) {
+  const DdpSpec spec = ThreeCollectives();
+  SimulatedJob sim;
+  const TraceStore store = LoadDdp(spec, &sim);
+  auto m = BuildModels(store);
+  const std::map<int64_t, double> by_step = model::TransferMsByStep(m->collectives);
+  ASSERT_EQ(by_step.size(), 3u);
+  for (const auto& [step, ms] : by_step) EXPECT_NEAR(ms, 11.0, 0.01) << "step " << step;
+  model::CollectiveModel unsynchronized = m->collectives;
+  unsynchronized.ends_synchronize = false;
+  EXPECT_TRUE(model::TransferMsByStep(unsynchronized).empty());
 }
 
 TEST(DiagCollectives, UnmatchedCallsAreCountedAndCallsOutsideStepsLeftOut) {

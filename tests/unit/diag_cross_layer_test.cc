@@ -704,7 +704,8 @@ TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
 // Two ranks moving 1.5 MB/s each way over 1 Gbit/s links in ten 100 ms steps; someone else's traffic of
 // `mbyte_per_s` each way on `pid`'s link (10: rank 0, 20: rank 1) in `contended` steps. Diagnosed with no
 // straggler from the traces (every rank waits alike).
-DiagnosisResult LinkContended(int pid_contended, const std::set<int64_t>& contended, double mbyte_per_s) {
+DiagnosisResult LinkContended(int pid_contended, const std::set<int64_t>& contended, double mbyte_per_s,
+                              const std::map<int64_t, double>& transfer_ms_by_step = {}) {
   std::vector<int64_t> ours;
   for (int64_t k = 0; k < 10; ++k) ours.push_back(1000 + 100 * k);
   RecordedRun run;
@@ -729,8 +730,85 @@ DiagnosisResult LinkContended(int pid_contended, const std::set<int64_t>& conten
   DiagnosisResult result = NoStraggler();
   result.steps = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   result.step_time_median_ms = 100;
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result);
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &result, transfer_ms_by_step);
   return result;
+}
+
+// The traces' transfer time per step of the 9 steps: `base` ms, plus `extra` ms in `slow` steps.
+std::map<int64_t, double> Transfers(const std::set<int64_t>& slow, double extra, double base = 5) {
+  std::map<int64_t, double> out;
+  for (int64_t k = 1; k <= 9; ++k) out[k] = base + (slow.count(k) ? extra : 0.0);
+  return out;
+}
+
+// The recorder samples link counters at 10 Hz, so traffic of one step shows in its neighbours too (the lab's
+// intermittent network contention on a 2-rank job: busy beyond its peers in every step). The traces' collectives
+// took 30 ms longer to transfer in steps 3, 6 and 9 only: those are the link's steps, and it costs what those
+// transfers took beyond a typical step, 10 ms a step, not its busy share of every step.
+TEST(CrossLayer, ALinkBlurredOverEveryStepTakesTheStepsWhoseTransfersWereSlow) {
+  const std::set<int64_t> every{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const DiagnosisResult blurred = LinkContended(20, every, 15);
+  ASSERT_EQ(blurred.stragglers.size(), 1u);
+  EXPECT_TRUE(blurred.stragglers[0].persistent) << "the counters alone: every step";
+
+  const DiagnosisResult result = LinkContended(20, every, 15, Transfers({3, 6, 9}, 30));
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_FALSE(result.stragglers[0].persistent);
+  EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 10.0, 0.01);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+  EXPECT_NEAR(result.findings[0].impact_pct, 10.0, 0.01);
+  EXPECT_LT(result.stragglers[0].late_ms_per_step, blurred.stragglers[0].late_ms_per_step);
+
+  // Transfers alike in every step (a link busy all along, or fewer than 3 steps): the counters choose the steps,
+  // and the link costs at most what the transfers take in a step on average.
+  for (const auto& flat : {Transfers({}, 0), Transfers(every, 30), std::map<int64_t, double>{{1, 5.0}, {2, 40.0}}}) {
+    const DiagnosisResult same = LinkContended(20, every, 15, flat);
+    ASSERT_EQ(same.stragglers.size(), 1u);
+    EXPECT_EQ(same.stragglers[0].steps, blurred.stragglers[0].steps);
+    EXPECT_EQ(same.stragglers[0].persistent, blurred.stragglers[0].persistent);
+    double mean = 0;
+    for (const auto& [step, ms] : flat) mean += ms / static_cast<double>(flat.size());
+    EXPECT_NEAR(same.stragglers[0].late_ms_per_step, std::min(mean, blurred.stragglers[0].late_ms_per_step), 5e-4);
+  }
+}
+
+// Over 60 generated jobs (contended steps, traffic, slow-transfer steps and their excess drawn at random; fixed
+// seed): a link named is named with or without the transfers (they choose its steps, never whether it is
+// named); what it costs never exceeds the cost the counters alone give it nor what the transfers take in a step
+// on average; and when the slow transfers choose its steps, never what they took beyond a typical step.
+TEST(CrossLayer, SlowTransfersChooseALinksStepsAndBoundItsCost) {
+  std::mt19937 rng(815);
+  size_t chosen = 0;
+  for (int c = 0; c < 60; ++c) {
+    std::set<int64_t> contended, slow;
+    for (int64_t k = 1; k <= 9; ++k) {
+      if (rng() % 2 == 0) contended.insert(k);
+      if (rng() % 3 == 0) slow.insert(k);
+    }
+    const double rate = 3 + static_cast<double>(rng() % 400) / 10;
+    const double extra = 1 + static_cast<double>(rng() % 500) / 10;  // 1-51 ms on a 100 ms step
+    const std::string what =
+        fmt::format("case {}: contended {}, {} MB/s, slow {} by {} ms", c, contended, rate, slow, extra);
+    const DiagnosisResult counters = LinkContended(20, contended, rate);
+    const DiagnosisResult both = LinkContended(20, contended, rate, Transfers(slow, extra));
+    ASSERT_EQ(counters.stragglers.size(), both.stragglers.size()) << what;
+    if (both.stragglers.empty()) continue;
+    const Straggler& s = both.stragglers[0];
+    EXPECT_LE(s.late_ms_per_step, counters.stragglers[0].late_ms_per_step + 1e-9) << what;
+    const double mean_transfer = 5 + extra * static_cast<double>(slow.size()) / 9;
+    EXPECT_LE(s.late_ms_per_step, mean_transfer + 5e-4) << what << ": more than the transfers take";
+    const bool by_transfers = std::all_of(s.steps.begin(), s.steps.end(), [&](int64_t k) { return slow.count(k); }) &&
+                              !s.persistent && !slow.empty() && slow.size() < 9;
+    if (!by_transfers) continue;
+    ++chosen;
+    const double typical = slow.size() >= 5 ? 5 + extra : 5;  // the median step's transfer
+    const double excess = static_cast<double>(s.steps.size()) * (5 + extra - typical);
+    EXPECT_LE(s.late_ms_per_step, excess / 9 + 5e-4) << what;  // late_ms_per_step is rounded to the us
+  }
+  EXPECT_GE(chosen, 15u) << "the slow transfers chose the steps of many generated jobs";
 }
 
 // Someone else's traffic on rank 1's link in steps 3, 6 and 9 only (15 MB/s each way against the job's

@@ -339,6 +339,7 @@ using LinkExcessBySteps = std::function<std::map<int64_t, double>(int32_t rank)>
 struct LinkSteps {
   std::vector<int64_t> steps;
   bool persistent = false;
+  double late_ms = 0;  // the steps' excess spread over all steps (ms per step)
 };
 std::optional<LinkSteps> LinkStepsOf(const std::map<int64_t, double>& by_step, double step_ms) {
   std::vector<int64_t> numbers;
@@ -346,7 +347,78 @@ std::optional<LinkSteps> LinkStepsOf(const std::map<int64_t, double>& by_step, d
   if (judged.late.empty()) return std::nullopt;
   LinkSteps out;
   out.persistent = judged.persistent;
-  for (size_t i : judged.cluster && !judged.persistent ? judged.clear : judged.late) out.steps.push_back(numbers[i]);
+  for (size_t i : judged.cluster && !judged.persistent ? judged.clear : judged.late) {
+    out.steps.push_back(numbers[i]);
+    out.late_ms += by_step.at(numbers[i]) / static_cast<double>(by_step.size());
+  }
+  return out;
+}
+
+// The collectives' transfer time of a step, on average over the steps (ms; model::TransferMsByStep).
+double MeanTransferMs(const std::map<int64_t, double>& transfer_ms_by_step) {
+  std::vector<double> values;
+  for (const auto& [step, ms] : transfer_ms_by_step) values.push_back(ms);
+  return Mean(values);
+}
+
+// Each step's collective transfer time beyond the median step's (ms; model::TransferMsByStep) where it stands out
+// (a robust z above thresholds::kOutlierRobustZ, the one outlier rule), else 0: what a link slowed in some steps
+// only adds to them. Transfers that merely vary (a link busy all along, TCP's bursts) stand out in no step, and
+// fewer than half the steps can: this never makes a link persistent. Empty with fewer than 3 steps.
+std::map<int64_t, double> TransferExcess(const std::map<int64_t, double>& transfer_ms_by_step) {
+  std::map<int64_t, double> out;
+  if (transfer_ms_by_step.size() < 3) return out;
+  std::vector<double> values;
+  for (const auto& [step, ms] : transfer_ms_by_step) values.push_back(ms);
+  const double typical = Median(values);
+  const std::vector<double> z = RobustZ(values, 1e-6);
+  size_t i = 0;
+  for (const auto& [step, ms] : transfer_ms_by_step)
+    out[step] = z[i++] > thresholds::kOutlierRobustZ ? ms - typical : 0.0;
+  return out;
+}
+
+// A named link's steps and what it costs them (a share of the step). Its busy share beyond its peers' (`excess`),
+// but never more than the collectives' transfers take in a step on average (fixing the link removes at most
+// all of them). Its steps, by the first rule that finds some only:
+// - a link busy in some steps only slows the collectives' transfers of those steps, whoever arrived last: the
+//   steps whose traces' transfer time stands out (TransferExcess) and is late by the confirmation rule; what
+//   the link costs is then at most those transfers' excess over a typical step, spread over all steps (the
+//   busy share counts the other traffic's time, not the collectives' delay, and the recorder's 10 Hz counters
+//   blur a step's traffic into its neighbours);
+// - traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
+//   show it late in some steps only, the contention came and went, and those are its steps;
+// - else the link's own excess step by step, by the same rule: a link busy beyond its peers' in some steps
+//   only is a link problem of those steps, and one busy in most is persistent, with its late steps (as a trace
+//   straggler has).
+struct LinkCost {
+  std::vector<int64_t> steps;
+  bool persistent = true;
+  double share = 0;
+};
+LinkCost LinkStepsAndCost(int32_t rank, double excess, const TraceLatenessByRank& traced,
+                          const std::map<int64_t, double>& transfer_ms_by_step, const LinkExcessBySteps& link_by_step,
+                          const DiagnosisResult& traces) {
+  const double step_ms = traces.step_time_median_ms;
+  LinkCost out{traces.steps, true, excess};
+  if (!transfer_ms_by_step.empty()) out.share = std::min(out.share, MeanTransferMs(transfer_ms_by_step) / step_ms);
+  if (auto slow = LinkStepsOf(TransferExcess(transfer_ms_by_step), step_ms); slow && !slow->persistent) {
+    out.steps = slow->steps;
+    out.persistent = false;
+    out.share = std::min(out.share, slow->late_ms / step_ms);
+    return out;
+  }
+  if (auto it = traced.find(rank); it != traced.end())
+    if (auto late = ConfirmedLateness(it->second, step_ms, PeersWorstMs(traced, rank)); late && !late->persistent) {
+      out.steps = late->steps;
+      out.persistent = false;
+      return out;
+    }
+  if (link_by_step)
+    if (auto own = LinkStepsOf(link_by_step(rank), step_ms)) {
+      out.steps = std::move(own->steps);
+      out.persistent = own->persistent;
+    }
   return out;
 }
 
@@ -355,6 +427,7 @@ std::optional<LinkSteps> LinkStepsOf(const std::map<int64_t, double>& by_step, d
 // alike on the CPU when those come first; none when there is none).
 std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32_t, RankLayerMetrics>& metrics,
                                                             const TraceLatenessByRank& traced,
+                                                            const std::map<int64_t, double>& transfer_ms_by_step,
                                                             const LinkExcessBySteps& link_by_step,
                                                             const DiagnosisResult& traces, const Straggler* top) {
   std::optional<int32_t> busiest;
@@ -371,7 +444,9 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   const std::optional<double> slower = SlowerLinkExcess(metrics, rank);
   if (!slower || *slower < kMinRecordedExcess) return std::nullopt;
   const double excess = *slower, peers = m.link_busy_share - excess;
-  if (top && top->late_ms_per_step >= excess * step_ms) return std::nullopt;
+  const LinkCost cost = LinkStepsAndCost(rank, excess, traced, transfer_ms_by_step, link_by_step, traces);
+  const double cost_share = cost.share;
+  if (top && top->late_ms_per_step >= cost_share * step_ms) return std::nullopt;
   // (The same rank as the top straggler, late by less than its link costs: on a slow link every rank waits
   // alike, so its arrival lateness is only the part of the link's cost that fell on it, often a step or two;
   // applying the judgement replaces it with the link.)
@@ -381,25 +456,10 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
 
   Straggler s;
   s.rank = rank;
-  s.score = RoundTo(excess, 4);
-  s.late_ms_per_step = RoundTo(excess * step_ms, 3);
-  s.steps = traces.steps;
-  s.persistent = true;
-  // Traffic on a rank's link also makes the rank itself late (its TCP work takes its CPU): when the traces
-  // show it late in some steps only, the contention came and went, and those are its steps.
-  if (auto it = traced.find(rank); it != traced.end())
-    if (auto late = ConfirmedLateness(it->second, step_ms, PeersWorstMs(traced, rank)); late && !late->persistent) {
-      s.steps = late->steps;
-      s.persistent = false;
-    }
-  // When the traces do not show it (every rank waits alike), the link's own excess step by step does, by the
-  // same rule: a link busy beyond its peers' in some steps only is a link problem of those steps, and one busy
-  // in most is persistent, with its late steps (as a trace straggler has).
-  if (s.persistent && link_by_step)
-    if (auto own = LinkStepsOf(link_by_step(rank), step_ms)) {
-      s.steps = std::move(own->steps);
-      s.persistent = own->persistent;
-    }
+  s.steps = cost.steps;
+  s.persistent = cost.persistent;
+  s.score = RoundTo(cost_share, 4);
+  s.late_ms_per_step = RoundTo(cost_share * step_ms, 3);
   s.evidence.kind = RecordedLinkEvidence{m.link_busy_share, peers};
   s.evidence.from = EvidenceSource::kRecorderLink;
   link.stragglers.push_back(s);
@@ -414,7 +474,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   f.rank = rank;
   if (!s.persistent) f.step = s.steps.front();
   f.ranks = {rank};
-  f.impact_pct = RoundTo(100 * excess, 2);
+  f.impact_pct = RoundTo(100 * cost_share, 2);
   f.outside_whatif = true;  // every rank waits alike: the traces' ideal step carries it too
   const std::string what = foreign_traffic
                                ? fmt::format(
@@ -425,7 +485,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   f.summary = fmt::format(
       "rank {}'s link holds up the collectives of every rank by about {:.1f} % of the step: {} "
       "(not seen in the traces: every rank waits alike)",
-      rank, 100 * excess, what);
+      rank, 100 * cost_share, what);
   f.evidence.cross_layer = CrossLayerEvidence(metrics, rank, false);
   return link;
 }
@@ -771,7 +831,8 @@ namespace {
 
 // JudgeWithRecording over `layers` aligned as `al` says.
 RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                                const DiagnosisResult& traces, const RecordingOffsets& al) {
+                                const DiagnosisResult& traces, const std::map<int64_t, double>& transfer_ms_by_step,
+                                const RecordingOffsets& al) {
   RecordingJudgement judgement;
   if (layers.empty()) return judgement;
   const auto all_metrics = MeasureRankLayers(layers);
@@ -787,7 +848,7 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     auto [matching, left_out] = MatchingSegments(layers, al);
     if (!left_out.empty()) {
       RecordingJudgement of_matching =
-          JudgeAligned(matching, timelines, traces, MatchingOffsets(al, matching, left_out));
+          JudgeAligned(matching, timelines, traces, transfer_ms_by_step, MatchingOffsets(al, matching, left_out));
       of_matching.notes.insert(
           of_matching.notes.begin(),
           fmt::format("{} of {} recorder segments match none of the traces' collectives (another layers's recording?) "
@@ -831,7 +892,7 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
                          : traces.stragglers.empty() ? nullptr
                                                      : &traces.stragglers.front();
   const auto over_steps = MetricsOverTheSteps(layers, timelines, traces, al, all_metrics.size());
-  judgement.slow_link = SlowLink(over_steps ? *over_steps : all_metrics, traced,
+  judgement.slow_link = SlowLink(over_steps ? *over_steps : all_metrics, traced, transfer_ms_by_step,
                                  LinkExcessOfSteps(layers, timelines, traces, al), traces, top);
   return judgement;
 }
@@ -840,16 +901,17 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
 
 RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
                                       const std::map<int32_t, RankTraceTimeline>& timelines,
-                                      const DiagnosisResult& traces) {
+                                      const DiagnosisResult& traces,
+                                      const std::map<int64_t, double>& transfer_ms_by_step) {
   const RecordingOffsets al = AlignSegments(layers, timelines);
-  RecordingJudgement judgement = JudgeAligned(layers, timelines, traces, al);
+  RecordingJudgement judgement = JudgeAligned(layers, timelines, traces, transfer_ms_by_step, al);
   judgement.recording_offsets_ns = al.offsets;
   return judgement;
 }
 
 void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                             DiagnosisResult* result) {
-  ApplyRecordingJudgement(JudgeWithRecording(layers, timelines, *result), result);
+                             DiagnosisResult* result, const std::map<int64_t, double>& transfer_ms_by_step) {
+  ApplyRecordingJudgement(JudgeWithRecording(layers, timelines, *result, transfer_ms_by_step), result);
 }
 
 }  // namespace strata::diagnosis

@@ -74,12 +74,16 @@ struct RankTraceTimeline {
 // collectives, model/recording_alignment.h), else over the whole training window (said in the notes):
 // each straggler's layer comparison and the cause it names, and the stragglers the traces did not name.
 // Changes nothing; an empty judgement without recorder data.
+// `transfer_ms_by_step`: the traces' transfer time of each step's collectives (model::TransferMsByStep); when a
+// link is named from the recording and the transfers were slow in some steps only, those are its steps (the
+// recording's link counters, sampled at 10 Hz, blur a fault of one step into its neighbours).
 RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
                                       const std::map<int32_t, RankTraceTimeline>& timelines,
-                                      const DiagnosisResult& traces);
+                                      const DiagnosisResult& traces,
+                                      const std::map<int64_t, double>& transfer_ms_by_step = {});
 
 // JudgeWithRecording, then ApplyRecordingJudgement to the same result.
 void ApplyCrossLayerEvidence(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                             DiagnosisResult* result);
+                             DiagnosisResult* result, const std::map<int64_t, double>& transfer_ms_by_step = {});
 
 }  // namespace strata::diagnosis

@@ -142,7 +142,8 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
   if (!op_table) ApplyCounterJudgement(JudgeWithCounters(store, job.steps, result.findings), &result.findings);
   if (with_layers)
     ApplyRecordingJudgement(
-        JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), result),
+        JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), result,
+                           model::TransferMsByStep(job.collectives)),
         &result);
   ReconcileImpacts(&result);
   // The minimum effect filters what is shown, whichever pass made it, and changes nothing else (the stragglers
