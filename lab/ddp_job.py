@@ -113,6 +113,11 @@ PROBE_WIDTH, PROBE_REPS = 64, 4
 # Faults whose injector pins helper processes to the fault rank's core: their ranks are pinned, each to one core.
 PINNED_FAULTS = ("cpu_contention", "intermittent_cpu_contention", "network_contention",
                  "intermittent_network_contention")
+# Faults whose fault rank gets a core of its own when the ranks have two or more: the kernel's work for the
+# traffic (TCP over veth, processed in softirq on the sending core) is charged to whatever runs there, so a rank
+# sharing the fault rank's core was slowed too (4-rank jobs of seeds 95000+: its core probe 75-307 % slower, set
+# aside as noisy); alone there, it falls on the fault rank, as on a host of its own.
+ISOLATED_FAULTS = ("network_contention", "intermittent_network_contention")
 BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
 # A core whose timed work before the job takes this many times the fastest core's is measurably slower: floating
 # ranks are kept off it (this VM's host runs one of its 2 cores 60-100 % slower for whole runs).
@@ -188,7 +193,7 @@ def parse_args(argv=None):
     cores = len(os.sched_getaffinity(0))
     a.defaulted = {"layer_ms": a.layer_ms is None, "quota": a.quota is None}  # refit_to_cores may redo these
     if a.layer_ms is None:
-        a.layer_ms = default_layer_ms(a.ranks, cores)
+        a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
     if a.placement == "auto":
         a.placement = "pinned" if a.fault in PINNED_FAULTS else "float"
     if a.layers < 2 or a.width < 1 or a.batch < 1 or a.layer_ms < 0:
@@ -210,10 +215,24 @@ def parse_args(argv=None):
     return a
 
 
-def default_layer_ms(ranks, cores):
+def isolated(a):
+    """Whether the fault rank gets a core of its own (ISOLATED_FAULTS)."""
+    return a.fault in ISOLATED_FAULTS
+
+
+def ranks_per_core(ranks, cores, isolate=False):
+    """The most ranks that share a core: spread evenly, or, with the fault rank alone on one core (isolate, two
+    or more cores), the others spread over the rest."""
+    cores = max(1, cores)
+    if isolate and cores >= 2:
+        return max(1, -(-(ranks - 1) // (cores - 1)))
+    return max(1, -(-ranks // cores))
+
+
+def default_layer_ms(ranks, cores, isolate=False):
     """The emulated device time per forward layer: BASE_LAYER_MS per rank sharing a core, so that the job's CPU
     demand (each rank's host work per step over its step time) is the same share of the machine at any size."""
-    return BASE_LAYER_MS * max(1, -(-ranks // max(1, cores)))
+    return BASE_LAYER_MS * ranks_per_core(ranks, cores, isolate)
 
 
 def default_quota(ranks, cores, magnitude):
@@ -236,7 +255,7 @@ def refit_to_cores(a, cores):
     made again for `cores` of them; values given on the command line are kept."""
     defaulted = getattr(a, "defaulted", {})
     if defaulted.get("layer_ms"):
-        a.layer_ms = default_layer_ms(a.ranks, cores)
+        a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
     if defaulted.get("quota"):
         a.quota = default_quota(a.ranks, cores, a.magnitude)
 
@@ -733,12 +752,12 @@ def launch(a, argv):
     # rank on the slow core was late in every step by the machine alone (intermittent faults were then named in
     # every step, 7 cases of the held-out run at 4351e00: the fault rank 6-18 ms late in the steps it spared).
     rank_cores = fast_cores(core_ms_before, a.slow_core_ratio)
-    if len(rank_cores) < len(cores):
-        refit_to_cores(a, len(rank_cores))
+    refit_to_cores(a, len(rank_cores))
     # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
     argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
-    ctx = injectors.Context(a, work, rank_cores)  # pinned ranks and their faults' helpers: these cores only
+    # pinned ranks and their faults' helpers: these cores only, the fault rank's alone for ISOLATED_FAULTS
+    ctx = injectors.Context(a, work, rank_cores, isolate=a.fault_rank if isolated(a) else None)
     procs, logs = [], []
 
     def on_signal(signum, frame):

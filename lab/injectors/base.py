@@ -127,15 +127,24 @@ def send_line(fifo, line):
 class Context:
     """What the launcher knows about the run: arguments, prefix, cores, a scratch directory, the undo stack."""
 
-    def __init__(self, args, work, cores):
-        self.args, self.work, self.cores = args, work, cores
+    def __init__(self, args, work, cores, isolate=None):
+        self.args, self.work, self.cores, self.isolate = args, work, cores, isolate
         self.prefix = run_prefix()
         self.undo = Undo()
         self.python = args.python if os.path.exists(args.python) else sys.executable
         self.helper_python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
     def core_of(self, rank):
-        return self.cores[(rank + (getattr(self.args, "core_shift", 0) or 0)) % len(self.cores)]
+        """A pinned rank's core: (rank + core shift) modulo the cores; with `isolate` (a rank) and two or more
+        cores, that rank alone on the (isolate + shift)-th and the others over the rest."""
+        shift = getattr(self.args, "core_shift", 0) or 0
+        if self.isolate is None or len(self.cores) < 2:
+            return self.cores[(rank + shift) % len(self.cores)]
+        own = self.cores[(self.isolate + shift) % len(self.cores)]
+        if rank == self.isolate:
+            return own
+        rest = [c for c in self.cores if c != own]
+        return rest[(rank + shift) % len(rest)]
 
 
 class Injector:

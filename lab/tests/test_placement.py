@@ -73,6 +73,28 @@ class Placement(unittest.TestCase):
         self.assertEqual(ddp_job.rank_cpus(floating, Ctx(), 3, [0, 1]), "0,1")
         self.assertEqual(ddp_job.rank_cpus(pinned, Ctx(), 3, [0, 1]), "1", "pinned: its own core")
 
+    def test_network_contention_gives_the_fault_rank_a_core_of_its_own(self):
+        # the traffic's kernel work is charged to whatever runs on its core: only the fault rank may run there
+        import injectors
+        for ranks, fault_rank, shift in ((4, 0, 0), (4, 3, 1), (8, 7, 5), (8, 2, 2), (2, 1, 3)):
+            a = self.parse("--ranks", str(ranks), "--fault", "network_contention", "--fault-rank", str(fault_rank),
+                           "--core-shift", str(shift))
+            ctx = injectors.Context(a, "/nonexistent", [0, 1], isolate=a.fault_rank)
+            own = ctx.core_of(fault_rank)
+            others = [ctx.core_of(r) for r in range(ranks) if r != fault_rank]
+            self.assertNotIn(own, others, (ranks, fault_rank, shift))
+            self.assertEqual(set(others), {1 - own})
+            one = injectors.Context(a, "/nonexistent", [1], isolate=a.fault_rank)  # one usable core: all share it
+            self.assertEqual({one.core_of(r) for r in range(ranks)}, {1})
+        self.assertEqual(ddp_job.ranks_per_core(8, 2, isolate=True), 7)
+        self.assertEqual(ddp_job.ranks_per_core(4, 2, isolate=True), 3)
+        self.assertEqual(ddp_job.ranks_per_core(8, 1, isolate=True), 8)
+        self.assertEqual(ddp_job.ranks_per_core(8, 2), 4)
+        cores = len(os.sched_getaffinity(0))
+        a = self.parse("--ranks", "8", "--fault", "intermittent_network_contention")
+        self.assertEqual(a.layer_ms, ddp_job.default_layer_ms(8, cores, isolate=True), "device time for 7 a core")
+        self.assertFalse(ddp_job.isolated(self.parse("--fault", "cpu_contention")))
+
     def test_core_timing_covers_every_core_and_restores_the_affinity(self):
         before = os.sched_getaffinity(0)
         timed = ddp_job.measure_cores(sorted(before), reps=1)
