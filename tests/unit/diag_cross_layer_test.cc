@@ -775,6 +775,24 @@ TEST(CrossLayer, ALinkBlurredOverEveryStepTakesTheStepsWhoseTransfersWereSlow) {
   }
 }
 
+// A link busy in every step whose transfers stood out in one step, or in fewer steps than its busy time fills, is
+// not a link of those steps (the held-out run at a1ff5e2: persistent contention named in one step, under the
+// minimum effect): it keeps the steps its counters give it.
+TEST(CrossLayer, ALinkBusierThanItsSlowTransferStepsCanHoldKeepsItsOwnSteps) {
+  const std::set<int64_t> every{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const DiagnosisResult one = LinkContended(20, every, 15, Transfers({7}, 60));
+  ASSERT_EQ(one.stragglers.size(), 1u);
+  EXPECT_TRUE(one.stragglers[0].persistent) << "one slow step is no pattern";
+  // 100 MB/s each way on a 1 Gbit/s link: busy 80 % beyond its peers in 9 steps, more than 2 x 3 steps hold.
+  const DiagnosisResult busy = LinkContended(20, every, 100, Transfers({3, 6, 9}, 30));
+  ASSERT_EQ(busy.stragglers.size(), 1u);
+  EXPECT_TRUE(busy.stragglers[0].persistent);
+  EXPECT_EQ(busy.stragglers[0].steps, busy.steps);
+  // The same slow steps with the traffic of those steps only (15 MB/s): they are its steps.
+  const DiagnosisResult fits = LinkContended(20, every, 15, Transfers({3, 6, 9}, 30));
+  EXPECT_EQ(fits.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
+}
+
 // Over 60 generated jobs (contended steps, traffic, slow-transfer steps and their excess drawn at random; fixed
 // seed): a link named is named with or without the transfers (they choose its steps, never whether it is
 // named); what it costs never exceeds the cost the counters alone give it nor what the transfers take in a step

@@ -382,7 +382,8 @@ std::map<int64_t, double> TransferExcess(const std::map<int64_t, double>& transf
 // but never more than the collectives' transfers take in a step on average (fixing the link removes at most
 // all of them). Its steps, by the first rule that finds some only:
 // - a link busy in some steps only slows the collectives' transfers of those steps, whoever arrived last: the
-//   steps whose traces' transfer time stands out (TransferExcess) and is late by the confirmation rule; what
+//   steps whose traces' transfer time stands out (TransferExcess) and is late by the confirmation rule, when
+//   they are a few and the link's busy time fits in them (thresholds::kLinkBusyInItsStepsMultiple); what
 //   the link costs is then at most those transfers' excess over a typical step, spread over all steps (the
 //   busy share counts the other traffic's time, not the collectives' delay, and the recorder's 10 Hz counters
 //   blur a step's traffic into its neighbours);
@@ -402,7 +403,10 @@ LinkCost LinkStepsAndCost(int32_t rank, double excess, const TraceLatenessByRank
   const double step_ms = traces.step_time_median_ms;
   LinkCost out{traces.steps, true, excess};
   if (!transfer_ms_by_step.empty()) out.share = std::min(out.share, MeanTransferMs(transfer_ms_by_step) / step_ms);
-  if (auto slow = LinkStepsOf(TransferExcess(transfer_ms_by_step), step_ms); slow && !slow->persistent) {
+  if (auto slow = LinkStepsOf(TransferExcess(transfer_ms_by_step), step_ms);
+      slow && !slow->persistent && slow->steps.size() >= thresholds::kMinTransferSlowSteps &&
+      excess * static_cast<double>(traces.steps.size()) <=
+          thresholds::kLinkBusyInItsStepsMultiple * static_cast<double>(slow->steps.size())) {
     out.steps = slow->steps;
     out.persistent = false;
     out.share = std::min(out.share, slow->late_ms / step_ms);

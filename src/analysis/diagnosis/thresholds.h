@@ -146,6 +146,14 @@ inline constexpr double kMinForeignTrafficBytesPerS = 1e6;
 /// Lateness against the peers' median arrival that counts for ranks the recording names (arrivals against
 /// a median jitter by a few ms on a busy machine): this multiple of kMinRecordedExcess of the step.
 inline constexpr double kConfirmedLatenessMultiple = 2.0;
+/// A link's steps come from the collectives' slow transfers (cross_layer.cc LinkStepsAndCost) only when they are
+/// at least kMinTransferSlowSteps and the link's busy time beyond its peers' fits in them within this multiple of
+/// their length (the recorder's 10 Hz counters blur a step's traffic past its end: 1.6-1.8x in the lab's
+/// intermittent contention). A link busy for more is busy in more steps than the transfers show: persistent
+/// contention whose transfers stood out in one step (held-out run at a1ff5e2: busy 91.5 % beyond its peers in 6
+/// steps, the transfer of one step 60 ms above the others) lost its finding to that one step.
+inline constexpr double kLinkBusyInItsStepsMultiple = 2.0;
+inline constexpr size_t kMinTransferSlowSteps = 2;
 /// Major faults per second beyond the peers' that make uninterruptible sleep memory_pressure, not io_stall.
 inline constexpr double kMemoryFaultsPerS = 1.0;
 /// A rank that waits for a CPU more than its peers, partly behind another process and partly behind its own
