@@ -51,6 +51,40 @@ class Placement(unittest.TestCase):
             fast = ddp_job.fast_cores(timed)
             self.assertIn(min(timed, key=timed.get), [str(c) for c in fast], "the fastest core is always kept")
 
+    def test_a_slower_core_is_timed_again_until_it_is_fast_or_the_wait_is_over(self):
+        class Machine:  # timings handed out in turn; a fake clock the sleeps advance
+            def __init__(self, timings):
+                self.timings, self.now, self.calls = list(timings), 0.0, 0
+
+            def measure(self, cores):
+                self.calls += 1
+                return self.timings.pop(0) if len(self.timings) > 1 else self.timings[0]
+
+            def sleep(self, s):
+                self.now += s
+
+        def wait(machine, wait_s):
+            return ddp_job.wait_for_even_cores(machine.measure, [0, 1], ddp_job.SLOW_CORE_RATIO, wait_s, 0.5,
+                                               clock=lambda: machine.now, sleep=machine.sleep)
+
+        slow, even = {"0": 5.0, "1": 2.8}, {"0": 2.9, "1": 2.8}
+        m = Machine([even])
+        self.assertEqual(wait(m, 15), (even, 0.0), "even cores: no wait")
+        self.assertEqual(m.calls, 1)
+        m = Machine([slow, slow, slow, even, slow])
+        self.assertEqual(wait(m, 15), (even, 1.5), "the slow episode ends: every core used")
+        m = Machine([slow])
+        timed, waited = wait(m, 15)
+        self.assertEqual(timed, slow, "it stays slow: the last timing, which leaves the core out")
+        self.assertLessEqual(waited, 15)
+        self.assertGreaterEqual(waited, 14.5)
+        self.assertEqual(ddp_job.fast_cores(timed), [1])
+        m = Machine([slow, even])
+        self.assertEqual(wait(m, 0), (slow, 0.0), "--core-wait 0: timed once")
+        self.assertEqual(m.calls, 1)
+        with self.assertRaises(SystemExit):
+            self.parse("--core-wait", "-1")
+
     def test_the_shared_cores_set_the_defaults_and_given_values_stay(self):
         a = self.parse("--ranks", "8", "--fault", "cpu_throttling")
         ddp_job.refit_to_cores(a, 1)
