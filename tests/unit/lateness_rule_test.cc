@@ -81,23 +81,41 @@ TEST(LatenessRule, LateStepsWithinTheJobsNoiseBesideAClusterAreIntermittent) {
   EXPECT_TRUE(JudgeRankLateness(late, steps, LatenessRule{.peers_worst = 3.5}).persistent);
 }
 
-TEST(LatenessRule, WithClearAboveNoiseAStepAboveTheJobsNoiseIsClearlyLateFarUnderTheWorst) {
+TEST(LatenessRule, AStepAboveTheJobsNoiseIsClearlyLateFarUnderTheWorst) {
   // Contention on a rank's link in three steps (tuning seed 90301, scaled): 13, 29 and 8 late; the peer's worst
-  // step 1. The 60 % cut of the worst (17.4) alone keeps one of the three.
+  // step 1. The 60 % cut of the worst (17.4) alone would keep one of the three.
   const std::vector<double> late = {1, 1, 13, 0, 1, 29, 2, 0, 8};
   const LatenessRule rule{.well_late_multiple = 1, .very_late_multiple = LatenessRule::kUnused, .peers_worst = 1};
-  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, rule).clear, (std::vector<size_t>{5}));
-  LatenessRule above = rule;
-  above.clear_above_noise = true;
-  RankLateness j = JudgeRankLateness(late, kTenSteps, above);
-  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
-  EXPECT_TRUE(j.cluster);
-  EXPECT_FALSE(j.persistent);
+  for (bool above_noise : {false, true}) {
+    LatenessRule judged_by = rule;
+    judged_by.clear_above_noise = above_noise;
+    RankLateness j = JudgeRankLateness(late, kTenSteps, judged_by);
+    EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8})) << above_noise;
+    EXPECT_TRUE(j.cluster) << above_noise;
+    EXPECT_FALSE(j.persistent) << above_noise;
+  }
   // Within the peer's noise, or under the least lateness that counts (3), it is not.
+  LatenessRule above = rule;
   above.peers_worst = 10;
   EXPECT_EQ(JudgeRankLateness(late, kTenSteps, above).clear, (std::vector<size_t>{2, 5}));
   above.peers_worst = 0;
   EXPECT_EQ(JudgeRankLateness(late, kTenSteps, above).late, (std::vector<size_t>{2, 5, 8}));
+  // Unmeasured noise: the cut alone.
+  above.peers_worst.reset();
+  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, above).clear, (std::vector<size_t>{5}));
+}
+
+TEST(LatenessRule, AStepRightAfterOneNearTheWorstIsItsAfterEffectUnlessTheRecordingNamedTheCause) {
+  // tests/data/ddp/intermittent-rank1-every3 (scaled): 10.8 late in its fault steps, 5.8 in the step after one
+  // of them, the peer's worst 3.1. The same 5.8 two steps later is a fault step of its own.
+  const std::vector<double> late = {0, 10.8, 5.8, 0, 10.8, 0, 0, 10.8, 0, 5.8};
+  const LatenessRule rule{.well_late_multiple = 1, .very_late_multiple = LatenessRule::kUnused, .peers_worst = 3.1};
+  RankLateness j = JudgeRankLateness(late, kTenSteps, rule);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{1, 4, 7, 9}));
+  EXPECT_EQ(j.late, (std::vector<size_t>{1, 2, 4, 7, 9}));
+  LatenessRule named = rule;
+  named.clear_above_noise = true;
+  EXPECT_EQ(JudgeRankLateness(late, kTenSteps, named).clear, (std::vector<size_t>{1, 2, 4, 7, 9}));
 }
 
 TEST(LatenessRule, StepsWithoutATimeAreNeverLate) {

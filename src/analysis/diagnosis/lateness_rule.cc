@@ -7,12 +7,13 @@ namespace strata::diagnosis {
 
 namespace {
 
-// Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or (clear_above_noise)
-// well late and above anything the job's noise reaches.
-bool ClearlyLate(double lateness, double at, double cut, const LatenessRule& rule) {
+// Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late and above
+// anything the job's noise reaches, unless (without clear_above_noise) it follows a step near the worst, whose
+// after-effect it may be. after_near_worst: the step before it is near the worst.
+bool ClearlyLate(double lateness, double at, double cut, bool after_near_worst, const LatenessRule& rule) {
   if (lateness >= cut) return true;
-  return rule.clear_above_noise && rule.peers_worst && lateness > *rule.peers_worst &&
-         lateness >= rule.well_late_multiple * at;
+  if (!rule.peers_worst || lateness <= *rule.peers_worst || lateness < rule.well_late_multiple * at) return false;
+  return rule.clear_above_noise || !after_near_worst;
 }
 
 // Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
@@ -48,7 +49,8 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
     const double at = rule.late_share * step_time[s];
     if (step_time[s] <= 0 || lateness[s] < at) continue;
     out.late.push_back(s);
-    if (!ClearlyLate(lateness[s], at, cut, rule)) {
+    const bool after_near_worst = s > 0 && step_time[s - 1] > 0 && lateness[s - 1] >= cut;
+    if (!ClearlyLate(lateness[s], at, cut, after_near_worst, rule)) {
       out.other_sum += lateness[s];
       out.other_worst = std::max(out.other_worst, lateness[s]);
       out.other_well_late = out.other_well_late || lateness[s] >= rule.well_late_multiple * at;
