@@ -75,7 +75,8 @@ as the profiler wrote it) and truth.json:
   several ranks share),
   "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms",
   "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics;
-  "took_measure" {"measure", "per_step", "unit", "intended_ms"}: whether the fault took, by a quantity strata
+  "took_measure" {"measure", "per_step", "unit", "intended_ms", "by_step" (each affected step's value, where the
+  measure has one per step: not memory pressure's)}: whether the fault took, by a quantity strata
   neither measures nor decides on (the injector's: in-rank faults the time the injected code ran, CPU
   contention and throttling the rank's run-queue wait, memory pressure the file pages its cgroup refaulted,
   the link faults the all_reduce's transfer time), "rq_wait_ms_by_rank" (each rank's median run-queue wait
@@ -942,7 +943,8 @@ def launch(a, argv):
     # the time the injected code ran, timed around it in the rank), and each rank's run-queue wait.
     if fr is not None:
         truth["took_measure"] = took or {"measure": "time the injected code ran in the rank (timed around it)",
-                                         "per_step": truth["injected_ms"], "unit": "ms"}
+                                         "per_step": truth["injected_ms"], "unit": "ms",
+                                         "by_step": truth["injected_ms_by_step"]}
         truth["took_measure"]["intended_ms"] = round(a.magnitude * device_ms_per_step(a), 3)
     # How fast each rank's core ran (the core probe: its median thread CPU time per recorded step) and how much
     # CPU time the rank used per step: a rank on a core that ran slower loses that share of its CPU work.

@@ -182,7 +182,7 @@ class Injector:
 
     def took(self, stats):
         """Whether the fault took, as the injector's side sees it: {"measure": what, "per_step": value per
-        affected step, "unit": ...}, from a quantity strata neither measures nor decides on (the kernel's
+        affected step, "unit": ..., and where the measure has one per step, "by_step": {step: value}}, from a quantity strata neither measures nor decides on (the kernel's
         counters for the rank, the cgroup's, the link's transfer time on the ranks' own clocks)."""
         return None
 
@@ -246,6 +246,15 @@ def _effect(stats, fault_rank, metric, what):
         out["step_ms"] = {"fault_off": round(statistics.median(step_ms(stats, i) for i in BASELINE_ITERS), 3),
                           "fault_on": round(statistics.median(step_ms(stats, i) for i in hit_steps), 3)}
     return out
+
+
+def kernel_effect_by_step(stats, fault_rank, key):
+    """{"<ProfilerStep number>": the rank's kernel counter `key` in that affected recorded step, minus its median
+    over the baseline iterations}: whether the fault took in each of its steps, by the injector's measure."""
+    steps = stats[fault_rank]["steps"]
+    base = [s.get(key, 0) for s in steps if s["iter"] in BASELINE_ITERS]
+    b = statistics.median(base) if base else 0.0
+    return {str(s["step"]): round(s.get(key, 0) - b, 3) for s in steps if s["recorded"] and s["affected"]}
 
 
 def kernel_effect(stats, fault_rank, key):

@@ -2,7 +2,7 @@
 import os
 import signal
 
-from .base import Injector, kernel_effect, need_root, start_helper
+from .base import Injector, kernel_effect, kernel_effect_by_step, need_root, start_helper
 from .cgroup import Cgroups
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,7 +54,8 @@ class CpuContention(Injector):
     def took(self, stats):
         return {"measure": f"run-queue wait of rank {self.a.fault_rank}'s main thread (runnable while another task "
                            "held its core; /proc/thread-self/schedstat), less its baseline",
-                "per_step": kernel_effect(stats, self.a.fault_rank, "rq_wait_ms"), "unit": "ms"}
+                "per_step": kernel_effect(stats, self.a.fault_rank, "rq_wait_ms"), "unit": "ms",
+                "by_step": kernel_effect_by_step(stats, self.a.fault_rank, "rq_wait_ms")}
 
     def mechanism(self):
         return (f"{self.n} busy process(es) (a Python spin loop) pinned to cpu {self.core}, the core of rank "
@@ -98,7 +99,8 @@ class CpuThrottling(Injector):
         # step throttled for a run-queue wait of 9 ms. The wait is what the quota cost the rank.
         return {"measure": f"run-queue wait of rank {self.a.fault_rank}'s main thread (runnable while its cgroup's "
                            "quota was spent; /proc/thread-self/schedstat), less its baseline",
-                "per_step": kernel_effect(stats, self.a.fault_rank, "rq_wait_ms"), "unit": "ms"}
+                "per_step": kernel_effect(stats, self.a.fault_rank, "rq_wait_ms"), "unit": "ms",
+                "by_step": kernel_effect_by_step(stats, self.a.fault_rank, "rq_wait_ms")}
 
     def measure(self, stats):
         out = super().measure(stats)

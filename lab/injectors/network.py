@@ -61,6 +61,15 @@ def contention_rate_mbit(a, link_mbit):
     return int(max(10, min(ceiling, wire_bits(a) / target_s / 1e6)))
 
 
+def transfer_took(stats, fault_rank):
+    """The link faults' took measure (Injector.took): the all_reduce's transfer time, less its baseline, per
+    affected step and in each."""
+    effect = comm_effect(stats, fault_rank)
+    return {"measure": "gradient all_reduce time after the last rank arrived (the transfer, on the ranks' own "
+                       "clocks), less its baseline", "per_step": effect["injected_ms"], "unit": "ms",
+            "by_step": effect["injected_ms_by_step"]}
+
+
 class Topology:
     """Namespaces, bridge, veths and the NIC-like shaping of every link."""
 
@@ -154,9 +163,7 @@ class SlowCommunication(Injector):
         return comm_effect(stats, self.a.fault_rank)
 
     def took(self, stats):
-        return {"measure": "gradient all_reduce time after the last rank arrived (the transfer, on the ranks' own "
-                           "clocks), less its baseline", "per_step": comm_effect(stats, self.a.fault_rank)["injected_ms"],
-                "unit": "ms"}
+        return transfer_took(stats, self.a.fault_rank)
 
 
 class NetworkContention(Injector):
@@ -208,6 +215,4 @@ class NetworkContention(Injector):
         return comm_effect(stats, self.a.fault_rank)
 
     def took(self, stats):
-        return {"measure": "gradient all_reduce time after the last rank arrived (the transfer, on the ranks' own "
-                           "clocks), less its baseline", "per_step": comm_effect(stats, self.a.fault_rank)["injected_ms"],
-                "unit": "ms"}
+        return transfer_took(stats, self.a.fault_rank)
