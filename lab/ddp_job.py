@@ -12,7 +12,8 @@ Fitting the machine (issue 47 item 4; this VM has 2 vCPUs and its host runs one 
 whole runs): before the job the launcher times the same fixed work on each core (truth "core_ms_before") and
 the ranks run only on the cores not measurably slower than the fastest (--slow-core-ratio, truth "rank_cores":
 on this VM they then share the fast core). When a core is slower, the launcher first times them again for up to
---core-wait seconds (truth "core_wait_s": how long it waited), since the host's slow episodes are short. By default (--placement auto) the ranks **float** over those cores;
+--core-wait seconds (truth "core_wait_s": how long it waited), since the host's slow episodes are short. By
+default (--placement auto) the ranks **float** over those cores;
 only the faults whose injector pins helpers to the fault rank's core (CPU contention: the spinners; network
 contention: the traffic's ends) pin every rank to one of them ((rank + --core-shift, default the seed) modulo
 their number). The emulated device time per layer grows with the ranks per core (--layer-ms, default 3 ms

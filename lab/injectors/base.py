@@ -182,8 +182,9 @@ class Injector:
 
     def took(self, stats):
         """Whether the fault took, as the injector's side sees it: {"measure": what, "per_step": value per
-        affected step, "unit": ..., and where the measure has one per step, "by_step": {step: value}}, from a quantity strata neither measures nor decides on (the kernel's
-        counters for the rank, the cgroup's, the link's transfer time on the ranks' own clocks)."""
+        affected step, "unit": ..., and where the measure has one per step, "by_step": {step: value}}, from a
+        quantity strata neither measures nor decides on (the kernel's counters for the rank, the cgroup's, the
+        link's transfer time on the ranks' own clocks)."""
         return None
 
     def measure(self, stats):
@@ -248,24 +249,26 @@ def _effect(stats, fault_rank, metric, what):
     return out
 
 
-def kernel_effect_by_step(stats, fault_rank, key):
-    """{"<ProfilerStep number>": the rank's kernel counter `key` in that affected recorded step, minus its median
-    over the baseline iterations}: whether the fault took in each of its steps, by the injector's measure."""
+def _kernel_deltas(stats, fault_rank, key):
+    """[(ProfilerStep number, the rank's kernel counter `key` in that affected recorded step less its median over
+    the baseline iterations)], unrounded: what kernel_effect and kernel_effect_by_step report."""
     steps = stats[fault_rank]["steps"]
     base = [s.get(key, 0) for s in steps if s["iter"] in BASELINE_ITERS]
     b = statistics.median(base) if base else 0.0
-    return {str(s["step"]): round(s.get(key, 0) - b, 3) for s in steps if s["recorded"] and s["affected"]}
+    return [(s["step"], s.get(key, 0) - b) for s in steps if s["recorded"] and s["affected"]]
+
+
+def kernel_effect_by_step(stats, fault_rank, key):
+    """{"<ProfilerStep number>": the rank's kernel counter `key` in that affected recorded step, minus its median
+    over the baseline iterations}: whether the fault took in each of its steps, by the injector's measure."""
+    return {str(step): round(v, 3) for step, v in _kernel_deltas(stats, fault_rank, key)}
 
 
 def kernel_effect(stats, fault_rank, key):
     """The median of the rank's per-step kernel counter `key` (rq_wait_ms, majflt: lab/ddp_job.py) over its
     affected recorded steps, minus its median over the baseline iterations (fault off)."""
-    steps = stats[fault_rank]["steps"]
-    hit = [s.get(key, 0) for s in steps if s["recorded"] and s["affected"]]
-    base = [s.get(key, 0) for s in steps if s["iter"] in BASELINE_ITERS]
-    if not hit:
-        return 0.0
-    return round(statistics.median(hit) - (statistics.median(base) if base else 0.0), 3)
+    deltas = [v for _, v in _kernel_deltas(stats, fault_rank, key)]
+    return round(statistics.median(deltas), 3) if deltas else 0.0
 
 
 def fault_on_steps(stats, fault_rank):
