@@ -2,7 +2,7 @@
 injector's own measure, the ranks' run-queue wait and their cores' speed (the lab's core probe), never on a
 rank's lateness (strata's own quantity); a clean job is always judged, the ranks the machine slowed being
 accepted as named (scoring.judge); and the lab's per-step kernel counters reduce to the measure
-(lab/injectors/base.py kernel_effect, fault_on_steps)."""
+(lab/injectors/base.py kernel_effect, kernel_effect_by_step, fault_on_steps)."""
 import os
 import sys
 import unittest
@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "lab"))
 from accuracy_lib.recording_quality import machine_slowed_ranks, recording_problem  # noqa: E402
 from accuracy_lib.scoring import judge  # noqa: E402
-from injectors.base import fault_on_steps, kernel_effect  # noqa: E402
+from injectors.base import fault_on_steps, kernel_effect, kernel_effect_by_step  # noqa: E402
 
 
 def truth(fault="slow_compute", rank=1, took=None, waits=None, **extra):
@@ -112,10 +112,12 @@ class RecordingQualityTest(unittest.TestCase):
         self.assertIsNone(recording_problem(truth("memory_pressure", took=dict(pages, per_step=4000))))
 
     def test_the_lab_counters_reduce_to_the_measure(self):
-        steps = [{"iter": i, "recorded": i >= 5, "affected": i >= 5, "rq_wait_ms": 1.0 if i >= 3 else 0.2}
-                 for i in range(10)]
+        # As lab/ddp_job.py writes them: each iteration with its ProfilerStep number (`step`) beside `iter`.
+        steps = [{"iter": i, "step": i + 10, "recorded": i >= 5, "affected": i >= 5,
+                  "rq_wait_ms": 1.0 if i >= 3 else 0.2} for i in range(10)]
         stats = [{"steps": steps}]
         self.assertAlmostEqual(kernel_effect(stats, 0, "rq_wait_ms"), 0.8)
+        self.assertEqual(kernel_effect_by_step(stats, 0, "rq_wait_ms"), {str(s): 0.8 for s in range(15, 20)})
         self.assertEqual(fault_on_steps(stats, 0), 7)  # iterations 3 and 4 (tuning) and 5-9
 
 
