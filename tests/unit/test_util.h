@@ -100,7 +100,9 @@ inline std::string ReadFile(const std::string& path) {
 /// stopped. Returns the script's path, in `dir`.
 inline std::string WriteStandInRecorder(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "recorder.sh").string();
-  std::ofstream(path) << "#!/bin/sh\nmkdir -p \"$5\"\necho \"$@\" > \"$5/args.txt\"\nexec sleep 60\n";
+  // args.txt appears whole (written aside, then renamed): a reader waiting for it never sees it half-written.
+  std::ofstream(path) << "#!/bin/sh\nmkdir -p \"$5\"\necho \"$@\" > \"$5/.args.tmp\"\n"
+                         "mv \"$5/.args.tmp\" \"$5/args.txt\"\nexec sleep 60\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path;
 }
