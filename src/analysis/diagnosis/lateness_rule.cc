@@ -7,28 +7,36 @@ namespace strata::diagnosis {
 
 namespace {
 
-// Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late and above
+// Whether a step's lateness stands out of the job's noise (lateness_rule.h): well late, and above the peers'
+// worst by a lateness that counts (late_share of its step). Unmeasured noise: never.
+bool OutOfTheNoise(double lateness, double at, const LatenessRule& rule) {
+  return rule.peers_worst && lateness >= rule.well_late_multiple * at && lateness - *rule.peers_worst >= at;
+}
+
+// Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late beyond
 // anything the job's noise reaches, unless (without clear_above_noise) it follows a step near the worst, whose
 // after-effect it may be. after_near_worst: the step before it is near the worst.
 bool ClearlyLate(double lateness, double at, double cut, bool after_near_worst, const LatenessRule& rule) {
   if (lateness >= cut) return true;
-  if (!rule.peers_worst || lateness <= *rule.peers_worst || lateness < rule.well_late_multiple * at) return false;
+  if (!OutOfTheNoise(lateness, at, rule)) return false;
   return rule.clear_above_noise || !after_near_worst;
 }
 
 // Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
-// steps, and the other late steps are small after-effects of it, within the job's noise, or hiccups: none
-// well late or near the cluster's least, and too few to be persistent among the steps outside the cluster.
+// steps, and the other late steps are small after-effects of it, within the job's noise (none later than the
+// peers' worst, or none out of the noise and too few to be persistent among the steps outside the cluster), or
+// hiccups: none well late or near the cluster's least, and too few to be persistent outside the cluster.
 bool ClusterWithSmallRest(const RankLateness& r, size_t steps, const LatenessRule& rule) {
   const size_t others = r.late.size() - r.clear.size();
   const double persistent_steps = rule.persistent_share * static_cast<double>(steps);
   if (!r.cluster || others == 0 || static_cast<double>(r.clear.size()) >= persistent_steps) return false;
   const bool after_effects = r.other_sum / static_cast<double>(others) <
                              thresholds::kAfterEffectShare * r.clear_sum / static_cast<double>(r.clear.size());
-  const bool noise = rule.peers_worst && r.other_worst <= *rule.peers_worst;
-  const bool rest_hiccups =
-      !r.other_well_late && r.other_worst < thresholds::kHiccupShareOfCluster * r.clear_least &&
+  const bool few_outside =
       static_cast<double>(others) < rule.persistent_share * static_cast<double>(steps - r.clear.size());
+  const bool noise = rule.peers_worst && (r.other_worst <= *rule.peers_worst || (!r.other_out_of_noise && few_outside));
+  const bool rest_hiccups =
+      !r.other_well_late && r.other_worst < thresholds::kHiccupShareOfCluster * r.clear_least && few_outside;
   return after_effects || noise || rest_hiccups;
 }
 
@@ -54,6 +62,7 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
       out.other_sum += lateness[s];
       out.other_worst = std::max(out.other_worst, lateness[s]);
       out.other_well_late = out.other_well_late || lateness[s] >= rule.well_late_multiple * at;
+      out.other_out_of_noise = out.other_out_of_noise || OutOfTheNoise(lateness[s], at, rule);
       continue;
     }
     out.clear_least = out.clear.empty() ? lateness[s] : std::min(out.clear_least, lateness[s]);

@@ -14,18 +14,25 @@
 //    late_share nor by kHiccupShareOfCluster of the cluster's least step, and late in under persistent_share
 //    of the steps outside the cluster: without its cluster the rank would be no straggler), or they are
 //    within the noise (below).
-//  - The job's noise (peers_worst, when measured: the largest lateness any other rank shows in any step). Other
-//    late steps no later than peers_worst are within the noise: on a busy 2-rank job (tuning seeds) the peer
-//    is 2-5 ms late in steps of its own, so the fault rank's 2-4 ms outside its 11-14 ms steps are the same
-//    noise. A late step above peers_worst and late by >= well_late_multiple x late_share is clearly late too,
-//    however far under the worst step it is, unless it comes right after a step near the worst: a fault's
-//    after-effect in the next step (tests/data/ddp/intermittent-rank1-every3: 5.8 ms after 10.8, the peer's
-//    worst 3.1) stands out of the noise as much as a fault's smaller steps do. A fault's own steps vary by
-//    2x and more (tuning seeds 96000+: CPU contention late by 28, 41 and 24 ms in its three steps of 56 ms, the
-//    peer never 1 ms; the 24 ms step was under 0.6 of the worst and was not named). With clear_above_noise,
-//    that step is clearly late even after a step near the worst: for a rank whose cause the recording already
-//    named (cross_layer.cc), the steps that stand out of the noise are its steps (contention on a link comes
-//    and goes: 8, 13 and 29 ms in its three steps, the peer never more than 1 ms).
+//  - The job's noise (peers_worst, when measured: the largest lateness any other rank shows in any step). A
+//    step stands out of the noise when it is late by >= well_late_multiple x late_share and by >= late_share
+//    more than peers_worst: its excess over the noise is a lateness that counts of its own. Other late steps
+//    beside a cluster are within the noise when none is later than peers_worst, or when none stands out of
+//    it and they are too few to be persistent among the steps outside the cluster: on a busy 2-rank job
+//    (tuning seeds) the peer is 2-5 ms late in steps of its own, so the fault rank's 2-4 ms outside its
+//    11-14 ms steps are the same noise.
+//  - A late step that stands out of the noise is clearly late too, however far under the worst step it is,
+//    unless it comes right after a step near the worst: a fault's after-effect in the next step
+//    (tests/data/ddp/intermittent-rank1-every3: 5.8 ms after 10.8, the peer's worst 3.1) stands out of the
+//    noise about as much as a fault's smaller steps do. A fault's own steps vary by 2x and more (tuning seeds
+//    96000+: CPU contention late by 28, 41 and 24 ms in its three steps of 56 ms, the peer never 1 ms; the
+//    24 ms step was under 0.6 of the worst and was not named). With clear_above_noise, that step is clearly
+//    late even after a step near the worst: for a rank whose cause the recording already named
+//    (cross_layer.cc), the steps that stand out of the noise are its steps (contention on a link comes and
+//    goes: 8, 13 and 29 ms in its three steps, the peer never more than 1 ms).
+//  - The margin is over the noise, not over zero: a rank on a slower core is late by a few ms in steps of its
+//    own, as its peer is in others (held-out run at fa4d2e1, 2-rank slow compute: 6.5 ms in a spared step of
+//    52 ms, the peer's worst 5.9 ms, the fault's steps 22-25 ms); a step only just above the noise is noise.
 // Invariants: clear is a subset of late; both hold step indices in increasing order; a rank with no late
 // step is neither persistent nor a cluster.
 #pragma once
@@ -50,14 +57,15 @@ struct LatenessRule {
 };
 
 struct RankLateness {
-  std::vector<size_t> late;      // indices of the late steps
-  std::vector<size_t> clear;     // indices of the clearly late steps
-  double total = 0;              // lateness summed over every step (negative lateness counts as 0)
-  double clear_sum = 0;          // over the clearly late steps
-  double other_sum = 0;          // over the late steps that are not clearly late
-  double other_worst = 0;        // the largest lateness of those steps
-  double clear_least = 0;        // the smallest lateness of the clearly late steps
-  bool other_well_late = false;  // one of those steps is late by >= well_late_multiple x late_share
+  std::vector<size_t> late;         // indices of the late steps
+  std::vector<size_t> clear;        // indices of the clearly late steps
+  double total = 0;                 // lateness summed over every step (negative lateness counts as 0)
+  double clear_sum = 0;             // over the clearly late steps
+  double other_sum = 0;             // over the late steps that are not clearly late
+  double other_worst = 0;           // the largest lateness of those steps
+  double clear_least = 0;           // the smallest lateness of the clearly late steps
+  bool other_well_late = false;     // one of those steps is late by >= well_late_multiple x late_share
+  bool other_out_of_noise = false;  // one of those steps stands out of the job's noise (an after-effect)
   bool cluster = false;
   bool persistent = false;
 };
