@@ -44,7 +44,8 @@ and what was measured with it):
   intermittent_cpu_contention, intermittent_cpu_throttling, intermittent_network_contention
                              the same, switched on only in steps whose number is a multiple of --every
 The fault rank switches these on and off itself at step boundaries (signals to helpers, cgroup knob writes,
-tc): off in unrecorded iterations 1-2 (the baseline), on from iteration 3; the truth's injected_ms is then
+tc): off in unrecorded iterations 1-2 (the baseline), on from iteration 3 (an intermittent one off again in the
+last unrecorded iteration, so that the recording does not start in its after-effect); the truth's injected_ms is then
 the measured effect (the rank's lateness at the gradient all_reduce, or the all_reduce's transfer time for
 the network faults) minus its baseline. --host-ms gives every rank real CPU work per step, which the CPU faults
 need to have something to slow down. Everything the launcher changes on the machine (namespaces, veths,
@@ -70,7 +71,8 @@ as the profiler wrote it) and truth.json:
    "steps": [ProfilerStep numbers affected], "magnitude": x, "mechanism": "...",
    "world_size": n, "injected_ms": median measured injected time per affected step,
    "injected_ms_by_step": {"<ProfilerStep number>": measured injected time},
-   "recorded_steps": how many ProfilerSteps were recorded (the affected ones are "steps")}
+   "recorded_steps": how many ProfilerSteps were recorded (the affected ones are "steps"),
+   "unrecorded_fault_iters": [iterations before the recording the fault ran in, to tune or settle it]}
   plus, for faults from outside: "injector" (the lab's fault name when it differs from the cause),
   "ranks" (every rank the fault reaches, when it is more than the fault rank: busy processes on a core that
   several ranks share),
@@ -103,7 +105,7 @@ import tempfile
 import time
 
 import injectors  # noqa: E402  (lab/injectors, beside this file)
-from injectors import EXTERNAL, FAULT_ON_FROM_ITER, device_ms_per_step  # noqa: E402
+from injectors import EXTERNAL, device_ms_per_step, outside_fault_on_unrecorded  # noqa: E402
 
 IN_RANK = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
 FAULTS = IN_RANK + tuple(EXTERNAL)
@@ -651,7 +653,8 @@ def worker(a):
             label = int(prof.step_rec_fn.name.rsplit("#", 1)[1]) if prof.step_rec_fn else prof.step_num
             recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
             if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
-                hit = affected(label) if recording else it >= FAULT_ON_FROM_ITER
+                hit = affected(label) if recording else outside_fault_on_unrecorded(
+                    it, WAIT_STEPS + WARMUP_STEPS, a.fault.startswith("intermittent_"))
                 switch(hit)
             else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
                 hit = affected(label) or (faulty and not recording)
@@ -919,6 +922,9 @@ def launch(a, argv):
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
         "injected_ms_by_step": {str(s["step"]): round(s["injected_ms"], 3) for s in hit},
         "recorded_steps": len(recorded),
+        # the unrecorded iterations the fault ran in (tuning), so a reader sees what came right before recording
+        "unrecorded_fault_iters": [s["iter"] for s in stats[fr]["steps"] if not s["recorded"] and s["affected"]]
+        if fr is not None else [],
     }
     if affected and len(affected) > 1:
         truth["ranks"] = affected  # the fault reaches these ranks alike; any of them is a right top straggler

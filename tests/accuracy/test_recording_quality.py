@@ -113,7 +113,7 @@ class RecordingQualityTest(unittest.TestCase):
 
     def test_the_lab_counters_reduce_to_the_measure(self):
         # As lab/ddp_job.py writes them: each iteration with its ProfilerStep number (`step`) beside `iter`.
-        steps = [{"iter": i, "step": i + 10, "recorded": i >= 5, "affected": i >= 5,
+        steps = [{"iter": i, "step": i + 10, "recorded": i >= 5, "affected": i >= 3,
                   "rq_wait_ms": 1.0 if i >= 3 else 0.2} for i in range(10)]
         stats = [{"steps": steps}]
         self.assertAlmostEqual(kernel_effect(stats, 0, "rq_wait_ms"), 0.8)
