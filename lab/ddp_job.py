@@ -44,13 +44,13 @@ and what was measured with it):
   intermittent_cpu_contention, intermittent_cpu_throttling, intermittent_network_contention
                              the same, switched on only in steps whose number is a multiple of --every
 The fault rank switches these on and off itself at step boundaries (signals to helpers, cgroup knob writes,
-tc): off in unrecorded iterations 1-2 (the baseline), on from iteration 3 (an intermittent one off again in the
-last unrecorded iteration, so that the recording does not start in its after-effect); the truth's injected_ms is then
-the measured effect (the rank's lateness at the gradient all_reduce, or the all_reduce's transfer time for
-the network faults) minus its baseline. --host-ms gives every rank real CPU work per step, which the CPU faults
-need to have something to slow down. Everything the launcher changes on the machine (namespaces, veths,
-qdiscs, cgroups, helper processes; names start with strata-lab-<launcher pid>-) is undone on exit, on
-SIGINT/SIGTERM/SIGHUP and on failure; lab/cleanup.py removes what a SIGKILLed launcher left.
+tc): off in unrecorded iterations 1-2 (the baseline), on from iteration 3 (an intermittent one off again in
+the last unrecorded iteration, so that the recording does not start in its after-effect); the truth's
+injected_ms is then the measured effect (the rank's lateness at the gradient all_reduce, or the all_reduce's
+transfer time for the network faults) minus its baseline. --host-ms gives every rank real CPU work per step,
+which the CPU faults need to have something to slow down. Everything the launcher changes on the machine
+(namespaces, veths, qdiscs, cgroups, helper processes; names start with strata-lab-<launcher pid>-) is undone on
+exit, on SIGINT/SIGTERM/SIGHUP and on failure; lab/cleanup.py removes what a SIGKILLed launcher left.
 
 --magnitude is the injected time per affected step as a fraction of the emulated device time per step
 (layers x 3 x --layer-ms, 36 ms by default, about 80 % of the clean step). Each fault is sized at start-up and
@@ -365,11 +365,12 @@ def worker(a):
     faulty = a.fault != "none" and rank == a.fault_rank
     target_s = a.magnitude * device_ms_per_step(a) / 1000.0
     injected = {"s": 0.0}  # injected time in the current step, measured
+    intermittent = a.fault.startswith("intermittent_")
 
     def affected(label):
         if not faulty:
             return False
-        if a.fault.startswith("intermittent_"):
+        if intermittent:
             return label % a.every == 0
         return True
 
@@ -654,7 +655,7 @@ def worker(a):
             recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
             if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
                 hit = affected(label) if recording else outside_fault_on_unrecorded(
-                    it, WAIT_STEPS + WARMUP_STEPS, a.fault.startswith("intermittent_"))
+                    it, WAIT_STEPS + WARMUP_STEPS, intermittent)
                 switch(hit)
             else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
                 hit = affected(label) or (faulty and not recording)

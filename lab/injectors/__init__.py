@@ -1,8 +1,7 @@
 """Faults the lab injects from outside the rank's code, each with a real mechanism (see base.py for the
 protocol). The intermittent_* variants switch the same mechanism on only in ProfilerSteps whose number is a
 multiple of --every."""
-from .base import (FAULT_ON_FROM_ITER, PREFIX, Context, Undo, device_ms_per_step,  # noqa: F401
-                   outside_fault_on_unrecorded, send_line)
+from .base import PREFIX, Context, Undo, device_ms_per_step, outside_fault_on_unrecorded, send_line  # noqa: F401
 from .cpu import CpuContention, CpuThrottling
 from .memory import MemoryPressure
 from .network import NetworkContention, SlowCommunication, Topology  # noqa: F401

@@ -31,8 +31,8 @@ FAULT_ON_FROM_ITER = 3  # unrecorded iterations from here on run with the fault 
 def outside_fault_on_unrecorded(it, unrecorded, intermittent):
     """Whether an outside fault runs in unrecorded iteration `it` of `unrecorded`: from FAULT_ON_FROM_ITER on, so
     that it has settled before recording. An intermittent fault stops one iteration before the recording starts,
-    so that its first recorded step, which it spares, does not begin in its after-effect: on from the last
-    unrecorded iteration, 5 of 14 intermittent CPU and network contention cases of two held-out runs (seeds
+    so that its first recorded step, which it spares, does not begin in its after-effect: on in the last
+    unrecorded iteration, 4 2-rank intermittent CPU and network contention cases of two held-out runs (seeds
     21200+, 21400+) had their fault rank named late in that first step, which the truth counted as spared."""
     return FAULT_ON_FROM_ITER <= it < unrecorded - (1 if intermittent else 0)
 
