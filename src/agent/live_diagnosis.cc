@@ -166,9 +166,12 @@ void LiveDiagnosis::Round(const std::string& chunk_dir, uint64_t now_mono_ns, do
                                               static_cast<int64_t>(now_unix_s * 1e9));
   state->reach_unix = static_cast<double>(store.value().recorded_calls.end_unix_ns) / 1e9;
   state->ended = ended;
-  // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at.
+  // Findings persist by (rank, cause): a new one opens now, a known one keeps its detected_at. Only those that
+  // save the minimum effect open (an alarm is for what is worth fixing): the diagnosis keeps a named
+  // straggler's own finding below it (shown_findings.h), which the window's result still shows.
   std::vector<OpenFinding> open;
   for (const diagnosis::Finding& f : result.findings) {
+    if (f.impact_pct < 100.0 * options.min_effect) continue;
     OpenFinding o{f, now_unix_s, 1};
     for (const OpenFinding& before : state->open)
       if (before.finding.rank == f.rank && before.finding.cause == f.cause) {

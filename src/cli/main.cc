@@ -322,8 +322,10 @@ struct DiagnoseCommand {
                              "page with --format html -o FILE)");
     AddInputOptions(cmd, in);
     AddOutputOptions(cmd, format, out, width, {"text", "json", "html"});
-    cmd->add_option("--min-effect", min_effect_pct,
-                    "hide findings that save less than this, in % of step time (a filter: no figure changes)")
+    cmd->add_option(
+           "--min-effect", min_effect_pct,
+           "hide findings that save less than this, in % of step time, except each named straggler's own (a filter: "
+           "no figure changes)")
         ->check(strata::cli::Finite() & CLI::Range(0.0, 100.0))
         ->capture_default_str();
     cmd->add_option("--fail-on", fail_on,

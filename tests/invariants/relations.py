@@ -329,7 +329,8 @@ class SplitVsMerged:
 @relation("min_effect_filter")
 class MinEffectFilter:
     """--min-effect only filters: the answer at any threshold is the answer at --min-effect 0 with the findings
-    saving less than the threshold removed (and a note saying so); no other figure, no status changes."""
+    saving less than the threshold removed (and a note saying so), but each named straggler's own top finding,
+    which stays (so a straggler's cause is the same at any threshold); no other figure, no status changes."""
 
     def plan(self, c, base, thresholds=(None, 10.0)):
         zero = c.run(base, options=("--min-effect", "0"))
@@ -339,7 +340,15 @@ class MinEffectFilter:
 
     def check(self, a, b, ctx):
         t = 3.0 if ctx["threshold"] is None else ctx["threshold"]
-        kept = [f for f in a.json.get("findings", []) if f["impact_pct"] >= t]
+        named = {s["rank"] for s in a.json.get("stragglers", [])}
+        owned = set()
+        kept = []
+        for f in a.json.get("findings", []):  # sorted by what they save: a rank's first is its top finding
+            own = f.get("rank") in named and f.get("rank") not in owned
+            if own:
+                owned.add(f["rank"])
+            if f["impact_pct"] >= t or own:
+                kept.append(f)
         bad = differences(dict(a.json, findings=kept), b.json, ignore=("/notes",), mask_digits=False)
         hidden = len(a.json.get("findings", [])) - len(kept)
         noted = any("not shown" in n for n in b.json.get("notes", []))

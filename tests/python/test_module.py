@@ -28,6 +28,7 @@ RECORDING = "examples/recorded-2rank-cpu-contention"
 CLEAN, SLOW = "tests/data/ddp/clean-2rank", "tests/data/ddp/slow-compute-rank1"
 HTA_2RANK = "../shared/datasets/hta/trace_filter"  # 2 ranks with GPU kernels and NCCL collectives
 OP_TABLE = "../shared/datasets/straggler-whatif/trace-AR.csv.gz"
+OP_TABLE_SE = "../shared/datasets/straggler-whatif/trace-SE.csv.gz"
 
 
 def cli(*args, ok=True):
@@ -70,9 +71,14 @@ class Diagnose(unittest.TestCase):
         self.assert_same_json_as_cli([OP_TABLE])
 
     def test_min_effect_is_the_clis(self):
-        # A minimum effect above the finding's: the CLI and the module both leave it out.
-        j = self.assert_same_json_as_cli([EXAMPLE], "--min-effect", "70", min_effect_pct=70)
+        # A minimum effect above every finding's: the CLI and the module both leave out the SE op table's
+        # findings (no straggler is named there) ...
+        j = self.assert_same_json_as_cli([OP_TABLE_SE], "--min-effect", "70", min_effect_pct=70)
         self.assertEqual(j["findings"], [])
+        self.assertTrue(any("not shown" in n for n in j["notes"]), j["notes"])
+        # ... and both keep a named straggler's own finding, whatever it saves.
+        j = self.assert_same_json_as_cli([EXAMPLE], "--min-effect", "70", min_effect_pct=70)
+        self.assertEqual([(f["cause"], f["rank"]) for f in j["findings"]], [("slow_compute", 1)])
 
     def test_frames(self):
         result = strata.diagnose(EXAMPLE)
@@ -83,7 +89,7 @@ class Diagnose(unittest.TestCase):
         self.assertEqual(list(stragglers["steps"].iloc[0]), [1, 2, 3, 4, 5])
         top = result.findings.iloc[0]
         self.assertEqual((top["cause"], top["rank"], top["op"], top["impact_pct"]),
-                         ("slow_compute", 1, "injected_extra_compute", 64.44))
+                         ("slow_compute", 1, "injected_extra_compute", 64.46))
         whatif = result.whatif.set_index(["by", "key"])["slowdown"]
         self.assertEqual(whatif[("rank", "1")], 2.9387)
         self.assertEqual(whatif[("op_type", "compute")], 2.9387)

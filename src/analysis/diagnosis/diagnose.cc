@@ -14,6 +14,7 @@
 #include "analysis/diagnosis/op_table_diagnosis.h"
 #include "analysis/diagnosis/recording_judgement.h"
 #include "analysis/diagnosis/report_facts.h"
+#include "analysis/diagnosis/shown_findings.h"
 #include "analysis/diagnosis/stall.h"
 #include "analysis/diagnosis/trace_diagnosis.h"
 #include "analysis/diagnosis/verdict.h"
@@ -146,16 +147,7 @@ DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options
                            model::TransferMsByStep(job.collectives)),
         &result);
   ReconcileImpacts(&result);
-  // The minimum effect filters what is shown, whichever pass made it, and changes nothing else (the stragglers
-  // stay, the status counts what was hidden).
-  const size_t before = result.findings.size();
-  std::erase_if(result.findings, [&](const Finding& f) { return f.impact_pct < 100.0 * options.min_effect; });
-  result.findings_hidden = before - result.findings.size();
-  if (result.findings_hidden > 0)
-    result.notes.push_back(
-        fmt::format("{} findings would save less than the minimum effect ({:.1f}% of step time) "
-                    "and are not shown (lower --min-effect to see them)",
-                    result.findings_hidden, 100.0 * options.min_effect));
+  HideSmallFindings(options.min_effect, &result);
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
   // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.

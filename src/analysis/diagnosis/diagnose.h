@@ -12,7 +12,8 @@
 // What the reports draw beside the findings (DiagnosisResult::drawn) is measured only when
 // DiagnoseOptions::drawn_facts asks for it: the HTML report and the Perfetto export read it, text and JSON do not.
 // Invariants: a job with no late rank and S below the minimum effect yields no straggler and no finding;
-// options.min_effect only removes findings (every other field is the same for any value of it);
+// options.min_effect only removes findings (every other field is the same for any value of it), and never the
+// finding of a straggler the result names (its top one), so a named straggler's cause is the same for any value;
 // options.drawn_facts changes only DiagnosisResult::drawn (empty without it).
 #pragma once
 
@@ -24,7 +25,8 @@ namespace strata::diagnosis {
 
 struct DiagnoseOptions {
   // Smallest effect reported, as a share of step time: a filter on the findings shown, applied last. It
-  // changes no figure (the model's own lateness floor is thresholds::kMinEffect, whatever this is).
+  // changes no figure (the model's own lateness floor is thresholds::kMinEffect, whatever this is) and keeps
+  // each named straggler's own top finding, whatever it saves.
   double min_effect = thresholds::kMinEffect;
   std::vector<LeftOutInput> left_out;  // inputs the loader left out: listed, and the job is never "healthy"
   // A live recording's present instant (Unix ns): stalls are measured up to it and the job is not judged

@@ -158,8 +158,9 @@ std::vector<StepCosts> IdealCosts(const PhaseModel& phases, const Costs& costs, 
 }
 
 /// Rank r fixed: each of its phases at its peers' mean (the rank and the stragglers excluded: the pools
-/// without r's own values when r is pooled), in every step. Only rank r's values are built (O(steps x
-/// phases), not a copy of every rank's costs: the loop over ranks stays linear).
+/// without r's own values when r is pooled), in every step, or at its own time where that was shorter: fixing a
+/// rank removes its excess and does not slow what it did faster, so the saving is never negative. Only rank
+/// r's values are built (O(steps x phases), not a copy of every rank's costs: the loop over ranks stays linear).
 std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r, bool pooled) {
   const size_t steps = costs.recorded.size();
   std::map<size_t, double> own_sum;
@@ -182,10 +183,13 @@ std::vector<RankPhases> WithPeersPhases(const Costs& costs, size_t r, bool poole
     peer[s].seg.resize(K);
     for (size_t k = 0; k < K; ++k) {
       const size_t n = costs.seg_pool.at(k).size() - own_count[k];
-      peer[s].seg[k] = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
+      const double mean = n ? (costs.seg_sum.at(k) - own_sum[k]) / static_cast<double>(n) : costs.seg_mean.at(k);
+      peer[s].seg[k] = std::min(mean, costs.recorded[s].seg[k][r]);
     }
     const size_t n_tail = costs.tail_pool.at(K).size() - own_tails[K];
-    peer[s].tail = n_tail ? (costs.tail_sum.at(K) - own_tail[K]) / static_cast<double>(n_tail) : costs.tail_mean.at(K);
+    const double tail =
+        n_tail ? (costs.tail_sum.at(K) - own_tail[K]) / static_cast<double>(n_tail) : costs.tail_mean.at(K);
+    peer[s].tail = std::min(tail, costs.recorded[s].tail[r]);
   }
   return peer;
 }

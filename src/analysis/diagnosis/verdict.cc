@@ -272,18 +272,13 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
     if (r.weight == Weight::kBlocking) result->status_reasons.push_back(r.text);
   for (const Reason& r : reasons)
     if (!r.blocking()) result->status_reasons.push_back(r.text);
-  // Stragglers without a finding shown: their findings save less than --min-effect (hidden), or none was
-  // made. Said, so that "findings" with none listed is clear.
+  // Stragglers without a finding: none could be made (a named straggler's own finding is never hidden by
+  // --min-effect, shown_findings.h). Said, so that "findings" with none listed is clear.
   if (result->findings.empty() && !result->stragglers.empty())
     result->status_reasons.push_back(
-        result->findings_hidden > 0
-            ? fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but none "
-                          "of their findings saves --min-effect of the run's time: no finding is shown (lower "
-                          "--min-effect to see them)",
-                          result->stragglers.size(), result->stragglers.front().rank)
-            : fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no "
-                          "finding could be made about them (cause not determined)",
-                          result->stragglers.size(), result->stragglers.front().rank));
+        fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no "
+                    "finding could be made about them (cause not determined)",
+                    result->stragglers.size(), result->stragglers.front().rank));
 }
 
 void AssessFlightRecorderStatus(DiagnosisResult* result) {
