@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -295,6 +297,50 @@ CollectiveProgress BuildCollectiveProgress(const RecordedCollectiveCalls& record
     bool certain = true;
     out.aligned_by_time = AlignByCompletion(&out, &certain);
     out.numbers_certain = certain;
+  }
+  return out;
+}
+
+namespace {
+
+using DoneAt = std::map<std::pair<int32_t, CollectiveKey>, int64_t>;  // (rank, key) -> completion time
+
+// CallsAtNumber::completed_apart of one number's calls.
+bool CompletedApart(const CollectiveKey& key, const CallsAtNumber& at, const DoneAt& done_at) {
+  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  int64_t half_gap = std::numeric_limits<int64_t>::max();
+  for (const auto& [rank, call] : at.calls) {
+    const auto done = done_at.find({rank, key});
+    if (done == done_at.end()) return false;
+    first = std::min(first, done->second);
+    last = std::max(last, done->second);
+    for (const int64_t d : {int64_t{-1}, int64_t{1}}) {
+      const auto n = done_at.find({rank, CollectiveKey{key.comm, key.p2p, key.seq + d}});
+      if (n != done_at.end()) half_gap = std::min(half_gap, std::abs(n->second - done->second) / 2);
+    }
+  }
+  if (half_gap == std::numeric_limits<int64_t>::max()) return false;
+  return last - first > std::max(thresholds::kSeqAlignSlackNs, half_gap);
+}
+
+}  // namespace
+
+std::vector<CallsAtNumber> CallsByNumber(const CollectiveProgress& p) {
+  std::map<CollectiveKey, CallsAtNumber> at;
+  DoneAt done_at;
+  for (const auto& [rank, rp] : p.ranks)
+    for (const RankCollective& c : rp.calls) {
+      CallsAtNumber& here = at[KeyOf(c)];
+      here.calls.push_back({rank, &c});
+      if (rp.tracks_completion && c.state == CallState::kDone && c.done_unix_ns != 0)
+        done_at[{rank, KeyOf(c)}] = c.done_unix_ns;
+    }
+  std::vector<CallsAtNumber> out;
+  out.reserve(at.size());
+  for (auto& [key, calls] : at) {
+    calls.key = key;
+    calls.completed_apart = CompletedApart(key, calls, done_at);
+    out.push_back(std::move(calls));
   }
   return out;
 }

@@ -472,6 +472,46 @@ TEST(Stall, NcclApiLaunchesApartAreStillAMismatch) {
   EXPECT_EQ(Stall(r.findings[0]).seq, 3);
 }
 
+// The model's grouping by number (model::CallsByNumber), which the mismatch rule reads: the lost-call job's
+// numbers 2-4 are completed a gap apart on rank 1 (not one collective), the others together; NCCL's API alone
+// tracks no completion, so none of its numbers is judged apart, however far apart the launches.
+model::CollectiveProgress ProgressOf(const Job& j) {
+  RecordedRun run;
+  run.segments.push_back(j.seg);
+  return model::BuildCollectiveProgress(DecodeRecordedCalls(run));
+}
+
+TEST(CollectiveNumbers, CallsCompletedAGapApartAreNotOneCollective) {
+  Job j = LaunchedJobWithoutCalls(2 * kS);
+  for (int r = 0; r < 3; ++r) {
+    j.Process(r);
+    for (int k = 0; k < 6; ++k) {
+      if (r == 1 && k == 2) continue;
+      j.Call(r, 0, 1, kS + static_cast<uint64_t>(k) * 10 * kMs, true);
+    }
+  }
+  const model::CollectiveProgress p = ProgressOf(j);
+  const std::vector<model::CallsAtNumber> numbers = model::CallsByNumber(p);
+  ASSERT_EQ(numbers.size(), 6u);
+  for (const model::CallsAtNumber& at : numbers) {
+    EXPECT_EQ(at.completed_apart, at.key.seq >= 2 && at.key.seq <= 4) << at.key.seq;
+    ASSERT_FALSE(at.calls.empty());
+    for (size_t i = 1; i < at.calls.size(); ++i) EXPECT_LT(at.calls[i - 1].first, at.calls[i].first);
+    for (const auto& [rank, call] : at.calls) EXPECT_EQ(call->seq, at.key.seq);
+  }
+  EXPECT_EQ(numbers.back().calls.size(), 2u);  // #5: ranks 0 and 2 only (rank 1 made 5 calls)
+}
+
+TEST(CollectiveNumbers, LaunchesWithoutCompletionsAreNeverJudgedApart) {
+  const model::CollectiveProgress p = ProgressOf(NcclApiJob(1024, 1, 3, 60 * kMs, 512));
+  const std::vector<model::CallsAtNumber> numbers = model::CallsByNumber(p);
+  ASSERT_EQ(numbers.size(), 5u);
+  for (const model::CallsAtNumber& at : numbers) {
+    EXPECT_FALSE(at.completed_apart) << at.key.seq;
+    EXPECT_EQ(at.calls.size(), 3u);
+  }
+}
+
 TEST(Stall, GlooBufferBytesNameASizeMismatch) {
   // gloo's buffers (createUnboundBuffer's size, entry rows of a collective_buffer probe on the thread that runs
   // the algorithm next): 4 bytes per all_reduce, but 8 on rank 1 at #2; a buffer of another thread, of the

@@ -24,21 +24,16 @@
 namespace strata::diagnosis {
 namespace {
 
+using model::CallsAtNumber;
 using model::CallState;
+using model::CollectiveKey;
 using model::CollectiveProgress;
+using model::KeyOf;
 using model::RankCollective;
 using model::RankProgress;
 
 constexpr size_t kMaxWavefront = 4;
 
-// A collective of one communicator, as every rank numbers it.
-struct CollectiveKey {
-  std::string comm;
-  bool p2p = false;
-  int64_t seq = 0;
-  auto operator<=>(const CollectiveKey&) const = default;
-};
-CollectiveKey KeyOf(const RankCollective& c) { return {c.comm, c.p2p, c.seq}; }
 
 std::string Describe(const CollectiveKey& k, const std::string& op) {
   return fmt::format("{} ({}{} #{})", op, k.comm, k.p2p ? " p2p" : "", k.seq);
@@ -422,47 +417,13 @@ std::vector<Finding> HangFindings(const RecordedThreads& threads, const Collecti
   return MissingRankFindings(s, e);
 }
 
-using CallsAtKey = std::vector<std::pair<int32_t, const RankCollective*>>;
-// (rank, key) -> completion time, of the ranks whose recording sees their collectives complete
-// (tracks_completion): a call of the NCCL API alone returns at its launch, which says nothing of when the
-// collective completed.
-using DoneAt = std::map<std::pair<int32_t, CollectiveKey>, int64_t>;
-
-// Calls of one number that all completed, further apart than the ranks' skew and half the gap to a
-// neighbouring number's completion on any of their ranks: not one collective. The recording numbered them
-// alike though they were not (a call lost from one rank's record shifts its later numbers), so their
-// differing ops or sizes are no mismatch (held-out seed 19441: a CPU-contention job named
-// collective_mismatch). Without neighbours to measure the gap against, or when a call's completion is not
-// seen (only its launch: NCCL's API, whose launches on three ranks came a gap apart under the sanitizer and
-// hid a real count mismatch, ctest recorder_hangs nccl_api_mismatch), nothing is judged apart.
-bool CompletedApart(const CollectiveKey& key, const CallsAtKey& calls, const DoneAt& done_at) {
-  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  int64_t half_gap = std::numeric_limits<int64_t>::max();
-  for (const auto& [rank, call] : calls) {
-    const auto done = done_at.find({rank, key});
-    if (done == done_at.end()) return false;
-    first = std::min(first, done->second);
-    last = std::max(last, done->second);
-    for (const int64_t d : {int64_t{-1}, int64_t{1}}) {
-      const auto n = done_at.find({rank, CollectiveKey{key.comm, key.p2p, key.seq + d}});
-      if (n != done_at.end()) half_gap = std::min(half_gap, std::abs(n->second - done->second) / 2);
-    }
-  }
-  if (half_gap == std::numeric_limits<int64_t>::max()) return false;
-  return last - first > std::max(model::thresholds::kSeqAlignSlackNs, half_gap);
-}
-
-// The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes.
+// The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes, of
+// the numbers whose calls were one collective (model::CallsAtNumber::completed_apart).
 std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
-  std::map<CollectiveKey, CallsAtKey> at;
-  DoneAt done_at;
-  for (const auto& [rank, rp] : p.ranks)
-    for (const RankCollective& c : rp.calls) {
-      if (!c.p2p) at[KeyOf(c)].push_back({rank, &c});  // a send meets a recv: p2p ops differ by design
-      if (rp.tracks_completion && c.state == CallState::kDone && c.done_unix_ns != 0)
-        done_at[{rank, KeyOf(c)}] = c.done_unix_ns;
-    }
-  for (const auto& [key, calls] : at) {
+  for (const CallsAtNumber& at : model::CallsByNumber(p)) {
+    if (at.key.p2p || at.completed_apart) continue;  // a send meets a recv: p2p ops differ by design
+    const CollectiveKey& key = at.key;
+    const auto& calls = at.calls;
     std::map<std::tuple<std::string, uint64_t, uint64_t>, std::vector<int32_t>> sides;
     std::set<uint64_t> counts, bytes;
     std::set<std::string> ops;
@@ -472,7 +433,6 @@ std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
       if (c->bytes != 0) bytes.insert(c->bytes);
     }
     if (ops.size() < 2 && counts.size() < 2 && bytes.size() < 2) continue;
-    if (CompletedApart(key, calls, done_at)) continue;
     for (const auto& [rank, c] : calls) sides[{c->op, c->count, c->bytes}].push_back(rank);
     StallEvidence e;
     e.communicator = key.comm;
