@@ -36,7 +36,8 @@ and what was measured with it):
                              (1 + round(magnitude/0.3) of them)
   cpu_throttling             the rank in a cgroup with a CPU quota (--quota, --period-us; v1 or v2)
   memory_pressure            the rank in a cgroup whose memory limit sits below its working set: a
-                             memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again
+                             memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again;
+                             the limit is tuned in 4 extra unrecorded steps to the target
   slow_communication         ranks in network namespaces joined by a bridge, every link shaped to --link-mbit
                              with tbf, the rank's link to a lower rate
   network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink),
@@ -78,11 +79,11 @@ as the profiler wrote it) and truth.json:
   several ranks share),
   "effect_metric", "effect_on_ms" (the metric in the fault steps, not less the baseline), "baseline_ms",
   "step_ms" {"fault_off", "fault_on"} and the cgroup's statistics;
-  "took_measure" {"measure", "per_step", "unit", "intended_ms", "by_step" (each affected step's value, where the
-  measure has one per step: not memory pressure's)}: whether the fault took, by a quantity strata
-  neither measures nor decides on (the injector's: in-rank faults the time the injected code ran, CPU
-  contention and throttling the rank's run-queue wait, memory pressure the file pages its cgroup refaulted,
-  the link faults the all_reduce's transfer time), "rq_wait_ms_by_rank" (each rank's median run-queue wait
+  "took_measure" {"measure", "per_step", "unit", "intended_ms", "by_step" (each affected step's value)}:
+  whether the fault took, by a quantity strata neither measures nor decides on (the injector's: in-rank faults
+  the time the injected code ran, CPU contention and throttling the rank's run-queue wait, memory pressure the
+  time its lookup-table reads took beyond their baseline (and the file pages its cgroup refaulted, beside), the
+  link faults the all_reduce's transfer time), "rq_wait_ms_by_rank" (each rank's median run-queue wait
   per recorded step: how much other tasks held its core), "probe_ms_by_rank" (the median thread CPU time of
   the core probe, the same fixed work on every rank before each layer: how fast its core ran) and
   "cpu_ms_by_rank" (its median process CPU time per recorded step): the machine's noise.
@@ -93,6 +94,7 @@ usage: lab/ddp_job.py --ranks 2 --steps 6 --fault slow_compute --fault-rank 1 --
 """
 import argparse
 import json
+import mmap
 import os
 import resource
 import shutil
@@ -136,6 +138,36 @@ CORE_WAIT_S = 15.0
 CORE_WAIT_PERIOD_S = 0.5
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
+# memory_pressure waits this many steps more: the kernel's answer to a memory limit is not known in advance, so
+# the limit is corrected once per fault-on unrecorded step (tune_cut)
+MEMORY_TUNING_STEPS = 8
+# memory_pressure: the first cut below the rank's memory use, MB per ms of the target at one rank per core (then
+# tuned), and the cut's bounds as shares of the table. Each step reads one row from each of a random 1/16 of the
+# table's pages (TABLE_READ_EVERY), a 4 KiB read for each page missing (no read-around: MADV_RANDOM), so with C of
+# its T MB cut the rank misses about a share C/T of its reads: refaults in proportion to the cut. A cyclic scan
+# misses every page under any limit below the table and none above: until 2026-12-05 (a quarter of a 64 MB table
+# each step, the limit keeping 0.9 of the file pages at magnitudes 0.08 and 0.15) it refaulted 0-4417 pages a
+# step alike at both, and 7 of 9 memory cases of the held-out run at 8e3f826 were set aside.
+CUT_MB_PER_MS = 1.0
+CUT_MIN_SHARE, CUT_MAX_SHARE = 0.002, 0.75
+TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages, at random
+
+
+def wait_steps(a):
+    """The profiler's unrecorded wait steps for this job's fault."""
+    return WAIT_STEPS + (MEMORY_TUNING_STEPS if a.fault == "memory_pressure" else 0)
+
+
+def tune_cut(history, target_ms, table_mb):
+    """memory_pressure's next cut (MB) from the fault-on steps so far, [(cut MB, ms the table reads took longer
+    than their baseline)], the last one the cut now: the target over the median cost per MB cut of all of them
+    (refaults grow in proportion to the cut; one step's cost scatters by 2x either way, so the median of all,
+    as the compute faults tune from their median unit cost), moved by at most a factor 2 from the cut now
+    (doubled when the median saw nothing), within CUT_MIN_SHARE..CUT_MAX_SHARE of the table."""
+    cut = history[-1][0]
+    per_mb = statistics.median(max(0.0, extra) / c for c, extra in history)
+    new = 2.0 * cut if per_mb <= 0 else min(2.0 * cut, max(0.5 * cut, target_ms / per_mb))
+    return min(CUT_MAX_SHARE * table_mb, max(CUT_MIN_SHARE * table_mb, new))
 
 
 def parse_args(argv=None):
@@ -174,8 +206,8 @@ def parse_args(argv=None):
                     help="real CPU work per step on every rank (matmul blocks before each layer's device wait), "
                          "like a GPU job's host-side launch work (default 0)")
     ap.add_argument("--table-mb", type=float, default=None,
-                    help="a memory-mapped lookup table of this size on every rank, a quarter of it read each step "
-                         "(default 64 for memory_pressure, else 0)")
+                    help="a memory-mapped lookup table of this size on every rank, one row of a random 1/16 of its "
+                         "pages read each step (default 128 for memory_pressure, else 0)")
     ap.add_argument("--python", default="/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
                     help="interpreter with torch for the ranks (default /usr/bin/python3)")
     ap.add_argument("--nice", type=int, default=0,
@@ -195,11 +227,6 @@ def parse_args(argv=None):
                     help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3, "
                          "divided by the ranks that share a core)")
     ap.add_argument("--period-us", type=int, default=20000, help="cpu_throttling: CFS period (default 20000)")
-    ap.add_argument("--mem-headroom-mb", type=float, default=8,
-                    help="memory_pressure: limit = anonymous memory + this + --mem-keep x mapped files (default 8)")
-    ap.add_argument("--mem-keep", type=float, default=None,
-                    help="memory_pressure: fraction of the rank's mapped file pages that fit under the limit "
-                         "(default 0.5 x 0.3 / magnitude, at most 0.9)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if not 2 <= a.ranks <= 8:
@@ -225,11 +252,9 @@ def parse_args(argv=None):
     if a.fault in injectors.NETWORK:
         a.netns = True
     if a.table_mb is None:
-        a.table_mb = 64.0 if a.fault == "memory_pressure" else 0.0
+        a.table_mb = 128.0 if a.fault == "memory_pressure" else 0.0
     if a.quota is None:
         a.quota = default_quota(a.ranks, len(os.sched_getaffinity(0)), a.magnitude)
-    if a.mem_keep is None:
-        a.mem_keep = min(0.9, 0.5 * 0.3 / a.magnitude)
     return a
 
 
@@ -395,7 +420,7 @@ def worker(a):
                 injected["s"] += time.perf_counter() - t0
             return self.items[i]
 
-    iters = WAIT_STEPS + WARMUP_STEPS + a.steps
+    iters = wait_steps(a) + WARMUP_STEPS + a.steps
     stall_s = target_s / a.batch if faulty and a.fault == "dataloader_stall" else 0.0
     data = Samples(iters * a.batch * world, stall_s)
     sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=a.seed, drop_last=True)
@@ -460,11 +485,11 @@ def worker(a):
             probe_ms.append((time.thread_time() - t0) * 1e3)
 
     # A memory-mapped lookup table (--table-mb, every rank its own file), like an embedding table or a
-    # memory-mapped dataset: each step the forward gathers one row per page from a quarter of it, so every page
-    # is read every 4 steps. Its page cache is dropped after writing (for this file only), so the pages are
-    # charged to the rank's memory cgroup when it reads them: under memory_pressure the kernel reclaims them
-    # and the rank faults them in again from disk.
-    table = {"t": None, "chunk": 0, "stride": 1}
+    # memory-mapped dataset: each step the forward gathers one row from each of a random 1/16 of its pages. Its
+    # page cache is dropped after writing (for this file only), so the pages are charged to the rank's memory
+    # cgroup when it reads them: under memory_pressure the kernel reclaims them and the rank faults them in again
+    # from disk.
+    table = {"t": None, "stride": 1}
     if a.table_mb > 0:
         tpath = os.path.join(stats_dir, f"table-{rank}.bin")
         n_rows = int(a.table_mb * 2**20) // (4 * a.width)
@@ -477,21 +502,30 @@ def worker(a):
             f.flush()
             os.fsync(f.fileno())
             os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-        table["t"] = torch.from_file(tpath, shared=True, size=n_rows * a.width,
-                                     dtype=torch.int32).view(n_rows, a.width)
-        table["stride"] = max(1, 4096 // (4 * a.width))
-        table["chunk"] = n_rows // 4
-        table["rows"] = [torch.arange(k * table["chunk"], (k + 1) * table["chunk"], table["stride"])
-                         for k in range(4)]
-        for k in range(4):  # read it all once: the warm working set
-            table["t"].index_select(0, table["rows"][k]).sum()
-        table["k"] = 0
+        # mapped for random reads: a missing page is read alone (MADV_RANDOM: no read-around of its neighbours)
+        with open(tpath, "r+b") as f:
+            table["map"] = mmap.mmap(f.fileno(), n_rows * a.width * 4, access=mmap.ACCESS_WRITE)
+        table["map"].madvise(mmap.MADV_RANDOM)
+        table["t"] = torch.frombuffer(table["map"], dtype=torch.int32).view(n_rows, a.width)
+        table["stride"] = max(1, 4096 // (4 * a.width))  # rows per page
+        table["pages"] = n_rows // table["stride"]
+        table["gen"] = torch.Generator().manual_seed(a.seed + 3)  # the same pages on every rank, step by step
+        table["t"].index_select(0, torch.arange(0, n_rows, table["stride"])).sum()  # all of it once: warm
+
+    # sized for one rank per core: with more, the device time (so the target) grows with them, and so does what a
+    # refault costs (the rank waits for its core after each read), so the cut stays about the same
+    first_cut = CUT_MB_PER_MS * target_s * 1e3 * BASE_LAYER_MS / max(a.layer_ms, 1e-9)
+    mem = {"cut_mb": min(CUT_MAX_SHARE * a.table_mb, max(CUT_MIN_SHARE * a.table_mb, first_cut)),
+           "base_ms": [], "seen": []}  # memory_pressure's tuning
 
     def table_lookup():
+        """One row from each of a random quarter of the table's pages, timed (table["ms"])."""
         with record_function("lab::table_lookup"):
-            rows = table["t"].index_select(0, table["rows"][table["k"] % 4])
-            table["k"] += 1
-            return rows.sum()
+            t0 = time.perf_counter()
+            pages = torch.randint(table["pages"], (table["pages"] // TABLE_READ_EVERY,), generator=table["gen"])
+            out = table["t"].index_select(0, pages * table["stride"]).sum()
+            table["ms"] = (time.perf_counter() - t0) * 1e3
+            return out
 
     class Net(torch.nn.Module):
         def __init__(self):
@@ -620,22 +654,30 @@ def worker(a):
                 subprocess.run(act[1], check=True, stdin=subprocess.DEVNULL, capture_output=True)
             elif act[0] == "pipe":  # a line to a command reader (injectors/base.py start_command_pipe)
                 injectors.send_line(act[1], act[2])
-            elif act[0] == "memlimit":  # [.., group dir, cgroup version, headroom bytes, kept file fraction]
-                gdir, version, headroom, keep = act[1:]
-                st = {}
-                with open(os.path.join(gdir, "memory.stat")) as f:
-                    for line in f:
-                        k, v = line.split()
-                        st[k] = int(v)
-                with open(os.path.join(gdir, "memory.current" if version == 2 else "memory.usage_in_bytes")) as f:
-                    usage = int(f.read())
-                anon = st["anon"] if version == 2 else st["rss"]
-                file_b = st["file"] if version == 2 else st["cache"]
-                limit = int(usage - (1 - keep) * file_b + headroom)
-                with open(os.path.join(gdir, "memory.max" if version == 2 else "memory.limit_in_bytes"), "w") as f:
-                    f.write(str(limit))
-                fault_state["memlimit"] = {"limit_bytes": limit, "usage_bytes": usage, "anon_bytes": anon,
-                                           "file_bytes": file_b}
+            elif act[0] == "memlimit":  # [.., group dir, cgroup version]: see set_memory_limit
+                gdir, version = act[1:3]
+                if "memlimit" not in fault_state:
+                    st = memory_stat(gdir)
+                    fault_state["memlimit"] = {"gdir": gdir, "version": version, "cuts_mb": [],
+                                               "anon_bytes": st["anon"] if version == 2 else st["rss"],
+                                               "file_bytes": st["file"] if version == 2 else st["cache"]}
+                set_memory_limit()
+
+    def memory_stat(gdir):
+        with open(os.path.join(gdir, "memory.stat")) as f:
+            return {k: int(v) for k, v in (line.split() for line in f)}
+
+    def set_memory_limit():
+        """memory_pressure's limit: the rank's anonymous memory now + its file pages at the first switch-on less
+        the cut (mem["cut_mb"]), so that the file pages it may keep stay put as its anonymous memory moves."""
+        m = fault_state["memlimit"]
+        st = memory_stat(m["gdir"])
+        anon = st["anon"] if m["version"] == 2 else st["rss"]
+        m["limit_bytes"] = int(anon + m["file_bytes"] - mem["cut_mb"] * 2**20)
+        if not m["cuts_mb"] or m["cuts_mb"][-1] != round(mem["cut_mb"], 3):
+            m["cuts_mb"].append(round(mem["cut_mb"], 3))
+        with open(os.path.join(m["gdir"], "memory.max" if m["version"] == 2 else "memory.limit_in_bytes"), "w") as f:
+            f.write(str(m["limit_bytes"]))
 
     def switch(on):
         if toggle is not None and fault_state["on"] != on:
@@ -644,7 +686,7 @@ def worker(a):
 
     tmp_json = os.path.join(stats_dir, f"trace-{rank}.json")
     steps_seen = []  # per iteration: ProfilerStep number, recorded?, affected?, injected ms, timings
-    schedule = torch.profiler.schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=a.steps)
+    schedule = torch.profiler.schedule(wait=wait_steps(a), warmup=WARMUP_STEPS, active=a.steps)
     batches = iter(loader)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
                                 on_trace_ready=lambda p: p.export_chrome_trace(tmp_json)) as prof:
@@ -655,8 +697,10 @@ def worker(a):
             recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
             if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
                 hit = affected(label) if recording else outside_fault_on_unrecorded(
-                    it, WAIT_STEPS + WARMUP_STEPS, intermittent)
+                    it, wait_steps(a) + WARMUP_STEPS, intermittent)
                 switch(hit)
+                if hit and fault_state.get("memlimit"):
+                    set_memory_limit()  # follows the rank's anonymous memory (memory_pressure)
             else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
                 hit = affected(label) or (faulty and not recording)
             t0, cpu0 = time.monotonic(), time.process_time()
@@ -683,8 +727,15 @@ def worker(a):
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
                                {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
                                 "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3,
-                                "probe_ms": list(probe_ms),
+                                "probe_ms": list(probe_ms), "table_ms": table.get("ms", 0.0),
                                 **kernel_deltas(kernel0, thread_kernel_counters())}))
+            if a.fault == "memory_pressure" and faulty and not recording and table["t"] is not None:
+                if it in injectors.base.BASELINE_ITERS:
+                    mem["base_ms"].append(table["ms"])
+                elif hit and mem["base_ms"]:
+                    extra = table["ms"] - min(mem["base_ms"])  # a spike in a baseline step would hide the fault
+                    mem["seen"].append((mem["cut_mb"], extra))
+                    mem["cut_mb"] = tune_cut(mem["seen"], target_s * 1e3, a.table_mb)
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])

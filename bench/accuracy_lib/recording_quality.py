@@ -1,7 +1,8 @@
 """Whether a lab recording is fit to score: a fault that did not take, or other load on the machine. Decided
 only on quantities strata neither measures nor decides on (issue 23): the injector's own measure of what it
 did (truth "took_measure", written by lab/ddp_job.py: the time the injected code ran in the rank, the rank's
-run-queue wait under CPU contention or a CPU quota, the pages the cgroup refaulted under a memory limit, the
+run-queue wait under CPU contention or a CPU quota, the time the rank's table reads lost under a memory limit
+(before 2026-12-05 the pages its cgroup refaulted: TOOK_MIN_REFAULT_PAGES still judges truths of that form), the
 all_reduce's transfer time on the ranks' own clocks), each rank's run-queue wait (the kernel's count of the
 time the rank was runnable while another task held its core) and each rank's core speed (the lab's core probe:
 the same fixed CPU work on every rank each step, timed in thread CPU time). Never on a rank's lateness: that is
