@@ -37,7 +37,7 @@ and what was measured with it):
   cpu_throttling             the rank in a cgroup with a CPU quota (--quota, --period-us; v1 or v2)
   memory_pressure            the rank in a cgroup whose memory limit sits below its working set: a
                              memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again;
-                             the limit is tuned in 4 extra unrecorded steps to the target
+                             the limit is tuned in 8 extra unrecorded steps to the target
   slow_communication         ranks in network namespaces joined by a bridge, every link shaped to --link-mbit
                              with tbf, the rank's link to a lower rate
   network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink),
@@ -138,9 +138,10 @@ CORE_WAIT_S = 15.0
 CORE_WAIT_PERIOD_S = 0.5
 WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP rebuilds its buckets in the
 # first, and the fault's size is tuned in all of them
-# memory_pressure waits this many steps more: the kernel's answer to a memory limit is not known in advance, so
-# the limit is corrected once per fault-on unrecorded step (tune_cut)
-MEMORY_TUNING_STEPS = 8
+# The outside faults whose size is tuned by feedback (the kernel's answer to a memory limit or a CPU quota is not
+# known in advance) wait this many steps more, one correction per fault-on unrecorded step (tune_cut, tune_quota)
+TUNED_OUTSIDE = ("memory_pressure", "cpu_throttling")
+TUNING_STEPS = 8
 # memory_pressure: the first cut below the rank's memory use, MB per ms of the target at one rank per core (then
 # tuned), and the cut's bounds as shares of the table. Each step reads one row from each of a random 1/16 of the
 # table's pages (TABLE_READ_EVERY), a 4 KiB read for each page missing (no read-around: MADV_RANDOM), so with C of
@@ -148,6 +149,8 @@ MEMORY_TUNING_STEPS = 8
 # misses every page under any limit below the table and none above: until 2026-12-05 (a quarter of a 64 MB table
 # each step, the limit keeping 0.9 of the file pages at magnitudes 0.08 and 0.15) it refaulted 0-4417 pages a
 # step alike at both, and 7 of 9 memory cases of the held-out run at 8e3f826 were set aside.
+# cpu_throttling: the least quota share of a period (the kernel takes no quota under 1 ms; the period is 10 ms)
+MIN_SHARE = 0.1
 CUT_MB_PER_MS = 1.0
 CUT_MIN_SHARE, CUT_MAX_SHARE = 0.002, 0.75
 TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages, at random
@@ -155,7 +158,7 @@ TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages
 
 def wait_steps(a):
     """The profiler's unrecorded wait steps for this job's fault."""
-    return WAIT_STEPS + (MEMORY_TUNING_STEPS if a.fault == "memory_pressure" else 0)
+    return WAIT_STEPS + (TUNING_STEPS if a.fault in TUNED_OUTSIDE else 0)
 
 
 def tune_cut(history, target_ms, table_mb):
@@ -168,6 +171,26 @@ def tune_cut(history, target_ms, table_mb):
     per_mb = statistics.median(max(0.0, extra) / c for c, extra in history)
     new = 2.0 * cut if per_mb <= 0 else min(2.0 * cut, max(0.5 * cut, target_ms / per_mb))
     return min(CUT_MAX_SHARE * table_mb, max(CUT_MIN_SHARE * table_mb, new))
+
+
+def tune_share(history, target_ms):
+    """cpu_throttling's next quota as a share of the period, from the steps so far [(share, ms the rank waited
+    for its core beyond its baseline)], the last one the share now (the first: its baseline CPU time per step at
+    share 1/2, see first_share). A rank that needs D ms of CPU a step and gets a share s of a core runs its
+    bursts at rate s: it waits about D (1/s - 1) more. Each step implies a D; their median (one step's wait
+    scatters, as the compute faults tune from their median unit cost) gives the share whose wait is the target,
+    D / (D + target), moved by at most a factor 2 from the share now (halved when the median saw no wait),
+    within MIN_SHARE..1."""
+    share = history[-1][0]
+    implied = statistics.median(max(0.0, extra) / (1.0 / s - 1.0) for s, extra in history if s < 1.0)
+    new = 0.5 * share if implied <= 0 else implied / (implied + target_ms)
+    return min(1.0, max(MIN_SHARE, min(2.0 * share, max(0.5 * share, new))))
+
+
+def first_share(cpu_ms, target_ms):
+    """cpu_throttling's first share, for a rank that used cpu_ms of CPU a step with the fault off: D / (D + target),
+    as tune_share reads the history [(1/2, D)] (at share 1/2 a rank of D ms waits D more), so within 1/4..1."""
+    return tune_share([(0.5, cpu_ms)], target_ms)
 
 
 def parse_args(argv=None):
@@ -224,9 +247,10 @@ def parse_args(argv=None):
                          "rank's link costs --magnitude of the device time (magnitude, the default), or keep "
                          "--link-mbit (link: the lab before 2026-12-04, whose contention mostly did not take)")
     ap.add_argument("--quota", type=float, default=None,
-                    help="cpu_throttling: CPU quota as a fraction of one core (default 0.09 / magnitude: 0.3 at 0.3, "
-                         "divided by the ranks that share a core)")
-    ap.add_argument("--period-us", type=int, default=20000, help="cpu_throttling: CFS period (default 20000)")
+                    help="cpu_throttling: CPU quota as a fraction of one core, fixed (default: tuned by the fault rank, "
+                         "from its own CPU time per step with the fault off, to make it wait --magnitude of the device "
+                         "time; see first_share and tune_share)")
+    ap.add_argument("--period-us", type=int, default=10000, help="cpu_throttling: CFS period (default 10000)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if not 2 <= a.ranks <= 8:
@@ -279,8 +303,10 @@ def default_layer_ms(ranks, cores, isolate=False):
 
 
 def default_quota(ranks, cores, magnitude):
-    """cpu_throttling's CPU quota: a rank that shares its core with others gets only its share of it, so the quota
-    is of that share and bites as hard with 4 or 8 ranks on two cores as with one rank per core."""
+    """cpu_throttling's CPU quota when the fault rank has no baseline to tune it from (the lab before 2026-12-05:
+    it made the fault rank wait under 2 ms a step in 6 of 18 cases at magnitudes 0.08 and 0.15, 130-220 ms at 0.6
+    for a target of 43): a rank that shares its core with others gets only its share of it, so the quota is of that
+    share and bites as hard with 4 or 8 ranks on two cores as with one rank per core."""
     return min(0.9, 0.09 / magnitude) / -(-ranks // max(1, cores))
 
 
@@ -642,6 +668,7 @@ def worker(a):
     # Faults injected from outside (lab/injectors): the fault rank switches them on and off at step boundaries.
     toggle = json.loads(os.environ["LAB_TOGGLE"]) if faulty and os.environ.get("LAB_TOGGLE") else None
     fault_state = {"on": None}
+    thr = {}  # cpu_throttling's quota, tuned unless --quota was given
 
     def run_actions(actions):
         for act in actions:
@@ -654,6 +681,14 @@ def worker(a):
                 subprocess.run(act[1], check=True, stdin=subprocess.DEVNULL, capture_output=True)
             elif act[0] == "pipe":  # a line to a command reader (injectors/base.py start_command_pipe)
                 injectors.send_line(act[1], act[2])
+            elif act[0] == "quota":  # [.., knob path, text with {quota}, first quota us, period us]
+                path, text, first, period = act[1:5]
+                if "share" not in thr:  # tuned: from the rank's own CPU time per step with the fault off
+                    cpu = [t["cpu_ms"] for _, _, _, _, _, t in steps_seen if t["iter"] in injectors.base.BASELINE_ITERS]
+                    tuned = a.defaulted.get("quota") and cpu
+                    thr["share"] = first_share(statistics.median(cpu), target_s * 1e3) if tuned else first / period
+                thr.update(path=path, text=text, period_us=period)
+                set_quota()
             elif act[0] == "memlimit":  # [.., group dir, cgroup version]: see set_memory_limit
                 gdir, version = act[1:3]
                 if "memlimit" not in fault_state:
@@ -662,6 +697,14 @@ def worker(a):
                                                "anon_bytes": st["anon"] if version == 2 else st["rss"],
                                                "file_bytes": st["file"] if version == 2 else st["cache"]}
                 set_memory_limit()
+
+    def set_quota():
+        """cpu_throttling's quota, the share thr["share"] of the period, written to the group's knob."""
+        quota = max(1000, int(thr["share"] * thr["period_us"]))
+        with open(thr["path"], "w") as f:
+            f.write(thr["text"].format(quota=quota))
+        if not fault_state.setdefault("quotas_us", []) or fault_state["quotas_us"][-1] != quota:
+            fault_state["quotas_us"].append(quota)
 
     def memory_stat(gdir):
         with open(os.path.join(gdir, "memory.stat")) as f:
@@ -736,6 +779,14 @@ def worker(a):
                     extra = table["ms"] - min(mem["base_ms"])  # a spike in a baseline step would hide the fault
                     mem["seen"].append((mem["cut_mb"], extra))
                     mem["cut_mb"] = tune_cut(mem["seen"], target_s * 1e3, a.table_mb)
+            if a.fault == "cpu_throttling" and faulty and not recording and a.defaulted.get("quota"):
+                if it in injectors.base.BASELINE_ITERS:
+                    thr.setdefault("base_ms", []).append(steps_seen[-1][5]["rq_wait_ms"])
+                elif hit and thr.get("base_ms") and thr.get("path"):
+                    extra = steps_seen[-1][5]["rq_wait_ms"] - min(thr["base_ms"])
+                    thr.setdefault("seen", []).append((thr["share"], extra))
+                    thr["share"] = tune_share(thr["seen"], target_s * 1e3)
+                    set_quota()
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])
@@ -775,7 +826,7 @@ def worker(a):
     os.remove(tmp_json)
     with open(os.path.join(stats_dir, f"stats-{rank}.json"), "w") as f:
         json.dump({"rank": rank, "cpu": sorted(cpus) if cpus else -1, "faulty": faulty, "mechanism": mechanism,
-                   "memlimit": fault_state.get("memlimit"),
+                   "memlimit": fault_state.get("memlimit"), "quotas_us": fault_state.get("quotas_us"),
                    "steps": [dict({"step": s, "recorded": r, "affected": h, "injected_ms": i, "wall_ms": w}, **t)
                              for s, r, h, i, w, t in steps_seen]}, f)
     dist.barrier()

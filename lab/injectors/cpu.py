@@ -66,8 +66,12 @@ class CpuContention(Injector):
 class CpuThrottling(Injector):
     """The fault rank in a cgroup of its own whose CPU quota is a fraction of one core per period (CFS
     bandwidth control): v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max. The rank switches the quota on
-    and off by writing the knob at step boundaries. The fraction is --quota (default 1 - magnitude... see
-    below); the period is --period-us (default 20000)."""
+    and off by writing the knob at step boundaries. The fraction is --quota when given; by default the rank
+    sets it from its own CPU time per step with the fault off and corrects it in each fault-on unrecorded step
+    by how long it waited for its core (lab/ddp_job.py first_share, tune_share), toward --magnitude of the device
+    time. The period is --period-us (default 10000: since 2026-12-05, finer than the rank's bursts of host work,
+    so the wait grows smoothly as the share shrinks; at 20000 a burst either fit a period's quota or waited out
+    the period's rest, and the wait jumped between 0 and 80 ms as the tuning moved the quota)."""
 
     cause = "cpu_throttling"
 
@@ -86,12 +90,18 @@ class CpuThrottling(Injector):
             self.group.add(pid)
 
     def toggle(self):
+        # "quota": the rank writes the quota it has tuned so far (lab/ddp_job.py tune_share); this one when --quota
+        # was given
         path, on, off = self.knob
-        return {"on": [["write", path, on]], "off": [["write", path, off]]}
+        text = f"{{quota}} {self.period}" if self.cg.version == 2 else "{quota}"
+        return {"on": [["quota", path, text, self.quota, self.period]], "off": [["write", path, off]]}
 
     def mechanism(self):
-        return (f"rank {self.a.fault_rank} in {self.cg.describe()} group {self.group.name} with a CPU quota of "
-                f"{self.quota} us per {self.period} us period ({self.quota / self.period:.0%} of one core)")
+        tuned = getattr(self.a, "defaulted", {}).get("quota")
+        quota = "tuned in the unrecorded steps (truth quotas_us)" if tuned else (
+            f"of {self.quota} us ({self.quota / self.period:.0%} of one core)")
+        return (f"rank {self.a.fault_rank} in {self.cg.describe()} group {self.group.name} with a CPU quota "
+                f"{quota} per {self.period} us period")
 
     def took(self, stats):
         # Not the cgroup's throttled time: it counts the rest of every period whose quota ran out, also while
@@ -104,6 +114,8 @@ class CpuThrottling(Injector):
 
     def measure(self, stats):
         out = super().measure(stats)
+        if stats[self.a.fault_rank].get("quotas_us"):
+            out["quotas_us"] = stats[self.a.fault_rank]["quotas_us"]  # the first, then each tuned one
         try:
             out["cgroup_cpu_stat"] = self.group.cpu_stat()
         except OSError:

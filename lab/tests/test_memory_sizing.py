@@ -50,7 +50,7 @@ class CutTuning(unittest.TestCase):
         # 0.5-8 ms per MB cut, with a floor of 0-1 MB the limit takes beyond the cut: within a factor 1.6 after
         # the unrecorded steps' corrections, in at least 9 of 10 jobs of each.
         rng = random.Random(47)
-        steps = ddp_job.MEMORY_TUNING_STEPS + ddp_job.WAIT_STEPS + ddp_job.WARMUP_STEPS - 3  # fault on from 3
+        steps = ddp_job.TUNING_STEPS + ddp_job.WAIT_STEPS + ddp_job.WARMUP_STEPS - 3  # fault on from 3
         for target in (2.9, 5.8, 11.5, 21.6, 43.2):
             for ms_per_mb in (0.5, 1.0, 2.0, 4.0, 8.0):
                 for floor in (0.0, 0.5, 1.0):
@@ -62,11 +62,13 @@ class CutTuning(unittest.TestCase):
                         near += target / 1.6 <= cost <= 1.6 * target
                     self.assertGreaterEqual(near, 9, f"target {target} ms at {ms_per_mb} ms/MB, floor {floor} MB")
 
-    def test_memory_pressure_has_steps_to_tune_in_and_the_other_faults_do_not_wait_for_them(self):
-        mem, cpu = argparse.Namespace(fault="memory_pressure"), argparse.Namespace(fault="cpu_throttling")
-        self.assertEqual(ddp_job.wait_steps(mem), ddp_job.WAIT_STEPS + ddp_job.MEMORY_TUNING_STEPS)
-        self.assertEqual(ddp_job.wait_steps(cpu), ddp_job.WAIT_STEPS)
-        self.assertGreaterEqual(ddp_job.MEMORY_TUNING_STEPS, 4)
+    def test_the_tuned_faults_have_steps_to_tune_in_and_the_other_faults_do_not_wait_for_them(self):
+        for fault in ("memory_pressure", "cpu_throttling"):
+            self.assertEqual(ddp_job.wait_steps(argparse.Namespace(fault=fault)),
+                             ddp_job.WAIT_STEPS + ddp_job.TUNING_STEPS, fault)
+        for fault in ("cpu_contention", "slow_compute", "network_contention", "none"):
+            self.assertEqual(ddp_job.wait_steps(argparse.Namespace(fault=fault)), ddp_job.WAIT_STEPS, fault)
+        self.assertGreaterEqual(ddp_job.TUNING_STEPS, 4)
 
 
 class FakeGroup:
