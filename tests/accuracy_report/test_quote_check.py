@@ -1,6 +1,7 @@
 """The headline check (tests/cli/check_accuracy_quote.py, ctest accuracy_quote) goes blind on nothing: the
 published first bullet passes against its results file, and the same bullet with one figure changed, or
-without its stale mark, fails."""
+without its stale mark, fails; a later commit that only adds or removes blank lines in the model does not stale a
+run, and any other change does."""
 import importlib.util
 import os
 import unittest
@@ -38,6 +39,32 @@ class QuoteCheck(unittest.TestCase):
             self.assertEqual(check.check_cited(unmarked), [])
         finally:
             check.changed_since = real
+
+    def test_only_a_blank_line_change_to_the_model_leaves_a_run_current(self):
+        import subprocess
+        import tempfile
+        repo = tempfile.mkdtemp()
+
+        def git(*args):
+            subprocess.run(["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                           capture_output=True)
+
+        def commit(text, msg):
+            os.makedirs(os.path.join(repo, "src", "analysis"), exist_ok=True)
+            with open(os.path.join(repo, "src", "analysis", "rule.cc"), "w") as f:
+                f.write(text)
+            git("add", "-A")
+            git("commit", "-qm", msg)
+            return subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True,
+                                  text=True).stdout.strip()
+
+        git("init", "-q")
+        run = commit("int a = 1;\n\n\nint b = 2;\n", "the run's commit")
+        commit("int a = 1;\n\nint b = 2;\n", "a formatter removes a blank line")
+        self.assertEqual(check.changed_since(run, repo), [])
+        inline = commit("int a  = 1;\n\nint b = 2;\n", "whitespace inside a line (in a string it would show)")
+        real = commit("int a = 1;\n\nint b = 3;\n", "a rule changes")
+        self.assertEqual(check.changed_since(run, repo), [real, inline])
 
     def test_a_missing_results_file_fails(self):
         self.assertTrue(check.check_cited("- **x** bench/results/no-such-run.json gate"))

@@ -4,7 +4,8 @@
 run met its gate. Every figure is re-derivable (issue 47 item 2): the latest run (the first bullet) cites its
 per-case results (bench/results/NAME.json), and each bullet that cites one quotes the figures recomputed from it
 (bench/accuracy_lib/report.py headline_phrases) word for word; a bullet whose run was measured before a later
-change to src/analysis, src/importers or src/model says "stale" (git history decides)."""
+change to src/analysis, src/importers or src/model says "stale" (git history decides; a commit whose change there
+is only blank lines added or removed changes nothing a diagnosis is made of, and does not count)."""
 import json
 import os
 import re
@@ -36,12 +37,24 @@ def bullets(doc):
     return runs
 
 
-def changed_since(commit):
-    """Commits after `commit` that touch what the diagnosis is made of, or None when git cannot tell."""
+def changed_since(commit, root=None):
+    """Commits after `commit` that touch what the diagnosis is made of, or None when git cannot tell. A commit
+    whose change there is blank lines only (git diff --ignore-blank-lines: a formatter's removal of an extra
+    blank line) is left out; any other change, whitespace inside a line included, counts."""
+    root = root or ROOT
     commit = commit.split("+")[0].split()[0]
-    r = subprocess.run(["git", "-C", ROOT, "rev-list", f"{commit}..HEAD", "--", *MODEL_PATHS], capture_output=True,
+    r = subprocess.run(["git", "-C", root, "rev-list", f"{commit}..HEAD", "--", *MODEL_PATHS], capture_output=True,
                        text=True)
-    return r.stdout.split() if r.returncode == 0 else None
+    if r.returncode != 0:
+        return None
+    out = []
+    for c in r.stdout.split():
+        # (the output, not --quiet's status: git 2.39 reports a blank-line-only change as a difference there)
+        d = subprocess.run(["git", "-C", root, "diff", "--ignore-blank-lines", f"{c}^", c, "--", *MODEL_PATHS],
+                           capture_output=True, text=True)
+        if d.returncode != 0 or d.stdout.strip():
+            out.append(c)
+    return out
 
 
 def check_cited(bullet):

@@ -34,7 +34,6 @@ using model::RankProgress;
 
 constexpr size_t kMaxWavefront = 4;
 
-
 std::string Describe(const CollectiveKey& k, const std::string& op) {
   return fmt::format("{} ({}{} #{})", op, k.comm, k.p2p ? " p2p" : "", k.seq);
 }
