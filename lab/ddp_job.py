@@ -108,6 +108,7 @@ import time
 
 import injectors  # noqa: E402  (lab/injectors, beside this file)
 from injectors import EXTERNAL, device_ms_per_step, outside_fault_on_unrecorded  # noqa: E402
+from injectors.cgroup import anon_and_file, memory_limit_file, read_memory_stat  # noqa: E402
 
 IN_RANK = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
 FAULTS = IN_RANK + tuple(EXTERNAL)
@@ -149,16 +150,34 @@ TUNING_STEPS = 8
 # misses every page under any limit below the table and none above: until 2026-12-05 (a quarter of a 64 MB table
 # each step, the limit keeping 0.9 of the file pages at magnitudes 0.08 and 0.15) it refaulted 0-4417 pages a
 # step alike at both, and 7 of 9 memory cases of the held-out run at 8e3f826 were set aside.
-# cpu_throttling: the least quota share of a period (the kernel takes no quota under 1 ms; the period is 10 ms)
-MIN_SHARE = 0.1
 CUT_MB_PER_MS = 1.0
 CUT_MIN_SHARE, CUT_MAX_SHARE = 0.002, 0.75
 TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages, at random
+# cpu_throttling: the least quota share of a period (the kernel takes no quota under 1 ms; the period is 10 ms)
+MIN_SHARE = 0.1
 
 
 def wait_steps(a):
     """The profiler's unrecorded wait steps for this job's fault."""
     return WAIT_STEPS + (TUNING_STEPS if a.fault in TUNED_OUTSIDE else 0)
+
+
+class WarmupFeedback:
+    """What an outside fault's tuning has seen: its measure in the baseline iterations (fault off), then per
+    fault-on unrecorded step (the knob's setting, the measure beyond the least baseline value: a spike in one
+    baseline step would hide the fault). tune_cut and tune_share read `seen`."""
+
+    def __init__(self):
+        self.base, self.seen = [], []
+
+    def observe(self, it, hit, knob, value):
+        """Takes one unrecorded iteration's measure; True when it was a fault-on step (a correction is due)."""
+        if it in injectors.base.BASELINE_ITERS:
+            self.base.append(value)
+        elif hit and self.base:
+            self.seen.append((knob, value - min(self.base)))
+            return True
+        return False
 
 
 def tune_cut(history, target_ms, table_mb):
@@ -541,11 +560,11 @@ def worker(a):
     # sized for one rank per core: with more, the device time (so the target) grows with them, and so does what a
     # refault costs (the rank waits for its core after each read), so the cut stays about the same
     first_cut = CUT_MB_PER_MS * target_s * 1e3 * BASE_LAYER_MS / max(a.layer_ms, 1e-9)
-    mem = {"cut_mb": min(CUT_MAX_SHARE * a.table_mb, max(CUT_MIN_SHARE * a.table_mb, first_cut)),
-           "base_ms": [], "seen": []}  # memory_pressure's tuning
+    mem = {"cut_mb": min(CUT_MAX_SHARE * a.table_mb, max(CUT_MIN_SHARE * a.table_mb, first_cut))}
+    mem_feedback = WarmupFeedback()  # memory_pressure's tuning
 
     def table_lookup():
-        """One row from each of a random quarter of the table's pages, timed (table["ms"])."""
+        """One row from each of a random 1/TABLE_READ_EVERY of the table's pages, timed (table["ms"])."""
         with record_function("lab::table_lookup"):
             t0 = time.perf_counter()
             pages = torch.randint(table["pages"], (table["pages"] // TABLE_READ_EVERY,), generator=table["gen"])
@@ -669,6 +688,7 @@ def worker(a):
     toggle = json.loads(os.environ["LAB_TOGGLE"]) if faulty and os.environ.get("LAB_TOGGLE") else None
     fault_state = {"on": None}
     thr = {}  # cpu_throttling's quota, tuned unless --quota was given
+    thr_feedback = WarmupFeedback()
 
     def run_actions(actions):
         for act in actions:
@@ -692,10 +712,9 @@ def worker(a):
             elif act[0] == "memlimit":  # [.., group dir, cgroup version]: see set_memory_limit
                 gdir, version = act[1:3]
                 if "memlimit" not in fault_state:
-                    st = memory_stat(gdir)
+                    anon, file_b = anon_and_file(read_memory_stat(gdir), version)
                     fault_state["memlimit"] = {"gdir": gdir, "version": version, "cuts_mb": [],
-                                               "anon_bytes": st["anon"] if version == 2 else st["rss"],
-                                               "file_bytes": st["file"] if version == 2 else st["cache"]}
+                                               "anon_bytes": anon, "file_bytes": file_b}
                 set_memory_limit()
 
     def set_quota():
@@ -706,20 +725,15 @@ def worker(a):
         if not fault_state.setdefault("quotas_us", []) or fault_state["quotas_us"][-1] != quota:
             fault_state["quotas_us"].append(quota)
 
-    def memory_stat(gdir):
-        with open(os.path.join(gdir, "memory.stat")) as f:
-            return {k: int(v) for k, v in (line.split() for line in f)}
-
     def set_memory_limit():
         """memory_pressure's limit: the rank's anonymous memory now + its file pages at the first switch-on less
         the cut (mem["cut_mb"]), so that the file pages it may keep stay put as its anonymous memory moves."""
         m = fault_state["memlimit"]
-        st = memory_stat(m["gdir"])
-        anon = st["anon"] if m["version"] == 2 else st["rss"]
+        anon, _ = anon_and_file(read_memory_stat(m["gdir"]), m["version"])
         m["limit_bytes"] = int(anon + m["file_bytes"] - mem["cut_mb"] * 2**20)
         if not m["cuts_mb"] or m["cuts_mb"][-1] != round(mem["cut_mb"], 3):
             m["cuts_mb"].append(round(mem["cut_mb"], 3))
-        with open(os.path.join(m["gdir"], "memory.max" if m["version"] == 2 else "memory.limit_in_bytes"), "w") as f:
+        with open(memory_limit_file(m["gdir"], m["version"]), "w") as f:
             f.write(str(m["limit_bytes"]))
 
     def switch(on):
@@ -741,8 +755,9 @@ def worker(a):
             if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
                 hit = affected(label) if recording else outside_fault_on_unrecorded(
                     it, wait_steps(a) + WARMUP_STEPS, intermittent)
-                switch(hit)
-                if hit and fault_state.get("memlimit"):
+                was_on = fault_state["on"]
+                switch(hit)  # switching memory_pressure on sets its limit
+                if hit and was_on and fault_state.get("memlimit"):
                     set_memory_limit()  # follows the rank's anonymous memory (memory_pressure)
             else:  # unrecorded warm-up steps of the fault rank inject too, to tune the fault's size
                 hit = affected(label) or (faulty and not recording)
@@ -773,19 +788,12 @@ def worker(a):
                                 "probe_ms": list(probe_ms), "table_ms": table.get("ms", 0.0),
                                 **kernel_deltas(kernel0, thread_kernel_counters())}))
             if a.fault == "memory_pressure" and faulty and not recording and table["t"] is not None:
-                if it in injectors.base.BASELINE_ITERS:
-                    mem["base_ms"].append(table["ms"])
-                elif hit and mem["base_ms"]:
-                    extra = table["ms"] - min(mem["base_ms"])  # a spike in a baseline step would hide the fault
-                    mem["seen"].append((mem["cut_mb"], extra))
-                    mem["cut_mb"] = tune_cut(mem["seen"], target_s * 1e3, a.table_mb)
+                if mem_feedback.observe(it, hit, mem["cut_mb"], table["ms"]):  # the table reads' lost time
+                    mem["cut_mb"] = tune_cut(mem_feedback.seen, target_s * 1e3, a.table_mb)
             if a.fault == "cpu_throttling" and faulty and not recording and a.defaulted.get("quota"):
-                if it in injectors.base.BASELINE_ITERS:
-                    thr.setdefault("base_ms", []).append(steps_seen[-1][5]["rq_wait_ms"])
-                elif hit and thr.get("base_ms") and thr.get("path"):
-                    extra = steps_seen[-1][5]["rq_wait_ms"] - min(thr["base_ms"])
-                    thr.setdefault("seen", []).append((thr["share"], extra))
-                    thr["share"] = tune_share(thr["seen"], target_s * 1e3)
+                # its wait for its core; the share exists once the fault was switched on (baseline steps: None)
+                if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["rq_wait_ms"]) and thr:
+                    thr["share"] = tune_share(thr_feedback.seen, target_s * 1e3)
                     set_quota()
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:

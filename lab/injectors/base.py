@@ -274,8 +274,8 @@ def kernel_effect_by_step(stats, fault_rank, key):
 
 
 def kernel_effect(stats, fault_rank, key):
-    """The median of the rank's per-step kernel counter `key` (rq_wait_ms, majflt: lab/ddp_job.py) over its
-    affected recorded steps, minus its median over the baseline iterations (fault off)."""
+    """The median of the rank's per-step measure `key` (the kernel's rq_wait_ms, majflt; the table reads' table_ms:
+    lab/ddp_job.py) over its affected recorded steps, minus its median over the baseline iterations (fault off)."""
     deltas = [v for _, v in _kernel_deltas(stats, fault_rank, key)]
     return round(statistics.median(deltas), 3) if deltas else 0.0
 

@@ -29,6 +29,26 @@ def _read(path):
         return f.read()
 
 
+def read_memory_stat(memory_dir):
+    """A memory group's memory.stat as {key: int} (a rank reads its own group's by directory, without a Group)."""
+    out = {}
+    for line in _read(os.path.join(memory_dir, "memory.stat")).splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().isdigit():
+            out[k] = int(v)
+    return out
+
+
+def anon_and_file(stat, version):
+    """(anonymous bytes, file-backed bytes) of a memory.stat: v2 names them anon and file, v1 rss and cache."""
+    return (stat["anon"], stat["file"]) if version == 2 else (stat["rss"], stat["cache"])
+
+
+def memory_limit_file(memory_dir, version):
+    """The file that holds a memory group's limit."""
+    return os.path.join(memory_dir, "memory.max" if version == 2 else "memory.limit_in_bytes")
+
+
 class Group:
     """One group (a directory per v1 controller, or one v2 directory)."""
 
@@ -107,9 +127,9 @@ class Group:
 
     # -- memory ------------------------------------------------------------------------------------------
     def memory_limit_knob(self, limit_bytes):
-        if self.cg.version == 2:
-            return (os.path.join(self.dir("memory"), "memory.max"), str(limit_bytes), "max")
-        return (os.path.join(self.dir("memory"), "memory.limit_in_bytes"), str(limit_bytes), "-1")
+        """(path, value when limited, value when unlimited): a worker sets or lifts the limit by writing these."""
+        return (memory_limit_file(self.dir("memory"), self.cg.version), str(limit_bytes),
+                "max" if self.cg.version == 2 else "-1")
 
     def set_memory_limit(self, limit_bytes):
         """limit_bytes None: unlimited."""
@@ -121,12 +141,7 @@ class Group:
         return int(_read(os.path.join(self.dir("memory"), name)))
 
     def memory_stat(self):
-        out = {}
-        for line in _read(os.path.join(self.dir("memory"), "memory.stat")).splitlines():
-            k, _, v = line.partition(" ")
-            if v.strip().isdigit():
-                out[k] = int(v)
-        return out
+        return read_memory_stat(self.dir("memory"))
 
     # -- removal -----------------------------------------------------------------------------------------
     def remove(self, kill=True, timeout=5.0):

@@ -6,7 +6,7 @@ file-backed pages: the page cache and the mapped code and data of Python, libtor
 then faults in again (refaults), over and over, as long as its file working set does not fit. The limit is set
 by the rank itself (lab/ddp_job.py set_memory_limit) at each step it runs with the fault on: its anonymous memory
 then + its file pages at the first switch-on - a cut, which the rank tunes in its fault-on unrecorded steps (one
-correction a step, tune_cut) until its lookup table's reads (a random quarter of the table's pages each step)
+correction a step, tune_cut) until its lookup table's reads (one row of a random 1/16 of the table's pages each step)
 take the fault's target longer than with the fault off. Switching off writes an unlimited limit.
 """
 from .base import Injector, fault_on_steps, kernel_effect, kernel_effect_by_step, need_root

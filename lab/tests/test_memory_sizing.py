@@ -10,7 +10,6 @@ usage: python3 -m unittest discover -s lab/tests    (from the repository root)
 import argparse
 import os
 import random
-import statistics
 import sys
 import unittest
 
