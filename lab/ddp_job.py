@@ -8,19 +8,24 @@ PyTorch profiler on. The host work per step is small; "device time" is emulated 
 layer (forward) and twice that (backward), the way a host thread waits for a GPU, so the ranks mostly wait
 and the injected fault is the only systematic difference between ranks, unless the machine makes one.
 
-Fitting the machine (issue 47 item 4; this VM has 2 vCPUs and its host runs one of them 60-100 % slower for
-whole runs): before the job the launcher times the same fixed work on each core (truth "core_ms_before") and
-the ranks run only on the cores not measurably slower than the fastest (--slow-core-ratio, truth "rank_cores":
-on this VM they then share the fast core). When a core is slower, the launcher first times them again for up to
---core-wait seconds (truth "core_wait_s": how long it waited), since the host's slow episodes are short. By
-default (--placement auto) the ranks **float** over those cores;
-only the faults whose injector pins helpers to the fault rank's core (CPU contention: the spinners; network
-contention: the traffic's ends) pin every rank to one of them ((rank + --core-shift, default the seed) modulo
-their number). The emulated device time per layer grows with the ranks per core (--layer-ms, default 3 ms
-times ceil(ranks / cores)), so the job's CPU demand stays about a quarter of the machine however many ranks it
-has (each rank's own host work, ~12 ms a step with the profiler, is the same at any size), and cpu_throttling's
-quota is made for the same share. During the job the core probe times the work on every rank (truth
-"probe_ms_by_rank").
+Fitting the machine (issue 47 item 4; this VM has 2 vCPUs and its host runs one of them 60-90 % slower for
+seconds to whole runs, coming back during a job after the cores were timed even). By default (--rotate-ms 10)
+every rank of a job with at most 2 ranks a core, and of any job whose fault pins helpers to the fault rank's core
+(CPU and network contention), is pinned to one core ((rank + --core-shift, default the seed) modulo the cores;
+network contention's fault rank alone on one) and the launcher's core rotation (lab/core_rotation.py) moves the ranks and their
+helpers to the next core every 10 ms, all together: over a step every rank spends alike time on every core, so a
+core the host slows slows every rank alike instead of the ones placed on it. Which ranks share a core at any
+instant stays as placed (the fault rank keeps its spinners and, for network contention, its core of its own).
+The cores are timed once before the job for the record (truth "core_ms_before"; "core_rotation" says what the
+rotation did). The ranks of other jobs (8 ranks: pinned 4 to a core, they queue behind each other in a fixed
+order, ROTATE_MAX_RANKS_PER_CORE) **float**, and with --rotate-ms 0 (the lab before 2026-12-05) all do unless
+their fault pins helpers; floating ranks, and pinned ones without the rotation, run only on the cores not
+measurably slower than the fastest (--slow-core-ratio, truth "rank_cores"), the launcher first timing them again
+for up to --core-wait seconds (truth "core_wait_s"). The emulated device time per layer grows with the ranks per core
+(--layer-ms, default 3 ms times ceil(ranks / cores)), so the job's CPU demand stays about a quarter of the
+machine however many ranks it has (each rank's own host work, 8-13 ms a step with the profiler, is the same at
+any size), and cpu_throttling's quota is made for the same share. During the job the core probe times the work
+on every rank (truth "probe_ms_by_rank": its trimmed mean, the speed the rank's CPU work met on average).
 
 Faults (each a real mechanism, on --fault-rank only):
   slow_compute               extra matmul+tanh blocks inside the model's forward (real CPU compute)
@@ -84,8 +89,8 @@ as the profiler wrote it) and truth.json:
   the time the injected code ran, CPU contention and throttling the rank's run-queue wait, memory pressure the
   time its lookup-table reads took beyond their baseline (and the file pages its cgroup refaulted, beside), the
   link faults the all_reduce's transfer time), "rq_wait_ms_by_rank" (each rank's median run-queue wait
-  per recorded step: how much other tasks held its core), "probe_ms_by_rank" (the median thread CPU time of
-  the core probe, the same fixed work on every rank before each layer: how fast its core ran) and
+  per recorded step: how much other tasks held its core), "probe_ms_by_rank" (the trimmed mean thread CPU time
+  of the core probe, the same fixed work on every rank before each layer: how fast its cores ran) and
   "cpu_ms_by_rank" (its median process CPU time per recorded step): the machine's noise.
 
 The launcher needs no torch; the ranks run under --python (default /usr/bin/python3, Debian's python3-torch).
@@ -107,6 +112,7 @@ import tempfile
 import time
 
 import injectors  # noqa: E402  (lab/injectors, beside this file)
+from core_rotation import DEFAULT_PERIOD_S as ROTATE_PERIOD_S, CoreRotation  # noqa: E402
 from injectors import EXTERNAL, device_ms_per_step, outside_fault_on_unrecorded  # noqa: E402
 from injectors.cgroup import anon_and_file, memory_limit_file, read_memory_stat  # noqa: E402
 
@@ -118,6 +124,15 @@ CAUSE.update({name: cls.cause for name, cls in EXTERNAL.items()})
 # The core probe's fixed work before each layer's device wait ((PROBE_WIDTH x PROBE_WIDTH) matmul + tanh,
 # PROBE_REPS times: about 0.4 ms on this machine's cores, 1.6 ms per step of 4 layers, the same on every rank).
 PROBE_WIDTH, PROBE_REPS = 64, 4
+# The most ranks a core that --placement auto pins (and the core rotation moves) rather than lets float. Pinned ranks
+# that share a core queue behind each other in their wake order after each collective, and with more than two a
+# core that singles out a rank as a slow core did: 8 ranks pinned and rotated, tuning seeds 97700+, set 5 of 33
+# faulted cases aside for one rank's run-queue wait (3 to 13 ms a step more than the others'); 2 and 4 ranks set
+# aside 3 and 1 of 33 (floating, at 6446e41: 3 and 10, most for a rank on the slower core).
+ROTATE_MAX_RANKS_PER_CORE = 2
+# The share of a rank's probes left off each end before their mean (truth "probe_ms_by_rank"): an interrupt or a
+# page fault during one probe makes it an outlier.
+PROBE_TRIM = 0.1
 # Faults whose injector pins helper processes to the fault rank's core: their ranks are pinned, each to one core.
 PINNED_FAULTS = ("cpu_contention", "intermittent_cpu_contention", "network_contention",
                  "intermittent_network_contention")
@@ -236,7 +251,14 @@ def parse_args(argv=None):
     ap.add_argument("--placement", choices=("auto", "float", "pinned"), default="auto",
                     help="float: every rank may run on every usable core not measurably slower than the fastest "
                          "(--slow-core-ratio); pinned: rank r on the (r + --core-shift) mod n-th of those n cores; "
-                         "auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", else float")
+                         "auto (default): pinned for " + ", ".join(PINNED_FAULTS) + ", and for the others when "
+                         f"the rotation is on and at most {ROTATE_MAX_RANKS_PER_CORE} ranks share a core; else float")
+    ap.add_argument("--rotate-ms", type=float, default=ROTATE_PERIOD_S * 1000,
+                    help="every this many ms, move the pinned ranks and their helpers to the next core, all "
+                         "together (lab/core_rotation.py), so a core the host slows slows every rank alike; pinned "
+                         "ranks then use every core, none left out for being slower (default "
+                         f"{ROTATE_PERIOD_S * 1000:g}; 0: no rotation, the cores timed and the slower ones left "
+                         "out as --slow-core-ratio and --core-wait say)")
     ap.add_argument("--slow-core-ratio", type=float, default=SLOW_CORE_RATIO,
                     help="cores whose work timed before the job takes this many times the fastest core's are left "
                          f"out of the ranks' cores, floating or pinned (default {SLOW_CORE_RATIO}; 0: every core)")
@@ -280,8 +302,10 @@ def parse_args(argv=None):
     a.defaulted = {"layer_ms": a.layer_ms is None, "quota": a.quota is None}  # refit_to_cores may redo these
     if a.layer_ms is None:
         a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
+    if a.rotate_ms < 0:
+        ap.error("--rotate-ms must be >= 0")
     if a.placement == "auto":
-        a.placement = "pinned" if a.fault in PINNED_FAULTS else "float"
+        a.placement = auto_placement(a, cores)
     if a.layers < 2 or a.width < 1 or a.batch < 1 or a.layer_ms < 0:
         ap.error("--layers must be >= 2; --width, --batch >= 1; --layer-ms >= 0")
     if a.fault != "none" and not 0 <= a.fault_rank < a.ranks:
@@ -327,6 +351,25 @@ def default_quota(ranks, cores, magnitude):
     for a target of 43): a rank that shares its core with others gets only its share of it, so the quota is of that
     share and bites as hard with 4 or 8 ranks on two cores as with one rank per core."""
     return min(0.9, 0.09 / magnitude) / -(-ranks // max(1, cores))
+
+
+def auto_placement(a, cores):
+    """--placement auto: pinned (and so rotated) when the fault pins helpers to the fault rank's core, or when the
+    rotation is on and at most ROTATE_MAX_RANKS_PER_CORE ranks share a core; else floating."""
+    if a.fault in PINNED_FAULTS:
+        return "pinned"
+    if a.rotate_ms > 0 and ranks_per_core(a.ranks, cores, isolated(a)) <= ROTATE_MAX_RANKS_PER_CORE:
+        return "pinned"
+    return "float"
+
+
+def trimmed_mean(values, trim):
+    """The mean of `values` without the floor(trim * n) lowest and as many highest (all of them when that would
+    leave none)."""
+    v = sorted(values)
+    k = int(trim * len(v))
+    kept = v[k:len(v) - k] or v
+    return sum(kept) / len(kept)
 
 
 def fast_cores(core_ms, ratio=SLOW_CORE_RATIO):
@@ -889,11 +932,17 @@ def launch(a, argv):
     cores = sorted(os.sched_getaffinity(0))
     if a.core_shift is None:
         a.core_shift = a.seed
-    core_ms_before, core_wait_s = wait_for_even_cores(measure_cores, cores, a.slow_core_ratio, a.core_wait)
-    # Floating and pinned ranks alike run only on the cores not measurably slower than the fastest: a pinned
-    # rank on the slow core was late in every step by the machine alone (intermittent faults were then named in
-    # every step, 7 cases of the held-out run at 4351e00: the fault rank 6-18 ms late in the steps it spared).
-    rank_cores = fast_cores(core_ms_before, a.slow_core_ratio)
+    if a.rotate_ms > 0 and a.placement == "pinned":
+        # Every core, timed once for the record: the rotation shares a slower core among all the ranks.
+        core_ms_before, core_wait_s = measure_cores(cores), 0.0
+        rank_cores = cores
+    else:
+        core_ms_before, core_wait_s = wait_for_even_cores(measure_cores, cores, a.slow_core_ratio, a.core_wait)
+        # Floating and pinned ranks alike run only on the cores not measurably slower than the fastest: a pinned
+        # rank on the slow core was late in every step by the machine alone (intermittent faults were then named
+        # in every step, 7 cases of the held-out run at 4351e00: the fault rank 6-18 ms late in the steps it
+        # spared).
+        rank_cores = fast_cores(core_ms_before, a.slow_core_ratio)
     refit_to_cores(a, len(rank_cores))
     # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
     argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
@@ -901,6 +950,7 @@ def launch(a, argv):
     # pinned ranks and their faults' helpers: these cores only, the fault rank's alone for ISOLATED_FAULTS
     ctx = injectors.Context(a, work, rank_cores, isolate=a.fault_rank if isolated(a) else None)
     procs, logs = [], []
+    rotation = CoreRotation(os.getpid(), rank_cores if a.placement == "pinned" else [], a.rotate_ms / 1000.0)
 
     def on_signal(signum, frame):
         raise Interrupted(signal.Signals(signum).name)
@@ -943,6 +993,7 @@ def launch(a, argv):
                                           start_new_session=bool(a.nice)))
             if inj is not None:
                 inj.after_spawn(r, procs[-1].pid)
+        rotation.start()  # the ranks pin themselves as they start; the rotation takes each in when it has
         deadline = time.monotonic() + a.timeout
         while True:
             codes = [p.poll() for p in procs]
@@ -989,6 +1040,7 @@ def launch(a, argv):
         return 1
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the undo
+        rotation.stop()
         if failed is not None:
             stop_all(procs)
         for log in logs:
@@ -1028,6 +1080,7 @@ def launch(a, argv):
         "core_ms_before": core_ms_before,
         "core_wait_s": core_wait_s,
         "rank_cores": rank_cores,
+        "core_rotation": rotation.describe(),
         "mechanism": mech or (stats[fr]["mechanism"] if fr is not None else "nothing injected (clean run)"),
         "world_size": a.ranks,
         "injected_ms": round(statistics.median(s["injected_ms"] for s in hit), 3) if hit else 0.0,
@@ -1066,10 +1119,15 @@ def launch(a, argv):
         truth["took_measure"]["intended_ms"] = round(a.magnitude * device_ms_per_step(a), 3)
     # How fast each rank's core ran (the core probe: its median thread CPU time per recorded step) and how much
     # CPU time the rank used per step: a rank on a core that ran slower loses that share of its CPU work.
-    # The probe's median is over every probe from the third iteration on (DDP rebuilds its buckets in the first;
-    # a core the host slows stays slow for seconds, longer than the job's unrecorded steps).
-    truth["probe_ms_by_rank"] = {str(r): round(statistics.median(
-        v for x in stats[r]["steps"] if x["iter"] >= 2 for v in x["probe_ms"]), 3) for r in range(a.ranks)}
+    # The probe's figure is over every probe from the third iteration on (DDP rebuilds its buckets in the first;
+    # a core the host slows stays slow for seconds, longer than the job's unrecorded steps). It is a trimmed mean
+    # (PROBE_TRIM of the probes off each end), not a median: under the core rotation a rank's probes mix the
+    # cores' speeds in the shares its CPU work met them, which the mean follows, while the median of such a
+    # mixture is the speed of whichever core drew more of them (until 2026-12-05, pinned or floating ranks: the
+    # median).
+    truth["probe_ms_by_rank"] = {str(r): round(trimmed_mean(
+        [v for x in stats[r]["steps"] if x["iter"] >= 2 for v in x["probe_ms"]], PROBE_TRIM), 3)
+        for r in range(a.ranks)}
     truth["cpu_ms_by_rank"] = {
         str(r): round(statistics.median(x["cpu_ms"] for x in stats[r]["steps"] if x["recorded"]), 3)
         for r in range(a.ranks)}

@@ -1,5 +1,7 @@
-"""The lab fits the machine (issue 47 item 4): ranks float over the cores unless their fault pins helpers to a
-core, and then only over the cores not measurably slower than the fastest (timed before the job); the emulated
+"""The lab fits the machine (issue 47 item 4): by default the ranks are pinned and rotated over every core
+(core_rotation.py, tested in test_core_rotation.py); without the rotation they float over the cores unless their
+fault pins helpers to a core, and then only over the cores not measurably slower than the fastest (timed before
+the job); the emulated
 device time and cpu_throttling's quota are made for the cores the ranks share; the launcher's per-core timing
 leaves its own affinity as it found it. No job is started: these are the rules the launcher applies.
 
@@ -17,14 +19,40 @@ class Placement(unittest.TestCase):
     def parse(self, *extra):
         return ddp_job.parse_args(["--out", "/nonexistent", *extra])
 
-    def test_in_rank_and_cgroup_faults_float(self):
+    def test_ranks_are_pinned_for_the_rotation_up_to_two_a_core(self):
+        cores = len(os.sched_getaffinity(0))
+        for ranks in range(2, 9):
+            for fault in ddp_job.FAULTS:
+                a = self.parse("--fault", fault, "--ranks", str(ranks), "--fault-rank", "1")
+                rotated = ddp_job.ranks_per_core(ranks, cores, ddp_job.isolated(a)) <= 2
+                want = "pinned" if rotated or fault in ddp_job.PINNED_FAULTS else "float"
+                self.assertEqual(a.placement, want, (fault, ranks))
+                self.assertEqual(a.rotate_ms, ddp_job.ROTATE_PERIOD_S * 1000)
+        if cores == 2:
+            self.assertEqual(self.parse("--ranks", "4").placement, "pinned")
+            self.assertEqual(self.parse("--ranks", "8").placement, "float", "4 a core: they would queue")
+            self.assertEqual(self.parse("--ranks", "8", "--fault", "cpu_contention").placement, "pinned")
+        with self.assertRaises(SystemExit):
+            self.parse("--rotate-ms", "-1")
+
+    def test_without_rotation_in_rank_and_cgroup_faults_float(self):
         for fault in ("none", "slow_compute", "dataloader_stall", "gc_pause", "cpu_throttling", "memory_pressure",
                       "slow_communication"):
-            self.assertEqual(self.parse("--fault", fault).placement, "float", fault)
+            self.assertEqual(self.parse("--fault", fault, "--rotate-ms", "0").placement, "float", fault)
 
-    def test_faults_with_pinned_helpers_pin_their_ranks(self):
+    def test_without_rotation_faults_with_pinned_helpers_pin_their_ranks(self):
         for fault in ddp_job.PINNED_FAULTS:
-            self.assertEqual(self.parse("--fault", fault).placement, "pinned", fault)
+            self.assertEqual(self.parse("--fault", fault, "--rotate-ms", "0").placement, "pinned", fault)
+
+    def test_the_probe_figure_is_a_trimmed_mean(self):
+        # under the rotation a rank's probes mix two cores' speeds; the mean follows the mix, a median would
+        # jump to whichever core drew more probes
+        mixed_a = [1.0] * 11 + [1.7] * 9
+        mixed_b = [1.0] * 9 + [1.7] * 11
+        self.assertLess(abs(ddp_job.trimmed_mean(mixed_a, 0.1) - ddp_job.trimmed_mean(mixed_b, 0.1)), 0.2)
+        self.assertAlmostEqual(ddp_job.trimmed_mean([1.0] * 9 + [50.0], 0.1), 1.0, msg="one outlier is cut")
+        self.assertAlmostEqual(ddp_job.trimmed_mean([2.0, 4.0], 0.1), 3.0)
+        self.assertAlmostEqual(ddp_job.trimmed_mean([3.0], 0.5), 3.0, msg="never empty")
 
     def test_an_explicit_placement_wins(self):
         self.assertEqual(self.parse("--fault", "cpu_contention", "--placement", "float").placement, "float")
@@ -102,7 +130,7 @@ class Placement(unittest.TestCase):
             def core_of(self, rank):
                 return self.cores[rank % 2]
 
-        floating, pinned = self.parse(), self.parse("--fault", "cpu_contention")
+        floating, pinned = self.parse("--rotate-ms", "0"), self.parse("--fault", "cpu_contention")
         self.assertEqual(ddp_job.rank_cpus(floating, Ctx(), 3, [1]), "1")
         self.assertEqual(ddp_job.rank_cpus(floating, Ctx(), 3, [0, 1]), "0,1")
         self.assertEqual(ddp_job.rank_cpus(pinned, Ctx(), 3, [0, 1]), "1", "pinned: its own core")
