@@ -28,6 +28,7 @@
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
+#include "recorder/python_stacks.h"
 #include "recorder/sleep_watch.h"
 #include "recorder/stack_symbolizer.h"
 #include "segments/segment_writer.h"
@@ -135,6 +136,7 @@ class Recording {
   void WatchPython(const ProcessInfo& process);
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   int32_t PythonStackId(uint32_t tgid, const std::vector<PythonFrameAddress>& frames);
+  int32_t Written(PythonStacks::Interned stack);
   void WatchStuckThreads(uint64_t now);
   void WriteOtherThreadStates(int pid, uint64_t now, bool new_stall);
   struct AsleepNow {
@@ -159,10 +161,7 @@ class Recording {
   std::set<int32_t> kernel_stacks_;
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
-  PythonCodeNames py_names_;
-  std::map<int, strata_py_offsets> py_offsets_;  // pid -> its CPython's frame-walk offsets (WatchPython)
-  // (tgid, [(code object, line)]) -> id: frames that execute other instructions of the same lines share it
-  std::map<std::pair<uint32_t, std::vector<std::pair<uint64_t, int>>>, int32_t> py_stacks_;
+  PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
   std::map<int, uint64_t> stuck_reported_;    // main thread -> the off-CPU start its thread_state was written for
   SleepWatch sleep_watch_;                    // threads asleep since before the attach (no off-CPU start)
@@ -207,7 +206,7 @@ void Recording::WatchPython(const ProcessInfo& process) {
   if (options_.sample_hz == 0) return;
   std::string why;
   if (auto offsets = PythonOffsetsOf(process, &why)) {
-    py_offsets_[process.pid] = *offsets;
+    python_.Watch(process.pid, *offsets);
     if (auto st = session_.TracePython(process.pid, *offsets); !st.ok() && python_notes_.insert(st.message()).second)
       Note(st.message());
   } else if (!why.empty() && python_notes_.insert(why).second) {
@@ -226,20 +225,13 @@ int32_t Recording::PythonStackId(uint32_t tgid, const strata_py_stack_event* e) 
 
 // Each frame's line is its last instruction's, read from the process now (its code object once).
 int32_t Recording::PythonStackId(uint32_t tgid, const std::vector<PythonFrameAddress>& frames) {
-  if (frames.empty()) return -1;
-  const auto pid = static_cast<pid_t>(tgid);
-  std::vector<std::pair<uint64_t, int>> lines;
-  lines.reserve(frames.size());
-  for (const PythonFrameAddress& f : frames) lines.emplace_back(f.code, py_names_.Line(pid, f));
-  auto [it, inserted] = py_stacks_.try_emplace({tgid, std::move(lines)}, static_cast<int32_t>(py_stacks_.size()));
-  if (!inserted) return it->second;
-  nlohmann::json named = nlohmann::json::array();
-  for (const auto& [code, line] : it->first.second) {
-    const PythonCode& c = py_names_.Name(pid, code);
-    named.push_back({{"fn", c.function}, {"file", c.file}, {"line", line}, {"first_line", c.first_line}});
-  }
-  writer_.AppendMeta({{"type", "py_stack"}, {"pid", tgid}, {"id", it->second}, {"frames", named}});
-  return it->second;
+  return Written(python_.Intern(tgid, frames));
+}
+
+// A stack's id, its "py_stack" record written when it is new.
+int32_t Recording::Written(PythonStacks::Interned stack) {
+  if (stack.record) writer_.AppendMeta(*stack.record);
+  return stack.id;
 }
 
 void Recording::SeeProcess(int pid, int ppid, uint64_t ts) {
@@ -323,8 +315,7 @@ void Recording::OnEvent(const void* data, size_t size) {
         writer_.AppendMeta(it->second.ToJson());
       }
       session_.Untrace(static_cast<int>(h->tgid));
-      py_names_.Forget(static_cast<pid_t>(h->tgid));
-      py_offsets_.erase(static_cast<int>(h->tgid));
+      python_.Forget(static_cast<int>(h->tgid));
       break;
     }
     default:
@@ -378,9 +369,7 @@ nlohmann::json Recording::AsleepRecord(int pid, long tid, uint64_t now, const Sl
   unknown.state = asleep.state;
   nlohmann::json record = ThreadStateRecord(pid, tid, now, unknown);
   record["since_before_attach"] = true;
-  if (auto offsets = py_offsets_.find(pid); offsets != py_offsets_.end())
-    record["py_stack"] =
-        PythonStackId(static_cast<uint32_t>(pid), ReadPythonStack(pid, static_cast<pid_t>(tid), offsets->second));
+  if (python_.OffsetsOf(pid) != nullptr) record["py_stack"] = Written(python_.ReadNow(pid, tid));
   return record;
 }
 
@@ -445,9 +434,7 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
     if (++written > kMaxOtherThreads) break;
     nlohmann::json record = ThreadStateRecord(pid, tid, now, *since);
     record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
-    if (auto offsets = py_offsets_.find(pid); offsets != py_offsets_.end())
-      record["py_stack"] =
-          PythonStackId(static_cast<uint32_t>(pid), ReadPythonStack(pid, static_cast<pid_t>(tid), offsets->second));
+    if (python_.OffsetsOf(pid) != nullptr) record["py_stack"] = Written(python_.ReadNow(pid, tid));
     writer_.AppendMeta(record);
   }
 }
