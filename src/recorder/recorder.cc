@@ -98,6 +98,16 @@ std::string ReadFirstLine(const std::string& path) {
   return line;
 }
 
+// A "stack" meta record (docs/segment-format.md): a user stack of `tgid` named with its process's `maps`, or a
+// kernel stack (tgid ignored); the one shape the live and the final records share.
+nlohmann::json StackRecord(StackSymbolizer& symbolizer, bool kernel, uint32_t tgid, int32_t id,
+                           const std::vector<MapEntry>& maps, const std::vector<uint64_t>& ips) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (const Frame& f : kernel ? symbolizer.Kernel(ips) : symbolizer.User(maps, ips)) frames.push_back(f.ToJson());
+  if (kernel) return {{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}};
+  return {{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}};
+}
+
 std::string HostName() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
@@ -443,17 +453,11 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
 void Recording::WriteStackNow(uint32_t tgid, int32_t id, bool kernel) {
   if (id < 0) return;
   if (!live_symbolizer_) live_symbolizer_ = std::make_unique<StackSymbolizer>();
-  StackSymbolizer& symbolizer = *live_symbolizer_;
-  nlohmann::json frames = nlohmann::json::array();
-  if (kernel) {
-    for (const Frame& f : symbolizer.Kernel(session_.Stack(id))) frames.push_back(f.ToJson());
-    writer_.AppendMeta({{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}});
-    return;
-  }
   auto it = processes_.find(static_cast<int>(tgid));
-  if (it == processes_.end()) return;
-  for (const Frame& f : symbolizer.User(it->second.maps, session_.Stack(id))) frames.push_back(f.ToJson());
-  writer_.AppendMeta({{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}});
+  if (!kernel && it == processes_.end()) return;
+  const std::vector<MapEntry> no_maps;
+  writer_.AppendMeta(
+      StackRecord(*live_symbolizer_, kernel, tgid, id, kernel ? no_maps : it->second.maps, session_.Stack(id)));
 }
 
 // A collective entered. Gloo's algorithms have no return probe where c10d's completion is probed (a C++
@@ -540,19 +544,14 @@ void Recording::WriteFinalMeta() {
                         {"calls", totals.calls},
                         {"total_ns", totals.total_ns}});
   StackSymbolizer symbolizer;
+  const std::vector<MapEntry> no_maps;
   for (const auto& [tgid, id] : user_stacks_) {
     auto it = processes_.find(static_cast<int>(tgid));
-    const std::vector<MapEntry> no_maps;
-    nlohmann::json frames = nlohmann::json::array();
-    for (const Frame& f : symbolizer.User(it == processes_.end() ? no_maps : it->second.maps, session_.Stack(id)))
-      frames.push_back(f.ToJson());
-    writer_.AppendMeta({{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}});
+    writer_.AppendMeta(StackRecord(symbolizer, false, tgid, id, it == processes_.end() ? no_maps : it->second.maps,
+                                   session_.Stack(id)));
   }
-  for (int32_t id : kernel_stacks_) {
-    nlohmann::json frames = nlohmann::json::array();
-    for (const Frame& f : symbolizer.Kernel(session_.Stack(id))) frames.push_back(f.ToJson());
-    writer_.AppendMeta({{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}});
-  }
+  for (int32_t id : kernel_stacks_)
+    writer_.AppendMeta(StackRecord(symbolizer, true, 0, id, no_maps, session_.Stack(id)));
   const BpfStats stats = session_.Stats();
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
