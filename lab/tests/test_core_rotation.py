@@ -118,12 +118,12 @@ class RealProcesses(unittest.TestCase):
             self.assertEqual(sorted(core_rotation.descendants(os.getpid())), sorted(k.pid for k in kids))
             r = CoreRotation(os.getpid(), cores, 0.005).start()
             seen = {k.pid: set() for k in kids}
+            every = {frozenset({c}) for c in cores}
             try:
-                end = time.monotonic() + 0.5
-                while time.monotonic() < end:
-                    masks = [os.sched_getaffinity(k.pid) for k in kids]
-                    for k, mask in zip(kids, masks):
-                        seen[k.pid].add(frozenset(mask))
+                end = time.monotonic() + 5  # a loaded machine may run the rotation's thread late
+                while time.monotonic() < end and any(masks != every for masks in seen.values()):
+                    for k in kids:
+                        seen[k.pid].add(frozenset(os.sched_getaffinity(k.pid)))
                     time.sleep(0.001)
             finally:
                 r.stop()
@@ -132,7 +132,7 @@ class RealProcesses(unittest.TestCase):
             self.assertEqual(r.ticks, ticks, "nothing moves after stop()")
             for pid, masks in seen.items():
                 self.assertEqual(masks, {frozenset({c}) for c in cores}, f"pid {pid} was on every core")
-            self.assertGreater(ticks, 20)
+            self.assertGreaterEqual(ticks, 1)
             final = [os.sched_getaffinity(k.pid) for k in kids]
             self.assertNotEqual(final[0], final[1], "pinned apart, they stay apart")
         finally:
