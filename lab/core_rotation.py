@@ -15,8 +15,8 @@ that share a core keep sharing it.
 
 Invariants: only processes descended from the launcher whose main thread's affinity is one core of `cores` are
 moved, every thread of such a process to that process's core; at every instant a process is on the core its
-layout gave it shifted by the number of shifts made (so a rank that pins itself late joins its peers' phase); a floating process (affinity of several cores) is
-never touched; a process or thread that exits between listing and moving is skipped; stop() waits for the
+layout gave it shifted by the number of shifts made (so a rank that pins itself late joins its peers' phase); a
+floating process (affinity of several cores) is never touched; a process or thread that exits between listing and moving is skipped; stop() waits for the
 thread, and after it returns nothing is moved again. The moves made are counted (`moves`, `ticks`) for the
 truth's record of what the lab did.
 """
@@ -26,8 +26,9 @@ import time
 
 # How often the processes change core. The ranks' CPU work comes in bursts of 0.4-3 ms within steps of 45-200 ms
 # (2-8 ranks): every 10 ms gives 4-20 changes a step, so each rank's share of time on each core evens out within
-# a few steps, while each change costs one sched_setaffinity per thread (about 0.5 % of a core at 8 ranks,
-# measured 2026-12-05).
+# a few steps, while each change costs one sched_setaffinity per thread: the rotation's thread took 1.2, 1.8 and
+# 3.3 % of a core for 2, 4 and 11 processes of 3 threads (a lab rank has about 3), 2026-12-05; the launcher
+# floats, so that cost falls on both cores alike.
 DEFAULT_PERIOD_S = 0.010
 # How often the processes and threads are listed again (new threads and helpers).
 LIST_PERIOD_S = 0.2

@@ -932,7 +932,8 @@ def launch(a, argv):
     cores = sorted(os.sched_getaffinity(0))
     if a.core_shift is None:
         a.core_shift = a.seed
-    if a.rotate_ms > 0 and a.placement == "pinned":
+    rotated = a.rotate_ms > 0 and a.placement == "pinned"
+    if rotated:
         # Every core, timed once for the record: the rotation shares a slower core among all the ranks.
         core_ms_before, core_wait_s = measure_cores(cores), 0.0
         rank_cores = cores
@@ -950,7 +951,7 @@ def launch(a, argv):
     # pinned ranks and their faults' helpers: these cores only, the fault rank's alone for ISOLATED_FAULTS
     ctx = injectors.Context(a, work, rank_cores, isolate=a.fault_rank if isolated(a) else None)
     procs, logs = [], []
-    rotation = CoreRotation(os.getpid(), rank_cores if a.placement == "pinned" else [], a.rotate_ms / 1000.0)
+    rotation = CoreRotation(os.getpid(), rank_cores if rotated else [], a.rotate_ms / 1000.0)
 
     def on_signal(signum, frame):
         raise Interrupted(signal.Signals(signum).name)

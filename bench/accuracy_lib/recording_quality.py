@@ -28,8 +28,9 @@ TOOK_MIN_REFAULT_PAGES = 256
 # 8 ranks on 2 cores wait 2-4 ms per step each, measured 2026-11-27), which singles no rank out.
 NOISE_MIN_RQ_WAIT_STEP_SHARE = 0.02
 # The machine was noisy, too, when a rank the fault does not reach ran on a slower core than the fastest rank's
-# by the core probe (lab/ddp_job.py: fixed CPU work each step, timed in thread CPU time; its median over the
-# recorded steps) and the slowdown, applied to the CPU time that rank used per step, delays it by at least this
+# by the core probe (lab/ddp_job.py: fixed CPU work each step, timed in thread CPU time; the trimmed mean of its
+# probes from the third iteration on, their median until 2026-12-05, when the core rotation made a rank's probes
+# a mix of cores) and the slowdown, applied to the CPU time that rank used per step, delays it by at least this
 # share of a step. A virtual machine's host can slow one vCPU without the guest seeing steal or run-queue wait
 # (2026-11-27: the clean 2-rank jobs of a CI run all named rank 0, always on core 0; rank 0's host work took
 # 18 ms where rank 1's took 10 ms; with the pinning shifted, the rank on core 0 was named instead).

@@ -6,6 +6,7 @@ and on real processes of this machine (their affinity changes, two pinned apart 
 usage: python3 -m unittest discover -s lab/tests    (from the repository root)
 """
 import os
+import random
 import subprocess
 import sys
 import time
@@ -94,6 +95,45 @@ class Rotation(unittest.TestCase):
         r.shift()
         self.assertEqual((m.threads[2][20], m.threads[2][22]), ({1}, {1}))
         self.assertEqual(r.moves, 2)
+
+    def test_every_process_is_on_its_layout_core_shifted_by_the_shifts_made_over_many_layouts(self):
+        # random machines (2-4 cores of up to 5), processes pinned in or out of the ranks' cores or floating, some
+        # pinning themselves late, the processes listed again now and then: after each shift every listed
+        # process (every thread) is on its layout core shifted by the shifts made, and nothing else moved
+        rng = random.Random(4711)
+        for case in range(300):
+            machine_cores = list(range(rng.randint(2, 5)))
+            cores = sorted(rng.sample(machine_cores, rng.randint(2, min(4, len(machine_cores)))))
+            layout = {}  # pid -> its own pinning (a core) or the machine's cores (floating)
+            late = {}  # pid -> the shift after which it pins itself
+            procs = {}
+            for pid in range(2, 2 + rng.randint(1, 9)):
+                kind = rng.random()
+                layout[pid] = {rng.choice(cores)} if kind < 0.7 else (
+                    {rng.choice(machine_cores)} if kind < 0.85 else set(machine_cores))
+                if kind < 0.7 and rng.random() < 0.3:
+                    late[pid] = rng.randint(1, 6)
+                procs[pid] = (set(machine_cores) if pid in late else layout[pid], rng.randint(1, 4))
+            m = FakeMachine(procs, cores=machine_cores)
+            r = m.rotation(cores=cores)
+            listed = set()
+            for tick in range(12):
+                for pid, at in late.items():
+                    if at == tick:  # it pins itself now, in the layout's terms
+                        m.threads[pid] = {t: set(layout[pid]) for t in m.threads[pid]}
+                if tick % 3 == 0 or rng.random() < 0.2:
+                    r.discover()
+                    listed |= {p for p, c in layout.items() if len(c) == 1 and next(iter(c)) in cores
+                               and late.get(p, -1) <= tick}
+                r.shift()
+                for pid in layout:
+                    masks = {frozenset(mk) for mk in m.threads[pid].values()}
+                    self.assertEqual(len(masks), 1, (case, pid))
+                    if pid in listed:
+                        want = cores[(cores.index(next(iter(layout[pid]))) + r.ticks) % len(cores)]
+                        self.assertEqual(masks, {frozenset({want})}, (case, pid, tick))
+                    elif pid not in late or late[pid] > tick:
+                        self.assertEqual(masks, {frozenset(procs[pid][0])}, (case, pid, tick, "never moved"))
 
     def test_one_core_or_no_period_is_no_rotation(self):
         self.assertFalse(CoreRotation(1, [0], 0.01).enabled())
