@@ -141,6 +141,60 @@ TEST(LatenessRule, AStepJustAboveTheJobsNoiseIsThatNoise) {
   EXPECT_EQ(JudgeRankLateness(late, steps, rule).clear, (std::vector<size_t>{1, 2, 5, 8}));
 }
 
+TEST(LatenessRule, ThreeStepsAboveTheJobsNoiseMakeAClusterUnderTwiceTheMinimum) {
+  // Held-out run at 1d80002, 2-rank intermittent slow compute of 0.08 (52 ms steps, scaled to 100): 8.6, 5.5 and
+  // 8.1 late in the fault's steps, the peer never later than 1.1. 5.5 is under twice the 3 % minimum.
+  const std::vector<double> late = {0, 0, 8.6, 1.2, 0.7, 5.5, 2.3, 1.7, 8.1};
+  const std::vector<double> steps(late.size(), 100.0);
+  RankLateness j = JudgeRankLateness(late, steps, LatenessRule{.peers_worst = 1.1});
+  EXPECT_TRUE(j.cluster);
+  EXPECT_FALSE(j.persistent);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
+  // Unmeasured noise, or a peer as late as 3 (5.5 is then 2.5 above it, under the 3 that counts): two steps of 6.
+  EXPECT_FALSE(JudgeRankLateness(late, steps, LatenessRule{}).cluster);
+  EXPECT_FALSE(JudgeRankLateness(late, steps, LatenessRule{.peers_worst = 3}).cluster);
+  // A step under 1.5x the minimum effect counts for no cluster, however quiet the peers: a busy machine's hiccups.
+  std::vector<double> hiccups = {0, 0, 5, 0, 0, 4.4, 0, 0, 5};
+  EXPECT_EQ(JudgeRankLateness(hiccups, steps, LatenessRule{.peers_worst = 0}).clear, (std::vector<size_t>{2, 5, 8}));
+  EXPECT_FALSE(JudgeRankLateness(hiccups, steps, LatenessRule{.peers_worst = 0}).cluster);
+  hiccups[5] = 4.6;
+  EXPECT_TRUE(JudgeRankLateness(hiccups, steps, LatenessRule{.peers_worst = 0}).cluster);
+  // A larger fault is never missed: every fault step later by any amount keeps the cluster.
+  for (double more : {0.5, 2.0, 10.0, 40.0}) {
+    std::vector<double> larger = late;
+    for (size_t s : {2, 5, 8}) larger[s] += more;
+    const RankLateness k = JudgeRankLateness(larger, steps, LatenessRule{.peers_worst = 1.1});
+    EXPECT_TRUE(k.cluster) << more;
+    EXPECT_EQ(k.clear, (std::vector<size_t>{2, 5, 8})) << more;
+  }
+}
+
+TEST(LatenessRule, AStepUnderHalfTheClearlyLateStepBeforeItIsItsAfterEffect) {
+  // Held-out run at 1d80002, 4-rank intermittent CPU contention of 0.15 (109 ms steps, scaled to 100): 46.6, 24.6
+  // and 29.6 late in the fault's steps, 6.6 in the step after the 24.6 (its spinners' run queue draining), the
+  // peers' worst 2.45. The 6.6 stands out of the noise, but the step before was clearly late and more than
+  // twice as late: an after-effect, not a fault step.
+  const std::vector<double> late = {0.2, 3.9, 46.6, 0, 0, 24.6, 6.6, 0.1, 29.6};
+  const std::vector<double> steps(late.size(), 100.0);
+  const LatenessRule rule{.peers_worst = 2.45};
+  RankLateness j = JudgeRankLateness(late, steps, rule);
+  EXPECT_EQ(j.clear, (std::vector<size_t>{2, 5, 8}));
+  EXPECT_EQ(j.late, (std::vector<size_t>{1, 2, 5, 6, 8}));
+  EXPECT_FALSE(j.persistent);
+  // Half as late as the step before or more: a step of the fault's own.
+  std::vector<double> half = late;
+  half[6] = 12.3;
+  EXPECT_EQ(JudgeRankLateness(half, steps, rule).clear, (std::vector<size_t>{2, 5, 6, 8}));
+  // After a step that is late but not clearly late, the step is judged on its own.
+  std::vector<double> after_noise = late;
+  after_noise[5] = 2.0;
+  EXPECT_EQ(JudgeRankLateness(after_noise, steps, rule).clear, (std::vector<size_t>{2, 6, 8}));
+  // With the recording's cause named, the steps above the noise are its steps, as after a step near the worst.
+  LatenessRule named = rule;
+  named.clear_above_noise = true;
+  EXPECT_EQ(JudgeRankLateness(late, steps, named).clear, (std::vector<size_t>{2, 5, 6, 8}));
+}
+
 TEST(LatenessRule, StepsWithoutATimeAreNeverLate) {
   const std::vector<double> late = {50, 50, 50};
   const std::vector<double> time = {0, -1, 0};

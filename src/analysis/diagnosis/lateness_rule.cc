@@ -13,13 +13,22 @@ bool OutOfTheNoise(double lateness, double at, const LatenessRule& rule) {
   return rule.peers_worst && lateness >= rule.well_late_multiple * at && lateness - *rule.peers_worst >= at;
 }
 
+// Whether a late step counts toward a cluster (lateness_rule.h): well late, or late by
+// kClusterAboveNoiseMultiple x late_share and beyond the job's noise by a lateness that counts (unmeasured
+// noise: never).
+bool CountsForACluster(double lateness, double at, const LatenessRule& rule) {
+  if (lateness >= rule.well_late_multiple * at) return true;
+  return rule.peers_worst && lateness >= thresholds::kClusterAboveNoiseMultiple * at &&
+         lateness - *rule.peers_worst >= at;
+}
+
 // Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late beyond
-// anything the job's noise reaches, unless (without clear_above_noise) it follows a step near the worst, whose
-// after-effect it may be. after_near_worst: the step before it is near the worst.
-bool ClearlyLate(double lateness, double at, double cut, bool after_near_worst, const LatenessRule& rule) {
+// anything the job's noise reaches, unless (without clear_above_noise) it may be the after-effect of the step
+// before it: that step is near the worst, or clearly late and more than twice as late as this one.
+bool ClearlyLate(double lateness, double at, double cut, bool after_effect, const LatenessRule& rule) {
   if (lateness >= cut) return true;
   if (!OutOfTheNoise(lateness, at, rule)) return false;
-  return rule.clear_above_noise || !after_near_worst;
+  return rule.clear_above_noise || !after_effect;
 }
 
 // Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
@@ -57,8 +66,12 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
     const double at = rule.late_share * step_time[s];
     if (step_time[s] <= 0 || lateness[s] < at) continue;
     out.late.push_back(s);
-    const bool after_near_worst = s > 0 && step_time[s - 1] > 0 && lateness[s - 1] >= cut;
-    if (!ClearlyLate(lateness[s], at, cut, after_near_worst, rule)) {
+    const bool after_clear = !out.clear.empty() && out.clear.back() + 1 == s;
+    const bool after_effect =
+        s > 0 && step_time[s - 1] > 0 &&
+        (lateness[s - 1] >= cut ||
+         (after_clear && lateness[s] < thresholds::kAfterEffectOfPreviousShare * lateness[s - 1]));
+    if (!ClearlyLate(lateness[s], at, cut, after_effect, rule)) {
       out.other_sum += lateness[s];
       out.other_worst = std::max(out.other_worst, lateness[s]);
       out.other_well_late = out.other_well_late || lateness[s] >= rule.well_late_multiple * at;
@@ -68,7 +81,7 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
     out.clear_least = out.clear.empty() ? lateness[s] : std::min(out.clear_least, lateness[s]);
     out.clear.push_back(s);
     out.clear_sum += lateness[s];
-    if (lateness[s] >= rule.well_late_multiple * at) ++well_late;
+    if (CountsForACluster(lateness[s], at, rule)) ++well_late;
     if (lateness[s] >= rule.very_late_multiple * at) ++very_late;
   }
   out.cluster = well_late >= thresholds::kWellLateSteps || very_late >= thresholds::kVeryLateSteps;

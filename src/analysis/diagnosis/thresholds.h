@@ -27,6 +27,9 @@ inline constexpr double kClearlyLateShareOfWorst = 0.6;
 /// Late in most steps but intermittent after all: the other late steps' mean lateness is under this share
 /// of the clearly late steps' mean (a fault switched on in some steps, small after-effects elsewhere).
 inline constexpr double kAfterEffectShare = 0.2;
+/// A late step right after a clearly late step, late by under this share of it, is that step's after-effect
+/// (a queue draining, a stalled rank catching up), not clearly late of its own unless near the rank's worst.
+inline constexpr double kAfterEffectOfPreviousShare = 0.5;
 /// Late in most steps but intermittent after all: the other late steps are hiccups when none is late by
 /// kWellLateMultiple x the minimum effect nor by this share of the cluster's least step, and they are too few to
 /// be persistent outside the cluster (the lab's intermittent fault on a busy 2-rank job, tuning seed 90232: 2-4 ms
@@ -39,6 +42,12 @@ inline constexpr double kWellLateMultiple = 2.0;
 inline constexpr size_t kWellLateSteps = 3;
 inline constexpr double kVeryLateMultiple = 4.0;
 inline constexpr size_t kVeryLateSteps = 2;
+/// ... or kWellLateSteps clearly late steps late by this multiple of the minimum effect and by the minimum effect
+/// more than the job's noise (the peers' worst step): a fault of 6 % of a step in its three steps of nine beside
+/// a peer never later than 1 % (lateness_rule.h). Not less: one rank 3-4 % late in a few steps is what a busy
+/// machine produces by itself (above), and noise under twice the minimum effect must name no one (generated
+/// jobs, StragglerGenerated.CleanJobsWithNoiseUnderTwiceTheMinimumEffectNameNoStraggler).
+inline constexpr double kClusterAboveNoiseMultiple = 1.5;
 /// An intermittent straggler must dominate the job's lateness, or the slowest rank merely rotates: most of
 /// the late (step, rank) pairs are its own, or its clearly late steps carry this share of all lateness.
 inline constexpr double kDominantBlameShare = 2.0 / 3.0;
