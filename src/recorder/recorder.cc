@@ -25,12 +25,12 @@
 #include "recorder/command_launcher.h"
 #include "recorder/host/host_counters.h"
 #include "recorder/lock_owner.h"
+#include "recorder/native_stacks.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
 #include "recorder/python_stacks.h"
 #include "recorder/sleep_watch.h"
-#include "recorder/stack_symbolizer.h"
 #include "segments/segment_writer.h"
 
 namespace strata::recorder {
@@ -98,16 +98,6 @@ std::string ReadFirstLine(const std::string& path) {
   return line;
 }
 
-// A "stack" meta record (docs/segment-format.md): a user stack of `tgid` named with its process's `maps`, or a
-// kernel stack (tgid ignored); the one shape the live and the final records share.
-nlohmann::json StackRecord(StackSymbolizer& symbolizer, bool kernel, uint32_t tgid, int32_t id,
-                           const std::vector<MapEntry>& maps, const std::vector<uint64_t>& ips) {
-  nlohmann::json frames = nlohmann::json::array();
-  for (const Frame& f : kernel ? symbolizer.Kernel(ips) : symbolizer.User(maps, ips)) frames.push_back(f.ToJson());
-  if (kernel) return {{"type", "stack"}, {"kernel", true}, {"id", id}, {"frames", frames}};
-  return {{"type", "stack"}, {"kernel", false}, {"pid", tgid}, {"id", id}, {"frames", frames}};
-}
-
 std::string HostName() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
@@ -117,7 +107,9 @@ std::string HostName() {
 // All mutable state of one recording, owned by Record().
 class Recording {
  public:
-  explicit Recording(const RecordOptions& options) : options_(options) {}
+  explicit Recording(const RecordOptions& options)
+      : options_(options),
+        stacks_([this](int32_t id) { return session_.Stack(id); }, [](int pid) { return ReadExecutableMaps(pid); }) {}
 
   Expected<int> Run();
 
@@ -126,7 +118,6 @@ class Recording {
   void OnCallEnter(const strata_event_header& h, const strata_call_enter_event& e);
   void SeeProcess(int pid, int ppid, uint64_t ts);
   void RefreshMaps();
-  void MapStackOf(uint32_t tgid, int32_t stack_id);
   void SampleCounters(uint64_t now);
   void WriteFinalMeta();
   void Note(const std::string& note);
@@ -149,11 +140,7 @@ class Recording {
   int32_t Written(PythonStacks::Interned stack);
   void WatchStuckThreads(uint64_t now);
   void WriteOtherThreadStates(int pid, uint64_t now, bool new_stall);
-  struct AsleepNow {
-    SleepWatch::Asleep asleep;
-    bool fresh = false;  // the first time this sleep is seen so: to be written
-  };
-  std::optional<AsleepNow> AsleepSinceAttach(int pid, long tid, uint64_t now);
+  std::optional<SleepWatch::Asleep> AsleepSinceAttach(int pid, long tid, uint64_t now);
   nlohmann::json AsleepRecord(int pid, long tid, uint64_t now, const SleepWatch::Asleep& asleep);
   void WriteStackNow(uint32_t tgid, int32_t id, bool kernel);
   std::vector<int> LivePids() const;
@@ -166,18 +153,14 @@ class Recording {
   std::unique_ptr<HostCounterSampler> counters_owner_;
   size_t counter_series_written_ = 0;
   std::map<int, ProcessInfo> processes_;
-  std::set<std::pair<uint32_t, int32_t>> user_stacks_;  // (tgid, stack id) seen in samples
-  std::map<int, uint64_t> maps_read_ns_;                // pid -> when MapStackOf last read its maps
-  std::set<int32_t> kernel_stacks_;
+  NativeStacks stacks_;                 // the stacks the samples drew, and their records (native_stacks.h)
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
   std::vector<ProbePoint> probes_;
   PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
-  std::map<int, uint64_t> stuck_reported_;    // main thread -> the off-CPU start its thread_state was written for
-  SleepWatch sleep_watch_;                    // threads asleep since before the attach (no off-CPU start)
-  std::map<long, uint64_t> asleep_reported_;  // tid -> the sleep (watched since) its thread_state was written for
+  std::map<int, uint64_t> stuck_reported_;  // main thread -> the off-CPU start its thread_state was written for
+  SleepWatch sleep_watch_;  // threads asleep since before the attach (no off-CPU start), each sleep reported once
   std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
-  std::unique_ptr<StackSymbolizer> live_symbolizer_;                   // names stuck threads' stacks while the job runs
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;
@@ -280,9 +263,9 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (size < sizeof(strata_sample_event)) return;
       const auto* e = static_cast<const strata_sample_event*>(data);
       writer_.Append(SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
-      if (e->user_stack >= 0 && user_stacks_.insert({h->tgid, e->user_stack}).second)
-        MapStackOf(h->tgid, e->user_stack);
-      if (e->kernel_stack >= 0) kernel_stacks_.insert(e->kernel_stack);
+      auto it = processes_.find(static_cast<int>(h->tgid));
+      ProcessInfo* running = it != processes_.end() && it->second.exited_ns == 0 ? &it->second : nullptr;
+      stacks_.Sampled(h->tgid, e->user_stack, e->kernel_stack, running, NowNs(CLOCK_MONOTONIC));
       break;
     }
     case STRATA_EV_PY_STACK: {
@@ -362,13 +345,8 @@ nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_o
 
 // A thread with no off-CPU start that has been asleep kStuckAfterNs since the recorder first saw it so (it
 // went to sleep before the attach: SleepWatch).
-std::optional<Recording::AsleepNow> Recording::AsleepSinceAttach(int pid, long tid, uint64_t now) {
-  const auto asleep = sleep_watch_.Observe(tid, SleepWatch::Read(pid, tid), now, kStuckAfterNs);
-  if (!asleep) return std::nullopt;
-  auto [it, fresh] = asleep_reported_.try_emplace(tid, asleep->watched_since);
-  if (!fresh && it->second == asleep->watched_since) return AsleepNow{*asleep, false};
-  it->second = asleep->watched_since;
-  return AsleepNow{*asleep, true};
+std::optional<SleepWatch::Asleep> Recording::AsleepSinceAttach(int pid, long tid, uint64_t now) {
+  return sleep_watch_.Observe(tid, SleepWatch::Read(pid, tid), now, kStuckAfterNs);
 }
 
 // The thread_state record of a thread asleep since before the attach: its since is unknown (0), so a reader
@@ -393,7 +371,7 @@ void Recording::WatchStuckThreads(uint64_t now) {
     if (!since) {
       const auto asleep = AsleepSinceAttach(pid, pid, now);
       if (!asleep) continue;
-      if (asleep->fresh) writer_.AppendMeta(AsleepRecord(pid, pid, now, asleep->asleep));
+      if (asleep->fresh) writer_.AppendMeta(AsleepRecord(pid, pid, now, *asleep));
       WriteOtherThreadStates(pid, now, asleep->fresh);
       continue;
     }
@@ -434,7 +412,7 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
     if (!since) {
       const auto asleep = AsleepSinceAttach(pid, tid, now);
       if (asleep && asleep->fresh && ++written <= kMaxOtherThreads) {
-        nlohmann::json record = AsleepRecord(pid, tid, now, asleep->asleep);
+        nlohmann::json record = AsleepRecord(pid, tid, now, *asleep);
         record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
         writer_.AppendMeta(record);
       }
@@ -451,13 +429,9 @@ void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
 
 // A "stack" meta record for stack `id` of `tgid`, named now (a live reader needs it before the run ends).
 void Recording::WriteStackNow(uint32_t tgid, int32_t id, bool kernel) {
-  if (id < 0) return;
-  if (!live_symbolizer_) live_symbolizer_ = std::make_unique<StackSymbolizer>();
   auto it = processes_.find(static_cast<int>(tgid));
-  if (!kernel && it == processes_.end()) return;
-  const std::vector<MapEntry> no_maps;
-  writer_.AppendMeta(
-      StackRecord(*live_symbolizer_, kernel, tgid, id, kernel ? no_maps : it->second.maps, session_.Stack(id)));
+  if (auto record = stacks_.RecordNow(tgid, id, kernel, it == processes_.end() ? nullptr : &it->second))
+    writer_.AppendMeta(*record);
 }
 
 // A collective entered. Gloo's algorithms have no return probe where c10d's completion is probed (a C++
@@ -492,27 +466,6 @@ void Recording::RefreshMaps() {
   }
 }
 
-// A new stack whose innermost address lies in no mapping known for its process: the process has loaded
-// a library since its maps were last read (every 2 s), so read them now, while it runs. A job shorter than
-// that (torch imported, trained and gone in 2 s) would otherwise leave every frame unnamed. At most once
-// per 50 ms per process, so code outside any file (JIT) cannot make it read the maps at every sample.
-void Recording::MapStackOf(uint32_t tgid, int32_t stack_id) {
-  constexpr uint64_t kMinInterval = 50'000'000;
-  auto it = processes_.find(static_cast<int>(tgid));
-  if (it == processes_.end() || it->second.exited_ns != 0) return;
-  const std::vector<uint64_t> ips = session_.Stack(stack_id);
-  if (ips.empty()) return;
-  const auto& maps = it->second.maps;
-  if (std::any_of(maps.begin(), maps.end(), [&](const MapEntry& m) { return ips[0] >= m.start && ips[0] < m.end; }))
-    return;
-  const uint64_t now = NowNs(CLOCK_MONOTONIC);
-  uint64_t& last = maps_read_ns_[it->first];
-  if (last != 0 && now - last < kMinInterval) return;
-  last = now;
-  auto fresh = ReadExecutableMaps(it->first);
-  if (!fresh.empty()) it->second.maps = std::move(fresh);
-}
-
 void Recording::SampleCounters(uint64_t now) {
   if (!counters_) return;
   counters_->SetPids(LivePids());
@@ -543,15 +496,7 @@ void Recording::WriteFinalMeta() {
                         {"probe", key.second},
                         {"calls", totals.calls},
                         {"total_ns", totals.total_ns}});
-  StackSymbolizer symbolizer;
-  const std::vector<MapEntry> no_maps;
-  for (const auto& [tgid, id] : user_stacks_) {
-    auto it = processes_.find(static_cast<int>(tgid));
-    writer_.AppendMeta(StackRecord(symbolizer, false, tgid, id, it == processes_.end() ? no_maps : it->second.maps,
-                                   session_.Stack(id)));
-  }
-  for (int32_t id : kernel_stacks_)
-    writer_.AppendMeta(StackRecord(symbolizer, true, 0, id, no_maps, session_.Stack(id)));
+  for (const nlohmann::json& record : stacks_.FinalRecords(processes_)) writer_.AppendMeta(record);
   const BpfStats stats = session_.Stats();
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);

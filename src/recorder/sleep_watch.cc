@@ -33,7 +33,9 @@ std::optional<SleepWatch::Asleep> SleepWatch::Observe(long tid, const std::optio
   auto [it, fresh] = watched_.try_emplace(tid, Watch{seen->cpu_ns, now});
   if (!fresh && it->second.cpu_ns != seen->cpu_ns) it->second = Watch{seen->cpu_ns, now};  // it ran meanwhile
   if (now < it->second.since || now - it->second.since < min_ns) return std::nullopt;
-  return Asleep{seen->state == 'D' ? 2u : 1u, it->second.since};
+  const bool first = !it->second.reported;
+  it->second.reported = true;
+  return Asleep{seen->state == 'D' ? 2u : 1u, it->second.since, first};
 }
 
 }  // namespace strata::recorder

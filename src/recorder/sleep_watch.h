@@ -4,7 +4,9 @@
 // job) never switches again and has no off-CPU start. SleepWatch reads the thread's scheduler state and CPU
 // time from /proc each time it is asked: a thread in S or D whose CPU time has not moved for min_ns since
 // the watch first saw it so has been asleep at least that long; since when before that, nothing says.
-// Invariants: a thread that ran (its CPU time moved), is not asleep, or could not be read starts over.
+// It also says which observation is the first to find a sleep min_ns long, so each sleep is reported once.
+// Invariants: a thread that ran (its CPU time moved), is not asleep, or could not be read starts over (its
+// next sleep is another, reported afresh); of the observations finding one sleep, exactly the first is fresh.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@ class SleepWatch {
   struct Asleep {
     uint32_t state = 0;
     uint64_t watched_since = 0;
+    bool fresh = false;  // the first observation to find this sleep min_ns long: the one to report
   };
 
   // /proc/PID/task/TID/stat's state and schedstat's CPU time; nullopt when the thread is gone or unreadable.
@@ -36,6 +39,7 @@ class SleepWatch {
  private:
   struct Watch {
     uint64_t cpu_ns = 0, since = 0;
+    bool reported = false;  // an observation found this sleep min_ns long already
   };
   std::map<long, Watch> watched_;
 };

@@ -27,7 +27,10 @@ TEST(SleepWatch, AsleepWithUnmovedCpuTimeForTheMinimum) {
   ASSERT_TRUE(asleep);
   EXPECT_EQ(asleep->state, 1u);
   EXPECT_EQ(asleep->watched_since, 10 * kS) << "since when the watch saw it so (the same sleep: the same key)";
-  EXPECT_EQ(w.Observe(7, s, 15 * kS, kS)->watched_since, 10 * kS);
+  EXPECT_TRUE(asleep->fresh) << "the first to find the sleep a second long: reported";
+  const auto again = w.Observe(7, s, 15 * kS, kS);
+  EXPECT_EQ(again->watched_since, 10 * kS);
+  EXPECT_FALSE(again->fresh) << "the same sleep is reported once";
 }
 
 TEST(SleepWatch, ARunOrAWakeStartsOver) {
@@ -35,6 +38,7 @@ TEST(SleepWatch, ARunOrAWakeStartsOver) {
   w.Observe(7, SleepWatch::Seen{'S', 500}, 10 * kS, kS);
   EXPECT_FALSE(w.Observe(7, SleepWatch::Seen{'S', 900}, 11 * kS, kS)) << "its CPU time moved: it ran";
   EXPECT_EQ(w.Observe(7, SleepWatch::Seen{'S', 900}, 12 * kS, kS)->watched_since, 11 * kS);
+  EXPECT_FALSE(w.Observe(7, SleepWatch::Seen{'S', 900}, 12 * kS + 1, kS)->fresh);
   EXPECT_FALSE(w.Observe(7, SleepWatch::Seen{'R', 900}, 13 * kS, kS)) << "running";
   EXPECT_FALSE(w.Observe(7, SleepWatch::Seen{'S', 900}, 14 * kS, kS)) << "asleep again: watched afresh";
   EXPECT_FALSE(w.Observe(7, std::nullopt, 16 * kS, kS)) << "unreadable (gone)";
@@ -42,6 +46,7 @@ TEST(SleepWatch, ARunOrAWakeStartsOver) {
   const auto d = w.Observe(7, SleepWatch::Seen{'D', 900}, 18 * kS, kS);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->state, 2u) << "uninterruptible";
+  EXPECT_TRUE(d->fresh) << "a new sleep after a wake is reported again";
   EXPECT_FALSE(w.Observe(8, SleepWatch::Seen{'S', 1}, 18 * kS, kS)) << "threads are watched apart";
 }
 
