@@ -17,21 +17,23 @@ nlohmann::json StackRecord(StackSymbolizer& symbolizer, bool kernel, uint32_t tg
 NativeStacks::NativeStacks(StackReader stack, MapsReader maps, std::string kallsyms_path)
     : stack_(std::move(stack)), maps_(std::move(maps)), kallsyms_path_(std::move(kallsyms_path)) {}
 
-void NativeStacks::Sampled(uint32_t tgid, int32_t user_stack, int32_t kernel_stack, ProcessInfo* process,
-                           uint64_t now_ns) {
+bool NativeStacks::Sampled(uint32_t tgid, int32_t user_stack, int32_t kernel_stack) {
   if (kernel_stack >= 0) kernel_.insert(kernel_stack);
-  if (user_stack < 0 || !user_.insert({tgid, user_stack}).second || process == nullptr) return;
+  return user_stack >= 0 && user_.insert({tgid, user_stack}).second;
+}
+
+void NativeStacks::CoverNewStack(int32_t user_stack, ProcessInfo& process, uint64_t now_ns) {
   const std::vector<uint64_t> ips = stack_(user_stack);
   if (ips.empty()) return;
-  const auto& maps = process->maps;
+  const auto& maps = process.maps;
   if (std::any_of(maps.begin(), maps.end(), [&](const MapEntry& m) { return ips[0] >= m.start && ips[0] < m.end; }))
     return;
-  const auto [last, first] = maps_read_ns_.try_emplace(static_cast<int>(tgid), now_ns);
+  const auto [last, first] = maps_read_ns_.try_emplace(process.pid, now_ns);
   if (!first && now_ns - last->second < kMinMapsInterval) return;
   last->second = now_ns;
   ++maps_reads_;
-  auto fresh = maps_(static_cast<int>(tgid));
-  if (!fresh.empty()) process->maps = std::move(fresh);
+  auto fresh = maps_(process.pid);
+  if (!fresh.empty()) process.maps = std::move(fresh);
 }
 
 std::optional<nlohmann::json> NativeStacks::RecordNow(uint32_t tgid, int32_t id, bool kernel,

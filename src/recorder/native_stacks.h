@@ -39,10 +39,12 @@ class NativeStacks {
 
   NativeStacks(StackReader stack, MapsReader maps, std::string kallsyms_path = "/proc/kallsyms");
 
-  /// A CPU sample of process `tgid` at monotonic time `now_ns` drew these stacks (-1: none). `process` is the
-  /// sampled process while it runs (nullptr when unknown or exited); its maps are read again when a new user
+  /// A CPU sample of process `tgid` drew these stacks (-1: none). True when the user stack is new for the
+  /// process: the caller then hands the process to CoverNewStack (the per-sample path does no more than this).
+  bool Sampled(uint32_t tgid, int32_t user_stack, int32_t kernel_stack);
+  /// A user stack new for `process` (running), at monotonic time `now_ns`: its maps are read again when the
   /// stack starts outside them.
-  void Sampled(uint32_t tgid, int32_t user_stack, int32_t kernel_stack, ProcessInfo* process, uint64_t now_ns);
+  void CoverNewStack(int32_t user_stack, ProcessInfo& process, uint64_t now_ns);
 
   /// The "stack" record of stack `id`, named now (a live reader needs it before the run ends): a user stack of
   /// `process` (nullptr: none), or a kernel stack. None for a negative id or a user stack of no process.

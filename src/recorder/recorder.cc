@@ -263,9 +263,9 @@ void Recording::OnEvent(const void* data, size_t size) {
       if (size < sizeof(strata_sample_event)) return;
       const auto* e = static_cast<const strata_sample_event*>(data);
       writer_.Append(SampleRow{h->ts, h->tid, h->tgid, h->cpu, e->user_stack, e->kernel_stack});
-      auto it = processes_.find(static_cast<int>(h->tgid));
-      ProcessInfo* running = it != processes_.end() && it->second.exited_ns == 0 ? &it->second : nullptr;
-      stacks_.Sampled(h->tgid, e->user_stack, e->kernel_stack, running, NowNs(CLOCK_MONOTONIC));
+      if (stacks_.Sampled(h->tgid, e->user_stack, e->kernel_stack))
+        if (auto it = processes_.find(static_cast<int>(h->tgid)); it != processes_.end() && it->second.exited_ns == 0)
+          stacks_.CoverNewStack(e->user_stack, it->second, NowNs(CLOCK_MONOTONIC));
       break;
     }
     case STRATA_EV_PY_STACK: {

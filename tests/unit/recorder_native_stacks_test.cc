@@ -31,6 +31,11 @@ struct Fakes {
   }
 };
 
+// A sample as the recorder hands it over: the stacks, then the running process for a user stack new to it.
+void Sample(NativeStacks& stacks, uint32_t tgid, int32_t user, int32_t kernel, ProcessInfo* running, uint64_t now) {
+  if (stacks.Sampled(tgid, user, kernel) && running != nullptr) stacks.CoverNewStack(user, *running, now);
+}
+
 ProcessInfo Process(int pid, std::vector<MapEntry> maps) {
   ProcessInfo p;
   p.pid = pid;
@@ -46,10 +51,10 @@ TEST(NativeStacks, EachDrawnStackHasOneFinalRecordInOrder) {
   processes[20] = Process(20, {{0x1000, 0x3000, 0, "/nonexistent/libx.so"}});
   processes[10] = Process(10, {{0x1000, 0x3000, 0, "/nonexistent/liby.so"}});
   for (int round = 0; round < 3; ++round) {  // repeated samples add nothing
-    stacks.Sampled(20, 2, 7, &processes[20], round * kMs);
-    stacks.Sampled(10, 1, -1, &processes[10], round * kMs);
-    stacks.Sampled(20, 1, 7, &processes[20], round * kMs);
-    stacks.Sampled(10, -1, -1, &processes[10], round * kMs);
+    Sample(stacks, 20, 2, 7, &processes[20], round * kMs);
+    Sample(stacks, 10, 1, -1, &processes[10], round * kMs);
+    Sample(stacks, 20, 1, 7, &processes[20], round * kMs);
+    Sample(stacks, 10, -1, -1, &processes[10], round * kMs);
   }
   const std::vector<nlohmann::json> records = stacks.FinalRecords(processes);
   ASSERT_EQ(records.size(), 4u) << "(10, 1), (20, 1), (20, 2) and kernel 7";
@@ -73,31 +78,31 @@ TEST(NativeStacks, AStackOutsideTheKnownMapsReadsThemAgainAtMostOncePerInterval)
   fakes.maps[5] = {{0x1000, 0x2000, 0, "/nonexistent/a.so"}, {0x9000, 0xa000, 0, "/nonexistent/late.so"}};
   NativeStacks stacks = fakes.Make();
   ProcessInfo p = Process(5, {{0x1000, 0x2000, 0, "/nonexistent/a.so"}});
-  stacks.Sampled(5, 4, -1, &p, 0);
+  Sample(stacks, 5, 4, -1, &p, 0);
   EXPECT_EQ(fakes.reads[5], 0) << "inside a known mapping";
-  stacks.Sampled(5, 1, -1, &p, 1 * kMs);
+  Sample(stacks, 5, 1, -1, &p, 1 * kMs);
   EXPECT_EQ(fakes.reads[5], 1) << "a library loaded since the maps were read";
   EXPECT_EQ(p.maps.size(), 2u) << "the process's maps are the fresh ones";
   // Now covered: no read, whenever.
-  stacks.Sampled(5, 2, -1, &p, 2 * kMs);
+  Sample(stacks, 5, 2, -1, &p, 2 * kMs);
   EXPECT_EQ(fakes.reads[5], 1);
   // Outside the fresh maps too (a JIT): read again only after the interval.
   fakes.stacks[5] = {0x50000};
   fakes.stacks[6] = {0x60000};
-  stacks.Sampled(5, 5, -1, &p, 10 * kMs);
+  Sample(stacks, 5, 5, -1, &p, 10 * kMs);
   EXPECT_EQ(fakes.reads[5], 1) << "within kMinMapsInterval of the last read";
-  stacks.Sampled(5, 6, -1, &p, 1 * kMs + NativeStacks::kMinMapsInterval);
+  Sample(stacks, 5, 6, -1, &p, 1 * kMs + NativeStacks::kMinMapsInterval);
   EXPECT_EQ(fakes.reads[5], 2);
   EXPECT_EQ(stacks.maps_reads(), 2u);
   // An empty re-read (the process went) keeps the maps it had.
   fakes.maps[5].clear();
   fakes.stacks[8] = {0x80000};
-  stacks.Sampled(5, 8, -1, &p, 10 * NativeStacks::kMinMapsInterval);
+  Sample(stacks, 5, 8, -1, &p, 10 * NativeStacks::kMinMapsInterval);
   EXPECT_EQ(fakes.reads[5], 3);
   EXPECT_EQ(p.maps.size(), 2u);
   // No running process (exited, unknown): kept for the final records, no read.
   fakes.stacks[9] = {0x90000};
-  stacks.Sampled(5, 9, -1, nullptr, 20 * NativeStacks::kMinMapsInterval);
+  Sample(stacks, 5, 9, -1, nullptr, 20 * NativeStacks::kMinMapsInterval);
   EXPECT_EQ(fakes.reads[5], 3);
   EXPECT_EQ(stacks.FinalRecords({}).size(), 7u) << "stacks 1, 2, 4, 5, 6, 8 and 9 of process 5";
 }
@@ -130,7 +135,8 @@ TEST(NativeStacks, FinalRecordsAreOnePerDistinctDrawnStackOverRandomSamples) {
     for (int i = 0; i < 200; ++i) {
       const int pid = static_cast<int>(rng() % 4);
       const auto u = static_cast<int32_t>(rng() % 12) - 2, k = static_cast<int32_t>(rng() % 12) - 2;
-      stacks.Sampled(static_cast<uint32_t>(pid), u, k, nullptr, static_cast<uint64_t>(i) * kMs);
+      const bool fresh = stacks.Sampled(static_cast<uint32_t>(pid), u, k);
+      EXPECT_EQ(fresh, u >= 0 && !user.count({pid, u})) << "new for its process, and only then";
       if (u >= 0) user.insert({pid, u});
       if (k >= 0) kernel.insert(k);
     }
