@@ -4,7 +4,7 @@
 // profiler's active steps), so the shift k with the most consistent offsets wins; the offset is the
 // median of (trace time − recorded time) over the matched pairs, compared on completions for blocking
 // collectives (gloo) and on starts for enqueue-only calls (NCCL API).
-// Invariant: an alignment is returned only when at least kAlignmentMinAgreeShare (90 %) of the matched
+// Invariant: an alignment is returned only when at least kAlignmentMinAgreeShare (75 %) of the matched
 // offsets lie within kMaxAlignmentSpreadNs of their median and no other shift fits about as well (a
 // perfectly regular loop matches itself shifted by whole steps), so a wrong or ambiguous match is refused
 // rather than used. The thresholds are in model/model_thresholds.h.

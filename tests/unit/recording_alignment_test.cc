@@ -57,6 +57,43 @@ TEST(RecordingAlignment, FindsTheShiftAndOffsetOfTheProfiledSteps) {
   EXPECT_LE(a->spread_ns, 35'000);
 }
 
+// 18 profiled calls of an irregular loop (two per step), `late` of them stamped by the profiler `late_ms` after
+// the recorder saw them return (the thread preempted in between): the recorded calls and the trace.
+std::pair<RecordedSegment, std::vector<std::pair<int64_t, int64_t>>> PreemptedCalls(size_t late, int64_t late_ms,
+                                                                                       int64_t offset) {
+  std::vector<int64_t> ends;
+  int64_t t = 1000;
+  for (int step = 0; step < 12; ++step) {
+    ends.push_back(t + 40 + step % 3);
+    ends.push_back(t + 80);
+    t += 95 + (step * 7) % 11;
+  }
+  std::vector<std::pair<int64_t, int64_t>> trace;
+  for (size_t i = 6; i < ends.size(); ++i) {
+    const int64_t stamp_late = (i - 6) % 6 == 1 && (i - 6) / 6 < late ? late_ms * kMs : 0;
+    trace.emplace_back(ends[i] * kMs + offset - 2 * kMs, ends[i] * kMs + offset + stamp_late);
+  }
+  return {RecordedCalls(ends, ProbeKind::kCollective), trace};
+}
+
+TEST(RecordingAlignment, TakesAMatchWithAFewPreemptedCalls) {
+  // 3 of 18 pairs off by 5 ms (15 of 18 agree: 83 %); every other shift is far worse.
+  const int64_t offset = -12'345 * kMs;
+  const auto [seg, trace] = PreemptedCalls(3, 5, offset);
+  auto a = AlignRecording(CallsOf(seg, 0), trace);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->trace_minus_recorded_ns, offset);
+  EXPECT_EQ(a->matched, 18u);
+}
+
+TEST(RecordingAlignment, RefusesAMatchWhereUnderThreeQuartersAgree) {
+  // Half the pairs off by 5 ms: no offset holds three quarters of them.
+  const auto [seg, trace] = PreemptedCalls(0, 0, 0);
+  auto shifted = trace;
+  for (size_t i = 0; i < shifted.size(); i += 2) shifted[i].second += 5 * kMs;
+  EXPECT_FALSE(AlignRecording(CallsOf(seg, 0), shifted).has_value());
+}
+
 TEST(RecordingAlignment, RefusesAPerfectlyRegularLoop) {
   std::vector<int64_t> ends;
   for (int step = 0; step < 10; ++step) ends.push_back(1000 + step * 100);
