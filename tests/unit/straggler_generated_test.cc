@@ -4,7 +4,9 @@
 // or in every step (persistent). Last-arrival blame is computed as straggler.h defines it and classified by
 // ClassifyStragglers. The relations:
 //  - an intermittent fault well above the noise is named on its rank with exactly its steps, also when its
-//    steps vary from 40 to 100 % of its worst (the lab's CPU contention: 24, 28 and 41 ms late);
+//    steps vary from 40 to 100 % of its worst (the lab's CPU contention: 24, 28 and 41 ms late), and when it
+//    slows another rank too by 70-90 % of itself in one of its steps (a rank sharing its core: the lead over the
+//    second-latest, blame, under-reads that step);
 //  - a persistent fault of at least the minimum effect plus half the noise is named on its rank;
 //  - a clean job whose noise stays under twice the minimum effect names no straggler.
 // Seeds are fixed, so the counts are exact; each relation states the share it must reach and the test prints
@@ -33,6 +35,7 @@ struct GeneratedJob {
   double magnitude = 0;  // the fault's largest lateness, share of the step (0: a clean job)
   bool intermittent = true;
   double least_share = 0.8;  // the fault's size in each step: least_share to 100 % of its magnitude
+  bool victim = false;       // another rank slowed by 70 to 90 % of the fault in the fault's last step
   std::vector<int64_t> fault_steps;
 };
 
@@ -52,7 +55,12 @@ StragglerAnalysis Generate(GeneratedJob& job, std::mt19937_64& rng) {
     std::vector<double> arrival(job.ranks);
     for (size_t r = 0; r < job.ranks; ++r) arrival[r] = job.noise * unit(rng);
     // A fault of varying size: least_share to 100 % of its magnitude in each step.
-    if (faulty) arrival[job.fault_rank] += job.magnitude * (job.least_share + (1 - job.least_share) * unit(rng));
+    if (faulty) {
+      const double fault = job.magnitude * (job.least_share + (1 - job.least_share) * unit(rng));
+      arrival[job.fault_rank] += fault;
+      if (job.victim && number + kEvery >= kFirstStep + kSteps)
+        arrival[(job.fault_rank + 1) % job.ranks] += (0.7 + 0.2 * unit(rng)) * fault;
+    }
     const size_t last = static_cast<size_t>(std::max_element(arrival.begin(), arrival.end()) - arrival.begin());
     double second = 0;
     for (size_t r = 0; r < job.ranks; ++r)
@@ -82,21 +90,26 @@ constexpr double kMaxNoise = 2 * thresholds::kMinEffect * 0.999;
 // Intermittent faults whose smallest step is least_share of the worst and stands above the noise by twice the
 // minimum effect, the noise under a tenth of the fault: how many of kJobs generated jobs name the fault's rank,
 // intermittent, in exactly its steps.
-int IntermittentNamedExactly(uint64_t seed, double least_share) {
+// named_intermittent (when given) counts the jobs that name the fault's rank, intermittent, in whatever steps.
+int IntermittentNamedExactly(uint64_t seed, double least_share, bool victim = false,
+                             const std::vector<size_t>& rank_counts = {2, 4, 8}, int* named_intermittent = nullptr) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int exact = 0;
   for (int i = 0; i < kJobs; ++i) {
     GeneratedJob job;
-    job.ranks = kRankCounts[i % 3];
-    job.fault_rank = static_cast<size_t>(i / 3) % job.ranks;
+    job.ranks = rank_counts[static_cast<size_t>(i) % rank_counts.size()];
+    job.fault_rank = static_cast<size_t>(i) / rank_counts.size() % job.ranks;
     job.least_share = least_share;
+    job.victim = victim;
     job.noise = kMaxNoise * unit(rng);
     const double least = std::max((job.noise + 2 * thresholds::kMinEffect) / least_share, 10 * job.noise);
     job.magnitude = least + 0.5 * unit(rng);
     const StragglerAnalysis sa = Generate(job, rng);
-    exact += !sa.stragglers.empty() && sa.stragglers[0].rank == RankIndex(job.fault_rank) &&
-             !sa.stragglers[0].persistent && sa.stragglers[0].steps == job.fault_steps;
+    const bool named =
+        !sa.stragglers.empty() && sa.stragglers[0].rank == RankIndex(job.fault_rank) && !sa.stragglers[0].persistent;
+    if (named_intermittent) *named_intermittent += named;
+    exact += named && sa.stragglers[0].steps == job.fault_steps;
   }
   return exact;
 }
@@ -115,6 +128,21 @@ TEST(StragglerGenerated, AnIntermittentFaultOfStepsFrom40To100PercentOfItsWorstI
   std::printf("intermittent fault of 40-100 %% steps named in exactly its steps: %d of %d generated jobs\n", exact,
               kJobs);
   EXPECT_GE(exact, kJobs * 995 / 1000);
+}
+
+TEST(StragglerGenerated, AnIntermittentFaultThatAlsoSlowsAnotherRankIsNamedInEveryStep) {
+  // Another rank slowed by 70 to 90 % of the fault in its last step (4 and 8 ranks: with 2, that rank is all
+  // the peers there are): blame, the lead over it, falls to 10-30 % of the fault there; lateness against the
+  // peers' median does not (straggler.h).
+  // Whether such a fault is named at all is last-arrival blame's rule (lateness_rule.h), which a step that
+  // under-reads can fall short of: the relation is on its steps once it is named (blame's clearly late steps
+  // alone: 2,294 of 2,932).
+  int named = 0;
+  const int exact = IntermittentNamedExactly(47011, 0.8, true, {4, 8}, &named);
+  std::printf("intermittent fault slowing another rank: named in %d of %d generated jobs, in exactly its steps in %d\n",
+              named, kJobs, exact);
+  EXPECT_GE(named, kJobs * 95 / 100);
+  EXPECT_GE(exact, named * 995 / 1000);
 }
 
 TEST(StragglerGenerated, CleanJobsWithNoiseUnderTwiceTheMinimumEffectNameNoStraggler) {

