@@ -31,6 +31,7 @@
 #include "recorder/python_frames.h"
 #include "recorder/python_stacks.h"
 #include "recorder/sleep_watch.h"
+#include "recorder/stall_reports.h"
 #include "segments/segment_writer.h"
 
 namespace strata::recorder {
@@ -158,7 +159,7 @@ class Recording {
   std::vector<ProbePoint> probes_;
   PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
-  std::map<int, uint64_t> stuck_reported_;  // main thread -> the off-CPU start its thread_state was written for
+  StallReports stalls_;     // which pass is the first to see a main thread stuck, per stall (stall_reports.h)
   SleepWatch sleep_watch_;  // threads asleep since before the attach (no off-CPU start), each sleep reported once
   std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
   std::vector<std::string> notes_;
@@ -376,12 +377,10 @@ void Recording::WatchStuckThreads(uint64_t now) {
       continue;
     }
     if (now < since->ts || now - since->ts < kStuckAfterNs) continue;
-    uint64_t& reported = stuck_reported_[pid];
-    if (reported == since->ts) {
+    if (!stalls_.Fresh(pid, since->ts)) {
       WriteOtherThreadStates(pid, now, false);
       continue;
     }
-    reported = since->ts;
     nlohmann::json record = ThreadStateRecord(pid, pid, now, *since);
     record["user_stack"] = since->user_stack;
     record["kernel_stack"] = since->kernel_stack;
