@@ -141,6 +141,14 @@ PINNED_FAULTS = ("cpu_contention", "intermittent_cpu_contention", "network_conte
 # sharing the fault rank's core was slowed too (4-rank jobs of seeds 95000+: its core probe 75-307 % slower, set
 # aside as noisy); alone there, it falls on the fault rank, as on a host of its own.
 ISOLATED_FAULTS = ("network_contention", "intermittent_network_contention")
+# Faults of the link, which slow the gradient all_reduce only: switched on at the end of the step before their
+# own (after its last collective: nothing crosses the link until the next step's all_reduce), so the traffic
+# flows when that all_reduce starts (switched on at the step's start, the blaster, at the lowest priority, was
+# still connecting: 2-rank faults of 0.08 took 0.3 ms of their 2.9, seeds 97960+); and off as soon as backward,
+# and with it DDP's all_reduce, is over, so the link's queue drains before the step's loss all_reduce (switched
+# off at the step's end, the traffic's last 5 ms of queue made the loss all_reduce end 3-4 ms later on the fault
+# rank, which then began the next step that much late: seeds 97908-97910).
+LINK_FAULTS = ("network_contention", "intermittent_network_contention")
 BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
 # A core whose timed work before the job takes this many times the fastest core's is measurably slower: floating
 # ranks are kept off it (this VM's host runs one of its 2 cores 60-100 % slower for whole runs).
@@ -156,7 +164,7 @@ WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP 
 # first, and the fault's size is tuned in all of them
 # The outside faults whose size is tuned by feedback (the kernel's answer to a memory limit or a CPU quota is not
 # known in advance) wait this many steps more, one correction per fault-on unrecorded step (tune_cut, tune_quota)
-TUNED_OUTSIDE = ("memory_pressure", "cpu_throttling")
+TUNED_OUTSIDE = ("memory_pressure", "cpu_throttling", "network_contention", "intermittent_network_contention")
 TUNING_STEPS = 8
 # memory_pressure: the first cut below the rank's memory use, MB per ms of the target at one rank per core (then
 # tuned), and the cut's bounds as shares of the table. Each step reads one row from each of a random 1/16 of the
@@ -219,6 +227,19 @@ def tune_share(history, target_ms):
     implied = statistics.median(max(0.0, extra) / (1.0 / s - 1.0) for s, extra in history if s < 1.0)
     new = 0.5 * share if implied <= 0 else implied / (implied + target_ms)
     return min(1.0, max(MIN_SHARE, min(2.0 * share, max(0.5 * share, new))))
+
+
+def tune_pace(history, target_ms, link_mbit):
+    """network_contention's next cap on the traffic (Mbit/s each way) from the fault-on steps so far [(cap, ms
+    the fault rank's gradient all_reduce took beyond its baseline)], the last one the cap now. With the traffic
+    at p of a link of R, the all_reduce's W (Mbit·ms) go at R - p: W/(R - p) - W/R longer. Each step implies a W;
+    their median (one step's transfer scatters) gives the cap whose slowdown is the target, R - 1/(T/W + 1/R),
+    moved by at most a factor 2 from the cap now (doubled when the median saw nothing), within 2-95 % of R."""
+    cap = history[-1][0]
+    implied = statistics.median(max(0.0, extra) / (1.0 / (link_mbit - p) - 1.0 / link_mbit)
+                                for p, extra in history)
+    new = 2.0 * cap if implied <= 0 else link_mbit - 1.0 / (target_ms / implied + 1.0 / link_mbit)
+    return min(0.95 * link_mbit, max(0.02 * link_mbit, min(2.0 * cap, max(0.5 * cap, new))))
 
 
 def first_share(cpu_ms, target_ms):
@@ -732,6 +753,8 @@ def worker(a):
     fault_state = {"on": None}
     thr = {}  # cpu_throttling's quota, tuned unless --quota was given
     thr_feedback = WarmupFeedback()
+    pace = dict(toggle["pace"]) if toggle is not None and "pace" in toggle else None  # network_contention's cap
+    pace_feedback = WarmupFeedback()
 
     def run_actions(actions):
         for act in actions:
@@ -779,6 +802,29 @@ def worker(a):
         with open(memory_limit_file(m["gdir"], m["version"]), "w") as f:
             f.write(str(m["limit_bytes"]))
 
+    def outside_hit(it, label, recording):
+        """Whether an outside fault is on in iteration `it` (ProfilerStep `label`): off for the baseline, on
+        before recording, then in the affected steps. Recorded ProfilerSteps are numbered one by one, so the
+        next iteration's is label + 1 (and at the edge of the recording an intermittent fault is off anyway)."""
+        if recording:
+            return affected(label)
+        return outside_fault_on_unrecorded(it, wait_steps(a) + WARMUP_STEPS, intermittent)
+
+    def next_hit(it, label):
+        return it + 1 < iters and outside_hit(it + 1, label + 1, it + 1 >= wait_steps(a) + WARMUP_STEPS)
+
+    def begin_before_step(it, label):
+        """Switches a link fault on at the end of the step before its own (LINK_FAULTS)."""
+        if toggle is not None and not fault_state["on"] and next_hit(it, label):
+            switch(True)
+
+    def end_in_step(it, label):
+        """Switches an outside fault off in the step it slowed when the next iteration runs without it: the
+        fault ends in its own step, which bears what switching it off costs (before 2026-12-06 it was switched
+        off at the start of the next step, in that step's time)."""
+        if toggle is not None and fault_state["on"] and not next_hit(it, label):
+            switch(False)
+
     def switch(on):
         if toggle is not None and fault_state["on"] != on:
             run_actions(toggle["on" if on else "off"])
@@ -796,8 +842,7 @@ def worker(a):
             label = int(prof.step_rec_fn.name.rsplit("#", 1)[1]) if prof.step_rec_fn else prof.step_num
             recording = prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
             if toggle is not None:  # outside faults: off for the baseline, on before recording, then as told
-                hit = affected(label) if recording else outside_fault_on_unrecorded(
-                    it, wait_steps(a) + WARMUP_STEPS, intermittent)
+                hit = outside_hit(it, label, recording)
                 was_on = fault_state["on"]
                 switch(hit)  # switching memory_pressure on sets its limit
                 if hit and was_on and fault_state.get("memlimit"):
@@ -821,9 +866,15 @@ def worker(a):
             opt.zero_grad(set_to_none=True)
             loss.backward()
             t_bwd = time.monotonic()
+            if a.fault in LINK_FAULTS:
+                end_in_step(it, label)
             opt.step()
             avg_loss = loss.detach().clone()
             dist.all_reduce(avg_loss)  # the loss averaged over ranks, for logging: a second, blocking collective
+            if a.fault not in LINK_FAULTS:
+                end_in_step(it, label)
+            else:
+                begin_before_step(it, label)
             now = time.perf_counter()
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
                                {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
@@ -838,6 +889,13 @@ def worker(a):
                 if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["rq_wait_ms"]) and thr:
                     thr["share"] = tune_share(thr_feedback.seen, target_s * 1e3)
                     set_quota()
+            if pace is not None and not recording:  # the fault rank's own transfer time (t_ready to t_bwd)
+                t = steps_seen[-1][5]
+                if pace_feedback.observe(it, hit, pace["mbit"], (t["t_bwd"] - t["t_ready"]) * 1e3):
+                    pace["mbit"] = tune_pace(pace_feedback.seen, target_s * 1e3, pace["link_mbit"])
+                    with open(pace["file"] + ".tmp", "w") as f:  # both ends read it again when it changes
+                        f.write(f"{pace['mbit']:.3f}")
+                    os.replace(pace["file"] + ".tmp", pace["file"])
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])

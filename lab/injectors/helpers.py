@@ -2,11 +2,17 @@
 """Helper processes of the lab, started by the injectors (plain Python, no torch):
 
   helpers.py spin MARKER CORE NICE             a busy loop pinned to CORE (cpu_contention)
-  helpers.py sink MARKER HOST PORT             accepts connections, reads everything, sends back as fast as
-                                               the link lets it (network_contention, the far end)
-  helpers.py blast MARKER HOST PORT            while on (SIGUSR2; SIGUSR1 off, the connection reset), connects to
-                                               a sink and sends as fast as the link lets it while reading what
-                                               comes back (network_contention, the fault rank's end)
+  helpers.py sink MARKER HOST PORT [PACE_FILE]  accepts connections, reads everything, sends back as fast as
+                                               the link lets it, or at the rate PACE_FILE holds when the
+                                               connection is made (network_contention, the far end)
+  helpers.py blast MARKER HOST PORT [SRC_PORT [PACE_FILE]]  while on (SIGUSR2; SIGUSR1 off, the connection
+                                               reset), connects to a sink (from SRC_PORT when given) and sends as
+                                               fast as the link lets it, or at PACE_FILE's rate, while reading
+                                               what comes back (network_contention, the fault rank's end)
+
+  helpers.py cut MARKER SRC SPORT DST DPORT FIFO   for each line read from FIFO, aborts the TCP connection
+                                               SRC:SPORT -> DST:DPORT in its network namespace (sockdiag.py;
+                                               network_contention's switch-off)
 
 MARKER is the run's prefix (strata-lab-<pid>-...): lab/cleanup.py recognises leftovers by it in the command
 line. Each exits on SIGTERM. sink and blast run at the lowest priority (lowest_priority).
@@ -47,11 +53,37 @@ def spin(core, nice):
         x += 1
 
 
-def pump_out(sock, state=None):
-    """Send as fast as the link lets it, until the connection fails (or state["on"] turns false)."""
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
+
+
+def pace(sock, pace_file):
+    """Caps what the socket sends at the rate PACE_FILE holds (Mbit/s, written by the launcher, then by the fault
+    rank's tuning; absent or 0: no cap). TCP paces below the cap by itself (since Linux 4.20, no fq
+    qdisc needed): the traffic takes a share of the link that the rank's tuning sets, instead of all it can."""
+    if not pace_file:
+        return
+    try:
+        with open(pace_file) as f:
+            mbit = float(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return
+    if mbit > 0:
+        sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("I", min(2**32 - 1, int(mbit * 1e6 / 8))))
+
+
+def pump_out(sock, state=None, pace_file=None):
+    """Send as fast as the link lets it, or at the cap PACE_FILE holds (read again whenever the file changes: the
+    fault rank's tuning writes it while the traffic runs), until the connection fails (or state["on"] turns
+    false)."""
     buf = b"\0" * (1 << 16)
+    seen = None
     try:
         while state is None or state["on"]:
+            if pace_file:
+                stamp = os.stat(pace_file).st_mtime_ns
+                if stamp != seen:
+                    seen = stamp
+                    pace(sock, pace_file)
             sock.sendall(buf)
     except OSError:
         pass
@@ -65,10 +97,10 @@ def pump_in(sock):
         pass
 
 
-def both_ways(sock):
+def both_ways(sock, pace_file=None):
     t = threading.Thread(target=pump_in, args=(sock,), daemon=True)
     t.start()
-    pump_out(sock)
+    pump_out(sock, pace_file=pace_file)
 
 
 # Socket buffers of the traffic's two ends, fixed (no autotuning up to several MB): the kernel keeps sending
@@ -91,7 +123,7 @@ def small_buffers(sock, receive=True):
             sock.setsockopt(socket.SOL_SOCKET, plain, BUFFER_BYTES)
 
 
-def sink(host, port):
+def sink(host, port, pace_file=None):
     lowest_priority()
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -101,7 +133,7 @@ def sink(host, port):
     print("listening", flush=True)
     while True:
         c, _ = srv.accept()
-        threading.Thread(target=both_ways, args=(c,), daemon=True).start()
+        threading.Thread(target=both_ways, args=(c, pace_file), daemon=True).start()
 
 
 class Off(Exception):
@@ -119,11 +151,12 @@ def abort(sock):
     sock.close()
 
 
-def blast(host, port):
+def blast(host, port, src_port="0", pace_file=None):
     """Traffic switched by signals: SIGUSR2 on (connect to the sink, send and read as fast as the link lets
     it), SIGUSR1 off (the connection reset at once, see abort). Stopping the process instead (SIGSTOP) left
     what its socket buffers held crossing the link for the next steps (docs/accuracy.md). Starts off, after
-    one connection that shows the sink is reachable."""
+    one connection that shows the sink is reachable. From SRC_PORT, when given, so that the fault rank can find
+    the connection by its address and abort it itself (sockdiag.py: a lookup, not a walk of every socket)."""
     lowest_priority()
     state = {"on": False, "sending": False}
 
@@ -139,6 +172,9 @@ def blast(host, port):
     def connect():
         s = socket.socket()
         small_buffers(s)  # before connecting: the receive window is announced in the handshake
+        if int(src_port):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("", int(src_port)))
         s.settimeout(10)
         s.connect((host, int(port)))
         s.settimeout(None)
@@ -156,7 +192,7 @@ def blast(host, port):
             s = connect()
             threading.Thread(target=pump_in, args=(s,), daemon=True).start()
             state["sending"] = state["on"]
-            pump_out(s, state)
+            pump_out(s, state, pace_file)
         except Off:
             pass
         except OSError:
@@ -167,6 +203,17 @@ def blast(host, port):
                 abort(s)
 
 
+def cut(src, sport, dst, dport, fifo):
+    """The blaster's off switch, done from outside it: the blaster runs at the lowest priority on the fault
+    rank's core, so its own reset waited for that core to be idle, and the fault rank aborting the connection
+    itself waited on the socket's lock the blaster held (0.4-3.3 ms of the rank's step, 2026-12-06). Here, at
+    normal priority and on any core, the kernel's abort discards both ends' socket buffers at once."""
+    import sockdiag
+    with open(fifo) as lines:
+        for _ in lines:
+            sockdiag.destroy_connection(src, sport, dst, dport)
+
+
 def main():
     mode, _marker, *rest = sys.argv[1:]
     if mode == "spin":
@@ -175,6 +222,8 @@ def main():
         sink(*rest)
     elif mode == "blast":
         blast(*rest)
+    elif mode == "cut":
+        cut(*rest)
     else:
         sys.exit(f"unknown mode {mode}")
 

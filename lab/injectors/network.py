@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SUBNET = "10.77.0"
 BRIDGE_ADDR = f"{SUBNET}.254"
 SINK_PORT = 5201
+BLAST_PORT = 5202  # the blaster's source port: the fault rank aborts its connection by address (sockdiag.py)
 
 
 def tbf(rate_mbit, burst_kb):
@@ -189,27 +190,51 @@ class NetworkContention(Injector):
             for k in range(self.a.ranks):
                 topo.shape(k, topo.rate, verb)
         core = str(self.ctx.core_of(r))
+        # Each end caps its sending at the rate the pace file holds when it connects: half the link at first,
+        # what the model above assumes the traffic takes, then what the rank's tuning finds (ddp_job.py tune_pace).
+        # Uncapped, the traffic took nearly all of the link and kept its queue full: the all_reduce slowed 2-8x the
+        # magnitude (seeds 97920+: 0.08 of the device time at 4 ranks, 8.6 ms intended, took 66 ms).
+        self.pace_file = os.path.join(self.ctx.work, "pace-mbit")
+        self.first_pace = topo.rate / 2 if (sized_contention(self.a) and topo.rate) else 0.0
+        with open(self.pace_file, "w") as f:
+            f.write(str(self.first_pace))
         self.sink = start_helper(self.ctx, ["ip", "netns", "exec", topo.br, "taskset", "-c", core, py, helper, "sink",
-                                            f"{self.ctx.prefix}-sink", BRIDGE_ADDR, str(SINK_PORT)], "sink")
+                                            f"{self.ctx.prefix}-sink", BRIDGE_ADDR, str(SINK_PORT), self.pace_file],
+                                 "sink")
         log = os.path.join(self.ctx.work, "sink.log")
         wait_until(lambda: "listening" in open(log).read(), 10, "the traffic sink")
         self.blaster = start_helper(self.ctx, ["ip", "netns", "exec", topo.ns[r], "taskset", "-c", core, py, helper, "blast",
-                                               f"{self.ctx.prefix}-blast", BRIDGE_ADDR, str(SINK_PORT)], "blast")
+                                               f"{self.ctx.prefix}-blast", BRIDGE_ADDR, str(SINK_PORT),
+                                               str(BLAST_PORT), self.pace_file], "blast")
+        self.cut = start_command_pipe(self.ctx, ["ip", "netns", "exec", topo.ns[r], py, helper, "cut",
+                                                 f"{self.ctx.prefix}-cut", topo.addr(r), str(BLAST_PORT), BRIDGE_ADDR,
+                                                 str(SINK_PORT)], "cut")
         log = os.path.join(self.ctx.work, "blast.log")
         wait_until(lambda: "connected" in open(log).read(), 10, "the traffic blaster")  # it starts off
 
     def toggle(self):
-        # On: the blaster connects and sends. Off: it resets the connection, which discards what both ends'
-        # socket buffers hold (helpers.py blast), so the traffic stops within the step.
+        # On: the blaster connects and sends. Off: the blaster is told to stay off (SIGUSR1) and the cutter, in
+        # its namespace, aborts its connection (helpers.py cut): the kernel discards both ends' socket buffers at
+        # once. The blaster's own reset waited for its core to be idle (SCHED_IDLE): the step after each fault
+        # step was slowed too (seed 97901: 18 ms against 10-12 ms of gradient all_reduce).
         pid = self.blaster.pid
-        return {"on": [["signal", pid, int(signal.SIGUSR2)]], "off": [["signal", pid, int(signal.SIGUSR1)]]}
+        toggle = {"on": [["signal", pid, int(signal.SIGUSR2)]],
+                  "off": [["signal", pid, int(signal.SIGUSR1)], ["pipe", self.cut, "cut\n"]]}
+        if self.first_pace:  # the rank tunes the traffic's rate (ddp_job.py tune_pace)
+            toggle["pace"] = {"file": self.pace_file, "mbit": self.first_pace, "link_mbit": self.ctx.topology.rate}
+        return toggle
 
     def mechanism(self):
         sized = " (every link shaped to it for the magnitude: --contention-rate magnitude)"
         if not sized_contention(self.a):
             sized = ""
+        rate = f"as fast as its {self.ctx.topology.rate} Mbit/s link lets it"
+        if self.first_pace:
+            with open(self.pace_file) as f:
+                rate = (f"each way capped at {float(f.read()):.1f} Mbit/s (tuned in the unrecorded steps from "
+                        f"{self.first_pace:.1f}) on its {self.ctx.topology.rate} Mbit/s link")
         return (f"TCP traffic both ways between rank {self.a.fault_rank}'s namespace and the bridge's "
-                f"({BRIDGE_ADDR}:{SINK_PORT}), as fast as its {self.ctx.topology.rate} Mbit/s link lets it{sized}")
+                f"({BRIDGE_ADDR}:{SINK_PORT}), {rate}{sized}")
 
     def measure(self, stats):
         return comm_effect(stats, self.a.fault_rank)
