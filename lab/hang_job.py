@@ -26,7 +26,8 @@ S seconds after they started (a job stopped, not hung).
 truth.json in --out (written by the injector, not by strata): {"fault", "rank", "step", "world_size",
 "fault_unix" (when the rank stopped, its own clock), "exit_codes" {rank: code or -signal}, "pids" {rank: pid},
 for mutex "holder_tid" (the thread holding the mutex), and when --timeout killed ranks "alive_at_timeout"
-{rank: [{tid, comm, state, wchan}]} (where their threads were), with --stop-s "resume_unix" (when the rank
+{rank: {"threads": [{tid, comm, state, wchan}], "past_last_barrier"}} (where their threads were, and whether
+the rank had passed the job's last collective), with --stop-s "resume_unix" (when the rank
 came back) and "stop_s"}.
 """
 import argparse
@@ -180,7 +181,15 @@ def worker(a):
     # Every rank through its last collective before any tears down: rank 0 hosts the TCPStore, and a peer
     # leaving while rank 0 still sends the last broadcast is not part of what this lab tests.
     dist.barrier()
-    dist.destroy_process_group()
+    # The rank's end, past its last collective, without torch's teardown: twice a rank that had passed its last
+    # collective (its peers ended, exit code 0) was still alive at the launcher's 120 s, its main thread waiting
+    # on a futex and one other thread running (CI's recorder_hangs clean and recovered_lock, 2026-12-06; the same
+    # on a loaded machine without the recorder, 1 job in 12). destroy_process_group and the interpreter's exit join
+    # gloo's and torch's threads; a training job's end is not what this lab tests. The mark says the rank got here.
+    open(os.path.join(a.out, f"ended-{int(os.environ['RANK'])}"), "w").close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def threads_of(pid):
@@ -239,7 +248,9 @@ def launch(a):
             terminated_at = time.time()
         if (terminated_at and now - terminated_at > 5) or now - started > a.timeout:
             if now - started > a.timeout and not alive_at_timeout:
-                alive_at_timeout = {str(r): threads_of(p.pid) for r, p in procs.items() if p.poll() is None}
+                alive_at_timeout = {str(r): {"threads": threads_of(p.pid),
+                                             "past_last_barrier": os.path.exists(os.path.join(a.out, f"ended-{r}"))}
+                                    for r, p in procs.items() if p.poll() is None}
             for p in procs.values():
                 if p.poll() is None:
                     p.kill()
