@@ -203,6 +203,12 @@ class WarmupFeedback:
         return False
 
 
+def bounded_move(now, wanted, lo, hi):
+    """The feedback tuners' one step (tune_cut, tune_share, tune_pace): toward `wanted`, but by at most a factor 2
+    from the setting `now` (one step's measure scatters), and within lo..hi."""
+    return min(hi, max(lo, min(2.0 * now, max(0.5 * now, wanted))))
+
+
 def tune_cut(history, target_ms, table_mb):
     """memory_pressure's next cut (MB) from the fault-on steps so far, [(cut MB, ms the table reads took longer
     than their baseline)], the last one the cut now: the target over the median cost per MB cut of all of them
@@ -211,8 +217,8 @@ def tune_cut(history, target_ms, table_mb):
     (doubled when the median saw nothing), within CUT_MIN_SHARE..CUT_MAX_SHARE of the table."""
     cut = history[-1][0]
     per_mb = statistics.median(max(0.0, extra) / c for c, extra in history)
-    new = 2.0 * cut if per_mb <= 0 else min(2.0 * cut, max(0.5 * cut, target_ms / per_mb))
-    return min(CUT_MAX_SHARE * table_mb, max(CUT_MIN_SHARE * table_mb, new))
+    wanted = 2.0 * cut if per_mb <= 0 else target_ms / per_mb
+    return bounded_move(cut, wanted, CUT_MIN_SHARE * table_mb, CUT_MAX_SHARE * table_mb)
 
 
 def tune_share(history, target_ms):
@@ -225,8 +231,8 @@ def tune_share(history, target_ms):
     within MIN_SHARE..1."""
     share = history[-1][0]
     implied = statistics.median(max(0.0, extra) / (1.0 / s - 1.0) for s, extra in history if s < 1.0)
-    new = 0.5 * share if implied <= 0 else implied / (implied + target_ms)
-    return min(1.0, max(MIN_SHARE, min(2.0 * share, max(0.5 * share, new))))
+    wanted = 0.5 * share if implied <= 0 else implied / (implied + target_ms)
+    return bounded_move(share, wanted, MIN_SHARE, 1.0)
 
 
 def tune_pace(history, target_ms, link_mbit):
@@ -238,8 +244,8 @@ def tune_pace(history, target_ms, link_mbit):
     cap = history[-1][0]
     implied = statistics.median(max(0.0, extra) / (1.0 / (link_mbit - p) - 1.0 / link_mbit)
                                 for p, extra in history)
-    new = 2.0 * cap if implied <= 0 else link_mbit - 1.0 / (target_ms / implied + 1.0 / link_mbit)
-    return min(0.95 * link_mbit, max(0.02 * link_mbit, min(2.0 * cap, max(0.5 * cap, new))))
+    wanted = 2.0 * cap if implied <= 0 else link_mbit - 1.0 / (target_ms / implied + 1.0 / link_mbit)
+    return bounded_move(cap, wanted, 0.02 * link_mbit, 0.95 * link_mbit)
 
 
 def first_share(cpu_ms, target_ms):
@@ -871,10 +877,10 @@ def worker(a):
             opt.step()
             avg_loss = loss.detach().clone()
             dist.all_reduce(avg_loss)  # the loss averaged over ranks, for logging: a second, blocking collective
-            if a.fault not in LINK_FAULTS:
-                end_in_step(it, label)
-            else:
+            if a.fault in LINK_FAULTS:
                 begin_before_step(it, label)
+            else:
+                end_in_step(it, label)
             now = time.perf_counter()
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
                                {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,

@@ -3,8 +3,8 @@
 
   helpers.py spin MARKER CORE NICE             a busy loop pinned to CORE (cpu_contention)
   helpers.py sink MARKER HOST PORT [PACE_FILE]  accepts connections, reads everything, sends back as fast as
-                                               the link lets it, or at the rate PACE_FILE holds when the
-                                               connection is made (network_contention, the far end)
+                                               the link lets it, or at the rate PACE_FILE holds (read again
+                                               when it changes) (network_contention, the far end)
   helpers.py blast MARKER HOST PORT [SRC_PORT [PACE_FILE]]  while on (SIGUSR2; SIGUSR1 off, the connection
                                                reset), connects to a sink (from SRC_PORT when given) and sends as
                                                fast as the link lets it, or at PACE_FILE's rate, while reading

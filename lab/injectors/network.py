@@ -190,8 +190,8 @@ class NetworkContention(Injector):
             for k in range(self.a.ranks):
                 topo.shape(k, topo.rate, verb)
         core = str(self.ctx.core_of(r))
-        # Each end caps its sending at the rate the pace file holds when it connects: half the link at first,
-        # what the model above assumes the traffic takes, then what the rank's tuning finds (ddp_job.py tune_pace).
+        # Each end caps its sending at the rate the pace file holds (read again when it changes): half the link at
+        # first, what the model above assumes the traffic takes, then what the rank's tuning finds (tune_pace).
         # Uncapped, the traffic took nearly all of the link and kept its queue full: the all_reduce slowed 2-8x the
         # magnitude (seeds 97920+: 0.08 of the device time at 4 ranks, 8.6 ms intended, took 66 ms).
         self.pace_file = os.path.join(self.ctx.work, "pace-mbit")

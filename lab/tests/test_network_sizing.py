@@ -64,7 +64,6 @@ class PaceTuning(unittest.TestCase):
 
     def test_the_cap_moves_toward_the_target_and_stays_in_its_bounds(self):
         tune, link = ddp_job.tune_pace, 200.0
-        on_target = 10.0 / (1 / 100.0 - 1 / 200.0)  # the W whose slowdown at cap 100 is 10 ms
         self.assertAlmostEqual(tune([(100.0, 10.0)], 10.0, link), 100.0, msg="on target: keep it")
         self.assertLess(tune([(100.0, 20.0)], 10.0, link), 100.0, "slowed too much: cap it lower")
         self.assertGreater(tune([(100.0, 5.0)], 10.0, link), 100.0, "slowed too little: let more through")
@@ -76,7 +75,15 @@ class PaceTuning(unittest.TestCase):
         # one wild step among steady ones moves it little: the median of the W the steps imply
         steady = tune([(100.0, 10.0), (100.0, 10.5), (100.0, 300.0)], 10.0, link)
         self.assertAlmostEqual(steady, tune([(100.0, 10.5)], 10.0, link))
-        self.assertGreater(on_target, 0)
+
+    def test_a_larger_target_never_gets_a_higher_cap(self):
+        # the same steps seen: asking for more slowdown lets more traffic through, never less (over many histories)
+        rng = random.Random(7)
+        for _ in range(500):
+            link = rng.uniform(20, 1000)
+            history = [(rng.uniform(0.05, 0.9) * link, rng.uniform(-2, 80)) for _ in range(rng.randint(1, 8))]
+            caps = [ddp_job.tune_pace(history, t, link) for t in (2.9, 5.8, 10.8, 21.6, 64.8)]
+            self.assertEqual(caps, sorted(caps), (link, history))
 
     def test_the_tuned_fault_lands_near_its_target_on_a_noisy_link(self):
         # The lab's targets (2.9 ms at 0.08 on 2 ranks to 65 ms at 0.6 on 4) on links whose model rate (half of
@@ -204,9 +211,15 @@ class Cut(unittest.TestCase):
 
 
 class Pace(unittest.TestCase):
-    """Each end of the traffic caps what it sends at the rate its pace file holds when it connects (helpers.py
-    pace): the tuning's knob. On loopback, which is otherwise far faster, the sink's stream comes in at about the
-    cap."""
+    """Each end of the traffic caps what it sends at the rate its pace file holds, read again when the file
+    changes (helpers.py pace, pump_out): the tuning's knob, turned while the traffic runs. On loopback, which is
+    otherwise far faster, the sink's stream comes in at about the cap, and at the new cap once the file changes."""
+
+    def stream_rate(self, conn, seconds):
+        got, t0 = 0, time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            got += len(conn.recv(1 << 16))
+        return got / (time.monotonic() - t0)
 
     def test_the_sink_sends_at_the_cap(self):
         port, work = free_port(), tempfile.mkdtemp()
@@ -219,12 +232,16 @@ class Pace(unittest.TestCase):
             self.assertEqual(sink.stdout.readline().strip(), "listening")
             with socket.create_connection(("127.0.0.1", port)) as c:
                 c.settimeout(5)
-                got, t0 = 0, time.monotonic()
-                while time.monotonic() - t0 < 1.5:
-                    got += len(c.recv(1 << 16))
-                rate = got / (time.monotonic() - t0)
-            self.assertLess(rate, 1.5 * 2e6, "faster than its cap")
-            self.assertGreater(rate, 0.4 * 2e6, "far under its cap")
+                rate = self.stream_rate(c, 1.5)
+                self.assertLess(rate, 1.5 * 2e6, "faster than its cap")
+                self.assertGreater(rate, 0.4 * 2e6, "far under its cap")
+                with open(pace_file + ".tmp", "w") as f:
+                    f.write("64")  # 8 MB/s, replaced as the rank's tuning does
+                os.replace(pace_file + ".tmp", pace_file)
+                self.stream_rate(c, 0.3)  # what was queued at the old cap
+                rate = self.stream_rate(c, 1.5)
+                self.assertLess(rate, 1.5 * 8e6, "faster than its new cap")
+                self.assertGreater(rate, 1.5 * 2e6, "still at the old cap: the change was not read")
         finally:
             sink.terminate()
             sink.wait(timeout=10)
