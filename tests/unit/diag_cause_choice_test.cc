@@ -178,9 +178,19 @@ TEST(DiagNameCause, NetworkContentionIsOneRuleOverEitherSourceOfTraffic) {
   EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.3e9, 1e9}));
   EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.29e9, 1e9}));
   EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {5e9, 0}));  // no peer traffic: no bar
-  // A recording's traffic alone: twice the peers' plus 1 MB/s.
+  // A recording's traffic alone: 1.5x the peers' plus 1 MB/s (ranks of one collective move the same bytes
+  // within a few %; a slower link moves them too, so bytes alone never read as a slower link's).
   EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.3e9, 1e9}));
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.001e9, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.5e9, 1e9}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.502e9, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.4e6, 1e6}));  // under the 1 MB/s floor
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.6e6, 1e6}));
+  // With the link's capacity known, the floor is 3 % of it (one direction): 0.18 MB/s on a 49 Mbit/s link, where
+  // 1 MB/s more than its peers' 1 is a fifth of the link; 3.75 MB/s on a 1 Gbit/s link, where it is next to nothing.
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.7e6, 1e6}, 49e6));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.6e6, 1e6}, 49e6));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {5.2e6, 1e6}, 1e9));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {5.3e6, 1e6}, 1e9));
   EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {0.9e6, 0}));
   EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1e6, 0}));
   CauseChoice c = NameCause(TrafficEvidence{TrafficSource::kRecording, {4e9, 1e9}, 3, 4});

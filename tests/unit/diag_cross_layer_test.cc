@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -262,8 +263,8 @@ TEST(CrossLayer, ForeignTrafficOnTheStragglersLinkIsNetworkContention) {
 }
 
 // Ranks 0 and 1 (pids 10, 20) in namespaces of their own, each sending `mbyte` MB through eth0 over the
-// 1 s window, on links of the given capacities (Mbit/s).
-RecordedRun RanksOnLinks(double mbit0, double mbit1, double mbyte = 5) {
+// 1 s window (rank 1 `mbyte1` when given), on links of the given capacities (Mbit/s).
+RecordedRun RanksOnLinks(double mbit0, double mbit1, double mbyte = 5, std::optional<double> mbyte1 = std::nullopt) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());
   RecordedSegment& seg = run.segments[0];
@@ -272,10 +273,11 @@ RecordedRun RanksOnLinks(double mbit0, double mbit1, double mbyte = 5) {
     seg.series.push_back({name, pid, -1, label, "", cumulative});
     for (const auto& [t, v] : points) seg.data.counters.push_back({t, static_cast<uint32_t>(seg.series.size() - 1), v});
   };
-  for (const auto& [pid, inode, mbit] : {std::tuple{10, 111.0, mbit0}, std::tuple{20, 222.0, mbit1}}) {
+  for (const auto& [pid, inode, mbit, mb] :
+       {std::tuple{10, 111.0, mbit0, mbyte}, std::tuple{20, 222.0, mbit1, mbyte1.value_or(mbyte)}}) {
     series("net.ns_inode", pid, "", false, {{0, inode}});
-    series("net.tx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mbyte * 1e6}});
-    series("net.rx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mbyte * 1e6}});
+    series("net.tx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mb * 1e6}});
+    series("net.rx_bytes", pid, "eth0", true, {{0, 0.0}, {1000 * kMs, mb * 1e6}});
     series("net.link_capacity_bps", pid, "eth0", false, {{0, mbit * 1e6}, {500 * kMs, mbit * 1e6}});
   }
   return run;
@@ -286,6 +288,28 @@ DiagnosisResult NoStraggler() {
   result.step_time_median_ms = 50;
   result.steps = {1, 2, 3, 4, 5};
   return result;
+}
+
+// Links of the same capacity, rank 1's moving 1.8x its peer's bytes for the same collectives (the lab's capped
+// foreign traffic read 1.97x over the training window at 4 ranks): busy 1.8x as long, but a slower link moves
+// the same bytes, so this is someone else's traffic (network_contention), not slow_communication. The same
+// busy excess from a slower link with the same bytes stays slow_communication.
+TEST(CrossLayer, MoreBytesOnALinkOfTheSameSpeedAreForeignTrafficNotASlowerLink) {
+  RecordedRun more = RanksOnLinks(166, 166, 5, 9);
+  DiagnosisResult result = NoStraggler();
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(more), LatenessOf(result), &result);
+  ASSERT_EQ(result.stragglers.size(), 1u);
+  EXPECT_EQ(result.stragglers[0].rank, 1);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
+
+  RecordedRun slower = RanksOnLinks(166, 92, 5);  // busy 1.8x as long for the same bytes
+  DiagnosisResult slow = NoStraggler();
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(slower), LatenessOf(slow), &slow);
+  ASSERT_EQ(slow.stragglers.size(), 1u);
+  EXPECT_EQ(slow.stragglers[0].rank, 1);
+  ASSERT_FALSE(slow.findings.empty());
+  EXPECT_EQ(slow.findings[0].cause, Cause::kSlowCommunication);
 }
 
 // A ring collective waits for its slowest link on every rank: the traces name no straggler, the recording does.

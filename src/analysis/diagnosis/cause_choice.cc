@@ -99,17 +99,19 @@ CauseChoice NameCause(const CounterEvidence& e) {
   return none;
 }
 
-bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s) {
-  const bool counter = source == TrafficSource::kCounterTrack;
-  const double bar =
-      counter ? thresholds::kNicBusyMultiple * bytes_per_s.peers
-              : thresholds::kRecordedOwnMultiple * bytes_per_s.peers + thresholds::kMinForeignTrafficBytesPerS;
-  return bar > 0 && bytes_per_s.own >= bar;
+bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s, double capacity_bps) {
+  if (source == TrafficSource::kCounterTrack) {
+    const double bar = thresholds::kNicBusyMultiple * bytes_per_s.peers;
+    return bar > 0 && bytes_per_s.own >= bar;
+  }
+  const double floor =
+      capacity_bps > 0 ? thresholds::kMinRecordedExcess * capacity_bps / 8 : thresholds::kMinForeignTrafficBytesPerS;
+  return bytes_per_s.own >= thresholds::kForeignTrafficBytesMultiple * bytes_per_s.peers + floor;
 }
 
 CauseChoice NameCause(const TrafficEvidence& e) {
   CauseChoice out;
-  out.names = LinkCarriesForeignTraffic(e.source, e.bytes_per_s);
+  out.names = LinkCarriesForeignTraffic(e.source, e.bytes_per_s, e.capacity_bps);
   if (!out.names) return out;
   out.cause = Cause::kNetworkContention;
   out.layer = Layer::kComm;
@@ -138,7 +140,9 @@ CauseChoice NameCause(const RecordingEvidence& e) {
   if (positive && e.candidates.front().excess >= kMinExplainedShare * e.late_share) best = e.candidates.begin();
   RecordedCandidate chosen = *best;
   if (e.link_bytes_per_s && positive)
-    if (CauseChoice traffic = NameCause(TrafficEvidence{TrafficSource::kRecording, *e.link_bytes_per_s}); traffic.names)
+    if (CauseChoice traffic =
+            NameCause(TrafficEvidence{TrafficSource::kRecording, *e.link_bytes_per_s, 1, 1, e.link_capacity_bps});
+        traffic.names)
       chosen = RecordedCandidate{traffic.cause, traffic.layer, e.late_share, std::move(traffic.why)};
   out.cause = chosen.cause;
   out.layer = chosen.layer;

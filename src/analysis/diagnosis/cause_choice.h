@@ -103,6 +103,7 @@ struct RecordingEvidence {
   std::optional<Cause> named;                    // the traces' cause for the rank; nullopt: no finding there
   std::vector<RecordedCandidate> candidates;     // the first is cgroup throttling (see the top of this file)
   std::optional<CounterMeans> link_bytes_per_s;  // the rank's link traffic and its peers', when recorded
+  double link_capacity_bps = 0;                  // the rank's link capacity (bits/s; 0: not known)
   double late_share = 0;                         // the rank's lateness as a share of the step
 };
 
@@ -115,14 +116,16 @@ struct TrafficEvidence {
   TrafficSource source;
   CounterMeans bytes_per_s;          // the rank's and its peers' median
   double explained = 1, effect = 1;  // confidence = ExplainedShare(explained, effect)
+  double capacity_bps = 0;           // the rank's link capacity (bits/s; 0: not known)
 };
 
 /// network_contention's one statistic and rule: the rank's link carries foreign traffic when its bytes per
 /// second reach a multiple of its peers' median plus a floor, the multiple and floor by the source (thresholds.h:
 /// kNicBusyMultiple for a counter track, which only refines transfers the traces already measured slow;
-/// kRecordedOwnMultiple and kMinForeignTrafficBytesPerS for a recording, whose traffic alone names the cause).
-/// Never true when that bar is 0 (no peer traffic and no floor).
-bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s);
+/// kForeignTrafficBytesMultiple for a recording, whose traffic alone names the cause, with a floor of
+/// kMinRecordedExcess of the link's capacity (capacity_bps, one direction's bytes) when known, else
+/// kMinForeignTrafficBytesPerS). Never true when that bar is 0 (no peer traffic and no floor).
+bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s, double capacity_bps = 0);
 
 enum class Pattern {
   kRankStopped,         // peers wait in a collective the rank never entered (stall.h)

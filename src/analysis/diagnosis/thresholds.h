@@ -150,7 +150,16 @@ inline constexpr double kRecordedOwnMultiple = 2.0;
 /// A link carrying the same collectives' bytes is busy in inverse proportion to its capacity: at 1.5x its
 /// peers' busy time it runs at 2/3 of their speed or less (a half-speed link reads 1.9-2x: 2x missed it).
 inline constexpr double kSlowerLinkRatio = 1.5;
-/// Foreign traffic on a rank's link: bytes per second above twice the peers' plus this much.
+/// Foreign traffic on a rank's link in a recording: bytes per second (received and sent) of at least
+/// kForeignTrafficBytesMultiple x its peers' median plus a floor, kMinRecordedExcess of the link's capacity in one
+/// direction when known (traffic filling less of the link cannot slow it by the minimum effect), else
+/// kMinForeignTrafficBytesPerS. The ranks of one collective move the same bytes: in the lab's recorded jobs
+/// (tuning seeds 97900-98017) a rank the fault did not reach moved at most 1.044x its peers' median and a rank on
+/// a slower link 0.98-1.04x, while a link that also carried capped foreign traffic moved 3.2-11x over the training
+/// window when persistent and 1.6-5.0x when in 3 steps of 9 (diluted by the 6 without). At 2x plus 1 MB/s, 4 of
+/// those intermittent links (4 and 8 ranks, 49 Mbit/s links, 2.2-3.4 MB/s above their peers') read as a slower
+/// link (slow_communication), which busy for more bytes at the same capacity they cannot be.
+inline constexpr double kForeignTrafficBytesMultiple = 1.5;
 inline constexpr double kMinForeignTrafficBytesPerS = 1e6;
 /// Lateness against the peers' median arrival that counts for ranks the recording names (arrivals against
 /// a median jitter by a few ms on a busy machine): this multiple of kMinRecordedExcess of the step.
