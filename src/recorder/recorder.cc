@@ -24,14 +24,12 @@
 #include "recorder/bpf_session.h"
 #include "recorder/command_launcher.h"
 #include "recorder/host/host_counters.h"
-#include "recorder/lock_owner.h"
 #include "recorder/native_stacks.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
 #include "recorder/python_stacks.h"
-#include "recorder/sleep_watch.h"
-#include "recorder/stall_reports.h"
+#include "recorder/stuck_threads.h"
 #include "segments/segment_writer.h"
 
 namespace strata::recorder {
@@ -87,18 +85,6 @@ bool ProcessAlive(int pid) {
   return !(n > 0 && close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X'));
 }
 
-// The first line of a /proc file, without its newline ("" when unreadable).
-std::string ReadFirstLine(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return "";
-  char buf[256] = {};
-  const bool got = std::fgets(buf, sizeof buf, f) != nullptr;
-  std::fclose(f);
-  std::string line = got ? buf : "";
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\0')) line.pop_back();
-  return line;
-}
-
 std::string HostName() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
@@ -110,7 +96,8 @@ class Recording {
  public:
   explicit Recording(const RecordOptions& options)
       : options_(options),
-        stacks_([this](int32_t id) { return session_.Stack(id); }, [](int pid) { return ReadExecutableMaps(pid); }) {}
+        stacks_([this](int32_t id) { return session_.Stack(id); }, [](int pid) { return ReadExecutableMaps(pid); }),
+        stuck_(StuckThreadsIo()) {}
 
   Expected<int> Run();
 
@@ -139,12 +126,9 @@ class Recording {
   int32_t PythonStackId(uint32_t tgid, const strata_py_stack_event* e);
   int32_t PythonStackId(uint32_t tgid, const std::vector<PythonFrameAddress>& frames);
   int32_t Written(PythonStacks::Interned stack);
-  void WatchStuckThreads(uint64_t now);
-  void WriteOtherThreadStates(int pid, uint64_t now, bool new_stall);
-  std::optional<SleepWatch::Asleep> AsleepSinceAttach(int pid, long tid, uint64_t now);
-  nlohmann::json AsleepRecord(int pid, long tid, uint64_t now, const SleepWatch::Asleep& asleep);
   void WriteStackNow(uint32_t tgid, int32_t id, bool kernel);
   std::vector<int> LivePids() const;
+  StuckThreads::Io StuckThreadsIo();
 
   const RecordOptions& options_;
   std::vector<int> pids_;  // the --pid processes alive at the start (options_.pids less those already gone)
@@ -159,8 +143,7 @@ class Recording {
   std::vector<ProbePoint> probes_;
   PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
-  StallReports stalls_;     // which pass is the first to see a main thread stuck, per stall (stall_reports.h)
-  SleepWatch sleep_watch_;  // threads asleep since before the attach (no off-CPU start), each sleep reported once
+  StuckThreads stuck_;  // thread_state records of ranks whose main thread stays off CPU (stuck_threads.h)
   std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
@@ -317,113 +300,16 @@ void Recording::OnEvent(const void* data, size_t size) {
   }
 }
 
-// A main thread off CPU since at least kStuckAfterNs is written down once per such interval as a
-// "thread_state" meta record: since when, its state, the system call it waits in and the kernel function
-// (/proc), and where it went to sleep (its native and Python stacks, named now so a live reader sees them).
-// A rank that stopped on a lock or a read never comes back on CPU, so no off_cpu row would say where it is.
-// A thread off CPU this long is reported where it sleeps (a thread_state record).
-namespace {
-
-constexpr uint64_t kStuckAfterNs = 1'000'000'000;
-
-// The thread_state record of thread `tid` of `pid`, off CPU since `since`: what every such record holds
-// (its system call and kernel wait read from /proc now); the caller adds stacks or the thread's name.
-nlohmann::json ThreadStateRecord(int pid, long tid, uint64_t now, const strata_off_cpu_start& since) {
-  const std::string task = fmt::format("/proc/{}/task/{}/", pid, tid);
-  const std::string syscall = ReadFirstLine(task + "syscall");
-  return {{"type", "thread_state"},
-          {"pid", pid},
-          {"tid", tid},
-          {"ts_ns", now},
-          {"since_ns", since.ts},
-          {"state", since.state},
-          {"syscall", syscall.substr(0, syscall.find(' '))},
-          {"wchan", ReadFirstLine(task + "wchan")},
-          {"lock_owner", LockOwnerFromSyscall(pid, tid, syscall).value_or(0)}};
-}
-
-}  // namespace
-
-// A thread with no off-CPU start that has been asleep kStuckAfterNs since the recorder first saw it so (it
-// went to sleep before the attach: SleepWatch).
-std::optional<SleepWatch::Asleep> Recording::AsleepSinceAttach(int pid, long tid, uint64_t now) {
-  return sleep_watch_.Observe(tid, SleepWatch::Read(pid, tid), now, kStuckAfterNs);
-}
-
-// The thread_state record of a thread asleep since before the attach: its since is unknown (0), so a reader
-// shows no start rather than the attach's; no stacks of the BPF program's (it saw no switch); its Python
-// frames are read from the process's memory now.
-nlohmann::json Recording::AsleepRecord(int pid, long tid, uint64_t now, const SleepWatch::Asleep& asleep) {
-  strata_off_cpu_start unknown{};
-  unknown.state = asleep.state;
-  nlohmann::json record = ThreadStateRecord(pid, tid, now, unknown);
-  record["since_before_attach"] = true;
-  if (python_.OffsetsOf(pid) != nullptr) record["py_stack"] = Written(python_.ReadNow(pid, tid));
-  return record;
-}
-
-// Each pass (every second): a rank's main thread off CPU for kStuckAfterNs gets its thread_state once per
-// sleep, and while it stays stuck its other threads are looked at again (one asleep since before the attach
-// needs kStuckAfterNs of watching before it counts).
-void Recording::WatchStuckThreads(uint64_t now) {
-  for (const auto& [pid, info] : processes_) {
-    if (info.exited_ns != 0 || !info.rank) continue;  // the job's ranks and their workers, not launchers
-    const auto since = session_.OffCpuSince(static_cast<uint32_t>(pid));
-    if (!since) {
-      const auto asleep = AsleepSinceAttach(pid, pid, now);
-      if (!asleep) continue;
-      if (asleep->fresh) writer_.AppendMeta(AsleepRecord(pid, pid, now, *asleep));
-      WriteOtherThreadStates(pid, now, asleep->fresh);
-      continue;
-    }
-    if (now < since->ts || now - since->ts < kStuckAfterNs) continue;
-    if (!stalls_.Fresh(pid, since->ts)) {
-      WriteOtherThreadStates(pid, now, false);
-      continue;
-    }
-    nlohmann::json record = ThreadStateRecord(pid, pid, now, *since);
-    record["user_stack"] = since->user_stack;
-    record["kernel_stack"] = since->kernel_stack;
-    record["py_stack"] =
-        PythonStackId(static_cast<uint32_t>(pid), session_.PythonStackOffCpu(static_cast<uint32_t>(pid)));
-    WriteStackNow(static_cast<uint32_t>(pid), since->user_stack, false);
-    WriteStackNow(static_cast<uint32_t>(pid), since->kernel_stack, true);
-    writer_.AppendMeta(record);
-    WriteOtherThreadStates(pid, now, true);
-  }
-}
-
-// The other threads of a rank whose main thread is stuck: each one off CPU for kStuckAfterNs or more gets a
-// thread_state too, with its name, system call, kernel wait and Python frames (read from the process's memory
-// now: the BPF program takes stacks at the switch for main threads only, and a thread asleep since before the
-// stall will not switch again), so a diagnosis can say what the rest of the process does meanwhile (the thread
-// that holds the lock the main thread waits for, sleeping or reading). At most kMaxOtherThreads per stall.
-void Recording::WriteOtherThreadStates(int pid, uint64_t now, bool new_stall) {
-  constexpr size_t kMaxOtherThreads = 256;
-  size_t written = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
-    const std::string name = entry.path().filename().string();
-    char* end = nullptr;
-    const long tid = std::strtol(name.c_str(), &end, 10);
-    if (*end != '\0' || tid <= 0 || tid == pid) continue;
-    const auto since = session_.OffCpuSince(static_cast<uint32_t>(tid));
-    if (!since) {
-      const auto asleep = AsleepSinceAttach(pid, tid, now);
-      if (asleep && asleep->fresh && ++written <= kMaxOtherThreads) {
-        nlohmann::json record = AsleepRecord(pid, tid, now, *asleep);
-        record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
-        writer_.AppendMeta(record);
-      }
-      continue;
-    }
-    if (!new_stall || now < since->ts || now - since->ts < kStuckAfterNs) continue;
-    if (++written > kMaxOtherThreads) break;
-    nlohmann::json record = ThreadStateRecord(pid, tid, now, *since);
-    record["comm"] = ReadFirstLine(entry.path().string() + "/comm");
-    if (python_.OffsetsOf(pid) != nullptr) record["py_stack"] = Written(python_.ReadNow(pid, tid));
-    writer_.AppendMeta(record);
-  }
+// What the stuck-thread watch reads (the BPF session's off-CPU starts, Python frames) and writes (meta records).
+StuckThreads::Io Recording::StuckThreadsIo() {
+  return {.off_cpu_since = [this](uint32_t tid) { return session_.OffCpuSince(tid); },
+          .main_python_stack = [this](uint32_t pid) { return PythonStackId(pid, session_.PythonStackOffCpu(pid)); },
+          .python_stack_now = [this](int pid, long tid) -> std::optional<int32_t> {
+            if (python_.OffsetsOf(pid) == nullptr) return std::nullopt;
+            return Written(python_.ReadNow(pid, tid));
+          },
+          .write_stack_now = [this](uint32_t tgid, int32_t id, bool kernel) { WriteStackNow(tgid, id, kernel); },
+          .append_meta = [this](const nlohmann::json& record) { writer_.AppendMeta(record); }};
 }
 
 // A "stack" meta record for stack `id` of `tgid`, named now (a live reader needs it before the run ends).
@@ -664,7 +550,7 @@ int Recording::Loop(CommandLauncher& launcher) {
       next_maps = now + std::chrono::seconds(2);
     }
     if (now >= next_flush) {
-      WatchStuckThreads(NowNs(CLOCK_MONOTONIC));
+      stuck_.Watch(processes_, NowNs(CLOCK_MONOTONIC));
       bool failed = false;
       FlushAndWatchDisk(&disk_full, &failed);
       if (failed) break;
