@@ -25,6 +25,7 @@
 #include "recorder/command_launcher.h"
 #include "recorder/host/host_counters.h"
 #include "recorder/native_stacks.h"
+#include "recorder/open_collectives.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
@@ -143,8 +144,8 @@ class Recording {
   std::vector<ProbePoint> probes_;
   PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
-  StuckThreads stuck_;  // thread_state records of ranks whose main thread stays off CPU (stuck_threads.h)
-  std::map<uint32_t, std::pair<uint32_t, uint64_t>> open_algorithms_;  // tid -> (probe, entry) of gloo's running one
+  StuckThreads stuck_;               // thread_state records of ranks whose main thread stays off CPU (stuck_threads.h)
+  OpenCollectives open_algorithms_;  // gloo's algorithms awaiting c10d's completion (open_collectives.h)
   std::vector<std::string> notes_;
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;
@@ -321,18 +322,15 @@ void Recording::WriteStackNow(uint32_t tgid, int32_t id, bool kernel) {
 
 // A collective entered. Gloo's algorithms have no return probe where c10d's completion is probed (a C++
 // exception cannot unwind through one: probe_catalog.h): the call row of the thread's algorithm is written
-// when c10d finishes its work on that thread. An error finishes nothing: the algorithm stays entered, never
-// completed, as a rank that timed out waiting in it.
+// when c10d finishes its work on that thread (OpenCollectives).
 void Recording::OnCallEnter(const strata_event_header& h, const strata_call_enter_event& e) {
   const ProbePoint* probe = e.probe < probes_.size() ? &probes_[e.probe] : nullptr;
   if (probe && probe->kind == ProbeKind::kCollectiveDone) {
-    auto it = open_algorithms_.find(h.tid);
-    if (it == open_algorithms_.end()) return;
-    writer_.Append(CallRow{h.tid, h.tgid, it->second.first, it->second.second, h.ts});
-    open_algorithms_.erase(it);
+    if (auto done = open_algorithms_.Completed(h.tid))
+      writer_.Append(CallRow{h.tid, h.tgid, done->probe, done->entry_ns, h.ts});
     return;
   }
-  if (probe && probe->kind == ProbeKind::kCollective && !probe->returns) open_algorithms_[h.tid] = {e.probe, h.ts};
+  if (probe && probe->kind == ProbeKind::kCollective && !probe->returns) open_algorithms_.Entered(h.tid, e.probe, h.ts);
   writer_.Append(CallEnterRow{h.tid, h.tgid, e.probe, h.ts, e.arg, e.count});
 }
 
