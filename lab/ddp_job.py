@@ -44,7 +44,8 @@ and what was measured with it):
                              memory-mapped table (--table-mb, every rank) is reclaimed and faulted in again;
                              the limit is tuned in 8 extra unrecorded steps to the target
   slow_communication         ranks in network namespaces joined by a bridge, every link shaped to --link-mbit
-                             with tbf, the rank's link to a lower rate
+                             with tbf, the rank's link to a lower rate, tuned in 8 extra unrecorded steps to the
+                             target
   network_contention         same network, TCP traffic both ways on the rank's link (a blaster and a sink),
                              every link shaped to the rate at which the traffic costs --magnitude
   intermittent_cpu_contention, intermittent_cpu_throttling, intermittent_network_contention
@@ -149,6 +150,12 @@ ISOLATED_FAULTS = ("network_contention", "intermittent_network_contention")
 # off at the step's end, the traffic's last 5 ms of queue made the loss all_reduce end 3-4 ms later on the fault
 # rank, which then began the next step that much late: seeds 97908-97910).
 LINK_FAULTS = ("network_contention", "intermittent_network_contention")
+# Outside faults tuned by the fault rank's transfer after the last rank arrived (tune_pace, tune_link_rate), the
+# truth's own measure: in their unrecorded steps every rank shares its arrival (one all_reduce of a number). The
+# fault rank's own t_ready-to-t_bwd included its wait for later peers: the tuner saw the fault larger than it was
+# and sped the link up (slow_communication at 0.08, seeds 98100+: 359 -> 521 Mbit/s at 4 ranks, 0.08 ms taken of
+# 5.8 intended), as the pace undershot at 8 ranks.
+TRANSFER_TUNED = ("slow_communication",) + LINK_FAULTS
 BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
 # A core whose timed work before the job takes this many times the fastest core's is measurably slower: floating
 # ranks are kept off it (this VM's host runs one of its 2 cores 60-100 % slower for whole runs).
@@ -164,7 +171,8 @@ WAIT_STEPS, WARMUP_STEPS = 4, 1  # unrecorded steps before the active ones: DDP 
 # first, and the fault's size is tuned in all of them
 # The outside faults whose size is tuned by feedback (the kernel's answer to a memory limit or a CPU quota is not
 # known in advance) wait this many steps more, one correction per fault-on unrecorded step (tune_cut, tune_quota)
-TUNED_OUTSIDE = ("memory_pressure", "cpu_throttling", "network_contention", "intermittent_network_contention")
+TUNED_OUTSIDE = ("memory_pressure", "cpu_throttling", "slow_communication", "network_contention",
+                 "intermittent_network_contention")
 TUNING_STEPS = 8
 # memory_pressure: the first cut below the rank's memory use, MB per ms of the target at one rank per core (then
 # tuned), and the cut's bounds as shares of the table. Each step reads one row from each of a random 1/16 of the
@@ -246,6 +254,22 @@ def tune_pace(history, target_ms, link_mbit):
                                 for p, extra in history)
     wanted = 2.0 * cap if implied <= 0 else link_mbit - 1.0 / (target_ms / implied + 1.0 / link_mbit)
     return bounded_move(cap, wanted, 0.02 * link_mbit, 0.95 * link_mbit)
+
+
+def tune_link_rate(history, target_ms, link_mbit):
+    """slow_communication's next rate for the fault rank's link (Mbit/s each way) from the fault-on steps so far
+    [(rate, ms the fault rank's gradient all_reduce took beyond its baseline)], the last one the rate now. At a
+    rate r of a link of R, the all_reduce's W (Mbit·ms) take W/r - W/R longer. Each step that saw a slowdown
+    implies a W; their median gives the rate whose slowdown is the target, 1 / (T/W + 1/R), moved by at most a
+    factor 2 from the rate now; halved when the last step saw none (a transfer that the ranks' CPU bounds slows
+    only once the link is slower than that), within 1-100 % of R. The first rate, from the model alone
+    (network.py SlowCommunication), took -0.6 and -4.9 ms of 5.8 and 11.5 intended at 4 and 8 ranks and 0.08
+    (held-out run at 32de737)."""
+    rate, last = history[-1]
+    slowed = [extra / (1.0 / r - 1.0 / link_mbit) for r, extra in history if 0 < r < link_mbit and extra > 0]
+    implied = statistics.median(slowed) if slowed and last > 0 else 0.0
+    wanted = 0.5 * rate if implied <= 0 else 1.0 / (target_ms / implied + 1.0 / link_mbit)
+    return bounded_move(rate, wanted, 0.01 * link_mbit, float(link_mbit))
 
 
 def first_share(cpu_ms, target_ms):
@@ -761,6 +785,8 @@ def worker(a):
     thr_feedback = WarmupFeedback()
     pace = dict(toggle["pace"]) if toggle is not None and "pace" in toggle else None  # network_contention's cap
     pace_feedback = WarmupFeedback()
+    link_rate = dict(toggle["rate"]) if toggle is not None and "rate" in toggle else None  # slow_communication's
+    rate_feedback = WarmupFeedback()
 
     def run_actions(actions):
         for act in actions:
@@ -788,6 +814,17 @@ def worker(a):
                     fault_state["memlimit"] = {"gdir": gdir, "version": version, "cuts_mb": [],
                                                "anon_bytes": anon, "file_bytes": file_b}
                 set_memory_limit()
+
+    def set_link_rate():
+        """slow_communication's link rate link_rate["mbit"]: the "on" lines with it, sent now if the fault is on,
+        and written down for the truth's mechanism."""
+        mbit = str(max(1, int(link_rate["mbit"])))
+        toggle["on"] = [["pipe", pipe, line.replace("{rate}", mbit)] for pipe, line in link_rate["on"]]
+        if fault_state["on"]:
+            run_actions(toggle["on"])
+        with open(link_rate["file"] + ".tmp", "w") as f:
+            f.write(mbit)
+        os.replace(link_rate["file"] + ".tmp", link_rate["file"])
 
     def set_quota():
         """cpu_throttling's quota, the share thr["share"] of the period, written to the group's knob."""
@@ -881,9 +918,14 @@ def worker(a):
                 begin_before_step(it, label)
             else:
                 end_in_step(it, label)
+            last_ready = marks["ready"]
+            if a.fault in TRANSFER_TUNED and not recording:  # every rank, in the same unrecorded iterations
+                last = torch.tensor([marks["ready"]], dtype=torch.float64)
+                dist.all_reduce(last, op=dist.ReduceOp.MAX)
+                last_ready = last.item()
             now = time.perf_counter()
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
-                               {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_bwd": t_bwd,
+                               {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_last_ready": last_ready, "t_bwd": t_bwd,
                                 "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3,
                                 "probe_ms": list(probe_ms), "table_ms": table.get("ms", 0.0),
                                 **kernel_deltas(kernel0, thread_kernel_counters())}))
@@ -895,13 +937,18 @@ def worker(a):
                 if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["rq_wait_ms"]) and thr:
                     thr["share"] = tune_share(thr_feedback.seen, target_s * 1e3)
                     set_quota()
-            if pace is not None and not recording:  # the fault rank's own transfer time (t_ready to t_bwd)
+            if pace is not None and not recording:  # the transfer after the last rank arrived (TRANSFER_TUNED)
                 t = steps_seen[-1][5]
-                if pace_feedback.observe(it, hit, pace["mbit"], (t["t_bwd"] - t["t_ready"]) * 1e3):
+                if pace_feedback.observe(it, hit, pace["mbit"], (t["t_bwd"] - t["t_last_ready"]) * 1e3):
                     pace["mbit"] = tune_pace(pace_feedback.seen, target_s * 1e3, pace["link_mbit"])
                     with open(pace["file"] + ".tmp", "w") as f:  # both ends read it again when it changes
                         f.write(f"{pace['mbit']:.3f}")
                     os.replace(pace["file"] + ".tmp", pace["file"])
+            if link_rate is not None and not recording:  # the transfer after the last rank arrived, as for the pace
+                t = steps_seen[-1][5]
+                if rate_feedback.observe(it, hit, link_rate["mbit"], (t["t_bwd"] - t["t_last_ready"]) * 1e3):
+                    link_rate["mbit"] = tune_link_rate(rate_feedback.seen, target_s * 1e3, link_rate["link_mbit"])
+                    set_link_rate()
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
                 if compute_fault:
                     unit_cost.append(injected["s"] / extra["reps"])

@@ -153,11 +153,22 @@ class SlowCommunication(Injector):
         def lines(rate):
             return [["pipe", self.pipes[ns], " ".join(args) + "\n"] for ns, args in topo.shape_args(r, rate, "change")]
 
-        return {"on": lines(self.slow), "off": lines(self.normal)}
+        # The rank tunes the rate in the unrecorded fault-on steps (ddp_job.py tune_link_rate) and sends the "on"
+        # lines again with it, `{rate}` filled in; it writes the rate it settled on to rate_file.
+        template = [[self.pipes[ns], " ".join(args) + "\n"] for ns, args in topo.shape_args(r, "{rate}", "change")]
+        return {"on": lines(self.slow), "off": lines(self.normal),
+                "rate": {"mbit": self.slow, "link_mbit": self.normal, "on": template, "file": self.rate_file()}}
+
+    def rate_file(self):
+        return os.path.join(self.ctx.work, "slow-link-mbit")
 
     def mechanism(self):
+        rate = f"{self.slow} Mbit/s"
+        if os.path.exists(self.rate_file()):
+            with open(self.rate_file()) as f:
+                rate = f"{float(f.read()):.1f} Mbit/s (tuned in the unrecorded steps from {self.slow})"
         return (f"rank {self.a.fault_rank}'s link (veth eth0 <-> bridge port p{self.a.fault_rank}) shaped with tbf to "
-                f"{self.slow} Mbit/s each way, the other links {self.ctx.topology.rate} Mbit/s; gradient "
+                f"{rate} each way, the other links {self.ctx.topology.rate} Mbit/s; gradient "
                 f"{grad_bytes(self.a)} bytes per step")
 
     def measure(self, stats):

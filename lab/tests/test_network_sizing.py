@@ -106,6 +106,51 @@ class PaceTuning(unittest.TestCase):
                 self.assertGreaterEqual(near, 9, f"target {target} ms, W {truth}x the model's")
 
 
+class LinkRateTuning(unittest.TestCase):
+    """slow_communication's link rate is tuned in the unrecorded fault-on steps (ddp_job.py tune_link_rate): from
+    the model alone it took -0.6 and -4.9 ms of 5.8 and 11.5 intended at 4 and 8 ranks and 0.08 (held-out run at
+    32de737). Checked on a simulated link: W Mbit·ms of all_reduce at r instead of R, each step scattered."""
+
+    def test_the_rate_moves_toward_the_target_and_stays_in_its_bounds(self):
+        tune, link = ddp_job.tune_link_rate, 1000.0
+        self.assertAlmostEqual(tune([(500.0, 10.0)], 10.0, link), 500.0, msg="on target: keep it")
+        self.assertGreater(tune([(500.0, 20.0)], 10.0, link), 500.0, "slowed too much: a faster link")
+        self.assertLess(tune([(500.0, 5.0)], 10.0, link), 500.0, "slowed too little: a slower link")
+        self.assertAlmostEqual(tune([(500.0, 0.0)], 10.0, link), 250.0, msg="no effect seen: halve it")
+        self.assertAlmostEqual(tune([(500.0, -3.0)], 10.0, link), 250.0, msg="under the baseline: no effect")
+        self.assertAlmostEqual(tune([(400.0, 1e6)], 10.0, link), 800.0, msg="at most a factor 2 a step")
+        self.assertLessEqual(tune([(900.0, 1e-6)], 10.0, link), link)
+        self.assertGreaterEqual(tune([(10.0, 0.0)], 10.0, link), 0.01 * link)
+        self.assertAlmostEqual(tune([(link, 3.0)], 10.0, link), 0.5 * link, msg="at the full rate nothing is implied")
+        steady = tune([(500.0, 10.0), (500.0, 10.5), (500.0, 300.0)], 10.0, link)
+        self.assertAlmostEqual(steady, tune([(500.0, 10.5)], 10.0, link), msg="one wild step moves it little")
+
+    def test_a_larger_target_never_gets_a_faster_link(self):
+        rng = random.Random(11)
+        for _ in range(500):
+            link = rng.uniform(20, 1000)
+            history = [(rng.uniform(0.02, 0.99) * link, rng.uniform(-2, 80)) for _ in range(rng.randint(1, 8))]
+            rates = [ddp_job.tune_link_rate(history, t, link) for t in (2.9, 5.8, 10.8, 21.6, 64.8)]
+            self.assertEqual(rates, sorted(rates, reverse=True), (link, history))
+
+    def test_the_tuned_fault_lands_near_its_target_on_a_noisy_link(self):
+        # The lab's targets on a 1000 Mbit/s link, W as the model assumes or 2x off either way, each step scattered
+        # by up to 1.5x: within a factor 1.5 after the fault-on unrecorded steps in at least 9 of 10 jobs of each.
+        rng = random.Random(32)
+        steps = ddp_job.TUNING_STEPS + ddp_job.WAIT_STEPS + ddp_job.WARMUP_STEPS - 4  # on from iteration 3
+        link, w0 = 1000.0, 3200.0  # Mbit·ms: 3.2 ms at the full rate, the gradient of a 4-rank job
+        for target in (2.9, 5.8, 11.5, 21.6):
+            for truth in (0.5, 1.0, 2.0):
+                w, near = truth * w0, 0
+                for _ in range(10):
+                    rate, seen = 1.0 / ((3.2 + target) / w0), []  # the model's rate (network.py SlowCommunication)
+                    for _ in range(steps):
+                        seen.append((rate, w * (1 / rate - 1 / link) * rng.uniform(0.67, 1.5) ** rng.choice((-1, 1))))
+                        rate = ddp_job.tune_link_rate(seen, target, link)
+                    near += target / 1.5 <= w * (1 / rate - 1 / link) <= 1.5 * target
+                self.assertGreaterEqual(near, 9, f"target {target} ms, W {truth}x the model's")
+
+
 def established(port):
     """Established TCP connections to `port` on this host (both ends' sockets), by `ss`."""
     out = subprocess.run(["ss", "-Htn", "state", "established", f"( dport = :{port} or sport = :{port} )"],
