@@ -211,6 +211,13 @@ class WarmupFeedback:
         return False
 
 
+def write_replacing(path, text):
+    """Writes `text` to `path` whole: through a temporary file renamed over it, so a reader never sees half of it."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
 def bounded_move(now, wanted, lo, hi):
     """The feedback tuners' one step (tune_cut, tune_share, tune_pace): toward `wanted`, but by at most a factor 2
     from the setting `now` (one step's measure scatters), and within lo..hi."""
@@ -822,9 +829,7 @@ def worker(a):
         toggle["on"] = [["pipe", pipe, line.replace("{rate}", mbit)] for pipe, line in link_rate["on"]]
         if fault_state["on"]:
             run_actions(toggle["on"])
-        with open(link_rate["file"] + ".tmp", "w") as f:
-            f.write(mbit)
-        os.replace(link_rate["file"] + ".tmp", link_rate["file"])
+        write_replacing(link_rate["file"], mbit)
 
     def set_quota():
         """cpu_throttling's quota, the share thr["share"] of the period, written to the group's knob."""
@@ -937,16 +942,14 @@ def worker(a):
                 if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["rq_wait_ms"]) and thr:
                     thr["share"] = tune_share(thr_feedback.seen, target_s * 1e3)
                     set_quota()
-            if pace is not None and not recording:  # the transfer after the last rank arrived (TRANSFER_TUNED)
-                t = steps_seen[-1][5]
-                if pace_feedback.observe(it, hit, pace["mbit"], (t["t_bwd"] - t["t_last_ready"]) * 1e3):
+            t = steps_seen[-1][5]
+            transfer_ms = (t["t_bwd"] - t["t_last_ready"]) * 1e3  # after the last rank arrived (TRANSFER_TUNED)
+            if pace is not None and not recording:
+                if pace_feedback.observe(it, hit, pace["mbit"], transfer_ms):
                     pace["mbit"] = tune_pace(pace_feedback.seen, target_s * 1e3, pace["link_mbit"])
-                    with open(pace["file"] + ".tmp", "w") as f:  # both ends read it again when it changes
-                        f.write(f"{pace['mbit']:.3f}")
-                    os.replace(pace["file"] + ".tmp", pace["file"])
-            if link_rate is not None and not recording:  # the transfer after the last rank arrived, as for the pace
-                t = steps_seen[-1][5]
-                if rate_feedback.observe(it, hit, link_rate["mbit"], (t["t_bwd"] - t["t_last_ready"]) * 1e3):
+                    write_replacing(pace["file"], f"{pace['mbit']:.3f}")  # both ends read it again when it changes
+            if link_rate is not None and not recording:
+                if rate_feedback.observe(it, hit, link_rate["mbit"], transfer_ms):
                     link_rate["mbit"] = tune_link_rate(rate_feedback.seen, target_s * 1e3, link_rate["link_mbit"])
                     set_link_rate()
             if hit and not recording and injected["s"] > 0:  # tune from the median unit cost seen so far
