@@ -186,6 +186,8 @@ CUT_MIN_SHARE, CUT_MAX_SHARE = 0.002, 0.75
 TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages, at random
 # cpu_throttling: the least quota share of a period (the kernel takes no quota under 1 ms; the period is 10 ms)
 MIN_SHARE = 0.1
+FINE_PERIOD_US, COARSE_PERIOD_US = 2500, 10000  # cpu_throttling's periods (default_period_us)
+MIN_QUOTA_US = 1000  # the kernel's least CFS quota (cpu.cfs_quota_us, cpu.max)
 
 
 def wait_steps(a):
@@ -279,6 +281,13 @@ def tune_link_rate(history, target_ms, link_mbit):
     return bounded_move(rate, wanted, 0.01 * link_mbit, float(link_mbit))
 
 
+def share_and_quota(share, period_us):
+    """(share, quota us) for a wanted share of a period: the share raised to the kernel's least quota, and that
+    quota in whole microseconds (never below MIN_QUOTA_US)."""
+    share = max(share, MIN_QUOTA_US / period_us)
+    return share, max(MIN_QUOTA_US, int(share * period_us))
+
+
 def first_share(cpu_ms, target_ms):
     """cpu_throttling's first share, for a rank that used cpu_ms of CPU a step with the fault off: D / (D + target),
     as tune_share reads the history [(1/2, D)] (at share 1/2 a rank of D ms waits D more), so within 1/4..1."""
@@ -349,7 +358,9 @@ def parse_args(argv=None):
                     help="cpu_throttling: CPU quota as a fraction of one core, fixed (default: tuned by the fault rank, "
                          "from its own CPU time per step with the fault off, to make it wait --magnitude of the device "
                          "time; see first_share and tune_share)")
-    ap.add_argument("--period-us", type=int, default=10000, help="cpu_throttling: CFS period (default 10000)")
+    ap.add_argument("--period-us", type=int, default=None,
+                    help="cpu_throttling: CFS period in us (default: %d when every rank has a core of its own, else %d; "
+                         "see default_period_us)" % (FINE_PERIOD_US, COARSE_PERIOD_US))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if not 2 <= a.ranks <= 8:
@@ -357,9 +368,12 @@ def parse_args(argv=None):
     if a.steps < 1:
         ap.error("--steps must be >= 1")
     cores = len(os.sched_getaffinity(0))
-    a.defaulted = {"layer_ms": a.layer_ms is None, "quota": a.quota is None}  # refit_to_cores may redo these
+    # refit_to_cores may redo these
+    a.defaulted = {"layer_ms": a.layer_ms is None, "quota": a.quota is None, "period_us": a.period_us is None}
     if a.layer_ms is None:
         a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
+    if a.period_us is None:
+        a.period_us = default_period_us(a.ranks, cores)
     if a.rotate_ms < 0:
         ap.error("--rotate-ms must be >= 0")
     if a.placement == "auto":
@@ -411,6 +425,17 @@ def default_quota(ranks, cores, magnitude):
     return min(0.9, 0.09 / magnitude) / -(-ranks // max(1, cores))
 
 
+def default_period_us(ranks, cores):
+    """cpu_throttling's CFS period. A rank at a quota share s of a core runs its bursts of host work (2.5 ms each
+    with --host-ms 10 over 4 layers) at rate s, and waits in proportion (tune_share's model), only when the period
+    is short next to a burst; at 10 ms a burst fitted one period's quota or waited out the period's rest, and at 2
+    ranks (shares 0.4-0.9) the wait jumped between nothing and 3x the target (seeds 98411-98417, 21 jobs each:
+    2.5 ms took the 2 % bar in 20 and was within 0.5-2x of the target in 17, 10 ms in 18 and 14). The kernel's
+    least quota is 1 ms, so 2.5 ms reaches shares down to 0.4: ranks that share a core need shares of 0.1-0.2
+    and keep 10 ms."""
+    return FINE_PERIOD_US if ranks_per_core(ranks, cores) <= 1 else COARSE_PERIOD_US
+
+
 def auto_placement(a, cores):
     """--placement auto: pinned (and so rotated) when the fault pins helpers to the fault rank's core, or when the
     rotation is on and at most ROTATE_MAX_RANKS_PER_CORE ranks share a core; else floating."""
@@ -459,6 +484,8 @@ def refit_to_cores(a, cores):
         a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
     if defaulted.get("quota"):
         a.quota = default_quota(a.ranks, cores, a.magnitude)
+    if defaulted.get("period_us"):
+        a.period_us = default_period_us(a.ranks, cores)
 
 
 def rank_cpus(a, ctx, rank, rank_cores):
@@ -832,8 +859,9 @@ def worker(a):
         write_replacing(link_rate["file"], mbit)
 
     def set_quota():
-        """cpu_throttling's quota, the share thr["share"] of the period, written to the group's knob."""
-        quota = max(1000, int(thr["share"] * thr["period_us"]))
+        """cpu_throttling's quota, the share thr["share"] of the period, written to the group's knob. The share is
+        raised to the kernel's least quota first, so the tuning's history holds the share the rank had."""
+        thr["share"], quota = share_and_quota(thr["share"], thr["period_us"])
         with open(thr["path"], "w") as f:
             f.write(thr["text"].format(quota=quota))
         if not fault_state.setdefault("quotas_us", []) or fault_state["quotas_us"][-1] != quota:
@@ -1060,7 +1088,7 @@ def launch(a, argv):
         rank_cores = fast_cores(core_ms_before, a.slow_core_ratio)
     refit_to_cores(a, len(rank_cores))
     # The ranks parse the same arguments: give them what the launcher resolved (its affinity, not theirs).
-    argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement]
+    argv = list(argv) + ["--layer-ms", repr(a.layer_ms), "--placement", a.placement, "--period-us", str(a.period_us)]
     work = tempfile.mkdtemp(prefix=f"{injectors.base.run_prefix()}-")
     # pinned ranks and their faults' helpers: these cores only, the fault rank's alone for ISOLATED_FAULTS
     ctx = injectors.Context(a, work, rank_cores, isolate=a.fault_rank if isolated(a) else None)

@@ -69,9 +69,10 @@ class CpuThrottling(Injector):
     and off by writing the knob at step boundaries. The fraction is --quota when given; by default the rank
     sets it from its own CPU time per step with the fault off and corrects it in each fault-on unrecorded step
     by how long it waited for its core (lab/ddp_job.py first_share, tune_share), toward --magnitude of the device
-    time. The period is --period-us (default 10000: since 2026-12-05, finer than the rank's bursts of host work,
-    so the wait grows smoothly as the share shrinks; at 20000 a burst either fit a period's quota or waited out
-    the period's rest, and the wait jumped between 0 and 80 ms as the tuning moved the quota)."""
+    time. The period is --period-us (default: lab/ddp_job.py default_period_us, 2.5 ms when every rank has a core
+    of its own, else 10 ms; finer than the rank's bursts of host work, so the wait grows smoothly as the share
+    shrinks: at 20 ms a burst either fit a period's quota or waited out the period's rest, and the wait jumped
+    between 0 and 80 ms as the tuning moved the quota)."""
 
     cause = "cpu_throttling"
 
@@ -79,7 +80,7 @@ class CpuThrottling(Injector):
         need_root("cpu_throttling (a cgroup CPU quota)")
         self.cg = Cgroups.detect(need=("cpu",))
         self.period = self.a.period_us
-        self.quota = max(1000, int(self.a.quota * self.period))
+        self.quota = max(1000, int(self.a.quota * self.period))  # the kernel's least quota: 1 ms
         self.group = self.cg.create(f"{self.ctx.prefix}-cpu-r{self.a.fault_rank}", ["cpu"])
         self.ctx.undo.push(f"remove cgroup {self.group.name}", lambda: self.group.remove())
         self.group.set_cpu_quota(None, self.period)  # off until the rank switches it on

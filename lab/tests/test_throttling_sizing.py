@@ -55,5 +55,38 @@ class ShareTuning(unittest.TestCase):
                 self.assertGreaterEqual(near, 9, f"target {target} ms, {cpu} ms of CPU a step")
 
 
+class Period(unittest.TestCase):
+    def test_ranks_with_a_core_of_their_own_get_the_fine_period_and_ranks_that_share_one_the_coarse(self):
+        # At 10 ms a 2-rank job's wait jumped between nothing and 3x the target (seeds 98411-98417); ranks that
+        # share a core need shares of 0.1-0.2, below the fine period's least quota (1 ms of 2.5 = 0.4).
+        self.assertEqual(ddp_job.default_period_us(2, 2), ddp_job.FINE_PERIOD_US)
+        self.assertEqual(ddp_job.default_period_us(1, 4), ddp_job.FINE_PERIOD_US)
+        self.assertEqual(ddp_job.default_period_us(4, 2), ddp_job.COARSE_PERIOD_US)
+        self.assertEqual(ddp_job.default_period_us(3, 2), ddp_job.COARSE_PERIOD_US)
+        self.assertEqual(ddp_job.default_period_us(2, 1), ddp_job.COARSE_PERIOD_US)
+
+    def test_the_period_is_refitted_to_the_cores_the_ranks_get_unless_given(self):
+        a = ddp_job.parse_args(["--ranks", "2", "--fault", "cpu_throttling", "--out", "/tmp/x"])
+        ddp_job.refit_to_cores(a, 2)
+        self.assertEqual(a.period_us, ddp_job.FINE_PERIOD_US)
+        ddp_job.refit_to_cores(a, 1)
+        self.assertEqual(a.period_us, ddp_job.COARSE_PERIOD_US, "one core left for two ranks: they share it")
+        a = ddp_job.parse_args(["--ranks", "2", "--fault", "cpu_throttling", "--out", "/tmp/x", "--period-us", "7000"])
+        ddp_job.refit_to_cores(a, 2)
+        self.assertEqual(a.period_us, 7000, "a period given on the command line is kept")
+
+    def test_a_share_below_the_kernels_least_quota_is_raised_to_it_and_recorded_so(self):
+        # The tuning's history must hold the share the rank had: a share of 0.1 at 2.5 ms is a 1 ms quota, 0.4.
+        self.assertEqual(ddp_job.share_and_quota(0.1, 2500), (0.4, 1000))
+        self.assertEqual(ddp_job.share_and_quota(0.5, 2500), (0.5, 1250))
+        self.assertEqual(ddp_job.share_and_quota(0.1, 10000), (0.1, 1000))
+        for period in (1000, 2500, 5000, 10000, 20000):
+            for share in (0.0, 0.01, 0.1, 0.33, 0.5, 0.99, 1.0):
+                s, q = ddp_job.share_and_quota(share, period)
+                self.assertGreaterEqual(q, ddp_job.MIN_QUOTA_US)
+                self.assertGreaterEqual(s, share)
+                self.assertLessEqual(abs(q - s * period), 1.0)
+
+
 if __name__ == "__main__":
     unittest.main()
