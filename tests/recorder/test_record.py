@@ -269,7 +269,7 @@ def unclear_fault(tmp):
     return None
 
 
-def lab_fault(tmp, fault, accepted, *extra, trace_free=False):
+def lab_fault(tmp, fault, accepted, *extra, trace_free=False, steps=6):
     # The verdict is judged once, on the first recording fit to score. A recording is made again (4 in all)
     # only when its own truth measurements show other load on the machine or a fault that did not take
     # (recording_quality, independent of strata's verdict); never because the verdict was wrong. Each attempt
@@ -280,7 +280,7 @@ def lab_fault(tmp, fault, accepted, *extra, trace_free=False):
     for attempt in range(4):
         for name in os.listdir(tmp):
             os.remove(os.path.join(tmp, name))
-        record(tmp, lab_job(tmp, fault, 6, "--core-shift", str(attempt), *extra))
+        record(tmp, lab_job(tmp, fault, steps, "--core-shift", str(attempt), *extra))
         with open(os.path.join(tmp, "truth.json")) as f:
             problem = recording_problem(json.load(f)) or unclear_fault(tmp)
         if problem:
@@ -321,7 +321,11 @@ def test_trace_free_slow_compute(tmp):
     # "[module]" when they do not: Debian ships libtorch_cpu with its dynamic symbols only, so tanh's vector
     # loop inside it is named by the library (stack_frames.h). Which of the two draws more samples varies
     # from run to run (CI, 2026-12-05: "[libtorch_cpu.so.1.13.0] in Python ...").
-    d = lab_fault(tmp, "slow_compute", {"slow_compute"}, trace_free=True)
+    # 12 steps: at the recorder's 49 Hz the fault's extra work (1.5-2.6 ms a step over the peers' median in 4
+    # runs of 6 steps) is one or two samples of the whole job, and a sample more or less of the model's own
+    # matmul on the late rank outweighed it once in about ten runs (2026-12-06: "sgemm_ [libblas] in Python
+    # Linear.forward"); twice the steps give the fault twice the samples and the noise about 1.4 times.
+    d = lab_fault(tmp, "slow_compute", {"slow_compute"}, trace_free=True, steps=12)
     op = d["findings"][0].get("op") or ""
     with open(os.path.join(ROOT, "lab", "ddp_job.py")) as f:
         body = [n for n, line in enumerate(f, 1) if "x = torch.tanh(x @ w)" in line]
