@@ -151,14 +151,14 @@ TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
   EXPECT_EQ(c.why, "gc");
   e.candidates[0].excess = 0.06;  // the quota explains enough: it comes first though GC's excess is larger
   EXPECT_EQ(NameCause(e).cause, Cause::kCpuThrottling);
-  e.link_bytes_per_s = CounterMeans{1.5e6, 1e6};  // under twice its peers': not someone else's traffic
+  e.link = LinkLoad{{1.5e6, 1e6}};  // under twice its peers': not someone else's traffic
   EXPECT_EQ(NameCause(e).cause, Cause::kCpuThrottling);
-  e.link_bytes_per_s = CounterMeans{30e6, 1e6};  // its link carries others' traffic: that comes first
+  e.link = LinkLoad{{30e6, 1e6}};  // its link carries others' traffic: that comes first
   c = NameCause(e);
   EXPECT_EQ(c.cause, Cause::kNetworkContention);
   EXPECT_DOUBLE_EQ(c.confidence, 1.0);
   EXPECT_NE(c.why.find("30.0 MB/s against 1.0 MB/s"), std::string::npos);
-  e.link_bytes_per_s.reset();
+  e.link.reset();
   e.named = Cause::kDataloaderStall;  // a cause the traces measured is kept (the comparison is still given)
   c = NameCause(e);
   EXPECT_FALSE(c.names);
@@ -175,29 +175,29 @@ TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
 // the counter and recording evidence reach the same rule (no other path names the cause).
 TEST(DiagNameCause, NetworkContentionIsOneRuleOverEitherSourceOfTraffic) {
   // A counter track beside slow transfers: 1.3x the peers' median suffices.
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.3e9, 1e9}));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {1.29e9, 1e9}));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {5e9, 0}));  // no peer traffic: no bar
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {{1.3e9, 1e9}}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {{1.29e9, 1e9}}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kCounterTrack, {{5e9, 0}}));  // no peer traffic: no bar
   // A recording's traffic alone: 1.5x the peers' plus 1 MB/s (ranks of one collective move the same bytes
   // within a few %; a slower link moves them too, so bytes alone never read as a slower link's).
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.3e9, 1e9}));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.5e9, 1e9}));
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.502e9, 1e9}));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.4e6, 1e6}));  // under the 1 MB/s floor
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {2.6e6, 1e6}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1.3e9, 1e9}}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1.5e9, 1e9}}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1.502e9, 1e9}}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{2.4e6, 1e6}}));  // under the 1 MB/s floor
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{2.6e6, 1e6}}));
   // With the link's capacity known, the floor is 3 % of it (one direction): 0.18 MB/s on a 49 Mbit/s link, where
   // 1 MB/s more than its peers' 1 is a fifth of the link; 3.75 MB/s on a 1 Gbit/s link, where it is next to nothing.
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.7e6, 1e6}, 49e6));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1.6e6, 1e6}, 49e6));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {5.2e6, 1e6}, 1e9));
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {5.3e6, 1e6}, 1e9));
-  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {0.9e6, 0}));
-  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {1e6, 0}));
-  CauseChoice c = NameCause(TrafficEvidence{TrafficSource::kRecording, {4e9, 1e9}, 3, 4});
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1.7e6, 1e6}, 49e6}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1.6e6, 1e6}, 49e6}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{5.2e6, 1e6}, 1e9}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{5.3e6, 1e6}, 1e9}));
+  EXPECT_FALSE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{0.9e6, 0}}));
+  EXPECT_TRUE(LinkCarriesForeignTraffic(TrafficSource::kRecording, {{1e6, 0}}));
+  CauseChoice c = NameCause(TrafficEvidence{TrafficSource::kRecording, {{4e9, 1e9}}, 3, 4});
   EXPECT_EQ(c.cause, Cause::kNetworkContention);
   EXPECT_EQ(c.layer, Layer::kComm);
   EXPECT_DOUBLE_EQ(c.confidence, 0.75);
-  EXPECT_FALSE(NameCause(TrafficEvidence{TrafficSource::kRecording, {1.5e9, 1e9}}).names);
+  EXPECT_FALSE(NameCause(TrafficEvidence{TrafficSource::kRecording, {{1.5e9, 1e9}}}).names);
   // The counters' refinement of a communication cause is the same rule: 1.5x names it from a counter track,
   // and the recording's own candidates keep the cause at the same 1.5x.
   CounterEvidence counters;
@@ -210,7 +210,7 @@ TEST(DiagNameCause, NetworkContentionIsOneRuleOverEitherSourceOfTraffic) {
   EXPECT_NE(c.why.find("1.5x"), std::string::npos);
   RecordingEvidence recorded{.named = Cause::kSlowCompute,
                              .candidates = {{Cause::kGcPause, Layer::kPython, 0.08, "gc"}},
-                             .link_bytes_per_s = CounterMeans{1.5e9, 1e9},
+                             .link = LinkLoad{{1.5e9, 1e9}},
                              .late_share = 0.1};
   EXPECT_EQ(NameCause(recorded).cause, Cause::kGcPause);
 }

@@ -93,32 +93,33 @@ CauseChoice NameCause(const CounterEvidence& e) {
                    fmt::format("its PCIe traffic is {:.1f}x its peers' (other traffic competes for the bus)",
                                e.pcie_bytes->own / e.pcie_bytes->peers));
   if (comm && e.nic_bytes)
-    return NameCause(TrafficEvidence{TrafficSource::kCounterTrack, *e.nic_bytes, e.confidence, 1});
+    return NameCause(TrafficEvidence{TrafficSource::kCounterTrack, {*e.nic_bytes}, e.confidence, 1});
   CauseChoice none;
   none.names = false;
   return none;
 }
 
-bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s, double capacity_bps) {
+bool LinkCarriesForeignTraffic(TrafficSource source, const LinkLoad& link) {
+  const CounterMeans& bytes_per_s = link.bytes_per_s;
   if (source == TrafficSource::kCounterTrack) {
     const double bar = thresholds::kNicBusyMultiple * bytes_per_s.peers;
     return bar > 0 && bytes_per_s.own >= bar;
   }
-  const double floor =
-      capacity_bps > 0 ? thresholds::kMinRecordedExcess * capacity_bps / 8 : thresholds::kMinForeignTrafficBytesPerS;
+  const double floor = link.capacity_bps > 0 ? thresholds::kMinRecordedExcess * link.capacity_bps / 8
+                                             : thresholds::kMinForeignTrafficBytesPerS;
   return bytes_per_s.own >= thresholds::kForeignTrafficBytesMultiple * bytes_per_s.peers + floor;
 }
 
 CauseChoice NameCause(const TrafficEvidence& e) {
   CauseChoice out;
-  out.names = LinkCarriesForeignTraffic(e.source, e.bytes_per_s, e.capacity_bps);
+  out.names = LinkCarriesForeignTraffic(e.source, e.link);
   if (!out.names) return out;
   out.cause = Cause::kNetworkContention;
   out.layer = Layer::kComm;
   out.excess = e.explained;
   out.explained = ExplainedShare(e.explained, e.effect);
   out.confidence = out.explained;
-  const CounterMeans& b = e.bytes_per_s;
+  const CounterMeans& b = e.link.bytes_per_s;
   out.why =
       e.source == TrafficSource::kCounterTrack
           ? fmt::format("its NIC carries {:.1f}x its peers' traffic (foreign traffic shares the link)", b.own / b.peers)
@@ -139,10 +140,8 @@ CauseChoice NameCause(const RecordingEvidence& e) {
   const bool positive = e.late_share > 0;
   if (positive && e.candidates.front().excess >= kMinExplainedShare * e.late_share) best = e.candidates.begin();
   RecordedCandidate chosen = *best;
-  if (e.link_bytes_per_s && positive)
-    if (CauseChoice traffic =
-            NameCause(TrafficEvidence{TrafficSource::kRecording, *e.link_bytes_per_s, 1, 1, e.link_capacity_bps});
-        traffic.names)
+  if (e.link && positive)
+    if (CauseChoice traffic = NameCause(TrafficEvidence{TrafficSource::kRecording, *e.link, 1, 1}); traffic.names)
       chosen = RecordedCandidate{traffic.cause, traffic.layer, e.late_share, std::move(traffic.why)};
   out.cause = chosen.cause;
   out.layer = chosen.layer;

@@ -92,6 +92,13 @@ struct CounterEvidence {
   double device_slowdown = 0;  // the rank's device-busy excess as a share of its peers' time (0: not known)
 };
 
+/// A rank's link as measured: its bytes per second and its peers' median, and its capacity (bits/s; 0 when not
+/// known, as for a counter track): what network_contention's rule reads (LinkCarriesForeignTraffic).
+struct LinkLoad {
+  CounterMeans bytes_per_s;
+  double capacity_bps = 0;
+};
+
 /// One layer's candidate cause from a recording: its excess over the peers' median as a share of the window.
 struct RecordedCandidate {
   Cause cause = Cause::kUnknown;
@@ -100,11 +107,10 @@ struct RecordedCandidate {
   std::string what;  // what the recording shows, for the summary
 };
 struct RecordingEvidence {
-  std::optional<Cause> named;                    // the traces' cause for the rank; nullopt: no finding there
-  std::vector<RecordedCandidate> candidates;     // the first is cgroup throttling (see the top of this file)
-  std::optional<CounterMeans> link_bytes_per_s;  // the rank's link traffic and its peers', when recorded
-  double link_capacity_bps = 0;                  // the rank's link capacity (bits/s; 0: not known)
-  double late_share = 0;                         // the rank's lateness as a share of the step
+  std::optional<Cause> named;                 // the traces' cause for the rank; nullopt: no finding there
+  std::vector<RecordedCandidate> candidates;  // the first is cgroup throttling (see the top of this file)
+  std::optional<LinkLoad> link;               // the rank's link traffic and its peers', when recorded
+  double late_share = 0;                      // the rank's lateness as a share of the step
 };
 
 /// Who measured a rank's link traffic, which sets the bar it must clear (LinkCarriesForeignTraffic).
@@ -114,18 +120,17 @@ enum class TrafficSource {
 };
 struct TrafficEvidence {
   TrafficSource source;
-  CounterMeans bytes_per_s;          // the rank's and its peers' median
+  LinkLoad link;
   double explained = 1, effect = 1;  // confidence = ExplainedShare(explained, effect)
-  double capacity_bps = 0;           // the rank's link capacity (bits/s; 0: not known)
 };
 
 /// network_contention's one statistic and rule: the rank's link carries foreign traffic when its bytes per
 /// second reach a multiple of its peers' median plus a floor, the multiple and floor by the source (thresholds.h:
 /// kNicBusyMultiple for a counter track, which only refines transfers the traces already measured slow;
 /// kForeignTrafficBytesMultiple for a recording, whose traffic alone names the cause, with a floor of
-/// kMinRecordedExcess of the link's capacity (capacity_bps, one direction's bytes) when known, else
+/// kMinRecordedExcess of the link's capacity (one direction's bytes) when known, else
 /// kMinForeignTrafficBytesPerS). Never true when that bar is 0 (no peer traffic and no floor).
-bool LinkCarriesForeignTraffic(TrafficSource source, const CounterMeans& bytes_per_s, double capacity_bps = 0);
+bool LinkCarriesForeignTraffic(TrafficSource source, const LinkLoad& link);
 
 enum class Pattern {
   kRankStopped,         // peers wait in a collective the rank never entered (stall.h)

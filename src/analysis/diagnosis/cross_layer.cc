@@ -218,24 +218,21 @@ double OtherRanksMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int3
   return PeerMedian(peers, [field](const RankLayerMetrics* p) { return p->*field; });
 }
 
-// The bytes per second on the rank's own link and its peers' median (nullopt without per-rank namespaces):
-// network_contention's evidence (TrafficEvidence, cause_choice.h).
-std::optional<CounterMeans> LinkTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+// The bytes per second on the rank's own link and its peers' median, with the capacity of its busiest link (0
+// when the recording did not measure it); nullopt without per-rank namespaces: network_contention's evidence
+// (TrafficEvidence, cause_choice.h).
+std::optional<LinkLoad> LinkLoadOf(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
   if (m.net_bytes_per_s < 0) return std::nullopt;
-  return CounterMeans{m.net_bytes_per_s, OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s)};
-}
-
-// The capacity of the rank's busiest link (bits/s; 0 when the recording did not measure it).
-double LinkCapacityBps(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
-  return std::max(metrics.at(rank).link_capacity_bps, 0.0);
+  return LinkLoad{{m.net_bytes_per_s, OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s)},
+                  std::max(m.link_capacity_bps, 0.0)};
 }
 
 // Far more bytes on the rank's own link than its peers move for the same collectives: someone else's
 // traffic, by network_contention's one rule (LinkCarriesForeignTraffic, cause_choice.h).
 bool ForeignTraffic(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
-  const std::optional<CounterMeans> traffic = LinkTraffic(metrics, rank);
-  return traffic && LinkCarriesForeignTraffic(TrafficSource::kRecording, *traffic, LinkCapacityBps(metrics, rank));
+  const std::optional<LinkLoad> link = LinkLoadOf(metrics, rank);
+  return link && LinkCarriesForeignTraffic(TrafficSource::kRecording, *link);
 }
 
 // How much longer the rank's link was busy than its peers' (share of the time) when it was at least
@@ -475,8 +472,8 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
 
   Finding& f = link.finding;
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
-  SetCause(foreign_traffic ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkTraffic(metrics, rank), excess,
-                                                       m.link_busy_share, LinkCapacityBps(metrics, rank)})
+  SetCause(foreign_traffic ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkLoadOf(metrics, rank), excess,
+                                                       m.link_busy_share})
                            : NameCause(PatternEvidence{
                                  .pattern = Pattern::kSlowerLink, .explained = excess, .effect = m.link_busy_share}),
            &f);
@@ -586,8 +583,8 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
   Finding& f = added.finding;
   const double explained = top.cpu.excess * step_ms;
   SetCause(shared_link
-               ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkTraffic(metrics, top.rank), explained,
-                                           top.late.late_ms, LinkCapacityBps(metrics, top.rank)})
+               ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkLoadOf(metrics, top.rank), explained,
+                                           top.late.late_ms})
                : NameCause(PatternEvidence{.pattern = pattern, .explained = explained, .effect = top.late.late_ms}),
            &f);
   f.rank = top.rank;
@@ -889,8 +886,7 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     e.choice = NameCause(RecordingEvidence{
         .named = traced ? std::optional<Cause>(traced->cause) : std::nullopt,
         .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
-        .link_bytes_per_s = LinkTraffic(metrics, straggler.rank),
-        .link_capacity_bps = LinkCapacityBps(metrics, straggler.rank),
+        .link = LinkLoadOf(metrics, straggler.rank),
         .late_share = late_share});
     e.comparison = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
     e.comparison.explained = CrossLayerComparison::Explained{late_share, e.choice.excess};

@@ -7,19 +7,22 @@ namespace strata::diagnosis {
 
 namespace {
 
-// Whether a step's lateness stands out of the job's noise (lateness_rule.h): well late, and above the peers'
-// worst by a lateness that counts (late_share of its step). Unmeasured noise: never.
+// Whether a step's lateness exceeds the peers' worst by a lateness that counts (late_share of its step, `at`).
+// Unmeasured noise: never.
+bool BeyondTheNoise(double lateness, double at, const LatenessRule& rule) {
+  return rule.peers_worst && lateness - *rule.peers_worst >= at;
+}
+
+// Whether a step's lateness stands out of the job's noise (lateness_rule.h): well late, and beyond the noise.
 bool OutOfTheNoise(double lateness, double at, const LatenessRule& rule) {
-  return rule.peers_worst && lateness >= rule.well_late_multiple * at && lateness - *rule.peers_worst >= at;
+  return lateness >= rule.well_late_multiple * at && BeyondTheNoise(lateness, at, rule);
 }
 
 // Whether a late step counts toward a cluster (lateness_rule.h): well late, or late by
-// kClusterAboveNoiseMultiple x late_share and beyond the job's noise by a lateness that counts (unmeasured
-// noise: never).
+// kClusterAboveNoiseMultiple x late_share and beyond the noise.
 bool CountsForACluster(double lateness, double at, const LatenessRule& rule) {
-  if (lateness >= rule.well_late_multiple * at) return true;
-  return rule.peers_worst && lateness >= thresholds::kClusterAboveNoiseMultiple * at &&
-         lateness - *rule.peers_worst >= at;
+  return lateness >= rule.well_late_multiple * at ||
+         (lateness >= thresholds::kClusterAboveNoiseMultiple * at && BeyondTheNoise(lateness, at, rule));
 }
 
 // Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late beyond
