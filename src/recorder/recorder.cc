@@ -18,12 +18,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/status.h"
 #include "recorder/bpf_session.h"
 #include "recorder/command_launcher.h"
-#include "recorder/host/host_counters.h"
+#include "recorder/counter_writer.h"
 #include "recorder/native_stacks.h"
 #include "recorder/open_collectives.h"
 #include "recorder/probe_catalog.h"
@@ -135,9 +136,7 @@ class Recording {
   std::vector<int> pids_;  // the --pid processes alive at the start (options_.pids less those already gone)
   BpfSession session_;
   segments::SegmentWriter writer_;
-  HostCounterSampler* counters_ = nullptr;
-  std::unique_ptr<HostCounterSampler> counters_owner_;
-  size_t counter_series_written_ = 0;
+  std::optional<CounterWriter> counters_;  // when --counter-hz is set (counter_writer.h)
   std::map<int, ProcessInfo> processes_;
   NativeStacks stacks_;                 // the stacks the samples drew, and their records (native_stacks.h)
   std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
@@ -350,24 +349,7 @@ void Recording::RefreshMaps() {
 }
 
 void Recording::SampleCounters(uint64_t now) {
-  if (!counters_) return;
-  counters_->SetPids(LivePids());
-  std::vector<CounterSample> samples;
-  counters_->Sample(now, &samples);
-  const auto& series = counters_->series();
-  for (; counter_series_written_ < series.size(); ++counter_series_written_) {
-    const CounterSeries& s = series[counter_series_written_];
-    writer_.AppendMeta({{"type", "series"},
-                        {"id", counter_series_written_},
-                        {"name", s.name},
-                        {"pid", s.pid},
-                        {"index", s.index},
-                        {"label", s.label},
-                        {"unit", s.unit},
-                        {"cumulative", s.cumulative}});
-  }
-  for (const CounterSample& s : samples) writer_.Append(CounterRow{s.ts_ns, s.series, s.value});
-  for (const std::string& w : counters_->TakeWarnings()) Note(w);
+  if (counters_) counters_->Sample(now, LivePids(), &writer_, [this](const std::string& w) { Note(w); });
 }
 
 void Recording::WriteFinalMeta() {
@@ -595,8 +577,7 @@ Expected<int> Recording::Run() {
   if (options_.probes) AttachProbePoints();
   if (options_.python_gc) AttachGcProbes();
   if (options_.counter_hz > 0) {
-    counters_owner_ = std::make_unique<HostCounterSampler>(HostCounterSampler::Options{});
-    counters_ = counters_owner_.get();
+    counters_.emplace();
   }
   // Every program and probe is attached: from now on nothing the processes do is missed. Said in the file at
   // once (the agent's flight recorder switches its live reading to a new chunk on this record, and stops the
