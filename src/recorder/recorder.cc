@@ -27,6 +27,7 @@
 #include "recorder/counter_writer.h"
 #include "recorder/native_stacks.h"
 #include "recorder/open_collectives.h"
+#include "recorder/other_processes.h"
 #include "recorder/probe_catalog.h"
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
@@ -138,8 +139,8 @@ class Recording {
   segments::SegmentWriter writer_;
   std::optional<CounterWriter> counters_;  // when --counter-hz is set (counter_writer.h)
   std::map<int, ProcessInfo> processes_;
-  NativeStacks stacks_;                 // the stacks the samples drew, and their records (native_stacks.h)
-  std::set<uint32_t> other_processes_;  // processes outside the traced set seen taking a traced thread's CPU
+  NativeStacks stacks_;  // the stacks the samples drew, and their records (native_stacks.h)
+  OtherProcesses other_processes_{[](int pid) { return ReadComm(pid); }};  // other_processes.h
   std::vector<ProbePoint> probes_;
   PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
   std::set<std::string> python_notes_;
@@ -234,13 +235,12 @@ void Recording::OnEvent(const void* data, size_t size) {
       const auto* e = static_cast<const strata_off_cpu_event*>(data);
       writer_.Append(OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by, e->ran_before,
                                e->waker, h->cpu});
+      const std::string_view preempted_by_comm(e->preempted_by_comm,
+                                               strnlen(e->preempted_by_comm, sizeof e->preempted_by_comm));
       for (uint32_t other : {e->preempted_by, e->ran_before})
-        if (other != 0 && !processes_.count(static_cast<int>(other)) && other_processes_.insert(other).second) {
-          std::string comm = ReadComm(static_cast<int>(other));
-          if (comm.empty() && other == e->preempted_by)
-            comm = std::string(e->preempted_by_comm, strnlen(e->preempted_by_comm, sizeof e->preempted_by_comm));
-          writer_.AppendMeta({{"type", "other_process"}, {"pid", other}, {"comm", comm}});
-        }
+        if (auto record = other_processes_.FirstSight(other, processes_.count(static_cast<int>(other)) > 0,
+                                                      other == e->preempted_by ? preempted_by_comm : ""))
+          writer_.AppendMeta(*record);
       break;
     }
     case STRATA_EV_SAMPLE: {
