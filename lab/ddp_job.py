@@ -116,6 +116,7 @@ import injectors  # noqa: E402  (lab/injectors, beside this file)
 from core_rotation import DEFAULT_PERIOD_S as ROTATE_PERIOD_S, CoreRotation  # noqa: E402
 from injectors import EXTERNAL, device_ms_per_step, outside_fault_on_unrecorded  # noqa: E402
 from injectors.cgroup import anon_and_file, memory_limit_file, read_memory_stat  # noqa: E402
+from injectors.cpu import MIN_QUOTA_US, share_and_quota  # noqa: E402,F401  (a quota's one rule; tests read them here)
 
 IN_RANK = ("none", "slow_compute", "dataloader_stall", "gc_pause", "intermittent_slow_compute")
 FAULTS = IN_RANK + tuple(EXTERNAL)
@@ -184,11 +185,11 @@ TUNING_STEPS = 8
 CUT_MB_PER_MS = 1.0
 CUT_MIN_SHARE, CUT_MAX_SHARE = 0.002, 0.75
 TABLE_READ_EVERY = 16  # each step reads this share (1 / N) of the table's pages, at random
-# cpu_throttling: the least quota share of a period (the kernel takes no quota under 1 ms; the period is 10 ms)
+# cpu_throttling: the least share of a period the tuning asks for (share_and_quota then raises it to the kernel's
+# least quota, 1 ms: 0.1 of a 10 ms period, 0.4 of a 2.5 ms one)
 MIN_SHARE = 0.1
 STALL_MIN_SHARE = 0.1  # dataloader_stall's least sleep per sample, a share of the target per sample (tune_stall)
 FINE_PERIOD_US, COARSE_PERIOD_US = 2500, 10000  # cpu_throttling's periods (default_period_us)
-MIN_QUOTA_US = 1000  # the kernel's least CFS quota (cpu.cfs_quota_us, cpu.max)
 
 
 def wait_steps(a):
@@ -293,13 +294,6 @@ def tune_link_rate(history, target_ms, link_mbit):
     return bounded_move(rate, wanted, 0.01 * link_mbit, float(link_mbit))
 
 
-def share_and_quota(share, period_us):
-    """(share, quota us) for a wanted share of a period: the share raised to the kernel's least quota, and that
-    quota in whole microseconds (never below MIN_QUOTA_US)."""
-    share = max(share, MIN_QUOTA_US / period_us)
-    return share, max(MIN_QUOTA_US, int(share * period_us))
-
-
 def first_share(cpu_ms, target_ms):
     """cpu_throttling's first share, for a rank that used cpu_ms of CPU a step with the fault off: D / (D + target),
     as tune_share reads the history [(1/2, D)] (at share 1/2 a rank of D ms waits D more), so within 1/4..1."""
@@ -385,7 +379,12 @@ def parse_args(argv=None):
     if a.layer_ms is None:
         a.layer_ms = default_layer_ms(a.ranks, cores, isolated(a))
     if a.period_us is None:
-        a.period_us = default_period_us(a.ranks, cores)
+        a.period_us = default_period_us(a.ranks, cores, a.quota)
+    if a.period_us < MIN_QUOTA_US:
+        ap.error(f"--period-us must be >= {MIN_QUOTA_US} (the kernel's least CFS period)")
+    if a.quota is not None and not a.defaulted["period_us"] and a.quota * a.period_us < MIN_QUOTA_US:
+        ap.error(f"--quota {a.quota} of --period-us {a.period_us} is under the kernel's least CFS quota "
+                 f"({MIN_QUOTA_US} us): give a larger quota or period")
     if a.rotate_ms < 0:
         ap.error("--rotate-ms must be >= 0")
     if a.placement == "auto":
@@ -437,15 +436,16 @@ def default_quota(ranks, cores, magnitude):
     return min(0.9, 0.09 / magnitude) / -(-ranks // max(1, cores))
 
 
-def default_period_us(ranks, cores):
+def default_period_us(ranks, cores, quota=None):
     """cpu_throttling's CFS period. A rank at a quota share s of a core runs its bursts of host work (2.5 ms each
     with --host-ms 10 over 4 layers) at rate s, and waits in proportion (tune_share's model), only when the period
     is short next to a burst; at 10 ms a burst fitted one period's quota or waited out the period's rest, and at 2
     ranks (shares 0.4-0.9) the wait jumped between nothing and 3x the target (seeds 98411-98417, 21 jobs each:
     2.5 ms took the 2 % bar in 20 and was within 0.5-2x of the target in 17, 10 ms in 18 and 14). The kernel's
     least quota is 1 ms, so 2.5 ms reaches shares down to 0.4: ranks that share a core need shares of 0.1-0.2
-    and keep 10 ms."""
-    return FINE_PERIOD_US if ranks_per_core(ranks, cores) <= 1 else COARSE_PERIOD_US
+    and keep 10 ms, as does a fixed --quota (`quota`) under what 2.5 ms can give."""
+    fine = ranks_per_core(ranks, cores) <= 1 and (quota is None or quota * FINE_PERIOD_US >= MIN_QUOTA_US)
+    return FINE_PERIOD_US if fine else COARSE_PERIOD_US
 
 
 def auto_placement(a, cores):
@@ -497,7 +497,7 @@ def refit_to_cores(a, cores):
     if defaulted.get("quota"):
         a.quota = default_quota(a.ranks, cores, a.magnitude)
     if defaulted.get("period_us"):
-        a.period_us = default_period_us(a.ranks, cores)
+        a.period_us = default_period_us(a.ranks, cores, None if defaulted.get("quota") else a.quota)
 
 
 def rank_cpus(a, ctx, rank, rank_cores):

@@ -6,6 +6,15 @@ from .base import Injector, kernel_effect, kernel_effect_by_step, need_root, sta
 from .cgroup import Cgroups
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MIN_QUOTA_US = 1000  # the kernel's least CFS quota (cpu.cfs_quota_us, cpu.max)
+
+
+def share_and_quota(share, period_us):
+    """(share, quota us) for a wanted share of a period: the share raised to the kernel's least quota, and that
+    quota in whole microseconds (never below MIN_QUOTA_US). The one rule for a quota, the injector's first and the
+    rank's tuned ones alike."""
+    share = max(share, MIN_QUOTA_US / period_us)
+    return share, max(MIN_QUOTA_US, int(share * period_us))
 
 
 class CpuContention(Injector):
@@ -80,7 +89,7 @@ class CpuThrottling(Injector):
         need_root("cpu_throttling (a cgroup CPU quota)")
         self.cg = Cgroups.detect(need=("cpu",))
         self.period = self.a.period_us
-        self.quota = max(1000, int(self.a.quota * self.period))  # the kernel's least quota: 1 ms
+        self.quota = share_and_quota(self.a.quota, self.period)[1]
         self.group = self.cg.create(f"{self.ctx.prefix}-cpu-r{self.a.fault_rank}", ["cpu"])
         self.ctx.undo.push(f"remove cgroup {self.group.name}", lambda: self.group.remove())
         self.group.set_cpu_quota(None, self.period)  # off until the rank switches it on

@@ -64,6 +64,17 @@ class Period(unittest.TestCase):
         self.assertEqual(ddp_job.default_period_us(4, 2), ddp_job.COARSE_PERIOD_US)
         self.assertEqual(ddp_job.default_period_us(3, 2), ddp_job.COARSE_PERIOD_US)
         self.assertEqual(ddp_job.default_period_us(2, 1), ddp_job.COARSE_PERIOD_US)
+        # a fixed quota the fine period cannot give (1 ms of 2.5 is 0.4) keeps the coarse one
+        self.assertEqual(ddp_job.default_period_us(2, 2, 0.2), ddp_job.COARSE_PERIOD_US)
+        self.assertEqual(ddp_job.default_period_us(2, 2, 0.5), ddp_job.FINE_PERIOD_US)
+
+    def test_a_quota_the_given_period_cannot_give_is_refused_by_name(self):
+        with self.assertRaises(SystemExit):
+            ddp_job.parse_args(["--fault", "cpu_throttling", "--out", "/tmp/x", "--quota", "0.2", "--period-us", "2500"])
+        with self.assertRaises(SystemExit):
+            ddp_job.parse_args(["--fault", "cpu_throttling", "--out", "/tmp/x", "--period-us", "500"])
+        a = ddp_job.parse_args(["--fault", "cpu_throttling", "--out", "/tmp/x", "--quota", "0.2"])
+        self.assertEqual(a.period_us, ddp_job.COARSE_PERIOD_US, "an explicit quota of 0.2 keeps 10 ms")
 
     def test_the_period_is_refitted_to_the_cores_the_ranks_get_unless_given(self):
         a = ddp_job.parse_args(["--ranks", "2", "--fault", "cpu_throttling", "--out", "/tmp/x"])
