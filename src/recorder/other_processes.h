@@ -23,11 +23,12 @@ class OtherProcesses {
   explicit OtherProcesses(std::function<std::string(int pid)> comm_of) : comm_of_(std::move(comm_of)) {}
 
   /// The "other_process" record for `pid` the first time it is seen and is not traced (`traced`); nullopt
-  /// otherwise. `event_comm`: the name the kernel gave with the event for this pid, when it gave one.
+  /// otherwise. `event_comm`: the name the kernel gave with the event for this pid, when it gave one, as its
+  /// fixed-size field (cut at its first NUL here, on a first sight only: the caller runs once per off-CPU event).
   std::optional<nlohmann::json> FirstSight(uint32_t pid, bool traced, std::string_view event_comm = {}) {
     if (pid == 0 || traced || !seen_.insert(pid).second) return std::nullopt;
     std::string comm = comm_of_(static_cast<int>(pid));
-    if (comm.empty()) comm = std::string(event_comm);
+    if (comm.empty()) comm = std::string(event_comm.substr(0, event_comm.find('\0')));
     return nlohmann::json{{"type", "other_process"}, {"pid", pid}, {"comm", comm}};
   }
 

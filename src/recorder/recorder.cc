@@ -235,12 +235,13 @@ void Recording::OnEvent(const void* data, size_t size) {
       const auto* e = static_cast<const strata_off_cpu_event*>(data);
       writer_.Append(OffCpuRow{h->tid, h->tgid, e->start, h->ts, e->runq_ns, e->state, e->preempted_by, e->ran_before,
                                e->waker, h->cpu});
-      const std::string_view preempted_by_comm(e->preempted_by_comm,
-                                               strnlen(e->preempted_by_comm, sizeof e->preempted_by_comm));
-      for (uint32_t other : {e->preempted_by, e->ran_before})
-        if (auto record = other_processes_.FirstSight(other, processes_.count(static_cast<int>(other)) > 0,
-                                                      other == e->preempted_by ? preempted_by_comm : ""))
+      for (uint32_t other : {e->preempted_by, e->ran_before}) {
+        if (other == 0) continue;  // idle: no process, and no lookup on the busiest event's path
+        const std::string_view comm =
+            other == e->preempted_by ? std::string_view(e->preempted_by_comm, sizeof e->preempted_by_comm) : "";
+        if (auto record = other_processes_.FirstSight(other, processes_.count(static_cast<int>(other)) > 0, comm))
           writer_.AppendMeta(*record);
+      }
       break;
     }
     case STRATA_EV_SAMPLE: {

@@ -37,6 +37,8 @@ TEST(OtherProcesses, AProcessGoneFromProcIsNamedByTheEventsComm) {
   OtherProcesses others([](int) { return std::string(); });
   EXPECT_EQ((*others.FirstSight(400, false, "make"))["comm"], "make");
   EXPECT_EQ((*others.FirstSight(401, false))["comm"], "") << "no name known: empty, still recorded once";
+  // the kernel's fixed-size field, cut at its first NUL
+  EXPECT_EQ((*others.FirstSight(402, false, std::string_view("gcc\0\0\0\0", 7)))["comm"], "gcc");
 }
 
 }  // namespace
