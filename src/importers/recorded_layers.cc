@@ -91,14 +91,14 @@ void DecodeScheduler(const RecordedSegment& seg, const SegmentRanks& ranks, Reco
     const bool preempted = o.state == 0;
     const bool taken_by_other = preempted && o.preempted_by != 0 && !ranks.job_pids.count(o.preempted_by);
     const bool other_before = o.ran_before != 0 && !ranks.job_pids.count(o.ran_before);
-    RunQueueWait wait{.start = runnable_from, .end = o.end_ns};
+    const bool uninterruptible = (o.state & kTaskUninterruptible) != 0;
+    RunQueueWait wait{.start = runnable_from, .end = o.end_ns, .after_uninterruptible = uninterruptible};
     if (taken_by_other || other_before)
       wait.other_pid = taken_by_other ? o.preempted_by : o.ran_before;
     else
       wait.idle_cpu = o.ran_before == 0;
     if (wait.end > wait.start) layers.runq.push_back(wait);
-    if ((o.state & kTaskUninterruptible) && runnable_from > o.start_ns)
-      layers.dstate.push_back({o.start_ns, runnable_from});
+    if (uninterruptible && runnable_from > o.start_ns) layers.dstate.push_back({o.start_ns, runnable_from});
   }
   for (const auto& g : seg.data.gcs)
     if (auto rank = seg.RankOf(g.tgid)) out->ranks[*rank].gcs.push_back({g.start_ns, g.end_ns});

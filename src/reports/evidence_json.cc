@@ -292,6 +292,7 @@ ordered_json RankLayerMetricsJson(const RankLayerMetrics& m) {
           {"runq_pct", RoundTo(100 * m.runq_share, 2)},
           {"runq_other_process_pct", RoundTo(100 * m.runq_foreign_share, 2)},
           {"runq_idle_cpu_pct", RoundTo(100 * m.runq_idle_share, 2)},
+          {"runq_after_uninterruptible_pct", RoundTo(100 * m.runq_after_dstate_share, 2)},
           {"cgroup_throttled_pct", RoundTo(100 * m.throttled_share, 2)},
           {"gc_pct", RoundTo(100 * m.gc_share, 2)},
           {"gc_count", m.gc_count},

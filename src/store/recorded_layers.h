@@ -29,11 +29,14 @@ using RecordedPoints = std::vector<std::pair<uint64_t, double>>;
 
 /// A main thread runnable but waiting for a CPU over [start, end). `other_pid`: the process outside the job
 /// that held the CPU (took it when the thread was preempted, else ran just before it came back), 0 when none
-/// did; `idle_cpu`: nothing ran on the CPU before it came back (it waited on an idle CPU: a quota).
+/// did; `idle_cpu`: nothing ran on the CPU before it came back (it waited on an idle CPU: a quota);
+/// `after_uninterruptible`: the thread woke into this wait from an uninterruptible sleep (a page-in, I/O), so
+/// the wait is part of what that sleep cost.
 struct RunQueueWait {
   uint64_t start = 0, end = 0;
   uint32_t other_pid = 0;
   bool idle_cpu = false;
+  bool after_uninterruptible = false;
 };
 
 /// The per-process cumulative counters the cross-layer comparison reads.

@@ -197,6 +197,37 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   EXPECT_EQ(result.findings[0].layer, Layer::kOs);
 }
 
+// On a busy core a thread that wakes from a page-in waits for a CPU before it runs again: that wait is the
+// fault's cost too (the lab's memory pressure at 4 and 8 ranks on 2 cores: 1.5-3x the uninterruptible sleep).
+// Rank 1 sleeps 10 ms uninterruptibly 8 times and waits 20 ms on each waking, behind another process: memory
+// pressure, 24 % of the 30 % lateness. The same waits after ordinary sleeps are that process's contention.
+TEST(CrossLayer, TheWaitOnWakingFromAPageInIsMemoryPressure) {
+  for (const uint32_t state : {2u, 1u}) {
+    RecordedRun run;
+    run.segments.push_back(TwoRanks());
+    RecordedSegment& seg = run.segments[0];
+    // {tid, tgid, start, end, runq, state, preempted_by, ran_before, waker, cpu}
+    for (uint64_t t = 100; t < 900; t += 100)
+      seg.data.off_cpu.push_back({20, 20, t * kMs, (t + 30) * kMs, 20 * kMs, state, 0, 99, 0, 0});
+    seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
+    seg.data.counters.push_back({0, 0, 0.0});
+    seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
+    DiagnosisResult result = StragglerRank1("slow_compute");
+    ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+    ASSERT_EQ(result.findings.size(), 1u);
+    const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
+    if (state == 2) {
+      EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure) << result.findings[0].summary;
+      EXPECT_NEAR(result.findings[0].confidence, 0.24 / 0.30, 0.01);
+      EXPECT_DOUBLE_EQ(ev["straggler"]["runq_after_uninterruptible_pct"].get<double>(), 16.0);
+    } else {
+      EXPECT_EQ(result.findings[0].cause, Cause::kCpuContention) << result.findings[0].summary;
+      EXPECT_DOUBLE_EQ(ev["straggler"]["runq_after_uninterruptible_pct"].get<double>(), 0.0);
+    }
+    EXPECT_DOUBLE_EQ(ev["straggler"]["runq_pct"].get<double>(), 16.0);
+  }
+}
+
 TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
   // Page-cache reclaim under a memory-cgroup limit runs on the CPU, in the kernel: rank 1 spends 25 % of its
   // time there (its peer 2 %), with limit hits, and hardly sleeps. Without the limit hits the same kernel time

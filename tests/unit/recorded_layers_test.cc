@@ -51,6 +51,7 @@ TEST(RecordedLayers, RunQueueWaitsOfMainThreadsWithWhoHeldTheCpu) {
   EXPECT_EQ(r0.runq[0].end, 230 * kMs);
   EXPECT_EQ(r0.runq[1].other_pid, 0u);
   EXPECT_TRUE(r0.runq[1].idle_cpu);
+  for (const RunQueueWait& w : r0.runq) EXPECT_FALSE(w.after_uninterruptible);  // preempted, or an ordinary sleep
   EXPECT_EQ(r0.runq[2].other_pid, 0u);
   EXPECT_FALSE(r0.runq[2].idle_cpu);
   EXPECT_EQ(r0.runq[3].other_pid, 0u);
@@ -70,6 +71,7 @@ TEST(RecordedLayers, UninterruptibleSleepEndsWhereTheRunQueueWaitBegins) {
   EXPECT_EQ(r1.dstate[0].end, 290 * kMs);
   ASSERT_EQ(r1.runq.size(), 1u);
   EXPECT_EQ(r1.runq[0].start, 290 * kMs);
+  EXPECT_TRUE(r1.runq[0].after_uninterruptible);  // it woke from the sleep into this wait
   ASSERT_EQ(r1.gcs.size(), 1u);
   EXPECT_EQ(r1.gcs[0].end, 450 * kMs);
 }

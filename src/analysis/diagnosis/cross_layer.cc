@@ -91,7 +91,7 @@ Window WindowOf(const RankLayers& layers, size_t segment, int32_t rank, const Sp
 
 /// Nanoseconds within the window (and counts) of each scheduler and GC measure of one rank.
 struct SchedulerTotals {
-  double runq = 0, runq_foreign = 0, runq_idle = 0, dstate = 0, gc = 0;
+  double runq = 0, runq_foreign = 0, runq_idle = 0, runq_after_dstate = 0, dstate = 0, gc = 0;
   uint64_t gc_count = 0;
   std::map<uint32_t, double> foreign_by_pid;
 };
@@ -101,6 +101,7 @@ SchedulerTotals MeasureScheduler(const RankLayers& layers, const Window& w) {
   for (const RunQueueWait& q : layers.runq) {
     const double ns = static_cast<double>(w.Overlap(q.start, q.end));
     t.runq += ns;
+    if (q.after_uninterruptible) t.runq_after_dstate += ns;
     if (q.other_pid != 0) {
       t.runq_foreign += ns;
       t.foreign_by_pid[q.other_pid] += ns;
@@ -196,6 +197,7 @@ void MeasureSegment(const RecordedLayerSegment& seg, size_t index, const SpanCho
     m.runq_share = sched.runq / ns;
     m.runq_foreign_share = sched.runq_foreign / ns;
     m.runq_idle_share = sched.runq_idle / ns;
+    m.runq_after_dstate_share = sched.runq_after_dstate / ns;
     m.throttled_share = counters.throttled / ns;
     m.gc_share = sched.gc / ns;
     m.dstate_share = sched.dstate / ns;
@@ -734,12 +736,14 @@ LinkExcessBySteps LinkExcessOfSteps(const RecordedLayers& layers, const std::map
 
 // CPU contention's share of a rank's window beyond its peers: the wait behind other processes, or the whole
 // wait that is not on an idle CPU when other processes visibly hold a fair part of it (they displaced the
-// rank's own threads onto its core: thresholds::kForeignShareOfDisplacedWait).
+// rank's own threads onto its core: thresholds::kForeignShareOfDisplacedWait). The waits on waking from an
+// uninterruptible sleep are that sleep's cost (MemoryCandidate), not the displaced threads'.
 RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
   const RankLayerMetrics& m = metrics.at(rank);
   auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   const double foreign = excess(&RankLayerMetrics::runq_foreign_share);
-  const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share);
+  const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share) -
+                           std::max(0.0, excess(&RankLayerMetrics::runq_after_dstate_share));
   const std::string who = m.top_foreign.empty() ? "another process" : m.top_foreign;
   if (foreign <= 0 || displaced <= foreign || foreign < thresholds::kForeignShareOfDisplacedWait * displaced)
     return RecordedCandidate{
@@ -803,7 +807,11 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   candidates.push_back(RecordedCandidate{
       Cause::kGcPause, Layer::kPython, excess(&RankLayerMetrics::gc_share),
       fmt::format("{} Python garbage collections took {:.1f} % of the time", m.gc_count, 100 * m.gc_share)});
-  const double dstate = excess(&RankLayerMetrics::dstate_share);
+  // An uninterruptible sleep costs the sleep and the wait for a CPU on waking from it: on a core other threads
+  // want, the latter can outweigh the former (the lab's memory pressure at 4 and 8 ranks on 2 cores, seeds
+  // 31000+: 1.5-3x; at 2 ranks 0.1-0.2x).
+  const double dstate =
+      excess(&RankLayerMetrics::dstate_share) + std::max(0.0, excess(&RankLayerMetrics::runq_after_dstate_share));
   const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
                              excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
   // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
@@ -811,9 +819,10 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   const double memory = dstate + std::max(0.0, excess(&RankLayerMetrics::sys_share));
   candidates.push_back(RecordedCandidate{
       memory_signal ? Cause::kMemoryPressure : Cause::kIoStall, Layer::kOs, memory_signal ? memory : dstate,
-      fmt::format("in uninterruptible sleep {:.1f} % of the time and in the kernel {:.1f} % "
-                  "({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
-                  100 * m.dstate_share, 100 * m.sys_share, m.majflt_per_s, m.memcg_fail_per_s)});
+      fmt::format("in uninterruptible sleep {:.1f} % of the time, waiting for a CPU on waking from it {:.1f} %, "
+                  "in the kernel {:.1f} % ({:.0f} major faults/s, {:.1f} memory-cgroup limit hits/s)",
+                  100 * m.dstate_share, 100 * m.runq_after_dstate_share, 100 * m.sys_share, m.majflt_per_s,
+                  m.memcg_fail_per_s)});
   // A link's capacity and traffic are counters sampled a few times a second: a few late steps may hold
   // no sample of them, so without a verdict there the link is judged over the training window.
   if (auto slower = SlowerLinkExcess(metrics, rank))

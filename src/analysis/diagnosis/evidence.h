@@ -245,6 +245,9 @@ struct RankLayerMetrics {
   double link_busy_share = -1;    // time its busiest link was transferring: the busier direction's bytes
                                   // over the link's capacity (ethtool speed or shaping rate); -1 unknown
   double link_capacity_bps = 0;   // that link's capacity
+  // Runnable, waiting for a CPU on waking from an uninterruptible sleep: part of that sleep's cost (overlaps
+  // runq_foreign_share and runq_idle_share, which say who held the CPU).
+  double runq_after_dstate_share = 0;
   uint64_t gc_count = 0;
   std::string top_foreign;  // comm of the process that most often held the CPU instead
 };
