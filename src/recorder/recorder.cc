@@ -32,6 +32,7 @@
 #include "recorder/process_info.h"
 #include "recorder/python_frames.h"
 #include "recorder/python_stacks.h"
+#include "recorder/recording_notes.h"
 #include "recorder/stuck_threads.h"
 #include "segments/segment_writer.h"
 
@@ -111,7 +112,6 @@ class Recording {
   void RefreshMaps();
   void SampleCounters(uint64_t now);
   void WriteFinalMeta();
-  void Note(const std::string& note);
   void Say(const std::string& line) const;
   void OfferNcclPlugin();
   // The steps of Run.
@@ -142,19 +142,13 @@ class Recording {
   NativeStacks stacks_;  // the stacks the samples drew, and their records (native_stacks.h)
   OtherProcesses other_processes_{[](int pid) { return ReadComm(pid); }};  // other_processes.h
   std::vector<ProbePoint> probes_;
-  PythonStacks python_;  // the processes whose Python frames are walked, and each stack's id (WatchPython)
-  std::set<std::string> python_notes_;
+  PythonStacks python_;              // the processes whose Python frames are walked, and each stack's id (WatchPython)
   StuckThreads stuck_;               // thread_state records of ranks whose main thread stays off CPU (stuck_threads.h)
   OpenCollectives open_algorithms_;  // gloo's algorithms awaiting c10d's completion (open_collectives.h)
-  std::vector<std::string> notes_;
+  RecordingNotes notes_{[this](const std::string& line) { Say(line); }};  // recording_notes.h
   uint64_t events_ = 0;
   uint64_t start_mono_ = 0;
 };
-
-void Recording::Note(const std::string& note) {
-  notes_.push_back(note);
-  Say(note);
-}
 
 // A line for the person running the recorder, through the caller's callback (nothing when unset).
 void Recording::Say(const std::string& line) const {
@@ -167,7 +161,7 @@ void Recording::Say(const std::string& line) const {
 void Recording::OfferNcclPlugin() {
   if (options_.nccl_plugin.empty()) return;
   if (const char* set = std::getenv("NCCL_PROFILER_PLUGIN"); set != nullptr && *set != '\0') {
-    Note(
+    notes_.Add(
         fmt::format("NCCL_PROFILER_PLUGIN is already set ({}): strata's NCCL profiler plugin is not offered, "
                     "so NCCL collectives are timed on the CPU only",
                     set));
@@ -185,10 +179,9 @@ void Recording::WatchPython(const ProcessInfo& process) {
   std::string why;
   if (auto offsets = PythonOffsetsOf(process, &why)) {
     python_.Watch(process.pid, *offsets);
-    if (auto st = session_.TracePython(process.pid, *offsets); !st.ok() && python_notes_.insert(st.message()).second)
-      Note(st.message());
-  } else if (!why.empty() && python_notes_.insert(why).second) {
-    Note(why);
+    if (auto st = session_.TracePython(process.pid, *offsets); !st.ok()) notes_.AddOnce(st.message());
+  } else if (!why.empty()) {
+    notes_.AddOnce(why);
   }
 }
 
@@ -350,7 +343,7 @@ void Recording::RefreshMaps() {
 }
 
 void Recording::SampleCounters(uint64_t now) {
-  if (counters_) counters_->Sample(now, LivePids(), &writer_, [this](const std::string& w) { Note(w); });
+  if (counters_) counters_->Sample(now, LivePids(), &writer_, [this](const std::string& w) { notes_.Add(w); });
 }
 
 void Recording::WriteFinalMeta() {
@@ -378,7 +371,7 @@ void Recording::WriteFinalMeta() {
                       {"filtered_short_helper_off_cpu", stats.filtered},
                       {"end_ns", NowNs(CLOCK_MONOTONIC)},
                       {"recorder_cpu_s", recorder_cpu_s},
-                      {"notes", notes_}});
+                      {"notes", notes_.all()}});
   Say(fmt::format("{} processes, {} events ({} dropped), written to {} ({:.1f} MB)", processes_.size(), events_,
                   stats.dropped, writer_.path(), static_cast<double>(writer_.bytes_written()) / 1e6));
 }
@@ -392,7 +385,7 @@ Status Recording::Prepare() {
   std::vector<int> gone;
   for (int pid : options_.pids) (pid > 0 && ProcessAlive(pid) ? pids_ : gone).push_back(pid);
   if (!gone.empty() && pids_.empty()) return Status::Usage(fmt::format("no process with pid {}", gone.front()));
-  for (int pid : gone) Note(fmt::format("no process with pid {}: left out", pid));
+  for (int pid : gone) notes_.Add(fmt::format("no process with pid {}: left out", pid));
   if (auto st = session_.Load(options_.follow_children); !st.ok()) return st;
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
@@ -421,14 +414,15 @@ Status Recording::Launch(CommandLauncher& launcher) {
     (void)session_.Trace(child.value());
   }
   for (int pid : pids_) {
-    if (auto st = session_.Trace(pid); !st.ok()) Note(st.message());
+    if (auto st = session_.Trace(pid); !st.ok()) notes_.Add(st.message());
     SeeProcess(pid, 0, start_mono_);
   }
   if (auto st = session_.AttachScheduling(); !st.ok()) {
     launcher.Signal(SIGKILL);
     return st;
   }
-  if (auto st = session_.AttachSampling(options_.sample_hz); !st.ok()) Note(st.message() + "; no CPU stack samples");
+  if (auto st = session_.AttachSampling(options_.sample_hz); !st.ok())
+    notes_.Add(st.message() + "; no CPU stack samples");
   return Status::Ok();
 }
 
@@ -436,7 +430,7 @@ void Recording::AttachProbePoints() {
   std::vector<std::string> probe_notes;
   probes_ = ResolveProbes(FindProbeLibraries(options_.libraries, pids_), DefaultProbeSpecs(), &probe_notes);
   const size_t attached = session_.AttachProbes(probes_, &probe_notes);
-  for (const std::string& n : probe_notes) notes_.push_back(n);
+  for (const std::string& n : probe_notes) notes_.Keep(n);
   for (size_t i = 0; i < probes_.size(); ++i)
     writer_.AppendMeta({{"type", "probe"},
                         {"id", i},
@@ -462,9 +456,9 @@ void Recording::AttachGcProbes() {
     if (auto st = session_.AttachPythonGc(python); st.ok())
       ++gc_probes;
     else
-      Note(st.message());
+      notes_.Add(st.message());
   }
-  if (gc_probes == 0) Note("no Python GC probes attached: GC pauses will not be recorded");
+  if (gc_probes == 0) notes_.Add("no Python GC probes attached: GC pauses will not be recorded");
 }
 
 // Writes what is buffered; says when the disk fills and when it has room again. `failed`: a write error
@@ -477,10 +471,10 @@ void Recording::FlushAndWatchDisk(bool* disk_full, bool* failed) {
   }
   if (writer_.disk_full() == *disk_full) return;
   *disk_full = !*disk_full;
-  Note(*disk_full ? fmt::format("the disk is full: keeping up to {} MB of recording in memory "
-                                "(--max-buffer-mb) and retrying every second",
-                                options_.max_buffer_mb)
-                  : std::string("the disk has room again: the recording kept in memory is written"));
+  notes_.Add(*disk_full ? fmt::format("the disk is full: keeping up to {} MB of recording in memory "
+                                      "(--max-buffer-mb) and retrying every second",
+                                      options_.max_buffer_mb)
+                        : std::string("the disk has room again: the recording kept in memory is written"));
 }
 
 // Launch mode, after a stop signal: Ctrl-C reaches the whole foreground group (the command too); a signal
@@ -499,7 +493,7 @@ bool Recording::StopRequested(CommandLauncher& launcher, std::chrono::steady_clo
     return false;
   }
   if (now < *stop_deadline) return false;
-  Note(
+  notes_.Add(
       fmt::format("the command (pid {}) did not exit within 15 s of the stop signal; it keeps running, "
                   "unrecorded from now on (stop it with kill {})",
                   launcher.pid(), launcher.pid()));
@@ -545,7 +539,7 @@ int Recording::Loop(CommandLauncher& launcher) {
       bool any_alive = false;
       for (int pid : pids_) any_alive = any_alive || ProcessAlive(pid);
       if (!any_alive) {
-        Note("every attached process has exited");
+        notes_.Add("every attached process has exited");
         break;
       }
     }
