@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """A 2-rank gloo DDP-like job whose straggler appears mid-run, for the agent tests.
 
-usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S] [--fault-rank R] [--extra-ms MS] [--job ID]
+usage: fault_job.py OUT_DIR [--seconds S] [--fault-after S [--fault-when FILE]] [--fault-rank R] [--extra-ms MS] [--job ID]
                    [--ranks N] [--netns PREFIX [--ranks-per-node K]] [--sleep-compute]
                    [--fault-kind gc|hang|contention|pause] [--schedule FILE]
 Launches its ranks itself with the environment torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
 MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID). Each step: `compute` (Python arithmetic, ~60 ms), then an
-all_reduce. From --fault-after seconds on, rank --fault-rank also runs `extra_compute` (--extra-ms) per step
+all_reduce. From --fault-after seconds on (and, with --fault-when FILE, once FILE exists), rank --fault-rank also runs `extra_compute` (--extra-ms) per step
 (with --extra-ms 0: a clean job); with --fault-kind gc the extra time is a full garbage collection instead
 (gc.collect() over a graph of live objects sized at start-up so that it takes about --extra-ms); with
 --fault-kind hang the fault rank blocks on a lock forever instead (its peers wait in their next collective
@@ -178,9 +178,11 @@ def rank_main(a):
 
     while True:
         # Every rank agrees on when to stop and when the fault starts (rank 0's clock, broadcast).
-        flag = torch.tensor([time.time() - start if rank == 0 else 0.0])
+        # With --fault-when, the fault waits for its file too (rank 0 looks, 1 = there).
+        gate = 1.0 if rank == 0 and (a.fault_when is None or os.path.exists(a.fault_when)) else 0.0
+        flag = torch.tensor([time.time() - start if rank == 0 else 0.0, gate])
         dist.broadcast(flag, 0)
-        elapsed = float(flag[0])
+        elapsed, gate_open = float(flag[0]), bool(flag[1])
         if elapsed >= a.seconds:
             break
         if schedule is not None:
@@ -195,7 +197,7 @@ def rank_main(a):
                     truth.finish()
             dist.all_reduce(t)
             continue
-        faulty = rank == a.fault_rank and elapsed >= a.fault_after and a.extra_ms > 0
+        faulty = rank == a.fault_rank and elapsed >= a.fault_after and gate_open and a.extra_ms > 0
         if a.fault_kind == "pause":
             faulty, paused = faulty and not paused, paused or faulty
         if faulty and a.fault_kind == "contention" and burner is None:
@@ -246,6 +248,8 @@ def main():
     ap.add_argument("--fault-kind", choices=("compute", "gc", "hang", "contention", "pause"), default="compute",
                     help="the fault's extra time: CPU work (default), a full garbage collection, or a busy "
                     "process sharing the rank's CPU; or a hang; or one sleep of --extra-ms (pause)")
+    ap.add_argument("--fault-when", default=None, metavar="FILE",
+                    help="the fault also waits until FILE exists (a test that must watch the clean part first)")
     ap.add_argument("--pg-timeout", type=float, default=60, help="hang: the process group's timeout (s)")
     ap.add_argument("--schedule", default=None, metavar="FILE",
                     help="fault episodes on one rank, {\"rank\", \"episodes\": [{\"start_s\", \"duration_s\", "

@@ -39,7 +39,8 @@ from injectors import base, network  # noqa: E402
 from checks import Checks, get_json, in_ns, kill_in_namespaces, unmet  # noqa: E402
 
 REDIS_PORT, SERVE_PORT, AGENT_PORT = 6391, 9466, 9464
-# Node 1's agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
+# The fault begins FAULT_AFTER_S into the job, once serve has judged 20 steps (fault_job.py --fault-when). Node 1's
+# agent is killed once serve has named rank 3, or KILL_AFTER_FAULT_S after the fault began.
 FAULT_AFTER_S, KILL_AFTER_FAULT_S, JOB_S = 12, 20, 44
 # Node 0's agent is asked for a deep window (a new recorder, a chunk switch mid-job) at its 4th round
 # listing the job: CI's run of 227701d saw a switch lose the steps between chunks (serve judged 12 steps
@@ -176,7 +177,8 @@ def main():
         job_id = f"nodes-test-{os.getpid()}"
         out = os.path.join(tmp, "job")
         job = subprocess.Popen([PY, os.path.join(ROOT, "tests", "agent", "fault_job.py"), out, "--seconds",
-                                str(a.clean if clean else JOB_S), "--fault-after", str(FAULT_AFTER_S), "--extra-ms",
+                                str(a.clean if clean else JOB_S), "--fault-after", str(FAULT_AFTER_S),
+                                "--fault-when", os.path.join(out, "go"), "--extra-ms",
                                 "0" if clean else "40", "--job", job_id,
                                 "--ranks", "4", "--fault-rank", "3", "--netns", ctx.prefix, "--ranks-per-node", "2", "--sleep-compute",
                                 "--fault-kind", fault_kind])
@@ -206,6 +208,11 @@ def main():
             fault = os.path.exists(os.path.join(out, "fault.json"))
             if jobs and not fault:
                 online_at_fault = jobs[0].get("online", {})
+                # The fault waits until serve has judged the clean part (and node 0 opened its window): on a busy
+                # machine the agents found the ranks after FAULT_AFTER_S and no poll saw the job before the fault.
+                if online_at_fault.get("steps_judged", 0) > 20 and (clean or deep_reply is not None):
+                    os.makedirs(out, exist_ok=True)
+                    open(os.path.join(out, "go"), "a").close()
             for j in jobs:
                 for f in j.get("findings", []):
                     if not fault:
