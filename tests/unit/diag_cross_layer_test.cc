@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <random>
 #include <set>
@@ -226,6 +227,91 @@ TEST(CrossLayer, TheWaitOnWakingFromAPageInIsMemoryPressure) {
     }
     EXPECT_DOUBLE_EQ(ev["straggler"]["runq_pct"].get<double>(), 16.0);
   }
+}
+
+// The waits on waking from page-ins are behind the rank's own threads, and another process holds a fair part of
+// its other waits: without the waking waits counted apart, contention's displaced-threads measure (all the wait
+// not on an idle CPU, 22.4 %) would outweigh memory's (17.6 %) and name cpu_contention.
+TEST(CrossLayer, ContentionsDisplacedWaitLeavesOutTheWaitsOnWakingFromPageIns) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  for (uint64_t t = 100; t < 900; t += 100) {
+    // {tid, tgid, start, end, runq, state, preempted_by, ran_before, waker, cpu}
+    seg.data.off_cpu.push_back({20, 20, t * kMs, (t + 22) * kMs, 20 * kMs, 2, 0, 20, 0, 0});  // 2 ms D, 20 own
+    AddRunqWait(&seg, 20, t + 40, 8, 99);                                                     // 8 ms behind stress
+  }
+  seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
+  seg.data.counters.push_back({0, 0, 0.0});
+  seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure) << result.findings[0].summary;
+  EXPECT_NEAR(result.findings[0].confidence, 0.176 / 0.30, 0.01);
+}
+
+// Over generated recordings (rank 1's off-CPU spells of random sleep and wait, behind another process, its own
+// threads or nothing; major faults on rank 1): marking more of the spells as uninterruptible (nested sets) never
+// changes any wait's length (runq_pct), adds exactly the marked spells' waits to runq_after_uninterruptible_pct,
+// never lowers the share the named cause explains once it is memory_pressure, and never moves the cause away
+// from memory_pressure: a larger page-in fault is never missed.
+TEST(CrossLayer, MoreWaitsOnWakingFromPageInsNeverLoseMemoryPressure) {
+  std::mt19937 rng(20261206);
+  std::uniform_int_distribution<int> sleep_ms(1, 20), wait_ms(1, 30), holder(0, 2);
+  int named_memory = 0;
+  for (int job = 0; job < 300; ++job) {
+    struct Spell {
+      uint64_t at, sleep, wait;
+      uint32_t held_by;
+    };
+    std::vector<Spell> spells;
+    for (uint64_t t = 50; t < 900; t += 80)
+      spells.push_back({t, static_cast<uint64_t>(sleep_ms(rng)), static_cast<uint64_t>(wait_ms(rng)),
+                        std::array<uint32_t, 3>{99, 20, 0}[holder(rng)]});
+    std::vector<size_t> order(spells.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::optional<Cause> before;
+    double before_runq = -1, before_confidence = 0;
+    for (size_t marked = 0; marked <= spells.size(); marked += 3) {
+      RecordedRun run;
+      run.segments.push_back(TwoRanks());
+      RecordedSegment& seg = run.segments[0];
+      double marked_wait_ms = 0;
+      for (size_t i = 0; i < spells.size(); ++i) {
+        const Spell& sp = spells[i];
+        const bool d = std::find(order.begin(), order.begin() + static_cast<long>(marked), i) !=
+                       order.begin() + static_cast<long>(marked);
+        if (d) marked_wait_ms += static_cast<double>(sp.wait);
+        // {tid, tgid, start, end, runq, state, preempted_by, ran_before, waker, cpu}
+        seg.data.off_cpu.push_back(
+            {20, 20, sp.at * kMs, (sp.at + sp.sleep + sp.wait) * kMs, sp.wait * kMs, d ? 2u : 1u, 0, sp.held_by, 0, 0});
+      }
+      AddRunqWait(&seg, 10, 500, 2, 99);
+      seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
+      seg.data.counters.push_back({0, 0, 0.0});
+      seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
+      DiagnosisResult result = StragglerRank1("slow_compute");
+      ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+      ASSERT_EQ(result.findings.size(), 1u);
+      const Finding& f = result.findings[0];
+      const auto ev = FindingEvidenceJson(f.evidence)["cross_layer"]["straggler"];
+      const double runq = ev["runq_pct"].get<double>();
+      const std::string at = fmt::format("job {} with {} of {} spells uninterruptible", job, marked, spells.size());
+      if (before_runq >= 0) EXPECT_DOUBLE_EQ(runq, before_runq) << at;
+      EXPECT_NEAR(ev["runq_after_uninterruptible_pct"].get<double>(), marked_wait_ms / 10.0, 0.01) << at;
+      if (before == Cause::kMemoryPressure) {
+        EXPECT_EQ(f.cause, Cause::kMemoryPressure) << at << ": " << f.summary;
+        EXPECT_GE(f.confidence, before_confidence) << at;
+      }
+      before = f.cause;
+      before_runq = runq;
+      before_confidence = f.confidence;
+      named_memory += f.cause == Cause::kMemoryPressure;
+    }
+  }
+  EXPECT_GT(named_memory, 300) << "the generated jobs must reach memory_pressure often enough to test it";
 }
 
 TEST(CrossLayer, KernelTimeWithMemoryCgroupLimitHitsIsMemoryPressure) {
