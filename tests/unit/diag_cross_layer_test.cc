@@ -299,7 +299,9 @@ TEST(CrossLayer, MoreWaitsOnWakingFromPageInsNeverLoseMemoryPressure) {
       const auto ev = FindingEvidenceJson(f.evidence)["cross_layer"]["straggler"];
       const double runq = ev["runq_pct"].get<double>();
       const std::string at = fmt::format("job {} with {} of {} spells uninterruptible", job, marked, spells.size());
-      if (before_runq >= 0) EXPECT_DOUBLE_EQ(runq, before_runq) << at;
+      if (before_runq >= 0) {
+        EXPECT_DOUBLE_EQ(runq, before_runq) << at;
+      }
       EXPECT_NEAR(ev["runq_after_uninterruptible_pct"].get<double>(), marked_wait_ms / 10.0, 0.01) << at;
       if (before == Cause::kMemoryPressure) {
         EXPECT_EQ(f.cause, Cause::kMemoryPressure) << at << ": " << f.summary;
