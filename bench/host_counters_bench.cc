@@ -1,5 +1,6 @@
-// strata_bench_host_counters: the cost of one HostCounterSampler::Sample() on this machine's real /proc
-// and /sys with N traced processes of T threads each (default 8 x 20, idle threads blocked in pause()).
+// strata_bench_host_counters: the cost of one HostCounterSampler::Sample() (and of one SampleLinks()) on this
+// machine's real /proc and /sys with N traced processes of T threads each (default 8 x 20, idle threads blocked
+// in pause()).
 // Not a test: a command that prints numbers. Usage: strata_bench_host_counters [PIDS] [THREADS] [SAMPLES]
 // Reports the sampling thread's CPU time per Sample() (CLOCK_THREAD_CPUTIME_ID: user + kernel time spent
 // reading /proc), wall time, and the share of one core at the recorder's default 10 Hz.
@@ -69,6 +70,16 @@ int main(int argc, char** argv) {
     wall_us.push_back(static_cast<double>(NowNs(CLOCK_MONOTONIC) - w0) / 1e3);
     values = out.size();
   }
+  // The links alone (SampleLinks, the recorder's --link-hz samples between full ones).
+  std::vector<double> link_cpu_us;
+  size_t link_values = 0;
+  for (int i = 0; i < samples; ++i) {
+    out.clear();
+    const uint64_t c0 = NowNs(CLOCK_THREAD_CPUTIME_ID);
+    sampler.SampleLinks(NowNs(CLOCK_MONOTONIC), &out);
+    link_cpu_us.push_back(static_cast<double>(NowNs(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e3);
+    link_values = out.size();
+  }
   close(hold[1]);
   for (const int pid : children) waitpid(pid, nullptr, 0);
 
@@ -82,6 +93,8 @@ int main(int argc, char** argv) {
   fmt::print("Sample() CPU time: median {:.0f} us, mean {:.0f} us; wall: median {:.0f} us\n", strata::Median(cpu_us),
              mean(cpu_us), strata::Median(wall_us));
   fmt::print("at 10 Hz: {:.2f} % of one core\n", mean(cpu_us) * 10 / 1e4);
+  fmt::print("SampleLinks() CPU time: median {:.0f} us, mean {:.0f} us, {} values; at 50 Hz: {:.2f} % of one core\n",
+             strata::Median(link_cpu_us), mean(link_cpu_us), link_values, mean(link_cpu_us) * 50 / 1e4);
   for (const auto& w : sampler.TakeWarnings()) fmt::print("warning: {}\n", w);
   const auto& s = sampler.stats();
   fmt::print("stats: missing {} unreadable {} malformed {} threads_exited {}\n", s.files_missing, s.files_unreadable,

@@ -22,6 +22,7 @@ struct RecordCli {
   std::vector<std::string> command;
   unsigned sample_hz = 49;
   double counter_hz = 10;
+  double link_hz = 50;
   unsigned max_buffer_mb = 64;
   bool no_probes = false;
   bool no_gc = false;
@@ -83,6 +84,11 @@ CLI::App* AddRecordCommand(CLI::App& app) {
   cmd->add_option("--counter-hz", o.counter_hz, "host counter samples per second (0 = off)")
       ->check(Finite() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
+  cmd->add_option("--link-hz", o.link_hz,
+                  "network interface byte counters per second, between the host counter samples (0 or at most "
+                  "--counter-hz = only with them): a link's traffic placed on short steps")
+      ->check(Finite() & CLI::Range(0.0, 200.0))
+      ->capture_default_str();
   cmd->add_flag("--no-probes", o.no_probes, "do not probe collective (c10d, gloo, NCCL) and CUDA runtime calls");
   cmd->add_flag("--no-gc", o.no_gc, "do not probe Python garbage collection");
   cmd->add_flag("--no-follow", o.no_follow, "do not follow processes started by the traced ones");
@@ -113,6 +119,7 @@ int RunRecordCommand() {
   options.command = o.command;
   options.sample_hz = o.sample_hz;
   options.counter_hz = o.counter_hz;
+  options.link_hz = o.link_hz;
   options.max_buffer_mb = o.max_buffer_mb;
   options.probes = !o.no_probes;
   options.python_gc = !o.no_gc;

@@ -8,6 +8,19 @@ void CounterWriter::Sample(uint64_t now_ns, const std::vector<int>& pids, segmen
   sampler_.SetPids(pids);
   std::vector<CounterSample> samples;
   sampler_.Sample(now_ns, &samples);
+  Write(samples, writer, note);
+}
+
+void CounterWriter::SampleLinks(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
+                                const std::function<void(const std::string&)>& note) {
+  sampler_.SetPids(pids);
+  std::vector<CounterSample> samples;
+  sampler_.SampleLinks(now_ns, &samples);
+  Write(samples, writer, note);
+}
+
+void CounterWriter::Write(const std::vector<CounterSample>& samples, segments::SegmentWriter* writer,
+                          const std::function<void(const std::string&)>& note) {
   const auto& series = sampler_.series();
   for (; series_written_ < series.size(); ++series_written_) {
     const CounterSeries& s = series[series_written_];

@@ -26,11 +26,18 @@ class CounterWriter {
   /// `note`.
   void Sample(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
               const std::function<void(const std::string&)>& note);
+  /// The same for the network interfaces' counters alone (HostCounterSampler::SampleLinks).
+  void SampleLinks(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
+                   const std::function<void(const std::string&)>& note);
 
   /// How many series have their "series" record written.
   size_t series_written() const { return series_written_; }
 
  private:
+  /// Writes the new series' records, then the samples' rows, then passes on the sampler's warnings.
+  void Write(const std::vector<CounterSample>& samples, segments::SegmentWriter* writer,
+             const std::function<void(const std::string&)>& note);
+
   HostCounterSampler sampler_;
   size_t series_written_ = 0;
 };

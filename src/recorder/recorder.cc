@@ -41,6 +41,30 @@ namespace {
 
 std::atomic<int> g_stop_signal{0};
 
+/// A periodic deadline on the steady clock: Due() is true once per period; a tick taken late starts the next
+/// period from then (no burst of catching up). A rate of 0 is never due.
+class Ticker {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Ticker(double hz, Clock::time_point start) : period_(hz > 0 ? static_cast<int64_t>(1e9 / hz) : 0), next_(start) {}
+  bool Due(Clock::time_point now) {
+    if (period_.count() <= 0 || now < next_) return false;
+    next_ += period_;
+    if (next_ < now) next_ = now + period_;
+    return true;
+  }
+  /// Milliseconds from `now` to the next tick, within 0..cap (cap when never due).
+  int MsUntilNext(Clock::time_point now, int cap) const {
+    if (period_.count() <= 0) return cap;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_ - now).count();
+    return static_cast<int>(std::clamp<int64_t>(ms, 0, cap));
+  }
+
+ private:
+  std::chrono::nanoseconds period_;
+  Clock::time_point next_;
+};
+
 /// The recorder runs as root: its output directory must not let another user plant or swap files in it.
 /// Refused: a directory owned by another user (not root, not the caller), or writable by others without the
 /// sticky bit (in a sticky one, /tmp-like, files cannot be renamed or removed by others).
@@ -111,6 +135,7 @@ class Recording {
   void SeeProcess(int pid, int ppid, uint64_t ts);
   void RefreshMaps();
   void SampleCounters(uint64_t now);
+  void SampleLinks(uint64_t now);
   void WriteFinalMeta();
   void Say(const std::string& line) const;
   void OfferNcclPlugin();
@@ -346,6 +371,10 @@ void Recording::SampleCounters(uint64_t now) {
   if (counters_) counters_->Sample(now, LivePids(), &writer_, [this](const std::string& w) { notes_.Add(w); });
 }
 
+void Recording::SampleLinks(uint64_t now) {
+  if (counters_) counters_->SampleLinks(now, LivePids(), &writer_, [this](const std::string& w) { notes_.Add(w); });
+}
+
 void Recording::WriteFinalMeta() {
   RefreshMaps();
   for (const auto& [pid, info] : processes_) writer_.AppendMeta(info.ToJson());
@@ -504,22 +533,22 @@ bool Recording::StopRequested(CommandLauncher& launcher, std::chrono::steady_clo
 // Polls events, samples counters, refreshes memory maps and flushes until the command exits, the attached
 // processes are gone or a stop signal says so. Returns the exit code (the command's in launch mode).
 int Recording::Loop(CommandLauncher& launcher) {
-  const auto counter_period = std::chrono::nanoseconds(
-      options_.counter_hz > 0 ? static_cast<int64_t>(1e9 / options_.counter_hz) : int64_t{1'000'000'000});
-  auto next_counters = std::chrono::steady_clock::now();
-  auto next_flush = next_counters + std::chrono::seconds(1);
-  auto next_maps = next_counters + std::chrono::seconds(2);
+  const auto start = std::chrono::steady_clock::now();
+  Ticker counters(counters_ ? options_.counter_hz : 0, start);
+  // The links' own samples only when they are more frequent than the full ones (RecordOptions::link_hz).
+  Ticker links(counters_ && options_.link_hz > options_.counter_hz ? options_.link_hz : 0, start);
+  auto next_flush = start + std::chrono::seconds(1);
+  auto next_maps = start + std::chrono::seconds(2);
   std::chrono::steady_clock::time_point stop_deadline{};
   int exit_code = 0;
   bool disk_full = false;
   while (true) {
-    session_.Poll(100);
+    const auto before = std::chrono::steady_clock::now();
+    session_.Poll(std::min(counters.MsUntilNext(before, 100), links.MsUntilNext(before, 100)));
     const auto now = std::chrono::steady_clock::now();
-    if (counters_ && now >= next_counters) {
-      SampleCounters(NowNs(CLOCK_MONOTONIC));
-      next_counters += counter_period;
-      if (next_counters < now) next_counters = now + counter_period;
-    }
+    const bool full = counters.Due(now);
+    if (links.Due(now) && !full) SampleLinks(NowNs(CLOCK_MONOTONIC));
+    if (full) SampleCounters(NowNs(CLOCK_MONOTONIC));
     if (now >= next_maps) {
       RefreshMaps();
       next_maps = now + std::chrono::seconds(2);
@@ -560,6 +589,7 @@ Status Recording::Finish() {
                       {"start_ns", start_mono_},
                       {"sample_hz", options_.sample_hz},
                       {"counter_hz", options_.counter_hz},
+                      {"link_hz", counters_ && options_.link_hz > options_.counter_hz ? options_.link_hz : 0.0},
                       {"recorder_pid", ::getpid()}});
   WriteFinalMeta();
   return writer_.Close();

@@ -19,8 +19,12 @@ struct RecordOptions {
   std::vector<std::string> command;  // or run this command
   unsigned sample_hz = 49;           // CPU stack sampling (0 = off)
   double counter_hz = 10;            // host counters (0 = off)
-  bool probes = true;                // collective and CUDA uprobes
-  bool python_gc = true;             // USDT python:gc__start/gc__done
+  // The network interfaces' byte counters again between the host counter samples, this many times a second
+  // (0, or not above counter_hz: only with the other counters): a link's traffic placed on steps of 50-100 ms,
+  // which 10 Hz samples blur into their neighbours. A few /proc/PID/net/dev reads each.
+  double link_hz = 50;
+  bool probes = true;     // collective and CUDA uprobes
+  bool python_gc = true;  // USDT python:gc__start/gc__done
   bool follow_children = true;
   std::vector<std::string> libraries;  // extra libraries (files or directories) to search for probe points
   std::vector<std::string> pythons;    // extra python binaries for the GC probes

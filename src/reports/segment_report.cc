@@ -144,6 +144,11 @@ nlohmann::ordered_json SegmentToJson(const RecordedSegment& seg) {
   std::map<std::string, size_t> series_by_name;
   for (const auto& s : seg.series) ++series_by_name[s.name];
   j["counter_series"] = series_by_name;
+  // Rows per counter name (over its series): how often each was read (the links more often: --link-hz).
+  std::map<std::string, size_t> rows_by_name;
+  for (const CounterRow& row : d.counters)
+    if (row.series < seg.series.size()) ++rows_by_name[seg.series[row.series].name];
+  j["counter_rows"] = rows_by_name;
   j["probes"] = seg.probes.size();
   j["dropped_events"] = seg.dropped_events;
   if (seg.dropped_events > 0) j["skip_reasons"] = SkipReasonsJson(DroppedCounts(seg));

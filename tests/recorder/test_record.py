@@ -99,6 +99,11 @@ def test_ddp_allreduce_count(tmp):
     expect(seg["rows"]["counter"] > 0, "no counter samples")
     for series in ("proc.oncpu_ns", "proc.runq_wait_ns", "cpu.busy_pct", "net.rx_bytes"):
         expect(series in seg["counter_series"], f"counter series {series} missing")
+    # The interfaces' byte counters are read at --link-hz (50) between the 10 Hz host counter samples: several
+    # times as many rows per series as a process counter's (5x when the loop keeps time; a busy machine delays both).
+    per_series = {n: seg["counter_rows"][n] / seg["counter_series"][n] for n in ("net.rx_bytes", "proc.oncpu_ns")}
+    expect(per_series["net.rx_bytes"] >= 2.5 * per_series["proc.oncpu_ns"],
+           f"link counters not read between the host counter samples: rows per series {per_series}")
     expect(seg["rows"]["sample"] > 0, "no CPU stack samples")
     expect(seg["dropped_events"] == 0, f"{seg['dropped_events']} events dropped")
     d = diagnose(tmp)

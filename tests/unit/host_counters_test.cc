@@ -463,6 +463,43 @@ TEST(HostCounterNetDev, OneReadPerNamespaceLabelledByInterface) {
   EXPECT_DOUBLE_EQ(*b.Get("net.rx_bytes", 201, -1, "eth0"), 11);
 }
 
+TEST(HostCounterNetDev, LinkSamplesReadTheInterfacesAloneIntoTheFullSamplesSeries) {
+  // The recorder's faster link sampling (RecordOptions::link_hz): between full samples, each namespace's
+  // interface counters and nothing else, in the same series as the full samples' (a step's traffic is one series
+  // read more often, not a second series).
+  FakeRoot root;
+  const std::string header =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+      "carrier compressed\n";
+  auto dev = [&](uint64_t rx) {
+    return header + "  eth0: " + std::to_string(rx) + " 1 0 0 0 0 0 0 22 2 0 0 0 0 0 0\n";
+  };
+  root.Write("proc/net/dev", dev(5000));
+  root.Write("proc/self/ns/net", "");
+  root.Write("proc/ns_b", "");
+  root.Process(200, 1, 0, 10, {{200, 10, 1, 1, 1, 1}});
+  root.Link("proc/ns_b", "proc/200/ns/net");
+  root.Write("proc/200/net/dev", dev(11));
+  HostCounterSampler sampler(root.Options());
+  sampler.SetPids({200});
+  const Sampled full = SampleOnce(sampler, 1);
+  const size_t series_after_full = sampler.series().size();
+  root.Write("proc/200/net/dev", dev(4096));
+  Sampled links{&sampler, {}};
+  sampler.SampleLinks(2, &links.samples);
+  EXPECT_DOUBLE_EQ(*links.Get("net.rx_bytes", 200, -1, "eth0"), 4096);
+  EXPECT_DOUBLE_EQ(*links.Get("net.rx_bytes", -1, -1, "eth0"), 5000);
+  EXPECT_EQ(sampler.series().size(), series_after_full) << "no new series: the full sample's, read again";
+  for (const CounterSample& s : links.samples) {
+    EXPECT_TRUE(sampler.series()[s.series].name.starts_with("net.")) << sampler.series()[s.series].name;
+    EXPECT_EQ(s.ts_ns, 2u);
+  }
+  EXPECT_GT(full.samples.size(), links.samples.size()) << "the process's own counters are not read";
+  EXPECT_EQ(links.Count("proc."), 0u);
+  EXPECT_EQ(sampler.stats().samples, 1u) << "a link sample is not a full sample";
+}
+
 TEST(HostCounterDiskstats, SkipsLoopRamAndPartitionsAndScalesUnits) {
   FakeRoot root;
   root.Write("proc/diskstats",

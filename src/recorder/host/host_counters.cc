@@ -29,14 +29,22 @@ void HostCounterSampler::SetPids(const std::vector<int>& pids) {
   pids_ = pids;
 }
 
-void HostCounterSampler::Sample(uint64_t ts_ns, std::vector<CounterSample>* out) {
-  {
-    std::lock_guard<std::mutex> lock(pids_mutex_);
-    if (sampled_pids_ != pids_) {
-      sampled_pids_ = pids_;
-      processes_->Retain(sampled_pids_);
-    }
+void HostCounterSampler::TakePids() {
+  std::lock_guard<std::mutex> lock(pids_mutex_);
+  if (sampled_pids_ != pids_) {
+    sampled_pids_ = pids_;
+    processes_->Retain(sampled_pids_);
   }
+}
+
+void HostCounterSampler::SampleLinks(uint64_t ts_ns, std::vector<CounterSample>* out) {
+  TakePids();
+  CounterSink sink(&table_, &diag_, ts_ns, out);
+  net_->Sample(sampled_pids_, sink, /*with_links=*/false);
+}
+
+void HostCounterSampler::Sample(uint64_t ts_ns, std::vector<CounterSample>* out) {
+  TakePids();
   ++diag_.stats.samples;
   CounterSink sink(&table_, &diag_, ts_ns, out);
   cpu_->Sample(sink);

@@ -51,6 +51,10 @@ class HostCounterSampler {
   void SetPids(const std::vector<int>& pids);
   /// Reads everything once and appends the values, stamped `ts_ns` (CLOCK_MONOTONIC), to *out.
   void Sample(uint64_t ts_ns, std::vector<CounterSample>* out);
+  /// Reads the network interfaces' byte and packet counters only (no link capacity or queues), for the
+  /// recorder's faster link sampling between full samples (RecordOptions::link_hz): a few /proc/PID/net/dev
+  /// reads, one per network namespace.
+  void SampleLinks(uint64_t ts_ns, std::vector<CounterSample>* out);
   /// All series seen so far; a sample's `series` is an index into this.
   const std::vector<CounterSeries>& series() const { return table_.series(); }
   /// Warnings since the last call, each distinct one once per sampler (e.g. "NVML not available: ...").
@@ -73,6 +77,8 @@ class HostCounterSampler {
   std::unique_ptr<InfinibandReader> infiniband_;
   std::unique_ptr<NvmlReader> nvml_;
   bool nvml_tried_ = false;
+
+  void TakePids();  // the pids SetPids gave last, for this sample
 };
 
 }  // namespace strata::recorder

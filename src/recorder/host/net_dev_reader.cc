@@ -63,12 +63,13 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
   });
 }
 
-void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
+void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links) {
+  LinkReader* const links = with_links ? links_.get() : nullptr;
   const auto own = NamespaceInode(proc_root_ + "/self/ns/net");
   ReadNetDev(proc_root_ + "/net/dev", -1, sink);
   std::vector<uint64_t> sampled;
-  if (links_ && own) {
-    links_->Sample(*own, -1, interfaces_, sink);
+  if (links && own) {
+    links->Sample(*own, -1, interfaces_, sink);
     sampled.push_back(*own);
   }
 
@@ -91,12 +92,12 @@ void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
                                    [&](const auto& entry) { return entry.first == current && entry.second == ns; });
     if (!alive) it->second = pid;
     ReadNetDev(proc_root_ + "/" + std::to_string(it->second) + "/net/dev", it->second, sink);
-    if (links_) {
-      links_->Sample(inode, it->second, interfaces_, sink);
+    if (links) {
+      links->Sample(inode, it->second, interfaces_, sink);
       sampled.push_back(inode);
     }
   }
-  if (links_) links_->Retain(sampled);
+  if (links) links->Retain(sampled);
 }
 
 }  // namespace strata::recorder

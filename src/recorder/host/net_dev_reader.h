@@ -4,7 +4,8 @@
 // namespace's series carry the pid of one traced process in it (kept while that process is traced and
 // alive), and every traced pid gets a "net.ns_inode" gauge so that any rank can be mapped to its
 // namespace's series. Series: net.{rx,tx}_{bytes,packets,errs,drop}, cumulative, label = interface; with
-// `links`, each namespace's link capacity and queue statistics too (LinkReader, same pid).
+// `links`, each namespace's link capacity and queue statistics too (LinkReader, same pid), except in a
+// Sample(..., false): the interface counters alone, cheap enough to read between the other counters' samples.
 #pragma once
 
 #include <memory>
@@ -22,7 +23,8 @@ class NetDevReader {
  public:
   NetDevReader(const std::string& proc_root, bool links)
       : proc_root_(proc_root), links_(links ? std::make_unique<LinkReader>(proc_root) : nullptr) {}
-  void Sample(const std::vector<int>& pids, CounterSink& sink);
+  /// Reads each namespace's interface counters; with `with_links`, its link capacity and queues too.
+  void Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links = true);
 
  private:
   void ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink);
