@@ -157,6 +157,13 @@ LINK_FAULTS = ("network_contention", "intermittent_network_contention")
 # and sped the link up (slow_communication at 0.08, seeds 98100+: 359 -> 521 Mbit/s at 4 ranks, 0.08 ms taken of
 # 5.8 intended), as the pace undershot at 8 ranks.
 TRANSFER_TUNED = ("slow_communication",) + LINK_FAULTS
+# Outside faults tuned by the fault rank's arrival lateness (tune_share): how much later its last gradient was
+# ready than the latest of its peers' (every rank shares its arrival in the unrecorded steps: one all_gather of
+# a number). cpu_throttling was tuned by the rank's run-queue wait until 2026-12-06, but part of that wait falls
+# where the rank would have waited anyway: at 0.08 on 2 ranks (target 2.9 ms) the tuned quota made it wait
+# 2.8 ms a step and arrive 1.1-1.2 ms late (held-out runs at 664373b and 90801bd), and it arrived -0.4 to 3.7 ms
+# late over six runs, under strata's minimum effect in four. The truth's took measure stays the run-queue wait.
+ARRIVAL_TUNED = ("cpu_throttling",)
 BASE_LAYER_MS = 3.0  # emulated device time per forward layer with at most one rank per core
 # A core whose timed work before the job takes this many times the fastest core's is measurably slower: floating
 # ranks are kept off it (this VM's host runs one of its 2 cores 60-100 % slower for whole runs).
@@ -199,18 +206,20 @@ def wait_steps(a):
 
 class WarmupFeedback:
     """What an outside fault's tuning has seen: its measure in the baseline iterations (fault off), then per
-    fault-on unrecorded step (the knob's setting, the measure beyond the least baseline value: a spike in one
-    baseline step would hide the fault). tune_cut and tune_share read `seen`."""
+    fault-on unrecorded step (the knob's setting, the measure beyond the baseline's `reference`: by default its
+    least value, as a spike in one baseline step would hide the fault; the median for a measure that swings
+    both ways, as a rank's arrival against its latest peer does, where the least value would be its largest
+    lead). tune_cut and tune_share read `seen`."""
 
-    def __init__(self):
-        self.base, self.seen = [], []
+    def __init__(self, reference=min):
+        self.base, self.seen, self.reference = [], [], reference
 
     def observe(self, it, hit, knob, value):
         """Takes one unrecorded iteration's measure; True when it was a fault-on step (a correction is due)."""
         if it in injectors.base.BASELINE_ITERS:
             self.base.append(value)
         elif hit and self.base:
-            self.seen.append((knob, value - min(self.base)))
+            self.seen.append((knob, value - self.reference(self.base)))
             return True
         return False
 
@@ -252,11 +261,12 @@ def tune_stall(stall_s, oversleeps, target_s):
 
 
 def tune_share(history, target_ms):
-    """cpu_throttling's next quota as a share of the period, from the steps so far [(share, ms the rank waited
-    for its core beyond its baseline)], the last one the share now (the first: its baseline CPU time per step at
-    share 1/2, see first_share). A rank that needs D ms of CPU a step and gets a share s of a core runs its
-    bursts at rate s: it waits about D (1/s - 1) more. Each step implies a D; their median (one step's wait
-    scatters, as the compute faults tune from their median unit cost) gives the share whose wait is the target,
+    """cpu_throttling's next quota as a share of the period, from the steps so far [(share, ms the rank arrived
+    later than its latest peer beyond its baseline: ARRIVAL_TUNED)], the last one the share now (the first: its
+    baseline CPU time per step at share 1/2, see first_share). A rank that needs D ms of CPU a step before it
+    arrives and gets a share s of a core runs its bursts at rate s: it arrives about D (1/s - 1) later. Each step
+    implies a D; their median (one step's lateness scatters, as the compute faults tune from their median unit
+    cost) gives the share whose lateness is the target,
     D / (D + target), moved by at most a factor 2 from the share now (halved when the median saw no wait),
     within MIN_SHARE..1."""
     share = history[-1][0]
@@ -292,6 +302,16 @@ def tune_link_rate(history, target_ms, link_mbit):
     implied = statistics.median(slowed) if slowed and last > 0 else 0.0
     wanted = 0.5 * rate if implied <= 0 else 1.0 / (target_ms / implied + 1.0 / link_mbit)
     return bounded_move(rate, wanted, 0.01 * link_mbit, float(link_mbit))
+
+
+def arrival_lateness_ms(ready_by_rank, rank):
+    """How much later `rank`'s last gradient was ready than the latest of its peers', in ms (negative: earlier),
+    from every rank's ready time (time.monotonic: one clock for every process of the machine): what it makes the
+    others wait when positive (ARRIVAL_TUNED). Not clipped at 0: the tuning takes the fault-on steps' value less
+    the baseline's, and a rank that arrived early with the fault off must first lose that lead (clipped, a rank
+    12 ms early in its baseline read as never late, and its quota fell to the least)."""
+    peers = [t for r, t in enumerate(ready_by_rank) if r != rank]
+    return (ready_by_rank[rank] - max(peers)) * 1e3 if peers else 0.0
 
 
 def first_share(cpu_ms, target_ms):
@@ -828,7 +848,7 @@ def worker(a):
     toggle = json.loads(os.environ["LAB_TOGGLE"]) if faulty and os.environ.get("LAB_TOGGLE") else None
     fault_state = {"on": None}
     thr = {}  # cpu_throttling's quota, tuned unless --quota was given
-    thr_feedback = WarmupFeedback()
+    thr_feedback = WarmupFeedback(reference=statistics.median)  # the rank's arrival lateness (ARRIVAL_TUNED)
     pace = dict(toggle["pace"]) if toggle is not None and "pace" in toggle else None  # network_contention's cap
     pace_feedback = WarmupFeedback()
     link_rate = dict(toggle["rate"]) if toggle is not None and "rate" in toggle else None  # slow_communication's
@@ -963,14 +983,19 @@ def worker(a):
                 begin_before_step(it, label)
             else:
                 end_in_step(it, label)
-            last_ready = marks["ready"]
+            last_ready, arrival_late_ms = marks["ready"], 0.0
             if a.fault in TRANSFER_TUNED and not recording:  # every rank, in the same unrecorded iterations
                 last = torch.tensor([marks["ready"]], dtype=torch.float64)
                 dist.all_reduce(last, op=dist.ReduceOp.MAX)
                 last_ready = last.item()
+            if a.fault in ARRIVAL_TUNED and not recording:  # every rank, in the same unrecorded iterations
+                ready_by_rank = [torch.zeros(1, dtype=torch.float64) for _ in range(world)]
+                dist.all_gather(ready_by_rank, torch.tensor([marks["ready"]], dtype=torch.float64))
+                arrival_late_ms = arrival_lateness_ms([t.item() for t in ready_by_rank], rank)
             now = time.perf_counter()
             steps_seen.append((label, recording, hit, injected["s"] * 1e3, (now - t_step) * 1e3,
-                               {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_last_ready": last_ready, "t_bwd": t_bwd,
+                               {"iter": it, "t0": t0, "t_ready": marks["ready"], "t_last_ready": last_ready,
+                                "arrival_late_ms": arrival_late_ms, "t_bwd": t_bwd,
                                 "t_end": time.monotonic(), "cpu_ms": (time.process_time() - cpu0) * 1e3,
                                 "probe_ms": list(probe_ms), "table_ms": table.get("ms", 0.0),
                                 **kernel_deltas(kernel0, thread_kernel_counters())}))
@@ -978,8 +1003,9 @@ def worker(a):
                 if mem_feedback.observe(it, hit, mem["cut_mb"], table["ms"]):  # the table reads' lost time
                     mem["cut_mb"] = tune_cut(mem_feedback.seen, target_s * 1e3, a.table_mb)
             if a.fault == "cpu_throttling" and faulty and not recording and a.defaulted.get("quota"):
-                # its wait for its core; the share exists once the fault was switched on (baseline steps: None)
-                if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["rq_wait_ms"]) and thr:
+                # its arrival lateness (ARRIVAL_TUNED); the share exists once the fault was switched on (baseline
+                # steps: None)
+                if thr_feedback.observe(it, hit, thr.get("share"), steps_seen[-1][5]["arrival_late_ms"]) and thr:
                     thr["share"] = tune_share(thr_feedback.seen, target_s * 1e3)
                     set_quota()
             t = steps_seen[-1][5]

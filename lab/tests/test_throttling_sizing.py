@@ -1,6 +1,7 @@
 """cpu_throttling's size (issue 47): the quota, as a share of its period, starts from the rank's own CPU time per
-step with the fault off and is corrected once per fault-on unrecorded step by how much longer the rank waited for
-its core than in its baseline (lab/ddp_job.py first_share, tune_share). A fixed quota of 0.09 / magnitude made
+step with the fault off and is corrected once per fault-on unrecorded step by how much later the rank arrived than
+its latest peer (lab/ddp_job.py first_share, tune_share, arrival_lateness_ms; by its wait for its core, which
+overstated what the rank made its peers wait, until 2026-12-06). A fixed quota of 0.09 / magnitude made
 the fault rank wait under 2 ms a step in 6 of 18 throttling cases of two held-out runs (magnitudes 0.08 and
 0.15) and 130-220 ms at 0.6 (target 43 ms). Checked on a simulated rank: a rank needing D ms of CPU a step at a
 share s waits D (1/s - 1) more, each step scattered by up to 2x either way. No job is started.
@@ -53,6 +54,49 @@ class ShareTuning(unittest.TestCase):
                         share = ddp_job.tune_share(seen, target)
                     near += target / 1.6 <= cpu * (1 / share - 1) <= 1.6 * target
                 self.assertGreaterEqual(near, 9, f"target {target} ms, {cpu} ms of CPU a step")
+
+
+class ArrivalLateness(unittest.TestCase):
+    """The measure the share is tuned by (ddp_job.ARRIVAL_TUNED): the rank's lateness behind its latest peer."""
+
+    def test_it_is_the_gap_to_the_latest_peer_in_ms_negative_when_early(self):
+        self.assertAlmostEqual(ddp_job.arrival_lateness_ms([10.000, 10.003], 1), 3.0)
+        self.assertAlmostEqual(ddp_job.arrival_lateness_ms([10.000, 10.003], 0), -3.0,
+                               msg="early: a lead the fault must first take away (the baseline is subtracted)")
+        self.assertAlmostEqual(ddp_job.arrival_lateness_ms([10.001, 10.0045, 10.002, 10.000], 1), 2.5,
+                               msg="behind the latest peer, not the median")
+        self.assertAlmostEqual(ddp_job.arrival_lateness_ms([10.002, 10.002], 0), 0.0, msg="arriving together")
+
+    def test_relabelling_the_ranks_moves_the_lateness_with_them(self):
+        rng = random.Random(4747)
+        for _ in range(200):
+            ready = [rng.uniform(0, 0.05) for _ in range(rng.randint(2, 8))]
+            order = list(range(len(ready)))
+            rng.shuffle(order)
+            moved = [ready[i] for i in order]
+            for new_rank, old_rank in enumerate(order):
+                self.assertAlmostEqual(ddp_job.arrival_lateness_ms(moved, new_rank),
+                                       ddp_job.arrival_lateness_ms(ready, old_rank))
+            self.assertLessEqual(sum(ddp_job.arrival_lateness_ms(ready, r) > 0 for r in range(len(ready))), 1,
+                                 "only the last to arrive is late")
+
+
+    def test_the_tuning_reads_the_lateness_beyond_the_baselines_median(self):
+        # A measure that swings both ways (a rank 4 ms ahead of its latest peer in one baseline step, 2 ms behind
+        # in the other): a fault-on step 3 ms late is 4 ms beyond their median, but would read 7 ms beyond the
+        # least value (the rank's largest lead), and the tuning would throttle too little; the memory and link
+        # faults keep the least value.
+        base_iters = sorted(ddp_job.injectors.base.BASELINE_ITERS)
+        feedback = ddp_job.WarmupFeedback(reference=ddp_job.statistics.median)
+        for it, value in zip(base_iters, (-4.0, 2.0)):
+            self.assertFalse(feedback.observe(it, False, None, value))
+        self.assertTrue(feedback.observe(max(base_iters) + 1, True, 0.5, 3.0))
+        self.assertEqual(feedback.seen, [(0.5, 4.0)])
+        least = ddp_job.WarmupFeedback()
+        for it, value in zip(base_iters, (-4.0, 2.0)):
+            least.observe(it, False, None, value)
+        least.observe(max(base_iters) + 1, True, 0.5, 3.0)
+        self.assertEqual(least.seen, [(0.5, 7.0)])
 
 
 class Period(unittest.TestCase):
