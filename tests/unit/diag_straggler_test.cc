@@ -125,14 +125,17 @@ TEST(DiagStraggler, IntermittentStragglerWithItsSteps) {
 }
 
 TEST(DiagStraggler, IntermittentLatenessMustStandOutMoreThanPersistentLateness) {
-  // Three of nine steps late by 4 ms (about 4 % of the ~102 ms step: over the minimum effect, under twice
-  // it): what a busy machine does to one rank now and then. Not a straggler; at 8 ms (about 8 %), one.
-  for (const auto& [extra_ms, expect] : {std::pair{4, false}, std::pair{8, true}}) {
-    const int64_t extra = extra_ms * kMs;
+  // Three of nine steps late by 3.4 ms (about 3.3 % of the ~102 ms step: over the minimum effect, under the
+  // 1.2x of it a cluster's step needs with quiet peers, thresholds::kClusterAboveNoiseMultiple): what a busy
+  // machine does to one rank now and then. Not a straggler; at 4 ms (about 4 %, above the quiet peers by more
+  // than the minimum effect) and at 8 ms (about 8 %), one. (4 ms was a busy machine's hiccup until 2026-12-06,
+  // at 1.5x; at 1.2x none of the 108 kept clean lab jobs of seeds 27000-32999 names a straggler: bench/rejudge.)
+  for (const auto& [extra_us, expect] : {std::pair{3400, false}, std::pair{4000, true}, std::pair{8000, true}}) {
+    const int64_t extra = extra_us * kUs;
     const TraceStore store = LoadDdp(Job(4, 9, [extra](int r, int s) { return r == 1 && s % 3 == 2 ? extra : 0; }));
     const StragglerAnalysis sa = LocateStragglers(BuildModels(store)->phases, 4);
-    EXPECT_EQ(sa.late_pairs, 3u) << extra_ms;
-    EXPECT_EQ(!sa.stragglers.empty(), expect) << extra_ms;
+    EXPECT_EQ(sa.late_pairs, 3u) << extra_us;
+    EXPECT_EQ(!sa.stragglers.empty(), expect) << extra_us;
   }
 }
 

@@ -18,11 +18,13 @@ bool OutOfTheNoise(double lateness, double at, const LatenessRule& rule) {
   return lateness >= rule.well_late_multiple * at && BeyondTheNoise(lateness, at, rule);
 }
 
-// Whether a late step counts toward a cluster (lateness_rule.h): well late, or late by
-// kClusterAboveNoiseMultiple x late_share and beyond the noise.
-bool CountsForACluster(double lateness, double at, const LatenessRule& rule) {
+// Whether a clearly late step counts toward a cluster (lateness_rule.h): well late, or late by
+// kClusterAboveNoiseMultiple x late_share and beyond the noise: the peers' and the rank's own outside its clearly
+// late steps (`own_rest_worst`).
+bool CountsForACluster(double lateness, double at, double own_rest_worst, const LatenessRule& rule) {
   return lateness >= rule.well_late_multiple * at ||
-         (lateness >= thresholds::kClusterAboveNoiseMultiple * at && BeyondTheNoise(lateness, at, rule));
+         (lateness >= thresholds::kClusterAboveNoiseMultiple * at && BeyondTheNoise(lateness, at, rule) &&
+          lateness - own_rest_worst >= at);
 }
 
 // Whether a late step is clearly late (lateness_rule.h): near the rank's worst step, or well late beyond
@@ -32,6 +34,21 @@ bool ClearlyLate(double lateness, double at, double cut, bool after_effect, cons
   if (lateness >= cut) return true;
   if (!OutOfTheNoise(lateness, at, rule)) return false;
   return rule.clear_above_noise || !after_effect;
+}
+
+// The rank's largest lateness in the steps outside `clear` (0 when none is late at all): its own share of the
+// job's noise.
+double OwnWorstOutside(const std::vector<double>& lateness, size_t steps, const std::vector<size_t>& clear) {
+  double worst = 0;
+  size_t next = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    if (next < clear.size() && clear[next] == s) {
+      ++next;
+      continue;
+    }
+    worst = std::max(worst, lateness[s]);
+  }
+  return worst;
 }
 
 // Late in most steps, yet intermittent (lateness_rule.h): a cluster of fewer than persistent_share of the
@@ -84,9 +101,11 @@ RankLateness JudgeRankLateness(const std::vector<double>& lateness, const std::v
     out.clear_least = out.clear.empty() ? lateness[s] : std::min(out.clear_least, lateness[s]);
     out.clear.push_back(s);
     out.clear_sum += lateness[s];
-    if (CountsForACluster(lateness[s], at, rule)) ++well_late;
     if (lateness[s] >= rule.very_late_multiple * at) ++very_late;
   }
+  const double own_rest_worst = OwnWorstOutside(lateness, steps, out.clear);
+  for (size_t s : out.clear)
+    if (CountsForACluster(lateness[s], rule.late_share * step_time[s], own_rest_worst, rule)) ++well_late;
   out.cluster = well_late >= thresholds::kWellLateSteps || very_late >= thresholds::kVeryLateSteps;
   const double persistent_steps = rule.persistent_share * static_cast<double>(steps);
   out.persistent = !out.late.empty() && static_cast<double>(out.late.size()) >= persistent_steps &&

@@ -44,10 +44,14 @@ inline constexpr double kVeryLateMultiple = 4.0;
 inline constexpr size_t kVeryLateSteps = 2;
 /// ... or kWellLateSteps clearly late steps late by this multiple of the minimum effect and by the minimum effect
 /// more than the job's noise (the peers' worst step): a fault of 6 % of a step in its three steps of nine beside
-/// a peer never later than 1 % (lateness_rule.h). Not less: one rank 3-4 % late in a few steps is what a busy
-/// machine produces by itself (above), and noise under twice the minimum effect must name no one (generated
-/// jobs, StragglerGenerated.CleanJobsWithNoiseUnderTwiceTheMinimumEffectNameNoStraggler).
-inline constexpr double kClusterAboveNoiseMultiple = 1.5;
+/// a peer never later than 1 % (lateness_rule.h). The second condition is what keeps a busy machine's hiccups
+/// out (one rank 3-4 % late in a few steps, above: its peers are as late elsewhere), and noise under twice the
+/// minimum effect must name no one (generated jobs,
+/// StragglerGenerated.CleanJobsWithNoiseUnderTwiceTheMinimumEffectNameNoStraggler). 1.5 until 2026-12-06: the
+/// lab's intermittent slow compute at 0.08 on 2 ranks (held-out run at 90801bd, seed 32000+) was late 4.9, 3.8
+/// and 3.8 % in its three steps and never over 0.4 % elsewhere, its peer never over 0.1 %, and was missed. At
+/// 1.2, the 702 kept lab jobs of seeds 27000-32999 (108 clean) change in that one verdict only (bench/rejudge).
+inline constexpr double kClusterAboveNoiseMultiple = 1.2;
 /// An intermittent straggler must dominate the job's lateness, or the slowest rank merely rotates: most of
 /// the late (step, rank) pairs are its own, or its clearly late steps carry this share of all lateness.
 inline constexpr double kDominantBlameShare = 2.0 / 3.0;
