@@ -220,6 +220,14 @@ double OtherRanksMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int3
   return PeerMedian(peers, [field](const RankLayerMetrics* p) { return p->*field; });
 }
 
+// The rank's wait for a CPU on waking from an uninterruptible sleep beyond its peers' median, never below 0:
+// the sleep's cost (memory_pressure, io_stall count it with the sleep), not the displaced threads'
+// (cpu_contention leaves it out).
+double WakingFromSleepExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int32_t rank) {
+  return std::max(0.0, metrics.at(rank).runq_after_dstate_share -
+                           OtherRanksMedian(metrics, rank, &RankLayerMetrics::runq_after_dstate_share));
+}
+
 // The bytes per second on the rank's own link and its peers' median, with the capacity of its busiest link (0
 // when the recording did not measure it); nullopt without per-rank namespaces: network_contention's evidence
 // (TrafficEvidence, cause_choice.h).
@@ -459,8 +467,8 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   // alike, so its arrival lateness is only the part of the link's cost that fell on it, often a step or two;
   // applying the judgement replaces it with the link.)
   RecordingJudgement::AddedStragglers link;
-  const double peer_bytes = OtherRanksMedian(metrics, rank, &RankLayerMetrics::net_bytes_per_s);
-  const bool foreign_traffic = ForeignTraffic(metrics, rank);
+  const std::optional<LinkLoad> load = LinkLoadOf(metrics, rank);  // the link's bytes, once for every use below
+  const bool foreign_traffic = load && LinkCarriesForeignTraffic(TrafficSource::kRecording, *load);
 
   Straggler s;
   s.rank = rank;
@@ -474,8 +482,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
 
   Finding& f = link.finding;
   // Effect: the time its link is busy; evidence: the part of it beyond its peers' (cause_choice.h).
-  SetCause(foreign_traffic ? NameCause(TrafficEvidence{TrafficSource::kRecording, *LinkLoadOf(metrics, rank), excess,
-                                                       m.link_busy_share})
+  SetCause(foreign_traffic ? NameCause(TrafficEvidence{TrafficSource::kRecording, *load, excess, m.link_busy_share})
                            : NameCause(PatternEvidence{
                                  .pattern = Pattern::kSlowerLink, .explained = excess, .effect = m.link_busy_share}),
            &f);
@@ -484,12 +491,12 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   f.ranks = {rank};
   f.impact_pct = RoundTo(100 * cost_share, 2);
   f.outside_whatif = true;  // every rank waits alike: the traces' ideal step carries it too
-  const std::string what = foreign_traffic
-                               ? fmt::format(
-                                     "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': "
-                                     "other traffic shares its link, busy {:.1f} % of the time",
-                                     m.net_bytes_per_s / 1e6, peer_bytes / 1e6, 100 * m.link_busy_share)
-                               : LinkWhat(metrics, rank);
+  const std::string what =
+      foreign_traffic ? fmt::format(
+                            "its network interfaces moved {:.1f} MB/s against {:.1f} MB/s on its peers': "
+                            "other traffic shares its link, busy {:.1f} % of the time",
+                            load->bytes_per_s.own / 1e6, load->bytes_per_s.peers / 1e6, 100 * m.link_busy_share)
+                      : LinkWhat(metrics, rank);
   f.summary = fmt::format(
       "rank {}'s link holds up the collectives of every rank by about {:.1f} % of the step: {} "
       "(not seen in the traces: every rank waits alike)",
@@ -743,7 +750,7 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
   auto excess = [&](double RankLayerMetrics::*field) { return m.*field - OtherRanksMedian(metrics, rank, field); };
   const double foreign = excess(&RankLayerMetrics::runq_foreign_share);
   const double displaced = excess(&RankLayerMetrics::runq_share) - excess(&RankLayerMetrics::runq_idle_share) -
-                           std::max(0.0, excess(&RankLayerMetrics::runq_after_dstate_share));
+                           WakingFromSleepExcess(metrics, rank);
   const std::string who = m.top_foreign.empty() ? "another process" : m.top_foreign;
   if (foreign <= 0 || displaced <= foreign || foreign < thresholds::kForeignShareOfDisplacedWait * displaced)
     return RecordedCandidate{
@@ -810,8 +817,7 @@ std::vector<RecordedCandidate> RecordedCandidates(const std::map<int32_t, RankLa
   // An uninterruptible sleep costs the sleep and the wait for a CPU on waking from it: on a core other threads
   // want, the latter can outweigh the former (the lab's memory pressure at 4 and 8 ranks on 2 cores, seeds
   // 31000+: 1.5-3x; at 2 ranks 0.1-0.2x).
-  const double dstate =
-      excess(&RankLayerMetrics::dstate_share) + std::max(0.0, excess(&RankLayerMetrics::runq_after_dstate_share));
+  const double dstate = excess(&RankLayerMetrics::dstate_share) + WakingFromSleepExcess(metrics, rank);
   const bool memory_signal = excess(&RankLayerMetrics::majflt_per_s) > thresholds::kMemoryFaultsPerS ||
                              excess(&RankLayerMetrics::memcg_fail_per_s) > 0;
   // Under memory pressure the time goes to blocking on faults (uninterruptible sleep) and to fault handling
