@@ -464,9 +464,9 @@ TEST(HostCounterNetDev, OneReadPerNamespaceLabelledByInterface) {
 }
 
 TEST(HostCounterNetDev, LinkSamplesReadTheInterfacesAloneIntoTheFullSamplesSeries) {
-  // The recorder's faster link sampling (RecordOptions::link_hz): between full samples, each namespace's
-  // interface counters and nothing else, in the same series as the full samples' (a step's traffic is one series
-  // read more often, not a second series).
+  // The recorder's faster link sampling (RecordOptions::link_hz): between full samples, the byte counters of
+  // the namespaces the last full sample read and nothing else, in the same series as the full samples' (a step's
+  // traffic is one series read more often, not a second series).
   FakeRoot root;
   const std::string header =
       "Inter-|   Receive                                                |  Transmit\n"
@@ -483,6 +483,9 @@ TEST(HostCounterNetDev, LinkSamplesReadTheInterfacesAloneIntoTheFullSamplesSerie
   root.Write("proc/200/net/dev", dev(11));
   HostCounterSampler sampler(root.Options());
   sampler.SetPids({200});
+  Sampled before{&sampler, {}};
+  sampler.SampleLinks(1, &before.samples);
+  EXPECT_TRUE(before.samples.empty()) << "no namespace known before a full sample";
   const Sampled full = SampleOnce(sampler, 1);
   const size_t series_after_full = sampler.series().size();
   root.Write("proc/200/net/dev", dev(4096));
@@ -490,6 +493,9 @@ TEST(HostCounterNetDev, LinkSamplesReadTheInterfacesAloneIntoTheFullSamplesSerie
   sampler.SampleLinks(2, &links.samples);
   EXPECT_DOUBLE_EQ(*links.Get("net.rx_bytes", 200, -1, "eth0"), 4096);
   EXPECT_DOUBLE_EQ(*links.Get("net.rx_bytes", -1, -1, "eth0"), 5000);
+  EXPECT_DOUBLE_EQ(*links.Get("net.tx_bytes", 200, -1, "eth0"), 22);
+  EXPECT_FALSE(links.Get("net.rx_packets", 200, -1, "eth0").has_value()) << "bytes only";
+  EXPECT_FALSE(links.Get("net.ns_inode", 200).has_value()) << "no namespace lookup per pid";
   EXPECT_EQ(sampler.series().size(), series_after_full) << "no new series: the full sample's, read again";
   for (const CounterSample& s : links.samples) {
     EXPECT_TRUE(sampler.series()[s.series].name.starts_with("net.")) << sampler.series()[s.series].name;
@@ -498,6 +504,19 @@ TEST(HostCounterNetDev, LinkSamplesReadTheInterfacesAloneIntoTheFullSamplesSerie
   EXPECT_GT(full.samples.size(), links.samples.size()) << "the process's own counters are not read";
   EXPECT_EQ(links.Count("proc."), 0u);
   EXPECT_EQ(sampler.stats().samples, 1u) << "a link sample is not a full sample";
+  // A process in a namespace of its own that appears after the full sample is read from the next full one on.
+  root.Write("proc/ns_c", "");
+  root.Process(300, 1, 0, 10, {{300, 10, 1, 1, 1, 1}});
+  root.Link("proc/ns_c", "proc/300/ns/net");
+  root.Write("proc/300/net/dev", dev(77));
+  sampler.SetPids({200, 300});
+  Sampled early{&sampler, {}};
+  sampler.SampleLinks(3, &early.samples);
+  EXPECT_FALSE(early.Get("net.rx_bytes", 300, -1, "eth0").has_value());
+  SampleOnce(sampler, 4);
+  Sampled later{&sampler, {}};
+  sampler.SampleLinks(5, &later.samples);
+  EXPECT_DOUBLE_EQ(*later.Get("net.rx_bytes", 300, -1, "eth0"), 77);
 }
 
 TEST(HostCounterDiskstats, SkipsLoopRamAndPartitionsAndScalesUnits) {

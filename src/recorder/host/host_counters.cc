@@ -38,9 +38,8 @@ void HostCounterSampler::TakePids() {
 }
 
 void HostCounterSampler::SampleLinks(uint64_t ts_ns, std::vector<CounterSample>* out) {
-  TakePids();
   CounterSink sink(&table_, &diag_, ts_ns, out);
-  net_->Sample(sampled_pids_, sink, /*with_links=*/false);
+  net_->SampleBytes(sink);
 }
 
 void HostCounterSampler::Sample(uint64_t ts_ns, std::vector<CounterSample>* out) {

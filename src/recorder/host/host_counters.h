@@ -51,9 +51,9 @@ class HostCounterSampler {
   void SetPids(const std::vector<int>& pids);
   /// Reads everything once and appends the values, stamped `ts_ns` (CLOCK_MONOTONIC), to *out.
   void Sample(uint64_t ts_ns, std::vector<CounterSample>* out);
-  /// Reads the network interfaces' byte and packet counters only (no link capacity or queues), for the
-  /// recorder's faster link sampling between full samples (RecordOptions::link_hz): a few /proc/PID/net/dev
-  /// reads, one per network namespace.
+  /// Reads the network interfaces' byte counters only (net.{rx,tx}_bytes; no packets, capacity or queues) of
+  /// the namespaces the last Sample() read, for the recorder's faster link sampling between full samples
+  /// (RecordOptions::link_hz): one /proc/PID/net/dev read per network namespace. Nothing before a Sample().
   void SampleLinks(uint64_t ts_ns, std::vector<CounterSample>* out);
   /// All series seen so far; a sample's `series` is an index into this.
   const std::vector<CounterSeries>& series() const { return table_.series(); }

@@ -36,7 +36,7 @@ constexpr std::array<NetDevColumn, 8> kNetDevColumns = {{
 
 }  // namespace
 
-void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink) {
+void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink, bool bytes_only) {
   interfaces_.clear();
   if (!sink.Read(&file_, path, /*warn_if_missing=*/pid == -1)) return;
   ForEachLine(file_.text(), [&](std::string_view line) {
@@ -53,6 +53,7 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
       values[c] = *v;
     }
     for (size_t c = 0; c < kNetDevColumns.size(); ++c) {
+      if (bytes_only && std::string_view(kNetDevColumns[c].unit) != "bytes") continue;
       sink.Emit({.name = kNetDevColumns[c].name,
                  .pid = pid,
                  .label = name,
@@ -63,8 +64,14 @@ void NetDevReader::ReadNetDev(const std::string& path, int32_t pid, CounterSink&
   });
 }
 
+void NetDevReader::SampleBytes(CounterSink& sink) {
+  for (const auto& [pid, path] : read_last_) ReadNetDev(path, pid, sink, /*bytes_only=*/true);
+}
+
 void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links) {
   LinkReader* const links = with_links ? links_.get() : nullptr;
+  read_last_.clear();
+  read_last_.emplace_back(-1, proc_root_ + "/net/dev");
   const auto own = NamespaceInode(proc_root_ + "/self/ns/net");
   ReadNetDev(proc_root_ + "/net/dev", -1, sink);
   std::vector<uint64_t> sampled;
@@ -91,7 +98,8 @@ void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink, bool 
     const bool alive = std::any_of(found.begin(), found.end(),
                                    [&](const auto& entry) { return entry.first == current && entry.second == ns; });
     if (!alive) it->second = pid;
-    ReadNetDev(proc_root_ + "/" + std::to_string(it->second) + "/net/dev", it->second, sink);
+    read_last_.emplace_back(it->second, proc_root_ + "/" + std::to_string(it->second) + "/net/dev");
+    ReadNetDev(read_last_.back().second, it->second, sink);
     if (links) {
       links->Sample(inode, it->second, interfaces_, sink);
       sampled.push_back(inode);

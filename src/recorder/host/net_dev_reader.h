@@ -5,13 +5,15 @@
 // alive), and every traced pid gets a "net.ns_inode" gauge so that any rank can be mapped to its
 // namespace's series. Series: net.{rx,tx}_{bytes,packets,errs,drop}, cumulative, label = interface; with
 // `links`, each namespace's link capacity and queue statistics too (LinkReader, same pid), except in a
-// Sample(..., false): the interface counters alone, cheap enough to read between the other counters' samples.
+// Sample(..., false). SampleBytes reads only the byte counters of the namespaces the last Sample read (no
+// namespace lookup per pid): cheap enough to read many times between the other counters' samples.
 #pragma once
 
 #include <memory>
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "recorder/host/counter_sink.h"
@@ -25,13 +27,16 @@ class NetDevReader {
       : proc_root_(proc_root), links_(links ? std::make_unique<LinkReader>(proc_root) : nullptr) {}
   /// Reads each namespace's interface counters; with `with_links`, its link capacity and queues too.
   void Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links = true);
+  /// net.{rx,tx}_bytes of each namespace the last Sample read, into the same series (none before a Sample).
+  void SampleBytes(CounterSink& sink);
 
  private:
-  void ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink);
+  void ReadNetDev(const std::string& path, int32_t pid, CounterSink& sink, bool bytes_only = false);
 
   std::string proc_root_;
   std::unique_ptr<LinkReader> links_;
-  std::unordered_map<uint64_t, int> representative_;  // namespace inode -> pid whose series carry it
+  std::unordered_map<uint64_t, int> representative_;        // namespace inode -> pid whose series carry it
+  std::vector<std::pair<int32_t, std::string>> read_last_;  // (pid of the series, net/dev path), by the last Sample
   FileReader file_;
   std::vector<std::string_view> fields_;
   std::vector<std::string> interfaces_;  // of the last file read
