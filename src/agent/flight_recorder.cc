@@ -100,6 +100,11 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s, bool deep) {
     args.push_back("--counter-hz");
     args.push_back(fmt::format("{:g}", kDeepCounterHz));
   }
+  // No link samples between the host counter samples (strata record's --link-hz): the agent re-reads its
+  // recording every interval, and their rows slowed it enough on a loaded 2-core machine that serve named no
+  // rank, or a wrong one, in 3 of 3 runs of two agent_cluster tests at once (0 of 5 without them, 2026-12-06).
+  args.push_back("--link-hz");
+  args.push_back("0");
   for (int pid : pids) {
     args.push_back("--pid");
     args.push_back(std::to_string(pid));
