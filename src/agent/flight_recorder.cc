@@ -102,7 +102,9 @@ bool FlightRecorder::Start(const std::set<int>& pids, double now_s, bool deep) {
   }
   // No link samples between the host counter samples (strata record's --link-hz): the agent re-reads its
   // recording every interval, and their rows slowed it enough on a loaded 2-core machine that serve named no
-  // rank, or a wrong one, in 3 of 3 runs of two agent_cluster tests at once (0 of 5 without them, 2026-12-06).
+  // rank, or a wrong one, in 3 of 3 runs of two agent_cluster tests at once (0 of 7 without them, 2026-12-06).
+  // Those runs had the recorder spinning in the last millisecond before each tick (since fixed: ticker.h);
+  // whether the agent could take them now was not measured again.
   args.push_back("--link-hz");
   args.push_back("0");
   for (int pid : pids) {

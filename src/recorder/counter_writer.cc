@@ -11,9 +11,8 @@ void CounterWriter::Sample(uint64_t now_ns, const std::vector<int>& pids, segmen
   Write(samples, writer, note);
 }
 
-void CounterWriter::SampleLinks(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
+void CounterWriter::SampleLinks(uint64_t now_ns, segments::SegmentWriter* writer,
                                 const std::function<void(const std::string&)>& note) {
-  sampler_.SetPids(pids);
   std::vector<CounterSample> samples;
   sampler_.SampleLinks(now_ns, &samples);
   Write(samples, writer, note);

@@ -26,8 +26,9 @@ class CounterWriter {
   /// `note`.
   void Sample(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
               const std::function<void(const std::string&)>& note);
-  /// The same for the network interfaces' counters alone (HostCounterSampler::SampleLinks).
-  void SampleLinks(uint64_t now_ns, const std::vector<int>& pids, segments::SegmentWriter* writer,
+  /// The same for the network interfaces' byte counters alone (HostCounterSampler::SampleLinks: the namespaces
+  /// of the last Sample's pids).
+  void SampleLinks(uint64_t now_ns, segments::SegmentWriter* writer,
                    const std::function<void(const std::string&)>& note);
 
   /// How many series have their "series" record written.

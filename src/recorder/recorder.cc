@@ -34,36 +34,13 @@
 #include "recorder/python_stacks.h"
 #include "recorder/recording_notes.h"
 #include "recorder/stuck_threads.h"
+#include "recorder/ticker.h"
 #include "segments/segment_writer.h"
 
 namespace strata::recorder {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
-
-/// A periodic deadline on the steady clock: Due() is true once per period; a tick taken late starts the next
-/// period from then (no burst of catching up). A rate of 0 is never due.
-class Ticker {
- public:
-  using Clock = std::chrono::steady_clock;
-  Ticker(double hz, Clock::time_point start) : period_(hz > 0 ? static_cast<int64_t>(1e9 / hz) : 0), next_(start) {}
-  bool Due(Clock::time_point now) {
-    if (period_.count() <= 0 || now < next_) return false;
-    next_ += period_;
-    if (next_ < now) next_ = now + period_;
-    return true;
-  }
-  /// Milliseconds from `now` to the next tick, within 0..cap (cap when never due).
-  int MsUntilNext(Clock::time_point now, int cap) const {
-    if (period_.count() <= 0) return cap;
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(next_ - now).count();
-    return static_cast<int>(std::clamp<int64_t>(ms, 0, cap));
-  }
-
- private:
-  std::chrono::nanoseconds period_;
-  Clock::time_point next_;
-};
 
 /// The recorder runs as root: its output directory must not let another user plant or swap files in it.
 /// Refused: a directory owned by another user (not root, not the caller), or writable by others without the
@@ -136,6 +113,8 @@ class Recording {
   void RefreshMaps();
   void SampleCounters(uint64_t now);
   void SampleLinks(uint64_t now);
+  // The link samples' own rate: only when they are more frequent than the full ones (RecordOptions::link_hz).
+  double LinkHz() const;
   void WriteFinalMeta();
   void Say(const std::string& line) const;
   void OfferNcclPlugin();
@@ -372,7 +351,11 @@ void Recording::SampleCounters(uint64_t now) {
 }
 
 void Recording::SampleLinks(uint64_t now) {
-  if (counters_) counters_->SampleLinks(now, LivePids(), &writer_, [this](const std::string& w) { notes_.Add(w); });
+  if (counters_) counters_->SampleLinks(now, &writer_, [this](const std::string& w) { notes_.Add(w); });
+}
+
+double Recording::LinkHz() const {
+  return counters_ && options_.link_hz > options_.counter_hz ? options_.link_hz : 0.0;
 }
 
 void Recording::WriteFinalMeta() {
@@ -535,8 +518,7 @@ bool Recording::StopRequested(CommandLauncher& launcher, std::chrono::steady_clo
 int Recording::Loop(CommandLauncher& launcher) {
   const auto start = std::chrono::steady_clock::now();
   Ticker counters(counters_ ? options_.counter_hz : 0, start);
-  // The links' own samples only when they are more frequent than the full ones (RecordOptions::link_hz).
-  Ticker links(counters_ && options_.link_hz > options_.counter_hz ? options_.link_hz : 0, start);
+  Ticker links(LinkHz(), start);
   auto next_flush = start + std::chrono::seconds(1);
   auto next_maps = start + std::chrono::seconds(2);
   std::chrono::steady_clock::time_point stop_deadline{};
@@ -589,7 +571,7 @@ Status Recording::Finish() {
                       {"start_ns", start_mono_},
                       {"sample_hz", options_.sample_hz},
                       {"counter_hz", options_.counter_hz},
-                      {"link_hz", counters_ && options_.link_hz > options_.counter_hz ? options_.link_hz : 0.0},
+                      {"link_hz", LinkHz()},
                       {"recorder_pid", ::getpid()}});
   WriteFinalMeta();
   return writer_.Close();

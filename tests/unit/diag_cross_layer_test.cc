@@ -67,6 +67,21 @@ void AddRunqWait(RecordedSegment* seg, uint32_t pid, uint64_t at_ms, uint64_t ms
   seg->data.off_cpu.push_back({pid, pid, at_ms * kMs, (at_ms + ms) * kMs, ms * kMs, state, holder, holder, 0, 0});
 }
 
+// Rank 1's process (pid 20) takes 5,000 major faults over the recording's first second: the memory signal.
+void AddRank1MajorFaults(RecordedSegment* seg) {
+  seg->series.push_back({"proc.majflt", 20, -1, "", "count", true});
+  const auto series = static_cast<uint32_t>(seg->series.size() - 1);
+  seg->data.counters.push_back({0, series, 0.0});
+  seg->data.counters.push_back({1000 * kMs, series, 5000.0});
+}
+
+// The slow_compute straggler rank 1 with the recording's evidence applied.
+DiagnosisResult DiagnoseRank1(const RecordedRun& run) {
+  DiagnosisResult result = StragglerRank1("slow_compute");
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+  return result;
+}
+
 TEST(CrossLayer, ForeignRunQueueWaitIsCpuContention) {
   RecordedRun run;
   run.segments.push_back(TwoRanks());
@@ -189,11 +204,8 @@ TEST(CrossLayer, UninterruptibleSleepWithMajorFaultsIsMemoryPressure) {
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&seg, 20, t, 25, 20, /*state=*/2);
   // Make those intervals sleep (D) rather than run-queue wait.
   for (auto& o : seg.data.off_cpu) o.runq_ns = 0;
-  seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
-  seg.data.counters.push_back({0, 0, 0.0});
-  seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
-  DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+  AddRank1MajorFaults(&seg);
+  DiagnosisResult result = DiagnoseRank1(run);
   EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure);
   EXPECT_EQ(result.findings[0].layer, Layer::kOs);
 }
@@ -210,11 +222,8 @@ TEST(CrossLayer, TheWaitOnWakingFromAPageInIsMemoryPressure) {
     // {tid, tgid, start, end, runq, state, preempted_by, ran_before, waker, cpu}
     for (uint64_t t = 100; t < 900; t += 100)
       seg.data.off_cpu.push_back({20, 20, t * kMs, (t + 30) * kMs, 20 * kMs, state, 0, 99, 0, 0});
-    seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
-    seg.data.counters.push_back({0, 0, 0.0});
-    seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
-    DiagnosisResult result = StragglerRank1("slow_compute");
-    ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+    AddRank1MajorFaults(&seg);
+    DiagnosisResult result = DiagnoseRank1(run);
     ASSERT_EQ(result.findings.size(), 1u);
     const auto ev = FindingEvidenceJson(result.findings[0].evidence)["cross_layer"];
     if (state == 2) {
@@ -241,11 +250,8 @@ TEST(CrossLayer, ContentionsDisplacedWaitLeavesOutTheWaitsOnWakingFromPageIns) {
     seg.data.off_cpu.push_back({20, 20, t * kMs, (t + 22) * kMs, 20 * kMs, 2, 0, 20, 0, 0});  // 2 ms D, 20 own
     AddRunqWait(&seg, 20, t + 40, 8, 99);                                                     // 8 ms behind stress
   }
-  seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
-  seg.data.counters.push_back({0, 0, 0.0});
-  seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
-  DiagnosisResult result = StragglerRank1("slow_compute");
-  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+  AddRank1MajorFaults(&seg);
+  DiagnosisResult result = DiagnoseRank1(run);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, Cause::kMemoryPressure) << result.findings[0].summary;
   EXPECT_NEAR(result.findings[0].confidence, 0.176 / 0.30, 0.01);
@@ -289,11 +295,8 @@ TEST(CrossLayer, MoreWaitsOnWakingFromPageInsNeverLoseMemoryPressure) {
             {20, 20, sp.at * kMs, (sp.at + sp.sleep + sp.wait) * kMs, sp.wait * kMs, d ? 2u : 1u, 0, sp.held_by, 0, 0});
       }
       AddRunqWait(&seg, 10, 500, 2, 99);
-      seg.series.push_back({"proc.majflt", 20, -1, "", "count", true});
-      seg.data.counters.push_back({0, 0, 0.0});
-      seg.data.counters.push_back({1000 * kMs, 0, 5000.0});
-      DiagnosisResult result = StragglerRank1("slow_compute");
-      ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
+      AddRank1MajorFaults(&seg);
+      DiagnosisResult result = DiagnoseRank1(run);
       ASSERT_EQ(result.findings.size(), 1u);
       const Finding& f = result.findings[0];
       const auto ev = FindingEvidenceJson(f.evidence)["cross_layer"]["straggler"];

@@ -68,8 +68,8 @@ void NetDevReader::SampleBytes(CounterSink& sink) {
   for (const auto& [pid, path] : read_last_) ReadNetDev(path, pid, sink, /*bytes_only=*/true);
 }
 
-void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links) {
-  LinkReader* const links = with_links ? links_.get() : nullptr;
+void NetDevReader::Sample(const std::vector<int>& pids, CounterSink& sink) {
+  LinkReader* const links = links_.get();
   read_last_.clear();
   read_last_.emplace_back(-1, proc_root_ + "/net/dev");
   const auto own = NamespaceInode(proc_root_ + "/self/ns/net");

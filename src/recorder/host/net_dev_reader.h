@@ -4,9 +4,9 @@
 // namespace's series carry the pid of one traced process in it (kept while that process is traced and
 // alive), and every traced pid gets a "net.ns_inode" gauge so that any rank can be mapped to its
 // namespace's series. Series: net.{rx,tx}_{bytes,packets,errs,drop}, cumulative, label = interface; with
-// `links`, each namespace's link capacity and queue statistics too (LinkReader, same pid), except in a
-// Sample(..., false). SampleBytes reads only the byte counters of the namespaces the last Sample read (no
-// namespace lookup per pid): cheap enough to read many times between the other counters' samples.
+// `links`, each namespace's link capacity and queue statistics too (LinkReader, same pid). SampleBytes reads only the
+// byte counters of the namespaces the last Sample read (no namespace lookup per pid): cheap enough to read many times
+// between the other counters' samples.
 #pragma once
 
 #include <memory>
@@ -25,8 +25,7 @@ class NetDevReader {
  public:
   NetDevReader(const std::string& proc_root, bool links)
       : proc_root_(proc_root), links_(links ? std::make_unique<LinkReader>(proc_root) : nullptr) {}
-  /// Reads each namespace's interface counters; with `with_links`, its link capacity and queues too.
-  void Sample(const std::vector<int>& pids, CounterSink& sink, bool with_links = true);
+  void Sample(const std::vector<int>& pids, CounterSink& sink);
   /// net.{rx,tx}_bytes of each namespace the last Sample read, into the same series (none before a Sample).
   void SampleBytes(CounterSink& sink);
 
