@@ -4,7 +4,7 @@ bench/rebuild_results records again for a kept job. The one place the pieces are
 ranks the machine slowed in a clean job, which judge accepts). A set-aside (noisy) case keeps the verdict it would
 have had, in its note."""
 from accuracy_lib.recording_quality import machine_slowed_ranks
-from accuracy_lib.scoring import judge, predicted
+from accuracy_lib.scoring import judge, predicted, second_cause_right
 
 
 def settle(res, truth, d, why):
@@ -19,6 +19,9 @@ def settle(res, truth, d, why):
     if slowed:  # judged all the same: naming these ranks is right (scoring.judge)
         res["note"] = (res["note"] + "; " if res["note"] else "") + "machine-slowed ranks accepted: " + \
             "; ".join(slowed.values())
+    second = second_cause_right(truth, d, res["recorded"]) if case.source == "lab" and not problem else None
+    if second:  # judged right on the fault rank's second finding (scoring.judge)
+        res["note"] = (res["note"] + "; " if res["note"] else "") + "two causes: " + second
     if why:
         res.update(status="noisy", set_aside=why, note=(res["note"] + "; " if res["note"] else "") +
                    f"recording {why}: not judged (the verdict would have been {'wrong' if problem else 'right'})")

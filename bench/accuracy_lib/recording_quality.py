@@ -88,6 +88,22 @@ def machine_slowed_ranks(truth):
     return {rank: why for rank, (_, why) in _machine_delays(truth).items()}
 
 
+# Faults that put work of their own on the fault rank's core (cpu_contention's pinned helpers; the kernel's work
+# for network_contention's traffic, charged to the sending core): there a slower core probe is the fault's effect,
+# not the machine's.
+FAULTS_ON_THE_RANKS_CORE = ("cpu_contention", "network_contention")
+
+
+def machine_slowed_fault_ranks(truth):
+    """{rank: why} for the ranks the fault reaches that the machine slowed too: a core slower than the fastest
+    rank's by the lab's core probe, by enough to matter (the rule of NOISE_MIN_CORE_STEP_SHARE), for a fault that
+    puts no work of its own on that core. Such a rank's lateness has two causes (issue 47 item 5): naming the
+    machine's first and the fault's second is right (scoring.judge)."""
+    if truth.get("fault", "none") in ("none",) + FAULTS_ON_THE_RANKS_CORE:
+        return {}
+    return {rank: why for rank, _, why in _core_speed_noise(truth, reached=True)}
+
+
 def _machine_delays(truth):
     """{rank: (ms of delay per step, why)} for the ranks the fault does not reach that the machine slowed, the
     most slowed first (a rank slowed both ways: its larger delay)."""
@@ -99,18 +115,20 @@ def _machine_delays(truth):
     return slowed
 
 
-def _core_speed_noise(truth):
-    """[(rank, ms of delay per step, why)] for the ranks on a core slow enough to matter."""
+def _core_speed_noise(truth, reached=False):
+    """[(rank, ms of delay per step, why)] for the ranks on a core slow enough to matter: the ranks the fault
+    does not reach, or (reached) those it does."""
     step = _clean_step_ms(truth)
     probe = {int(r): v for r, v in (truth.get("probe_ms_by_rank") or {}).items()}
     cpu = {int(r): v for r, v in (truth.get("cpu_ms_by_rank") or {}).items()}
     if len(probe) < 2 or step <= 0 or min(probe.values()) <= 0:
         return []
     fastest = min(probe.values())
-    reached = _reached(truth)
-    delay = {r: (v / fastest - 1.0) * cpu.get(r, 0.0) for r, v in probe.items() if r not in reached}
+    fault_ranks = _reached(truth)
+    delay = {r: (v / fastest - 1.0) * cpu.get(r, 0.0) for r, v in probe.items() if (r in fault_ranks) == reached}
+    which = "which the fault reaches too" if reached else "which the fault does not reach"
     return [(rank, ms,
-             f"rank {rank}, which the fault does not reach, ran on a core {probe[rank] / fastest - 1:.0%} "
+             f"rank {rank}, {which}, ran on a core {probe[rank] / fastest - 1:.0%} "
              f"slower than the fastest rank's (core probe: {probe[rank]:.3f} vs {fastest:.3f} ms of thread CPU "
              f"time), {ms:.1f} ms of its {cpu.get(rank, 0.0):.1f} ms CPU time per step "
              f"({NOISE_MIN_CORE_STEP_SHARE:.0%} of the {step:.1f} ms step makes a machine noisy)")

@@ -5,7 +5,9 @@ A case passes when: a clean run (fault "none") has no straggler and no finding w
 only ranks the machine itself slowed (recording_quality.machine_slowed_ranks: the lab's core probe and
 run-queue wait, never strata's quantities) with a cause of MACHINE_CAUSES first if any; a faulty
 run names the fault's rank (any rank of truth "ranks") as the top straggler, the fault's steps (when only
-some steps were affected), and the fault's cause as the first finding. Without recorder data a GC pause is an
+some steps were affected), and the fault's cause as the first finding; or, when the lab's core probe shows the
+machine slowed the fault rank too (recording_quality.machine_slowed_fault_ranks), as a later finding about that
+rank after findings of machine causes only (two causes are two findings, issue 47 item 5). Without recorder data a GC pause is an
 unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was given; with a
 recording host_stall is a miss.
 """
@@ -13,7 +15,7 @@ import math
 import json
 import subprocess
 
-from accuracy_lib.recording_quality import machine_slowed_ranks
+from accuracy_lib.recording_quality import machine_slowed_fault_ranks, machine_slowed_ranks
 
 # Causes accepted for a rank of a clean job that the machine slowed (a slower core, waiting for a core): what
 # strata can see of it is slower CPU work or a wait for the CPU.
@@ -76,8 +78,29 @@ def judge(truth, d, recorded=False):
     if not d["findings"]:
         return "no finding"
     cause = d["findings"][0]["cause"]
-    if cause not in accepted(truth["fault"], recorded):
+    if cause not in accepted(truth["fault"], recorded) and not second_cause_right(truth, d, recorded):
         return f"cause {cause}, expected {truth['fault']}"
+    return None
+
+
+def second_cause_right(truth, d, recorded=False):
+    """Why the fault's cause counts as named second (issue 47 item 5: two causes are two findings), or None:
+    the machine slowed the fault rank too (recording_quality.machine_slowed_fault_ranks: the lab's core probe,
+    never strata's quantities), the findings up to the fault's cause are all about that rank, and those before
+    it name machine causes (MACHINE_CAUSES)."""
+    slowed = machine_slowed_fault_ranks(truth)
+    if not slowed or not d["stragglers"] or d["stragglers"][0]["rank"] not in slowed:
+        return None
+    rank = d["stragglers"][0]["rank"]
+    right = accepted(truth["fault"], recorded)
+    for i, f in enumerate(d["findings"]):
+        if f.get("rank") != rank:
+            return None
+        if f["cause"] in right:
+            return (f"the fault's cause named in finding {i + 1}, after the machine's "
+                    f"({', '.join(g['cause'] for g in d['findings'][:i])}): {slowed[rank]}") if i else None
+        if f["cause"] not in MACHINE_CAUSES:
+            return None
     return None
 
 

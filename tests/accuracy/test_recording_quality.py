@@ -10,8 +10,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "lab"))
-from accuracy_lib.recording_quality import machine_slowed_ranks, recording_problem  # noqa: E402
-from accuracy_lib.scoring import judge  # noqa: E402
+from accuracy_lib.recording_quality import (machine_slowed_fault_ranks, machine_slowed_ranks,  # noqa: E402
+                                           recording_problem)
+from accuracy_lib.scoring import judge, second_cause_right  # noqa: E402
 from injectors.base import fault_on_steps, kernel_effect, kernel_effect_by_step  # noqa: E402
 
 
@@ -98,6 +99,35 @@ class RecordingQualityTest(unittest.TestCase):
         # but a slow core under a rank the fault does not reach is, measured against the fault rank's
         self.assertIn("rank 0", recording_problem(truth(took=took, probe_ms_by_rank={"0": 1.2, "1": 0.8},
                                                          cpu_ms_by_rank={"0": 16.0, "1": 25.0})))
+
+    def test_the_fault_named_second_after_the_machines_cause_when_the_machine_slowed_its_rank_too(self):
+        # rank 1 (the fault's) on a core 30 % slower: 0.3 x 16 ms = 4.8 ms a step, over 2 % of the 50 ms step
+        slow = {"probe_ms_by_rank": {"0": 0.8, "1": 1.04}, "cpu_ms_by_rank": {"0": 16.0, "1": 16.0}}
+        t = truth("memory_pressure", 1, **slow)
+        self.assertEqual(list(machine_slowed_fault_ranks(t)), [1])
+        self.assertIn("which the fault reaches too", machine_slowed_fault_ranks(t)[1])
+
+        def diag(*findings):
+            return {"stragglers": [{"rank": 1, "steps": [1]}], "job": {"steps": [1]},
+                    "findings": [{"cause": c, "rank": r, "impact_pct": 8.0} for r, c in findings]}
+        two = diag((1, "slow_compute"), (1, "memory_pressure"))
+        self.assertIsNone(judge(t, two, recorded=True))
+        self.assertIn("finding 2", second_cause_right(t, two, recorded=True))
+        self.assertIsNone(judge(t, diag((1, "memory_pressure"), (1, "slow_compute")), recorded=True))
+        # the machine's cause alone, a cause the machine does not give first, or another rank's finding between
+        self.assertIn("cause slow_compute", judge(t, diag((1, "slow_compute")), recorded=True))
+        self.assertIn("cause gc_pause", judge(t, diag((1, "gc_pause"), (1, "memory_pressure")), recorded=True))
+        self.assertIn("cause slow_compute",
+                      judge(t, diag((1, "slow_compute"), (0, "cpu_contention"), (1, "memory_pressure")), recorded=True))
+        # a quiet core under the fault rank: the first finding alone counts, as before
+        quiet = truth("memory_pressure", 1, probe_ms_by_rank={"0": 0.8, "1": 0.81}, cpu_ms_by_rank=slow["cpu_ms_by_rank"])
+        self.assertEqual(machine_slowed_fault_ranks(quiet), {})
+        self.assertIn("cause slow_compute", judge(quiet, two, recorded=True))
+        # a fault that works on the rank's own core: its slower probe is the fault's, not the machine's
+        self.assertEqual(machine_slowed_fault_ranks(truth("cpu_contention", 1, **slow)), {})
+        self.assertEqual(machine_slowed_fault_ranks(truth("network_contention", 1, **slow)), {})
+        # and the fault rank's slow core never sets the job aside (it is not noise)
+        self.assertIsNone(recording_problem(t))
 
     def test_took_by_the_injectors_measure_not_the_lateness(self):
         small = {"measure": "time the injected code ran", "per_step": 0.5, "unit": "ms", "intended_ms": 3.0}

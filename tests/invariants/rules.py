@@ -211,6 +211,25 @@ def saving_within_lateness(out):
     return bad
 
 
+@rule("rank_findings_within_lateness", "diagnose")
+def rank_findings_within_lateness(out):
+    """The findings about one straggler rank alone (a first cause and a second, docs/confidence.md) together save
+    no more than its lateness share: a second cause splits the rank's saving, it never adds to it. Not applied to
+    an inconclusive result."""
+    j = out.json
+    if j.get("status") == "inconclusive":
+        return None
+    score = {s["rank"]: s["score"] for s in j.get("stragglers", [])}
+    total, count = {}, {}
+    for f in step_findings(j):
+        r = f.get("rank")
+        if r in score and set(f.get("ranks") or [r]) == {r}:
+            total[r] = total.get(r, 0.0) + f["impact_pct"]
+            count[r] = count.get(r, 0) + 1
+    return [f"the {count[r]} findings about rank {r} save {total[r]:.2f}% > its lateness share "
+            f"{100 * score[r]:.2f}%" for r in total if total[r] > 100 * score[r] + PCT_ROUNDING * count[r] + 0.005]
+
+
 @rule("lateness_within_waste", "diagnose")
 def lateness_within_waste(out):
     """A straggler's lateness share is within what the what-if says can be saved: 100 * score <= 100 * (1 - 1/S).

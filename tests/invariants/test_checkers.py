@@ -117,6 +117,13 @@ class DiagnoseRules(unittest.TestCase):
                                 lambda d: d["findings"].insert(0, dict(d["findings"][1], cause="hang",
                                                                        impact_pct=100.0))))
 
+    def test_rank_findings_within_lateness(self):
+        def second(d):
+            f = dict(d["findings"][0])
+            f.update(cause="cpu_contention", impact_pct=100 * d["stragglers"][0]["score"])
+            d["findings"].append(f)
+        self.assertTrue(broken("rank_findings_within_lateness", second))
+
     def test_saving_within_lateness(self):
         self.assertTrue(broken("saving_within_lateness", lambda d: d["stragglers"][0].update(score=0.2)))
 

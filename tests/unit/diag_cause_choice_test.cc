@@ -171,6 +171,34 @@ TEST(DiagNameCause, RecordingReplacesOnlyTraceLevelGuesses) {
   EXPECT_FALSE(NameCause(e).names);
 }
 
+// A second cause of the same lateness: another cause's candidate, by its excess beside the others, from a quarter
+// of the lateness; never the first's cause again, never contention beside throttling, nothing without a first.
+TEST(DiagNameCause, ASecondCauseIsAnotherCandidateThatExplainsAQuarter) {
+  RecordingEvidence e;
+  e.late_share = 0.10;
+  e.candidates = {{Cause::kCpuThrottling, Layer::kCpu, 0.06, "throttled"},
+                  {Cause::kCpuContention, Layer::kCpu, 0.09, "waited"},
+                  {Cause::kGcPause, Layer::kPython, 0.03, "gc"},
+                  {Cause::kMemoryPressure, Layer::kOs, 0.02, "paged"}};
+  EXPECT_FALSE(NameSecondCause(e, std::nullopt).names);
+  CauseChoice c = NameSecondCause(e, Cause::kGcPause);
+  EXPECT_TRUE(c.names);
+  EXPECT_EQ(c.cause, Cause::kCpuContention);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.9);
+  EXPECT_EQ(c.why, "waited");
+  c = NameSecondCause(e, Cause::kCpuThrottling);  // the quota explains the wait: GC, at 0.3, is the second
+  EXPECT_EQ(c.cause, Cause::kGcPause);
+  EXPECT_DOUBLE_EQ(c.confidence, 0.3);
+  EXPECT_EQ(NameSecondCause(e, Cause::kCpuContention).cause, Cause::kCpuThrottling);
+  e.candidates[1].excess_beside = 0.01;  // the wait was mostly on waking from page-ins: counted by memory
+  EXPECT_EQ(NameSecondCause(e, Cause::kMemoryPressure).cause, Cause::kCpuThrottling);
+  e.candidates[0].excess = 0.024;  // under a quarter of 10 %
+  e.candidates[2].excess = 0.024;
+  EXPECT_FALSE(NameSecondCause(e, Cause::kMemoryPressure).names);
+  e.late_share = 0;
+  EXPECT_FALSE(NameSecondCause(e, Cause::kSlowCompute).names);
+}
+
 // network_contention's one rule: the link's bytes against the peers' median, over a bar set by who measured them;
 // the counter and recording evidence reach the same rule (no other path names the cause).
 TEST(DiagNameCause, NetworkContentionIsOneRuleOverEitherSourceOfTraffic) {

@@ -257,6 +257,122 @@ TEST(CrossLayer, ContentionsDisplacedWaitLeavesOutTheWaitsOnWakingFromPageIns) {
   EXPECT_NEAR(result.findings[0].confidence, 0.176 / 0.30, 0.01);
 }
 
+// Rank 1 of StragglerRank1 (30 % late) waits `contention_ms` behind another process and sleeps `dstate_ms`
+// uninterruptibly with major faults, each in 8 spells over the 1 s window.
+DiagnosisResult ContendedAndPagingRank1(uint64_t contention_ms, uint64_t dstate_ms) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  RecordedSegment& seg = run.segments[0];
+  for (uint64_t t = 100; t < 900; t += 100) {
+    if (contention_ms) AddRunqWait(&seg, 20, t, contention_ms / 8, 99);
+    // {tid, tgid, start, end, runq, state, preempted_by, ran_before, waker, cpu}
+    if (dstate_ms)
+      seg.data.off_cpu.push_back({20, 20, (t + 50) * kMs, (t + 50 + dstate_ms / 8) * kMs, 0, 2, 0, 0, 0, 0});
+  }
+  AddRank1MajorFaults(&seg);
+  return DiagnoseRank1(run);
+}
+
+// The machine slows a rank that a fault slows too (issue 47 item 5): rank 1 waits for its CPU behind another
+// process 16 % of the time (0.53 of its 30 % lateness) and sleeps on page-ins 8 % (0.27): two causes, two
+// findings about rank 1, the rank's 30 % split between them by what each explains; neither is lost to the other.
+// With 2 % of page-ins (0.07 of the lateness) there is no second cause.
+TEST(CrossLayer, TwoCausesOfOneRanksLatenessAreTwoFindings) {
+  DiagnosisResult two = ContendedAndPagingRank1(160, 80);
+  ASSERT_EQ(two.findings.size(), 2u);
+  EXPECT_EQ(two.findings[0].cause, Cause::kCpuContention) << two.findings[0].summary;
+  EXPECT_EQ(two.findings[1].cause, Cause::kMemoryPressure) << two.findings[1].summary;
+  for (const Finding& f : two.findings) {
+    ASSERT_TRUE(f.rank.has_value());
+    EXPECT_EQ(*f.rank, 1);
+    EXPECT_TRUE(FindingEvidenceJson(f.evidence).contains("cross_layer")) << f.summary;
+  }
+  EXPECT_NEAR(two.findings[0].confidence, 0.53, 0.01);
+  EXPECT_NEAR(two.findings[1].confidence, 0.27, 0.01);
+  EXPECT_NEAR(two.findings[0].impact_pct + two.findings[1].impact_pct, 30.0, 0.01);
+  EXPECT_NEAR(two.findings[1].impact_pct, 30.0 * 0.2667 / (0.53 + 0.2667), 0.02);
+  EXPECT_NE(two.findings[1].summary.find("second cause beside cpu_contention"), std::string::npos)
+      << two.findings[1].summary;
+
+  DiagnosisResult one = ContendedAndPagingRank1(160, 20);
+  ASSERT_EQ(one.findings.size(), 1u);
+  EXPECT_EQ(one.findings[0].cause, Cause::kCpuContention);
+  EXPECT_DOUBLE_EQ(one.findings[0].impact_pct, 30.0);
+}
+
+// The trace's own cause stays a finding beside the recording's: a dataloader stall the traces measured (0.9 of
+// the lateness), and the recording's wait behind another process (0.8): two findings, the trace's first.
+TEST(CrossLayer, ARecordedCauseBesideTheTracesOwnIsASecondFinding) {
+  RecordedRun run;
+  run.segments.push_back(TwoRanks());
+  for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
+  DiagnosisResult loader = StragglerRank1("dataloader_stall");
+  loader.findings[0].confidence = 0.9;
+  ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(loader), &loader);
+  ASSERT_EQ(loader.findings.size(), 2u);
+  EXPECT_EQ(loader.findings[0].cause, Cause::kDataloaderStall);
+  EXPECT_EQ(loader.findings[1].cause, Cause::kCpuContention);
+  EXPECT_NEAR(loader.findings[0].impact_pct, 30.0 * 0.9 / 1.7, 0.02);
+}
+
+// Over generated mixes of rank 1's wait behind another process, page-in sleep, GC pauses and a cgroup quota of
+// its own: every finding is about rank 1; at most two, of different causes; their impacts add up to the rank's
+// 30 % and are listed largest first; both explain at least kMinSecondCauseShare; and cpu_contention never stands
+// beside a cpu_throttling that explains enough to be named first (the quota explains that wait).
+TEST(CrossLayer, SecondCausesAddUpToTheRanksLatenessAndNeverDuplicateTheFirst) {
+  std::mt19937 rng(20261207);
+  std::uniform_int_distribution<int> share(0, 40);
+  std::bernoulli_distribution quota(0.3);
+  int seconds = 0;
+  for (int job = 0; job < 400; ++job) {
+    const uint64_t contention = 8 * share(rng), dstate = 8 * share(rng), gc = 8 * share(rng) / 2;
+    const bool own_quota = quota(rng);
+    RecordedRun run;
+    run.segments.push_back(TwoRanks());
+    RecordedSegment& seg = run.segments[0];
+    if (own_quota) {
+      seg.series.push_back({"cgroup.cpu.throttled_ns", 20, -1, "/strata-lab-r1", "ns", true});
+      seg.series.push_back({"cgroup.cpu.throttled_ns", 10, -1, "/", "ns", true});
+      for (uint64_t t = 0; t <= 1000; t += 100) {
+        seg.data.counters.push_back({t * kMs, 0, static_cast<double>(t * kMs) * 0.04});
+        seg.data.counters.push_back({t * kMs, 1, 0.0});
+      }
+    }
+    for (uint64_t t = 100; t < 900; t += 100) {
+      if (contention) AddRunqWait(&seg, 20, t, contention / 8, 99);
+      if (dstate) seg.data.off_cpu.push_back({20, 20, (t + 45) * kMs, (t + 45 + dstate / 8) * kMs, 0, 2, 0, 0, 0, 0});
+      if (gc) seg.data.gcs.push_back({20, 20, (t + 95 - gc / 8) * kMs, (t + 95) * kMs, 2, 0});
+    }
+    AddRank1MajorFaults(&seg);
+    const DiagnosisResult r = DiagnoseRank1(run);
+    const std::string at =
+        fmt::format("job {}: contention {} ms, D {} ms, gc {} ms, quota {}", job, contention, dstate, gc, own_quota);
+    ASSERT_GE(r.findings.size(), 1u) << at;
+    ASSERT_LE(r.findings.size(), 2u) << at;
+    double impact = 0;
+    for (const Finding& f : r.findings) {
+      ASSERT_TRUE(f.rank.has_value()) << at;
+      EXPECT_EQ(*f.rank, 1) << at;
+      impact += f.impact_pct;
+    }
+    EXPECT_NEAR(impact, 30.0, 0.011) << at;
+    if (r.findings.size() < 2) continue;
+    ++seconds;
+    const Finding& a = r.findings[0];
+    const Finding& b = r.findings[1];
+    EXPECT_NE(a.cause, b.cause) << at;
+    EXPECT_GE(a.impact_pct, b.impact_pct) << at;
+    const Finding& added = a.summary.find("second cause beside") != std::string::npos ? a : b;
+    EXPECT_NE(added.summary.find("second cause beside"), std::string::npos) << at;
+    EXPECT_GE(added.confidence, kMinSecondCauseShare - 0.005) << at;
+    const bool throttled_pair = (a.cause == Cause::kCpuThrottling && b.cause == Cause::kCpuContention) ||
+                                (b.cause == Cause::kCpuThrottling && a.cause == Cause::kCpuContention);
+    EXPECT_FALSE(throttled_pair && (a.cause == Cause::kCpuThrottling ? a : b).confidence >= kMinExplainedShare)
+        << at << ": " << a.summary << " / " << b.summary;
+  }
+  EXPECT_GT(seconds, 60) << "the generated jobs must reach two causes often enough to test them";
+}
+
 // Over generated recordings (rank 1's off-CPU spells of random sleep and wait, behind another process, its own
 // threads or nothing; major faults on rank 1): marking more of the spells as uninterruptible (nested sets) never
 // changes any wait's length (runq_pct), adds exactly the marked spells' waits to runq_after_uninterruptible_pct,
@@ -297,7 +413,8 @@ TEST(CrossLayer, MoreWaitsOnWakingFromPageInsNeverLoseMemoryPressure) {
       AddRunqWait(&seg, 10, 500, 2, 99);
       AddRank1MajorFaults(&seg);
       DiagnosisResult result = DiagnoseRank1(run);
-      ASSERT_EQ(result.findings.size(), 1u);
+      ASSERT_GE(result.findings.size(), 1u);
+      ASSERT_LE(result.findings.size(), 2u);  // a second cause (the wait behind another process) may stand beside
       const Finding& f = result.findings[0];
       const auto ev = FindingEvidenceJson(f.evidence)["cross_layer"]["straggler"];
       const double runq = ev["runq_pct"].get<double>();
@@ -1046,6 +1163,7 @@ TEST(CrossLayer, SmallExcessOrATraceLevelCauseIsKept) {
 
   for (uint64_t t = 100; t < 900; t += 100) AddRunqWait(&run.segments[0], 20, t + 50, 30, 99);
   DiagnosisResult loader = StragglerRank1("dataloader_stall");
+  loader.findings[0].confidence = 0.9;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(loader), &loader);
   EXPECT_EQ(loader.findings[0].cause, Cause::kDataloaderStall);
   EXPECT_TRUE(FindingEvidenceJson(loader.findings[0].evidence).contains("cross_layer"));

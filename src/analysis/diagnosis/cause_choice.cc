@@ -158,6 +158,27 @@ CauseChoice NameCause(const RecordingEvidence& e) {
   return out;
 }
 
+CauseChoice NameSecondCause(const RecordingEvidence& e, std::optional<Cause> first) {
+  CauseChoice out;
+  out.names = false;
+  if (!first || !(e.late_share > 0)) return out;
+  const RecordedCandidate* best = nullptr;
+  for (const RecordedCandidate& c : e.candidates) {
+    if (c.cause == *first) continue;
+    if (c.cause == Cause::kCpuContention && *first == Cause::kCpuThrottling) continue;
+    if (!best || c.Beside() > best->Beside()) best = &c;
+  }
+  if (!best || best->Beside() < kMinSecondCauseShare * e.late_share) return out;
+  out.names = true;
+  out.cause = best->cause;
+  out.layer = best->layer;
+  out.excess = best->Beside();
+  out.explained = ExplainedShare(out.excess, e.late_share);
+  out.confidence = out.explained;
+  out.why = best->what;
+  return out;
+}
+
 CauseChoice NameCause(const PatternEvidence& e) {
   struct Named {
     Cause cause;

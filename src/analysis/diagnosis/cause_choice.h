@@ -29,7 +29,9 @@
 // confidence = the share of the finding's measured effect that the evidence for its named cause accounts
 // for: here excess / L, clamped to [0, 1]; 0 for `unknown`. Every finding in strata uses this definition
 // (docs/confidence.md lists what "effect" and "evidence" are for each kind of finding).
-// Invariant: a named cause always has confidence >= kMinExplainedShare.
+// Invariant: a named cause always has confidence >= kMinExplainedShare; a second cause of the same rank's
+// lateness (NameSecondCause: the machine slowed the rank beside a fault, say) has confidence >=
+// kMinSecondCauseShare and is another finding, never a change to the first.
 #pragma once
 
 #include <optional>
@@ -44,6 +46,8 @@ namespace strata::diagnosis {
 
 /// A cause needs its excess to cover at least this share of the lateness it is given for.
 inline constexpr double kMinExplainedShare = thresholds::kMinExplainedShare;
+/// A second cause needs its excess to cover at least this share of the same lateness (NameSecondCause).
+inline constexpr double kMinSecondCauseShare = thresholds::kMinSecondCauseShare;
 
 struct CauseCandidate {
   Cause cause;
@@ -105,6 +109,10 @@ struct RecordedCandidate {
   Layer layer = Layer::kNone;
   double excess = 0;
   std::string what;  // what the recording shows, for the summary
+  /// The excess net of time another candidate counts too (a wait on waking from a page-in behind another
+  /// process is the sleep's cost and that process's): what it adds as a second cause. Negative: all of it.
+  double excess_beside = -1;
+  double Beside() const { return excess_beside < 0 ? excess : excess_beside; }
 };
 struct RecordingEvidence {
   std::optional<Cause> named;                 // the traces' cause for the rank; nullopt: no finding there
@@ -154,6 +162,15 @@ CauseChoice NameCause(const CounterEvidence& e);
 /// Whether counters can refine a finding of this cause at all (a compute or communication cause, or unknown).
 bool CountersMayRefine(Cause named);
 CauseChoice NameCause(const RecordingEvidence& e);
+/// A second cause of the same lateness, beside `first` (the cause the rank's finding names, by the recording
+/// or by the traces): the recorded candidate of another cause with the largest excess beside the others
+/// (RecordedCandidate::Beside: time two candidates both count is not a second cause), when it explains at least
+/// kMinSecondCauseShare of the lateness. Never cpu_contention beside cpu_throttling: a throttled group's threads
+/// queue, once the quota is refilled, behind what ran meanwhile, so the quota explains that wait (the
+/// throttling candidate counts it). Foreign traffic is never a second cause: it is what makes transfers slow,
+/// not another cost beside them. Names nothing (`names` false) without a first cause or a candidate that
+/// explains enough.
+CauseChoice NameSecondCause(const RecordingEvidence& e, std::optional<Cause> first);
 /// network_contention when LinkCarriesForeignTraffic, with why; otherwise names nothing (`names` false).
 CauseChoice NameCause(const TrafficEvidence& e);
 CauseChoice NameCause(const PatternEvidence& e);

@@ -755,7 +755,8 @@ RecordedCandidate ContentionCandidate(const std::map<int32_t, RankLayerMetrics>&
   if (foreign <= 0 || displaced <= foreign || foreign < thresholds::kForeignShareOfDisplacedWait * displaced)
     return RecordedCandidate{
         Cause::kCpuContention, Layer::kCpu, foreign,
-        fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share, who)};
+        fmt::format("waited for a CPU {:.1f} % of the time while {} ran", 100 * m.runq_foreign_share, who),
+        std::max(0.0, foreign - WakingFromSleepExcess(metrics, rank))};
   const double own = m.runq_share - m.runq_foreign_share - m.runq_idle_share;
   return RecordedCandidate{
       Cause::kCpuContention, Layer::kCpu, displaced,
@@ -850,6 +851,14 @@ std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& laye
 
 namespace {
 
+// The cause a straggler's finding names once the recording's choice is applied: the recording's when it names
+// one, else the traces' (nullopt without a finding, or for `unknown`: a second cause needs a first).
+std::optional<Cause> FirstCause(const CauseChoice& recorded, const Finding* traced) {
+  if (recorded.names) return recorded.cause;
+  if (traced && traced->cause != Cause::kUnknown) return traced->cause;
+  return std::nullopt;
+}
+
 // JudgeWithRecording over `layers` aligned as `al` says.
 RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
                                 const DiagnosisResult& traces, const std::map<int64_t, double>& transfer_ms_by_step,
@@ -898,11 +907,13 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     RecordingJudgement::StragglerEvidence e;
     e.rank = straggler.rank;
     e.late_share = late_share;
-    e.choice = NameCause(RecordingEvidence{
+    const RecordingEvidence evidence{
         .named = traced ? std::optional<Cause>(traced->cause) : std::nullopt,
         .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
         .link = LinkLoadOf(metrics, straggler.rank),
-        .late_share = late_share});
+        .late_share = late_share};
+    e.choice = NameCause(evidence);
+    e.second = NameSecondCause(evidence, FirstCause(e.choice, traced));
     e.comparison = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
     e.comparison.explained = CrossLayerComparison::Explained{late_share, e.choice.excess};
     judgement.evidence.push_back(std::move(e));

@@ -19,16 +19,6 @@ constexpr double kSmallestSavingPct = 0.05;
 // Rounding slack: impacts are rounded to 0.01 percentage points.
 constexpr double kRoundingPct = 0.01;
 
-// The summary with its "saves N%" figure restated as `now` (summaries write it with SavingPercent).
-std::string RestateSaving(std::string summary, double before, double now) {
-  const size_t saves = summary.find("saves");
-  if (saves == std::string::npos) return summary;
-  const std::string old_text = SavingPercent(before);
-  const size_t at = summary.find(old_text, saves);
-  if (at == std::string::npos) return summary;
-  return summary.replace(at, old_text.size(), SavingPercent(now));
-}
-
 // Models the findings the what-if cannot see into S (impact.h): the waste grows by their share.
 void ModelOutsideFindings(DiagnosisResult* result) {
   WhatIf& w = result->whatif;
@@ -88,6 +78,15 @@ size_t CapAtLateness(DiagnosisResult* result) {
 }
 
 }  // namespace
+
+std::string RestateSaving(std::string summary, double before, double now) {
+  const size_t saves = summary.find("saves");
+  if (saves == std::string::npos) return summary;
+  const std::string old_text = SavingPercent(before);
+  const size_t at = summary.find(old_text, saves);
+  if (at == std::string::npos) return summary;
+  return summary.replace(at, old_text.size(), SavingPercent(now));
+}
 
 std::string SavingPercent(double pct) {
   if (pct < kSmallestSavingPct) return fmt::format("less than {:.1f}%", kSmallestSavingPct);

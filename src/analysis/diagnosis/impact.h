@@ -34,6 +34,10 @@ void ReconcileImpacts(DiagnosisResult* result);
 /// 0.1%" for one that would print 0.0% or -0.0%. RestateSaving finds the figure by this text.
 std::string SavingPercent(double pct);
 
+/// `summary` with its "saves N%" figure (SavingPercent(before)) restated as SavingPercent(now); unchanged when it
+/// writes no such figure.
+std::string RestateSaving(std::string summary, double before, double now);
+
 /// The sentence that relates a finding's saving, its rank's lateness and S ("rank 1 is late 184 ms per step
 /// (68 % of the 271 ms step); fixing it saves 32.8 % of step time, 1 − 1/S for S = 1.49 allows 32.8 %").
 /// Empty when there is no what-if or no finding with a step-time impact.

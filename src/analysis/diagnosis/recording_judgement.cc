@@ -7,10 +7,43 @@
 
 #include <fmt/format.h>
 
+#include "analysis/diagnosis/impact.h"
 #include "core/round.h"
 
 namespace strata::diagnosis {
 namespace {
+
+/// Puts `f` before the first finding of smaller impact.
+void InsertByImpact(Finding f, std::vector<Finding>* findings) {
+  auto at = std::find_if(findings->begin(), findings->end(),
+                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
+  findings->insert(at, std::move(f));
+}
+
+/// A second cause of the straggler's lateness beside the cause of its finding (`first`, in `findings`): a
+/// finding of its own, with the rank's impact split between the two in proportion to the share of the lateness
+/// each explains (together they save what the rank's one finding did; a named cause explains at least
+/// kMinExplainedShare, which a finding whose confidence was not measured is taken to); both are placed anew by
+/// impact.
+void AddSecondCause(int32_t rank, const CauseChoice& second, const Finding* first, std::vector<Finding>* findings) {
+  if (!second.names || second.cause == Cause::kUnknown) return;
+  const double weight = std::max(first->confidence, kMinExplainedShare) + second.explained;
+  Finding primary = *first;
+  findings->erase(findings->begin() + (first - findings->data()));
+  Finding f;
+  f.rank = rank;
+  f.ranks = {rank};
+  SetCause(second, &f);
+  const double whole = primary.impact_pct;
+  f.impact_pct = RoundTo(whole * second.explained / weight, 2);
+  primary.impact_pct = RoundTo(whole - f.impact_pct, 2);
+  primary.summary = RestateSaving(std::move(primary.summary), whole, primary.impact_pct);
+  f.summary = fmt::format("rank {}'s lateness has a second cause beside {}: {} ({:.0f} % of the lateness)", rank,
+                          CauseName(primary.cause), second.why, 100 * second.explained);
+  f.evidence.cross_layer = primary.evidence.cross_layer;
+  InsertByImpact(std::move(primary), findings);
+  InsertByImpact(std::move(f), findings);
+}
 
 /// Attaches the comparison to the finding about the straggler (made when the traces had none and the
 /// recording names a cause) and, when the recording names a cause, sets it with the recording's reason.
@@ -27,7 +60,7 @@ void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* re
     finding = &result->findings.back();
   }
   finding->evidence.cross_layer = std::move(e.comparison);
-  if (!e.choice.names) return;
+  if (!e.choice.names) return AddSecondCause(e.rank, e.second, finding, &result->findings);
   const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
   SetCause(e.choice, finding);
   // One lateness figure per rank: the straggler's (what its peers wait), when the rank is one; else the
@@ -37,13 +70,7 @@ void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* re
     if (s.rank == e.rank && s.score > 0) late_share = s.score;
   finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", e.rank,
                                  100 * late_share, e.choice.why, trace_cause);
-}
-
-/// Puts `f` before the first finding of smaller impact.
-void InsertByImpact(Finding f, std::vector<Finding>* findings) {
-  auto at = std::find_if(findings->begin(), findings->end(),
-                         [&](const Finding& other) { return other.impact_pct < f.impact_pct; });
-  findings->insert(at, std::move(f));
+  AddSecondCause(e.rank, e.second, finding, &result->findings);
 }
 
 /// Ranks slowed alike first among the stragglers; data imbalance, the verdict for lateness that no rank

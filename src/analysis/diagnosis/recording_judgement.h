@@ -8,7 +8,8 @@
 // sets it, (3) puts the ranks slowed alike on the CPU first among the stragglers and withdraws a
 // data_imbalance verdict, (4) puts a slow link's rank first, replacing a straggler of the same rank whose
 // lateness it explains and the findings about that lateness, (5) hands over the recording's alignment to the
-// traces (recording_offsets_ns). Findings it adds are placed by impact.
+// traces (recording_offsets_ns), (6) adds a finding for a straggler's second cause beside its first: the rank's
+// impact split between the two in proportion to what each explains. Findings it adds are placed by impact.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct RecordingJudgement {
     int32_t rank = -1;
     double late_share = 0;  // its lateness, as a share of the median step
     CrossLayerComparison comparison;
-    CauseChoice choice;  // names == false: the recording explains too little to change the cause
+    CauseChoice choice;                  // names == false: the recording explains too little to change the cause
+    CauseChoice second{.names = false};  // names == false: no second cause of the lateness (NameSecondCause)
   };
   /// Ranks the recording shows late that the traces' blame did not name (it decided they cost more than the
   /// traces' top straggler): their stragglers, latest first, and the one finding about them.

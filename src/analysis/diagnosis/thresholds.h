@@ -80,6 +80,11 @@ inline constexpr double kMinCollectiveUnitCoverage = 0.5;
 // ---- causes (cause_choice.h) ----------------------------------------------------------------------------
 /// A cause is named only when its excess covers at least this share of the lateness it is given for.
 inline constexpr double kMinExplainedShare = 0.5;
+/// A rank's lateness can have two causes (a fault, and the machine slowing the same rank): a second cause is
+/// named, as a finding of its own, when its evidence explains at least this share of the lateness beside the
+/// first's (cause_choice.h, NameSecondCause). Half of kMinExplainedShare: the two together then explain at least
+/// three quarters. Since 2026-12-06 (issue 47 item 5).
+inline constexpr double kMinSecondCauseShare = 0.25;
 
 // ---- data imbalance (data_imbalance.h) ------------------------------------------------------------------
 /// Ranks late in turn: a late rank in at least this share of the steps (and at least kMinLateSteps).
