@@ -106,6 +106,7 @@ def main():
                                    # Prometheus) make one rank a few ms late in every step: a real finding about
                                    # this machine, not the pause. The pause's ranks wait off the CPU, as for a GPU.
                                    + (["--sleep-compute"] if pause else []))
+            online_trace = []  # (unix time, the agent's online view of the job) at each poll
             served_findings = []
             metrics = ""  # the agent's /metrics, read once the fault is detected
             found_at = None
@@ -120,6 +121,11 @@ def main():
                 if jobs and found_at is None and jobs[0]["ranks"] == ranks:
                     found_at = time.time()
                 fault = os.path.exists(os.path.join(out, "fault.json"))
+                if pause and jobs:  # what the agent's detector had, for a failure's report
+                    o = jobs[0].get("online") or {}
+                    online_trace.append((time.time(), {k: o.get(k) for k in ("last_step", "steps_judged",
+                                                                             "steps_self_judged", "judged_through",
+                                                                             "late", "gaps", "realigned")}))
                 for j in jobs:
                     for f in j["findings"]:
                         if not fault:
@@ -170,6 +176,10 @@ def main():
                            f"({at_pause})")
                     expect(all(v == [(want_cause, "one_off")] for v in at_pause.values()),
                            f"{who}: the pause's finding is {want_cause}, one_off at every poll")
+                    if len(at_pause) != 1 and who == "agent":
+                        for at, view in online_trace:
+                            if -2 <= at - fault_start <= 6:
+                                print(f"       {at - fault_start:+.1f} s: {view}", flush=True)
                 if detected and not pause:
                     f, seen = detected
                     with open(os.path.join(out, "fault.json")) as fh:
