@@ -79,6 +79,45 @@ TEST(RecordingJudgement, ANamedCauseReplacesTheTracesGuessAndEvidenceIsKeptEithe
   EXPECT_TRUE(kept.findings[0].evidence.cross_layer.has_value());
 }
 
+// A second cause is a finding of its own about the same rank: what fixing the rank saves (its finding's 40 %,
+// at most its 25 % lateness) split by what each explains (0.9 and 0.3: 18.75 % and 6.25 %), both placed by
+// impact, the first's summary restating its saving.
+TEST(RecordingJudgement, ASecondCauseSplitsTheRanksSavingAtMostItsLateness) {
+  DiagnosisResult r = Traces();
+  r.stragglers[0].score = 0.25;
+  r.findings[0].impact_pct = 40;
+  r.findings[0].summary = "rank 1 ...; fixing it saves 40.0% of step time";
+  RecordingJudgement::StragglerEvidence e;
+  e.rank = 1;
+  e.late_share = 0.2;
+  e.choice = Names(Cause::kCpuContention, "waited for a CPU");
+  e.second = Names(Cause::kMemoryPressure, "in uninterruptible sleep");
+  e.second.explained = e.second.confidence = 0.3;
+  ApplyRecordingJudgement(RecordingJudgement{.evidence = {e}}, &r);
+  ASSERT_EQ(r.findings.size(), 3u);
+  EXPECT_EQ(r.findings[0].cause, Cause::kCpuContention);
+  EXPECT_DOUBLE_EQ(r.findings[0].impact_pct, 18.75);
+  EXPECT_EQ(r.findings[1].cause, Cause::kMemoryPressure);
+  EXPECT_EQ(r.findings[1].rank, 1);
+  EXPECT_DOUBLE_EQ(r.findings[1].impact_pct, 6.25);
+  EXPECT_DOUBLE_EQ(r.findings[1].confidence, 0.3);
+  EXPECT_TRUE(r.findings[1].evidence.cross_layer.has_value());
+  EXPECT_EQ(r.findings[2].cause, Cause::kDataImbalance);
+
+  // Beside the traces' own cause, which the recording does not replace: its summary's saving is restated.
+  DiagnosisResult kept = Traces();
+  kept.stragglers[0].score = 0.25;
+  kept.findings[0].impact_pct = 40;
+  kept.findings[0].confidence = 0.9;
+  kept.findings[0].summary = "rank 1 ...; fixing it saves 40.0% of step time";
+  e.choice = CauseChoice{.names = false};
+  ApplyRecordingJudgement(RecordingJudgement{.evidence = {e}}, &kept);
+  ASSERT_EQ(kept.findings.size(), 3u);
+  EXPECT_EQ(kept.findings[0].cause, Cause::kSlowCompute);
+  EXPECT_NE(kept.findings[0].summary.find("saves 18.8%"), std::string::npos) << kept.findings[0].summary;
+  EXPECT_EQ(kept.findings[1].cause, Cause::kMemoryPressure);
+}
+
 TEST(RecordingJudgement, AStragglerWithoutAFindingGetsOneOnlyWhenTheRecordingNamesACause) {
   RecordingJudgement::StragglerEvidence e;
   e.rank = 2;

@@ -20,12 +20,21 @@ void InsertByImpact(Finding f, std::vector<Finding>* findings) {
   findings->insert(at, std::move(f));
 }
 
+/// The one lateness figure of a rank, as a share of the step: the straggler's (what its peers wait) when the
+/// rank is one; else the recording's own measure (`recorded`).
+double RankLateShare(const DiagnosisResult& result, int32_t rank, double recorded) {
+  for (const Straggler& s : result.stragglers)
+    if (s.rank == rank && s.score > 0) return s.score;
+  return recorded;
+}
+
 /// A second cause of the straggler's lateness beside the cause of its finding (`first`, in `findings`): a
-/// finding of its own, with the rank's impact split between the two in proportion to the share of the lateness
-/// each explains (together they save what the rank's one finding did; a named cause explains at least
-/// kMinExplainedShare, which a finding whose confidence was not measured is taken to); both are placed anew by
-/// impact.
-void AddSecondCause(int32_t rank, const CauseChoice& second, const Finding* first, std::vector<Finding>* findings) {
+/// finding of its own, with what fixing the rank saves (its first finding's saving, at most the rank's lateness
+/// `late_share`: impact.h) split between the two in proportion to the share of the lateness each explains (a
+/// named cause explains at least kMinExplainedShare, which a finding whose confidence was not measured is taken
+/// to); both are placed anew by impact.
+void AddSecondCause(int32_t rank, const CauseChoice& second, double late_share, const Finding* first,
+                    std::vector<Finding>* findings) {
   if (!second.names || second.cause == Cause::kUnknown) return;
   const double weight = std::max(first->confidence, kMinExplainedShare) + second.explained;
   Finding primary = *first;
@@ -34,10 +43,11 @@ void AddSecondCause(int32_t rank, const CauseChoice& second, const Finding* firs
   f.rank = rank;
   f.ranks = {rank};
   SetCause(second, &f);
-  const double whole = primary.impact_pct;
-  f.impact_pct = RoundTo(whole * second.explained / weight, 2);
-  primary.impact_pct = RoundTo(whole - f.impact_pct, 2);
-  primary.summary = RestateSaving(std::move(primary.summary), whole, primary.impact_pct);
+  const double whole = std::min(primary.impact_pct, RoundTo(100 * late_share, 2));
+  const double before = primary.impact_pct;
+  primary.impact_pct = RoundTo(whole * (weight - second.explained) / weight, 2);  // rounded first: ties keep it first
+  f.impact_pct = RoundTo(whole - primary.impact_pct, 2);
+  primary.summary = RestateSaving(std::move(primary.summary), before, primary.impact_pct);
   f.summary = fmt::format("rank {}'s lateness has a second cause beside {}: {} ({:.0f} % of the lateness)", rank,
                           CauseName(primary.cause), second.why, 100 * second.explained);
   f.evidence.cross_layer = primary.evidence.cross_layer;
@@ -60,17 +70,13 @@ void AttachEvidence(RecordingJudgement::StragglerEvidence e, DiagnosisResult* re
     finding = &result->findings.back();
   }
   finding->evidence.cross_layer = std::move(e.comparison);
-  if (!e.choice.names) return AddSecondCause(e.rank, e.second, finding, &result->findings);
+  const double late_share = RankLateShare(*result, e.rank, e.late_share);
+  if (!e.choice.names) return AddSecondCause(e.rank, e.second, late_share, finding, &result->findings);
   const std::string_view trace_cause = seen_in_trace ? CauseName(finding->cause) : "not seen";
   SetCause(e.choice, finding);
-  // One lateness figure per rank: the straggler's (what its peers wait), when the rank is one; else the
-  // recording's own measure.
-  double late_share = e.late_share;
-  for (const Straggler& s : result->stragglers)
-    if (s.rank == e.rank && s.score > 0) late_share = s.score;
   finding->summary = fmt::format("rank {} is late by {:.1f} % of the step: {} ({} in the trace)", e.rank,
                                  100 * late_share, e.choice.why, trace_cause);
-  AddSecondCause(e.rank, e.second, finding, &result->findings);
+  AddSecondCause(e.rank, e.second, late_share, finding, &result->findings);
 }
 
 /// Ranks slowed alike first among the stragglers; data imbalance, the verdict for lateness that no rank
