@@ -7,9 +7,9 @@ run-queue wait, never strata's quantities) with a cause of MACHINE_CAUSES first 
 run names the fault's rank (any rank of truth "ranks") as the top straggler, the fault's steps (when only
 some steps were affected), and the fault's cause as the first finding; or, when the lab's core probe shows the
 machine slowed the fault rank too (recording_quality.machine_slowed_fault_ranks), as a later finding about that
-rank after findings of machine causes only (two causes are two findings, issue 47 item 5). Without recorder data a GC pause is an
-unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was given; with a
-recording host_stall is a miss.
+rank after findings of machine causes only (two causes are two findings, issue 47 item 5). Without recorder data a
+GC pause is an unannotated gap in the trace, so gc_pause is accepted as host_stall only when no recording was
+given; with a recording host_stall is a miss.
 """
 import math
 import json
