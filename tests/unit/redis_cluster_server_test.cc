@@ -5,7 +5,8 @@
 // its own commands, a dead master's promoted replica is found, and
 // serve's consumer reads jobs whose streams are on different masters (one XREADGROUP per slot: one over all would be
 // CROSSSLOT). A plain server is still one server (no cluster);
-// ACL credentials are sent on connecting and never appear in an error.
+// ACL credentials are sent on connecting and never appear in an error. The harness does not take another
+// server's answer for its own.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -263,6 +264,17 @@ TEST(RedisClusterServer, AclCredentialsAndNoPasswordInErrors) {
   EXPECT_NE(refused.message().find("AUTH"), std::string::npos) << refused.message();
   EXPECT_EQ(refused.message().find("wrongsecret"), std::string::npos) << refused.message();
   EXPECT_EQ(good.Text().find("topsecret"), std::string::npos) << good.Text();
+}
+
+// The harness itself: a server whose port another server holds is not ready (its child exits; the other
+// server's PING answer is not taken for its own), which is what lets a node lose a port race to a parallel test
+// and be started again elsewhere.
+TEST(RedisTestHarness, AServerOnAPortAnotherHoldsIsNotReady) {
+  RedisTestServer first;
+  ASSERT_TRUE(first.ready());
+  RedisTestServer second(first.port());
+  EXPECT_FALSE(second.ready());
+  EXPECT_TRUE(first.ready());
 }
 
 }  // namespace

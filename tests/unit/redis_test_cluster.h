@@ -1,8 +1,9 @@
 // RedisTestCluster: a private 3-master Redis Cluster for one test (issue 49), with or without replicas: cluster-enabled
 // redis-servers (RedisTestServer's way: free loopback ports, their bus ports (+10000) free too, no persistence, their
 // own directory), joined by `redis-cli --cluster create ... --cluster-replicas 0`, ready once every node says
-// cluster_state:ok. All three are killed (SIGKILL, reaped) when the object goes away. A missing redis-server is a
-// failure.
+// cluster_state:ok. A node is up when the server answering on its port is its own process (a parallel test can take
+// a free port first; the node is then started again on another). All three are killed (SIGKILL, reaped) when the object
+// goes away. A missing redis-server is a failure.
 #pragma once
 
 #include <signal.h>
@@ -44,11 +45,12 @@ class RedisTestCluster {
   explicit RedisTestCluster(int replicas = 0) : replicas_(replicas) {
     dir_ = std::filesystem::temp_directory_path() / ("strata-cluster-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
-    for (int i = 0; i < 3 * (1 + replicas); ++i) Start(FreeClusterPort());
+    for (int i = 0; i < 3 * (1 + replicas); ++i)
+      if (!StartNode()) return;
     std::string create = "redis-cli --cluster create";
     for (int p : ports_) create += " 127.0.0.1:" + std::to_string(p);
     create += " --cluster-replicas " + std::to_string(replicas) + " --cluster-yes >/dev/null 2>&1";
-    if (!WaitPing() || std::system(create.c_str()) != 0) return;
+    if (std::system(create.c_str()) != 0) return;
     for (int i = 0; i < 300 && !ready_; ++i) {
       ready_ = true;
       for (int p : ports_) ready_ = ready_ && NodeReady(p);
@@ -97,6 +99,17 @@ class RedisTestCluster {
     const std::string info = Text(port, {"INFO", "replication"});
     return info.find("role:slave") == std::string::npos || info.find("master_link_status:up") != std::string::npos;
   }
+  // A node on a free port, answering as itself; up to 5 ports tried.
+  bool StartNode() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      Start(FreeClusterPort());
+      if (WaitRedisAnswers(ports_.back(), pids_.back())) return true;
+      Kill(pids_.size() - 1);
+      ports_.pop_back();
+      pids_.pop_back();
+    }
+    return false;
+  }
   void Start(int port) {
     ports_.push_back(port);
     const std::string p = std::to_string(port);
@@ -116,17 +129,6 @@ class RedisTestCluster {
       _exit(127);
     }
     pids_.push_back(pid);
-  }
-  bool WaitPing() const {
-    for (int p : ports_) {
-      bool up = false;
-      for (int i = 0; i < 100 && !up; ++i) {
-        up = Text(p, {"PING"}) == "PONG";
-        if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      if (!up) return false;
-    }
-    return true;
   }
   int replicas_ = 0;
   std::vector<int> ports_;

@@ -1,6 +1,9 @@
 // RedisTestServer: a private redis-server for one test (issue 13's multi-node path): a free loopback port,
 // no persistence (--save '' --appendonly no), its own temporary directory; stopped (SIGTERM, reaped) when
-// the object goes away. A missing redis-server is a failure, never a skip.
+// the object goes away. A missing redis-server is a failure, never a skip. Ready means the server answering on
+// the port is this one (INFO's process_id is the child's pid): a free port can be taken by a parallel test
+// between the check and the bind, and then another test's server would answer PING. A port the test did not
+// choose is then chosen again (up to 5 times).
 #pragma once
 
 #include <netinet/in.h>
@@ -31,25 +34,39 @@ inline int FreePort() {
   return ntohs(a.sin_port);
 }
 
+/// Whether the redis-server answering on `port` is the process `pid` (INFO server's process_id).
+inline bool RedisAnswersAs(int port, pid_t pid) {
+  RedisConnection c;
+  if (!c.Connect(RedisAddress{"127.0.0.1", port}, 0.2).ok()) return false;
+  auto info = c.Command({"INFO", "server"});
+  return info.ok() && info.value().text.find("process_id:" + std::to_string(pid) + "\r") != std::string::npos;
+}
+
+/// Waits (up to 5 s) until `pid` answers on `port`; false at once when the child has exited (its port taken),
+/// `pid` then set to -1 (reaped).
+inline bool WaitRedisAnswers(int port, pid_t& pid) {
+  for (int i = 0; i < 100; ++i) {
+    if (RedisAnswersAs(port, pid)) return true;
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {
+      pid = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 class RedisTestServer {
  public:
-  explicit RedisTestServer(int port = FreePort()) : port_(port) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("strata-redis-" + std::to_string(getpid()) + "-" + std::to_string(port));
-    std::filesystem::create_directories(dir_);
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string p = std::to_string(port_), d = dir_.string();
-      execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-             "no", "--dir", d.c_str(), "--loglevel", "warning", "--logfile", "redis.log", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 100 && !ready_; ++i) {
-      RedisConnection c;
-      if (c.Connect(address(), 0.2).ok() && c.Command({"PING"}).ok()) ready_ = true;
-      if (!ready_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  /// On a free port, chosen again when a parallel test took it first.
+  RedisTestServer() {
+    for (int attempt = 0; attempt < 5 && !ready_; ++attempt) {
+      if (attempt > 0) Stop();
+      Launch(FreePort());
     }
   }
+  /// On `port`, as the test chose it (no second choice).
+  explicit RedisTestServer(int port) { Launch(port); }
   ~RedisTestServer() { Stop(); }
   void Stop() {
     if (pid_ > 0) {
@@ -65,7 +82,21 @@ class RedisTestServer {
   int port() const { return port_; }
 
  private:
-  int port_;
+  void Launch(int port) {
+    port_ = port;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("strata-redis-" + std::to_string(getpid()) + "-" + std::to_string(port));
+    std::filesystem::create_directories(dir_);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string p = std::to_string(port_), d = dir_.string();
+      execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+             "no", "--dir", d.c_str(), "--loglevel", "warning", "--logfile", "redis.log", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    ready_ = WaitRedisAnswers(port_, pid_);
+  }
+  int port_ = 0;
   pid_t pid_ = -1;
   bool ready_ = false;
   std::filesystem::path dir_;
