@@ -231,28 +231,95 @@ std::vector<int32_t> PipelineStages(const TraceStore& store, const model::Collec
 
 namespace {
 
-// The grouped pass's shared state: the job's group model, the pipeline stages and their members, and the
-// rank-level blame (sa) with each rank's self-time excess over its role peers.
-struct GroupPass {
-  const TraceStore& store;
-  const TrackIndex& index;
-  const model::StepModel& steps;
-  const GroupModel& g;
-  std::vector<int32_t> stage;                      // per rank index
-  std::vector<std::vector<size_t>> members;        // per stage: its rank indices
-  std::vector<size_t> all;                         // every rank index
-  StragglerAnalysis sa;                            // blame_ns: self excess (>= 0) + transfer blame
-  std::vector<std::vector<double>> self_excess;    // [step][rank], ns
-  std::vector<std::vector<double>> stage_excess;   // [step][stage], ns: over an even split (stage_excess.h)
-  std::vector<std::vector<double>> member_excess;  // [step][rank], ns: over an even split (stage_excess.h)
-  size_t n = 0;                                    // steps
-  size_t ranks = 0;
+// The pipeline stages of the job: each rank index's stage, each stage's members (rank indices, in order), and
+// every rank index. Invariant: every rank index is a member of exactly the stage `stage` names.
+struct StageLayout {
+  std::vector<int32_t> stage;                // per rank index
+  std::vector<std::vector<size_t>> members;  // per stage: its rank indices
+  std::vector<size_t> all;                   // every rank index
 
   // Rank index r's role peers: its stage's other members (every rank when it is alone in its stage).
   const std::vector<size_t>& RolePeers(size_t r) const {
     const auto& role = members[static_cast<size_t>(stage[r])];
     return role.size() > 1 ? role : all;
   }
+};
+
+StageLayout LayOutStages(std::vector<int32_t> stage) {
+  StageLayout out;
+  out.stage = std::move(stage);
+  const int32_t stages = *std::max_element(out.stage.begin(), out.stage.end()) + 1;
+  out.members.resize(static_cast<size_t>(stages));
+  for (size_t r = 0; r < out.stage.size(); ++r) {
+    out.members[static_cast<size_t>(out.stage[r])].push_back(r);
+    out.all.push_back(r);
+  }
+  return out;
+}
+
+// Rank-level blame: per step and rank index, a rank's self time over its role peers' median (self_excess, may
+// be negative) and its blame, that excess when positive plus its transfer blame (sa.blame_ns, the straggler
+// analysis's input; ClassifyStragglers then fills the rest of sa).
+struct RankBlame {
+  StragglerAnalysis sa;
+  std::vector<std::vector<double>> self_excess;  // [step][rank], ns
+};
+
+RankBlame BlameRanks(const GroupModel& g, const StageLayout& layout, size_t n) {
+  const size_t ranks = layout.all.size();
+  RankBlame out;
+  out.sa.blame_ns.assign(n, std::vector<double>(ranks, 0));
+  out.self_excess.assign(n, std::vector<double>(ranks, 0));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t r = 0; r < ranks; ++r) {
+      std::vector<size_t> peers;
+      for (size_t q : layout.RolePeers(r))
+        if (q != r) peers.push_back(q);
+      out.self_excess[i][r] = g.self_ns[i][r] - PeerMedian(peers, [&](size_t q) { return g.self_ns[i][q]; });
+      out.sa.blame_ns[i][r] = std::max(0.0, out.self_excess[i][r]) + g.comm_blame[i][r];
+    }
+  return out;
+}
+
+// Each stage's and each rank's excess over an even split of the stages' self time, per step (stage_excess.h).
+struct StageExcessTable {
+  std::vector<std::vector<double>> stage;   // [step][stage], ns
+  std::vector<std::vector<double>> member;  // [step][rank], ns
+};
+
+StageExcessTable MeasureStages(const GroupModel& g, const StageLayout& layout, size_t n) {
+  StageExcessTable out;
+  out.stage.assign(n, std::vector<double>(layout.members.size(), 0));
+  out.member.assign(n, std::vector<double>(layout.all.size(), 0));
+  for (size_t i = 0; i < n; ++i) {
+    StageWork work;
+    for (const auto& m : layout.members) {
+      work.emplace_back();
+      for (size_t r : m) work.back().push_back(g.self_ns[i][r]);
+    }
+    StepStageExcess e = MeasureStageExcess(work);
+    for (size_t s = 0; s < layout.members.size(); ++s)
+      for (size_t k = 0; k < layout.members[s].size(); ++k) out.member[i][layout.members[s][k]] = e.member[s][k];
+    out.stage[i] = std::move(e.stage);
+  }
+  return out;
+}
+
+// What the grouped pass's findings read, made once before any of them and never changed after: the job's group
+// model, the stages, the rank-level blame with its stragglers classified, and the stages' excess.
+struct GroupPass {
+  const TraceStore& store;
+  const TrackIndex& index;
+  const model::StepModel& steps;
+  const GroupModel& g;
+  const StageLayout layout;
+  const StragglerAnalysis sa;                            // blame_ns: self excess (>= 0) + transfer blame
+  const std::vector<std::vector<double>> self_excess;    // [step][rank], ns
+  const std::vector<std::vector<double>> stage_excess;   // [step][stage], ns: over an even split (stage_excess.h)
+  const std::vector<std::vector<double>> member_excess;  // [step][rank], ns: over an even split (stage_excess.h)
+  const size_t n = 0;                                    // steps
+  const size_t ranks = 0;
+
   // v[step][k] over the steps.
   std::vector<double> OverSteps(const std::vector<std::vector<double>>& v, size_t k) const {
     std::vector<double> out;
@@ -279,37 +346,6 @@ struct GroupPass {
   }
 };
 
-// Rank-level blame: a rank's self time over its role peers' median (when positive) plus its transfer blame.
-void BlameRanks(GroupPass* p) {
-  p->sa.blame_ns.assign(p->n, std::vector<double>(p->ranks, 0));
-  p->self_excess.assign(p->n, std::vector<double>(p->ranks, 0));
-  for (size_t i = 0; i < p->n; ++i)
-    for (size_t r = 0; r < p->ranks; ++r) {
-      std::vector<size_t> peers;
-      for (size_t q : p->RolePeers(r))
-        if (q != r) peers.push_back(q);
-      p->self_excess[i][r] = p->g.self_ns[i][r] - PeerMedian(peers, [&](size_t q) { return p->g.self_ns[i][q]; });
-      p->sa.blame_ns[i][r] = std::max(0.0, p->self_excess[i][r]) + p->g.comm_blame[i][r];
-    }
-}
-
-// Each stage's and each rank's excess over an even split of the stages' self time, per step (stage_excess.h).
-void MeasureStages(GroupPass* p) {
-  p->stage_excess.assign(p->n, std::vector<double>(p->members.size(), 0));
-  p->member_excess.assign(p->n, std::vector<double>(p->ranks, 0));
-  for (size_t i = 0; i < p->n; ++i) {
-    StageWork work;
-    for (const auto& m : p->members) {
-      work.emplace_back();
-      for (size_t r : m) work.back().push_back(p->g.self_ns[i][r]);
-    }
-    StepStageExcess e = MeasureStageExcess(work);
-    for (size_t s = 0; s < p->members.size(); ++s)
-      for (size_t k = 0; k < p->members[s].size(); ++k) p->member_excess[i][p->members[s][k]] = e.member[s][k];
-    p->stage_excess[i] = std::move(e.stage);
-  }
-}
-
 // Stage imbalance: the stage whose excess is at least min_effect of the step in persistent_share of the
 // steps, the largest mean excess first.
 struct SlowStage {
@@ -320,7 +356,7 @@ struct SlowStage {
 std::optional<SlowStage> FindSlowStage(const GroupPass& p, const StragglerOptions& sopt) {
   std::optional<SlowStage> out;
   double best = 0;
-  for (size_t s = 0; s < p.members.size() && p.members.size() > 1; ++s) {
+  for (size_t s = 0; s < p.layout.members.size() && p.layout.members.size() > 1; ++s) {
     std::vector<int64_t> late;
     double sum = 0;
     for (size_t i = 0; i < p.n; ++i) {
@@ -406,7 +442,7 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
   f.ranks = {st.rank};
   if (!st.persistent && !st.steps.empty()) f.step = st.steps.front();
   f.impact_pct = RoundTo(100.0 * p.ShareOfStep(p.sa.blame_ns, r), 2);
-  const std::vector<size_t> peers = FirstPeers(p.RolePeers(r), r);
+  const std::vector<size_t> peers = FirstPeers(p.layout.RolePeers(r), r);
   GroupRankEvidence e;
   const CauseChoice choice =
       late.comm_ms > late.self_ms ? SlowLinkCause(p, late, r, &f, &e) : SelfTimeCause(p, late, r, peers, &f, &e);
@@ -414,7 +450,7 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
   e.late_ms_per_late_step = late.late_ms;
   e.explained_share = choice.explained;
   e.late_steps = st.steps;
-  e.stage = p.stage[r];
+  e.stage = p.layout.stage[r];
   e.peers = peers.size();
   e.self_excess_ms = late.self_ms;
   e.transfer_excess_ms = late.comm_ms;
@@ -426,14 +462,14 @@ Finding GroupStragglerFinding(const GroupPass& p, const Straggler& st, const Lat
 Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   Found out;
   const size_t s = slow.stage;
-  const auto& m = p.members[s];
+  const auto& m = p.layout.members[s];
   Finding f;
   f.stage = static_cast<int32_t>(s);
   for (size_t r : m) f.ranks.push_back(p.store.ranks[r].rank);
   f.impact_pct = RoundTo(100.0 * p.ShareOfStep(p.stage_excess, s), 2);
   std::vector<size_t> others;
   for (size_t r = 0; r < p.ranks; ++r)
-    if (p.stage[r] != static_cast<int32_t>(s)) others.push_back(r);
+    if (p.layout.stage[r] != static_cast<int32_t>(s)) others.push_back(r);
   // Effect: the stage's excess work over an even split; evidence: the part every rank of the stage
   // shows (its weakest member's excess over its strongest's, summed over the steps): a stage, not one rank
   // in it (cause_choice.h).
@@ -478,7 +514,7 @@ std::optional<Finding> GroupDataImbalance(const GroupPass& p, const std::vector<
   const StepOps step_ops = [&](size_t si, size_t r) {
     return OpsInWindow(p.store, p.index, r, p.steps.MainTrack(r, p.steps.steps[si]), p.g.start[si][r], p.g.end[si][r]);
   };
-  const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.stage, thresholds::kMinEffect);
+  const LoadScaling load = MeasureLoadScaling(p.sa, step_ops, p.layout.stage, thresholds::kMinEffect);
   return DataImbalanceFinding(p.sa, p.store.RankNumbers(), imbalance_share, load, stragglers, thresholds::kMinEffect);
 }
 
@@ -501,8 +537,8 @@ WhatIf BlameSubtraction(const GroupPass& p, const std::optional<SlowStage>& slow
     for (size_t i = 0; i < p.n; ++i) mean_blame += p.sa.blame_ns[i][r] / static_cast<double>(p.n);
     out.by_rank[std::to_string(p.store.ranks[r].rank)] = RoundTo(1.0 + mean_blame / ideal, 4);
   }
-  if (p.members.size() > 1)
-    for (size_t s = 0; s < p.members.size(); ++s) {
+  if (p.layout.members.size() > 1)
+    for (size_t s = 0; s < p.layout.members.size(); ++s) {
       double mean_ex = 0;
       for (size_t i = 0; i < p.n; ++i) mean_ex += std::max(0.0, p.stage_excess[i][s]) / static_cast<double>(p.n);
       out.by_stage[std::to_string(s)] = RoundTo(1.0 + mean_ex / ideal, 4);
@@ -526,25 +562,28 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
   out.step_time_median_ms = RoundTo(Median(step_ms), 3);
   out.step_time_p90_ms = RoundTo(Quantile(step_ms, 0.9), 3);
   const TrackIndex index(store, rows_by_rank);
-  GroupPass p{store, index, steps, g};
-  p.n = n;
-  p.ranks = ranks;
-  p.stage = PipelineStages(store, collectives, ranks);
-  const int32_t stages = *std::max_element(p.stage.begin(), p.stage.end()) + 1;
-  p.members.resize(static_cast<size_t>(stages));
-  for (size_t r = 0; r < ranks; ++r) p.members[static_cast<size_t>(p.stage[r])].push_back(r);
-  for (size_t r = 0; r < ranks; ++r) p.all.push_back(r);
-  out.layout.pipeline_stages = stages;
+  StageLayout layout = LayOutStages(PipelineStages(store, collectives, ranks));
+  out.layout.pipeline_stages = static_cast<int32_t>(layout.members.size());
   out.notes.push_back(
       "collectives run in process groups smaller than the job: ranks are compared with the peers of their "
       "pipeline stage (self time outside collectives, transfer times per group); the what-if is the per-rank "
       "excess, not a replay");
-
-  BlameRanks(&p);
   StragglerOptions sopt;
   sopt.min_effect = thresholds::kMinEffect;
-  ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &p.sa);
-  MeasureStages(&p);
+  RankBlame blame = BlameRanks(g, layout, n);
+  ClassifyStragglers(g.step_time_ns, steps.steps, ranks, sopt, &blame.sa);
+  StageExcessTable excess = MeasureStages(g, layout, n);
+  const GroupPass p{store,
+                    index,
+                    steps,
+                    g,
+                    std::move(layout),
+                    std::move(blame.sa),
+                    std::move(blame.self_excess),
+                    std::move(excess.stage),
+                    std::move(excess.member),
+                    n,
+                    ranks};
   const std::optional<SlowStage> slow = FindSlowStage(p, sopt);
 
   std::vector<Straggler> numbered = NumberedStragglers(p.sa, store.RankNumbers());
@@ -552,7 +591,7 @@ PathResult DiagnoseGroupedTraces(const TraceStore& store, const std::vector<Slic
     Straggler& st = numbered[k];
     const RankIndex r = p.sa.stragglers[k].rank;
     const LateSplit late = SplitLateness(p, st, r);
-    st.evidence.kind = GroupStragglerEvidence{p.stage[r.value()], late.self_ms, late.comm_ms};
+    st.evidence.kind = GroupStragglerEvidence{p.layout.stage[r.value()], late.self_ms, late.comm_ms};
     out.findings.push_back(GroupStragglerFinding(p, st, late, r));
   }
   out.stragglers.insert(out.stragglers.end(), numbered.begin(), numbered.end());
