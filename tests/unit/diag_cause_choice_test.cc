@@ -259,9 +259,7 @@ TEST(DiagNameCause, PatternsNameTheirCauseFromOneTable) {
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowerLink, .explained = 1, .effect = 3}), &f);
   EXPECT_EQ(f.cause, Cause::kSlowCommunication);
   EXPECT_DOUBLE_EQ(f.confidence, 0.33);
-  CauseChoice none;
-  none.names = false;
-  none.cause = Cause::kHang;
+  const CauseChoice none{.cause = Cause::kHang};  // a choice no rule made names nothing (the default)
   SetCause(none, &f);
   EXPECT_EQ(f.cause, Cause::kSlowCommunication);
 }

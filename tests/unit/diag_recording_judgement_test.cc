@@ -38,6 +38,7 @@ DiagnosisResult Traces() {
 
 CauseChoice Names(Cause cause, std::string why) {
   CauseChoice c;
+  c.names = true;
   c.cause = cause;
   c.layer = Layer::kCpu;
   c.explained = c.confidence = 0.9;

@@ -34,6 +34,7 @@ std::vector<CauseCandidate> ProfileCandidates(const ProfileExcess& e, bool gpu, 
 
 CauseChoice ChooseCause(const std::vector<CauseCandidate>& candidates, double lateness_ms) {
   CauseChoice out;
+  out.names = true;
   out.cause = Cause::kUnknown;
   if (candidates.empty()) return out;
   const auto best =
@@ -54,6 +55,7 @@ namespace {
 
 CauseChoice Refined(Cause cause, Layer layer, double confidence, std::string why) {
   CauseChoice out;
+  out.names = true;
   out.cause = cause;
   out.layer = layer;
   out.confidence = confidence;
@@ -94,9 +96,7 @@ CauseChoice NameCause(const CounterEvidence& e) {
                                e.pcie_bytes->own / e.pcie_bytes->peers));
   if (comm && e.nic_bytes)
     return NameCause(TrafficEvidence{TrafficSource::kCounterTrack, {*e.nic_bytes}, e.confidence, 1});
-  CauseChoice none;
-  none.names = false;
-  return none;
+  return CauseChoice{};  // names nothing
 }
 
 bool LinkCarriesForeignTraffic(TrafficSource source, const LinkLoad& link) {
@@ -132,7 +132,6 @@ CauseChoice NameCause(const TrafficEvidence& e) {
 
 CauseChoice NameCause(const RecordingEvidence& e) {
   CauseChoice out;
-  out.names = false;
   if (e.candidates.empty()) return out;
   auto best =
       std::max_element(e.candidates.begin(), e.candidates.end(),
@@ -160,7 +159,6 @@ CauseChoice NameCause(const RecordingEvidence& e) {
 
 CauseChoice NameSecondCause(const RecordingEvidence& e, std::optional<Cause> first) {
   CauseChoice out;
-  out.names = false;
   if (!first || !(e.late_share > 0)) return out;
   const RecordedCandidate* best = nullptr;
   for (const RecordedCandidate& c : e.candidates) {
@@ -196,6 +194,7 @@ CauseChoice NameCause(const PatternEvidence& e) {
   };
   const Named& n = kPatterns.at(e.pattern);
   CauseChoice out;
+  out.names = true;
   out.cause = n.cause;
   out.layer = e.layer.value_or(n.layer);
   out.excess = e.explained;

@@ -62,7 +62,9 @@ struct CauseChoice {
   double explained = 0;           // that excess / lateness, clamped to [0, 1]
   double confidence = 0;          // explained when a cause is named, else 0
   std::string why;                // what the evidence shows, for the finding's summary ("" when the pass words it)
-  bool names = true;              // false: this evidence names no new cause; the finding keeps the one it has
+  // true: this evidence names the finding's cause (kUnknown too: nothing explains enough); false, the default: it
+  // names no new cause and the finding keeps the one it has. Only a rule of cause_choice.cc sets it.
+  bool names = false;
 };
 
 /// The candidates a differential profile (peer_difference.h) measures, for every path that compares a

@@ -35,7 +35,7 @@ double RankLateShare(const DiagnosisResult& result, int32_t rank, double recorde
 /// to); both are placed anew by impact.
 void AddSecondCause(int32_t rank, const CauseChoice& second, double late_share, const Finding* first,
                     std::vector<Finding>* findings) {
-  if (!second.names || second.cause == Cause::kUnknown) return;
+  if (!second.names) return;
   const double weight = std::max(first->confidence, kMinExplainedShare) + second.explained;
   Finding primary = *first;
   findings->erase(findings->begin() + (first - findings->data()));

@@ -30,8 +30,8 @@ struct RecordingJudgement {
     int32_t rank = -1;
     double late_share = 0;  // its lateness, as a share of the median step
     CrossLayerComparison comparison;
-    CauseChoice choice;                  // names == false: the recording explains too little to change the cause
-    CauseChoice second{.names = false};  // names == false: no second cause of the lateness (NameSecondCause)
+    CauseChoice choice;  // names == false: the recording explains too little to change the cause
+    CauseChoice second;  // names == false: no second cause of the lateness (NameSecondCause)
   };
   /// Ranks the recording shows late that the traces' blame did not name (it decided they cost more than the
   /// traces' top straggler): their stragglers, latest first, and the one finding about them.
