@@ -40,6 +40,22 @@ TEST(DiagStageExcess, TheSavingIsTheMeanShareOfItsSteps) {
   EXPECT_DOUBLE_EQ(MeanShareOfStep({}, {}), 0.0);
 }
 
+TEST(DiagStageExcess, TheSpreadOfAStagesMembersIsItsWeakestAndStrongestExcess) {
+  // stage_imbalance's confidence in both paths: a stage whose members all carry the excess is a stage; one
+  // member carrying it alone is a rank.
+  const MemberSpread s = SpreadOfMembers({4, 1, 3});
+  EXPECT_DOUBLE_EQ(s.weakest, 1);
+  EXPECT_DOUBLE_EQ(s.strongest, 4);
+  const MemberSpread none = SpreadOfMembers({});
+  EXPECT_DOUBLE_EQ(none.weakest, 0);
+  EXPECT_DOUBLE_EQ(none.strongest, 0);
+  // Over steps: the member excesses of MeasureStageExcess, summed per member, then spread.
+  const StepStageExcess a = MeasureStageExcess({{30, 26}, {10, 10}}), b = MeasureStageExcess({{24, 30}, {10, 10}});
+  const MemberSpread over = SpreadOfMembers({a.member[0][0] + b.member[0][0], a.member[0][1] + b.member[0][1]});
+  EXPECT_DOUBLE_EQ(over.weakest, 11 + 5.5);  // level 19, then 18.5
+  EXPECT_DOUBLE_EQ(over.strongest, 7 + 11.5);
+}
+
 // Random stage loads: 2–6 stages of 1–4 members each, some of them all equal.
 StageWork RandomWork(std::mt19937* rng) {
   std::uniform_int_distribution<int> stages(2, 6), members(1, 4);

@@ -471,15 +471,16 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   for (size_t r = 0; r < p.ranks; ++r)
     if (p.layout.stage[r] != static_cast<int32_t>(s)) others.push_back(r);
   // Effect: the stage's excess work over an even split; evidence: the part every rank of the stage
-  // shows (its weakest member's excess over its strongest's, summed over the steps): a stage, not one rank
-  // in it (cause_choice.h).
+  // shows (SpreadOfMembers, stage_excess.h): a stage, not one rank in it.
   std::vector<double> excess;
   for (size_t r : m) {
     const std::vector<double> ex = p.OverSteps(p.member_excess, r);
     excess.push_back(std::accumulate(ex.begin(), ex.end(), 0.0));
   }
-  const auto [lo, hi] = std::minmax_element(excess.begin(), excess.end());
-  SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = *lo, .effect = *hi}), &f);
+  const MemberSpread spread = SpreadOfMembers(excess);
+  SetCause(NameCause(PatternEvidence{
+               .pattern = Pattern::kSlowStage, .explained = spread.weakest, .effect = spread.strongest}),
+           &f);
   std::vector<size_t> idx(p.n);
   for (size_t i = 0; i < p.n; ++i) idx[i] = i;
   const GroupDifferential d =

@@ -116,10 +116,10 @@ PathResult DescribeReplay(const whatif::WhatIfResult& w) {
 }
 
 /// Stage imbalance: a stage whose ratio exceeds the others' median by the minimum effect, with every dp rank
-/// of that stage affected alike (the weakest dp rank carries at least kStageUniformShare of the strongest's
-/// excess). Maps each such stage to that uniformity (weakest / strongest, ExplainedShare).
-std::map<int32_t, double> ImbalancedStages(const whatif::WhatIfResult& w, double min_effect) {
-  std::map<int32_t, double> out;
+/// of that stage affected alike (the weakest dp rank's what-if excess at least kStageUniformShare of the
+/// strongest's). The finding's confidence is measured apart, as in the grouped path (StageFindings).
+std::set<int32_t> ImbalancedStages(const whatif::WhatIfResult& w, double min_effect) {
+  std::set<int32_t> out;
   if (w.num_stages < 2) return out;
   for (const auto& [stage, a] : w.by_stage) {
     std::vector<double> others;
@@ -131,7 +131,7 @@ std::map<int32_t, double> ImbalancedStages(const whatif::WhatIfResult& w, double
       if (wk.stage == stage) dp_of_stage.push_back(wk.attribution.ratio - 1.0);
     const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
     const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
-    if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) out[stage] = ExplainedShare(lo, hi);
+    if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) out.insert(stage);
   }
   return out;
 }
@@ -141,6 +141,7 @@ std::map<int32_t, double> ImbalancedStages(const whatif::WhatIfResult& w, double
 /// time (ns).
 struct StageCost {
   std::vector<double> excess_ns, step_ns;
+  std::map<int32_t, double> member_excess_ns;  // per dp rank of the stage: its excess summed over those steps
 };
 std::map<int32_t, StageCost> StageCosts(const whatif::WhatIfResult& w, const Loads& loads) {
   std::map<int32_t, StageCost> out;
@@ -160,26 +161,35 @@ std::map<int32_t, StageCost> StageCosts(const whatif::WhatIfResult& w, const Loa
       StageCost& c = out[stage];
       c.excess_ns.push_back(e.stage[s]);
       c.step_ns.push_back(st.recorded_ms * 1e6);
+      size_t k = 0;
+      for (const auto& [d, ns] : dp) c.member_excess_ns[d] += e.member[s][k++];
       ++s;
     }
   }
   return out;
 }
 
-std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& loads,
-                                   const std::map<int32_t, double>& stages) {
+std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& loads, const std::set<int32_t>& stages) {
   std::vector<Finding> out;
   const std::map<int32_t, StageCost> costs = StageCosts(w, loads);
-  for (const auto& [stage, uniformity] : stages) {
+  for (int32_t stage : stages) {
     const auto& a = w.by_stage.at(stage);
     Finding f;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) f.ranks.push_back(wk.rank);
-    if (auto c = costs.find(stage); c != costs.end())
+    MemberSpread spread;
+    if (auto c = costs.find(stage); c != costs.end()) {
       f.impact_pct = RoundTo(100.0 * MeanShareOfStep(c->second.excess_ns, c->second.step_ns), 2);
-    // Effect: the stage's excess; evidence: the part every dp rank of it shows (cause_choice.h).
-    SetCause(NameCause(PatternEvidence{.pattern = Pattern::kSlowStage, .explained = uniformity}), &f);
+      std::vector<double> members;
+      for (const auto& [dp, ns] : c->second.member_excess_ns) members.push_back(ns);
+      spread = SpreadOfMembers(members);
+    }
+    // Effect: the stage's excess work over an even split; evidence: the part every dp rank of the stage shows
+    // (SpreadOfMembers, stage_excess.h): a stage, not one rank in it, by the grouped path's statistic.
+    SetCause(NameCause(PatternEvidence{
+                 .pattern = Pattern::kSlowStage, .explained = spread.weakest, .effect = spread.strongest}),
+             &f);
     f.summary = fmt::format(
         "pipeline stage {} is slower than the others on every dp rank (what-if ratio {:.3f}); "
         "moving its excess compute to the other stages saves about {:.1f}% of step time",
@@ -285,7 +295,7 @@ Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& 
 
 /// Single straggling workers (robust z of their what-if excess, not explained by a stage imbalance).
 Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, double min_effect,
-                       const std::map<int32_t, double>& stages, double step_time_median_ms) {
+                       const std::set<int32_t>& stages, double step_time_median_ms) {
   Found out;
   const double S = std::max(1e-9, w.slowdown);
   std::vector<double> excess;
@@ -320,7 +330,7 @@ Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, d
 /// for only without straggling workers; `stage_findings` are the stage imbalances found (their saving is
 /// not the imbalance's).
 std::optional<Finding> OpTableDataImbalance(const whatif::WhatIfResult& w, const Loads& loads,
-                                            const std::map<int32_t, double>& stages, double min_effect,
+                                            const std::set<int32_t>& stages, double min_effect,
                                             const std::vector<Finding>& stage_findings) {
   const double S = std::max(1e-9, w.slowdown);
   if (1.0 - 1.0 / S < min_effect) return std::nullopt;
@@ -336,8 +346,7 @@ std::optional<Finding> OpTableDataImbalance(const whatif::WhatIfResult& w, const
     if (best >= 0) slowest.insert(best);
   }
   double stage_explained = 0;
-  for (const auto& [stage, uniformity] : stages)
-    stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
+  for (int32_t stage : stages) stage_explained = std::max(stage_explained, w.by_stage.at(stage).ratio);
   if (slowest.size() < 2 || stage_explained >= S - min_effect) return std::nullopt;
   Finding f;
   for (const auto& wk : w.by_worker)
@@ -421,7 +430,7 @@ PathResult DiagnoseOpTable(const TraceStore& store) {
     return out;
   }
   const whatif::WhatIfResult& w = computed.value();
-  const std::map<int32_t, double> stages = ImbalancedStages(w, thresholds::kMinEffect);
+  const std::set<int32_t> stages = ImbalancedStages(w, thresholds::kMinEffect);
   const Loads loads = ComputeLoads(store);
   out.Add({.findings = StageFindings(w, loads, stages)});
   out.Add(WorkerStragglers(store, w, thresholds::kMinEffect, stages, out.step_time_median_ms));

@@ -37,4 +37,10 @@ double MeanShareOfStep(const std::vector<double>& excess_ns, const std::vector<d
   return sum / static_cast<double>(excess_ns.size());
 }
 
+MemberSpread SpreadOfMembers(const std::vector<double>& member_excess_sums) {
+  if (member_excess_sums.empty()) return {};
+  const auto [lo, hi] = std::minmax_element(member_excess_sums.begin(), member_excess_sums.end());
+  return {*lo, *hi};
+}
+
 }  // namespace strata::diagnosis

@@ -38,4 +38,12 @@ StepStageExcess MeasureStageExcess(const StageWork& work);
 /// as 0 (0 without steps). `excess_ns` and `step_ns` have one value per step.
 double MeanShareOfStep(const std::vector<double>& excess_ns, const std::vector<double>& step_ns);
 
+/// The part of a stage's excess that every member of it shows, the evidence that a stage and not one rank in it is
+/// slow (stage_imbalance's confidence: ExplainedShare(weakest, strongest), cause_choice.h), in both paths: each
+/// member's excess (above) summed over the steps, the smallest and the largest. Both 0 without members.
+struct MemberSpread {
+  double weakest = 0, strongest = 0;
+};
+MemberSpread SpreadOfMembers(const std::vector<double>& member_excess_sums);
+
 }  // namespace strata::diagnosis
