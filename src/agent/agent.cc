@@ -110,6 +110,7 @@ class Agent {
   }
 
   Status StartHttp() {
+    Publish(UnixS());  // before the first round (which may take seconds on a busy machine): a status, no job yet
     if (Status st = http_.Start(options_.listen); !st.ok()) return st;
     Say(fmt::format("listening on http://{}/", options_.listen));
     return Status::Ok();

@@ -35,20 +35,24 @@ Status RunServe(const ServeOptions& options) {
   auto address = ParseRedisUrl(options.redis);
   if (!address.ok()) return address.status();
   HttpFront http("strata serve");
+  ServeCore core(address.value(), options.consumer, {}, options.lease);
+  const auto publish = [&] {
+    const AgentSnapshot s = core.Snapshot(ServeUnixS());
+    http.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
+    http.PublishNodes(NodesJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  };
+  publish();  // before the first poll (which may wait on Redis): the first answer is a status, with no job yet
   if (Status st = http.Start(options.listen); !st.ok()) return st;
   say(fmt::format("reading {}, listening on http://{}/", address.value().Text(), options.listen));
   struct sigaction action {};
   action.sa_handler = OnServeSignal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  ServeCore core(address.value(), options.consumer, {}, options.lease);
   const auto started = std::chrono::steady_clock::now();
   double backoff_s = 0;
   while (!g_serve_stop) {
     auto polled = core.Poll(options.block_ms, ServeUnixS());
-    const AgentSnapshot s = core.Snapshot(ServeUnixS());
-    http.Publish(StatusJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), MetricsText(s));
-    http.PublishNodes(NodesJson(s).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+    publish();
     if (!polled.ok()) {
       if (backoff_s == 0) say(polled.error() + " (retrying)");
       backoff_s = backoff_s == 0 ? 0.2 : std::min(backoff_s * 2, 5.0);

@@ -11,12 +11,14 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/http_front.h"
 #include "agent/request_listener.h"
+#include "agent/serve.h"
 #include "agent/serve_core.h"
 #include "agent/stream_codec.h"
 #include "agent/stream_publisher.h"
@@ -122,6 +124,42 @@ TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
   EXPECT_EQ(named[first], std::vector<int>{kSlow});
   EXPECT_LT(first - kFrom, kWithin) << "named " << first - kFrom + 1 << " steps after its first slow step";
   EXPECT_EQ(named.back(), std::vector<int>{kSlow});
+}
+
+// serve's first answer is a status with no job, not an empty object, even while its first poll waits on a Redis
+// that does not answer (a socket that listens and never replies): the status is published before the HTTP front
+// opens, not after the first poll.
+TEST(ServeRedis, AnswersAStatusBeforeItsFirstPollEnds) {
+  const int silent_fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(silent_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(silent_fd, 4), 0);
+  socklen_t len = sizeof a;
+  getsockname(silent_fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ServeOptions options;
+  options.redis = "redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  const int port = FreePort();
+  options.listen = "127.0.0.1:" + std::to_string(port);
+  options.run_s = 1;
+  strata::Status ran = strata::Status::Ok();
+  std::thread serve([&] { ran = RunServe(options); });
+  httplib::Client client("127.0.0.1", port);
+  std::optional<std::string> body;  // the first answer
+  for (int i = 0; i < 200 && !body; ++i) {
+    if (auto res = client.Get("/api/v1/status"); res && res->status == 200)
+      body = res->body;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  serve.join();
+  close(silent_fd);
+  ASSERT_TRUE(body);
+  const nlohmann::json status = nlohmann::json::parse(*body);
+  ASSERT_TRUE(status.contains("jobs")) << *body;
+  EXPECT_TRUE(status["jobs"].is_array() && status["jobs"].empty()) << *body;
+  EXPECT_TRUE(ran.ok()) << ran.message();
 }
 
 // Memory across jobs: node b (ranks 4-7) is named in three jobs out of four, node a in none; serve says node b
