@@ -123,9 +123,12 @@ def main():
                 fault = os.path.exists(os.path.join(out, "fault.json"))
                 if pause and jobs:  # what the agent's detector had, for a failure's report
                     o = jobs[0].get("online") or {}
-                    online_trace.append((time.time(), {k: o.get(k) for k in ("last_step", "steps_judged",
-                                                                             "steps_self_judged", "judged_through",
-                                                                             "late", "gaps", "realigned")}))
+                    view = {k: o.get(k) for k in ("last_step", "steps_judged", "steps_self_judged", "judged_through",
+                                                  "late", "gaps", "realigned")}
+                    # and the round's own state: its error ("no recording yet"), its time, the machine's load
+                    view.update({k: jobs[0].get(k) for k in ("error", "analysis_s", "analysed_at", "status")})
+                    view["load1"] = round(os.getloadavg()[0], 1)
+                    online_trace.append((time.time(), view))
                 for j in jobs:
                     for f in j["findings"]:
                         if not fault:
@@ -180,6 +183,9 @@ def main():
                         for at, view in online_trace:
                             if -2 <= at - fault_start <= 6:
                                 print(f"       {at - fault_start:+.1f} s: {view}", flush=True)
+                        busiest = subprocess.run(["ps", "-eo", "pcpu,etimes,comm", "--sort=-pcpu"], capture_output=True,
+                                                 text=True).stdout.splitlines()[:6]
+                        print("       the busiest processes now: " + " | ".join(x.strip() for x in busiest), flush=True)
                 if detected and not pause:
                     f, seen = detected
                     with open(os.path.join(out, "fault.json")) as fh:
