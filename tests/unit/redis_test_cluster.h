@@ -27,14 +27,10 @@ inline int FreeClusterPort() {
   for (;;) {
     const int port = FreePort();
     if (port + 10000 > 65535) continue;
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port + 10000));
-    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    close(fd);
-    if (free) return port;
+    if (const int fd = BindLoopback(port + 10000); fd >= 0) {
+      close(fd);
+      return port;
+    }
   }
 }
 

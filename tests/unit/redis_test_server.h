@@ -21,17 +21,32 @@
 
 namespace strata::agent {
 
-/// A loopback port nothing listens on now (bound to 0 and released).
-inline int FreePort() {
+/// A TCP socket bound to loopback `port` (0: a port the kernel picks), or -1 when the port is taken.
+inline int BindLoopback(int port = 0) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
+/// The local port a bound socket has.
+inline int PortOf(int fd) {
+  sockaddr_in a{};
   socklen_t len = sizeof a;
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
   return ntohs(a.sin_port);
+}
+
+/// A loopback port nothing listens on now (bound to 0 and released).
+inline int FreePort() {
+  const int fd = BindLoopback();
+  const int port = PortOf(fd);
+  close(fd);
+  return port;
 }
 
 /// Whether the redis-server answering on `port` is the process `pid` (INFO server's process_id).

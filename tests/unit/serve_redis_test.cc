@@ -130,16 +130,11 @@ TEST(ServeRedis, NamesTheSlowRankOfAJobSpreadOverTwoNodes) {
 // that does not answer (a socket that listens and never replies): the status is published before the HTTP front
 // opens, not after the first poll.
 TEST(ServeRedis, AnswersAStatusBeforeItsFirstPollEnds) {
-  const int silent_fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(silent_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int silent_fd = BindLoopback();
+  ASSERT_GE(silent_fd, 0);
   ASSERT_EQ(listen(silent_fd, 4), 0);
-  socklen_t len = sizeof a;
-  getsockname(silent_fd, reinterpret_cast<sockaddr*>(&a), &len);
   ServeOptions options;
-  options.redis = "redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  options.redis = "redis://127.0.0.1:" + std::to_string(PortOf(silent_fd));
   const int port = FreePort();
   options.listen = "127.0.0.1:" + std::to_string(port);
   options.run_s = 1;
