@@ -1,7 +1,7 @@
 // The one statistic of stage_imbalance (analysis/diagnosis/stage_excess.h): its definition on small cases, and
 // its invariants over seeded random stage loads — never negative, zero when every stage does equal work,
 // permuted by a relabelling of the stages, never more than the stage's lead over the fastest other stage nor
-// its own work, and a saving of at most the whole step.
+// its own work, and a saving of at most the whole step — with the members' spread over the same loads.
 #include "analysis/diagnosis/stage_excess.h"
 
 #include <gtest/gtest.h>
@@ -94,6 +94,15 @@ TEST(DiagStageExcess, InvariantsHoldOverRandomStageLoads) {
         EXPECT_GE(e.member[s][k], 0.0);
         EXPECT_LE(e.member[s][k], work[s][k]);
       }
+      // The members' spread (stage_imbalance's confidence): bounded by the members' own excesses, the weakest
+      // never above the strongest, whatever order the members come in.
+      const MemberSpread spread = SpreadOfMembers(e.member[s]);
+      EXPECT_LE(spread.weakest, spread.strongest);
+      EXPECT_DOUBLE_EQ(spread.weakest, *std::min_element(e.member[s].begin(), e.member[s].end()));
+      EXPECT_DOUBLE_EQ(spread.strongest, *std::max_element(e.member[s].begin(), e.member[s].end()));
+      std::vector<double> reversed(e.member[s].rbegin(), e.member[s].rend());
+      EXPECT_DOUBLE_EQ(SpreadOfMembers(reversed).weakest, spread.weakest);
+      EXPECT_DOUBLE_EQ(SpreadOfMembers(reversed).strongest, spread.strongest);
     }
     // Relabelling the stages (a random permutation) permutes the excesses alike.
     std::vector<size_t> order(work.size());
