@@ -243,7 +243,8 @@ TEST(PerfettoExport, RecorderLayersBecomeTracksOfTheirRank) {
 // A 3-rank gloo job on one host (pid 10 + rank, its gloo thread pid + 100) calling c10d's allreduce and then
 // gloo's algorithm every 100 ms from 1 s on; the host's wall clock is `kWall` ahead of its monotonic clock.
 // hang: rank 1 stops after 3 collectives, blocked on a lock since 1.25 s; ranks 0 and 2 wait in #3 until the
-// recording ends at 31 s. Else (mismatch): at #2 rank 1 calls broadcast where ranks 0 and 2 call all_reduce.
+// recording ends at 31 s. Else (mismatch): at #2 rank 1 calls broadcast where ranks 0 and 2 call all_reduce,
+// and no rank completes a collective after it (a real mismatch derails the communicator: stall.cc).
 constexpr int64_t kWall = 1'700'000'000 * kSec;
 
 RecordedRun StoppedJob(bool hang) {
@@ -260,7 +261,7 @@ RecordedRun StoppedJob(bool hang) {
     const auto pid = static_cast<uint32_t>(10 + r);
     seg.processes[static_cast<int>(pid)] = {static_cast<int>(pid), 1, r, "python3", "", 0, 0};
     for (int k = 0; k < 4; ++k) {
-      if (hang && k == 3 && r == 1) break;
+      if (k == 3 && (!hang || r == 1)) break;
       const bool odd = !hang && r == 1 && k == 2;
       const uint32_t c10d = odd ? 2 : 0, algo = odd ? 3 : 1;
       const auto t = static_cast<uint64_t>(kSec + k * 100 * kMs);

@@ -129,9 +129,8 @@ std::set<int32_t> ImbalancedStages(const whatif::WhatIfResult& w, double min_eff
     std::vector<double> dp_of_stage;
     for (const auto& wk : w.by_worker)
       if (wk.stage == stage) dp_of_stage.push_back(wk.attribution.ratio - 1.0);
-    const double lo = *std::min_element(dp_of_stage.begin(), dp_of_stage.end());
-    const double hi = *std::max_element(dp_of_stage.begin(), dp_of_stage.end());
-    if (hi > 0 && lo >= thresholds::kStageUniformShare * hi) out.insert(stage);
+    const MemberSpread spread = SpreadOfMembers(dp_of_stage);  // {0, 0} for a stage without dp ranks
+    if (spread.strongest > 0 && spread.weakest >= thresholds::kStageUniformShare * spread.strongest) out.insert(stage);
   }
   return out;
 }
