@@ -14,38 +14,14 @@ namespace strata::diagnosis {
 
 namespace {
 
-/// Ends every reason that says the inputs are of different runs: comparing runs is `strata diff`'s job.
-constexpr const char* kCompareRunsHint = " (to compare two runs: strata diff BASE TEST)";
-
-/// How much a reason weighs: a caveat beside any verdict; blocking: never healthy; void: the comparison
-/// itself cannot be trusted (inputs of different runs, timelines that do not line up, a replay of too little
-/// of the job), so inconclusive even beside findings.
-enum class Weight { kCaveat, kBlocking, kVoid };
-
-Weight WeightOf(NoteEffect effect) {
-  switch (effect) {
-    case NoteEffect::kVoidsComparison:
-      return Weight::kVoid;
-    case NoteEffect::kBlocksHealthy:
-      return Weight::kBlocking;
-    case NoteEffect::kCaveatOnly:
-      return Weight::kCaveat;
-  }
-  return Weight::kBlocking;
-}
-
-struct Reason {
-  Weight weight = Weight::kCaveat;
-  std::string text;
-  bool blocking() const { return weight != Weight::kCaveat; }
-};
-
+/// The verdict's own checks of what was compared, in order; each adds an entry of the one table
+/// (verdict_notes.h), after the paths' own entries, and the table's effect weighs it.
 class Checks {
  public:
   Checks(const TraceStore& store, const DiagnosisResult& result, const StatusLimits& limits)
       : store_(store), result_(result), limits_(limits) {}
 
-  std::vector<Reason> Run() {
+  std::vector<VerdictNote> Run() {
     InputProblems();
     RankCount();
     StepCount();
@@ -58,18 +34,15 @@ class Checks {
     ClockResidual();
     Unmatched();
     UnexplainedSlowdown();
-    return std::move(reasons_);
+    return std::move(notes_);
   }
 
  private:
-  void Add(bool blocking, std::string text) {
-    reasons_.push_back({blocking ? Weight::kBlocking : Weight::kCaveat, std::move(text)});
-  }
-  void Void(std::string text) { reasons_.push_back({Weight::kVoid, std::move(text)}); }
+  void Add(NoteId id, std::vector<std::string> details = {}) { notes_.push_back({id, std::move(details)}); }
 
-  // The path's verdict notes, each weighed as the table says (verdict_notes.h).
+  // The path's verdict notes (verdict_notes.h).
   void InputProblems() {
-    for (const VerdictNote& n : result_.verdict_notes) reasons_.push_back({WeightOf(n.effect()), NoteText(n)});
+    for (const VerdictNote& n : result_.verdict_notes) notes_.push_back(n);
   }
 
   // Never healthy while an op table's what-if loses much of the step and no finding says why. Op tables
@@ -80,41 +53,26 @@ class Checks {
     if (!result_.findings.empty() || !result_.stragglers.empty()) return;
     const double waste = 1.0 - 1.0 / result_.whatif.slowdown;
     if (waste <= limits_.unexplained_waste) return;
-    Add(true, fmt::format("the what-if says steps take {:.2f}x the ideal step ({:.0f}% of each step lost) but no "
-                          "finding explains it: nothing was late by the minimum effect on its own",
-                          result_.whatif.slowdown, 100.0 * waste));
+    Add(NoteId::kUnexplainedSlowdown,
+        {fmt::format("{:.2f}", result_.whatif.slowdown), fmt::format("{:.0f}", 100.0 * waste)});
   }
 
   void RankCount() {
-    if (result_.ranks < 2)
-      Add(true, fmt::format("only {} rank was given: a straggler is found by comparing ranks with each other; "
-                            "give the traces of at least 2 ranks of the job",
-                            result_.ranks));
+    if (result_.ranks < 2) Add(NoteId::kOneRankGiven, {std::to_string(result_.ranks)});
   }
 
   void StepCount() {
     if (result_.ranks < 2 || result_.steps.size() >= 2 || result_.unit == CompareUnit::kCollective) return;
-    if (result_.steps.empty()) {
-      Add(true,
-          "no step is present on every rank: the ranks' traces cover different steps (or none), so nothing was "
-          "compared; trace the same steps on every rank");
-    } else {
-      Add(true, fmt::format("only {} step is common to every rank: at least 2 are needed to tell a straggler from "
-                            "noise; trace more steps",
-                            result_.steps.size()));
-    }
+    if (result_.steps.empty())
+      Add(NoteId::kNoCommonStep);
+    else
+      Add(NoteId::kOneCommonStep, {std::to_string(result_.steps.size())});
   }
 
   void Matched() {
     if (result_.ranks < 2 || result_.matched > 0) return;
-    if (result_.collective_source == model::CollectiveSource::kOpTable)
-      Add(true,
-          "no step of the op table could be replayed through its dependency model, so the ranks were not "
-          "compared (see the notes)");
-    else
-      Add(true,
-          "no collective operation was matched across ranks, so the ranks could not be aligned or compared by "
-          "arrival (a CPU-only trace without gloo:/nccl: ops, or traces of different jobs)");
+    Add(result_.collective_source == model::CollectiveSource::kOpTable ? NoteId::kNoReplayableStep
+                                                                       : NoteId::kNoMatchedCollective);
   }
 
   void WorldSize() {
@@ -125,10 +83,7 @@ class Checks {
       std::string says;
       for (const auto& [world, ranks] : ranks_by_world)
         says += fmt::format("{}{} says {}", says.empty() ? "" : ", ", RankList(ranks), world);
-      Void(
-          fmt::format("the inputs disagree on the world size ({}): they come from different runs, or files "
-                      "of an earlier run are mixed in; give the files of one run{}",
-                      says, kCompareRunsHint));
+      Add(NoteId::kWorldSizesDisagree, {says});
       return;
     }
     if (ranks_by_world.empty()) return;
@@ -138,14 +93,11 @@ class Checks {
     for (const RankInfo& r : store_.ranks)
       if (r.rank >= world) outside.push_back(r.rank);
     if (!outside.empty()) {
-      Void(fmt::format("{} outside the world size {} the traces state: the inputs are not of one run{}",
-                       RankList(outside), world, kCompareRunsHint));
+      Add(NoteId::kRanksOutsideWorld, {RankList(outside), std::to_string(world)});
     } else if (given < world) {
-      Add(true, fmt::format("{} of the job's {} ranks {} given (world size from the traces): {} not examined "
-                            "and may hold the straggler",
-                            given, world, given == 1 ? "was" : "were",
-                            world - given == 1 ? std::string("the other one was")
-                                               : fmt::format("the other {} were", world - given)));
+      Add(NoteId::kRanksNotGiven,
+          {std::to_string(given), std::to_string(world), given == 1 ? "was" : "were",
+           world - given == 1 ? std::string("the other one was") : fmt::format("the other {} were", world - given)});
     }
   }
 
@@ -169,15 +121,12 @@ class Checks {
     if (first_end == SIZE_MAX) return;
     const double gap = static_cast<double>(span[last_start].first) - static_cast<double>(span[first_end].second);
     if (gap <= limits_.apart_ns) return;
-    Void(
-        fmt::format("the inputs were recorded at different times: rank {} ends {} before rank {} starts, so "
-                    "they are not one run; give the files of one run{}",
-                    store_.ranks[first_end].rank, Duration(gap), store_.ranks[last_start].rank, kCompareRunsHint));
+    Add(NoteId::kRecordedApart,
+        {std::to_string(store_.ranks[first_end].rank), Duration(gap), std::to_string(store_.ranks[last_start].rank)});
   }
 
   void LeftOut() {
-    for (const LeftOutInput& in : result_.left_out)
-      Add(true, fmt::format("{} was left out ({}): its rank was not examined", in.path, in.reason));
+    for (const LeftOutInput& in : result_.left_out) Add(NoteId::kInputLeftOut, {in.path, in.reason});
   }
 
   void Skipped() {
@@ -194,10 +143,9 @@ class Checks {
       }
       const double all = static_cast<double>(skipped + in.events);
       if (skipped == 0 || static_cast<double>(skipped) <= limits_.skipped_share * all) continue;
-      Add(true, fmt::format("{} of {} events of {} ({:.1f}%) were skipped (most: {} x{}): the result misses their "
-                            "work; see the input's skipped counts",
-                            skipped, skipped + in.events, in.path, 100.0 * static_cast<double>(skipped) / all,
-                            top.first, top.second));
+      Add(NoteId::kEventsSkipped,
+          {std::to_string(skipped), std::to_string(skipped + in.events), in.path,
+           fmt::format("{:.1f}", 100.0 * static_cast<double>(skipped) / all), top.first, std::to_string(top.second)});
     }
   }
 
@@ -207,17 +155,14 @@ class Checks {
     for (const InputInfo& in : store_.inputs)
       for (const SkipCounts::Entry& e : in.skipped.Entries())
         if (strata::Reason(e.id).scope == SkipScope::kInputMember)
-          Add(false, fmt::format("{}: {} ({})", in.path, strata::Reason(e.id).description, e.key));
+          Add(NoteId::kInputMemberIgnored, {in.path, std::string(strata::Reason(e.id).description), e.key});
   }
 
   void ClockResidual() {
     const double step_us = result_.step_time_median_ms * 1000.0;
     if (step_us <= 0 || result_.clock_residual_us <= limits_.residual_step_share * step_us) return;
-    Void(
-        fmt::format("after clock alignment the ranks' collective completions still differ by {:.3f} ms "
-                    "({:.0f}% of a step): the ranks' timelines do not line up (traces of different runs, "
-                    "or collectives matched wrongly), so lateness cannot be trusted",
-                    result_.clock_residual_us / 1000.0, 100.0 * result_.clock_residual_us / step_us));
+    Add(NoteId::kClocksDoNotLineUp, {fmt::format("{:.3f}", result_.clock_residual_us / 1000.0),
+                                     fmt::format("{:.0f}", 100.0 * result_.clock_residual_us / step_us)});
   }
 
   void Unmatched() {
@@ -227,9 +172,8 @@ class Checks {
     // Matched instances hold about one call per rank.
     calls += result_.matched * static_cast<size_t>(std::max(1, result_.ranks));
     const double share = static_cast<double>(unmatched) / static_cast<double>(calls);
-    Add(share > limits_.unmatched_share,
-        fmt::format("{} collective calls ({:.0f}%) have no counterpart on some rank and were not compared", unmatched,
-                    100.0 * share));
+    Add(share > limits_.unmatched_share ? NoteId::kManyUnmatchedCollectives : NoteId::kUnmatchedCollectives,
+        {std::to_string(unmatched), fmt::format("{:.0f}", 100.0 * share)});
   }
 
   static std::string RankList(const std::vector<int32_t>& ranks) {
@@ -250,56 +194,46 @@ class Checks {
   const TraceStore& store_;
   const DiagnosisResult& result_;
   const StatusLimits& limits_;
-  std::vector<Reason> reasons_;
+  std::vector<VerdictNote> notes_;
 };
 
 }  // namespace
 
 void AssessStatus(const TraceStore& store, DiagnosisResult* result, const StatusLimits& limits) {
-  const std::vector<Reason> reasons = Checks(store, *result, limits).Run();
-  const bool blocked = std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.blocking(); });
-  const bool voided =
-      std::any_of(reasons.begin(), reasons.end(), [](const Reason& r) { return r.weight == Weight::kVoid; });
+  std::vector<VerdictNote> notes = Checks(store, *result, limits).Run();
+  auto any = [&](NoteEffect effect) {
+    return std::any_of(notes.begin(), notes.end(), [&](const VerdictNote& n) { return n.effect() == effect; });
+  };
+  const bool voided = any(NoteEffect::kVoidsComparison);
+  const bool blocked = voided || any(NoteEffect::kBlocksHealthy);
   const bool found = !result->stragglers.empty() || !result->findings.empty() || result->findings_hidden > 0;
   result->status = voided    ? Verdict::kInconclusive
                    : found   ? Verdict::kFindings
                    : blocked ? Verdict::kInconclusive
                              : Verdict::kHealthy;
-  result->status_reasons.clear();
-  for (const Reason& r : reasons)
-    if (r.weight == Weight::kVoid) result->status_reasons.push_back(r.text);
-  for (const Reason& r : reasons)
-    if (r.weight == Weight::kBlocking) result->status_reasons.push_back(r.text);
-  for (const Reason& r : reasons)
-    if (!r.blocking()) result->status_reasons.push_back(r.text);
   // Stragglers without a finding: none could be made (a named straggler's own finding is never hidden by
   // --min-effect, shown_findings.h). Said, so that "findings" with none listed is clear.
   if (result->findings.empty() && !result->stragglers.empty())
-    result->status_reasons.push_back(
-        fmt::format("{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no "
-                    "finding could be made about them (cause not determined)",
-                    result->stragglers.size(), result->stragglers.front().rank));
+    notes.push_back({NoteId::kStragglersWithoutFinding,
+                     {std::to_string(result->stragglers.size()), std::to_string(result->stragglers.front().rank)}});
+  result->status_reasons.clear();
+  for (const NoteEffect effect : {NoteEffect::kVoidsComparison, NoteEffect::kBlocksHealthy, NoteEffect::kCaveatOnly})
+    for (std::string& text : NoteTexts(notes, effect)) result->status_reasons.push_back(std::move(text));
 }
 
 void AssessFlightRecorderStatus(DiagnosisResult* result) {
   result->status = result->findings.empty() ? Verdict::kInconclusive : Verdict::kFindings;
   result->status_reasons.clear();
-  std::vector<std::string> problems = NoteTexts(result->verdict_notes, NoteEffect::kVoidsComparison);
-  for (std::string& p : NoteTexts(result->verdict_notes, NoteEffect::kBlocksHealthy)) problems.push_back(std::move(p));
+  std::vector<VerdictNote> problems;
+  for (const NoteEffect effect : {NoteEffect::kVoidsComparison, NoteEffect::kBlocksHealthy})
+    for (const VerdictNote& n : result->verdict_notes)
+      if (n.effect() == effect) problems.push_back(n);
   if (result->findings.empty())
-    result->status_reasons.push_back(
-        problems.empty()
-            ? "the Flight Recorder dumps show no hang and no mismatch: every operation they hold was completed by "
-              "every rank of its group (dumps tell only those: give profiler traces or a recording to find "
-              "stragglers)"
-            : "the Flight Recorder dumps show no hang and no mismatch in what could be judged; the rest could not "
-              "be judged:");
-  for (std::string& p : problems) result->status_reasons.push_back(std::move(p));
-  for (const LeftOutInput& in : result->left_out)
-    result->status_reasons.push_back(
-        fmt::format("{} was left out ({}): its rank was not examined", in.path, in.reason));
-  for (std::string& c : NoteTexts(result->verdict_notes, NoteEffect::kCaveatOnly))
-    result->status_reasons.push_back(std::move(c));
+    problems.insert(problems.begin(), {problems.empty() ? NoteId::kDumpsShowNoStop : NoteId::kDumpsPartlyJudged, {}});
+  for (const LeftOutInput& in : result->left_out) problems.push_back({NoteId::kInputLeftOut, {in.path, in.reason}});
+  for (const VerdictNote& n : result->verdict_notes)
+    if (n.effect() == NoteEffect::kCaveatOnly) problems.push_back(n);
+  for (const VerdictNote& n : problems) result->status_reasons.push_back(NoteText(n));
 }
 
 }  // namespace strata::diagnosis

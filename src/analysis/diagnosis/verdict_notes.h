@@ -1,8 +1,9 @@
-// The one table of what a diagnosis path or a later layer says about a job that changes its verdict (issue
-// 50): each entry has an id (NoteId), a stable key, its effect on the status (verdict.h) and its fixed wording,
-// with "{}" where the entry's details (numbers, names) go, in order. A path records a VerdictNote — the id and
-// its details — never a free sentence; the verdict reads the effect from here, and NoteText renders the
-// sentence (status_reasons) in this one place. As the skip reasons (core/skip_reasons.h) are for skipped events.
+// The one table of what a diagnosis path, a later layer or the verdict's own checks (verdict.cc) say about a
+// job that changes its verdict (issue 50): each entry has an id (NoteId), a stable key, its effect on the
+// status (verdict.h) and its fixed wording, with "{}" where the entry's details (numbers, names) go, in order.
+// Whoever finds such a thing records a VerdictNote — the id and its details — never a free sentence; the
+// verdict reads the effect from here, and NoteText renders the sentence (status_reasons) in this one place.
+// As the skip reasons (core/skip_reasons.h) are for skipped events.
 // Not in the JSON contract: status_reasons stay sentences (../shared/spec has no field for an id).
 // Invariants: kNoteReasons[i].id == NoteId(i) for every i and the table covers every NoteId (checked at compile
 // time); keys are unique lower snake case; a wording holds no brace but its "{}" placeholders, one per detail.
@@ -46,6 +47,27 @@ enum class NoteId : uint8_t {
   kWrappedRingsHoldNothing,
   kMembersWithoutDump,
   kUnknownDumpKeys,
+  // the verdict's own checks of what was compared (verdict.cc)
+  kUnexplainedSlowdown,
+  kOneRankGiven,
+  kNoCommonStep,
+  kOneCommonStep,
+  kNoReplayableStep,
+  kNoMatchedCollective,
+  kWorldSizesDisagree,
+  kRanksOutsideWorld,
+  kRanksNotGiven,
+  kRecordedApart,
+  kInputLeftOut,
+  kEventsSkipped,
+  kInputMemberIgnored,
+  kClocksDoNotLineUp,
+  kManyUnmatchedCollectives,
+  kUnmatchedCollectives,
+  kStragglersWithoutFinding,
+  // the verdict of Flight Recorder dumps alone (verdict.cc)
+  kDumpsShowNoStop,
+  kDumpsPartlyJudged,
   kCount
 };
 
@@ -105,6 +127,57 @@ inline constexpr std::array<NoteReason, static_cast<size_t>(NoteId::kCount)> kNo
      "their peers' dumps only"},
     {NoteId::kUnknownDumpKeys, "unknown_dump_keys", NoteEffect::kCaveatOnly,
      "{}: {} key(s) strata does not read were ignored (version {})"},
+    {NoteId::kUnexplainedSlowdown, "unexplained_slowdown", NoteEffect::kBlocksHealthy,
+     "the what-if says steps take {}x the ideal step ({}% of each step lost) but no finding explains it: nothing "
+     "was late by the minimum effect on its own"},
+    {NoteId::kOneRankGiven, "one_rank_given", NoteEffect::kBlocksHealthy,
+     "only {} rank was given: a straggler is found by comparing ranks with each other; give the traces of at least "
+     "2 ranks of the job"},
+    {NoteId::kNoCommonStep, "no_common_step", NoteEffect::kBlocksHealthy,
+     "no step is present on every rank: the ranks' traces cover different steps (or none), so nothing was "
+     "compared; trace the same steps on every rank"},
+    {NoteId::kOneCommonStep, "one_common_step", NoteEffect::kBlocksHealthy,
+     "only {} step is common to every rank: at least 2 are needed to tell a straggler from noise; trace more steps"},
+    {NoteId::kNoReplayableStep, "no_replayable_step", NoteEffect::kBlocksHealthy,
+     "no step of the op table could be replayed through its dependency model, so the ranks were not compared (see "
+     "the notes)"},
+    {NoteId::kNoMatchedCollective, "no_matched_collective", NoteEffect::kBlocksHealthy,
+     "no collective operation was matched across ranks, so the ranks could not be aligned or compared by arrival "
+     "(a CPU-only trace without gloo:/nccl: ops, or traces of different jobs)"},
+    {NoteId::kWorldSizesDisagree, "world_sizes_disagree", NoteEffect::kVoidsComparison,
+     "the inputs disagree on the world size ({}): they come from different runs, or files of an earlier run are "
+     "mixed in; give the files of one run (to compare two runs: strata diff BASE TEST)"},
+    {NoteId::kRanksOutsideWorld, "ranks_outside_world", NoteEffect::kVoidsComparison,
+     "{} outside the world size {} the traces state: the inputs are not of one run (to compare two runs: strata "
+     "diff BASE TEST)"},
+    {NoteId::kRanksNotGiven, "ranks_not_given", NoteEffect::kBlocksHealthy,
+     "{} of the job's {} ranks {} given (world size from the traces): {} not examined and may hold the straggler"},
+    {NoteId::kRecordedApart, "recorded_apart", NoteEffect::kVoidsComparison,
+     "the inputs were recorded at different times: rank {} ends {} before rank {} starts, so they are not one run; "
+     "give the files of one run (to compare two runs: strata diff BASE TEST)"},
+    {NoteId::kInputLeftOut, "input_left_out", NoteEffect::kBlocksHealthy,
+     "{} was left out ({}): its rank was not examined"},
+    {NoteId::kEventsSkipped, "events_skipped", NoteEffect::kBlocksHealthy,
+     "{} of {} events of {} ({}%) were skipped (most: {} x{}): the result misses their work; see the input's "
+     "skipped counts"},
+    {NoteId::kInputMemberIgnored, "input_member_ignored", NoteEffect::kCaveatOnly, "{}: {} ({})"},
+    {NoteId::kClocksDoNotLineUp, "clocks_do_not_line_up", NoteEffect::kVoidsComparison,
+     "after clock alignment the ranks' collective completions still differ by {} ms ({}% of a step): the ranks' "
+     "timelines do not line up (traces of different runs, or collectives matched wrongly), so lateness cannot be "
+     "trusted"},
+    {NoteId::kManyUnmatchedCollectives, "many_unmatched_collectives", NoteEffect::kBlocksHealthy,
+     "{} collective calls ({}%) have no counterpart on some rank and were not compared"},
+    {NoteId::kUnmatchedCollectives, "unmatched_collectives", NoteEffect::kCaveatOnly,
+     "{} collective calls ({}%) have no counterpart on some rank and were not compared"},
+    {NoteId::kStragglersWithoutFinding, "stragglers_without_finding", NoteEffect::kCaveatOnly,
+     "{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no finding could be made "
+     "about them (cause not determined)"},
+    {NoteId::kDumpsShowNoStop, "dumps_show_no_stop", NoteEffect::kBlocksHealthy,
+     "the Flight Recorder dumps show no hang and no mismatch: every operation they hold was completed by every "
+     "rank of its group (dumps tell only those: give profiler traces or a recording to find stragglers)"},
+    {NoteId::kDumpsPartlyJudged, "dumps_partly_judged", NoteEffect::kBlocksHealthy,
+     "the Flight Recorder dumps show no hang and no mismatch in what could be judged; the rest could not be "
+     "judged:"},
 }};
 
 namespace verdict_notes_detail {
