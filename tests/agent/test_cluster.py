@@ -5,7 +5,7 @@ only) and the default user off, then one `strata agent` and `strata serve`, both
 as seeds with the user and password in the URL. Two 3-rank jobs (tests/agent/fault_job.py, --sleep-compute) run together under the agent;
 their ids are picked so that their steps streams hash to slots of different masters. Rank 2 of the first and
 rank 1 of the second compute 40 ms more per step from 8 s on. Checks: each stream is on the master the slot
-map gives it; serve judges both jobs with their three ranks and names each job's slow rank (and only it);
+map gives it; serve judges both jobs with their three ranks and names each job's slow rank (any other rank at most a third as often);
 serve's log has no MOVED, ASK or CROSSSLOT and its strata_serve_redis_failures_total and the agent's
 strata_redis_failures_total stay 0; the password is in no output (serve's and the agent's logs, status and
 metrics). The agent runs with --deep-s 0: a detection's deep-tracing switch is not what this tests, and on a loaded
@@ -19,6 +19,7 @@ the kill (its ranks 30 steps further), find its stream on the promoted replica, 
 failures once it is promoted; failures during the promotion, duplicates and gaps are printed.
 The cluster is tests/agent/redis_cluster.py's. Exits 77 (skipped) when not root, without BTF or without redis-server/redis-cli (1 under CI=true).
 """
+import collections
 import json
 import os
 import re
@@ -123,7 +124,7 @@ def run(strata, tmp, cluster, procs, expect, failover):
              "--fault-after", str(FAULT_AFTER), "--extra-ms", "40", "--job", job, "--ranks", "3", "--fault-rank",
              str(faulty[job]), "--sleep-compute"]))
     procs.extend(job_procs)
-    outputs, named = [], {job: set() for job in jobs}
+    outputs, named = [], {job: collections.Counter() for job in jobs}  # job -> rank -> polls that named it
     started, killed_at = time.time(), None  # killed_at: job 0's last steps in serve when its master was killed
     while any(p.poll() is None for p in job_procs):
         time.sleep(1)
@@ -131,7 +132,7 @@ def run(strata, tmp, cluster, procs, expect, failover):
         outputs.append(status)
         for j in json.loads(status)["jobs"]:
             if j["job"] in named:
-                named[j["job"]] |= {f["rank"] for f in j["findings"] if f.get("source") == "online"}
+                named[j["job"]].update({f["rank"] for f in j["findings"] if f.get("source") == "online"})
             if failover and killed_at is None and j["job"] == jobs[0] and time.time() - started >= FAULT_AFTER + 4:
                 killed_at = dict(j.get("online", {}).get("last_step", {}))
                 cluster.kill(owners[0])
@@ -157,8 +158,13 @@ def run(strata, tmp, cluster, procs, expect, failover):
         online = served[0].get("online", {}) if served else {}
         expect(bool(served) and served[0]["ranks"] == [0, 1, 2], f"serve sees {job}'s three ranks "
                f"({served[0]['ranks'] if served else None}, last steps {online.get('last_step')})")
-        expect(named[job] == {faulty[job]}, f"serve names rank {faulty[job]} of {job} and only it "
-               f"(named {sorted(named[job])})")
+        # The job's slow rank, named in most polls; another rank only now and then (a loaded 2-core machine
+        # slows a rank of its own for a few steps: a full ctest -j2 once saw rank 0 named beside rank 2), at most a
+        # third as often. Summaries of the other job judged as this job's would name its slow rank as often.
+        polls, others = named[job][faulty[job]], [n for r, n in named[job].items() if r != faulty[job]]
+        expect(polls > 0 and all(3 * n <= polls for n in others),
+               f"serve names rank {faulty[job]} of {job}, and any other rank at most a third as often "
+               f"(polls naming each rank: {dict(sorted(named[job].items()))})")
         if failover and job == jobs[0]:
             last = online.get("last_step", {})
             print(f"     {job} after the failover: duplicates {online.get('duplicates')}, gaps {online.get('gaps')}, "
