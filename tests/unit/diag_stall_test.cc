@@ -8,6 +8,7 @@
 #include <csignal>
 #include <map>
 #include <optional>
+#include <random>
 
 #include "analysis/diagnosis/rank_whereabouts.h"
 #include "analysis/diagnosis/stall.h"
@@ -436,6 +437,46 @@ TEST(Stall, ADifferenceTheCommunicatorWentOnFromIsNoMismatch) {
   const DiagnosisResult derailed = Analyse(MismatchJob(false));
   ASSERT_FALSE(derailed.findings.empty());
   EXPECT_EQ(derailed.findings[0].cause, Cause::kCollectiveMismatch);
+}
+
+// Generated jobs (2-6 ranks, 4-12 numbers on communicator A, a mismatch at a random number by a random rank;
+// communicator B alongside, always completing): the mismatch is named at its number exactly when A did not go
+// on past it. A goes on: every later number agrees and completes (no mismatch), or only its last one does
+// after more differences (none). A derailed: no call after the mismatch on A while B goes on (named; B's going
+// on is not A's).
+TEST(Stall, AMismatchIsNamedExactlyWhenItsCommunicatorDidNotGoOn) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ranks = 2 + static_cast<int>(rng() % 5), numbers = 4 + static_cast<int>(rng() % 9);
+    const int at = static_cast<int>(rng() % static_cast<unsigned>(numbers - 1));
+    const int odd = static_cast<int>(rng() % static_cast<unsigned>(ranks));
+    const int mode = static_cast<int>(rng() % 3);  // 0 goes on, 1 derailed, 2 goes on at its last number only
+    Job j = LaunchedJobWithoutCalls(kS + static_cast<uint64_t>(numbers + 1) * 20 * kMs);
+    for (int r = 0; r < ranks; ++r) {
+      j.Process(r);
+      for (int k = 0; k < numbers; ++k) {
+        const uint64_t t = kS + static_cast<uint64_t>(k) * 20 * kMs;
+        const bool differs = r == odd && (k == at || (mode == 2 && k > at && k < numbers - 1));
+        if (mode != 1 || k <= at) j.Call(r, differs ? 2 : 0, differs ? 3 : 1, t, true, 0xa0);
+        j.Call(r, 0, 1, t + 8 * kMs, true, 0xb0);
+      }
+    }
+    std::stable_sort(j.seg.data.call_enters.begin(), j.seg.data.call_enters.end(),
+                     [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+    std::vector<const Finding*> mismatches;
+    const DiagnosisResult r = Analyse(j);
+    for (const Finding& f : r.findings)
+      if (f.cause == Cause::kCollectiveMismatch) mismatches.push_back(&f);
+    const std::string what = fmt::format("trial {}: {} ranks, {} numbers, odd rank {} at #{}, mode {}", trial, ranks,
+                                         numbers, odd, at, mode);
+    if (mode != 1) {
+      EXPECT_TRUE(mismatches.empty()) << what << ": " << mismatches.front()->summary;
+      continue;
+    }
+    ASSERT_EQ(mismatches.size(), 1u) << what;
+    EXPECT_EQ(Stall(*mismatches[0]).seq, at) << what;
+    EXPECT_EQ(Stall(*mismatches[0]).communicator, "pg0") << what;
+  }
 }
 
 // A call lost from rank 1's record of a launched job (held-out seed 19441 named collective_mismatch on a
