@@ -428,39 +428,56 @@ bool CallsAgree(const CallsAtNumber& at) {
   return ops.size() < 2 && counts.size() < 2 && bytes.size() < 2;
 }
 
-// Whether every rank called at `numbers[i]` completed, together and with calls that agree, a later number of
-// the same communicator, in a recording that sees those ranks' completions: the communicator went on past it.
-// A real mismatch derails its communicator (gloo raises or waits; NCCL's ranks of the larger count wait for
-// data that never comes), so a difference at a number it went on from is the recording's, not the job's
-// (held-out seeds 36000+: a CPU-throttled rank's all_gather was given 16 bytes of gloo buffers against its
-// peer's 24, one buffer created longer than kGlooBufferLeadNs before the algorithm while its cgroup's quota
-// was spent; every later collective agreed and the job ended normally). The NCCL API alone tracks no
-// completion, so nothing there is judged to have gone on.
-bool WentOnAfter(const std::vector<CallsAtNumber>& numbers, size_t i, const CollectiveProgress& p) {
-  const CallsAtNumber& at = numbers[i];
-  for (const auto& [rank, c] : at.calls)
-    if (!p.ranks.at(rank).tracks_completion) return false;
-  for (size_t j = i + 1; j < numbers.size(); ++j) {
-    const CallsAtNumber& later = numbers[j];
-    if (later.key.comm != at.key.comm || later.key.p2p != at.key.p2p) break;
-    if (later.completed_apart || later.calls.size() != at.calls.size() || !CallsAgree(later)) continue;
-    const bool all_done = std::all_of(later.calls.begin(), later.calls.end(), [](const auto& rc) {
-      return rc.second->state == CallState::kDone && rc.second->done_unix_ns != 0;
-    });
-    if (all_done) return true;
+// Whether every call at `at` completed, with its completion seen.
+bool AllDone(const CallsAtNumber& at) {
+  return std::all_of(at.calls.begin(), at.calls.end(), [](const auto& rc) {
+    return rc.second->state == CallState::kDone && rc.second->done_unix_ns != 0;
+  });
+}
+
+// Whether the recording sees the completions of every rank called at `at`.
+bool CompletionsSeen(const CallsAtNumber& at, const CollectiveProgress& p) {
+  return std::all_of(at.calls.begin(), at.calls.end(),
+                     [&](const auto& rc) { return p.ranks.at(rc.first).tracks_completion; });
+}
+
+// For each of `numbers`, whether every rank called at it completed, together and with calls that agree, a
+// later number of the same communicator, in a recording that sees those ranks' completions: the communicator
+// went on past it. A real mismatch derails its communicator (gloo raises or waits; NCCL's ranks of the larger
+// count wait for data that never comes), so a difference at a number it went on from is the recording's, not
+// the job's (held-out seeds 36000+: a CPU-throttled rank's all_gather was given 16 bytes of gloo buffers
+// against its peer's 24, one buffer created longer than kGlooBufferLeadNs before the algorithm while its
+// cgroup's quota was spent; every later collective agreed and the job ended normally). The NCCL API alone
+// tracks no completion, so nothing there is judged to have gone on. "Every rank" is read as "as many ranks":
+// the numbers of one communicator are called by its members. One backward pass per communicator, keeping the
+// call counts of the agreeing, completed-together numbers ahead: O(n log r) for n numbers of at most r ranks.
+std::vector<bool> WentOnPast(const std::vector<CallsAtNumber>& numbers, const std::vector<bool>& agree,
+                             const CollectiveProgress& p) {
+  std::vector<bool> went_on(numbers.size(), false);
+  std::set<size_t> ahead;  // call counts of the numbers after i, of i's communicator, that it could go on to
+  for (size_t i = numbers.size(); i-- > 0;) {
+    const CallsAtNumber& at = numbers[i];
+    const bool same_comm =
+        i + 1 < numbers.size() && numbers[i + 1].key.comm == at.key.comm && numbers[i + 1].key.p2p == at.key.p2p;
+    if (!same_comm) ahead.clear();
+    went_on[i] = ahead.count(at.calls.size()) && CompletionsSeen(at, p);
+    if (!at.completed_apart && agree[i] && AllDone(at)) ahead.insert(at.calls.size());
   }
-  return false;
+  return went_on;
 }
 
 // The first sequence number of a communicator at which ranks called different ops, counts or buffer sizes, of
 // the numbers whose calls were one collective (model::CallsAtNumber::completed_apart) and that the
-// communicator did not go on from (WentOnAfter).
+// communicator did not go on from (WentOnPast).
 std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
   const std::vector<CallsAtNumber> numbers = model::CallsByNumber(p);
+  std::vector<bool> agree(numbers.size());
+  for (size_t i = 0; i < numbers.size(); ++i) agree[i] = CallsAgree(numbers[i]);
+  const std::vector<bool> went_on = WentOnPast(numbers, agree, p);
   for (size_t i = 0; i < numbers.size(); ++i) {
     const CallsAtNumber& at = numbers[i];
     if (at.key.p2p || at.completed_apart) continue;  // a send meets a recv: p2p ops differ by design
-    if (CallsAgree(at) || WentOnAfter(numbers, i, p)) continue;
+    if (agree[i] || went_on[i]) continue;
     const CollectiveKey& key = at.key;
     const auto& calls = at.calls;
     std::map<std::tuple<std::string, uint64_t, uint64_t>, std::vector<int32_t>> sides;
