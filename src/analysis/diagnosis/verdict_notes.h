@@ -78,6 +78,13 @@ struct NoteReason {
   std::string_view wording;  // "{}" per detail
 };
 
+// Wordings two entries share: the same thing said, with a larger or smaller effect by its size.
+inline constexpr std::string_view kUnknownOpTypesWording =
+    "op types the what-if does not know were left out of it: {}% of the table's time, {}; map them to known "
+    "types with --op-map FROM=TO ({})";
+inline constexpr std::string_view kUnmatchedCollectivesWording =
+    "{} collective calls ({}%) have no counterpart on some rank and were not compared";
+
 inline constexpr std::array<NoteReason, static_cast<size_t>(NoteId::kCount)> kNoteReasons = {{
     {NoteId::kDuplicateStepMarkers, "duplicate_step_markers", NoteEffect::kBlocksHealthy,
      "rank {} has {} ProfilerStep markers whose number it already had at another time (files of two runs "
@@ -100,11 +107,8 @@ inline constexpr std::array<NoteReason, static_cast<size_t>(NoteId::kCount)> kNo
      "{} ops missing from the table (rows skipped as bad input) were filled with the median of the same op on "
      "the other data-parallel ranks, in {} of {} steps"},
     {NoteId::kUnknownOpTypesMuchTime, "unknown_op_types_much_time", NoteEffect::kVoidsComparison,
-     "op types the what-if does not know were left out of it: {}% of the table's time, {}; map them to known "
-     "types with --op-map FROM=TO ({})"},
-    {NoteId::kUnknownOpTypes, "unknown_op_types", NoteEffect::kCaveatOnly,
-     "op types the what-if does not know were left out of it: {}% of the table's time, {}; map them to known "
-     "types with --op-map FROM=TO ({})"},
+     kUnknownOpTypesWording},
+    {NoteId::kUnknownOpTypes, "unknown_op_types", NoteEffect::kCaveatOnly, kUnknownOpTypesWording},
     {NoteId::kAsleepBeforeRecording, "asleep_before_recording", NoteEffect::kBlocksHealthy,
      "every rank was asleep since before the recorder attached and it saw no collective, so who did not join "
      "cannot be told from collectives; where each waits: {}"},
@@ -166,9 +170,8 @@ inline constexpr std::array<NoteReason, static_cast<size_t>(NoteId::kCount)> kNo
      "timelines do not line up (traces of different runs, or collectives matched wrongly), so lateness cannot be "
      "trusted"},
     {NoteId::kManyUnmatchedCollectives, "many_unmatched_collectives", NoteEffect::kBlocksHealthy,
-     "{} collective calls ({}%) have no counterpart on some rank and were not compared"},
-    {NoteId::kUnmatchedCollectives, "unmatched_collectives", NoteEffect::kCaveatOnly,
-     "{} collective calls ({}%) have no counterpart on some rank and were not compared"},
+     kUnmatchedCollectivesWording},
+    {NoteId::kUnmatchedCollectives, "unmatched_collectives", NoteEffect::kCaveatOnly, kUnmatchedCollectivesWording},
     {NoteId::kStragglersWithoutFinding, "stragglers_without_finding", NoteEffect::kCaveatOnly,
      "{} straggler(s) (rank {} first) were late by the minimum effect in some steps, but no finding could be made "
      "about them (cause not determined)"},
