@@ -411,7 +411,7 @@ struct LinkCost {
 };
 LinkCost LinkStepsAndCost(int32_t rank, double excess, const TraceLatenessByRank& traced,
                           const std::map<int64_t, double>& transfer_ms_by_step, const LinkExcessBySteps& link_by_step,
-                          const DiagnosisResult& traces) {
+                          const PathResult& traces) {
   const double step_ms = traces.step_time_median_ms;
   LinkCost out{traces.steps, true, excess};
   if (!transfer_ms_by_step.empty()) out.share = std::min(out.share, MeanTransferMs(transfer_ms_by_step) / step_ms);
@@ -445,7 +445,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
                                                             const TraceLatenessByRank& traced,
                                                             const std::map<int64_t, double>& transfer_ms_by_step,
                                                             const LinkExcessBySteps& link_by_step,
-                                                            const DiagnosisResult& traces, const Straggler* top) {
+                                                            const PathResult& traces, const Straggler* top) {
   std::optional<int32_t> busiest;
   size_t known = 0;
   for (const auto& [rank, m] : metrics) {
@@ -533,7 +533,7 @@ CpuExcess CpuLayerExcess(const std::map<int32_t, RankLayerMetrics>& metrics, int
 // network_contention, that rank first.
 std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int32_t, RankLayerMetrics>& metrics,
                                                              const TraceLatenessByRank& traced,
-                                                             const DiagnosisResult& traces) {
+                                                             const PathResult& traces) {
   const double step_ms = traces.step_time_median_ms;
   if (metrics.size() < 2 || step_ms <= 0) return std::nullopt;
   struct Slowed {
@@ -700,7 +700,7 @@ SpanChooser StepSpans(const RecordingOffsets& al, const std::map<int32_t, RankTr
 // just before the recorded steps: a slow link's excess over the window was 2.7 % of the time, under the
 // minimum effect, for a cost of 8 % of each recorded step; held-out run of 2026-12-04, 4-rank job).
 std::optional<std::map<int32_t, RankLayerMetrics>> MetricsOverTheSteps(
-    const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines, const DiagnosisResult& traces,
+    const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines, const PathResult& traces,
     const RecordingOffsets& al, size_t ranks) {
   if (!al.aligned() || traces.steps.empty()) return std::nullopt;
   std::map<int32_t, RankLayerMetrics> metrics = MeasureRankLayers(layers, StepSpans(al, timelines, traces.steps));
@@ -712,7 +712,7 @@ std::optional<std::map<int32_t, RankLayerMetrics>> MetricsOverTheSteps(
 // link's share of the step (FillNetwork), the rank's less its peers' median, times the step's length. Ranks
 // whose step cannot be placed are left out of that step. Costs one pass over the link samples per step.
 LinkExcessBySteps LinkExcessOfSteps(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                                    const DiagnosisResult& traces, const RecordingOffsets& al) {
+                                    const PathResult& traces, const RecordingOffsets& al) {
   if (!al.aligned() || traces.steps.empty()) return {};
   return [&layers, &timelines, &traces, &al](int32_t rank) {
     std::map<int64_t, double> out;
@@ -861,7 +861,7 @@ std::optional<Cause> FirstCause(const CauseChoice& recorded, const Finding* trac
 
 // JudgeWithRecording over `layers` aligned as `al` says.
 RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int32_t, RankTraceTimeline>& timelines,
-                                const DiagnosisResult& traces, const std::map<int64_t, double>& transfer_ms_by_step,
+                                const PathResult& traces, const std::map<int64_t, double>& transfer_ms_by_step,
                                 const RecordingOffsets& al) {
   RecordingJudgement judgement;
   if (layers.empty()) return judgement;
@@ -932,8 +932,7 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
 }  // namespace
 
 RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
-                                      const std::map<int32_t, RankTraceTimeline>& timelines,
-                                      const DiagnosisResult& traces,
+                                      const std::map<int32_t, RankTraceTimeline>& timelines, const PathResult& traces,
                                       const std::map<int64_t, double>& transfer_ms_by_step) {
   const RecordingOffsets al = AlignSegments(layers, timelines);
   RecordingJudgement judgement = JudgeAligned(layers, timelines, traces, transfer_ms_by_step, al);

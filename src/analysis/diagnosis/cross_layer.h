@@ -69,7 +69,8 @@ struct RankTraceTimeline {
   std::map<int64_t, double> lateness_vs_peers_ms;  // step -> ms
 };
 
-// What the recording says about the traces' result `traces` (its stragglers and their findings), measured
+// What the recording says about the traces' path product `traces` (its stragglers and their findings, as the
+// run's counters refined them), measured
 // over each straggler's late steps when the recording can be aligned with every rank's trace (matching
 // collectives, model/recording_alignment.h), else over the whole training window (said in the notes):
 // each straggler's layer comparison and the cause it names, and the stragglers the traces did not name.
@@ -78,8 +79,7 @@ struct RankTraceTimeline {
 // link is named from the recording and the transfers were slow in some steps only, those are its steps (the
 // recording's link counters, sampled at 10 Hz, blur a fault of one step into its neighbours).
 RecordingJudgement JudgeWithRecording(const RecordedLayers& layers,
-                                      const std::map<int32_t, RankTraceTimeline>& timelines,
-                                      const DiagnosisResult& traces,
+                                      const std::map<int32_t, RankTraceTimeline>& timelines, const PathResult& traces,
                                       const std::map<int64_t, double>& transfer_ms_by_step = {});
 
 // JudgeWithRecording, then ApplyRecordingJudgement to the same result.

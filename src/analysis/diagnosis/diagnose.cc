@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/communication.h"
 #include "analysis/critical_path.h"
@@ -112,63 +116,99 @@ DiagnosisResult DiagnoseFlightRecorder(const TraceStore& store, const DiagnoseOp
   return result;
 }
 
+// What the layers beside and below the path say about the job, each judged before anything is assembled:
+// values, judging changes nothing. Each is set only where its layer is in the inputs.
+struct LayerJudgements {
+  std::optional<CriticalPath> critical_path;      // the median step's critical path (trace paths)
+  CommunicationTable communication;               // the collectives' table (trace paths)
+  std::optional<RecordingJudgement> recording;    // the recording's layers, about the path's stragglers
+  std::optional<StallJudgement> stall;            // a recording's collectives and threads: how the job ended
+  std::optional<FlightRecorderJudgement> dumps;   // Flight Recorder dumps beside the traces
+  std::optional<std::string> dumps_vs_recording;  // whether the dumps and the recording name the same stopped ranks
+};
+
+// The path's product: the op-table or the trace path's stragglers and findings, the findings as the run's
+// counters refine them (trace paths). The layers above read the findings so refined, so the refinement is
+// part of the product, applied here once. The paths take no options: what the user filters (min_effect)
+// cannot change what they measure.
+PathResult DiagnosePath(const TraceStore& store, bool op_table, const std::vector<SliceRows>& rows,
+                        const model::JobModel& job) {
+  if (op_table) return DiagnoseOpTable(store);
+  PathResult path = DiagnoseTraces(store, rows, job);
+  ApplyCounterJudgement(JudgeWithCounters(store, job.steps, path.findings), &path.findings);
+  return path;
+}
+
+// Every layer's judgement of the job beside the path's product `path`.
+LayerJudgements JudgeLayers(const TraceStore& store, const DiagnoseOptions& options, bool op_table,
+                            const std::vector<SliceRows>& rows, const model::JobModel& job, const PathResult& path) {
+  LayerJudgements out;
+  if (!op_table) {
+    if (auto step = MedianStep(job, store.ranks.size()))
+      out.critical_path = ComputeCriticalPath(store, rows, job, *step);
+    out.communication = ComputeCommunication(store, job);
+  }
+  if (!store.recorded_layers.empty())
+    out.recording = JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, path.lateness_vs_peers_ms),
+                                       path, model::TransferMsByStep(job.collectives));
+  if (store.has_recording())
+    out.stall = JudgeStall({store.recorded_calls, store.recorded_threads}, {.now_unix_ns = options.now_unix_ns});
+  if (!store.flight_recorder.empty()) {
+    out.dumps = JudgeFlightRecorder(store.flight_recorder);
+    // The hang findings of the recording are its stall judgement's (no other judge names a stopped rank).
+    if (out.stall) out.dumps_vs_recording = CompareWithRecording(out.stall->findings, *out.dumps);
+  }
+  return out;
+}
+
+// The result, assembled once from the path's product and the layers' judgements, in the order each puts its
+// findings: the recording's confirmations and added stragglers, the impacts reconciled and the small findings
+// hidden (options.min_effect), by impact; then a stopped job's hang and mismatch findings first, and the Flight
+// Recorder dumps' before those (they say why the job stopped); last the evidence's sources, the what-if's
+// explanation and the status. `rows` and `job` only measure what the reports draw (options.drawn_facts).
+DiagnosisResult Assemble(const TraceStore& store, const DiagnoseOptions& options, PathResult path,
+                         LayerJudgements layers, const std::vector<SliceRows>& rows, const model::JobModel& job) {
+  DiagnosisResult result;
+  static_cast<PathResult&>(result) = std::move(path);
+  result.inputs = SummariseInputs(store);
+  result.left_out = options.left_out;
+  result.ranks = static_cast<int32_t>(store.ranks.size());
+  result.critical_path = std::move(layers.critical_path);
+  result.communication = std::move(layers.communication);
+  if (layers.recording) ApplyRecordingJudgement(std::move(*layers.recording), &result);
+  ReconcileImpacts(&result);
+  HideSmallFindings(options.min_effect, &result);
+  std::stable_sort(result.findings.begin(), result.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
+  if (layers.stall) ApplyStallJudgement(std::move(*layers.stall), &result);
+  if (layers.dumps) {
+    DumpRanks(store, &result.inputs);
+    if (layers.dumps_vs_recording) result.notes.push_back(std::move(*layers.dumps_vs_recording));
+    ApplyFlightRecorderJudgement(std::move(*layers.dumps), &result);
+  }
+  MarkSources(store, &result);
+  ExplainWhatIf(&result);
+  AssessStatus(store, &result);
+  // Last, on the final findings: what the reports draw beside them, so that they compute none of it.
+  if (options.drawn_facts) result.drawn = MeasureDrawnFacts(store, rows, job, result);
+  return result;
+}
+
 }  // namespace
 
 DiagnosisResult Diagnose(const TraceStore& store, const DiagnoseOptions& options) {
   if (FlightRecorderOnly(store)) return DiagnoseFlightRecorder(store, options);
-  DiagnosisResult result;
-  result.inputs = SummariseInputs(store);
-  result.left_out = options.left_out;
-  result.ranks = static_cast<int32_t>(store.ranks.size());
   bool op_table = !store.ranks.empty();
   for (const InputInfo& in : store.inputs) op_table &= in.format == InputFormat::kOpTable;
   // The run's model, built once; every pass below reads it (the op-table path has its own graph model and
   // needs this one only to align a recording and to measure what the reports draw, so without either it is
   // not built).
-  const bool with_recording = store.has_recording();
-  const bool with_layers = !store.recorded_layers.empty();  // the recording's layers, decoded by the loader
-  const bool with_model = !op_table || with_layers || options.drawn_facts;
+  const bool with_model = !op_table || !store.recorded_layers.empty() || options.drawn_facts;
   const std::vector<SliceRows> rows = with_model ? SlicesByRank(store) : std::vector<SliceRows>{};
   const model::JobModel job = with_model ? model::BuildJobModel(store, rows) : model::JobModel{};
-  // The path's product becomes the result's part of the same fields (PathResult, result.h), in one step. The
-  // paths take no options: what the user filters (min_effect) cannot change what they measure.
-  static_cast<PathResult&>(result) = op_table ? DiagnoseOpTable(store) : DiagnoseTraces(store, rows, job);
-  if (!op_table) {
-    if (auto step = MedianStep(job, store.ranks.size()))
-      result.critical_path = ComputeCriticalPath(store, rows, job, *step);
-    result.communication = ComputeCommunication(store, job);
-  }
-  // The layers below the path's findings, each judged from the result as it stands (changing nothing) and
-  // applied in one step of its own: the run's counters, then the recording's layers.
-  if (!op_table) ApplyCounterJudgement(JudgeWithCounters(store, job.steps, result.findings), &result.findings);
-  if (with_layers)
-    ApplyRecordingJudgement(
-        JudgeWithRecording(store.recorded_layers, TraceTimelines(store, job, result.lateness_vs_peers_ms), result,
-                           model::TransferMsByStep(job.collectives)),
-        &result);
-  ReconcileImpacts(&result);
-  HideSmallFindings(options.min_effect, &result);
-  std::stable_sort(result.findings.begin(), result.findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.impact_pct > b.impact_pct; });
-  // A job that stopped: its hang and mismatch findings come first, whatever the steps before showed.
-  if (with_recording)
-    ApplyStallJudgement(
-        JudgeStall({store.recorded_calls, store.recorded_threads}, {.now_unix_ns = options.now_unix_ns}), &result);
-  // Flight Recorder dumps beside the traces: their hangs and mismatches first (they say why the job stopped).
-  if (!store.flight_recorder.empty()) {
-    DumpRanks(store, &result.inputs);
-    FlightRecorderJudgement dumps = JudgeFlightRecorder(store.flight_recorder);
-    if (with_recording)  // a recording of the same job: whether the two name the same stopped ranks, said
-      if (auto compared = CompareWithRecording(result.findings, dumps)) result.notes.push_back(*compared);
-    ApplyFlightRecorderJudgement(std::move(dumps), &result);
-  }
-  MarkSources(store, &result);
-  ExplainWhatIf(&result);
-  AssessStatus(store, &result);
-  // Last, on the final findings: what the reports draw beside them, so that they compute none of it; only
-  // for an output that draws it (DiagnoseOptions::drawn_facts).
-  if (options.drawn_facts) result.drawn = MeasureDrawnFacts(store, rows, job, result);
-  return result;
+  PathResult path = DiagnosePath(store, op_table, rows, job);
+  LayerJudgements layers = JudgeLayers(store, options, op_table, rows, job, path);
+  return Assemble(store, options, std::move(path), std::move(layers), rows, job);
 }
 
 }  // namespace strata::diagnosis
