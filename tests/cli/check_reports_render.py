@@ -6,6 +6,9 @@ reports/ fails when it includes the homes of those rules (core/robust_stats.h, a
 peer_difference.h, model/recording_alignment.h) or calls one of their functions (Median, MedianOfSorted,
 PeerMedian(s), Mad, RobustZ, Quantile, KS distances, AlignRecording, AlignRecordedRanks), except the few
 files in ALLOWED, each with why. Comments and string literals are ignored.
+The HTML report's page script (reports/*.html) draws what the diagnosis judged and judges nothing itself: a
+line of it fails when it holds an outlier rule's parts (a MAD, the robust z's constants 1.4826 or 0.6745, or a z
+compared with a threshold), as the page's heatmap once marked cells by its own robust z (issue 50).
 
 usage: check_reports_render.py SRC_DIR    Exits 1 listing every such line (file:line).
 """
@@ -26,8 +29,16 @@ CALL = re.compile(r"\b(Median|MedianOfSorted|MedianDeviationOfSorted|PeerMedians
                   r"InterpolatedQuantileOfSorted|KsDistance\w*|AlignRecording|AlignRecordedRanks)\s*(<[^<>]*>)?\s*\(")
 
 
+# The parts of an outlier rule in the page's script (JavaScript: its // comments are cut like C++'s).
+PAGE_RULE = re.compile(r"1\.4826|0\.6745|\bmad\b|\bz\s*[<>]=?\s*\d", re.I)
+
+
 def violations(src):
     out = []
+    for rel, no, code, line in code_lines(src, (".html",)):
+        rule = PAGE_RULE.search(code) if rel.startswith(REPORTS) else None
+        if rule:
+            out.append(f"{rel}:{no}: the page judges with {rule.group(0)!r}: {line.strip()}")
     for rel, no, code, line in code_lines(src, (".cc", ".h", ".c", ".cpp")):
         if not rel.startswith(REPORTS) or rel in ALLOWED:
             continue
