@@ -341,25 +341,32 @@ def check_op_table(page, profile):
     return failures
 
 
-def with_layers(page, tmp):
-    """A copy of `page` whose top finding carries cross-layer evidence as a recording adds it
-    (analysis/diagnosis/cross_layer.cc, every measure it writes)."""
+def with_diagnosis(page, path, change):
+    """Writes to `path` a copy of `page` whose embedded diagnosis is `change(diagnosis)`'s (it edits the dict in
+    place); the page's data and script stay as they are. Returns `path`."""
     text = open(page, encoding="utf-8").read()
     m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
     diagnosis = json.loads(m.group(2))
+    change(diagnosis)
+    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
+    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
+    return path
 
+
+def with_layers(page, tmp):
+    """A copy of `page` whose top finding carries cross-layer evidence as a recording adds it
+    (analysis/diagnosis/cross_layer.cc, every measure it writes)."""
     def layer(runq, throttled, faults):
         return {"window_s": 0.803, "runq_pct": runq, "runq_other_process_pct": 0.4, "runq_idle_cpu_pct": 0.06,
                 "cgroup_throttled_pct": throttled, "gc_pct": 0.0, "gc_count": 0, "uninterruptible_pct": 0.0,
                 "kernel_cpu_pct": 4.02, "major_faults_per_s": faults, "memcg_limit_hits_per_s": 0.0,
                 "nic_mb_per_s": None, "link_busy_pct": None, "link_capacity_mbit": None}
-    diagnosis["findings"][0]["evidence"]["cross_layer"] = {
-        "measured_over": "late steps", "straggler": layer(8.62, 30.0, 12.5),
-        "peers": {"0": layer(3.81, 30.0, 2.0), "1": layer(3.5, 29.0, 2.5), "2": layer(4.0, 31.0, 1.5)}}
-    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
-    path = os.path.join(tmp, "layers.html")
-    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
-    return path
+
+    def change(diagnosis):
+        diagnosis["findings"][0]["evidence"]["cross_layer"] = {
+            "measured_over": "late steps", "straggler": layer(8.62, 30.0, 12.5),
+            "peers": {"0": layer(3.81, 30.0, 2.0), "1": layer(3.5, 29.0, 2.5), "2": layer(4.0, 31.0, 1.5)}}
+    return with_diagnosis(page, os.path.join(tmp, "layers.html"), change)
 
 
 def check_layers(dom, png):
@@ -437,35 +444,32 @@ MISMATCH = {
 
 def with_findings(page, tmp, name, first):
     """A copy of `page` whose diagnosis starts with the findings `first`."""
-    text = open(page, encoding="utf-8").read()
-    m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
-    diagnosis = json.loads(m.group(2))
-    diagnosis["findings"] = first + diagnosis["findings"]
-    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
-    path = os.path.join(tmp, name)
-    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
-    return path
+    return with_diagnosis(page, os.path.join(tmp, name),
+                          lambda d: d.__setitem__("findings", first + d["findings"]))
 
 
 def with_stragglers(page, tmp, name, stragglers):
     """A copy of `page` whose diagnosis names the stragglers `stragglers` (its data unchanged)."""
-    text = open(page, encoding="utf-8").read()
-    m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
-    diagnosis = json.loads(m.group(2))
-    diagnosis["stragglers"] = stragglers
-    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
-    path = os.path.join(tmp, name)
-    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
-    return path
+    return with_diagnosis(page, os.path.join(tmp, name), lambda d: d.__setitem__("stragglers", stragglers))
 
 
 def check_marks_named(dom, page):
     """The heatmap marks the ranks the diagnosis named late in some step, and no other (issue 50: the page
     judges no cell itself)."""
-    named = sorted({s["rank"] for s in embedded(page, "strata-diagnosis").get("stragglers", []) if s.get("steps")})
+    stragglers = embedded(page, "strata-diagnosis").get("stragglers", [])
+    named = sorted({s["rank"] for s in stragglers if s.get("steps")})
     marked = attr(dom, "heatmap-canvas", "data-outlier-ranks")
     marked = sorted(int(r) for r in marked.split(",") if r) if marked is not None else None
-    return [] if marked == named else [f"the heatmap marks ranks {marked}, the diagnosis named {named} late"]
+    failures = [] if marked == named else [f"the heatmap marks ranks {marked}, the diagnosis named {named} late"]
+    # A row per rank (no bins): one marked cell per named (rank, step) the heatmap draws, no more.
+    view = embedded(page, "strata-view")
+    if attr(dom, "heatmap-canvas", "data-rows") == str(len(view["ranks"])):
+        cells = {(s["rank"], st) for s in stragglers for st in s.get("steps", [])
+                 if s["rank"] in view["ranks"] and st in view["steps"]}
+        if attr(dom, "heatmap-canvas", "data-outlier-cells") != str(len(cells)):
+            failures.append(f"{attr(dom, 'heatmap-canvas', 'data-outlier-cells')} cells marked, the diagnosis "
+                            f"named {len(cells)} (rank, step) cells late")
+    return failures
 
 
 def text_of(dom, element_id):
