@@ -1,8 +1,6 @@
 // The op-table parts of the HTML report's view (see html_op_view.h).
 #include "reports/html_op_view.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -67,32 +65,6 @@ Json Intervals(const std::vector<std::pair<int64_t, int64_t>>& v, int64_t t0) {
 }
 
 }  // namespace
-
-Json OpTableKs(const TraceStore& store, const std::optional<diagnosis::KsDivergence>& ks) {
-  if (!ks) return nullptr;
-  const size_t ranks = store.ranks.size(), size = ks->group_size;
-  Json labels = Json::array();
-  for (size_t a = 0; a < ranks; a += size) {
-    const size_t b = std::min(ranks, a + size);
-    labels.push_back(b - a > 1 ? fmt::format("r{}–{}", store.ranks[a].rank, store.ranks[b - 1].rank)
-                               : std::to_string(store.ranks[a].rank));
-  }
-  Json matrix = Json::array();
-  for (const std::vector<double>& from : ks->matrix) {
-    Json row = Json::array();
-    for (const double d : from) row.push_back(std::round(d * 1e4) / 1e4);
-    matrix.push_back(std::move(row));
-  }
-  Json out;
-  out["of"] = "compute op durations";
-  out["group_size"] = size;
-  out["labels"] = std::move(labels);
-  out["matrix"] = std::move(matrix);
-  Json scores = Json::array();
-  for (double score : ks->score) scores.push_back(std::round(score * 1e4) / 1e4);
-  out["score"] = std::move(scores);
-  return out;
-}
 
 Json OpTableTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank, const model::JobModel& job,
                      const diagnosis::TimelineFacts& facts) {

@@ -1,8 +1,6 @@
 // The op-table parts of the HTML report's view (html_view.h), for jobs recorded as op tables (rows with
 // kSliceOpLayout: one row per op of a (step, dp rank, stage) worker, times relative to each step's start). It
 // renders what the diagnosis measured for it (DiagnosisResult::drawn, drawn_facts.h) and computes none of it:
-//  - KS (KAIR): the pairwise KS distance of the ranks' compute op durations and each rank's score
-//    (analysis/op_table_ks.h), with a label per group of ranks, rounded to 4 decimals;
 //  - timeline: the diagnosis's step, late rank, peers, culprit op and chain instance (op_timeline_facts.h),
 //    each row with the rank's compute ops, communication ops and the culprit op type's ops in the step; the
 //    chain's instance on every row, and the late rank's duration of it against its peers' median.
@@ -19,11 +17,6 @@
 #include "store/trace_store.h"
 
 namespace strata {
-
-inline constexpr size_t kMaxKsGroups = diagnosis::kMaxKsGroups;
-
-/// {"of", "group_size", "labels", "matrix", "score"} of the KS divergence the diagnosis measured; null without.
-nlohmann::ordered_json OpTableKs(const TraceStore& store, const std::optional<diagnosis::KsDivergence>& ks);
 
 /// The timeline of `facts` described above; null when the diagnosis names no late rank or the step has no ops to
 /// draw.

@@ -8,6 +8,7 @@
 
 #include "analysis/job_summary.h"
 #include "model/job_model.h"
+#include "reports/html_ks_view.h"
 #include "reports/html_op_view.h"
 
 namespace strata {
@@ -194,7 +195,7 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
           ? facts.busy_ns
           : std::vector<std::vector<double>>(ranks, std::vector<double>(job.steps.steps.size(), std::nan("")));
   view[facts.busy_is_compute ? "compute_ms" : "busy_ms"] = NsMatrix(busy);
-  if (facts.busy_is_compute) view["ks"] = OpTableKs(store, facts.ks);
+  view["ks"] = KsView(store, facts.ks);
   if (!result.lateness_vs_peers_ms.empty()) view["lateness_ms"] = LatenessMs(store, job, result);
   if (!facts.timeline || job.steps.steps.empty() || ranks == 0) {
     view["timeline"] = nullptr;

@@ -5,8 +5,8 @@
 //    (rank_step_busy.h: the time outside the rank's collective calls of that step); lateness_ms: the
 //    diagnosis's lateness against peers at collectives when it has it (data-parallel trace path).
 //    An op table (html_op_view.h) has compute_ms instead of busy_ms (the sum of the rank's compute ops per
-//    step) and ks (KAIR's KS divergence of the ranks' compute op durations), and its timeline (kind "op_table")
-//    draws the culprit rank's ops beside its peers' same ops.
+//    step), and its timeline (kind "op_table") draws the culprit rank's ops beside its peers' same ops.
+//  - ks: KAIR's KS divergence between the ranks as the diagnosis measured it (html_ks_view.h), null without.
 //  - stages[rank index]: the pipeline stage when the job has several, else null; the heatmap groups its rows.
 //  - timeline: the diagnosis's step and late rank (timeline_facts.h) for a bounded set of ranks (all of them up
 //    to 16, else the stragglers, their neighbours and the fastest/median/slowest ranks: a choice of rows to

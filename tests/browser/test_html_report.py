@@ -265,6 +265,15 @@ def check_fit(dom, page, straggler, sections=("heatmap-section", "chain-section"
     if str(straggler) not in top or straggler not in named:
         failures.append(f"KS: the first-named group {text_of(dom, 'kair-top')!r} (ranks {top}) does not hold the "
                         f"straggler {straggler}")
+    # The panel draws the diagnosis's own KS score: where the straggler's evidence has one (the data-parallel
+    # trace path), the top score drawn is it.
+    evidence = [s.get("evidence") or {} for s in embedded(page, "strata-diagnosis").get("stragglers", [])
+                if s["rank"] == straggler]
+    if evidence and "ks_score" in evidence[0]:
+        drawn = attr(dom, "kair-canvas", "data-top-score")
+        if not drawn or not abs(float(drawn) - evidence[0]["ks_score"]) <= 1e-9:
+            failures.append(f"KS: the top score drawn ({drawn}) is not the straggler's evidence's ks_score "
+                            f"({evidence[0]['ks_score']})")
     return failures
 
 

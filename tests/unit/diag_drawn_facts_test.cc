@@ -2,7 +2,7 @@
 // is measured only when asked for (the HTML report, the Perfetto export) and changes nothing else of the
 // result: on an op table (../shared/datasets/straggler-whatif, skipped when absent) and on a simulated trace
 // job, the facts are absent without the option and present with it, and the stragglers, findings, what-if,
-// JSON and text are the same either way.
+// JSON and text are the same either way. The trace job's KS scores drawn are its straggler evidence's.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -81,6 +81,16 @@ TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
   ASSERT_FALSE(plain.stragglers.empty());
   EXPECT_EQ(plain.stragglers.front().rank, 2);
   ExpectSameBesideTheFacts(plain, drawn);
+  // The KAIR panel draws the diagnosis's own KS scores (ks_divergence.h): the straggler's is its evidence's,
+  // and its group leads the ranking.
+  ASSERT_TRUE(drawn.drawn.ks.has_value());
+  const diagnosis::KsDivergence& ks = *drawn.drawn.ks;
+  EXPECT_EQ(ks.of, diagnosis::KsSample::kOwnWorkPhases);
+  const auto* evidence = std::get_if<diagnosis::TraceStragglerEvidence>(&plain.stragglers.front().evidence.kind);
+  ASSERT_NE(evidence, nullptr);
+  ASSERT_EQ(ks.score.size(), store.ranks.size());
+  EXPECT_EQ(ks.score[2], evidence->ks_score);
+  EXPECT_EQ(ks.lead[ks.ranking.front()], 2u);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@
 
 namespace strata::diagnosis {
 
-// The HTML timeline's rows at most (the late rank and its peers), and the KS matrix's groups at most.
+// The HTML timeline's rows at most (the late rank and its peers); the KS matrix's groups at most (one stage:
+// stages may add a group each), and the most peers a KS score is a mean of pairwise distances over
+// (ks_divergence.h).
 inline constexpr size_t kMaxTimelineRows = 16;
 inline constexpr size_t kMaxKsGroups = 64;
 
@@ -61,13 +63,27 @@ struct TimelineFacts {
   std::optional<OpChain> chain_op;
 };
 
-/// KAIR's KS divergence of the ranks' compute op durations (op tables): the pairwise KS distance of groups of
-/// `group_size` consecutive ranks (at most kMaxKsGroups groups), and each rank's score as the trace path
-/// defines it (straggler.h).
+/// The samples KAIR's KS divergence compares, per rank: op tables: its compute op durations; traces of the
+/// data-parallel path: its own-work phases between and after its collective calls, the samples the straggler
+/// localization scores (straggler.h, OwnWorkSamples); traces compared with role peers: its time outside
+/// collectives per step (busy_ns).
+enum class KsSample { kComputeOpDurations, kOwnWorkPhases, kStepBusy };
+
+/// Whom a rank's KS score compares it with (ks_divergence.h): all ranks, or the ranks of its pipeline stage.
+enum class KsPeers { kAllRanks, kStagePeers };
+
+/// KAIR's KS divergence between ranks (ks_divergence.h has the rules): each rank's score, the KS distance
+/// between groups of ranks (of at most ceil(ranks / kMaxKsGroups) ranks of one stage), each group's lead and
+/// the groups ranked by their lead's score.
 struct KsDivergence {
-  size_t group_size = 1;
+  KsSample of = KsSample::kComputeOpDurations;
+  KsPeers peers = KsPeers::kAllRanks;
+  bool pooled = false;                      // some rank had more than kMaxKsGroups peers: scored against the pool
+  std::vector<std::vector<size_t>> groups;  // rank indices per group, ascending
   std::vector<std::vector<double>> matrix;  // [group][group]
   std::vector<double> score;                // per rank index
+  std::vector<size_t> lead;                 // per group: a rank index of the group
+  std::vector<size_t> ranking;              // group indices, highest lead score first
 };
 
 struct DrawnFacts {

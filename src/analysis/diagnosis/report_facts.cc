@@ -7,6 +7,7 @@
 #include "analysis/diagnosis/latest_arrival.h"
 #include "analysis/diagnosis/op_timeline_facts.h"
 #include "analysis/diagnosis/timeline_facts.h"
+#include "analysis/diagnosis/trace_ks.h"
 #include "analysis/op_table_ks.h"
 #include "analysis/rank_step_busy.h"
 
@@ -49,12 +50,10 @@ DrawnFacts MeasureDrawnFacts(const TraceStore& store, const std::vector<SliceRow
   facts.latest_arrival = NamedRanksArrivals(store, job, result);
   facts.busy_ns = OpTableComputeNs(store, rows_by_rank, job);
   facts.busy_is_compute = !facts.busy_ns.empty();
-  if (facts.busy_is_compute) {
-    facts.ks = OpTableKs(store, rows_by_rank);
-  } else {
-    facts.busy_ns = BusyNsByStep(job, store.ranks.size());
-  }
+  if (!facts.busy_is_compute) facts.busy_ns = BusyNsByStep(job, store.ranks.size());
   facts.stages = RankStages(store, job, result);
+  facts.ks = facts.busy_is_compute ? OpTableKs(store, rows_by_rank, facts.stages)
+                                   : TraceKs(job, result, facts, store.ranks.size());
   if (job.steps.steps.empty() || store.ranks.empty()) return facts;
   facts.timeline = MeasureTimeline(store, job, result, facts);
   if (facts.busy_is_compute) MeasureOpTimeline(store, rows_by_rank, job, result, facts, &*facts.timeline);

@@ -1,8 +1,8 @@
 // MeasureDrawnFacts: the one step that measures what the reports draw beside a diagnosis (drawn_facts.h), run
 // by Diagnose last, on its final findings, when DiagnoseOptions::drawn_facts asks for it (HTML, Perfetto):
 // each named rank's latest arrivals (latest_arrival.h), the ranks' busy times (rank_step_busy.h) and stages,
-// the HTML timeline (timeline_facts.h, op_timeline_facts.h) and, for op tables, the KS divergence
-// (op_table_ks.h).
+// the HTML timeline (timeline_facts.h, op_timeline_facts.h) and the KS divergence (op_table_ks.h for op
+// tables, trace_ks.h for traces).
 // Invariant: changes nothing of the result but what it returns; the reports compute none of it again.
 #pragma once
 

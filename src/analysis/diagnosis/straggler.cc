@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "analysis/diagnosis/ks_divergence.h"
 #include "analysis/diagnosis/lateness_rule.h"
 #include "analysis/diagnosis/thresholds.h"
 #include "core/robust_stats.h"
@@ -18,7 +19,6 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   out.late.assign(steps, std::vector<bool>(ranks, false));
   out.mean_collective_ms.assign(ranks, 0);
   std::vector<size_t> coll_count(ranks, 0);
-  std::vector<std::vector<double>> samples(ranks);
   out.lateness_vs_peers_ns.assign(steps, std::vector<double>(ranks, 0.0));
   for (size_t s = 0; s < steps; ++s) {
     const StepPhases& p = phases.steps[s];
@@ -46,31 +46,14 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
       for (size_t r = 0; r < ranks; ++r) {
         out.mean_collective_ms[r] += static_cast<double>(p.completion[k][r] - p.arrival[k][r]) / 1e6;
         ++coll_count[r];
-        samples[r].push_back(static_cast<double>(p.seg[k][r]));
       }
     }
-    for (size_t r = 0; r < ranks; ++r) samples[r].push_back(static_cast<double>(p.tail[r]));
   }
   for (size_t r = 0; r < ranks; ++r)
     if (coll_count[r]) out.mean_collective_ms[r] /= static_cast<double>(coll_count[r]);
 
-  // KS abnormality.
-  out.ks_score.assign(ranks, 0);
-  if (ranks >= 2) {
-    if (ranks <= 64) {
-      for (size_t a = 0; a < ranks; ++a) {
-        double sum = 0;
-        for (size_t b = 0; b < ranks; ++b)
-          if (a != b) sum += KsDistance(samples[a], samples[b]);
-        out.ks_score[a] = sum / static_cast<double>(ranks - 1);
-      }
-    } else {
-      std::vector<double> pooled;
-      for (const auto& v : samples) pooled.insert(pooled.end(), v.begin(), v.end());
-      std::sort(pooled.begin(), pooled.end());  // once: O(N log N) over all ranks, not per rank
-      for (size_t a = 0; a < ranks; ++a) out.ks_score[a] = KsDistanceToSorted(samples[a], pooled);
-    }
-  }
+  // KS abnormality: one rule with the reports' KAIR panel (ks_divergence.h), over all ranks.
+  out.ks_score = KsScores(OwnWorkSamples(phases, ranks), {});
   out.ks_z = RobustZ(out.ks_score, thresholds::kKsMadFloor);
 
   std::vector<int64_t> step_time_ns, step_numbers;
@@ -80,6 +63,17 @@ StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const
   }
   ClassifyStragglers(step_time_ns, step_numbers, ranks, options, &out);
   return out;
+}
+
+std::vector<std::vector<double>> OwnWorkSamples(const PhaseModel& phases, size_t ranks) {
+  std::vector<std::vector<double>> samples(ranks);
+  for (const StepPhases& p : phases.steps) {
+    for (const std::vector<int64_t>& seg : p.seg)
+      for (size_t r = 0; r < ranks; ++r) samples[r].push_back(static_cast<double>(seg[r]));
+    for (size_t r = 0; r < ranks; ++r) samples[r].push_back(static_cast<double>(p.tail[r]));
+  }
+  for (std::vector<double>& s : samples) std::sort(s.begin(), s.end());
+  return samples;
 }
 
 std::vector<Straggler> NumberedStragglers(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers) {

@@ -33,9 +33,9 @@
 //    6-16 ms behind its peers' median in every step of ~200 ms (a fault of 0.08 of the device time, tuning
 //    seed 90800) led the second-latest by 1-6 ms, under the 3 % minimum in most steps, and blame named no one.
 //    Being the latest in most steps is what noise alone does not do (1 in the rank count per step).
-//  - KAIR's KS abnormality: per rank, the sample of its compute-phase durations; score = mean KS distance
-//    to the peers' samples (pairwise up to 64 ranks, else against the pooled sample); robust z over ranks
-//    (median/MAD) reported as evidence.
+//  - KAIR's KS abnormality: per rank, the sample of its own-work phases (OwnWorkSamples); its score by the one
+//    KS rule (ks_divergence.h, KsScores) among all ranks (pairwise up to 64 ranks, else against the pooled
+//    sample); robust z over ranks (median/MAD) reported as evidence. The reports' KAIR panel draws these.
 // Ranks: the analysis knows the job's ranks only by index (RankIndex, core/rank_id.h): its per-rank vectors and
 // its stragglers are by index. NumberedStragglers is the one place its stragglers get their rank numbers.
 // Invariant: a healthy job (no late (step, rank) pairs) yields no straggler.
@@ -98,6 +98,10 @@ double JudgedLatenessNs(const StragglerAnalysis& analysis, size_t step, size_t r
 std::vector<Straggler> NumberedStragglers(const StragglerAnalysis& analysis, const std::vector<int32_t>& rank_numbers);
 
 StragglerAnalysis LocateStragglers(const PhaseModel& phases, size_t ranks, const StragglerOptions& options = {});
+
+/// Each rank's own-work phases over `phases`, sorted ascending: its compute phase before each collective (seg)
+/// and its tail after the last, in every step. The samples its KS score compares.
+std::vector<std::vector<double>> OwnWorkSamples(const PhaseModel& phases, size_t ranks);
 
 /// The lateness rules above on given blame: fills late, late_pairs, late_ranks and stragglers of `out` from
 /// out.blame_ns ([step index][rank], ns), the steps' durations and numbers, and, when out.lateness_vs_peers_ns
