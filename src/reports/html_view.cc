@@ -8,6 +8,7 @@
 
 #include "analysis/job_summary.h"
 #include "model/job_model.h"
+#include "reports/evidence_json.h"
 #include "reports/html_ks_view.h"
 #include "reports/html_op_view.h"
 
@@ -196,6 +197,9 @@ nlohmann::ordered_json BuildReportView(const TraceStore& store, const diagnosis:
           : std::vector<std::vector<double>>(ranks, std::vector<double>(job.steps.steps.size(), std::nan("")));
   view[facts.busy_is_compute ? "compute_ms" : "busy_ms"] = NsMatrix(busy);
   view["ks"] = KsView(store, facts.ks);
+  view["layers"] = facts.layers ? Json{{"finding", facts.layers->finding},
+                                       {"peers_median", RankLayerMetricsJson(facts.layers->peers_median)}}
+                                : Json(nullptr);
   if (!result.lateness_vs_peers_ms.empty()) view["lateness_ms"] = LatenessMs(store, job, result);
   if (!facts.timeline || job.steps.steps.empty() || ranks == 0) {
     view["timeline"] = nullptr;

@@ -7,6 +7,9 @@
 //    An op table (html_op_view.h) has compute_ms instead of busy_ms (the sum of the rank's compute ops per
 //    step), and its timeline (kind "op_table") draws the culprit rank's ops beside its peers' same ops.
 //  - ks: KAIR's KS divergence between the ranks as the diagnosis measured it (html_ks_view.h), null without.
+//  - layers: {"finding": the index of the finding the layers panel draws, "peers_median": its peers' median of
+//    each layer metric, keyed as the evidence's cross_layer} (DrawnFacts::layers), null without a recording's
+//    layer comparison.
 //  - stages[rank index]: the pipeline stage when the job has several, else null; the heatmap groups its rows.
 //  - timeline: the diagnosis's step and late rank (timeline_facts.h) for a bounded set of ranks (all of them up
 //    to 16, else the stragglers, their neighbours and the fastest/median/slowest ranks: a choice of rows to

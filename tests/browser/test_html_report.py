@@ -350,15 +350,20 @@ def check_op_table(page, profile):
     return failures
 
 
-def with_diagnosis(page, path, change):
+def with_diagnosis(page, path, change, view_change=None):
     """Writes to `path` a copy of `page` whose embedded diagnosis is `change(diagnosis)`'s (it edits the dict in
-    place); the page's data and script stay as they are. Returns `path`."""
+    place), and its view `view_change(view)`'s when given (what the analysis measures for the page with such a
+    diagnosis); the page's script stays as it is. Returns `path`."""
     text = open(page, encoding="utf-8").read()
-    m = re.search(r'(<script type="application/json" id="strata-diagnosis">)(.*?)(</script>)', text, re.S)
-    diagnosis = json.loads(m.group(2))
-    change(diagnosis)
-    embedded = json.dumps(diagnosis).replace("<", "\\u003c")
-    open(path, "w", encoding="utf-8").write(text[:m.start(2)] + embedded + text[m.end(2):])
+    for element, edit in (("strata-diagnosis", change), ("strata-view", view_change)):
+        if edit is None:
+            continue
+        m = re.search(r'(<script type="application/json" id="' + element + r'">)(.*?)(</script>)', text, re.S)
+        data = json.loads(m.group(2))
+        edit(data)
+        embedded = json.dumps(data).replace("<", "\\u003c")
+        text = text[:m.start(2)] + embedded + text[m.end(2):]
+    open(path, "w", encoding="utf-8").write(text)
     return path
 
 
@@ -371,11 +376,16 @@ def with_layers(page, tmp):
                 "kernel_cpu_pct": 4.02, "major_faults_per_s": faults, "memcg_limit_hits_per_s": 0.0,
                 "nic_mb_per_s": None, "link_busy_pct": None, "link_capacity_mbit": None}
 
+    peers = {"0": layer(3.81, 30.0, 2.0), "1": layer(3.5, 29.0, 2.5), "2": layer(4.0, 31.0, 1.5)}
+
     def change(diagnosis):
         diagnosis["findings"][0]["evidence"]["cross_layer"] = {
-            "measured_over": "late steps", "straggler": layer(8.62, 30.0, 12.5),
-            "peers": {"0": layer(3.81, 30.0, 2.0), "1": layer(3.5, 29.0, 2.5), "2": layer(4.0, 31.0, 1.5)}}
-    return with_diagnosis(page, os.path.join(tmp, "layers.html"), change)
+            "measured_over": "late steps", "straggler": layer(8.62, 30.0, 12.5), "peers": peers}
+
+    def view_change(view):  # the peers' median of each measure, as the analysis gives it (DrawnFacts::layers)
+        view["layers"] = {"finding": 0, "peers_median": {
+            k: (median([p[k] for p in peers.values()]) if peers["0"][k] is not None else None) for k in peers["0"]}}
+    return with_diagnosis(page, os.path.join(tmp, "layers.html"), change, view_change)
 
 
 def check_layers(dom, png):

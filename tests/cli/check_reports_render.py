@@ -10,7 +10,8 @@ The HTML report's page script (reports/*.html) draws what the diagnosis judged a
 line of it fails when it holds an outlier rule's parts (a MAD, the robust z's constants 1.4826 or 0.6745, or a z
 compared with a threshold), as the page's heatmap once marked cells by its own robust z (issue 50), or a KS
 distance's (a call of a ks… function, or two empirical distributions' gap |i / a.length − …|), as the trace
-page's KAIR panel once scored ranks by a KS rule of its own.
+page's KAIR panel once scored ranks by a KS rule of its own, or a call of a median (the layers panel once took
+its peers' median itself).
 
 usage: check_reports_render.py SRC_DIR    Exits 1 listing every such line (file:line).
 """
@@ -34,7 +35,7 @@ CALL = re.compile(r"\b(Median|MedianOfSorted|MedianDeviationOfSorted|PeerMedians
 # The parts of an outlier rule or a KS distance in the page's script (JavaScript: its // comments are cut like
 # C++'s).
 PAGE_RULE = re.compile(r"1\.4826|0\.6745|\bmad\b|\bz\s*[<>]=?\s*\d|\bks\w*\s*\(|"
-                       r"Math\.abs\(\s*\w+\s*/\s*\w+\.length\s*-", re.I)
+                       r"Math\.abs\(\s*\w+\s*/\s*\w+\.length\s*-|\bmedian\s*\(", re.I)
 
 
 def violations(src):

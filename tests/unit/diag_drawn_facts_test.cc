@@ -8,6 +8,8 @@
 #include <string>
 
 #include "analysis/diagnosis/diagnose.h"
+#include "analysis/diagnosis/report_facts.h"
+#include "analysis/job_summary.h"
 #include "diag_test_util.h"
 #include "reports/diagnosis_report.h"
 #include "whatif_test_util.h"
@@ -91,6 +93,47 @@ TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
   ASSERT_EQ(ks.score.size(), store.ranks.size());
   EXPECT_EQ(ks.score[2], evidence->ks_score);
   EXPECT_EQ(ks.lead[ks.ranking.front()], 2u);
+}
+
+// The layers panel draws the peers' median each layer metric of the finding's rank was compared with
+// (cross_layer.h, PeersMedianMetrics: the one peer rule, field by field): the first finding with a layer
+// comparison, each field its peers' median (an unknown traffic, -1, counts as it is), and none without one.
+TEST(DiagDrawnFacts, LayersPanelDrawsThePeersMedianTheRankWasComparedWith) {
+  DdpSpec spec;
+  spec.ranks = 4;
+  spec.steps = 4;
+  spec.plan = [](int r, int) {
+    RankStep st;
+    st.segs = {{Op("aten::mm", (r == 2 ? 90 : 30) * kMs)}};
+    st.tail = {Op("aten::add_", 4 * kMs)};
+    return st;
+  };
+  const TraceStore store = LoadDdp(spec);
+  const std::vector<SliceRows> rows = SlicesByRank(store);
+  const model::JobModel job = model::BuildJobModel(store, rows);
+  DiagnosisResult result = Diagnose(store);
+  ASSERT_FALSE(result.findings.empty());
+  EXPECT_FALSE(diagnosis::MeasureDrawnFacts(store, rows, job, result).layers.has_value());
+  diagnosis::CrossLayerComparison c;
+  c.straggler.runq_share = 0.09;
+  for (const int r : {0, 1, 3}) {
+    diagnosis::RankLayerMetrics m;
+    m.runq_share = 0.01 * (r + 1);
+    m.majflt_per_s = 10.0 * r;
+    m.net_bytes_per_s = r == 3 ? -1 : 1e6 * r;
+    m.gc_count = static_cast<uint64_t>(r);
+    c.peers.emplace_back(r, m);
+  }
+  result.findings.back().evidence.cross_layer = c;
+  const DrawnFacts facts = diagnosis::MeasureDrawnFacts(store, rows, job, result);
+  ASSERT_TRUE(facts.layers.has_value());
+  EXPECT_EQ(facts.layers->finding, result.findings.size() - 1);
+  const diagnosis::RankLayerMetrics& median = facts.layers->peers_median;
+  EXPECT_DOUBLE_EQ(median.runq_share, 0.02);      // of 0.01, 0.02, 0.04
+  EXPECT_DOUBLE_EQ(median.majflt_per_s, 10.0);    // of 0, 10, 30
+  EXPECT_DOUBLE_EQ(median.net_bytes_per_s, 0.0);  // of -1 (unknown), 0, 1e6
+  EXPECT_EQ(median.gc_count, 1u);
+  EXPECT_TRUE(median.top_foreign.empty());
 }
 
 }  // namespace

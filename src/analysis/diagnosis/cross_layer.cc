@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/robust_stats.h"
@@ -219,6 +220,24 @@ double OtherRanksMedian(const std::map<int32_t, RankLayerMetrics>& metrics, int3
     if (other != rank) peers.push_back(&m);
   return PeerMedian(peers, [field](const RankLayerMetrics* p) { return p->*field; });
 }
+
+}  // namespace
+
+RankLayerMetrics PeersMedianMetrics(const std::vector<std::pair<int32_t, RankLayerMetrics>>& peers) {
+  RankLayerMetrics out;
+  for (double RankLayerMetrics::*field :
+       {&RankLayerMetrics::window_s, &RankLayerMetrics::runq_share, &RankLayerMetrics::runq_foreign_share,
+        &RankLayerMetrics::runq_idle_share, &RankLayerMetrics::throttled_share, &RankLayerMetrics::gc_share,
+        &RankLayerMetrics::dstate_share, &RankLayerMetrics::sys_share, &RankLayerMetrics::majflt_per_s,
+        &RankLayerMetrics::memcg_fail_per_s, &RankLayerMetrics::net_bytes_per_s, &RankLayerMetrics::link_busy_share,
+        &RankLayerMetrics::link_capacity_bps, &RankLayerMetrics::runq_after_dstate_share})
+    out.*field = PeerMedian(peers, [field](const auto& p) { return p.second.*field; });
+  out.gc_count = static_cast<uint64_t>(
+      std::llround(PeerMedian(peers, [](const auto& p) { return static_cast<double>(p.second.gc_count); })));
+  return out;
+}
+
+namespace {
 
 // The rank's wait for a CPU on waking from an uninterruptible sleep beyond its peers' median, never below 0:
 // the sleep's cost (memory_pressure, io_stall count it with the sleep), not the displaced threads'

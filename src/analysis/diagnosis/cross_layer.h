@@ -58,6 +58,11 @@ using SpanChooser = std::function<std::optional<std::vector<RecordedSpan>>(size_
 // Metrics of every rank found in the recording.
 std::map<int32_t, RankLayerMetrics> MeasureRankLayers(const RecordedLayers& layers, const SpanChooser& spans = {});
 
+/// The peers' reference of every layer metric, as the pass compares a rank with it: each field's median over
+/// `peers` by the one peer rule (PeerMedian; an unknown link or traffic, -1, counts as the peers' values are),
+/// gc_count rounded to a count, no top_foreign. What the HTML report's layers panel draws (DrawnFacts::layers).
+RankLayerMetrics PeersMedianMetrics(const std::vector<std::pair<int32_t, RankLayerMetrics>>& peers);
+
 // What the traces say about each rank's timeline (by rank number, on the rank's own trace clock): its
 // step windows and its collectives (start, end), used to put the recording on the trace's clock; and, from the
 // data-parallel trace path (DiagnosisResult::lateness_vs_peers_ms), its lateness at collectives against its

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis/evidence.h"
+
 namespace strata::diagnosis {
 
 // The HTML timeline's rows at most (the late rank and its peers); the KS matrix's groups at most (one stage:
@@ -86,6 +88,13 @@ struct KsDivergence {
   std::vector<size_t> ranking;              // group indices, highest lead score first
 };
 
+/// The layers panel: the first finding with a recording's layer comparison (FindingEvidence::cross_layer), and
+/// its peers' median of every layer metric (cross_layer.h, PeersMedianMetrics), what the rank was compared with.
+struct LayersFacts {
+  size_t finding = 0;  // index in DiagnosisResult::findings
+  RankLayerMetrics peers_median;
+};
+
 struct DrawnFacts {
   // Per rank number (the findings' ranks and the stragglers) and step: the matched collective at which the rank
   // arrived latest against its peers' median arrival, on the diagnosis's clock offsets (clock_offsets_us).
@@ -98,6 +107,7 @@ struct DrawnFacts {
   std::vector<int32_t> stages;
   std::optional<TimelineFacts> timeline;
   std::optional<KsDivergence> ks;
+  std::optional<LayersFacts> layers;
 };
 
 }  // namespace strata::diagnosis

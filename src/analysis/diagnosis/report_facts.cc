@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/diagnosis/cross_layer.h"
 #include "analysis/diagnosis/latest_arrival.h"
 #include "analysis/diagnosis/op_timeline_facts.h"
 #include "analysis/diagnosis/timeline_facts.h"
@@ -42,12 +43,20 @@ std::map<int32_t, std::map<int64_t, size_t>> NamedRanksArrivals(const TraceStore
   return out;
 }
 
+/// The layers panel's finding and its peers' median of each layer metric; none without a layer comparison.
+std::optional<LayersFacts> LayersOf(const DiagnosisResult& result) {
+  for (size_t i = 0; i < result.findings.size(); ++i)
+    if (const auto& c = result.findings[i].evidence.cross_layer) return LayersFacts{i, PeersMedianMetrics(c->peers)};
+  return std::nullopt;
+}
+
 }  // namespace
 
 DrawnFacts MeasureDrawnFacts(const TraceStore& store, const std::vector<SliceRows>& rows_by_rank,
                              const model::JobModel& job, const DiagnosisResult& result) {
   DrawnFacts facts;
   facts.latest_arrival = NamedRanksArrivals(store, job, result);
+  facts.layers = LayersOf(result);
   facts.busy_ns = OpTableComputeNs(store, rows_by_rank, job);
   facts.busy_is_compute = !facts.busy_ns.empty();
   if (!facts.busy_is_compute) facts.busy_ns = BusyNsByStep(job, store.ranks.size());

@@ -2,7 +2,7 @@
 // by Diagnose last, on its final findings, when DiagnoseOptions::drawn_facts asks for it (HTML, Perfetto):
 // each named rank's latest arrivals (latest_arrival.h), the ranks' busy times (rank_step_busy.h) and stages,
 // the HTML timeline (timeline_facts.h, op_timeline_facts.h) and the KS divergence (op_table_ks.h for op
-// tables, trace_ks.h for traces).
+// tables, trace_ks.h for traces), and the layers panel's peers' median (cross_layer.h, PeersMedianMetrics).
 // Invariant: changes nothing of the result but what it returns; the reports compute none of it again.
 #pragma once
 
