@@ -293,7 +293,7 @@ class Agent {
       for (int32_t rank : r.ranks)
         if (here.count(rank))
           for (const OpenFinding& f : state.open)
-            if (f.finding.rank == rank)
+            if (f.finding.rank == RankNumber(rank))
               publisher_->Enqueue(
                   job, EncodeWindowFinding({rank, std::string(diagnosis::CauseName(f.finding.cause)), f.finding.summary,
                                             host_, f.finding.impact_pct, f.finding.confidence, f.detected_at}));

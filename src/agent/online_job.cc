@@ -167,7 +167,7 @@ void OnlineJob::FitMixture() {
 diagnosis::Finding DetectionFinding(const online::Detection& d, bool corroborated) {
   diagnosis::Finding f;
   f.cause = d.cause;  // named by NameCause in the online detector (or decoded from a detection it named)
-  f.rank = d.rank;
+  f.rank = RankNumber(d.rank);
   f.step = d.step;
   f.layer = online::SummaryLayer(f.cause);
   f.impact_pct = d.step_s > 0 ? 100.0 * d.late_s / d.step_s : 0;

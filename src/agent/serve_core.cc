@@ -295,7 +295,7 @@ bool ServeCore::Confirmed(const std::string& job, const std::vector<diagnosis::F
   std::vector<int32_t> missing;
   bool whereabouts = true;
   for (const diagnosis::Finding& f : judged) {
-    if (f.rank) missing.push_back(*f.rank);
+    if (f.rank) missing.push_back(f.rank->value());
     if (const auto* e = std::get_if<diagnosis::StallEvidence>(&f.evidence.kind))
       whereabouts &= diagnosis::WhereaboutsArrived(*e);
   }
@@ -332,7 +332,7 @@ void ServeCore::TakeWindowFinding(const std::string& job, const WindowFinding& w
   std::vector<OpenFinding>& open = window_findings_[job];
   diagnosis::Finding f;
   f.cause = diagnosis::ParseCause(w.cause).value_or(diagnosis::Cause::kUnknown);
-  f.rank = w.rank;
+  f.rank = RankNumber(w.rank);
   f.impact_pct = w.impact_pct;
   f.confidence = w.confidence;
   f.summary = w.summary + " (flight-recorder window of " + w.host + ")";

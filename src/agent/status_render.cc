@@ -407,7 +407,7 @@ std::string MetricsText(const AgentSnapshot& s) {
   for (const JobState& job : s.jobs) {
     std::set<int32_t> ranks;
     if (job.last)
-      for (const auto& st : job.last->stragglers) ranks.insert(st.rank);
+      for (const auto& st : job.last->stragglers) ranks.insert(st.rank.value());
     if (job.online)
       for (const online::Detection& d : job.online->open) ranks.insert(d.rank);
     for (int32_t rank : ranks)
@@ -423,14 +423,14 @@ std::string MetricsText(const AgentSnapshot& s) {
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
       out += fmt::format("strata_finding{{training_job=\"{}\",rank=\"{}\",cause=\"{}\"}} 1\n", PromLabel(job.job),
-                         f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
+                         f.finding.rank ? std::to_string(f.finding.rank->value()) : std::string(),
                          PromLabel(std::string(diagnosis::CauseName(f.finding.cause))));
   family("strata_finding_detected_timestamp_seconds", "gauge", "When each open finding was first detected.");
   for (const JobState& job : s.jobs)
     for (const OpenFinding& f : job.open)
       out += fmt::format(
           "strata_finding_detected_timestamp_seconds{{training_job=\"{}\",rank=\"{}\",cause=\"{}\"}} {:.3f}\n",
-          PromLabel(job.job), f.finding.rank ? std::to_string(*f.finding.rank) : std::string(),
+          PromLabel(job.job), f.finding.rank ? std::to_string(f.finding.rank->value()) : std::string(),
           PromLabel(std::string(diagnosis::CauseName(f.finding.cause))), f.detected_at);
   family("strata_analysis_duration_seconds", "gauge", "How long the last analysis round of each job took.");
   for (const JobState& job : s.jobs)

@@ -81,7 +81,7 @@ Expected<int32_t> DiagnosedStraggler(LoadedJob& job) {
         fmt::format("{}: the diagnosis names no straggler to compare with its peers; name the "
                     "rank with --rank N",
                     InputNames(job)));
-  return result.stragglers.front().rank;
+  return result.stragglers.front().rank.value();
 }
 
 // --diff-straggler: the straggler's profile to -o, its peers' median to --peers-output.

@@ -117,7 +117,7 @@ Json BuildTimeline(const TraceStore& store, const std::vector<SliceRows>& rows_b
   for (size_t r = 0; r < ranks; ++r) index_of[store.ranks[r].rank] = r;
   std::vector<size_t> stragglers;
   for (const auto& s : result.stragglers)
-    if (index_of.count(s.rank)) stragglers.push_back(index_of[s.rank]);
+    if (index_of.count(s.rank.value())) stragglers.push_back(index_of[s.rank.value()]);
   const std::vector<size_t> shown = TimelineRows(stragglers, result.drawn.busy_ns, step_index, ranks);
   auto offset = [&](size_t r) { return r < job.clocks.offset_ns.size() ? job.clocks.offset_ns[r] : 0; };
   const model::StepWindow* windows[kMaxTimelineRows * 2] = {};

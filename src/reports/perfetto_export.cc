@@ -370,7 +370,7 @@ void WriteFindings(const TraceStore& store, const model::JobModel& job, const st
     first[r] = std::min(first[r], store.slices.ts_ns[i] - views[r].offset_ns);
   }
   for (const diagnosis::Finding& f : result.findings) {
-    const auto at = f.rank ? index_of_pid.find(*f.rank) : index_of_pid.end();
+    const auto at = f.rank ? index_of_pid.find(f.rank->value()) : index_of_pid.end();
     // A stopped job's finding has no late step: it is drawn where its rank stopped (stall marks).
     const bool stopped = StopsTheJob(f.cause);
     const std::vector<int64_t> steps = stopped ? std::vector<int64_t>{} : LateSteps(result, f);

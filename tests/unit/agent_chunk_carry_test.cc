@@ -101,7 +101,7 @@ TEST(AgentChunkCarry, AnEntryOpenAtTheEndOfAChunkStaysInsideWhenTheNextShowsNoth
   ASSERT_FALSE(result.findings.empty());
   EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kHang);
   ASSERT_TRUE(result.findings[0].rank);
-  EXPECT_EQ(*result.findings[0].rank, 1);
+  EXPECT_EQ(*result.findings[0].rank, RankNumber(1));
   const auto* stall = diagnosis::JobStall(result);
   ASSERT_NE(stall, nullptr);
   EXPECT_EQ(stall->waiting_ranks, (std::vector<int32_t>{0, 2}));
@@ -251,7 +251,7 @@ TEST(AgentChunkCarry, TheLiveWindowOfANewChunkKeepsWhatThePreviousChunkLeftOpen)
   EXPECT_EQ(inside(), (std::vector<bool>{true, false, true})) << "the new chunk's window lost the open entries";
   bool hang = false;
   for (const OpenFinding& f : state.open)
-    hang |= f.finding.cause == diagnosis::Cause::kHang && f.finding.rank && *f.finding.rank == 1;
+    hang |= f.finding.cause == diagnosis::Cause::kHang && f.finding.rank == RankNumber(1);
   EXPECT_TRUE(hang) << "rank 1's hang named from the new chunk";
 }
 

@@ -100,12 +100,12 @@ TEST(AgentStatus, PrometheusTextEscapesLabelsAndDeclaresFamilies) {
   diagnosis::DiagnosisResult r;
   r.step_time_median_ms = 120;
   diagnosis::Straggler st;
-  st.rank = 1;
+  st.rank = RankNumber(1);
   st.late_ms_per_step = 40;
   r.stragglers.push_back(st);
   job.last = r;
   diagnosis::Finding f;
-  f.rank = 1;
+  f.rank = RankNumber(1);
   f.cause = diagnosis::Cause::kSlowCompute;
   job.open.push_back({f, 1700000000.5, 2});
   s.jobs.push_back(job);

@@ -58,7 +58,7 @@ TEST(DiagCauseChoice, ASmallExcessInsideTheStepDoesNotExplainALateEntry) {
   const DiagnosisResult r = Diagnose(LoadDdp(spec));
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
-  ASSERT_EQ(f.rank, 1);
+  ASSERT_EQ(f.rank, RankNumber(1));
   EXPECT_NE(f.cause, Cause::kDataloaderStall);
   EXPECT_EQ(f.cause, Cause::kUnknown);
   EXPECT_EQ(f.confidence, 0.0);

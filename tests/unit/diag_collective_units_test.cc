@@ -74,11 +74,11 @@ TEST(CollectiveUnits, OneStepOfManyLaunchesNamesTheLateLauncher) {
   EXPECT_EQ(r.units, 40u);
   ASSERT_EQ(r.steps.size(), 1u);
   ASSERT_FALSE(r.stragglers.empty()) << r.status_reasons.size();
-  EXPECT_EQ(r.stragglers[0].rank, kSlow);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(kSlow));
   // Each late unit adds 1.5 ms of launch delay (not the delay carried from the units before it).
   EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 1.5 * 30 / 40, 0.35);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rank, kSlow);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(kSlow));
   EXPECT_NE(r.status, diagnosis::Verdict::kInconclusive);
   bool caveat = false;
   for (const std::string& c : diagnosis::NoteTexts(r.verdict_notes, diagnosis::NoteEffect::kCaveatOnly))
@@ -91,11 +91,11 @@ TEST(CollectiveUnits, OneStepOfBlockingCollectivesNamesTheSlowRank) {
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
   EXPECT_EQ(r.unit, diagnosis::CompareUnit::kCollective);
   ASSERT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.stragglers[0].rank, 2);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(2));
   EXPECT_TRUE(r.stragglers[0].persistent);
   EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 1.0, 0.25);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rank, 2);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(2));
   EXPECT_EQ(r.findings[0].cause, diagnosis::Cause::kSlowCompute);
 }
 
@@ -114,12 +114,12 @@ TEST(CollectiveUnits, ARankLateAtTheFirstCollectiveOnlyHoldsTheStepAndIsNamed) {
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
   EXPECT_EQ(r.unit, diagnosis::CompareUnit::kCollective);
   ASSERT_EQ(r.stragglers.size(), 1u);
-  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
   EXPECT_FALSE(r.stragglers[0].persistent);
   EXPECT_EQ(r.stragglers[0].steps, std::vector<int64_t>{1});
   EXPECT_NEAR(r.stragglers[0].late_ms_per_step * 16, 20.0, 1.0);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(r.findings[0].step, std::optional<int64_t>(7));
   EXPECT_EQ(r.steps, std::vector<int64_t>{7});
   EXPECT_LE(r.findings[0].impact_pct, 100.0 * r.stragglers[0].score + 0.01);

@@ -217,7 +217,7 @@ TEST(DiagCollectives, LatenessOfKernelsThatRunAfterTheStepIsMeasuredInFull) {
   const DdpSpec spec = AsyncTailGpuJob(2);
   const diagnosis::DiagnosisResult r = DiagnoseDdp(spec);
   ASSERT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.stragglers[0].rank, 2);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(2));
   EXPECT_EQ(r.unmatched_collective_calls, 0u);
   EXPECT_EQ(r.steps.size(), 5u);
   // Rank 2 computes 6 ms longer before the first collective of every step, and arrives 6 ms late there.
@@ -239,7 +239,7 @@ TEST(DiagCollectives, CpuSideNcclOpsAreCollectivesWhenThereAreNoKernels) {
   EXPECT_EQ(m->collectives.unmatched_calls, 0u);
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
   ASSERT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
   // Both CPU families are collectives: gloo: as well.
   spec.collective = "gloo:all_reduce";
   EXPECT_EQ(BuildModels(LoadDdp(spec))->collectives.matched.size(), 4u);
@@ -322,7 +322,7 @@ TEST(DiagCollectives, WithoutStepMarkersASavingIsMeasuredAsWithThem) {
     };
     const diagnosis::DiagnosisResult r = DiagnoseDdp(spec);
     ASSERT_FALSE(r.findings.empty()) << markers;
-    EXPECT_EQ(r.findings[0].rank, 1);
+    EXPECT_EQ(r.findings[0].rank, RankNumber(1));
     EXPECT_EQ(r.findings[0].cause, diagnosis::Cause::kSlowCompute) << markers;
     saving[markers] = r.findings[0].impact_pct;
   }

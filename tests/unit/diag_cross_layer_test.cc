@@ -50,13 +50,13 @@ DiagnosisResult StragglerRank1(std::string_view trace_cause) {
   DiagnosisResult result;
   result.step_time_median_ms = 100;
   Straggler s;
-  s.rank = 1;
+  s.rank = RankNumber(1);
   s.late_ms_per_step = 30;  // 30 % of the step
   result.stragglers.push_back(s);
   Finding f;
   f.cause = ParseCause(trace_cause).value();
-  f.rank = 1;
-  f.ranks = {1};
+  f.rank = RankNumber(1);
+  f.ranks = RankNumbers({1});
   f.impact_pct = 30;
   result.findings.push_back(f);
   return result;
@@ -284,7 +284,7 @@ TEST(CrossLayer, TwoCausesOfOneRanksLatenessAreTwoFindings) {
   EXPECT_EQ(two.findings[1].cause, Cause::kMemoryPressure) << two.findings[1].summary;
   for (const Finding& f : two.findings) {
     ASSERT_TRUE(f.rank.has_value());
-    EXPECT_EQ(*f.rank, 1);
+    EXPECT_EQ(*f.rank, RankNumber(1));
     EXPECT_TRUE(FindingEvidenceJson(f.evidence).contains("cross_layer")) << f.summary;
   }
   EXPECT_NEAR(two.findings[0].confidence, 0.53, 0.01);
@@ -352,7 +352,7 @@ TEST(CrossLayer, SecondCausesAddUpToTheRanksLatenessAndNeverDuplicateTheFirst) {
     double impact = 0;
     for (const Finding& f : r.findings) {
       ASSERT_TRUE(f.rank.has_value()) << at;
-      EXPECT_EQ(*f.rank, 1) << at;
+      EXPECT_EQ(*f.rank, RankNumber(1)) << at;
       impact += f.impact_pct;
     }
     EXPECT_NEAR(impact, 30.0, 0.011) << at;
@@ -538,7 +538,7 @@ TEST(CrossLayer, MoreBytesOnALinkOfTheSameSpeedAreForeignTrafficNotASlowerLink) 
   DiagnosisResult result = NoStraggler();
   ApplyCrossLayerEvidence(DecodeRecordedLayers(more), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   ASSERT_FALSE(result.findings.empty());
   EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
 
@@ -546,7 +546,7 @@ TEST(CrossLayer, MoreBytesOnALinkOfTheSameSpeedAreForeignTrafficNotASlowerLink) 
   DiagnosisResult slow = NoStraggler();
   ApplyCrossLayerEvidence(DecodeRecordedLayers(slower), LatenessOf(slow), &slow);
   ASSERT_EQ(slow.stragglers.size(), 1u);
-  EXPECT_EQ(slow.stragglers[0].rank, 1);
+  EXPECT_EQ(slow.stragglers[0].rank, RankNumber(1));
   ASSERT_FALSE(slow.findings.empty());
   EXPECT_EQ(slow.findings[0].cause, Cause::kSlowCommunication);
 }
@@ -557,7 +557,7 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   DiagnosisResult result = NoStraggler();
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 50, 0.05);
   EXPECT_EQ(result.stragglers[0].steps, result.steps);
   EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
@@ -574,7 +574,7 @@ TEST(CrossLayer, ASlowerLinkIsTheStragglerTheTracesCannotSee) {
   DiagnosisResult half_speed = NoStraggler();
   ApplyCrossLayerEvidence(DecodeRecordedLayers(half), LatenessOf(half_speed), &half_speed);
   ASSERT_EQ(half_speed.stragglers.size(), 1u);
-  EXPECT_EQ(half_speed.stragglers[0].rank, 1);
+  EXPECT_EQ(half_speed.stragglers[0].rank, RankNumber(1));
   // Equal links, or one a little slower: nothing to report.
   for (double mbit1 : {1000.0, 800.0}) {
     RecordedRun similar = RanksOnLinks(1000, mbit1);
@@ -628,8 +628,8 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   result.findings.push_back(imbalance);
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 2u);
-  EXPECT_EQ(result.stragglers[0].rank, 3);  // the later of the two first
-  EXPECT_EQ(result.stragglers[1].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(3));  // the later of the two first
+  EXPECT_EQ(result.stragglers[1].rank, RankNumber(1));
   EXPECT_DOUBLE_EQ(result.stragglers[0].late_ms_per_step, 12.0);
   EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: cpu");
   EXPECT_DOUBLE_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["runq_other_process_pct"].get<double>(), 24.0);
@@ -637,8 +637,8 @@ TEST(CrossLayer, RanksSlowedAlikeByContentionAreTheStragglersTheTracesCannotSee)
   const Finding& f = result.findings[0];
   EXPECT_EQ(f.cause, Cause::kCpuContention);
   EXPECT_EQ(f.layer, Layer::kCpu);
-  EXPECT_EQ(f.rank, 3);
-  EXPECT_EQ(f.ranks, (std::vector<int32_t>{3, 1}));
+  EXPECT_EQ(f.rank, RankNumber(3));
+  EXPECT_EQ(f.ranks, RankNumbers({3, 1}));
   EXPECT_DOUBLE_EQ(f.impact_pct, 24.0);  // 12 ms of 50
   EXPECT_NE(f.summary.find("stress (pid 99)"), std::string::npos) << f.summary;
   EXPECT_NE(f.summary.find("ranks 3, 1"), std::string::npos) << f.summary;
@@ -724,11 +724,11 @@ TEST(CrossLayer, ContendedRanksWithForeignTrafficOnOneLinkAreNetworkContention) 
   result.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 2u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, Cause::kNetworkContention);
   EXPECT_EQ(result.findings[0].layer, Layer::kComm);
-  EXPECT_EQ(result.findings[0].rank, 1);
+  EXPECT_EQ(result.findings[0].rank, RankNumber(1));
 }
 
 TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler) {
@@ -751,12 +751,12 @@ TEST(CrossLayer, ContentionTheTracesDoNotConfirmOrThatAllRanksShareIsNoStraggler
   DiagnosisResult traced = NoStraggler();
   traced.lateness_vs_peers_ms = Lateness({{0, -4.0}, {1, 10.0}, {2, -3.0}, {3, 12.0}});
   Straggler s;
-  s.rank = 1;
+  s.rank = RankNumber(1);
   s.late_ms_per_step = 3;
   traced.stragglers.push_back(s);
   ApplyCrossLayerEvidence(DecodeRecordedLayers(FourRanksTwoContended()), LatenessOf(traced), &traced);
   ASSERT_EQ(traced.stragglers.size(), 1u);
-  EXPECT_EQ(traced.stragglers[0].rank, 1);
+  EXPECT_EQ(traced.stragglers[0].rank, RankNumber(1));
 }
 
 TEST(CrossLayer, ALinkStragglerTheTracesShowLateInSomeStepsHasThoseSteps) {
@@ -796,14 +796,14 @@ TEST(CrossLayer, ASlowerLinkNamesTheCauseOfATraceStraggler) {
   RecordedRun other = RanksOnLinks(166, 1000);
   DiagnosisResult late = StragglerRank1("slow_compute");
   ApplyCrossLayerEvidence(DecodeRecordedLayers(other), LatenessOf(late), &late);
-  EXPECT_EQ(late.stragglers[0].rank, 1);
+  EXPECT_EQ(late.stragglers[0].rank, RankNumber(1));
   EXPECT_EQ(late.findings[0].cause, Cause::kSlowCompute);
   DiagnosisResult small = StragglerRank1("slow_compute");
   small.stragglers[0].late_ms_per_step = 5;  // now the link (20 % of 100 ms) costs more
   small.findings[0].impact_pct = 5;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(other), LatenessOf(small), &small);
   ASSERT_EQ(small.stragglers.size(), 2u);
-  EXPECT_EQ(small.stragglers[0].rank, 0);
+  EXPECT_EQ(small.stragglers[0].rank, RankNumber(0));
   EXPECT_EQ(small.findings[0].cause, Cause::kSlowCommunication);
 }
 
@@ -818,7 +818,7 @@ TEST(CrossLayer, AHelperProcessOfARankInAnotherNamespaceLeavesTheLinksRead) {
   DiagnosisResult result = NoStraggler();
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].cause, Cause::kSlowCommunication);
 }
@@ -831,7 +831,7 @@ TEST(CrossLayer, ALinkThatCostsMoreThanTheSameRanksLatenessReplacesIt) {
   result.findings[0].impact_pct = 5;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(RanksOnLinks(1000, 166)), LatenessOf(result), &result);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   EXPECT_EQ(StragglerEvidenceJson(result.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 0.201 * 100, 0.05);
   ASSERT_EQ(result.findings.size(), 1u);
@@ -950,7 +950,7 @@ TEST(CrossLayer, ALinkIsJudgedOverTheTracesStepsNotTheWholeWindow) {
   steps_only.step_time_median_ms = 100;
   ApplyCrossLayerEvidence(DecodeRecordedLayers(run), timelines, &steps_only);
   ASSERT_EQ(steps_only.stragglers.size(), 1u);
-  EXPECT_EQ(steps_only.stragglers[0].rank, 1);
+  EXPECT_EQ(steps_only.stragglers[0].rank, RankNumber(1));
   EXPECT_EQ(StragglerEvidenceJson(steps_only.stragglers[0].evidence)["from"], "recorder: link");
   EXPECT_NEAR(steps_only.stragglers[0].late_ms_per_step, 6.0, 1.0);  // 7.2 % less 1.2 % of a 100 ms step
   ASSERT_FALSE(steps_only.findings.empty());
@@ -1016,7 +1016,7 @@ TEST(CrossLayer, ALinkBlurredOverEveryStepTakesTheStepsWhoseTransfersWereSlow) {
 
   const DiagnosisResult result = LinkContended(20, every, 15, Transfers({3, 6, 9}, 30));
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   EXPECT_FALSE(result.stragglers[0].persistent);
   EXPECT_NEAR(result.stragglers[0].late_ms_per_step, 10.0, 0.01);
@@ -1098,7 +1098,7 @@ TEST(CrossLayer, SlowTransfersChooseALinksStepsAndBoundItsCost) {
 TEST(CrossLayer, ALinkBusyBeyondItsPeersInSomeStepsIsAStragglerOfThoseSteps) {
   const DiagnosisResult result = LinkContended(20, {3, 6, 9}, 15);
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 1);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(1));
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   EXPECT_FALSE(result.stragglers[0].persistent);
   ASSERT_FALSE(result.findings.empty());
@@ -1132,15 +1132,15 @@ TEST(CrossLayer, LinkRulesPermuteWithTheRanksAndNeverLoseAStepToMoreTraffic) {
     if (on1.stragglers.empty()) continue;
     ++named;
     ASSERT_EQ(on1.stragglers.size(), 1u) << what;
-    EXPECT_EQ(on1.stragglers[0].rank, 1) << what;
-    EXPECT_EQ(on0.stragglers[0].rank, 0) << what;
+    EXPECT_EQ(on1.stragglers[0].rank, RankNumber(1)) << what;
+    EXPECT_EQ(on0.stragglers[0].rank, RankNumber(0)) << what;
     EXPECT_EQ(on1.stragglers[0].steps, on0.stragglers[0].steps) << what;
     EXPECT_EQ(on1.stragglers[0].persistent, on0.stragglers[0].persistent) << what;
     EXPECT_DOUBLE_EQ(on1.stragglers[0].late_ms_per_step, on0.stragglers[0].late_ms_per_step) << what;
     for (const int64_t step : on1.stragglers[0].steps) EXPECT_TRUE(contended.count(step)) << what << ": step " << step;
     ASSERT_FALSE(on1.findings.empty()) << what;
     EXPECT_EQ(on1.findings[0].cause, on0.findings[0].cause) << what;
-    EXPECT_EQ(on1.findings[0].rank, 1) << what;
+    EXPECT_EQ(on1.findings[0].rank, RankNumber(1)) << what;
 
     const DiagnosisResult more = LinkContended(20, contended, 2 * rate);
     ASSERT_EQ(more.stragglers.size(), 1u) << what << ", doubled";

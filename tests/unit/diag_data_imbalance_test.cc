@@ -55,7 +55,7 @@ TEST(DataImbalance, RanksLateInTurnInHalfTheSteps) {
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->cause, Cause::kDataImbalance);
   EXPECT_EQ(f->layer, Layer::kData);
-  EXPECT_EQ(f->ranks, (std::vector<int32_t>{10, 12, 13}));
+  EXPECT_EQ(f->ranks, RankNumbers({10, 12, 13}));
   EXPECT_DOUBLE_EQ(f->impact_pct, 8.0);
   const auto* e = std::get_if<LoadImbalanceEvidence>(&f->evidence.kind);
   ASSERT_NE(e, nullptr);

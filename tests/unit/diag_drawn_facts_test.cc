@@ -81,7 +81,7 @@ TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
   EXPECT_EQ(drawn.drawn.busy_ns.size(), store.ranks.size());
   EXPECT_TRUE(drawn.drawn.latest_arrival.count(2));
   ASSERT_FALSE(plain.stragglers.empty());
-  EXPECT_EQ(plain.stragglers.front().rank, 2);
+  EXPECT_EQ(plain.stragglers.front().rank, RankNumber(2));
   ExpectSameBesideTheFacts(plain, drawn);
   // The KAIR panel draws the diagnosis's own KS scores (ks_divergence.h): the straggler's is its evidence's,
   // and its group leads the ranking.

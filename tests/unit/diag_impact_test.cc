@@ -15,12 +15,12 @@ DiagnosisResult OneStraggler(double slowdown, double score, double impact_pct) {
   r.whatif.slowdown = slowdown;
   r.whatif.ideal_step_ms = 100.0;
   Straggler st;
-  st.rank = 3;
+  st.rank = RankNumber(3);
   st.score = score;
   r.stragglers.push_back(st);
   Finding f;
-  f.rank = 3;
-  f.ranks = {3};
+  f.rank = RankNumber(3);
+  f.ranks = RankNumbers({3});
   f.cause = Cause::kSlowCompute;
   f.impact_pct = impact_pct;
   f.summary = fmt::format("rank 3 ...; fixing it saves {:.1f}% of step time", impact_pct);

@@ -67,10 +67,10 @@ TEST(DiagNcclCpuCalls, TheirEndsAreNoCommonInstantAndTheHostClockIsKept) {
   const diagnosis::DiagnosisResult r = diagnosis::Diagnose(store);
   EXPECT_TRUE(r.host_clocks);
   ASSERT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.stragglers[0].rank, kSlow);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(kSlow));
   EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 12.0, 2.5);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rank, kSlow);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(kSlow));
 }
 
 TEST(DiagNcclCpuCalls, BlockingGlooCallsAreStillAlignedByTheirEnds) {

@@ -55,19 +55,19 @@ TEST(DiagOpTableDiagnosis, ArOneSlowWorker) {
   EXPECT_EQ(r.layout.op_table->pp, 4);
   const int32_t slowed = RankOf(*store, 0, 0);
   ASSERT_FALSE(r.stragglers.empty());
-  EXPECT_EQ(r.stragglers[0].rank, slowed);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(slowed));
   EXPECT_TRUE(r.stragglers[0].persistent);
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.cause, Cause::kSlowCompute);
-  EXPECT_EQ(f.rank, slowed);
+  EXPECT_EQ(f.rank, RankNumber(slowed));
   EXPECT_EQ(f.stage, 0);
   EXPECT_EQ(f.layer, Layer::kGpu);
   ASSERT_TRUE(f.op.has_value());
   EXPECT_TRUE(*f.op == "forward-compute" || *f.op == "backward-compute") << *f.op;
   EXPECT_GT(f.impact_pct, 30.0);  // S ≈ 1.97: about half the step
   // No other worker is named.
-  for (const auto& st : r.stragglers) EXPECT_EQ(st.rank, slowed);
+  for (const auto& st : r.stragglers) EXPECT_EQ(st.rank, RankNumber(slowed));
   for (size_t i = 1; i < r.findings.size(); ++i) EXPECT_LE(r.findings[i].impact_pct, f.impact_pct);
 }
 
@@ -83,8 +83,8 @@ TEST(DiagOpTableDiagnosis, StLastStageSlower) {
   EXPECT_EQ(f.cause, Cause::kStageImbalance);
   EXPECT_EQ(f.stage, 3);
   EXPECT_FALSE(f.rank.has_value());  // not a single worker
-  EXPECT_EQ(std::set<int32_t>(f.ranks.begin(), f.ranks.end()),
-            (std::set<int32_t>{RankOf(*store, 0, 3), RankOf(*store, 1, 3)}));
+  EXPECT_EQ(std::set<RankNumber>(f.ranks.begin(), f.ranks.end()),
+            (std::set<RankNumber>{RankNumber(RankOf(*store, 0, 3)), RankNumber(RankOf(*store, 1, 3))}));
   EXPECT_GT(f.impact_pct, 3.0);
   EXPECT_GT(r.whatif.by_stage.at("3"), r.whatif.by_stage.at("0") + 0.1);
   for (const auto& other : r.findings) EXPECT_NE(other.cause, Cause::kSlowCompute);
@@ -235,7 +235,7 @@ TEST(DiagOpTableDiagnosis, TheWorkerComputeExcessIsItsComputeAgainstItsStagePeer
   }
   const DiagnosisResult r = DiagnoseText(changed);
   ASSERT_FALSE(r.findings.empty());
-  ASSERT_EQ(r.findings[0].rank, 0) << "the slowed worker (dp 0, stage 0) is still the one named";
+  ASSERT_EQ(r.findings[0].rank, RankNumber(0)) << "the slowed worker (dp 0, stage 0) is still the one named";
   const auto* e = std::get_if<WorkerEvidence>(&r.findings[0].evidence.kind);
   ASSERT_NE(e, nullptr);
   std::vector<double> peers = {compute_s[{1, 0}], compute_s[{2, 0}], compute_s[{3, 0}]};

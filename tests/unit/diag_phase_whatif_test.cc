@@ -115,10 +115,10 @@ TEST(DiagPhaseWhatIf, DiagnoseReportsTheReplay) {
   // Rank 2 is late by 10 ms in step 1 (of 80) and 6 ms in step 2 (of 76): a persistent straggler whose
   // fix saves 1 - 70/78 of the step time.
   ASSERT_EQ(result.stragglers.size(), 1u);
-  EXPECT_EQ(result.stragglers[0].rank, 2);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(2));
   EXPECT_EQ(result.stragglers[0].steps, (std::vector<int64_t>{1, 2}));
   ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].rank, 2);
+  EXPECT_EQ(result.findings[0].rank, RankNumber(2));
   EXPECT_NEAR(result.findings[0].impact_pct, 100.0 * (1.0 - 70.0 / 78.0), 0.01);
   EXPECT_NEAR(result.findings[0].impact_pct, 100.0 * (1.0 - 1.0 / result.whatif.slowdown), 0.01);
 }

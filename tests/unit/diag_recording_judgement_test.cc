@@ -13,8 +13,8 @@ namespace {
 
 Finding FindingOf(int32_t rank, Cause cause, double impact_pct) {
   Finding f;
-  f.rank = rank;
-  f.ranks = {rank};
+  f.rank = RankNumber(rank);
+  f.ranks = {RankNumber(rank)};
   f.cause = cause;
   f.impact_pct = impact_pct;
   return f;
@@ -22,7 +22,7 @@ Finding FindingOf(int32_t rank, Cause cause, double impact_pct) {
 
 Straggler StragglerOf(int32_t rank, double late_ms) {
   Straggler s;
-  s.rank = rank;
+  s.rank = RankNumber(rank);
   s.late_ms_per_step = late_ms;
   return s;
 }
@@ -60,7 +60,7 @@ TEST(RecordingJudgement, ANamedCauseReplacesTheTracesGuessAndEvidenceIsKeptEithe
   RecordingJudgement j;
   j.notes = {"aligned by collectives"};
   RecordingJudgement::StragglerEvidence e;
-  e.rank = 1;
+  e.rank = RankNumber(1);
   e.late_share = 0.2;
   e.choice = Names(Cause::kCpuContention, "waited for a CPU 25.0 % of the time while stress ran");
   j.evidence.push_back(e);
@@ -89,7 +89,7 @@ TEST(RecordingJudgement, ASecondCauseSplitsTheRanksSavingAtMostItsLateness) {
   r.findings[0].impact_pct = 40;
   r.findings[0].summary = "rank 1 ...; fixing it saves 40.0% of step time";
   RecordingJudgement::StragglerEvidence e;
-  e.rank = 1;
+  e.rank = RankNumber(1);
   e.late_share = 0.2;
   e.choice = Names(Cause::kCpuContention, "waited for a CPU");
   e.second = Names(Cause::kMemoryPressure, "in uninterruptible sleep");
@@ -99,7 +99,7 @@ TEST(RecordingJudgement, ASecondCauseSplitsTheRanksSavingAtMostItsLateness) {
   EXPECT_EQ(r.findings[0].cause, Cause::kCpuContention);
   EXPECT_DOUBLE_EQ(r.findings[0].impact_pct, 18.75);
   EXPECT_EQ(r.findings[1].cause, Cause::kMemoryPressure);
-  EXPECT_EQ(r.findings[1].rank, 1);
+  EXPECT_EQ(r.findings[1].rank, RankNumber(1));
   EXPECT_DOUBLE_EQ(r.findings[1].impact_pct, 6.25);
   EXPECT_DOUBLE_EQ(r.findings[1].confidence, 0.3);
   EXPECT_TRUE(r.findings[1].evidence.cross_layer.has_value());
@@ -121,7 +121,7 @@ TEST(RecordingJudgement, ASecondCauseSplitsTheRanksSavingAtMostItsLateness) {
 
 TEST(RecordingJudgement, AStragglerWithoutAFindingGetsOneOnlyWhenTheRecordingNamesACause) {
   RecordingJudgement::StragglerEvidence e;
-  e.rank = 2;
+  e.rank = RankNumber(2);
   e.late_share = 0.12;
   e.choice = CauseChoice{.names = false};
   DiagnosisResult r = Traces();
@@ -130,7 +130,7 @@ TEST(RecordingJudgement, AStragglerWithoutAFindingGetsOneOnlyWhenTheRecordingNam
   e.choice = Names(Cause::kGcPause, "9 Python garbage collections took 14.0 % of the time");
   ApplyRecordingJudgement(RecordingJudgement{.evidence = {e}}, &r);
   ASSERT_EQ(r.findings.size(), 3u);
-  EXPECT_EQ(r.findings[2].rank, 2);
+  EXPECT_EQ(r.findings[2].rank, RankNumber(2));
   EXPECT_EQ(r.findings[2].cause, Cause::kGcPause);
   EXPECT_DOUBLE_EQ(r.findings[2].impact_pct, 12);
   EXPECT_NE(r.findings[2].summary.find("(not seen in the trace)"), std::string::npos) << r.findings[2].summary;
@@ -143,9 +143,9 @@ TEST(RecordingJudgement, RanksSlowedAlikeComeFirstAndDataImbalanceIsWithdrawn) {
                                                      .finding = FindingOf(0, Cause::kCpuContention, 30)};
   ApplyRecordingJudgement(j, &r);
   ASSERT_EQ(r.stragglers.size(), 3u);
-  EXPECT_EQ(r.stragglers[0].rank, 0);
-  EXPECT_EQ(r.stragglers[1].rank, 2);
-  EXPECT_EQ(r.stragglers[2].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(0));
+  EXPECT_EQ(r.stragglers[1].rank, RankNumber(2));
+  EXPECT_EQ(r.stragglers[2].rank, RankNumber(1));
   ASSERT_EQ(r.findings.size(), 2u);  // data_imbalance withdrawn, the new finding first by impact
   EXPECT_EQ(r.findings[0].cause, Cause::kCpuContention);
   EXPECT_EQ(r.findings[1].cause, Cause::kSlowCompute);
@@ -170,12 +170,12 @@ TEST(RecordingJudgement, ASlowLinkReplacesTheSameRanksLatenessOnly) {
 
   // Another rank's link: the traces' straggler stays, second.
   DiagnosisResult other = Traces();
-  j.slow_link->stragglers[0].rank = 2;
-  j.slow_link->finding.rank = 2;
+  j.slow_link->stragglers[0].rank = RankNumber(2);
+  j.slow_link->finding.rank = RankNumber(2);
   ApplyRecordingJudgement(j, &other);
   ASSERT_EQ(other.stragglers.size(), 2u);
-  EXPECT_EQ(other.stragglers[0].rank, 2);
-  EXPECT_EQ(other.stragglers[1].rank, 1);
+  EXPECT_EQ(other.stragglers[0].rank, RankNumber(2));
+  EXPECT_EQ(other.stragglers[1].rank, RankNumber(1));
   EXPECT_EQ(other.findings.size(), 3u);
 }
 

@@ -40,7 +40,7 @@ DiagnosisResult Sample() {
   r.clock_residual_us = 0.25;
   r.collective_source = model::CollectiveSource::kCpuOps;
   Straggler st;
-  st.rank = 3;
+  st.rank = RankNumber(3);
   st.score = 0.16;
   st.late_ms_per_step = 20.0;
   st.steps = {5, 6, 7};
@@ -48,8 +48,8 @@ DiagnosisResult Sample() {
   r.stragglers.push_back(st);
   Finding f;
   f.cause = Cause::kSlowCompute;
-  f.rank = 3;
-  f.ranks = {3};
+  f.rank = RankNumber(3);
+  f.ranks = RankNumbers({3});
   f.op = "aten::mm";
   f.layer = Layer::kCpu;
   f.impact_pct = 12.5;
@@ -139,11 +139,11 @@ TEST(DiagReport, Verdict) {
   DiagnosisResult r = Sample();
   EXPECT_EQ(strata::Verdict(r), "slow_compute: rank 3 (aten::mm) costs 12.5% of step time");
   // Ranks slowed alike: one finding whose saving is fixing all of them, so the verdict names them all.
-  r.findings[0].ranks = {3, 0, 2};
+  r.findings[0].ranks = RankNumbers({3, 0, 2});
   EXPECT_EQ(strata::Verdict(r), "slow_compute: ranks 3, 0, 2 (aten::mm) cost 12.5% of step time");
-  r.findings[0].ranks = {3, 0, 2, 4, 6, 8};
+  r.findings[0].ranks = RankNumbers({3, 0, 2, 4, 6, 8});
   EXPECT_EQ(strata::Verdict(r), "slow_compute: ranks 3, 0, 2, 4, ... (6 ranks) (aten::mm) cost 12.5% of step time");
-  r.findings[0].ranks = {3};
+  r.findings[0].ranks = RankNumbers({3});
   r.findings[0].rank.reset();
   r.findings[0].op.reset();
   r.findings[0].cause = Cause::kStageImbalance;
@@ -151,7 +151,7 @@ TEST(DiagReport, Verdict) {
   EXPECT_EQ(strata::Verdict(r), "stage_imbalance: stage 3 costs 12.5% of step time");
   r.findings[0].stage.reset();
   r.findings[0].cause = Cause::kDataImbalance;
-  r.findings[0].ranks = {0, 1, 2, 3};
+  r.findings[0].ranks = RankNumbers({0, 1, 2, 3});
   EXPECT_EQ(strata::Verdict(r), "data_imbalance: 4 ranks cost 12.5% of step time");
   r.findings.clear();
   r.stragglers.clear();

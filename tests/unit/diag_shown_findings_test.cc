@@ -14,8 +14,8 @@ namespace {
 
 Finding Of(std::optional<int32_t> rank, Cause cause, double impact_pct) {
   Finding f;
-  f.rank = rank;
-  if (rank) f.ranks = {*rank};
+  if (rank) f.rank = RankNumber(*rank);
+  if (rank) f.ranks = {RankNumber(*rank)};
   f.cause = cause;
   f.impact_pct = impact_pct;
   return f;
@@ -23,7 +23,7 @@ Finding Of(std::optional<int32_t> rank, Cause cause, double impact_pct) {
 
 Straggler Named(int32_t rank) {
   Straggler s;
-  s.rank = rank;
+  s.rank = RankNumber(rank);
   return s;
 }
 
@@ -47,8 +47,8 @@ TEST(ShownFindings, HidesWhatSavesLessButANamedStragglersOwnTopFinding) {
   DiagnosisResult r = Result();
   HideSmallFindings(0.03, &r);
   EXPECT_EQ(Causes(r), (std::vector<Cause>{Cause::kSlowCompute, Cause::kSlowCompute}));
-  EXPECT_EQ(r.findings[0].rank, 3);
-  EXPECT_EQ(r.findings[1].rank, 1);  // 2.5 %, under the filter: rank 1's own top finding
+  EXPECT_EQ(r.findings[0].rank, RankNumber(3));
+  EXPECT_EQ(r.findings[1].rank, RankNumber(1));  // 2.5 %, under the filter: rank 1's own top finding
   EXPECT_EQ(r.findings_hidden, 3u);
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_EQ(r.notes[0],
@@ -77,7 +77,7 @@ TEST(ShownFindings, ANamedStragglersCauseIsTheSameAtAnyFilter) {
     HideSmallFindings(m, &r);
     const Finding* own = nullptr;  // rank 1's top finding among those shown
     for (const Finding& f : r.findings)
-      if (f.rank == 1 && (!own || f.impact_pct > own->impact_pct)) own = &f;
+      if (f.rank == RankNumber(1) && (!own || f.impact_pct > own->impact_pct)) own = &f;
     ASSERT_NE(own, nullptr) << m;
     EXPECT_EQ(own->cause, Cause::kSlowCompute) << m;
     EXPECT_EQ(r.findings_hidden + r.findings.size(), Result().findings.size()) << m;

@@ -137,7 +137,7 @@ TEST(Stall, NamesTheRankThatNeverEnteredWithItsStateAndFrame) {
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.cause, Cause::kHang);
   ASSERT_TRUE(f.rank);
-  EXPECT_EQ(*f.rank, 1);
+  EXPECT_EQ(*f.rank, RankNumber(1));
   EXPECT_EQ(f.impact_pct, 100);
   EXPECT_EQ(f.layer, Layer::kPython);
   const StallEvidence& e = Stall(f);
@@ -196,7 +196,7 @@ TEST(Stall, ARankWithoutCallsInWhatWasReadIsStillMissingLive) {
   const DiagnosisResult r = Analyse(j, live);
   ASSERT_EQ(r.findings.size(), 1u);
   ASSERT_TRUE(r.findings[0].rank);
-  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(StateText(Stall(r.findings[0]).missing[0].state), "blocked on a lock (futex)");
 }
 
@@ -209,7 +209,7 @@ TEST(Stall, AHostCallWhoseAlgorithmNeverStartedIsNoWait) {
   const DiagnosisResult r = Analyse(j);
   ASSERT_EQ(r.findings.size(), 1u);
   ASSERT_TRUE(r.findings[0].rank);
-  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(StateText(Stall(r.findings[0]).missing[0].state), "blocked on a lock (futex)");
 }
 
@@ -316,7 +316,7 @@ TEST(Stall, RanksThatDiedWaitingAreAStallPastTheFloorWhateverTheRhythm) {
   const DiagnosisResult r = Analyse(j);
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].cause, Cause::kHang);
-  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(1));
   EXPECT_NEAR(Stall(r.findings[0]).threshold_s, thresholds::kStallFloorS, 1e-9);
   // Only one of the two waiting ranks gone: the other may still see it complete; the rhythm's threshold holds.
   j.Process(2);
@@ -343,7 +343,7 @@ TEST(Stall, ARankThatEntersAfterItsPeersGaveUpIsTheMissingOneAndSaysWhenItCameBa
     const Finding& f = r.findings[0];
     EXPECT_EQ(f.cause, Cause::kHang);
     ASSERT_TRUE(f.rank) << f.summary;
-    EXPECT_EQ(*f.rank, 1);
+    EXPECT_EQ(*f.rank, RankNumber(1));
     const StallEvidence& e = Stall(f);
     EXPECT_EQ(e.seq, 3);
     EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2}));
@@ -376,7 +376,7 @@ TEST(Stall, ARankThatEntersAsItsPeersGiveUpIsTheMissingOne) {
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
   ASSERT_TRUE(f.rank) << f.summary;
-  EXPECT_EQ(*f.rank, 1);
+  EXPECT_EQ(*f.rank, RankNumber(1));
   const StallEvidence& e = Stall(f);
   EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2}));
   EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));
@@ -418,7 +418,7 @@ TEST(Stall, MismatchNamesEachSide) {
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.cause, Cause::kCollectiveMismatch);
   ASSERT_TRUE(f.rank);
-  EXPECT_EQ(*f.rank, 1);
+  EXPECT_EQ(*f.rank, RankNumber(1));
   const StallEvidence& e = Stall(f);
   EXPECT_EQ(e.seq, 2);
   ASSERT_EQ(e.calls.size(), 2u);
@@ -598,7 +598,7 @@ TEST(Stall, GlooBufferBytesNameASizeMismatch) {
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.cause, Cause::kCollectiveMismatch);
   ASSERT_TRUE(f.rank);
-  EXPECT_EQ(*f.rank, 1);
+  EXPECT_EQ(*f.rank, RankNumber(1));
   const StallEvidence& e = Stall(f);
   EXPECT_EQ(e.seq, 2);
   ASSERT_EQ(e.calls.size(), 2u);
@@ -643,7 +643,7 @@ TEST(Stall, AnAttachedRecordingIsAlignedOverTheWholeRunAndJudgesMismatches) {
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].cause, Cause::kCollectiveMismatch);
   ASSERT_TRUE(r.findings[0].rank);
-  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(Stall(r.findings[0]).seq, 12);
 }
 
@@ -673,7 +673,7 @@ TEST(Stall, CallsBeforeTheProbesWereAttachedArePairedWithNoAlgorithm) {
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].cause, Cause::kHang);
   ASSERT_TRUE(r.findings[0].rank);
-  EXPECT_EQ(*r.findings[0].rank, 1) << r.findings[0].summary;
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1)) << r.findings[0].summary;
   EXPECT_EQ(Stall(r.findings[0]).waiting_ranks, (std::vector<int32_t>{0, 2}));
   EXPECT_EQ(Stall(r.findings[0]).missing_ranks, (std::vector<int32_t>{1}));
 }
@@ -735,7 +735,7 @@ TEST(Stall, NcclKernelNotStartedAndCountMismatch) {
   DiagnosisResult r = Analyse(j);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].cause, Cause::kHang);
-  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1));
   const StallEvidence& e = Stall(r.findings[0]);
   EXPECT_EQ(e.communicator, "c0ffee0012345678");
   EXPECT_EQ(e.seq, 2);
@@ -757,7 +757,7 @@ TEST(Stall, WithoutCompletionsOnlyARankBehindIsAStall) {
   std::erase_if(j.seg.data.call_enters, [](const auto& e) { return e.tgid == 11 && e.ts_ns == kS + 400 * kMs; });
   const DiagnosisResult r = Analyse(j);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(*r.findings[0].rank, 1);
+  EXPECT_EQ(*r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(Stall(r.findings[0]).seq, 4);
 }
 
@@ -798,7 +798,7 @@ TEST(Stall, ARankWaitingInTheCollectiveApiBeforeItsRecorderAttachedIsNotMissing)
   std::vector<Finding> f = JudgeInflight(ranks, 112);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].cause, Cause::kHang);
-  EXPECT_EQ(f[0].rank, 1);
+  EXPECT_EQ(f[0].rank, RankNumber(1));
   const auto& e = std::get<StallEvidence>(f[0].evidence.kind);
   EXPECT_EQ(e.waiting_ranks, (std::vector<int32_t>{0, 2, 3}));
   EXPECT_EQ(e.missing_ranks, (std::vector<int32_t>{1}));

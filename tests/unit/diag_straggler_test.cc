@@ -195,7 +195,7 @@ TEST(DiagStraggler, ARankBehindItsPeersInEveryStepIsFoundWhenNoisePeersHideItFro
   EXPECT_TRUE(sa.stragglers[0].persistent);
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].rank, 0);
+  EXPECT_EQ(result.findings[0].rank, RankNumber(0));
   EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kSlowCompute);
   // The same jitter without the fault: nobody is the latest in most steps.
   const StragglerAnalysis clean = LocateStragglers(BuildModels(LoadDdp(Job(
@@ -271,7 +271,7 @@ TEST(DiagStraggler, RotatingSlowestRankIsDataImbalance) {
   EXPECT_EQ(f.cause, diagnosis::Cause::kDataImbalance);
   EXPECT_EQ(f.layer, diagnosis::Layer::kData);
   EXPECT_FALSE(f.rank.has_value());
-  EXPECT_EQ(f.ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(f.ranks, RankNumbers({0, 1, 2, 3}));
   // Ideal: compute at the mean 85 ms -> 105 ms steps against 120 ms: S = 120/105, waste 1 - 1/S = 12.5 %.
   EXPECT_NEAR(f.impact_pct, 12.5, 0.01);
   EXPECT_NEAR(result.whatif.slowdown, 120.0 / 105.0, 1e-4);
@@ -333,9 +333,9 @@ TEST(DiagStraggler, HalfTheRanksSlowedAlikeTakingTurnsAreNotDataImbalance) {
   ASSERT_EQ(result.findings.size(), 1u) << summaries;
   const diagnosis::Finding& f = result.findings[0];
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
-  std::vector<int32_t> named = f.ranks;
+  std::vector<RankNumber> named = f.ranks;
   std::sort(named.begin(), named.end());
-  EXPECT_EQ(named, (std::vector<int32_t>{0, 2, 4, 6}));
+  EXPECT_EQ(named, RankNumbers({0, 2, 4, 6}));
   ASSERT_TRUE(f.rank.has_value());
   EXPECT_EQ(*f.rank, result.stragglers.front().rank);
   EXPECT_NE(f.summary.find("slowed alike"), std::string::npos) << f.summary;
@@ -378,7 +378,7 @@ TEST(DiagStraggler, ALargeRegularStallStandsOutAmongManySmallLatePairs) {
   EXPECT_EQ(sa.stragglers[0].steps, (std::vector<int64_t>{4, 8, 12}));
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].rank, 2);
+  EXPECT_EQ(result.findings[0].rank, RankNumber(2));
   EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kHostStall);
 }
 

@@ -90,7 +90,7 @@ const Finding* ExpectSingleStraggler(const DiagnosisResult& r, int rank, int ste
   EXPECT_EQ(r.steps, AllSteps(steps));
   EXPECT_EQ(r.stragglers.size(), 1u);
   if (!r.stragglers.empty()) {
-    EXPECT_EQ(r.stragglers[0].rank, rank);
+    EXPECT_EQ(r.stragglers[0].rank, RankNumber(rank));
     EXPECT_TRUE(r.stragglers[0].persistent);
     EXPECT_EQ(r.stragglers[0].steps, AllSteps(steps));
     EXPECT_NEAR(r.stragglers[0].late_ms_per_step, 20.0, 1.0);
@@ -98,8 +98,8 @@ const Finding* ExpectSingleStraggler(const DiagnosisResult& r, int rank, int ste
   EXPECT_EQ(r.findings.size(), 1u);
   if (r.findings.empty()) return nullptr;
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.rank, rank);
-  EXPECT_EQ(f.ranks, std::vector<int32_t>{rank});
+  EXPECT_EQ(f.rank, RankNumber(rank));
+  EXPECT_EQ(f.ranks, RankNumbers({rank}));
   EXPECT_FALSE(f.step.has_value());  // persistent: not one step
   EXPECT_FALSE(f.stage.has_value());
   // 20 ms of a ~121 ms step; fixing it gives ~101 ms.
@@ -217,13 +217,13 @@ TEST(DiagTraceDiagnosis, IntermittentStragglerFindingNamesItsFirstStep) {
       1, [](auto& seg) { seg.insert(seg.begin() + 2, Op("aten::bmm", 20 * kMs)); }, false, 9,
       [](int s) { return s % 3 == 2; })));
   ASSERT_EQ(r.stragglers.size(), 1u);
-  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
   EXPECT_FALSE(r.stragglers[0].persistent);
   EXPECT_EQ(r.stragglers[0].steps, (std::vector<int64_t>{3, 6, 9}));
   ASSERT_EQ(r.findings.size(), 1u);
   const Finding& f = r.findings[0];
   EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
-  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.rank, RankNumber(1));
   EXPECT_EQ(f.step, 3);
   EXPECT_EQ(f.op, "aten::bmm");
   EXPECT_GT(f.impact_pct, 3.0);  // ~20 ms in 3 of 9 steps
@@ -246,13 +246,13 @@ TEST(DiagTraceDiagnosis, TwoStragglersOrderedByImpact) {
   };
   const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
   ASSERT_EQ(r.stragglers.size(), 2u);
-  EXPECT_EQ(r.stragglers[0].rank, 1);
-  EXPECT_EQ(r.stragglers[1].rank, 3);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
+  EXPECT_EQ(r.stragglers[1].rank, RankNumber(3));
   ASSERT_EQ(r.findings.size(), 2u);
   ExpectOrderedByImpact(r);
-  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(1));
   EXPECT_EQ(r.findings[0].op, "aten::conv2d");
-  EXPECT_EQ(r.findings[1].rank, 3);
+  EXPECT_EQ(r.findings[1].rank, RankNumber(3));
   EXPECT_EQ(r.findings[1].op, "aten::mm");
   for (const auto& f : r.findings) EXPECT_EQ(f.cause, diagnosis::Cause::kSlowCompute);
   EXPECT_GT(r.findings[1].impact_pct, 3.0);
@@ -280,12 +280,12 @@ TEST(DiagTraceDiagnosis, FindingsAreSortedByImpactNotByLateness) {
   };
   const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
   ASSERT_EQ(r.stragglers.size(), 2u);
-  EXPECT_EQ(r.stragglers[0].rank, 0);  // stragglers: by lateness
-  EXPECT_EQ(r.stragglers[1].rank, 2);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(0));  // stragglers: by lateness
+  EXPECT_EQ(r.stragglers[1].rank, RankNumber(2));
   ASSERT_EQ(r.findings.size(), 2u);  // findings: by impact
   ExpectOrderedByImpact(r);
-  EXPECT_EQ(r.findings[0].rank, 0);
-  EXPECT_EQ(r.findings[1].rank, 2);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(0));
+  EXPECT_EQ(r.findings[1].rank, RankNumber(2));
   for (const Finding& f : r.findings)
     for (const diagnosis::Straggler& st : r.stragglers)
       if (st.rank == f.rank) {
@@ -318,9 +318,9 @@ TEST(DiagTraceDiagnosis, AStragglersOwnFindingIsShownUnderTheMinimumEffect) {
   options.min_effect = 0.05;
   const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec), options);
   ASSERT_EQ(r.stragglers.size(), 1u);
-  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(1));
   EXPECT_LT(r.findings[0].impact_pct, 5.0);
   EXPECT_EQ(r.findings_hidden, 0u);
   EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);
@@ -359,7 +359,7 @@ TEST(DiagTraceDiagnosis, TheMinimumEffectFiltersFindingsAndChangesNoFigure) {
       ASSERT_FALSE(all.findings.empty());
     }
     ASSERT_EQ(all.stragglers.size(), 1u) << "gpu " << gpu;
-    EXPECT_EQ(all.stragglers[0].rank, 2);
+    EXPECT_EQ(all.stragglers[0].rank, RankNumber(2));
     const nlohmann::ordered_json base = without_findings(DiagnosisToJson(all));
     for (double m : {0.001, 0.03, 0.2, 0.7}) {
       o.min_effect = m;
@@ -368,7 +368,7 @@ TEST(DiagTraceDiagnosis, TheMinimumEffectFiltersFindingsAndChangesNoFigure) {
       // Kept: those saving at least m, and each named straggler's top finding (the first of its rank here, as
       // all.findings is sorted by what they save).
       std::vector<const Finding*> kept;
-      std::set<int32_t> owned;
+      std::set<RankNumber> owned;
       for (const Finding& f : all.findings) {
         bool own = false;
         for (const diagnosis::Straggler& s : all.stragglers) own |= f.rank && *f.rank == s.rank && !owned.count(s.rank);
@@ -393,7 +393,7 @@ TEST(DiagTraceDiagnosis, PyTorch1xRelativeClocks) {
   const DiagnosisResult r = diagnosis::Diagnose(LoadDdp(spec));
   for (const auto& in : r.inputs) EXPECT_EQ(in.format, InputFormat::kPytorchLegacy);
   ASSERT_EQ(r.stragglers.size(), 1u);
-  EXPECT_EQ(r.stragglers[0].rank, 1);
+  EXPECT_EQ(r.stragglers[0].rank, RankNumber(1));
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].cause, diagnosis::Cause::kSlowCompute);
   EXPECT_EQ(r.findings[0].layer, diagnosis::Layer::kCpu);

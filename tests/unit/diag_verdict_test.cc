@@ -89,9 +89,9 @@ TEST(DiagStatus, AStragglerWhoseFindingIsBelowTheMinimumEffectKeepsIt) {
   spec.plan = [](int r, int s) { return BasicStep((80 + (r == 1 && s % 10 == 5 ? 10 : 0)) * kMs); };
   const DiagnosisResult r = DiagnoseDdp(spec);
   ASSERT_FALSE(r.stragglers.empty()) << Reasons(r);
-  EXPECT_EQ(r.stragglers.front().rank, 1);
+  EXPECT_EQ(r.stragglers.front().rank, RankNumber(1));
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].rank, 1);
+  EXPECT_EQ(r.findings[0].rank, RankNumber(1));
   EXPECT_LT(r.findings[0].impact_pct, 100.0 * diagnosis::thresholds::kMinEffect);
   EXPECT_EQ(r.status, diagnosis::Verdict::kFindings);
   EXPECT_FALSE(HasReason(r, "cause not determined")) << Reasons(r);
@@ -159,7 +159,7 @@ TEST(DiagStatus, MissingRanksOfTheWorldAreInconclusiveAndACaveatBesideFindings) 
   const DiagnosisResult s = Diagnose(LoadRankJsons(WithWorld(JobJsons(slow, SimulateDdp(slow)), {8, 8})));
   EXPECT_EQ(s.status, diagnosis::Verdict::kFindings);
   ASSERT_FALSE(s.stragglers.empty());
-  EXPECT_EQ(s.stragglers[0].rank, 1);
+  EXPECT_EQ(s.stragglers[0].rank, RankNumber(1));
   EXPECT_TRUE(HasReason(s, "2 of the job's 8 ranks were given")) << Reasons(s);
 }
 

@@ -10,7 +10,7 @@ namespace {
 DiagnosisResult WithStraggler(int32_t rank) {
   DiagnosisResult r;
   Straggler s;
-  s.rank = rank;
+  s.rank = RankNumber(rank);
   r.stragglers.push_back(s);
   r.whatif.model = WhatIfModel::kPhaseReplay;
   r.whatif.slowdown = 1.2;

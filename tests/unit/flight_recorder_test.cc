@@ -71,7 +71,7 @@ void ExpectHang(const DiagnosisResult& r, int32_t rank, const std::string& commu
                                                      : r.findings[0].summary);
   const Finding& f = *hangs[0];
   ASSERT_TRUE(f.rank.has_value()) << f.summary;
-  EXPECT_EQ(*f.rank, rank) << f.summary;
+  EXPECT_EQ(*f.rank, RankNumber(rank)) << f.summary;
   const StallEvidence& e = EvidenceOf(f);
   EXPECT_EQ(e.communicator, communicator) << f.summary;
   EXPECT_EQ(e.seq, seq) << f.summary;
@@ -120,7 +120,7 @@ TEST(FlightRecorderFindings, SeveralMembersWithoutADumpAreEachOneCandidate) {
     EXPECT_NE(f->summary.find("one of 3 members without a dump"), std::string::npos) << f->summary;
     EXPECT_EQ(EvidenceOf(*f).seq, 6);
   }
-  EXPECT_EQ(*hangs[0]->rank, 1);
+  EXPECT_EQ(*hangs[0]->rank, RankNumber(1));
 }
 
 /// A `collective_mismatch` at `communicator` #`seq` whose odd rank is `rank`, its side `odd`, the others `usual`.
@@ -131,7 +131,7 @@ void ExpectMismatch(const DiagnosisResult& r, int32_t rank, const std::string& c
   const Finding& f = *mismatches[0];
   EXPECT_EQ(&f, &r.findings.front()) << "a mismatch comes first";
   ASSERT_TRUE(f.rank.has_value()) << f.summary;
-  EXPECT_EQ(*f.rank, rank);
+  EXPECT_EQ(*f.rank, RankNumber(rank));
   const StallEvidence& e = EvidenceOf(f);
   EXPECT_EQ(e.communicator, communicator);
   EXPECT_EQ(e.seq, seq);
@@ -176,7 +176,7 @@ TEST(FlightRecorderFindings, P2pSizeMismatchNamesBothEnds) {
   ASSERT_EQ(e.calls.size(), 2u);
   for (const StallEvidence::Call& c : e.calls)
     EXPECT_EQ(c.sizes, c.ranks == std::vector<int32_t>{0} ? "[[1024]]" : "[[512]]") << c.op;
-  EXPECT_EQ(mismatches[0]->ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(mismatches[0]->ranks, RankNumbers({0, 1}));
 }
 
 TEST(FlightRecorderFindings, P2pPairsThatCompletedAreNoFinding) {
@@ -246,18 +246,19 @@ TEST(FlightRecorderFindings, P2pPeerOutsideTheGroupIsNotJudged) {
   dumps.dumps.push_back(d);
   dumps.dumps.push_back(d);
   dumps.dumps[1].rank = 1;
-  for (const Finding& f : diagnosis::JudgeFlightRecorder(dumps).findings) EXPECT_FALSE(f.rank == 9) << f.summary;
+  for (const Finding& f : diagnosis::JudgeFlightRecorder(dumps).findings)
+    EXPECT_FALSE(f.rank == RankNumber(9)) << f.summary;
 }
 
 TEST(FlightRecorderFindings, ComparedWithARecordingsHangs) {
   Finding recorded;
   recorded.cause = Cause::kHang;
-  recorded.rank = 1;
+  recorded.rank = RankNumber(1);
   diagnosis::FlightRecorderJudgement dumps;
   dumps.findings.push_back(recorded);
   EXPECT_EQ(diagnosis::CompareWithRecording({recorded}, dumps),
             "the recording and the Flight Recorder dumps agree: rank(s) 1 stopped");
-  dumps.findings[0].rank = 2;
+  dumps.findings[0].rank = RankNumber(2);
   EXPECT_EQ(diagnosis::CompareWithRecording({recorded}, dumps),
             "the recording and the Flight Recorder dumps differ: the recording names rank(s) 1 as stopped, the "
             "dumps rank(s) 2");

@@ -304,9 +304,9 @@ TEST(NsysConstructed, DiagnosisNamesTheRankWhoseComputeIsSlower) {
   }
   const diagnosis::DiagnosisResult result = diagnosis::Diagnose(store);
   ASSERT_FALSE(result.stragglers.empty());
-  EXPECT_EQ(result.stragglers[0].rank, 2);
+  EXPECT_EQ(result.stragglers[0].rank, RankNumber(2));
   ASSERT_FALSE(result.findings.empty());
-  EXPECT_EQ(result.findings[0].rank, 2);
+  EXPECT_EQ(result.findings[0].rank, RankNumber(2));
   EXPECT_EQ(result.findings[0].cause, diagnosis::Cause::kSlowCompute);
 }
 

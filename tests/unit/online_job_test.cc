@@ -105,7 +105,7 @@ TEST(OnlineJob, OpensAFindingForASlowRankAtEightRanksAndAtTwo) {
   StreamFields big = EncodeSummary(S(1, 1, 0.05), "h");
   big[2].second = "4294967297";  // rank beyond int32: an error, not rank 1
   EXPECT_FALSE(DecodeSummary(big).ok());
-  EXPECT_EQ(f.rank, 6);
+  EXPECT_EQ(f.rank, RankNumber(6));
   EXPECT_GT(f.impact_pct, 10);
 }
 

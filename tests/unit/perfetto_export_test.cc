@@ -138,7 +138,7 @@ TEST(PerfettoExport, OneFlowPerBlameEdgeAndOneInstantPerFinding) {
   const Exported e = Export();
   ASSERT_FALSE(e.result.findings.empty());
   const diagnosis::Finding& f = e.result.findings.front();
-  ASSERT_EQ(f.rank, 1);
+  ASSERT_EQ(f.rank, RankNumber(1));
   const size_t late_steps = FindingEvidenceJson(f.evidence)["late_steps"].size();
   ASSERT_GT(late_steps, 0u);
 

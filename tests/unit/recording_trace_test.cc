@@ -143,7 +143,7 @@ TEST(RecordingTrace, DiagnosisFromTheRecordingAloneNamesTheRankAndTheFunction) {
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
   EXPECT_LE(d.steps.size(), 10u);
   ASSERT_FALSE(d.stragglers.empty());
-  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_EQ(d.stragglers[0].rank, RankNumber(1));
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
@@ -235,7 +235,7 @@ TEST(RecordingTrace, TheRanksGpuClockFromNvmlNamesThermalThrottling) {
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.findings.empty());
   const diagnosis::Finding& f = d.findings[0];
-  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.rank, RankNumber(1));
   EXPECT_EQ(f.cause, diagnosis::Cause::kThermalThrottling) << f.summary;
   ASSERT_EQ(f.evidence.counters.size(), 1u);
   EXPECT_EQ(f.evidence.counters[0].counter, "sm_clock");
@@ -260,10 +260,10 @@ TEST(RecordingTrace, CountersAreJudgedWithoutEditingAndAppliedInOneStep) {
   for (const model::StepWindow& w : job.steps.by_rank[1]) late.late_steps.push_back(w.step);
   ASSERT_FALSE(late.late_steps.empty());
   std::vector<diagnosis::Finding> findings(2);
-  findings[0].rank = 1;
+  findings[0].rank = RankNumber(1);
   findings[0].cause = diagnosis::Cause::kDataloaderStall;
   findings[0].evidence.kind = late;
-  findings[1].rank = 1;
+  findings[1].rank = RankNumber(1);
   findings[1].cause = diagnosis::Cause::kSlowCompute;
   findings[1].confidence = 0.8;
   findings[1].summary = "rank 1 computes longer";
@@ -335,7 +335,7 @@ TEST(RecordingTrace, ARankWithOneCallFewerHasTheSameSteps) {
   EXPECT_GE(d.steps.size(), 8u);
   EXPECT_NEAR(d.step_time_median_ms, 100.0, 1.0);
   ASSERT_FALSE(d.stragglers.empty());
-  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_EQ(d.stragglers[0].rank, RankNumber(1));
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kSlowCompute);
@@ -369,7 +369,7 @@ TEST(RecordingTrace, WaitsEndedByTheRanksWorkerAreDataLoading) {
   ASSERT_TRUE(store.ok()) << store.error();
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
-  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_EQ(d.stragglers[0].rank, RankNumber(1));
   ASSERT_FALSE(d.findings.empty());
   EXPECT_EQ(d.findings[0].cause, diagnosis::Cause::kDataloaderStall);
 }
@@ -398,7 +398,7 @@ TEST(RecordingTrace, HostsWithOtherClocksAreAlignedByCollectives) {
   EXPECT_EQ(store.value().inputs.size(), 2u);
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
-  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_EQ(d.stragglers[0].rank, RankNumber(1));
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 10.0, 1.0);
   EXPECT_LT(d.clock_residual_us, 1000.0);
 }
@@ -460,7 +460,7 @@ TEST(RecordingTrace, DeviceCollectivesFromTheNcclPluginFoldIntoTheRecording) {
   EXPECT_EQ(store.value().ranks[0].backend, "nccl");
   const diagnosis::DiagnosisResult d = diagnosis::Diagnose(store.value(), {});
   ASSERT_FALSE(d.stragglers.empty());
-  EXPECT_EQ(d.stragglers[0].rank, 1);
+  EXPECT_EQ(d.stragglers[0].rank, RankNumber(1));
   EXPECT_NEAR(d.stragglers[0].late_ms_per_step, 15.0, 1.5);
   EXPECT_EQ(StragglerEvidenceJson(d.stragglers[0].evidence).value("from", ""),
             "recorder: collectives on the device (NCCL profiler plugin)");

@@ -52,7 +52,7 @@ std::vector<CounterRefinement> JudgeWithCounters(const TraceStore& store, const 
     if (!CountersMayRefine(f.cause)) continue;
     size_t target = ranks;
     for (size_t r = 0; r < ranks; ++r)
-      if (store.ranks[r].rank == *f.rank) target = r;
+      if (store.ranks[r].rank == f.rank->value()) target = r;
     if (target == ranks) continue;
     const std::set<int64_t> late(late_steps->begin(), late_steps->end());
     // Mean of each counter kind per rank over that rank's windows of the late steps.

@@ -490,7 +490,7 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
   const bool foreign_traffic = load && LinkCarriesForeignTraffic(TrafficSource::kRecording, *load);
 
   Straggler s;
-  s.rank = rank;
+  s.rank = RankNumber(rank);
   s.steps = cost.steps;
   s.persistent = cost.persistent;
   s.score = RoundTo(cost_share, 4);
@@ -505,9 +505,9 @@ std::optional<RecordingJudgement::AddedStragglers> SlowLink(const std::map<int32
                            : NameCause(PatternEvidence{
                                  .pattern = Pattern::kSlowerLink, .explained = excess, .effect = m.link_busy_share}),
            &f);
-  f.rank = rank;
+  f.rank = s.rank;
   if (!s.persistent) f.step = s.steps.front();
-  f.ranks = {rank};
+  f.ranks = {s.rank};
   f.impact_pct = RoundTo(100 * cost_share, 2);
   f.outside_whatif = true;  // every rank waits alike: the traces' ideal step carries it too
   const std::string what =
@@ -586,16 +586,17 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
   if (shared_link) std::rotate(slowed.begin(), traffic, traffic + 1);
   if (!traces.stragglers.empty()) {
     const Straggler& top = traces.stragglers.front();
-    const bool named = std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank; });
+    const bool named =
+        std::any_of(slowed.begin(), slowed.end(), [&](const Slowed& s) { return s.rank == top.rank.value(); });
     if (named || top.late_ms_per_step >= slowed.front().late.late_ms) return std::nullopt;
   }
   RecordingJudgement::AddedStragglers added;
-  std::vector<int32_t> ranks;
+  std::vector<RankNumber> ranks;
   std::vector<Straggler>& found = added.stragglers;
   for (const Slowed& sl : slowed) {
     const RankLayerMetrics& m = metrics.at(sl.rank);
     Straggler s;
-    s.rank = sl.rank;
+    s.rank = RankNumber(sl.rank);
     s.score = RoundTo(sl.late.late_ms / step_ms, 4);
     s.late_ms_per_step = RoundTo(sl.late.late_ms, 3);
     s.steps = sl.late.steps;
@@ -603,7 +604,7 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
     s.evidence.kind = RecordedCpuEvidence{sl.cpu.excess, m.runq_foreign_share, m.throttled_share};
     s.evidence.from = EvidenceSource::kRecorderCpu;
     found.push_back(std::move(s));
-    ranks.push_back(sl.rank);
+    ranks.emplace_back(sl.rank);
   }
 
   const Slowed& top = slowed.front();
@@ -615,7 +616,7 @@ std::optional<RecordingJudgement::AddedStragglers> CpuSlowed(const std::map<int3
                                            top.late.late_ms})
                : NameCause(PatternEvidence{.pattern = pattern, .explained = explained, .effect = top.late.late_ms}),
            &f);
-  f.rank = top.rank;
+  f.rank = RankNumber(top.rank);
   f.ranks = ranks;
   if (!top.late.persistent && !top.late.steps.empty()) f.step = top.late.steps.front();
   f.impact_pct = RoundTo(100 * top.late.late_ms / step_ms, 2);
@@ -916,7 +917,8 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     const bool by_late_steps = al.aligned() && !straggler.steps.empty();
     const auto metrics =
         by_late_steps ? MeasureRankLayers(layers, StepSpans(al, timelines, straggler.steps)) : all_metrics;
-    if (!metrics.count(straggler.rank)) {
+    const int32_t rank = straggler.rank.value();  // the recording's metrics are by rank number
+    if (!metrics.count(rank)) {
       judgement.notes.push_back(fmt::format("no recorder data for straggler rank {}", straggler.rank));
       continue;
     }
@@ -928,12 +930,12 @@ RecordingJudgement JudgeAligned(const RecordedLayers& layers, const std::map<int
     e.late_share = late_share;
     const RecordingEvidence evidence{
         .named = traced ? std::optional<Cause>(traced->cause) : std::nullopt,
-        .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, straggler.rank),
-        .link = LinkLoadOf(metrics, straggler.rank),
+        .candidates = RecordedCandidates(metrics, by_late_steps ? &all_metrics : nullptr, rank),
+        .link = LinkLoadOf(metrics, rank),
         .late_share = late_share};
     e.choice = NameCause(evidence);
     e.second = NameSecondCause(evidence, FirstCause(e.choice, traced));
-    e.comparison = CrossLayerEvidence(metrics, straggler.rank, by_late_steps);
+    e.comparison = CrossLayerEvidence(metrics, rank, by_late_steps);
     e.comparison.explained = CrossLayerComparison::Explained{late_share, e.choice.excess};
     judgement.evidence.push_back(std::move(e));
   }

@@ -100,7 +100,7 @@ std::optional<Finding> DataImbalanceFinding(const StragglerAnalysis& analysis, c
     return std::nullopt;
   Finding f;
   for (RankIndex r : analysis.late_ranks)
-    if (r.value() < rank_numbers.size()) f.ranks.push_back(NumberOf(r, rank_numbers).value());
+    if (r.value() < rank_numbers.size()) f.ranks.push_back(NumberOf(r, rank_numbers));
   f.impact_pct = RoundTo(100.0 * loss_share, 2);
   // Effect: the late pairs; evidence: those whose ops ran slower across the board (cause_choice.h).
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRanksLateInTurn,

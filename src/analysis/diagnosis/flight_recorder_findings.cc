@@ -304,13 +304,14 @@ Finding MismatchFinding(const SpaceKey& key, int64_t shown_seq, const std::map<S
     call.dtypes = sig.dtypes;
     e.calls.push_back(call);
     parts.push_back(fmt::format("rank(s) {} called {}", fmt::join(ranks, ", "), CalledText(call)));
-    f.ranks.insert(f.ranks.end(), ranks.begin(), ranks.end());
+    for (const int32_t r : ranks) f.ranks.emplace_back(r);
   }
   std::sort(f.ranks.begin(), f.ranks.end());
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kCollectiveMismatch}), &f);
   auto minority = std::min_element(e.calls.begin(), e.calls.end(),
                                    [](const auto& a, const auto& b) { return a.ranks.size() < b.ranks.size(); });
-  if (minority->ranks.size() == 1 && e.calls.size() == 2 && f.ranks.size() > 2) f.rank = minority->ranks.front();
+  if (minority->ranks.size() == 1 && e.calls.size() == 2 && f.ranks.size() > 2)
+    f.rank = RankNumber(minority->ranks.front());
   f.op = minority->op;
   f.impact_pct = 100;
   f.summary = fmt::format("collective mismatch at {} #{}{}: {}", group_name, shown_seq, key.p2p ? " (p2p)" : "",
@@ -519,7 +520,7 @@ std::vector<Finding> DumpHangFindings(const Job& job, std::vector<DumpStall> sta
       SetCause(
           NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .explained = 1, .effect = undumped ? absent : 1}),
           &f);
-      f.rank = st.rank;
+      f.rank = RankNumber(st.rank);
       f.op = s.op;
       f.impact_pct = 100;
       f.summary = DumpHangSummary(job, s, st);
@@ -540,7 +541,7 @@ void Caveats(const Job& job, const std::vector<Finding>& findings, std::vector<V
     for (int32_t r : g.ranks)
       if (!job.dumps.count(r)) absent.insert(r);
   for (const Finding& f : findings)
-    if (f.rank) absent.erase(*f.rank);
+    if (f.rank) absent.erase(f.rank->value());
   if (!absent.empty()) caveats->push_back({NoteId::kMembersWithoutDump, {fmt::format("{}", fmt::join(absent, ", "))}});
   for (const auto& [rank, d] : job.dumps)
     if (d->unknown_keys > 0)
@@ -576,7 +577,7 @@ std::optional<std::string> CompareWithRecording(const std::vector<Finding>& reco
   auto stopped = [](const std::vector<Finding>& findings) {
     std::set<int32_t> out;
     for (const Finding& f : findings)
-      if (f.cause == Cause::kHang && f.rank) out.insert(*f.rank);
+      if (f.cause == Cause::kHang && f.rank) out.insert(f.rank->value());
     return out;
   };
   const std::set<int32_t> by_recording = stopped(recorded), by_dumps = stopped(dumps.findings);

@@ -465,7 +465,7 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   const auto& m = p.layout.members[s];
   Finding f;
   f.stage = static_cast<int32_t>(s);
-  for (size_t r : m) f.ranks.push_back(p.store.ranks[r].rank);
+  for (size_t r : m) f.ranks.emplace_back(p.store.ranks[r].rank);
   f.impact_pct = RoundTo(100.0 * p.ShareOfStep(p.stage_excess, s), 2);
   std::vector<size_t> others;
   for (size_t r = 0; r < p.ranks; ++r)
@@ -493,7 +493,7 @@ Found StageImbalance(const GroupPass& p, const SlowStage& slow) {
   f.evidence.kind = StageExcessEvidence{slow.excess_ns / 1e6, slow.steps, p.OpList(d)};
   for (size_t k = 0; k < m.size(); ++k) {
     Straggler st;
-    st.rank = p.store.ranks[m[k]].rank;
+    st.rank = RankNumber(p.store.ranks[m[k]].rank);
     st.steps = slow.steps;
     st.persistent = true;
     st.late_ms_per_step = RoundTo(excess[k] / static_cast<double>(p.n) / 1e6, 3);

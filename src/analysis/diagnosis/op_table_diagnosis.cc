@@ -176,7 +176,7 @@ std::vector<Finding> StageFindings(const whatif::WhatIfResult& w, const Loads& l
     Finding f;
     f.stage = stage;
     for (const auto& wk : w.by_worker)
-      if (wk.stage == stage) f.ranks.push_back(wk.rank);
+      if (wk.stage == stage) f.ranks.emplace_back(wk.rank);
     MemberSpread spread;
     if (auto c = costs.find(stage); c != costs.end()) {
       f.impact_pct = RoundTo(100.0 * MeanShareOfStep(c->second.excess_ns, c->second.step_ns), 2);
@@ -252,8 +252,8 @@ ComputeExcess WorkerComputeExcess(const StringPool& strings, const whatif::WhatI
 Finding WorkerFinding(const whatif::WorkerAttribution& wk, const ComputeExcess& compute, double impact_pct,
                       const WorkerStragglerEvidence& worker) {
   Finding f;
-  f.rank = wk.rank;
-  f.ranks = {wk.rank};
+  f.rank = RankNumber(wk.rank);
+  f.ranks = {RankNumber(wk.rank)};
   f.stage = wk.stage;
   f.impact_pct = impact_pct;
   const double effect_ms = wk.attribution.excess_ms;
@@ -307,7 +307,7 @@ Found WorkerStragglers(const TraceStore& store, const whatif::WhatIfResult& w, d
     const auto& wk = w.by_worker[i];
     if (z[i] <= thresholds::kOutlierRobustZ || excess[i] < min_effect || stages.count(wk.stage)) continue;
     Straggler st;
-    st.rank = wk.rank;
+    st.rank = RankNumber(wk.rank);
     st.late_ms_per_step = RoundTo(wk.attribution.excess_ms, 3);
     st.score = step_time_median_ms > 0 ? RoundTo(wk.attribution.excess_ms / step_time_median_ms, 4) : 0;
     for (size_t s = 0; s < wk.attribution.step_ratio.size() && s < w.steps.size(); ++s)
@@ -349,7 +349,7 @@ std::optional<Finding> OpTableDataImbalance(const whatif::WhatIfResult& w, const
   if (slowest.size() < 2 || stage_explained >= S - min_effect) return std::nullopt;
   Finding f;
   for (const auto& wk : w.by_worker)
-    if (slowest.count(wk.dp_rank)) f.ranks.push_back(wk.rank);
+    if (slowest.count(wk.dp_rank)) f.ranks.emplace_back(wk.rank);
   std::sort(f.ranks.begin(), f.ranks.end());
   std::map<std::pair<int32_t, int32_t>, double> load;  // (step, dp) -> compute ns
   for (const auto& [key, ns] : loads) load[{std::get<0>(key), std::get<1>(key)}] += ns;

@@ -20,8 +20,9 @@ std::vector<size_t> PeersOf(const TraceStore& store, const DiagnosisResult& resu
                             const std::vector<std::vector<double>>& compute, size_t late, size_t step_index,
                             TimelinePeers* kind) {
   const Finding* top = result.findings.empty() ? nullptr : &result.findings.front();
-  const std::vector<int32_t> group = top && !top->rank && top->ranks.size() > 1 ? top->ranks : std::vector<int32_t>{};
-  auto in_group = [&](size_t r) { return std::count(group.begin(), group.end(), store.ranks[r].rank) > 0; };
+  const std::vector<RankNumber> group =
+      top && !top->rank && top->ranks.size() > 1 ? top->ranks : std::vector<RankNumber>{};
+  auto in_group = [&](size_t r) { return std::count(group.begin(), group.end(), RankNumber(store.ranks[r].rank)) > 0; };
   std::vector<std::pair<double, size_t>> others, stage_peers, outside;
   const int32_t stage = store.ranks[late].pp_stage;
   for (size_t r = 0; r < compute.size(); ++r) {

@@ -22,7 +22,7 @@ void InsertByImpact(Finding f, std::vector<Finding>* findings) {
 
 /// The one lateness figure of a rank, as a share of the step: the straggler's (what its peers wait) when the
 /// rank is one; else the recording's own measure (`recorded`).
-double RankLateShare(const DiagnosisResult& result, int32_t rank, double recorded) {
+double RankLateShare(const DiagnosisResult& result, RankNumber rank, double recorded) {
   for (const Straggler& s : result.stragglers)
     if (s.rank == rank && s.score > 0) return s.score;
   return recorded;
@@ -33,7 +33,7 @@ double RankLateShare(const DiagnosisResult& result, int32_t rank, double recorde
 /// `late_share`: impact.h) split between the two in proportion to the share of the lateness each explains (a
 /// named cause explains at least kMinExplainedShare, which a finding whose confidence was not measured is taken
 /// to); both are placed anew by impact.
-void AddSecondCause(int32_t rank, const CauseChoice& second, double late_share, const Finding* first,
+void AddSecondCause(RankNumber rank, const CauseChoice& second, double late_share, const Finding* first,
                     std::vector<Finding>* findings) {
   if (!second.names) return;
   const double weight = std::max(first->confidence, kMinExplainedShare) + second.explained;
@@ -94,7 +94,7 @@ void AddCpuSlowed(RecordingJudgement::AddedStragglers added, DiagnosisResult* re
 /// only the part of the link's cost that fell on it: the link replaces that straggler and the findings
 /// about its lateness.
 void AddSlowLink(RecordingJudgement::AddedStragglers link, DiagnosisResult* result) {
-  const int32_t rank = link.stragglers.front().rank;
+  const RankNumber rank = link.stragglers.front().rank;
   if (!result->stragglers.empty() && result->stragglers.front().rank == rank) {
     static const std::set<Cause> kAboutLateness = {Cause::kSlowCompute,       Cause::kHostStall,
                                                    Cause::kUnknown,           Cause::kLaunchOverhead,

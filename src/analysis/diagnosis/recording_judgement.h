@@ -27,7 +27,7 @@ namespace strata::diagnosis {
 struct RecordingJudgement {
   /// A straggler of the traces compared with its peers layer by layer.
   struct StragglerEvidence {
-    int32_t rank = -1;
+    RankNumber rank{-1};
     double late_share = 0;  // its lateness, as a share of the median step
     CrossLayerComparison comparison;
     CauseChoice choice;  // names == false: the recording explains too little to change the cause

@@ -32,8 +32,8 @@ std::map<int32_t, std::map<int64_t, size_t>> NamedRanksArrivals(const TraceStore
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of[store.ranks[r].rank] = r;
   std::vector<int32_t> named;
   for (const Finding& f : result.findings)
-    if (f.rank) named.push_back(*f.rank);
-  for (const Straggler& s : result.stragglers) named.push_back(s.rank);
+    if (f.rank) named.push_back(f.rank->value());
+  for (const Straggler& s : result.stragglers) named.push_back(s.rank.value());
   const std::vector<int64_t> offsets = OffsetsNs(store, result);
   std::map<int32_t, std::map<int64_t, size_t>> out;
   for (const int32_t rank : named) {

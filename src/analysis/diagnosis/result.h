@@ -21,6 +21,7 @@
 #include "analysis/diagnosis/drawn_facts.h"
 #include "analysis/diagnosis/evidence.h"
 #include "analysis/diagnosis/verdict_notes.h"
+#include "core/rank_id.h"
 #include "core/status.h"
 #include "model/collectives.h"
 #include "model/step_windows.h"
@@ -28,7 +29,7 @@
 namespace strata::diagnosis {
 
 struct Straggler {
-  int32_t rank = -1;
+  RankNumber rank{-1};
   double score = 0;  // its lateness as a share of the run's time (Σ lateness / Σ step): what its peers wait, ≤ 1
   double late_ms_per_step = 0;  // mean wait it caused per step
   std::vector<int64_t> steps;   // steps in which it straggled
@@ -54,8 +55,8 @@ void SortLatestFirst(std::vector<S>* stragglers) {
 
 struct Finding {
   Cause cause = Cause::kUnknown;
-  std::optional<int32_t> rank;
-  std::vector<int32_t> ranks;
+  std::optional<RankNumber> rank;
+  std::vector<RankNumber> ranks;
   std::optional<int32_t> stage;
   std::optional<int64_t> step;
   std::optional<std::string> op;
@@ -69,11 +70,11 @@ struct Finding {
 
 /// The first finding about `rank` (its `rank` field, not its `ranks` list), or null. One rule for every pass
 /// that attaches evidence to the finding about a rank.
-inline const Finding* FindingOfRank(const std::vector<Finding>& findings, int32_t rank) {
+inline const Finding* FindingOfRank(const std::vector<Finding>& findings, RankNumber rank) {
   auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rank && *f.rank == rank; });
   return it == findings.end() ? nullptr : &*it;
 }
-inline Finding* FindingOfRank(std::vector<Finding>& findings, int32_t rank) {
+inline Finding* FindingOfRank(std::vector<Finding>& findings, RankNumber rank) {
   return const_cast<Finding*>(FindingOfRank(std::as_const(findings), rank));
 }
 

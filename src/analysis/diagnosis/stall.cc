@@ -372,7 +372,7 @@ std::vector<Finding> MissingRankFindings(const Stall& s, const StallEvidence& e)
   for (const StalledRankState& st : e.missing) {
     Finding f;
     SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped, .layer = StalledRankLayer(st)}), &f);
-    f.rank = st.rank;
+    f.rank = RankNumber(st.rank);
     f.op = st.frame.empty() ? s.op : st.frame;
     f.impact_pct = 100;
     f.summary = HangSummary(s, st, e.stalled_for_s);
@@ -493,11 +493,12 @@ std::optional<Finding> FindMismatch(const CollectiveProgress& p) {
     }
     Finding f;
     SetCause(NameCause(PatternEvidence{.pattern = Pattern::kCollectiveMismatch}), &f);
-    for (const auto& [rank, c] : calls) f.ranks.push_back(rank);
+    for (const auto& [rank, c] : calls) f.ranks.emplace_back(rank);
     // The minority side is the odd one out.
     auto minority = std::min_element(e.calls.begin(), e.calls.end(),
                                      [](const auto& a, const auto& b) { return a.ranks.size() < b.ranks.size(); });
-    if (minority->ranks.size() == 1 && e.calls.size() == 2 && calls.size() > 2) f.rank = minority->ranks.front();
+    if (minority->ranks.size() == 1 && e.calls.size() == 2 && calls.size() > 2)
+      f.rank = RankNumber(minority->ranks.front());
     f.op = minority->op;
     f.impact_pct = 100;
     f.summary = fmt::format("collective mismatch at {} #{}: {}", key.comm, key.seq, fmt::join(parts, "; "));
@@ -587,7 +588,7 @@ std::optional<VerdictNote> StoppedBeforeRecording(const RecordedThreads& threads
 Finding JobStoppedFinding(std::vector<int32_t> waiting, std::string op, std::string summary, StallEvidence evidence) {
   Finding f;
   SetCause(NameCause(PatternEvidence{.pattern = Pattern::kRankStopped}), &f);
-  f.ranks = std::move(waiting);
+  f.ranks = RankNumbers(waiting);
   f.op = std::move(op);
   f.impact_pct = 100;
   f.summary = std::move(summary);

@@ -81,7 +81,7 @@ std::vector<Straggler> NumberedStragglers(const StragglerAnalysis& analysis, con
   out.reserve(analysis.stragglers.size());
   for (const LocatedStraggler& located : analysis.stragglers) {
     Straggler st;
-    st.rank = NumberOf(located.rank, rank_numbers).value();
+    st.rank = NumberOf(located.rank, rank_numbers);
     st.score = RoundTo(located.score, 4);
     st.late_ms_per_step = RoundTo(located.late_ms_per_step, 3);
     st.steps = located.steps;

@@ -35,12 +35,12 @@ std::optional<size_t> LateRank(const TraceStore& store, const DiagnosisResult& r
   std::map<int32_t, size_t> index_of;
   for (size_t r = 0; r < store.ranks.size(); ++r) index_of[store.ranks[r].rank] = r;
   const Finding* top = result.findings.empty() ? nullptr : &result.findings.front();
-  if (top && top->rank && index_of.count(*top->rank)) return index_of[*top->rank];
+  if (top && top->rank && index_of.count(top->rank->value())) return index_of[top->rank->value()];
   for (const Straggler& s : result.stragglers)
-    if (index_of.count(s.rank)) return index_of[s.rank];
+    if (index_of.count(s.rank.value())) return index_of[s.rank.value()];
   std::optional<size_t> busiest;
   for (size_t r = 0; top && r < busy.size(); ++r) {
-    const bool named = std::count(top->ranks.begin(), top->ranks.end(), store.ranks[r].rank) > 0;
+    const bool named = std::count(top->ranks.begin(), top->ranks.end(), RankNumber(store.ranks[r].rank)) > 0;
     if (named && !std::isnan(busy[r][step_index]) && (!busiest || busy[r][step_index] > busy[*busiest][step_index]))
       busiest = r;
   }

@@ -214,8 +214,9 @@ void AssessStatus(const TraceStore& store, DiagnosisResult* result, const Status
   // Stragglers without a finding: none could be made (a named straggler's own finding is never hidden by
   // --min-effect, shown_findings.h). Said, so that "findings" with none listed is clear.
   if (result->findings.empty() && !result->stragglers.empty())
-    notes.push_back({NoteId::kStragglersWithoutFinding,
-                     {std::to_string(result->stragglers.size()), std::to_string(result->stragglers.front().rank)}});
+    notes.push_back(
+        {NoteId::kStragglersWithoutFinding,
+         {std::to_string(result->stragglers.size()), std::to_string(result->stragglers.front().rank.value())}});
   result->status_reasons.clear();
   for (const NoteEffect effect : {NoteEffect::kVoidsComparison, NoteEffect::kBlocksHealthy, NoteEffect::kCaveatOnly})
     for (std::string& text : NoteTexts(notes, effect)) result->status_reasons.push_back(std::move(text));

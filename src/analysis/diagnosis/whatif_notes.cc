@@ -12,7 +12,7 @@ namespace strata::diagnosis {
 namespace {
 
 /// The by_rank key of a straggler: its rank (op tables too: by_rank restores one worker, keyed by its rank).
-std::string ByRankKey(const Straggler& s) { return std::to_string(s.rank); }
+std::string ByRankKey(const Straggler& s) { return std::to_string(s.rank.value()); }
 
 std::string Why(const DiagnosisResult& r) {
   if (r.whatif.model == WhatIfModel::kOpGraphReplay)
