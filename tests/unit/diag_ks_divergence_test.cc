@@ -51,7 +51,9 @@ void ExpectInvariants(const KsDivergence& ks, size_t ranks, const std::vector<in
     EXPECT_TRUE(std::is_sorted(ks.groups[g].begin(), ks.groups[g].end()));
     for (const size_t r : ks.groups[g]) {
       ++seen.at(r);
-      if (!stages.empty()) EXPECT_EQ(stages[r], stages[ks.groups[g].front()]) << "a group spans two stages";
+      if (!stages.empty()) {
+        EXPECT_EQ(stages[r], stages[ks.groups[g].front()]) << "a group spans two stages";
+      }
       EXPECT_LE(ks.score[r], ks.score[ks.lead[g]]) << "the lead is its group's highest score";
     }
     EXPECT_NE(std::find(ks.groups[g].begin(), ks.groups[g].end(), ks.lead[g]), ks.groups[g].end());
