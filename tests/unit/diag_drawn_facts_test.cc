@@ -63,17 +63,22 @@ TEST(DiagDrawnFacts, OpTableMeasuresThemOnlyWhenAsked) {
   }
 }
 
-TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
+// A simulated 4-rank trace job of `steps` steps whose rank 2 computes three times as long as the others.
+TraceStore RankTwoSlowJob(int steps) {
   DdpSpec spec;
   spec.ranks = 4;
-  spec.steps = 6;
+  spec.steps = steps;
   spec.plan = [](int r, int) {
     RankStep st;
     st.segs = {{Op("aten::mm", (r == 2 ? 90 : 30) * kMs)}, {Op("aten::conv2d", 15 * kMs)}};
     st.tail = {Op("aten::add_", 4 * kMs)};
     return st;
   };
-  const TraceStore store = LoadDdp(spec);
+  return LoadDdp(spec);
+}
+
+TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
+  const TraceStore store = RankTwoSlowJob(6);
   const DiagnosisResult plain = Diagnose(store);
   const DiagnosisResult drawn = Diagnose(store, {.drawn_facts = true});
   EXPECT_TRUE(Absent(plain.drawn));
@@ -99,16 +104,7 @@ TEST(DiagDrawnFacts, TraceJobMeasuresThemOnlyWhenAsked) {
 // (cross_layer.h, PeersMedianMetrics: the one peer rule, field by field): the first finding with a layer
 // comparison, each field its peers' median (an unknown traffic, -1, counts as it is), and none without one.
 TEST(DiagDrawnFacts, LayersPanelDrawsThePeersMedianTheRankWasComparedWith) {
-  DdpSpec spec;
-  spec.ranks = 4;
-  spec.steps = 4;
-  spec.plan = [](int r, int) {
-    RankStep st;
-    st.segs = {{Op("aten::mm", (r == 2 ? 90 : 30) * kMs)}};
-    st.tail = {Op("aten::add_", 4 * kMs)};
-    return st;
-  };
-  const TraceStore store = LoadDdp(spec);
+  const TraceStore store = RankTwoSlowJob(4);
   const std::vector<SliceRows> rows = SlicesByRank(store);
   const model::JobModel job = model::BuildJobModel(store, rows);
   DiagnosisResult result = Diagnose(store);
@@ -124,6 +120,7 @@ TEST(DiagDrawnFacts, LayersPanelDrawsThePeersMedianTheRankWasComparedWith) {
     m.gc_count = static_cast<uint64_t>(r);
     c.peers.emplace_back(r, m);
   }
+  result.findings.insert(result.findings.begin(), diagnosis::Finding{});  // one without a comparison first
   result.findings.back().evidence.cross_layer = c;
   const DrawnFacts facts = diagnosis::MeasureDrawnFacts(store, rows, job, result);
   ASSERT_TRUE(facts.layers.has_value());
