@@ -68,8 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::set<int32_t> named = Named(dumps);
   const auto judgement = strata::diagnosis::JudgeFlightRecorder(dumps);
   for (const auto& f : judgement.findings) {
-    if (f.rank) FUZZ_CHECK(named.count(*f.rank));
-    for (int32_t r : f.ranks) FUZZ_CHECK(named.count(r));
+    if (f.rank) FUZZ_CHECK(named.count(f.rank->value()));
+    for (strata::RankNumber r : f.ranks) FUZZ_CHECK(named.count(r.value()));
     FUZZ_CHECK(f.cause == strata::diagnosis::Cause::kHang || f.cause == strata::diagnosis::Cause::kCollectiveMismatch);
   }
   return 0;
