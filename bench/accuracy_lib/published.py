@@ -1,7 +1,8 @@
 """The last published accuracy figure, read from where it is published: the first bullet of docs/accuracy.md's
 headline cites its per-case results (bench/results/NAME.json; tests/cli/check_accuracy_quote.py keeps the bullet
 and the file in agreement), and the figures are recomputed from that file (report.figures). CI's reduced run
-tests its own pass share against this rate as well as against the fixed bar (scoring.gate, issue 47 item 7).
+tests its own pass share against the lowest rate this run supports (the lower bound of its one-sided 95 %
+confidence interval) as well as against the fixed bar (scoring.gate, issue 47 item 7).
 """
 import json
 import os
@@ -25,14 +26,15 @@ def headline_results(root):
 
 
 def published_pass_rate(root):
-    """(rate, source): the judged faulted lab jobs' pass share of the last published run and the file it comes
-    from, or (None, None) when the headline cites no results file or it has no judged faulted job."""
+    """(passed, judged, source): the judged faulted lab jobs of the last published run that passed, how many were
+    judged, and the file they come from; None when the headline cites no results file or it has no judged
+    faulted job."""
     path = headline_results(root)
     if not path or not os.path.exists(path):
-        return None, None
+        return None
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     f = report.figures(doc["cases"], doc["run"].get("thresholds"))["faulted"]
     if not f["judged"]:
-        return None, None
-    return f["passed"] / f["judged"], os.path.relpath(path, root)
+        return None
+    return f["passed"], f["judged"], os.path.relpath(path, root)

@@ -6,7 +6,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from accuracy_lib.scoring import gate  # noqa: E402
+from accuracy_lib.scoring import binomial_cdf, binomial_lower_bound, gate  # noqa: E402
 
 
 class GateTest(unittest.TestCase):
@@ -46,17 +46,39 @@ class GateTest(unittest.TestCase):
         self.assertTrue(gate(faulted + clean, [])[0])  # pooled, the same statuses met both bars (what issue 47 found)
 
     def test_the_reduced_run_is_also_tested_against_the_last_published_rate(self):
-        # 18 or fewer of 24 judged: 57.8 % likely at a true 75 % (ok), 0.10 % at a published 95 % (a regression)
+        # 18 or fewer of 24 judged: 57.8 % likely at a true 75 % (ok), 0.06 % at 95.5 %, the lower 95 % bound of a
+        # published 196 of 200 (98 %): a regression
         statuses = ["pass"] * 18 + ["fail"] * 6
         ok, lines = gate(statuses, [], regression=True)
         self.assertTrue(ok, lines)
-        ok, lines = gate(statuses, [], regression=True, published=(0.95, "bench/results/x.json"))
+        ok, lines = gate(statuses, [], regression=True, published=(196, 200, "bench/results/x.json"))
         self.assertFalse(ok, lines)
-        self.assertIn("the last published 95.0% (bench/results/x.json)", lines[0])
+        self.assertIn("the last published 196 of 200 (98.0%, bench/results/x.json)", lines[0])
         # a published rate under the bar never loosens the test
-        ok, lines = gate(["pass"] * 4 + ["fail"] * 8, [], regression=True, published=(0.30, "y"))
+        ok, lines = gate(["pass"] * 4 + ["fail"] * 8, [], regression=True, published=(30, 100, "y"))
         self.assertFalse(ok, lines)
         self.assertIn("the 75% bar", lines[0])
+
+    def test_the_published_rate_is_tested_at_the_lowest_rate_it_supports(self):
+        # e3ba668's run, 83 of 88 (94.3 %): its lower 95 % bound is 88.4 %; 12 or fewer of 18 passes is 0.03 %
+        # likely at 94.3 % (it failed against the point estimate) and 1.3 % at 88.4 %: no regression shown; 11 or
+        # fewer of 18 is 0.28 % likely at 88.4 %: a regression
+        self.assertAlmostEqual(binomial_lower_bound(83, 88), 0.8842, places=3)
+        published = (83, 88, "bench/results/r.json")
+        ok, lines = gate(["pass"] * 12 + ["fail"] * 6, [], regression=True, published=published)
+        self.assertTrue(ok, lines)
+        self.assertIn("88.4%, the lower 95% confidence bound", lines[0])
+        self.assertFalse(gate(["pass"] * 11 + ["fail"] * 7, [], regression=True, published=published)[0])
+
+    def test_the_lower_bound_is_a_bound(self):
+        # at the bound, `passed` or more successes have a chance of 5 %; it rises with passes and with the count
+        for passed, total in [(1, 1), (5, 10), (83, 88), (88, 88), (300, 400)]:
+            lower = binomial_lower_bound(passed, total)
+            self.assertLess(lower, passed / total + 1e-12)
+            self.assertAlmostEqual(1 - binomial_cdf(passed - 1, total, lower), 0.05, places=6)
+        self.assertEqual(binomial_lower_bound(0, 10), 0.0)
+        self.assertLess(binomial_lower_bound(80, 88), binomial_lower_bound(83, 88))
+        self.assertLess(binomial_lower_bound(83, 88), binomial_lower_bound(830, 880))
 
     def test_the_reduced_run_fails_on_implausibly_few_passes_only(self):
         # 12 judged: 7 passes (CI at 67618dd) is 10.5 % likely at a true 75 %: no regression shown; 4 is 0.3 %.
