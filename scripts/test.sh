@@ -65,7 +65,7 @@ phase "ASan + UBSan tests (ctest)"
 
 if [ -x "$root/tests/fuzz/run_fuzzers.sh" ]; then
   phase "fuzzer build (clang, libFuzzer)"
-  CC=clang CXX=clang++ STRATA_TARGETS="fuzz_kineto fuzz_op_table fuzz_csv fuzz_segment fuzz_segment_records fuzz_pickle fuzz_flight_recorder fuzz_nsys" \
+  CC=clang CXX=clang++ STRATA_TARGETS=fuzzers \
     bash "$root/scripts/build.sh" "$root/build-fuzz" RelWithDebInfo -DSTRATA_FUZZ=ON
   phase "fuzzers (libFuzzer, brief)"
   bash "$root/tests/fuzz/run_fuzzers.sh" "$root/build-fuzz" 20

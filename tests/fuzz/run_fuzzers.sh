@@ -35,7 +35,9 @@ fuzz_one() {  # fuzz_one TARGET: runs it, prints its stats or its log's tail; ex
   fi
 }
 
-targets=(kineto op_table csv segment segment_records pickle flight_recorder nsys)
+# The targets, as CMakeLists.txt names them (STRATA_FUZZ_TARGETS, written to BUILD_DIR/fuzz_targets.txt).
+[[ -s "$build_dir/fuzz_targets.txt" ]] || { echo "run_fuzzers: $build_dir/fuzz_targets.txt not found (configure $build_dir with -DSTRATA_FUZZ=ON)" >&2; exit 2; }
+mapfile -t targets < "$build_dir/fuzz_targets.txt"
 for target in "${targets[@]}"; do
   if [[ ! -x "$build_dir/fuzz_$target" ]]; then
     echo "run_fuzzers: $build_dir/fuzz_$target not found (build it with ninja -C $build_dir fuzz_$target)" >&2
